@@ -16,17 +16,17 @@ type ErrorClass uint8
 
 // Error classes, in the order the report lists them.
 const (
-	ErrNone    ErrorClass = iota // success
-	ErrTimeout                   // connect or request deadline passed
-	ErrRefused                   // connection refused
-	ErrReset                     // connection reset or closed mid-exchange
-	ErrDNS                       // name resolution failed
-	ErrTLS                       // TLS handshake or certificate failure
-	ErrCheck                     // response arrived but a check failed
-	ErrHTTP4xx                   // status 400–499 with no explicit status check
-	ErrHTTP5xx                   // status 500–599 with no explicit status check
-	ErrProtocol                  // malformed HTTP response
-	ErrOther                     // anything else (message kept)
+	ErrNone     ErrorClass = iota // success
+	ErrTimeout                    // connect or request deadline passed
+	ErrRefused                    // connection refused
+	ErrReset                      // connection reset or closed mid-exchange
+	ErrDNS                        // name resolution failed
+	ErrTLS                        // TLS handshake or certificate failure
+	ErrCheck                      // response arrived but a check failed
+	ErrHTTP4xx                    // status 400–499 with no explicit status check
+	ErrHTTP5xx                    // status 500–599 with no explicit status check
+	ErrProtocol                   // malformed HTTP response
+	ErrOther                      // anything else (message kept)
 	numErrorClasses
 )
 
