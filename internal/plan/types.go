@@ -1,0 +1,248 @@
+// Package plan holds the YAML test plan: its types, defaults, strict loading
+// with positions, overrides and validation. Every problem in a plan is reported
+// at once, as file:line:column, before any traffic is sent.
+package plan
+
+import (
+	"time"
+)
+
+// Pos is a position in the plan file, 1-based.
+type Pos struct {
+	Line, Col int
+}
+
+// Plan is a loaded, validated test plan. It is immutable once Load returns.
+type Plan struct {
+	Name   string `yaml:"name"`
+	Target string `yaml:"target"` // base URL; request URLs starting with "/" are relative to it
+	HTTP   HTTP   `yaml:"http"`
+	// Vars are constant variables available as ${name} everywhere.
+	Vars map[string]string `yaml:"vars"`
+	// Data are the named CSV feeders; ${feeder.column} reads the current row.
+	Data map[string]*Feeder `yaml:"data"`
+	// Workloads run at the same time, each with its own load. Order is the
+	// order in the file.
+	Workloads []*Workload `yaml:"workloads"` // a YAML mapping name → workload
+	SLA       []SLA       `yaml:"sla"`
+	Monitor   Monitor     `yaml:"monitor"`
+	// Secrets names extra headers and variables whose values never reach a
+	// report or log (Authorization, Cookie and Set-Cookie always are secret).
+	Secrets []string `yaml:"secrets"`
+
+	File   string `yaml:"-"` // path of the plan file as given
+	Dir    string `yaml:"-"` // directory relative paths resolve against
+	Source []byte `yaml:"-"` // the plan as run: the file with overrides applied
+}
+
+// HTTP is the client configuration shared by every request.
+type HTTP struct {
+	Timeout        time.Duration `yaml:"timeout"`         // whole request; default 30s
+	ConnectTimeout time.Duration `yaml:"connect_timeout"` // default 5s
+	Insecure       bool          `yaml:"insecure"`        // skip TLS verification
+	Redirects      int           `yaml:"redirects"`       // max redirects followed; default 10; 0 after explicit "redirects: 0"
+	Compression    bool          `yaml:"compression"`     // request gzip
+	Connections    string        `yaml:"connections"`     // per_user (default) | shared
+	KeepAlive      *bool         `yaml:"keep_alive"`      // default true
+	Headers        []Header      `yaml:"headers"`         // sent with every request (mapping name → value)
+	MaxBody        int           `yaml:"max_body"`        // bytes kept for checks and extraction; default 1 MiB
+	Cookies        *bool         `yaml:"cookies"`         // per-user cookie jar; default true
+}
+
+// Header is one request header; Value is a template.
+type Header struct {
+	Name  string
+	Value Template
+}
+
+// Feeder is a CSV data source.
+type Feeder struct {
+	Name        string `yaml:"-"`
+	CSV         string `yaml:"csv"`          // path, relative to the plan file
+	Order       string `yaml:"order"`        // sequential (default) | random | unique
+	OnExhausted string `yaml:"on_exhausted"` // stop | recycle (default: stop for unique, recycle otherwise)
+	Delimiter   string `yaml:"delimiter"`    // default ","
+	// Columns and Rows are filled by Load from the file (header row = Columns).
+	Columns []string   `yaml:"-"`
+	Rows    [][]string `yaml:"-"`
+	Pos     Pos        `yaml:"-"`
+}
+
+// Workload is one independently loaded scenario.
+type Workload struct {
+	Name     string `yaml:"-"`
+	Setup    []Step `yaml:"setup"`    // once per virtual user, not measured
+	Scenario []Step `yaml:"scenario"` // one iteration
+	Teardown []Step `yaml:"teardown"` // once per virtual user at the end, not measured
+	Load     Load   `yaml:"load"`
+	Pos      Pos    `yaml:"-"`
+}
+
+// Step is exactly one of Request, Think, Transaction, Loop.
+type Step struct {
+	Request     *Request     `yaml:"request"`
+	Think       *Think       `yaml:"think"`
+	Transaction *Transaction `yaml:"transaction"`
+	Loop        *Loop        `yaml:"loop"`
+	Pos         Pos          `yaml:"-"`
+}
+
+// Request is one HTTP request. URL, header values and Body are templates.
+type Request struct {
+	Name    string   `yaml:"name"` // label; default "METHOD path"
+	Method  string   `yaml:"method"`
+	URL     Template `yaml:"url"`
+	Headers []Header `yaml:"headers"`
+	// Body is the raw body. JSON (any YAML value, encoded as JSON with
+	// templates inside strings rendered) and Form (url-encoded) are
+	// alternatives that also set Content-Type.
+	Body    *Template           `yaml:"body"`
+	JSON    *Template           `yaml:"json"` // Load encodes the YAML value to a JSON template
+	Form    []Header            `yaml:"form"`
+	Extract map[string]*Extract `yaml:"extract"`
+	Check   Check               `yaml:"check"`
+	Timeout time.Duration       `yaml:"timeout"`
+	Pos     Pos                 `yaml:"-"`
+}
+
+// Extract takes a value from a response into a variable. Exactly one source.
+type Extract struct {
+	JSON    string  `yaml:"json"`   // JSONPath subset: $.a.b[0].c
+	Regex   string  `yaml:"regex"`  // first capture group, or the whole match
+	Header  string  `yaml:"header"` // response header name
+	Default *string `yaml:"default"`
+	Pos     Pos     `yaml:"-"`
+}
+
+// Check is a set of conditions on a response; all must hold.
+type Check struct {
+	Status      []int         `yaml:"status"`       // accepted statuses; default: any < 400
+	Contains    string        `yaml:"body"`         // body must contain this text
+	NotContains string        `yaml:"not_body"`     // body must not contain this text
+	JSON        []JSONCheck   `yaml:"json"`         // mapping path → expected value
+	MaxDuration time.Duration `yaml:"max_duration"` // slower responses fail
+	Pos         Pos           `yaml:"-"`
+}
+
+// JSONCheck requires the value at Path to equal Value (compared as text).
+type JSONCheck struct {
+	Path  string
+	Value string
+}
+
+// Think pauses a virtual user: Fixed, or uniform between Min and Max.
+// In YAML: "think: 1s" or "think: uniform(500ms, 1500ms)".
+type Think struct {
+	Fixed    time.Duration
+	Min, Max time.Duration
+}
+
+// Transaction groups steps under one label whose time is the sum of its
+// requests (JMeter's Transaction Controller without timers).
+type Transaction struct {
+	Name  string `yaml:"name"`
+	Steps []Step `yaml:"steps"`
+}
+
+// Loop repeats its steps Count times.
+type Loop struct {
+	Count int    `yaml:"count"`
+	Steps []Step `yaml:"steps"`
+}
+
+// Load is the load shape of a workload. Exactly one model applies:
+//   - closed:  Users with Duration (and RampUp), or Users with Iterations
+//   - pacing:  Users with Pace and Duration
+//   - open:    Rate with Duration (and MaxUsers), or Stages
+//   - steps:   Steps (closed steps of users, or open steps of rate), StopWhen
+type Load struct {
+	Users      int           `yaml:"users"`
+	RampUp     time.Duration `yaml:"ramp_up"`
+	Duration   time.Duration `yaml:"duration"`
+	Iterations int           `yaml:"iterations"` // per user
+	Pace       time.Duration `yaml:"pace"`
+	Rate       Rate          `yaml:"rate"`
+	MaxUsers   int           `yaml:"max_users"` // open model concurrency cap; default 1000
+	Stages     []Stage       `yaml:"stages"`
+	Steps      []LoadStep    `yaml:"steps"`
+	StopWhen   *StopRule     `yaml:"stop_when"`
+	StartAfter time.Duration `yaml:"start_after"` // delay from run start
+	Pos        Pos           `yaml:"-"`
+}
+
+// Rate is an arrival rate in iterations per second. YAML: "200/s", "30/m", "5/1s".
+type Rate float64
+
+// Stage is one segment of a ramping arrival rate: the rate moves linearly from
+// the previous stage's rate (0 at the start) to Rate over Duration — unless
+// Hold, in which case it is constant.
+type Stage struct {
+	Rate     Rate          `yaml:"rate"`
+	Duration time.Duration `yaml:"duration"`
+}
+
+// LoadStep is one step of a stepped load: Users (closed) or Rate (open).
+type LoadStep struct {
+	Name     string        `yaml:"name"` // default "step N"
+	Users    int           `yaml:"users"`
+	Rate     Rate          `yaml:"rate"`
+	Pace     time.Duration `yaml:"pace"`
+	RampUp   time.Duration `yaml:"ramp_up"`
+	Duration time.Duration `yaml:"duration"`
+}
+
+// StopRule ends a stepped load after the first step whose throughput grew
+// less than Threshold (a fraction, 0.05 = 5 %) over the previous step.
+// YAML: "throughput_gain < 5%".
+type StopRule struct {
+	Metric    string  // throughput_gain
+	Threshold float64 // fraction
+	Text      string
+}
+
+// SLA is one requirement expression; its grammar lives in the sla package.
+type SLA struct {
+	Expr string
+	Pos  Pos
+}
+
+// Monitor configures server-side sampling.
+type Monitor struct {
+	Interval time.Duration   `yaml:"interval"` // default 1s
+	Targets  []MonitorTarget `yaml:"targets"`
+}
+
+// MonitorTarget is one monitored target; Kind is the YAML key (host, process,
+// jvm, cgroup, postgres, prometheus).
+type MonitorTarget struct {
+	Kind     string
+	Name     string        `yaml:"name"`
+	Pid      int           `yaml:"pid"`
+	PidFile  string        `yaml:"pid_file"`
+	Match    string        `yaml:"match"`
+	Children bool          `yaml:"children"`
+	Path     string        `yaml:"path"`
+	DSN      string        `yaml:"dsn"`
+	URL      string        `yaml:"url"`
+	Series   []string      `yaml:"series"`
+	Interval time.Duration `yaml:"interval"`
+	Pos      Pos           `yaml:"-"`
+}
+
+// Template is a string with ${name} references, compiled once at load time so
+// rendering on the hot path is a loop over parts.
+type Template struct {
+	Raw   string
+	Parts []Part
+}
+
+// Part is a literal (Var == "") or a variable reference.
+type Part struct {
+	Lit string
+	Var string // "token", "patients.cpr"; env.* is resolved at load time
+}
+
+// IsConst reports whether the template has no variables.
+func (t *Template) IsConst() bool {
+	return len(t.Parts) == 0 || (len(t.Parts) == 1 && t.Parts[0].Var == "")
+}
