@@ -1,0 +1,149 @@
+// Package rundir reads and writes plateau's run directory: the plan as run,
+// run.json, the raw sample log (JMeter CSV JTL layout), the per-second
+// interval aggregates and the derived outputs. Everything the run produces is
+// appended while it runs and flushed every second, so a run killed outright
+// leaves a directory that `plateau report` can still read.
+package rundir
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/core"
+)
+
+// File names inside a run directory.
+const (
+	PlanFile      = "plan.yaml"
+	InfoFile      = "run.json"
+	SamplesFile   = "samples.jtl"
+	IntervalsFile = "intervals.ndjson"
+	SummaryFile   = "summary.json"
+	MonitorDir    = "monitor"
+	ImportLogFile = "import.log"
+)
+
+// Run states recorded in run.json.
+const (
+	StatusRunning     = "running"     // still running, or killed outright
+	StatusCompleted   = "completed"   // ran to the end of its load
+	StatusInterrupted = "interrupted" // stopped by Ctrl-C or a signal
+	StatusFailed      = "failed"      // the run could not be done
+	StatusImported    = "imported"    // built by plateau import
+)
+
+// Info is run.json: what ran, where, when, and its phases.
+type Info struct {
+	Tool      string         `json:"tool"`
+	Version   string         `json:"version"`
+	Name      string         `json:"name"`
+	PlanFile  string         `json:"plan_file,omitempty"`
+	Target    string         `json:"target,omitempty"`
+	Command   []string       `json:"command,omitempty"`
+	Host      Host           `json:"host"`
+	Start     time.Time      `json:"start"`
+	End       *time.Time     `json:"end,omitempty"`
+	Status    string         `json:"status"`
+	Stopped   string         `json:"stopped,omitempty"` // why it ended early
+	Phases    []PhaseInfo    `json:"phases"`
+	Workloads []WorkloadInfo `json:"workloads,omitempty"`
+	Segment   string         `json:"segment,omitempty"` // "i/N" for a distributed generator
+	Source    []string       `json:"source,omitempty"`  // imported files
+	Notes     []string       `json:"notes,omitempty"`
+}
+
+// PhaseInfo is a phase as stored in run.json. End is nil while it runs.
+type PhaseInfo struct {
+	Name     string        `json:"name"`
+	Workload string        `json:"workload,omitempty"`
+	Start    time.Time     `json:"start"`
+	End      *time.Time    `json:"end,omitempty"`
+	Users    int           `json:"users,omitempty"`
+	Rate     float64       `json:"rate_per_s,omitempty"`
+	RampUpS  float64       `json:"ramp_up_s,omitempty"`
+	Stopped  string        `json:"stopped,omitempty"`
+	Duration time.Duration `json:"-"`
+}
+
+// WorkloadInfo describes a workload's load model for the report.
+type WorkloadInfo struct {
+	Name  string  `json:"name"`
+	Model string  `json:"model"` // closed | open | pacing | steps | imported
+	Users int     `json:"users,omitempty"`
+	Rate  float64 `json:"rate_per_s,omitempty"`
+	Think string  `json:"think,omitempty"`
+	Shape string  `json:"shape"` // the load line from the plan, human readable
+}
+
+// Host describes the machine that generated the load.
+type Host struct {
+	Hostname  string `json:"hostname"`
+	OS        string `json:"os"`
+	Kernel    string `json:"kernel,omitempty"`
+	CPUs      int    `json:"cpus"`
+	CPUModel  string `json:"cpu_model,omitempty"`
+	MemBytes  uint64 `json:"mem_bytes,omitempty"`
+	GoVersion string `json:"go_version,omitempty"`
+}
+
+// CorePhases converts the phases to core.Phase, closing open phases at end
+// (a run killed mid-phase).
+func (in *Info) CorePhases(end time.Time) []core.Phase {
+	out := make([]core.Phase, len(in.Phases))
+	for i, p := range in.Phases {
+		e := end
+		if p.End != nil {
+			e = *p.End
+		}
+		out[i] = core.Phase{Name: p.Name, Workload: p.Workload, Start: p.Start, End: e,
+			Users: p.Users, Rate: p.Rate, RampUp: time.Duration(p.RampUpS * float64(time.Second)), Stopped: p.Stopped}
+	}
+	return out
+}
+
+// ReadInfo reads run.json from dir.
+func ReadInfo(dir string) (*Info, error) {
+	b, err := os.ReadFile(filepath.Join(dir, InfoFile))
+	if err != nil {
+		return nil, fmt.Errorf("reading run info: %w", err)
+	}
+	var in Info
+	if err := json.Unmarshal(b, &in); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, InfoFile), err)
+	}
+	return &in, nil
+}
+
+// WriteInfo writes run.json atomically (temp file + rename), so a crash
+// leaves either the old or the new version, never a torn one.
+func WriteInfo(dir string, in *Info) error {
+	b, err := json.MarshalIndent(in, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding run info: %w", err)
+	}
+	return WriteFileAtomic(filepath.Join(dir, InfoFile), append(b, '\n'))
+}
+
+// WriteFileAtomic writes data to path via a temporary file and rename.
+func WriteFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
