@@ -179,6 +179,7 @@ type Rate float64
 type Stage struct {
 	Rate     Rate          `yaml:"rate"`
 	Duration time.Duration `yaml:"duration"`
+	Hold     bool          `yaml:"hold"` // constant at Rate for Duration instead of ramping to it
 }
 
 // LoadStep is one step of a stepped load: Users (closed) or Rate (open).
@@ -240,6 +241,11 @@ type Template struct {
 type Part struct {
 	Lit string
 	Var string // "token", "patients.cpr"; env.* is resolved at load time
+	// JSONEscape says the variable's value goes inside a JSON string (a
+	// template built from a request's json: value), so it must be escaped
+	// as JSON string content: " \ and control characters. Literal parts of
+	// such templates are already valid JSON.
+	JSONEscape bool
 }
 
 // IsConst reports whether the template has no variables.

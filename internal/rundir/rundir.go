@@ -50,6 +50,8 @@ type Info struct {
 	Stopped   string         `json:"stopped,omitempty"` // why it ended early
 	Phases    []PhaseInfo    `json:"phases"`
 	Workloads []WorkloadInfo `json:"workloads,omitempty"`
+	SLA       []string       `json:"sla,omitempty"`     // requirement expressions from the plan
+	Secrets   []string       `json:"secrets,omitempty"` // names of secret headers/variables (never values)
 	Segment   string         `json:"segment,omitempty"` // "i/N" for a distributed generator
 	Source    []string       `json:"source,omitempty"`  // imported files
 	Notes     []string       `json:"notes,omitempty"`

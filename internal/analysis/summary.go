@@ -1,0 +1,231 @@
+package analysis
+
+import (
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/analysis/sla"
+	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/metrics"
+)
+
+// Summary is summary.json: the machine-readable result of a run. Field names
+// are documented in docs/summary.md and are a stable interface.
+type Summary struct {
+	Name      string            `json:"name"`
+	Status    string            `json:"status"` // run status from run.json
+	Passed    bool              `json:"passed"` // every SLA held
+	Start     time.Time         `json:"start"`
+	End       time.Time         `json:"end"`
+	DurationS float64           `json:"duration_s"`
+	Labels    []core.LabelStats `json:"labels"`
+	Phases    []PhaseSummary    `json:"phases"`
+	SLA       []SLAResult       `json:"sla"`
+	Errors    ErrorSummary      `json:"errors"`
+	Dropped   map[string]int64  `json:"dropped_iterations,omitempty"`
+	// Sections filled by other analyses; nil when not computed.
+	Resources  any `json:"resources"`
+	Capacity   any `json:"capacity"`
+	Trends     any `json:"trends"`
+	Comparison any `json:"comparison"`
+	Monitors   any `json:"monitors,omitempty"`
+}
+
+// PhaseSummary is one phase with its own label table.
+type PhaseSummary struct {
+	Name     string            `json:"name"`
+	Workload string            `json:"workload,omitempty"`
+	Start    time.Time         `json:"start"`
+	End      time.Time         `json:"end"`
+	Users    int               `json:"users,omitempty"`
+	Rate     float64           `json:"rate_per_s,omitempty"`
+	Stopped  string            `json:"stopped,omitempty"`
+	Labels   []core.LabelStats `json:"labels"`
+}
+
+// SLAResult is one requirement judged over the run (or its `during` phase),
+// and per phase.
+type SLAResult struct {
+	Expr     string       `json:"expr"`
+	Passed   bool         `json:"passed"`
+	Observed float64      `json:"observed"`
+	Unit     string       `json:"unit"`
+	Scope    string       `json:"scope"` // "run" or the phase name
+	Error    string       `json:"error,omitempty"`
+	PerPhase []PhaseCheck `json:"per_phase,omitempty"`
+	// HeldUpTo is the last phase, in order, before the first phase that
+	// broke it; FirstBroken that phase. Empty when not applicable.
+	HeldUpTo    string `json:"held_up_to,omitempty"`
+	FirstBroken string `json:"first_broken,omitempty"`
+	NoData      bool   `json:"no_data,omitempty"`
+}
+
+// PhaseCheck is an SLA judged within one phase.
+type PhaseCheck struct {
+	Phase    string  `json:"phase"`
+	Passed   bool    `json:"passed"`
+	Observed float64 `json:"observed"`
+}
+
+// ErrorSummary counts failures by class and HTTP status.
+type ErrorSummary struct {
+	Total    int64            `json:"total"`
+	ByClass  map[string]int64 `json:"by_class"`
+	ByStatus map[string]int64 `json:"by_status"`
+	Details  []ErrorDetail    `json:"details"`
+}
+
+// Summarize computes the summary of a dataset, judging the given SLA
+// expressions.
+func Summarize(d *Dataset, slas []string) *Summary {
+	s := &Summary{Name: d.Info.Name, Status: d.Info.Status, Start: d.Start, End: d.End,
+		DurationS: math.Round(d.Span().Seconds()*1000) / 1000, Passed: true, Dropped: d.Dropped}
+	if len(s.Dropped) == 0 {
+		s.Dropped = nil
+	}
+	s.Labels = d.labelRows(d.Run, d.Total, d.Span())
+	for i, p := range d.Phases {
+		ps := PhaseSummary{Name: p.Name, Workload: p.Workload, Start: p.Start, End: p.End, Users: p.Users,
+			Rate: p.Rate, Stopped: p.Stopped}
+		ps.Labels = d.labelRows(d.ByPhase[i], d.PhaseTotal[i], p.Duration())
+		s.Phases = append(s.Phases, ps)
+	}
+	s.Errors = ErrorSummary{ByClass: map[string]int64{}, ByStatus: map[string]int64{}, Details: d.Errors}
+	if s.Errors.Details == nil {
+		s.Errors.Details = []ErrorDetail{}
+	}
+	for _, e := range d.Total.SortedErrors() {
+		s.Errors.Total += e.Count
+		s.Errors.ByClass[e.Class.String()] += e.Count
+		if e.Status > 0 {
+			s.Errors.ByStatus[strconv.Itoa(e.Status)] += e.Count
+		}
+	}
+	if d.Total.Errors > s.Errors.Total { // imported failures without detail
+		s.Errors.ByClass["unknown"] += d.Total.Errors - s.Errors.Total
+		s.Errors.Total = d.Total.Errors
+	}
+	for _, text := range slas {
+		r := d.JudgeSLA(text)
+		if !r.Passed {
+			s.Passed = false
+		}
+		s.SLA = append(s.SLA, r)
+	}
+	if s.SLA == nil {
+		s.SLA = []SLAResult{}
+	}
+	return s
+}
+
+// labelRows renders per-label rows (transactions first) and a TOTAL row.
+func (d *Dataset) labelRows(m map[LabelKey]*metrics.Agg, total *metrics.Agg, span time.Duration) []core.LabelStats {
+	rows := []core.LabelStats{}
+	for _, k := range d.Labels() {
+		if a := m[k]; a != nil {
+			rows = append(rows, a.Stats(d.LabelName(k), k.Tx, span))
+		}
+	}
+	return append(rows, total.Stats(core.TotalLabel, false, span))
+}
+
+// JudgeSLA evaluates one expression over the run and per phase.
+func (d *Dataset) JudgeSLA(text string) SLAResult {
+	r := SLAResult{Expr: text, Scope: "run"}
+	e, err := sla.Parse(text)
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	r.Unit = e.Unit()
+	if e.Phase != "" {
+		r.Scope = e.Phase
+		idx := d.phaseIndex(e.Phase)
+		if idx < 0 {
+			r.Error = "no phase named " + e.Phase
+			r.NoData = true
+			return r
+		}
+		obs, ok := observe(e, d.ByPhase[idx], d.PhaseTotal[idx], d.Phases[idx].Duration())
+		r.Observed, r.Passed, r.NoData = obs, ok && e.Holds(obs), !ok
+		return r
+	}
+	obs, ok := observe(e, d.Run, d.Total, d.Span())
+	r.Observed, r.Passed, r.NoData = obs, ok && e.Holds(obs), !ok
+	if r.NoData {
+		r.Error = "no samples for this requirement"
+	}
+	brokenSeen := false
+	for i, p := range d.Phases {
+		o, ok := observe(e, d.ByPhase[i], d.PhaseTotal[i], p.Duration())
+		if !ok {
+			continue
+		}
+		pc := PhaseCheck{Phase: p.Name, Observed: o, Passed: e.Holds(o)}
+		r.PerPhase = append(r.PerPhase, pc)
+		if !brokenSeen {
+			if pc.Passed {
+				r.HeldUpTo = p.Name
+			} else {
+				r.FirstBroken = p.Name
+				brokenSeen = true
+			}
+		}
+	}
+	return r
+}
+
+func (d *Dataset) phaseIndex(name string) int {
+	for i, p := range d.Phases {
+		if p.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// observe returns the value of e's metric over the aggregates; false when
+// there are no samples to judge.
+func observe(e *sla.Expr, m map[LabelKey]*metrics.Agg, total *metrics.Agg, span time.Duration) (float64, bool) {
+	a := total
+	if e.Label != "" {
+		a = metrics.NewAgg()
+		for k, v := range m {
+			if k.Label == e.Label {
+				a.Merge(v)
+			}
+		}
+	}
+	if a.Count == 0 {
+		return 0, false
+	}
+	var v float64
+	switch e.Metric {
+	case sla.ErrorRate:
+		v = 100 * float64(a.Errors) / float64(a.Count)
+	case sla.Throughput:
+		if span <= 0 {
+			return 0, false
+		}
+		v = float64(a.Count) / span.Seconds()
+	default:
+		switch e.Stat {
+		case "avg":
+			v = a.MeanMs()
+		case "min":
+			v = float64(a.MinUs) / 1000
+		case "max":
+			v = float64(a.MaxUs) / 1000
+		case "p50":
+			v = a.QuantileMs(50)
+		case "p90":
+			v = a.QuantileMs(90)
+		case "p95":
+			v = a.QuantileMs(95)
+		case "p99":
+			v = a.QuantileMs(99)
+		}
+	}
+	return math.Round(v*1000) / 1000, true
+}

@@ -1,0 +1,227 @@
+package trend
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/core"
+	"gonum.org/v1/gonum/stat"
+)
+
+// Verdict is the memory trend's one-word answer.
+type Verdict string
+
+// Memory verdicts. Unknown is used when too few after-GC points exist to fit
+// a line; the result's Reason says why.
+const (
+	Stable  Verdict = "stable"
+	Growing Verdict = "growing"
+	Unknown Verdict = "unknown"
+)
+
+// MemoryOptions tunes Memory. The zero value selects every default.
+type MemoryOptions struct {
+	// Limit is the memory limit in the unit of the series (heap max,
+	// container limit); 0 means unknown, and TimeToLimit stays nil.
+	Limit float64
+	// Window is the lower-envelope window used when no GC counter is given
+	// (or it never moved); 0 chooses it from the sawtooth (twice the median
+	// time between large drops), with at least four windows per series.
+	Window time.Duration
+	// Confidence is the two-sided level of the slope interval; default 0.95.
+	Confidence float64
+	// MinGrowthPct is the smallest growth over the observed span, in percent
+	// of the mean after-GC level, that counts as growing; default 2. A
+	// negative value disables it.
+	MinGrowthPct float64
+}
+
+// MemoryResult is the trend of memory after garbage collection.
+type MemoryResult struct {
+	// Method says how the after-GC points were chosen:
+	// "after GC (N collections)" or "lower envelope (N windows of D)".
+	Method string
+	// Baseline holds the after-GC points the line was fitted to.
+	Baseline []core.Point
+	// Mean is the mean of Baseline.
+	Mean float64
+	// SlopePerHour is the growth of Baseline in series units per hour, with
+	// its Newey–West interval.
+	SlopePerHour, CILow, CIHigh float64
+	Verdict                     Verdict
+	// TimeToLimit is how long, at SlopePerHour, the fitted line takes from
+	// the last point to Limit; nil unless growing with a known limit.
+	TimeToLimit *time.Duration
+	// Reason explains the verdict in words.
+	Reason string
+}
+
+// minBaseline is the fewest after-GC points a line is fitted to.
+const minBaseline = 4
+
+// Memory judges whether memory grows once garbage is collected. A JVM heap
+// (or any collected memory) is a sawtooth: used memory climbs until a
+// collection drops it. Its peaks say how busy the allocator is; only its
+// troughs say whether live data accumulates. Memory therefore fits a line to
+// the troughs:
+//
+//   - with a GC counter series (cumulative collections, e.g. jstat FGC for
+//     old-gen, or YGC+FGC for the whole heap), each point where the counter
+//     rose marks a collection, and the lowest memory reading between the
+//     previous counter reading and this one (or the first reading after it)
+//     is an after-GC point;
+//   - without one, the series is cut into windows and each window's minimum
+//     is an after-GC point (the lower envelope). For non-collected memory
+//     such as a process's RSS the envelope is just a smoothed floor.
+//
+// The verdict is growing when the slope's lower bound is above zero and the
+// fitted growth over the span is at least MinGrowthPct of the mean.
+func Memory(mem, gc []core.Point, opt MemoryOptions) (MemoryResult, error) {
+	ps := clean(mem)
+	if len(ps) < 2 {
+		return MemoryResult{Verdict: Unknown}, fmt.Errorf("memory trend: %d finite points: %w", len(ps), ErrTooFewPoints)
+	}
+	if opt.Confidence <= 0 || opt.Confidence >= 1 {
+		opt.Confidence = 0.95
+	}
+	if opt.MinGrowthPct == 0 {
+		opt.MinGrowthPct = 2
+	}
+	if opt.MinGrowthPct < 0 {
+		opt.MinGrowthPct = 0
+	}
+	var r MemoryResult
+	if base, n := afterGC(ps, clean(gc)); n >= minBaseline {
+		r.Baseline = base
+		r.Method = fmt.Sprintf("after GC (%d collections)", n)
+	} else {
+		w := opt.Window
+		if w <= 0 {
+			w = sawtoothWindow(ps)
+		}
+		span := ps[len(ps)-1].T.Sub(ps[0].T)
+		if w <= 0 || span/w < minBaseline {
+			w = span / minBaseline
+		}
+		r.Baseline = envelope(ps, w)
+		r.Method = fmt.Sprintf("lower envelope (%d windows of %s)", len(r.Baseline), w.Round(time.Second))
+	}
+	if len(r.Baseline) < minBaseline {
+		r.Verdict = Unknown
+		r.Reason = fmt.Sprintf("only %d after-GC points; need %d to fit a trend", len(r.Baseline), minBaseline)
+		return r, nil
+	}
+	t0 := ps[0].T
+	x := hours(r.Baseline, t0)
+	y := values(r.Baseline)
+	f := fitSlope(x, y, opt.Confidence)
+	r.Mean = stat.Mean(y, nil)
+	r.SlopePerHour, r.CILow, r.CIHigh = f.slope, f.lo, f.hi
+	spanH := ps[len(ps)-1].T.Sub(t0).Hours()
+	growth := f.slope * spanH
+	minGrowth := opt.MinGrowthPct / 100 * math.Abs(r.Mean)
+	switch {
+	case f.lo > 0 && growth >= minGrowth:
+		r.Verdict = Growing
+		r.Reason = fmt.Sprintf("after-GC memory rises %.3g per hour (%.3g to %.3g at %.0f%% confidence), %.1f%% of its mean over %.1f h",
+			f.slope, f.lo, f.hi, opt.Confidence*100, 100*growth/math.Abs(r.Mean), spanH)
+		if opt.Limit > 0 {
+			end := f.intercept + f.slope*spanH
+			d := time.Duration(math.Max(0, (opt.Limit-end)/f.slope) * float64(time.Hour))
+			r.TimeToLimit = &d
+		}
+	case f.lo > 0:
+		r.Verdict = Stable
+		r.Reason = fmt.Sprintf("after-GC memory rises %.3g per hour, only %.1f%% of its mean over %.1f h (threshold %.1f%%)",
+			f.slope, 100*growth/math.Abs(r.Mean), spanH, opt.MinGrowthPct)
+	default:
+		r.Verdict = Stable
+		r.Reason = fmt.Sprintf("after-GC memory slope %.3g per hour is not distinguishable from zero (%.3g to %.3g at %.0f%% confidence)",
+			f.slope, f.lo, f.hi, opt.Confidence*100)
+	}
+	return r, nil
+}
+
+// afterGC returns one after-GC point per rise of the GC counter and the
+// number of rises. A counter that falls (process restart) starts over
+// without counting a collection.
+func afterGC(mem, gc []core.Point) ([]core.Point, int) {
+	var out []core.Point
+	n := 0
+	for j := 1; j < len(gc); j++ {
+		if gc[j].V <= gc[j-1].V {
+			continue
+		}
+		n++
+		lo, hi := gc[j-1].T, gc[j].T
+		// Lowest reading in (lo, hi]; memory sampled together with the
+		// counter lands exactly on hi.
+		i := sort.Search(len(mem), func(i int) bool { return mem[i].T.After(lo) })
+		best := -1
+		for ; i < len(mem) && !mem[i].T.After(hi); i++ {
+			if best < 0 || mem[i].V < mem[best].V {
+				best = i
+			}
+		}
+		if best < 0 && i < len(mem) {
+			best = i // first reading after the collection
+		}
+		if best >= 0 && (len(out) == 0 || out[len(out)-1].T.Before(mem[best].T)) {
+			out = append(out, mem[best])
+		}
+	}
+	return out, n
+}
+
+// sawtoothWindow estimates the collection period from the series itself: a
+// fall between consecutive readings larger than a quarter of the series'
+// robust range (p99 − p1) is taken as a collection, and the window is twice
+// the median time between such falls, so every window holds at least one
+// trough. It returns 0 when fewer than three falls are seen.
+func sawtoothWindow(ps []core.Point) time.Duration {
+	v := values(ps)
+	sort.Float64s(v)
+	rng := stat.Quantile(0.99, stat.Empirical, v, nil) - stat.Quantile(0.01, stat.Empirical, v, nil)
+	if rng <= 0 {
+		return 0
+	}
+	var drops []time.Time
+	for i := 1; i < len(ps); i++ {
+		if ps[i-1].V-ps[i].V > rng/4 {
+			drops = append(drops, ps[i].T)
+		}
+	}
+	if len(drops) < 3 {
+		return 0
+	}
+	gaps := make([]float64, len(drops)-1)
+	for i := 1; i < len(drops); i++ {
+		gaps[i-1] = float64(drops[i].Sub(drops[i-1]))
+	}
+	sort.Float64s(gaps)
+	return time.Duration(2 * stat.Quantile(0.5, stat.Empirical, gaps, nil))
+}
+
+// envelope returns the minimum of each window [t0+k·w, t0+(k+1)·w).
+func envelope(ps []core.Point, w time.Duration) []core.Point {
+	if w <= 0 {
+		return nil
+	}
+	t0 := ps[0].T
+	var out []core.Point
+	cur := -1
+	for _, p := range ps {
+		k := int(p.T.Sub(t0) / w)
+		if k != cur {
+			out = append(out, p)
+			cur = k
+			continue
+		}
+		if p.V < out[len(out)-1].V {
+			out[len(out)-1] = p
+		}
+	}
+	return out
+}

@@ -1,0 +1,208 @@
+package httpc
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/netip"
+	"syscall"
+	"time"
+)
+
+// Buffer sizes. 4 KiB holds a typical request or response head in one
+// system call each way while keeping an idle virtual user small (thousands of
+// users must fit in a few hundred MB).
+const (
+	readBufSize  = 4 << 10
+	writeBufSize = 4 << 10
+)
+
+// idleProbeAfter is how long a kept-alive connection may sit unused before
+// it is checked (one non-blocking peek) for a close by the server. Servers
+// commonly drop idle connections after 5 s (Node.js) to 75 s (nginx); the
+// check costs one system call and is skipped for busy connections, so the
+// closed-loop hot path never pays it.
+const idleProbeAfter = time.Second
+
+// counter wraps a connection and counts the bytes that pass through it, so
+// BytesSent/BytesRecv are exact without touching the data.
+type counter struct {
+	nc net.Conn
+	r  int64 // bytes read from nc
+	w  int64 // bytes accepted by nc.Write
+}
+
+func (c *counter) Read(p []byte) (int, error) {
+	n, err := c.nc.Read(p)
+	c.r += int64(n)
+	return n, err
+}
+
+func (c *counter) Write(p []byte) (int, error) {
+	n, err := c.nc.Write(p)
+	c.w += int64(n)
+	return n, err
+}
+
+// conn is one HTTP/1.1 connection with its buffers. A conn is used by one
+// request at a time; between requests it is idle in a hostSlot or a Pool.
+type conn struct {
+	nc       net.Conn        // *net.TCPConn or *tls.Conn
+	raw      syscall.RawConn // of the TCP socket, for the idle probe; may be nil
+	cnt      counter
+	br       *bufio.Reader
+	bw       *bufio.Writer
+	tls      bool
+	deadline time.Time // last deadline set on nc
+	lastUsed time.Time // end of the last exchange
+	ph       *poolHost // owning pool host in shared mode, else nil
+}
+
+// setDeadline arms the connection deadline, skipping the system-level timer
+// update when the deadline is unchanged (no Timeout and no context deadline).
+func (cn *conn) setDeadline(d time.Time) {
+	if d.Equal(cn.deadline) {
+		return
+	}
+	cn.deadline = d
+	_ = cn.nc.SetDeadline(d) // fails only on a closed conn; the next I/O reports it
+}
+
+// readCount is the number of response bytes consumed so far: bytes read from
+// the socket minus those still buffered.
+func (cn *conn) readCount() int64 { return cn.cnt.r - int64(cn.br.Buffered()) }
+
+// alive reports whether an idle connection can still be used. The server
+// may have closed it, or sent bytes nobody asked for (an unsolicited 408, for
+// example), and either makes it unusable.
+func (cn *conn) alive() bool {
+	if cn.br.Buffered() > 0 {
+		return false
+	}
+	if cn.raw == nil {
+		return true
+	}
+	return peekAlive(cn.raw, cn.tls)
+}
+
+// resolve returns the addresses of t, from the per-client cache when fresh.
+func (c *Client) resolve(ctx context.Context, t *target) ([]netip.Addr, error) {
+	if t.ip.IsValid() {
+		c.oneAddr[0] = t.ip
+		return c.oneAddr[:], nil
+	}
+	now := time.Now()
+	if e, ok := c.dns[t.hostname]; ok && now.Before(e.expires) {
+		return e.addrs, nil
+	}
+	addrs, err := c.resolver.LookupNetIP(ctx, "ip", t.hostname)
+	if err != nil {
+		return nil, err
+	}
+	if len(addrs) == 0 {
+		return nil, &net.DNSError{Err: "no addresses", Name: t.hostname, IsNotFound: true}
+	}
+	// Prefer IPv4 first, as most load targets listen there; the others are
+	// still tried in order when the first fails.
+	ordered := make([]netip.Addr, 0, len(addrs))
+	for _, a := range addrs {
+		if a.Unmap().Is4() {
+			ordered = append(ordered, a.Unmap())
+		}
+	}
+	for _, a := range addrs {
+		if !a.Unmap().Is4() {
+			ordered = append(ordered, a)
+		}
+	}
+	if c.cfg.DNSTTL > 0 {
+		if len(c.dns) >= maxTargets {
+			clear(c.dns)
+		}
+		c.dns[t.hostname] = dnsEntry{addrs: ordered, expires: now.Add(c.cfg.DNSTTL)}
+	}
+	return ordered, nil
+}
+
+// dnsEntry is one cached resolution.
+type dnsEntry struct {
+	addrs   []netip.Addr
+	expires time.Time
+}
+
+// dial opens a new connection to t: resolve, TCP connect, TLS handshake. The
+// connect timeout bounds all three; deadline (the request's) may cut it
+// shorter. It returns the phase that failed for error classification.
+func (c *Client) dial(ctx context.Context, t *target, deadline time.Time) (*conn, phase, error) {
+	cdl := deadline
+	if c.cfg.ConnectTimeout > 0 {
+		if d := time.Now().Add(c.cfg.ConnectTimeout); cdl.IsZero() || d.Before(cdl) {
+			cdl = d
+		}
+	}
+	if !cdl.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, cdl)
+		defer cancel()
+	}
+	addrs, err := c.resolve(ctx, t)
+	if err != nil {
+		return nil, phaseDNS, fmt.Errorf("resolving %s: %w", t.hostname, err)
+	}
+	var tc *net.TCPConn
+	for _, a := range addrs {
+		tc, err = c.dialer.DialTCP(ctx, "tcp", netip.AddrPort{}, netip.AddrPortFrom(a, t.port))
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+	}
+	if err != nil {
+		return nil, phaseConnect, fmt.Errorf("connecting to %s: %w", t.key, err)
+	}
+	cn := c.newConn(tc)
+	if raw, err := tc.SyscallConn(); err == nil {
+		cn.raw = raw
+	}
+	if t.https {
+		tlc := tls.Client(tc, t.tlsConfig)
+		if err := tlc.HandshakeContext(ctx); err != nil {
+			_ = tc.Close()
+			return nil, phaseTLS, fmt.Errorf("tls handshake with %s: %w", t.key, err)
+		}
+		cn.nc = tlc
+		cn.tls = true
+	}
+	return cn, phaseNone, nil
+}
+
+// newConn wraps nc with buffers, reusing the ones of the last connection this
+// client closed (per-user mode): a user that reconnects for every request
+// (keep-alive off) then allocates only what the network stack does.
+func (c *Client) newConn(nc net.Conn) *conn {
+	cn := c.spare
+	c.spare = nil
+	if cn == nil || c.pool != nil {
+		cn = &conn{}
+		cn.br = bufio.NewReaderSize(&cn.cnt, readBufSize)
+		cn.bw = bufio.NewWriterSize(&cn.cnt, writeBufSize)
+	} else {
+		cn.br.Reset(&cn.cnt)
+		cn.bw.Reset(&cn.cnt)
+	}
+	cn.nc = nc
+	cn.cnt = counter{nc: nc}
+	return cn
+}
+
+// closeConn closes cn and keeps its buffers for the next dial.
+func (c *Client) closeConn(cn *conn) {
+	_ = cn.nc.Close()
+	if cn.ph != nil {
+		cn.ph.release()
+		return
+	}
+	*cn = conn{br: cn.br, bw: cn.bw}
+	c.spare = cn
+}

@@ -1,0 +1,411 @@
+package monitor
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/core"
+)
+
+// SubDir is the directory under the run directory that a session owns.
+const SubDir = "monitor"
+
+// EventsFile is the append-only JSON-lines log of target events.
+const EventsFile = "events.jsonl"
+
+// CSVHeader is the first line of every series file. The layout is long: one
+// reading per line, so targets whose metric set changes over time (network
+// interfaces, Prometheus series) need no schema change, and
+// `read_csv('monitor/*.csv')` in DuckDB or pandas.concat over the files
+// gives one table for the whole run.
+const CSVHeader = "time,target,kind,metric,unit,value\n"
+
+// timeLayout is RFC 3339 with milliseconds, always UTC ("Z").
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// seriesFile appends the readings of one target to <stem>.csv. Every sample
+// is written with a single write call, so a killed run leaves at most one
+// torn last line, which Read drops.
+type seriesFile struct {
+	f      *os.File
+	path   string
+	prefix []byte // ",target,kind," already quoted
+	buf    []byte
+}
+
+func createSeriesFile(path, target, kind string) (*seriesFile, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("creating series file: %w", err)
+	}
+	st, err := f.Stat()
+	if err == nil && st.Size() == 0 {
+		_, err = f.WriteString(CSVHeader)
+	}
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("writing series header: %w", err)
+	}
+	w := &seriesFile{f: f, path: path}
+	w.prefix = append(w.prefix, ',')
+	w.prefix = appendCSVField(w.prefix, target)
+	w.prefix = append(w.prefix, ',')
+	w.prefix = appendCSVField(w.prefix, kind)
+	w.prefix = append(w.prefix, ',')
+	return w, nil
+}
+
+// write appends one line per reading, all stamped t, in one write call.
+func (w *seriesFile) write(t time.Time, rs []Reading) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	w.buf = w.buf[:0]
+	var ts [32]byte
+	stamp := t.UTC().AppendFormat(ts[:0], timeLayout)
+	for _, r := range rs {
+		w.buf = append(w.buf, stamp...)
+		w.buf = append(w.buf, w.prefix...)
+		w.buf = appendCSVField(w.buf, r.Metric)
+		w.buf = append(w.buf, ',')
+		w.buf = appendCSVField(w.buf, r.Unit)
+		w.buf = append(w.buf, ',')
+		w.buf = appendValue(w.buf, r.Value)
+		w.buf = append(w.buf, '\n')
+	}
+	if _, err := w.f.Write(w.buf); err != nil {
+		return fmt.Errorf("writing %s: %w", filepath.Base(w.path), err)
+	}
+	return nil
+}
+
+func (w *seriesFile) close() error {
+	if err := w.f.Close(); err != nil {
+		return fmt.Errorf("closing %s: %w", filepath.Base(w.path), err)
+	}
+	return nil
+}
+
+// appendCSVField quotes s the way RFC 4180 wants when it holds a comma, a
+// quote, a line break or leading space.
+func appendCSVField(dst []byte, s string) []byte {
+	if !strings.ContainsAny(s, ",\"\r\n") && (s == "" || (s[0] != ' ' && s[0] != '\t')) {
+		return append(dst, s...)
+	}
+	dst = append(dst, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			dst = append(dst, '"')
+		}
+		dst = append(dst, s[i])
+	}
+	return append(dst, '"')
+}
+
+// appendValue writes integers without a fraction and other values with at
+// most six significant decimals after the point, which is more than any
+// monitor measures, without exponents for ordinary magnitudes so the files
+// stay readable in a terminal.
+func appendValue(dst []byte, v float64) []byte {
+	switch {
+	case math.IsNaN(v):
+		return append(dst, "NaN"...)
+	case math.IsInf(v, 1):
+		return append(dst, "Inf"...)
+	case math.IsInf(v, -1):
+		return append(dst, "-Inf"...)
+	case v == math.Trunc(v) && math.Abs(v) < 1e15:
+		return strconv.AppendInt(dst, int64(v), 10)
+	case math.Abs(v) >= 1e15 || math.Abs(v) < 1e-4:
+		return strconv.AppendFloat(dst, v, 'g', 10, 64)
+	}
+	dec := 6 - int(math.Floor(math.Log10(math.Abs(v)))) - 1
+	if dec < 1 {
+		dec = 1
+	}
+	n := len(dst)
+	dst = strconv.AppendFloat(dst, v, 'f', dec, 64)
+	// Trim trailing zeros (and a bare point) that the fixed precision left.
+	for len(dst) > n && dst[len(dst)-1] == '0' {
+		dst = dst[:len(dst)-1]
+	}
+	if len(dst) > n && dst[len(dst)-1] == '.' {
+		dst = dst[:len(dst)-1]
+	}
+	return dst
+}
+
+// Event kinds in events.jsonl.
+const (
+	EventStarted = "started" // target opened; method and interval set
+	EventFailed  = "failed"  // target could not start; error set
+	EventLost    = "lost"    // gap starts; error set
+	EventResumed = "resumed" // gap ends
+	EventMethod  = "method"  // read method changed (e.g. hsperfdata → jstat)
+	EventStopped = "stopped" // final sample taken; samples and cpu_seconds set
+)
+
+// event is one line of events.jsonl.
+type event struct {
+	Time       time.Time `json:"time"`
+	Target     string    `json:"target"`
+	Kind       string    `json:"kind"`
+	Event      string    `json:"event"`
+	Error      string    `json:"error,omitempty"`
+	Method     string    `json:"method,omitempty"`
+	File       string    `json:"file,omitempty"`
+	IntervalS  float64   `json:"interval_s,omitempty"`
+	Samples    int       `json:"samples,omitempty"`
+	CPUSeconds float64   `json:"cpu_seconds,omitempty"`
+}
+
+// Read loads a monitor directory written by a session: dir is the run
+// directory (the one given as Options.Dir). It returns every series, with
+// gaps as NaN points, and the target statuses replayed from events.jsonl. A
+// torn last line (a run killed mid-write) is ignored; any other malformed
+// line is an error naming file and line. A run without a monitor directory
+// yields no series and no error.
+func Read(dir string) ([]core.Series, []TargetStatus, error) {
+	mdir := filepath.Join(dir, SubDir)
+	statuses, files, err := readEvents(filepath.Join(mdir, EventsFile))
+	if err != nil {
+		return nil, nil, err
+	}
+	// Series files are read in the order targets started, then any other
+	// CSV files found (e.g. written by an older version) by name.
+	found, err := filepath.Glob(filepath.Join(mdir, "*.csv"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing %s: %w", mdir, err)
+	}
+	sort.Strings(found)
+	seen := map[string]bool{}
+	var order []string
+	for _, f := range files {
+		p := filepath.Join(mdir, f)
+		if !seen[p] && fileExists(p) {
+			seen[p] = true
+			order = append(order, p)
+		}
+	}
+	for _, p := range found {
+		if !seen[p] {
+			seen[p] = true
+			order = append(order, p)
+		}
+	}
+	var out []core.Series
+	for _, p := range order {
+		ss, err := readSeriesFile(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, ss...)
+	}
+	return out, statuses, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// completeLines returns a reader over f up to and including its last
+// newline, so a torn last line is never parsed, and how many bytes were cut.
+func completeLines(f *os.File) (io.Reader, int64, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	size := st.Size()
+	end := size
+	const chunk = 64 << 10
+	buf := make([]byte, chunk)
+	for end > 0 {
+		start := end - chunk
+		if start < 0 {
+			start = 0
+		}
+		n, err := f.ReadAt(buf[:end-start], start)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, 0, err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			end = start + int64(i) + 1
+			break
+		}
+		end = start
+	}
+	return bufio.NewReaderSize(io.NewSectionReader(f, 0, end), 64<<10), size - end, nil
+}
+
+func readSeriesFile(path string) ([]core.Series, error) {
+	name := filepath.Base(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading monitor series: %w", err)
+	}
+	defer f.Close()
+	r, _, err := completeLines(f)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = 6
+	cr.ReuseRecord = true
+	index := map[string]int{}
+	var out []core.Series
+	for line := 1; ; line++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		if line == 1 {
+			if strings.Join(rec, ",")+"\n" != CSVHeader {
+				return nil, fmt.Errorf("%s:1: header %q, want %q", name, strings.Join(rec, ","), strings.TrimSpace(CSVHeader))
+			}
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, rec[0])
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: bad time %q", name, line, rec[0])
+		}
+		v, err := strconv.ParseFloat(rec[5], 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: bad value %q", name, line, rec[5])
+		}
+		key := rec[1] + "\x00" + rec[3]
+		i, ok := index[key]
+		if !ok {
+			i = len(out)
+			index[key] = i
+			out = append(out, core.Series{Target: rec[1], Kind: rec[2], Metric: rec[3], Unit: rec[4]})
+		}
+		out[i].Points = append(out[i].Points, core.Point{T: t, V: v})
+	}
+	for i := range out {
+		pts := out[i].Points
+		sort.SliceStable(pts, func(a, b int) bool { return pts[a].T.Before(pts[b].T) })
+	}
+	return out, nil
+}
+
+// readEvents replays events.jsonl into target statuses (in the order the
+// targets first appear) and lists the series files the session created.
+func readEvents(path string) ([]TargetStatus, []string, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading monitor events: %w", err)
+	}
+	defer f.Close()
+	r, _, err := completeLines(f)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", EventsFile, err)
+	}
+	var (
+		out   []TargetStatus
+		files []string
+		index = map[string]int{}
+	)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var e event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return nil, nil, fmt.Errorf("%s:%d: %w", EventsFile, line, err)
+		}
+		i, ok := index[e.Target]
+		if !ok {
+			i = len(out)
+			index[e.Target] = i
+			out = append(out, TargetStatus{Name: e.Target, Kind: e.Kind})
+		}
+		st := &out[i]
+		switch e.Event {
+		case EventStarted:
+			st.Started = true
+			st.Method = e.Method
+			st.IntervalS = e.IntervalS
+			if e.File != "" {
+				files = append(files, e.File)
+			}
+		case EventFailed:
+			st.Error = e.Error
+		case EventLost:
+			st.Gaps = append(st.Gaps, Gap{Start: e.Time, Error: e.Error})
+		case EventResumed:
+			if n := len(st.Gaps); n > 0 && st.Gaps[n-1].End == nil {
+				t := e.Time
+				st.Gaps[n-1].End = &t
+			}
+		case EventMethod:
+			st.Method = e.Method
+		case EventStopped:
+			st.Samples = e.Samples
+			st.CPUSeconds = e.CPUSeconds
+			if n := len(st.Gaps); n > 0 && st.Gaps[n-1].End == nil {
+				t := e.Time
+				st.Gaps[n-1].End = &t
+			}
+		default:
+			return nil, nil, fmt.Errorf("%s:%d: unknown event %q", EventsFile, line, e.Event)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", EventsFile, err)
+	}
+	return out, files, nil
+}
+
+// eventLog appends events, one write per line.
+type eventLog struct {
+	f *os.File
+}
+
+func openEventLog(path string) (*eventLog, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening monitor events: %w", err)
+	}
+	return &eventLog{f: f}, nil
+}
+
+func (l *eventLog) write(e event) error {
+	e.Time = e.Time.UTC().Truncate(time.Millisecond)
+	b, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("encoding monitor event: %w", err)
+	}
+	b = append(b, '\n')
+	if _, err := l.f.Write(b); err != nil {
+		return fmt.Errorf("writing monitor event: %w", err)
+	}
+	return nil
+}
+
+func (l *eventLog) close() error {
+	if err := l.f.Close(); err != nil {
+		return fmt.Errorf("closing monitor events: %w", err)
+	}
+	return nil
+}

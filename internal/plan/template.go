@@ -1,0 +1,201 @@
+package plan
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Built-in variables, defined in every template without declaring them. The
+// engine supplies their values per virtual user and iteration.
+const (
+	VarUser        = "__user"         // virtual user number, 1-based within its workload
+	VarIteration   = "__iteration"    // iteration number of this user, 1-based (0 in setup)
+	VarUUID        = "__uuid"         // a fresh random UUID v4 per reference
+	VarTimestampMs = "__timestamp_ms" // Unix time in milliseconds when the request is built
+)
+
+// IsBuiltin reports whether name is a built-in variable.
+func IsBuiltin(name string) bool {
+	switch name {
+	case VarUser, VarIteration, VarUUID, VarTimestampMs:
+		return true
+	}
+	return false
+}
+
+func builtins() []string { return []string{VarUser, VarIteration, VarUUID, VarTimestampMs} }
+
+// Append appends the template rendered with lookup to dst and returns the
+// extended slice. Parts with JSONEscape get their value escaped for the
+// inside of a JSON string. It is a plain reference renderer; the engine may
+// use its own.
+func (t *Template) Append(dst []byte, lookup func(name string) string) []byte {
+	for _, p := range t.Parts {
+		switch {
+		case p.Var == "":
+			dst = append(dst, p.Lit...)
+		case p.JSONEscape:
+			dst = appendJSONEscaped(dst, lookup(p.Var))
+		default:
+			dst = append(dst, lookup(p.Var)...)
+		}
+	}
+	return dst
+}
+
+// String returns the template as written.
+func (t *Template) String() string { return t.Raw }
+
+// Vars lists the variables the template references, in order, with repeats.
+func (t *Template) Vars() []string {
+	var out []string
+	for _, p := range t.Parts {
+		if p.Var != "" {
+			out = append(out, p.Var)
+		}
+	}
+	return out
+}
+
+// appendJSONEscaped appends s escaped for use between the quotes of a JSON
+// string (the same escapes encoding/json uses, without HTML escaping).
+func appendJSONEscaped(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		// U+2028 and U+2029 are valid JSON but break JavaScript consumers.
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(dst, s[start:]...)
+}
+
+// tmplRef is one ${...} found while scanning a template: its name and its
+// byte offset in the scanned text (for positions).
+type tmplRef struct {
+	name   string
+	offset int
+}
+
+// tmplPiece is a scanned piece: literal text, or a reference.
+type tmplPiece struct {
+	lit string
+	ref *tmplRef
+}
+
+// scanTemplate splits s into literals and ${...} references. "$${" is a
+// literal "${". An unterminated or empty reference is an error whose offset
+// is returned with it.
+func scanTemplate(s string) ([]tmplPiece, int, string) {
+	var out []tmplPiece
+	var lit strings.Builder
+	flush := func() {
+		if lit.Len() > 0 {
+			out = append(out, tmplPiece{lit: lit.String()})
+			lit.Reset()
+		}
+	}
+	for i := 0; i < len(s); {
+		if strings.HasPrefix(s[i:], "$${") {
+			lit.WriteString("${")
+			i += 3
+			continue
+		}
+		if !strings.HasPrefix(s[i:], "${") {
+			lit.WriteByte(s[i])
+			i++
+			continue
+		}
+		end := strings.IndexByte(s[i+2:], '}')
+		if end < 0 {
+			return nil, i, "unterminated ${ (close it with }, or write $${ for a literal ${)"
+		}
+		name := strings.TrimSpace(s[i+2 : i+2+end])
+		if name == "" {
+			return nil, i, "empty ${} (write $${ for a literal ${)"
+		}
+		flush()
+		out = append(out, tmplPiece{ref: &tmplRef{name: name, offset: i}})
+		i += 2 + end + 1
+	}
+	flush()
+	return out, 0, ""
+}
+
+// envRef splits "env.NAME" or "env.NAME:-default".
+func envRef(name string) (key, def string, hasDef, ok bool) {
+	rest, ok := strings.CutPrefix(name, "env.")
+	if !ok {
+		return "", "", false, false
+	}
+	key, def, hasDef = strings.Cut(rest, ":-")
+	return strings.TrimSpace(key), def, hasDef, true
+}
+
+// isIdent reports whether s is a variable or feeder name: a letter or
+// underscore, then letters, digits, underscores or hyphens.
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		switch {
+		case c == '_', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case i > 0 && (c >= '0' && c <= '9' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// appendPart adds p to parts, merging adjacent literals.
+func appendPart(parts []Part, p Part) []Part {
+	if p.Var == "" {
+		if p.Lit == "" {
+			return parts
+		}
+		if n := len(parts); n > 0 && parts[n-1].Var == "" {
+			parts[n-1].Lit += p.Lit
+			return parts
+		}
+	}
+	return append(parts, p)
+}
