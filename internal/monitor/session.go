@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -211,7 +212,7 @@ func (s *Session) loop(ctx context.Context, t *target, start time.Time) {
 	s.sample(ctx, t)
 	timer := time.NewTimer(time.Until(start.Add(t.interval)))
 	defer timer.Stop()
-	for k := int64(1); ; {
+	for {
 		select {
 		case <-ctx.Done():
 			s.finish(ctx, t)
@@ -219,9 +220,8 @@ func (s *Session) loop(ctx context.Context, t *target, start time.Time) {
 		case <-timer.C:
 		}
 		s.sample(ctx, t)
-		now := time.Since(start)
-		k = int64(now/t.interval) + 1
-		timer.Reset(time.Until(start.Add(time.Duration(k) * t.interval)))
+		k := time.Since(start)/t.interval + 1
+		timer.Reset(time.Until(start.Add(k * t.interval)))
 	}
 }
 
@@ -242,7 +242,7 @@ func (s *Session) sample(ctx context.Context, t *target) {
 			// NaN rows break the lines in charts and make the gap visible
 			// to anyone reading the CSV without events.jsonl.
 			for i := range t.last {
-				t.last[i].Value = nanValue
+				t.last[i].Value = math.NaN()
 			}
 			s.write(t, wall, t.last)
 			t.mu.Lock()
