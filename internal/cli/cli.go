@@ -1,0 +1,101 @@
+// Package cli holds plateau's subcommands, flag handling and exit codes. It is
+// the only package that sees process state (arguments, stdio, environment),
+// which reaches it as one State value so the CLI runs in-process under test.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes, decided here and nowhere else.
+const (
+	ExitOK        = 0 // done; every SLA held
+	ExitSLAFailed = 1 // done; an SLA (or a --fail-on rule) failed
+	ExitError     = 2 // the run or command could not be done
+)
+
+// State is the process state the CLI may use.
+type State struct {
+	Args           []string
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Getenv         func(string) (string, bool)
+	Exe            string // path of the running binary (to start child processes)
+}
+
+// ErrSLAFailed is returned by commands whose work succeeded but whose
+// requirements did not hold.
+var ErrSLAFailed = errors.New("requirements not met")
+
+// Version is the tool version; set by -ldflags "-X …cli.Version=…" or taken
+// from the module build info.
+var Version = ""
+
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "0.1.0-dev"
+}
+
+// Main runs the CLI and returns the exit code.
+func Main(ctx context.Context, st State) int {
+	root := newRoot(ctx, &st)
+	root.SetArgs(st.Args)
+	err := root.ExecuteContext(ctx)
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, ErrSLAFailed):
+		return ExitSLAFailed
+	default:
+		fmt.Fprintf(st.Stderr, "plateau: %v\n", err)
+		return ExitError
+	}
+}
+
+// command constructors, one per file; each takes the shared state.
+type commandFunc func(st *State) *cobra.Command
+
+func newRoot(ctx context.Context, st *State) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "plateau",
+		Short:         "HTTP load tests that write their own performance report",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(st.Stdout)
+	root.SetErr(st.Stderr)
+	root.SetIn(st.Stdin)
+	for _, c := range commands() {
+		root.AddCommand(c(st))
+	}
+	return root
+}
+
+// commands lists the subcommands; plugins are a plain list here rather than
+// init() side effects.
+func commands() []commandFunc {
+	return []commandFunc{newVersionCmd, newRunCmd, newReportCmd, newCompareCmd, newImportCmd, newDemoCmd}
+}
+
+func newVersionCmd(st *State) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the plateau version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintf(st.Stdout, "plateau %s\n", version())
+			return err
+		},
+	}
+}
