@@ -48,7 +48,7 @@ type MemoryResult struct {
 	// Mean is the mean of Baseline.
 	Mean float64
 	// SlopePerHour is the growth of Baseline in series units per hour, with
-	// its Newey–West interval.
+	// its interval (widened for autocorrelation).
 	SlopePerHour, CILow, CIHigh float64
 	Verdict                     Verdict
 	// TimeToLimit is how long, at SlopePerHour, the fitted line takes from
@@ -116,30 +116,31 @@ func Memory(mem, gc []core.Point, opt MemoryOptions) (MemoryResult, error) {
 	t0 := ps[0].T
 	x := hours(r.Baseline, t0)
 	y := values(r.Baseline)
-	f := fitSlope(x, y, opt.Confidence)
+	f := fitSlope(x, y)
 	r.Mean = stat.Mean(y, nil)
-	r.SlopePerHour, r.CILow, r.CIHigh = f.slope, f.lo, f.hi
+	r.SlopePerHour = f.slope
+	r.CILow, r.CIHigh = f.ci(opt.Confidence)
 	spanH := ps[len(ps)-1].T.Sub(t0).Hours()
 	growth := f.slope * spanH
 	minGrowth := opt.MinGrowthPct / 100 * math.Abs(r.Mean)
 	switch {
-	case f.lo > 0 && growth >= minGrowth:
+	case r.CILow > 0 && growth >= minGrowth:
 		r.Verdict = Growing
 		r.Reason = fmt.Sprintf("after-GC memory rises %.3g per hour (%.3g to %.3g at %.0f%% confidence), %.1f%% of its mean over %.1f h",
-			f.slope, f.lo, f.hi, opt.Confidence*100, 100*growth/math.Abs(r.Mean), spanH)
+			f.slope, r.CILow, r.CIHigh, opt.Confidence*100, 100*growth/math.Abs(r.Mean), spanH)
 		if opt.Limit > 0 {
 			end := f.intercept + f.slope*spanH
 			d := time.Duration(math.Max(0, (opt.Limit-end)/f.slope) * float64(time.Hour))
 			r.TimeToLimit = &d
 		}
-	case f.lo > 0:
+	case r.CILow > 0:
 		r.Verdict = Stable
 		r.Reason = fmt.Sprintf("after-GC memory rises %.3g per hour, only %.1f%% of its mean over %.1f h (threshold %.1f%%)",
 			f.slope, 100*growth/math.Abs(r.Mean), spanH, opt.MinGrowthPct)
 	default:
 		r.Verdict = Stable
 		r.Reason = fmt.Sprintf("after-GC memory slope %.3g per hour is not distinguishable from zero (%.3g to %.3g at %.0f%% confidence)",
-			f.slope, f.lo, f.hi, opt.Confidence*100)
+			f.slope, r.CILow, r.CIHigh, opt.Confidence*100)
 	}
 	return r, nil
 }

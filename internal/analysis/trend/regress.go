@@ -54,68 +54,67 @@ func values(ps []core.Point) []float64 {
 	return y
 }
 
-// slopeFit is an OLS line with a heteroskedasticity- and
-// autocorrelation-consistent (HAC) confidence interval for its slope.
+// slopeFit is an OLS line whose slope uncertainty allows for
+// autocorrelated residuals.
 type slopeFit struct {
 	intercept, slope float64
-	lo, hi           float64 // CI for slope
-	se               float64
-	lag              int // Bartlett bandwidth actually used
+	se               float64 // standard error of slope
+	rho              float64 // lag-1 autocorrelation of the residuals, clamped to [0, 0.97]
+	df               float64 // degrees of freedom of the t reference: n_eff − 2
 }
 
-// fitSlope fits y = a + b·x by ordinary least squares and bounds b with a
-// Newey–West standard error. Per-minute latencies are autocorrelated (a slow
-// minute is followed by another), so the textbook OLS interval, which assumes
-// independent residuals, is too narrow and would call noise a trend. The
-// Newey–West estimator adds the residual autocovariances up to a lag chosen
-// from the data (Andrews' AR(1) plug-in rule for the Bartlett kernel), and the
-// interval uses Student's t with n−2 degrees of freedom.
-func fitSlope(x, y []float64, confidence float64) slopeFit {
+// ci returns the two-sided interval for the slope at the given level.
+func (f slopeFit) ci(level float64) (lo, hi float64) {
+	if math.IsInf(f.se, 1) || f.df < 1 {
+		return math.Inf(-1), math.Inf(1)
+	}
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: f.df}.Quantile(0.5 + level/2)
+	return f.slope - t*f.se, f.slope + t*f.se
+}
+
+// fitSlope fits y = a + b·x by ordinary least squares.
+//
+// Per-minute latencies are autocorrelated (a slow minute is followed by
+// another), so the textbook OLS interval, which assumes independent
+// residuals, is too narrow and calls noise a trend. fitSlope models the
+// residuals as AR(1) with lag-1 correlation ρ (estimated, clamped to
+// [0, 0.97]) and uses the effective sample size n_eff = n·(1−ρ)/(1+ρ): the
+// OLS variance is inflated by (1+ρ)/(1−ρ) and the t reference has n_eff − 2
+// degrees of freedom (Santer et al. 2000, "Statistical significance of trends
+// and trend differences in layer-average atmospheric temperature time
+// series"). Newey–West with Andrews' bandwidth was tried first and rejected:
+// on synthetic data its 95 % interval excluded a zero slope in 10 % of white
+// 60-point series and 12.5 % of AR(1) φ=0.8 series; this one in 4 % and 7.5 %
+// (see TestDriftFalseAlarms).
+func fitSlope(x, y []float64) slopeFit {
 	n := len(x)
 	a, b := stat.LinearRegression(x, y, nil, false)
-	f := slopeFit{intercept: a, slope: b}
+	f := slopeFit{intercept: a, slope: b, se: math.Inf(1)}
 	xm := stat.Mean(x, nil)
-	var sxx float64
+	var sxx, ss float64
 	u := make([]float64, n)
 	for i := range x {
 		d := x[i] - xm
 		sxx += d * d
 		u[i] = y[i] - a - b*x[i]
+		ss += u[i] * u[i]
 	}
 	if n < 3 || sxx == 0 {
-		f.lo, f.hi = math.Inf(-1), math.Inf(1)
-		f.se = math.Inf(1)
 		return f
 	}
-	f.lag = andrewsLag(u)
-	// Score series of the slope: (x−x̄)·u.
-	s := make([]float64, n)
-	for i := range x {
-		s[i] = (x[i] - xm) * u[i]
-	}
-	v := bartlettLRV(s, f.lag) * float64(n) // Σ_t Σ_s w·s_t·s_s
-	// Small-sample correction for the two fitted parameters.
-	v *= float64(n) / float64(n-2)
-	f.se = math.Sqrt(v) / sxx
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 2)}.Quantile(0.5 + confidence/2)
-	f.lo, f.hi = b-t*f.se, b+t*f.se
+	f.rho = math.Max(0, math.Min(0.97, lag1(u)))
+	infl := (1 + f.rho) / (1 - f.rho)
+	f.se = math.Sqrt(ss / float64(n-2) / sxx * infl)
+	f.df = float64(n)/infl - 2
 	return f
 }
 
-// andrewsLag is Andrews' (1991) data-dependent bandwidth for the Bartlett
-// kernel under an AR(1) approximation of e: 1.1447·(α·n)^(1/3) with
-// α = 4ρ²/((1−ρ)²(1+ρ)²). The first-order autocorrelation is clamped to ±0.97
-// so a near-unit-root series cannot ask for a bandwidth beyond the data.
-func andrewsLag(e []float64) int {
-	n := len(e)
-	if n < 3 {
-		return 0
-	}
-	rho := lag1(e)
-	rho = math.Max(-0.97, math.Min(0.97, rho))
-	alpha := 4 * rho * rho / ((1 - rho) * (1 - rho) * (1 + rho) * (1 + rho))
-	l := int(math.Ceil(1.1447 * math.Cbrt(alpha*float64(n))))
-	return min(max(l, 0), n-1)
+// ar1LRV is the long-run variance of the mean-zero series e under an AR(1)
+// approximation: var(e)·(1+ρ)/(1−ρ), with ρ clamped to [0, 0.97] so negative
+// correlation (rare in latency series) never makes a test bolder.
+func ar1LRV(e []float64) float64 {
+	rho := math.Max(0, math.Min(0.97, lag1(e)))
+	return stat.Variance(e, nil) * (1 + rho) / (1 - rho)
 }
 
 // lag1 is the first-order autocorrelation of e (about its mean).
@@ -133,24 +132,4 @@ func lag1(e []float64) float64 {
 		return 0
 	}
 	return num / den
-}
-
-// bartlettLRV is the long-run variance of the mean-zero series s (already
-// centred by construction), Σ_{|l|≤L} (1−|l|/(L+1))·γ_l with γ_l the lag-l
-// autocovariance divided by n. It is never negative: Bartlett weights keep
-// the estimate positive semi-definite.
-func bartlettLRV(s []float64, lag int) float64 {
-	n := len(s)
-	var v float64
-	for i := range s {
-		v += s[i] * s[i]
-	}
-	for l := 1; l <= lag; l++ {
-		var g float64
-		for i := l; i < n; i++ {
-			g += s[i] * s[i-l]
-		}
-		v += 2 * (1 - float64(l)/float64(lag+1)) * g
-	}
-	return math.Max(v/float64(n), 0)
 }
