@@ -588,8 +588,8 @@ func (r *Result) Header(name string) string { return string(r.HeaderBytes(name))
 // next Do on the Client that filled r and must not be modified.
 func (r *Result) HeaderBytes(name string) []byte {
 	for _, f := range r.fields {
-		if foldEqFold(r.head[f.ns:f.ne], name) {
-			return r.head[f.vs:f.ve:f.ve]
+		if foldEqFold(r.raw[f.ns:f.ne], name) {
+			return r.raw[f.vs:f.ve:f.ve]
 		}
 	}
 	return nil
@@ -600,7 +600,7 @@ func (r *Result) HeaderBytes(name string) []byte {
 func (r *Result) Headers() iter.Seq2[[]byte, []byte] {
 	return func(yield func(name, value []byte) bool) {
 		for _, f := range r.fields {
-			if !yield(r.head[f.ns:f.ne:f.ne], r.head[f.vs:f.ve:f.ve]) {
+			if !yield(r.raw[f.ns:f.ne:f.ne], r.raw[f.vs:f.ve:f.ve]) {
 				return
 			}
 		}

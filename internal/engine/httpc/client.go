@@ -1,0 +1,673 @@
+package httpc
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/core"
+)
+
+// Defaults applied by New to zero Config fields.
+const (
+	DefaultConnectTimeout = 5 * time.Second
+	DefaultTimeout        = 30 * time.Second
+	DefaultDNSTTL         = time.Minute
+	DefaultUserAgent      = "plateau"
+	maxSlots              = 64 // distinct hosts a per-user client keeps idle connections to
+)
+
+// Config tunes a Client. The zero value is usable: New fills in defaults.
+type Config struct {
+	// ConnectTimeout bounds DNS, TCP connect and TLS handshake together.
+	// 0 means DefaultConnectTimeout; negative means only Timeout applies.
+	ConnectTimeout time.Duration
+	// Timeout bounds a whole request from Result.Start to the last body
+	// byte, connection set-up, retry and redirects included. 0 means
+	// DefaultTimeout; negative means no limit (the context may still set one).
+	Timeout time.Duration
+	// InsecureSkipVerify accepts any server certificate.
+	InsecureSkipVerify bool
+	// TLSConfig is the base TLS configuration (roots, client certificates,
+	// versions); it is cloned per host and never modified.
+	TLSConfig *tls.Config
+	// FollowRedirects is the maximum number of redirects followed; 0 returns
+	// the 3xx response itself.
+	FollowRedirects int
+	// Compression sends "Accept-Encoding: gzip" (unless the request sets
+	// Accept-Encoding) and decodes gzip bodies into Result.Body.
+	Compression bool
+	// DisableKeepAlives sends "Connection: close" and opens a connection per
+	// request.
+	DisableKeepAlives bool
+	// MaxBody is how many bytes of body are kept in Result.Body (after gzip
+	// decoding); the rest is read, counted and discarded. 0 keeps nothing.
+	MaxBody int
+	// Cookies gives the client its own cookie jar (net/http/cookiejar rules,
+	// without a public suffix list).
+	Cookies bool
+	// UserAgent is sent unless the request sets User-Agent. Empty means
+	// DefaultUserAgent.
+	UserAgent string
+	// DNSTTL is how long a resolved host name is reused by this client for
+	// new connections. 0 means DefaultDNSTTL; negative disables the cache.
+	DNSTTL time.Duration
+	// Resolver resolves host names; nil means net.DefaultResolver.
+	Resolver *net.Resolver
+	// Pool, when set, shares connections with the other Clients using the
+	// same Pool instead of giving this client its own.
+	Pool *Pool
+}
+
+// Header is one request header field. Names are sent as written.
+type Header struct {
+	Name, Value string
+}
+
+// Request is one HTTP request. The client only reads it, so one Request may
+// be reused for every call.
+type Request struct {
+	Method string // "" means GET
+	URL    string // absolute http:// or https:// URL
+	// Header holds extra header fields. Host overrides the Host header;
+	// Content-Length and Transfer-Encoding are ignored (the client frames
+	// the body itself); "Connection: close" closes the connection after the
+	// response.
+	Header []Header
+	// Body is sent with a Content-Length. POST, PUT and PATCH always carry
+	// one, even when empty, because many servers refuse them without it.
+	Body []byte
+}
+
+// Result is the outcome of one Do. The caller owns it and reuses it: Do
+// overwrites every field. Body and the header accessors point into buffers
+// of the Client and stay valid only until the next Do on that Client.
+type Result struct {
+	Status int    // final HTTP status; 0 when no response head arrived
+	Proto  string // "HTTP/1.1" or "HTTP/1.0"
+	// Body holds the first Config.MaxBody bytes of the final response body,
+	// gzip-decoded when Config.Compression is on.
+	Body []byte
+	// BodySize is the length of the final body as received: after chunk
+	// framing is removed, before gzip decoding, including discarded bytes.
+	BodySize int64
+	// BytesSent and BytesRecv count HTTP bytes (heads, bodies, chunk framing)
+	// of every exchange of the request; TLS records and handshakes are not
+	// counted.
+	BytesSent, BytesRecv int64
+	// Start is when Do began: the actual send start before any connection
+	// set-up.
+	Start time.Time
+	// Connect is the time spent opening connections (DNS when not cached,
+	// TCP connect, TLS handshake) for this request; 0 when a kept-alive
+	// connection was reused.
+	Connect time.Duration
+	// TTFB is from Start to the arrival of the first response byte of the
+	// final exchange (so it includes Connect and any redirect hops).
+	TTFB time.Duration
+	// Total is from Start to the last body byte (or the failure).
+	Total time.Duration
+	// Class is ErrNone or why the request failed. HTTP status classes are the
+	// caller's to decide.
+	Class core.ErrorClass
+	// Err is the failure, nil on success; the same value Do returns.
+	Err error
+	// Reused says the final exchange ran on a kept-alive connection.
+	Reused bool
+	// Retried says a stale kept-alive connection failed and the request was
+	// sent again on a new one (see the package doc for the rule).
+	Retried bool
+	// Redirects is the number of redirects followed.
+	Redirects int
+	// URL is the URL of the final exchange: the request URL unless a
+	// redirect was followed.
+	URL string
+
+	raw    []byte  // response head bytes (Client-owned)
+	fields []field // header field offsets into raw
+}
+
+// Client sends requests for one virtual user. It keeps at most one idle
+// connection per host (or borrows from Config.Pool), a URL and DNS cache, an
+// optional cookie jar and the buffers Results point into. A Client is not
+// safe for concurrent use; give each goroutine its own.
+type Client struct {
+	cfg      Config
+	pool     *Pool
+	dialer   net.Dialer
+	resolver *net.Resolver
+	sessions tls.ClientSessionCache
+
+	targets map[string]*target
+	last    *target
+	slots   map[string]*hostSlot
+	dns     map[string]dnsEntry
+	oneAddr [1]netip.Addr
+	spare   *conn // buffers of the last closed connection
+
+	jar      *cookiejar.Jar
+	jarUsed  bool
+	cookies  []*http.Cookie
+	cookieLn []byte
+
+	p        parser
+	num      [20]byte
+	redirHdr []Header
+	cancel   canceler
+}
+
+// hostSlot holds a per-user client's idle connection to one host.
+type hostSlot struct{ idle *conn }
+
+// New returns a Client for cfg, with defaults filled in.
+func New(cfg Config) *Client {
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = DefaultConnectTimeout
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.DNSTTL == 0 {
+		cfg.DNSTTL = DefaultDNSTTL
+	}
+	if cfg.MaxBody < 0 {
+		cfg.MaxBody = 0
+	}
+	if cfg.FollowRedirects < 0 {
+		cfg.FollowRedirects = 0
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = DefaultUserAgent
+	}
+	c := &Client{
+		cfg:      cfg,
+		pool:     cfg.Pool,
+		resolver: cfg.Resolver,
+		targets:  make(map[string]*target),
+		slots:    make(map[string]*hostSlot),
+		dns:      make(map[string]dnsEntry),
+	}
+	if c.resolver == nil {
+		c.resolver = net.DefaultResolver
+	}
+	c.dialer.Resolver = c.resolver
+	if cfg.TLSConfig == nil || cfg.TLSConfig.ClientSessionCache == nil {
+		c.sessions = tls.NewLRUClientSessionCache(16)
+	}
+	if cfg.Cookies {
+		c.jar, _ = cookiejar.New(nil) // never fails without options
+	}
+	return c
+}
+
+// Close closes the client's idle connections. The Client can still be used
+// afterwards; it simply dials again.
+func (c *Client) Close() error {
+	var errs []error
+	for _, s := range c.slots {
+		if s.idle != nil {
+			errs = append(errs, s.idle.nc.Close())
+			s.idle = nil
+		}
+	}
+	if c.cancel.stop != nil {
+		c.cancel.stop()
+		c.cancel.stop = nil
+		c.cancel.done = nil
+	}
+	return errors.Join(errs...)
+}
+
+// Do sends req and reads the response into res, following redirects and
+// retrying a stale connection as Config and the package doc describe. It
+// returns res.Err. ctx may cancel the request at any point; pass a
+// long-lived context (the run's), not one per request: watching a new
+// context costs an allocation, and per-request deadlines belong in
+// Config.Timeout.
+func (c *Client) Do(ctx context.Context, req *Request, res *Result) error {
+	start := time.Now()
+	*res = Result{Start: start, URL: req.URL}
+	ph, err := c.do(ctx, req, res, start)
+	if err != nil {
+		res.Total = time.Since(start)
+		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+			err = fmt.Errorf("%w: %w", cerr, err) // a cancel shows as a deadline on the socket
+		}
+		res.Err = err
+		res.Class = classify(err, ph)
+	}
+	return err
+}
+
+func (c *Client) do(ctx context.Context, req *Request, res *Result, start time.Time) (phase, error) {
+	var deadline time.Time
+	if c.cfg.Timeout > 0 {
+		deadline = start.Add(c.cfg.Timeout)
+	}
+	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
+		deadline = d
+	}
+	done := ctx.Done()
+	if done != nil {
+		select {
+		case <-done:
+			return phaseNone, ctx.Err()
+		default:
+		}
+		c.watch(ctx, done)
+	}
+	t, err := c.target(req.URL)
+	if err != nil {
+		return phaseNone, err
+	}
+	method := req.Method
+	if method == "" {
+		method = "GET"
+	}
+	if !validHeader(method, "") {
+		return phaseNone, fmt.Errorf("invalid method %q", method)
+	}
+	for i := range req.Header {
+		if h := &req.Header[i]; !validHeader(h.Name, h.Value) {
+			return phaseNone, fmt.Errorf("invalid request header %q", h.Name)
+		}
+	}
+	hdrs, body := req.Header, req.Body
+	for hop := 0; ; hop++ {
+		if ph, err := c.exchange(ctx, done, t, method, hdrs, body, deadline, res); err != nil {
+			return ph, err
+		}
+		if hop >= c.cfg.FollowRedirects || !isRedirect(res.Status) || c.p.location < 0 {
+			return phaseNone, nil
+		}
+		f := c.p.fields[c.p.location]
+		loc := string(c.p.hdr[f.vs:f.ve])
+		next, err := t.u.Parse(loc)
+		if err != nil {
+			return phaseRead, &ProtocolError{Msg: "bad Location " + strconv.Quote(loc), Err: err}
+		}
+		nt, err := c.target(next.String())
+		if err != nil {
+			return phaseNone, fmt.Errorf("redirect: %w", err)
+		}
+		switch res.Status {
+		case 301, 302, 303:
+			// What browsers do (and net/http): a non-GET becomes a GET
+			// without body; 303 always does.
+			if method != "GET" && method != "HEAD" {
+				method, body = "GET", nil
+			}
+		}
+		if !foldEqString(nt.hostname, t.hostname) {
+			hdrs = c.stripCredentials(hdrs)
+		}
+		res.Redirects++
+		res.URL = nt.raw
+		t = nt
+	}
+}
+
+// stripCredentials drops headers that must not follow a redirect to another
+// host (net/http does the same).
+func (c *Client) stripCredentials(hdrs []Header) []Header {
+	out := c.redirHdr[:0]
+	for _, h := range hdrs {
+		if foldEqString(h.Name, "authorization") || foldEqString(h.Name, "cookie") ||
+			foldEqString(h.Name, "proxy-authorization") || foldEqString(h.Name, "www-authenticate") {
+			continue
+		}
+		out = append(out, h)
+	}
+	c.redirHdr = out
+	return out
+}
+
+func isRedirect(status int) bool {
+	switch status {
+	case 301, 302, 303, 307, 308:
+		return true
+	}
+	return false
+}
+
+// idempotent reports whether sending method twice has the effect of sending
+// it once (RFC 9110 §9.2.2), which makes a blind retry safe.
+func idempotent(method string) bool {
+	switch method {
+	case "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE":
+		return true
+	}
+	return false
+}
+
+// exchange sends one request and reads its response on one connection,
+// retrying once on a new connection when a reused one turns out stale.
+func (c *Client) exchange(ctx context.Context, done <-chan struct{}, t *target, method string,
+	hdrs []Header, body []byte, deadline time.Time, res *Result) (phase, error) {
+	retried := false
+	for {
+		cn, reused, ph, err := c.acquire(ctx, t, deadline, retried, res)
+		if err != nil {
+			return ph, err
+		}
+		res.Reused = reused
+		cn.setDeadline(deadline)
+		if done != nil && !c.cancel.set(cn, done) {
+			c.closeConn(cn)
+			return phaseNone, ctx.Err()
+		}
+		sent0 := cn.cnt.w
+		closeAfter, err := c.writeRequest(cn, t, method, hdrs, body)
+		res.BytesSent += cn.cnt.w - sent0
+		if err != nil {
+			nothingSent := cn.cnt.w == sent0
+			c.cancel.clear(done)
+			c.closeConn(cn)
+			if reused && !retried && !isTimeout(err) && (nothingSent || idempotent(method)) && ctx.Err() == nil {
+				retried, res.Retried = true, true
+				continue
+			}
+			return phaseWrite, fmt.Errorf("sending request: %w", err)
+		}
+		r0 := cn.readCount()
+		reusable, err := c.readResponse(cn, t, method, res)
+		got := cn.readCount() - r0
+		res.BytesRecv += got
+		c.cancel.clear(done)
+		if err != nil {
+			c.closeConn(cn)
+			if reused && !retried && got == 0 && idempotent(method) && connLost(err) && ctx.Err() == nil {
+				retried, res.Retried = true, true
+				continue
+			}
+			return phaseRead, err
+		}
+		end := time.Now()
+		res.Total = end.Sub(res.Start)
+		if !reusable || closeAfter || c.cfg.DisableKeepAlives || cn.br.Buffered() > 0 {
+			c.closeConn(cn)
+		} else {
+			cn.lastUsed = end
+			c.release(t, cn)
+		}
+		return phaseNone, nil
+	}
+}
+
+// acquire returns an idle connection to t (reused = true) or dials one.
+// fresh forces a new connection (the retry after a stale one).
+func (c *Client) acquire(ctx context.Context, t *target, deadline time.Time, fresh bool, res *Result) (cn *conn, reused bool, ph phase, err error) {
+	if c.pool != nil {
+		return c.acquirePooled(ctx, t, deadline, fresh, res)
+	}
+	slot := t.slot
+	if slot == nil {
+		slot = c.slotFor(t)
+	}
+	if cn := slot.idle; cn != nil {
+		slot.idle = nil
+		if !fresh && (res.Start.Sub(cn.lastUsed) < idleProbeAfter || cn.alive()) {
+			return cn, true, phaseNone, nil
+		}
+		c.closeConn(cn)
+	}
+	t0 := time.Now()
+	cn, ph, err = c.dial(ctx, t, deadline)
+	res.Connect += time.Since(t0)
+	return cn, false, ph, err
+}
+
+// release parks a reusable connection for the next request to its host.
+func (c *Client) release(t *target, cn *conn) {
+	if cn.ph != nil {
+		cn.ph.put(cn)
+		return
+	}
+	if old := t.slot.idle; old != nil { // cannot happen with one request at a time
+		c.closeConn(old)
+	}
+	t.slot.idle = cn
+}
+
+// slotFor finds or creates the idle slot of t's host. Past maxSlots hosts
+// every idle connection is closed and the caches start over, so a user that
+// wanders over many hosts holds a bounded number of sockets.
+func (c *Client) slotFor(t *target) *hostSlot {
+	s := c.slots[t.key]
+	if s == nil {
+		if len(c.slots) >= maxSlots {
+			_ = c.Close()
+			clear(c.slots)
+			clear(c.targets)
+			c.last = nil
+		}
+		s = &hostSlot{}
+		c.slots[t.key] = s
+	}
+	t.slot = s
+	return s
+}
+
+// readResponse reads the response to the request just written on cn.
+func (c *Client) readResponse(cn *conn, t *target, method string, res *Result) (reusable bool, err error) {
+	if _, err := cn.br.Peek(1); err != nil {
+		return false, fmt.Errorf("awaiting response: %w", err)
+	}
+	res.TTFB = time.Since(res.Start)
+	p := &c.p
+	err = p.readHead(cn.br)
+	res.raw, res.fields = p.hdr, p.fields
+	if err != nil {
+		return false, fmt.Errorf("reading response head: %w", err)
+	}
+	res.Status, res.Proto = p.status, p.proto
+	reusable = p.frame(cn.br, method)
+	if c.jar != nil && p.setCookie {
+		c.storeCookies(t)
+	}
+	err = p.readBody(c.cfg.MaxBody, c.cfg.Compression && p.gzip)
+	res.Body, res.BodySize = p.buf, p.body.size
+	if err != nil {
+		return false, fmt.Errorf("reading response body: %w", err)
+	}
+	return reusable, nil
+}
+
+// writeRequest writes the request head and body and flushes them. It
+// reports whether the request asked to close the connection.
+func (c *Client) writeRequest(cn *conn, t *target, method string, hdrs []Header, body []byte) (closeAfter bool, err error) {
+	w := cn.bw
+	host := t.host
+	for i := range hdrs {
+		if h := &hdrs[i]; len(h.Name) == 4 && foldEqString(h.Name, "host") {
+			host = h.Value
+		}
+	}
+	w.WriteString(method)
+	w.WriteByte(' ')
+	w.WriteString(t.requestURI)
+	w.WriteString(" HTTP/1.1\r\nHost: ")
+	w.WriteString(host)
+	w.WriteString("\r\n")
+	cookies := c.jarCookies(t)
+	hasUA, hasAE := false, false
+	for i := range hdrs {
+		h := &hdrs[i]
+		switch len(h.Name) {
+		case 4:
+			if foldEqString(h.Name, "host") {
+				continue
+			}
+		case 6:
+			if foldEqString(h.Name, "cookie") && len(cookies) > 0 {
+				// One Cookie field only (RFC 6265 §5.4): the jar's cookies
+				// join the caller's.
+				w.WriteString(h.Name)
+				w.WriteString(": ")
+				w.WriteString(h.Value)
+				w.WriteString("; ")
+				w.Write(cookies)
+				w.WriteString("\r\n")
+				cookies = nil
+				continue
+			}
+		case 10:
+			if foldEqString(h.Name, "user-agent") {
+				hasUA = true
+			} else if foldEqString(h.Name, "connection") {
+				forTokens([]byte(h.Value), func(tok []byte) {
+					if foldEq(tok, "close") {
+						closeAfter = true
+					}
+				})
+			}
+		case 14:
+			if foldEqString(h.Name, "content-length") {
+				continue
+			}
+		case 15:
+			if foldEqString(h.Name, "accept-encoding") {
+				hasAE = true
+			}
+		case 17:
+			if foldEqString(h.Name, "transfer-encoding") {
+				continue
+			}
+		}
+		w.WriteString(h.Name)
+		w.WriteString(": ")
+		w.WriteString(h.Value)
+		w.WriteString("\r\n")
+	}
+	if !hasUA {
+		w.WriteString("User-Agent: ")
+		w.WriteString(c.cfg.UserAgent)
+		w.WriteString("\r\n")
+	}
+	if len(body) > 0 || method == "POST" || method == "PUT" || method == "PATCH" {
+		w.WriteString("Content-Length: ")
+		w.Write(strconv.AppendInt(c.num[:0], int64(len(body)), 10))
+		w.WriteString("\r\n")
+	}
+	if c.cfg.Compression && !hasAE {
+		w.WriteString("Accept-Encoding: gzip\r\n")
+	}
+	if c.cfg.DisableKeepAlives {
+		w.WriteString("Connection: close\r\n")
+	}
+	if len(cookies) > 0 {
+		w.WriteString("Cookie: ")
+		w.Write(cookies)
+		w.WriteString("\r\n")
+	}
+	w.WriteString("\r\n")
+	w.Write(body)
+	return closeAfter, w.Flush()
+}
+
+// jarCookies renders the jar's cookies for t as a Cookie value, or nil.
+func (c *Client) jarCookies(t *target) []byte {
+	if !c.jarUsed {
+		return nil // nothing stored yet: skip the jar's allocating lookup
+	}
+	c.cookieLn = c.cookieLn[:0]
+	for i, ck := range c.jar.Cookies(t.u) {
+		if i > 0 {
+			c.cookieLn = append(c.cookieLn, "; "...)
+		}
+		c.cookieLn = append(c.cookieLn, ck.String()...)
+	}
+	return c.cookieLn
+}
+
+// storeCookies hands the Set-Cookie fields of the current response to the jar.
+func (c *Client) storeCookies(t *target) {
+	c.cookies = c.cookies[:0]
+	for _, f := range c.p.fields {
+		if foldEq(c.p.hdr[f.ns:f.ne], "set-cookie") {
+			if ck, err := http.ParseSetCookie(string(c.p.hdr[f.vs:f.ve])); err == nil {
+				c.cookies = append(c.cookies, ck)
+			}
+		}
+	}
+	if len(c.cookies) > 0 {
+		c.jar.SetCookies(t.u, c.cookies)
+		c.jarUsed = true
+	}
+}
+
+// canceler interrupts the exchange in flight when the context passed to Do
+// is cancelled, without a goroutine per request: one context.AfterFunc per
+// distinct context sets a past deadline on the current connection.
+type canceler struct {
+	mu    sync.Mutex
+	done  <-chan struct{} // Done channel being watched
+	stop  func() bool
+	cur   *conn // connection in use, nil between exchanges
+	fired bool  // a past deadline was set on cur
+}
+
+// aLongTimeAgo is a deadline that has always passed.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// watch makes sure ctx (whose Done channel is done) is being watched.
+func (c *Client) watch(ctx context.Context, done <-chan struct{}) {
+	k := &c.cancel
+	if k.done == done {
+		return
+	}
+	if k.stop != nil {
+		k.stop()
+	}
+	k.mu.Lock()
+	k.done = done
+	k.mu.Unlock()
+	k.stop = context.AfterFunc(ctx, func() { k.fire(done) })
+}
+
+func (k *canceler) fire(done <-chan struct{}) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.done == done && k.cur != nil {
+		_ = k.cur.nc.SetDeadline(aLongTimeAgo)
+		k.fired = true
+	}
+}
+
+// set registers cn as the connection in use. It reports false if the
+// context is already done (cancelled before the registration could catch it).
+func (k *canceler) set(cn *conn, done <-chan struct{}) bool {
+	k.mu.Lock()
+	k.cur = cn
+	k.mu.Unlock()
+	select {
+	case <-done:
+		k.clear(done)
+		return false
+	default:
+		return true
+	}
+}
+
+// clear unregisters the current connection. A connection whose deadline
+// was forced into the past gets it re-armed by the next setDeadline.
+func (k *canceler) clear(done <-chan struct{}) {
+	if done == nil {
+		return
+	}
+	k.mu.Lock()
+	if k.fired && k.cur != nil {
+		k.cur.deadline = aLongTimeAgo
+	}
+	k.fired = false
+	k.cur = nil
+	k.mu.Unlock()
+}
