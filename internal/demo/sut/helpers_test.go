@@ -77,6 +77,7 @@ type stackOpts struct {
 	services []ServiceConfig
 	parallel bool
 	flush    time.Duration
+	timeout  time.Duration // front's external-call timeout
 }
 
 // startStack starts external services, opts.backs backs sharing one database
@@ -121,7 +122,7 @@ func startStack(t testing.TB, opts stackOpts) *stack {
 	}
 	f, err := NewFront(FrontConfig{
 		Secret: st.secret, BackURLs: backURLs, ExternalURL: st.external.URL,
-		ExternalServices: names, ParallelExternal: opts.parallel,
+		ExternalServices: names, ParallelExternal: opts.parallel, ExternalTimeout: opts.timeout,
 		AccessLog: st.frontLog, ExternalLog: st.extCallLog, FlushInterval: opts.flush,
 	})
 	if err != nil {
