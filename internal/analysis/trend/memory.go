@@ -26,9 +26,9 @@ type MemoryOptions struct {
 	// Limit is the memory limit in the unit of the series (heap max,
 	// container limit); 0 means unknown, and TimeToLimit stays nil.
 	Limit float64
-	// Window is the lower-envelope window used when no GC counter is given
-	// (or it never moved); 0 chooses it from the sawtooth (twice the median
-	// time between large drops), with at least four windows per series.
+	// Window is the lower-envelope window, used only when neither a GC
+	// counter nor drops in the series mark the collections; 0 (or a window
+	// leaving fewer than four per series) means a twelfth of the span.
 	Window time.Duration
 	// Confidence is the two-sided level of the slope interval; default 0.95.
 	Confidence float64
@@ -40,8 +40,9 @@ type MemoryOptions struct {
 
 // MemoryResult is the trend of memory after garbage collection.
 type MemoryResult struct {
-	// Method says how the after-GC points were chosen:
-	// "after GC (N collections)" or "lower envelope (N windows of D)".
+	// Method says how the after-GC points were chosen: "after GC (N
+	// collections)", "after detected collections (N drops)" or "lower
+	// envelope (N windows of D)".
 	Method string
 	// Baseline holds the after-GC points the line was fitted to.
 	Baseline []core.Point
@@ -72,9 +73,12 @@ const minBaseline = 4
 //     rose marks a collection, and the lowest memory reading between the
 //     previous counter reading and this one (or the first reading after it)
 //     is an after-GC point;
-//   - without one, the series is cut into windows and each window's minimum
-//     is an after-GC point (the lower envelope). For non-collected memory
-//     such as a process's RSS the envelope is just a smoothed floor.
+//   - without one, large falls in the series itself mark the collections
+//     (see afterDrops) and the lowest reading of each fall is an after-GC
+//     point;
+//   - with neither, the series is cut into windows and each window's
+//     minimum is an after-GC point (the lower envelope). For non-collected
+//     memory such as a process's RSS this is just a smoothed floor.
 //
 // The verdict is growing when the slope's lower bound is above zero and the
 // fitted growth over the span is at least MinGrowthPct of the mean.
@@ -96,14 +100,14 @@ func Memory(mem, gc []core.Point, opt MemoryOptions) (MemoryResult, error) {
 	if base, n := afterGC(ps, clean(gc)); n >= minBaseline {
 		r.Baseline = base
 		r.Method = fmt.Sprintf("after GC (%d collections)", n)
+	} else if base := afterDrops(ps); len(base) >= minBaseline {
+		r.Baseline = base
+		r.Method = fmt.Sprintf("after detected collections (%d drops)", len(base))
 	} else {
-		w := opt.Window
-		if w <= 0 {
-			w = sawtoothWindow(ps)
-		}
 		span := ps[len(ps)-1].T.Sub(ps[0].T)
+		w := opt.Window
 		if w <= 0 || span/w < minBaseline {
-			w = span / minBaseline
+			w = span / 12
 		}
 		r.Baseline = envelope(ps, w)
 		r.Method = fmt.Sprintf("lower envelope (%d windows of %s)", len(r.Baseline), w.Round(time.Second))
@@ -176,33 +180,46 @@ func afterGC(mem, gc []core.Point) ([]core.Point, int) {
 	return out, n
 }
 
-// sawtoothWindow estimates the collection period from the series itself: a
-// fall between consecutive readings larger than a quarter of the series'
-// robust range (p99 − p1) is taken as a collection, and the window is twice
-// the median time between such falls, so every window holds at least one
-// trough. It returns 0 when fewer than three falls are seen.
-func sawtoothWindow(ps []core.Point) time.Duration {
+// afterDrops finds collections in the series itself, for when no GC
+// counter is available. A fall between consecutive readings is a collection
+// when it is larger than a quarter of the series' robust range (p99 − p1)
+// and larger than five robust standard deviations of the step-to-step
+// changes (1.4826·MAD), so reading noise on a flat series is never taken for
+// a sawtooth. The lowest reading of the fall (it may span several samples)
+// is an after-GC point. A leak so fast that it dwarfs the sawtooth hides the
+// drops; the lower envelope then takes over and still sees the rise.
+func afterDrops(ps []core.Point) []core.Point {
+	if len(ps) < 3 {
+		return nil
+	}
 	v := values(ps)
 	sort.Float64s(v)
 	rng := stat.Quantile(0.99, stat.Empirical, v, nil) - stat.Quantile(0.01, stat.Empirical, v, nil)
-	if rng <= 0 {
-		return 0
-	}
-	var drops []time.Time
+	d := make([]float64, len(ps)-1)
 	for i := 1; i < len(ps); i++ {
-		if ps[i-1].V-ps[i].V > rng/4 {
-			drops = append(drops, ps[i].T)
+		d[i-1] = ps[i].V - ps[i-1].V
+	}
+	sort.Float64s(d)
+	med := stat.Quantile(0.5, stat.Empirical, d, nil)
+	for i := range d {
+		d[i] = math.Abs(d[i] - med)
+	}
+	sort.Float64s(d)
+	minFall := math.Max(rng/4, 5*1.4826*stat.Quantile(0.5, stat.Empirical, d, nil))
+	if minFall <= 0 {
+		return nil
+	}
+	var out []core.Point
+	for i := 1; i < len(ps); i++ {
+		if ps[i-1].V-ps[i].V <= minFall {
+			continue
 		}
+		for i+1 < len(ps) && ps[i+1].V < ps[i].V {
+			i++
+		}
+		out = append(out, ps[i])
 	}
-	if len(drops) < 3 {
-		return 0
-	}
-	gaps := make([]float64, len(drops)-1)
-	for i := 1; i < len(drops); i++ {
-		gaps[i-1] = float64(drops[i].Sub(drops[i-1]))
-	}
-	sort.Float64s(gaps)
-	return time.Duration(2 * stat.Quantile(0.5, stat.Empirical, gaps, nil))
+	return out
 }
 
 // envelope returns the minimum of each window [t0+k·w, t0+(k+1)·w).
