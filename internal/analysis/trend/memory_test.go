@@ -2,8 +2,8 @@ package trend
 
 import (
 	"math"
-	"strings"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
