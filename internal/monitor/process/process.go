@@ -117,7 +117,7 @@ func (c *Collector) sample(b *monitor.Batch) bool {
 	}
 	for i, pid := range c.pids {
 		st, c.buf, err = ReadStat(c.root, pid, c.buf)
-		if err != nil || (i == 0 && st.StartTime != c.cur.StartTime) {
+		if err != nil || (i == 0 && (st.StartTime != c.cur.StartTime || st.State == 'Z' || st.State == 'X')) {
 			if i == 0 {
 				rootMissing = true
 				break
