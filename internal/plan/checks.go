@@ -1,0 +1,778 @@
+package plan
+
+import (
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// after runs the checks and dependent defaults of one decoded struct. n is
+// the struct's mapping (nil or null when empty) and keys what it held.
+func (d *decoder) after(ptr any, n *yaml.Node, k keyset) {
+	switch v := ptr.(type) {
+	case *HTTP:
+		d.checkHTTP(v, n, k)
+	case *Workload:
+		d.checkWorkload(v, n, k)
+	case *Step:
+		d.checkStep(v, n, k)
+	case *Request:
+		d.checkRequest(v, n, k)
+	case *Extract:
+		d.checkExtract(v, n, k)
+	case *Transaction:
+		if strings.TrimSpace(v.Name) == "" {
+			d.errorf(at(n, k, "name"), "transaction: missing name (it is the label of the grouped time)")
+		}
+		if len(v.Steps) == 0 {
+			d.errorf(at(n, k, "steps"), "transaction %q has no steps", v.Name)
+		}
+	case *Loop:
+		if v.Count < 1 {
+			d.errorf(at(n, k, "count"), "loop: count must be at least 1")
+		}
+		if len(v.Steps) == 0 {
+			d.errorf(at(n, k, "steps"), "loop has no steps")
+		}
+	case *Load:
+		d.checkLoad(v, n, k)
+	case *Stage:
+		if !k.has("rate") {
+			d.errorf(n, "stage: missing rate (the rate reached at the end of the stage)")
+		}
+		if v.Duration <= 0 {
+			d.errorf(at(n, k, "duration"), "stage: duration must be positive")
+		}
+	case *LoadStep:
+		d.checkLoadStep(v, n, k)
+	case *Monitor:
+		if k.has("interval") && v.Interval <= 0 {
+			d.errorf(at(n, k, "interval"), "monitor: interval must be positive")
+		}
+	}
+}
+
+// at returns the value node of key, or the mapping itself when the key is
+// absent: the best place to point at.
+func at(n *yaml.Node, k keyset, key string) *yaml.Node {
+	if p, ok := k[key]; ok {
+		return p.val
+	}
+	return n
+}
+
+func (d *decoder) checkHTTP(h *HTTP, n *yaml.Node, k keyset) {
+	if k.has("timeout") && h.Timeout <= 0 {
+		d.errorf(at(n, k, "timeout"), "http.timeout must be positive")
+	}
+	if k.has("connect_timeout") && h.ConnectTimeout <= 0 {
+		d.errorf(at(n, k, "connect_timeout"), "http.connect_timeout must be positive")
+	}
+	if h.Redirects < 0 {
+		d.errorf(at(n, k, "redirects"), "http.redirects must not be negative")
+	}
+	if h.MaxBody < 0 {
+		d.errorf(at(n, k, "max_body"), "http.max_body must not be negative")
+	}
+	if h.Connections != ConnPerUser && h.Connections != ConnShared {
+		d.errorf(at(n, k, "connections"), "http.connections: %q is not per_user or shared", h.Connections)
+	}
+}
+
+func (d *decoder) checkWorkload(w *Workload, n *yaml.Node, k keyset) {
+	if len(w.Scenario) == 0 {
+		if k.has("scenario") {
+			d.errorf(at(n, k, "scenario"), "workload %q: scenario has no steps", w.Name)
+		} else {
+			d.errorf(n, "workload %q: missing scenario", w.Name)
+		}
+	}
+	if !k.has("load") {
+		d.errorf(n, "workload %q: missing load (e.g. load: {users: 10, duration: 1m})", w.Name)
+	}
+}
+
+var stepKinds = []string{"request", "think", "transaction", "loop"}
+
+func (d *decoder) checkStep(s *Step, n *yaml.Node, k keyset) {
+	var have []string
+	for _, kind := range stepKinds {
+		if k.has(kind) {
+			have = append(have, kind)
+		}
+	}
+	switch {
+	case len(have) == 0 && len(k) == 0:
+		d.errorf(n, "step needs one of request, think, transaction, loop")
+	case len(have) > 1:
+		d.errorf(n, "a step holds one of request, think, transaction, loop, not both %s and %s; give each its own list item (- …)", have[0], have[1])
+	}
+	// A null "think:" or "request:" left the pointer nil; give it a value so
+	// the engine can rely on exactly one being set.
+	if len(have) == 1 {
+		switch have[0] {
+		case "request":
+			if s.Request == nil {
+				s.Request = &Request{Method: "GET"}
+				d.checkRequest(s.Request, k["request"].val, keyset{})
+			}
+		case "think":
+			if s.Think == nil {
+				d.errorf(k["think"].val, "think: missing duration, e.g. think: 1s")
+				s.Think = &Think{}
+			}
+		case "loop":
+			if s.Loop == nil {
+				d.errorf(k["loop"].val, "loop: missing count and steps")
+				s.Loop = &Loop{}
+			}
+		}
+	}
+}
+
+func (d *decoder) checkRequest(r *Request, n *yaml.Node, k keyset) {
+	if !k.has("url") {
+		d.errorf(n, "request: missing url")
+	} else if !urlStartOK(&r.URL) {
+		d.errorf(at(n, k, "url"), "url %q must start with / (relative to target) or http:// or https://", r.URL.Raw)
+	}
+	r.Method = strings.ToUpper(strings.TrimSpace(r.Method))
+	if !isToken(r.Method) {
+		d.errorf(at(n, k, "method"), "bad method %q", r.Method)
+	}
+	var bodies []string
+	for _, b := range []string{"body", "json", "form"} {
+		if k.has(b) {
+			bodies = append(bodies, b)
+		}
+	}
+	if len(bodies) > 1 {
+		d.errorf(at(n, k, bodies[1]), "request has both %s and %s; use one", bodies[0], bodies[1])
+	}
+	if r.Timeout < 0 {
+		d.errorf(at(n, k, "timeout"), "request timeout must be positive")
+	}
+	if k.has("name") && strings.TrimSpace(r.Name) == "" {
+		d.errorf(at(n, k, "name"), "request name is empty")
+	}
+	if r.Name == "" {
+		r.Name = defaultRequestName(r.Method, r.URL.Raw)
+	}
+	r.Check.Pos = d.pos(at(n, k, "check"))
+}
+
+// urlStartOK reports whether a request URL is a path or an absolute
+// http(s) URL once ${env.*} is substituted.
+func urlStartOK(t *Template) bool {
+	if len(t.Parts) == 0 || t.Parts[0].Var != "" {
+		return false
+	}
+	lit := t.Parts[0].Lit
+	return strings.HasPrefix(lit, "/") || hasHTTPScheme(lit)
+}
+
+func hasHTTPScheme(s string) bool {
+	l := strings.ToLower(s)
+	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
+}
+
+// defaultRequestName is the label of an unnamed request: the method and
+// the URL's path without query, e.g. "GET /allergies".
+func defaultRequestName(method, raw string) string {
+	p := raw
+	if hasHTTPScheme(p) {
+		rest := p[strings.Index(p, "//")+2:]
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			p = rest[i:]
+		} else {
+			p = "/"
+		}
+	}
+	if i := strings.IndexAny(p, "?#"); i >= 0 {
+		p = p[:i]
+	}
+	if p == "" {
+		p = "/"
+	}
+	return method + " " + p
+}
+
+func (d *decoder) checkExtract(e *Extract, n *yaml.Node, k keyset) {
+	var src []string
+	for _, s := range []string{"json", "regex", "header"} {
+		if k.has(s) {
+			src = append(src, s)
+		}
+	}
+	switch {
+	case len(src) == 0:
+		d.errorf(n, "extract needs one of json, regex, header")
+		return
+	case len(src) > 1:
+		d.errorf(at(n, k, src[1]), "extract has both %s and %s; use one", src[0], src[1])
+		return
+	}
+	switch src[0] {
+	case "json":
+		if _, err := ParseJSONPath(e.JSON); err != nil {
+			d.errorf(at(n, k, "json"), "extract: %v", err)
+		}
+	case "regex":
+		re, err := regexp.Compile(e.Regex)
+		switch {
+		case e.Regex == "":
+			d.errorf(at(n, k, "regex"), "extract: empty regex")
+		case err != nil:
+			d.errorf(at(n, k, "regex"), "extract: bad regex: %v", err)
+		case re.NumSubexp() > 1:
+			// The extractor takes the first group; more groups usually
+			// means an unintended (…) that should be (?:…).
+			d.errorf(at(n, k, "regex"), "extract: regex has %d capture groups; keep one and write the others as (?:…)", re.NumSubexp())
+		}
+	case "header":
+		if !isToken(e.Header) {
+			d.errorf(at(n, k, "header"), "extract: bad header name %q", e.Header)
+		}
+	}
+}
+
+// loadKeys lists, per load model, the keys that apply to it.
+var loadKeys = map[string][]string{
+	"closed":  {"users", "ramp_up", "duration", "iterations", "start_after"},
+	"pacing":  {"users", "pace", "duration", "start_after"},
+	"open":    {"rate", "duration", "max_users", "start_after"},
+	"stages":  {"stages", "max_users", "start_after"},
+	"stepped": {"steps", "stop_when", "max_users", "start_after"},
+}
+
+// loadModel returns the model a load's keys select, the keys that select
+// each candidate model, and how many models were selected.
+func loadModel(k keyset) (model string, selected []string) {
+	add := func(m, key string) {
+		selected = append(selected, fmt.Sprintf("%s (%s)", m, key))
+		model = m
+	}
+	if k.has("steps") {
+		add("stepped", "steps")
+	}
+	if k.has("stages") {
+		add("stages", "stages")
+	}
+	if k.has("rate") {
+		add("open", "rate")
+	}
+	if k.has("pace") {
+		add("pacing", "pace")
+	} else if k.has("users") {
+		add("closed", "users")
+	}
+	return model, selected
+}
+
+func (d *decoder) checkLoad(l *Load, n *yaml.Node, k keyset) {
+	model, selected := loadModel(k)
+	switch {
+	case len(selected) == 0:
+		d.errorf(n, "load: no load model; give users+duration (closed), users+iterations, users+pace+duration (pacing), rate+duration (open), stages, or steps")
+		return
+	case len(selected) > 1:
+		d.errorf(n, "load mixes %d load models: %s; use exactly one", len(selected), strings.Join(selected, " and "))
+		return
+	}
+	allowed := map[string]bool{}
+	for _, key := range loadKeys[model] {
+		allowed[key] = true
+	}
+	for key, p := range k {
+		if !allowed[key] {
+			d.errorf(p.key, "%s does not apply to the %s load model (keys: %s)", key, model, strings.Join(loadKeys[model], ", "))
+		}
+	}
+	positive := func(key string, v int) {
+		if v < 1 {
+			d.errorf(at(n, k, key), "load: %s must be at least 1", key)
+		}
+	}
+	needDuration := func() {
+		if !k.has("duration") {
+			d.errorf(n, "load: the %s model needs a duration", model)
+		} else if l.Duration <= 0 {
+			d.errorf(at(n, k, "duration"), "load: duration must be positive")
+		}
+	}
+	switch model {
+	case "closed":
+		positive("users", l.Users)
+		switch {
+		case k.has("duration") && k.has("iterations"):
+			d.errorf(k["iterations"].key, "load: give duration or iterations, not both")
+		case k.has("iterations"):
+			positive("iterations", l.Iterations)
+		default:
+			needDuration()
+			if l.RampUp > l.Duration && l.Duration > 0 {
+				d.errorf(at(n, k, "ramp_up"), "load: ramp_up %s is longer than duration %s", l.RampUp, l.Duration)
+			}
+		}
+	case "pacing":
+		positive("users", l.Users)
+		if !k.has("users") {
+			d.errorf(n, "load: pacing needs users")
+		}
+		if l.Pace <= 0 {
+			d.errorf(at(n, k, "pace"), "load: pace must be positive")
+		}
+		needDuration()
+	case "open":
+		if l.Rate <= 0 {
+			d.errorf(at(n, k, "rate"), "load: rate must be positive")
+		}
+		needDuration()
+	case "stages":
+		var peak Rate
+		for _, s := range l.Stages {
+			peak = max(peak, s.Rate)
+		}
+		if len(l.Stages) == 0 {
+			d.errorf(at(n, k, "stages"), "load: stages is empty")
+		} else if peak <= 0 {
+			d.errorf(at(n, k, "stages"), "load: every stage has rate 0")
+		}
+	case "stepped":
+		d.checkSteps(l, n, k)
+	}
+	if model == "open" || model == "stages" || (model == "stepped" && len(l.Steps) > 0 && l.Steps[0].Rate > 0) {
+		if !k.has("max_users") {
+			l.MaxUsers = DefaultMaxUsers
+		} else {
+			positive("max_users", l.MaxUsers)
+		}
+	} else if k.has("max_users") {
+		d.errorf(k["max_users"].key, "max_users applies only to the open model (rate)")
+	}
+}
+
+func (d *decoder) checkSteps(l *Load, n *yaml.Node, k keyset) {
+	if len(l.Steps) == 0 {
+		d.errorf(at(n, k, "steps"), "load: steps is empty")
+		return
+	}
+	seq := d.resolve(k["steps"].val)
+	itemPos := func(i int) *yaml.Node {
+		if seq != nil && seq.Kind == yaml.SequenceNode && i < len(seq.Content) {
+			return seq.Content[i]
+		}
+		return n
+	}
+	byRate := l.Steps[0].Rate > 0
+	names := map[string]int{}
+	for i := range l.Steps {
+		s := &l.Steps[i]
+		if (s.Rate > 0) != byRate && (s.Rate > 0 || s.Users > 0) {
+			d.errorf(itemPos(i), "load step %d uses %s while step 1 uses %s; all steps use users or all use rate",
+				i+1, map[bool]string{true: "rate", false: "users"}[s.Rate > 0], map[bool]string{true: "rate", false: "users"}[byRate])
+		}
+		if s.Name == "" {
+			s.Name = "step " + strconv.Itoa(i+1)
+		}
+		if j, dup := names[s.Name]; dup {
+			d.errorf(itemPos(i), "load step %d has the same name as step %d: %q", i+1, j+1, s.Name)
+		}
+		names[s.Name] = i
+	}
+}
+
+func (d *decoder) checkLoadStep(s *LoadStep, n *yaml.Node, k keyset) {
+	switch {
+	case k.has("users") && k.has("rate"):
+		d.errorf(n, "load step has both users and rate; use one")
+	case k.has("users"):
+		if s.Users < 1 {
+			d.errorf(at(n, k, "users"), "load step: users must be at least 1")
+		}
+	case k.has("rate"):
+		if s.Rate <= 0 {
+			d.errorf(at(n, k, "rate"), "load step: rate must be positive")
+		}
+		for _, key := range []string{"pace", "ramp_up"} {
+			if k.has(key) {
+				d.errorf(k[key].key, "load step: %s applies only to steps of users", key)
+			}
+		}
+	default:
+		d.errorf(n, "load step needs users or rate")
+	}
+	if !k.has("duration") || s.Duration <= 0 {
+		d.errorf(at(n, k, "duration"), "load step: duration must be positive")
+	} else if s.RampUp > s.Duration {
+		d.errorf(at(n, k, "ramp_up"), "load step: ramp_up %s is longer than duration %s", s.RampUp, s.Duration)
+	}
+	if k.has("pace") && s.Pace <= 0 {
+		d.errorf(at(n, k, "pace"), "load step: pace must be positive")
+	}
+}
+
+// feeders reads data: a mapping name → feeder ({csv: …} or just the path)
+// and loads each CSV file.
+func (d *decoder) feeders(n *yaml.Node, key string) map[string]*Feeder {
+	ps, ok := d.mapping(n, key, "a mapping of name → {csv: file}")
+	if !ok {
+		return nil
+	}
+	out := make(map[string]*Feeder, len(ps))
+	for _, p := range ps {
+		name := p.key.Value
+		if !isIdent(name) || name == "env" {
+			d.errorf(p.key, "bad data name %q: use letters, digits, _ and - (it is used as ${%s.column})", name, name)
+		}
+		f := &Feeder{Name: name}
+		d.preset(f)
+		v := d.resolve(p.val)
+		var k keyset
+		if v != nil && v.Kind == yaml.ScalarNode && !isNull(v) {
+			// Short form "patients: patients.csv".
+			f.CSV, _ = d.str(v, "data."+name)
+			f.Pos = d.pos(v)
+			k = keyset{"csv": {key: p.key, val: v}}
+		} else {
+			k = d.decodeStruct(v, f)
+		}
+		f.Pos = d.pos(p.key)
+		out[name] = f
+		if !d.checkFeeder(f, v, k) {
+			d.badData[name] = true
+		}
+	}
+	return out
+}
+
+// checkFeeder validates a feeder's options, sets its dependent defaults
+// and reads its CSV file. It reports whether the data is usable.
+func (d *decoder) checkFeeder(f *Feeder, n *yaml.Node, k keyset) bool {
+	switch f.Order {
+	case OrderSequential, OrderRandom, OrderUnique:
+	default:
+		d.errorf(at(n, k, "order"), "data %q: order %q is not sequential, random or unique", f.Name, f.Order)
+	}
+	switch f.OnExhausted {
+	case "":
+		f.OnExhausted = ExhaustedRecycle
+		if f.Order == OrderUnique {
+			f.OnExhausted = ExhaustedStop
+		}
+	case ExhaustedStop, ExhaustedRecycle:
+	default:
+		d.errorf(at(n, k, "on_exhausted"), "data %q: on_exhausted %q is not stop or recycle", f.Name, f.OnExhausted)
+	}
+	if f.Delimiter == `\t` || strings.EqualFold(f.Delimiter, "tab") {
+		f.Delimiter = "\t"
+	}
+	if r := []rune(f.Delimiter); len(r) != 1 || r[0] == '"' || r[0] == '\n' || r[0] == '\r' {
+		d.errorf(at(n, k, "delimiter"), "data %q: delimiter must be one character other than \" and newline", f.Name)
+		return false
+	}
+	if !k.has("csv") || f.CSV == "" {
+		d.errorf(at(n, k, "csv"), "data %q: missing csv (the file with a header row)", f.Name)
+		return false
+	}
+	path := f.CSV
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(d.dir, path)
+	}
+	cols, rows, ferr := readCSV(path, []rune(f.Delimiter)[0])
+	if ferr != nil {
+		if ferr.File == "" {
+			// The file could not be opened: point at the csv: line.
+			d.errorf(at(n, k, "csv"), "data %q: %s", f.Name, ferr.Msg)
+		} else {
+			ferr.Msg = fmt.Sprintf("%s (data %q)", ferr.Msg, f.Name)
+			d.errs = append(d.errs, *ferr)
+		}
+		return false
+	}
+	f.Columns, f.Rows = cols, rows
+	return true
+}
+
+// monitorFields lists, per target kind, the fields that apply to it.
+var monitorFields = map[string][]string{
+	"host":       {"name", "interval"},
+	"process":    {"name", "pid", "pid_file", "match", "children", "interval"},
+	"jvm":        {"name", "pid", "pid_file", "match", "interval"},
+	"cgroup":     {"name", "path", "interval"},
+	"postgres":   {"name", "dsn", "interval"},
+	"prometheus": {"name", "url", "series", "interval"},
+}
+
+// monitorTargets reads monitor.targets: a list of single-key mappings
+// kind → fields ("- host: {}", "- process: {match: java}"); a bare kind
+// ("- host") is a target with no fields.
+func (d *decoder) monitorTargets(n *yaml.Node, key string) []MonitorTarget {
+	if n.Kind != yaml.SequenceNode {
+		d.typeErr(n, key, "a list of targets such as - host: {}")
+		return nil
+	}
+	kinds := make([]string, 0, len(monitorFields))
+	for kind := range monitorFields {
+		kinds = append(kinds, kind)
+	}
+	sort.Strings(kinds)
+	var out []MonitorTarget
+	names := map[string]Pos{}
+	for _, item := range n.Content {
+		item = d.resolve(item)
+		if item == nil {
+			continue
+		}
+		var kindNode, body *yaml.Node
+		switch {
+		case item.Kind == yaml.ScalarNode && !isNull(item):
+			kindNode = item
+		case item.Kind == yaml.MappingNode && len(d.pairs(item)) == 1:
+			p := d.pairs(item)[0]
+			kindNode, body = p.key, p.val
+		default:
+			d.errorf(item, "monitor target: expected one kind (%s) with its fields, e.g. - process: {match: java}", strings.Join(kinds, ", "))
+			continue
+		}
+		kind := kindNode.Value
+		allowedList, known := monitorFields[kind]
+		if !known {
+			d.unknownKey(kindNode, "monitor targets", kinds)
+			continue
+		}
+		t := MonitorTarget{Kind: kind}
+		k := d.decodeStruct(body, &t)
+		t.Pos = d.pos(kindNode)
+		allowed := map[string]bool{}
+		for _, f := range allowedList {
+			allowed[f] = true
+		}
+		for f, p := range k {
+			if !allowed[f] {
+				d.errorf(p.key, "%s does not apply to a %s target (fields: %s)", f, kind, strings.Join(allowedList, ", "))
+			}
+		}
+		d.checkMonitorTarget(&t, kindNode, k)
+		if prev, dup := names[t.Name]; dup {
+			d.errorf(kindNode, "monitor target name %q is used twice (first at %d:%d); set name: to tell them apart", t.Name, prev.Line, prev.Col)
+		}
+		names[t.Name] = t.Pos
+		out = append(out, t)
+	}
+	return out
+}
+
+func (d *decoder) checkMonitorTarget(t *MonitorTarget, n *yaml.Node, k keyset) {
+	if k.has("interval") && t.Interval <= 0 {
+		d.errorf(at(n, k, "interval"), "%s target: interval must be positive", t.Kind)
+	}
+	def := t.Kind
+	switch t.Kind {
+	case "process", "jvm":
+		var sel []string
+		for _, f := range []string{"pid", "pid_file", "match"} {
+			if k.has(f) {
+				sel = append(sel, f)
+			}
+		}
+		if len(sel) != 1 {
+			d.errorf(n, "%s target needs exactly one of pid, pid_file, match", t.Kind)
+		}
+		switch {
+		case t.Match != "":
+			def = t.Match
+		case t.PidFile != "":
+			def = strings.TrimSuffix(filepath.Base(t.PidFile), ".pid")
+		case t.Pid > 0:
+			def = t.Kind + " " + strconv.Itoa(t.Pid)
+		}
+		if k.has("pid") && t.Pid < 1 {
+			d.errorf(at(n, k, "pid"), "%s target: pid must be positive", t.Kind)
+		}
+	case "cgroup":
+		if t.Path == "" {
+			d.errorf(n, "cgroup target needs path (e.g. /sys/fs/cgroup/system.slice/app.service)")
+		}
+		def = filepath.Base(t.Path)
+	case "postgres":
+		if t.DSN == "" {
+			d.errorf(n, "postgres target needs dsn (e.g. postgres://user@127.0.0.1:5432/db)")
+		}
+	case "prometheus":
+		u, err := url.Parse(t.URL)
+		if t.URL == "" || err != nil || !hasHTTPScheme(t.URL) || u.Host == "" {
+			d.errorf(at(n, k, "url"), "prometheus target needs url, an http(s) URL such as http://127.0.0.1:9100/metrics")
+		} else {
+			def = u.Host
+		}
+	}
+	if t.Name == "" {
+		t.Name = def
+	}
+}
+
+// checkPlan runs the checks that need the whole plan: required top-level
+// keys and every ${variable} against what is defined.
+func (d *decoder) checkPlan(p *Plan, n *yaml.Node, k keyset) {
+	if strings.TrimSpace(p.Name) == "" {
+		d.errorf(at(n, k, "name"), "plan: missing name")
+	} else if strings.ContainsAny(p.Name, `/\`) {
+		d.errorf(at(n, k, "name"), "plan name %q must not contain / or \\ (it names the run directory)", p.Name)
+	}
+	d.checkTarget(p, n, k)
+	if len(p.Workloads) == 0 && !k.has("workloads") {
+		d.errorf(n, "plan: missing workloads")
+	} else if len(p.Workloads) == 0 && d.resolve(k["workloads"].val) != nil && isNull(d.resolve(k["workloads"].val)) {
+		d.errorf(at(n, k, "workloads"), "plan: workloads is empty")
+	}
+	d.checkRefs(p)
+}
+
+func (d *decoder) checkTarget(p *Plan, n *yaml.Node, k keyset) {
+	if !k.has("target") || p.Target == "" {
+		d.errorf(at(n, k, "target"), "plan: missing target (the base URL, e.g. http://127.0.0.1:8080)")
+		return
+	}
+	u, err := url.Parse(p.Target)
+	switch {
+	case err != nil || !hasHTTPScheme(p.Target):
+		d.errorf(at(n, k, "target"), "target %q must be an http:// or https:// URL", p.Target)
+	case u.Host == "":
+		d.errorf(at(n, k, "target"), "target %q has no host", p.Target)
+	case u.RawQuery != "" || u.Fragment != "":
+		d.errorf(at(n, k, "target"), "target %q must not have a query or fragment", p.Target)
+	default:
+		p.Target = strings.TrimRight(p.Target, "/")
+	}
+}
+
+// walkRequests calls fn for every request of a workload, in setup,
+// scenario and teardown, inside transactions and loops.
+func walkRequests(w *Workload, fn func(*Request)) {
+	var walk func([]Step)
+	walk = func(steps []Step) {
+		for i := range steps {
+			s := &steps[i]
+			switch {
+			case s.Request != nil:
+				fn(s.Request)
+			case s.Transaction != nil:
+				walk(s.Transaction.Steps)
+			case s.Loop != nil:
+				walk(s.Loop.Steps)
+			}
+		}
+	}
+	walk(w.Setup)
+	walk(w.Scenario)
+	walk(w.Teardown)
+}
+
+// checkRefs reports every ${name} that nothing defines. Defined are: the
+// plan's vars, data columns as data.column, built-ins, and variables
+// extracted by any request of the same workload. Plan-level templates
+// (http.headers) may use an extracted variable only if every workload
+// extracts it.
+func (d *decoder) checkRefs(p *Plan) {
+	for _, r := range d.refs {
+		if IsBuiltin(r.name) {
+			continue
+		}
+		if _, ok := p.Vars[r.name]; ok {
+			continue
+		}
+		if feeder, col, dotted := strings.Cut(r.name, "."); dotted {
+			f := p.Data[feeder]
+			switch {
+			case f == nil:
+				msg := fmt.Sprintf("undefined variable ${%s}: no data named %q", r.name, feeder)
+				if s := suggest(feeder, sortedKeys(p.Data)); s != "" {
+					msg += fmt.Sprintf(" (did you mean ${%s.%s}?)", s, col)
+				}
+				d.errAt(r.pos, r.node, msg)
+			case d.badData[feeder]:
+				// Its CSV failed to load; that error is enough.
+			case !contains(f.Columns, col):
+				msg := fmt.Sprintf("undefined variable ${%s}: data %q has no column %q (columns: %s)", r.name, feeder, col, strings.Join(f.Columns, ", "))
+				d.errAt(r.pos, r.node, msg)
+			}
+			continue
+		}
+		if r.wl != nil && d.extracted[r.wl][r.name] {
+			continue
+		}
+		if r.wl == nil && len(p.Workloads) > 0 && d.extractedByAll(p, r.name) {
+			continue
+		}
+		msg := fmt.Sprintf("undefined variable ${%s}", r.name)
+		if s := suggest(r.name, d.definedNames(p, r.wl)); s != "" {
+			msg += fmt.Sprintf(" (did you mean ${%s}?)", s)
+		}
+		if r.wl == nil && d.extractedByAny(p, r.name) {
+			msg += "; http.headers may only use a variable that every workload extracts"
+		}
+		d.errAt(r.pos, r.node, msg)
+	}
+}
+
+func (d *decoder) extractedByAll(p *Plan, name string) bool {
+	for _, w := range p.Workloads {
+		if !d.extracted[w][name] {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *decoder) extractedByAny(p *Plan, name string) bool {
+	for _, w := range p.Workloads {
+		if d.extracted[w][name] {
+			return true
+		}
+	}
+	return false
+}
+
+// definedNames lists the variables a template in workload w may use, for
+// "did you mean" suggestions.
+func (d *decoder) definedNames(p *Plan, w *Workload) []string {
+	names := builtins()
+	for v := range p.Vars {
+		names = append(names, v)
+	}
+	for v := range d.extracted[w] {
+		names = append(names, v)
+	}
+	for _, f := range p.Data {
+		for _, c := range f.Columns {
+			names = append(names, f.Name+"."+c)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,1064 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The decoder walks the yaml.Node tree by hand rather than calling
+// yaml.Unmarshal: only the node tree knows where each value came from, and a
+// strict walk can report every unknown key and wrong type with its position
+// instead of stopping at the first. Struct fields are found through their
+// `yaml` tags; the plan's special syntaxes (durations, rates, templates,
+// name → value mappings) have their own small decoders below.
+
+// pair is one key and value of a YAML mapping.
+type pair struct{ key, val *yaml.Node }
+
+// keyset maps the keys present in a mapping to their nodes, so checks can
+// tell "users: 0" from a missing users and point at the right place.
+type keyset map[string]pair
+
+func (k keyset) has(key string) bool { _, ok := k[key]; return ok }
+
+// varRef is a ${name} found in a template, checked once the whole plan is
+// known (feeders may be declared after the workloads that use them).
+type varRef struct {
+	name string
+	pos  Pos
+	node *yaml.Node
+	wl   *Workload // nil for plan-level templates (http.headers)
+}
+
+// aliasBudget bounds alias expansions, so a "billion laughs" plan costs a
+// bounded amount of work instead of hanging the loader.
+const aliasBudget = 10000
+
+type decoder struct {
+	file string
+	src  []byte
+	dir  string
+	opt  Options
+	errs Errors
+
+	lines   []string              // src split into lines, for template positions
+	origin  map[*yaml.Node]string // nodes that came from --set, with the override text
+	aliases int                   // alias expansions left
+
+	refs      []varRef
+	wl        *Workload // workload being decoded
+	extracted map[*Workload]map[string]bool
+	inTx      bool            // decoding inside a transaction
+	badData   map[string]bool // feeders whose CSV could not be read
+}
+
+func newDecoder(file string, src []byte, dir string, opt Options) *decoder {
+	return &decoder{
+		file:      file,
+		src:       src,
+		dir:       dir,
+		opt:       opt,
+		origin:    map[*yaml.Node]string{},
+		aliases:   aliasBudget,
+		extracted: map[*Workload]map[string]bool{},
+		badData:   map[string]bool{},
+	}
+}
+
+// pos is the 1-based position of n (1:1 when unknown).
+func (d *decoder) pos(n *yaml.Node) Pos {
+	if n == nil {
+		return Pos{1, 1}
+	}
+	return Pos{max(n.Line, 1), max(n.Column, 1)}
+}
+
+// errorf records a problem at n.
+func (d *decoder) errorf(n *yaml.Node, format string, args ...any) {
+	d.errAt(d.pos(n), n, fmt.Sprintf(format, args...))
+}
+
+// errAt records a problem at pos; n (may be nil) tells whether the value
+// came from a --set override, which the message then names.
+func (d *decoder) errAt(pos Pos, n *yaml.Node, msg string) {
+	if o := d.origin[n]; o != "" {
+		msg += " (from --set " + o + ")"
+	}
+	d.errs = append(d.errs, Error{File: d.file, Pos: pos, Msg: msg})
+}
+
+// resolve follows aliases and unwraps a document node. It returns nil for
+// an empty document or when the alias budget is spent.
+func (d *decoder) resolve(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		d.aliases--
+		if d.aliases < 0 {
+			if d.aliases == -1 {
+				d.errorf(n, "too many alias (*name) expansions; the plan expands to more than %d copies", aliasBudget)
+			}
+			return nil
+		}
+		n = n.Alias
+	}
+	if n != nil && n.Kind == yaml.DocumentNode {
+		if len(n.Content) == 0 {
+			return nil
+		}
+		return d.resolve(n.Content[0])
+	}
+	return n
+}
+
+// isNull reports whether n is absent or a YAML null ("", ~, null).
+func isNull(n *yaml.Node) bool {
+	return n == nil || (n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null")
+}
+
+// describe names what a node is, for "expected X, got Y" messages.
+func describe(n *yaml.Node) string {
+	switch {
+	case n == nil:
+		return "nothing"
+	case n.Kind == yaml.MappingNode:
+		return "a mapping"
+	case n.Kind == yaml.SequenceNode:
+		return "a list"
+	}
+	v := n.Value
+	if utf8.RuneCountInString(v) > 40 {
+		v = string([]rune(v)[:40]) + "…"
+	}
+	return strconv.Quote(v)
+}
+
+func (d *decoder) typeErr(n *yaml.Node, key, want string) {
+	d.errorf(n, "%s: expected %s, got %s", key, want, describe(n))
+}
+
+// pairs lists a mapping's keys and values, expanding YAML merge keys (<<)
+// and reporting duplicate and non-text keys.
+func (d *decoder) pairs(n *yaml.Node) []pair { return d.pairsDepth(n, 0) }
+
+func (d *decoder) pairsDepth(n *yaml.Node, depth int) []pair {
+	if depth > 20 {
+		d.errorf(n, "merge keys (<<) nested too deeply")
+		return nil
+	}
+	var out, merged []pair
+	seen := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := d.resolve(n.Content[i]), n.Content[i+1]
+		if k == nil {
+			continue
+		}
+		if k.Kind != yaml.ScalarNode {
+			d.errorf(k, "a mapping key must be text, got %s", describe(k))
+			continue
+		}
+		if k.ShortTag() == "!!merge" {
+			merged = append(merged, d.mergePairs(v, depth)...)
+			continue
+		}
+		if first := seen[k.Value]; first != nil {
+			d.errorf(k, "duplicate key %q (first at %d:%d)", k.Value, first.Line, first.Column)
+			continue
+		}
+		seen[k.Value] = k
+		out = append(out, pair{k, v})
+	}
+	// Keys written out take precedence over merged ones, as in YAML 1.1.
+	for _, p := range merged {
+		if seen[p.key.Value] == nil {
+			seen[p.key.Value] = p.key
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (d *decoder) mergePairs(v *yaml.Node, depth int) []pair {
+	v = d.resolve(v)
+	switch {
+	case v == nil:
+		return nil
+	case v.Kind == yaml.MappingNode:
+		return d.pairsDepth(v, depth+1)
+	case v.Kind == yaml.SequenceNode:
+		var out []pair
+		seen := map[string]bool{}
+		for _, item := range v.Content {
+			item = d.resolve(item)
+			if item == nil || item.Kind != yaml.MappingNode {
+				d.typeErr(item, "<<", "a mapping")
+				continue
+			}
+			for _, p := range d.pairsDepth(item, depth+1) {
+				if !seen[p.key.Value] {
+					seen[p.key.Value] = true
+					out = append(out, p)
+				}
+			}
+		}
+		return out
+	}
+	d.typeErr(v, "<<", "a mapping or a list of mappings")
+	return nil
+}
+
+// mapping returns n's pairs, or reports a type error and returns ok=false.
+func (d *decoder) mapping(n *yaml.Node, key, want string) ([]pair, bool) {
+	if n.Kind != yaml.MappingNode {
+		d.typeErr(n, key, want)
+		return nil, false
+	}
+	return d.pairs(n), true
+}
+
+// contextName names a struct type in "unknown key … in X" messages.
+func contextName(v any) string {
+	switch v.(type) {
+	case *Plan:
+		return "plan"
+	case *HTTP:
+		return "http"
+	case *Feeder:
+		return "data"
+	case *Workload:
+		return "workload"
+	case *Step:
+		return "step"
+	case *Request:
+		return "request"
+	case *Extract:
+		return "extract"
+	case *Check:
+		return "check"
+	case *Transaction:
+		return "transaction"
+	case *Loop:
+		return "loop"
+	case *Load:
+		return "load"
+	case *Stage:
+		return "stage"
+	case *LoadStep:
+		return "load step"
+	case *Monitor:
+		return "monitor"
+	case *MonitorTarget:
+		return "monitor target"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// fieldsOf maps the yaml tag names of a struct type to field indexes.
+func fieldsOf(t reflect.Type) (byKey map[string]int, keys []string, posField int) {
+	byKey = map[string]int{}
+	posField = -1
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if f.Name == "Pos" && f.Type == reflect.TypeOf(Pos{}) {
+			posField = i
+		}
+		if tag == "" || tag == "-" {
+			continue
+		}
+		byKey[tag] = i
+		keys = append(keys, tag)
+	}
+	return byKey, keys, posField
+}
+
+// decodeStruct decodes a mapping into the struct ptr points to, reporting
+// unknown keys, then runs the type's checks. A null node is an empty mapping.
+func (d *decoder) decodeStruct(n *yaml.Node, ptr any) keyset {
+	rv := reflect.ValueOf(ptr).Elem()
+	byKey, known, posField := fieldsOf(rv.Type())
+	ctx := contextName(ptr)
+	n = d.resolve(n)
+	if posField >= 0 && n != nil {
+		rv.Field(posField).Set(reflect.ValueOf(d.pos(n)))
+	}
+	keys := keyset{}
+	if !isNull(n) {
+		ps, ok := d.mapping(n, ctx, "a mapping")
+		if !ok {
+			return keys
+		}
+		for _, p := range ps {
+			name := p.key.Value
+			idx, found := byKey[name]
+			if !found {
+				d.unknownKey(p.key, ctx, known)
+				continue
+			}
+			keys[name] = p
+			if d.special(ptr, name, p.val) {
+				continue
+			}
+			d.decodeValue(p.val, rv.Field(idx), name)
+		}
+	}
+	d.after(ptr, n, keys)
+	return keys
+}
+
+// unknownKey reports k as unknown in ctx, with the closest known key.
+func (d *decoder) unknownKey(k *yaml.Node, ctx string, known []string) {
+	msg := fmt.Sprintf("unknown key %q in %s", k.Value, ctx)
+	if s := suggest(k.Value, known); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	} else {
+		sorted := append([]string(nil), known...)
+		sort.Strings(sorted)
+		msg += " (known keys: " + strings.Join(sorted, ", ") + ")"
+	}
+	d.errorf(k, "%s", msg)
+}
+
+// decodeValue decodes one value into the field fv. Null keeps the current
+// (default) value.
+func (d *decoder) decodeValue(n *yaml.Node, fv reflect.Value, key string) {
+	n = d.resolve(n)
+	if isNull(n) {
+		return
+	}
+	switch p := fv.Addr().Interface().(type) {
+	case *string:
+		if s, ok := d.str(n, key); ok {
+			*p = s
+		}
+	case *int:
+		if v, ok := d.int(n, key); ok {
+			*p = v
+		}
+	case *bool:
+		if v, ok := d.bool(n, key); ok {
+			*p = v
+		}
+	case **bool:
+		if v, ok := d.bool(n, key); ok {
+			*p = &v
+		}
+	case *time.Duration:
+		if v, ok := d.duration(n, key); ok {
+			*p = v
+		}
+	case *Rate:
+		if s, ok := d.scalarStr(n, key, "a rate such as 200/s"); ok {
+			r, err := ParseRate(s)
+			if err != nil {
+				d.errorf(n, "%s: %v", key, err)
+			} else {
+				*p = r
+			}
+		}
+	case *Template:
+		if t, ok := d.template(n, key, false); ok {
+			*p = t
+		}
+	case **Template:
+		if t, ok := d.template(n, key, false); ok {
+			*p = &t
+		}
+	case **Think:
+		*p = d.think(n, key)
+	case **StopRule:
+		if s, ok := d.scalarStr(n, key, `a rule such as "throughput_gain < 5%"`); ok {
+			r, err := parseStopRule(s)
+			if err != nil {
+				d.errorf(n, "%s: %v", key, err)
+			} else {
+				*p = r
+			}
+		}
+	case *[]string:
+		*p = d.strList(n, key)
+	case *map[string]string:
+		*p = d.vars(n, key)
+	case *[]Header:
+		*p = d.headers(n, key)
+	case *[]JSONCheck:
+		*p = d.jsonChecks(n, key)
+	case *map[string]*Extract:
+		*p = d.extracts(n, key)
+	case *[]*Workload:
+		*p = d.workloads(n, key)
+	case *map[string]*Feeder:
+		*p = d.feeders(n, key)
+	case *[]SLA:
+		*p = d.slas(n, key)
+	case *[]MonitorTarget:
+		*p = d.monitorTargets(n, key)
+	default:
+		switch {
+		case fv.Kind() == reflect.Pointer && fv.Type().Elem().Kind() == reflect.Struct:
+			nv := reflect.New(fv.Type().Elem())
+			d.preset(nv.Interface())
+			d.decodeStruct(n, nv.Interface())
+			fv.Set(nv)
+		case fv.Kind() == reflect.Struct:
+			d.decodeStruct(n, fv.Addr().Interface())
+		case fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.Struct:
+			if n.Kind != yaml.SequenceNode {
+				d.typeErr(n, key, "a list")
+				return
+			}
+			out := reflect.MakeSlice(fv.Type(), 0, len(n.Content))
+			for _, item := range n.Content {
+				ev := reflect.New(fv.Type().Elem())
+				d.preset(ev.Interface())
+				d.decodeStruct(item, ev.Interface())
+				out = reflect.Append(out, ev.Elem())
+			}
+			fv.Set(out)
+		default:
+			// Unreachable for the plan's own types; reported, not panicked,
+			// so a new field without a decoder shows up in tests.
+			d.errorf(n, "%s: internal error: no decoder for %s", key, fv.Type())
+		}
+	}
+}
+
+// preset sets the defaults of a freshly created element before decoding.
+func (d *decoder) preset(ptr any) {
+	switch v := ptr.(type) {
+	case *Request:
+		v.Method = "GET"
+	case *Feeder:
+		v.Order = OrderSequential
+		v.Delimiter = ","
+	}
+}
+
+// special decodes the fields whose YAML shape differs from their Go type.
+func (d *decoder) special(owner any, key string, n *yaml.Node) bool {
+	switch o := owner.(type) {
+	case *Request:
+		if key == "json" {
+			o.JSON = d.jsonTemplate(n)
+			return true
+		}
+	case *Check:
+		if key == "status" {
+			o.Status = d.statuses(n)
+			return true
+		}
+	case *HTTP:
+		if key == "max_body" {
+			n = d.resolve(n)
+			if isNull(n) {
+				return true
+			}
+			if s, ok := d.scalarStr(n, key, "a size such as 1MiB"); ok {
+				v, err := parseSize(s)
+				if err != nil {
+					d.errorf(n, "max_body: %v", err)
+				} else {
+					o.MaxBody = v
+				}
+			}
+			return true
+		}
+	case *Step:
+		if key == "transaction" {
+			if d.inTx {
+				d.errorf(n, "transactions cannot be nested; put the inner steps in the outer transaction")
+			}
+			prev := d.inTx
+			d.inTx = true
+			t := &Transaction{}
+			d.decodeStruct(n, t)
+			d.inTx = prev
+			o.Transaction = t
+			return true
+		}
+	}
+	return false
+}
+
+// scalarStr returns a scalar's text with ${env.NAME} substituted, or reports
+// a type error naming what was wanted.
+func (d *decoder) scalarStr(n *yaml.Node, key, want string) (string, bool) {
+	if n == nil || n.Kind != yaml.ScalarNode {
+		d.typeErr(n, key, want)
+		return "", false
+	}
+	return d.expand(n, key)
+}
+
+// str reads a scalar as text. Numbers and booleans are accepted as their
+// text, since "zip: 02100" and "version: 1.10" mean text to a user.
+func (d *decoder) str(n *yaml.Node, key string) (string, bool) {
+	n = d.resolve(n)
+	if isNull(n) {
+		return "", n != nil
+	}
+	return d.scalarStr(n, key, "text")
+}
+
+func (d *decoder) int(n *yaml.Node, key string) (int, bool) {
+	s, ok := d.scalarStr(n, key, "a whole number")
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		d.typeErr(n, key, "a whole number")
+		return 0, false
+	}
+	return v, true
+}
+
+func (d *decoder) bool(n *yaml.Node, key string) (bool, bool) {
+	s, ok := d.scalarStr(n, key, "true or false")
+	if !ok {
+		return false, false
+	}
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	d.typeErr(n, key, "true or false")
+	return false, false
+}
+
+func (d *decoder) duration(n *yaml.Node, key string) (time.Duration, bool) {
+	s, ok := d.scalarStr(n, key, "a duration such as 5s")
+	if !ok {
+		return 0, false
+	}
+	v, err := ParseDuration(s)
+	if err != nil {
+		d.errorf(n, "%s: %v", key, err)
+		return 0, false
+	}
+	return v, true
+}
+
+// expand substitutes ${env.NAME} in a scalar that is not a template and
+// turns $${ into ${. Any other ${...} is an error: only templates (URLs,
+// headers, bodies) can use run-time variables.
+func (d *decoder) expand(n *yaml.Node, key string) (string, bool) {
+	if !strings.Contains(n.Value, "${") {
+		return n.Value, true
+	}
+	pieces, off, msg := scanTemplate(n.Value)
+	if msg != "" {
+		d.errAt(d.refPos(n, off), n, key+": "+msg)
+		return "", false
+	}
+	var b strings.Builder
+	ok := true
+	for _, pc := range pieces {
+		if pc.ref == nil {
+			b.WriteString(pc.lit)
+			continue
+		}
+		if v, found := d.env(n, pc.ref); found {
+			b.WriteString(v)
+			continue
+		} else if _, _, _, isEnv := envRef(pc.ref.name); isEnv {
+			ok = false
+			continue
+		}
+		d.errAt(d.refPos(n, pc.ref.offset), n, fmt.Sprintf("%s: ${%s} cannot be used here; only ${env.NAME} is substituted in %s (write $${ for a literal ${)", key, pc.ref.name, key))
+		ok = false
+	}
+	return b.String(), ok
+}
+
+// env resolves an ${env.NAME} reference; it reports undefined variables and
+// returns found=false for them and for references that are not env.
+func (d *decoder) env(n *yaml.Node, r *tmplRef) (string, bool) {
+	name, def, hasDef, isEnv := envRef(r.name)
+	if !isEnv {
+		return "", false
+	}
+	if name == "" {
+		d.errAt(d.refPos(n, r.offset), n, fmt.Sprintf("${%s}: missing environment variable name", r.name))
+		return "", false
+	}
+	if d.opt.Env != nil {
+		if v, ok := d.opt.Env(name); ok {
+			return v, true
+		}
+	}
+	if hasDef {
+		return def, true
+	}
+	d.errAt(d.refPos(n, r.offset), n, fmt.Sprintf("environment variable %s is not set (${env.%s}; give a default with ${env.%s:-value})", name, name, name))
+	return "", false
+}
+
+// refPos is the file position of byte offset off inside scalar n's value.
+// yaml.v3 gives only the scalar's start, so the offset is mapped back onto
+// the source line; when the source cannot be matched (escapes, folding,
+// --set values) the estimate is kept.
+func (d *decoder) refPos(n *yaml.Node, off int) Pos {
+	p := d.pos(n)
+	if d.origin[n] != "" || off <= 0 || off > len(n.Value) {
+		return p
+	}
+	before := n.Value[:off]
+	switch n.Style {
+	case yaml.LiteralStyle, yaml.FoldedStyle:
+		p.Line += 1 + strings.Count(before, "\n")
+		p.Col = 1
+		if i := strings.LastIndexByte(before, '\n'); i >= 0 {
+			before = before[i+1:]
+		}
+		if line, ok := d.line(p.Line); ok {
+			indent := len(line) - len(strings.TrimLeft(line, " "))
+			p.Col = indent + 1 + utf8.RuneCountInString(before)
+		}
+		return p
+	case yaml.DoubleQuotedStyle, yaml.SingleQuotedStyle:
+		p.Col++
+	}
+	if strings.Contains(before, "\n") {
+		return d.pos(n)
+	}
+	p.Col += utf8.RuneCountInString(before)
+	// Escapes in quoted strings shift columns: when the estimate does not
+	// land on a "${" in the source, take the first "${" after the scalar's
+	// start instead.
+	line, ok := d.line(p.Line)
+	if !ok {
+		return p
+	}
+	rs := []rune(line)
+	if c := p.Col - 1; c+1 < len(rs) && rs[c] == '$' && rs[c+1] == '{' {
+		return p
+	}
+	if start := n.Column - 1; start >= 0 && start < len(rs) {
+		if i := strings.Index(string(rs[start:]), "${"); i >= 0 {
+			p.Col = n.Column + utf8.RuneCountInString(string(rs[start:])[:i])
+		}
+	}
+	return p
+}
+
+// line returns source line l (1-based).
+func (d *decoder) line(l int) (string, bool) {
+	if d.lines == nil {
+		d.lines = strings.Split(string(d.src), "\n")
+	}
+	if l < 1 || l > len(d.lines) {
+		return "", false
+	}
+	return strings.TrimRight(d.lines[l-1], "\r"), true
+}
+
+// template compiles a scalar into a Template: ${env.NAME} is substituted
+// now, other references become variable parts checked once the plan is
+// complete. With jsonEsc the literal text is escaped for the inside of a JSON
+// string and variable parts are marked JSONEscape.
+func (d *decoder) template(n *yaml.Node, key string, jsonEsc bool) (Template, bool) {
+	n = d.resolve(n)
+	if n == nil || n.Kind != yaml.ScalarNode {
+		d.typeErr(n, key, "text")
+		return Template{}, false
+	}
+	t := Template{Raw: n.Value}
+	parts, ok := d.templateParts(n, key, jsonEsc, nil)
+	t.Parts = parts
+	return t, ok
+}
+
+func (d *decoder) templateParts(n *yaml.Node, key string, jsonEsc bool, parts []Part) ([]Part, bool) {
+	pieces, off, msg := scanTemplate(n.Value)
+	if msg != "" {
+		d.errAt(d.refPos(n, off), n, key+": "+msg)
+		return parts, false
+	}
+	lit := func(s string) Part {
+		if jsonEsc {
+			return Part{Lit: string(appendJSONEscaped(nil, s))}
+		}
+		return Part{Lit: s}
+	}
+	ok := true
+	for _, pc := range pieces {
+		if pc.ref == nil {
+			parts = appendPart(parts, lit(pc.lit))
+			continue
+		}
+		if _, _, _, isEnv := envRef(pc.ref.name); isEnv {
+			v, found := d.env(n, pc.ref)
+			ok = ok && found
+			parts = appendPart(parts, lit(v))
+			continue
+		}
+		name := pc.ref.name
+		feeder, col, dotted := strings.Cut(name, ".")
+		if !isIdent(feeder) || (dotted && col == "") {
+			d.errAt(d.refPos(n, pc.ref.offset), n, fmt.Sprintf("bad variable name ${%s}: use ${name} or ${data.column}", name))
+			ok = false
+			continue
+		}
+		d.refs = append(d.refs, varRef{name: name, pos: d.refPos(n, pc.ref.offset), node: n, wl: d.wl})
+		parts = append(parts, Part{Var: name, JSONEscape: jsonEsc})
+	}
+	return parts, ok
+}
+
+// jsonTemplate encodes any YAML value as a JSON template: mappings become
+// objects (key order kept), lists arrays, strings JSON strings whose
+// ${var}s are rendered JSON-escaped; numbers, booleans and null keep their
+// type.
+func (d *decoder) jsonTemplate(n *yaml.Node) *Template {
+	var parts []Part
+	parts = d.jsonValue(n, parts, 0)
+	var raw strings.Builder
+	for _, p := range parts {
+		if p.Var != "" {
+			raw.WriteString("${" + p.Var + "}")
+		} else {
+			raw.WriteString(p.Lit)
+		}
+	}
+	return &Template{Raw: raw.String(), Parts: parts}
+}
+
+func (d *decoder) jsonValue(n *yaml.Node, parts []Part, depth int) []Part {
+	n = d.resolve(n)
+	if depth > 100 {
+		d.errorf(n, "json: nested too deeply")
+		return parts
+	}
+	switch {
+	case n == nil || isNull(n):
+		return appendPart(parts, Part{Lit: "null"})
+	case n.Kind == yaml.MappingNode:
+		parts = appendPart(parts, Part{Lit: "{"})
+		for i, p := range d.pairs(n) {
+			if i > 0 {
+				parts = appendPart(parts, Part{Lit: ","})
+			}
+			parts = appendPart(parts, Part{Lit: `"`})
+			parts, _ = d.templateParts(p.key, "json", true, parts)
+			parts = appendPart(parts, Part{Lit: `":`})
+			parts = d.jsonValue(p.val, parts, depth+1)
+		}
+		return appendPart(parts, Part{Lit: "}"})
+	case n.Kind == yaml.SequenceNode:
+		parts = appendPart(parts, Part{Lit: "["})
+		for i, item := range n.Content {
+			if i > 0 {
+				parts = appendPart(parts, Part{Lit: ","})
+			}
+			parts = d.jsonValue(item, parts, depth+1)
+		}
+		return appendPart(parts, Part{Lit: "]"})
+	}
+	switch n.ShortTag() {
+	case "!!bool", "!!int", "!!float":
+		var v any
+		if err := n.Decode(&v); err != nil {
+			d.errorf(n, "json: cannot read %s: %v", describe(n), err)
+			return parts
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			d.errorf(n, "json: %s cannot be written as JSON", describe(n))
+			return parts
+		}
+		return appendPart(parts, Part{Lit: string(b)})
+	}
+	parts = appendPart(parts, Part{Lit: `"`})
+	parts, _ = d.templateParts(n, "json", true, parts)
+	return appendPart(parts, Part{Lit: `"`})
+}
+
+// think reads "1s", "uniform(500ms, 1500ms)" or {min: 500ms, max: 1500ms}.
+func (d *decoder) think(n *yaml.Node, key string) *Think {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		s, ok := d.expand(n, key)
+		if !ok {
+			return &Think{}
+		}
+		t, err := parseThink(s)
+		if err != nil {
+			d.errorf(n, "%s: %v", key, err)
+			return &Think{}
+		}
+		d.checkThink(n, &t)
+		return &t
+	case yaml.MappingNode:
+		t := &Think{}
+		for _, p := range d.pairs(n) {
+			switch p.key.Value {
+			case "min":
+				t.Min, _ = d.duration(d.resolve(p.val), "min")
+			case "max":
+				t.Max, _ = d.duration(d.resolve(p.val), "max")
+			default:
+				d.unknownKey(p.key, key, []string{"min", "max"})
+			}
+		}
+		d.checkThink(n, t)
+		return t
+	}
+	d.typeErr(n, key, `a duration such as 1s, "uniform(500ms, 1500ms)" or {min: …, max: …}`)
+	return &Think{}
+}
+
+func (d *decoder) checkThink(n *yaml.Node, t *Think) {
+	if t.Min > t.Max {
+		d.errorf(n, "think: min %s is more than max %s", t.Min, t.Max)
+	}
+	if t.Max == 0 && t.Min == 0 && t.Fixed == 0 {
+		return
+	}
+	if t.Max > 0 && t.Min == t.Max {
+		// uniform(a, a) is just a.
+		*t = Think{Fixed: t.Min}
+	}
+}
+
+// strList reads a list of text items.
+func (d *decoder) strList(n *yaml.Node, key string) []string {
+	if n.Kind != yaml.SequenceNode {
+		d.typeErr(n, key, "a list")
+		return nil
+	}
+	out := make([]string, 0, len(n.Content))
+	for _, item := range n.Content {
+		if s, ok := d.str(item, key); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// vars reads the plan's constant variables.
+func (d *decoder) vars(n *yaml.Node, key string) map[string]string {
+	ps, ok := d.mapping(n, key, "a mapping of name → value")
+	if !ok {
+		return nil
+	}
+	out := make(map[string]string, len(ps))
+	for _, p := range ps {
+		name := p.key.Value
+		switch {
+		case !isIdent(name):
+			d.errorf(p.key, "bad variable name %q: use letters, digits, _ and -", name)
+		case name == "env":
+			d.errorf(p.key, "%q is reserved for ${env.NAME}", name)
+		case IsBuiltin(name):
+			d.errorf(p.key, "%q is a built-in variable", name)
+		}
+		if s, ok := d.str(p.val, "vars."+name); ok {
+			out[name] = s
+		}
+	}
+	return out
+}
+
+// headers reads a mapping name → template (headers, form).
+func (d *decoder) headers(n *yaml.Node, key string) []Header {
+	ps, ok := d.mapping(n, key, "a mapping of name → value")
+	if !ok {
+		return nil
+	}
+	out := make([]Header, 0, len(ps))
+	for _, p := range ps {
+		name := p.key.Value
+		if key == "headers" && !isToken(name) {
+			d.errorf(p.key, "bad header name %q", name)
+			continue
+		}
+		v := d.resolve(p.val)
+		if isNull(v) {
+			out = append(out, Header{Name: name})
+			continue
+		}
+		if t, ok := d.template(v, key+"."+name, false); ok {
+			out = append(out, Header{Name: name, Value: t})
+		}
+	}
+	return out
+}
+
+// isToken reports whether s is an HTTP token (header names, methods).
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonChecks reads check.json: a mapping JSON path → expected value.
+func (d *decoder) jsonChecks(n *yaml.Node, key string) []JSONCheck {
+	ps, ok := d.mapping(n, key, "a mapping of JSON path → expected value")
+	if !ok {
+		return nil
+	}
+	out := make([]JSONCheck, 0, len(ps))
+	for _, p := range ps {
+		if _, err := ParseJSONPath(p.key.Value); err != nil {
+			d.errorf(p.key, "check.json: %v", err)
+			continue
+		}
+		v := d.resolve(p.val)
+		if v == nil {
+			continue
+		}
+		val := "null"
+		if !isNull(v) {
+			s, ok := d.scalarStr(v, "check.json", "a value (text, number, true/false or null)")
+			if !ok {
+				continue
+			}
+			val = s
+		}
+		out = append(out, JSONCheck{Path: p.key.Value, Value: val})
+	}
+	return out
+}
+
+// statuses reads check.status: one code or a list.
+func (d *decoder) statuses(n *yaml.Node) []int {
+	n = d.resolve(n)
+	if isNull(n) {
+		return nil
+	}
+	items := []*yaml.Node{n}
+	if n.Kind == yaml.SequenceNode {
+		items = n.Content
+	}
+	var out []int
+	for _, item := range items {
+		item = d.resolve(item)
+		if item == nil {
+			continue
+		}
+		v, ok := d.int(item, "status")
+		if !ok {
+			continue
+		}
+		if v < 100 || v > 599 {
+			d.errorf(item, "status %d is not an HTTP status (100–599)", v)
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// extracts reads request.extract: a mapping variable → source.
+func (d *decoder) extracts(n *yaml.Node, key string) map[string]*Extract {
+	ps, ok := d.mapping(n, key, "a mapping of variable → {json|regex|header: …}")
+	if !ok {
+		return nil
+	}
+	out := make(map[string]*Extract, len(ps))
+	for _, p := range ps {
+		name := p.key.Value
+		switch {
+		case !isIdent(name):
+			d.errorf(p.key, "bad variable name %q: use letters, digits, _ and -", name)
+			continue
+		case name == "env" || IsBuiltin(name):
+			d.errorf(p.key, "%q is reserved", name)
+			continue
+		}
+		e := &Extract{}
+		d.decodeStruct(p.val, e)
+		e.Pos = d.pos(p.key)
+		out[name] = e
+		if d.wl != nil {
+			d.extracted[d.wl][name] = true
+		}
+	}
+	return out
+}
+
+// workloads reads the mapping name → workload, keeping file order.
+func (d *decoder) workloads(n *yaml.Node, key string) []*Workload {
+	ps, ok := d.mapping(n, key, "a mapping of name → workload")
+	if !ok {
+		return nil
+	}
+	out := make([]*Workload, 0, len(ps))
+	for _, p := range ps {
+		w := &Workload{Name: p.key.Value}
+		if strings.TrimSpace(w.Name) == "" {
+			d.errorf(p.key, "workload name is empty")
+		}
+		prev := d.wl
+		d.wl = w
+		d.extracted[w] = map[string]bool{}
+		d.decodeStruct(p.val, w)
+		d.wl = prev
+		w.Pos = d.pos(p.key)
+		out = append(out, w)
+	}
+	return out
+}
+
+// slas reads the list of requirement expressions, keeping positions.
+func (d *decoder) slas(n *yaml.Node, key string) []SLA {
+	if n.Kind != yaml.SequenceNode {
+		d.typeErr(n, key, "a list of expressions such as \"p95(response_time) < 300ms\"")
+		return nil
+	}
+	out := make([]SLA, 0, len(n.Content))
+	for _, item := range n.Content {
+		item = d.resolve(item)
+		if item == nil {
+			continue
+		}
+		s, ok := d.scalarStr(item, "sla", "an expression such as \"p95(response_time) < 300ms\"")
+		if !ok {
+			continue
+		}
+		s = strings.TrimSpace(s)
+		if s == "" {
+			d.errorf(item, "sla: empty expression")
+			continue
+		}
+		if d.opt.CheckSLA != nil {
+			if err := d.opt.CheckSLA(s); err != nil {
+				d.errorf(item, "sla: %v", err)
+				continue
+			}
+		}
+		out = append(out, SLA{Expr: s, Pos: d.pos(item)})
+	}
+	return out
+}
+
+// decodePlan decodes and checks the whole plan.
+func (d *decoder) decodePlan(root *yaml.Node) *Plan {
+	p := defaultPlan()
+	n := d.resolve(root)
+	if isNull(n) {
+		d.errorf(n, "plan is empty")
+		return p
+	}
+	k := d.decodeStruct(n, p)
+	if n.Kind == yaml.MappingNode {
+		d.checkPlan(p, n, k)
+	}
+	return p
+}

@@ -1,0 +1,186 @@
+package plan
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Options change how a plan is loaded.
+type Options struct {
+	// Overrides are "--set key=value" items applied to the YAML tree before
+	// decoding: "workloads.read.load.users=20", "target=http://127.0.0.1:9",
+	// "workloads.read.load={users: 5, duration: 10s}".
+	Overrides []string
+	// Env looks up ${env.NAME}. When nil, every ${env.NAME} without a
+	// default is an error: the loader never reads the process environment
+	// by itself (the CLI passes os.LookupEnv).
+	Env func(string) (string, bool)
+	// CheckSLA checks the syntax of one SLA expression. May be nil.
+	CheckSLA func(expr string) error
+}
+
+// maxPlanBytes bounds the plan file size; a plan is hand-written text.
+const maxPlanBytes = 16 << 20
+
+// LoadFile reads, decodes and validates the plan at path. (It is not named
+// Load because Load is the load-shape type.) Relative paths in the
+// plan (CSV feeders) resolve against the plan's directory. Any problem in the
+// plan is returned as an Errors value that lists every problem at once.
+func LoadFile(path string, opt Options) (*Plan, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, Errors{{File: path, Msg: "cannot read plan: " + errText(err), Err: err}}
+	}
+	defer f.Close()
+	src, err := io.ReadAll(io.LimitReader(f, maxPlanBytes+1))
+	if err != nil {
+		return nil, Errors{{File: path, Msg: "cannot read plan: " + errText(err), Err: err}}
+	}
+	if len(src) > maxPlanBytes {
+		return nil, Errors{{File: path, Msg: fmt.Sprintf("plan is larger than %d MiB", maxPlanBytes>>20)}}
+	}
+	return Parse(path, src, filepath.Dir(path), opt)
+}
+
+// Parse is LoadFile from bytes: name is the file name used in errors and dir the
+// directory relative paths resolve against.
+func Parse(name string, src []byte, dir string, opt Options) (*Plan, error) {
+	root, perr := parseYAML(name, src)
+	if perr != nil {
+		return nil, Errors{*perr}
+	}
+	d := newDecoder(name, src, dir, opt)
+	applied := d.applyOverrides(root, opt.Overrides)
+	source := src
+	if applied {
+		var buf bytes.Buffer
+		if err := encodeYAML(&buf, root); err != nil {
+			d.errs = append(d.errs, Error{File: name, Pos: Pos{1, 1}, Msg: "cannot re-encode plan after --set: " + errText(err), Err: err})
+		}
+		source = buf.Bytes()
+	}
+	p := d.decodePlan(root)
+	if len(d.errs) > 0 {
+		return nil, d.errs.sorted(name)
+	}
+	p.File = name
+	p.Dir = dir
+	p.Source = source
+	return p, nil
+}
+
+// parseYAML decodes src into a node tree. The plan is the first document;
+// a second document is an error because it would be silently ignored.
+func parseYAML(name string, src []byte) (root *yaml.Node, perr *Error) {
+	defer func() {
+		// yaml.v3 is third-party code fed untrusted text; a panic there must
+		// become a plan error, not a crash.
+		if r := recover(); r != nil {
+			root, perr = nil, &Error{File: name, Pos: Pos{1, 1}, Msg: fmt.Sprintf("cannot parse YAML: %v", r)}
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &Error{File: name, Pos: Pos{1, 1}, Msg: "plan is empty"}
+		}
+		return nil, yamlError(name, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, &Error{File: name, Pos: Pos{extra.Line, max(extra.Column, 1)}, Msg: "plan holds a second YAML document (after ---); put everything in one"}
+	} else if !errors.Is(err, io.EOF) {
+		return nil, yamlError(name, err)
+	}
+	return &doc, nil
+}
+
+var yamlLineRe = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// yamlError turns a yaml.v3 syntax error ("yaml: line 3: ...") into an
+// Error. yaml.v3 reports no column for syntax errors, so the column is 1.
+func yamlError(name string, err error) *Error {
+	msg := err.Error()
+	line := 1
+	if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
+		if n, cerr := strconv.Atoi(m[1]); cerr == nil && n > 0 {
+			line = n
+		}
+		msg = m[2]
+	} else if len(msg) > 6 && msg[:6] == "yaml: " {
+		msg = msg[6:]
+	}
+	return &Error{File: name, Pos: Pos{line, 1}, Msg: "YAML syntax: " + msg, Err: err}
+}
+
+// encodeYAML writes a node tree with two-space indentation.
+func encodeYAML(w io.Writer, root *yaml.Node) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("encoding YAML: %v", r)
+		}
+	}()
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(root); err != nil {
+		return fmt.Errorf("encoding YAML: %w", err)
+	}
+	return enc.Close()
+}
+
+// errText is err's message without the path of an *os.PathError: the
+// Error around it already names the file.
+func errText(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// defaultPlan is the plan before decoding: every default that does not
+// depend on other fields. Decoding overwrites what the file sets.
+func defaultPlan() *Plan {
+	t, tr := true, true
+	return &Plan{
+		HTTP: HTTP{
+			Timeout:        30 * time.Second,
+			ConnectTimeout: 5 * time.Second,
+			Redirects:      10,
+			Connections:    ConnPerUser,
+			KeepAlive:      &t,
+			MaxBody:        1 << 20,
+			Cookies:        &tr,
+		},
+		Monitor: Monitor{Interval: time.Second},
+	}
+}
+
+// Connection sharing modes for HTTP.Connections.
+const (
+	ConnPerUser = "per_user" // each virtual user has its own connections (like a browser)
+	ConnShared  = "shared"   // one pool for all users of the run
+)
+
+// Feeder orders and exhaustion policies.
+const (
+	OrderSequential  = "sequential"
+	OrderRandom      = "random"
+	OrderUnique      = "unique"
+	ExhaustedStop    = "stop"
+	ExhaustedRecycle = "recycle"
+)
+
+// DefaultMaxUsers caps the concurrency of the open model when max_users is
+// not given.
+const DefaultMaxUsers = 1000

@@ -1,0 +1,124 @@
+package plan
+
+import (
+	"bytes"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/plateau-perf/plateau/internal/core"
+)
+
+// Redacted is what a secret value is replaced with.
+const Redacted = "***"
+
+// RedactedSource returns Source with secret values replaced by "***": values
+// of secret headers and form fields (core.IsSecretHeader, or named in
+// Secrets), of vars named in Secrets, and passwords inside URLs and DSNs.
+// This is the text to write into a run directory or a report. ${env.NAME}
+// references are never substituted in Source, so secrets passed through
+// the environment do not appear in either form.
+func (p *Plan) RedactedSource() []byte {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(p.Source, &doc); err != nil || len(doc.Content) == 0 {
+		if len(p.Source) == 0 {
+			return nil
+		}
+		// Source came from a successful Load, so this is unreachable in
+		// practice; never fall back to the unredacted text.
+		return []byte("# plan source could not be re-read for redaction\n")
+	}
+	secret := map[string]bool{}
+	for _, s := range p.Secrets {
+		secret[strings.ToLower(s)] = true
+	}
+	isSecret := func(name string) bool { return core.IsSecretHeader(name) || secret[strings.ToLower(name)] }
+	r := redactor{isSecret: isSecret, isSecretVar: func(name string) bool { return secret[strings.ToLower(name)] }}
+	r.walk(doc.Content[0], true)
+	if !r.changed {
+		return p.Source
+	}
+	var buf bytes.Buffer
+	if err := encodeYAML(&buf, &doc); err != nil {
+		return []byte("# plan source could not be re-encoded for redaction\n")
+	}
+	return buf.Bytes()
+}
+
+type redactor struct {
+	isSecret    func(string) bool
+	isSecretVar func(string) bool
+	changed     bool
+	seen        int
+}
+
+// walk visits every node once (aliases are not followed; the anchored node
+// is visited where it is defined).
+func (r *redactor) walk(n *yaml.Node, top bool) {
+	r.seen++
+	if n == nil || r.seen > 1e6 {
+		return
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			switch {
+			case k.Value == "headers" || k.Value == "form":
+				r.names(v, r.isSecret)
+			case k.Value == "vars" && top:
+				r.names(v, r.isSecretVar)
+			case k.Value == "dsn" || k.Value == "url" || k.Value == "target":
+				r.scalar(v, redactURL)
+			}
+			r.walk(v, false)
+		}
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			r.walk(c, false)
+		}
+	}
+}
+
+// names replaces the values of secret entries of a name → value mapping.
+func (r *redactor) names(m *yaml.Node, secret func(string) bool) {
+	if m.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if secret(m.Content[i].Value) {
+			r.scalar(m.Content[i+1], func(string) string { return Redacted })
+		}
+	}
+}
+
+// scalar rewrites a scalar value (or the anchored scalar an alias points
+// to, since that is where the secret text is).
+func (r *redactor) scalar(v *yaml.Node, f func(string) string) {
+	if v.Kind == yaml.AliasNode && v.Alias != nil {
+		v = v.Alias
+	}
+	if v.Kind != yaml.ScalarNode || v.Value == "" {
+		return
+	}
+	if nv := f(v.Value); nv != v.Value {
+		v.Value, v.Tag, v.Style = nv, "!!str", yaml.DoubleQuotedStyle
+		r.changed = true
+	}
+}
+
+var dsnPasswordRe = regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('[^']*'|\S+)`)
+
+// redactURL hides the password of "scheme://user:pass@host" and of
+// key=value DSNs ("host=db password=s3cret").
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), Redacted)
+			s = u.String()
+		}
+	}
+	return dsnPasswordRe.ReplaceAllString(s, "${1}"+Redacted)
+}
