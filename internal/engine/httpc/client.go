@@ -162,6 +162,8 @@ type Client struct {
 	num      [20]byte
 	redirHdr []Header
 	cancel   canceler
+
+	idleProbe time.Duration // idleProbeAfter; tests shorten it
 }
 
 // hostSlot holds a per-user client's idle connection to one host.
@@ -188,12 +190,13 @@ func New(cfg Config) *Client {
 		cfg.UserAgent = DefaultUserAgent
 	}
 	c := &Client{
-		cfg:      cfg,
-		pool:     cfg.Pool,
-		resolver: cfg.Resolver,
-		targets:  make(map[string]*target),
-		slots:    make(map[string]*hostSlot),
-		dns:      make(map[string]dnsEntry),
+		cfg:       cfg,
+		pool:      cfg.Pool,
+		resolver:  cfg.Resolver,
+		targets:   make(map[string]*target),
+		slots:     make(map[string]*hostSlot),
+		dns:       make(map[string]dnsEntry),
+		idleProbe: idleProbeAfter,
 	}
 	if c.resolver == nil {
 		c.resolver = net.DefaultResolver
@@ -221,7 +224,9 @@ func (c *Client) Close() error {
 	if c.cancel.stop != nil {
 		c.cancel.stop()
 		c.cancel.stop = nil
+		c.cancel.mu.Lock()
 		c.cancel.done = nil
+		c.cancel.mu.Unlock()
 	}
 	return errors.Join(errs...)
 }
@@ -414,7 +419,7 @@ func (c *Client) acquire(ctx context.Context, t *target, deadline time.Time, fre
 	}
 	if cn := slot.idle; cn != nil {
 		slot.idle = nil
-		if !fresh && (res.Start.Sub(cn.lastUsed) < idleProbeAfter || cn.alive()) {
+		if !fresh && (res.Start.Sub(cn.lastUsed) < c.idleProbe || cn.alive()) {
 			return cn, true, phaseNone, nil
 		}
 		c.closeConn(cn)

@@ -172,6 +172,7 @@ func (c *Client) dial(ctx context.Context, t *target, deadline time.Time) (*conn
 			return nil, phaseTLS, fmt.Errorf("tls handshake with %s: %w", t.key, err)
 		}
 		cn.nc = tlc
+		cn.cnt.nc = tlc
 		cn.tls = true
 	}
 	return cn, phaseNone, nil

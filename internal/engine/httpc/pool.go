@@ -154,7 +154,7 @@ func (c *Client) acquirePooled(ctx context.Context, t *target, deadline time.Tim
 			cn.ph = ph
 			return cn, false, phaseNone, nil
 		}
-		if res.Start.Sub(cn.lastUsed) < idleProbeAfter || cn.alive() {
+		if res.Start.Sub(cn.lastUsed) < c.idleProbe || cn.alive() {
 			return cn, true, phaseNone, nil
 		}
 		c.closeConn(cn)

@@ -290,6 +290,16 @@ func (p *parser) frame(br *bufio.Reader, method string) (reusable bool) {
 	case method == "HEAD" || p.status == 204 || p.status == 304 || p.status < 200:
 		b.mode = bodyNone
 		b.done = true
+	case p.hasTE && p.http10:
+		// RFC 9112 §6.1: Transfer-Encoding in an HTTP/1.0 message means
+		// faulty framing. Like net/http, ignore it and close afterwards.
+		reusable = false
+		if p.contentLength >= 0 {
+			b.mode = bodyLength
+			b.remain = p.contentLength
+		} else {
+			b.mode = bodyEOF
+		}
 	case p.hasTE && p.chunked:
 		b.mode = bodyChunked
 	case p.hasTE:

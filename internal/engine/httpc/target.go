@@ -74,9 +74,11 @@ func parseTarget(raw string) (*target, error) {
 	t.host = u.Host
 	// A zone identifier ("%25eth0") means something only to this machine;
 	// servers must not see it (net/http strips it the same way).
-	if i := strings.Index(t.host, "%25"); i >= 0 && strings.HasPrefix(t.host, "[") {
-		if j := strings.IndexByte(t.host[i:], ']'); j >= 0 {
-			t.host = t.host[:i] + t.host[i+j:]
+	if strings.HasPrefix(t.host, "[") {
+		if i := strings.IndexByte(t.host, '%'); i >= 0 {
+			if j := strings.IndexByte(t.host[i:], ']'); j >= 0 {
+				t.host = t.host[:i] + t.host[i+j:]
+			}
 		}
 	}
 	t.requestURI = u.RequestURI()
