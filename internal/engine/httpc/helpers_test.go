@@ -168,8 +168,8 @@ func (d *fakeDNS) answer(q []byte) []byte {
 	qtype := binary.BigEndian.Uint16(q[i+1:])
 	qend := i + 5
 	resp := append([]byte(nil), q[:qend]...)
-	resp[2] = 0x81 // QR, RD
-	resp[3] = 0x80 // RA, NOERROR
+	resp[2] = 0x81                           // QR, RD
+	resp[3] = 0x80                           // RA, NOERROR
 	binary.BigEndian.PutUint16(resp[6:], 0)  // ANCOUNT
 	binary.BigEndian.PutUint16(resp[8:], 0)  // NSCOUNT
 	binary.BigEndian.PutUint16(resp[10:], 0) // ARCOUNT
