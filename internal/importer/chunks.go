@@ -1,0 +1,218 @@
+package importer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+)
+
+// DefaultChunkSize is the size of the pieces a file is cut into for parallel
+// decoding: large enough that per-chunk overhead vanishes, small enough that
+// workers × 2 chunks stay a few tens of MB.
+const DefaultChunkSize = 4 << 20
+
+// maxChunkSize bounds a chunk when no safe cut is found (a stray quote that
+// makes the rest of a CSV file look like one field): the chunk is then cut at
+// the last newline anyway and the decoder reports the damage.
+const maxChunkSize = 64 << 20
+
+// Chunk is a run of whole records of one file.
+type Chunk struct {
+	Seq  int    // 0, 1, 2 … in file order
+	Data []byte // valid until the chunk's result has been consumed
+	Line int64  // 1-based line number of the first line of Data
+	Last bool   // the final chunk of the file
+}
+
+// CutFunc returns the length of the longest prefix of b that ends at a record
+// boundary (just after a newline, outside any quoted field), or 0 when b
+// holds no complete record. b always starts at a record boundary.
+type CutFunc func(b []byte) int
+
+// CutLines cuts after the last newline: for formats whose records never span
+// lines.
+func CutLines(b []byte) int {
+	return bytes.LastIndexByte(b, '\n') + 1
+}
+
+// CutCSV cuts after the last newline that is outside a quoted field, for
+// RFC 4180 files whose quoted fields may hold newlines. A doubled quote
+// inside a field adds two to the quote count, so parity of the quote count
+// up to a newline says whether the newline is inside a field.
+func CutCSV(quote byte) CutFunc {
+	return func(b []byte) int {
+		end := bytes.LastIndexByte(b, '\n')
+		if end < 0 {
+			return 0
+		}
+		odd := bytes.Count(b[:end], []byte{quote})%2 == 1
+		for odd {
+			prev := bytes.LastIndexByte(b[:end], '\n')
+			if prev < 0 {
+				return 0
+			}
+			if bytes.Count(b[prev:end], []byte{quote})%2 == 1 {
+				odd = !odd
+			}
+			end = prev
+		}
+		return end + 1
+	}
+}
+
+// Workers returns n, or GOMAXPROCS when n <= 0.
+func Workers(n int) int {
+	if n <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return n
+}
+
+// Parallel reads src in chunks cut by cut, decodes them with decode on
+// workers goroutines and hands the results to consume in file order on the
+// calling goroutine. Memory is bounded by about 2 × workers chunks and
+// results, whatever the size of src. A decode or consume error stops the
+// pipeline and is returned.
+func Parallel[R any](ctx context.Context, src io.Reader, workers, chunkSize int, cut CutFunc,
+	decode func(c *Chunk) (R, error), consume func(c *Chunk, r R) error) error {
+	workers = Workers(workers)
+	if chunkSize <= 0 {
+		chunkSize = DefaultChunkSize
+	}
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	type job struct {
+		c    *Chunk
+		res  R
+		err  error
+		done chan struct{}
+	}
+	inflight := 2 * workers
+	pool := make(chan []byte, inflight+1)
+	for range inflight + 1 {
+		pool <- nil
+	}
+	jobs := make(chan *job, inflight)    // to workers
+	ordered := make(chan *job, inflight) // to the consumer, in file order
+	var readErr error
+	var wg sync.WaitGroup
+
+	// Reader: cut src into chunks, each starting where the last one ended.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(jobs)
+		defer close(ordered)
+		var carry []byte
+		line := int64(1)
+		eof := false
+		for seq := 0; !eof; seq++ {
+			var buf []byte
+			select {
+			case buf = <-pool:
+			case <-ctx.Done():
+				return
+			}
+			size := chunkSize
+			for {
+				if cap(buf) < size {
+					nb := make([]byte, 0, size)
+					buf = nb
+				}
+				buf = append(buf[:0], carry...)
+				carry = carry[:0]
+				n, err := io.ReadFull(src, buf[len(buf):size])
+				buf = buf[:len(buf)+n]
+				if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+					eof = true
+				} else if err != nil {
+					readErr = fmt.Errorf("reading: %w", err)
+					cancel()
+					return
+				}
+				if eof {
+					break
+				}
+				k := cut(buf)
+				if k == 0 && len(buf) >= maxChunkSize {
+					k = CutLines(buf) // no safe cut: give up on quotes
+				}
+				if k > 0 {
+					carry = append(carry, buf[k:]...)
+					buf = buf[:k]
+					break
+				}
+				// No complete record yet: grow and read more.
+				carry = append(carry, buf...)
+				size *= 2
+				if size > 4*maxChunkSize {
+					readErr = fmt.Errorf("a record longer than %d MB", 4*maxChunkSize>>20)
+					cancel()
+					return
+				}
+			}
+			j := &job{c: &Chunk{Seq: seq, Data: buf, Line: line, Last: eof}, done: make(chan struct{})}
+			line += int64(bytes.Count(buf, []byte{'\n'}))
+			select {
+			case ordered <- j:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case jobs <- j:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				if ctx.Err() == nil {
+					j.res, j.err = decode(j.c)
+				}
+				close(j.done)
+			}
+		}()
+	}
+
+	var err error
+	for j := range ordered {
+		select {
+		case <-j.done:
+		case <-ctx.Done():
+		}
+		if err == nil && ctx.Err() == nil {
+			if j.err != nil {
+				err = j.err
+			} else {
+				err = consume(j.c, j.res)
+			}
+			if err != nil {
+				cancel()
+			}
+		}
+		select {
+		case pool <- j.c.Data[:0]:
+		default:
+		}
+	}
+	cancel()
+	wg.Wait()
+	switch {
+	case err != nil:
+		return err
+	case readErr != nil:
+		return readErr
+	}
+	return parent.Err()
+}

@@ -1,0 +1,522 @@
+package importer
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/metrics"
+	"github.com/plateau-perf/plateau/internal/rundir"
+)
+
+// Options configures a Run.
+type Options struct {
+	// Dir is the run directory to create; it must not hold a run yet.
+	Dir string
+	// Name is the run's name in the report (default: the directory's base name).
+	Name string
+	// Phases are the run's phases (e.g. from a phases CSV), in time order.
+	// When empty and DerivePhases is set, phases are derived from the thread
+	// counts that sources report (JMeter's allThreads).
+	Phases       []core.Phase
+	DerivePhases bool
+	// MinPhase is the shortest steady thread count that becomes a derived
+	// phase (default 30 s); shorter steps are ramps.
+	MinPhase time.Duration
+	// KeepSamples writes every imported request sample to samples.jtl.
+	KeepSamples bool
+	// Workers bounds the goroutines a source may use (GOMAXPROCS when 0).
+	Workers int
+	// Clock supplies the zone for times written without one.
+	Clock Clock
+	// Command is the command line, recorded in run.json.
+	Command []string
+	// Version is plateau's version, recorded in run.json.
+	Version string
+	// Logf receives progress lines (optional).
+	Logf func(format string, args ...any)
+}
+
+// Run is a run directory being built from imported files. Sources add
+// request samples through an Aggregator and server-side series through a
+// SeriesWriter; Close writes run.json and import.log. Safe for concurrent
+// use by several sources.
+type Run struct {
+	opt    Options
+	dir    string
+	w      *rundir.Writer
+	wmu    sync.Mutex // serialises w
+	probs  *Problems
+	phases []core.Phase
+
+	mu        sync.Mutex
+	info      rundir.Info
+	notes     []string
+	log       []string
+	workloads map[string]bool
+	first     int64 // earliest time seen, Unix ns
+	last      int64
+	threads   map[int64]int32 // per second, highest allThreads (derived phases)
+	series    *seriesDir
+	samples   int64
+	histPool  sync.Pool
+}
+
+// NewRun creates the run directory with a provisional run.json.
+func NewRun(opt Options) (*Run, error) {
+	if opt.Dir == "" {
+		return nil, errors.New("no output directory (-o)")
+	}
+	if opt.MinPhase <= 0 {
+		opt.MinPhase = 30 * time.Second
+	}
+	name := opt.Name
+	if name == "" {
+		name = filepath.Base(filepath.Clean(opt.Dir))
+	}
+	r := &Run{opt: opt, dir: opt.Dir, probs: NewProblems(), workloads: map[string]bool{},
+		first: math.MaxInt64, threads: map[int64]int32{}}
+	r.histPool.New = func() any { return metrics.NewHist() }
+	r.phases = append([]core.Phase(nil), opt.Phases...)
+	sort.SliceStable(r.phases, func(i, j int) bool { return r.phases[i].Start.Before(r.phases[j].Start) })
+	host, _ := os.Hostname()
+	r.info = rundir.Info{Tool: "plateau", Version: opt.Version, Name: name, Command: opt.Command,
+		Host: rundir.Host{Hostname: host, OS: runtime.GOOS, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()},
+		Status: rundir.StatusImported, Phases: []rundir.PhaseInfo{}}
+	w, err := rundir.Create(opt.Dir, &r.info, nil, opt.KeepSamples)
+	if err != nil {
+		return nil, err
+	}
+	r.w = w
+	r.series = &seriesDir{dir: filepath.Join(opt.Dir, rundir.MonitorDir), used: map[string]bool{}}
+	return r, nil
+}
+
+// Dir is the run directory.
+func (r *Run) Dir() string { return r.dir }
+
+// Workers is the number of goroutines a source may use.
+func (r *Run) Workers() int { return Workers(r.opt.Workers) }
+
+// Clock is the import's time-zone setting.
+func (r *Run) Clock() Clock { return r.opt.Clock }
+
+// Problems is the malformed-line tally.
+func (r *Run) Problems() *Problems { return r.probs }
+
+// Phases returns the given phases (empty when they are to be derived).
+func (r *Run) Phases() []core.Phase { return r.phases }
+
+// Note adds a line to run.json's notes and import.log.
+func (r *Run) Note(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.notes = append(r.notes, fmt.Sprintf(format, args...))
+}
+
+// Logf adds a line to import.log only (and to Options.Logf).
+func (r *Run) Logf(format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	r.mu.Lock()
+	r.log = append(r.log, s)
+	r.mu.Unlock()
+	if r.opt.Logf != nil {
+		r.opt.Logf("%s", s)
+	}
+}
+
+// AddSource records an input file in run.json.
+func (r *Run) AddSource(desc string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.info.Source = append(r.info.Source, desc)
+}
+
+// See widens the run's time span to include t (Unix ns).
+func (r *Run) See(t int64) {
+	r.mu.Lock()
+	r.first = min(r.first, t)
+	r.last = max(r.last, t)
+	r.mu.Unlock()
+}
+
+// Span is the time span seen so far, zero times when nothing was seen.
+func (r *Run) Span() (time.Time, time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.first == math.MaxInt64 {
+		return time.Time{}, time.Time{}
+	}
+	return time.Unix(0, r.first), time.Unix(0, r.last)
+}
+
+// phaseOf returns the index of the phase holding t (Unix ns), or −1.
+func phaseOf(phases []core.Phase, t int64) int {
+	i := sort.Search(len(phases), func(i int) bool { return phases[i].Start.UnixNano() > t }) - 1
+	for ; i >= 0; i-- {
+		p := phases[i]
+		if t >= p.Start.UnixNano() && t < p.End.UnixNano() {
+			return i
+		}
+	}
+	return -1
+}
+
+func (r *Run) writeRecords(recs []rundir.IntervalRecord) error {
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
+	for i := range recs {
+		if err := r.w.WriteRecord(&recs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Run) writeRaw(b []byte) error {
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
+	return r.w.WriteInterval(time.Unix(0, 0), &metrics.Interval{Raw: b}, nil, nil)
+}
+
+// Close finishes the run: derives phases if asked, writes run.json with the
+// notes and the malformed-line summary, and import.log. It returns the
+// first write error.
+func (r *Run) Close() error {
+	var errs []error
+	errs = append(errs, r.w.Close())
+	errs = append(errs, r.series.close())
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	phases := r.phases
+	if len(phases) == 0 && r.opt.DerivePhases && len(r.threads) > 0 {
+		phases = DerivePhases(r.threads, r.opt.MinPhase)
+		if len(phases) > 0 {
+			if err := assignPhases(r.dir, phases); err != nil {
+				errs = append(errs, err)
+			}
+			r.notes = append(r.notes, fmt.Sprintf("%d phases derived from thread-count changes (steady for at least %s); samples are assigned to phases by their completion second", len(phases), r.opt.MinPhase))
+		}
+	}
+	for _, p := range phases {
+		end := p.End
+		r.info.Phases = append(r.info.Phases, rundir.PhaseInfo{Name: p.Name, Workload: p.Workload, Start: p.Start, End: &end, Users: p.Users, Rate: p.Rate})
+	}
+	if r.first != math.MaxInt64 {
+		r.info.Start = time.Unix(0, r.first).UTC()
+		end := time.Unix(0, r.last).UTC()
+		r.info.End = &end
+	} else if len(phases) > 0 {
+		r.info.Start = phases[0].Start
+		end := phases[len(phases)-1].End
+		r.info.End = &end
+	}
+	ws := make([]string, 0, len(r.workloads))
+	for w := range r.workloads {
+		ws = append(ws, w)
+	}
+	sort.Strings(ws)
+	for _, w := range ws {
+		r.info.Workloads = append(r.info.Workloads, rundir.WorkloadInfo{Name: w, Model: "imported", Shape: "as recorded"})
+	}
+	summary := r.probs.Summary()
+	r.info.Notes = append(append([]string(nil), r.notes...), summary...)
+	errs = append(errs, rundir.WriteInfo(r.dir, &r.info))
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "plateau import, %s\n", time.Now().UTC().Format(time.RFC3339))
+	if len(r.opt.Command) > 0 {
+		fmt.Fprintf(&b, "command: %s\n", strings.Join(r.opt.Command, " "))
+	}
+	for _, s := range r.info.Source {
+		fmt.Fprintf(&b, "source: %s\n", s)
+	}
+	for _, l := range r.log {
+		b.WriteString(l + "\n")
+	}
+	for _, n := range r.notes {
+		b.WriteString("note: " + n + "\n")
+	}
+	if len(summary) == 0 {
+		b.WriteString("no malformed lines\n")
+	}
+	for _, s := range summary {
+		b.WriteString(s + "\n")
+	}
+	if err := os.WriteFile(filepath.Join(r.dir, rundir.ImportLogFile), []byte(b.String()), 0o644); err != nil {
+		errs = append(errs, fmt.Errorf("writing import log: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// assignPhases rewrites intervals.ndjson giving each record the phase that
+// holds its second. Derived phases start and end on whole seconds, so the
+// assignment is exact at the resolution the phases were derived with.
+func assignPhases(dir string, phases []core.Phase) error {
+	path := filepath.Join(dir, rundir.IntervalsFile)
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("assigning phases: %w", err)
+	}
+	bw := bufio.NewWriterSize(f, 256<<10)
+	enc := json.NewEncoder(bw)
+	err = rundir.ReadIntervals(dir, func(rec *rundir.IntervalRecord) error {
+		if rec.Users == nil && rec.Dropped == nil {
+			rec.Phase = phaseOf(phases, rec.T*1e9)
+		}
+		return enc.Encode(rec)
+	})
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("assigning phases: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("assigning phases: %w", err)
+	}
+	return nil
+}
+
+// Rec is one decoded request sample, in the compact form decoders produce.
+type Rec struct {
+	End     int64 // completion time, Unix ns
+	Elapsed int64 // response time, µs
+	Label   int32 // id in the aggregator's Labels
+	Status  int32 // HTTP status, 0 when unknown or none
+	Threads int32 // active threads when it completed (JMeter allThreads); −1 unknown
+	Class   core.ErrorClass
+	Tx      bool
+	Message string // failure message (only for failures)
+	Sent    int64
+	Recv    int64
+	Connect int64 // µs, for the raw sample copy
+	TTFB    int64 // µs
+	Thread  string
+	URL     string
+}
+
+// aggLag is how many seconds an aggregate stays open after the newest
+// second seen, to absorb samples written slightly out of order. A sample
+// later than that reopens its second and is written as an extra record for
+// the same second, which readers merge; nothing is lost.
+const aggLag = 5
+
+type aggKey struct {
+	sec   int64
+	label int32
+	phase int32
+	tx    bool
+}
+
+// Aggregator turns one source's samples into per-second, per-label,
+// per-phase interval records. Memory is bounded by the labels active in a
+// few seconds, not by the number of samples. Not safe for concurrent use:
+// one source feeds it from one goroutine (parallel decoders merge through
+// Parallel's in-order consumer).
+type Aggregator struct {
+	run      *Run
+	workload string
+	labels   *Labels
+	open     map[aggKey]*metrics.Agg
+	users    map[int64]int32
+	water    int64 // newest second seen
+	oldest   int64 // oldest open second
+	phases   []core.Phase
+	recs     []rundir.IntervalRecord
+	raw      []byte
+	count    int64
+	errors   int64
+	first    int64
+	last     int64
+}
+
+// Requests returns an aggregator for request samples of workload.
+func (r *Run) Requests(workload string) *Aggregator {
+	r.mu.Lock()
+	r.workloads[workload] = true
+	r.mu.Unlock()
+	return &Aggregator{run: r, workload: workload, labels: NewLabels(), open: map[aggKey]*metrics.Agg{},
+		users: map[int64]int32{}, oldest: math.MaxInt64, phases: r.phases, first: math.MaxInt64}
+}
+
+// Labels is the aggregator's label table; decoders intern labels in it.
+func (a *Aggregator) Labels() *Labels { return a.labels }
+
+// Count is the number of samples added.
+func (a *Aggregator) Count() int64 { return a.count }
+
+// Errors is the number of failed samples added.
+func (a *Aggregator) Errors() int64 { return a.errors }
+
+// Add aggregates one sample.
+func (a *Aggregator) Add(s *Rec) error {
+	sec := floorDiv(s.End, 1e9)
+	ph := int32(-1)
+	if len(a.phases) > 0 {
+		ph = int32(phaseOf(a.phases, s.End))
+	}
+	k := aggKey{sec: sec, label: s.Label, phase: ph, tx: s.Tx}
+	ag := a.open[k]
+	if ag == nil {
+		ag = &metrics.Agg{MinUs: math.MaxInt64, Hist: a.run.histPool.Get().(*hdr.Histogram)}
+		a.open[k] = ag
+		a.oldest = min(a.oldest, sec)
+	}
+	us := max(s.Elapsed, 0)
+	ag.AddValue(us)
+	ag.Sent += s.Sent
+	ag.Recv += s.Recv
+	if s.Class != core.ErrNone {
+		ag.AddError(metrics.ErrKey{Class: s.Class, Status: int(s.Status), Message: s.Message}, 1)
+		a.errors++
+	}
+	a.count++
+	start := s.End - us*1e3
+	a.first = min(a.first, start)
+	a.last = max(a.last, s.End)
+	if s.Threads >= 0 && !s.Tx {
+		if s.Threads > a.users[sec] {
+			a.users[sec] = s.Threads
+		} else if _, ok := a.users[sec]; !ok {
+			a.users[sec] = s.Threads
+		}
+	}
+	if a.run.opt.KeepSamples {
+		a.appendRaw(s, us)
+	}
+	if sec > a.water {
+		a.water = sec
+		if a.water-a.oldest > aggLag {
+			return a.flush(a.water - aggLag)
+		}
+	}
+	return nil
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+func (a *Aggregator) appendRaw(s *Rec, us int64) {
+	start := s.End - us*1e3
+	smp := core.Sample{Label: a.labels.Name(s.Label), Intended: start, Start: start,
+		Elapsed: time.Duration(us) * time.Microsecond, Service: time.Duration(us) * time.Microsecond,
+		Connect: time.Duration(s.Connect) * time.Microsecond, TTFB: time.Duration(s.TTFB) * time.Microsecond,
+		BytesSent: s.Sent, BytesRecv: s.Recv, Status: int(s.Status), Class: s.Class, Message: s.Message,
+		Thread: s.Thread, URL: s.URL, AllThreads: max(s.Threads, 0), Transaction: s.Tx}
+	a.raw = rundir.AppendJTL(a.raw, &smp)
+}
+
+// flush writes and releases every open second before upTo (all when upTo is
+// MaxInt64).
+func (a *Aggregator) flush(upTo int64) error {
+	keys := make([]aggKey, 0, len(a.open))
+	a.oldest = math.MaxInt64
+	for k := range a.open {
+		if k.sec < upTo {
+			keys = append(keys, k)
+		} else {
+			a.oldest = min(a.oldest, k.sec)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		x, y := keys[i], keys[j]
+		if x.sec != y.sec {
+			return x.sec < y.sec
+		}
+		if x.phase != y.phase {
+			return x.phase < y.phase
+		}
+		if x.tx != y.tx {
+			return x.tx
+		}
+		return a.labels.Name(x.label) < a.labels.Name(y.label)
+	})
+	a.recs = a.recs[:0]
+	lastSec := int64(math.MinInt64)
+	for _, k := range keys {
+		if k.sec != lastSec && lastSec != math.MinInt64 {
+			a.usersRecord(lastSec)
+		}
+		lastSec = k.sec
+		ag := a.open[k]
+		rec, err := rundir.RecordOf(k.sec, metrics.Key{Workload: a.workload, Phase: int(k.phase),
+			Label: a.labels.Name(k.label), Tx: k.tx}, ag)
+		if err != nil {
+			return err
+		}
+		a.recs = append(a.recs, rec)
+		ag.Hist.Reset()
+		a.run.histPool.Put(ag.Hist)
+		delete(a.open, k)
+	}
+	if lastSec != math.MinInt64 {
+		a.usersRecord(lastSec)
+	}
+	if err := a.run.writeRecords(a.recs); err != nil {
+		return err
+	}
+	if len(a.raw) > 0 {
+		if err := a.run.writeRaw(a.raw); err != nil {
+			return err
+		}
+		a.raw = a.raw[:0]
+	}
+	return nil
+}
+
+func (a *Aggregator) usersRecord(sec int64) {
+	n, ok := a.users[sec]
+	if !ok {
+		return
+	}
+	delete(a.users, sec)
+	a.recs = append(a.recs, rundir.IntervalRecord{T: sec, Phase: -1, Users: map[string]int{a.workload: int(n)}})
+	a.run.mu.Lock()
+	if n > a.run.threads[sec] {
+		a.run.threads[sec] = n
+	}
+	a.run.mu.Unlock()
+}
+
+// Close writes every open second and widens the run's span.
+func (a *Aggregator) Close() error {
+	err := a.flush(math.MaxInt64)
+	a.recs = a.recs[:0]
+	for sec := range a.users { // seconds that held only transactions
+		a.usersRecord(sec)
+	}
+	if werr := a.run.writeRecords(a.recs); err == nil {
+		err = werr
+	}
+	if a.count > 0 {
+		a.run.See(a.first)
+		a.run.See(a.last)
+		a.run.mu.Lock()
+		a.run.samples += a.count
+		a.run.mu.Unlock()
+	}
+	return err
+}

@@ -1,0 +1,198 @@
+package importer
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/monitor"
+)
+
+// Series kinds of imported monitor data. They reuse the live monitors' kind
+// names where the data is the same (jstat columns are what the jvm monitor
+// records), so the report draws imported and live series alike.
+const (
+	KindHost   = monitor.KindHost   // vmstat
+	KindJVM    = monitor.KindJVM    // jstat
+	KindCgroup = monitor.KindCgroup // docker stats (a container is a cgroup)
+	KindServer = "server"           // per-second figures derived from an access log
+)
+
+// seriesTimeLayout is the monitor format's time stamp: RFC 3339 with
+// milliseconds in UTC.
+const seriesTimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// seriesDir is <run>/monitor as the import writes it: one CSV file per
+// target in the monitor package's long format (monitor.CSVHeader) and an
+// events.jsonl with a "started" and a "stopped" event per target, so
+// monitor.Read and the report see imported series like live ones.
+type seriesDir struct {
+	mu      sync.Mutex
+	dir     string
+	used    map[string]bool
+	writers []*SeriesWriter
+	events  *os.File
+}
+
+// SeriesWriter appends the readings of one imported target. Not safe for
+// concurrent use.
+type SeriesWriter struct {
+	d        *seriesDir
+	f        *os.File
+	file     string
+	target   string
+	kind     string
+	method   string
+	interval time.Duration
+	prefix   []byte
+	buf      []byte
+	samples  int
+	lastT    time.Time
+	firstT   time.Time
+	run      *Run
+	err      error
+}
+
+// Series opens the series file of target. method names the import
+// ("import: vmstat"); interval is the source's sampling interval when it has
+// one (0 otherwise).
+func (r *Run) Series(target, kind, method string, interval time.Duration) (*SeriesWriter, error) {
+	d := r.series
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := os.MkdirAll(d.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating monitor directory: %w", err)
+	}
+	stem := monitor.Stem(target)
+	for i := 2; d.used[stem]; i++ {
+		stem = monitor.Stem(target) + "-" + strconv.Itoa(i)
+	}
+	d.used[stem] = true
+	file := stem + ".csv"
+	f, err := os.OpenFile(filepath.Join(d.dir, file), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("creating series file: %w", err)
+	}
+	if _, err := f.WriteString(monitor.CSVHeader); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("writing series header: %w", err)
+	}
+	w := &SeriesWriter{d: d, f: f, file: file, target: target, kind: kind, method: method, interval: interval, run: r}
+	w.prefix = append(w.prefix, ',')
+	w.prefix = appendField(w.prefix, target)
+	w.prefix = append(w.prefix, ',')
+	w.prefix = appendField(w.prefix, kind)
+	w.prefix = append(w.prefix, ',')
+	d.writers = append(d.writers, w)
+	return w, nil
+}
+
+// Add appends one reading.
+func (w *SeriesWriter) Add(t time.Time, metric, unit string, v float64) {
+	if w.err != nil {
+		return
+	}
+	if !t.Equal(w.lastT) {
+		w.samples++
+		w.lastT = t
+		if w.firstT.IsZero() || t.Before(w.firstT) {
+			w.firstT = t
+		}
+		if w.samples == 1 || len(w.buf) > 64<<10 {
+			w.flushBuf()
+		}
+		w.run.See(t.UnixNano())
+	}
+	w.buf = t.UTC().AppendFormat(w.buf, seriesTimeLayout)
+	w.buf = append(w.buf, w.prefix...)
+	w.buf = appendField(w.buf, metric)
+	w.buf = append(w.buf, ',')
+	w.buf = appendField(w.buf, unit)
+	w.buf = append(w.buf, ',')
+	w.buf = appendNumber(w.buf, v)
+	w.buf = append(w.buf, '\n')
+}
+
+// Samples is the number of distinct times written.
+func (w *SeriesWriter) Samples() int { return w.samples }
+
+func (w *SeriesWriter) flushBuf() {
+	if len(w.buf) == 0 || w.err != nil {
+		return
+	}
+	if _, err := w.f.Write(w.buf); err != nil {
+		w.err = fmt.Errorf("writing %s: %w", w.file, err)
+	}
+	w.buf = w.buf[:0]
+}
+
+func (d *seriesDir) close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var errs []error
+	if len(d.writers) == 0 {
+		return nil
+	}
+	ev, err := os.OpenFile(filepath.Join(d.dir, monitor.EventsFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("writing monitor events: %w", err)
+	}
+	for _, w := range d.writers {
+		w.flushBuf()
+		errs = append(errs, w.err)
+		if err := w.f.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("closing %s: %w", w.file, err))
+		}
+		t0, t1 := w.firstT, w.lastT
+		if t0.IsZero() {
+			t0, t1 = time.Now(), time.Now()
+		}
+		for _, e := range []map[string]any{
+			{"time": t0.UTC(), "target": w.target, "kind": w.kind, "event": monitor.EventStarted,
+				"method": w.method, "file": w.file, "interval_s": w.interval.Seconds()},
+			{"time": t1.UTC(), "target": w.target, "kind": w.kind, "event": monitor.EventStopped, "samples": w.samples},
+		} {
+			b, _ := json.Marshal(e)
+			if _, err := ev.Write(append(b, '\n')); err != nil {
+				errs = append(errs, fmt.Errorf("writing monitor events: %w", err))
+			}
+		}
+	}
+	errs = append(errs, ev.Close())
+	return errors.Join(errs...)
+}
+
+func appendField(dst []byte, s string) []byte {
+	if !strings.ContainsAny(s, ",\"\r\n") && (s == "" || (s[0] != ' ' && s[0] != '\t')) {
+		return append(dst, s...)
+	}
+	dst = append(dst, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			dst = append(dst, '"')
+		}
+		dst = append(dst, s[i])
+	}
+	return append(dst, '"')
+}
+
+func appendNumber(dst []byte, v float64) []byte {
+	switch {
+	case math.IsNaN(v):
+		return append(dst, "NaN"...)
+	case math.IsInf(v, 1):
+		return append(dst, "Inf"...)
+	case math.IsInf(v, -1):
+		return append(dst, "-Inf"...)
+	case v == math.Trunc(v) && math.Abs(v) < 1e15:
+		return strconv.AppendInt(dst, int64(v), 10)
+	}
+	return strconv.AppendFloat(dst, v, 'g', 10, 64)
+}
