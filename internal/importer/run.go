@@ -93,7 +93,7 @@ func NewRun(opt Options) (*Run, error) {
 	sort.SliceStable(r.phases, func(i, j int) bool { return r.phases[i].Start.Before(r.phases[j].Start) })
 	host, _ := os.Hostname()
 	r.info = rundir.Info{Tool: "plateau", Version: opt.Version, Name: name, Command: opt.Command,
-		Host: rundir.Host{Hostname: host, OS: runtime.GOOS, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()},
+		Host:   rundir.Host{Hostname: host, OS: runtime.GOOS, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()},
 		Status: rundir.StatusImported, Phases: []rundir.PhaseInfo{}}
 	w, err := rundir.Create(opt.Dir, &r.info, nil, opt.KeepSamples)
 	if err != nil {

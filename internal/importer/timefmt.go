@@ -62,13 +62,13 @@ type TimeKind int
 
 // Clock formats.
 const (
-	EpochMs  TimeKind = iota // Unix milliseconds (JMeter's default)
-	EpochS                   // Unix seconds, with optional fraction (nginx $msec)
-	EpochUs                  // Unix microseconds
-	EpochNs                  // Unix nanoseconds
-	ISO8601                  // 2019-05-13T11:10:14.123+02:00, Z, or no zone with --tz
-	NginxLocal               // nginx $time_local / Apache %t: 13/May/2019:11:10:14 +0200
-	Layout                   // a Go layout converted from a Java SimpleDateFormat pattern
+	EpochMs    TimeKind = iota // Unix milliseconds (JMeter's default)
+	EpochS                     // Unix seconds, with optional fraction (nginx $msec)
+	EpochUs                    // Unix microseconds
+	EpochNs                    // Unix nanoseconds
+	ISO8601                    // 2019-05-13T11:10:14.123+02:00, Z, or no zone with --tz
+	NginxLocal                 // nginx $time_local / Apache %t: 13/May/2019:11:10:14 +0200
+	Layout                     // a Go layout converted from a Java SimpleDateFormat pattern
 )
 
 // TimeParser parses one clock format. A parser caches the last second it
