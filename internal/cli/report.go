@@ -1,17 +1,78 @@
 package cli
 
 import (
-	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/plateau-perf/plateau/internal/report"
 )
 
+// newReportCmd is `plateau report RUN_DIR`: it rewrites the report of a run
+// directory (finished, killed mid-way or imported) from the directory alone.
 func newReportCmd(st *State) *cobra.Command {
-	return &cobra.Command{
-		Use:   "report",
-		Short: "(not built yet)",
+	var (
+		baseline string
+		formats  []string
+	)
+	cmd := &cobra.Command{
+		Use:   "report RUN_DIR",
+		Short: "Write the report of a run directory (HTML, Markdown, summary.json, JUnit)",
+		Long: `Write the report of a run directory from its files alone: summary.json,
+report.html (self-contained), report.md with charts/*.svg beside it, and
+junit.xml with one test case per requirement. Works on a finished run, on a
+run that was killed mid-way and on an imported run.
+
+Exit status: 0 when every requirement (SLA) held, 1 when one broke, 2 when
+the report could not be written.`,
+		Example: `  plateau report runs/2025-05-13-lar
+  plateau report runs/new --baseline runs/last-release
+  plateau report runs/new --format html,json`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("report: not built yet")
+			fs, err := report.ParseFormats(formats)
+			if err != nil {
+				return fmt.Errorf("report: %w", err)
+			}
+			res, err := report.Write(args[0], report.Options{Formats: fs, Baseline: baseline, Version: version()})
+			if res == nil {
+				return fmt.Errorf("report: %w", err)
+			}
+			for _, n := range res.Notes {
+				fmt.Fprintf(st.Stderr, "plateau report: note: %s\n", n)
+			}
+			for _, f := range res.Reports {
+				fmt.Fprintln(st.Stdout, f)
+			}
+			if err != nil {
+				return fmt.Errorf("report: %w", err)
+			}
+			fmt.Fprintln(st.Stdout, statusLine(res))
+			if !res.Summary.Passed {
+				return ErrSLAFailed
+			}
+			return nil
 		},
 	}
+	cmd.Flags().StringVar(&baseline, "baseline", "", "run directory to compare against (fills the Comparison section)")
+	cmd.Flags().StringSliceVar(&formats, "format", nil, "formats to write: html, md, json, junit (comma-separated; default all)")
+	return cmd
+}
+
+// statusLine is the one-line verdict printed after the report paths.
+func statusLine(res *report.Result) string {
+	s := res.Summary
+	failed := 0
+	for _, r := range s.SLA {
+		if !r.Passed {
+			failed++
+		}
+	}
+	switch {
+	case len(s.SLA) == 0:
+		return "no requirements (SLA) to judge"
+	case failed == 0:
+		return fmt.Sprintf("PASSED: %d of %d requirements held", len(s.SLA), len(s.SLA))
+	}
+	return fmt.Sprintf("FAILED: %d of %d requirements broken", failed, len(s.SLA))
 }

@@ -1,0 +1,484 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/analysis/sla"
+	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/report/doc"
+)
+
+// Section ids, in report order. They are stable anchors for tools.
+const (
+	SecSummary      = "summary"
+	SecRequirements = "requirements"
+	SecRuns         = "runs"
+	SecResults      = "results"
+	SecResources    = "resources"
+	SecErrors       = "errors"
+	SecCapacity     = "capacity"
+	SecTrends       = "trends"
+	SecComparison   = "comparison"
+	SecConclusions  = "conclusions"
+	SecAppendix     = "appendix"
+)
+
+// SectionIDs lists every section id in order.
+var SectionIDs = []string{SecSummary, SecRequirements, SecRuns, SecResults, SecResources, SecErrors,
+	SecCapacity, SecTrends, SecComparison, SecConclusions, SecAppendix}
+
+// builder accumulates the document and the facts the summary and the
+// conclusions restate.
+type builder struct {
+	in    *input
+	d     *analysis.Dataset
+	s     *analysis.Summary
+	red   *Redactor
+	doc   *doc.Document
+	extra *doc.Extra
+
+	// findings are collected by the sections in order of importance and
+	// become the summary bullets.
+	findings []doc.Finding
+	// conclusions per aspect, filled by the sections that judge them.
+	conclusions map[string]doc.Conclusion
+	figN        int
+}
+
+// Aspects judged in the conclusions, in reference 000's order.
+var aspects = []string{"Response time", "Throughput", "CPU", "Network", "Memory", "GC", "Errors"}
+
+func build(in *input) *doc.Document {
+	redactSummary(in.s, in.red)
+	b := &builder{in: in, d: in.d, s: in.s, red: in.red, conclusions: map[string]doc.Conclusion{}}
+	b.extra = &doc.Extra{Generated: in.now.UTC().Truncate(time.Second), Notes: in.notes, Environment: environment(in)}
+	b.doc = &doc.Document{
+		Title:     "Performance report: " + in.red.String(nonEmpty(in.d.Info.Name, "unnamed run")),
+		Subtitle:  b.subtitle(),
+		Generated: b.extra.Generated,
+		Tool:      strings.TrimSpace("plateau " + in.version),
+		Summary:   in.s,
+		Extra:     b.extra,
+	}
+	// Sections are built in dependency order; the summary restates what
+	// the others found, so it is built last and placed first.
+	secs := map[string]doc.Section{}
+	secs[SecRequirements] = b.requirements()
+	secs[SecRuns] = b.runs()
+	secs[SecResults] = b.results()
+	secs[SecResources] = b.resources()
+	secs[SecErrors] = b.errors()
+	secs[SecCapacity] = b.capacity()
+	secs[SecTrends] = b.trends()
+	secs[SecComparison] = b.comparison()
+	secs[SecConclusions] = b.conclusionsSection()
+	secs[SecAppendix] = b.appendix()
+	secs[SecSummary] = b.summary()
+	for _, id := range SectionIDs {
+		b.doc.Sections = append(b.doc.Sections, secs[id])
+	}
+	return b.doc
+}
+
+func nonEmpty(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}
+
+func (b *builder) subtitle() string {
+	d := b.d
+	parts := []string{}
+	if d.Info.Target != "" {
+		parts = append(parts, "target "+b.red.String(d.Info.Target))
+	}
+	parts = append(parts, fmt.Sprintf("%s – %s (%s)", clock(d.Start), hms(d.End), zoneName(d.Start)))
+	parts = append(parts, "duration "+dur(d.Span()))
+	switch d.Info.Status {
+	case "", "completed":
+	default:
+		parts = append(parts, "run status: "+d.Info.Status)
+	}
+	return strings.Join(parts, " · ")
+}
+
+func zoneName(t time.Time) string {
+	name, off := t.Zone()
+	if name != "" && !strings.HasPrefix(name, "+") && !strings.HasPrefix(name, "-") {
+		return name
+	}
+	sign := "+"
+	if off < 0 {
+		sign, off = "-", -off
+	}
+	return fmt.Sprintf("UTC%s%02d:%02d", sign, off/3600, off%3600/60)
+}
+
+// finding adds a summary bullet.
+func (b *builder) finding(l doc.Level, format string, args ...any) {
+	b.findings = append(b.findings, doc.Finding{Level: l, Text: fmt.Sprintf(format, args...)})
+}
+
+// conclude records the verdict on one aspect.
+func (b *builder) conclude(aspect string, l doc.Level, verdict, evidence string) {
+	b.conclusions[aspect] = doc.Conclusion{Aspect: aspect, Level: l, Verdict: verdict, Evidence: evidence}
+}
+
+// noData is the one-line statement a section gives when it has nothing.
+func noData(text string) *doc.Verdict { return &doc.Verdict{Level: doc.NoData, Text: text} }
+
+// ---- summary ------------------------------------------------------------
+
+func (b *builder) summary() doc.Section {
+	sec := doc.Section{ID: SecSummary, Title: "Summary"}
+	st := b.status()
+	b.doc.Status = st
+	sec.Blocks = append(sec.Blocks, &st)
+	// Keep 3–8 bullets: the most important first; pad with the load
+	// statement when a run has little to say.
+	items := b.findings
+	if len(items) > 8 {
+		items = items[:8]
+	}
+	b.extra.Findings = items
+	l := &doc.List{}
+	for _, f := range items {
+		l.Items = append(l.Items, doc.Item{Level: f.Level, Text: f.Text})
+	}
+	if len(l.Items) > 0 {
+		sec.Blocks = append(sec.Blocks, l)
+	}
+	return sec
+}
+
+// status is the one-line test status.
+func (b *builder) status() doc.Verdict {
+	s := b.s
+	failed := 0
+	for _, r := range s.SLA {
+		if !r.Passed {
+			failed++
+		}
+	}
+	incomplete := ""
+	switch b.d.Info.Status {
+	case "running":
+		incomplete = " The run did not finish (run.json still says running): results cover it up to " + hms(b.d.End) + "."
+	case "interrupted":
+		incomplete = " The run was interrupted" + stopReason(b.d.Info.Stopped) + "."
+	case "failed":
+		incomplete = " The run failed" + stopReason(b.d.Info.Stopped) + "."
+	}
+	switch {
+	case len(s.SLA) == 0:
+		b.extra.Status = "no requirements"
+		return doc.Verdict{Level: doc.Info, Text: "Test status: NO REQUIREMENTS — the plan states no SLA, so nothing was judged." + incomplete}
+	case failed == 0:
+		b.extra.Status = "passed"
+		return doc.Verdict{Level: doc.OK, Text: fmt.Sprintf("Test status: PASSED — %s held.", reqCount(len(s.SLA), true)) + incomplete}
+	}
+	b.extra.Status = "failed"
+	return doc.Verdict{Level: doc.Fail, Text: fmt.Sprintf("Test status: FAILED — %d of %s broken.", failed, reqCount(len(s.SLA), false)) + incomplete}
+}
+
+func stopReason(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
+}
+
+func reqCount(n int, all bool) string {
+	switch {
+	case n == 1 && all:
+		return "the one requirement"
+	case n == 1:
+		return "1 requirement"
+	case all:
+		return fmt.Sprintf("all %d requirements", n)
+	}
+	return fmt.Sprintf("%d requirements", n)
+}
+
+// ---- requirements ---------------------------------------------------------
+
+func (b *builder) requirements() doc.Section {
+	sec := doc.Section{ID: SecRequirements, Title: "Scope and requirements"}
+	info := b.d.Info
+	kv := &doc.Table{Caption: "Scope", Columns: []doc.Column{{Name: "Item"}, {Name: "Value"}}}
+	add := func(k, v string) {
+		if v != "" {
+			kv.Rows = append(kv.Rows, doc.Row{Cells: []doc.Cell{{Text: k}, {Text: b.red.String(v)}}})
+		}
+	}
+	add("Plan", nonEmpty(info.Name, "–"))
+	add("Plan file", info.PlanFile)
+	add("Target", info.Target)
+	add("Run status", info.Status)
+	if len(info.Source) > 0 {
+		add("Imported from", strings.Join(info.Source, ", "))
+	}
+	add("Time span", fmt.Sprintf("%s – %s (%s)", clock(b.d.Start), clock(b.d.End), dur(b.d.Span())))
+	sec.Blocks = append(sec.Blocks, kv)
+
+	if len(info.Workloads) > 0 {
+		t := &doc.Table{Caption: "Workloads", Columns: []doc.Column{{Name: "Workload"}, {Name: "Model"},
+			{Name: "Users", Align: doc.Right}, {Name: "Rate (req/s)", Align: doc.Right}, {Name: "Think time"}, {Name: "Load"}}}
+		for _, w := range info.Workloads {
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(w.Name)}, {Text: w.Model},
+				{Text: intOrDash(w.Users)}, {Text: floatOrDash(w.Rate)}, {Text: nonEmpty(w.Think, "–")}, {Text: b.red.String(w.Shape)}}})
+		}
+		sec.Blocks = append(sec.Blocks, t)
+	}
+
+	if len(b.s.SLA) == 0 {
+		sec.Blocks = append(sec.Blocks, noData("No requirements (SLA) in the plan: nothing to judge. Add an `sla:` list to the plan to get a verdict and an exit code."))
+		return sec
+	}
+	t := &doc.Table{Caption: "Requirements, judged over the run and per phase",
+		Columns: []doc.Column{{Name: "Requirement"}, {Name: "Verdict"}, {Name: "Observed", Align: doc.Right},
+			{Name: "Measured over"}, {Name: "Per phase"}}}
+	for _, r := range b.s.SLA {
+		verdict := doc.Cell{Text: "held", Level: doc.OK}
+		switch {
+		case r.Error != "" && !r.NoData:
+			verdict = doc.Cell{Text: "invalid", Level: doc.Fail}
+		case r.NoData:
+			verdict = doc.Cell{Text: "no data", Level: doc.Fail}
+		case !r.Passed:
+			verdict = doc.Cell{Text: "broken", Level: doc.Fail}
+		}
+		obs := "–"
+		if !r.NoData && r.Error == "" {
+			obs = obsU(r.Observed, r.Unit)
+		}
+		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Expr}, verdict, {Text: obs},
+			{Text: b.scopeText(r)}, {Text: b.perPhaseText(r)}}})
+		b.slaFinding(r)
+	}
+	sec.Blocks = append(sec.Blocks, t)
+	if m := b.slaMatrix(); m != nil {
+		sec.Blocks = append(sec.Blocks, m)
+	}
+	return sec
+}
+
+func intOrDash(n int) string {
+	if n == 0 {
+		return "–"
+	}
+	return count(int64(n))
+}
+
+func floatOrDash(v float64) string {
+	if v == 0 {
+		return "–"
+	}
+	return rate(v)
+}
+
+// obsU formats an observed SLA value in its unit.
+func obsU(v float64, unit string) string {
+	switch unit {
+	case "ms":
+		return msU(v)
+	case "%":
+		return pct(v)
+	case "/s":
+		return rps(v)
+	}
+	return num3(v) + " " + unit
+}
+
+func (b *builder) scopeText(r analysis.SLAResult) string {
+	what := "all requests"
+	if e, err := sla.Parse(r.Expr); err == nil && e.Label != "" {
+		what = "label " + e.Label
+	}
+	if r.Scope != "run" && r.Scope != "" {
+		return what + " in " + r.Scope
+	}
+	return what + ", whole run"
+}
+
+// phaseRate is the throughput of all requests in phase name.
+func (b *builder) phaseRate(name string) (float64, bool) {
+	for _, p := range b.s.Phases {
+		if p.Name == name && len(p.Labels) > 0 {
+			return p.Labels[len(p.Labels)-1].ThroughputRPS, true
+		}
+	}
+	return 0, false
+}
+
+// perPhaseText says where a requirement held and where it broke: "held up
+// to step 3 at 25.1 req/s; broke at step 4 (231 ms)".
+func (b *builder) perPhaseText(r analysis.SLAResult) string {
+	if len(r.PerPhase) == 0 {
+		return "–"
+	}
+	if len(r.PerPhase) == 1 && len(b.d.Phases) <= 1 {
+		return "–"
+	}
+	at := func(name string) string {
+		if v, ok := b.phaseRate(name); ok {
+			return name + " at " + rps(v)
+		}
+		return name
+	}
+	var broken *analysis.PhaseCheck
+	nBroken := 0
+	for i := range r.PerPhase {
+		if !r.PerPhase[i].Passed {
+			if broken == nil {
+				broken = &r.PerPhase[i]
+			}
+			nBroken++
+		}
+	}
+	switch {
+	case broken == nil:
+		return fmt.Sprintf("held in all %d phases, up to %s", len(r.PerPhase), at(r.PerPhase[len(r.PerPhase)-1].Phase))
+	case r.HeldUpTo == "":
+		return fmt.Sprintf("broke from the first phase, %s (%s); broken in %d of %d phases", at(broken.Phase), obsU(broken.Observed, r.Unit), nBroken, len(r.PerPhase))
+	}
+	s := fmt.Sprintf("held up to %s; broke at %s (%s)", at(r.HeldUpTo), broken.Phase, obsU(broken.Observed, r.Unit))
+	if later := nBroken - 1; later > 0 {
+		s += fmt.Sprintf(" and in %d later phase%s", later, map[bool]string{true: "", false: "s"}[later == 1])
+	}
+	return s
+}
+
+// slaFinding adds the summary bullet of one requirement.
+func (b *builder) slaFinding(r analysis.SLAResult) {
+	e, err := sla.Parse(r.Expr)
+	if err != nil || r.Error != "" && !r.NoData {
+		b.finding(doc.Fail, "Requirement %q could not be judged: %s.", r.Expr, nonEmpty(r.Error, "invalid expression"))
+		return
+	}
+	if r.NoData {
+		b.finding(doc.Fail, "Requirement %q had no samples to judge it on.", r.Expr)
+		return
+	}
+	what := strings.ToUpper(e.Describe()[:1]) + e.Describe()[1:]
+	where := "over the run"
+	if r.Scope != "run" {
+		where = "in " + r.Scope
+	}
+	load := ""
+	if r.Scope == "run" {
+		load = " at " + rps(b.runRate())
+	} else if v, ok := b.phaseRate(r.Scope); ok {
+		load = " at " + rps(v)
+	}
+	lim := obsU(e.Value, r.Unit)
+	rel := "within"
+	if !r.Passed {
+		rel = "outside"
+	}
+	text := fmt.Sprintf("%s %s %s%s: %s the requirement %s %s", what, obsU(r.Observed, r.Unit), where, load, rel, e.Op, lim)
+	lvl := doc.OK
+	if !r.Passed {
+		lvl = doc.Fail
+	}
+	if r.FirstBroken != "" && len(r.PerPhase) > 1 {
+		text += "; " + b.perPhaseText(r)
+		if lvl == doc.OK {
+			lvl = doc.Warn
+		}
+	}
+	b.finding(lvl, "%s.", text)
+}
+
+// runRate is the throughput of all requests over the run.
+func (b *builder) runRate() float64 {
+	if n := len(b.s.Labels); n > 0 {
+		return b.s.Labels[n-1].ThroughputRPS
+	}
+	return 0
+}
+
+// slaMatrix is a phase × requirement table of observed values.
+func (b *builder) slaMatrix() *doc.Table {
+	if len(b.d.Phases) < 2 {
+		return nil
+	}
+	t := &doc.Table{Caption: "Requirements per phase", Columns: []doc.Column{{Name: "Phase"}, {Name: "Load"}, {Name: "Throughput", Align: doc.Right}}}
+	var rs []analysis.SLAResult
+	for _, r := range b.s.SLA {
+		if len(r.PerPhase) > 0 {
+			rs = append(rs, r)
+			t.Columns = append(t.Columns, doc.Column{Name: r.Expr, Align: doc.Right})
+		}
+	}
+	if len(rs) == 0 {
+		return nil
+	}
+	for i, p := range b.d.Phases {
+		row := doc.Row{Cells: []doc.Cell{{Text: b.red.String(p.Name)}, {Text: loadText(p)}, {Text: rps(phaseTotal(b.s, i).ThroughputRPS)}}}
+		for _, r := range rs {
+			c := doc.Cell{Text: "–", Level: doc.NoData}
+			for _, pc := range r.PerPhase {
+				if pc.Phase == p.Name {
+					c = doc.Cell{Text: obsU(pc.Observed, r.Unit), Level: doc.OK}
+					if !pc.Passed {
+						c.Level = doc.Fail
+					}
+				}
+			}
+			row.Cells = append(row.Cells, c)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// phaseTotal is the TOTAL row of phase i.
+func phaseTotal(s *analysis.Summary, i int) core.LabelStats {
+	if i < len(s.Phases) && len(s.Phases[i].Labels) > 0 {
+		return s.Phases[i].Labels[len(s.Phases[i].Labels)-1]
+	}
+	return core.LabelStats{}
+}
+
+// loadText describes a phase's offered load: "10 users", "25 req/s".
+func loadText(p core.Phase) string {
+	var parts []string
+	if p.Users > 0 {
+		parts = append(parts, plural(int64(p.Users), "user"))
+	}
+	if p.Rate > 0 {
+		parts = append(parts, rps(p.Rate))
+	}
+	if len(parts) == 0 {
+		return "–"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// redactSummary masks secrets in every free-text field of the summary.
+func redactSummary(s *analysis.Summary, r *Redactor) {
+	s.Name = r.String(s.Name)
+	for i := range s.Labels {
+		s.Labels[i].Label = r.String(s.Labels[i].Label)
+	}
+	for i := range s.Phases {
+		s.Phases[i].Name = r.String(s.Phases[i].Name)
+		for j := range s.Phases[i].Labels {
+			s.Phases[i].Labels[j].Label = r.String(s.Phases[i].Labels[j].Label)
+		}
+	}
+	for i := range s.SLA {
+		s.SLA[i].Expr = r.String(s.SLA[i].Expr)
+		s.SLA[i].Error = r.String(s.SLA[i].Error)
+	}
+	for i := range s.Errors.Details {
+		e := &s.Errors.Details[i]
+		e.Message = r.String(e.Message)
+		e.Label = r.String(e.Label)
+	}
+}

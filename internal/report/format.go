@@ -1,0 +1,203 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Number formatting shared by every section, so a value reads the same in
+// the summary bullets, the tables and the conclusions.
+
+// ms formats a time in milliseconds with precision that fits its size:
+// "0.42", "8.31", "42.7", "155", "1,104".
+func ms(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "–"
+	case v == 0:
+		return "0"
+	case math.Abs(v) < 10:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case math.Abs(v) < 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return thousands(int64(math.Round(v)))
+}
+
+// msU is ms with its unit.
+func msU(v float64) string { return ms(v) + " ms" }
+
+// rate formats a throughput ("20.4", "1,023", "0.25").
+func rate(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "–"
+	case v == 0:
+		return "0"
+	case math.Abs(v) < 1:
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	case math.Abs(v) < 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return thousands(int64(math.Round(v)))
+}
+
+// rps is a throughput with its unit.
+func rps(v float64) string { return rate(v) + " req/s" }
+
+// pct formats a percentage: "0 %", "0.01 %", "12.3 %", "100 %".
+func pct(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "–"
+	case v == 0:
+		return "0 %"
+	case math.Abs(v) < 0.01:
+		return strconv.FormatFloat(v, 'g', 2, 64) + " %"
+	case math.Abs(v) < 10:
+		return trimZeros(strconv.FormatFloat(v, 'f', 2, 64)) + " %"
+	case math.Abs(v) < 100:
+		return trimZeros(strconv.FormatFloat(v, 'f', 1, 64)) + " %"
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64) + " %"
+}
+
+func trimZeros(s string) string {
+	if !strings.Contains(s, ".") {
+		return s
+	}
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+// count formats an integer with thousands separators.
+func count(n int64) string { return thousands(n) }
+
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// dur formats a duration for tables: "45s", "15m 04s", "10h 00m".
+func dur(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	d = d.Round(time.Second)
+	h, m, s := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60
+	switch {
+	case h > 0:
+		return fmt.Sprintf("%dh %02dm", h, m)
+	case m > 0:
+		return fmt.Sprintf("%dm %02ds", m, s)
+	}
+	return fmt.Sprintf("%ds", s)
+}
+
+// offset formats a time as an offset from the run start: "5h 02m".
+func offset(t, start time.Time) string { return dur(t.Sub(start)) }
+
+// clock formats a wall time in the run's own zone.
+func clock(t time.Time) string {
+	if t.IsZero() {
+		return "–"
+	}
+	return t.Format("2006-01-02 15:04:05")
+}
+
+// hms formats a wall time of day.
+func hms(t time.Time) string {
+	if t.IsZero() {
+		return "–"
+	}
+	return t.Format("15:04:05")
+}
+
+// bytesU formats a byte count in binary units: "512 B", "3.2 MiB".
+func bytesU(v float64) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	i := 0
+	for math.Abs(v) >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	if i == 0 {
+		return strconv.FormatFloat(v, 'f', 0, 64) + " B"
+	}
+	return num3(v) + " " + units[i]
+}
+
+// num3 formats a value with about three significant digits.
+func num3(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "–"
+	case v == 0:
+		return "0"
+	case math.Abs(v) >= 1000:
+		return thousands(int64(math.Round(v)))
+	case math.Abs(v) >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case math.Abs(v) >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case math.Abs(v) >= 0.01:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 2, 64)
+}
+
+// valueU formats a monitor value in its unit.
+func valueU(v float64, unit string) string {
+	switch unit {
+	case "bytes", "B":
+		return bytesU(v)
+	case "bytes/s", "B/s":
+		return bytesU(v) + "/s"
+	case "%":
+		return num3(v) + " %"
+	case "":
+		return num3(v)
+	case "KB", "kB", "KiB":
+		return bytesU(v * 1024)
+	}
+	return num3(v) + " " + unit
+}
+
+// plural returns "1 error" / "3 errors".
+func plural(n int64, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return count(n) + " " + word + "s"
+}
+
+// joinAnd joins words as "a, b and c".
+func joinAnd(ws []string) string {
+	switch len(ws) {
+	case 0:
+		return ""
+	case 1:
+		return ws[0]
+	}
+	return strings.Join(ws[:len(ws)-1], ", ") + " and " + ws[len(ws)-1]
+}

@@ -1,0 +1,473 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/report/doc"
+)
+
+// ---- runs -------------------------------------------------------------------
+
+func (b *builder) runs() doc.Section {
+	sec := doc.Section{ID: SecRuns, Title: "Test runs"}
+	d := b.d
+	if len(d.Phases) == 0 {
+		sec.Blocks = append(sec.Blocks, noData("run.json records no phases: the run is reported as one span."))
+		return sec
+	}
+	multiW := len(d.Info.Workloads) > 1
+	cols := []doc.Column{{Name: "#", Align: doc.Right}, {Name: "Phase"}}
+	if multiW {
+		cols = append(cols, doc.Column{Name: "Workload"})
+	}
+	cols = append(cols, []doc.Column{{Name: "Users", Align: doc.Right}, {Name: "Rate (req/s)", Align: doc.Right},
+		{Name: "Ramp-up", Align: doc.Right}, {Name: "Start"}, {Name: "End"}, {Name: "Duration", Align: doc.Right},
+		{Name: "Samples", Align: doc.Right}, {Name: "Throughput (req/s)", Align: doc.Right}, {Name: "Error %", Align: doc.Right},
+		{Name: "Note"}}...)
+	t := &doc.Table{Caption: "One row per phase: load, time span, throughput and error rate of all requests", Columns: cols}
+	for i, p := range d.Phases {
+		tot := phaseTotal(b.s, i)
+		row := []doc.Cell{{Text: fmt.Sprint(i + 1)}, {Text: b.red.String(p.Name)}}
+		if multiW {
+			row = append(row, doc.Cell{Text: b.red.String(nonEmpty(p.Workload, "–"))})
+		}
+		ramp := "–"
+		if p.RampUp > 0 {
+			ramp = dur(p.RampUp)
+		}
+		note := b.red.String(p.Stopped)
+		if i < len(d.Info.Phases) && d.Info.Phases[i].End == nil {
+			note = strings.TrimPrefix(note+"; still open (run killed?)", "; ")
+		}
+		errCell := doc.Cell{Text: pct(tot.ErrorPct)}
+		if tot.Errors > 0 {
+			errCell.Level = doc.Warn
+		}
+		row = append(row, doc.Cell{Text: intOrDash(p.Users)}, doc.Cell{Text: floatOrDash(p.Rate)}, doc.Cell{Text: ramp},
+			doc.Cell{Text: clock(p.Start)}, doc.Cell{Text: clock(p.End)}, doc.Cell{Text: dur(p.Duration())},
+			doc.Cell{Text: count(tot.Samples)}, doc.Cell{Text: rate(tot.ThroughputRPS)}, errCell, doc.Cell{Text: nonEmpty(note, "")})
+		t.Rows = append(t.Rows, doc.Row{Cells: row})
+	}
+	all := b.s.Labels[len(b.s.Labels)-1]
+	tr := []doc.Cell{{Text: ""}, {Text: "Whole run"}}
+	if multiW {
+		tr = append(tr, doc.Cell{})
+	}
+	tr = append(tr, doc.Cell{Text: intOrDash(b.peakUsers())}, doc.Cell{}, doc.Cell{}, doc.Cell{Text: clock(d.Start)}, doc.Cell{Text: clock(d.End)},
+		doc.Cell{Text: dur(d.Span())}, doc.Cell{Text: count(all.Samples)}, doc.Cell{Text: rate(all.ThroughputRPS)}, doc.Cell{Text: pct(all.ErrorPct)}, doc.Cell{})
+	t.Rows = append(t.Rows, doc.Row{Cells: tr, Total: true})
+	sec.Blocks = append(sec.Blocks, t)
+	if f := b.usersChart(); f != nil {
+		sec.Blocks = append(sec.Blocks, f)
+	}
+	if n := len(d.Dropped); n > 0 {
+		var parts []string
+		for _, w := range sortedKeys(d.Dropped) {
+			parts = append(parts, fmt.Sprintf("%s: %s", b.red.String(nonEmpty(w, "default")), count(d.Dropped[w])))
+		}
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: "The generator could not start every scheduled iteration (open model; max users reached or late): " + strings.Join(parts, ", ") + " dropped. The offered load was lower than planned."})
+		b.finding(doc.Warn, "The generator dropped %s scheduled iterations: the offered load was lower than planned.", count(sumValues(d.Dropped)))
+	}
+	return sec
+}
+
+func (b *builder) peakUsers() int {
+	peak := 0
+	for _, u := range b.d.Users {
+		peak = max(peak, u.Total)
+	}
+	if peak == 0 {
+		for _, p := range b.d.Phases {
+			peak = max(peak, p.Users)
+		}
+	}
+	return peak
+}
+
+// ---- results ----------------------------------------------------------------
+
+var statCols = []doc.Column{{Name: "Label"}, {Name: "Type"}, {Name: "Samples", Align: doc.Right}, {Name: "Average (ms)", Align: doc.Right},
+	{Name: "Median (ms)", Align: doc.Right}, {Name: "p90 (ms)", Align: doc.Right}, {Name: "p95 (ms)", Align: doc.Right},
+	{Name: "p99 (ms)", Align: doc.Right}, {Name: "Max (ms)", Align: doc.Right}, {Name: "Error %", Align: doc.Right},
+	{Name: "Throughput (req/s)", Align: doc.Right}}
+
+// statsTable renders label rows (transactions first, TOTAL last).
+func (b *builder) statsTable(caption string, rows []core.LabelStats) *doc.Table {
+	t := &doc.Table{Caption: caption, Columns: statCols}
+	for _, r := range rows {
+		typ := "request"
+		if r.Transaction {
+			typ = "transaction"
+		}
+		total := r.Label == core.TotalLabel
+		if total {
+			typ = "all requests"
+		}
+		errCell := doc.Cell{Text: pct(r.ErrorPct)}
+		if r.Errors > 0 {
+			errCell.Level = doc.Warn
+		}
+		t.Rows = append(t.Rows, doc.Row{Total: total, Cells: []doc.Cell{{Text: b.red.String(r.Label)}, {Text: typ},
+			{Text: count(r.Samples)}, {Text: ms(r.MeanMs)}, {Text: ms(r.P50Ms)}, {Text: ms(r.P90Ms)}, {Text: ms(r.P95Ms)},
+			{Text: ms(r.P99Ms)}, {Text: ms(r.MaxMs)}, errCell, {Text: rate(r.ThroughputRPS)}}})
+	}
+	return t
+}
+
+func (b *builder) results() doc.Section {
+	sec := doc.Section{ID: SecResults, Title: "Results"}
+	all := b.s.Labels[len(b.s.Labels)-1]
+	if all.Samples == 0 {
+		sec.Blocks = append(sec.Blocks, noData("No samples were recorded: there are no response times to report."))
+		b.finding(doc.Fail, "No samples were recorded.")
+		b.conclude("Response time", doc.NoData, "no samples", "the run recorded no requests")
+		b.conclude("Throughput", doc.NoData, "no samples", "the run recorded no requests")
+		return sec
+	}
+	sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("%s over %s: average %s, median %s, p95 %s, p99 %s, max %s; %s overall. Times are from the intended send time to the last byte, in milliseconds; throughput counts completed requests per second of the span.",
+		plural(all.Samples, "request"), dur(b.d.Span()), msU(all.MeanMs), msU(all.P50Ms), msU(all.P95Ms), msU(all.P99Ms), msU(all.MaxMs), rps(all.ThroughputRPS))})
+	sec.Blocks = append(sec.Blocks, b.statsTable("Whole run, per label (transactions first, then requests)", b.s.Labels))
+	for _, f := range b.timeCharts() {
+		sec.Blocks = append(sec.Blocks, f)
+	}
+	if f := b.distributionChart(); f != nil {
+		sec.Blocks = append(sec.Blocks, f)
+	}
+	if len(b.s.Phases) > 1 {
+		sec.Blocks = append(sec.Blocks, &doc.Heading{Text: "Per phase"})
+		for _, p := range b.s.Phases {
+			if len(p.Labels) == 0 || p.Labels[len(p.Labels)-1].Samples == 0 {
+				sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: p.Name + ": no samples."})
+				continue
+			}
+			cap := p.Name
+			if l := loadText(b.phaseByName(p.Name)); l != "–" {
+				cap += " (" + l + ")"
+			}
+			sec.Blocks = append(sec.Blocks, b.statsTable(cap, p.Labels))
+		}
+	}
+	sec.Blocks = append(sec.Blocks, b.resultsVerdict())
+	return sec
+}
+
+func (b *builder) phaseByName(name string) core.Phase {
+	for _, p := range b.d.Phases {
+		if b.red.String(p.Name) == name {
+			return p
+		}
+	}
+	return core.Phase{}
+}
+
+// measuredPhases are the phases with samples, with their TOTAL rows.
+func (b *builder) measuredPhases() ([]core.Phase, []core.LabelStats) {
+	var ps []core.Phase
+	var ts []core.LabelStats
+	for i, p := range b.d.Phases {
+		t := phaseTotal(b.s, i)
+		if t.Samples > 0 {
+			ps = append(ps, p)
+			ts = append(ts, t)
+		}
+	}
+	return ps, ts
+}
+
+// resultsVerdict judges response time and throughput across phases and
+// records the findings and conclusions they lead to.
+func (b *builder) resultsVerdict() *doc.Verdict {
+	all := b.s.Labels[len(b.s.Labels)-1]
+	ps, ts := b.measuredPhases()
+	// Volume and peak throughput.
+	if len(ps) > 1 {
+		peak := 0
+		for i := range ts {
+			if ts[i].ThroughputRPS > ts[peak].ThroughputRPS {
+				peak = i
+			}
+		}
+		b.finding(doc.Info, "%s in %s over %d phases; highest throughput %s in %s (%s).", plural(all.Samples, "request"),
+			dur(b.d.Span()), len(ps), rps(ts[peak].ThroughputRPS), b.red.String(ps[peak].Name), loadText(ps[peak]))
+	} else {
+		b.finding(doc.Info, "%s in %s at %s; average %s, p95 %s.", plural(all.Samples, "request"), dur(b.d.Span()),
+			rps(all.ThroughputRPS), msU(all.MeanMs), msU(all.P95Ms))
+	}
+	// Slowest label.
+	var slow *core.LabelStats
+	for i := range b.s.Labels {
+		r := &b.s.Labels[i]
+		if r.Label == core.TotalLabel || r.Samples == 0 {
+			continue
+		}
+		if slow == nil || r.MeanMs > slow.MeanMs {
+			slow = r
+		}
+	}
+	if slow != nil && len(b.s.Labels) > 2 {
+		kind := "request"
+		if slow.Transaction {
+			kind = "transaction"
+		}
+		b.finding(doc.Info, "Slowest %s: %s, average %s, p95 %s over %s.", kind, b.red.String(slow.Label), msU(slow.MeanMs), msU(slow.P95Ms), plural(slow.Samples, "sample"))
+	}
+
+	rtEvidence := fmt.Sprintf("average %s, p95 %s, p99 %s over the run", msU(all.MeanMs), msU(all.P95Ms), msU(all.P99Ms))
+	rtLevel, rtVerdict := doc.Info, "measured; no response-time requirement"
+	for _, r := range b.s.SLA {
+		if strings.Contains(r.Expr, "response_time") && r.Error == "" {
+			if r.Passed {
+				rtLevel, rtVerdict = doc.OK, "meets "+r.Expr
+			} else {
+				rtLevel, rtVerdict = doc.Fail, "breaks "+r.Expr
+			}
+			if r.FirstBroken != "" && r.Passed {
+				rtLevel, rtVerdict = doc.Warn, "meets "+r.Expr+" over the run but not in every phase"
+			}
+			if !r.Passed || r.FirstBroken != "" {
+				break
+			}
+		}
+	}
+	if len(ps) < 2 {
+		b.conclude("Response time", rtLevel, rtVerdict, rtEvidence)
+		b.conclude("Throughput", doc.Info, fmt.Sprintf("%s sustained", rps(all.ThroughputRPS)), fmt.Sprintf("%s over %s", plural(all.Samples, "request"), dur(b.d.Span())))
+		return &doc.Verdict{Level: rtLevel, Text: fmt.Sprintf("Verdict: response time %s — %s at %s.", rtVerdict, rtEvidence, rps(all.ThroughputRPS))}
+	}
+	first, last := 0, len(ps)-1
+	rtMove := fmt.Sprintf("average response time went from %s in %s to %s in %s while throughput went from %s to %s",
+		msU(ts[first].MeanMs), b.red.String(ps[first].Name), msU(ts[last].MeanMs), b.red.String(ps[last].Name),
+		rps(ts[first].ThroughputRPS), rps(ts[last].ThroughputRPS))
+	b.conclude("Response time", rtLevel, rtVerdict, rtEvidence+"; "+rtMove)
+	tpLevel, tpVerdict, tpEvidence := b.throughputVerdict(ps, ts)
+	b.conclude("Throughput", tpLevel, tpVerdict, tpEvidence)
+	return &doc.Verdict{Level: max(rtLevel, tpLevel),
+		Text: "Verdict: " + upperFirst(rtMove) + ". Throughput " + tpVerdict + "."}
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// throughputVerdict says whether throughput followed the offered load from
+// phase to phase; a phase whose load grew by at least 5 % but whose
+// throughput grew by less than a quarter of that share marks the plateau.
+// (The capacity analysis refines this with a knee and a USL fit.)
+func (b *builder) throughputVerdict(ps []core.Phase, ts []core.LabelStats) (doc.Level, string, string) {
+	loadOf := func(p core.Phase) float64 {
+		if p.Rate > 0 {
+			return p.Rate
+		}
+		return float64(p.Users)
+	}
+	for i := 1; i < len(ps); i++ {
+		l0, l1 := loadOf(ps[i-1]), loadOf(ps[i])
+		if l0 <= 0 || l1 <= l0*1.05 {
+			continue
+		}
+		loadGain := l1/l0 - 1
+		tpGain := ts[i].ThroughputRPS/math.Max(ts[i-1].ThroughputRPS, 1e-9) - 1
+		if tpGain < loadGain/4 {
+			ev := fmt.Sprintf("load +%s from %s to %s gave throughput %+.1f %% (%s → %s)", pct(100*loadGain),
+				b.red.String(ps[i-1].Name), b.red.String(ps[i].Name), 100*tpGain, rps(ts[i-1].ThroughputRPS), rps(ts[i].ThroughputRPS))
+			b.finding(doc.Warn, "Throughput stopped growing after %s: %s; %s.", b.red.String(ps[i-1].Name), rps(ts[i-1].ThroughputRPS), ev)
+			return doc.Warn, "stopped growing after " + b.red.String(ps[i-1].Name) + " at " + rps(ts[i-1].ThroughputRPS), ev
+		}
+	}
+	ev := fmt.Sprintf("from %s in %s to %s in %s", rps(ts[0].ThroughputRPS), b.red.String(ps[0].Name), rps(ts[len(ts)-1].ThroughputRPS), b.red.String(ps[len(ps)-1].Name))
+	return doc.OK, "grew with the load in every phase", ev
+}
+
+// ---- errors -----------------------------------------------------------------
+
+func (b *builder) errors() doc.Section {
+	sec := doc.Section{ID: SecErrors, Title: "Errors"}
+	es := b.s.Errors
+	all := b.s.Labels[len(b.s.Labels)-1]
+	if es.Total == 0 {
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: fmt.Sprintf("No errors in %s.", plural(all.Samples, "request"))})
+		if all.Samples > 0 {
+			b.finding(doc.OK, "No errors in %s.", plural(all.Samples, "request"))
+			b.conclude("Errors", doc.OK, "none", fmt.Sprintf("0 of %s failed", plural(all.Samples, "request")))
+		}
+		return sec
+	}
+	share := func(n int64) string {
+		if all.Samples == 0 {
+			return "–"
+		}
+		return pct(100 * float64(n) / float64(all.Samples))
+	}
+	ofErr := func(n int64) string { return pct(100 * float64(n) / float64(es.Total)) }
+
+	t := &doc.Table{Caption: "By class", Columns: []doc.Column{{Name: "Class"}, {Name: "Errors", Align: doc.Right},
+		{Name: "% of requests", Align: doc.Right}, {Name: "% of errors", Align: doc.Right}}}
+	for _, k := range sortedByValue(es.ByClass) {
+		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: k}, {Text: count(es.ByClass[k])}, {Text: share(es.ByClass[k])}, {Text: ofErr(es.ByClass[k])}}})
+	}
+	t.Rows = append(t.Rows, doc.Row{Total: true, Cells: []doc.Cell{{Text: "all"}, {Text: count(es.Total)}, {Text: share(es.Total)}, {Text: "100 %"}}})
+	sec.Blocks = append(sec.Blocks, t)
+	if len(es.ByStatus) > 0 {
+		t := &doc.Table{Caption: "By HTTP status", Columns: []doc.Column{{Name: "Status"}, {Name: "Errors", Align: doc.Right},
+			{Name: "% of requests", Align: doc.Right}, {Name: "% of errors", Align: doc.Right}}}
+		for _, k := range sortedByValue(es.ByStatus) {
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: k + " " + statusText(k)}, {Text: count(es.ByStatus[k])}, {Text: share(es.ByStatus[k])}, {Text: ofErr(es.ByStatus[k])}}})
+		}
+		sec.Blocks = append(sec.Blocks, t)
+	}
+	const maxRows = 50
+	dt := &doc.Table{Caption: "By message, with when and where they were seen", Columns: []doc.Column{{Name: "Class"}, {Name: "Status", Align: doc.Right},
+		{Name: "Message"}, {Name: "Label"}, {Name: "Count", Align: doc.Right}, {Name: "% of requests", Align: doc.Right},
+		{Name: "First seen"}, {Name: "Last seen"}, {Name: "Phases"}}}
+	// A failed request also fails its transaction; the table lists the
+	// requests' errors and shows a transaction's only when none of its
+	// requests carries it (an imported log of transactions alone).
+	details := b.requestErrors()
+	for i, e := range details {
+		if i == maxRows {
+			dt.Note = fmt.Sprintf("%d more kinds of error not shown; summary.json lists them all.", len(details)-maxRows)
+			break
+		}
+		st := "–"
+		if e.Status > 0 {
+			st = fmt.Sprint(e.Status)
+		}
+		dt.Rows = append(dt.Rows, doc.Row{Cells: []doc.Cell{{Text: e.Class}, {Text: st}, {Text: nonEmpty(e.Message, "–")},
+			{Text: e.Label}, {Text: count(e.Count)}, {Text: share(e.Count)},
+			{Text: hms(e.First) + " (+" + offset(e.First, b.d.Start) + ")"}, {Text: hms(e.Last) + " (+" + offset(e.Last, b.d.Start) + ")"},
+			{Text: nonEmpty(strings.Join(e.Phases, ", "), "–")}}})
+	}
+	if len(dt.Rows) > 0 {
+		sec.Blocks = append(sec.Blocks, dt)
+	}
+	if f := b.errorChart(); f != nil {
+		sec.Blocks = append(sec.Blocks, f)
+	}
+	where := b.errorPlacement()
+	lvl := doc.Warn
+	for _, r := range b.s.SLA {
+		if strings.HasPrefix(strings.TrimSpace(r.Expr), "error_rate") && !r.Passed {
+			lvl = doc.Fail
+		}
+	}
+	top := ""
+	if len(details) > 0 {
+		e := details[0]
+		top = fmt.Sprintf("; most frequent: %s", describeErr(e.Class, e.Status, e.Message))
+	}
+	text := fmt.Sprintf("%s in %s (%s)%s", plural(es.Total, "error"), plural(all.Samples, "request"), share(es.Total), top)
+	if where != "" {
+		text += "; " + where
+	}
+	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: lvl, Text: "Verdict: " + text + "."})
+	b.finding(lvl, "%s.", upperFirst(text))
+	b.conclude("Errors", lvl, fmt.Sprintf("%s (%s)", plural(es.Total, "error"), share(es.Total)), strings.TrimPrefix(top+"; "+where, "; "))
+	return sec
+}
+
+func describeErr(class string, status int, msg string) string {
+	s := class
+	if status > 0 {
+		s = fmt.Sprintf("HTTP %d", status)
+		if t := statusText(fmt.Sprint(status)); t != "" {
+			s += " " + t
+		}
+	}
+	if msg != "" {
+		if len(msg) > 80 {
+			msg = msg[:77] + "…"
+		}
+		s += " “" + msg + "”"
+	}
+	return s
+}
+
+// requestErrors are the error details without transaction rows that
+// repeat a request's error.
+func (b *builder) requestErrors() []analysis.ErrorDetail {
+	type kind struct {
+		class, msg string
+		status     int
+	}
+	onRequest := map[kind]bool{}
+	isTx := func(e analysis.ErrorDetail) bool {
+		for k := range b.d.Run {
+			if k.Tx && k.Workload == e.Workload && b.red.String(k.Label) == e.Label {
+				return true
+			}
+		}
+		return false
+	}
+	var out []analysis.ErrorDetail
+	var txs []analysis.ErrorDetail
+	for _, e := range b.s.Errors.Details {
+		if isTx(e) {
+			txs = append(txs, e)
+			continue
+		}
+		onRequest[kind{e.Class, e.Message, e.Status}] = true
+		out = append(out, e)
+	}
+	for _, e := range txs {
+		if !onRequest[kind{e.Class, e.Message, e.Status}] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// errorPlacement says when errors happened: only during ramp-up, only in
+// some phases, or throughout.
+func (b *builder) errorPlacement() string {
+	var inRamp, total int64
+	type span struct{ s, e int64 }
+	var ramps []span
+	for _, p := range b.d.Phases {
+		if p.RampUp > 0 {
+			ramps = append(ramps, span{p.Start.Unix(), p.Start.Add(p.RampUp).Unix()})
+		}
+	}
+	for _, t := range b.d.TotalTicks {
+		if t.Errors == 0 {
+			continue
+		}
+		total += t.Errors
+		for _, r := range ramps {
+			if sec := t.T.Unix(); sec >= r.s && sec <= r.e {
+				inRamp += t.Errors
+				break
+			}
+		}
+	}
+	if total > 0 && len(ramps) > 0 {
+		switch {
+		case inRamp == total:
+			return "errors only during ramp-up"
+		case inRamp > 0:
+			return fmt.Sprintf("%s of them during ramp-up", pct(100*float64(inRamp)/float64(total)))
+		}
+	}
+	phases := map[string]bool{}
+	for _, e := range b.s.Errors.Details {
+		for _, p := range e.Phases {
+			phases[p] = true
+		}
+	}
+	if len(phases) > 0 && len(phases) < len(b.d.Phases) {
+		return "only in " + joinAnd(sortedKeys(phases))
+	}
+	return ""
+}
+
+var statusTexts = map[string]string{"400": "Bad Request", "401": "Unauthorized", "403": "Forbidden", "404": "Not Found",
+	"408": "Request Timeout", "409": "Conflict", "422": "Unprocessable Entity", "429": "Too Many Requests",
+	"500": "Internal Server Error", "502": "Bad Gateway", "503": "Service Unavailable", "504": "Gateway Timeout"}
+
+func statusText(code string) string { return statusTexts[code] }

@@ -1,0 +1,148 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/plateau-perf/plateau/internal/report/doc"
+)
+
+// ---- conclusions ------------------------------------------------------------
+
+func (b *builder) conclusionsSection() doc.Section {
+	sec := doc.Section{ID: SecConclusions, Title: "Conclusions"}
+	l := &doc.List{}
+	for _, a := range aspects {
+		c, ok := b.conclusions[a]
+		if !ok {
+			c = doc.Conclusion{Aspect: a, Level: doc.NoData, Verdict: "not measured", Evidence: noEvidence(a)}
+		}
+		b.extra.Conclusions = append(b.extra.Conclusions, c)
+		text := c.Verdict
+		if c.Evidence != "" {
+			text += " — " + c.Evidence
+		}
+		l.Items = append(l.Items, doc.Item{Level: c.Level, Lead: a, Text: text + "."})
+	}
+	sec.Blocks = append(sec.Blocks, l)
+	return sec
+}
+
+func noEvidence(aspect string) string {
+	switch aspect {
+	case "CPU", "Network", "Memory":
+		return "no monitor recorded it; add a host, process or cgroup target under monitor: in the plan"
+	case "GC":
+		return "no JVM was monitored; add a jvm target under monitor: in the plan"
+	}
+	return "no data"
+}
+
+// ---- appendix ---------------------------------------------------------------
+
+// environment describes the load generator for the appendix and summary.json.
+func environment(in *input) map[string]string {
+	h := in.d.Info.Host
+	env := map[string]string{}
+	set := func(k, v string) {
+		if v != "" && v != "0" {
+			env[k] = in.red.String(v)
+		}
+	}
+	set("host", h.Hostname)
+	set("os", h.OS)
+	set("kernel", h.Kernel)
+	set("cpu", h.CPUModel)
+	if h.CPUs > 0 {
+		set("cpus", fmt.Sprint(h.CPUs))
+	}
+	if h.MemBytes > 0 {
+		set("memory", bytesU(float64(h.MemBytes)))
+	}
+	set("go", h.GoVersion)
+	set("tool", strings.TrimSpace(nonEmpty(in.d.Info.Tool, "plateau")+" "+in.version))
+	set("segment", in.d.Info.Segment)
+	return env
+}
+
+func (b *builder) appendix() doc.Section {
+	sec := doc.Section{ID: SecAppendix, Title: "Appendix"}
+	env := b.extra.Environment
+	t := &doc.Table{Caption: "Environment (load generator)", Columns: []doc.Column{{Name: "Item"}, {Name: "Value"}}}
+	for _, k := range []struct{ key, name string }{{"host", "Host"}, {"os", "OS"}, {"kernel", "Kernel"}, {"cpu", "CPU"},
+		{"cpus", "CPU cores"}, {"memory", "Memory"}, {"go", "Go runtime"}, {"tool", "Tool"}, {"segment", "Generator segment"}} {
+		if v, ok := env[k.key]; ok {
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: k.name}, {Text: v}}})
+		}
+	}
+	t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: "Run directory"}, {Text: b.red.String(b.in.dir)}}},
+		doc.Row{Cells: []doc.Cell{{Text: "Report written"}, {Text: b.extra.Generated.Format("2006-01-02 15:04:05 MST") + " by " + b.doc.Tool + " (" + runtime.GOOS + ")"}}})
+	sec.Blocks = append(sec.Blocks, t)
+
+	if cmd := b.d.Info.Command; len(cmd) > 0 {
+		sec.Blocks = append(sec.Blocks, &doc.Code{Title: "Command line", Lang: "sh", Text: b.red.String(shellJoin(cmd))})
+	}
+	sec.Blocks = append(sec.Blocks, b.monitorsTable()...)
+	if len(b.d.Info.Source) > 0 {
+		l := &doc.List{}
+		for _, s := range b.d.Info.Source {
+			l.Items = append(l.Items, doc.Item{Text: b.red.String(s)})
+		}
+		sec.Blocks = append(sec.Blocks, &doc.Heading{Text: "Imported files"}, l)
+	}
+	if notes := append(append([]string{}, b.d.Info.Notes...), b.extra.Notes...); len(notes) > 0 {
+		l := &doc.List{}
+		for _, n := range notes {
+			l.Items = append(l.Items, doc.Item{Level: doc.Info, Text: b.red.String(n)})
+		}
+		sec.Blocks = append(sec.Blocks, &doc.Heading{Text: "Notes"}, l)
+	}
+	if b.in.plan != "" {
+		sec.Blocks = append(sec.Blocks, &doc.Code{Title: "Plan as run (secrets masked)", Lang: "yaml", Text: b.in.plan})
+	} else {
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "The run directory holds no plan copy (imported run)."})
+	}
+	return sec
+}
+
+// shellJoin quotes arguments the way a POSIX shell would need them.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`*?[]{}()<>|&;#~") {
+			out[i] = a
+			continue
+		}
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(out, " ")
+}
+
+// ---- small generic helpers ----------------------------------------------------
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// sortedByValue returns map keys by descending value, then by key.
+func sortedByValue(m map[string]int64) []string {
+	ks := sortedKeys(m)
+	slices.SortStableFunc(ks, func(a, b string) int { return cmp.Compare(m[b], m[a]) })
+	return ks
+}
+
+func sumValues(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
