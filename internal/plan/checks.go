@@ -31,7 +31,7 @@ func (d *decoder) after(ptr any, n *yaml.Node, k keyset) {
 			d.errorf(at(n, k, "name"), "transaction: missing name (it is the label of the grouped time)")
 		}
 		if len(v.Steps) == 0 {
-			d.errorf(at(n, k, "steps"), "transaction %q has no steps", v.Name)
+			d.errorf(at(n, k, "steps"), "transaction has no steps")
 		}
 	case *Loop:
 		if v.Count < 1 {
@@ -44,7 +44,7 @@ func (d *decoder) after(ptr any, n *yaml.Node, k keyset) {
 		d.checkLoad(v, n, k)
 	case *Stage:
 		if !k.has("rate") {
-			d.errorf(n, "stage: missing rate (the rate reached at the end of the stage)")
+			d.missing(n, "stage: missing rate (the rate reached at the end of the stage)")
 		}
 		if v.Duration <= 0 {
 			d.errorf(at(n, k, "duration"), "stage: duration must be positive")
@@ -90,11 +90,11 @@ func (d *decoder) checkWorkload(w *Workload, n *yaml.Node, k keyset) {
 		if k.has("scenario") {
 			d.errorf(at(n, k, "scenario"), "workload %q: scenario has no steps", w.Name)
 		} else {
-			d.errorf(n, "workload %q: missing scenario", w.Name)
+			d.missing(n, "workload %q: missing scenario", w.Name)
 		}
 	}
 	if !k.has("load") {
-		d.errorf(n, "workload %q: missing load (e.g. load: {users: 10, duration: 1m})", w.Name)
+		d.missing(n, "workload %q: missing load (e.g. load: {users: 10, duration: 1m})", w.Name)
 	}
 }
 
@@ -109,7 +109,7 @@ func (d *decoder) checkStep(s *Step, n *yaml.Node, k keyset) {
 	}
 	switch {
 	case len(have) == 0 && len(k) == 0:
-		d.errorf(n, "step needs one of request, think, transaction, loop")
+		d.missing(n, "step needs one of request, think, transaction, loop")
 	case len(have) > 1:
 		d.errorf(n, "a step holds one of request, think, transaction, loop, not both %s and %s; give each its own list item (- …)", have[0], have[1])
 	}
@@ -138,7 +138,7 @@ func (d *decoder) checkStep(s *Step, n *yaml.Node, k keyset) {
 
 func (d *decoder) checkRequest(r *Request, n *yaml.Node, k keyset) {
 	if !k.has("url") {
-		d.errorf(n, "request: missing url")
+		d.missing(n, "request: missing url")
 	} else if !urlStartOK(&r.URL) {
 		d.errorf(at(n, k, "url"), "url %q must start with / (relative to target) or http:// or https://", r.URL.Raw)
 	}
@@ -212,7 +212,7 @@ func (d *decoder) checkExtract(e *Extract, n *yaml.Node, k keyset) {
 	}
 	switch {
 	case len(src) == 0:
-		d.errorf(n, "extract needs one of json, regex, header")
+		d.missing(n, "extract needs one of json, regex, header")
 		return
 	case len(src) > 1:
 		d.errorf(at(n, k, src[1]), "extract has both %s and %s; use one", src[0], src[1])
@@ -279,7 +279,7 @@ func (d *decoder) checkLoad(l *Load, n *yaml.Node, k keyset) {
 	model, selected := loadModel(k)
 	switch {
 	case len(selected) == 0:
-		d.errorf(n, "load: no load model; give users+duration (closed), users+iterations, users+pace+duration (pacing), rate+duration (open), stages, or steps")
+		d.missing(n, "load: no load model; give users+duration (closed), users+iterations, users+pace+duration (pacing), rate+duration (open), stages, or steps")
 		return
 	case len(selected) > 1:
 		d.errorf(n, "load mixes %d load models: %s; use exactly one", len(selected), strings.Join(selected, " and "))
@@ -301,7 +301,7 @@ func (d *decoder) checkLoad(l *Load, n *yaml.Node, k keyset) {
 	}
 	needDuration := func() {
 		if !k.has("duration") {
-			d.errorf(n, "load: the %s model needs a duration", model)
+			d.missing(n, "load: the %s model needs a duration", model)
 		} else if l.Duration <= 0 {
 			d.errorf(at(n, k, "duration"), "load: duration must be positive")
 		}
@@ -323,7 +323,7 @@ func (d *decoder) checkLoad(l *Load, n *yaml.Node, k keyset) {
 	case "pacing":
 		positive("users", l.Users)
 		if !k.has("users") {
-			d.errorf(n, "load: pacing needs users")
+			d.missing(n, "load: pacing needs users")
 		}
 		if l.Pace <= 0 {
 			d.errorf(at(n, k, "pace"), "load: pace must be positive")
@@ -406,7 +406,7 @@ func (d *decoder) checkLoadStep(s *LoadStep, n *yaml.Node, k keyset) {
 			}
 		}
 	default:
-		d.errorf(n, "load step needs users or rate")
+		d.missing(n, "load step needs users or rate")
 	}
 	if !k.has("duration") || s.Duration <= 0 {
 		d.errorf(at(n, k, "duration"), "load step: duration must be positive")
@@ -544,7 +544,11 @@ func (d *decoder) monitorTargets(n *yaml.Node, key string) []MonitorTarget {
 		kind := kindNode.Value
 		allowedList, known := monitorFields[kind]
 		if !known {
-			d.unknownKey(kindNode, "monitor targets", kinds)
+			msg := fmt.Sprintf("unknown monitor target kind %q (kinds: %s)", kind, strings.Join(kinds, ", "))
+			if s := suggest(kind, kinds); s != "" {
+				msg = fmt.Sprintf("unknown monitor target kind %q (did you mean %q?)", kind, s)
+			}
+			d.errorf(kindNode, "%s", msg)
 			continue
 		}
 		t := MonitorTarget{Kind: kind}
@@ -583,7 +587,7 @@ func (d *decoder) checkMonitorTarget(t *MonitorTarget, n *yaml.Node, k keyset) {
 			}
 		}
 		if len(sel) != 1 {
-			d.errorf(n, "%s target needs exactly one of pid, pid_file, match", t.Kind)
+			d.missing(n, "%s target needs exactly one of pid, pid_file, match", t.Kind)
 		}
 		switch {
 		case t.Match != "":
@@ -598,12 +602,12 @@ func (d *decoder) checkMonitorTarget(t *MonitorTarget, n *yaml.Node, k keyset) {
 		}
 	case "cgroup":
 		if t.Path == "" {
-			d.errorf(n, "cgroup target needs path (e.g. /sys/fs/cgroup/system.slice/app.service)")
+			d.missing(n, "cgroup target needs path (e.g. /sys/fs/cgroup/system.slice/app.service)")
 		}
 		def = filepath.Base(t.Path)
 	case "postgres":
 		if t.DSN == "" {
-			d.errorf(n, "postgres target needs dsn (e.g. postgres://user@127.0.0.1:5432/db)")
+			d.missing(n, "postgres target needs dsn (e.g. postgres://user@127.0.0.1:5432/db)")
 		}
 	case "prometheus":
 		u, err := url.Parse(t.URL)
@@ -628,7 +632,7 @@ func (d *decoder) checkPlan(p *Plan, n *yaml.Node, k keyset) {
 	}
 	d.checkTarget(p, n, k)
 	if len(p.Workloads) == 0 && !k.has("workloads") {
-		d.errorf(n, "plan: missing workloads")
+		d.missing(n, "plan: missing workloads")
 	} else if len(p.Workloads) == 0 && d.resolve(k["workloads"].val) != nil && isNull(d.resolve(k["workloads"].val)) {
 		d.errorf(at(n, k, "workloads"), "plan: workloads is empty")
 	}
@@ -717,6 +721,13 @@ func (d *decoder) checkRefs(p *Plan) {
 		}
 		if r.wl == nil && d.extractedByAny(p, r.name) {
 			msg += "; http.headers may only use a variable that every workload extracts"
+		} else if r.wl != nil {
+			for _, w := range p.Workloads {
+				if d.extracted[w][r.name] {
+					msg += fmt.Sprintf("; workload %q extracts it, but variables do not cross workloads", w.Name)
+					break
+				}
+			}
 		}
 		d.errAt(r.pos, r.node, msg)
 	}

@@ -38,9 +38,9 @@ type varRef struct {
 	wl   *Workload // nil for plan-level templates (http.headers)
 }
 
-// aliasBudget bounds alias expansions, so a "billion laughs" plan costs a
-// bounded amount of work instead of hanging the loader.
-const aliasBudget = 10000
+// aliasBudget bounds the values reached through aliases, so a "billion
+// laughs" plan costs a bounded amount of work instead of hanging the loader.
+const aliasBudget = 100000
 
 type decoder struct {
 	file string
@@ -51,13 +51,22 @@ type decoder struct {
 
 	lines   []string              // src split into lines, for template positions
 	origin  map[*yaml.Node]string // nodes that came from --set, with the override text
-	aliases int                   // alias expansions left
+	aliases int                   // values left to reach through aliases
+	sizes   map[*yaml.Node]int    // memo for size
 
 	refs      []varRef
 	wl        *Workload // workload being decoded
 	extracted map[*Workload]map[string]bool
 	inTx      bool            // decoding inside a transaction
 	badData   map[string]bool // feeders whose CSV could not be read
+
+	// failed holds the value nodes already reported, so a bad value is
+	// reported once ("users: ten"), not again by the checks that see its
+	// zero value ("users must be at least 1").
+	failed map[*yaml.Node]bool
+	// unknown holds the mappings that had unknown keys: a typo ("usres")
+	// already explains why a key is missing.
+	unknown map[*yaml.Node]bool
 }
 
 func newDecoder(file string, src []byte, dir string, opt Options) *decoder {
@@ -68,8 +77,11 @@ func newDecoder(file string, src []byte, dir string, opt Options) *decoder {
 		opt:       opt,
 		origin:    map[*yaml.Node]string{},
 		aliases:   aliasBudget,
+		sizes:     map[*yaml.Node]int{},
 		extracted: map[*Workload]map[string]bool{},
 		badData:   map[string]bool{},
+		failed:    map[*yaml.Node]bool{},
+		unknown:   map[*yaml.Node]bool{},
 	}
 }
 
@@ -81,9 +93,22 @@ func (d *decoder) pos(n *yaml.Node) Pos {
 	return Pos{max(n.Line, 1), max(n.Column, 1)}
 }
 
-// errorf records a problem at n.
+// errorf records a problem at n. A second problem at the same scalar or
+// list is dropped: it is a consequence of the first.
 func (d *decoder) errorf(n *yaml.Node, format string, args ...any) {
+	if n != nil && n.Kind != yaml.MappingNode && d.failed[n] {
+		return
+	}
 	d.errAt(d.pos(n), n, fmt.Sprintf(format, args...))
+}
+
+// missing reports that mapping n lacks something, unless n had an unknown
+// key, which is then the likelier explanation and already reported.
+func (d *decoder) missing(n *yaml.Node, format string, args ...any) {
+	if d.unknown[n] {
+		return
+	}
+	d.errorf(n, format, args...)
 }
 
 // errAt records a problem at pos; n (may be nil) tells whether the value
@@ -93,17 +118,21 @@ func (d *decoder) errAt(pos Pos, n *yaml.Node, msg string) {
 		msg += " (from --set " + o + ")"
 	}
 	d.errs = append(d.errs, Error{File: d.file, Pos: pos, Msg: msg})
+	if n != nil {
+		d.failed[n] = true
+	}
 }
 
 // resolve follows aliases and unwraps a document node. It returns nil for
-// an empty document or when the alias budget is spent.
+// an empty document or once alias expansions exceed the budget.
 func (d *decoder) resolve(n *yaml.Node) *yaml.Node {
 	for n != nil && n.Kind == yaml.AliasNode {
-		d.aliases--
 		if d.aliases < 0 {
-			if d.aliases == -1 {
-				d.errorf(n, "too many alias (*name) expansions; the plan expands to more than %d copies", aliasBudget)
-			}
+			return nil
+		}
+		d.aliases -= d.size(n.Alias)
+		if d.aliases < 0 {
+			d.errorf(n, "too many alias (*name) expansions; the plan expands to more than %d values", aliasBudget)
 			return nil
 		}
 		n = n.Alias
@@ -115,6 +144,30 @@ func (d *decoder) resolve(n *yaml.Node) *yaml.Node {
 		return d.resolve(n.Content[0])
 	}
 	return n
+}
+
+// size counts the values under n with aliases expanded, memoized and
+// capped, so nested aliases cost one walk of the real tree.
+func (d *decoder) size(n *yaml.Node) int {
+	if n == nil {
+		return 0
+	}
+	if n.Kind == yaml.AliasNode {
+		return d.size(n.Alias)
+	}
+	if s, ok := d.sizes[n]; ok {
+		if s < 0 {
+			return aliasBudget + 1 // an anchor that contains itself
+		}
+		return s
+	}
+	d.sizes[n] = -1
+	s := 1
+	for _, c := range n.Content {
+		s = min(s+d.size(c), aliasBudget+1)
+	}
+	d.sizes[n] = s
+	return s
 }
 
 // isNull reports whether n is absent or a YAML null ("", ~, null).
@@ -297,8 +350,14 @@ func (d *decoder) decodeStruct(n *yaml.Node, ptr any) keyset {
 		for _, p := range ps {
 			name := p.key.Value
 			idx, found := byKey[name]
+			if _, isPlan := ptr.(*Plan); !found && isPlan && strings.HasPrefix(name, "x-") {
+				// Extension keys hold YAML anchors for reuse (as in
+				// Compose files); they mean nothing to plateau.
+				continue
+			}
 			if !found {
 				d.unknownKey(p.key, ctx, known)
+				d.unknown[n] = true
 				continue
 			}
 			keys[name] = p
@@ -336,6 +395,10 @@ func (d *decoder) decodeValue(n *yaml.Node, fv reflect.Value, key string) {
 	case *string:
 		if s, ok := d.str(n, key); ok {
 			*p = s
+		}
+	case **string:
+		if s, ok := d.str(n, key); ok {
+			*p = &s
 		}
 	case *int:
 		if v, ok := d.int(n, key); ok {
@@ -608,7 +671,7 @@ func (d *decoder) env(n *yaml.Node, r *tmplRef) (string, bool) {
 // --set values) the estimate is kept.
 func (d *decoder) refPos(n *yaml.Node, off int) Pos {
 	p := d.pos(n)
-	if d.origin[n] != "" || off <= 0 || off > len(n.Value) {
+	if d.origin[n] != "" || off < 0 || off > len(n.Value) {
 		return p
 	}
 	before := n.Value[:off]
@@ -663,42 +726,69 @@ func (d *decoder) line(l int) (string, bool) {
 
 // template compiles a scalar into a Template: ${env.NAME} is substituted
 // now, other references become variable parts checked once the plan is
-// complete. With jsonEsc the literal text is escaped for the inside of a JSON
-// string and variable parts are marked JSONEscape.
+// complete.
 func (d *decoder) template(n *yaml.Node, key string, jsonEsc bool) (Template, bool) {
 	n = d.resolve(n)
 	if n == nil || n.Kind != yaml.ScalarNode {
 		d.typeErr(n, key, "text")
 		return Template{}, false
 	}
-	t := Template{Raw: n.Value}
-	parts, ok := d.templateParts(n, key, jsonEsc, nil)
-	t.Parts = parts
-	return t, ok
+	var b partBuilder
+	ok := d.templateParts(n, key, jsonEsc, &b)
+	return Template{Raw: n.Value, Parts: b.done()}, ok
 }
 
-func (d *decoder) templateParts(n *yaml.Node, key string, jsonEsc bool, parts []Part) ([]Part, bool) {
+// partBuilder accumulates template parts, merging adjacent literals in a
+// builder so that large JSON bodies compile in linear time.
+type partBuilder struct {
+	parts []Part
+	lit   strings.Builder
+}
+
+func (b *partBuilder) literal(s string) { b.lit.WriteString(s) }
+
+func (b *partBuilder) variable(p Part) {
+	b.flush()
+	b.parts = append(b.parts, p)
+}
+
+func (b *partBuilder) flush() {
+	if b.lit.Len() > 0 {
+		b.parts = append(b.parts, Part{Lit: b.lit.String()})
+		b.lit.Reset()
+	}
+}
+
+func (b *partBuilder) done() []Part {
+	b.flush()
+	return b.parts
+}
+
+// templateParts adds scalar n's text to b. With jsonEsc the literal text is
+// escaped for the inside of a JSON string and variable parts are marked
+// JSONEscape.
+func (d *decoder) templateParts(n *yaml.Node, key string, jsonEsc bool, b *partBuilder) bool {
 	pieces, off, msg := scanTemplate(n.Value)
 	if msg != "" {
 		d.errAt(d.refPos(n, off), n, key+": "+msg)
-		return parts, false
+		return false
 	}
-	lit := func(s string) Part {
+	lit := func(s string) {
 		if jsonEsc {
-			return Part{Lit: string(appendJSONEscaped(nil, s))}
+			s = string(appendJSONEscaped(nil, s))
 		}
-		return Part{Lit: s}
+		b.literal(s)
 	}
 	ok := true
 	for _, pc := range pieces {
 		if pc.ref == nil {
-			parts = appendPart(parts, lit(pc.lit))
+			lit(pc.lit)
 			continue
 		}
 		if _, _, _, isEnv := envRef(pc.ref.name); isEnv {
 			v, found := d.env(n, pc.ref)
 			ok = ok && found
-			parts = appendPart(parts, lit(v))
+			lit(v)
 			continue
 		}
 		name := pc.ref.name
@@ -709,18 +799,22 @@ func (d *decoder) templateParts(n *yaml.Node, key string, jsonEsc bool, parts []
 			continue
 		}
 		d.refs = append(d.refs, varRef{name: name, pos: d.refPos(n, pc.ref.offset), node: n, wl: d.wl})
-		parts = append(parts, Part{Var: name, JSONEscape: jsonEsc})
+		b.variable(Part{Var: name, JSONEscape: jsonEsc})
 	}
-	return parts, ok
+	return ok
 }
+
+// maxJSONBody bounds a json: body after alias expansion.
+const maxJSONBody = 16 << 20
 
 // jsonTemplate encodes any YAML value as a JSON template: mappings become
 // objects (key order kept), lists arrays, strings JSON strings whose
 // ${var}s are rendered JSON-escaped; numbers, booleans and null keep their
 // type.
 func (d *decoder) jsonTemplate(n *yaml.Node) *Template {
-	var parts []Part
-	parts = d.jsonValue(n, parts, 0)
+	var b partBuilder
+	d.jsonValue(n, &b, 0)
+	parts := b.done()
 	var raw strings.Builder
 	for _, p := range parts {
 		if p.Var != "" {
@@ -732,54 +826,62 @@ func (d *decoder) jsonTemplate(n *yaml.Node) *Template {
 	return &Template{Raw: raw.String(), Parts: parts}
 }
 
-func (d *decoder) jsonValue(n *yaml.Node, parts []Part, depth int) []Part {
+func (d *decoder) jsonValue(n *yaml.Node, b *partBuilder, depth int) {
 	n = d.resolve(n)
 	if depth > 100 {
 		d.errorf(n, "json: nested too deeply")
-		return parts
+		return
+	}
+	if b.lit.Len() > maxJSONBody {
+		d.errorf(n, "json: body larger than %d MiB", maxJSONBody>>20)
+		return
 	}
 	switch {
 	case n == nil || isNull(n):
-		return appendPart(parts, Part{Lit: "null"})
+		b.literal("null")
+		return
 	case n.Kind == yaml.MappingNode:
-		parts = appendPart(parts, Part{Lit: "{"})
+		b.literal("{")
 		for i, p := range d.pairs(n) {
 			if i > 0 {
-				parts = appendPart(parts, Part{Lit: ","})
+				b.literal(",")
 			}
-			parts = appendPart(parts, Part{Lit: `"`})
-			parts, _ = d.templateParts(p.key, "json", true, parts)
-			parts = appendPart(parts, Part{Lit: `":`})
-			parts = d.jsonValue(p.val, parts, depth+1)
+			b.literal(`"`)
+			d.templateParts(p.key, "json", true, b)
+			b.literal(`":`)
+			d.jsonValue(p.val, b, depth+1)
 		}
-		return appendPart(parts, Part{Lit: "}"})
+		b.literal("}")
+		return
 	case n.Kind == yaml.SequenceNode:
-		parts = appendPart(parts, Part{Lit: "["})
+		b.literal("[")
 		for i, item := range n.Content {
 			if i > 0 {
-				parts = appendPart(parts, Part{Lit: ","})
+				b.literal(",")
 			}
-			parts = d.jsonValue(item, parts, depth+1)
+			d.jsonValue(item, b, depth+1)
 		}
-		return appendPart(parts, Part{Lit: "]"})
+		b.literal("]")
+		return
 	}
 	switch n.ShortTag() {
 	case "!!bool", "!!int", "!!float":
 		var v any
 		if err := n.Decode(&v); err != nil {
 			d.errorf(n, "json: cannot read %s: %v", describe(n), err)
-			return parts
+			return
 		}
-		b, err := json.Marshal(v)
+		out, err := json.Marshal(v)
 		if err != nil {
 			d.errorf(n, "json: %s cannot be written as JSON", describe(n))
-			return parts
+			return
 		}
-		return appendPart(parts, Part{Lit: string(b)})
+		b.literal(string(out))
+		return
 	}
-	parts = appendPart(parts, Part{Lit: `"`})
-	parts, _ = d.templateParts(n, "json", true, parts)
-	return appendPart(parts, Part{Lit: `"`})
+	b.literal(`"`)
+	d.templateParts(n, "json", true, b)
+	b.literal(`"`)
 }
 
 // think reads "1s", "uniform(500ms, 1500ms)" or {min: 500ms, max: 1500ms}.

@@ -9,8 +9,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
+	goccy "github.com/goccy/go-yaml"
+	goccyparser "github.com/goccy/go-yaml/parser"
 	"gopkg.in/yaml.v3"
 )
 
@@ -94,33 +97,66 @@ func parseYAML(name string, src []byte) (root *yaml.Node, perr *Error) {
 		if errors.Is(err, io.EOF) {
 			return nil, &Error{File: name, Pos: Pos{1, 1}, Msg: "plan is empty"}
 		}
-		return nil, yamlError(name, err)
+		return nil, yamlError(name, src, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
 		return nil, &Error{File: name, Pos: Pos{extra.Line, max(extra.Column, 1)}, Msg: "plan holds a second YAML document (after ---); put everything in one"}
 	} else if !errors.Is(err, io.EOF) {
-		return nil, yamlError(name, err)
+		return nil, yamlError(name, src, err)
 	}
 	return &doc, nil
 }
 
 var yamlLineRe = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// yamlError turns a yaml.v3 syntax error ("yaml: line 3: ...") into an
-// Error. yaml.v3 reports no column for syntax errors, so the column is 1.
-func yamlError(name string, err error) *Error {
+// yamlError turns a yaml.v3 syntax error into an Error. yaml.v3 reports
+// only a line, and for parser errors the 0-based line where the enclosing
+// block starts, so the position is taken from goccy/go-yaml's parser when it
+// also rejects the text; it reports the offending token's line and column.
+func yamlError(name string, src []byte, err error) *Error {
 	msg := err.Error()
-	line := 1
+	pos := Pos{1, 1}
 	if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
 		if n, cerr := strconv.Atoi(m[1]); cerr == nil && n > 0 {
-			line = n
+			pos.Line = n
 		}
 		msg = m[2]
-	} else if len(msg) > 6 && msg[:6] == "yaml: " {
-		msg = msg[6:]
+		if strings.HasPrefix(msg, "did not find expected") {
+			pos.Line++ // parser errors carry a 0-based line
+		}
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
-	return &Error{File: name, Pos: Pos{line, 1}, Msg: "YAML syntax: " + msg, Err: err}
+	if gpos, gmsg, ok := syntaxPos(src); ok {
+		pos, msg = gpos, gmsg
+	}
+	lines := strings.Split(string(src), "\n")
+	if pos.Line <= len(lines) && strings.Contains(lines[pos.Line-1], "${") {
+		msg += " (inside { } or [ ], quote values that contain ${…})"
+	}
+	return &Error{File: name, Pos: pos, Msg: "YAML syntax: " + msg, Err: err}
+}
+
+// syntaxPos asks goccy/go-yaml where src's syntax error is.
+func syntaxPos(src []byte) (pos Pos, msg string, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	_, err := goccyparser.ParseBytes(src, 0)
+	var se *goccy.SyntaxError
+	if !errors.As(err, &se) || se.Token == nil || se.Token.Position == nil {
+		return Pos{}, "", false
+	}
+	// goccy rejects duplicate keys, which yaml.v3 accepts (and the decoder
+	// reports with both positions); that is not the syntax error at hand.
+	if strings.Contains(se.Message, "already defined") {
+		return Pos{}, "", false
+	}
+	p := se.Token.Position
+	return Pos{max(p.Line, 1), max(p.Column, 1)}, se.Message, true
 }
 
 // encodeYAML writes a node tree with two-space indentation.

@@ -19,14 +19,14 @@ func ParseDuration(s string) (time.Duration, error) {
 		return 0, errors.New("empty duration; write e.g. 5s")
 	}
 	if _, err := strconv.ParseFloat(s, 64); err == nil {
-		return 0, fmt.Errorf("duration %q needs a unit, e.g. %q or %q", s, s+"s", s+"ms")
+		return 0, fmt.Errorf("%q has no unit; write %q or %q", s, s+"s", s+"ms")
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		return 0, fmt.Errorf("bad duration %q: write a number with a unit (ms, s, m, h), e.g. 250ms, 5s, 1h30m", s)
+		return 0, fmt.Errorf("%q is not a duration; write a number with a unit (ms, s, m, h), e.g. 250ms, 5s, 1h30m", s)
 	}
 	if d < 0 {
-		return 0, fmt.Errorf("duration %q must not be negative", s)
+		return 0, fmt.Errorf("%q is negative", s)
 	}
 	return d, nil
 }
@@ -38,16 +38,16 @@ func ParseRate(s string) (Rate, error) {
 	num, per, ok := strings.Cut(s, "/")
 	if !ok {
 		if _, err := strconv.ParseFloat(s, 64); err == nil {
-			return 0, fmt.Errorf("rate %q needs a unit, e.g. %q", s, s+"/s")
+			return 0, fmt.Errorf("%q has no unit; write %q", s, s+"/s")
 		}
-		return 0, fmt.Errorf("bad rate %q: write a count per time unit, e.g. 200/s, 30/m, 10/1s", s)
+		return 0, fmt.Errorf("%q is not a rate; write a count per time unit, e.g. 200/s, 30/m, 10/1s", s)
 	}
 	n, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
 	if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
 		return 0, fmt.Errorf("bad rate %q: %q is not a number", s, strings.TrimSpace(num))
 	}
 	if n < 0 {
-		return 0, fmt.Errorf("rate %q must not be negative", s)
+		return 0, fmt.Errorf("%q is negative", s)
 	}
 	var unit time.Duration
 	switch p := strings.TrimSpace(per); p {
@@ -141,7 +141,8 @@ func (t *Think) String() string {
 	return t.Fixed.String()
 }
 
-// StopMetrics are the metrics a stepped load's stop_when rule can use.
+// stopThroughputGain is the one metric a stepped load's stop_when rule can
+// use: the relative throughput growth of a step over the previous one.
 const stopThroughputGain = "throughput_gain"
 
 var stopRuleRe = regexp.MustCompile(`^\s*([A-Za-z_]+)\s*<\s*([0-9]+(?:\.[0-9]+)?)\s*%\s*$`)

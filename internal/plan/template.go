@@ -185,17 +185,3 @@ func isIdent(s string) bool {
 	}
 	return true
 }
-
-// appendPart adds p to parts, merging adjacent literals.
-func appendPart(parts []Part, p Part) []Part {
-	if p.Var == "" {
-		if p.Lit == "" {
-			return parts
-		}
-		if n := len(parts); n > 0 && parts[n-1].Var == "" {
-			parts[n-1].Lit += p.Lit
-			return parts
-		}
-	}
-	return append(parts, p)
-}
