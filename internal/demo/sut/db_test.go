@@ -181,8 +181,8 @@ func TestDBRefusesForeignFile(t *testing.T) {
 // TestDBGenerationTime generates the reference-sized database and reports
 // how long it took; the bound is loose because the machine is shared.
 func TestDBGenerationTime(t *testing.T) {
-	if testing.Short() {
-		t.Skip("generates 50,000 patients")
+	if testing.Short() || raceEnabled {
+		t.Skip("generates 50,000 patients; slow under -race")
 	}
 	path := filepath.Join(t.TempDir(), "cave.db")
 	start := time.Now()
