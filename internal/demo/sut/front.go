@@ -31,8 +31,8 @@ type FrontConfig struct {
 	// at ExternalURL/NAME. Empty disables external calls, as the reference's
 	// requirement assumed.
 	ExternalURL string
-	// ExternalServices are the services called per read, in order (default
-	// audit, consent, relation).
+	// ExternalServices are the services called per read, in order (nil
+	// means DefaultExternalServices; an empty non-nil list calls none).
 	ExternalServices []string
 	// ParallelExternal calls the external services concurrently; by default
 	// they are called one after another, as the reference system did.
