@@ -2,7 +2,6 @@ package plan
 
 import (
 	"bytes"
-	"net/url"
 	"regexp"
 	"strings"
 
@@ -89,7 +88,7 @@ func (r *redactor) names(m *yaml.Node, secret func(string) bool) {
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if secret(m.Content[i].Value) {
-			r.scalar(m.Content[i+1], func(string) string { return Redacted })
+			r.scalar(m.Content[i+1], redactValue)
 		}
 	}
 }
@@ -109,15 +108,32 @@ func (r *redactor) scalar(v *yaml.Node, f func(string) string) {
 	}
 }
 
+var pureRefRe = regexp.MustCompile(`^\s*\$\{[^}]*\}\s*$`)
+
+// redactValue hides a secret value, except one that is only a ${name}
+// reference: that holds no secret and tells the reader where it comes from.
+func redactValue(v string) string {
+	if pureRefRe.MatchString(v) {
+		return v
+	}
+	return Redacted
+}
+
 var dsnPasswordRe = regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('[^']*'|\S+)`)
 
 // redactURL hides the password of "scheme://user:pass@host" and of
 // key=value DSNs ("host=db password=s3cret").
 func redactURL(s string) string {
-	if u, err := url.Parse(s); err == nil && u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), Redacted)
-			s = u.String()
+	if i := strings.Index(s, "://"); i >= 0 {
+		rest := s[i+3:]
+		end := strings.IndexAny(rest, "/?#")
+		if end < 0 {
+			end = len(rest)
+		}
+		if at := strings.LastIndexByte(rest[:end], '@'); at >= 0 {
+			if c := strings.IndexByte(rest[:at], ':'); c >= 0 {
+				s = s[:i+3] + rest[:c+1] + Redacted + rest[at:]
+			}
 		}
 	}
 	return dsnPasswordRe.ReplaceAllString(s, "${1}"+Redacted)

@@ -145,7 +145,7 @@ func (t *Think) String() string {
 // use: the relative throughput growth of a step over the previous one.
 const stopThroughputGain = "throughput_gain"
 
-var stopRuleRe = regexp.MustCompile(`^\s*([A-Za-z_]+)\s*<\s*([0-9]+(?:\.[0-9]+)?)\s*%\s*$`)
+var stopRuleRe = regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_]*)\s*<\s*([0-9]+(?:\.[0-9]+)?)\s*%\s*$`)
 
 // parseStopRule reads "throughput_gain < 5%".
 func parseStopRule(s string) (*StopRule, error) {

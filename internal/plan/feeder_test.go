@@ -1,0 +1,114 @@
+package plan
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func feederPlan(csv string, extra string) string {
+	return fmt.Sprintf(`name: f
+target: http://127.0.0.1:9
+data:
+  d: {csv: %s%s}
+workloads:
+  w:
+    scenario: [{request: {url: "/x/${d.id}"}}]
+    load: {users: 1, iterations: 1}
+`, csv, extra)
+}
+
+// TestFeeder50k: 50,000 rows is a normal feeder and must load in well under
+// a second.
+func TestFeeder50k(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const rows = 50000
+	var b strings.Builder
+	b.WriteString("id,name,email\n")
+	for i := range rows {
+		fmt.Fprintf(&b, "%010d,user %d,u%d@example.com\n", i, i, i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "big.csv"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	p, err := Parse("f.yaml", []byte(feederPlan("big.csv", "")), dir, Options{})
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := p.Data["d"]
+	if len(f.Rows) != rows || f.Rows[rows-1][0] != fmt.Sprintf("%010d", rows-1) || len(f.Columns) != 3 {
+		t.Errorf("rows %d, last %v, columns %v", len(f.Rows), f.Rows[len(f.Rows)-1], f.Columns)
+	}
+	// Every row is distinct, so a unique feeder really has 50,000 values.
+	seen := make(map[string]bool, rows)
+	for _, r := range f.Rows {
+		seen[r[0]] = true
+	}
+	if len(seen) != rows {
+		t.Errorf("%d distinct ids, want %d", len(seen), rows)
+	}
+	t.Logf("50,000-row CSV loaded in %v", took)
+	if took > time.Second {
+		t.Errorf("loading 50,000 rows took %v", took)
+	}
+}
+
+func TestFeederErrors(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ name, content, extra, want string }{
+		{"empty", "", "", "e.csv:1:1: empty file; the first row must name the columns"},
+		{"header only", "id\n", "", "e.csv:1:1: no data rows after the header"},
+		{"duplicate column", "id,id\n1,2\n", "", `e.csv:1:1: header names column "id" twice (columns 1 and 2)`},
+		{"empty column", "id,\n1,2\n", "", "e.csv:1:1: header column 2 is empty"},
+		{"ragged row", "id,name\n1,a\n2\n3,c\n", "", `e.csv:3:1: wrong number of fields (data "d")`},
+		{"bad quote", "id\n\"1\n", "", `e.csv:2:4: extraneous or missing " in quoted-field`},
+		{"bad delimiter", "id\n1\n", ", delimiter: ab", `f.yaml:4:30: data "d": delimiter must be one character`},
+		{"bad order", "id\n1\n", ", order: once", `f.yaml:4:26: data "d": order "once" is not sequential, random or unique`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "e.csv"), []byte(c.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Parse("f.yaml", []byte(feederPlan("e.csv", c.extra)), dir, Options{})
+			want := c.want
+			if strings.HasPrefix(want, "e.csv") {
+				want = filepath.Join(dir, want)
+			}
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("got %v\nwant %q", err, want)
+			}
+		})
+	}
+}
+
+func TestFeederFormats(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// A spreadsheet export: byte-order mark, CRLF, semicolons, quoted field.
+	content := "\uFEFFid;note\r\n1;\"a;b\"\r\n2;c\r\n"
+	if err := os.WriteFile(filepath.Join(dir, "x.csv"), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Parse("f.yaml", []byte(feederPlan("x.csv", `, delimiter: ";", order: unique, on_exhausted: recycle`)), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := p.Data["d"]
+	if f.Columns[0] != "id" || len(f.Rows) != 2 || f.Rows[0][1] != "a;b" || f.OnExhausted != ExhaustedRecycle || f.Order != OrderUnique {
+		t.Errorf("feeder: %+v", f)
+	}
+	abs := filepath.Join(dir, "x.csv")
+	if _, err := Parse("f.yaml", []byte(feederPlan(strconv.Quote(abs), `, delimiter: ";"`)), "/nonexistent", Options{}); err != nil {
+		t.Errorf("absolute csv path: %v", err)
+	}
+}
