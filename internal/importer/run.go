@@ -520,3 +520,7 @@ func (a *Aggregator) Close() error {
 	}
 	return err
 }
+
+// KeepSamples reports whether decoders should fill the Rec fields that only
+// the raw sample copy uses (thread name, URL).
+func (r *Run) KeepSamples() bool { return r.opt.KeepSamples }

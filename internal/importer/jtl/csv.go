@@ -1,0 +1,396 @@
+package jtl
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/importer"
+)
+
+// batch is the decoded content of one chunk.
+type batch struct {
+	recs     []importer.Rec
+	probs    importer.ChunkProblems
+	empty    int64 // empty Transaction Controller samples skipped
+	headers  int64 // repeated header lines skipped
+	timeErr  error // a clock-format error that stops the import
+	noStatus bool
+}
+
+// csvDecoder decodes lines of one CSV JTL. Each goroutine has its own.
+type csvDecoder struct {
+	l      layout
+	labels *importer.Cache
+	tp     importer.TimeParser
+	tpSet  bool
+	cfg    *Config
+	fields [][]byte
+	scr    []byte // unescaped quoted fields
+	keep   bool   // fill the fields only the raw sample copy needs
+}
+
+func (s *Source) importCSV(ctx context.Context, run *importer.Run, src io.Reader, head []byte) error {
+	l, hasHeader, err := s.layoutOf(head)
+	if err != nil {
+		return err
+	}
+	// Decide the clock format from the first data line so every chunk uses
+	// the same one, and an ambiguous one fails before any work.
+	tp, err := s.timeParser(head, l, hasHeader, run.Clock())
+	if err != nil {
+		return err
+	}
+	if l.idx[colResponseMessage] < 0 {
+		run.Note("%s: no responseMessage column, so Transaction Controller samples cannot be told from requests", s.cfg.Path)
+	}
+	if l.idx[colSuccess] < 0 {
+		run.Note("%s: no success column; samples with an HTTP status of 400 or more count as failures", s.cfg.Path)
+	}
+	agg := run.Requests(s.cfg.Workload)
+	pool := sync.Pool{New: func() any {
+		return &csvDecoder{l: l, labels: agg.Labels().NewCache(), tp: tp, tpSet: true, cfg: &s.cfg, keep: run.KeepSamples()}
+	}}
+	var empty, headers int64
+	probs := run.Problems()
+	err = importer.Parallel(ctx, src, run.Workers(), s.cfg.ChunkSize, importer.CutCSV('"'),
+		func(c *importer.Chunk) (*batch, error) {
+			d := pool.Get().(*csvDecoder)
+			defer pool.Put(d)
+			b := &batch{}
+			b.probs.File = s.cfg.Path
+			d.decode(c, hasHeader, b)
+			if b.timeErr != nil {
+				return nil, b.timeErr
+			}
+			return b, nil
+		},
+		func(c *importer.Chunk, b *batch) error {
+			probs.Merge(&b.probs)
+			empty += b.empty
+			headers += b.headers
+			for i := range b.recs {
+				if err := agg.Add(&b.recs[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	if cerr := agg.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.cfg.Path, err)
+	}
+	if empty > 0 {
+		run.Note("%s: %d empty Transaction Controller samples (no sampler ran) skipped, as JMeter's dashboard does", s.cfg.Path, empty)
+	}
+	if headers > 0 {
+		run.Note("%s: %d repeated header lines skipped (concatenated files)", s.cfg.Path, headers)
+	}
+	run.Logf("%s: %d samples, %d failed, %d labels, %d malformed lines", s.cfg.Path, agg.Count(), agg.Errors(),
+		agg.Labels().Len(), probs.Count(s.cfg.Path))
+	if agg.Count() == 0 {
+		return fmt.Errorf("%s: no samples", s.cfg.Path)
+	}
+	return nil
+}
+
+// timeParser picks the timeStamp format: the configured one, or epoch
+// milliseconds when the first value is all digits, or ISO 8601 when it
+// looks like one; anything else needs --time-format.
+func (s *Source) timeParser(head []byte, l layout, hasHeader bool, clock importer.Clock) (importer.TimeParser, error) {
+	if s.cfg.TimeFormat != "" {
+		return importer.NewTimeParser(s.cfg.TimeFormat, clock)
+	}
+	d := &csvDecoder{l: l}
+	rest := bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	if hasHeader {
+		_, rest, _ = bytes.Cut(rest, []byte{'\n'})
+	}
+	line, _, _ := bytes.Cut(rest, []byte{'\n'})
+	line = bytes.TrimSuffix(line, []byte{'\r'})
+	if len(line) == 0 {
+		return importer.NewTimeParser("ms", clock)
+	}
+	fields, _, ok := d.split(line)
+	if !ok || l.idx[colTimeStamp] >= len(fields) {
+		return importer.NewTimeParser("ms", clock) // the line is malformed; counted later
+	}
+	ts := fields[l.idx[colTimeStamp]]
+	if k, err := importer.DetectEpoch(ts); err == nil {
+		if k != importer.EpochMs {
+			return importer.TimeParser{}, fmt.Errorf("%s: timeStamp %q is not epoch milliseconds as JMeter writes them; give %s", s.cfg.Path, importer.Quote(ts), importer.TimeFormatFlag)
+		}
+		return importer.NewTimeParser("ms", clock)
+	}
+	if len(ts) >= 19 && ts[4] == '-' && (ts[10] == 'T' || ts[10] == ' ') {
+		p, _ := importer.NewTimeParser("iso8601", clock)
+		if _, err := p.Parse(ts); err != nil {
+			return p, fmt.Errorf("%s: timeStamp: %w", s.cfg.Path, err)
+		}
+		return p, nil
+	}
+	if len(ts) >= 19 && ts[4] == '/' {
+		p, err := importer.NewTimeParser("yyyy/MM/dd HH:mm:ss.SSS", clock)
+		if err != nil {
+			return p, fmt.Errorf("%s: timeStamp %q has no time zone: %w", s.cfg.Path, importer.Quote(ts), err)
+		}
+		if _, err := p.Parse(ts); err == nil {
+			return p, nil
+		}
+	}
+	return importer.TimeParser{}, fmt.Errorf("%s: cannot tell the format of timeStamp %q; give %s with JMeter's jmeter.save.saveservice.timestamp_format pattern (e.g. %s 'yyyy/MM/dd HH:mm:ss.SSS')",
+		s.cfg.Path, importer.Quote(ts), importer.TimeFormatFlag, importer.TimeFormatFlag)
+}
+
+// split splits one line with no quote into d.fields. It reports false when
+// the line has a quote (the caller then uses splitQuoted).
+func (d *csvDecoder) split(line []byte) ([][]byte, []byte, bool) {
+	if bytes.IndexByte(line, '"') >= 0 {
+		return nil, nil, false
+	}
+	d.fields = d.fields[:0]
+	for {
+		i := bytes.IndexByte(line, d.l.delim)
+		if i < 0 {
+			d.fields = append(d.fields, line)
+			return d.fields, nil, true
+		}
+		d.fields = append(d.fields, line[:i])
+		line = line[i+1:]
+	}
+}
+
+// splitQuoted splits one RFC 4180 record starting at data, whose quoted
+// fields may hold delimiters, doubled quotes and newlines. It returns the
+// fields, the rest of data after the record, and an error text for a
+// malformed record (the rest then starts after the current line).
+func (d *csvDecoder) splitQuoted(data []byte) ([][]byte, []byte, string) {
+	d.fields = d.fields[:0]
+	d.scr = d.scr[:0]
+	var spans []span
+	i := 0
+	for {
+		if i < len(data) && data[i] == '"' {
+			start := len(d.scr)
+			i++
+			for {
+				j := bytes.IndexByte(data[i:], '"')
+				if j < 0 {
+					return nil, nil, "unterminated quoted field"
+				}
+				d.scr = append(d.scr, data[i:i+j]...)
+				i += j + 1
+				if i < len(data) && data[i] == '"' {
+					d.scr = append(d.scr, '"')
+					i++
+					continue
+				}
+				break
+			}
+			spans = append(spans, span{1, start, len(d.scr)})
+			switch {
+			case i >= len(data):
+				return d.resolve(spans, data), nil, ""
+			case data[i] == d.l.delim:
+				i++
+				continue
+			case data[i] == '\n':
+				return d.resolve(spans, data), data[i+1:], ""
+			case data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n':
+				return d.resolve(spans, data), data[i+2:], ""
+			default:
+				return nil, nil, "text after a closing quote"
+			}
+		}
+		start := i
+		for i < len(data) && data[i] != d.l.delim && data[i] != '\n' {
+			if data[i] == '"' {
+				return nil, nil, "quote inside an unquoted field"
+			}
+			i++
+		}
+		end := i
+		if i < len(data) && data[i] == '\n' && end > start && data[end-1] == '\r' {
+			end--
+		}
+		spans = append(spans, span{0, start, end})
+		if i >= len(data) {
+			return d.resolve(spans, data), nil, ""
+		}
+		if data[i] == '\n' {
+			return d.resolve(spans, data), data[i+1:], ""
+		}
+		i++ // delimiter
+	}
+}
+
+// span is a field of a quoted record: bytes start:end of d.scr when scr is
+// 1, of the record's data otherwise.
+type span struct{ scr, start, end int }
+
+func (d *csvDecoder) resolve(spans []span, data []byte) [][]byte {
+	for _, s := range spans {
+		if s.scr == 1 {
+			d.fields = append(d.fields, d.scr[s.start:s.end:s.end])
+		} else {
+			d.fields = append(d.fields, data[s.start:s.end:s.end])
+		}
+	}
+	return d.fields
+}
+
+// decode turns a chunk into records.
+func (d *csvDecoder) decode(c *importer.Chunk, hasHeader bool, b *batch) {
+	data := c.Data
+	line := c.Line
+	if c.Seq == 0 {
+		data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+		if hasHeader {
+			i := bytes.IndexByte(data, '\n')
+			if i < 0 {
+				return
+			}
+			data = data[i+1:]
+			line++
+		}
+	}
+	b.recs = make([]importer.Rec, 0, bytes.Count(data, []byte{'\n'})+1)
+	for len(data) > 0 {
+		nl := bytes.IndexByte(data, '\n')
+		var raw, rest []byte
+		if nl < 0 {
+			raw, rest = data, nil
+		} else {
+			raw, rest = data[:nl], data[nl+1:]
+		}
+		lineNo := line
+		raw = bytes.TrimSuffix(raw, []byte{'\r'})
+		fields, _, ok := d.split(raw)
+		if !ok {
+			var bad string
+			var after []byte
+			fields, after, bad = d.splitQuoted(data)
+			if bad != "" {
+				b.probs.Add(lineNo, bad, raw)
+			} else {
+				// The record may have spanned several lines.
+				consumed := data[:len(data)-len(after)]
+				raw = bytes.TrimRight(consumed, "\r\n")
+				line += int64(bytes.Count(consumed, []byte{'\n'}))
+				data = after
+				d.record(fields, raw, lineNo, b)
+				continue
+			}
+		} else {
+			d.record(fields, raw, lineNo, b)
+		}
+		line++
+		data = rest
+	}
+}
+
+// record turns the fields of one line into a Rec, or counts it malformed.
+func (d *csvDecoder) record(fields [][]byte, raw []byte, lineNo int64, b *batch) {
+	if len(raw) == 0 {
+		return
+	}
+	if bytes.Equal(raw, d.l.header) {
+		b.headers++
+		return
+	}
+	if len(fields) != d.l.fields {
+		b.probs.Add(lineNo, fmt.Sprintf("%d fields, the header has %d", len(fields), d.l.fields), raw)
+		return
+	}
+	get := func(c int) []byte {
+		if i := d.l.idx[c]; i >= 0 {
+			return fields[i]
+		}
+		return nil
+	}
+	ts, err := d.tp.Parse(get(colTimeStamp))
+	if err != nil {
+		b.probs.Add(lineNo, "timeStamp: "+err.Error(), raw)
+		return
+	}
+	el, ok := importer.ParseInt(get(colElapsed))
+	if !ok || el < 0 {
+		b.probs.Add(lineNo, "elapsed is not a number of milliseconds", raw)
+		return
+	}
+	msg := get(colResponseMessage)
+	if bytes.HasPrefix(msg, []byte(emptyController)) {
+		b.empty++
+		return
+	}
+	r := importer.Rec{Elapsed: el * 1000, Threads: -1, Tx: bytes.HasPrefix(msg, []byte(controllerPrefix))}
+	if d.cfg.TimestampEnd {
+		r.End = ts
+	} else {
+		r.End = ts + el*1e6
+	}
+	r.Label = d.labels.ID(get(colLabel))
+	code := get(colResponseCode)
+	success := true
+	if sf := get(colSuccess); d.l.idx[colSuccess] >= 0 {
+		switch {
+		case bytes.Equal(sf, []byte("true")) || bytes.Equal(sf, []byte("TRUE")) || bytes.Equal(sf, []byte("True")):
+		case bytes.Equal(sf, []byte("false")) || bytes.Equal(sf, []byte("FALSE")) || bytes.Equal(sf, []byte("False")):
+			success = false
+		default:
+			b.probs.Add(lineNo, "success is neither true nor false", raw)
+			return
+		}
+	} else if st, ok := importer.ParseInt(code); ok && st >= 400 {
+		success = false
+	}
+	if st, ok := importer.ParseInt(code); ok && st >= 100 && st <= 999 {
+		r.Status = int32(st)
+	}
+	if !success {
+		fm := get(colFailureMessage)
+		r.Class, r.Status = classify(code, append(append([]byte(nil), msg...), fm...))
+		switch {
+		case len(fm) > 0:
+			r.Message = string(fm)
+		case len(msg) > 0:
+			r.Message = string(msg)
+		default:
+			r.Message = string(code)
+		}
+		if r.Tx {
+			r.Class = core.ErrCheck
+		}
+	}
+	if v := get(colBytes); v != nil {
+		r.Recv, _ = importer.ParseInt(v)
+	}
+	if v := get(colSentBytes); v != nil {
+		r.Sent, _ = importer.ParseInt(v)
+	}
+	if v := get(colAllThreads); v != nil {
+		if n, ok := importer.ParseInt(v); ok && n >= 0 && n < 1<<31 {
+			r.Threads = int32(n)
+		}
+	}
+	if d.keep {
+		r.Thread = string(get(colThreadName))
+		r.URL = string(get(colURL))
+	}
+	if d.l.idx[colLatency] >= 0 {
+		if v, ok := importer.ParseInt(get(colLatency)); ok {
+			r.TTFB = v * 1000
+		}
+	}
+	if d.l.idx[colConnect] >= 0 {
+		if v, ok := importer.ParseInt(get(colConnect)); ok {
+			r.Connect = v * 1000
+		}
+	}
+	b.recs = append(b.recs, r)
+}
