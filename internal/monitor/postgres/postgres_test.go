@@ -1,0 +1,395 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/plateau-perf/plateau/internal/monitor"
+)
+
+// server is a throw-away PostgreSQL cluster on a loopback port.
+type server struct {
+	bin, data, log string
+	port           int
+	asUser         []string // runuser prefix when we are root
+	dsn            string
+}
+
+// startServer initialises and starts a cluster from the Debian packages
+// (testdata/install-deps.sh installs them). Outside CI a missing
+// PostgreSQL skips the test; under CI=true it fails.
+func startServer(t *testing.T) *server {
+	t.Helper()
+	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	if len(bins) == 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("PostgreSQL not installed under CI (run internal/monitor/testdata/install-deps.sh)")
+		}
+		t.Skip("PostgreSQL server packages not installed (/usr/lib/postgresql/*/bin/initdb); run internal/monitor/testdata/install-deps.sh")
+	}
+	sort.Strings(bins)
+	s := &server{bin: filepath.Dir(bins[len(bins)-1])}
+	// The cluster lives outside t.TempDir: the postgres user must be able
+	// to reach it, and the test's temp dir is private to root.
+	root, err := os.MkdirTemp("", "plateau-pg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(root) })
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s.data, s.log = filepath.Join(root, "data"), filepath.Join(root, "pg.log")
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			t.Fatalf("running as root needs the postgres user (from the postgresql package): %v", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		if err := os.Chown(root, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+		s.asUser = []string{"runuser", "-u", "postgres", "--"}
+	}
+	s.port = freePort(t)
+	s.run(t, filepath.Join(s.bin, "initdb"), "-D", s.data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8")
+	s.start(t)
+	t.Cleanup(func() { s.stop(t) })
+	s.dsn = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", s.port)
+	admin := connect(t, s.dsn)
+	if _, err := admin.Exec(context.Background(), "CREATE EXTENSION pg_stat_statements"); err != nil {
+		t.Fatal(err)
+	}
+	_ = admin.Close(context.Background())
+	return s
+}
+
+func (s *server) run(t *testing.T, args ...string) {
+	t.Helper()
+	cmd := append(append([]string{}, s.asUser...), args...)
+	out, err := exec.Command(cmd[0], cmd[1:]...).CombinedOutput()
+	if err != nil {
+		log, _ := os.ReadFile(s.log)
+		t.Fatalf("%s: %v\n%s\n%s", strings.Join(cmd, " "), err, out, log)
+	}
+}
+
+func (s *server) start(t *testing.T) {
+	t.Helper()
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c shared_preload_libraries=pg_stat_statements -c fsync=off -c max_connections=30",
+		s.port, filepath.Dir(s.data))
+	s.run(t, filepath.Join(s.bin, "pg_ctl"), "-D", s.data, "-l", s.log, "-w", "-t", "60", "-o", opts, "start")
+}
+
+func (s *server) stop(t *testing.T) {
+	t.Helper()
+	cmd := append(append([]string{}, s.asUser...), filepath.Join(s.bin, "pg_ctl"), "-D", s.data, "-m", "fast", "-w", "stop")
+	_ = exec.Command(cmd[0], cmd[1:]...).Run()
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func connect(t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func sample(t *testing.T, c *Collector) (map[string]float64, time.Time) {
+	t.Helper()
+	var b monitor.Batch
+	b.Reset(time.Now(), time.Now())
+	if err := c.Collect(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]float64{}
+	for _, r := range b.Readings() {
+		m[r.Metric] = r.Value
+	}
+	return m, b.Mono
+}
+
+// TestRealPostgres runs against a real server: connection counts follow the
+// connections the test opens, commits are counted, top statements appear,
+// and a server restart mid-session is a gap followed by a resume.
+func TestRealPostgres(t *testing.T) {
+	srv := startServer(t)
+	ctx := context.Background()
+	run := t.TempDir()
+
+	s, err := monitor.Start(ctx, monitor.Options{
+		Dir: run, Interval: 200 * time.Millisecond,
+		Targets: []monitor.TargetConfig{
+			{Kind: "postgres", Name: "db", DSN: srv.dsn},
+			{Kind: "postgres", Name: "nobody", DSN: fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres", freePort(t))},
+		},
+		Kinds: map[string]monitor.Kind{"postgres": Kind()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	st := s.Status()
+	if !st[0].Started {
+		t.Fatalf("db not started: %s", st[0].Error)
+	}
+	if st[1].Started || !strings.Contains(st[1].Error, "connect") {
+		t.Errorf("a closed port should not start, status %+v", st[1])
+	}
+
+	col, err := Open(ctx, monitor.TargetConfig{DSN: srv.dsn}, monitor.Env{Dir: t.TempDir(), Stem: "direct", Now: time.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := col.(*Collector)
+	defer c.Close()
+	if !c.HasStatements() {
+		t.Fatal("pg_stat_statements not found")
+	}
+
+	// The session's own connection is a client backend too; it is not
+	// excluded from the direct collector's view, so count relative to a
+	// baseline.
+	base, _ := sample(t, c)
+	var conns []*pgx.Conn
+	for range 5 {
+		conns = append(conns, connect(t, srv.dsn))
+	}
+	m, _ := sample(t, c)
+	if got := m["connections_total"] - base["connections_total"]; got != 5 {
+		t.Errorf("connections_total rose by %v after opening 5", got)
+	}
+	if got := m["connections_idle"] - base["connections_idle"]; got != 5 {
+		t.Errorf("connections_idle rose by %v", got)
+	}
+	if m["connections_max"] != 30 {
+		t.Errorf("connections_max %v, server started with 30", m["connections_max"])
+	}
+
+	// One idle in a transaction, one active in a long query.
+	tx, err := conns[0].Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := conns[1].Exec(ctx, "SELECT pg_sleep(1.5)")
+		done <- err
+	}()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		m, _ = sample(t, c)
+		if m["connections_active"]-base["connections_active"] >= 1 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := m["connections_active"] - base["connections_active"]; got != 1 {
+		t.Errorf("connections_active rose by %v during pg_sleep", got)
+	}
+	if got := m["connections_idle_in_tx"] - base["connections_idle_in_tx"]; got != 1 {
+		t.Errorf("connections_idle_in_tx rose by %v", got)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, cn := range conns[2:] {
+		_ = cn.Close(ctx)
+	}
+	// A closed connection's backend exits asynchronously.
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		m, _ = sample(t, c)
+		if m["connections_total"]-base["connections_total"] == 2 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if got := m["connections_total"] - base["connections_total"]; got != 2 {
+		t.Errorf("connections_total %v above baseline after closing 3 of 5", got)
+	}
+
+	// Transactions: 200 commits, flushed at once by the backend.
+	before, t0 := sample(t, c)
+	const commits = 200
+	for i := range commits {
+		if _, err := conns[0].Exec(ctx, "SELECT $1::int + 1", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		if _, err := conns[0].Exec(ctx, "SELECT generate_series(1, 10) /* distinct statement */"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := conns[0].Exec(ctx, "SELECT pg_stat_force_next_flush()"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	after, t1 := sample(t, c)
+	counted := after["xact_commit_per_s"] * t1.Sub(t0).Seconds()
+	t.Logf("commits counted %.1f for %d sent (+4 more statements); before %v", counted, commits, before["connections_total"])
+	// The session's own sampling queries are subtracted by its collector,
+	// not by this one, and flushes are not instant: allow a margin above.
+	if counted < commits || counted > commits+40 {
+		t.Errorf("xact_commit_per_s × Δt = %.1f, want about %d", counted, commits)
+	}
+	if hit, ok := after["cache_hit_pct"]; ok && (hit < 0 || hit > 100) {
+		t.Errorf("cache_hit_pct %v", hit)
+	}
+
+	// Restart the server: a gap, then a resume.
+	srv.stop(t)
+	waitFor(t, "gap", func() bool { return len(s.Status()[0].Gaps) == 1 })
+	srv.start(t)
+	waitFor(t, "resume", func() bool { return s.Status()[0].Gaps[0].End != nil })
+	time.Sleep(300 * time.Millisecond)
+	// Statements run after the restart count for the session too.
+	again := connect(t, srv.dsn)
+	for range 7 {
+		if _, err := again.Exec(ctx, "SELECT count(*) FROM generate_series(1, 1000) /* after restart */"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = again.Close(ctx)
+	for _, cn := range conns[:2] {
+		_ = cn.Close(ctx)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	if st := s.Status()[0]; st.Samples > 0 {
+		t.Logf("own cost: %.3f ms CPU per sample over %d samples (sampling thread)", st.CPUSeconds/float64(st.Samples)*1e3, st.Samples)
+	}
+
+	reps, err := ReadStatements(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reps) != 1 || reps[0].Target != "db" {
+		t.Fatalf("statements files: %+v", reps)
+	}
+	var plus, series, restart *Statement
+	for i, st := range reps[0].Statements {
+		switch {
+		case strings.Contains(st.Query, "::int +"):
+			plus = &reps[0].Statements[i]
+		case strings.Contains(st.Query, "distinct statement"):
+			series = &reps[0].Statements[i]
+		case strings.Contains(st.Query, "after restart"):
+			restart = &reps[0].Statements[i]
+		}
+		if strings.Contains(st.Query, "plateau-monitor") {
+			t.Errorf("plateau's own query in the top statements: %s", st.Query)
+		}
+	}
+	if plus == nil || plus.Calls != commits || plus.MeanMs <= 0 || plus.TotalMs < plus.MeanMs {
+		t.Errorf("top statement for the %d commits: %+v", commits, plus)
+	}
+	if series == nil || series.Calls != 3 {
+		t.Errorf("generate_series statement: %+v", series)
+	}
+	if restart == nil || restart.Calls != 7 {
+		t.Errorf("statement after restart: %+v", restart)
+	}
+
+	got, status, err := monitor.Read(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(status) != 2 || len(status[0].Gaps) != 1 || status[0].Gaps[0].End == nil || status[1].Error == "" {
+		t.Errorf("statuses read back: %+v", status)
+	}
+	found := map[string]bool{}
+	for _, s := range got {
+		found[s.Metric] = true
+	}
+	for _, m := range []string{"connections_total", "connections_active", "connections_idle", "connections_idle_in_tx", "xact_commit_per_s", "xact_rollback_per_s"} {
+		if !found[m] {
+			t.Errorf("no %s series", m)
+		}
+	}
+}
+
+func TestTopStatementsDiff(t *testing.T) {
+	t.Parallel()
+	k := func(id int64) stmtKey { return stmtKey{user: "10", db: "5", queryID: id} }
+	start := map[stmtKey]stmtRow{
+		k(1): {query: "SELECT 1", calls: 10, totalMs: 100, rows: 10},
+		k(2): {query: "SELECT 2", calls: 50, totalMs: 500, rows: 0},
+		k(3): {query: "SELECT 3", calls: 5, totalMs: 5},
+	}
+	end := map[stmtKey]stmtRow{
+		k(1): {query: "SELECT 1", calls: 30, totalMs: 400, rows: 30}, // +20 calls, +300 ms
+		k(2): {query: "SELECT 2", calls: 4, totalMs: 40},             // reset: counts from 0
+		k(3): {query: "SELECT 3", calls: 5, totalMs: 5},              // did not run
+		k(4): {query: "SELECT   4\n  FROM x", calls: 1, totalMs: 1000},
+	}
+	rep := topStatements("db", time.Unix(0, 0), time.Unix(10, 0), start, end, 2)
+	if rep.Distinct != 3 || len(rep.Statements) != 2 {
+		t.Fatalf("distinct %d, kept %d", rep.Distinct, len(rep.Statements))
+	}
+	if s := rep.Statements[0]; s.Query != "SELECT 4 FROM x" || s.Calls != 1 || s.TotalMs != 1000 {
+		t.Errorf("first %+v", s)
+	}
+	if s := rep.Statements[1]; s.QueryID != "1" || s.Calls != 20 || s.TotalMs != 300 || s.MeanMs != 15 || s.Rows != 20 {
+		t.Errorf("second %+v", s)
+	}
+	long := strings.Repeat("é", 400)
+	if got := cutQuery(long, QueryChars); len(got) > QueryChars+len("…") || !strings.HasSuffix(got, "…") {
+		t.Errorf("cut to %d bytes", len(got))
+	}
+}
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	if err := Validate(monitor.TargetConfig{DSN: "postgres://u@127.0.0.1:5432/app"}); err != nil {
+		t.Error(err)
+	}
+	for _, dsn := range []string{"", "postgres://u@127.0.0.1:notaport/app"} {
+		if Validate(monitor.TargetConfig{DSN: dsn}) == nil {
+			t.Errorf("dsn %q accepted", dsn)
+		}
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
