@@ -279,9 +279,10 @@ func blockBootstrapSE(base, cand []Interval, o Options) (se, df float64, ok bool
 	k := func(n int) float64 { return math.Ceil(float64(n) / float64(blockLen(n))) }
 	df = k(len(a)) + k(len(b)) - 2
 	rng := rand.New(rand.NewPCG(o.Seed, 0x0c0ffee))
+	pa, pb := newCircular(a), newCircular(b)
 	var sum, sum2 float64
 	for range o.Resamples {
-		d := resampleMean(b, rng) - resampleMean(a, rng)
+		d := pb.resampleMean(rng) - pa.resampleMean(rng)
 		sum += d
 		sum2 += d * d
 	}
@@ -300,18 +301,34 @@ func compact(iv []Interval) []Interval {
 	return out
 }
 
-func resampleMean(iv []Interval, rng *rand.Rand) float64 {
+// circular holds prefix sums of a run's intervals laid out twice, so the
+// count and the latency sum of any wrapped block are two subtractions.
+type circular struct {
+	n, bl      int
+	cnt, total []float64 // prefix sums over 2n intervals, with a leading 0
+}
+
+func newCircular(iv []Interval) circular {
 	n := len(iv)
-	bl := blockLen(n)
+	c := circular{n: n, bl: blockLen(n), cnt: make([]float64, 2*n+1), total: make([]float64, 2*n+1)}
+	for k := range 2 * n {
+		i := iv[k%n]
+		c.cnt[k+1] = c.cnt[k] + float64(i.Count)
+		c.total[k+1] = c.total[k] + float64(i.Count)*i.MeanMs
+	}
+	return c
+}
+
+// resampleMean draws blocks of bl consecutive intervals from random starts
+// until n intervals are taken and returns their count-weighted mean.
+func (c circular) resampleMean(rng *rand.Rand) float64 {
 	var cnt, sum float64
-	for taken := 0; taken < n; {
-		start := rng.IntN(n)
-		for k := 0; k < bl && taken < n; k++ {
-			i := iv[(start+k)%n]
-			cnt += float64(i.Count)
-			sum += float64(i.Count) * i.MeanMs
-			taken++
-		}
+	for taken := 0; taken < c.n; {
+		s := rng.IntN(c.n)
+		l := min(c.bl, c.n-taken)
+		cnt += c.cnt[s+l] - c.cnt[s]
+		sum += c.total[s+l] - c.total[s]
+		taken += l
 	}
 	return sum / cnt
 }

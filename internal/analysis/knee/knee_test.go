@@ -381,3 +381,36 @@ func TestRoughly(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenModelKnee(t *testing.T) {
+	t.Parallel()
+	// Arrival rate 100…1000 req/s; the service tops out at 600 req/s and
+	// queues beyond it.
+	var ps []Point
+	for rate := 100.0; rate <= 1000; rate += 100 {
+		x := math.Min(rate, 600)
+		mean := 20.0
+		if rate > 600 {
+			mean = 20 * rate / 600 * 4
+		}
+		ps = append(ps, Point{Load: rate, ThroughputRPS: x, MeanMs: mean, SLAMet: mean < 50})
+	}
+	r, err := Analyze(ps, Options{Kind: Rate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Knee == nil || r.Knee.Load != 600 {
+		t.Fatalf("knee %+v (%s), want at 600 req/s", r.Knee, r.KneeReason)
+	}
+	if !strings.HasPrefix(r.Sentence(), "throughput stopped scaling at 600 req/s offered, ~600 req/s;") {
+		t.Errorf("sentence %q", r.Sentence())
+	}
+	for _, c := range r.Little {
+		if want := c.Load > 600*1.11; c.Short != want {
+			t.Errorf("rate %v: short %v, want %v (%s)", c.Load, c.Short, want, c.Note)
+		}
+	}
+	if r.MaxLoadMeetingSLA == nil || *r.MaxLoadMeetingSLA != 600 {
+		t.Errorf("max load meeting SLA %v, want 600", r.MaxLoadMeetingSLA)
+	}
+}
