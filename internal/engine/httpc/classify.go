@@ -39,19 +39,20 @@ func classify(err error, ph phase) core.ErrorClass {
 	var (
 		dnsErr   *net.DNSError
 		protoErr *ProtocolError
+		hsErr    *handshakeError
 	)
 	switch {
 	case errors.Is(err, context.Canceled):
 		return core.ErrOther // the run was stopped: not the server's fault
+	case errors.As(err, &dnsErr) || ph == phaseDNS:
+		return core.ErrDNS // even a DNS timeout: the resolver is what failed
 	case isTimeout(err):
 		return core.ErrTimeout
-	case errors.As(err, &dnsErr) || ph == phaseDNS:
-		return core.ErrDNS
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return core.ErrRefused
 	case errors.As(err, &protoErr):
 		return core.ErrProtocol
-	case ph == phaseTLS || isTLSError(err):
+	case ph == phaseTLS || errors.As(err, &hsErr) || isTLSError(err):
 		return core.ErrTLS
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
 		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, io.ErrUnexpectedEOF),
@@ -93,3 +94,13 @@ func connLost(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, syscall.ECONNABORTED)
 }
+
+// handshakeError marks a failed TLS handshake, so that an EOF or reset
+// during it classifies as ErrTLS from the error alone.
+type handshakeError struct {
+	addr string
+	err  error
+}
+
+func (e *handshakeError) Error() string { return "tls handshake with " + e.addr + ": " + e.err.Error() }
+func (e *handshakeError) Unwrap() error { return e.err }

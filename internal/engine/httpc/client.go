@@ -211,22 +211,28 @@ func New(cfg Config) *Client {
 	return c
 }
 
-// Close closes the client's idle connections. The Client can still be used
-// afterwards; it simply dials again.
+// Close closes the client's idle connections and stops watching the last
+// context. The Client can still be used afterwards; it simply dials again.
 func (c *Client) Close() error {
-	var errs []error
-	for _, s := range c.slots {
-		if s.idle != nil {
-			errs = append(errs, s.idle.nc.Close())
-			s.idle = nil
-		}
-	}
+	err := c.closeIdle()
 	if c.cancel.stop != nil {
 		c.cancel.stop()
 		c.cancel.stop = nil
 		c.cancel.mu.Lock()
 		c.cancel.done = nil
 		c.cancel.mu.Unlock()
+	}
+	return err
+}
+
+// closeIdle closes the idle connections of a per-user client.
+func (c *Client) closeIdle() error {
+	var errs []error
+	for _, s := range c.slots {
+		if s.idle != nil {
+			errs = append(errs, s.idle.nc.Close())
+			s.idle = nil
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -449,7 +455,7 @@ func (c *Client) slotFor(t *target) *hostSlot {
 	s := c.slots[t.key]
 	if s == nil {
 		if len(c.slots) >= maxSlots {
-			_ = c.Close()
+			_ = c.closeIdle()
 			clear(c.slots)
 			clear(c.targets)
 			c.last = nil

@@ -733,7 +733,7 @@ func TestErrorClasses(t *testing.T) {
 			if res.Class != tt.want {
 				t.Fatalf("class %v, want %v (err %v)", res.Class, tt.want, res.Err)
 			}
-			if (res.Err == nil) != (tt.want == core.ErrNone) || Classify(res.Err) != tt.want && tt.want != core.ErrTLS {
+			if (res.Err == nil) != (tt.want == core.ErrNone) || Classify(res.Err) != tt.want {
 				t.Fatalf("err %v inconsistent with class %v", res.Err, res.Class)
 			}
 			if res.Total <= 0 || res.Total > 5*time.Second {

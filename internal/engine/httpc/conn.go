@@ -169,7 +169,7 @@ func (c *Client) dial(ctx context.Context, t *target, deadline time.Time) (*conn
 		tlc := tls.Client(tc, t.tlsConfig)
 		if err := tlc.HandshakeContext(ctx); err != nil {
 			_ = tc.Close()
-			return nil, phaseTLS, fmt.Errorf("tls handshake with %s: %w", t.key, err)
+			return nil, phaseTLS, &handshakeError{addr: t.key, err: err}
 		}
 		cn.nc = tlc
 		cn.cnt.nc = tlc

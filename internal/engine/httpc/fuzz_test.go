@@ -1,0 +1,101 @@
+package httpc
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net/http"
+	"testing"
+)
+
+// FuzzParseResponse feeds arbitrary bytes to the response parser as a
+// stream of kept-alive responses. Properties: it never panics, its buffers
+// stay within their bounds whatever the input claims, it never reports more
+// body than the input holds, and where net/http (the slow oracle) also
+// accepts the first response, both agree on status and body.
+func FuzzParseResponse(f *testing.F) {
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(bytes.Repeat([]byte("zip"), 500))
+	zw.Close()
+	for _, s := range []string{
+		fixedResponse,
+		chunkedResponse,
+		fixedResponse + chunkedResponse,
+		"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
+		"HTTP/1.0 200 OK\r\n\r\nuntil the end",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4;x=y\r\nWiki\r\n0\r\nT: 1\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nX: a\r\n  folded\r\nContent-Length: 1\r\n\r\nz",
+		"HTTP/1.1 301 Moved\r\nLocation: /x\r\nSet-Cookie: a=b\r\nContent-Length: 0\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: " + itoa(gz.Len()) + "\r\n\r\n" + gz.String(),
+		"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffff\r\n",
+		"garbage",
+	} {
+		f.Add([]byte(s), false, true)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, head, gunzip bool) {
+		const maxBody = 1024
+		method := "GET"
+		if head {
+			method = "HEAD"
+		}
+		var p parser
+		br := bufio.NewReaderSize(bytes.NewReader(data), readBufSize)
+		var firstStatus int
+		var firstBody []byte
+		firstOK := false
+		for i := range 4 {
+			err := p.readHead(br)
+			if len(p.hdr) > MaxHeaderBytes || cap(p.hdr) > 4*MaxHeaderBytes || len(p.fields) > maxFields {
+				t.Fatalf("head buffers grew to %d bytes / %d fields", cap(p.hdr), len(p.fields))
+			}
+			if err != nil {
+				break
+			}
+			p.frame(br, method)
+			err = p.readBody(maxBody, gunzip && p.gzip)
+			if len(p.buf) > maxBody || cap(p.buf) > 4096 {
+				t.Fatalf("body buffer %d/%d beyond MaxBody %d", len(p.buf), cap(p.buf), maxBody)
+			}
+			if p.body.size > int64(len(data)) {
+				t.Fatalf("body size %d from %d input bytes", p.body.size, len(data))
+			}
+			if i == 0 && err == nil {
+				firstOK, firstStatus = true, p.status
+				firstBody = append([]byte(nil), p.buf...)
+			}
+			if err != nil {
+				break
+			}
+		}
+		if !firstOK || gunzip || firstStatus < 200 {
+			return
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(data)), &http.Request{Method: method})
+		if err != nil {
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+		if err != nil {
+			return
+		}
+		if resp.StatusCode < 200 {
+			return // net/http does not skip 1xx heads; httpc does
+		}
+		if resp.StatusCode != firstStatus || !bytes.Equal(body, firstBody) {
+			t.Fatalf("net/http says %d %q, httpc says %d %q", resp.StatusCode, body, firstStatus, firstBody)
+		}
+	})
+}
+
+func itoa(n int) string {
+	var b []byte
+	for {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		if n /= 10; n == 0 {
+			return string(b)
+		}
+	}
+}
