@@ -31,8 +31,9 @@ type Config struct {
 	// 0 means DefaultConnectTimeout; negative means only Timeout applies.
 	ConnectTimeout time.Duration
 	// Timeout bounds a whole request from Result.Start to the last body
-	// byte, connection set-up, retry and redirects included. 0 means
-	// DefaultTimeout; negative means no limit (the context may still set one).
+	// byte, connection set-up, retry and redirects included. It fires up to
+	// Timeout/64 late (see conn.setDeadline); a context deadline is exact.
+	// 0 means DefaultTimeout; negative means no limit.
 	Timeout time.Duration
 	// InsecureSkipVerify accepts any server certificate.
 	InsecureSkipVerify bool
@@ -263,8 +264,9 @@ func (c *Client) do(ctx context.Context, req *Request, res *Result, start time.T
 	if c.cfg.Timeout > 0 {
 		deadline = start.Add(c.cfg.Timeout)
 	}
+	exact := false
 	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
-		deadline = d
+		deadline, exact = d, true
 	}
 	done := ctx.Done()
 	if done != nil {
@@ -293,7 +295,7 @@ func (c *Client) do(ctx context.Context, req *Request, res *Result, start time.T
 	}
 	hdrs, body := req.Header, req.Body
 	for hop := 0; ; hop++ {
-		if ph, err := c.exchange(ctx, done, t, method, hdrs, body, deadline, res); err != nil {
+		if ph, err := c.exchange(ctx, done, t, method, hdrs, body, deadline, exact, res); err != nil {
 			return ph, err
 		}
 		if hop >= c.cfg.FollowRedirects || !isRedirect(res.Status) || c.p.location < 0 {
@@ -362,7 +364,7 @@ func idempotent(method string) bool {
 // exchange sends one request and reads its response on one connection,
 // retrying once on a new connection when a reused one turns out stale.
 func (c *Client) exchange(ctx context.Context, done <-chan struct{}, t *target, method string,
-	hdrs []Header, body []byte, deadline time.Time, res *Result) (phase, error) {
+	hdrs []Header, body []byte, deadline time.Time, exact bool, res *Result) (phase, error) {
 	retried := false
 	for {
 		cn, reused, ph, err := c.acquire(ctx, t, deadline, retried, res)
@@ -370,7 +372,7 @@ func (c *Client) exchange(ctx context.Context, done <-chan struct{}, t *target, 
 			return ph, err
 		}
 		res.Reused = reused
-		cn.setDeadline(deadline)
+		cn.setDeadline(deadline, c.cfg.Timeout/64, exact)
 		if done != nil && !c.cancel.set(cn, done) {
 			c.closeConn(cn)
 			return phaseNone, ctx.Err()

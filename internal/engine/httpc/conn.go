@@ -60,14 +60,24 @@ type conn struct {
 	ph       *poolHost // owning pool host in shared mode, else nil
 }
 
-// setDeadline arms the connection deadline, skipping the system-level timer
-// update when the deadline is unchanged (no Timeout and no context deadline).
-func (cn *conn) setDeadline(d time.Time) {
-	if d.Equal(cn.deadline) {
+// setDeadline arms the connection deadline d. exact deadlines (from a
+// context) are set as given. Otherwise d is start+Timeout and may be
+// enforced up to slack later: a deadline already armed in [d, d+slack] is
+// kept, so a busy connection re-arms its timer about once per slack instead
+// of once per request (the re-arm was 4 % of the closed-loop profile).
+func (cn *conn) setDeadline(d time.Time, slack time.Duration, exact bool) {
+	if exact || slack <= 0 || d.IsZero() {
+		if !d.Equal(cn.deadline) {
+			cn.deadline = d
+			_ = cn.nc.SetDeadline(d) // fails only on a closed conn; the next I/O reports it
+		}
 		return
 	}
-	cn.deadline = d
-	_ = cn.nc.SetDeadline(d) // fails only on a closed conn; the next I/O reports it
+	if !cn.deadline.Before(d) && !cn.deadline.After(d.Add(slack)) {
+		return
+	}
+	cn.deadline = d.Add(slack)
+	_ = cn.nc.SetDeadline(cn.deadline)
 }
 
 // readCount is the number of response bytes consumed so far: bytes read from
