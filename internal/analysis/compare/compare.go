@@ -88,6 +88,7 @@ func (o Options) withDefaults() Options {
 // Result compares a baseline run with a candidate. Times are milliseconds;
 // deltas are candidate − baseline, percentages relative to the baseline.
 type Result struct {
+	// BaseCount and NewCount are the samples in each histogram.
 	BaseCount, NewCount int64
 
 	BaseMeanMs, NewMeanMs float64

@@ -96,6 +96,8 @@ type ParseError struct {
 	Msg   string
 }
 
+// Error renders the error with the input and column, e.g.
+// `fail-on "p95 > +10": column 10: missing unit after 10 (…)`.
 func (e *ParseError) Error() string {
 	return fmt.Sprintf("fail-on %q: column %d: %s", e.Input, e.Col, e.Msg)
 }
