@@ -97,10 +97,9 @@ type DriftResult struct {
 // autocorrelation (see fitSlope). Change points come from binary
 // segmentation with a rank CUSUM test whose variance is a long-run estimate
 // (AR(1) approximation, so autocorrelation is not mistaken for a shift),
-// compared with the Kolmogorov
-// distribution of the supremum of a Brownian bridge; see
-// docs/analysis-methods.md. Points are taken in time order and are assumed
-// roughly evenly spaced; NaN values are skipped.
+// compared with the Kolmogorov distribution of the supremum of a Brownian
+// bridge; see docs/analysis-methods.md. Points are taken in time order and
+// are assumed roughly evenly spaced; NaN values are skipped.
 func Drift(points []core.Point, opt DriftOptions) (DriftResult, error) {
 	ps := clean(points)
 	n := len(ps)
