@@ -19,7 +19,7 @@ type Selector struct {
 // Matcher is one label condition.
 type Matcher struct {
 	Label, Op, Value string
-	re                *regexp.Regexp
+	re               *regexp.Regexp
 }
 
 // ParseSelector parses one selector.
