@@ -14,6 +14,7 @@ package importer
 
 import (
 	"context"
+	"path/filepath"
 )
 
 // Source is one configured input. Import reads it to the end and adds what it
@@ -28,4 +29,10 @@ type Source interface {
 // they are ("JMeter CSV JTL results.jtl"), for import.log and run.json.
 type Describer interface {
 	Describe() string
+}
+
+// FileStem is the file name of path without directories, the default
+// server or target name of a source.
+func FileStem(path string) string {
+	return filepath.Base(path)
 }
