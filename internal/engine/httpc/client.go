@@ -275,6 +275,8 @@ func (c *Client) do(ctx context.Context, req *Request, res *Result, start time.T
 			return phaseNone, ctx.Err()
 		default:
 		}
+	}
+	if done != c.cancel.done {
 		c.watch(ctx, done)
 	}
 	t, err := c.target(req.URL)
@@ -631,19 +633,21 @@ type canceler struct {
 // aLongTimeAgo is a deadline that has always passed.
 var aLongTimeAgo = time.Unix(1, 0)
 
-// watch makes sure ctx (whose Done channel is done) is being watched.
+// watch switches the cancellation watch to ctx, whose Done channel is done
+// (nil for a context that is never cancelled). The previous context's
+// AfterFunc is stopped and, should it run anyway, ignored by fire.
 func (c *Client) watch(ctx context.Context, done <-chan struct{}) {
 	k := &c.cancel
-	if k.done == done {
-		return
-	}
 	if k.stop != nil {
 		k.stop()
+		k.stop = nil
 	}
 	k.mu.Lock()
 	k.done = done
 	k.mu.Unlock()
-	k.stop = context.AfterFunc(ctx, func() { k.fire(done) })
+	if done != nil {
+		k.stop = context.AfterFunc(ctx, func() { k.fire(done) })
+	}
 }
 
 func (k *canceler) fire(done <-chan struct{}) {

@@ -771,6 +771,25 @@ func TestContextCancelInterrupts(t *testing.T) {
 	if err := c.Do(context.Background(), &Request{URL: ok.URL}, &res); err != nil {
 		t.Fatal(err)
 	}
+	// Cancelling a context the client no longer uses must not interrupt
+	// the request in flight under a new one.
+	slow := newRawServer(t, func(c net.Conn, br *bufio.Reader) {
+		for {
+			if _, err := http.ReadRequest(br); err != nil {
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+		}
+	})
+	old, oldCancel := context.WithCancel(context.Background())
+	if err := c.Do(old, &Request{URL: ok.URL}, &res); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(50*time.Millisecond, oldCancel)
+	if err := c.Do(context.Background(), &Request{URL: slow.URL}, &res); err != nil {
+		t.Fatalf("request under a new context interrupted by the old one: %v", err)
+	}
 	// Context deadline is a timeout.
 	dctx, dcancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer dcancel()

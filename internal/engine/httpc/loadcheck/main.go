@@ -39,7 +39,8 @@ func main() {
 // for seconds, not hours.
 type worker struct {
 	n, errs int64
-	lat     []time.Duration
+	lat     []time.Duration // from the intended start (open loop) or Result.Total
+	svc     []time.Duration // Result.Total (open loop only)
 }
 
 func run(url string, conns int, dur time.Duration, rate float64, profile string) error {
@@ -68,6 +69,9 @@ func run(url string, conns int, dur time.Duration, rate float64, profile string)
 	for i := range workers {
 		w := &workers[i]
 		w.lat = make([]time.Duration, 0, capHint)
+		if rate > 0 {
+			w.svc = make([]time.Duration, 0, capHint)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -98,6 +102,7 @@ func run(url string, conns int, dur time.Duration, rate float64, profile string)
 				}
 				if rate > 0 {
 					w.lat = append(w.lat, time.Since(next)) // from the intended start
+					w.svc = append(w.svc, res.Total)
 					next = next.Add(interval)
 				} else if len(w.lat) < cap(w.lat) {
 					w.lat = append(w.lat, res.Total)
@@ -109,22 +114,22 @@ func run(url string, conns int, dur time.Duration, rate float64, profile string)
 	elapsed := time.Since(start)
 	cpuRun := cpuTime() - cpu0
 	var n, errs int64
-	var lat []time.Duration
+	var lat, svc []time.Duration
 	for _, w := range workers {
 		n, errs = n+w.n, errs+w.errs
 		lat = append(lat, w.lat...)
+		svc = append(svc, w.svc...)
 	}
 	slices.Sort(lat)
-	pct := func(q float64) time.Duration {
-		if len(lat) == 0 {
-			return 0
-		}
-		return lat[min(len(lat)-1, int(q*float64(len(lat))))]
-	}
+	slices.Sort(svc)
+	pct := func(q float64) time.Duration { return quantile(lat, q) }
 	fmt.Printf("requests %d errors %d in %.2fs: %.0f req/s\n", n, errs, elapsed.Seconds(), float64(n)/elapsed.Seconds())
 	fmt.Printf("cpu during run %.2fs: %.1f µs/req; whole process so far %.1f µs/req\n",
 		cpuRun.Seconds(), float64(cpuRun.Microseconds())/float64(max(n, 1)), float64(cpuTime().Microseconds())/float64(max(n, 1)))
 	fmt.Printf("latency p50 %v p90 %v p99 %v max %v\n", pct(0.5), pct(0.9), pct(0.99), pct(1))
+	if len(svc) > 0 {
+		fmt.Printf("service time (Result.Total) p50 %v p99 %v\n", quantile(svc, 0.5), quantile(svc, 0.99))
+	}
 	return nil
 }
 
@@ -135,4 +140,12 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// quantile reads the q quantile of sorted durations.
+func quantile(d []time.Duration, q float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	return d[min(len(d)-1, int(q*float64(len(d))))]
 }
