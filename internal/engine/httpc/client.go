@@ -203,9 +203,6 @@ func New(cfg Config) *Client {
 		c.resolver = net.DefaultResolver
 	}
 	c.dialer.Resolver = c.resolver
-	if cfg.TLSConfig == nil || cfg.TLSConfig.ClientSessionCache == nil {
-		c.sessions = tls.NewLRUClientSessionCache(16)
-	}
 	if cfg.Cookies {
 		c.jar, _ = cookiejar.New(nil) // never fails without options
 	}

@@ -136,6 +136,11 @@ func (c *Client) tlsConfigFor(hostname string) *tls.Config {
 	}
 	cfg.NextProtos = []string{"http/1.1"}
 	if cfg.ClientSessionCache == nil {
+		// Resumed sessions make reconnects cheap; created on first need so
+		// plain-HTTP users don't carry the cache.
+		if c.sessions == nil {
+			c.sessions = tls.NewLRUClientSessionCache(16)
+		}
 		cfg.ClientSessionCache = c.sessions
 	}
 	return cfg
