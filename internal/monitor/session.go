@@ -95,13 +95,17 @@ func Start(ctx context.Context, opt Options) (*Session, error) {
 		s.targets = append(s.targets, t)
 		stem := uniqueStem(Stem(cfg.Name), stems)
 		stemsOf = append(stemsOf, stem)
-		switch {
-		case names[cfg.Name]:
-			t.st.Error = fmt.Sprintf("duplicate target name %q", cfg.Name)
-		default:
-			if err := ValidateTarget(cfg, opt.Kinds); err != nil {
-				t.st.Error = err.Error()
+		if names[cfg.Name] {
+			// Keep it apart in the status and events.jsonl, which are
+			// keyed by name; the plan validator rejects this earlier.
+			dup := cfg.Name
+			for i := 2; names[cfg.Name]; i++ {
+				cfg.Name = dup + "#" + strconv.Itoa(i)
 			}
+			t.cfg.Name, t.st.Name = cfg.Name, cfg.Name
+			t.st.Error = fmt.Sprintf("duplicate target name %q", dup)
+		} else if err := ValidateTarget(cfg, opt.Kinds); err != nil {
+			t.st.Error = err.Error()
 		}
 		names[cfg.Name] = true
 	}
