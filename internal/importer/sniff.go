@@ -35,7 +35,7 @@ func Sniff(head []byte) string {
 		return "a Locust --csv stats history file"
 	case bytes.Contains(line, []byte("timeStamp")) && bytes.Contains(line, []byte("elapsed")):
 		return "a JMeter CSV JTL"
-	case bytes.HasPrefix(line, []byte("procs ")) || bytes.Contains(line, []byte(" r  b ")) && bytes.Contains(line, []byte(" us sy id")):
+	case bytes.HasPrefix(line, []byte("procs ")) || bytes.HasPrefix(line, []byte("r  b ")) && bytes.Contains(line, []byte(" us sy id")):
 		return "vmstat output"
 	case bytes.Contains(line, []byte("S0C")) || bytes.Contains(line, []byte("S0 ")) && bytes.Contains(line, []byte("YGC")) ||
 		bytes.Contains(line, []byte("NGCMN")) || bytes.HasPrefix(bytes.TrimSpace(line), []byte("Timestamp")) && bytes.Contains(line, []byte("GC")):
