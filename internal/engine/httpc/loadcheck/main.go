@@ -12,6 +12,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"runtime/pprof"
 	"slices"
@@ -28,8 +30,9 @@ func main() {
 	dur := flag.Duration("d", 10*time.Second, "duration")
 	rate := flag.Float64("rate", 0, "total requests per second (0: closed loop)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here")
+	nethttp := flag.Bool("nethttp", false, "use net/http's Client instead of httpc (for comparison)")
 	flag.Parse()
-	if err := run(*url, *conns, *dur, *rate, *cpuprofile); err != nil {
+	if err := run(*url, *conns, *dur, *rate, *cpuprofile, *nethttp); err != nil {
 		fmt.Fprintln(os.Stderr, "loadcheck:", err)
 		os.Exit(1)
 	}
@@ -43,7 +46,7 @@ type worker struct {
 	svc     []time.Duration // Result.Total (open loop only)
 }
 
-func run(url string, conns int, dur time.Duration, rate float64, profile string) error {
+func run(url string, conns int, dur time.Duration, rate float64, profile string, nethttp bool) error {
 	if profile != "" {
 		f, err := os.Create(profile)
 		if err != nil {
@@ -57,6 +60,9 @@ func run(url string, conns int, dur time.Duration, rate float64, profile string)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	tr := &http.Transport{MaxIdleConnsPerHost: conns}
+	defer tr.CloseIdleConnections()
+	std := &http.Client{Transport: tr}
 	workers := make([]worker, conns)
 	capHint := 1 << 20
 	if rate > 0 {
@@ -95,7 +101,11 @@ func run(url string, conns int, dur time.Duration, rate float64, profile string)
 				if now.After(end) {
 					return
 				}
-				c.Do(ctx, req, &res)
+				if nethttp {
+					res.Status, res.Total, res.Err = stdGet(ctx, std, url)
+				} else {
+					c.Do(ctx, req, &res)
+				}
 				w.n++
 				if res.Err != nil || res.Status != 200 {
 					w.errs++
@@ -140,6 +150,22 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// stdGet does one GET with net/http, discarding the body.
+func stdGet(ctx context.Context, c *http.Client, url string) (int, time.Duration, error) {
+	t0 := time.Now()
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, time.Since(t0), err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, time.Since(t0), err
 }
 
 // quantile reads the q quantile of sorted durations.
