@@ -46,6 +46,9 @@ type builder struct {
 	// conclusions per aspect, filled by the sections that judge them.
 	conclusions map[string]doc.Conclusion
 	figN        int
+	// memTrends are the memory-after-GC verdicts, shared by the
+	// conclusions and the trends section.
+	memTrends []memTrend
 }
 
 // Aspects judged in the conclusions, in reference 000's order.

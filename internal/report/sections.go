@@ -146,3 +146,58 @@ func sumValues(m map[string]int64) int64 {
 	}
 	return n
 }
+
+// monitorsTable lists the monitors used, their state and their own cost.
+func (b *builder) monitorsTable() []doc.Block {
+	ts := b.in.targets
+	if len(ts) == 0 {
+		return nil
+	}
+	t := &doc.Table{Caption: "Monitors and their own cost", Columns: []doc.Column{{Name: "Target"}, {Name: "Kind"}, {Name: "State"},
+		{Name: "Method"}, {Name: "Interval", Align: doc.Right}, {Name: "Samples", Align: doc.Right}, {Name: "Gaps", Align: doc.Right},
+		{Name: "CPU used (s)", Align: doc.Right}, {Name: "CPU share of one core", Align: doc.Right}}}
+	secs := b.d.Span().Seconds()
+	var total float64
+	for _, st := range ts {
+		state := doc.Cell{Text: "sampled", Level: doc.OK}
+		if !st.Started {
+			state = doc.Cell{Text: "could not start: " + b.red.String(nonEmpty(st.Error, "unknown reason")), Level: doc.Fail}
+		}
+		share := "–"
+		if secs > 0 && st.CPUSeconds > 0 {
+			share = pct(100 * st.CPUSeconds / secs)
+		}
+		total += st.CPUSeconds
+		iv := "–"
+		if st.IntervalS > 0 {
+			iv = trimZeros(fmt.Sprintf("%.3f", st.IntervalS)) + " s"
+		}
+		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(st.Name)}, {Text: st.Kind}, state, {Text: nonEmpty(st.Method, "–")},
+			{Text: iv}, {Text: count(int64(st.Samples))}, {Text: fmt.Sprint(len(st.Gaps))},
+			{Text: trimZeros(fmt.Sprintf("%.2f", st.CPUSeconds))}, {Text: share}}})
+	}
+	if len(ts) > 1 && secs > 0 {
+		t.Rows = append(t.Rows, doc.Row{Total: true, Cells: []doc.Cell{{Text: "all monitors"}, {}, {}, {}, {}, {}, {},
+			{Text: trimZeros(fmt.Sprintf("%.2f", total))}, {Text: pct(100 * total / secs)}}})
+	}
+	t.Note = "CPU used is the monitors' own cost (sampling threads and helper processes such as jstat) over the run."
+	blocks := []doc.Block{t}
+	var gaps []string
+	for _, st := range ts {
+		for _, g := range st.Gaps {
+			end := "end of run"
+			if g.End != nil {
+				end = hms(g.End.In(b.d.Start.Location()))
+			}
+			gaps = append(gaps, fmt.Sprintf("%s lost %s – %s: %s", b.red.String(st.Name), hms(g.Start.In(b.d.Start.Location())), end, b.red.String(g.Error)))
+		}
+	}
+	if len(gaps) > 0 {
+		l := &doc.List{}
+		for _, g := range gaps {
+			l.Items = append(l.Items, doc.Item{Level: doc.Warn, Text: g})
+		}
+		blocks = append(blocks, l)
+	}
+	return blocks
+}

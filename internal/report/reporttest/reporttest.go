@@ -326,22 +326,24 @@ func writeMonitor(dir string, info *rundir.Info, seconds int, o Options, rng *ra
 				row(t, "cpu_system_pct", "%", round2(sys))
 				row(t, "cpu_iowait_pct", "%", round2(io))
 				row(t, "cpu_idle_pct", "%", round2(math.Max(0, 100-user-sys-io)))
-				row(t, "mem_used_bytes", "bytes", math.Round(2.1e9+1e5*float64(s)+2e7*rng.NormFloat64()))
+				row(t, "mem_used_bytes", "bytes", math.Round(2.1e9+4e8*l+2e7*rng.NormFloat64()))
+				row(t, "mem_total_bytes", "bytes", 8<<30)
 				row(t, "net_rx_bytes_per_s", "bytes/s", math.Round(math.Max(0, 62e3*l*3+4e3*rng.NormFloat64())))
 				row(t, "net_tx_bytes_per_s", "bytes/s", math.Round(math.Max(0, 410e3*l*3+2e4*rng.NormFloat64())))
 			case monitor.KindJVM:
 				eu += 4e6 + 30e6*l*(1+0.2*rng.NormFloat64())
 				if eu > 400e6 {
 					eu, ygc = 20e6, ygc+1
-					ou += 1.5e6 * rng.Float64()
+					ou += 3e6 * rng.Float64()
 				}
-				if ou > 300e6 {
+				if ou > 150e6+float64(ti)*10e6 {
 					ou, fgc = 110e6, fgc+1
 				}
-				row(t, "EC", "bytes", 420e6)
-				row(t, "EU", "bytes", math.Round(eu))
-				row(t, "OC", "bytes", 1398272e3)
-				row(t, "OU", "bytes", math.Round(ou))
+				// jstat columns are in KB, as the JVM monitor writes them.
+				row(t, "EC", "KB", 420e6/1024)
+				row(t, "EU", "KB", math.Round(eu/1024))
+				row(t, "OC", "KB", 1398272)
+				row(t, "OU", "KB", math.Round(ou/1024))
 				row(t, "YGC", "", ygc)
 				row(t, "FGC", "", fgc)
 				row(t, "heap_used_bytes", "bytes", math.Round(eu+ou))

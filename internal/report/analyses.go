@@ -1,0 +1,1084 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/analysis/compare"
+	"github.com/plateau-perf/plateau/internal/analysis/knee"
+	"github.com/plateau-perf/plateau/internal/analysis/trend"
+	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/metrics"
+	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/report/chart"
+	"github.com/plateau-perf/plateau/internal/report/doc"
+)
+
+// ---- resource verdicts --------------------------------------------------------
+
+// memTrend is the memory-after-GC verdict of one target.
+type memTrend struct {
+	target, what string
+	unitBytes    bool
+	res          trend.MemoryResult
+}
+
+// cpuBusy is a target's busiest phase.
+type cpuBusy struct {
+	target, phase string
+	mean, max     float64
+	host          bool
+}
+
+// judgeResources states the CPU, network, memory and GC conclusions and
+// findings from the monitor series.
+func (b *builder) judgeResources(ts []*target) {
+	phases := b.d.Phases
+	spans := func() [][2]time.Time {
+		var out [][2]time.Time
+		for _, p := range phases {
+			out = append(out, [2]time.Time{p.Start, p.End})
+		}
+		if len(out) == 0 {
+			out = append(out, [2]time.Time{b.d.Start, b.d.End.Add(time.Nanosecond)})
+		}
+		return out
+	}()
+	phaseName := func(i int) string {
+		if i < len(phases) {
+			return b.red.String(phases[i].Name)
+		}
+		return "the run"
+	}
+	// CPU: the busiest phase of each host (busy %) or process (% of a core).
+	var busiest *cpuBusy
+	for _, t := range ts {
+		var s *core.Series
+		host := t.kind == monitor.KindHost
+		if host {
+			s = busySeries(t)
+		} else if t.kind == monitor.KindProcess || t.kind == monitor.KindCgroup {
+			s = t.get("cpu_pct")
+		}
+		if s == nil {
+			continue
+		}
+		for i, sp := range spans {
+			st, ok := statsOver(s, sp[0], sp[1])
+			if !ok {
+				continue
+			}
+			// Hosts are compared on their own scale (0–100 %); a process's
+			// per-core percentage only when no host was watched.
+			if busiest == nil || (host && !busiest.host) || (host == busiest.host && st.Mean > busiest.mean) {
+				busiest = &cpuBusy{target: b.red.String(t.name), phase: phaseName(i), mean: st.Mean, max: st.Max, host: host}
+			}
+		}
+	}
+	if busiest != nil {
+		lvl, verdict := doc.OK, "never near the ceiling"
+		switch {
+		case busiest.host && busiest.mean >= 85:
+			lvl, verdict = doc.Fail, "saturated"
+		case busiest.host && busiest.mean >= 70:
+			lvl, verdict = doc.Warn, "high"
+		case !busiest.host:
+			lvl, verdict = doc.Info, "measured per process"
+		}
+		unit := "% busy"
+		if !busiest.host {
+			unit = "% of one core"
+		}
+		ev := fmt.Sprintf("busiest: %s at %s %s on average in %s (peak %s)", busiest.target, num3(busiest.mean), unit, busiest.phase, num3(busiest.max))
+		b.conclude("CPU", lvl, verdict, ev)
+		b.finding(lvl, "CPU %s: %s.", verdict, ev)
+	}
+	// Network: the highest phase means in and out per host.
+	var netEv []string
+	for _, t := range ts {
+		rx, tx := t.get("net_rx_bytes_per_s"), t.get("net_tx_bytes_per_s")
+		if rx == nil && tx == nil {
+			continue
+		}
+		bestIn, bestOut, at := 0.0, 0.0, ""
+		for i, sp := range spans {
+			var in, out float64
+			if rx != nil {
+				if st, ok := statsOver(rx, sp[0], sp[1]); ok {
+					in = st.Mean
+				}
+			}
+			if tx != nil {
+				if st, ok := statsOver(tx, sp[0], sp[1]); ok {
+					out = st.Mean
+				}
+			}
+			if in+out > bestIn+bestOut {
+				bestIn, bestOut, at = in, out, phaseName(i)
+			}
+		}
+		netEv = append(netEv, fmt.Sprintf("%s in %s/s, out %s/s in %s", b.red.String(t.name), bytesU(bestIn), bytesU(bestOut), at))
+	}
+	if len(netEv) > 0 {
+		if len(netEv) > 3 {
+			netEv = append(netEv[:3], fmt.Sprintf("%d more", len(netEv)-3))
+		}
+		b.conclude("Network", doc.OK, "steady traffic in and out, following the load", "highest phase means: "+strings.Join(netEv, "; "))
+	}
+	b.memTrends = b.memoryTrends(ts)
+	if len(b.memTrends) > 0 {
+		var growing, stable []string
+		for _, m := range b.memTrends {
+			switch m.res.Verdict {
+			case trend.Growing:
+				growing = append(growing, fmt.Sprintf("%s %s +%s/h", m.target, m.what, b.memQty(m, m.res.SlopePerHour)))
+			case trend.Stable:
+				stable = append(stable, fmt.Sprintf("%s %s", m.target, m.what))
+			}
+		}
+		switch {
+		case len(growing) > 0:
+			ev := "growing after GC: " + strings.Join(growing, "; ")
+			b.conclude("Memory", doc.Warn, "grows over the run: possible leak", ev)
+			b.finding(doc.Warn, "Memory grows after garbage collection: %s.", strings.Join(growing, "; "))
+		case len(stable) > 0:
+			m := b.memTrends[0]
+			ev := fmt.Sprintf("stable after GC: %s (%s %+s/h, %s)", strings.Join(stable, ", "), m.target, b.memQty(m, m.res.SlopePerHour), m.res.Method)
+			b.conclude("Memory", doc.OK, "handled well: no leak signal", ev)
+			b.finding(doc.OK, "Memory stable after garbage collection (%s): no leak signal.", strings.Join(stable, ", "))
+		default:
+			b.conclude("Memory", doc.NoData, "too short to judge a trend", b.memTrends[0].res.Reason)
+		}
+	}
+	// GC: collections per JVM over the run.
+	var gcEv []string
+	gcLvl := doc.OK
+	for _, t := range ts {
+		if t.kind != monitor.KindJVM {
+			continue
+		}
+		y, f := t.get("YGC"), t.get("FGC")
+		if y == nil && f == nil {
+			continue
+		}
+		span := b.d.Span().Minutes()
+		var parts []string
+		if y != nil {
+			if st, ok := statsOver(y, b.d.Start, b.d.End.Add(time.Nanosecond)); ok {
+				n := st.Last - st.First
+				parts = append(parts, fmt.Sprintf("%s young (%s/min)", count(int64(n)), num3(n/math.Max(span, 1e-9))))
+			}
+		}
+		if f != nil {
+			if st, ok := statsOver(f, b.d.Start, b.d.End.Add(time.Nanosecond)); ok {
+				n := st.Last - st.First
+				parts = append(parts, fmt.Sprintf("%s full", count(int64(n))))
+				if n/math.Max(span, 1e-9) > 1 {
+					gcLvl = doc.Warn
+				}
+			}
+		}
+		if g := t.get("gc_time_pct"); g != nil {
+			if st, ok := statsOver(g, b.d.Start, b.d.End.Add(time.Nanosecond)); ok {
+				parts = append(parts, fmt.Sprintf("GC time %s %%", num3(st.Mean)))
+				if st.Mean > 10 {
+					gcLvl = doc.Warn
+				}
+			}
+		}
+		gcEv = append(gcEv, b.red.String(t.name)+": "+strings.Join(parts, ", "))
+	}
+	if len(gcEv) > 0 {
+		verdict := "collects regularly and keeps up"
+		if gcLvl == doc.Warn {
+			verdict = "busy: frequent full collections or a high GC time share"
+		}
+		b.conclude("GC", gcLvl, verdict, strings.Join(gcEv, "; "))
+	}
+}
+
+// memQty formats a memory quantity of a trend in its unit.
+func (b *builder) memQty(m memTrend, v float64) string {
+	if m.unitBytes {
+		return bytesU(math.Abs(v))
+	}
+	return num3(math.Abs(v))
+}
+
+// memoryTrends fits memory after GC for each JVM (old generation against
+// full collections, as reference 000 argues it), each process or cgroup
+// (RSS) and each host (memory used).
+func (b *builder) memoryTrends(ts []*target) []memTrend {
+	var out []memTrend
+	pts := func(s *core.Series) []core.Point {
+		k := kbToBytes(s)
+		if k == 1 {
+			return s.Points
+		}
+		p := make([]core.Point, len(s.Points))
+		for i, x := range s.Points {
+			p[i] = core.Point{T: x.T, V: x.V * k}
+		}
+		return p
+	}
+	last := func(s *core.Series) float64 {
+		if s == nil || len(s.Points) == 0 {
+			return 0
+		}
+		return s.Points[len(s.Points)-1].V * kbToBytes(s)
+	}
+	for _, t := range ts {
+		var mem, gc *core.Series
+		var what string
+		var limit float64
+		switch t.kind {
+		case monitor.KindJVM:
+			if mem = t.get("OU"); mem != nil {
+				what, gc, limit = "old generation", t.get("FGC"), last(t.get("OC"))
+			} else if mem = t.get("heap_used_bytes"); mem != nil {
+				what, limit = "heap", last(t.get("heap_committed_bytes"))
+			}
+		case monitor.KindProcess:
+			mem, what = t.get("rss_bytes"), "RSS"
+		case monitor.KindCgroup:
+			mem, what, limit = t.get("memory_bytes"), "memory", last(t.get("memory_limit_bytes"))
+		case monitor.KindHost:
+			mem, what, limit = t.get("mem_used_bytes"), "memory used", last(t.get("mem_total_bytes"))
+		}
+		if mem == nil {
+			continue
+		}
+		var gp []core.Point
+		if gc != nil {
+			gp = gc.Points
+		}
+		r, err := trend.Memory(pts(mem), gp, trend.MemoryOptions{Limit: limit})
+		if err != nil {
+			r.Verdict, r.Reason = trend.Unknown, err.Error()
+		}
+		out = append(out, memTrend{target: b.red.String(t.name), what: what, unitBytes: true, res: r})
+	}
+	return out
+}
+
+// ---- capacity -----------------------------------------------------------------
+
+// CapacityJSON is summary.json's capacity member.
+type CapacityJSON struct {
+	Knee              *KneeJSON  `json:"knee"`
+	KneeReason        string     `json:"knee_reason,omitempty"`
+	USL               *USLJSON   `json:"usl"`
+	USLReason         string     `json:"usl_reason,omitempty"`
+	MaxLoadMeetingSLA *float64   `json:"max_load_meeting_sla"`
+	LoadUnit          string     `json:"load_unit"` // users | req/s
+	Points            []CapPoint `json:"points"`
+}
+
+// KneeJSON is the capacity knee.
+type KneeJSON struct {
+	Load          float64 `json:"load"`
+	ThroughputRPS float64 `json:"throughput_rps"`
+	MeanMs        float64 `json:"mean_ms"`
+	Sentence      string  `json:"sentence"`
+}
+
+// USLJSON is the Universal Scalability Law fit.
+type USLJSON struct {
+	Sigma             float64  `json:"sigma"`
+	Kappa             float64  `json:"kappa"`
+	Lambda            float64  `json:"lambda"`
+	PeakLoad          *float64 `json:"peak_load"`
+	PeakThroughputRPS *float64 `json:"peak_throughput_rps"`
+	R2                float64  `json:"r2"`
+}
+
+// CapPoint is one tested load level with its Little's-law check.
+type CapPoint struct {
+	Phase         string  `json:"phase"`
+	Load          float64 `json:"load"`
+	ThroughputRPS float64 `json:"throughput_rps"`
+	MeanMs        float64 `json:"mean_ms"`
+	P95Ms         float64 `json:"p95_ms"`
+	SLAMet        bool    `json:"sla_met"`
+	LittleRatio   float64 `json:"little_ratio,omitempty"`
+	LittleNote    string  `json:"little_note,omitempty"`
+}
+
+func finitePtr(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	v = math.Round(v*1000) / 1000
+	return &v
+}
+
+func (b *builder) capacity() doc.Section {
+	sec := doc.Section{ID: SecCapacity, Title: "Capacity"}
+	// One point per phase with samples and a stated load, in the first
+	// workload that has at least two distinct loads.
+	type pp struct {
+		phase string
+		p     knee.Point
+	}
+	var pts []pp
+	kind := knee.Users
+	byWorkload := map[string][]pp{}
+	var order []string
+	for i, p := range b.d.Phases {
+		tot := phaseTotal(b.s, i)
+		load := float64(p.Users)
+		k := knee.Users
+		if p.Rate > 0 {
+			load, k = p.Rate, knee.Rate
+		}
+		if tot.Samples == 0 || load <= 0 {
+			continue
+		}
+		met := true
+		for _, r := range b.s.SLA {
+			for _, pc := range r.PerPhase {
+				if pc.Phase == b.red.String(p.Name) && !pc.Passed {
+					met = false
+				}
+			}
+		}
+		if _, ok := byWorkload[p.Workload]; !ok {
+			order = append(order, p.Workload)
+		}
+		kind = k
+		byWorkload[p.Workload] = append(byWorkload[p.Workload], pp{b.red.String(p.Name), knee.Point{Load: load, ThroughputRPS: tot.ThroughputRPS, MeanMs: tot.MeanMs, P95Ms: tot.P95Ms, SLAMet: met}})
+	}
+	for _, w := range order {
+		loads := map[float64]bool{}
+		for _, x := range byWorkload[w] {
+			loads[x.p.Load] = true
+		}
+		if len(loads) >= 2 {
+			pts = byWorkload[w]
+			break
+		}
+	}
+	if len(pts) < 2 {
+		sec.Blocks = append(sec.Blocks, noData("No capacity analysis: it needs at least two phases at different loads (a stepped run, or several runs at different loads); this run has "+plural(int64(len(b.d.Phases)), "phase")+"."))
+		return sec
+	}
+	var kps []knee.Point
+	for _, x := range pts {
+		kps = append(kps, x.p)
+	}
+	// Little's law needs the time each user spends between requests; it is
+	// only checked when that is known to be zero (no think time, no
+	// pacing): with pacing or think time per iteration, requests per
+	// iteration would have to be known as well.
+	checkLittle := kind == knee.Rate || b.noThinkTime()
+	res, err := knee.Analyze(kps, knee.Options{Kind: kind})
+	if err != nil {
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: "Capacity analysis failed: " + err.Error()})
+		return sec
+	}
+	unit := "users"
+	loadName := "Users"
+	if kind == knee.Rate {
+		unit, loadName = "req/s", "Offered rate (req/s)"
+	}
+	cj := &CapacityJSON{KneeReason: res.KneeReason, USLReason: res.USLReason, LoadUnit: unit, Points: []CapPoint{}}
+	if res.MaxLoadMeetingSLA != nil {
+		v := *res.MaxLoadMeetingSLA
+		cj.MaxLoadMeetingSLA = &v
+	}
+	// Table: load against throughput and response time.
+	t := &doc.Table{Caption: "Throughput and response time against offered load", Columns: []doc.Column{{Name: "Phase"}, {Name: loadName, Align: doc.Right},
+		{Name: "Throughput (req/s)", Align: doc.Right}, {Name: "Average (ms)", Align: doc.Right}, {Name: "p95 (ms)", Align: doc.Right},
+		{Name: "Every SLA met"}}}
+	if checkLittle {
+		t.Columns = append(t.Columns, doc.Column{Name: "Little's law"})
+	}
+	for _, x := range pts {
+		cp := CapPoint{Phase: x.phase, Load: x.p.Load, ThroughputRPS: x.p.ThroughputRPS, MeanMs: x.p.MeanMs, P95Ms: x.p.P95Ms, SLAMet: x.p.SLAMet}
+		lcell := doc.Cell{Text: "–"}
+		for _, l := range res.Little {
+			if checkLittle && l.Load == x.p.Load {
+				cp.LittleRatio = math.Round(l.Ratio*1000) / 1000
+				cp.LittleNote = l.Note
+				lcell = doc.Cell{Text: fmt.Sprintf("%s of the asked load", pct(100*l.Ratio))}
+				if l.Short {
+					lcell.Level = doc.Warn
+					lcell.Text += ": " + l.Note
+				}
+			}
+		}
+		cj.Points = append(cj.Points, cp)
+		met := doc.Cell{Text: "yes", Level: doc.OK}
+		if !x.p.SLAMet {
+			met = doc.Cell{Text: "no", Level: doc.Fail}
+		}
+		if len(b.s.SLA) == 0 {
+			met = doc.Cell{Text: "–"}
+		}
+		row := doc.Row{Cells: []doc.Cell{{Text: x.phase}, {Text: num3(x.p.Load)}, {Text: rate(x.p.ThroughputRPS)},
+			{Text: ms(x.p.MeanMs)}, {Text: ms(x.p.P95Ms)}, met}}
+		if checkLittle {
+			row.Cells = append(row.Cells, lcell)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	sec.Blocks = append(sec.Blocks, t)
+	// Chart: throughput (and the USL curve) and mean response time against load.
+	c := &chart.Chart{Title: "Throughput and response time against load", XKind: chart.Linear, XLabel: loadName,
+		Y: chart.Axis{Label: "Throughput (req/s)", Unit: "req/s"}, Y2: &chart.Axis{Label: "Average response time (ms)", Unit: "ms"}, Height: 320}
+	var lx, ly, lm []float64
+	for _, p := range res.Points {
+		lx, ly, lm = append(lx, p.Load), append(ly, p.ThroughputRPS), append(lm, p.MeanMs)
+	}
+	c.Series = append(c.Series, chart.Series{Name: "throughput", Color: colTput, X: lx, Y: ly, Style: chart.LinePoints, Width: 2},
+		chart.Series{Name: "average response time", Color: colAvg, X: lx, Y: lm, Style: chart.LinePoints, Right: true})
+	if res.USL != nil {
+		u := *res.USL
+		cj.USL = &USLJSON{Sigma: round6(u.Sigma), Kappa: round6(u.Kappa), Lambda: round6(u.Lambda), PeakLoad: finitePtr(u.PeakLoad), PeakThroughputRPS: finitePtr(u.PeakThroughputRPS), R2: round6(u.R2)}
+		hi := lx[len(lx)-1] * 1.3
+		if finite(u.PeakLoad) && u.PeakLoad > hi && u.PeakLoad < 2*lx[len(lx)-1] {
+			hi = u.PeakLoad * 1.1
+		}
+		var ux, uy []float64
+		for i := 0; i <= 60; i++ {
+			n := hi * float64(i) / 60
+			if n <= 0 {
+				continue
+			}
+			ux, uy = append(ux, n), append(uy, u.Throughput(n))
+		}
+		if kind == knee.Users {
+			c.Series = append(c.Series, chart.Series{Name: "USL fit", Color: "#222", X: ux, Y: uy, Dash: true, Width: 1.4})
+		}
+	}
+	if res.Knee != nil {
+		k := res.Knee
+		cj.Knee = &KneeJSON{Load: k.Load, ThroughputRPS: round3(k.ThroughputRPS), MeanMs: round3(k.MeanMs), Sentence: k.Sentence()}
+		c.Markers = append(c.Markers, chart.Marker{X: k.Load, Label: "knee"})
+	}
+	sec.Blocks = append(sec.Blocks, b.figure("capacity", c, "Each point is one phase. "+map[bool]string{true: "The dashed curve is the fitted Universal Scalability Law; ", false: ""}[res.USL != nil && kind == knee.Users]+map[bool]string{true: "the vertical line marks the knee.", false: ""}[res.Knee != nil]))
+	// Verdicts in words.
+	if res.Knee != nil {
+		s := upperFirst(res.Knee.Sentence())
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: "Knee: " + s + "."})
+		b.finding(doc.Warn, "%s.", s)
+		b.replaceThroughputFinding(s)
+	} else {
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Info, Text: "No knee: " + res.KneeReason + "."})
+	}
+	if res.USL != nil {
+		u := res.USL
+		peak := "no peak within reach (coherency κ ≈ 0: throughput approaches λ/σ)"
+		if finite(u.PeakLoad) {
+			peak = fmt.Sprintf("predicted peak %s at %s %s", rps(u.PeakThroughputRPS), num3(u.PeakLoad), unit)
+		}
+		sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Universal Scalability Law fit: contention σ = %.4g, coherency κ = %.4g, λ = %s per %s; %s; fit quality R² = %.3f.",
+			u.Sigma, u.Kappa, rate(u.Lambda), strings.TrimSuffix(unit, "s"), peak, u.R2)})
+	} else {
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "No USL fit: " + res.USLReason + "."})
+	}
+	if len(b.s.SLA) > 0 {
+		if res.MaxLoadMeetingSLA != nil {
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: fmt.Sprintf("Highest tested load that met every requirement: %s %s.", num3(*res.MaxLoadMeetingSLA), unit)})
+		} else {
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Fail, Text: "Even the lowest tested load broke a requirement."})
+		}
+	}
+	if !checkLittle {
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "Little's-law check of the generator skipped: the users think or pace between requests, so the time per iteration, not per request, decides how many are busy."})
+	}
+	for _, l := range res.Little {
+		if checkLittle && l.Short {
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: fmt.Sprintf("Little's law at %s %s: %s", num3(l.Load), unit, l.Note)})
+		}
+	}
+	b.s.Capacity = cj
+	return sec
+}
+
+// noThinkTime reports whether every workload sends its next request as soon
+// as the last one completed.
+func (b *builder) noThinkTime() bool {
+	for _, w := range b.d.Info.Workloads {
+		switch strings.TrimSpace(strings.ToLower(w.Think)) {
+		case "", "0", "0s", "none":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// replaceThroughputFinding drops the report's own plateau bullet when the
+// capacity analysis states the knee.
+func (b *builder) replaceThroughputFinding(string) {
+	out := b.findings[:0]
+	for _, f := range b.findings {
+		if !strings.HasPrefix(f.Text, "Throughput stopped growing") {
+			out = append(out, f)
+		}
+	}
+	b.findings = out
+}
+
+func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+func round3(v float64) float64 { return math.Round(v*1e3) / 1e3 }
+func finite(v float64) bool    { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// ---- trends -------------------------------------------------------------------
+
+// TrendsJSON is summary.json's trends member.
+type TrendsJSON struct {
+	Latency []LatencyTrend `json:"latency"`
+	Memory  []MemoryTrend  `json:"memory"`
+}
+
+// jnum is a number that encodes as null when it is not finite (an interval
+// bound the data cannot support).
+type jnum float64
+
+// MarshalJSON implements json.Marshaler.
+func (v jnum) MarshalJSON() ([]byte, error) {
+	f := float64(v)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return []byte(strconv.FormatFloat(math.Round(f*1000)/1000, 'f', -1, 64)), nil
+}
+
+// LatencyTrend is the drift of one label's per-minute statistic.
+type LatencyTrend struct {
+	Label           string     `json:"label"`
+	Phase           string     `json:"phase"` // "run" or the phase judged on its own
+	Stat            string     `json:"stat"`  // mean | p95
+	SlopeMsPerHour  jnum       `json:"slope_ms_per_hour"`
+	CILow           jnum       `json:"ci_low"`
+	CIHigh          jnum       `json:"ci_high"`
+	ChangeAt        *time.Time `json:"change_at"`
+	ChangeMs        jnum       `json:"change_ms"`
+	Significant     bool       `json:"significant"`
+	MinutesAnalyzed int        `json:"minutes"`
+}
+
+// MemoryTrend is one target's memory after GC.
+type MemoryTrend struct {
+	Target            string   `json:"target"`
+	What              string   `json:"what"`
+	SlopeBytesPerHour jnum     `json:"slope_bytes_per_hour"`
+	CILow             jnum     `json:"ci_low"`
+	CIHigh            jnum     `json:"ci_high"`
+	Verdict           string   `json:"verdict"`
+	Method            string   `json:"method"`
+	HoursToLimit      *float64 `json:"hours_to_limit,omitempty"`
+	Reason            string   `json:"reason,omitempty"`
+}
+
+// minTrendMinutes is the shortest run whose latency drift is judged.
+const minTrendMinutes = 10
+
+// perMinute folds a label's per-second ticks into per-minute means (count
+// weighted, exact) and mean per-second p95s.
+func perMinute(ticks []analysis.Tick) (mean, p95 []core.Point) {
+	type acc struct{ n, sum, p95 float64 }
+	var cur acc
+	var curMin int64 = math.MinInt64
+	flush := func() {
+		if cur.n > 0 {
+			t := time.Unix(curMin*60, 0)
+			mean = append(mean, core.Point{T: t, V: cur.sum / cur.n})
+			p95 = append(p95, core.Point{T: t, V: cur.p95 / cur.n})
+		}
+	}
+	for _, t := range ticks {
+		m := t.T.Unix() / 60
+		if m != curMin {
+			flush()
+			cur, curMin = acc{}, m
+		}
+		if t.Count > 0 {
+			cur.n += float64(t.Count)
+			cur.sum += t.MeanMs * float64(t.Count)
+			cur.p95 += t.P95Ms * float64(t.Count)
+		}
+	}
+	flush()
+	return mean, p95
+}
+
+func (b *builder) trends() doc.Section {
+	sec := doc.Section{ID: SecTrends, Title: "Trends"}
+	tj := &TrendsJSON{Latency: []LatencyTrend{}, Memory: []MemoryTrend{}}
+	// Drift is judged within a constant load: over the whole run when the
+	// load never changed, else within each phase long enough to have a
+	// trend (a step up in load is not a drift).
+	type segment struct {
+		name     string
+		from, to time.Time
+	}
+	var segs []segment
+	if b.constantLoad() {
+		segs = append(segs, segment{"run", b.d.Start, b.d.End.Add(time.Nanosecond)})
+	} else {
+		for _, p := range b.d.Phases {
+			if p.Duration() >= minTrendMinutes*time.Minute {
+				segs = append(segs, segment{b.red.String(p.Name), p.Start, p.End})
+			}
+		}
+	}
+	if len(segs) > 0 {
+		t := &doc.Table{Caption: "Latency drift (per-minute values)", Columns: []doc.Column{{Name: "Label"}, {Name: "Over"}, {Name: "Statistic"},
+			{Name: "Slope (ms/h)", Align: doc.Right}, {Name: "95 % interval", Align: doc.Right}, {Name: "Level shift"}, {Name: "Verdict"}}}
+		type lk struct {
+			name  string
+			ticks []analysis.Tick
+		}
+		var ls []lk
+		for _, k := range b.d.Labels() {
+			ls = append(ls, lk{b.red.String(b.d.LabelName(k)), b.d.Timeline[k]})
+		}
+		if len(ls) > 1 {
+			ls = append(ls, lk{"all requests", b.d.TotalTicks})
+		}
+		var drifts []string
+		for _, sg := range segs {
+			for _, l := range ls {
+				mean, p95 := perMinute(ticksIn(l.ticks, sg.from, sg.to))
+				for _, st := range []struct {
+					name string
+					pts  []core.Point
+				}{{"mean", mean}, {"p95", p95}} {
+					if len(st.pts) < minTrendMinutes {
+						continue
+					}
+					r, err := trend.Drift(st.pts, trend.DriftOptions{})
+					if err != nil {
+						continue
+					}
+					lt := LatencyTrend{Label: l.name, Phase: sg.name, Stat: st.name, SlopeMsPerHour: jnum(r.SlopePerHour), CILow: jnum(r.CILow), CIHigh: jnum(r.CIHigh),
+						Significant: r.Significant, MinutesAnalyzed: r.N}
+					shift := "none"
+					if r.ChangeAt != nil {
+						at := r.ChangeAt.UTC()
+						lt.ChangeAt, lt.ChangeMs = &at, jnum(r.ChangeDelta)
+						shift = fmt.Sprintf("from %s (+%s) on: %+.0f ms", hms(r.ChangeAt.In(b.d.Start.Location())), offset(*r.ChangeAt, b.d.Start), r.ChangeDelta)
+					}
+					tj.Latency = append(tj.Latency, lt)
+					verdict := doc.Cell{Text: "flat", Level: doc.OK}
+					if r.Significant {
+						verdict = doc.Cell{Text: "drifts", Level: doc.Warn}
+						if r.ChangeAt != nil {
+							drifts = append(drifts, fmt.Sprintf("from %s on, %s %s changed by %+.0f ms", offset(*r.ChangeAt, b.d.Start), l.name, st.name, r.ChangeDelta))
+						} else {
+							drifts = append(drifts, fmt.Sprintf("%s %s %+.0f ms/h", l.name, st.name, r.SlopePerHour))
+						}
+					}
+					t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: l.name}, {Text: sg.name}, {Text: st.name}, {Text: signed1(r.SlopePerHour)},
+						{Text: signed1(r.CILow) + " … " + signed1(r.CIHigh)}, {Text: shift}, verdict}})
+				}
+			}
+		}
+		if len(t.Rows) > 0 {
+			sec.Blocks = append(sec.Blocks, t)
+		}
+		switch {
+		case len(t.Rows) == 0:
+			sec.Blocks = append(sec.Blocks, noData("No latency drift analysis: too few minutes with samples."))
+		case len(drifts) > 0:
+			if len(drifts) > 3 {
+				drifts = append(drifts[:3], fmt.Sprintf("and %d more", len(drifts)-3))
+			}
+			text := "Latency drift: " + strings.Join(drifts, "; ")
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: text + "."})
+			b.finding(doc.Warn, "%s.", text)
+		default:
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: "No latency drift: per-minute mean and p95 stay level under constant load (no significant slope, no level shift)."})
+		}
+	} else {
+		why := fmt.Sprintf("the run lasted %s; it takes at least %d minutes of per-minute values under one load", dur(b.d.Span()), minTrendMinutes)
+		if !b.constantLoad() {
+			why = fmt.Sprintf("the load changed between phases and no phase lasted %d minutes, so a level change cannot be told from a load step", minTrendMinutes)
+		}
+		sec.Blocks = append(sec.Blocks, noData("No latency drift analysis: "+why+"."))
+	}
+	// Memory after GC.
+	if len(b.memTrends) > 0 {
+		t := &doc.Table{Caption: "Memory after garbage collection", Columns: []doc.Column{{Name: "Target"}, {Name: "Memory"}, {Name: "Slope", Align: doc.Right},
+			{Name: "95 % interval", Align: doc.Right}, {Name: "Method"}, {Name: "Verdict"}}}
+		for _, m := range b.memTrends {
+			mt := MemoryTrend{Target: m.target, What: m.what, SlopeBytesPerHour: jnum(m.res.SlopePerHour), CILow: jnum(m.res.CILow), CIHigh: jnum(m.res.CIHigh),
+				Verdict: string(m.res.Verdict), Method: m.res.Method, Reason: m.res.Reason}
+			if m.res.TimeToLimit != nil {
+				h := round3(m.res.TimeToLimit.Hours())
+				mt.HoursToLimit = &h
+			}
+			tj.Memory = append(tj.Memory, mt)
+			v := doc.Cell{Text: string(m.res.Verdict), Level: doc.OK}
+			switch m.res.Verdict {
+			case trend.Growing:
+				v.Level = doc.Warn
+				if m.res.TimeToLimit != nil {
+					v.Text += "; limit in " + dur(*m.res.TimeToLimit)
+				}
+			case trend.Unknown:
+				v.Level = doc.NoData
+			}
+			sign := "+"
+			if m.res.SlopePerHour < 0 {
+				sign = "−"
+			}
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: m.target}, {Text: m.what}, {Text: sign + b.memQty(m, m.res.SlopePerHour) + "/h"},
+				{Text: fmt.Sprintf("%s … %s", signedBytes(m.res.CILow), signedBytes(m.res.CIHigh))}, {Text: nonEmpty(m.res.Method, "–")}, v}})
+		}
+		sec.Blocks = append(sec.Blocks, t)
+		if f := b.memoryChart(); f != nil {
+			sec.Blocks = append(sec.Blocks, f)
+		}
+	} else {
+		sec.Blocks = append(sec.Blocks, noData("No memory trend: no monitored target reported memory."))
+	}
+	if blk := b.workloadPhases(); blk != nil {
+		sec.Blocks = append(sec.Blocks, blk...)
+	}
+	b.s.Trends = tj
+	return sec
+}
+
+// constantLoad reports whether every phase ran at the same load.
+func (b *builder) constantLoad() bool {
+	for _, p := range b.d.Phases {
+		q := b.d.Phases[0]
+		if p.Users != q.Users || p.Rate != q.Rate || p.Workload != q.Workload {
+			return false
+		}
+	}
+	return true
+}
+
+// ticksIn returns the ticks in [from, to).
+func ticksIn(ts []analysis.Tick, from, to time.Time) []analysis.Tick {
+	i := sort.Search(len(ts), func(i int) bool { return !ts[i].T.Before(from) })
+	j := sort.Search(len(ts), func(i int) bool { return !ts[i].T.Before(to) })
+	return ts[i:j]
+}
+
+func signed1(v float64) string {
+	if !finite(v) {
+		return "–"
+	}
+	return fmt.Sprintf("%+.1f", v)
+}
+
+func signedBytes(v float64) string {
+	if !finite(v) {
+		return "–"
+	}
+	if v < 0 {
+		return "−" + bytesU(-v)
+	}
+	return "+" + bytesU(v)
+}
+
+// memoryChart draws the after-GC points of each memory trend.
+func (b *builder) memoryChart() *doc.Figure {
+	c := b.timeChart("Memory after garbage collection")
+	c.Y = chart.Axis{Label: "Memory", Unit: "bytes"}
+	for i, m := range b.memTrends {
+		if len(m.res.Baseline) == 0 || i >= 6 {
+			continue
+		}
+		x, y := make([]float64, len(m.res.Baseline)), make([]float64, len(m.res.Baseline))
+		for j, p := range m.res.Baseline {
+			x[j], y[j] = unix(p.T), p.V
+		}
+		if len(x) > maxBuckets {
+			from, to := unix(b.d.Start), math.Max(unix(b.d.End), unix(b.d.Start)+1)
+			r := chart.Reduce(x, y, nil, from, to, chart.BucketWidth(to-from, 1, maxBuckets))
+			x, y = r.X, r.Mean
+		}
+		c.Series = append(c.Series, chart.Series{Name: m.target + " " + m.what, Color: chart.Palette[i%len(chart.Palette)], X: x, Y: y, Style: chart.LinePoints})
+	}
+	if len(c.Series) == 0 {
+		return nil
+	}
+	return b.figure("memory-after-gc", c, "The points each trend line was fitted to: memory right after a collection (or the lowest reading of each window when no collection was seen)."+phaseNote)
+}
+
+// workloadPhases reports each target's CPU before, during and after a
+// workload that ran for only part of the run (reference 004).
+func (b *builder) workloadPhases() []doc.Block {
+	if len(b.d.Info.Workloads) < 2 {
+		return nil
+	}
+	// The span of each workload's phases.
+	spans := map[string][2]time.Time{}
+	for _, p := range b.d.Phases {
+		s, ok := spans[p.Workload]
+		if !ok {
+			s = [2]time.Time{p.Start, p.End}
+		}
+		if p.Start.Before(s[0]) {
+			s[0] = p.Start
+		}
+		if p.End.After(s[1]) {
+			s[1] = p.End
+		}
+		spans[p.Workload] = s
+	}
+	var blocks []doc.Block
+	ts := b.monTargets()
+	for _, w := range sortedKeys(spans) {
+		sp := spans[w]
+		if !sp[0].After(b.d.Start.Add(30*time.Second)) && !sp[1].Before(b.d.End.Add(-30*time.Second)) {
+			continue // ran the whole time: no before/after
+		}
+		t := &doc.Table{Caption: fmt.Sprintf("CPU before, during and after workload %s (%s – %s)", b.red.String(w), hms(sp[0]), hms(sp[1])),
+			Columns: []doc.Column{{Name: "Target"}, {Name: "Before", Align: doc.Right}, {Name: "During", Align: doc.Right}, {Name: "After", Align: doc.Right}}}
+		for _, tg := range ts {
+			s := busySeries(tg)
+			if tg.kind != monitor.KindHost {
+				s = tg.get("cpu_pct")
+			}
+			if s == nil {
+				continue
+			}
+			lv := trend.Phases(s.Points, sp[0], sp[1], 10*time.Second)
+			f := func(l trend.Level) string {
+				if l.N == 0 {
+					return "–"
+				}
+				return num3(l.Mean) + " %"
+			}
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(tg.name)}, {Text: f(lv.Before)}, {Text: f(lv.During)}, {Text: f(lv.After)}}})
+		}
+		if len(t.Rows) > 0 {
+			blocks = append(blocks, t)
+		}
+	}
+	return blocks
+}
+
+// ---- comparison -----------------------------------------------------------------
+
+// ComparisonRow is one element of summary.json's comparison.
+type ComparisonRow struct {
+	Label       string  `json:"label"`
+	Phase       string  `json:"phase"`
+	BasePhase   string  `json:"base_phase,omitempty"`
+	BaseMeanMs  float64 `json:"base_mean_ms"`
+	NewMeanMs   float64 `json:"new_mean_ms"`
+	DeltaMs     float64 `json:"delta_ms"`
+	DeltaPct    float64 `json:"delta_pct"`
+	BaseP95Ms   float64 `json:"base_p95_ms"`
+	NewP95Ms    float64 `json:"new_p95_ms"`
+	P95DeltaPct float64 `json:"p95_delta_pct"`
+	BaseTputRPS float64 `json:"base_throughput_rps"`
+	NewTputRPS  float64 `json:"new_throughput_rps"`
+	BaseErrPct  float64 `json:"base_error_pct"`
+	NewErrPct   float64 `json:"new_error_pct"`
+	Significant bool    `json:"significant"`
+	Verdict     string  `json:"verdict"`
+	CliffsDelta float64 `json:"cliffs_delta"`
+	Note        string  `json:"note,omitempty"`
+}
+
+// phasePair matches a phase of the new run with one of the baseline: by
+// name, else by load level, else by position.
+type phasePair struct {
+	newIdx, baseIdx int // −1 for the whole run
+}
+
+func matchPhases(nd, bd *analysis.Dataset) []phasePair {
+	pairs := []phasePair{{-1, -1}}
+	used := map[int]bool{}
+	for i, p := range nd.Phases {
+		j := -1
+		for k, q := range bd.Phases {
+			if !used[k] && q.Name == p.Name && q.Workload == p.Workload {
+				j = k
+				break
+			}
+		}
+		if j < 0 {
+			for k, q := range bd.Phases {
+				if !used[k] && q.Workload == p.Workload && ((p.Users > 0 && q.Users == p.Users) || (p.Rate > 0 && q.Rate == p.Rate)) {
+					j = k
+					break
+				}
+			}
+		}
+		if j >= 0 {
+			used[j] = true
+			pairs = append(pairs, phasePair{i, j})
+		}
+	}
+	if len(nd.Phases) <= 1 && len(bd.Phases) <= 1 {
+		return pairs[:1]
+	}
+	return pairs
+}
+
+// intervalsOf returns a label's per-second counts and means for the
+// comparison's noise model, within [from, to).
+func intervalsOf(ticks []analysis.Tick, from, to time.Time) []compare.Interval {
+	var out []compare.Interval
+	for _, t := range ticks {
+		if t.Count > 0 && !t.T.Before(from) && t.T.Before(to) {
+			out = append(out, compare.Interval{Count: t.Count, MeanMs: t.MeanMs})
+		}
+	}
+	return out
+}
+
+// Compare compares a candidate run with a baseline, label by label and
+// phase by phase (matched by name, else load level). Labels are matched by
+// workload and name; TOTAL compares all requests.
+func Compare(base, cand *analysis.Dataset, red func(string) string) []ComparisonRow {
+	if red == nil {
+		red = func(s string) string { return s }
+	}
+	var out []ComparisonRow
+	for _, pp := range matchPhases(cand, base) {
+		nm, bm := cand.Run, base.Run
+		nt, bt := cand.Total, base.Total
+		nspan, bspan := cand.Span(), base.Span()
+		nfrom, nto := cand.Start, cand.End.Add(time.Nanosecond)
+		bfrom, bto := base.Start, base.End.Add(time.Nanosecond)
+		phase, bphase := "run", ""
+		if pp.newIdx >= 0 {
+			nm, bm = cand.ByPhase[pp.newIdx], base.ByPhase[pp.baseIdx]
+			nt, bt = cand.PhaseTotal[pp.newIdx], base.PhaseTotal[pp.baseIdx]
+			np, bp := cand.Phases[pp.newIdx], base.Phases[pp.baseIdx]
+			nspan, bspan = np.Duration(), bp.Duration()
+			nfrom, nto, bfrom, bto = np.Start, np.End, bp.Start, bp.End
+			phase = red(np.Name)
+			if bp.Name != np.Name {
+				bphase = red(bp.Name)
+			}
+		}
+		type item struct {
+			label  string
+			na, ba *metrics.Agg
+			nt, bt []analysis.Tick
+		}
+		var items []item
+		for _, k := range cand.Labels() {
+			if a, ok := nm[k]; ok {
+				if b, ok := bm[k]; ok {
+					items = append(items, item{red(cand.LabelName(k)), a, b, cand.Timeline[k], base.Timeline[k]})
+				}
+			}
+		}
+		items = append(items, item{core.TotalLabel, nt, bt, cand.TotalTicks, base.TotalTicks})
+		for _, it := range items {
+			if it.na.Count == 0 || it.ba.Count == 0 {
+				continue
+			}
+			ns, bs := it.na.Stats(it.label, false, nspan), it.ba.Stats(it.label, false, bspan)
+			r, err := compare.Latency(compare.Run{Hist: it.ba.Hist, Intervals: intervalsOf(it.bt, bfrom, bto)},
+				compare.Run{Hist: it.na.Hist, Intervals: intervalsOf(it.nt, nfrom, nto)}, compare.Options{Seed: 1})
+			row := ComparisonRow{Label: it.label, Phase: phase, BasePhase: bphase, BaseMeanMs: bs.MeanMs, NewMeanMs: ns.MeanMs,
+				DeltaMs: round3(ns.MeanMs - bs.MeanMs), BaseP95Ms: bs.P95Ms, NewP95Ms: ns.P95Ms,
+				BaseTputRPS: bs.ThroughputRPS, NewTputRPS: ns.ThroughputRPS, BaseErrPct: bs.ErrorPct, NewErrPct: ns.ErrorPct,
+				Verdict: string(compare.NoChange)}
+			if bs.MeanMs > 0 {
+				row.DeltaPct = round3(100 * (ns.MeanMs - bs.MeanMs) / bs.MeanMs)
+			}
+			if bs.P95Ms > 0 {
+				row.P95DeltaPct = round3(100 * (ns.P95Ms - bs.P95Ms) / bs.P95Ms)
+			}
+			if err == nil {
+				row.Significant, row.Verdict, row.CliffsDelta, row.Note = r.Significant, string(r.Verdict), round3(r.CliffsDelta), r.Note
+			} else {
+				row.Note = err.Error()
+			}
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+func (b *builder) comparison() doc.Section {
+	sec := doc.Section{ID: SecComparison, Title: "Comparison"}
+	if b.in.base == nil {
+		msg := "No comparison: no baseline run was given (plateau report RUN --baseline OTHER_RUN, or plateau compare BASE NEW)."
+		if b.in.baseDir == "" && len(b.in.notes) > 0 {
+			for _, n := range b.in.notes {
+				if strings.HasPrefix(n, "baseline") {
+					msg = "No comparison: " + n
+				}
+			}
+		}
+		sec.Blocks = append(sec.Blocks, noData(msg))
+		return sec
+	}
+	rows := Compare(b.in.base, b.d, b.red.String)
+	b.s.Comparison = rows
+	baseName := b.red.String(nonEmpty(b.in.base.Info.Name, b.in.baseDir))
+	sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Baseline: %s (%s, %s). Deltas are this run minus the baseline; a difference is called faster or slower only when it is beyond run-to-run noise (rank test and confidence intervals over the latency histograms, widened by the variation between seconds) and at least 3 %% of the baseline.",
+		baseName, clock(b.in.base.Start), b.red.String(b.in.baseDir))})
+	sec.Blocks = append(sec.Blocks, ComparisonTables(rows, "baseline", "this run")...)
+	// Headline: the all-requests row of the whole run.
+	for _, r := range rows {
+		if r.Label == core.TotalLabel && r.Phase == "run" {
+			lvl := doc.Info
+			switch compare.Verdict(r.Verdict) {
+			case compare.Faster:
+				lvl = doc.OK
+			case compare.Slower:
+				lvl = doc.Warn
+			}
+			text := fmt.Sprintf("Compared with %s: %s — average %s → %s (%+.1f %%), p95 %s → %s (%+.1f %%)", baseName, r.Verdict,
+				msU(r.BaseMeanMs), msU(r.NewMeanMs), r.DeltaPct, msU(r.BaseP95Ms), msU(r.NewP95Ms), r.P95DeltaPct)
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: lvl, Text: text + "."})
+			b.finding(lvl, "%s.", text)
+		}
+	}
+	return sec
+}
+
+// ComparisonTables renders comparison rows, one table per phase.
+func ComparisonTables(rows []ComparisonRow, baseName, newName string) []doc.Block {
+	var blocks []doc.Block
+	var phases []string
+	byPhase := map[string][]ComparisonRow{}
+	for _, r := range rows {
+		if _, ok := byPhase[r.Phase]; !ok {
+			phases = append(phases, r.Phase)
+		}
+		byPhase[r.Phase] = append(byPhase[r.Phase], r)
+	}
+	for _, p := range phases {
+		cap := "Whole run"
+		if p != "run" {
+			cap = "Phase " + p
+			if bp := byPhase[p][0].BasePhase; bp != "" {
+				cap += " (baseline: " + bp + ")"
+			}
+		}
+		t := &doc.Table{Caption: cap, Columns: []doc.Column{{Name: "Label"},
+			{Name: "Average " + baseName + " (ms)", Align: doc.Right}, {Name: "Average " + newName + " (ms)", Align: doc.Right},
+			{Name: "Delta (ms)", Align: doc.Right}, {Name: "Delta %", Align: doc.Right},
+			{Name: "p95 " + baseName, Align: doc.Right}, {Name: "p95 " + newName, Align: doc.Right}, {Name: "p95 delta %", Align: doc.Right},
+			{Name: "Throughput (req/s)", Align: doc.Right}, {Name: "Error %", Align: doc.Right}, {Name: "Verdict"}}}
+		for _, r := range byPhase[p] {
+			v := doc.Cell{Text: r.Verdict}
+			switch compare.Verdict(r.Verdict) {
+			case compare.Faster:
+				v.Level = doc.OK
+			case compare.Slower:
+				v.Level = doc.Fail
+			}
+			t.Rows = append(t.Rows, doc.Row{Total: r.Label == core.TotalLabel, Cells: []doc.Cell{{Text: r.Label},
+				{Text: ms(r.BaseMeanMs)}, {Text: ms(r.NewMeanMs)}, {Text: fmt.Sprintf("%+.1f", r.DeltaMs)}, {Text: fmt.Sprintf("%+.1f %%", r.DeltaPct)},
+				{Text: ms(r.BaseP95Ms)}, {Text: ms(r.NewP95Ms)}, {Text: fmt.Sprintf("%+.1f %%", r.P95DeltaPct)},
+				{Text: rate(r.BaseTputRPS) + " → " + rate(r.NewTputRPS)}, {Text: pct(r.BaseErrPct) + " → " + pct(r.NewErrPct)}, v}})
+		}
+		blocks = append(blocks, t)
+	}
+	return blocks
+}

@@ -1,0 +1,505 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/report/chart"
+	"github.com/plateau-perf/plateau/internal/report/doc"
+)
+
+// target is one monitored target's series.
+type target struct {
+	name, kind string
+	byMetric   map[string]*core.Series
+	metrics    []string // in file order
+	status     *monitor.TargetStatus
+}
+
+// get returns the first of the named metrics the target has.
+func (t *target) get(names ...string) *core.Series {
+	for _, n := range names {
+		if s := t.byMetric[n]; s != nil && len(s.Points) > 0 {
+			return s
+		}
+	}
+	return nil
+}
+
+// monTargets groups the monitor series by target, in the order the session
+// started them.
+func (b *builder) monTargets() []*target {
+	var out []*target
+	idx := map[string]*target{}
+	add := func(name, kind string) *target {
+		if t := idx[name]; t != nil {
+			return t
+		}
+		t := &target{name: name, kind: kind, byMetric: map[string]*core.Series{}}
+		idx[name] = t
+		out = append(out, t)
+		return t
+	}
+	for i := range b.in.targets {
+		st := &b.in.targets[i]
+		add(st.Name, st.Kind).status = st
+	}
+	for i := range b.in.series {
+		s := &b.in.series[i]
+		t := add(s.Target, s.Kind)
+		if t.kind == "" {
+			t.kind = s.Kind
+		}
+		if _, dup := t.byMetric[s.Metric]; !dup {
+			t.metrics = append(t.metrics, s.Metric)
+		}
+		t.byMetric[s.Metric] = s
+	}
+	return out
+}
+
+// rstat summarises one series over a span.
+type rstat struct {
+	Min   float64 `json:"min"`
+	Mean  float64 `json:"mean"`
+	Max   float64 `json:"max"`
+	First float64 `json:"first"`
+	Last  float64 `json:"last"`
+	n     int
+}
+
+// statsOver summarises the finite points of s in [from, to).
+func statsOver(s *core.Series, from, to time.Time) (rstat, bool) {
+	pts := s.Points
+	i := sort.Search(len(pts), func(i int) bool { return !pts[i].T.Before(from) })
+	st := rstat{Min: math.Inf(1), Max: math.Inf(-1)}
+	sum := 0.0
+	for ; i < len(pts) && pts[i].T.Before(to); i++ {
+		v := pts[i].V
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		if st.n == 0 {
+			st.First = v
+		}
+		st.Last = v
+		st.Min, st.Max = math.Min(st.Min, v), math.Max(st.Max, v)
+		sum += v
+		st.n++
+	}
+	if st.n == 0 {
+		return rstat{}, false
+	}
+	st.Mean = sum / float64(st.n)
+	for _, p := range []*float64{&st.Min, &st.Mean, &st.Max, &st.First, &st.Last} {
+		*p = math.Round(*p*1000) / 1000
+	}
+	return st, true
+}
+
+// ResourceEntry is one element of summary.json's resources: one target over
+// the whole run (Phase nil) or over one phase.
+type ResourceEntry struct {
+	Target  string           `json:"target"`
+	Kind    string           `json:"kind"`
+	Phase   *string          `json:"phase"`
+	Metrics map[string]rstat `json:"metrics"`
+}
+
+// resourceEntries computes summary.json's resources.
+func (b *builder) resourceEntries(ts []*target) []ResourceEntry {
+	out := []ResourceEntry{}
+	for _, t := range ts {
+		spans := []struct {
+			name     *string
+			from, to time.Time
+		}{{nil, b.d.Start, b.d.End.Add(time.Nanosecond)}}
+		for _, p := range b.d.Phases {
+			n := b.red.String(p.Name)
+			spans = append(spans, struct {
+				name     *string
+				from, to time.Time
+			}{&n, p.Start, p.End})
+		}
+		for _, sp := range spans {
+			e := ResourceEntry{Target: b.red.String(t.name), Kind: t.kind, Phase: sp.name, Metrics: map[string]rstat{}}
+			for _, m := range t.metrics {
+				if st, ok := statsOver(t.byMetric[m], sp.from, sp.to); ok {
+					e.Metrics[m] = st
+				}
+			}
+			if len(e.Metrics) > 0 {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// line is one metric drawn in a resource panel.
+type line struct {
+	metrics []string // first present wins
+	name    string
+	color   string
+	dash    bool
+}
+
+// panel is one resource chart of a target.
+type panel struct {
+	key     string // groups the same chart of several targets into a grid
+	title   string
+	axis    chart.Axis
+	stacked bool
+	lines   []line
+	note    string
+}
+
+// kbToBytes reports whether a series is in jstat's KB and must be scaled.
+func kbToBytes(s *core.Series) float64 {
+	switch s.Unit {
+	case "KB", "kB", "KiB":
+		return 1024
+	}
+	return 1
+}
+
+// panelsFor lists the charts for a target of the given kind.
+func panelsFor(t *target) []panel {
+	cpuPct := chart.Axis{Label: "CPU (%)", Unit: "%", Min: 0, Max: 100, Fixed: true}
+	mem := chart.Axis{Label: "Memory", Unit: "bytes"}
+	switch t.kind {
+	case monitor.KindHost:
+		return []panel{
+			{key: "cpu", title: "CPU", axis: cpuPct, stacked: true, note: "stacked; the white space above is idle",
+				lines: []line{{metrics: []string{"cpu_user_pct"}, name: "user", color: "#4e79a7"}, {metrics: []string{"cpu_system_pct"}, name: "system", color: "#e15759"},
+					{metrics: []string{"cpu_iowait_pct"}, name: "iowait", color: "#edc948"}, {metrics: []string{"cpu_steal_pct"}, name: "steal", color: "#b07aa1"}}},
+			{key: "memory", title: "Memory", axis: mem, lines: []line{{metrics: []string{"mem_used_bytes"}, name: "used", color: "#4e79a7"},
+				{metrics: []string{"mem_cached_bytes"}, name: "cached", color: "#76b7b2"}, {metrics: []string{"mem_total_bytes"}, name: "total", color: "#777", dash: true}}},
+			{key: "network", title: "Network", axis: chart.Axis{Label: "Network", Unit: "bytes/s"}, lines: []line{
+				{metrics: []string{"net_rx_bytes_per_s"}, name: "received", color: "#e15759"}, {metrics: []string{"net_tx_bytes_per_s"}, name: "sent", color: "#4e79a7"}}},
+			{key: "disk", title: "Disk", axis: chart.Axis{Label: "Disk", Unit: "bytes/s"}, lines: []line{
+				{metrics: []string{"disk_read_bytes_per_s"}, name: "read", color: "#59a14f"}, {metrics: []string{"disk_write_bytes_per_s"}, name: "written", color: "#f28e2b"}}},
+		}
+	case monitor.KindProcess, monitor.KindCgroup:
+		cpu := panel{key: "cpu", title: "CPU", axis: chart.Axis{Label: "CPU (% of one core)", Unit: "%"}, stacked: true, note: "stacked",
+			lines: []line{{metrics: []string{"cpu_user_pct"}, name: "user", color: "#4e79a7"}, {metrics: []string{"cpu_system_pct"}, name: "system", color: "#e15759"}}}
+		if t.get("cpu_user_pct") == nil {
+			cpu = panel{key: "cpu", title: "CPU", axis: chart.Axis{Label: "CPU (% of one core)", Unit: "%"}, lines: []line{{metrics: []string{"cpu_pct"}, name: "CPU", color: "#4e79a7"}}}
+		}
+		return []panel{cpu,
+			{key: "memory", title: "Memory", axis: mem, lines: []line{{metrics: []string{"rss_bytes", "memory_bytes"}, name: "used", color: "#4e79a7"},
+				{metrics: []string{"memory_working_set_bytes"}, name: "working set", color: "#76b7b2"},
+				{metrics: []string{"memory_limit_bytes"}, name: "limit", color: "#777", dash: true}}},
+			{key: "io", title: "I/O", axis: chart.Axis{Label: "I/O", Unit: "bytes/s"}, lines: []line{
+				{metrics: []string{"io_read_bytes_per_s"}, name: "read", color: "#59a14f"}, {metrics: []string{"io_write_bytes_per_s"}, name: "written", color: "#f28e2b"}}},
+		}
+	case monitor.KindJVM:
+		return []panel{
+			{key: "heap", title: "JVM heap", axis: mem, lines: []line{{metrics: []string{"EU"}, name: "young used (EU)", color: "#edc948"},
+				{metrics: []string{"OU"}, name: "old used (OU)", color: "#e15759"}, {metrics: []string{"heap_used_bytes"}, name: "heap used", color: "#4e79a7"}}},
+			{key: "gc", title: "Garbage collections (cumulative)", axis: chart.Axis{Label: "Collections since start", Unit: ""}, lines: []line{
+				{metrics: []string{"YGC"}, name: "young (YGC)", color: "#4e79a7"}, {metrics: []string{"FGC"}, name: "full (FGC)", color: "#e15759"},
+				{metrics: []string{"CGC"}, name: "concurrent (CGC)", color: "#59a14f"}}},
+		}
+	case monitor.KindPostgres:
+		return []panel{
+			{key: "connections", title: "Database connections", axis: chart.Axis{Label: "Connections", Unit: ""}, lines: []line{
+				{metrics: []string{"connections_total"}, name: "total", color: "#4e79a7"}, {metrics: []string{"connections_active"}, name: "active", color: "#e15759"},
+				{metrics: []string{"connections_idle_in_tx"}, name: "idle in transaction", color: "#edc948"}, {metrics: []string{"connections_max"}, name: "max", color: "#777", dash: true}}},
+			{key: "transactions", title: "Transactions", axis: chart.Axis{Label: "Per second", Unit: ""}, lines: []line{
+				{metrics: []string{"xact_commit_per_s"}, name: "commits/s", color: "#59a14f"}, {metrics: []string{"xact_rollback_per_s"}, name: "rollbacks/s", color: "#e15759"}}},
+		}
+	}
+	// Any other kind (Prometheus, imports): one chart per unlabelled metric,
+	// at most four.
+	var ps []panel
+	for _, m := range t.metrics {
+		if strings.Contains(m, "{") || len(ps) == 4 {
+			continue
+		}
+		s := t.byMetric[m]
+		ps = append(ps, panel{key: "m:" + m, title: m, axis: chart.Axis{Label: unitLabel(m, s.Unit), Unit: s.Unit},
+			lines: []line{{metrics: []string{m}, name: m, color: "#4e79a7"}}})
+	}
+	return ps
+}
+
+func unitLabel(name, unit string) string {
+	if unit == "" {
+		return name
+	}
+	return name + " (" + unit + ")"
+}
+
+// panelChart draws one panel of one target; nil when none of its metrics
+// was recorded.
+func (b *builder) panelChart(t *target, p panel, grid bool) *doc.Figure {
+	c := b.timeChart(b.red.String(t.name) + " — " + p.title)
+	c.Y = p.axis
+	if grid {
+		c.Width, c.Height = 600, 270
+	}
+	from, to := unix(b.d.Start), math.Max(unix(b.d.End), unix(b.d.Start)+1)
+	w := chart.BucketWidth(to-from, 1, maxBuckets)
+	if grid {
+		w = chart.BucketWidth(to-from, 1, maxBuckets/2)
+	}
+	reduced := chart.Reduced{}
+	for _, l := range p.lines {
+		s := t.get(l.metrics...)
+		if s == nil {
+			continue
+		}
+		k := kbToBytes(s)
+		x, y := make([]float64, len(s.Points)), make([]float64, len(s.Points))
+		for i, pt := range s.Points {
+			x[i], y[i] = unix(pt.T), pt.V*k
+		}
+		r := chart.Reduce(x, y, nil, from, to, w)
+		ser := chart.Series{Name: l.name, Color: l.color, X: r.X, Y: r.Mean, Dash: l.dash, Stack: p.stacked}
+		// Envelopes of more than two overlapping lines (a heap's sawtooth
+		// generations) would hide each other.
+		if !p.stacked && !l.dash && len(p.lines) <= 2 {
+			ser.Lo, ser.Hi = band(r, true), band(r, false)
+		}
+		if !p.stacked && !l.dash && len(p.lines) == 1 {
+			ser.Width = 2
+		}
+		c.Series = append(c.Series, ser)
+		if r.Reduced {
+			reduced = r
+		}
+	}
+	if len(c.Series) == 0 {
+		return nil
+	}
+	note := ""
+	if p.note != "" {
+		note = " (" + p.note + ")"
+	}
+	return b.figure(t.name+"-"+p.key, c, fmt.Sprintf("%s of %s%s.", p.title, b.red.String(t.name), note)+bucketNote(reduced)+phaseNote)
+}
+
+// kindTitle names a group of targets.
+func kindTitle(kind string, n int) string {
+	names := map[string]string{monitor.KindHost: "Hosts", monitor.KindProcess: "Processes", monitor.KindCgroup: "Containers and services (cgroups)",
+		monitor.KindJVM: "JVMs", monitor.KindPostgres: "Databases (PostgreSQL)", monitor.KindPrometheus: "Prometheus endpoints"}
+	if s, ok := names[kind]; ok {
+		return s
+	}
+	if kind == "" {
+		return "Other targets"
+	}
+	return "Targets of kind " + kind
+}
+
+func (b *builder) resources() doc.Section {
+	sec := doc.Section{ID: SecResources, Title: "Resources"}
+	ts := b.monTargets()
+	if b.in.monErr != nil {
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: "Monitor data could not be read: " + b.red.String(b.in.monErr.Error())})
+	}
+	withData := 0
+	for _, t := range ts {
+		if len(t.metrics) > 0 {
+			withData++
+		}
+	}
+	if withData == 0 {
+		if len(ts) == 0 {
+			sec.Blocks = append(sec.Blocks, noData("No monitor data: the plan watched no target. Add host, process, cgroup, jvm or postgres targets under monitor: to see what the load cost."))
+		} else {
+			sec.Blocks = append(sec.Blocks, noData("No monitor data: none of the monitored targets could be read (see the appendix)."))
+		}
+		return sec
+	}
+	b.s.Resources = b.resourceEntries(ts)
+	sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("%d monitored %s, sampled on the same clock as the load. Charts of the same kind are laid out side by side, one per target; phase boundaries are drawn as vertical lines. The tables give each metric's mean and maximum per phase.",
+		withData, map[bool]string{true: "target", false: "targets"}[withData == 1])})
+	// Group targets by kind, keeping first-seen order.
+	var kinds []string
+	byKind := map[string][]*target{}
+	for _, t := range ts {
+		if len(t.metrics) == 0 {
+			continue
+		}
+		if _, ok := byKind[t.kind]; !ok {
+			kinds = append(kinds, t.kind)
+		}
+		byKind[t.kind] = append(byKind[t.kind], t)
+	}
+	for _, k := range kinds {
+		group := byKind[k]
+		var names []string
+		for _, t := range group {
+			names = append(names, b.red.String(t.name))
+		}
+		sec.Blocks = append(sec.Blocks, &doc.Heading{Text: kindTitle(k, len(group)) + ": " + strings.Join(names, ", ")})
+		// One grid per chart kind, one figure per target (reference 000's
+		// four-server grids).
+		var keys []string
+		panels := map[string]panel{}
+		for _, t := range group {
+			for _, p := range panelsFor(t) {
+				if _, ok := panels[p.key]; !ok {
+					keys = append(keys, p.key)
+					panels[p.key] = p
+				}
+			}
+		}
+		for _, key := range keys {
+			var figs []*doc.Figure
+			for _, t := range group {
+				for _, p := range panelsFor(t) {
+					if p.key == key {
+						if f := b.panelChart(t, p, len(group) > 1); f != nil {
+							figs = append(figs, f)
+						}
+					}
+				}
+			}
+			switch {
+			case len(figs) == 1:
+				sec.Blocks = append(sec.Blocks, figs[0])
+			case len(figs) > 1:
+				sec.Blocks = append(sec.Blocks, &doc.Grid{Title: panels[key].title, Figures: figs})
+			}
+		}
+		for _, t := range group {
+			if tb := b.resourceTable(t); tb != nil {
+				sec.Blocks = append(sec.Blocks, tb)
+			}
+		}
+	}
+	b.judgeResources(ts)
+	return sec
+}
+
+// keyMetric is a column pair of a target's per-phase table.
+type keyMetric struct {
+	name    string
+	metrics []string
+	counter bool // cumulative: show the increase over the phase
+	busy    bool // CPU busy = 100 − idle when no busy metric
+}
+
+func keyMetrics(t *target) []keyMetric {
+	switch t.kind {
+	case monitor.KindHost:
+		return []keyMetric{{name: "CPU busy", metrics: []string{"cpu_busy_pct"}, busy: true}, {name: "Memory used", metrics: []string{"mem_used_bytes"}},
+			{name: "Net in", metrics: []string{"net_rx_bytes_per_s"}}, {name: "Net out", metrics: []string{"net_tx_bytes_per_s"}}}
+	case monitor.KindProcess, monitor.KindCgroup:
+		return []keyMetric{{name: "CPU", metrics: []string{"cpu_pct"}}, {name: "Memory", metrics: []string{"rss_bytes", "memory_bytes"}},
+			{name: "Threads", metrics: []string{"threads", "pids"}}}
+	case monitor.KindJVM:
+		return []keyMetric{{name: "Heap used", metrics: []string{"heap_used_bytes"}}, {name: "Old used", metrics: []string{"OU"}},
+			{name: "Young GCs", metrics: []string{"YGC"}, counter: true}, {name: "Full GCs", metrics: []string{"FGC"}, counter: true},
+			{name: "GC time", metrics: []string{"gc_time_pct"}}}
+	case monitor.KindPostgres:
+		return []keyMetric{{name: "Connections", metrics: []string{"connections_total"}}, {name: "Active", metrics: []string{"connections_active"}},
+			{name: "Commits/s", metrics: []string{"xact_commit_per_s"}}}
+	}
+	var out []keyMetric
+	for _, m := range t.metrics {
+		if !strings.Contains(m, "{") && len(out) < 4 {
+			out = append(out, keyMetric{name: m, metrics: []string{m}})
+		}
+	}
+	return out
+}
+
+// busySeries derives CPU busy % from idle when the host has no busy metric.
+func busySeries(t *target) *core.Series {
+	if s := t.get("cpu_busy_pct"); s != nil {
+		return s
+	}
+	idle := t.get("cpu_idle_pct")
+	if idle == nil {
+		return nil
+	}
+	out := &core.Series{Target: idle.Target, Kind: idle.Kind, Metric: "cpu_busy_pct", Unit: "%", Points: make([]core.Point, len(idle.Points))}
+	for i, p := range idle.Points {
+		out.Points[i] = core.Point{T: p.T, V: 100 - p.V}
+	}
+	return out
+}
+
+func (km keyMetric) series(t *target) *core.Series {
+	if km.busy {
+		return busySeries(t)
+	}
+	return t.get(km.metrics...)
+}
+
+// resourceTable is the per-phase mean/max table of one target.
+func (b *builder) resourceTable(t *target) *doc.Table {
+	kms := keyMetrics(t)
+	type col struct {
+		km keyMetric
+		s  *core.Series
+	}
+	var cols []col
+	for _, km := range kms {
+		if s := km.series(t); s != nil {
+			cols = append(cols, col{km, s})
+		}
+	}
+	if len(cols) == 0 {
+		return nil
+	}
+	tb := &doc.Table{Caption: b.red.String(t.name) + " per phase", Columns: []doc.Column{{Name: "Phase"}}}
+	for _, c := range cols {
+		if c.km.counter {
+			tb.Columns = append(tb.Columns, doc.Column{Name: c.km.name, Align: doc.Right})
+			continue
+		}
+		u := ""
+		if c.s.Unit == "%" {
+			u = " (%)"
+		}
+		tb.Columns = append(tb.Columns, doc.Column{Name: c.km.name + " mean" + u, Align: doc.Right}, doc.Column{Name: "max", Align: doc.Right})
+	}
+	row := func(name string, from, to time.Time, total bool) {
+		r := doc.Row{Total: total, Cells: []doc.Cell{{Text: name}}}
+		for _, c := range cols {
+			st, ok := statsOver(c.s, from, to)
+			k := kbToBytes(c.s)
+			unit := c.s.Unit
+			if k != 1 {
+				unit = "bytes"
+			}
+			switch {
+			case !ok && c.km.counter:
+				r.Cells = append(r.Cells, doc.Cell{Text: "–"})
+			case !ok:
+				r.Cells = append(r.Cells, doc.Cell{Text: "–"}, doc.Cell{Text: "–"})
+			case c.km.counter:
+				r.Cells = append(r.Cells, doc.Cell{Text: count(int64(math.Round(st.Last - st.First)))})
+			default:
+				f := func(v float64) string {
+					if unit == "%" {
+						return num3(v)
+					}
+					return valueU(v*k, unit)
+				}
+				r.Cells = append(r.Cells, doc.Cell{Text: f(st.Mean)}, doc.Cell{Text: f(st.Max)})
+			}
+		}
+		tb.Rows = append(tb.Rows, r)
+	}
+	for _, p := range b.d.Phases {
+		row(b.red.String(p.Name), p.Start, p.End, false)
+	}
+	row("Whole run", b.d.Start, b.d.End.Add(time.Nanosecond), len(b.d.Phases) > 0)
+	for _, c := range cols {
+		if c.km.counter {
+			tb.Note = "GC columns count the collections that happened during the phase."
+		}
+	}
+	return tb
+}
