@@ -170,7 +170,7 @@ func TestRealV2Cgroup(t *testing.T) {
 	}
 	mean := sum / float64(n)
 	t.Logf("cgroup v2 %s: monitor cpu_pct %.1f, process ground truth %.1f", dir, mean, truth)
-	if math.Abs(mean-truth) > 20 || mean < 30 {
+	if math.Abs(mean-truth) > 20 || mean < min(30, 0.7*truth) {
 		t.Errorf("cgroup cpu_pct %.1f, the process in it used %.1f %%", mean, truth)
 	}
 }

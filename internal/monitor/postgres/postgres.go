@@ -140,14 +140,16 @@ func (c *Collector) probe(ctx context.Context) error {
 
 // sampleSQL reads everything in one round trip; both sides are aggregates,
 // so it always returns exactly one row. Client backends only (background
-// workers have no state), and not plateau's own connection.
+// workers have no state), and not plateau's own connections (this one, and
+// those of other postgres targets or runs, known by application_name).
 const sampleSQL = `SELECT ` + tag + ` a.*, current_setting('max_connections')::float8, d.*
 FROM (SELECT count(*)::float8,
 	count(*) FILTER (WHERE state = 'active')::float8,
 	count(*) FILTER (WHERE state = 'idle')::float8,
 	count(*) FILTER (WHERE state LIKE 'idle in transaction%')::float8,
 	count(*) FILTER (WHERE wait_event_type = 'Lock')::float8
-	FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()) a,
+	FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()
+		AND application_name IS DISTINCT FROM '` + ApplicationName + `') a,
 (SELECT coalesce(sum(xact_commit), 0)::float8, coalesce(sum(xact_rollback), 0)::float8,
 	coalesce(sum(blks_hit), 0)::float8, coalesce(sum(blks_read), 0)::float8,
 	coalesce(sum(tup_returned), 0)::float8, coalesce(sum(tup_fetched), 0)::float8,

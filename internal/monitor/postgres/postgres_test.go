@@ -173,9 +173,8 @@ func TestRealPostgres(t *testing.T) {
 		t.Fatal("pg_stat_statements not found")
 	}
 
-	// The session's own connection is a client backend too; it is not
-	// excluded from the direct collector's view, so count relative to a
-	// baseline.
+	// plateau's connections (the session's and this collector's) are not
+	// counted; anything else already connected is the baseline.
 	base, _ := sample(t, c)
 	var conns []*pgx.Conn
 	for range 5 {

@@ -124,7 +124,9 @@ func TestBurningProcess(t *testing.T) {
 	}
 	mean /= float64(len(cpu))
 	t.Logf("monitor mean cpu_pct %.1f, /proc ground truth %.1f", mean, truth)
-	if mean < 40 {
+	// A burner gets a whole core unless the machine is saturated (other
+	// test binaries); then the /proc ground truth sets the bar.
+	if mean < min(40, 0.7*truth) {
 		t.Errorf("burning process shows cpu_pct %.1f", mean)
 	}
 	if math.Abs(mean-truth) > 15 {
@@ -180,7 +182,7 @@ func TestChildrenSummed(t *testing.T) {
 		t.Errorf("processes = %v, want 3", m["processes"])
 	}
 	t.Logf("tree cpu_pct %.1f, ground truth %.1f", m["cpu_pct"], truth)
-	if math.Abs(m["cpu_pct"]-truth) > 20 || m["cpu_pct"] < 20 {
+	if math.Abs(m["cpu_pct"]-truth) > 20 || m["cpu_pct"] < min(20, 0.7*truth) {
 		t.Errorf("tree cpu_pct %.1f, /proc says %.1f", m["cpu_pct"], truth)
 	}
 }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs what the monitor tests need from Debian packages: a PostgreSQL
-# server (with pg_stat_statements, in postgresql-contrib on Debian 12 it is
-# part of the server package) and the Prometheus node exporter. The JDK
+# server (Debian's server package ships pg_stat_statements) and the
+# Prometheus node exporter. The JDK
 # (javac, java, jstat) is expected on the machine already; it is installed
 # here too when missing. Safe to run repeatedly; needs root (or sudo).
 set -eu
