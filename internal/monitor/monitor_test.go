@@ -63,7 +63,7 @@ func TestSessionGapAndReadBack(t *testing.T) {
 		Dir: dir, Interval: 100 * time.Millisecond,
 		Targets: []TargetConfig{
 			{Kind: "file", Name: "svc one", Path: src},
-			{Kind: "file", Name: "svc one", Path: src},            // duplicate name
+			{Kind: "file", Name: "svc one", Path: src},             // duplicate name
 			{Kind: "file", Name: "missing", Path: src + ".absent"}, // cannot open
 			{Kind: "gpu", Name: "g"},                               // unknown kind
 			{Kind: "file", Name: "fast", Path: src, Interval: time.Millisecond},
