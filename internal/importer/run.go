@@ -14,8 +14,6 @@ import (
 	"sync"
 	"time"
 
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/metrics"
 	"github.com/plateau-perf/plateau/internal/rundir"
@@ -71,7 +69,7 @@ type Run struct {
 	threads   map[int64]int32 // per second, highest allThreads (derived phases)
 	series    *seriesDir
 	samples   int64
-	histPool  sync.Pool
+	histPool  sync.Pool // *secAgg
 }
 
 // NewRun creates the run directory with a provisional run.json.
@@ -88,7 +86,7 @@ func NewRun(opt Options) (*Run, error) {
 	}
 	r := &Run{opt: opt, dir: opt.Dir, probs: NewProblems(), workloads: map[string]bool{},
 		first: math.MaxInt64, threads: map[int64]int32{}}
-	r.histPool.New = func() any { return metrics.NewHist() }
+	r.histPool.New = func() any { return &secAgg{} }
 	r.phases = append([]core.Phase(nil), opt.Phases...)
 	sort.SliceStable(r.phases, func(i, j int) bool { return r.phases[i].Start.Before(r.phases[j].Start) })
 	host, _ := os.Hostname()
@@ -295,6 +293,21 @@ func assignPhases(dir string, phases []core.Phase) error {
 	return nil
 }
 
+// secAgg is one label's aggregate over one second. Errors are kept in a
+// metrics.Agg for its bounded, sorted failure breakdown (its histogram is
+// not used).
+type secAgg struct {
+	count, sum, min, max, sent, recv int64
+	hist                             lean
+	errs                             *metrics.Agg
+}
+
+func (g *secAgg) reset() {
+	h := g.hist
+	h.reset()
+	*g = secAgg{hist: h}
+}
+
 // Rec is one decoded request sample, in the compact form decoders produce.
 type Rec struct {
 	End     int64 // completion time, Unix ns
@@ -335,13 +348,14 @@ type Aggregator struct {
 	run      *Run
 	workload string
 	labels   *Labels
-	open     map[aggKey]*metrics.Agg
+	open     map[aggKey]*secAgg
 	users    map[int64]int32
 	water    int64 // newest second seen
 	oldest   int64 // oldest open second
 	phases   []core.Phase
 	recs     []rundir.IntervalRecord
 	raw      []byte
+	enc      histEncoder
 	count    int64
 	errors   int64
 	first    int64
@@ -353,7 +367,7 @@ func (r *Run) Requests(workload string) *Aggregator {
 	r.mu.Lock()
 	r.workloads[workload] = true
 	r.mu.Unlock()
-	return &Aggregator{run: r, workload: workload, labels: NewLabels(), open: map[aggKey]*metrics.Agg{},
+	return &Aggregator{run: r, workload: workload, labels: NewLabels(), open: map[aggKey]*secAgg{},
 		users: map[int64]int32{}, oldest: math.MaxInt64, phases: r.phases, first: math.MaxInt64}
 }
 
@@ -376,16 +390,24 @@ func (a *Aggregator) Add(s *Rec) error {
 	k := aggKey{sec: sec, label: s.Label, phase: ph, tx: s.Tx}
 	ag := a.open[k]
 	if ag == nil {
-		ag = &metrics.Agg{MinUs: math.MaxInt64, Hist: a.run.histPool.Get().(*hdr.Histogram)}
+		ag = a.run.histPool.Get().(*secAgg)
+		ag.min = math.MaxInt64
 		a.open[k] = ag
 		a.oldest = min(a.oldest, sec)
 	}
 	us := max(s.Elapsed, 0)
-	ag.AddValue(us)
-	ag.Sent += s.Sent
-	ag.Recv += s.Recv
+	ag.count++
+	ag.sum += us
+	ag.min = min(ag.min, us)
+	ag.max = max(ag.max, us)
+	ag.hist.record(us)
+	ag.sent += s.Sent
+	ag.recv += s.Recv
 	if s.Class != core.ErrNone {
-		ag.AddError(metrics.ErrKey{Class: s.Class, Status: int(s.Status), Message: s.Message}, 1)
+		if ag.errs == nil {
+			ag.errs = &metrics.Agg{}
+		}
+		ag.errs.AddError(metrics.ErrKey{Class: s.Class, Status: int(s.Status), Message: s.Message}, 1)
 		a.errors++
 	}
 	a.count++
@@ -462,14 +484,22 @@ func (a *Aggregator) flush(upTo int64) error {
 		}
 		lastSec = k.sec
 		ag := a.open[k]
-		rec, err := rundir.RecordOf(k.sec, metrics.Key{Workload: a.workload, Phase: int(k.phase),
-			Label: a.labels.Name(k.label), Tx: k.tx}, ag)
+		rec := rundir.IntervalRecord{T: k.sec, Workload: a.workload, Phase: int(k.phase), Label: a.labels.Name(k.label),
+			Tx: k.tx, Count: ag.count, SumUs: ag.sum, SvcUs: ag.sum, MinUs: ag.min, MaxUs: ag.max, Sent: ag.sent, Recv: ag.recv}
+		h, err := a.enc.encode(&ag.hist)
 		if err != nil {
 			return err
 		}
+		rec.Hist = h
+		if ag.errs != nil {
+			rec.Errors = ag.errs.Errors
+			for _, e := range ag.errs.SortedErrors() {
+				rec.Errs = append(rec.Errs, rundir.ErrRecord{Class: e.Class.String(), Status: e.Status, Message: e.Message, Count: e.Count})
+			}
+		}
 		a.recs = append(a.recs, rec)
-		ag.Hist.Reset()
-		a.run.histPool.Put(ag.Hist)
+		ag.reset()
+		a.run.histPool.Put(ag)
 		delete(a.open, k)
 	}
 	if lastSec != math.MinInt64 {

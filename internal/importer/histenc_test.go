@@ -1,0 +1,42 @@
+package importer
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/plateau-perf/plateau/internal/metrics"
+)
+
+// TestLeanHistMatchesHDR records the same values into a lean histogram and
+// into hdrhistogram-go with plateau's geometry, and checks that the lean
+// encoding decodes to the same counts.
+func TestLeanHistMatchesHDR(t *testing.T) {
+	t.Parallel()
+	var enc histEncoder
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 7, 1000, 50000} {
+		var l lean
+		ref := metrics.NewHist()
+		for range n {
+			v := int64(r.ExpFloat64() * float64([]int64{50, 5000, 500000, 50000000}[r.IntN(4)]))
+			if r.IntN(50) == 0 {
+				v = []int64{0, 1, 2047, 2048, metrics.HistHighestUs, 2 * metrics.HistHighestUs}[r.IntN(6)]
+			}
+			l.record(v)
+			_ = ref.RecordValue(min(max(v, metrics.HistLowestUs), metrics.HistHighestUs))
+		}
+		s, err := enc.encode(&l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := metrics.DecodeHist(s)
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		if !got.Equals(ref) {
+			t.Errorf("n=%d: decoded histogram differs: total %d/%d max %d/%d p50 %d/%d", n, got.TotalCount(), ref.TotalCount(),
+				got.Max(), ref.Max(), got.ValueAtQuantile(50), ref.ValueAtQuantile(50))
+		}
+		l.reset()
+	}
+}
