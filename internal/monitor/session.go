@@ -47,7 +47,9 @@ type target struct {
 	lost     bool
 	last     []Reading // metric and unit of the last good sample, for NaN rows
 	werr     error     // first write error; writing stops after it
-	cpu0     float64
+	// lastSample is when the last sample was taken (real clock).
+	lastSample time.Time
+	cpu0       float64
 
 	mu sync.Mutex
 	st TargetStatus
@@ -237,7 +239,8 @@ func (s *Session) sample(ctx context.Context, t *target) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	t.batch.Reset(s.now(), time.Now())
+	t.lastSample = time.Now()
+	t.batch.Reset(s.now(), t.lastSample)
 	err := t.coll.Collect(cctx, &t.batch)
 	wall := t.batch.Time
 	if err != nil {
@@ -315,7 +318,12 @@ func (s *Session) write(t *target, wall time.Time, rs []Reading) {
 func (s *Session) finish(ctx context.Context, t *target) {
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalTimeout)
 	defer cancel()
-	s.sample(fctx, t)
+	// The final sample records the state at the end of the run; right
+	// after a regular one its rates would span a sliver of time and be
+	// noise, so it is skipped then.
+	if time.Since(t.lastSample) >= t.interval/2 {
+		s.sample(fctx, t)
+	}
 	var errs []error
 	if f, ok := t.coll.(Finisher); ok {
 		if err := f.Finish(fctx); err != nil {
@@ -353,7 +361,8 @@ func (s *Session) event(e event) {
 	}
 }
 
-// Stop takes a final sample of every started target, runs end-of-session
+// Stop takes a final sample of every started target (unless its last one
+// is less than half an interval old), runs end-of-session
 // work (top statements), flushes and closes all files. It is idempotent and
 // returns the write or close errors met during the session.
 func (s *Session) Stop() error {
