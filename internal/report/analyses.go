@@ -884,6 +884,8 @@ type ComparisonRow struct {
 	Verdict     string  `json:"verdict"`
 	CliffsDelta float64 `json:"cliffs_delta"`
 	Note        string  `json:"note,omitempty"`
+	// base and cand are the full rows, for --fail-on rules.
+	base, cand core.LabelStats
 }
 
 // phasePair matches a phase of the new run with one of the baseline: by
@@ -984,7 +986,7 @@ func Compare(base, cand *analysis.Dataset, red func(string) string) []Comparison
 			row := ComparisonRow{Label: it.label, Phase: phase, BasePhase: bphase, BaseMeanMs: bs.MeanMs, NewMeanMs: ns.MeanMs,
 				DeltaMs: round3(ns.MeanMs - bs.MeanMs), BaseP95Ms: bs.P95Ms, NewP95Ms: ns.P95Ms,
 				BaseTputRPS: bs.ThroughputRPS, NewTputRPS: ns.ThroughputRPS, BaseErrPct: bs.ErrorPct, NewErrPct: ns.ErrorPct,
-				Verdict: string(compare.NoChange)}
+				Verdict: string(compare.NoChange), base: bs, cand: ns}
 			if bs.MeanMs > 0 {
 				row.DeltaPct = round3(100 * (ns.MeanMs - bs.MeanMs) / bs.MeanMs)
 			}

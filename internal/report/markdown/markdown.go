@@ -32,7 +32,10 @@ func (Writer) Format() string { return "md" }
 
 // Render returns report.md's text; charts are referenced as
 // charts/<name>.svg.
-func Render(d *doc.Document) []byte {
+func Render(d *doc.Document) []byte { return RenderWith(d, ChartDir) }
+
+// RenderWith renders with charts referenced under chartDir.
+func RenderWith(d *doc.Document, chartDir string) []byte {
 	var w bytes.Buffer
 	fmt.Fprintf(&w, "# %s\n\n", esc(d.Title))
 	if d.Subtitle != "" {
@@ -47,14 +50,14 @@ func Render(d *doc.Document) []byte {
 	for _, s := range d.Sections {
 		fmt.Fprintf(&w, "<a id=\"%s\"></a>\n\n## %s\n\n", s.ID, esc(s.Title))
 		for _, b := range s.Blocks {
-			block(&w, b)
+			block(&w, b, chartDir)
 		}
 	}
 	fmt.Fprintf(&w, "---\n\n*Written by %s on %s.*\n", esc(d.Tool), d.Generated.Format("2006-01-02 15:04:05 MST"))
 	return w.Bytes()
 }
 
-func block(w *bytes.Buffer, b doc.Block) {
+func block(w *bytes.Buffer, b doc.Block, chartDir string) {
 	switch b := b.(type) {
 	case *doc.Heading:
 		fmt.Fprintf(w, "### %s\n\n", esc(b.Text))
@@ -78,13 +81,13 @@ func block(w *bytes.Buffer, b doc.Block) {
 	case *doc.Table:
 		table(w, b)
 	case *doc.Figure:
-		figure(w, b)
+		figure(w, b, chartDir)
 	case *doc.Grid:
 		if b.Title != "" {
 			fmt.Fprintf(w, "**%s**\n\n", esc(b.Title))
 		}
 		for _, f := range b.Figures {
-			figure(w, f)
+			figure(w, f, chartDir)
 		}
 	case *doc.Code:
 		if b.Title != "" {
@@ -155,8 +158,8 @@ func table(w *bytes.Buffer, t *doc.Table) {
 	}
 }
 
-func figure(w *bytes.Buffer, f *doc.Figure) {
-	fmt.Fprintf(w, "![%s](%s/%s.svg)\n\n", esc(f.Title), ChartDir, f.Name)
+func figure(w *bytes.Buffer, f *doc.Figure, chartDir string) {
+	fmt.Fprintf(w, "![%s](%s/%s.svg)\n\n", esc(f.Title), chartDir, f.Name)
 	if f.Caption != "" {
 		fmt.Fprintf(w, "*%s*\n\n", esc(f.Caption))
 	}
@@ -192,7 +195,13 @@ func cell(s string) string { return esc(strings.TrimSpace(s)) }
 // Write implements doc.Writer: report.md and one SVG per chart under
 // charts/ (charts of an earlier report are removed first).
 func (Writer) Write(dir string, d *doc.Document) ([]string, error) {
-	cdir := filepath.Join(dir, ChartDir)
+	return WriteAs(dir, FileName, ChartDir, d)
+}
+
+// WriteAs writes d as dir/name with its charts under dir/chartDir, which
+// it owns: SVG files of an earlier rendering there are removed first.
+func WriteAs(dir, name, chartDir string, d *doc.Document) ([]string, error) {
+	cdir := filepath.Join(dir, chartDir)
 	figs := d.Figures()
 	old, _ := filepath.Glob(filepath.Join(cdir, "*.svg"))
 	for _, f := range old {
@@ -200,7 +209,7 @@ func (Writer) Write(dir string, d *doc.Document) ([]string, error) {
 			return nil, fmt.Errorf("removing old chart: %w", err)
 		}
 	}
-	path := filepath.Join(dir, FileName)
+	path := filepath.Join(dir, name)
 	files := []string{path}
 	if len(figs) > 0 {
 		if err := os.MkdirAll(cdir, 0o755); err != nil {
@@ -214,7 +223,7 @@ func (Writer) Write(dir string, d *doc.Document) ([]string, error) {
 		}
 		files = append(files, p)
 	}
-	if err := rundir.WriteFileAtomic(path, Render(d)); err != nil {
+	if err := rundir.WriteFileAtomic(path, RenderWith(d, chartDir)); err != nil {
 		return nil, fmt.Errorf("writing %s: %w", path, err)
 	}
 	return files, nil

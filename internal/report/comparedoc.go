@@ -1,0 +1,258 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/analysis/compare"
+	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/report/chart"
+	"github.com/plateau-perf/plateau/internal/report/doc"
+	"github.com/plateau-perf/plateau/internal/report/html"
+	"github.com/plateau-perf/plateau/internal/report/markdown"
+	"github.com/plateau-perf/plateau/internal/rundir"
+)
+
+// Comparison file names written by WriteCompare.
+const (
+	CompareHTML     = "compare.html"
+	CompareMarkdown = "compare.md"
+	CompareCharts   = "compare-charts"
+)
+
+// CompareOptions configures CompareRuns.
+type CompareOptions struct {
+	// Rules are --fail-on rules; each is checked on every label (and the
+	// all-requests row) over the whole run and in every matched phase.
+	Rules []compare.Rule
+	Now   func() time.Time
+	// Version is the tool version shown in the document.
+	Version string
+}
+
+// RunComparison is one candidate run compared with the baseline.
+type RunComparison struct {
+	Dir      string
+	Name     string
+	Rows     []ComparisonRow
+	Outcomes []RuleOutcome
+}
+
+// RuleOutcome is one fail-on rule checked on one row.
+type RuleOutcome struct {
+	Label, Phase string
+	compare.Outcome
+}
+
+// CompareResult is plateau compare's result.
+type CompareResult struct {
+	BaseDir, BaseName string
+	Runs              []RunComparison
+	// Failed is true when a fail-on rule tripped.
+	Failed bool
+	// Doc is the comparison as a document (compare.html, compare.md).
+	Doc *doc.Document
+	// Spread is the side-by-side summary of all runs (whole run, all
+	// requests); nil for two runs.
+	Spread *compare.Summary
+}
+
+// CompareRuns compares each of dirs[1:] with dirs[0].
+func CompareRuns(dirs []string, opt CompareOptions) (*CompareResult, error) {
+	if len(dirs) < 2 {
+		return nil, errors.New("compare needs a baseline and at least one other run")
+	}
+	now := time.Now
+	if opt.Now != nil {
+		now = opt.Now
+	}
+	sets := make([]*analysis.Dataset, len(dirs))
+	reds := make([]*Redactor, len(dirs))
+	for i, dir := range dirs {
+		d, err := analysis.Load(dir)
+		if err != nil {
+			return nil, fmt.Errorf("loading %s: %w", dir, err)
+		}
+		sets[i] = d
+		var values []string
+		if src, err := os.ReadFile(filepath.Join(dir, rundir.PlanFile)); err == nil {
+			_, values = RedactPlan(src, d.Info.Secrets)
+		}
+		reds[i] = NewRedactor(d.Info.Secrets, values)
+	}
+	// One redactor for everything: a secret of any run is masked in all.
+	var names, values []string
+	for i, d := range sets {
+		names = append(names, d.Info.Secrets...)
+		values = append(values, reds[i].values...)
+	}
+	red := NewRedactor(names, values)
+	runName := func(i int) string {
+		n := strings.TrimSpace(sets[i].Info.Name)
+		if n == "" {
+			n = filepath.Base(filepath.Clean(dirs[i]))
+		}
+		return red.String(n)
+	}
+	res := &CompareResult{BaseDir: dirs[0], BaseName: runName(0)}
+	base := sets[0]
+	for i := 1; i < len(sets); i++ {
+		rc := RunComparison{Dir: dirs[i], Name: runName(i), Rows: Compare(base, sets[i], red.String)}
+		for _, r := range rc.Rows {
+			if len(opt.Rules) == 0 {
+				break
+			}
+			outs, failed := compare.CheckAll(opt.Rules, r.base, r.cand)
+			for _, o := range outs {
+				rc.Outcomes = append(rc.Outcomes, RuleOutcome{Label: r.Label, Phase: r.Phase, Outcome: o})
+			}
+			res.Failed = res.Failed || failed
+		}
+		res.Runs = append(res.Runs, rc)
+	}
+	if len(sets) > 2 {
+		var rs []compare.RunStats
+		for i, d := range sets {
+			rs = append(rs, compare.RunStats{Name: runName(i), Stats: d.Total.Stats(core.TotalLabel, false, d.Span())})
+		}
+		if sp, err := compare.Summarize(rs); err == nil {
+			res.Spread = &sp
+		}
+	}
+	res.Doc = compareDoc(res, sets, runName, red, now(), opt)
+	return res, nil
+}
+
+// compareDoc lays the comparison out as a document.
+func compareDoc(res *CompareResult, sets []*analysis.Dataset, runName func(int) string, red *Redactor, now time.Time, opt CompareOptions) *doc.Document {
+	names := make([]string, len(sets))
+	for i := range sets {
+		names[i] = runName(i)
+	}
+	d := &doc.Document{Title: "Comparison: " + strings.Join(names, " vs "), Generated: now.UTC().Truncate(time.Second),
+		Tool:     strings.TrimSpace("plateau " + opt.Version),
+		Subtitle: fmt.Sprintf("baseline %s (%s) · %d other run(s)", res.BaseName, red.String(res.BaseDir), len(res.Runs))}
+	sum := doc.Section{ID: SecSummary, Title: "Summary"}
+	l := &doc.List{}
+	for _, rc := range res.Runs {
+		for _, r := range rc.Rows {
+			if r.Label == core.TotalLabel && r.Phase == "run" {
+				lvl := doc.Info
+				switch compare.Verdict(r.Verdict) {
+				case compare.Faster:
+					lvl = doc.OK
+				case compare.Slower:
+					lvl = doc.Fail
+				}
+				l.Items = append(l.Items, doc.Item{Level: lvl, Lead: rc.Name, Text: fmt.Sprintf("%s than %s — average %s → %s (%+.1f %%), p95 %s → %s (%+.1f %%), throughput %s → %s.",
+					r.Verdict, res.BaseName, msU(r.BaseMeanMs), msU(r.NewMeanMs), r.DeltaPct, msU(r.BaseP95Ms), msU(r.NewP95Ms), r.P95DeltaPct, rps(r.BaseTputRPS), rps(r.NewTputRPS))})
+			}
+		}
+	}
+	d.Status = doc.Verdict{Level: doc.OK, Text: "Comparison: no fail-on rule tripped."}
+	if len(opt.Rules) == 0 {
+		d.Status = doc.Verdict{Level: doc.Info, Text: "Comparison (no --fail-on rules given)."}
+	}
+	var tripped []string
+	for _, rc := range res.Runs {
+		for _, o := range rc.Outcomes {
+			if o.Failed {
+				tripped = append(tripped, fmt.Sprintf("%s, %s, %s: %s", rc.Name, o.Label, o.Phase, o.Text))
+			}
+		}
+	}
+	if len(tripped) > 0 {
+		d.Status = doc.Verdict{Level: doc.Fail, Text: fmt.Sprintf("Comparison FAILED: %d fail-on check(s) tripped.", len(tripped))}
+	}
+	sum.Blocks = append(sum.Blocks, &d.Status, l)
+	if len(tripped) > 0 {
+		tl := &doc.List{}
+		for _, t := range tripped {
+			tl.Items = append(tl.Items, doc.Item{Level: doc.Fail, Text: t})
+		}
+		sum.Blocks = append(sum.Blocks, &doc.Heading{Text: "Fail-on rules tripped"}, tl)
+	}
+	cmp := doc.Section{ID: SecComparison, Title: "Comparison"}
+	cmp.Blocks = append(cmp.Blocks, &doc.Para{Text: "Deltas are the run minus the baseline. A difference is called faster or slower only when it is beyond run-to-run noise (rank test and confidence intervals over the latency histograms, widened by the variation between seconds) and at least 3 % of the baseline; see docs/analysis-methods.md."})
+	for _, rc := range res.Runs {
+		cmp.Blocks = append(cmp.Blocks, &doc.Heading{Text: rc.Name + " vs " + res.BaseName})
+		cmp.Blocks = append(cmp.Blocks, ComparisonTables(rc.Rows, "base", "new")...)
+	}
+	if f := distributionOverlay(sets, names); f != nil {
+		cmp.Blocks = append(cmp.Blocks, f)
+	}
+	d.Sections = append(d.Sections, sum, cmp)
+	if res.Spread != nil {
+		sp := res.Spread
+		runs := doc.Section{ID: SecRuns, Title: "Runs side by side"}
+		t := &doc.Table{Caption: "All requests, whole run", Columns: []doc.Column{{Name: "Run"}, {Name: "Average (ms)", Align: doc.Right},
+			{Name: "p95 (ms)", Align: doc.Right}, {Name: "Throughput (req/s)", Align: doc.Right}, {Name: "Error %", Align: doc.Right}}}
+		for _, r := range sp.Runs {
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Name}, {Text: ms(r.Stats.MeanMs)}, {Text: ms(r.Stats.P95Ms)}, {Text: rate(r.Stats.ThroughputRPS)}, {Text: pct(r.Stats.ErrorPct)}}})
+		}
+		sprd := func(s compare.Spread, f func(float64) string) string {
+			return fmt.Sprintf("%s – %s (CV %s)", f(s.Min), f(s.Max), pct(100*s.CV))
+		}
+		t.Rows = append(t.Rows, doc.Row{Total: true, Cells: []doc.Cell{{Text: "spread"}, {Text: sprd(sp.MeanMs, ms)}, {Text: sprd(sp.P95Ms, ms)},
+			{Text: sprd(sp.ThroughputRPS, rate)}, {Text: fmt.Sprintf("%s – %s", pct(sp.ErrorPct.Min), pct(sp.ErrorPct.Max))}}})
+		runs.Blocks = append(runs.Blocks, t, &doc.Para{Note: true, Text: "CV is the coefficient of variation (standard deviation / mean). For repeats of one build it is the run-to-run noise a real change has to exceed."})
+		d.Sections = append(d.Sections, runs)
+	}
+	return d
+}
+
+// distributionOverlay draws the latency distribution of all requests of
+// each run on one chart.
+func distributionOverlay(sets []*analysis.Dataset, names []string) *doc.Figure {
+	var minCount int64 = -1
+	for _, d := range sets {
+		if d.Total.Count == 0 {
+			return nil
+		}
+		if minCount < 0 || d.Total.Count < minCount {
+			minCount = d.Total.Count
+		}
+	}
+	top := maxPercentile(minCount)
+	ps := percentileGrid(top)
+	c := &chart.Chart{ID: "compare-distribution", Title: "Response time distribution of all requests", XKind: chart.Nines, XMin: 0, XMax: top,
+		XLabel: "Percentile (log scale of the tail)", Y: chart.Axis{Label: "Response time (ms)", Unit: "ms"}, Height: 320}
+	for i, d := range sets {
+		y := make([]float64, len(ps))
+		for j, p := range ps {
+			y[j] = d.Total.QuantileMs(p)
+		}
+		s := chart.Series{Name: truncate(names[i], 30), Color: chart.Palette[i%len(chart.Palette)], X: ps, Y: y, Width: 2}
+		if i == 0 {
+			s.Dash, s.Color = true, "#222"
+		}
+		c.Series = append(c.Series, s)
+	}
+	return &doc.Figure{Name: "compare-distribution", Title: c.Title, Caption: "The baseline is dashed. A curve lower than another is faster at that percentile.", SVG: c.SVG()}
+}
+
+// WriteCompare writes compare.html, and compare.md with its charts under
+// compare-charts/, into dir.
+func WriteCompare(dir string, res *CompareResult) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", dir, err)
+	}
+	b, err := html.Render(res.Doc)
+	if err != nil {
+		return nil, err
+	}
+	hp := filepath.Join(dir, CompareHTML)
+	if err := rundir.WriteFileAtomic(hp, b); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", hp, err)
+	}
+	files, err := markdown.WriteAs(dir, CompareMarkdown, CompareCharts, res.Doc)
+	if err != nil {
+		return nil, err
+	}
+	return append([]string{hp}, files...), nil
+}
