@@ -1,17 +1,346 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/analysis/sla"
+	"github.com/plateau-perf/plateau/internal/engine"
+	"github.com/plateau-perf/plateau/internal/plan"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
+// runFlags are the flags of `plateau run`.
+type runFlags struct {
+	out       string
+	set       []string
+	segment   string
+	startAt   string
+	quiet     bool
+	noSamples bool
+}
+
 func newRunCmd(st *State) *cobra.Command {
-	return &cobra.Command{
-		Use:   "run",
-		Short: "(not built yet)",
+	var f runFlags
+	c := &cobra.Command{
+		Use:   "run PLAN.yaml",
+		Short: "Run a test plan, watch the system under test and write the report",
+		Long: `Run a test plan. Writes a run directory (default runs/<name>-<UTC time>) with the plan
+as run, run.json, raw samples (samples.jtl), per-second aggregates, monitor data,
+summary.json and the reports. Exit code 0 when every SLA holds, 1 when one fails,
+2 when the run could not be done. Ctrl-C stops the load and still writes everything.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("run: not built yet")
+			return runPlan(cmd.Context(), st, args[0], f)
 		},
 	}
+	c.Flags().StringVarP(&f.out, "out", "o", "", "run directory to write (default runs/<name>-<UTC timestamp>)")
+	c.Flags().StringArrayVar(&f.set, "set", nil, "override a plan value, e.g. --set workloads.read.load.users=20 (repeatable)")
+	c.Flags().StringVar(&f.segment, "segment", "", "run segment i/N of the plan (0-based i) for distributed generation")
+	c.Flags().StringVar(&f.startAt, "start-at", "", "start the load at this RFC 3339 instant (distributed generation)")
+	c.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no live progress output")
+	c.Flags().BoolVar(&f.noSamples, "no-samples", false, "do not keep the raw sample log (samples.jtl)")
+	return c
+}
+
+// loadPlan loads a plan with the CLI's environment and SLA checker.
+func loadPlan(st *State, path string, set []string) (*plan.Plan, error) {
+	p, err := plan.LoadFile(path, plan.Options{Overrides: set, Env: st.Getenv, CheckSLA: sla.Check})
+	if err != nil {
+		var pe plan.Errors
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("the plan has %d problem(s):\n%w", len(pe), err)
+		}
+		return nil, err
+	}
+	return p, nil
+}
+
+var segmentRE = regexp.MustCompile(`^(\d+)/(\d+)$`)
+
+func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error {
+	p, err := loadPlan(st, planPath, f.set)
+	if err != nil {
+		return err
+	}
+	seg, nseg := 0, 1
+	if f.segment != "" {
+		m := segmentRE.FindStringSubmatch(f.segment)
+		if m == nil {
+			return fmt.Errorf("--segment %q: want i/N, e.g. 0/3", f.segment)
+		}
+		seg, _ = strconv.Atoi(m[1])
+		nseg, _ = strconv.Atoi(m[2])
+		if nseg < 1 || seg >= nseg {
+			return fmt.Errorf("--segment %q: i must be in 0..N-1", f.segment)
+		}
+	}
+	var startAt time.Time
+	if f.startAt != "" {
+		if startAt, err = time.Parse(time.RFC3339Nano, f.startAt); err != nil {
+			return fmt.Errorf("--start-at: %w", err)
+		}
+	}
+	dir := f.out
+	if dir == "" {
+		dir = filepath.Join("runs", safeName(p.Name)+"-"+time.Now().UTC().Format("20060102T150405Z"))
+	}
+	info := newInfo(st, p)
+	if nseg > 1 {
+		info.Segment = fmt.Sprintf("%d/%d", seg, nseg)
+	}
+	w, err := rundir.Create(dir, info, p.RedactedSource(), !f.noSamples)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(st.Stderr, "plateau: running %s → %s\n", p.Name, dir)
+
+	mon := startMonitors(ctx, st, p, dir)
+	prog := newProgressPrinter(st, f.quiet)
+	res, runErr := engine.Run(ctx, engine.Config{
+		Plan: p, Writer: w, Info: info, SaveInfo: func(in *rundir.Info) error { return rundir.WriteInfo(dir, in) },
+		Segment: seg, Segments: nseg, StartAt: startAt, Progress: prog.update,
+	})
+	prog.done()
+	monErr := mon.stop()
+	closeErr := w.Close()
+	end := time.Now()
+	info.End = &end
+	switch {
+	case runErr != nil:
+		info.Status = rundir.StatusFailed
+		info.Notes = append(info.Notes, runErr.Error())
+	case res.Stopped == "interrupted":
+		info.Status, info.Stopped = rundir.StatusInterrupted, res.Stopped
+	default:
+		info.Status, info.Stopped = rundir.StatusCompleted, res.Stopped
+	}
+	if monErr != nil {
+		info.Notes = append(info.Notes, "monitors: "+monErr.Error())
+	}
+	if err := rundir.WriteInfo(dir, info); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return fmt.Errorf("run failed (results so far are in %s): %w", dir, runErr)
+	}
+	if closeErr != nil {
+		return fmt.Errorf("writing results: %w", closeErr)
+	}
+	sum, err := writeReports(dir)
+	if err != nil {
+		return err
+	}
+	printSummary(st.Stdout, sum)
+	fmt.Fprintf(st.Stdout, "\nrun directory: %s\n", dir)
+	if res.Stopped == "interrupted" {
+		fmt.Fprintln(st.Stdout, "the run was interrupted; the results cover the time it ran")
+	}
+	if !sum.Passed {
+		return ErrSLAFailed
+	}
+	return nil
+}
+
+func safeName(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			return r
+		}
+		return '-'
+	}, s)
+	if s == "" {
+		return "run"
+	}
+	return s
+}
+
+func newInfo(st *State, p *plan.Plan) *rundir.Info {
+	in := &rundir.Info{Tool: "plateau", Version: version(), Name: p.Name, PlanFile: p.File, Target: p.Target,
+		Command: redactArgs(append([]string{"plateau"}, st.Args...)), Host: hostInfo(), Start: time.Now(),
+		Status: rundir.StatusRunning, Phases: []rundir.PhaseInfo{}}
+	for _, s := range p.SLA {
+		in.SLA = append(in.SLA, s.Expr)
+	}
+	in.Secrets = append(in.Secrets, p.Secrets...)
+	for _, w := range p.Workloads {
+		in.Workloads = append(in.Workloads, workloadInfo(w))
+	}
+	return in
+}
+
+// redactArgs hides --set values whose key looks secret.
+func redactArgs(args []string) []string {
+	out := make([]string, len(args))
+	copy(out, args)
+	for i, a := range out {
+		low := strings.ToLower(a)
+		if strings.Contains(low, "=") && (strings.Contains(low, "token") || strings.Contains(low, "password") ||
+			strings.Contains(low, "authorization") || strings.Contains(low, "secret") || strings.Contains(low, "cookie")) {
+			out[i] = a[:strings.IndexByte(a, '=')+1] + "***"
+		}
+	}
+	return out
+}
+
+func workloadInfo(w *plan.Workload) rundir.WorkloadInfo {
+	l := &w.Load
+	wi := rundir.WorkloadInfo{Name: w.Name}
+	switch {
+	case len(l.Steps) > 0:
+		wi.Model = "steps"
+		var parts []string
+		for _, s := range l.Steps {
+			if float64(s.Rate) > 0 {
+				parts = append(parts, fmt.Sprintf("%g/s for %v", float64(s.Rate), s.Duration))
+			} else {
+				parts = append(parts, fmt.Sprintf("%d users for %v", s.Users, s.Duration))
+			}
+		}
+		wi.Shape = "steps: " + strings.Join(parts, ", ")
+		if l.StopWhen != nil {
+			wi.Shape += "; stop when " + l.StopWhen.Text
+		}
+	case float64(l.Rate) > 0:
+		wi.Model, wi.Rate = "open", float64(l.Rate)
+		wi.Shape = fmt.Sprintf("open: %g/s for %v, at most %d users", float64(l.Rate), l.Duration, l.MaxUsers)
+	case len(l.Stages) > 0:
+		wi.Model = "open"
+		var parts []string
+		for _, s := range l.Stages {
+			parts = append(parts, fmt.Sprintf("→%g/s over %v", float64(s.Rate), s.Duration))
+		}
+		wi.Shape = "open, ramping: " + strings.Join(parts, ", ")
+	case l.Pace > 0:
+		wi.Model, wi.Users = "pacing", l.Users
+		wi.Shape = fmt.Sprintf("%d users, one iteration each per %v, for %v", l.Users, l.Pace, l.Duration)
+	default:
+		wi.Model, wi.Users = "closed", l.Users
+		if l.Iterations > 0 {
+			wi.Shape = fmt.Sprintf("%d users × %d iterations", l.Users, l.Iterations)
+		} else {
+			wi.Shape = fmt.Sprintf("%d users, ramp-up %v, for %v", l.Users, l.RampUp, l.Duration)
+		}
+	}
+	var think []string
+	collectThink(w.Scenario, &think)
+	wi.Think = strings.Join(think, " + ")
+	return wi
+}
+
+func collectThink(steps []plan.Step, out *[]string) {
+	for _, s := range steps {
+		switch {
+		case s.Think != nil && s.Think.Max > 0:
+			*out = append(*out, fmt.Sprintf("uniform(%v, %v)", s.Think.Min, s.Think.Max))
+		case s.Think != nil:
+			*out = append(*out, s.Think.Fixed.String())
+		case s.Transaction != nil:
+			collectThink(s.Transaction.Steps, out)
+		case s.Loop != nil:
+			collectThink(s.Loop.Steps, out)
+		}
+	}
+}
+
+func hostInfo() rundir.Host {
+	h := rundir.Host{OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
+	h.Hostname, _ = os.Hostname()
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		h.Kernel = strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "model name") {
+				if i := strings.IndexByte(l, ':'); i > 0 {
+					h.CPUModel = strings.TrimSpace(l[i+1:])
+				}
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb uint64
+		if _, err := fmt.Sscanf(string(b), "MemTotal: %d kB", &kb); err == nil {
+			h.MemBytes = kb * 1024
+		}
+	}
+	return h
+}
+
+// writeReports writes summary.json and the reports for a run directory.
+func writeReports(dir string) (*analysis.Summary, error) {
+	d, err := analysis.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	sum := analysis.Summarize(d, d.Info.SLA)
+	b, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := rundir.WriteFileAtomic(filepath.Join(dir, rundir.SummaryFile), append(b, '\n')); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// printSummary prints the end-of-run table and SLA verdicts.
+func printSummary(w io.Writer, s *analysis.Summary) {
+	if len(s.Phases) > 1 {
+		fmt.Fprintf(w, "\n%-24s %7s %9s %9s %9s %9s %8s\n", "phase", "users", "req/s", "avg ms", "p95 ms", "samples", "errors")
+		for _, p := range s.Phases {
+			t := p.Labels[len(p.Labels)-1]
+			load := strconv.Itoa(p.Users)
+			if p.Rate > 0 {
+				load = fmt.Sprintf("%g/s", p.Rate)
+			}
+			fmt.Fprintf(w, "%-24s %7s %9.2f %9.1f %9.1f %9d %7.2f%%\n", trunc(p.Name, 24), load, t.ThroughputRPS, t.MeanMs, t.P95Ms, t.Samples, t.ErrorPct)
+		}
+	}
+	fmt.Fprintf(w, "\n%-32s %9s %8s %8s %8s %8s %8s %8s %7s %9s\n", "label", "samples", "avg", "p50", "p90", "p95", "p99", "max", "err %", "req/s")
+	for _, l := range s.Labels {
+		fmt.Fprintf(w, "%-32s %9d %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %7.2f %9.2f\n", trunc(l.Label, 32), l.Samples,
+			l.MeanMs, l.P50Ms, l.P90Ms, l.P95Ms, l.P99Ms, l.MaxMs, l.ErrorPct, l.ThroughputRPS)
+	}
+	if len(s.SLA) > 0 {
+		fmt.Fprintln(w, "\nrequirements:")
+		for _, r := range s.SLA {
+			verdict := "PASS"
+			if !r.Passed {
+				verdict = "FAIL"
+			}
+			line := fmt.Sprintf("  %s  %s  (observed %g%s over %s)", verdict, r.Expr, r.Observed, r.Unit, r.Scope)
+			if r.Error != "" {
+				line = fmt.Sprintf("  %s  %s  (%s)", verdict, r.Expr, r.Error)
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	status := "PASSED"
+	if !s.Passed {
+		status = "FAILED"
+	}
+	fmt.Fprintf(w, "\ntest status: %s\n", status)
+}
+
+func trunc(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
 }

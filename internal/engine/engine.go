@@ -1,0 +1,357 @@
+// Package engine runs a test plan: it compiles workloads, drives virtual
+// users under each workload's load model, records every sample into the
+// sharded recorder, and appends one interval per second to the run directory.
+//
+// The engine never reads flags, files or the environment: it takes a Config.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/engine/httpc"
+	"github.com/plateau-perf/plateau/internal/metrics"
+	"github.com/plateau-perf/plateau/internal/plan"
+	"github.com/plateau-perf/plateau/internal/rundir"
+)
+
+var (
+	errDataExhausted = errors.New("data exhausted")
+	errSetupFailed   = errors.New("setup failed")
+)
+
+// Config is what a run needs.
+type Config struct {
+	Plan   *plan.Plan
+	Writer *rundir.Writer // interval and sample output; required
+	// Info is run.json; the engine adds phases as they start and end and
+	// saves it through SaveInfo (atomic write) each time.
+	Info     *rundir.Info
+	SaveInfo func(*rundir.Info) error
+	// Segment i of Segments (0-based) when several generators share the
+	// plan; 0 of 1 otherwise.
+	Segment, Segments int
+	// StartAt, when set, is the wall-clock instant the load starts
+	// (distributed generators start together).
+	StartAt time.Time
+	// Progress, when set, is called once per second from the collector.
+	Progress func(*Progress)
+	Seed     uint64
+}
+
+// Progress is the live view of a run, for the terminal panel.
+type Progress struct {
+	Elapsed   time.Duration
+	Remaining time.Duration // estimate; 0 when unknown
+	Phase     string
+	Users     int
+	Second    LabelProgress   // all requests in the last second
+	Run       LabelProgress   // all requests since start
+	Labels    []LabelProgress // per label since start
+	Dropped   int64
+}
+
+// LabelProgress is one label's live numbers.
+type LabelProgress struct {
+	Label             string
+	Count, Errors     int64
+	RPS, P50Ms, P95Ms float64
+	ErrorPct, MeanMs  float64
+}
+
+// Result is what Run returns.
+type Result struct {
+	Start, End time.Time
+	Stopped    string // "" when the load ran to its end
+	Samples    int64
+	Dropped    map[string]int64
+}
+
+// Engine is one run of a plan.
+type Engine struct {
+	cfg         Config
+	plan        *plan.Plan
+	clientCfg   httpc.Config
+	rec         *metrics.Recorder
+	seed        uint64
+	activeUsers atomic.Int64
+	samples     atomic.Int64
+	workloads   []*workload
+
+	mu       sync.Mutex // guards info
+	info     *rundir.Info
+	start    time.Time
+	expected time.Duration
+}
+
+type workload struct {
+	e        *Engine
+	spec     *plan.Workload
+	prog     *program
+	index    int
+	phase    atomic.Int32 // current phase index in run.json
+	active   atomic.Int64 // users currently alive
+	requests atomic.Int64 // measured requests completed
+	dropped  atomic.Int64
+	nextUser atomic.Int64
+}
+
+// Run executes the plan until its load ends or ctx is cancelled (then it
+// stops gracefully and still writes everything).
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if cfg.Segments < 1 {
+		cfg.Segments = 1
+	}
+	e := &Engine{cfg: cfg, plan: cfg.Plan, info: cfg.Info, seed: cfg.Seed}
+	if e.seed == 0 {
+		e.seed = uint64(time.Now().UnixNano())
+	}
+	e.clientCfg = newClientConfig(cfg.Plan.HTTP)
+	if cfg.Plan.HTTP.Connections == "shared" {
+		// One pool for all users: connections to a host are shared, bounded
+		// by the largest number of users any workload can have.
+		e.clientCfg.Pool = httpc.NewPool(0)
+	}
+	e.rec = metrics.NewRecorder(4*runtime.GOMAXPROCS(0), rundir.AppendJTL)
+	feeders := map[string]*feeder{}
+	for name, f := range cfg.Plan.Data {
+		feeders[name] = newFeeder(f, cfg.Segment, cfg.Segments)
+	}
+	for i, w := range cfg.Plan.Workloads {
+		prog, err := compile(cfg.Plan, w, i, feeders)
+		if err != nil {
+			return nil, err
+		}
+		wl := &workload{e: e, spec: w, prog: prog, index: i}
+		wl.phase.Store(-1)
+		e.workloads = append(e.workloads, wl)
+		e.expected = max(e.expected, w.Load.StartAfter+expectedDuration(&w.Load))
+	}
+	if !cfg.StartAt.IsZero() {
+		if err := sleep(ctx, time.Until(cfg.StartAt)); err != nil {
+			return nil, fmt.Errorf("waiting for start: %w", err)
+		}
+	}
+	e.start = time.Now()
+	e.mu.Lock()
+	e.info.Start = e.start
+	e.mu.Unlock()
+
+	collectorDone := make(chan struct{})
+	stopCollector := make(chan struct{})
+	go func() {
+		defer close(collectorDone)
+		e.collect(stopCollector)
+	}()
+
+	var wg sync.WaitGroup
+	stops := make([]string, len(e.workloads))
+	for i, wl := range e.workloads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := sleep(ctx, wl.spec.Load.StartAfter); err != nil {
+				stops[i] = "interrupted"
+				return
+			}
+			stops[i] = wl.run(ctx)
+		}()
+	}
+	wg.Wait()
+	close(stopCollector)
+	<-collectorDone
+	res := &Result{Start: e.start, End: time.Now(), Samples: e.samples.Load(), Dropped: map[string]int64{}}
+	for i, wl := range e.workloads {
+		if stops[i] != "" && res.Stopped == "" {
+			res.Stopped = stops[i]
+		}
+		if n := wl.dropped.Load(); n > 0 {
+			res.Dropped[wl.spec.Name] = n
+		}
+	}
+	if ctx.Err() != nil {
+		res.Stopped = "interrupted"
+	}
+	return res, nil
+}
+
+// expectedDuration estimates a load's length for the progress panel.
+func expectedDuration(l *plan.Load) time.Duration {
+	switch {
+	case len(l.Steps) > 0:
+		var d time.Duration
+		for _, s := range l.Steps {
+			d += s.Duration
+		}
+		return d
+	case len(l.Stages) > 0:
+		var d time.Duration
+		for _, s := range l.Stages {
+			d += s.Duration
+		}
+		return d
+	}
+	return l.Duration
+}
+
+func (e *Engine) record(v *vu, label string, tx bool, s *core.Sample) {
+	k := metrics.Key{Workload: v.w.spec.Name, Phase: int(v.w.phase.Load()), Label: label, Tx: tx}
+	e.rec.Record(v.shard, k, s)
+	if !tx {
+		e.samples.Add(1)
+		v.w.requests.Add(1)
+	}
+}
+
+// startPhase appends a phase to run.json and makes it current for wl.
+func (e *Engine) startPhase(wl *workload, name string, users int, rate float64, ramp time.Duration) int {
+	e.mu.Lock()
+	idx := len(e.info.Phases)
+	e.info.Phases = append(e.info.Phases, rundir.PhaseInfo{Name: name, Workload: wl.spec.Name, Start: time.Now(),
+		Users: users, Rate: rate, RampUpS: ramp.Seconds()})
+	e.saveLocked()
+	e.mu.Unlock()
+	wl.phase.Store(int32(idx))
+	return idx
+}
+
+func (e *Engine) endPhase(idx int, stopped string) {
+	e.mu.Lock()
+	now := time.Now()
+	e.info.Phases[idx].End = &now
+	e.info.Phases[idx].Stopped = stopped
+	e.saveLocked()
+	e.mu.Unlock()
+}
+
+func (e *Engine) saveLocked() {
+	if e.cfg.SaveInfo != nil {
+		_ = e.cfg.SaveInfo(e.info) // best effort: the interval log is the record of truth
+	}
+}
+
+func (e *Engine) phaseName(wl *workload, step string) string {
+	if len(e.workloads) == 1 {
+		if step == "" {
+			return wl.spec.Name
+		}
+		return step
+	}
+	if step == "" {
+		return wl.spec.Name
+	}
+	return wl.spec.Name + " " + step
+}
+
+// collect rotates the recorder on every wall-clock second and appends the
+// finished interval to the run directory.
+func (e *Engine) collect(stop <-chan struct{}) {
+	var iv *metrics.Interval
+	run := map[string]*metrics.Agg{}
+	total := metrics.NewAgg()
+	flush := func(sec time.Time) {
+		iv = e.rec.Rotate(iv)
+		users := map[string]int{}
+		dropped := map[string]int64{}
+		for _, wl := range e.workloads {
+			users[wl.spec.Name] = int(wl.active.Load())
+			if d := wl.dropped.Swap(0); d > 0 {
+				dropped[wl.spec.Name] = d
+			}
+		}
+		if err := e.cfg.Writer.WriteInterval(sec, iv, users, dropped); err != nil {
+			// A full disk must not stop the load; the summary notes it.
+			e.mu.Lock()
+			e.info.Notes = appendOnce(e.info.Notes, "writing results failed: "+err.Error())
+			e.mu.Unlock()
+		}
+		if e.cfg.Progress != nil {
+			e.progress(sec, iv, run, total, users)
+		}
+	}
+	for {
+		now := time.Now()
+		next := now.Truncate(time.Second).Add(time.Second)
+		t := time.NewTimer(next.Sub(now))
+		select {
+		case <-t.C:
+			flush(next.Add(-time.Second))
+		case <-stop:
+			t.Stop()
+			flush(time.Now().Truncate(time.Second))
+			return
+		}
+	}
+}
+
+func appendOnce(xs []string, s string) []string {
+	for _, x := range xs {
+		if x == s {
+			return xs
+		}
+	}
+	return append(xs, s)
+}
+
+func (e *Engine) progress(sec time.Time, iv *metrics.Interval, run map[string]*metrics.Agg, total *metrics.Agg, users map[string]int) {
+	second := metrics.NewAgg()
+	for k, a := range iv.Aggs {
+		if k.Tx {
+			continue
+		}
+		second.Merge(a)
+		total.Merge(a)
+		r := run[k.Label]
+		if r == nil {
+			r = metrics.NewAgg()
+			run[k.Label] = r
+		}
+		r.Merge(a)
+	}
+	el := time.Since(e.start)
+	p := &Progress{Elapsed: el}
+	if e.expected > el {
+		p.Remaining = e.expected - el
+	}
+	for _, n := range users {
+		p.Users += n
+	}
+	e.mu.Lock()
+	for i := len(e.info.Phases) - 1; i >= 0; i-- {
+		if e.info.Phases[i].End == nil {
+			p.Phase = e.info.Phases[i].Name
+			break
+		}
+	}
+	e.mu.Unlock()
+	p.Second = labelProgress("last second", second, time.Second)
+	p.Run = labelProgress("all", total, el)
+	names := make([]string, 0, len(run))
+	for n := range run {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		p.Labels = append(p.Labels, labelProgress(n, run[n], el))
+	}
+	e.cfg.Progress(p)
+}
+
+func labelProgress(name string, a *metrics.Agg, span time.Duration) LabelProgress {
+	lp := LabelProgress{Label: name, Count: a.Count, Errors: a.Errors, P50Ms: a.QuantileMs(50), P95Ms: a.QuantileMs(95),
+		MeanMs: a.MeanMs()}
+	if span > 0 {
+		lp.RPS = float64(a.Count) / span.Seconds()
+	}
+	if a.Count > 0 {
+		lp.ErrorPct = 100 * float64(a.Errors) / float64(a.Count)
+	}
+	return lp
+}

@@ -1,0 +1,57 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"sync/atomic"
+
+	"github.com/plateau-perf/plateau/internal/plan"
+)
+
+// feeder hands out CSV rows. Sequential and unique feeders share one atomic
+// cursor across all users of all workloads; a segmented generator (i of N)
+// takes global rows i, i+N, i+2N… so no row is used twice across generators.
+type feeder struct {
+	name      string
+	columns   []string
+	rows      [][]string
+	order     string
+	recycle   bool
+	cursor    atomic.Int64
+	seg, segN int64
+	exhausted atomic.Bool
+	used      atomic.Int64 // rows handed out
+}
+
+func newFeeder(f *plan.Feeder, seg, segN int) *feeder {
+	order := f.Order
+	if order == "" {
+		order = "sequential"
+	}
+	recycle := f.OnExhausted == "recycle" || (f.OnExhausted == "" && order != "unique")
+	return &feeder{name: f.Name, columns: f.Columns, rows: f.Rows, order: order, recycle: recycle,
+		seg: int64(seg), segN: int64(max(segN, 1))}
+}
+
+// next returns a row, or nil when the feeder is exhausted and must not
+// recycle. rng is the calling user's generator (random order).
+func (f *feeder) next(rng *rand.Rand) []string {
+	n := int64(len(f.rows))
+	if n == 0 {
+		return nil
+	}
+	if f.order == "random" {
+		f.used.Add(1)
+		return f.rows[rng.Int64N(n)]
+	}
+	k := f.cursor.Add(1) - 1
+	g := f.seg + k*f.segN // global row index of this generator's k-th row
+	if g >= n {
+		if !f.recycle {
+			f.exhausted.Store(true)
+			return nil
+		}
+		g %= n
+	}
+	f.used.Add(1)
+	return f.rows[g]
+}

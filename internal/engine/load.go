@@ -1,0 +1,404 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// run drives the workload's load model and returns why it stopped early
+// ("" when it ran to the end).
+func (wl *workload) run(ctx context.Context) string {
+	l := &wl.spec.Load
+	switch {
+	case len(l.Steps) > 0:
+		return wl.runSteps(ctx)
+	case float64(l.Rate) > 0 || len(l.Stages) > 0:
+		name := wl.e.phaseName(wl, "")
+		return wl.runOpen(ctx, name, newArrivals(float64(l.Rate), l.Duration, l.Stages), l.MaxUsers, float64(l.Rate))
+	default:
+		name := wl.e.phaseName(wl, "")
+		idx := wl.e.startPhase(wl, name, l.Users, 0, l.RampUp)
+		g := wl.newGroup(ctx)
+		g.add(l.Users, 0, l.RampUp, l.Pace, l.Iterations)
+		stopped := g.runFor(l.Duration, l.Iterations > 0)
+		wl.e.endPhase(idx, stopped)
+		return stopped
+	}
+}
+
+// group is the set of closed-model users of a workload. Users persist across
+// steps; a step changes how many run.
+type group struct {
+	wl      *workload
+	ctx     context.Context // run context: requests finish unless this ends
+	stopCtx context.Context // ends when the workload's load ends (interrupts think time)
+	stopAll context.CancelFunc
+	mu      sync.Mutex
+	users   []*userRun // by global index (only this segment's users are non-nil)
+	wg      sync.WaitGroup
+	dataOut chan struct{}
+	once    sync.Once
+	alive   int // users started and not yet finished
+	aliveMu sync.Mutex
+	allDone chan struct{}
+	doneSet bool // allDone closed (guarded by aliveMu)
+	pace    time.Duration
+	paceAt  time.Time
+	total   int // global users in the current step
+}
+
+type userRun struct {
+	cancel context.CancelFunc
+}
+
+func (wl *workload) newGroup(ctx context.Context) *group {
+	sc, cancel := context.WithCancel(ctx)
+	return &group{wl: wl, ctx: ctx, stopCtx: sc, stopAll: cancel, dataOut: make(chan struct{}), allDone: make(chan struct{})}
+}
+
+// add sets the group to total global users: users [from, total) start,
+// staggered over ramp; users beyond total stop after their iteration.
+// Global user v belongs to segment v mod N.
+func (g *group) add(total, from int, ramp, pace time.Duration, iterations int) {
+	e := g.wl.e
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.pace, g.paceAt, g.total = pace, time.Now(), total
+	for v := total; v < len(g.users); v++ {
+		if u := g.users[v]; u != nil {
+			u.cancel()
+			g.users[v] = nil
+		}
+	}
+	if len(g.users) > total {
+		g.users = g.users[:total]
+	}
+	for v := len(g.users); v < total; v++ {
+		g.users = append(g.users, nil)
+		if v%e.cfg.Segments != e.cfg.Segment {
+			continue
+		}
+		uctx, cancel := context.WithCancel(g.stopCtx)
+		g.users[v] = &userRun{cancel: cancel}
+		var delay time.Duration
+		if total > from && ramp > 0 {
+			delay = time.Duration(float64(ramp) * float64(v-from) / float64(total-from))
+		}
+		g.wg.Add(1)
+		g.aliveMu.Lock()
+		g.alive++
+		g.aliveMu.Unlock()
+		go g.user(uctx, v, delay, iterations)
+	}
+}
+
+func (g *group) user(uctx context.Context, v int, delay time.Duration, iterations int) {
+	defer g.wg.Done()
+	defer func() {
+		g.aliveMu.Lock()
+		g.alive--
+		if g.alive == 0 && !g.doneSet {
+			g.doneSet = true
+			close(g.allDone)
+		}
+		g.aliveMu.Unlock()
+	}()
+	if sleep(uctx, delay) != nil {
+		return
+	}
+	wl := g.wl
+	vu := newVU(v+1, wl, wl.e)
+	defer vu.client.Close()
+	vu.stopCtx = uctx
+	if err := vu.runSetup(g.ctx); err != nil {
+		if errors.Is(err, errDataExhausted) {
+			g.once.Do(func() { close(g.dataOut) })
+		}
+		return
+	}
+	wl.active.Add(1)
+	wl.e.activeUsers.Add(1)
+	defer func() {
+		wl.active.Add(-1)
+		wl.e.activeUsers.Add(-1)
+	}()
+	for n := 0; iterations == 0 || n < iterations; n++ {
+		if uctx.Err() != nil {
+			break
+		}
+		var intended time.Time
+		g.mu.Lock()
+		pace, paceAt, total := g.pace, g.paceAt, g.total
+		g.mu.Unlock()
+		if pace > 0 {
+			// Each user starts one iteration per pace, users staggered
+			// evenly over the first pace: user v's k-th start is
+			// paceAt + v·pace/total + k·pace.
+			off := time.Duration(float64(pace) * float64(v) / float64(max(total, 1)))
+			k := int64(0)
+			if el := time.Since(paceAt) - off; el > 0 {
+				k = int64(math.Ceil(float64(el) / float64(pace)))
+			}
+			if vu.lastPaced >= 0 && k <= vu.lastPaced {
+				k = vu.lastPaced + 1
+			}
+			vu.lastPaced = k
+			intended = paceAt.Add(off + time.Duration(k)*pace)
+			if sleep(uctx, time.Until(intended)) != nil {
+				break
+			}
+		}
+		err := vu.iteration(g.ctx, intended)
+		if errors.Is(err, errDataExhausted) {
+			g.once.Do(func() { close(g.dataOut) })
+			break
+		}
+		if err != nil && g.ctx.Err() != nil {
+			break
+		}
+	}
+	if g.ctx.Err() == nil && len(vu.prog.teardown) > 0 {
+		_ = vu.runTeardown(g.ctx)
+	}
+}
+
+// runFor waits for d (or until every user finished its iterations when
+// untilDone), data exhaustion or cancellation, then stops the users and
+// waits for them. It returns why it stopped early.
+func (g *group) runFor(d time.Duration, untilDone bool) string {
+	stopped := g.wait(d, untilDone)
+	g.stop()
+	return stopped
+}
+
+// stop ends every user (think time cut short, requests in flight finish)
+// and waits for them.
+func (g *group) stop() {
+	g.stopAll()
+	g.wg.Wait()
+}
+
+// wait blocks for one step of duration d without stopping the users.
+func (g *group) wait(d time.Duration, untilDone bool) string {
+	var timer <-chan time.Time
+	if !untilDone && d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timer = t.C
+	}
+	g.aliveMu.Lock()
+	none := g.alive == 0
+	g.aliveMu.Unlock()
+	if none {
+		return ""
+	}
+	select {
+	case <-timer:
+		return ""
+	case <-g.allDone:
+		return ""
+	case <-g.dataOut:
+		return "data exhausted"
+	case <-g.ctx.Done():
+		return "interrupted"
+	}
+}
+
+// runSteps runs a stepped load: each step is a phase; the stop rule ends it
+// after the first step whose throughput grew less than the threshold.
+func (wl *workload) runSteps(ctx context.Context) string {
+	l := &wl.spec.Load
+	var g *group
+	prevTP := -1.0
+	prevUsers := 0
+	stopped := ""
+	for i, st := range l.Steps {
+		name := st.Name
+		if name == "" {
+			name = fmt.Sprintf("step %d", i+1)
+		}
+		name = wl.e.phaseName(wl, name)
+		startReq := wl.requests.Load()
+		began := time.Now()
+		var idx int
+		if float64(st.Rate) > 0 {
+			if g != nil {
+				g.stop()
+				g = nil
+			}
+			idx = -1
+			stopped = wl.runOpenPhase(ctx, name, newArrivals(float64(st.Rate), st.Duration, nil), l.MaxUsers, float64(st.Rate), &idx)
+		} else {
+			if g == nil {
+				g = wl.newGroup(ctx)
+				prevUsers = 0
+			}
+			idx = wl.e.startPhase(wl, name, st.Users, 0, st.RampUp)
+			pace := st.Pace
+			if pace == 0 {
+				pace = l.Pace
+			}
+			g.add(st.Users, min(prevUsers, st.Users), st.RampUp, pace, 0)
+			prevUsers = st.Users
+			stopped = g.wait(st.Duration, false)
+		}
+		span := time.Since(began).Seconds()
+		tp := float64(wl.requests.Load()-startReq) / span
+		reason := stopped
+		if reason == "" && l.StopWhen != nil && prevTP > 0 {
+			gain := (tp - prevTP) / prevTP
+			if gain < l.StopWhen.Threshold {
+				reason = fmt.Sprintf("stop rule: throughput gain %.1f%% < %.4g%% (%.2f → %.2f req/s)",
+					100*gain, 100*l.StopWhen.Threshold, prevTP, tp)
+			}
+		}
+		if idx >= 0 && float64(st.Rate) == 0 {
+			wl.e.endPhase(idx, reason)
+		} else if idx >= 0 && reason != "" {
+			wl.e.setStopped(idx, reason)
+		}
+		prevTP = tp
+		if reason != "" {
+			stopped = reason
+			break
+		}
+	}
+	if g != nil {
+		g.stop()
+	}
+	return stopped
+}
+
+func (e *Engine) setStopped(idx int, why string) {
+	e.mu.Lock()
+	e.info.Phases[idx].Stopped = why
+	e.saveLocked()
+	e.mu.Unlock()
+}
+
+// runOpen runs one open-model phase.
+func (wl *workload) runOpen(ctx context.Context, name string, a *arrivals, maxUsers int, rate float64) string {
+	idx := -1
+	return wl.runOpenPhase(ctx, name, a, maxUsers, rate, &idx)
+}
+
+// runOpenPhase starts iterations on the arrival schedule a. Each iteration
+// goes into a queue that idle users take from; users are added (up to
+// maxUsers) while iterations wait. An iteration that waits because every user
+// is busy is not dropped: it starts late and its latency counts from its
+// intended start, so a stalled server shows in the percentiles instead of
+// being omitted (coordinated omission). Only when the queue itself is full
+// (the server has been stalled for many seconds) are iterations dropped, and
+// counted.
+func (wl *workload) runOpenPhase(ctx context.Context, name string, a *arrivals, maxUsers int, rate float64, idxOut *int) string {
+	e := wl.e
+	if maxUsers <= 0 {
+		maxUsers = 1000
+	}
+	seg, nseg := int64(e.cfg.Segment), int64(e.cfg.Segments)
+	maxUsers = max(shareOf(maxUsers, int(seg), int(nseg)), 1)
+	peak := a.PeakRate() / float64(nseg)
+	work := make(chan time.Time, max(1024, int(peak*30)))
+	var wg sync.WaitGroup
+	stopCtx, stopAll := context.WithCancel(ctx)
+	defer stopAll()
+	dataOut := make(chan struct{})
+	var once sync.Once
+	var spawned atomic.Int64
+	var idle atomic.Int64 // users waiting for work
+	spawn := func() {
+		if spawned.Add(1) > int64(maxUsers) {
+			spawned.Add(-1)
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v := newVU(int(wl.nextUser.Add(1)), wl, e)
+			defer v.client.Close()
+			v.stopCtx = stopCtx
+			if err := v.runSetup(ctx); err != nil {
+				if errors.Is(err, errDataExhausted) {
+					once.Do(func() { close(dataOut) })
+				}
+				return
+			}
+			wl.active.Add(1)
+			e.activeUsers.Add(1)
+			defer func() { wl.active.Add(-1); e.activeUsers.Add(-1) }()
+			for {
+				idle.Add(1)
+				t, ok := <-work
+				idle.Add(-1)
+				if !ok {
+					break
+				}
+				if err := v.iteration(ctx, t); errors.Is(err, errDataExhausted) {
+					once.Do(func() { close(dataOut) })
+				}
+			}
+			if ctx.Err() == nil && len(v.prog.teardown) > 0 {
+				_ = v.runTeardown(ctx)
+			}
+		}()
+	}
+	// Start with enough users for the first moments; more are added while
+	// iterations wait, up to maxUsers.
+	for i := 0; i < min(maxUsers, max(1, int(math.Ceil(peak/50)))); i++ {
+		spawn()
+	}
+	*idxOut = e.startPhase(wl, name, 0, rate, 0)
+	start := time.Now()
+	stopped := ""
+	const lateLimit = time.Second
+	first := true
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+loop:
+	for k := seg; ; k += nseg {
+		at, ok := a.At(k)
+		if !ok {
+			break
+		}
+		intended := start.Add(at)
+		d := time.Until(intended)
+		if d > 50*time.Microsecond {
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				stopped = "interrupted"
+				break loop
+			case <-dataOut:
+				stopped = "data exhausted"
+				break loop
+			}
+		} else if first && -d > lateLimit {
+			// A generator that starts late (distributed start) skips and
+			// counts what is already past due instead of bursting.
+			wl.dropped.Add(1)
+			continue
+		}
+		first = false
+		select {
+		case work <- intended:
+		default:
+			wl.dropped.Add(1) // queue full: the server has stalled for long
+		}
+		if idle.Load() == 0 && len(work) > 0 {
+			spawn()
+		}
+	}
+	// Let queued iterations run (stopping the users first would abandon
+	// iterations the schedule already started).
+	close(work)
+	wg.Wait()
+	stopAll()
+	e.endPhase(*idxOut, stopped)
+	return stopped
+}
