@@ -86,6 +86,9 @@ type Request struct {
 	// Body is sent with a Content-Length. POST, PUT and PATCH always carry
 	// one, even when empty, because many servers refuse them without it.
 	Body []byte
+	// Timeout, when positive, replaces Config.Timeout for this request.
+	// Prefer it to a per-request context.WithTimeout, which allocates.
+	Timeout time.Duration
 }
 
 // Result is the outcome of one Do. The caller owns it and reuses it: Do
@@ -258,8 +261,12 @@ func (c *Client) Do(ctx context.Context, req *Request, res *Result) error {
 
 func (c *Client) do(ctx context.Context, req *Request, res *Result, start time.Time) (phase, error) {
 	var deadline time.Time
-	if c.cfg.Timeout > 0 {
-		deadline = start.Add(c.cfg.Timeout)
+	timeout := c.cfg.Timeout
+	if req.Timeout > 0 {
+		timeout = req.Timeout
+	}
+	if timeout > 0 {
+		deadline = start.Add(timeout)
 	}
 	exact := false
 	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
@@ -294,7 +301,7 @@ func (c *Client) do(ctx context.Context, req *Request, res *Result, start time.T
 	}
 	hdrs, body := req.Header, req.Body
 	for hop := 0; ; hop++ {
-		if ph, err := c.exchange(ctx, done, t, method, hdrs, body, deadline, exact, res); err != nil {
+		if ph, err := c.exchange(ctx, done, t, method, hdrs, body, deadline, timeout/64, exact, res); err != nil {
 			return ph, err
 		}
 		if hop >= c.cfg.FollowRedirects || !isRedirect(res.Status) || c.p.location < 0 {
@@ -363,7 +370,7 @@ func idempotent(method string) bool {
 // exchange sends one request and reads its response on one connection,
 // retrying once on a new connection when a reused one turns out stale.
 func (c *Client) exchange(ctx context.Context, done <-chan struct{}, t *target, method string,
-	hdrs []Header, body []byte, deadline time.Time, exact bool, res *Result) (phase, error) {
+	hdrs []Header, body []byte, deadline time.Time, slack time.Duration, exact bool, res *Result) (phase, error) {
 	retried := false
 	for {
 		cn, reused, ph, err := c.acquire(ctx, t, deadline, retried, res)
@@ -371,7 +378,7 @@ func (c *Client) exchange(ctx context.Context, done <-chan struct{}, t *target, 
 			return ph, err
 		}
 		res.Reused = reused
-		cn.setDeadline(deadline, c.cfg.Timeout/64, exact)
+		cn.setDeadline(deadline, slack, exact)
 		if done != nil && !c.cancel.set(cn, done) {
 			c.closeConn(cn)
 			return phaseNone, ctx.Err()

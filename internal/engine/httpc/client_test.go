@@ -790,6 +790,10 @@ func TestContextCancelInterrupts(t *testing.T) {
 	if err := c.Do(context.Background(), &Request{URL: slow.URL}, &res); err != nil {
 		t.Fatalf("request under a new context interrupted by the old one: %v", err)
 	}
+	// A per-request Timeout replaces Config.Timeout.
+	if c.Do(context.Background(), &Request{URL: stall.URL, Timeout: 100 * time.Millisecond}, &res); res.Class != core.ErrTimeout || res.Total > 2*time.Second {
+		t.Fatalf("Request.Timeout: class %v total %v", res.Class, res.Total)
+	}
 	// Context deadline is a timeout.
 	dctx, dcancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer dcancel()
