@@ -330,6 +330,30 @@ func TestStaleConnectionRetried(t *testing.T) {
 	}
 }
 
+// TestWriteFailureRetried: a connection the server reset while idle fails
+// the write itself, before any byte leaves, so even a POST is resent.
+func TestWriteFailureRetried(t *testing.T) {
+	t.Parallel()
+	s := newRawServer(t, func(c net.Conn, br *bufio.Reader) {
+		if _, err := http.ReadRequest(br); err == nil {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+			time.Sleep(20 * time.Millisecond) // let the client finish reading
+			c.(*net.TCPConn).SetLinger(0)     // the close below sends RST
+		}
+	})
+	c := New(Config{MaxBody: 10})
+	c.idleProbe = time.Hour
+	defer c.Close()
+	if res := get(t, c, s.URL); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	time.Sleep(100 * time.Millisecond) // the RST has arrived
+	res := do(t, c, &Request{Method: "POST", URL: s.URL, Body: []byte("x")})
+	if res.Err != nil || !res.Retried || string(res.Body) != "ok" {
+		t.Fatalf("POST on reset conn: err %v retried %v", res.Err, res.Retried)
+	}
+}
+
 func TestIdleProbeKeepsLiveConnection(t *testing.T) {
 	t.Parallel()
 	s := newRawServer(t, serveFixed("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
