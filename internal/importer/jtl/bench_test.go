@@ -63,11 +63,14 @@ func BenchmarkImportJTL(b *testing.B) {
 		mb, _ = strconv.ParseInt(v, 10, 64)
 	}
 	dir := b.TempDir()
+	// PLATEAU_BENCH_JTL names a file to import, generated there when it
+	// does not exist (to feed the same file to jmeter -g).
 	path := os.Getenv("PLATEAU_BENCH_JTL")
-	var n int64
 	if path == "" {
 		path = filepath.Join(dir, "big.jtl")
-		var err error
+	}
+	var n int64
+	if _, err := os.Stat(path); err != nil {
 		if n, err = writeSyntheticJTL(path, mb<<20); err != nil {
 			b.Fatal(err)
 		}
