@@ -149,13 +149,15 @@ func (d *Dataset) JudgeSLA(text string) SLAResult {
 		}
 		obs, ok := observe(e, d.ByPhase[idx], d.PhaseTotal[idx], d.Phases[idx].Duration())
 		r.Observed, r.Passed, r.NoData = obs, ok && e.Holds(obs), !ok
-		return r
+	} else {
+		obs, ok := observe(e, d.Run, d.Total, d.Span())
+		r.Observed, r.Passed, r.NoData = obs, ok && e.Holds(obs), !ok
 	}
-	obs, ok := observe(e, d.Run, d.Total, d.Span())
-	r.Observed, r.Passed, r.NoData = obs, ok && e.Holds(obs), !ok
 	if r.NoData {
 		r.Error = "no samples for this requirement"
 	}
+	// Judge every phase too (for a `during` requirement as information):
+	// the report says up to which step it held and where it first broke.
 	brokenSeen := false
 	for i, p := range d.Phases {
 		o, ok := observe(e, d.ByPhase[i], d.PhaseTotal[i], p.Duration())

@@ -1,17 +1,198 @@
 package cli
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/plateau-perf/plateau/internal/demo"
+	"github.com/plateau-perf/plateau/internal/demo/sut"
 )
 
+type demoFlags struct {
+	out       string
+	full      bool
+	step      time.Duration
+	instances int
+	workers   int
+	patients  int
+	quiet     bool
+}
+
 func newDemoCmd(st *State) *cobra.Command {
-	return &cobra.Command{
+	var f demoFlags
+	c := &cobra.Command{
 		Use:   "demo",
-		Short: "(not built yet)",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("demo: not built yet")
+		Short: "Start the bundled demo service and run the reference-000 study against it",
+		Long: `Start plateau's bundled two-tier demo service (front "lar" ×2 → back "cave" ×2 with an
+SQLite store of 50,000 patients, plus the external "MSB" services, behind a round-robin
+balancer), run the reference-000 study against it — a stepped load raised until
+throughput stops growing, with the requirement "average read under 200 ms at ≥ 10
+calls/s" — watch every process, and write the run directory with the report.
+Takes about 2–3 minutes (20-second steps); --full uses the reference's 15-minute steps.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDemo(cmd.Context(), st, f)
 		},
 	}
+	c.Flags().StringVarP(&f.out, "out", "o", "", "run directory (default runs/demo-<UTC timestamp>)")
+	c.Flags().BoolVar(&f.full, "full", false, "use the reference's 15-minute steps")
+	c.Flags().DurationVar(&f.step, "step", 20*time.Second, "duration of each load step")
+	c.Flags().IntVar(&f.instances, "instances", 2, "front and back instances")
+	c.Flags().IntVar(&f.workers, "workers", 12, "concurrent requests each front serves (its worker pool)")
+	c.Flags().IntVar(&f.patients, "patients", sut.DefaultPatients, "patients in the demo database")
+	c.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no live progress output")
+	c.AddCommand(newDemoServeCmd(st))
+	return c
+}
+
+func runDemo(ctx context.Context, st *State, f demoFlags) error {
+	dir := f.out
+	if dir == "" {
+		dir = filepath.Join("runs", "demo-"+time.Now().UTC().Format("20060102T150405Z"))
+	}
+	work := filepath.Join(dir, "sut")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
+	}
+	// The plan and its CSV go beside the run so it can be rerun as is.
+	planDir := filepath.Join(dir, "study")
+	if err := os.MkdirAll(planDir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(planDir, "plan.yaml"), demo.PlanYAML, 0o644); err != nil {
+		return err
+	}
+	csv, err := os.Create(filepath.Join(planDir, "cpr.csv"))
+	if err != nil {
+		return err
+	}
+	if err := sut.WriteCPRCSV(csv, sut.DefaultSeed, f.patients); err != nil {
+		csv.Close()
+		return err
+	}
+	if err := csv.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(st.Stderr, "plateau demo: starting the demo service (%d fronts, %d backs, external services, balancer)…\n", f.instances, f.instances)
+	stack, err := demo.Start(ctx, demo.Options{Exe: st.Exe, Dir: work, Instances: f.instances, Workers: f.workers,
+		Patients: f.patients, Seed: sut.DefaultSeed, Stderr: st.Stderr})
+	if err != nil {
+		return fmt.Errorf("starting the demo service: %w", err)
+	}
+	defer stack.Stop()
+	var names []string
+	for _, p := range stack.Procs {
+		names = append(names, fmt.Sprintf("%s (pid %d, %s)", p.Name, p.Cmd.Process.Pid, p.Addr))
+	}
+	fmt.Fprintf(st.Stderr, "plateau demo: running: %s\n", strings.Join(names, ", "))
+	step := f.step
+	if f.full {
+		step = 15 * time.Minute
+	}
+	sets := []string{"target=" + stack.Target, "workloads.read.load.steps=" + demoSteps(step, f.instances)}
+	err = runPlan(ctx, st, filepath.Join(planDir, "plan.yaml"), runFlags{out: filepath.Join(dir, "run"), set: sets, quiet: f.quiet})
+	stack.Stop()
+	fmt.Fprintf(st.Stdout, "demo service logs (access logs per instance, external-call logs): %s\n", filepath.Join(work, "logs"))
+	if err == nil || errors.Is(err, ErrSLAFailed) {
+		fmt.Fprintf(st.Stdout, "report: %s\n", filepath.Join(dir, "run", "report.html"))
+	}
+	return err
+}
+
+// demoSteps renders the stepped load as a flow-style YAML list: reference
+// 000's "nodes × threads" iterations, scaled by instances.
+func demoSteps(step time.Duration, instances int) string {
+	shape := [][2]int{{2, 7}, {2, 10}, {3, 10}, {4, 10}, {5, 10}, {6, 10}}
+	var parts []string
+	for i, s := range shape {
+		users := s[0] * s[1] * instances / 2
+		parts = append(parts, fmt.Sprintf("{name: \"%d: %d nodes x %d threads\", users: %d, duration: %s}",
+			i+1, s[0], s[1], users, step))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func newDemoServeCmd(st *State) *cobra.Command {
+	var (
+		name, listen, db, accessLog, extLog, external string
+		backs, backends                               []string
+		patients, workers                             int
+		seed                                          int64
+		parallel                                      bool
+	)
+	serve := func(ctx context.Context, srv interface {
+		Serve(context.Context, net.Listener) error
+	}) error {
+		ln, err := net.Listen("tcp", listen)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(st.Stdout, "%s%s\n", demo.ListenPrefix, ln.Addr())
+		return srv.Serve(ctx, ln)
+	}
+	c := &cobra.Command{
+		Use:    "serve front|back|external|lb",
+		Short:  "Serve one part of the demo system (started by plateau demo)",
+		Hidden: true,
+		Args:   cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			switch args[0] {
+			case "front":
+				secret, _ := st.Getenv("PLATEAU_DEMO_SECRET")
+				if secret == "" {
+					return errors.New("front: PLATEAU_DEMO_SECRET is not set")
+				}
+				f, err := sut.NewFront(sut.FrontConfig{Secret: secret, BackURLs: backs, ExternalURL: external,
+					ParallelExternal: parallel, AccessLog: accessLog, ExternalLog: extLog})
+				if err != nil {
+					return err
+				}
+				return serve(ctx, f)
+			case "back":
+				cfg := sut.DefaultBackConfig(db, accessLog)
+				cfg.Patients, cfg.Seed = patients, seed
+				b, err := sut.NewBack(ctx, cfg)
+				if err != nil {
+					return err
+				}
+				return serve(ctx, b)
+			case "external":
+				e, err := sut.NewExternal(sut.ExternalConfig{Seed: seed, AccessLog: accessLog})
+				if err != nil {
+					return err
+				}
+				return serve(ctx, e)
+			case "lb":
+				b, err := demo.NewBalancer(backends, workers)
+				if err != nil {
+					return err
+				}
+				return serve(ctx, b)
+			}
+			return fmt.Errorf("unknown demo service %q (front, back, external, lb)", args[0])
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&name, "name", "", "instance name (for logs and monitoring)")
+	fl.StringVar(&listen, "listen", "127.0.0.1:0", "listen address")
+	fl.StringVar(&db, "db", "cave.db", "back: SQLite database file")
+	fl.IntVar(&patients, "patients", sut.DefaultPatients, "back: patients to generate")
+	fl.Int64Var(&seed, "seed", sut.DefaultSeed, "data and latency seed")
+	fl.StringVar(&accessLog, "access-log", "", "access log file")
+	fl.StringVar(&extLog, "external-log", "", "front: external-call log file")
+	fl.StringVar(&external, "external", "", "front: external services base URL")
+	fl.StringArrayVar(&backs, "back", nil, "front: back base URL (repeatable; round-robin)")
+	fl.BoolVar(&parallel, "parallel-external", false, "front: call the external services concurrently")
+	fl.StringArrayVar(&backends, "backend", nil, "lb: front base URL (repeatable)")
+	fl.IntVar(&workers, "workers", 12, "lb: concurrent requests per backend")
+	return c
 }
