@@ -131,6 +131,12 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	if monErr != nil {
 		info.Notes = append(info.Notes, "monitors: "+monErr.Error())
 	}
+	if runErr == nil && res.SetupFailures > 0 {
+		note := fmt.Sprintf("%d virtual user(s) failed their setup and sent no measured request; first failure: %s",
+			res.SetupFailures, res.SetupError)
+		info.Notes = append(info.Notes, note)
+		fmt.Fprintf(st.Stderr, "plateau: %s\n", note)
+	}
 	if err := rundir.WriteInfo(dir, info); err != nil {
 		return err
 	}

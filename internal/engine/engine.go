@@ -72,6 +72,10 @@ type Result struct {
 	Stopped    string // "" when the load ran to its end
 	Samples    int64
 	Dropped    map[string]int64
+	// SetupFailures counts users whose setup failed (they sent no measured
+	// request); SetupError is the first such failure.
+	SetupFailures int64
+	SetupError    string
 }
 
 // Engine is one run of a plan.
@@ -84,6 +88,8 @@ type Engine struct {
 	activeUsers atomic.Int64
 	samples     atomic.Int64
 	workloads   []*workload
+	setupFails  atomic.Int64
+	setupMsg    atomic.Pointer[string] // first setup failure
 
 	mu       sync.Mutex // guards info
 	info     *rundir.Info
@@ -179,6 +185,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if ctx.Err() != nil {
 		res.Stopped = "interrupted"
 	}
+	if res.SetupFailures = e.setupFails.Load(); res.SetupFailures > 0 {
+		res.SetupError = *e.setupMsg.Load()
+	}
 	return res, nil
 }
 
@@ -199,6 +208,13 @@ func expectedDuration(l *plan.Load) time.Duration {
 		return d
 	}
 	return l.Duration
+}
+
+// setupFailed notes a user whose setup failed.
+func (e *Engine) setupFailed(err error) {
+	e.setupFails.Add(1)
+	msg := err.Error()
+	e.setupMsg.CompareAndSwap(nil, &msg)
 }
 
 func (e *Engine) record(v *vu, label string, tx bool, s *core.Sample) {

@@ -118,6 +118,8 @@ func (g *group) user(uctx context.Context, v int, delay time.Duration, iteration
 	if err := vu.runSetup(g.ctx); err != nil {
 		if errors.Is(err, errDataExhausted) {
 			g.once.Do(func() { close(g.dataOut) })
+		} else if g.ctx.Err() == nil {
+			wl.e.setupFailed(err)
 		}
 		return
 	}
@@ -325,6 +327,8 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, a *arrivals, 
 			if err := v.runSetup(ctx); err != nil {
 				if errors.Is(err, errDataExhausted) {
 					once.Do(func() { close(dataOut) })
+				} else if ctx.Err() == nil {
+					e.setupFailed(err)
 				}
 				return
 			}

@@ -1,0 +1,26 @@
+# plateau — build and test.
+GO ?= go
+
+.PHONY: build install test test-short race bench demo
+
+build:
+	$(GO) build -o bin/plateau ./cmd/plateau
+
+install:
+	$(GO) install ./cmd/plateau
+
+# The full test suite (what CI runs). The engine and metrics run under the race
+# detector as well.
+test:
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -race -timeout 20m ./internal/engine/... ./internal/metrics/...
+
+test-short:
+	$(GO) test -short ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/engine/... ./internal/metrics/...
+
+demo:
+	$(GO) run ./cmd/plateau demo
