@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -56,6 +57,7 @@ var aspects = []string{"Response time", "Throughput", "CPU", "Network", "Memory"
 
 func build(in *input) *doc.Document {
 	redactSummary(in.s, in.red)
+	sortErrors(in.s.Errors.Details)
 	b := &builder{in: in, d: in.d, s: in.s, red: in.red, conclusions: map[string]doc.Conclusion{}}
 	b.extra = &doc.Extra{Generated: in.now.UTC().Truncate(time.Second), Notes: in.notes, Environment: environment(in)}
 	b.doc = &doc.Document{
@@ -461,6 +463,29 @@ func loadText(p core.Phase) string {
 		return "–"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// sortErrors orders error details most frequent first, with every field
+// as a tie-break so reports of the same run are byte-identical.
+func sortErrors(es []analysis.ErrorDetail) {
+	sort.SliceStable(es, func(i, j int) bool {
+		a, b := es[i], es[j]
+		switch {
+		case a.Count != b.Count:
+			return a.Count > b.Count
+		case !a.First.Equal(b.First):
+			return a.First.Before(b.First)
+		case a.Workload != b.Workload:
+			return a.Workload < b.Workload
+		case a.Label != b.Label:
+			return a.Label < b.Label
+		case a.Class != b.Class:
+			return a.Class < b.Class
+		case a.Status != b.Status:
+			return a.Status < b.Status
+		}
+		return a.Message < b.Message
+	})
 }
 
 // redactSummary masks secrets in every free-text field of the summary.

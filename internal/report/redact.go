@@ -57,9 +57,9 @@ func NewRedactor(names, values []string) *Redactor {
 	alt := strings.Join(alts, "|")
 	r := &Redactor{isNamed: set}
 	// "Authorization: Bearer x" up to the end of the line or a quote.
-	r.header = regexp.MustCompile(`(?i)(^|[^A-Za-z0-9_-])(` + alt + `)(\s*:\s*)([^\r\n"'<>]+)`)
+	r.header = regexp.MustCompile(`(?i)(^|[^A-Za-z0-9_-])(` + alt + `)(\s*:\s*)([^\s"'<>*][^\r\n"'<>]*)`)
 	// "?token=x&…", "token=x" in a form or message.
-	r.param = regexp.MustCompile(`(?i)(^|[^A-Za-z0-9_-])(` + alt + `)(=)([^&\s"'<>;#]+)`)
+	r.param = regexp.MustCompile(`(?i)(^|[^A-Za-z0-9_-])(` + alt + `)(=)([^&\s"'<>;#*][^&\s"'<>;#]*)`)
 	// {"token": "x"}
 	r.jsonKV = regexp.MustCompile(`(?i)("(?:` + alt + `)"\s*:\s*")((?:[^"\\]|\\.)*)(")`)
 	// Bearer and Basic credentials wherever they appear.
@@ -77,6 +77,14 @@ func NewRedactor(names, values []string) *Redactor {
 	}
 	sort.Slice(r.values, func(i, j int) bool { return len(r.values[i]) > len(r.values[j]) })
 	return r
+}
+
+// literal masks the literal secret values only.
+func (r *Redactor) literal(s string) string {
+	for _, v := range r.values {
+		s = strings.ReplaceAll(s, v, mask)
+	}
+	return s
 }
 
 // Named reports whether name is a secret header or variable.
@@ -140,13 +148,13 @@ func RedactPlan(src []byte, names []string) (string, []string) {
 			for _, c := range v.Content {
 				if c.Kind == yaml.ScalarNode {
 					found = append(found, literalParts(c.Value)...)
-					c.Value, c.Style = mask, 0
+					c.Value, c.Style = mask, yaml.SingleQuotedStyle
 				}
 			}
 			return
 		}
 		found = append(found, literalParts(v.Value)...)
-		v.Value, v.Style, v.Tag = mask, 0, "!!str"
+		v.Value, v.Style, v.Tag = mask, yaml.SingleQuotedStyle, "!!str"
 	}
 	walk = func(n *yaml.Node) {
 		if n.Kind == yaml.MappingNode {
@@ -185,7 +193,9 @@ func RedactPlan(src []byte, names []string) (string, []string) {
 		return probe.String(string(src)), found
 	}
 	_ = enc.Close()
-	return NewRedactor(names, found).String(buf.String()), found
+	// The values are masked in the tree; only literal secrets that appear
+	// elsewhere (a token pasted into a URL) remain to be masked.
+	return NewRedactor(nil, found).literal(buf.String()), found
 }
 
 // literalParts returns the literal text of a secret value, split at

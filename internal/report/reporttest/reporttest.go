@@ -247,11 +247,13 @@ func planYAML(o Options) string {
 	b.WriteString("http:\n  timeout: 2s\n  headers:\n")
 	if o.Secret != "" {
 		fmt.Fprintf(&b, "    Authorization: Bearer %s\n", o.Secret)
-		fmt.Fprintf(&b, "vars:\n  token: %s\n  tenant: diku\nsecrets: [token]\n", o.Secret)
 	} else {
 		b.WriteString("    Authorization: Bearer ${token}\n")
 	}
 	b.WriteString("    Accept: application/json\n")
+	if o.Secret != "" {
+		fmt.Fprintf(&b, "vars:\n  token: %s\n  tenant: diku\nsecrets: [token]\n", o.Secret)
+	}
 	b.WriteString("workloads:\n  read:\n    scenario:\n      - transaction:\n          name: " + TxLabel + "\n          steps:\n")
 	b.WriteString("            - request: {name: \"" + LarLabel + "\", url: \"/lar/allergies?cpr=${cpr.cpr}\"}\n")
 	b.WriteString("            - request: {name: \"" + CaveLabel + "\", method: POST, url: /cave/fhir-search, json: {cpr: \"${cpr.cpr}\"}}\n")
