@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/demo"
+	"github.com/plateau-perf/plateau/internal/demo/sut"
+	"github.com/plateau-perf/plateau/internal/rundir"
+)
+
+func TestDemoPlanMatchesExample(t *testing.T) {
+	ex, err := os.ReadFile("../../examples/lar-cave/plan.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(ex, demo.PlanYAML) {
+		t.Error("examples/lar-cave/plan.yaml differs from internal/demo/plan.yaml: copy one over the other")
+	}
+}
+
+// A shortened demo end to end: phases with start and end, throughput per
+// step, every instance's access log present and parseable, SLA verdicts,
+// and no child process left afterwards.
+func TestDemoEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the demo stack (about 20 s)")
+	}
+	dir := filepath.Join(t.TempDir(), "demo")
+	cmd := plateauCmd("demo", "--step", "2s", "--patients", "3000", "-o", dir, "-q")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != ExitOK && code != ExitSLAFailed {
+		t.Fatalf("demo exit %d (%v)\nstdout:\n%s\nstderr:\n%s", code, err, stdout.String(), stderr.String())
+	}
+	run := filepath.Join(dir, "run")
+	info, err := rundir.ReadInfo(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Phases) < 2 {
+		t.Fatalf("phases %d, want the steps", len(info.Phases))
+	}
+	for _, p := range info.Phases {
+		if p.End == nil || !p.End.After(p.Start) || p.Users == 0 {
+			t.Errorf("phase %+v lacks start/end/users", p)
+		}
+	}
+	s := readSummary(t, run)
+	for _, p := range s.Phases {
+		tot := p.Labels[len(p.Labels)-1]
+		if tot.ThroughputRPS <= 0 || tot.Samples == 0 {
+			t.Errorf("phase %s: throughput %v, samples %d", p.Name, tot.ThroughputRPS, tot.Samples)
+		}
+	}
+	if len(s.SLA) != 3 {
+		t.Errorf("SLA verdicts %d, want 3", len(s.SLA))
+	}
+	for _, r := range s.SLA {
+		if r.NoData || r.Error != "" {
+			t.Errorf("SLA %q not judged: %s", r.Expr, r.Error)
+		}
+	}
+	if !strings.Contains(stdout.String(), "report: ") {
+		t.Errorf("the report path is not printed:\n%s", stdout.String())
+	}
+	// Access logs of every instance, each line in the documented format.
+	line := regexp.MustCompile(`^\S+Z (GET|POST) \S+ \d{3} \d+\.\d+ [0-9a-f]+ \S+$`)
+	for _, name := range []string{"lar-1", "lar-2", "cave-1", "cave-2"} {
+		f, err := os.Open(filepath.Join(dir, "sut", "logs", name+"-access.log"))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		n := 0
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			n++
+			if !line.MatchString(sc.Text()) {
+				t.Errorf("%s line %d not in %q: %q", name, n, sut.AccessLogFormat, sc.Text())
+				break
+			}
+		}
+		f.Close()
+		if n == 0 {
+			t.Errorf("%s access log is empty", name)
+		}
+	}
+	// No child survives the demo.
+	pids := regexp.MustCompile(`pid (\d+)`).FindAllStringSubmatch(stderr.String(), -1)
+	if len(pids) < 6 {
+		t.Fatalf("found %d child pids in the demo's output:\n%s", len(pids), stderr.String())
+	}
+	time.Sleep(200 * time.Millisecond)
+	for _, m := range pids {
+		pid, _ := strconv.Atoi(m[1])
+		if b, err := os.ReadFile("/proc/" + m[1] + "/cmdline"); err == nil && strings.Contains(string(b), "serve") {
+			t.Errorf("child %d still running after the demo: %q", pid, b)
+		}
+	}
+}
