@@ -371,3 +371,9 @@ func labelProgress(name string, a *metrics.Agg, span time.Duration) LabelProgres
 	}
 	return lp
 }
+
+var zeroTime time.Time
+
+func newRecorderForBench() *metrics.Recorder {
+	return metrics.NewRecorder(4*runtime.GOMAXPROCS(0), rundir.AppendJTL)
+}

@@ -216,6 +216,15 @@ func (c *compiler) tmpl(t *plan.Template) tmpl {
 		}
 		return tmpl{isK: true, konst: k}
 	}
+	allLit := true
+	var k strings.Builder
+	for _, p := range t.Parts {
+		allLit = allLit && p.Var == ""
+		k.WriteString(p.Lit)
+	}
+	if allLit {
+		return tmpl{isK: true, konst: k.String()}
+	}
 	out := tmpl{}
 	for _, p := range t.Parts {
 		if p.Var == "" {

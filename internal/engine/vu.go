@@ -38,13 +38,15 @@ type vu struct {
 	firstIntended time.Time
 	txElapsed     time.Duration
 	txStart       int64
-	txFailed      *core.Sample
+	txFail        core.Sample // first failed request of the current transaction
+	txHasFail     bool
 	txActive      bool
 	dataOut       bool // a non-recycling feeder ran dry
 	// stopCtx ends when this user must stop: think time is cut short and
 	// the iteration abandoned, while a request in flight still completes.
 	stopCtx   context.Context
 	lastPaced int64
+	sample    core.Sample // reused: a sample is only borrowed by the recorder
 }
 
 func newVU(id int, w *workload, e *Engine) *vu {
@@ -90,14 +92,13 @@ func (v *vu) runTeardown(ctx context.Context) error {
 // started (zero: now).
 func (v *vu) iteration(ctx context.Context, intended time.Time) error {
 	v.iter++
-	v.vars[1] = strconv.Itoa(v.iter)
 	if !v.advanceFeeders(v.prog.feeders) {
 		return errDataExhausted
 	}
 	v.firstIntended = intended
-	var s core.Sample
+	s := &v.sample
 	for i := range v.prog.scenario {
-		if err := v.runStep(ctx, &v.prog.scenario[i], true, &s); err != nil {
+		if err := v.runStep(ctx, &v.prog.scenario[i], true, s); err != nil {
 			return err
 		}
 	}
@@ -134,16 +135,16 @@ func (v *vu) runStep(ctx context.Context, st *step, measured bool, s *core.Sampl
 		// A transaction's time is the sum of its requests' times (JMeter's
 		// Transaction Controller without timers); it fails if one fails.
 		outer := v.txActive
-		v.txActive, v.txElapsed, v.txStart, v.txFailed = true, 0, 0, nil
-		var failed core.Sample
+		v.txActive, v.txElapsed, v.txStart, v.txHasFail = true, 0, 0, false
 		var err error
 		for i := range st.steps {
 			if err = v.runStep(ctx, &st.steps[i], measured, s); err != nil {
 				break
 			}
-			if v.txFailed != nil && failed.Class == core.ErrNone {
-				failed = *v.txFailed
-			}
+		}
+		failed := &v.txFail
+		if !v.txHasFail {
+			failed = &core.Sample{}
 		}
 		if measured && err == nil && v.txStart != 0 {
 			tx := core.Sample{Label: st.label, Intended: v.txStart, Start: v.txStart, Elapsed: v.txElapsed,
@@ -189,6 +190,8 @@ func (v *vu) render(t *tmpl) string {
 
 func (v *vu) value(slot int) string {
 	switch slot {
+	case 1: // __iteration, rendered only when used
+		return strconv.Itoa(v.iter)
 	case 2: // __uuid
 		var b [16]byte
 		_, _ = rand.Read(b[:])
@@ -263,8 +266,8 @@ func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sam
 			v.txStart = s.Intended
 		}
 		v.txElapsed += s.Elapsed
-		if s.Class != core.ErrNone && v.txFailed == nil {
-			v.txFailed = s
+		if s.Class != core.ErrNone && !v.txHasFail {
+			v.txFail, v.txHasFail = *s, true
 		}
 	}
 	s.GroupThreads = int32(v.w.active.Load())

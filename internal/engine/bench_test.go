@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/plateau-perf/plateau/internal/plan"
+	"github.com/plateau-perf/plateau/internal/rundir"
+)
+
+// fixedServer answers every request on a kept-alive connection with the same
+// small response, as fast as it can: the benchmark measures the client side.
+func fixedServer(tb testing.TB) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ln.Close() })
+	resp := []byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok")
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					// Read one request head (no bodies in this benchmark).
+					for {
+						l, err := br.ReadSlice('\n')
+						if err != nil {
+							return
+						}
+						if len(l) <= 2 {
+							break
+						}
+					}
+					if _, err := c.Write(resp); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+// benchVU builds an engine and one user for a one-request scenario.
+func benchVU(b *testing.B, src string) (*vu, *rundir.Writer) {
+	dir := b.TempDir()
+	pf := filepath.Join(dir, "plan.yaml")
+	if err := os.WriteFile(pf, []byte(src), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	p, err := plan.LoadFile(pf, plan.Options{Overrides: []string{"target=" + fixedServer(b)}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := rundir.Create(filepath.Join(dir, "run"), &rundir.Info{}, nil, true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { w.Close() })
+	e := &Engine{plan: p, info: &rundir.Info{}, clientCfg: newClientConfig(p.HTTP), seed: 1,
+		cfg: Config{Segments: 1, Writer: w}}
+	e.rec = newRecorderForBench()
+	prog, err := compile(p, p.Workloads[0], 0, map[string]*feeder{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	wl := &workload{e: e, spec: p.Workloads[0], prog: prog}
+	e.workloads = []*workload{wl}
+	return newVU(1, wl, e), w
+}
+
+// BenchmarkIteration is the whole per-request hot path: render, send,
+// receive, judge, record into the sharded HDR recorder and the raw JTL
+// buffer. The recorder is rotated every 4096 requests as the collector would.
+func BenchmarkIteration(b *testing.B) {
+	v, w := benchVU(b, "name: b\ntarget: http://x\nworkloads:\n  w:\n    scenario:\n      - request: {name: get, url: /}\n    load: {users: 1, duration: 1s}\n")
+	ctx := context.Background()
+	var iv = v.w.e.rec.Rotate(nil)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := v.iteration(ctx, zeroTime); err != nil {
+			b.Fatal(err)
+		}
+		if i%4096 == 4095 {
+			iv = v.w.e.rec.Rotate(iv)
+			_ = w
+		}
+	}
+	if v.res.Err != nil {
+		b.Fatal(v.res.Err)
+	}
+}
+
+// TestIterationAllocs guards the steady-state hot path against allocations.
+func TestIterationAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip()
+	}
+	res := testing.Benchmark(BenchmarkIteration)
+	if a := res.AllocsPerOp(); a > 0 {
+		t.Errorf("per-request hot path allocates %d times per request, want 0", a)
+	}
+	t.Logf("%s, %d allocs/op", res, res.AllocsPerOp())
+}
