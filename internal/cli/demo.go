@@ -101,9 +101,6 @@ func runDemo(ctx context.Context, st *State, f demoFlags) error {
 	err = runPlan(ctx, st, filepath.Join(planDir, "plan.yaml"), runFlags{out: filepath.Join(dir, "run"), set: sets, quiet: f.quiet})
 	stack.Stop()
 	fmt.Fprintf(st.Stdout, "demo service logs (access logs per instance, external-call logs): %s\n", filepath.Join(work, "logs"))
-	if err == nil || errors.Is(err, ErrSLAFailed) {
-		fmt.Fprintf(st.Stdout, "report: %s\n", filepath.Join(dir, "run", "report.html"))
-	}
 	return err
 }
 

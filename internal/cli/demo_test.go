@@ -69,7 +69,7 @@ func TestDemoEndToEnd(t *testing.T) {
 			t.Errorf("SLA %q not judged: %s", r.Expr, r.Error)
 		}
 	}
-	if !strings.Contains(stdout.String(), "report: ") {
+	if !strings.Contains(stdout.String(), "report:") || !strings.Contains(stdout.String(), "report.html") {
 		t.Errorf("the report path is not printed:\n%s", stdout.String())
 	}
 	// Access logs of every instance, each line in the documented format.

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/sla"
 	"github.com/plateau-perf/plateau/internal/engine"
 	"github.com/plateau-perf/plateau/internal/plan"
+	"github.com/plateau-perf/plateau/internal/report"
 	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
@@ -151,7 +151,7 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 		return err
 	}
 	printSummary(st.Stdout, sum)
-	fmt.Fprintf(st.Stdout, "\nrun directory: %s\n", dir)
+	fmt.Fprintf(st.Stdout, "\nrun directory: %s\nreport:        %s\n", dir, filepath.Join(dir, "report.html"))
 	if res.Stopped == "interrupted" {
 		fmt.Fprintln(st.Stdout, "the run was interrupted; the results cover the time it ran")
 	}
@@ -290,19 +290,7 @@ func hostInfo() rundir.Host {
 
 // writeReports writes summary.json and the reports for a run directory.
 func writeReports(dir string) (*analysis.Summary, error) {
-	d, err := analysis.Load(dir)
-	if err != nil {
-		return nil, err
-	}
-	sum := analysis.Summarize(d, d.Info.SLA)
-	b, err := json.MarshalIndent(sum, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	if err := rundir.WriteFileAtomic(filepath.Join(dir, rundir.SummaryFile), append(b, '\n')); err != nil {
-		return nil, err
-	}
-	return sum, nil
+	return report.Generate(dir, report.Options{})
 }
 
 // printSummary prints the end-of-run table and SLA verdicts.
