@@ -1,0 +1,152 @@
+package chart
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"math"
+	"strings"
+	"testing"
+	"testing/quick"
+	"time"
+)
+
+// wellFormed decodes every token of an SVG document.
+func wellFormed(t *testing.T, b []byte) {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(b))
+	for {
+		_, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("SVG is not well-formed XML: %v\n%s", err, b)
+		}
+	}
+}
+
+func TestSVGWellFormedAndEscaped(t *testing.T) {
+	t.Parallel()
+	t0 := float64(time.Date(2025, 5, 13, 11, 0, 0, 0, time.UTC).Unix())
+	x := []float64{t0, t0 + 60, t0 + 120, t0 + 180, t0 + 240}
+	c := &Chart{ID: "t<1>", Title: `Response "time" <script>alert(1)</script> & co`, XKind: Time,
+		Y: Axis{Label: "ms", Unit: "ms"},
+		Series: []Series{
+			{Name: "avg <b>", X: x, Y: []float64{100, 120, math.NaN(), 130, 125}, Lo: []float64{90, 110, math.NaN(), 120, 115}, Hi: []float64{110, 130, math.NaN(), 140, 135}},
+			{Name: "user", X: x, Y: []float64{10, 20, 30, 40, 50}, Stack: true},
+			{Name: "sys", X: x, Y: []float64{5, 5, 5, 5, 5}, Stack: true},
+		},
+		Spans:   []Span{{From: t0, To: t0 + 120, Label: "step <1>"}, {From: t0 + 120, To: t0 + 240, Label: "step 2"}},
+		Markers: []Marker{{X: t0}, {X: t0 + 120}, {X: t0 + 240}},
+	}
+	svg := c.SVG()
+	wellFormed(t, svg)
+	s := string(svg)
+	if strings.Contains(s, "<script") || strings.Contains(s, "<b>") {
+		t.Errorf("run text reached the SVG as markup")
+	}
+	if !strings.Contains(s, "&lt;script&gt;") {
+		t.Errorf("title not escaped as text")
+	}
+	// The NaN splits the line into two polylines: a gap, not a zero.
+	if n := strings.Count(s, "<polyline"); n != 2 {
+		t.Errorf("%d polylines, want 2 (gap at NaN)", n)
+	}
+	// Three markers are three dark vertical lines.
+	if n := strings.Count(s, `stroke="#333"`); n != 3 {
+		t.Errorf("%d phase lines, want 3", n)
+	}
+	for _, tick := range []string{">11:00:00<", ">11:02:00<", ">11:04:00<"} {
+		if !strings.Contains(s, tick) {
+			t.Errorf("missing clock tick %s", tick)
+		}
+	}
+}
+
+func TestEmptyChartSaysNoData(t *testing.T) {
+	t.Parallel()
+	c := &Chart{Title: "Nothing", Empty: "no samples"}
+	svg := c.SVG()
+	wellFormed(t, svg)
+	if !strings.Contains(string(svg), "no samples") {
+		t.Errorf("empty chart does not say why")
+	}
+}
+
+func TestReduceWeightedMeanIsExact(t *testing.T) {
+	t.Parallel()
+	// Three seconds with means 100, 200, 400 ms over 1, 3 and 0 samples
+	// (the last second has no sample: NaN) fall in one 10 s bucket: the
+	// exact average is (100·1 + 200·3) / 4 = 175.
+	x := []float64{0, 1, 2, 15}
+	y := []float64{100, 200, math.NaN(), 50}
+	w := []float64{1, 3, 0, 2}
+	r := Reduce(x, y, w, 0, 20, 10)
+	if len(r.Mean) != 2 || r.Mean[0] != 175 || r.Lo[0] != 100 || r.Hi[0] != 200 || r.Mean[1] != 50 {
+		t.Errorf("Reduce = %+v", r)
+	}
+	if !r.Reduced {
+		t.Errorf("two points in a bucket should count as reduced")
+	}
+	empty := Reduce([]float64{0}, []float64{1}, nil, 0, 30, 10)
+	if !math.IsNaN(empty.Mean[2]) {
+		t.Errorf("an empty bucket must be a gap, got %v", empty.Mean[2])
+	}
+}
+
+// TestReduceBounds checks with random series that every bucket's mean
+// lies within its envelope and the number of buckets is bounded.
+func TestReduceBounds(t *testing.T) {
+	t.Parallel()
+	f := func(vals []float64, span uint16) bool {
+		n := len(vals)
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = float64(i)
+			if math.IsNaN(vals[i]) || math.IsInf(vals[i], 0) {
+				vals[i] = 0
+			}
+		}
+		w := BucketWidth(float64(n)+1, 1, 50)
+		r := Reduce(x, vals, nil, 0, float64(n)+1, w)
+		if len(r.Mean) > 51 {
+			return false
+		}
+		for i := range r.Mean {
+			if math.IsNaN(r.Mean[i]) {
+				continue
+			}
+			if r.Mean[i] < r.Lo[i]-1e-6*math.Abs(r.Lo[i]) || r.Mean[i] > r.Hi[i]+1e-6*math.Abs(r.Hi[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	if err := quick.Check(f, &quick.Config{MaxCount: 200}); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestTicks(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		lo, hi float64
+		unit   string
+		want   string
+	}{
+		{0, 1234, "ms", "0,250,500,750,1000,1250"},
+		{0, 2.4e9, "bytes", "0 GiB,0.5 GiB,1 GiB,1.5 GiB,2 GiB,2.5 GiB"},
+		{0, 100, "%", "0 %,20 %,40 %,60 %,80 %,100 %"},
+	} {
+		ts := axisTicks(tc.lo, tc.hi, 5, tc.unit)
+		var got []string
+		for _, v := range ts {
+			got = append(got, tickLabel(v, tc.unit, ts))
+		}
+		if strings.Join(got, ",") != tc.want {
+			t.Errorf("ticks(%v, %v, %s) = %s, want %s", tc.lo, tc.hi, tc.unit, strings.Join(got, ","), tc.want)
+		}
+	}
+}
