@@ -224,16 +224,12 @@ func (d *decoder) checkExtract(e *Extract, n *yaml.Node, k keyset) {
 			d.errorf(at(n, k, "json"), "extract: %v", err)
 		}
 	case "regex":
-		re, err := regexp.Compile(e.Regex)
+		_, err := regexp.Compile(e.Regex)
 		switch {
 		case e.Regex == "":
 			d.errorf(at(n, k, "regex"), "extract: empty regex")
 		case err != nil:
 			d.errorf(at(n, k, "regex"), "extract: bad regex: %v", err)
-		case re.NumSubexp() > 1:
-			// The extractor takes the first group; more groups usually
-			// means an unintended (…) that should be (?:…).
-			d.errorf(at(n, k, "regex"), "extract: regex has %d capture groups; keep one and write the others as (?:…)", re.NumSubexp())
 		}
 	case "header":
 		if !isToken(e.Header) {
