@@ -214,3 +214,25 @@ func TestParseErrorsInline(t *testing.T) {
 		})
 	}
 }
+
+func TestParseErrorsMore(t *testing.T) {
+	t.Parallel()
+	const head = "name: x\ntarget: http://127.0.0.1:9\n"
+	cases := []struct{ name, src, want string }{
+		{"empty workloads", head + "workloads: {}\n", "p.yaml:3:12: plan: workloads is empty"},
+		{"scenario as mapping", head + "workloads:\n  w:\n    scenario: {request: {url: /}}\n    load: {users: 1, iterations: 1}\n",
+			"p.yaml:5:15: scenario: expected a list of steps (each item starts with -"},
+		{"typo in step", head + "workloads:\n  w:\n    scenario: [{requst: {url: /}}]\n    load: {users: 1, iterations: 1}\n",
+			`p.yaml:5:17: unknown key "requst" in step (did you mean "request"?)`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse("p.yaml", []byte(c.src), "testdata", Options{})
+			var es Errors
+			if err == nil || !strings.Contains(err.Error(), c.want) || !errors.As(err, &es) || len(es) != 1 {
+				t.Errorf("got\n%v\nwant only %q", err, c.want)
+			}
+		})
+	}
+}

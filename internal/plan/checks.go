@@ -108,7 +108,7 @@ func (d *decoder) checkStep(s *Step, n *yaml.Node, k keyset) {
 		}
 	}
 	switch {
-	case len(have) == 0 && len(k) == 0:
+	case len(have) == 0:
 		d.missing(n, "step needs one of request, think, transaction, loop")
 	case len(have) > 1:
 		d.errorf(n, "a step holds one of request, think, transaction, loop, not both %s and %s; give each its own list item (- …)", have[0], have[1])
@@ -434,7 +434,6 @@ func (d *decoder) feeders(n *yaml.Node, key string) map[string]*Feeder {
 		if v != nil && v.Kind == yaml.ScalarNode && !isNull(v) {
 			// Short form "patients: patients.csv".
 			f.CSV, _ = d.str(v, "data."+name)
-			f.Pos = d.pos(v)
 			k = keyset{"csv": {key: p.key, val: v}}
 		} else {
 			k = d.decodeStruct(v, f)
@@ -627,9 +626,11 @@ func (d *decoder) checkPlan(p *Plan, n *yaml.Node, k keyset) {
 		d.errorf(at(n, k, "name"), "plan name %q must not contain / or \\ (it names the run directory)", p.Name)
 	}
 	d.checkTarget(p, n, k)
-	if len(p.Workloads) == 0 && !k.has("workloads") {
+	switch {
+	case len(p.Workloads) > 0:
+	case !k.has("workloads"):
 		d.missing(n, "plan: missing workloads")
-	} else if len(p.Workloads) == 0 && d.resolve(k["workloads"].val) != nil && isNull(d.resolve(k["workloads"].val)) {
+	default:
 		d.errorf(at(n, k, "workloads"), "plan: workloads is empty")
 	}
 	d.checkRefs(p)

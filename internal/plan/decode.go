@@ -63,7 +63,8 @@ type decoder struct {
 	// failed holds the value nodes already reported, so a bad value is
 	// reported once ("users: ten"), not again by the checks that see its
 	// zero value ("users must be at least 1").
-	failed map[*yaml.Node]bool
+	failed  map[*yaml.Node]bool
+	badType map[*yaml.Node]bool // nodes of the wrong kind: nothing more to say about them
 	// unknown holds the mappings that had unknown keys: a typo ("usres")
 	// already explains why a key is missing.
 	unknown map[*yaml.Node]bool
@@ -81,6 +82,7 @@ func newDecoder(file string, src []byte, dir string, opt Options) *decoder {
 		extracted: map[*Workload]map[string]bool{},
 		badData:   map[string]bool{},
 		failed:    map[*yaml.Node]bool{},
+		badType:   map[*yaml.Node]bool{},
 		unknown:   map[*yaml.Node]bool{},
 	}
 }
@@ -96,7 +98,7 @@ func (d *decoder) pos(n *yaml.Node) Pos {
 // errorf records a problem at n. A second problem at the same scalar or
 // list is dropped: it is a consequence of the first.
 func (d *decoder) errorf(n *yaml.Node, format string, args ...any) {
-	if n != nil && n.Kind != yaml.MappingNode && d.failed[n] {
+	if n != nil && d.failed[n] && (n.Kind != yaml.MappingNode || d.badType[n]) {
 		return
 	}
 	d.errAt(d.pos(n), n, fmt.Sprintf(format, args...))
@@ -194,6 +196,7 @@ func describe(n *yaml.Node) string {
 
 func (d *decoder) typeErr(n *yaml.Node, key, want string) {
 	d.errorf(n, "%s: expected %s, got %s", key, want, describe(n))
+	d.badType[n] = true
 }
 
 // pairs lists a mapping's keys and values, expanding YAML merge keys (<<)
@@ -473,7 +476,11 @@ func (d *decoder) decodeValue(n *yaml.Node, fv reflect.Value, key string) {
 			d.decodeStruct(n, fv.Addr().Interface())
 		case fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.Struct:
 			if n.Kind != yaml.SequenceNode {
-				d.typeErr(n, key, "a list")
+				want := "a list"
+				if fv.Type() == reflect.TypeOf([]Step{}) {
+					want = "a list of steps (each item starts with -, e.g. - request: …)"
+				}
+				d.typeErr(n, key, want)
 				return
 			}
 			out := reflect.MakeSlice(fv.Type(), 0, len(n.Content))

@@ -130,8 +130,9 @@ type JSONCheck struct {
 	Value string
 }
 
-// Think pauses a virtual user: Fixed, or uniform between Min and Max.
-// In YAML: "think: 1s" or "think: uniform(500ms, 1500ms)".
+// Think pauses a virtual user: Fixed, or uniform between Min and Max when
+// Max > 0 (IsUniform). In YAML: "think: 1s", "think: uniform(500ms, 1500ms)"
+// or "think: {min: 500ms, max: 1500ms}".
 type Think struct {
 	Fixed    time.Duration
 	Min, Max time.Duration
