@@ -13,6 +13,12 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// The first Ctrl-C stops gracefully; restore the default so a
+		// second one ends plateau at once.
+		<-ctx.Done()
+		stop()
+	}()
 	code := cli.Main(ctx, cli.State{
 		Args:   os.Args[1:],
 		Stdin:  os.Stdin,
