@@ -220,15 +220,8 @@ func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sam
 	if q.hasBody {
 		v.req.Body = []byte(v.render(&q.body))
 	}
-	rctx := ctx
-	var cancel context.CancelFunc
-	if q.timeout > 0 {
-		rctx, cancel = context.WithTimeout(ctx, q.timeout)
-	}
-	_ = v.client.Do(rctx, &v.req, &v.res)
-	if cancel != nil {
-		cancel()
-	}
+	v.req.Timeout = q.timeout // 0: the client's default
+	_ = v.client.Do(ctx, &v.req, &v.res)
 	r := &v.res
 	if ctx.Err() != nil && r.Err != nil {
 		return ctx.Err() // stopped mid-request: not a sample
