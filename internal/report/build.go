@@ -128,6 +128,33 @@ func (b *builder) finding(l doc.Level, format string, args ...any) {
 	b.findings = append(b.findings, doc.Finding{Level: l, Text: fmt.Sprintf(format, args...)})
 }
 
+// findingRank orders the summary bullets by what a reader must know first:
+// the requirements, where it stops scaling, regressions, errors, drift and
+// leaks, then resources and volume.
+func findingRank(text string) int {
+	prefixes := []string{"Requirement", "Average", "95th", "99th", "90th", "Median", "Maximum", "Minimum", "Error rate", "Throughput of",
+		"Throughput stopped", "Throughput", "Compared with", "The generator dropped", "No samples"}
+	for i, p := range prefixes {
+		if strings.HasPrefix(text, p) {
+			if i < 10 {
+				return 0
+			}
+			return 1
+		}
+	}
+	switch {
+	case strings.Contains(text, "error") && !strings.HasPrefix(text, "No errors"):
+		return 2
+	case strings.HasPrefix(text, "Latency drift"), strings.HasPrefix(text, "Memory"):
+		return 3
+	case strings.HasPrefix(text, "CPU"):
+		return 4
+	case strings.HasPrefix(text, "No errors"):
+		return 5
+	}
+	return 6
+}
+
 // conclude records the verdict on one aspect.
 func (b *builder) conclude(aspect string, l doc.Level, verdict, evidence string) {
 	b.conclusions[aspect] = doc.Conclusion{Aspect: aspect, Level: l, Verdict: verdict, Evidence: evidence}
@@ -145,7 +172,8 @@ func (b *builder) summary() doc.Section {
 	sec.Blocks = append(sec.Blocks, &st)
 	// Keep 3–8 bullets: the most important first; pad with the load
 	// statement when a run has little to say.
-	items := b.findings
+	items := append([]doc.Finding(nil), b.findings...)
+	sort.SliceStable(items, func(i, j int) bool { return findingRank(items[i].Text) < findingRank(items[j].Text) })
 	if len(items) > 8 {
 		items = items[:8]
 	}

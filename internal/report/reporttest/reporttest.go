@@ -328,7 +328,7 @@ func writeMonitor(dir string, info *rundir.Info, seconds int, o Options, rng *ra
 				row(t, "cpu_system_pct", "%", round2(sys))
 				row(t, "cpu_iowait_pct", "%", round2(io))
 				row(t, "cpu_idle_pct", "%", round2(math.Max(0, 100-user-sys-io)))
-				row(t, "mem_used_bytes", "bytes", math.Round(2.1e9+4e8*l+2e7*rng.NormFloat64()))
+				row(t, "mem_used_bytes", "bytes", math.Round(2.1e9+3e7*l+2e7*rng.NormFloat64()))
 				row(t, "mem_total_bytes", "bytes", 8<<30)
 				row(t, "net_rx_bytes_per_s", "bytes/s", math.Round(math.Max(0, 62e3*l*3+4e3*rng.NormFloat64())))
 				row(t, "net_tx_bytes_per_s", "bytes/s", math.Round(math.Max(0, 410e3*l*3+2e4*rng.NormFloat64())))
