@@ -96,7 +96,7 @@ func (b *builder) judgeResources(ts []*target) {
 		}
 		ev := fmt.Sprintf("busiest: %s at %s %s on average in %s (peak %s)", busiest.target, num3(busiest.mean), unit, busiest.phase, num3(busiest.max))
 		b.conclude("CPU", lvl, verdict, ev)
-		b.finding(lvl, "CPU %s: %s.", verdict, ev)
+		b.finding(lvl, "CPU %s: %s averaged %s %s in %s (peak %s).", verdict, busiest.target, num3(busiest.mean), unit, busiest.phase, num3(busiest.max))
 	}
 	// Network: the highest phase means in and out per host.
 	var netEv []string
