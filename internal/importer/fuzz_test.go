@@ -1,0 +1,55 @@
+package importer
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func FuzzTimeParse(f *testing.F) {
+	for _, s := range []string{"2019-05-13T11:10:14.123+02:00", "2019-05-13 11:10:14", "13/May/2019:11:10:14 +0200",
+		"1557738614123", "1557738614.123", "2019-13-45T99:99:99Z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, format := range []string{"iso8601", "nginx", "s", "ms", "yyyy/MM/dd HH:mm:ss.SSS"} {
+			p, err := NewTimeParser(format, Clock{Loc: time.UTC})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = p.Parse([]byte(s))
+		}
+		_, _ = DetectEpoch([]byte(s))
+		_, _ = ParseTimeFlag(s, Clock{}, "--start")
+		_, _ = JavaLayout(s)
+	})
+}
+
+func FuzzPhases(f *testing.F) {
+	f.Add("name,start,end\n1,2019-05-13T11:10:14Z,2019-05-13T11:25:18Z\n")
+	f.Add("iteration;threads;nodes;start;end\n1;7;2;2019-05-13_11-10-14;2019-05-13_11-25-18\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		ps, err := ParsePhases(strings.NewReader(s), "fuzz.csv", Clock{Loc: time.UTC})
+		if err == nil {
+			for _, p := range ps {
+				if !p.End.After(p.Start) {
+					t.Fatalf("phase %+v accepted with end before start", p)
+				}
+			}
+		}
+	})
+}
+
+func TestParseDecimal(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]int64{"0.155": 155000, "12": 12000000, "1.5": 1500000, "0.0000019": 1} {
+		if got, ok := ParseDecimal([]byte(in), 6); !ok || got != want {
+			t.Errorf("%q → %d %v, want %d", in, got, ok, want)
+		}
+	}
+	for _, bad := range []string{"", ".", "1.2.3", "-1", "1e3", "abc"} {
+		if _, ok := ParseDecimal([]byte(bad), 6); ok {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
