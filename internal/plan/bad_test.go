@@ -48,7 +48,7 @@ var badFixtures = map[string][]string{
 		`13:7: load mixes 2 load models: stepped (steps) and stages (stages)`,
 	},
 	"syntax.bad.yaml": {
-		`6:28: YAML syntax: ',' or '}' must be specified (inside { } or [ ], quote values that contain ${…})`,
+		`6:28: YAML syntax: did not find expected ',' or '}' (inside { } or [ ], quote values that contain ${…})`,
 	},
 	"env.bad.yaml": {
 		`2:9: environment variable PLATEAU_TEST_TARGET is not set`,
@@ -179,6 +179,8 @@ func TestParseErrorsInline(t *testing.T) {
 		{"empty", "", "p.yaml:1:1: plan is empty"},
 		{"comment only", "# nothing\n", "p.yaml:1:1: plan is empty"},
 		{"not a mapping", "- a\n- b\n", "p.yaml:1:1: plan: expected a mapping, got a list"},
+		{"unclosed quote", "name: \"x\ntarget: y\n", "p.yaml:1:7: YAML syntax: could not find end character of double-quoted text"},
+		{"tab indent", "name: x\n\ttarget: y\n", "p.yaml:2:1: YAML syntax: found a tab character that violates indentation"},
 		{"second document", head + "---\nname: y\n", "p.yaml:3:1: plan holds a second YAML document"},
 		{"no workloads", head, "p.yaml:1:1: plan: missing workloads"},
 		{"workload without scenario", head + "workloads:\n  w:\n    load: {users: 1, iterations: 1}\n", `p.yaml:5:5: workload "w": missing scenario`},

@@ -110,26 +110,35 @@ func parseYAML(name string, src []byte) (root *yaml.Node, perr *Error) {
 
 var yamlLineRe = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// yamlError turns a yaml.v3 syntax error into an Error. yaml.v3 reports
-// only a line, and for parser errors the 0-based line where the enclosing
-// block starts, so the position is taken from goccy/go-yaml's parser when it
-// also rejects the text; it reports the offending token's line and column.
+// yamlError turns a yaml.v3 syntax error into an Error. yaml.v3 reports a
+// line only: the right one for scanner errors, but for parser errors ("did
+// not find expected …") the 0-based line where the enclosing block starts.
+// goccy/go-yaml's parser reports the offending token's line and column, so
+// its position is used for parser errors and its column for scanner errors
+// on the same line; the message stays yaml.v3's.
 func yamlError(name string, src []byte, err error) *Error {
-	msg := err.Error()
-	pos := Pos{1, 1}
-	if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
-		if n, cerr := strconv.Atoi(m[1]); cerr == nil && n > 0 {
-			pos.Line = n
-		}
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 0
+	if m := yamlLineRe.FindStringSubmatch(err.Error()); m != nil {
+		line, _ = strconv.Atoi(m[1])
 		msg = m[2]
-		if strings.HasPrefix(msg, "did not find expected") {
-			pos.Line++ // parser errors carry a 0-based line
-		}
-	} else {
-		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
-	if gpos, gmsg, ok := syntaxPos(src); ok {
+	parserErr := strings.HasPrefix(msg, "did not find expected")
+	gpos, gmsg, gok := syntaxPos(src)
+	pos := Pos{1, 1}
+	switch {
+	case gok && strings.Contains(msg, "unexpected end of stream"):
+		// An unclosed quote or bracket: goccy points at where it opened.
 		pos, msg = gpos, gmsg
+	case line > 0 && !parserErr:
+		pos.Line = line
+		if gok && gpos.Line == line {
+			pos.Col = gpos.Col
+		}
+	case gok:
+		pos = gpos
+	case line > 0:
+		pos.Line = line + 1
 	}
 	lines := strings.Split(string(src), "\n")
 	if pos.Line <= len(lines) && strings.Contains(lines[pos.Line-1], "${") {
