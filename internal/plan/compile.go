@@ -1,0 +1,287 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Compiling templates: ${env.NAME} substitution, ${var} parts with their
+// file positions, and json: bodies.
+
+// expand substitutes ${env.NAME} in a scalar that is not a template and
+// turns $${ into ${. Any other ${...} is an error: only templates (URLs,
+// headers, bodies) can use run-time variables.
+func (d *decoder) expand(n *yaml.Node, key string) (string, bool) {
+	if !strings.Contains(n.Value, "${") {
+		return n.Value, true
+	}
+	pieces, off, msg := scanTemplate(n.Value)
+	if msg != "" {
+		d.errAt(d.refPos(n, off), n, key+": "+msg)
+		return "", false
+	}
+	var b strings.Builder
+	ok := true
+	for _, pc := range pieces {
+		if pc.ref == nil {
+			b.WriteString(pc.lit)
+			continue
+		}
+		if v, found := d.env(n, pc.ref); found {
+			b.WriteString(v)
+			continue
+		} else if _, _, _, isEnv := envRef(pc.ref.name); isEnv {
+			ok = false
+			continue
+		}
+		d.errAt(d.refPos(n, pc.ref.offset), n, fmt.Sprintf("%s: ${%s} cannot be used here; only ${env.NAME} is substituted in %s (write $${ for a literal ${)", key, pc.ref.name, key))
+		ok = false
+	}
+	return b.String(), ok
+}
+
+// env resolves an ${env.NAME} reference; it reports undefined variables and
+// returns found=false for them and for references that are not env.
+func (d *decoder) env(n *yaml.Node, r *tmplRef) (string, bool) {
+	name, def, hasDef, isEnv := envRef(r.name)
+	if !isEnv {
+		return "", false
+	}
+	if name == "" {
+		d.errAt(d.refPos(n, r.offset), n, fmt.Sprintf("${%s}: missing environment variable name", r.name))
+		return "", false
+	}
+	if d.opt.Env != nil {
+		if v, ok := d.opt.Env(name); ok {
+			return v, true
+		}
+	}
+	if hasDef {
+		return def, true
+	}
+	d.errAt(d.refPos(n, r.offset), n, fmt.Sprintf("environment variable %s is not set (${env.%s}; give a default with ${env.%s:-value})", name, name, name))
+	return "", false
+}
+
+// refPos is the file position of byte offset off inside scalar n's value.
+// yaml.v3 gives only the scalar's start, so the offset is mapped back onto
+// the source line; when the source cannot be matched (escapes, folding,
+// --set values) the estimate is kept.
+func (d *decoder) refPos(n *yaml.Node, off int) Pos {
+	p := d.pos(n)
+	if d.origin[n] != "" || off < 0 || off > len(n.Value) {
+		return p
+	}
+	before := n.Value[:off]
+	switch n.Style {
+	case yaml.LiteralStyle, yaml.FoldedStyle:
+		p.Line += 1 + strings.Count(before, "\n")
+		p.Col = 1
+		if i := strings.LastIndexByte(before, '\n'); i >= 0 {
+			before = before[i+1:]
+		}
+		if line, ok := d.line(p.Line); ok {
+			indent := len(line) - len(strings.TrimLeft(line, " "))
+			p.Col = indent + 1 + utf8.RuneCountInString(before)
+		}
+		return p
+	case yaml.DoubleQuotedStyle, yaml.SingleQuotedStyle:
+		p.Col++
+	}
+	if strings.Contains(before, "\n") {
+		return d.pos(n)
+	}
+	p.Col += utf8.RuneCountInString(before)
+	// Escapes in quoted strings shift columns: when the estimate does not
+	// land on a "${" in the source, take the first "${" after the scalar's
+	// start instead.
+	line, ok := d.line(p.Line)
+	if !ok {
+		return p
+	}
+	rs := []rune(line)
+	if c := p.Col - 1; c+1 < len(rs) && rs[c] == '$' && rs[c+1] == '{' {
+		return p
+	}
+	if start := n.Column - 1; start >= 0 && start < len(rs) {
+		if i := strings.Index(string(rs[start:]), "${"); i >= 0 {
+			p.Col = n.Column + utf8.RuneCountInString(string(rs[start:])[:i])
+		}
+	}
+	return p
+}
+
+// line returns source line l (1-based).
+func (d *decoder) line(l int) (string, bool) {
+	if d.lines == nil {
+		d.lines = strings.Split(string(d.src), "\n")
+	}
+	if l < 1 || l > len(d.lines) {
+		return "", false
+	}
+	return strings.TrimRight(d.lines[l-1], "\r"), true
+}
+
+// template compiles a scalar into a Template: ${env.NAME} is substituted
+// now, other references become variable parts checked once the plan is
+// complete.
+func (d *decoder) template(n *yaml.Node, key string, jsonEsc bool) (Template, bool) {
+	n = d.resolve(n)
+	if n == nil || n.Kind != yaml.ScalarNode {
+		d.typeErr(n, key, "text")
+		return Template{}, false
+	}
+	var b partBuilder
+	ok := d.templateParts(n, key, jsonEsc, &b)
+	return Template{Raw: n.Value, Parts: b.done()}, ok
+}
+
+// partBuilder accumulates template parts, merging adjacent literals in a
+// builder so that large JSON bodies compile in linear time.
+type partBuilder struct {
+	parts []Part
+	lit   strings.Builder
+}
+
+func (b *partBuilder) literal(s string) { b.lit.WriteString(s) }
+
+func (b *partBuilder) variable(p Part) {
+	b.flush()
+	b.parts = append(b.parts, p)
+}
+
+func (b *partBuilder) flush() {
+	if b.lit.Len() > 0 {
+		b.parts = append(b.parts, Part{Lit: b.lit.String()})
+		b.lit.Reset()
+	}
+}
+
+func (b *partBuilder) done() []Part {
+	b.flush()
+	return b.parts
+}
+
+// templateParts adds scalar n's text to b. With jsonEsc the literal text is
+// escaped for the inside of a JSON string and variable parts are marked
+// JSONEscape.
+func (d *decoder) templateParts(n *yaml.Node, key string, jsonEsc bool, b *partBuilder) bool {
+	pieces, off, msg := scanTemplate(n.Value)
+	if msg != "" {
+		d.errAt(d.refPos(n, off), n, key+": "+msg)
+		return false
+	}
+	lit := func(s string) {
+		if jsonEsc {
+			s = string(appendJSONEscaped(nil, s))
+		}
+		b.literal(s)
+	}
+	ok := true
+	for _, pc := range pieces {
+		if pc.ref == nil {
+			lit(pc.lit)
+			continue
+		}
+		if _, _, _, isEnv := envRef(pc.ref.name); isEnv {
+			v, found := d.env(n, pc.ref)
+			ok = ok && found
+			lit(v)
+			continue
+		}
+		name := pc.ref.name
+		feeder, col, dotted := strings.Cut(name, ".")
+		if !isIdent(feeder) || (dotted && col == "") {
+			d.errAt(d.refPos(n, pc.ref.offset), n, fmt.Sprintf("bad variable name ${%s}: use ${name} or ${data.column}", name))
+			ok = false
+			continue
+		}
+		d.refs = append(d.refs, varRef{name: name, pos: d.refPos(n, pc.ref.offset), node: n, wl: d.wl})
+		b.variable(Part{Var: name, JSONEscape: jsonEsc})
+	}
+	return ok
+}
+
+// maxJSONBody bounds a json: body after alias expansion.
+const maxJSONBody = 16 << 20
+
+// jsonTemplate encodes any YAML value as a JSON template: mappings become
+// objects (key order kept), lists arrays, strings JSON strings whose
+// ${var}s are rendered JSON-escaped; numbers, booleans and null keep their
+// type.
+func (d *decoder) jsonTemplate(n *yaml.Node) *Template {
+	var b partBuilder
+	d.jsonValue(n, &b, 0)
+	parts := b.done()
+	var raw strings.Builder
+	for _, p := range parts {
+		if p.Var != "" {
+			raw.WriteString("${" + p.Var + "}")
+		} else {
+			raw.WriteString(p.Lit)
+		}
+	}
+	return &Template{Raw: raw.String(), Parts: parts}
+}
+
+func (d *decoder) jsonValue(n *yaml.Node, b *partBuilder, depth int) {
+	n = d.resolve(n)
+	if depth > 100 {
+		d.errorf(n, "json: nested too deeply")
+		return
+	}
+	if b.lit.Len() > maxJSONBody {
+		d.errorf(n, "json: body larger than %d MiB", maxJSONBody>>20)
+		return
+	}
+	switch {
+	case n == nil || isNull(n):
+		b.literal("null")
+		return
+	case n.Kind == yaml.MappingNode:
+		b.literal("{")
+		for i, p := range d.pairs(n) {
+			if i > 0 {
+				b.literal(",")
+			}
+			b.literal(`"`)
+			d.templateParts(p.key, "json", true, b)
+			b.literal(`":`)
+			d.jsonValue(p.val, b, depth+1)
+		}
+		b.literal("}")
+		return
+	case n.Kind == yaml.SequenceNode:
+		b.literal("[")
+		for i, item := range n.Content {
+			if i > 0 {
+				b.literal(",")
+			}
+			d.jsonValue(item, b, depth+1)
+		}
+		b.literal("]")
+		return
+	}
+	switch n.ShortTag() {
+	case "!!bool", "!!int", "!!float":
+		var v any
+		if err := n.Decode(&v); err != nil {
+			d.errorf(n, "json: cannot read %s: %v", describe(n), err)
+			return
+		}
+		out, err := json.Marshal(v)
+		if err != nil {
+			d.errorf(n, "json: %s cannot be written as JSON", describe(n))
+			return
+		}
+		b.literal(string(out))
+		return
+	}
+	b.literal(`"`)
+	d.templateParts(n, "json", true, b)
+	b.literal(`"`)
+}
