@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plateau-perf/plateau/internal/analysis/resources"
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/monitor"
 	"github.com/plateau-perf/plateau/internal/report/chart"
@@ -63,14 +64,11 @@ func (b *builder) monTargets() []*target {
 	return out
 }
 
-// rstat summarises one series over a span.
+// rstat summarises one series over a span (for the report's tables; the
+// same statistics as resources.Stat over any span).
 type rstat struct {
-	Min   float64 `json:"min"`
-	Mean  float64 `json:"mean"`
-	Max   float64 `json:"max"`
-	First float64 `json:"first"`
-	Last  float64 `json:"last"`
-	n     int
+	Min, Mean, Max, First, Last float64
+	n                           int
 }
 
 // statsOver summarises the finite points of s in [from, to).
@@ -102,43 +100,21 @@ func statsOver(s *core.Series, from, to time.Time) (rstat, bool) {
 	return st, true
 }
 
-// ResourceEntry is one element of summary.json's resources: one target over
-// the whole run (Phase nil) or over one phase.
-type ResourceEntry struct {
-	Target  string           `json:"target"`
-	Kind    string           `json:"kind"`
-	Phase   *string          `json:"phase"`
-	Metrics map[string]rstat `json:"metrics"`
-}
-
-// resourceEntries computes summary.json's resources.
-func (b *builder) resourceEntries(ts []*target) []ResourceEntry {
-	out := []ResourceEntry{}
-	for _, t := range ts {
-		spans := []struct {
-			name     *string
-			from, to time.Time
-		}{{nil, b.d.Start, b.d.End.Add(time.Nanosecond)}}
-		for _, p := range b.d.Phases {
-			n := b.red.String(p.Name)
-			spans = append(spans, struct {
-				name     *string
-				from, to time.Time
-			}{&n, p.Start, p.End})
-		}
-		for _, sp := range spans {
-			e := ResourceEntry{Target: b.red.String(t.name), Kind: t.kind, Phase: sp.name, Metrics: map[string]rstat{}}
-			for _, m := range t.metrics {
-				if st, ok := statsOver(t.byMetric[m], sp.from, sp.to); ok {
-					e.Metrics[m] = st
-				}
-			}
-			if len(e.Metrics) > 0 {
-				out = append(out, e)
-			}
+// resourceEntries computes summary.json's resources with the resources
+// analysis, names redacted.
+func (b *builder) resourceEntries() []resources.Entry {
+	es := resources.Summarize(b.in.series, b.d.Phases)
+	for i := range es {
+		es[i].Target = b.red.String(es[i].Target)
+		if es[i].Phase != nil {
+			n := b.red.String(*es[i].Phase)
+			es[i].Phase = &n
 		}
 	}
-	return out
+	if es == nil {
+		es = []resources.Entry{}
+	}
+	return es
 }
 
 // line is one metric drawn in a resource panel.
@@ -318,7 +294,7 @@ func (b *builder) resources() doc.Section {
 		}
 		return sec
 	}
-	b.s.Resources = b.resourceEntries(ts)
+	b.s.Resources = b.resourceEntries()
 	sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("%d monitored %s, sampled on the same clock as the load. Charts of the same kind are laid out side by side, one per target; phase boundaries are drawn as vertical lines. The tables give each metric's mean and maximum per phase.",
 		withData, map[bool]string{true: "target", false: "targets"}[withData == 1])})
 	// Group targets by kind, keeping first-seen order.
