@@ -224,6 +224,10 @@ func TestParseErrorsMore(t *testing.T) {
 		{"empty workloads", head + "workloads: {}\n", "p.yaml:3:12: plan: workloads is empty"},
 		{"scenario as mapping", head + "workloads:\n  w:\n    scenario: {request: {url: /}}\n    load: {users: 1, iterations: 1}\n",
 			"p.yaml:5:15: scenario: expected a list of steps (each item starts with -"},
+		{"pacing without users", head + "workloads:\n  w:\n    scenario: [{think: 1s}]\n    load: {pace: 1s, duration: 1m}\n",
+			"p.yaml:6:11: load: pacing needs users"},
+		{"closed without duration", head + "workloads:\n  w:\n    scenario: [{think: 1s}]\n    load: {users: 3, ramp_up: 1s}\n",
+			"p.yaml:6:11: load: the closed model needs duration or iterations"},
 		{"typo in step", head + "workloads:\n  w:\n    scenario: [{requst: {url: /}}]\n    load: {users: 1, iterations: 1}\n",
 			`p.yaml:5:17: unknown key "requst" in step (did you mean "request"?)`},
 	}

@@ -310,6 +310,8 @@ func (d *decoder) checkLoad(l *Load, n *yaml.Node, k keyset) {
 			d.errorf(k["iterations"].key, "load: give duration or iterations, not both")
 		case k.has("iterations"):
 			positive("iterations", l.Iterations)
+		case !k.has("duration"):
+			d.missing(n, "load: the closed model needs duration or iterations")
 		default:
 			needDuration()
 			if l.RampUp > l.Duration && l.Duration > 0 {
@@ -317,9 +319,10 @@ func (d *decoder) checkLoad(l *Load, n *yaml.Node, k keyset) {
 			}
 		}
 	case "pacing":
-		positive("users", l.Users)
 		if !k.has("users") {
 			d.missing(n, "load: pacing needs users")
+		} else {
+			positive("users", l.Users)
 		}
 		if l.Pace <= 0 {
 			d.errorf(at(n, k, "pace"), "load: pace must be positive")
