@@ -31,6 +31,9 @@ type runFlags struct {
 	startAt   string
 	quiet     bool
 	noSamples bool
+	// generators > 0 runs the plan on that many local generator
+	// processes (generators.go).
+	generators int
 }
 
 func newRunCmd(st *State) *cobra.Command {
@@ -44,6 +47,9 @@ summary.json and the reports. Exit code 0 when every SLA holds, 1 when one fails
 2 when the run could not be done. Ctrl-C stops the load and still writes everything.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.generators > 0 {
+				return runGenerators(cmd.Context(), st, args[0], f)
+			}
 			return runPlan(cmd.Context(), st, args[0], f)
 		},
 	}
@@ -53,6 +59,7 @@ summary.json and the reports. Exit code 0 when every SLA holds, 1 when one fails
 	c.Flags().StringVar(&f.startAt, "start-at", "", "start the load at this RFC 3339 instant (distributed generation)")
 	c.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no live progress output")
 	c.Flags().BoolVar(&f.noSamples, "no-samples", false, "do not keep the raw sample log (samples.jtl)")
+	c.Flags().IntVarP(&f.generators, "generators", "g", 0, "run the plan on N local generator processes (segments i/N), then merge")
 	return c
 }
 

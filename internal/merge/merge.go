@@ -44,6 +44,12 @@ type Options struct {
 	NoMonitors bool
 	// Command is the command line recorded in the merged run.json.
 	Command []string
+	// Plan, when set, is the plan copy to keep instead of the segments'
+	// (which must still agree with each other).
+	Plan []byte
+	// Notes are added to the merged run.json's notes (what the caller saw
+	// happen to the generators).
+	Notes []string
 }
 
 // Segment is one generator's share as recorded in the merged run.json
@@ -125,6 +131,9 @@ func Merge(opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Plan != nil {
+		planSrc = opts.Plan
+	}
 	phases, maps, phaseNotes := alignPhases(segs)
 
 	base := *segs[0].info
@@ -168,6 +177,7 @@ func Merge(opts Options) (*Result, error) {
 	n := segs[0].count()
 	all := completeSegments(segs, n)
 	finish(info, all, res)
+	info.Notes = append(info.Notes, opts.Notes...)
 	info.Notes = append(info.Notes, unreadable...)
 	info.Notes = append(info.Notes, phaseNotes...)
 	info.Notes = append(info.Notes, notes...)

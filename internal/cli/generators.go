@@ -1,0 +1,191 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/merge"
+	"github.com/plateau-perf/plateau/internal/rundir"
+)
+
+// generatorLead is how far ahead of now local generators are told to start:
+// enough for N processes to start and load the plan on a busy machine. The
+// instant is then rounded up to a whole second so that the load's seconds
+// line up with the per-second intervals.
+const generatorLead = 1500 * time.Millisecond
+
+// SegmentsDir is where `plateau run --generators N` keeps each generator's
+// own run directory, inside the merged one.
+const SegmentsDir = "segments"
+
+// runGenerators is `plateau run PLAN --generators N`: N generator processes
+// of this binary, each running segment i/N of the plan from one common
+// start instant, then the merge into the run directory and its reports.
+// The parent runs the plan's monitors once (the generators share its host),
+// so the children run without them.
+func runGenerators(ctx context.Context, st *State, planPath string, f runFlags) error {
+	n := f.generators
+	if f.segment != "" {
+		return errors.New("--generators and --segment exclude each other: --generators starts the segments itself")
+	}
+	if n > 256 {
+		return fmt.Errorf("--generators %d: at most 256 local generators", n)
+	}
+	if st.Exe == "" {
+		return errors.New("--generators: cannot find the plateau binary to start")
+	}
+	p, err := loadPlan(st, planPath, f.set)
+	if err != nil {
+		return err
+	}
+	dir := f.out
+	if dir == "" {
+		dir = filepath.Join("runs", safeName(p.Name)+"-"+time.Now().UTC().Format("20060102T150405Z"))
+	}
+	if _, err := os.Stat(filepath.Join(dir, rundir.InfoFile)); err == nil {
+		return fmt.Errorf("run directory %s already holds a run", dir)
+	}
+	start := time.Now().Add(generatorLead).Truncate(time.Second).Add(time.Second)
+	if f.startAt != "" {
+		if start, err = time.Parse(time.RFC3339Nano, f.startAt); err != nil {
+			return fmt.Errorf("--start-at: %w", err)
+		}
+	}
+	dirs := make([]string, n)
+	for i := range dirs {
+		dirs[i] = filepath.Join(dir, SegmentsDir, strconv.Itoa(i))
+		if err := os.MkdirAll(dirs[i], 0o755); err != nil {
+			return fmt.Errorf("creating run directory: %w", err)
+		}
+	}
+	fmt.Fprintf(st.Stderr, "plateau: running %s on %d local generators from %s → %s\n", p.Name, n,
+		start.Format("15:04:05.000"), dir)
+
+	mon := startMonitors(ctx, st, p, dir)
+	began := time.Now()
+	procs, err := startGenerators(st, planPath, f, n, start, dirs)
+	if err != nil {
+		_ = mon.stop()
+		return err
+	}
+	failures := waitGenerators(ctx, procs)
+	loadDone := time.Now()
+	monErr := mon.stop()
+	for _, msg := range failures {
+		fmt.Fprintf(st.Stderr, "plateau: %s\n", msg)
+	}
+
+	err = mergeAndReport(ctx, st, merge.Options{Dirs: dirs, Out: dir, Segments: n, NoMonitors: true,
+		Command: redactArgs(append([]string{"plateau"}, st.Args...)),
+		// The parent's plan copy: the children's has their monitors
+		// switched off.
+		Plan: p.RedactedSource(),
+		Notes: append(failures, noteOf(monErr)...)}, nil)
+	fmt.Fprintf(st.Stderr, "plateau: %d generators: load %.1f s from launch (start lead %.1f s), merge and reports %.1f s\n",
+		n, loadDone.Sub(began).Seconds(), start.Sub(began).Seconds(), time.Since(loadDone).Seconds())
+	return err
+}
+
+func noteOf(err error) []string {
+	if err == nil {
+		return nil
+	}
+	return []string{"monitors: " + err.Error()}
+}
+
+type generatorProc struct {
+	seg int
+	cmd *exec.Cmd
+	log *os.File
+}
+
+// startGenerators starts the N children; on a failure it stops the ones
+// already started.
+func startGenerators(st *State, planPath string, f runFlags, n int, start time.Time, dirs []string) ([]*generatorProc, error) {
+	var procs []*generatorProc
+	for i := 0; i < n; i++ {
+		args := []string{"run", planPath, "--segment", fmt.Sprintf("%d/%d", i, n),
+			"--start-at", start.UTC().Format(time.RFC3339Nano), "-o", dirs[i], "-q",
+			"--set", "monitor.targets=[]"}
+		for _, s := range f.set {
+			args = append(args, "--set", s)
+		}
+		if f.noSamples {
+			args = append(args, "--no-samples")
+		}
+		logf, err := os.Create(filepath.Join(dirs[i], "generator.log"))
+		if err == nil {
+			cmd := exec.Command(st.Exe, args...)
+			cmd.Stdout, cmd.Stderr = logf, logf
+			// Own process group: a Ctrl-C in the terminal reaches the
+			// parent only, which stops the children gracefully itself.
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			if err = cmd.Start(); err == nil {
+				procs = append(procs, &generatorProc{seg: i, cmd: cmd, log: logf})
+				continue
+			}
+			logf.Close()
+		}
+		for _, p := range procs {
+			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Wait()
+			p.log.Close()
+		}
+		return nil, fmt.Errorf("starting generator %d/%d: %w", i, n, err)
+	}
+	return procs, nil
+}
+
+// waitGenerators waits for the children; when ctx ends (Ctrl-C) it asks
+// them to stop gracefully with SIGINT, so each still writes its results.
+// It returns a line per child that did not end well. Exit status 1 is not
+// one: it only says that the child's share broke a requirement, and
+// requirements are judged on the merged run.
+func waitGenerators(ctx context.Context, procs []*generatorProc) []string {
+	var (
+		mu   sync.Mutex
+		msgs []string
+		wg   sync.WaitGroup
+	)
+	done := make(chan struct{})
+	for _, p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := p.cmd.Wait()
+			p.log.Close()
+			var ee *exec.ExitError
+			switch {
+			case err == nil:
+			case errors.As(err, &ee) && ee.ExitCode() == ExitSLAFailed:
+			default:
+				mu.Lock()
+				msgs = append(msgs, fmt.Sprintf("generator %d/%d ended badly: %v (see %s)", p.seg, len(procs), err, p.log.Name()))
+				mu.Unlock()
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		for _, p := range procs {
+			_ = p.cmd.Process.Signal(os.Interrupt)
+		}
+		<-done
+	}
+	sort.Strings(msgs)
+	return msgs
+}

@@ -1,0 +1,417 @@
+// Package k8s builds the Kubernetes manifests that run one plan on N
+// generator pods: the plan and its data files in ConfigMaps, an Indexed Job
+// whose pod i runs `plateau run --segment i/N --start-at T`, a volume for the
+// results and a merge Job that waits for the segments and writes the merged
+// run directory with its reports. The objects are the Kubernetes API's own Go
+// types (k8s.io/api), rendered as YAML for kubectl or GitOps; plateau never
+// talks to a cluster itself.
+//
+// Why these Job settings: completions = parallelism = N so that every
+// segment starts at once (a segment started later would shift its share of
+// the load); one try per index (backoffLimitPerIndex 0, maxFailedIndexes 0,
+// podReplacementPolicy Failed) because a retried segment would start late
+// and distort the load — a failed generator fails the run, and the merge
+// says which segment is missing and for how long.
+package k8s
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// Paths inside the containers.
+const (
+	PlanMount    = "/plan"    // the ConfigMaps: plan file and data files
+	ResultsMount = "/results" // the results volume
+	PlanKey      = "plan.yaml"
+)
+
+// configMapLimit is what one ConfigMap may hold: the API server refuses
+// objects over 1 MiB; keep room for metadata.
+const configMapLimit = 1000 << 10
+
+// File is one data file the plan reads, by its path relative to the plan
+// file (slash-separated, no "..").
+type File struct {
+	Path string
+	Data []byte
+}
+
+// Options describes the manifests to build.
+type Options struct {
+	// Name is the Job name (a DNS-1123 label of at most 40 characters, so
+	// that "<name>-merge" and pod host names "<name>-<i>" stay valid).
+	Name      string
+	Namespace string // "" leaves it to kubectl's context
+	Image     string // generator image with /usr/local/bin/plateau and /bin/sh
+	// Generators is N, the number of segments and pods.
+	Generators int
+	Plan       []byte   // the plan file as written
+	Files      []File   // data files, placed next to the plan
+	Set        []string // --set overrides passed to every generator
+	NoSamples  bool     // pass --no-samples
+	// StartAt is the common start instant; it must leave time for the pods
+	// to be scheduled, pull the image and load the plan. A pod that starts
+	// later skips the iterations already due and counts them as dropped.
+	StartAt time.Time
+	// Deadline bounds the whole run from the Job's start (activeDeadlineSeconds)
+	// and how long the merge waits for segments.
+	Deadline time.Duration
+	// ResultsClaim names an existing PersistentVolumeClaim for the results;
+	// "" creates "<name>-results" (ReadWriteMany, ResultsSize, StorageClass).
+	ResultsClaim string
+	ResultsSize  string
+	StorageClass string
+	// CPU and Memory are each generator's requests and limits (equal, so
+	// the pods get Guaranteed QoS and are not throttled unpredictably);
+	// "" leaves them unset.
+	CPU, Memory string
+	// EnvFromSecrets are Secrets whose keys become environment variables
+	// (the plan's ${env.NAME} references).
+	EnvFromSecrets []string
+	// Linger is how long the merge pod stays up after merging so that
+	// `kubectl cp` can fetch the merged run.
+	Linger time.Duration
+}
+
+// Manifests are the objects to apply, in apply order.
+type Manifests struct {
+	ConfigMaps []*corev1.ConfigMap
+	Claim      *corev1.PersistentVolumeClaim // nil when Options.ResultsClaim is set
+	Job        *batchv1.Job
+	Merge      *batchv1.Job
+	// RunDir is the results directory of this run on the volume.
+	RunDir string
+}
+
+var dns1123 = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// Build checks the options and builds the manifests.
+func Build(o Options) (*Manifests, error) {
+	var errs []error
+	if len(o.Name) > 40 || !dns1123.MatchString(o.Name) {
+		errs = append(errs, fmt.Errorf("name %q: want lowercase letters, digits and '-', at most 40 characters", o.Name))
+	}
+	if o.Namespace != "" && (len(o.Namespace) > 63 || !dns1123.MatchString(o.Namespace)) {
+		errs = append(errs, fmt.Errorf("namespace %q is not a valid namespace name", o.Namespace))
+	}
+	if o.Image == "" {
+		errs = append(errs, errors.New("no image"))
+	}
+	if o.Generators < 1 {
+		errs = append(errs, fmt.Errorf("generators %d: want at least 1", o.Generators))
+	}
+	if o.StartAt.IsZero() {
+		errs = append(errs, errors.New("no start instant"))
+	}
+	if o.Deadline <= 0 {
+		errs = append(errs, errors.New("no deadline"))
+	}
+	res := corev1.ResourceList{}
+	for name, v := range map[corev1.ResourceName]string{corev1.ResourceCPU: o.CPU, corev1.ResourceMemory: o.Memory} {
+		if v == "" {
+			continue
+		}
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s %q: %w", name, v, err))
+			continue
+		}
+		res[name] = q
+	}
+	var size resource.Quantity
+	if o.ResultsClaim == "" {
+		s := o.ResultsSize
+		if s == "" {
+			s = "1Gi"
+		}
+		q, err := resource.ParseQuantity(s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("results size %q: %w", s, err))
+		}
+		size = q
+	}
+	cms, items, err := configMaps(o)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+
+	m := &Manifests{ConfigMaps: cms}
+	m.RunDir = path.Join(ResultsMount, o.Name+"-"+o.StartAt.UTC().Format("20060102-150405"))
+	labels := map[string]string{"app.kubernetes.io/name": "plateau", "app.kubernetes.io/instance": o.Name}
+	claim := o.ResultsClaim
+	if claim == "" {
+		claim = o.Name + "-results"
+		m.Claim = &corev1.PersistentVolumeClaim{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+			ObjectMeta: meta(o, claim, labels),
+			Spec: corev1.PersistentVolumeClaimSpec{
+				// Every generator pod, on whatever node, writes its segment
+				// and the merge pod reads them all.
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
+			},
+		}
+		if o.StorageClass != "" {
+			sc := o.StorageClass
+			m.Claim.Spec.StorageClassName = &sc
+		}
+	}
+	var sources []corev1.VolumeProjection
+	for i, cm := range cms {
+		sources = append(sources, corev1.VolumeProjection{ConfigMap: &corev1.ConfigMapProjection{
+			LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}, Items: items[i]}})
+	}
+	volumes := []corev1.Volume{
+		{Name: "plan", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: sources}}},
+		{Name: "results", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}},
+	}
+	mounts := []corev1.VolumeMount{{Name: "plan", MountPath: PlanMount, ReadOnly: true}, {Name: "results", MountPath: ResultsMount}}
+	var envFrom []corev1.EnvFromSource
+	for _, s := range o.EnvFromSecrets {
+		envFrom = append(envFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: s}}})
+	}
+	env := []corev1.EnvVar{
+		{Name: "PLATEAU_START_AT", Value: o.StartAt.UTC().Format(time.RFC3339Nano)},
+		{Name: "PLATEAU_SEGMENTS", Value: strconv.Itoa(o.Generators)},
+		{Name: "PLATEAU_RUN_DIR", Value: m.RunDir},
+	}
+	args := []string{"plateau-generator", path.Join(PlanMount, PlanKey)}
+	for _, s := range o.Set {
+		args = append(args, "--set", s)
+	}
+	if o.NoSamples {
+		args = append(args, "--no-samples")
+	}
+	n := int32(o.Generators)
+	deadline := int64(o.Deadline / time.Second)
+	podLabels := map[string]string{"app.kubernetes.io/component": "generator"}
+	for k, v := range labels {
+		podLabels[k] = v
+	}
+	m.Job = &batchv1.Job{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: meta(o, o.Name, podLabels),
+		Spec: batchv1.JobSpec{
+			CompletionMode:        ptr(batchv1.IndexedCompletion),
+			Completions:           &n,
+			Parallelism:           &n,
+			BackoffLimitPerIndex:  ptr(int32(0)),
+			MaxFailedIndexes:      ptr(int32(0)),
+			PodReplacementPolicy:  ptr(batchv1.Failed),
+			ActiveDeadlineSeconds: &deadline,
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
+				Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					// Spread generators over nodes: two on one node share
+					// its CPU and network, which is what N generators are
+					// meant to avoid.
+					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
+						MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway,
+						LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"batch.kubernetes.io/job-name": o.Name}},
+					}},
+					Containers: []corev1.Container{{
+						Name: "generator", Image: o.Image, ImagePullPolicy: corev1.PullIfNotPresent,
+						Command: []string{"/bin/sh", "-c", generatorScript}, Args: args,
+						Env: env, EnvFrom: envFrom, VolumeMounts: mounts,
+						Resources: corev1.ResourceRequirements{Requests: res, Limits: res},
+					}},
+					Volumes: volumes,
+				},
+			},
+		},
+	}
+	linger := int64(o.Linger / time.Second)
+	if linger <= 0 {
+		linger = 3600
+	}
+	mergeLabels := map[string]string{"app.kubernetes.io/component": "merge"}
+	for k, v := range labels {
+		mergeLabels[k] = v
+	}
+	m.Merge = &batchv1.Job{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: meta(o, o.Name+"-merge", mergeLabels),
+		Spec: batchv1.JobSpec{
+			Completions:  ptr(int32(1)),
+			Parallelism:  ptr(int32(1)),
+			BackoffLimit: ptr(int32(0)),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: mergeLabels},
+				Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers: []corev1.Container{{
+						Name: "merge", Image: o.Image, ImagePullPolicy: corev1.PullIfNotPresent,
+						Command: []string{"/bin/sh", "-c", mergeScript},
+						Env: append(append([]corev1.EnvVar{}, env...),
+							corev1.EnvVar{Name: "PLATEAU_WAIT", Value: (time.Duration(deadline) * time.Second).String()},
+							corev1.EnvVar{Name: "PLATEAU_LINGER", Value: strconv.FormatInt(linger, 10)}),
+						VolumeMounts: []corev1.VolumeMount{{Name: "results", MountPath: ResultsMount}},
+						// Ready once the merged run is on the volume: `kubectl
+						// wait --for=condition=Ready` then `kubectl cp`.
+						ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{
+							Command: []string{"/bin/sh", "-c", `test -f "$PLATEAU_RUN_DIR/merged.exit"`}}},
+							PeriodSeconds: 5},
+					}},
+					Volumes: volumes[1:],
+				},
+			},
+		},
+	}
+	return m, nil
+}
+
+// generatorScript runs one segment. Exit status 1 means this segment's share
+// broke a requirement; requirements are judged once, on the merged run, so
+// the pod must not fail for it (a failed index fails the whole Job).
+const generatorScript = `i="${JOB_COMPLETION_INDEX:?not run by an Indexed Job}"
+plateau run "$@" --segment "$i/$PLATEAU_SEGMENTS" --start-at "$PLATEAU_START_AT" -o "$PLATEAU_RUN_DIR/segment-$i" -q
+rc=$?
+if [ "$rc" -eq 1 ]; then exit 0; fi
+exit "$rc"
+`
+
+// mergeScript waits for every segment (or the deadline), merges and writes
+// the reports, then stays up for collection.
+const mergeScript = `set -- 
+i=0
+while [ "$i" -lt "$PLATEAU_SEGMENTS" ]; do set -- "$@" "$PLATEAU_RUN_DIR/segment-$i"; i=$((i+1)); done
+plateau merge --segments "$PLATEAU_SEGMENTS" --wait "$PLATEAU_WAIT" -o "$PLATEAU_RUN_DIR/merged" "$@"
+rc=$?
+echo "$rc" > "$PLATEAU_RUN_DIR/merged.exit"
+echo "plateau: merged run in $PLATEAU_RUN_DIR/merged (exit $rc); staying up $PLATEAU_LINGER s for kubectl cp"
+sleep "$PLATEAU_LINGER"
+exit "$rc"
+`
+
+func meta(o Options, name string, labels map[string]string) metav1.ObjectMeta {
+	l := map[string]string{}
+	for k, v := range labels {
+		l[k] = v
+	}
+	return metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: l}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+var keyUnsafe = regexp.MustCompile(`[^-._a-zA-Z0-9]`)
+
+// configMaps packs the plan and data files into as few ConfigMaps as fit the
+// API server's size limit, and returns for each the items mapping its keys
+// to paths under PlanMount. A single file over the limit cannot go into a
+// ConfigMap at all.
+func configMaps(o Options) ([]*corev1.ConfigMap, [][]corev1.KeyToPath, error) {
+	files := append([]File{{Path: PlanKey, Data: o.Plan}}, o.Files...)
+	used := map[string]bool{}
+	var cms []*corev1.ConfigMap
+	var items [][]corev1.KeyToPath
+	sizes := []int{}
+	for _, f := range files {
+		p := path.Clean(f.Path)
+		if path.IsAbs(p) || p == "." || strings.HasPrefix(p, "../") || p == ".." {
+			return nil, nil, fmt.Errorf("data file %q: want a path below the plan's directory", f.Path)
+		}
+		if len(f.Data) > configMapLimit {
+			return nil, nil, fmt.Errorf("data file %s is %d bytes; a ConfigMap holds at most about 1 MiB: build it into the image or put it on a volume",
+				f.Path, len(f.Data))
+		}
+		key := keyUnsafe.ReplaceAllString(strings.ReplaceAll(p, "/", "__"), "_")
+		for k, i := key, 2; used[key]; i++ {
+			key = fmt.Sprintf("%s.%d", k, i)
+		}
+		used[key] = true
+		at := -1
+		for i, s := range sizes {
+			if s+len(f.Data) <= configMapLimit {
+				at = i
+				break
+			}
+		}
+		if at < 0 {
+			name := o.Name + "-plan"
+			if len(cms) > 0 {
+				name = fmt.Sprintf("%s-plan-%d", o.Name, len(cms))
+			}
+			cms = append(cms, &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+				ObjectMeta: meta(o, name, map[string]string{"app.kubernetes.io/name": "plateau", "app.kubernetes.io/instance": o.Name})})
+			items = append(items, nil)
+			sizes = append(sizes, 0)
+			at = len(cms) - 1
+		}
+		cm := cms[at]
+		if utf8.Valid(f.Data) {
+			if cm.Data == nil {
+				cm.Data = map[string]string{}
+			}
+			cm.Data[key] = string(f.Data)
+		} else {
+			if cm.BinaryData == nil {
+				cm.BinaryData = map[string][]byte{}
+			}
+			cm.BinaryData[key] = f.Data
+		}
+		sizes[at] += len(f.Data)
+		items[at] = append(items[at], corev1.KeyToPath{Key: key, Path: p})
+	}
+	for _, it := range items {
+		sort.Slice(it, func(i, j int) bool { return it[i].Key < it[j].Key })
+	}
+	return cms, items, nil
+}
+
+// YAML renders the manifests as one multi-document YAML stream in apply
+// order.
+func (m *Manifests) YAML() ([]byte, error) {
+	var objs []any
+	for _, cm := range m.ConfigMaps {
+		objs = append(objs, cm)
+	}
+	if m.Claim != nil {
+		objs = append(objs, m.Claim)
+	}
+	objs = append(objs, m.Job, m.Merge)
+	var buf bytes.Buffer
+	for i, obj := range objs {
+		b, err := yaml.Marshal(obj)
+		if err != nil {
+			return nil, fmt.Errorf("rendering manifests: %w", err)
+		}
+		if i > 0 {
+			buf.WriteString("---\n")
+		}
+		buf.Write(dropEmpty(b))
+	}
+	return buf.Bytes(), nil
+}
+
+// dropEmpty removes the "creationTimestamp: null" and top-level "status: {}"
+// lines that zero values render, which kubectl ignores but which look like
+// mistakes in a manifest meant to be read.
+func dropEmpty(b []byte) []byte {
+	var out bytes.Buffer
+	for _, l := range bytes.SplitAfter(b, []byte("\n")) {
+		if bytes.Equal(bytes.TrimSpace(l), []byte("creationTimestamp: null")) || string(l) == "status: {}\n" {
+			continue
+		}
+		out.Write(l)
+	}
+	return out.Bytes()
+}
