@@ -88,7 +88,7 @@ func runGenerators(ctx context.Context, st *State, planPath string, f runFlags) 
 		Command: redactArgs(append([]string{"plateau"}, st.Args...)),
 		// The parent's plan copy: the children's has their monitors
 		// switched off.
-		Plan: p.RedactedSource(),
+		Plan:  p.RedactedSource(),
 		Notes: append(failures, noteOf(monErr)...)}, nil)
 	fmt.Fprintf(st.Stderr, "plateau: %d generators: load %.1f s from launch (start lead %.1f s), merge and reports %.1f s\n",
 		n, loadDone.Sub(began).Seconds(), start.Sub(began).Seconds(), time.Since(loadDone).Seconds())
