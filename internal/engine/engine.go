@@ -95,6 +95,11 @@ type Engine struct {
 	info     *rundir.Info
 	start    time.Time
 	expected time.Duration
+	// anchor is the instant the plan's schedule counts from: StartAt when
+	// set — also for a generator that starts late, so that its schedule
+	// stays aligned with the others' and past-due iterations are skipped
+	// — otherwise the start.
+	anchor time.Time
 }
 
 type workload struct {
@@ -146,6 +151,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	e.start = time.Now()
+	e.anchor = e.start
+	if !cfg.StartAt.IsZero() {
+		e.anchor = cfg.StartAt
+	}
 	e.mu.Lock()
 	e.info.Start = e.start
 	e.mu.Unlock()
@@ -163,7 +172,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := sleep(ctx, wl.spec.Load.StartAfter); err != nil {
+			if err := sleep(ctx, time.Until(e.anchor.Add(wl.spec.Load.StartAfter))); err != nil {
 				stops[i] = "interrupted"
 				return
 			}

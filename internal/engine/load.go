@@ -25,7 +25,10 @@ func (wl *workload) run(ctx context.Context) string {
 		idx := wl.e.startPhase(wl, name, l.Users, 0, l.RampUp)
 		g := wl.newGroup(ctx)
 		g.add(l.Users, 0, l.RampUp, l.Pace, l.Iterations)
-		stopped := g.runFor(l.Duration, l.Iterations > 0)
+		// The load ends on the common schedule (a late generator ends
+		// with the others); at least 1ns, as 0 means "no time limit".
+		d := max(time.Until(wl.e.anchor.Add(l.StartAfter+l.Duration)), time.Nanosecond)
+		stopped := g.runFor(d, l.Iterations > 0)
 		wl.e.endPhase(idx, stopped)
 		return stopped
 	}
@@ -220,6 +223,12 @@ func (wl *workload) runSteps(ctx context.Context) string {
 	prevUsers := 0
 	stopped := ""
 	for i, st := range l.Steps {
+		// The first step starts on the common schedule (a late generator
+		// skips what is overdue); later ones when the previous ended.
+		begin := time.Now()
+		if i == 0 {
+			begin = wl.e.anchor.Add(l.StartAfter)
+		}
 		name := st.Name
 		if name == "" {
 			name = fmt.Sprintf("step %d", i+1)
@@ -234,7 +243,7 @@ func (wl *workload) runSteps(ctx context.Context) string {
 				g = nil
 			}
 			idx = -1
-			stopped = wl.runOpenPhase(ctx, name, newArrivals(float64(st.Rate), st.Duration, nil), l.MaxUsers, float64(st.Rate), &idx)
+			stopped = wl.runOpenPhase(ctx, name, begin, newArrivals(float64(st.Rate), st.Duration, nil), l.MaxUsers, float64(st.Rate), &idx)
 		} else {
 			if g == nil {
 				g = wl.newGroup(ctx)
@@ -283,10 +292,11 @@ func (e *Engine) setStopped(idx int, why string) {
 	e.mu.Unlock()
 }
 
-// runOpen runs one open-model phase.
+// runOpen runs one open-model phase, its schedule starting on the common
+// schedule's workload start.
 func (wl *workload) runOpen(ctx context.Context, name string, a *arrivals, maxUsers int, rate float64) string {
 	idx := -1
-	return wl.runOpenPhase(ctx, name, a, maxUsers, rate, &idx)
+	return wl.runOpenPhase(ctx, name, wl.e.anchor.Add(wl.spec.Load.StartAfter), a, maxUsers, rate, &idx)
 }
 
 // runOpenPhase starts iterations on the arrival schedule a. Each iteration
@@ -297,7 +307,11 @@ func (wl *workload) runOpen(ctx context.Context, name string, a *arrivals, maxUs
 // being omitted (coordinated omission). Only when the queue itself is full
 // (the server has been stalled for many seconds) are iterations dropped, and
 // counted.
-func (wl *workload) runOpenPhase(ctx context.Context, name string, a *arrivals, maxUsers int, rate float64, idxOut *int) string {
+//
+// begin is the instant the schedule counts from; iterations already more
+// than a second overdue when the loop first reaches them (a generator that
+// started after the common start) are skipped and counted as dropped.
+func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Time, a *arrivals, maxUsers int, rate float64, idxOut *int) string {
 	e := wl.e
 	if maxUsers <= 0 {
 		maxUsers = 1000
@@ -357,7 +371,7 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, a *arrivals, 
 		spawn()
 	}
 	*idxOut = e.startPhase(wl, name, 0, rate, 0)
-	start := time.Now()
+	start := begin
 	stopped := ""
 	const lateLimit = time.Second
 	first := true
