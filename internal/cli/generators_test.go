@@ -355,6 +355,7 @@ func TestLateGeneratorSkips(t *testing.T) {
 	sum := readSummary(t, out)
 	ran := sum.Labels[len(sum.Labels)-1].Samples
 	dropped := sum.Dropped["w"]
+	t.Logf("started 2 s late: %d iterations ran, %d skipped as overdue", ran, dropped)
 	if ran+dropped != rate*secs {
 		t.Errorf("ran %d + dropped %d, want the %d scheduled", ran, dropped, rate*secs)
 	}
