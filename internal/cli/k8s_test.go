@@ -1,8 +1,17 @@
 package cli
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/plateau-perf/plateau/internal/k8s"
 )
 
 // `plateau k8s` prints the manifests for a plan with its data file, warns
@@ -26,5 +35,103 @@ func TestK8sCommand(t *testing.T) {
 	code, _, stderr = runCLI(t, "k8s", p)
 	if code != ExitError || !strings.Contains(stderr, "--generators N is required") {
 		t.Errorf("without -g: exit %d, %q", code, stderr)
+	}
+}
+
+// The pods' scripts run as processes with the environment Kubernetes gives
+// them: N generator "pods" (JOB_COMPLETION_INDEX = i, the ConfigMaps'
+// files at their item paths) and the merge "pod" started with them, which
+// waits for the segments, merges and writes merged.exit. The target sees
+// the whole load once; the merged run holds it.
+func TestK8sPodsAsProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs generator processes")
+	}
+	srv := startRowServer(t, "127.0.0.1:0")
+	const n, rate, secs = 3, 30, 3
+	planPath := openPlan(t, srv.URL, rate, secs)
+	st := &State{Getenv: func(string) (string, bool) { return "", false }}
+	p, err := loadPlan(st, planPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, _ := os.ReadFile(planPath)
+	files, sets, err := k8s.DataFiles(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := k8s.Build(k8s.Options{Name: "plateau-split", Image: "plateau:test", Generators: n, Plan: src, Files: files,
+		Set: sets, StartAt: startInstant(1500 * time.Millisecond), Deadline: time.Minute, Linger: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	planDir := filepath.Join(root, "plan")
+	for i, cm := range m.ConfigMaps {
+		for _, it := range m.Job.Spec.Template.Spec.Volumes[0].Projected.Sources[i].ConfigMap.Items {
+			dst := filepath.Join(planDir, filepath.FromSlash(it.Path))
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(dst, []byte(cm.Data[it.Key]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	shims := filepath.Join(root, "bin")
+	exe, _ := os.Executable()
+	if err := os.MkdirAll(shims, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	shim := "#!/bin/sh\nPLATEAU_TEST_MAIN=1 exec " + exe + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(shims, "plateau"), []byte(shim), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	results := filepath.Join(root, "results")
+	pod := func(c corev1.Container, extra ...string) *exec.Cmd {
+		var args []string
+		for _, a := range c.Args {
+			args = append(args, strings.Replace(a, k8s.PlanMount, planDir, 1))
+		}
+		cmd := exec.Command(c.Command[0], append(c.Command[1:], args...)...)
+		cmd.Env = append(os.Environ(), "PATH="+shims+":"+os.Getenv("PATH"))
+		for _, e := range c.Env {
+			cmd.Env = append(cmd.Env, e.Name+"="+strings.Replace(e.Value, k8s.ResultsMount, results, 1))
+		}
+		cmd.Env = append(cmd.Env, extra...)
+		return cmd
+	}
+	var cmds []*exec.Cmd
+	var outs []*strings.Builder
+	start := func(cmd *exec.Cmd) {
+		var b strings.Builder
+		cmd.Stdout, cmd.Stderr = &b, &b
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+		outs = append(outs, &b)
+	}
+	start(pod(m.Merge.Spec.Template.Spec.Containers[0]))
+	for i := 0; i < n; i++ {
+		start(pod(m.Job.Spec.Template.Spec.Containers[0], fmt.Sprintf("JOB_COMPLETION_INDEX=%d", i)))
+	}
+	for i, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatalf("pod %d: %v\n%s", i, err, outs[i])
+		}
+	}
+	runDir := strings.Replace(m.RunDir, k8s.ResultsMount, results, 1)
+	if b, err := os.ReadFile(filepath.Join(runDir, "merged.exit")); err != nil || strings.TrimSpace(string(b)) != "0" {
+		t.Fatalf("merged.exit %q, %v\n%s", b, err, outs[0])
+	}
+	sum := readSummary(t, filepath.Join(runDir, "merged"))
+	if got := sum.Labels[len(sum.Labels)-1].Samples; got != rate*secs {
+		t.Errorf("merged %d samples, want %d", got, rate*secs)
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if srv.total != rate*secs || len(srv.rows) != rate*secs {
+		t.Errorf("server saw %d requests, %d rows; want %d each", srv.total, len(srv.rows), rate*secs)
 	}
 }

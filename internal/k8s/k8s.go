@@ -220,7 +220,8 @@ func Build(o Options) (*Manifests, error) {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
 				Spec: corev1.PodSpec{
-					RestartPolicy: corev1.RestartPolicyNever,
+					RestartPolicy:   corev1.RestartPolicyNever,
+					SecurityContext: podSecurity(),
 					// Spread generators over nodes: two on one node share
 					// its CPU and network, which is what N generators are
 					// meant to avoid.
@@ -257,7 +258,8 @@ func Build(o Options) (*Manifests, error) {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: mergeLabels},
 				Spec: corev1.PodSpec{
-					RestartPolicy: corev1.RestartPolicyNever,
+					RestartPolicy:   corev1.RestartPolicyNever,
+					SecurityContext: podSecurity(),
 					Containers: []corev1.Container{{
 						Name: "merge", Image: o.Image, ImagePullPolicy: corev1.PullIfNotPresent,
 						Command: []string{"/bin/sh", "-c", mergeScript},
@@ -291,7 +293,7 @@ exit "$rc"
 
 // mergeScript waits for every segment (or the deadline), merges and writes
 // the reports, then stays up for collection.
-const mergeScript = `set -- 
+const mergeScript = `set --
 i=0
 while [ "$i" -lt "$PLATEAU_SEGMENTS" ]; do set -- "$@" "$PLATEAU_RUN_DIR/segment-$i"; i=$((i+1)); done
 plateau merge --segments "$PLATEAU_SEGMENTS" --wait "$PLATEAU_WAIT" -o "$PLATEAU_RUN_DIR/merged" "$@"
@@ -311,6 +313,16 @@ func meta(o Options, name string, labels map[string]string) metav1.ObjectMeta {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// imageUID is the unprivileged user of deploy/Dockerfile's image.
+const imageUID = 10001
+
+// podSecurity runs the pods as the image's user, with the results volume
+// group-writable for it (fsGroup), as most volume plugins honour.
+func podSecurity() *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{RunAsUser: ptr(int64(imageUID)), RunAsGroup: ptr(int64(imageUID)),
+		FSGroup: ptr(int64(imageUID)), RunAsNonRoot: ptr(true)}
+}
 
 var keyUnsafe = regexp.MustCompile(`[^-._a-zA-Z0-9]`)
 
