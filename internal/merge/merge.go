@@ -150,6 +150,7 @@ func Merge(opts Options) (*Result, error) {
 			info.Start = s.info.Start
 		}
 	}
+	info.Host.Hostname = hostList(segs)
 	w, err := rundir.Create(opts.Out, info.Info, planSrc, false)
 	if err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
@@ -190,6 +191,23 @@ func Merge(opts Options) (*Result, error) {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
 	return res, nil
+}
+
+// hostList names the generator hosts for the report's environment table:
+// the one host, or the distinct hosts and the number of generators.
+func hostList(segs []*Segment) string {
+	var hosts []string
+	seen := map[string]bool{}
+	for _, s := range segs {
+		if s.Host != "" && !seen[s.Host] {
+			seen[s.Host] = true
+			hosts = append(hosts, s.Host)
+		}
+	}
+	if len(segs) == 1 {
+		return strings.Join(hosts, "")
+	}
+	return fmt.Sprintf("%s (%d generators)", strings.Join(hosts, ", "), len(segs))
 }
 
 // count is N of a segment's "i/N".
