@@ -78,6 +78,12 @@ type UsersTick struct {
 }
 
 // Load reads run.json and intervals.ndjson from dir.
+//
+// Each record's histogram is decoded once, sparsely, and added into one
+// aggregate per label and phase; per-second figures come from the sparse
+// record itself. Run, phase and total aggregates are derived from the
+// label×phase aggregates at the end, so the cost is one sparse merge per
+// record and memory is bounded by labels × phases plus a few open seconds.
 func Load(dir string) (*Dataset, error) {
 	info, err := rundir.ReadInfo(dir)
 	if err != nil {
@@ -85,20 +91,21 @@ func Load(dir string) (*Dataset, error) {
 	}
 	d := &Dataset{Dir: dir, Info: info, Run: map[LabelKey]*metrics.Agg{}, Total: metrics.NewAgg(),
 		Timeline: map[LabelKey][]Tick{}, Dropped: map[string]int64{}}
-	d.ByPhase = make([]map[LabelKey]*metrics.Agg, len(info.Phases))
-	d.PhaseTotal = make([]*metrics.Agg, len(info.Phases))
-	for i := range info.Phases {
-		d.ByPhase[i] = map[LabelKey]*metrics.Agg{}
-		d.PhaseTotal[i] = metrics.NewAgg()
+	nph := len(info.Phases)
+	type lp struct {
+		k     LabelKey
+		phase int
 	}
+	byLP := map[lp]*metrics.Agg{}
 	type errAcc struct {
 		detail ErrorDetail
 		phases map[int]bool
 	}
 	errs := map[string]*errAcc{}
-	totalTicks := map[int64]*tickAcc{}
+	totals := newTickWindow()
 	var first, last int64 = math.MaxInt64, 0
-	err = rundir.ReadIntervals(dir, func(r *rundir.IntervalRecord) error {
+	err = rundir.ReadIntervalsDecoded(dir, func(dr *rundir.DecodedRecord) error {
+		r, p := &dr.IntervalRecord, &dr.Hist
 		if r.Users != nil || r.Dropped != nil {
 			if r.Users != nil {
 				u := UsersTick{T: time.Unix(r.T, 0), Users: r.Users}
@@ -112,29 +119,23 @@ func Load(dir string) (*Dataset, error) {
 			}
 			return nil
 		}
-		a, err := r.Agg()
-		if err != nil {
-			return fmt.Errorf("%s: second %d, label %q: %w", rundir.IntervalsFile, r.T, r.Label, err)
-		}
 		first, last = min(first, r.T), max(last, r.T)
 		lk := LabelKey{Workload: r.Workload, Label: r.Label, Tx: r.Tx}
-		merge(d.Run, lk, a)
+		ph := r.Phase
+		if ph < 0 || ph >= nph {
+			ph = -1
+		}
+		key := lp{lk, ph}
+		a := byLP[key]
+		if a == nil {
+			a = metrics.NewAgg()
+			byLP[key] = a
+		}
+		r.AddDecoded(a, p)
+		d.Timeline[lk] = append(d.Timeline[lk], recordTick(r, p))
 		if !r.Tx {
-			d.Total.Merge(a)
-			ta := totalTicks[r.T]
-			if ta == nil {
-				ta = &tickAcc{agg: metrics.NewAgg()}
-				totalTicks[r.T] = ta
-			}
-			ta.agg.Merge(a)
+			totals.add(r, p, d)
 		}
-		if r.Phase >= 0 && r.Phase < len(d.ByPhase) {
-			merge(d.ByPhase[r.Phase], lk, a)
-			if !r.Tx {
-				d.PhaseTotal[r.Phase].Merge(a)
-			}
-		}
-		d.Timeline[lk] = append(d.Timeline[lk], tickOf(time.Unix(r.T, 0), a))
 		for _, e := range r.Errs {
 			k := fmt.Sprintf("%s\x00%s\x00%d\x00%s\x00%s", r.Workload, r.Label, e.Status, e.Class, e.Message)
 			acc := errs[k]
@@ -144,7 +145,14 @@ func Load(dir string) (*Dataset, error) {
 				errs[k] = acc
 			}
 			acc.detail.Count += e.Count
-			acc.detail.Last = time.Unix(r.T, 0)
+			if t := time.Unix(r.T, 0); t.Before(acc.detail.First) {
+				acc.detail.First = t
+			} else if t.After(acc.detail.Last) {
+				acc.detail.Last = t
+			}
+			if acc.detail.Last.IsZero() {
+				acc.detail.Last = acc.detail.First
+			}
 			acc.phases[r.Phase] = true
 		}
 		return nil
@@ -152,19 +160,33 @@ func Load(dir string) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Timeline of all requests together.
-	secs := make([]int64, 0, len(totalTicks))
-	for s := range totalTicks {
-		secs = append(secs, s)
+	totals.flushAll(d)
+	// Derive run, phase and total aggregates from label × phase.
+	d.ByPhase = make([]map[LabelKey]*metrics.Agg, nph)
+	d.PhaseTotal = make([]*metrics.Agg, nph)
+	for i := range d.ByPhase {
+		d.ByPhase[i] = map[LabelKey]*metrics.Agg{}
+		d.PhaseTotal[i] = metrics.NewAgg()
 	}
-	sort.Slice(secs, func(i, j int) bool { return secs[i] < secs[j] })
-	for _, s := range secs {
-		d.TotalTicks = append(d.TotalTicks, tickOf(time.Unix(s, 0), totalTicks[s].agg))
+	for key, a := range byLP {
+		merge(d.Run, key.k, a)
+		if key.phase >= 0 {
+			d.ByPhase[key.phase][key.k] = a
+			if !key.k.Tx {
+				d.PhaseTotal[key.phase].Merge(a)
+			}
+		}
+	}
+	for k, a := range d.Run {
+		if !k.Tx {
+			d.Total.Merge(a)
+		}
 	}
 	for k, ticks := range d.Timeline {
 		sort.SliceStable(ticks, func(i, j int) bool { return ticks[i].T.Before(ticks[j].T) })
 		d.Timeline[k] = mergeSameSecond(ticks)
 	}
+	sort.Slice(d.TotalTicks, func(i, j int) bool { return d.TotalTicks[i].T.Before(d.TotalTicks[j].T) })
 	// Run span: from run start (or the first record) to its end (or the
 	// last record after a kill).
 	d.Start = info.Start
@@ -196,48 +218,87 @@ func Load(dir string) (*Dataset, error) {
 		d.Errors = append(d.Errors, acc.detail)
 	}
 	sort.Slice(d.Errors, func(i, j int) bool {
-		if d.Errors[i].Count != d.Errors[j].Count {
-			return d.Errors[i].Count > d.Errors[j].Count
+		a, b := d.Errors[i], d.Errors[j]
+		if a.Count != b.Count {
+			return a.Count > b.Count
 		}
-		return d.Errors[i].First.Before(d.Errors[j].First)
+		if !a.First.Equal(b.First) {
+			return a.First.Before(b.First)
+		}
+		if a.Label != b.Label {
+			return a.Label < b.Label
+		}
+		if a.Status != b.Status {
+			return a.Status < b.Status
+		}
+		return a.Message < b.Message
 	})
 	return d, nil
 }
 
-type tickAcc struct{ agg *metrics.Agg }
-
-func merge(m map[LabelKey]*metrics.Agg, k LabelKey, a *metrics.Agg) {
-	dst := m[k]
-	if dst == nil {
-		dst = metrics.NewAgg()
-		m[k] = dst
+// recordTick is one label's figures for one second, from its record.
+func recordTick(r *rundir.IntervalRecord, p *metrics.Sparse) Tick {
+	t := Tick{T: time.Unix(r.T, 0), Count: r.Count, Errors: r.Errors, MaxMs: float64(r.MaxUs) / 1000}
+	if r.Count > 0 {
+		t.MeanMs = float64(r.SumUs) / float64(r.Count) / 1000
 	}
-	dst.Merge(a)
+	if p.Total > 0 {
+		v := min(max(p.ValueAtPercentile(95), r.MinUs), r.MaxUs)
+		t.P95Ms = float64(v) / 1000
+	}
+	return t
 }
 
-func tickOf(t time.Time, a *metrics.Agg) Tick {
-	return Tick{T: t, Count: a.Count, Errors: a.Errors, MeanMs: a.MeanMs(), P95Ms: a.QuantileMs(95), MaxMs: float64(a.MaxUs) / 1000}
+// tickWindow builds the all-requests timeline. Records of one second arrive
+// together (the engine writes a second at a time; merged and imported runs
+// nearly so), so only a few seconds are open at once: older ones are
+// finished into Ticks and their aggregates reused.
+type tickWindow struct {
+	open  map[int64]*metrics.Agg
+	spare []*metrics.Agg
+	high  int64
 }
 
-// mergeSameSecond folds ticks of one label that fall in the same second (the
-// label was recorded in two phases in that second), weighting by count.
-func mergeSameSecond(ts []Tick) []Tick {
-	out := ts[:0]
-	for _, t := range ts {
-		if n := len(out); n > 0 && out[n-1].T.Equal(t.T) {
-			p := &out[n-1]
-			c := p.Count + t.Count
-			if c > 0 {
-				p.MeanMs = (p.MeanMs*float64(p.Count) + t.MeanMs*float64(t.Count)) / float64(c)
-			}
-			p.P95Ms = max(p.P95Ms, t.P95Ms)
-			p.MaxMs = max(p.MaxMs, t.MaxMs)
-			p.Count, p.Errors = c, p.Errors+t.Errors
-			continue
+const tickWindowSeconds = 5
+
+func newTickWindow() *tickWindow { return &tickWindow{open: map[int64]*metrics.Agg{}} }
+
+func (w *tickWindow) add(r *rundir.IntervalRecord, p *metrics.Sparse, d *Dataset) {
+	a := w.open[r.T]
+	if a == nil {
+		if n := len(w.spare); n > 0 {
+			a, w.spare = w.spare[n-1], w.spare[:n-1]
+		} else {
+			a = metrics.NewAgg()
 		}
-		out = append(out, t)
+		w.open[r.T] = a
 	}
-	return out
+	r.AddDecoded(a, p)
+	if r.T > w.high {
+		w.high = r.T
+		for s, a := range w.open {
+			if s < w.high-tickWindowSeconds {
+				w.finish(s, a, d)
+			}
+		}
+	}
+}
+
+func (w *tickWindow) finish(s int64, a *metrics.Agg, d *Dataset) {
+	d.TotalTicks = append(d.TotalTicks, tickOf(time.Unix(s, 0), a))
+	delete(w.open, s)
+	a.Reset()
+	w.spare = append(w.spare, a)
+}
+
+func (w *tickWindow) flushAll(d *Dataset) {
+	for s, a := range w.open {
+		w.finish(s, a, d)
+	}
+	// A second that arrived after its window closed (out-of-order input)
+	// yields two ticks for one second: fold them.
+	sort.Slice(d.TotalTicks, func(i, j int) bool { return d.TotalTicks[i].T.Before(d.TotalTicks[j].T) })
+	d.TotalTicks = mergeSameSecond(d.TotalTicks)
 }
 
 // Span is the measured duration of the whole run.
@@ -269,4 +330,38 @@ func (d *Dataset) LabelName(k LabelKey) string {
 		return k.Workload + ": " + k.Label
 	}
 	return k.Label
+}
+
+// merge adds a into m[k], creating the entry (never aliasing a).
+func merge(m map[LabelKey]*metrics.Agg, k LabelKey, a *metrics.Agg) {
+	dst := m[k]
+	if dst == nil {
+		dst = metrics.NewAgg()
+		m[k] = dst
+	}
+	dst.Merge(a)
+}
+func tickOf(t time.Time, a *metrics.Agg) Tick {
+	return Tick{T: t, Count: a.Count, Errors: a.Errors, MeanMs: a.MeanMs(), P95Ms: a.QuantileMs(95), MaxMs: float64(a.MaxUs) / 1000}
+}
+
+// mergeSameSecond folds ticks of one label that fall in the same second (the
+// label was recorded in two phases in that second), weighting by count.
+func mergeSameSecond(ts []Tick) []Tick {
+	out := ts[:0]
+	for _, t := range ts {
+		if n := len(out); n > 0 && out[n-1].T.Equal(t.T) {
+			p := &out[n-1]
+			c := p.Count + t.Count
+			if c > 0 {
+				p.MeanMs = (p.MeanMs*float64(p.Count) + t.MeanMs*float64(t.Count)) / float64(c)
+			}
+			p.P95Ms = max(p.P95Ms, t.P95Ms)
+			p.MaxMs = max(p.MaxMs, t.MaxMs)
+			p.Count, p.Errors = c, p.Errors+t.Errors
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
 }

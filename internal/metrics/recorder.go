@@ -110,6 +110,9 @@ func (r *Recorder) Rotate(into *Interval) *Interval {
 	return into
 }
 
+// Reset empties the aggregate, keeping its histogram's memory.
+func (a *Agg) Reset() { a.reset() }
+
 func (a *Agg) reset() {
 	h := a.Hist
 	h.Reset()

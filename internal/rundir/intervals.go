@@ -78,6 +78,43 @@ func (r *IntervalRecord) Agg() (*metrics.Agg, error) {
 	return a, nil
 }
 
+// AddTo adds the record into a. It returns the decoded histogram (empty
+// without samples) for callers that also want this second's percentiles.
+func (r *IntervalRecord) AddTo(a *metrics.Agg) (*metrics.Sparse, error) {
+	var dec metrics.HistDecoder
+	sp := &metrics.Sparse{}
+	if r.Hist != "" {
+		if err := dec.Decode(r.Hist, sp); err != nil {
+			return nil, err
+		}
+	}
+	r.AddDecoded(a, sp)
+	return sp, nil
+}
+
+// AddDecoded adds the record into a, its histogram already decoded into sp.
+func (r *IntervalRecord) AddDecoded(a *metrics.Agg, sp *metrics.Sparse) {
+	sp.AddTo(a.Hist)
+	a.Count += r.Count
+	a.SumUs += r.SumUs
+	a.SumServiceUs += r.SvcUs
+	a.Sent += r.Sent
+	a.Recv += r.Recv
+	if r.Count > 0 {
+		a.MinUs = min(a.MinUs, r.MinUs)
+		a.MaxUs = max(a.MaxUs, r.MaxUs)
+	}
+	detailed := int64(0)
+	for _, e := range r.Errs {
+		c, _ := core.ParseErrorClass(e.Class)
+		a.AddError(metrics.ErrKey{Class: c, Status: e.Status, Message: e.Message}, e.Count)
+		detailed += e.Count
+	}
+	if d := r.Errors - detailed; d > 0 {
+		a.Errors += d // failures recorded without detail (imports)
+	}
+}
+
 // RecordOf encodes an aggregate as an interval record.
 func RecordOf(t int64, k metrics.Key, a *metrics.Agg) (IntervalRecord, error) {
 	r := IntervalRecord{T: t, Workload: k.Workload, Phase: k.Phase, Label: k.Label, Tx: k.Tx,

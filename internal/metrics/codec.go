@@ -1,0 +1,170 @@
+package metrics
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Sparse is a decoded histogram as its populated buckets, in ascending
+// value order: Values[i] is the lowest value of a bucket, High[i] its highest
+// equivalent value, Counts[i] its count.
+type Sparse struct {
+	Values, High, Counts []int64
+	Total                int64
+}
+
+// AddTo records the buckets into a dense histogram (work proportional to the
+// populated buckets).
+func (s *Sparse) AddTo(h *hdr.Histogram) {
+	for i, v := range s.Values {
+		_ = h.RecordValues(v, s.Counts[i])
+	}
+}
+
+// ValueAtPercentile returns the highest value equivalent to the bucket
+// holding the given percentile (0–100), as hdrhistogram does.
+func (s *Sparse) ValueAtPercentile(pct float64) int64 {
+	if s.Total == 0 {
+		return 0
+	}
+	// hdrhistogram's rank: round half up, within [1, total].
+	rank := min(pct, 100)/100*float64(s.Total) + 0.5
+	want := int64(1)
+	if rank >= float64(s.Total) {
+		want = s.Total
+	} else if rank >= 1 {
+		want = int64(rank)
+	}
+	var seen int64
+	for i, c := range s.Counts {
+		seen += c
+		if seen >= want {
+			return s.High[i]
+		}
+	}
+	return s.High[len(s.High)-1]
+}
+
+// HistDecoder decodes V2-compressed HdrHistogram strings ("HISTFAAA…"),
+// reusing its buffers and inflater between calls. Decoding a second's
+// histogram is most of the cost of reading a long run, and
+// hdrhistogram-go allocates a fresh 40 KiB inflater per histogram. Not safe
+// for concurrent use; use one per goroutine.
+type HistDecoder struct {
+	raw     []byte
+	payload []byte
+	zr      io.ReadCloser
+	br      bytes.Reader
+}
+
+const (
+	v2CompressedCookie = 0x1c849304
+	v2Cookie           = 0x1c849303
+	encHeaderSize      = 40
+	// maxPayload bounds the inflated payload (a valid one holds at most
+	// one ≤ 9-byte varint per bucket; plateau's geometry has 23,552).
+	maxPayload = 1 << 22
+)
+
+// Decode decodes s into dst (reusing its slices).
+func (d *HistDecoder) Decode(s string, dst *Sparse) error {
+	dst.Values, dst.High, dst.Counts, dst.Total = dst.Values[:0], dst.High[:0], dst.Counts[:0], 0
+	n := base64.StdEncoding.DecodedLen(len(s))
+	if cap(d.raw) < n {
+		d.raw = make([]byte, n)
+	}
+	n, err := base64.StdEncoding.Decode(d.raw[:n], []byte(s))
+	if err != nil {
+		return fmt.Errorf("decoding histogram: %w", err)
+	}
+	raw := d.raw[:n]
+	if len(raw) < 8 {
+		return errors.New("decoding histogram: too short")
+	}
+	if c := int32(binary.BigEndian.Uint32(raw[0:4])) &^ 0xf0; c != v2CompressedCookie {
+		return fmt.Errorf("decoding histogram: not a V2 compressed histogram (cookie %#x)", c)
+	}
+	clen := int(binary.BigEndian.Uint32(raw[4:8]))
+	if clen < 0 || clen > len(raw)-8 {
+		return errors.New("decoding histogram: bad compressed length")
+	}
+	d.br.Reset(raw[8 : 8+clen])
+	if d.zr == nil {
+		if d.zr, err = zlib.NewReader(&d.br); err != nil {
+			return fmt.Errorf("decoding histogram: %w", err)
+		}
+	} else if err := d.zr.(zlib.Resetter).Reset(&d.br, nil); err != nil {
+		return fmt.Errorf("decoding histogram: %w", err)
+	}
+	var head [encHeaderSize]byte
+	if _, err := io.ReadFull(d.zr, head[:]); err != nil {
+		return fmt.Errorf("decoding histogram header: %w", err)
+	}
+	if c := int32(binary.BigEndian.Uint32(head[0:4])) &^ 0xf0; c != v2Cookie {
+		return fmt.Errorf("decoding histogram: unsupported encoding (cookie %#x)", c)
+	}
+	plen := int(int32(binary.BigEndian.Uint32(head[4:8])))
+	sig := int32(binary.BigEndian.Uint32(head[12:16]))
+	lowest := int64(binary.BigEndian.Uint64(head[16:24]))
+	if plen < 0 || plen > maxPayload || sig < 0 || sig > 5 {
+		return errors.New("decoding histogram: corrupt header")
+	}
+	lowest = max(lowest, 1)
+	if cap(d.payload) < plen {
+		d.payload = make([]byte, plen)
+	}
+	p := d.payload[:plen]
+	if _, err := io.ReadFull(d.zr, p); err != nil {
+		return fmt.Errorf("decoding histogram payload: %w", err)
+	}
+	// Geometry as hdrhistogram computes it.
+	largestSingleUnit := 2 * int64(math.Pow10(int(sig)))
+	subBucketCountMag := int32(math.Ceil(math.Log2(float64(largestSingleUnit))))
+	halfMag := max(subBucketCountMag, 1) - 1
+	half := int64(1) << halfMag
+	unitMag := int32(63 - bits.LeadingZeros64(uint64(lowest)))
+	var idx int64
+	for pos := 0; pos < len(p); {
+		v, n := binary.Uvarint(p[pos:])
+		if n <= 0 || n > 9 {
+			return errors.New("decoding histogram: corrupt payload")
+		}
+		pos += n
+		c := int64(v>>1) ^ -int64(v&1) // zig-zag
+		if c < 0 {
+			if -c > 1<<30 {
+				return errors.New("decoding histogram: corrupt zero run")
+			}
+			idx -= c
+			continue
+		}
+		if c > 0 {
+			bucket := (idx >> halfMag) - 1
+			sub := (idx & (half - 1)) + half
+			if bucket < 0 {
+				sub -= half
+				bucket = 0
+			}
+			shift := bucket + int64(unitMag)
+			if shift > 62 {
+				return errors.New("decoding histogram: value out of range")
+			}
+			lo := sub << shift
+			dst.Values = append(dst.Values, lo)
+			dst.High = append(dst.High, lo+(int64(1)<<shift)-1)
+			dst.Counts = append(dst.Counts, c)
+			dst.Total += c
+		}
+		idx++
+	}
+	return nil
+}
