@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -87,6 +88,43 @@ type cell struct {
 	agg *metrics.Agg
 }
 
+// adder adds records into aggregates, reusing one histogram decoder and the
+// aggregates of past seconds: a dense histogram is ~190 KB, and a merge
+// visits seconds × labels × generators records.
+type adder struct {
+	dec  metrics.HistDecoder
+	sp   metrics.Sparse
+	free []*metrics.Agg
+}
+
+func (d *adder) agg() *metrics.Agg {
+	if n := len(d.free); n > 0 {
+		a := d.free[n-1]
+		d.free = d.free[:n-1]
+		return a
+	}
+	return metrics.NewAgg()
+}
+
+// release returns a's memory for the next second.
+func (d *adder) release(a *metrics.Agg) {
+	h := a.Hist
+	h.Reset()
+	*a = metrics.Agg{MinUs: math.MaxInt64, Hist: h}
+	d.free = append(d.free, a)
+}
+
+func (d *adder) add(a *metrics.Agg, r *rundir.IntervalRecord) error {
+	d.sp = metrics.Sparse{Values: d.sp.Values[:0], High: d.sp.High[:0], Counts: d.sp.Counts[:0]}
+	if r.Hist != "" {
+		if err := d.dec.Decode(r.Hist, &d.sp); err != nil {
+			return err
+		}
+	}
+	r.AddDecoded(a, &d.sp)
+	return nil
+}
+
 // mergeIntervals adds the segments' interval logs second by second. Each log
 // is in second order, so a k-way merge holds one second of every segment in
 // memory at a time, never the whole run. A key seen by one segment only is
@@ -104,6 +142,7 @@ func mergeIntervals(w *rundir.Writer, segs []*Segment, maps [][]int, res *Result
 			}
 		}
 	}()
+	var ad adder
 	for i, s := range segs {
 		r, err := openRecords(s.Dir, maps[i])
 		if err != nil {
@@ -149,7 +188,7 @@ func mergeIntervals(w *rundir.Writer, segs []*Segment, maps [][]int, res *Result
 					if !rec.Tx {
 						s.Samples += rec.Count
 					}
-					if err := addCell(cells, rec); err != nil {
+					if err := ad.addCell(cells, rec); err != nil {
 						return fmt.Errorf("%s: second %d, label %q: %w", r.path, rec.T, rec.Label, err)
 					}
 				}
@@ -161,10 +200,15 @@ func mergeIntervals(w *rundir.Writer, segs []*Segment, maps [][]int, res *Result
 		if err := writeSecond(w, t, cells, users, dropped, haveUsers, res); err != nil {
 			return err
 		}
+		for _, c := range cells {
+			if c.agg != nil {
+				ad.release(c.agg)
+			}
+		}
 	}
 }
 
-func addCell(cells map[metrics.Key]*cell, rec *rundir.IntervalRecord) error {
+func (d *adder) addCell(cells map[metrics.Key]*cell, rec *rundir.IntervalRecord) error {
 	k := rec.Key()
 	c := cells[k]
 	if c == nil {
@@ -172,18 +216,12 @@ func addCell(cells map[metrics.Key]*cell, rec *rundir.IntervalRecord) error {
 		return nil
 	}
 	if c.agg == nil {
-		a, err := c.rec.Agg()
-		if err != nil {
+		c.agg = d.agg()
+		if err := d.add(c.agg, c.rec); err != nil {
 			return err
 		}
-		c.agg = a
 	}
-	b, err := rec.Agg()
-	if err != nil {
-		return err
-	}
-	c.agg.Merge(b)
-	return nil
+	return d.add(c.agg, rec)
 }
 
 // writeSecond writes one merged second in the order the engine writes it:
