@@ -17,12 +17,16 @@ type monitorRun struct {
 // monitorTargets converts the plan's monitor section.
 func monitorTargets(p *plan.Plan) []monitor.TargetConfig {
 	out := make([]monitor.TargetConfig, 0, len(p.Monitor.Targets))
-	for _, t := range p.Monitor.Targets {
-		out = append(out, monitor.TargetConfig{Kind: t.Kind, Name: t.Name, Pid: t.Pid, PidFile: t.PidFile,
-			Match: t.Match, Children: t.Children, Path: t.Path, DSN: t.DSN, URL: t.URL, Series: t.Series,
-			Interval: t.Interval})
+	for i := range p.Monitor.Targets {
+		out = append(out, monitorTarget(&p.Monitor.Targets[i]))
 	}
 	return out
+}
+
+func monitorTarget(t *plan.MonitorTarget) monitor.TargetConfig {
+	return monitor.TargetConfig{Kind: t.Kind, Name: t.Name, Pid: t.Pid, PidFile: t.PidFile,
+		Match: t.Match, Children: t.Children, Path: t.Path, DSN: t.DSN, URL: t.URL, Series: t.Series,
+		Interval: t.Interval}
 }
 
 // startMonitors starts the plan's monitors; a monitor that cannot start is

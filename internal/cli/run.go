@@ -18,6 +18,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/analysis/sla"
 	"github.com/plateau-perf/plateau/internal/engine"
+	"github.com/plateau-perf/plateau/internal/monitor/builtin"
 	"github.com/plateau-perf/plateau/internal/plan"
 	"github.com/plateau-perf/plateau/internal/report"
 	"github.com/plateau-perf/plateau/internal/rundir"
@@ -65,7 +66,8 @@ summary.json and the reports. Exit code 0 when every SLA holds, 1 when one fails
 
 // loadPlan loads a plan with the CLI's environment and SLA checker.
 func loadPlan(st *State, path string, set []string) (*plan.Plan, error) {
-	p, err := plan.LoadFile(path, plan.Options{Overrides: set, Env: st.Getenv, CheckSLA: sla.Check})
+	p, err := plan.LoadFile(path, plan.Options{Overrides: set, Env: st.Getenv, CheckSLA: sla.Check,
+		CheckMonitor: func(t *plan.MonitorTarget) error { return builtin.Validate(monitorTarget(t)) }})
 	if err != nil {
 		var pe plan.Errors
 		if errors.As(err, &pe) {

@@ -500,10 +500,10 @@ func (d *decoder) checkFeeder(f *Feeder, n *yaml.Node, k keyset) bool {
 
 // monitorFields lists, per target kind, the fields that apply to it.
 var monitorFields = map[string][]string{
-	"host":       {"name", "interval"},
+	"host":       {"name", "path", "interval"},
 	"process":    {"name", "pid", "pid_file", "match", "children", "interval"},
 	"jvm":        {"name", "pid", "pid_file", "match", "interval"},
-	"cgroup":     {"name", "path", "interval"},
+	"cgroup":     {"name", "path", "pid", "interval"},
 	"postgres":   {"name", "dsn", "interval"},
 	"prometheus": {"name", "url", "series", "interval"},
 }
@@ -562,6 +562,11 @@ func (d *decoder) monitorTargets(n *yaml.Node, key string) []MonitorTarget {
 			}
 		}
 		d.checkMonitorTarget(&t, kindNode, k)
+		if d.opt.CheckMonitor != nil {
+			if err := d.opt.CheckMonitor(&t); err != nil {
+				d.errorf(kindNode, "%s target: %v", kind, err)
+			}
+		}
 		if prev, dup := names[t.Name]; dup {
 			d.errorf(kindNode, "monitor target name %q is used twice (first at %d:%d); set name: to tell them apart", t.Name, prev.Line, prev.Col)
 		}

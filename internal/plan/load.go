@@ -29,6 +29,9 @@ type Options struct {
 	Env func(string) (string, bool)
 	// CheckSLA checks the syntax of one SLA expression. May be nil.
 	CheckSLA func(expr string) error
+	// CheckMonitor checks one monitor target with the monitor package's own
+	// rules (regexps, URLs, DSNs), without touching the system. May be nil.
+	CheckMonitor func(t *MonitorTarget) error
 }
 
 // maxPlanBytes bounds the plan file size; a plan is hand-written text.
