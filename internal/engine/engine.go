@@ -100,6 +100,11 @@ type Engine struct {
 	// stays aligned with the others' and past-due iterations are skipped
 	// — otherwise the start.
 	anchor time.Time
+	// lateFrom is when a generator that started late (after StartAt, by
+	// more than a sleep's overshoot) could first act: open-model
+	// iterations due before it are skipped, none sent in a burst. Zero
+	// when on time.
+	lateFrom time.Time
 }
 
 type workload struct {
@@ -154,6 +159,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	e.anchor = e.start
 	if !cfg.StartAt.IsZero() {
 		e.anchor = cfg.StartAt
+		if e.start.Sub(cfg.StartAt) > 250*time.Millisecond {
+			e.lateFrom = e.start
+		}
 	}
 	e.mu.Lock()
 	e.info.Start = e.start

@@ -396,7 +396,7 @@ loop:
 				stopped = "data exhausted"
 				break loop
 			}
-		} else if first && -d > lateLimit {
+		} else if first && (-d > lateLimit || intended.Before(e.lateFrom)) {
 			// A generator that starts late (distributed start) skips and
 			// counts what is already past due instead of bursting.
 			wl.dropped.Add(1)
