@@ -359,12 +359,18 @@ func TestLateGeneratorSkips(t *testing.T) {
 	if ran+dropped != rate*secs {
 		t.Errorf("ran %d + dropped %d, want the %d scheduled", ran, dropped, rate*secs)
 	}
-	// Iterations more than a second overdue at the late start are skipped:
-	// at least the first second's.
-	if dropped < rate*1 || dropped > rate*2+2 {
-		t.Errorf("dropped %d, want between %d and %d", dropped, rate, 2*rate+2)
+	// Every iteration due before the generator started is skipped (2 s
+	// worth, and the moments it took to start), none sent in a burst.
+	if dropped < rate*2 || dropped > rate*2+rate/2 {
+		t.Errorf("dropped %d, want the %d due in the 2 s before it started (a little more for its start-up)", dropped, 2*rate)
 	}
 	info := readRunInfo(t, out)
+	// No burst: nothing that ran was due before the generator started.
+	for u, at := range firstStarts(t, filepath.Join(out, rundir.SamplesFile)) {
+		if at.Before(info.Start.Add(-time.Millisecond)) {
+			t.Errorf("user %d sent an iteration due at %v, before the generator started at %v", u, at, info.Start)
+		}
+	}
 	if info.End == nil || info.End.Sub(start.Add(secs*time.Second)) > 700*time.Millisecond {
 		t.Errorf("ended at %v, want with the schedule at %v", info.End, start.Add(secs*time.Second))
 	}
