@@ -5,20 +5,12 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/plateau-perf/plateau/internal/cli"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		// The first Ctrl-C stops gracefully; restore the default so a
-		// second one ends plateau at once.
-		<-ctx.Done()
-		stop()
-	}()
+	ctx, stop := cli.Interruptible(context.Background())
 	code := cli.Main(ctx, cli.State{
 		Args:   os.Args[1:],
 		Stdin:  os.Stdin,

@@ -8,7 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"runtime/debug"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -45,6 +48,18 @@ func version() string {
 		return bi.Main.Version
 	}
 	return "0.1.0-dev"
+}
+
+// Interruptible returns a context cancelled by the first SIGINT or SIGTERM,
+// which plateau treats as "stop gracefully and write everything"; after it,
+// the default handling is restored so a second Ctrl-C ends plateau at once.
+func Interruptible(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
 }
 
 // Main runs the CLI and returns the exit code.

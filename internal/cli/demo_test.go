@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -106,4 +107,75 @@ func TestDemoEndToEnd(t *testing.T) {
 			t.Errorf("child %d still running after the demo: %q", pid, b)
 		}
 	}
+}
+
+// Ctrl-C during the demo stops the load, stops every child and still writes
+// the run directory with its report.
+func TestDemoInterrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the demo stack")
+	}
+	dir := filepath.Join(t.TempDir(), "demo")
+	cmd := plateauCmd("demo", "--step", "30s", "--patients", "3000", "-o", dir, "-q")
+	var stdout, stderr lockedBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupt once the load has run a few seconds.
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(stderr.String(), "plateau: running") && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(3 * time.Second)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("demo did not stop within 30 s of Ctrl-C\nstderr:\n%s", stderr.String())
+	}
+	run := filepath.Join(dir, "run")
+	info, err := rundir.ReadInfo(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Status != rundir.StatusInterrupted {
+		t.Errorf("status %q, want interrupted", info.Status)
+	}
+	for _, f := range []string{"summary.json", "report.html", "report.md", "junit.xml"} {
+		if _, err := os.Stat(filepath.Join(run, f)); err != nil {
+			t.Errorf("missing %s after Ctrl-C: %v", f, err)
+		}
+	}
+	if s := readSummary(t, run); s.Labels[len(s.Labels)-1].Samples == 0 {
+		t.Error("no samples recorded before the interrupt")
+	}
+	for _, m := range regexp.MustCompile(`pid (\d+)`).FindAllStringSubmatch(stderr.String(), -1) {
+		if b, err := os.ReadFile("/proc/" + m[1] + "/cmdline"); err == nil && strings.Contains(string(b), "serve") {
+			t.Errorf("child %s still running after Ctrl-C: %q", m[1], b)
+		}
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while a child writes to it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -13,7 +13,9 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv("PLATEAU_TEST_MAIN") == "1" {
 		exe, _ := os.Executable()
-		os.Exit(Main(context.Background(), State{Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout,
+		ctx, stop := Interruptible(context.Background())
+		defer stop()
+		os.Exit(Main(ctx, State{Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout,
 			Stderr: os.Stderr, Getenv: os.LookupEnv, Exe: exe}))
 	}
 	os.Exit(m.Run())
