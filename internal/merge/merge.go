@@ -384,6 +384,12 @@ func finish(info *Info, segs []*Segment, res *Result) {
 		info.Stopped = fmt.Sprintf("incomplete load: %d of %d segments lack data (%s); the offered load was lower than planned then",
 			len(res.Incomplete), n, strings.Join(names, ", "))
 		info.Notes = append(info.Notes, problems...)
+	case statuses[rundir.StatusFailed]:
+		info.Status = rundir.StatusFailed
+	case statuses[rundir.StatusRunning]:
+		// Every generator stopped together without finishing (all killed):
+		// the merged run reads like a single killed run.
+		info.Status = rundir.StatusRunning
 	case statuses[rundir.StatusInterrupted]:
 		info.Status = rundir.StatusInterrupted
 	default:

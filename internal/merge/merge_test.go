@@ -351,6 +351,25 @@ func TestMissingAndShortSegments(t *testing.T) {
 	}
 }
 
+// Generators all killed at the same moment: nothing is missing relative to
+// the others, and the merged run reads like one killed run.
+func TestAllKilledTogether(t *testing.T) {
+	f := newFixture(7, 5, 20)
+	var dirs []string
+	for s := 0; s < 2; s++ {
+		d := filepath.Join(t.TempDir(), fmt.Sprint(s))
+		f.write(t, d, fmt.Sprintf("%d/2", s), func(i int) bool { return i%2 == s }, false, 3)
+		dirs = append(dirs, d)
+	}
+	res, err := Merge(Options{Dirs: dirs, Out: filepath.Join(t.TempDir(), "m")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Info.Status != rundir.StatusRunning || len(res.Incomplete) != 0 {
+		t.Errorf("status %q, incomplete %+v; want running, none", res.Info.Status, res.Incomplete)
+	}
+}
+
 // Monitor series of every generator survive under "<host>#<i>/<target>".
 func TestMonitorsKeptPerHost(t *testing.T) {
 	f := newFixture(3, 2, 10)
