@@ -731,6 +731,12 @@ func (b *builder) trends() doc.Section {
 			if m.res.SlopePerHour < 0 {
 				sign = "−"
 			}
+			if m.res.Verdict == trend.Unknown && m.res.Baseline == nil {
+				// No fit was made: say why instead of printing zeros.
+				v.Text += ": " + m.res.Reason
+				t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: m.target}, {Text: m.what}, {Text: "–"}, {Text: "–"}, {Text: "–"}, v}})
+				continue
+			}
 			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: m.target}, {Text: m.what}, {Text: sign + b.memQty(m, m.res.SlopePerHour) + "/h"},
 				{Text: fmt.Sprintf("%s … %s", signedBytes(m.res.CILow), signedBytes(m.res.CIHigh))}, {Text: nonEmpty(m.res.Method, "–")}, v}})
 		}

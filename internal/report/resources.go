@@ -225,11 +225,24 @@ func (b *builder) panelChart(t *target, p panel, grid bool) *doc.Figure {
 	if grid {
 		w = chart.BucketWidth(to-from, 1, maxBuckets/2)
 	}
+	// Centre the buckets on the sampling clock: monitors sample every
+	// interval at a fixed phase, and a grid offset from it would put two
+	// samples in one bucket and none in the next, drawing false gaps.
+	if first := firstSample(t, p); !math.IsNaN(first) {
+		from = first - w/2 - math.Ceil((first-w/2-from)/w)*w
+	}
 	reduced := chart.Reduced{}
 	for _, l := range p.lines {
 		s := t.get(l.metrics...)
 		if s == nil {
 			continue
+		}
+		name := l.name
+		// Network totals leave loopback out; when they are all zero and
+		// loopback carried traffic (a system under test on this host, as in
+		// the demo), draw loopback rather than an empty chart.
+		if lo := t.get(s.Metric + "{iface=lo}"); allZero(s) && lo != nil && !allZero(lo) {
+			s, name = lo, name+" (loopback)"
 		}
 		k := kbToBytes(s)
 		x, y := make([]float64, len(s.Points)), make([]float64, len(s.Points))
@@ -237,7 +250,7 @@ func (b *builder) panelChart(t *target, p panel, grid bool) *doc.Figure {
 			x[i], y[i] = unix(pt.T), pt.V*k
 		}
 		r := chart.Reduce(x, y, nil, from, to, w)
-		ser := chart.Series{Name: l.name, Color: l.color, X: r.X, Y: r.Mean, Dash: l.dash, Stack: p.stacked}
+		ser := chart.Series{Name: name, Color: l.color, X: r.X, Y: r.Mean, Dash: l.dash, Stack: p.stacked}
 		// Envelopes of more than two overlapping lines (a heap's sawtooth
 		// generations) would hide each other.
 		if !p.stacked && !l.dash && len(p.lines) <= 2 {
@@ -478,4 +491,27 @@ func (b *builder) resourceTable(t *target) *doc.Table {
 		}
 	}
 	return tb
+}
+
+// firstSample is the time of the panel's earliest sample (NaN without any).
+func firstSample(t *target, p panel) float64 {
+	first := math.NaN()
+	for _, l := range p.lines {
+		if s := t.get(l.metrics...); s != nil && len(s.Points) > 0 {
+			if x := unix(s.Points[0].T); math.IsNaN(first) || x < first {
+				first = x
+			}
+		}
+	}
+	return first
+}
+
+// allZero reports whether every finite value of s is 0.
+func allZero(s *core.Series) bool {
+	for _, p := range s.Points {
+		if p.V != 0 && !math.IsNaN(p.V) {
+			return false
+		}
+	}
+	return true
 }

@@ -32,6 +32,12 @@ type MemoryOptions struct {
 	Window time.Duration
 	// Confidence is the two-sided level of the slope interval; default 0.95.
 	Confidence float64
+	// MinSpan is the shortest observation that can show a leak; shorter
+	// series get the verdict unknown. Default 10 minutes: over a run of a
+	// minute or two, warm-up (caches, pools, JIT) looks like growth and a
+	// rate per hour extrapolated from it would alarm falsely. Negative
+	// disables the rule.
+	MinSpan time.Duration
 	// MinGrowthPct is the smallest growth over the observed span, in percent
 	// of the mean after-GC level, that counts as growing; default 2. A
 	// negative value disables it.
@@ -95,6 +101,14 @@ func Memory(mem, gc []core.Point, opt MemoryOptions) (MemoryResult, error) {
 	}
 	if opt.MinGrowthPct < 0 {
 		opt.MinGrowthPct = 0
+	}
+	if opt.MinSpan == 0 {
+		opt.MinSpan = 10 * time.Minute
+	}
+	if span := ps[len(ps)-1].T.Sub(ps[0].T); opt.MinSpan > 0 && span < opt.MinSpan {
+		return MemoryResult{Verdict: Unknown,
+			Reason: fmt.Sprintf("observed for %s; a leak is judged over at least %s (warm-up looks like growth in shorter runs)",
+				span.Round(time.Second), opt.MinSpan)}, nil
 	}
 	var r MemoryResult
 	if base, n := afterGC(ps, clean(gc)); n >= minBaseline {
