@@ -471,3 +471,50 @@ func TestInterruptWritesEverything(t *testing.T) {
 	b, _ := json.Marshal(d.Phases)
 	t.Logf("phases: %s", b)
 }
+
+// A server that echoes the token in its error body must not get the token
+// into the sample log or the interval log; the reason stays readable.
+func TestFailureMessageRedactsSecrets(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/token" {
+			fmt.Fprint(w, `{"access_token": "tok-SECRET-4711"}`)
+			return
+		}
+		http.Error(w, "rejected credentials "+r.Header.Get("Authorization")+" for "+r.Header.Get("X-Api"), http.StatusForbidden)
+	}))
+	t.Cleanup(srv.Close)
+	src := `name: secrets
+target: http://127.0.0.1:1
+secrets: [token, X-Api]
+vars: {key: "api-key-0815"}
+workloads:
+  w:
+    setup:
+      - request: {name: login, method: POST, url: /token, extract: {token: {json: "$.access_token"}}}
+    scenario:
+      - request:
+          name: read
+          url: /x
+          headers: {Authorization: "Bearer ${token}", X-Api: "${key}"}
+    load: {users: 1, iterations: 3}
+`
+	d, _, out := runPlan(t, context.Background(), src, srv.URL)
+	if n, e := labelAgg(d, "read"); n != 3 || e != 3 {
+		t.Fatalf("samples %d errors %d, want 3 failing", n, e)
+	}
+	for _, f := range []string{rundir.SamplesFile, rundir.IntervalsFile} {
+		b, err := os.ReadFile(filepath.Join(out, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range []string{"tok-SECRET-4711", "api-key-0815"} {
+			if strings.Contains(string(b), secret) {
+				t.Errorf("%s contains the secret %q", f, secret)
+			}
+		}
+		if !strings.Contains(string(b), "rejected credentials") {
+			t.Errorf("%s lost the failure reason", f)
+		}
+	}
+}

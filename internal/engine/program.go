@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/engine/httpc"
 	"github.com/plateau-perf/plateau/internal/plan"
 )
@@ -24,6 +25,15 @@ type program struct {
 	feeders  []feederUse // feeders the scenario reads, advanced once per iteration
 	setupFds []feederUse // feeders the setup reads, advanced once per user
 	labels   []string    // every request and transaction label, for the live panel
+	// secrets are the plan's secret names (lower case); secretSlots the
+	// variable slots holding secret values.
+	secrets     map[string]bool
+	secretSlots []int
+}
+
+// secretHeader reports whether a header's value must never be logged.
+func (p *program) secretHeader(name string) bool {
+	return core.IsSecretHeader(name) || p.secrets[strings.ToLower(name)]
 }
 
 type stepKind uint8
@@ -167,6 +177,12 @@ func compile(p *plan.Plan, w *plan.Workload, index int, feeders map[string]*feed
 	c.used = map[string]bool{}
 	prog.teardown = c.steps(w.Teardown)
 	prog.labels = c.labels
+	prog.secrets = c.secrets
+	for name, slot := range c.slots.index {
+		if c.secrets[strings.ToLower(name)] {
+			prog.secretSlots = append(prog.secretSlots, slot)
+		}
+	}
 	if len(c.errs) > 0 {
 		return nil, fmt.Errorf("workload %s: %s", w.Name, strings.Join(c.errs, "; "))
 	}
