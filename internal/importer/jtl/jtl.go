@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -249,7 +248,3 @@ const controllerPrefix = "Number of samples in transaction"
 // emptyController is a Transaction Controller that ran no sampler; JMeter's
 // dashboard ignores it and so does the import (counted in a note).
 const emptyController = "Number of samples in transaction : 0"
-
-func (s *Source) importXML(ctx context.Context, run *importer.Run, r io.Reader) error {
-	return fmt.Errorf("%s: XML JTL not supported yet", s.cfg.Path)
-}
