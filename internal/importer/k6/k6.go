@@ -1,0 +1,537 @@
+// Package k6 imports what k6 records: the `--out json` stream (one JSON
+// object per line, plain or gzipped as k6 writes it for a .gz file name)
+// and, as a side summary, the `--summary-export` file.
+//
+// Every http_req_duration point is one request sample: its time is when the
+// request ended (k6 stamps all of a request's metrics with its end), its
+// value is k6's response time (sending + waiting + receiving; connection
+// set-up is in http_req_connecting, not in it), and its tags give the label
+// (name, method), the status and whether k6 counted it as failed
+// (expected_response, the same flag http_req_failed counts). group_duration
+// points become transaction labels (the group path, "::shop"), left out of
+// the total like JMeter's transactions. vus points give the active users per
+// second, from which phases are derived. checks, iterations and
+// http_req_failed are tallied into notes; the other metrics are skipped.
+//
+// The stream is decoded in parallel chunks, so an import uses every core it
+// is given and memory that does not depend on the file's size.
+package k6
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/importer"
+	"github.com/plateau-perf/plateau/internal/importer/accesslog"
+)
+
+// Config describes one k6 JSON stream.
+type Config struct {
+	// Path is the --out json file (gzipped when it starts with gzip's magic).
+	Path string
+	// Workload names the samples' workload (default "k6").
+	Workload string
+	// Summary is the --summary-export file of the same run (optional): its
+	// whole-run figures are quoted in the notes next to the import's own.
+	Summary string
+	// ChunkSize overrides importer.DefaultChunkSize (tests).
+	ChunkSize int
+}
+
+// Source imports one k6 JSON stream.
+type Source struct{ cfg Config }
+
+// New returns a source for cfg.
+func New(cfg Config) *Source {
+	if cfg.Workload == "" {
+		cfg.Workload = "k6"
+	}
+	return &Source{cfg: cfg}
+}
+
+// Describe says what the source is.
+func (s *Source) Describe() string {
+	d := "k6 JSON stream " + s.cfg.Path
+	if s.cfg.Summary != "" {
+		d += " with summary export " + s.cfg.Summary
+	}
+	return d
+}
+
+var _ importer.Source = (*Source)(nil)
+
+const (
+	kindStream  = "a k6 JSON output stream (--out json)"
+	kindSummary = "a k6 summary export (--summary-export)"
+)
+
+// Import reads the stream into run.
+func (s *Source) Import(ctx context.Context, run *importer.Run) error {
+	f, err := os.Open(s.cfg.Path)
+	if err != nil {
+		return fmt.Errorf("opening k6 output: %w", err)
+	}
+	defer f.Close()
+	var src io.Reader = bufio.NewReaderSize(f, 1<<20)
+	magic, _ := src.(*bufio.Reader).Peek(2)
+	gz := bytes.Equal(magic, []byte{0x1f, 0x8b})
+	if gz {
+		zr, err := gzip.NewReader(src)
+		if err != nil {
+			return fmt.Errorf("%s: reading gzip: %w", s.cfg.Path, err)
+		}
+		defer zr.Close()
+		src = bufio.NewReaderSize(zr, 1<<20)
+	}
+	br := src.(*bufio.Reader)
+	head, _ := br.Peek(64 << 10)
+	switch importer.Sniff(head) {
+	case kindStream:
+	case kindSummary:
+		return fmt.Errorf("%s is a k6 summary export: it holds whole-run figures only (no times, no requests), "+
+			"so it cannot be a run by itself; import the --out json stream of the same run and give this file "+
+			"with --summary (k6:out.json,summary=%s)", s.cfg.Path, s.cfg.Path)
+	default:
+		return importer.Refuse(s.cfg.Path, "a k6 --out json stream", head)
+	}
+	how := ""
+	if gz {
+		how = " (gzip)"
+	}
+	run.AddSource(s.Describe() + how)
+	host := primaryHost(head)
+
+	agg := run.Requests(s.cfg.Workload)
+	var tot tally
+	var vus timeline
+	probs := run.Problems()
+	tp, _ := importer.NewTimeParser("iso8601", run.Clock())
+	err = importer.Parallel(ctx, br, run.Workers(), s.cfg.ChunkSize, importer.CutLines,
+		func(c *importer.Chunk) (*batch, error) {
+			d := &decoder{labels: agg.Labels().NewCache(), tp: tp, host: host, keep: run.KeepSamples()}
+			b := &batch{}
+			b.probs.File = s.cfg.Path
+			d.decode(c.Data, c.Line, b)
+			return b, nil
+		},
+		func(c *importer.Chunk, b *batch) error {
+			probs.Merge(&b.probs)
+			tot.add(&b.tally)
+			for _, p := range b.vus {
+				vus.add(p)
+			}
+			for i := range b.recs {
+				r := &b.recs[i]
+				if !r.Tx {
+					r.Threads = vus.at(r.End)
+				}
+				if err := agg.Add(r); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	if cerr := agg.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.cfg.Path, err)
+	}
+	tot.noVUs = vus.seen == 0
+	s.notes(run, &tot, agg)
+	if agg.Count() == 0 {
+		return fmt.Errorf("%s: no http_req_duration points: nothing to import", s.cfg.Path)
+	}
+	if s.cfg.Summary != "" {
+		return s.sideSummary(run, &tot)
+	}
+	return nil
+}
+
+func (s *Source) notes(run *importer.Run, tot *tally, agg *importer.Aggregator) {
+	run.Logf("%s: %d requests, %d failed, %d group samples, %d labels, %d malformed lines", s.cfg.Path, tot.requests, tot.failed,
+		tot.groups, agg.Labels().Len(), run.Problems().Count(s.cfg.Path))
+	if tot.failedPoints > 0 && tot.failedTrue != tot.failed {
+		run.Note("%s: http_req_failed counts %d failed requests, the import %d (requests without an expected_response tag are judged by their status)",
+			s.cfg.Path, tot.failedTrue, tot.failed)
+	}
+	if tot.iterations > 0 {
+		run.Note("%s: %d iterations", s.cfg.Path, tot.iterations)
+	}
+	if len(tot.checks) > 0 {
+		names := make([]string, 0, len(tot.checks))
+		for n := range tot.checks {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		var b strings.Builder
+		for i, n := range names {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			c := tot.checks[n]
+			fmt.Fprintf(&b, "%q %d passed, %d failed", n, c[0], c[1])
+		}
+		run.Note("%s: checks (k6 counts them apart from requests): %s", s.cfg.Path, b.String())
+	}
+	if tot.noVUs {
+		run.Note("%s: no vus points, so there are no users per second and no derived phases", s.cfg.Path)
+	}
+}
+
+// tally is what the stream holds besides request samples.
+type tally struct {
+	requests, failed, groups int64
+	failedPoints, failedTrue int64
+	iterations               int64
+	checks                   map[string][2]int64 // passes, fails
+	noVUs                    bool
+	// sumUs, minUs and maxUs are over the requests' durations (valid when
+	// requests > 0).
+	sumUs, minUs, maxUs int64
+}
+
+func (t *tally) add(o *tally) {
+	if o.requests > 0 {
+		if t.requests == 0 {
+			t.minUs, t.maxUs = o.minUs, o.maxUs
+		}
+		t.minUs, t.maxUs = min(t.minUs, o.minUs), max(t.maxUs, o.maxUs)
+		t.sumUs += o.sumUs
+	}
+	t.requests += o.requests
+	t.failed += o.failed
+	t.groups += o.groups
+	t.failedPoints += o.failedPoints
+	t.failedTrue += o.failedTrue
+	t.iterations += o.iterations
+	for n, c := range o.checks {
+		if t.checks == nil {
+			t.checks = map[string][2]int64{}
+		}
+		v := t.checks[n]
+		t.checks[n] = [2]int64{v[0] + c[0], v[1] + c[1]}
+	}
+}
+
+// vuPoint is one vus reading: time (Unix ns) and active VUs.
+type vuPoint struct {
+	t int64
+	n int32
+}
+
+// timeline holds the recent vus readings in time order. k6 writes one a
+// second; readings older than a few minutes before the newest are dropped,
+// as samples come at most a flush interval out of order.
+type timeline struct {
+	pts  []vuPoint
+	seen int64
+}
+
+const vuKeep = 300e9 // ns
+
+func (tl *timeline) add(p vuPoint) {
+	tl.seen++
+	i := sort.Search(len(tl.pts), func(i int) bool { return tl.pts[i].t > p.t })
+	tl.pts = append(tl.pts, vuPoint{})
+	copy(tl.pts[i+1:], tl.pts[i:])
+	tl.pts[i] = p
+	if newest := tl.pts[len(tl.pts)-1].t; tl.pts[0].t < newest-vuKeep {
+		j := sort.Search(len(tl.pts), func(i int) bool { return tl.pts[i].t >= newest-vuKeep })
+		if j > 1 {
+			tl.pts = append(tl.pts[:0], tl.pts[j-1:]...)
+		}
+	}
+}
+
+// at is the last reading at or before t, or −1 when none is known.
+func (tl *timeline) at(t int64) int32 {
+	i := sort.Search(len(tl.pts), func(i int) bool { return tl.pts[i].t > t })
+	if i == 0 {
+		return -1
+	}
+	return tl.pts[i-1].n
+}
+
+// batch is the decoded content of one chunk.
+type batch struct {
+	recs  []importer.Rec
+	vus   []vuPoint
+	probs importer.ChunkProblems
+	tally
+}
+
+// decoder decodes lines of one chunk. Each goroutine has its own.
+type decoder struct {
+	labels *importer.Cache
+	tp     importer.TimeParser
+	host   string // the first request's scheme://host, stripped from labels
+	keep   bool
+	pt     point
+	lb     []byte
+}
+
+// point is a Point line; only the tags the import uses are decoded.
+type point struct {
+	Metric string `json:"metric"`
+	Type   string `json:"type"`
+	Data   struct {
+		Time  string   `json:"time"`
+		Value *float64 `json:"value"`
+		Tags  struct {
+			Name             string `json:"name"`
+			URL              string `json:"url"`
+			Method           string `json:"method"`
+			Status           string `json:"status"`
+			ExpectedResponse string `json:"expected_response"`
+			Error            string `json:"error"`
+			ErrorCode        string `json:"error_code"`
+			Group            string `json:"group"`
+			Check            string `json:"check"`
+		} `json:"tags"`
+	} `json:"data"`
+}
+
+// wanted are the metrics whose points are decoded; the others are skipped
+// without parsing (k6 writes nine points per request, two are used).
+var wanted = map[string]bool{"http_req_duration": true, "http_req_failed": true, "vus": true, "iterations": true,
+	"group_duration": true, "checks": true}
+
+var pointPrefix = []byte(`{"metric":"`)
+
+func (d *decoder) decode(data []byte, line int64, b *batch) {
+	for len(data) > 0 {
+		raw := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			raw, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		d.line(bytes.TrimRight(raw, "\r \t"), line, b)
+		line++
+	}
+}
+
+func (d *decoder) line(raw []byte, lineNo int64, b *batch) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return
+	}
+	// Fast path: k6 writes Point lines as {"metric":"NAME","type":"Point",…}.
+	if bytes.HasPrefix(raw, pointPrefix) {
+		rest := raw[len(pointPrefix):]
+		if q := bytes.IndexByte(rest, '"'); q >= 0 && !wanted[string(rest[:q])] {
+			if raw[len(raw)-1] != '}' {
+				b.probs.Add(lineNo, "truncated JSON line", raw)
+			}
+			return
+		}
+	}
+	d.pt = point{}
+	if err := json.Unmarshal(raw, &d.pt); err != nil {
+		b.probs.Add(lineNo, "not a JSON object: "+jsonErr(err), raw)
+		return
+	}
+	p := &d.pt
+	switch p.Type {
+	case "Metric":
+		return
+	case "Point":
+	default:
+		b.probs.Add(lineNo, fmt.Sprintf("type %q is neither Point nor Metric", p.Type), raw)
+		return
+	}
+	if !wanted[p.Metric] {
+		return
+	}
+	if p.Data.Value == nil || math.IsNaN(*p.Data.Value) || math.IsInf(*p.Data.Value, 0) {
+		b.probs.Add(lineNo, "point without a numeric value", raw)
+		return
+	}
+	v := *p.Data.Value
+	t, err := d.tp.Parse([]byte(p.Data.Time))
+	if err != nil {
+		b.probs.Add(lineNo, "time: "+err.Error(), raw)
+		return
+	}
+	tags := &p.Data.Tags
+	switch p.Metric {
+	case "http_req_duration":
+		if v < 0 {
+			b.probs.Add(lineNo, "negative duration", raw)
+			return
+		}
+		r := importer.Rec{End: t, Elapsed: int64(math.Round(v * 1000)), Threads: -1}
+		r.Label = d.label(tags.Method, tags.Name, tags.URL)
+		st, _ := strconv.Atoi(tags.Status)
+		if st >= 100 && st <= 999 {
+			r.Status = int32(st)
+		}
+		failed := tags.ExpectedResponse == "false"
+		if tags.ExpectedResponse == "" {
+			failed = st == 0 || st >= 400
+		}
+		if failed {
+			r.Class = classify(st, tags.ErrorCode)
+			r.Message = tags.Error
+			if r.Message == "" {
+				r.Message = tags.Status
+			}
+			b.failed++
+		}
+		if d.keep {
+			r.URL = tags.URL
+		}
+		if b.requests == 0 {
+			b.minUs, b.maxUs = r.Elapsed, r.Elapsed
+		}
+		b.minUs, b.maxUs = min(b.minUs, r.Elapsed), max(b.maxUs, r.Elapsed)
+		b.sumUs += r.Elapsed
+		b.requests++
+		b.recs = append(b.recs, r)
+	case "group_duration":
+		if v < 0 {
+			b.probs.Add(lineNo, "negative duration", raw)
+			return
+		}
+		b.groups++
+		b.recs = append(b.recs, importer.Rec{End: t, Elapsed: int64(math.Round(v * 1000)), Threads: -1, Tx: true,
+			Label: d.labels.ID([]byte(tags.Group))})
+	case "http_req_failed":
+		b.failedPoints++
+		if v != 0 {
+			b.failedTrue++
+		}
+	case "vus":
+		if v >= 0 && v < math.MaxInt32 {
+			b.vus = append(b.vus, vuPoint{t: t, n: int32(v)})
+		}
+	case "iterations":
+		b.iterations += int64(v)
+	case "checks":
+		if b.checks == nil {
+			b.checks = map[string][2]int64{}
+		}
+		c := b.checks[tags.Check]
+		if v != 0 {
+			c[0]++
+		} else {
+			c[1]++
+		}
+		b.checks[tags.Check] = c
+	}
+}
+
+func jsonErr(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return se.Error()
+	}
+	return err.Error()
+}
+
+// label names a request "METHOD name". A name k6 took from the URL (the
+// request was not given a name tag) is templated like an access-log path,
+// so /items/17 and /items/18 share "GET /items/{id}"; the scheme and host of
+// the first request are dropped from every label, other hosts are kept.
+func (d *decoder) label(method, name, rawURL string) int32 {
+	d.lb = append(d.lb[:0], method...)
+	if len(d.lb) > 0 {
+		d.lb = append(d.lb, ' ')
+	}
+	text := name
+	if text == "" {
+		text = rawURL
+	}
+	if text == "" {
+		return d.labels.ID(bytes.TrimSuffix(d.lb, []byte{' '}))
+	}
+	templ := text == rawURL
+	rest, hostKept := text, false
+	if d.host != "" && strings.HasPrefix(text, d.host) && (len(text) == len(d.host) || text[len(d.host)] == '/' || text[len(d.host)] == '?') {
+		rest = text[len(d.host):]
+	} else if u, err := url.Parse(text); err == nil && u.Scheme != "" && u.Host != "" {
+		d.lb = append(d.lb, u.Host...)
+		rest, hostKept = u.RequestURI(), true
+		if u.RawQuery == "" && !strings.HasSuffix(text, "?") {
+			rest = u.EscapedPath()
+		}
+	} else {
+		templ = false // not a URL: a name the script gave
+	}
+	switch {
+	case templ:
+		d.lb = accesslog.AppendTemplate(d.lb, []byte(rest))
+	case rest == "" && !hostKept:
+		d.lb = append(d.lb, '/')
+	default:
+		d.lb = append(d.lb, rest...)
+	}
+	return d.labels.ID(d.lb)
+}
+
+// primaryHost is scheme://host of the first request in head, or "".
+func primaryHost(head []byte) string {
+	for len(head) > 0 {
+		line := head
+		if i := bytes.IndexByte(head, '\n'); i >= 0 {
+			line, head = head[:i], head[i+1:]
+		} else {
+			head = nil
+		}
+		if !bytes.HasPrefix(line, []byte(`{"metric":"http_req_duration"`)) {
+			continue
+		}
+		var p point
+		if json.Unmarshal(line, &p) != nil {
+			continue
+		}
+		u, err := url.Parse(p.Data.Tags.URL)
+		if err != nil || u.Scheme == "" || u.Host == "" {
+			return ""
+		}
+		return u.Scheme + "://" + u.Host
+	}
+	return ""
+}
+
+// classify maps a failed request to an error class from its status and
+// k6's error_code (lib/netext/httpext/error_codes.go).
+func classify(status int, code string) core.ErrorClass {
+	switch {
+	case status >= 500:
+		return core.ErrHTTP5xx
+	case status >= 400:
+		return core.ErrHTTP4xx
+	case status > 0:
+		return core.ErrCheck // a status the script did not expect
+	}
+	c, _ := strconv.Atoi(code)
+	switch {
+	case c == 1050 || c == 1211:
+		return core.ErrTimeout
+	case c == 1212:
+		return core.ErrRefused
+	case c == 1201 || c == 1220:
+		return core.ErrReset
+	case c >= 1100 && c < 1200:
+		return core.ErrDNS
+	case c >= 1300 && c < 1400:
+		return core.ErrTLS
+	case c >= 1600 && c < 1800:
+		return core.ErrProtocol
+	}
+	return core.ErrOther
+}
