@@ -1,18 +1,20 @@
-// The k6 fixtures' script: two scenarios (2 VUs for 6 s, 2 more from 3 s to
-// 6 s) against a loopback server (testServer in real_test.go: /cart, /pay,
-// /flaky answering 500 every 5th time, /items/N); a group, a named URL
-// pattern, a check, and a refused connection every 10th iteration.
+// The k6 fixtures' script: two scenarios (2 VUs for SECONDS (6) s, 2 more
+// for the second half) against a loopback server (testServer in
+// real_test.go: /cart, /pay, /flaky answering 500 every 5th time,
+// /items/N); a group, a named URL pattern, a check, and a refused
+// connection every 10th iteration.
 // k6-v1.8.1/ was made with
 //   BASE=http://127.0.0.1:PORT k6 run --out json=out.json.gz --summary-export=summary.json script.js
 import http from 'k6/http';
 import { check, group, sleep } from 'k6';
 
 const BASE = __ENV.BASE;
+const SECONDS = Number(__ENV.SECONDS || 6);
 
 export const options = {
   scenarios: {
-    base: { executor: 'constant-vus', vus: 2, duration: '6s' },
-    extra: { executor: 'constant-vus', vus: 2, duration: '3s', startTime: '3s' },
+    base: { executor: 'constant-vus', vus: 2, duration: `${SECONDS}s` },
+    extra: { executor: 'constant-vus', vus: 2, duration: `${SECONDS / 2}s`, startTime: `${SECONDS / 2}s` },
   },
   summaryTrendStats: ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)', 'p(99)', 'count'],
 };
