@@ -16,6 +16,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/importer/accesslog"
 	"github.com/plateau-perf/plateau/internal/importer/jstat"
 	"github.com/plateau-perf/plateau/internal/importer/jtl"
+	"github.com/plateau-perf/plateau/internal/importer/k6"
 	"github.com/plateau-perf/plateau/internal/importer/vmstat"
 )
 
@@ -74,6 +75,12 @@ func importTypes() map[string]importType {
 				{"start", "time of the first report (logs without -t), RFC 3339"},
 				{"interval", "vmstat's delay (logs without -t), e.g. 10s"}},
 			build: buildVmstat,
+		},
+		"k6": {
+			short: "k6 --out json stream (plain or gzipped), with its --summary-export as a side summary",
+			opts: []importOpt{{"workload", "workload name for the samples (default k6; NAME=PATH also sets it)"},
+				{"summary", "the run's --summary-export file: k6's whole-run figures, quoted next to the import's"}},
+			build: buildK6,
 		},
 		"jstat": {
 			short: "jstat -gc/-gcutil/-gccapacity output, with or without -t",
@@ -384,4 +391,12 @@ func buildJstat(in importInput, clock importer.Clock) (importer.Source, error) {
 		return nil, err
 	}
 	return jstat.New(cfg), nil
+}
+
+func buildK6(in importInput, _ importer.Clock) (importer.Source, error) {
+	cfg := k6.Config{Path: in.path, Workload: in.opts["workload"], Summary: in.opts["summary"]}
+	if cfg.Workload == "" {
+		cfg.Workload = in.name
+	}
+	return k6.New(cfg), nil
 }

@@ -111,7 +111,7 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 	if gz {
 		how = " (gzip)"
 	}
-	run.AddSource(s.Describe() + how)
+	run.AddSource("k6 JSON stream " + s.cfg.Path + how)
 	host := primaryHost(head)
 
 	agg := run.Requests(s.cfg.Workload)

@@ -102,8 +102,7 @@ func (s *Summary) Describe(metric string) string {
 }
 
 func fmtFig(k string, v float64) string {
-	switch k {
-	case "count", "passes", "fails":
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 3, 64)
