@@ -364,7 +364,7 @@ func FuzzStats(f *testing.F) {
 			for _, l := range st.labels {
 				n += l.count
 			}
-			if n > 1e5 {
+			if n > 1e4 {
 				return
 			}
 		}

@@ -166,7 +166,7 @@ func (s *Shape) approxSum(g float64) float64 {
 		m := s.ranks[i] - s.ranks[i-1]
 		total += b
 		var inner float64 // Σ_{k=1}^{m−1} (k/m)^γ
-		if m <= 4096 {
+		if m <= 64 {
 			for k := int64(1); k < m; k++ {
 				inner += math.Pow(float64(k)/float64(m), g)
 			}
