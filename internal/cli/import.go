@@ -17,6 +17,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/importer/jstat"
 	"github.com/plateau-perf/plateau/internal/importer/jtl"
 	"github.com/plateau-perf/plateau/internal/importer/k6"
+	"github.com/plateau-perf/plateau/internal/importer/locust"
 	"github.com/plateau-perf/plateau/internal/importer/vmstat"
 )
 
@@ -81,6 +82,12 @@ func importTypes() map[string]importType {
 			opts: []importOpt{{"workload", "workload name for the samples (default k6; NAME=PATH also sets it)"},
 				{"summary", "the run's --summary-export file: k6's whole-run figures, quoted next to the import's"}},
 			build: buildK6,
+		},
+		"locust": {
+			short: "Locust --csv results (PREFIX_stats.csv, _stats_history.csv, _failures.csv)",
+			opts: []importOpt{{"workload", "workload name for the samples (default locust; NAME=PATH also sets it)"},
+				{"start", "when the run started, for results without a stats history (default: the stats file's time minus the run's duration)"}},
+			build: buildLocust,
 		},
 		"jstat": {
 			short: "jstat -gc/-gcutil/-gccapacity output, with or without -t",
@@ -399,4 +406,16 @@ func buildK6(in importInput, _ importer.Clock) (importer.Source, error) {
 		cfg.Workload = in.name
 	}
 	return k6.New(cfg), nil
+}
+
+func buildLocust(in importInput, clock importer.Clock) (importer.Source, error) {
+	cfg := locust.Config{Path: in.path, Workload: in.opts["workload"]}
+	if cfg.Workload == "" {
+		cfg.Workload = in.name
+	}
+	var err error
+	if cfg.Start, err = optTime(in, "start", clock); err != nil {
+		return nil, err
+	}
+	return locust.New(cfg), nil
 }

@@ -9,23 +9,32 @@ import (
 // describes: its count, minimum, maximum, mean and a few percentiles. It
 // yields n values whose count, minimum and maximum are exact, whose sum is
 // the mean × n to the µs when the percentiles allow it, and whose value at
-// each percentile's rank is Locust's percentile. The rank is Locust's own
-// (⌊p·n⌋+1, see KnotRank), so the rebuilt values are what Locust described;
-// plateau reads a percentile at hdrhistogram's rank ⌊p·n + 0.5⌋, the same
-// rank or the one below, so a report's percentile of an imported label is
-// Locust's or its lower neighbour.
-// Between two such ranks the values follow a curve v = a + (b−a)·w^γ of the
-// position w ∈ (0,1) between them, with one exponent γ for the whole label
-// chosen so that the sum comes out right (γ = 1 is a straight line between
-// the percentiles). Values are computed per rank, so n may be large without
-// memory to match.
+// each percentile's rank is Locust's percentile, to Locust's rounding.
+//
+// Ranks: Locust's own (⌊p·n⌋+1, see KnotRank), so the rebuilt values are
+// what Locust described; plateau reads a percentile at hdrhistogram's rank
+// ⌊p·n + 0.5⌋, the same rank or the one below, so a report's percentile of
+// an imported label is Locust's or its lower neighbour.
+//
+// Rounding: Locust computes percentiles from response times rounded to
+// about two significant digits (1 ms below 100 ms, 10 ms below 1 s, …; see
+// Slack), so a percentile of 5 ms stands for a value in [4.5, 5.5]. The
+// fit first moves every percentile by the same fraction λ ∈ [−1, 1] of its
+// rounding interval, values between percentiles on straight lines.
+// Only when that cannot reach the mean do the values between two
+// percentiles bend, following v = a + (b−a)·w^γ of the position w ∈ (0,1)
+// between them, with one exponent γ for the label. Values are computed per
+// rank, so n may be large without memory to match.
 type Shape struct {
-	n      int64
-	ranks  []int64 // 1-based ranks of the knots, increasing; first 1, last n
-	vals   []float64
-	gamma  float64
-	adjust int64 // ± µs added to the first |adjust| interior ranks
-	adjTo  int64 // rank below which interior ranks are adjusted
+	n          int64
+	minV, maxV float64
+	ranks      []int64   // 1-based ranks of the knots, increasing; first 1, last n
+	base       []float64 // Locust's values at the ranks (first min, last max)
+	lo, hi     []float64 // their rounding slack below and above
+	vals       []float64 // the values used: base moved by λ, clamped, non-decreasing
+	gamma      float64
+	adjust     int64 // ± µs added to the first |adjust| interior ranks
+	adjTo      int64 // rank below which interior ranks are adjusted
 	// SumError is the part of the wanted sum (µs) the shape could not
 	// reach because the percentiles do not allow it (0 normally).
 	SumError int64
@@ -38,11 +47,31 @@ type Knot struct {
 	V float64
 }
 
+// Slack is how far below and above a percentile Locust reports (µs) the
+// response time it stands for may lie: Locust buckets response times by
+// rounding them to 1 ms below 100 ms, 10 ms below 1 s, 100 ms below 10 s
+// and 1 s above (locust/stats.py, bucket_response_time).
+func Slack(v float64) (below, above float64) {
+	unit := func(ms float64) float64 {
+		switch {
+		case ms < 100:
+			return 1
+		case ms < 1000:
+			return 10
+		case ms < 10000:
+			return 100
+		}
+		return 1000
+	}
+	ms := v / 1000
+	return unit(ms-1e-9) * 500, unit(ms) * 500
+}
+
 // NewShape builds the shape of n values with the given minimum, maximum,
-// sum (all µs; sum < 0 leaves γ at 1) and percentile knots. Knots outside
-// [min, max] are clamped into it (Locust's percentiles are read from
-// response times rounded to two significant digits, so they can lie a
-// little outside the exact extremes), and made non-decreasing.
+// sum (all µs; sum < 0 leaves the percentiles as given and γ at 1) and
+// percentile knots. Knots are kept within [min, max] (rounding can put
+// Locust's percentiles a little outside the exact extremes) and
+// non-decreasing.
 func NewShape(n int64, minV, maxV, sum float64, knots []Knot) *Shape {
 	s := &Shape{n: n, gamma: 1}
 	if n <= 0 {
@@ -51,37 +80,57 @@ func NewShape(n int64, minV, maxV, sum float64, knots []Knot) *Shape {
 	if maxV < minV {
 		maxV = minV
 	}
+	s.minV, s.maxV = minV, maxV
 	ks := append([]Knot(nil), knots...)
 	sort.SliceStable(ks, func(i, j int) bool { return ks[i].P < ks[j].P })
-	s.ranks = append(s.ranks, 1)
-	s.vals = append(s.vals, minV)
+	s.ranks, s.base, s.lo, s.hi = append(s.ranks, 1), append(s.base, minV), append(s.lo, 0), append(s.hi, 0)
 	for _, k := range ks {
-		if math.IsNaN(k.V) || math.IsNaN(k.P) || k.P <= 0 || k.P > 1 {
+		if math.IsNaN(k.V) || math.IsInf(k.V, 0) || math.IsNaN(k.P) || k.P <= 0 || k.P > 1 {
 			continue
 		}
 		r := KnotRank(k.P, n)
-		v := math.Min(math.Max(k.V, minV), maxV)
-		v = math.Max(v, s.vals[len(s.vals)-1])
-		if r == 1 {
-			continue // rank 1 is the minimum, which is exact
+		if r == 1 || r == n {
+			continue // the extremes are exact
 		}
-		if r == s.ranks[len(s.ranks)-1] {
-			s.vals[len(s.vals)-1] = v // two percentiles on one rank: the higher wins
+		lo, hi := Slack(k.V)
+		if last := len(s.ranks) - 1; r == s.ranks[last] {
+			// Two percentiles on one rank: the higher wins.
+			s.base[last], s.lo[last], s.hi[last] = k.V, lo, hi
 			continue
 		}
-		s.ranks = append(s.ranks, r)
-		s.vals = append(s.vals, v)
+		s.ranks, s.base, s.lo, s.hi = append(s.ranks, r), append(s.base, k.V), append(s.lo, lo), append(s.hi, hi)
 	}
-	if last := len(s.ranks) - 1; s.ranks[last] == n {
-		s.vals[last] = maxV
-	} else {
-		s.ranks = append(s.ranks, n)
-		s.vals = append(s.vals, maxV)
+	if n > 1 {
+		s.ranks, s.base, s.lo, s.hi = append(s.ranks, n), append(s.base, maxV), append(s.lo, 0), append(s.hi, 0)
 	}
+	s.vals = make([]float64, len(s.base))
+	s.setLambda(0)
 	if sum >= 0 {
 		s.fit(sum)
 	}
 	return s
+}
+
+// setLambda moves every interior knot by λ of its slack (λ < 0 down).
+func (s *Shape) setLambda(l float64) {
+	for i, b := range s.base {
+		v := b
+		switch {
+		case i == 0:
+			v = s.minV
+		case i == len(s.base)-1 && s.ranks[i] == s.n:
+			v = s.maxV
+		case l > 0:
+			v += l * s.hi[i]
+		case l < 0:
+			v += l * s.lo[i]
+		}
+		v = math.Min(math.Max(v, s.minV), s.maxV)
+		if i > 0 {
+			v = math.Max(v, s.vals[i-1])
+		}
+		s.vals[i] = v
+	}
 }
 
 // KnotRank is the 1-based rank of Locust's percentile p (a fraction) of n
@@ -99,26 +148,40 @@ func KnotRank(p float64, n int64) int64 {
 	return int64(r)
 }
 
-// fit picks γ so the sum of the unrounded values is sum, then spreads the
-// rounding remainder as ±1 µs over interior ranks.
-func (s *Shape) fit(sum float64) {
-	lo, hi := -12.0, 12.0 // log2 γ
-	f := func(lg float64) float64 { return s.approxSum(math.Exp2(lg)) }
+// bisect finds x in [lo, hi] with f(x) = want for an increasing f, or the
+// end nearest to it.
+func bisect(lo, hi, want float64, f func(float64) float64) float64 {
 	switch {
-	case f(lo) <= sum: // even values hugging the upper percentile are too small
-		s.gamma = math.Exp2(lo)
-	case f(hi) >= sum:
-		s.gamma = math.Exp2(hi)
-	default:
-		for range 60 {
-			mid := (lo + hi) / 2
-			if f(mid) > sum {
-				lo = mid
-			} else {
-				hi = mid
-			}
+	case f(lo) >= want:
+		return lo
+	case f(hi) <= want:
+		return hi
+	}
+	for range 60 {
+		mid := (lo + hi) / 2
+		if f(mid) < want {
+			lo = mid
+		} else {
+			hi = mid
 		}
-		s.gamma = math.Exp2((lo + hi) / 2)
+	}
+	return (lo + hi) / 2
+}
+
+// fit moves the knots within their rounding (λ), then bends the curves
+// (γ) if that is not enough, so the sum of the unrounded values is sum;
+// then it spreads the rounding remainder as ±1 µs over interior ranks.
+func (s *Shape) fit(sum float64) {
+	l := bisect(-1, 1, sum, func(l float64) float64 {
+		s.setLambda(l)
+		return s.approxSum(1)
+	})
+	s.setLambda(l)
+	// The sum falls as γ grows: bisect on −log2 γ.
+	lg := bisect(-12, 12, sum, func(x float64) float64 { return s.approxSum(math.Exp2(-x)) })
+	s.gamma = math.Exp2(-lg)
+	if math.Abs(lg) < 1e-9 {
+		s.gamma = 1
 	}
 	var got int64
 	for r := int64(1); r <= s.n; r++ {
@@ -141,10 +204,8 @@ func (s *Shape) fit(sum float64) {
 		need--
 		s.adjTo = r + 1
 	}
-	if need == 0 {
-		s.adjust = diff
-	} else {
-		s.adjust = diff
+	s.adjust = diff
+	if need > 0 {
 		if diff > 0 {
 			s.adjust = diff - need
 		} else {
