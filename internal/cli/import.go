@@ -14,6 +14,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/importer"
 	"github.com/plateau-perf/plateau/internal/importer/accesslog"
+	"github.com/plateau-perf/plateau/internal/importer/dockerstats"
 	"github.com/plateau-perf/plateau/internal/importer/jstat"
 	"github.com/plateau-perf/plateau/internal/importer/jtl"
 	"github.com/plateau-perf/plateau/internal/importer/k6"
@@ -76,6 +77,11 @@ func importTypes() map[string]importType {
 				{"start", "time of the first report (logs without -t), RFC 3339"},
 				{"interval", "vmstat's delay (logs without -t), e.g. 10s"}},
 			build: buildVmstat,
+		},
+		"dockerstats": {
+			short: "docker stats: the CLI's table or --format '{{json .}}' lines (whole-run figures), or the Engine API stats stream (series)",
+			opts:  []importOpt{{"target", "container name in the report (default: the container's own; prefixes them when the file holds several)"}},
+			build: buildDockerStats,
 		},
 		"k6": {
 			short: "k6 --out json stream (plain or gzipped), with its --summary-export as a side summary",
@@ -418,4 +424,12 @@ func buildLocust(in importInput, clock importer.Clock) (importer.Source, error) 
 		return nil, err
 	}
 	return locust.New(cfg), nil
+}
+
+func buildDockerStats(in importInput, _ importer.Clock) (importer.Source, error) {
+	cfg := dockerstats.Config{Path: in.path, Target: in.opts["target"]}
+	if cfg.Target == "" {
+		cfg.Target = in.name
+	}
+	return dockerstats.New(cfg), nil
 }
