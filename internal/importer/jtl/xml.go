@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"golang.org/x/text/encoding/ianaindex"
 
@@ -70,6 +71,7 @@ type xmlDecoder struct {
 	text    []byte
 	empty   int64
 	root    bool // <testResults> seen
+	noRoot  bool // a chunk after the first: no <testResults> to expect
 	closed  bool // </testResults> seen
 	samples int64
 	ctx     context.Context
@@ -98,29 +100,148 @@ func (s *Source) importXML(ctx context.Context, run *importer.Run, r io.Reader) 
 	if !ok {
 		br = bufio.NewReaderSize(r, 1<<20)
 	}
-	d := &xmlDecoder{path: s.cfg.Path, cfg: &s.cfg, tp: tp, labels: agg.Labels().NewCache(), keep: run.KeepSamples(),
-		emit: agg.Add, ctx: ctx}
-	d.probs.File = s.cfg.Path
-	err = d.run(br)
-	run.Problems().Merge(&d.probs)
+	newDecoder := func() *xmlDecoder {
+		d := &xmlDecoder{path: s.cfg.Path, cfg: &s.cfg, tp: tp, labels: agg.Labels().NewCache(), keep: run.KeepSamples(), ctx: ctx}
+		d.probs.File = s.cfg.Path
+		return d
+	}
+	var empty, bad int64
+	closed := false
+	head, _ := br.Peek(64 << 10)
+	if run.Workers() > 1 && prettyPrinted(head) {
+		err = s.parallelXML(ctx, run, br, agg, newDecoder, &empty, &bad, &closed)
+	} else {
+		d := newDecoder()
+		d.emit = agg.Add
+		err = d.run(br, 1)
+		run.Problems().Merge(&d.probs)
+		empty, bad, closed = d.empty, d.probs.Count, d.closed
+	}
 	if cerr := agg.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.cfg.Path, err)
 	}
-	if d.empty > 0 {
-		run.Note("%s: %d empty Transaction Controller samples (no sampler ran) skipped, as JMeter's dashboard does", s.cfg.Path, d.empty)
+	if empty > 0 {
+		run.Note("%s: %d empty Transaction Controller samples (no sampler ran) skipped, as JMeter's dashboard does", s.cfg.Path, empty)
 	}
-	if !d.closed {
+	if !closed {
 		run.Note("%s: the file does not end with </testResults> (JMeter was stopped before closing it, or was still writing it); every complete sample was read", s.cfg.Path)
 	}
 	run.Logf("%s: %d samples, %d failed, %d labels, %d malformed samples", s.cfg.Path, agg.Count(), agg.Errors(),
-		agg.Labels().Len(), d.probs.Count)
+		agg.Labels().Len(), bad)
 	if agg.Count() == 0 {
 		return fmt.Errorf("%s: no samples", s.cfg.Path)
 	}
 	return nil
+}
+
+// prettyPrinted reports whether the file is laid out as JMeter's XStream
+// writer lays it out: every top-level sample starts a line at column 0 and
+// everything inside it is indented. Such a file can be cut before any
+// line that starts with a sample tag and the pieces decoded apart.
+func prettyPrinted(head []byte) bool {
+	starts := 0
+	for len(head) > 0 {
+		line := head
+		i := bytes.IndexByte(head, '\n')
+		if i < 0 {
+			break // an incomplete last line says nothing
+		}
+		line, head = head[:i], head[i+1:]
+		if len(line) == 0 || line[0] != '<' {
+			continue
+		}
+		switch {
+		case sampleLine(line):
+			starts++
+		case bytes.HasPrefix(line, []byte("</httpSample>")), bytes.HasPrefix(line, []byte("</sample>")),
+			bytes.HasPrefix(line, []byte("<?xml")), bytes.HasPrefix(line, []byte("<testResults")),
+			bytes.HasPrefix(line, []byte("</testResults>")):
+		default:
+			return false // a child element at column 0: not XStream's layout
+		}
+	}
+	return starts > 0
+}
+
+// sampleLine reports whether a line starts with a sample start tag.
+func sampleLine(line []byte) bool {
+	for _, t := range [...]string{"<httpSample", "<sample"} {
+		if bytes.HasPrefix(line, []byte(t)) && len(line) > len(t) && (line[len(t)] == ' ' || line[len(t)] == '>' || line[len(t)] == '/') {
+			return true
+		}
+	}
+	return false
+}
+
+// cutXML cuts a pretty-printed XML JTL before its last line that starts a
+// top-level sample.
+func cutXML(b []byte) int {
+	end := len(b)
+	for end > 0 {
+		i := bytes.LastIndexByte(b[:end], '\n')
+		if i < 0 {
+			return 0
+		}
+		if sampleLine(b[i+1:]) {
+			return i + 1
+		}
+		end = i
+	}
+	return 0
+}
+
+// xmlBatch is what one chunk of an XML JTL decodes to.
+type xmlBatch struct {
+	recs   []importer.Rec
+	probs  importer.ChunkProblems
+	empty  int64
+	closed bool
+}
+
+// parallelXML decodes a pretty-printed XML JTL in chunks on every worker,
+// each with its own token reader, and aggregates the samples in file order.
+func (s *Source) parallelXML(ctx context.Context, run *importer.Run, br *bufio.Reader, agg *importer.Aggregator,
+	newDecoder func() *xmlDecoder, empty, bad *int64, closed *bool) error {
+	pool := sync.Pool{New: func() any { return newDecoder() }}
+	probs := run.Problems()
+	return importer.Parallel(ctx, br, run.Workers(), s.cfg.ChunkSize, cutXML,
+		func(c *importer.Chunk) (*xmlBatch, error) {
+			d := pool.Get().(*xmlDecoder)
+			defer pool.Put(d)
+			b := &xmlBatch{}
+			d.reset()
+			d.noRoot = c.Seq > 0 // only the first chunk holds <testResults>
+			d.emit = func(r *importer.Rec) error {
+				b.recs = append(b.recs, *r)
+				return nil
+			}
+			err := d.run(bufio.NewReaderSize(bytes.NewReader(c.Data), 64<<10), c.Line)
+			b.probs, b.empty, b.closed = d.probs, d.empty, d.closed
+			b.probs.First = append([]importer.Problem(nil), d.probs.First...)
+			return b, err
+		},
+		func(c *importer.Chunk, b *xmlBatch) error {
+			probs.Merge(&b.probs)
+			*empty += b.empty
+			*bad += b.probs.Count
+			*closed = *closed || b.closed
+			for i := range b.recs {
+				if err := agg.Add(&b.recs[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+}
+
+// reset readies a pooled decoder for another chunk.
+func (d *xmlDecoder) reset() {
+	d.resetStack()
+	d.probs.Reset(d.path)
+	d.empty, d.root, d.closed, d.samples = 0, false, false, 0
 }
 
 // resyncReader feeds a decoder the bytes put back after a syntax error,
@@ -164,9 +285,9 @@ func charsetReader(label string, in io.Reader) (io.Reader, error) {
 // run decodes the whole stream. A syntax error is one malformed entry: the
 // decoder skips to the next sample start tag and goes on with a fresh
 // token reader, so one damaged sample costs that sample only.
-func (d *xmlDecoder) run(br *bufio.Reader) error {
+func (d *xmlDecoder) run(br *bufio.Reader, base int64) error {
 	src := &resyncReader{br: br}
-	base := int64(1) // file line of the token reader's first byte
+	// base is the file line of the token reader's first byte.
 	for {
 		dec := xml.NewDecoder(src)
 		dec.CharsetReader = charsetReader
@@ -294,7 +415,7 @@ func (d *xmlDecoder) tokens(dec *xml.Decoder, base int64) error {
 				d.probs.Add(base+int64(line)-1, fmt.Sprintf("file ends inside a sample (truncated); %d unfinished sample(s) left out", n), nil)
 				d.resetStack()
 			}
-			if !d.root {
+			if !d.root && !d.noRoot {
 				return errors.New("no <testResults> element: not a JMeter XML JTL")
 			}
 			return nil

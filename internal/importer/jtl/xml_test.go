@@ -108,12 +108,13 @@ func TestXMLMatchesJMeterDashboard(t *testing.T) {
 }
 
 // TestXMLEqualsCSV imports the XML and the CSV JTL JMeter wrote of the same
-// samples: every interval record must be the same.
+// samples: every interval record must be the same, whether the XML is read
+// by one token reader or cut into pieces decoded in parallel.
 func TestXMLEqualsCSV(t *testing.T) {
 	t.Parallel()
-	read := func(cfg Config) []rundir.IntervalRecord {
+	read := func(cfg Config, workers int) []rundir.IntervalRecord {
 		dir := filepath.Join(t.TempDir(), "run")
-		if _, err := importFile(t, cfg, importer.Options{Dir: dir, DerivePhases: true, MinPhase: 1}); err != nil {
+		if _, err := importFile(t, cfg, importer.Options{Dir: dir, DerivePhases: true, MinPhase: 1, Workers: workers}); err != nil {
 			t.Fatal(err)
 		}
 		var out []rundir.IntervalRecord
@@ -125,14 +126,19 @@ func TestXMLEqualsCSV(t *testing.T) {
 		}
 		return out
 	}
-	x := read(Config{Path: filepath.Join(xmlFixtures, "results.xml")})
-	c := read(Config{Path: filepath.Join(xmlFixtures, "results.csv")})
-	if len(x) != len(c) || len(x) == 0 {
-		t.Fatalf("%d records from XML, %d from CSV", len(x), len(c))
-	}
-	for i := range x {
-		if !reflect.DeepEqual(x[i], c[i]) {
-			t.Errorf("record %d differs:\nxml %+v\ncsv %+v", i, x[i], c[i])
+	c := read(Config{Path: filepath.Join(xmlFixtures, "results.csv")}, 0)
+	// One token reader, and pieces decoded apart on three workers.
+	for _, v := range []struct {
+		workers, chunk int
+	}{{1, 0}, {3, 2048}} {
+		x := read(Config{Path: filepath.Join(xmlFixtures, "results.xml"), ChunkSize: v.chunk}, v.workers)
+		if len(x) != len(c) || len(x) == 0 {
+			t.Fatalf("%d records from XML (%d workers), %d from CSV", len(x), v.workers, len(c))
+		}
+		for i := range x {
+			if !reflect.DeepEqual(x[i], c[i]) {
+				t.Errorf("%d workers: record %d differs:\nxml %+v\ncsv %+v", v.workers, i, x[i], c[i])
+			}
 		}
 	}
 }
@@ -199,7 +205,7 @@ func TestXMLDamage(t *testing.T) {
 				t.Fatal(err)
 			}
 			dir := filepath.Join(t.TempDir(), "run")
-			d, err := importFile(t, Config{Path: p}, importer.Options{Dir: dir})
+			d, err := importFile(t, Config{Path: p, ChunkSize: 4096}, importer.Options{Dir: dir, Workers: 2})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -283,9 +289,68 @@ func FuzzXML(f *testing.F) {
 				return nil
 			}}
 		d.probs.File = "f"
-		_ = d.run(bufio.NewReader(bytes.NewReader(data)))
+		_ = d.run(bufio.NewReader(bytes.NewReader(data)), 1)
 		if tags := int64(bytes.Count(data, []byte("<sample")) + bytes.Count(data, []byte("<httpSample"))); n > tags {
 			t.Fatalf("%d samples from %d start tags", n, tags)
 		}
 	})
+}
+
+// BenchmarkXMLDecode decodes the XML fixture repeated to about 16 MB, without
+// writing a run (the token reader is the cost being measured).
+func BenchmarkXMLDecode(b *testing.B) {
+	src, err := os.ReadFile(filepath.Join(xmlFixtures, "results.xml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := string(src)
+	body := s[strings.Index(s, "<testResults"):strings.LastIndex(s, "</testResults>")]
+	body = body[strings.IndexByte(body, '>')+1:]
+	var buf bytes.Buffer
+	buf.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n<testResults version=\"1.2\">\n")
+	for buf.Len() < 16<<20 {
+		buf.WriteString(body)
+	}
+	buf.WriteString("</testResults>\n")
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		tp, _ := importer.NewTimeParser("ms", importer.Clock{})
+		var n int64
+		d := &xmlDecoder{path: "f", cfg: &Config{}, tp: tp, labels: importer.NewLabels().NewCache(), ctx: context.Background(),
+			emit: func(r *importer.Rec) error { n++; return nil }}
+		if err := d.run(bufio.NewReaderSize(bytes.NewReader(data), 1<<20), 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestXMLLayouts: a file in XStream's layout is cut at top-level sample
+// lines; one on a single line, or with children at column 0, is read by one
+// token reader; both count the same samples.
+func TestXMLLayouts(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join(xmlFixtures, "results.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !prettyPrinted(b) {
+		t.Fatal("JMeter's own file not recognised as XStream's layout")
+	}
+	flat := []byte(strings.NewReplacer("\n", "", "  <", "<").Replace(string(b)))
+	if prettyPrinted(flat) || prettyPrinted([]byte(strings.ReplaceAll(string(b), "\n  <", "\n<"))) {
+		t.Error("a file with children at column 0 taken for XStream's layout")
+	}
+	if n := cutXML(b); n == 0 || !sampleLine(b[n:]) {
+		t.Errorf("cut at %d: %q", n, b[n:min(len(b), n+20)])
+	}
+	want := oracleXMLElapsed(t, filepath.Join(xmlFixtures, "results.xml"))
+	d, err := importFile(t, Config{Path: writeTemp(t, string(flat))}, importer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Total.Count != int64(len(want["Total"])) {
+		t.Errorf("one-line file: %d samples, want %d", d.Total.Count, len(want["Total"]))
+	}
 }
