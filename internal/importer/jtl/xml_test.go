@@ -293,6 +293,10 @@ func FuzzXML(f *testing.F) {
 		if tags := int64(bytes.Count(data, []byte("<sample")) + bytes.Count(data, []byte("<httpSample"))); n > tags {
 			t.Fatalf("%d samples from %d start tags", n, tags)
 		}
+		_ = prettyPrinted(data)
+		if k := cutXML(data); k < 0 || k > len(data) || k > 0 && (data[k-1] != '\n' || !sampleLine(data[k:])) {
+			t.Fatalf("cut at %d", k)
+		}
 	})
 }
 

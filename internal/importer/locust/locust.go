@@ -453,7 +453,11 @@ type gen struct {
 // covers the second before it, so its samples fall in second t−1.
 func (g *gen) emit(l *label, c, f int64, from, to int64, threads int32) error {
 	c = min(c, l.count-l.done)
-	f = min(f, l.fail-l.doneFail, c)
+	// Failures left over must fit in the samples left over: when the
+	// proportional split of aggregated counts lags, the label's last
+	// samples take its remaining failures.
+	f = max(f, (l.fail-l.doneFail)-(l.count-l.done-c))
+	f = max(min(f, l.fail-l.doneFail, c), 0)
 	for k := range c {
 		r := &g.rec
 		*r = importer.Rec{Label: l.id, Threads: threads}

@@ -94,7 +94,7 @@ func TestRealLocust(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkAgainstStats(t, d, prefix+"_stats.csv")
+			checkAgainstStats(t, d, prefix+"_stats.csv", 1)
 			checkHistorySeconds(t, d, prefix+"_stats_history.csv", full)
 		})
 	}
