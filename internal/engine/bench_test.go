@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/plateau-perf/plateau/internal/engine/httpc"
 	"github.com/plateau-perf/plateau/internal/plan"
 	"github.com/plateau-perf/plateau/internal/rundir"
 )
@@ -69,6 +70,7 @@ func benchVU(b *testing.B, src string) (*vu, *rundir.Writer) {
 	b.Cleanup(func() { w.Close() })
 	e := &Engine{plan: p, info: &rundir.Info{}, clientCfg: newClientConfig(p.HTTP), seed: 1,
 		cfg: Config{Segments: 1, Writer: w}}
+	e.clientCfg.Buffers = httpc.NewBuffers()
 	e.rec = newRecorderForBench()
 	prog, err := compile(p, p.Workloads[0], 0, map[string]*feeder{})
 	if err != nil {

@@ -130,6 +130,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		e.seed = uint64(time.Now().UnixNano())
 	}
 	e.clientCfg = newClientConfig(cfg.Plan.HTTP)
+	// Users hold connection buffers only while a request is in flight, so a
+	// thinking user costs little memory (see the per-user memory test).
+	e.clientCfg.Buffers = httpc.NewBuffers()
 	if cfg.Plan.HTTP.Connections == "shared" {
 		// One pool for all users: connections to a host are shared, bounded
 		// by the largest number of users any workload can have.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -377,6 +378,7 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Ti
 	first := true
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	var prevAt time.Duration
 loop:
 	for k := seg; ; k += nseg {
 		at, ok := a.At(k)
@@ -385,8 +387,21 @@ loop:
 		}
 		intended := start.Add(at)
 		d := time.Until(intended)
-		if d > 50*time.Microsecond {
-			timer.Reset(d)
+		// Go's timers fire about 0.5 ms late on Linux (the poller sleeps in
+		// whole milliseconds), and latency counts from the intended start,
+		// so that lateness would be added to every response time. Sleep on
+		// the timer until a short window before the start, then yield in a
+		// loop until it. The window is an eighth of the gap between
+		// iterations (at most 1 ms), which bounds the CPU spent spinning to
+		// about 1/8 of the idle time at low rates and to nothing at high
+		// rates, where the gaps are too short for the timer anyway.
+		spin := min(time.Millisecond, (at-prevAt)/8)
+		if spin < 100*time.Microsecond {
+			spin = 0 // high rate: the poller wakes often enough
+		}
+		prevAt = at
+		if d > spin {
+			timer.Reset(d - spin)
 			select {
 			case <-timer.C:
 			case <-ctx.Done():
@@ -396,7 +411,11 @@ loop:
 				stopped = "data exhausted"
 				break loop
 			}
-		} else if first && (-d > lateLimit || intended.Before(e.lateFrom)) {
+		}
+		for spin > 0 && time.Now().Before(intended) && ctx.Err() == nil {
+			runtime.Gosched()
+		}
+		if d <= 0 && first && (-d > lateLimit || intended.Before(e.lateFrom)) {
 			// A generator that starts late (distributed start) skips and
 			// counts what is already past due instead of bursting.
 			wl.dropped.Add(1)

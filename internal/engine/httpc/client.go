@@ -66,6 +66,11 @@ type Config struct {
 	// Pool, when set, shares connections with the other Clients using the
 	// same Pool instead of giving this client its own.
 	Pool *Pool
+	// Buffers, when set, lends connection buffers (8 KiB per connection)
+	// for the duration of a request only: an idle kept-alive connection
+	// holds none. Thousands of users that think between requests then
+	// share a few buffers instead of holding their own.
+	Buffers *Buffers
 }
 
 // Header is one request header field. Names are sent as written.
@@ -434,6 +439,7 @@ func (c *Client) acquire(ctx context.Context, t *target, deadline time.Time, fre
 	if cn := slot.idle; cn != nil {
 		slot.idle = nil
 		if !fresh && (res.Start.Sub(cn.lastUsed) < c.idleProbe || cn.alive()) {
+			c.borrow(cn)
 			return cn, true, phaseNone, nil
 		}
 		c.closeConn(cn)
@@ -453,6 +459,7 @@ func (c *Client) release(t *target, cn *conn) {
 	if old := t.slot.idle; old != nil { // cannot happen with one request at a time
 		c.closeConn(old)
 	}
+	c.giveBack(cn)
 	t.slot.idle = cn
 }
 

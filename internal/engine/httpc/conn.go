@@ -7,16 +7,19 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"sync"
 	"syscall"
 	"time"
 )
 
-// Buffer sizes. 4 KiB holds a typical request or response head in one
-// system call each way while keeping an idle virtual user small (thousands of
-// users must fit in a few hundred MB).
+// Buffer sizes. 2 KiB holds a typical request or response head in one
+// system call each way; larger bodies bypass the buffer (bufio reads straight
+// into the caller's slice, and discarded remainders go through a 32 KiB sink).
+// With 4 KiB, 1,000 synchronised users peaked 2.3 KiB per user higher in RSS
+// while closed-loop throughput did not change measurably.
 const (
-	readBufSize  = 4 << 10
-	writeBufSize = 4 << 10
+	readBufSize  = 2 << 10
+	writeBufSize = 2 << 10
 )
 
 // idleProbeAfter is how long a kept-alive connection may sit unused before
@@ -88,7 +91,7 @@ func (cn *conn) readCount() int64 { return cn.cnt.r - int64(cn.br.Buffered()) }
 // may have closed it, or sent bytes nobody asked for (an unsolicited 408, for
 // example), and either makes it unusable.
 func (cn *conn) alive() bool {
-	if cn.br.Buffered() > 0 {
+	if cn.br != nil && cn.br.Buffered() > 0 {
 		return false
 	}
 	if cn.raw == nil {
@@ -196,15 +199,56 @@ func (c *Client) newConn(nc net.Conn) *conn {
 	c.spare = nil
 	if cn == nil || c.pool != nil {
 		cn = &conn{}
-		cn.br = bufio.NewReaderSize(&cn.cnt, readBufSize)
-		cn.bw = bufio.NewWriterSize(&cn.cnt, writeBufSize)
-	} else {
-		cn.br.Reset(&cn.cnt)
-		cn.bw.Reset(&cn.cnt)
 	}
 	cn.nc = nc
 	cn.cnt = counter{nc: nc}
+	c.borrow(cn)
 	return cn
+}
+
+// Buffers lends connection buffers to Clients for the duration of a
+// request (Config.Buffers). Safe for concurrent use.
+type Buffers struct {
+	r, w sync.Pool
+}
+
+// NewBuffers returns an empty buffer pool.
+func NewBuffers() *Buffers {
+	b := &Buffers{}
+	b.r.New = func() any { return bufio.NewReaderSize(nil, readBufSize) }
+	b.w.New = func() any { return bufio.NewWriterSize(nil, writeBufSize) }
+	return b
+}
+
+// borrow gives cn its buffers (from the pool, or new ones).
+func (c *Client) borrow(cn *conn) {
+	switch {
+	case cn.br != nil:
+		cn.br.Reset(&cn.cnt)
+		cn.bw.Reset(&cn.cnt)
+	case c.cfg.Buffers != nil:
+		cn.br = c.cfg.Buffers.r.Get().(*bufio.Reader)
+		cn.bw = c.cfg.Buffers.w.Get().(*bufio.Writer)
+		cn.br.Reset(&cn.cnt)
+		cn.bw.Reset(&cn.cnt)
+	default:
+		cn.br = bufio.NewReaderSize(&cn.cnt, readBufSize)
+		cn.bw = bufio.NewWriterSize(&cn.cnt, writeBufSize)
+	}
+}
+
+// giveBack returns an idle connection's buffers to the pool. Only when
+// nothing is buffered: a kept-alive connection between requests has read
+// its whole response and flushed its whole request.
+func (c *Client) giveBack(cn *conn) {
+	if c.cfg.Buffers == nil || cn.br == nil || cn.br.Buffered() > 0 || cn.bw.Buffered() > 0 {
+		return
+	}
+	cn.br.Reset(nil)
+	cn.bw.Reset(nil)
+	c.cfg.Buffers.r.Put(cn.br)
+	c.cfg.Buffers.w.Put(cn.bw)
+	cn.br, cn.bw = nil, nil
 }
 
 // closeConn closes cn and keeps its buffers for the next dial.

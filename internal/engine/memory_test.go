@@ -1,0 +1,85 @@
+package engine_test
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"testing"
+	"time"
+)
+
+// TestMemoryPerUser measures what an extra virtual user costs while it thinks
+// between requests: live heap plus goroutine stacks, from 100 to 2,100 users
+// with 1 s think time against a local server. The product target is ≤ 20 KiB
+// per extra user (10,000 users well under 300 MB).
+func TestMemoryPerUser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 2,100 users")
+	}
+	// The server runs in a child process so that only the generator's
+	// memory is counted.
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), "PLATEAU_TEST_SERVE=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	addr, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + strings.TrimSpace(addr)
+	measure := func(users int) (heap, stack uint64) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			runPlan(t, ctx, simplePlan, url,
+				"workloads.w.load={users: "+itoa(users)+", duration: 30s}",
+				"workloads.w.scenario=[{request: {name: get, url: /}}, {think: 1s}]")
+		}()
+		time.Sleep(3 * time.Second) // every user started, connected and thinking
+		runtime.GC()
+		debug.FreeOSMemory()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		if f := os.Getenv("PLATEAU_MEMTEST_PROFILE"); f != "" && users > 1000 {
+			if w, err := os.Create(f); err == nil {
+				_ = pprof.WriteHeapProfile(w)
+				w.Close()
+			}
+		}
+		cancel()
+		<-done
+		return m.HeapInuse, m.StackInuse
+	}
+	h1, s1 := measure(100)
+	h2, s2 := measure(2100)
+	perHeap := float64(h2-h1) / 2000 / 1024
+	perStack := float64(s2-s1) / 2000 / 1024
+	t.Logf("per extra user: heap %.1f KiB + stack %.1f KiB = %.1f KiB", perHeap, perStack, perHeap+perStack)
+	if perHeap+perStack > 20 {
+		t.Errorf("an extra user costs %.1f KiB, target ≤ 20 KiB", perHeap+perStack)
+	}
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
