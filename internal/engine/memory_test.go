@@ -5,10 +5,10 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"strings"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 	"testing"
 	"time"
 )
