@@ -1,0 +1,92 @@
+package sla
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	t.Parallel()
+	good := []struct {
+		in                      string
+		metric, stat, label, op string
+		value                   float64
+		phase                   string
+	}{
+		{"avg(response_time) < 200ms", ResponseTime, "avg", "", "<", 200, ""},
+		{"mean(response_time) <= 1.5s", ResponseTime, "avg", "", "<=", 1500, ""},
+		{`p95(response_time{label="login"}) < 300ms`, ResponseTime, "p95", "login", "<", 300, ""},
+		{"median(response_time) > 500us", ResponseTime, "p50", "", ">", 0.5, ""},
+		{"error_rate < 1%", ErrorRate, "", "", "<", 1, ""},
+		{`error_rate{label='read'} == 0%`, ErrorRate, "", "read", "==", 0, ""},
+		{"throughput >= 10/s", Throughput, "", "", ">=", 10, ""},
+		{"throughput >= 600/m", Throughput, "", "", ">=", 10, ""},
+		{`avg(response_time) < 200ms during "1: 2 nodes x 7 threads"`, ResponseTime, "avg", "", "<", 200, "1: 2 nodes x 7 threads"},
+	}
+	for _, c := range good {
+		e, err := Parse(c.in)
+		if err != nil {
+			t.Errorf("%q: %v", c.in, err)
+			continue
+		}
+		if e.Metric != c.metric || e.Stat != c.stat || e.Label != c.label || e.Op != c.op || e.Value != c.value || e.Phase != c.phase {
+			t.Errorf("%q parsed as %+v", c.in, e)
+		}
+	}
+	bad := []struct{ in, want string }{
+		{"", "expected a metric"},
+		{"avg(latency) < 1ms", "expected response_time"},
+		{"p42(response_time) < 1ms", `unknown metric "p42"`},
+		{"avg(response_time) 200ms", "expected a comparison"},
+		{"avg(response_time) < 200", "needs a unit"},
+		{"error_rate < 1", "percentage"},
+		{"throughput > 5", "needs a unit"},
+		{`avg(response_time) < 1s during step`, "quoted"},
+		{`avg(response_time) < 1s while "x"`, "only `during"},
+		{`p95(response_time{path="/"}) < 1s`, "only label"},
+	}
+	for _, c := range bad {
+		_, err := Parse(c.in)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want it to mention %q", c.in, err, c.want)
+		}
+	}
+}
+
+func TestHolds(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		op       string
+		obs      float64
+		expected bool
+	}{{"<", 199, true}, {"<", 200, false}, {"<=", 200, true}, {">", 200, false}, {">=", 200, true}, {"==", 200, true}, {"!=", 200, false}} {
+		e := &Expr{Op: c.op, Value: 200}
+		if e.Holds(c.obs) != c.expected {
+			t.Errorf("%v %s 200 = %v", c.obs, c.op, !c.expected)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"avg(response_time) < 200ms", `p95(response_time{label="x"}) <= 1s during "a"`, "error_rate < 1%", "throughput >= 10/s"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		e, err := Parse(s)
+		if err == nil && (e.Metric == "" || e.Op == "") {
+			t.Fatalf("%q parsed without metric or operator: %+v", s, e)
+		}
+		var pe *ParseError
+		if err != nil && !errorsAs(err, &pe) {
+			t.Fatalf("%q: error %v is not a ParseError", s, err)
+		}
+	})
+}
+
+func errorsAs(err error, pe **ParseError) bool {
+	p, ok := err.(*ParseError)
+	if ok {
+		*pe = p
+	}
+	return ok
+}
