@@ -518,3 +518,55 @@ workloads:
 		}
 	}
 }
+
+// Loops repeat their steps; form bodies escape variable values; a constant
+// ("hold") stage keeps its rate.
+func TestLoopsFormsAndHold(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var forms []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			_ = r.ParseForm()
+			mu.Lock()
+			forms = append(forms, r.PostForm.Get("q"))
+			mu.Unlock()
+		}
+		w.Write([]byte("ok"))
+	}))
+	t.Cleanup(srv.Close)
+	src := `name: loops
+target: http://127.0.0.1:1
+vars: {odd: "a&b=c d"}
+workloads:
+  w:
+    scenario:
+      - loop:
+          count: 3
+          steps:
+            - request: {name: get, url: /}
+      - request:
+          name: post
+          method: POST
+          url: /f
+          form: {q: "${odd}"}
+    load: {users: 2, iterations: 2}
+  held:
+    scenario:
+      - request: {name: held, url: /h}
+    load: {stages: [{rate: 40/s, duration: 1s, hold: true}]}
+`
+	d, _, _ := runPlan(t, context.Background(), src, srv.URL)
+	if n, _ := labelAgg(d, "get"); n != 12 {
+		t.Errorf("loop of 3 × 2 users × 2 iterations = %d, want 12", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(forms) != 4 || forms[0] != "a&b=c d" {
+		t.Errorf("form values %q, want the variable sent intact 4 times", forms)
+	}
+	// A held stage at 40/s for 1 s is 40 iterations (a ramp from 0 would be 20).
+	if n, _ := labelAgg(d, "held"); n != 40 {
+		t.Errorf("held stage sent %d, want 40", n)
+	}
+}

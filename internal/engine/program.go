@@ -85,9 +85,14 @@ type tmpl struct {
 
 type tpart struct {
 	lit  string
-	slot int // −1 for literal
-	json bool
+	slot int  // −1 for literal
+	json bool // escape for a JSON string
+	form bool // escape for a form body (application/x-www-form-urlencoded)
 }
+
+// formEscape is set as the literal of a variable part of a form body, which
+// compile turns into the form flag.
+const formEscape = "\x00form"
 
 type extractor struct {
 	slot     int
@@ -252,7 +257,7 @@ func (c *compiler) tmpl(t *plan.Template) tmpl {
 				c.used[p.Var[:dot]] = true
 			}
 		}
-		out.parts = append(out.parts, tpart{slot: c.slots.slot(p.Var), json: p.JSONEscape})
+		out.parts = append(out.parts, tpart{slot: c.slots.slot(p.Var), json: p.JSONEscape, form: p.Lit == formEscape})
 	}
 	return out
 }
@@ -273,7 +278,7 @@ func (c *compiler) request(r *plan.Request) *request {
 	}
 	c.labels = append(c.labels, q.label)
 	u := r.URL
-	if strings.HasPrefix(u.Raw, "/") {
+	if len(u.Parts) > 0 && u.Parts[0].Var == "" && strings.HasPrefix(u.Parts[0].Lit, "/") || len(u.Parts) == 0 && strings.HasPrefix(u.Raw, "/") {
 		// Relative to the target: prefix the target's scheme, host and path.
 		prefix := strings.TrimSuffix(c.base.String(), "/")
 		parts := append([]plan.Part{{Lit: prefix}}, u.Parts...)
@@ -306,6 +311,8 @@ func (c *compiler) request(r *plan.Request) *request {
 			for _, p := range f.Value.Parts {
 				if p.Var == "" {
 					p.Lit = url.QueryEscape(p.Lit)
+				} else {
+					p.Lit = formEscape // marks the variable for escaping
 				}
 				parts = append(parts, p)
 			}

@@ -36,7 +36,11 @@ func newArrivals(constant float64, dur time.Duration, stages []plan.Stage) *arri
 	}
 	prev := 0.0
 	for _, st := range stages {
-		a.add(prev, float64(st.Rate), st.Duration)
+		from := prev
+		if st.Hold {
+			from = float64(st.Rate) // constant at the stage's rate
+		}
+		a.add(from, float64(st.Rate), st.Duration)
 		prev = float64(st.Rate)
 	}
 	return a

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	mrand "math/rand/v2"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -179,7 +180,9 @@ func (v *vu) render(t *tmpl) string {
 			continue
 		}
 		val := v.value(p.slot)
-		if p.json {
+		if p.form {
+			v.buf = append(v.buf, url.QueryEscape(val)...)
+		} else if p.json {
 			q, _ := json.Marshal(val)
 			v.buf = append(v.buf, q[1:len(q)-1]...)
 		} else {
