@@ -299,6 +299,11 @@ func (b *builder) resources() doc.Section {
 			withData++
 		}
 	}
+	if len(b.in.targets) > 0 {
+		// Every monitor with its state (started or why not, gaps, own
+		// cost), so CI can see a monitor that failed to start.
+		b.s.Monitors = b.in.targets
+	}
 	if withData == 0 {
 		if len(ts) == 0 {
 			sec.Blocks = append(sec.Blocks, noData("No monitor data: the plan watched no target. Add host, process, cgroup, jvm or postgres targets under monitor: to see what the load cost."))
