@@ -106,8 +106,8 @@ func BenchmarkIteration(b *testing.B) {
 
 // TestIterationAllocs guards the steady-state hot path against allocations.
 func TestIterationAllocs(t *testing.T) {
-	if testing.Short() {
-		t.Skip()
+	if testing.Short() || raceEnabled {
+		t.Skip("allocation counts are meaningless under -short and -race")
 	}
 	res := testing.Benchmark(BenchmarkIteration)
 	if a := res.AllocsPerOp(); a > 0 {
