@@ -21,6 +21,7 @@ type LabelKey struct {
 	Workload string
 	Label    string
 	Tx       bool
+	Derived  bool // computed from other samples; never in totals
 }
 
 // Tick is one second of one label's timeline.
@@ -120,7 +121,7 @@ func Load(dir string) (*Dataset, error) {
 			return nil
 		}
 		first, last = min(first, r.T), max(last, r.T)
-		lk := LabelKey{Workload: r.Workload, Label: r.Label, Tx: r.Tx}
+		lk := LabelKey{Workload: r.Workload, Label: r.Label, Tx: r.Tx, Derived: r.Derived}
 		ph := r.Phase
 		if ph < 0 || ph >= nph {
 			ph = -1
@@ -133,7 +134,7 @@ func Load(dir string) (*Dataset, error) {
 		}
 		r.AddDecoded(a, p)
 		d.Timeline[lk] = append(d.Timeline[lk], recordTick(r, p))
-		if !r.Tx {
+		if !r.Tx && !r.Derived {
 			totals.add(r, p, d)
 		}
 		for _, e := range r.Errs {
@@ -172,13 +173,13 @@ func Load(dir string) (*Dataset, error) {
 		merge(d.Run, key.k, a)
 		if key.phase >= 0 {
 			d.ByPhase[key.phase][key.k] = a
-			if !key.k.Tx {
+			if !key.k.Tx && !key.k.Derived {
 				d.PhaseTotal[key.phase].Merge(a)
 			}
 		}
 	}
 	for k, a := range d.Run {
-		if !k.Tx {
+		if !k.Tx && !k.Derived {
 			d.Total.Merge(a)
 		}
 	}

@@ -124,7 +124,9 @@ func (d *Dataset) labelRows(m map[LabelKey]*metrics.Agg, total *metrics.Agg, spa
 	rows := []core.LabelStats{}
 	for _, k := range d.Labels() {
 		if a := m[k]; a != nil {
-			rows = append(rows, a.Stats(d.LabelName(k), k.Tx, span))
+			row := a.Stats(d.LabelName(k), k.Tx, span)
+			row.Derived = k.Derived
+			rows = append(rows, row)
 		}
 	}
 	return append(rows, total.Stats(core.TotalLabel, false, span))

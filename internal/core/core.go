@@ -117,8 +117,11 @@ func (p Phase) Contains(t time.Time) bool { return !t.Before(p.Start) && t.Befor
 // arrays. Times are milliseconds; throughput is requests per second over the
 // span the row covers.
 type LabelStats struct {
-	Label         string  `json:"label"`
-	Transaction   bool    `json:"transaction,omitempty"`
+	Label       string `json:"label"`
+	Transaction bool   `json:"transaction,omitempty"`
+	// Derived marks a label computed from other samples (e.g. response time
+	// net of downstream calls); it is not part of TOTAL.
+	Derived       bool    `json:"derived,omitempty"`
 	Samples       int64   `json:"samples"`
 	Errors        int64   `json:"errors"`
 	ErrorPct      float64 `json:"error_pct"`

@@ -317,6 +317,7 @@ type Rec struct {
 	Threads int32 // active threads when it completed (JMeter allThreads); −1 unknown
 	Class   core.ErrorClass
 	Tx      bool
+	Derived bool   // a derived view of another sample (see rundir.IntervalRecord.Derived)
 	Message string // failure message (only for failures)
 	Sent    int64
 	Recv    int64
@@ -333,10 +334,11 @@ type Rec struct {
 const aggLag = 5
 
 type aggKey struct {
-	sec   int64
-	label int32
-	phase int32
-	tx    bool
+	sec     int64
+	label   int32
+	phase   int32
+	tx      bool
+	derived bool
 }
 
 // Aggregator turns one source's samples into per-second, per-label,
@@ -387,7 +389,7 @@ func (a *Aggregator) Add(s *Rec) error {
 	if len(a.phases) > 0 {
 		ph = int32(phaseOf(a.phases, s.End))
 	}
-	k := aggKey{sec: sec, label: s.Label, phase: ph, tx: s.Tx}
+	k := aggKey{sec: sec, label: s.Label, phase: ph, tx: s.Tx, derived: s.Derived}
 	ag := a.open[k]
 	if ag == nil {
 		ag = a.run.histPool.Get().(*secAgg)
@@ -421,7 +423,7 @@ func (a *Aggregator) Add(s *Rec) error {
 			a.users[sec] = s.Threads
 		}
 	}
-	if a.run.opt.KeepSamples {
+	if a.run.opt.KeepSamples && !s.Derived {
 		a.appendRaw(s, us)
 	}
 	if sec > a.water {
@@ -485,7 +487,7 @@ func (a *Aggregator) flush(upTo int64) error {
 		lastSec = k.sec
 		ag := a.open[k]
 		rec := rundir.IntervalRecord{T: k.sec, Workload: a.workload, Phase: int(k.phase), Label: a.labels.Name(k.label),
-			Tx: k.tx, Count: ag.count, SumUs: ag.sum, SvcUs: ag.sum, MinUs: ag.min, MaxUs: ag.max, Sent: ag.sent, Recv: ag.recv}
+			Tx: k.tx, Derived: k.derived, Count: ag.count, SumUs: ag.sum, SvcUs: ag.sum, MinUs: ag.min, MaxUs: ag.max, Sent: ag.sent, Recv: ag.recv}
 		h, err := a.enc.encode(&ag.hist)
 		if err != nil {
 			return err

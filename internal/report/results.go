@@ -103,6 +103,9 @@ func (b *builder) statsTable(caption string, rows []core.LabelStats) *doc.Table 
 		if r.Transaction {
 			typ = "transaction"
 		}
+		if r.Derived {
+			typ = "derived (not in TOTAL)"
+		}
 		total := r.Label == core.TotalLabel
 		if total {
 			typ = "all requests"

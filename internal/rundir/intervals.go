@@ -21,23 +21,27 @@ import (
 //
 // Seconds are Unix seconds of sample completion.
 type IntervalRecord struct {
-	T        int64            `json:"t"`
-	Workload string           `json:"w,omitempty"`
-	Phase    int              `json:"ph"`
-	Label    string           `json:"label,omitempty"`
-	Tx       bool             `json:"tx,omitempty"`
-	Count    int64            `json:"n,omitempty"`
-	Errors   int64            `json:"err,omitempty"`
-	SumUs    int64            `json:"sum_us,omitempty"`
-	MinUs    int64            `json:"min_us,omitempty"`
-	MaxUs    int64            `json:"max_us,omitempty"`
-	SvcUs    int64            `json:"svc_us,omitempty"`
-	Sent     int64            `json:"sent,omitempty"`
-	Recv     int64            `json:"recv,omitempty"`
-	Errs     []ErrRecord      `json:"errs,omitempty"`
-	Hist     string           `json:"hist,omitempty"`
-	Users    map[string]int   `json:"users,omitempty"`
-	Dropped  map[string]int64 `json:"dropped,omitempty"` // open-model iterations not started (max_users reached or late)
+	T        int64  `json:"t"`
+	Workload string `json:"w,omitempty"`
+	Phase    int    `json:"ph"`
+	Label    string `json:"label,omitempty"`
+	Tx       bool   `json:"tx,omitempty"`
+	// Derived marks a label computed from other samples (an imported
+	// request's time net of its downstream calls): shown, never counted in
+	// totals, which would count the request twice.
+	Derived bool             `json:"dv,omitempty"`
+	Count   int64            `json:"n,omitempty"`
+	Errors  int64            `json:"err,omitempty"`
+	SumUs   int64            `json:"sum_us,omitempty"`
+	MinUs   int64            `json:"min_us,omitempty"`
+	MaxUs   int64            `json:"max_us,omitempty"`
+	SvcUs   int64            `json:"svc_us,omitempty"`
+	Sent    int64            `json:"sent,omitempty"`
+	Recv    int64            `json:"recv,omitempty"`
+	Errs    []ErrRecord      `json:"errs,omitempty"`
+	Hist    string           `json:"hist,omitempty"`
+	Users   map[string]int   `json:"users,omitempty"`
+	Dropped map[string]int64 `json:"dropped,omitempty"` // open-model iterations not started (max_users reached or late)
 }
 
 // ErrRecord is one failure kind within an interval record.

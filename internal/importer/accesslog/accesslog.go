@@ -376,6 +376,7 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 				net := r.r
 				net.Elapsed = max(0, r.r.Elapsed-down)
 				net.Label = labels.netID(r.r.Label)
+				net.Derived = true
 				if err := agg.Add(&net); err != nil {
 					return err
 				}

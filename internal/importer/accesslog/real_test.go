@@ -102,6 +102,11 @@ func TestDemoFrontWithExternalLog(t *testing.T) {
 	if c, _, _ := agg(t, d, "lar-1", "POST /token"); c != 1 {
 		t.Errorf("%d token requests, want 1", c)
 	}
+	// The net-of-downstream view is derived from the same requests: TOTAL
+	// counts each request once.
+	if d.Total.Count != n+1 {
+		t.Errorf("TOTAL has %d samples, want %d requests (net labels must not be counted again)", d.Total.Count, n+1)
+	}
 }
 
 // TestNginx runs Debian's nginx on loopback in front of a Go backend that
