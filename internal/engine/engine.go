@@ -292,6 +292,7 @@ func (e *Engine) collect(stop <-chan struct{}) {
 	var iv *metrics.Interval
 	run := map[string]*metrics.Agg{}
 	total := metrics.NewAgg()
+	var droppedTotal int64
 	flush := func(sec time.Time) {
 		iv = e.rec.Rotate(iv)
 		users := map[string]int{}
@@ -300,6 +301,7 @@ func (e *Engine) collect(stop <-chan struct{}) {
 			users[wl.spec.Name] = int(wl.active.Load())
 			if d := wl.dropped.Swap(0); d > 0 {
 				dropped[wl.spec.Name] = d
+				droppedTotal += d
 			}
 		}
 		if err := e.cfg.Writer.WriteInterval(sec, iv, users, dropped); err != nil {
@@ -309,7 +311,7 @@ func (e *Engine) collect(stop <-chan struct{}) {
 			e.mu.Unlock()
 		}
 		if e.cfg.Progress != nil {
-			e.progress(sec, iv, run, total, users)
+			e.progress(sec, iv, run, total, users, droppedTotal)
 		}
 	}
 	for {
@@ -336,7 +338,7 @@ func appendOnce(xs []string, s string) []string {
 	return append(xs, s)
 }
 
-func (e *Engine) progress(sec time.Time, iv *metrics.Interval, run map[string]*metrics.Agg, total *metrics.Agg, users map[string]int) {
+func (e *Engine) progress(sec time.Time, iv *metrics.Interval, run map[string]*metrics.Agg, total *metrics.Agg, users map[string]int, dropped int64) {
 	second := metrics.NewAgg()
 	for k, a := range iv.Aggs {
 		if k.Tx {
@@ -352,7 +354,7 @@ func (e *Engine) progress(sec time.Time, iv *metrics.Interval, run map[string]*m
 		r.Merge(a)
 	}
 	el := time.Since(e.start)
-	p := &Progress{Elapsed: el}
+	p := &Progress{Elapsed: el, Dropped: dropped}
 	if e.expected > el {
 		p.Remaining = e.expected - el
 	}
