@@ -293,13 +293,17 @@ func (e *Engine) collect(stop <-chan struct{}) {
 	run := map[string]*metrics.Agg{}
 	total := metrics.NewAgg()
 	var droppedTotal int64
+	lastDropped := make([]int64, len(e.workloads))
 	flush := func(sec time.Time) {
 		iv = e.rec.Rotate(iv)
 		users := map[string]int{}
 		dropped := map[string]int64{}
-		for _, wl := range e.workloads {
+		for i, wl := range e.workloads {
 			users[wl.spec.Name] = int(wl.active.Load())
-			if d := wl.dropped.Swap(0); d > 0 {
+			cur := wl.dropped.Load() // cumulative; the record holds this second's
+			d := cur - lastDropped[i]
+			lastDropped[i] = cur
+			if d > 0 {
 				dropped[wl.spec.Name] = d
 				droppedTotal += d
 			}
