@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/demo"
 	"github.com/plateau-perf/plateau/internal/demo/sut"
+	"github.com/plateau-perf/plateau/internal/report"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 type demoFlags struct {
@@ -99,8 +102,13 @@ func runDemo(ctx context.Context, st *State, f demoFlags) error {
 	}
 	sets := []string{"target=" + stack.Target, "workloads.read.load.steps=" + demoSteps(step, f.instances)}
 	err = runPlan(ctx, st, filepath.Join(planDir, "plan.yaml"), runFlags{out: filepath.Join(dir, "run"), set: sets, quiet: f.quiet})
-	stack.Stop()
+	stack.Stop() // flushes and closes every access log
 	fmt.Fprintf(st.Stdout, "demo service logs (access logs per instance, external-call logs): %s\n", filepath.Join(work, "logs"))
+	if err == nil || errors.Is(err, ErrSLAFailed) {
+		if serr := serverSideReport(context.WithoutCancel(ctx), st, dir, f.instances); serr != nil {
+			fmt.Fprintf(st.Stderr, "plateau demo: server-side report: %v\n", serr)
+		}
+	}
 	return err
 }
 
@@ -192,4 +200,42 @@ func newDemoServeCmd(st *State) *cobra.Command {
 	fl.StringArrayVar(&backends, "backend", nil, "lb: front base URL (repeatable)")
 	fl.IntVar(&workers, "workers", 12, "lb: concurrent requests per backend")
 	return c
+}
+
+// serverSideReport imports the demo services' own logs into DIR/server —
+// what reference 000 analysed: per server, per step and per status code,
+// response time with and without the external calls (joined by message id) —
+// with the load test's steps as phases, and writes its report.
+func serverSideReport(ctx context.Context, st *State, dir string, instances int) error {
+	info, err := rundir.ReadInfo(filepath.Join(dir, "run"))
+	if err != nil {
+		return err
+	}
+	end := time.Now()
+	if info.End != nil {
+		end = *info.End
+	}
+	logs := filepath.Join(dir, "sut", "logs")
+	var ins []importInput
+	for i := 1; i <= instances; i++ {
+		lar, cave := fmt.Sprintf("lar-%d", i), fmt.Sprintf("cave-%d", i)
+		ins = append(ins,
+			importInput{typ: "accesslog", name: lar, path: filepath.Join(logs, lar+"-access.log"),
+				opts: map[string]string{"format": "plateau", "external": filepath.Join(logs, lar+"-sla.log")}},
+			importInput{typ: "accesslog", name: cave, path: filepath.Join(logs, cave+"-access.log"),
+				opts: map[string]string{"format": "plateau"}})
+	}
+	out := filepath.Join(dir, "server")
+	quiet := *st
+	quiet.Stderr = io.Discard
+	if err := runImport(ctx, &quiet, importFlags{out: out, name: "lar-cave server side (access logs)",
+		phaseList: info.CorePhases(end)}, ins, importTypes()); err != nil {
+		return err
+	}
+	if _, err := report.Generate(out, report.Options{}); err != nil {
+		return err
+	}
+	fmt.Fprintf(st.Stdout, "server-side report (access logs per server, step and status; with and without the external calls): %s\n",
+		filepath.Join(out, "report.html"))
+	return nil
 }

@@ -73,6 +73,27 @@ func TestDemoEndToEnd(t *testing.T) {
 	if !strings.Contains(stdout.String(), "report:") || !strings.Contains(stdout.String(), "report.html") {
 		t.Errorf("the report path is not printed:\n%s", stdout.String())
 	}
+	// The server-side view: the services' own logs imported with the
+	// steps as phases, with and without the external calls.
+	srv := readSummary(t, filepath.Join(dir, "server"))
+	if len(srv.Phases) != len(info.Phases) {
+		t.Errorf("server-side report has %d phases, the run %d", len(srv.Phases), len(info.Phases))
+	}
+	var gross, net int64
+	for _, l := range srv.Labels {
+		switch l.Label {
+		case "lar-1: GET /allergies":
+			gross = l.Samples
+		case "lar-1: GET /allergies (net of downstream)":
+			net = l.Samples
+			if !l.Derived {
+				t.Error("net-of-downstream label not marked derived")
+			}
+		}
+	}
+	if gross == 0 || net != gross {
+		t.Errorf("lar-1 reads %d, net of downstream %d: want equal and non-zero", gross, net)
+	}
 	// Access logs of every instance, each line in the documented format.
 	line := regexp.MustCompile(`^\S+Z (GET|POST) \S+ \d{3} \d+\.\d+ [0-9a-f]+ \S+$`)
 	for _, name := range []string{"lar-1", "lar-2", "cave-1", "cave-2"} {

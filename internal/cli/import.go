@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -25,6 +26,7 @@ import (
 // importFlags are the flags every import form shares.
 type importFlags struct {
 	out, name, phases, tz string
+	phaseList             []core.Phase // phases given directly (plateau demo)
 	workers               int
 	keepSamples           bool
 	minPhase              time.Duration
@@ -140,7 +142,7 @@ Types: ` + strings.Join(sortedKeys(types), ", ") + `. See docs/import.md.`,
 				}
 				ins = append(ins, in)
 			}
-			return runImport(cmd, st, f, ins, types)
+			return runImport(cmd.Context(), st, f, ins, types)
 		},
 	}
 	pf := c.PersistentFlags()
@@ -181,7 +183,7 @@ func newImportTypeCmd(st *State, f *importFlags, typ string, types map[string]im
 				}
 				ins = append(ins, in)
 			}
-			return runImport(cmd, st, *f, ins, types)
+			return runImport(cmd.Context(), st, *f, ins, types)
 		},
 	}
 	for _, o := range t.opts {
@@ -242,7 +244,7 @@ func hasOpt(t importType, key string) bool {
 	return false
 }
 
-func runImport(cmd *cobra.Command, st *State, f importFlags, ins []importInput, types map[string]importType) error {
+func runImport(ctx context.Context, st *State, f importFlags, ins []importInput, types map[string]importType) error {
 	if f.out == "" {
 		return errors.New("import: no output directory: give -o DIR")
 	}
@@ -250,7 +252,7 @@ func runImport(cmd *cobra.Command, st *State, f importFlags, ins []importInput, 
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
-	var phases []core.Phase
+	phases := f.phaseList
 	if f.phases != "" {
 		if phases, err = importer.ReadPhases(f.phases, clock); err != nil {
 			return fmt.Errorf("import: %w", err)
@@ -278,7 +280,7 @@ func runImport(cmd *cobra.Command, st *State, f importFlags, ins []importInput, 
 	}
 	var ierr error
 	for i, s := range sources {
-		if err := s.Import(cmd.Context(), run); err != nil {
+		if err := s.Import(ctx, run); err != nil {
 			ierr = fmt.Errorf("import %s: %w", ins[i].typ, err)
 			break
 		}
