@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"runtime"
 	"strconv"
 	"strings"
@@ -81,6 +82,13 @@ func loadPlan(st *State, path string, set []string) (*plan.Plan, error) {
 var segmentRE = regexp.MustCompile(`^(\d+)/(\d+)$`)
 
 func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error {
+	if _, set := st.Getenv("GOGC"); !set {
+		// The request path allocates nothing, so collections are rare
+		// whatever the setting; a tight target keeps the heap close to the
+		// live per-user state. Measured: 17.6 instead of 23.7 KiB per extra
+		// user (1,000 users, 1 s think), no CPU change at 5,000 req/s.
+		debug.SetGCPercent(25)
+	}
 	p, err := loadPlan(st, planPath, f.set)
 	if err != nil {
 		return err
