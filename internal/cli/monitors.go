@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/plateau-perf/plateau/internal/monitor"
 	"github.com/plateau-perf/plateau/internal/monitor/builtin"
@@ -57,4 +59,63 @@ func (m *monitorRun) stop() error {
 		return nil
 	}
 	return m.sess.Stop()
+}
+
+// parseMonitorFlags turns --monitor values (KIND or KIND:key=value,…) into
+// plan monitor targets, checked by the monitor package's own rules. Keys are
+// the plan's: name, pid, pid_file, match, children, path, dsn, url, series
+// (separated by "|"), interval.
+func parseMonitorFlags(flags []string) ([]plan.MonitorTarget, error) {
+	var out []plan.MonitorTarget
+	for _, fl := range flags {
+		kind, rest, _ := strings.Cut(fl, ":")
+		t := plan.MonitorTarget{Kind: strings.TrimSpace(kind)}
+		if rest != "" {
+			for _, kv := range strings.Split(rest, ",") {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok {
+					return nil, fmt.Errorf("--monitor %q: %q is not key=value", fl, kv)
+				}
+				var err error
+				switch k = strings.TrimSpace(k); k {
+				case "name":
+					t.Name = v
+				case "pid":
+					t.Pid, err = strconv.Atoi(v)
+				case "pid_file":
+					t.PidFile = v
+				case "match":
+					t.Match = v
+				case "children":
+					t.Children, err = strconv.ParseBool(v)
+				case "path":
+					t.Path = v
+				case "dsn":
+					t.DSN = v
+				case "url":
+					t.URL = v
+				case "series":
+					t.Series = strings.Split(v, "|")
+				case "interval":
+					t.Interval, err = plan.ParseDuration(v)
+				default:
+					return nil, fmt.Errorf("--monitor %q: unknown key %q (name, pid, pid_file, match, children, path, dsn, url, series, interval)", fl, k)
+				}
+				if err != nil {
+					return nil, fmt.Errorf("--monitor %q: %s: %w", fl, k, err)
+				}
+			}
+		}
+		if t.Name == "" {
+			t.Name = t.Kind
+			if t.Match != "" {
+				t.Name = t.Match
+			}
+		}
+		if err := builtin.Validate(monitorTarget(&t)); err != nil {
+			return nil, fmt.Errorf("--monitor %q: %w", fl, err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }

@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime/debug"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +33,7 @@ type runFlags struct {
 	startAt   string
 	quiet     bool
 	noSamples bool
+	monitors  []string // --monitor KIND:key=value,… added to the plan's targets
 	// generators > 0 runs the plan on that many local generator
 	// processes (generators.go).
 	generators int
@@ -61,6 +62,8 @@ summary.json and the reports. Exit code 0 when every SLA holds, 1 when one fails
 	c.Flags().StringVar(&f.startAt, "start-at", "", "start the load at this RFC 3339 instant (distributed generation)")
 	c.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no live progress output")
 	c.Flags().BoolVar(&f.noSamples, "no-samples", false, "do not keep the raw sample log (samples.jtl)")
+	c.Flags().StringArrayVar(&f.monitors, "monitor", nil,
+		"watch a target besides the plan's, e.g. --monitor host, --monitor 'process:name=back,match=demo serve back', --monitor 'postgres:name=db,dsn=postgres://127.0.0.1/app' (repeatable)")
 	c.Flags().IntVarP(&f.generators, "generators", "g", 0, "run the plan on N local generator processes (segments i/N), then merge")
 	return c
 }
@@ -93,6 +96,11 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	if err != nil {
 		return err
 	}
+	extra, err := parseMonitorFlags(f.monitors)
+	if err != nil {
+		return err
+	}
+	p.Monitor.Targets = append(p.Monitor.Targets, extra...)
 	seg, nseg := 0, 1
 	if f.segment != "" {
 		m := segmentRE.FindStringSubmatch(f.segment)
