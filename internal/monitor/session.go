@@ -243,6 +243,12 @@ func (s *Session) sample(ctx context.Context, t *target) {
 	t.batch.Reset(s.now(), t.lastSample)
 	err := t.coll.Collect(cctx, &t.batch)
 	wall := t.batch.Time
+	if err != nil && ctx.Err() != nil {
+		// The session is stopping: a reading cut short by that is not a
+		// lost target.
+		s.account(t)
+		return
+	}
 	if err != nil {
 		if !t.lost {
 			t.lost = true
