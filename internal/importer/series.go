@@ -4,11 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -24,10 +22,6 @@ const (
 	KindCgroup = monitor.KindCgroup // docker stats (a container is a cgroup)
 	KindServer = "server"           // per-second figures derived from an access log
 )
-
-// seriesTimeLayout is the monitor format's time stamp: RFC 3339 with
-// milliseconds in UTC.
-const seriesTimeLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // seriesDir is <run>/monitor as the import writes it: one CSV file per
 // target in the monitor package's long format (monitor.CSVHeader) and an
@@ -84,12 +78,8 @@ func (r *Run) Series(target, kind, method string, interval time.Duration) (*Seri
 		f.Close()
 		return nil, fmt.Errorf("writing series header: %w", err)
 	}
-	w := &SeriesWriter{d: d, f: f, file: file, target: target, kind: kind, method: method, interval: interval, run: r}
-	w.prefix = append(w.prefix, ',')
-	w.prefix = appendField(w.prefix, target)
-	w.prefix = append(w.prefix, ',')
-	w.prefix = appendField(w.prefix, kind)
-	w.prefix = append(w.prefix, ',')
+	w := &SeriesWriter{d: d, f: f, file: file, target: target, kind: kind, method: method, interval: interval, run: r,
+		prefix: monitor.LinePrefix(target, kind)}
 	d.writers = append(d.writers, w)
 	return w, nil
 }
@@ -110,14 +100,7 @@ func (w *SeriesWriter) Add(t time.Time, metric, unit string, v float64) {
 		}
 		w.run.See(t.UnixNano())
 	}
-	w.buf = t.UTC().AppendFormat(w.buf, seriesTimeLayout)
-	w.buf = append(w.buf, w.prefix...)
-	w.buf = appendField(w.buf, metric)
-	w.buf = append(w.buf, ',')
-	w.buf = appendField(w.buf, unit)
-	w.buf = append(w.buf, ',')
-	w.buf = appendNumber(w.buf, v)
-	w.buf = append(w.buf, '\n')
+	w.buf = monitor.AppendLine(w.buf, t, w.prefix, metric, unit, v)
 }
 
 // Samples is the number of distinct times written.
@@ -167,32 +150,4 @@ func (d *seriesDir) close() error {
 	}
 	errs = append(errs, ev.Close())
 	return errors.Join(errs...)
-}
-
-func appendField(dst []byte, s string) []byte {
-	if !strings.ContainsAny(s, ",\"\r\n") && (s == "" || (s[0] != ' ' && s[0] != '\t')) {
-		return append(dst, s...)
-	}
-	dst = append(dst, '"')
-	for i := 0; i < len(s); i++ {
-		if s[i] == '"' {
-			dst = append(dst, '"')
-		}
-		dst = append(dst, s[i])
-	}
-	return append(dst, '"')
-}
-
-func appendNumber(dst []byte, v float64) []byte {
-	switch {
-	case math.IsNaN(v):
-		return append(dst, "NaN"...)
-	case math.IsInf(v, 1):
-		return append(dst, "Inf"...)
-	case math.IsInf(v, -1):
-		return append(dst, "-Inf"...)
-	case v == math.Trunc(v) && math.Abs(v) < 1e15:
-		return strconv.AppendInt(dst, int64(v), 10)
-	}
-	return strconv.AppendFloat(dst, v, 'g', 10, 64)
 }

@@ -58,13 +58,31 @@ func createSeriesFile(path, target, kind string) (*seriesFile, error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("writing series header: %w", err)
 	}
-	w := &seriesFile{f: f, path: path}
-	w.prefix = append(w.prefix, ',')
-	w.prefix = appendCSVField(w.prefix, target)
-	w.prefix = append(w.prefix, ',')
-	w.prefix = appendCSVField(w.prefix, kind)
-	w.prefix = append(w.prefix, ',')
-	return w, nil
+	return &seriesFile{f: f, path: path, prefix: LinePrefix(target, kind)}, nil
+}
+
+// LinePrefix is the ",target,kind," part of every line of one target's
+// series file, quoted once; pass it to AppendLine.
+func LinePrefix(target, kind string) []byte {
+	p := []byte{','}
+	p = appendCSVField(p, target)
+	p = append(p, ',')
+	p = appendCSVField(p, kind)
+	return append(p, ',')
+}
+
+// AppendLine appends one reading as a line of a series file. Importers that
+// write monitor data (vmstat, jstat, docker stats) use it, so there is one
+// encoder of the format.
+func AppendLine(dst []byte, t time.Time, prefix []byte, metric, unit string, v float64) []byte {
+	dst = t.UTC().AppendFormat(dst, timeLayout)
+	dst = append(dst, prefix...)
+	dst = appendCSVField(dst, metric)
+	dst = append(dst, ',')
+	dst = appendCSVField(dst, unit)
+	dst = append(dst, ',')
+	dst = appendValue(dst, v)
+	return append(dst, '\n')
 }
 
 // write appends one line per reading, all stamped t, in one write call.
@@ -73,17 +91,8 @@ func (w *seriesFile) write(t time.Time, rs []Reading) error {
 		return nil
 	}
 	w.buf = w.buf[:0]
-	var ts [32]byte
-	stamp := t.UTC().AppendFormat(ts[:0], timeLayout)
 	for _, r := range rs {
-		w.buf = append(w.buf, stamp...)
-		w.buf = append(w.buf, w.prefix...)
-		w.buf = appendCSVField(w.buf, r.Metric)
-		w.buf = append(w.buf, ',')
-		w.buf = appendCSVField(w.buf, r.Unit)
-		w.buf = append(w.buf, ',')
-		w.buf = appendValue(w.buf, r.Value)
-		w.buf = append(w.buf, '\n')
+		w.buf = AppendLine(w.buf, t, w.prefix, r.Metric, r.Unit, r.Value)
 	}
 	if _, err := w.f.Write(w.buf); err != nil {
 		return fmt.Errorf("writing %s: %w", filepath.Base(w.path), err)

@@ -154,7 +154,8 @@ func at(s *core.Series, t time.Time) (float64, bool) {
 	return 0, false
 }
 
-func approx(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+// approx allows for the monitor format, which keeps six significant digits.
+func approx(a, b float64) bool { return math.Abs(a-b) <= 5e-6*math.Max(1e-3, math.Abs(b)) }
 
 func TestEngineAgainstCLIFormulas(t *testing.T) {
 	t.Parallel()
