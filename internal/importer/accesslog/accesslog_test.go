@@ -2,7 +2,6 @@ package accesslog
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"math"
 	"os"
@@ -14,40 +13,20 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/importer"
+	"github.com/plateau-perf/plateau/internal/importer/importertest"
 )
 
 func importLogs(t *testing.T, opt importer.Options, cfgs ...Config) (*analysis.Dataset, error) {
 	t.Helper()
-	if opt.Dir == "" {
-		opt.Dir = filepath.Join(t.TempDir(), "run")
-	}
-	run, err := importer.NewRun(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ierr error
+	var sources []importer.Source
 	for _, c := range cfgs {
 		s, err := New(c)
 		if err != nil {
-			ierr = err
-			break
+			return nil, err
 		}
-		if err := s.Import(context.Background(), run); err != nil {
-			ierr = err
-			break
-		}
+		sources = append(sources, s)
 	}
-	if err := run.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if ierr != nil {
-		return nil, ierr
-	}
-	d, err := analysis.Load(opt.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d, nil
+	return importertest.Import(t, opt, sources...)
 }
 
 func writeFile(t *testing.T, name, content string) string {

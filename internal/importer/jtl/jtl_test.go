@@ -1,7 +1,6 @@
 package jtl
 
 import (
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -16,33 +15,15 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/importer"
+	"github.com/plateau-perf/plateau/internal/importer/importertest"
 	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 const fixtures = "testdata/jmeter-5.6.3"
 
-// importFile imports one JTL into a fresh run directory and loads it.
 func importFile(t *testing.T, cfg Config, opt importer.Options) (*analysis.Dataset, error) {
 	t.Helper()
-	if opt.Dir == "" {
-		opt.Dir = filepath.Join(t.TempDir(), "run")
-	}
-	run, err := importer.NewRun(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ierr := New(cfg).Import(context.Background(), run)
-	if err := run.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if ierr != nil {
-		return nil, ierr
-	}
-	d, err := analysis.Load(opt.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d, nil
+	return importertest.Import(t, opt, New(cfg))
 }
 
 // jmeterStat is one entry of the dashboard's statistics.json.

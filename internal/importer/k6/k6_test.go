@@ -3,7 +3,6 @@ package k6
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"encoding/json"
 	"io"
 	"math"
@@ -17,33 +16,15 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/importer"
+	"github.com/plateau-perf/plateau/internal/importer/importertest"
 	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 const fixtures = "testdata/k6-v1.8.1"
 
-// importStream imports one stream into a fresh run directory and loads it.
 func importStream(t *testing.T, cfg Config, opt importer.Options) (*analysis.Dataset, error) {
 	t.Helper()
-	if opt.Dir == "" {
-		opt.Dir = filepath.Join(t.TempDir(), "run")
-	}
-	run, err := importer.NewRun(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ierr := New(cfg).Import(context.Background(), run)
-	if err := run.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if ierr != nil {
-		return nil, ierr
-	}
-	d, err := analysis.Load(opt.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d, nil
+	return importertest.Import(t, opt, New(cfg))
 }
 
 // rawPoint is a Point line read with encoding/json into maps: the slow,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/importer"
+	"github.com/plateau-perf/plateau/internal/importer/importertest"
 	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
@@ -20,25 +21,7 @@ const fixtures = "testdata/locust-2.47.0"
 
 func importSet(t *testing.T, cfg Config, opt importer.Options) (*analysis.Dataset, error) {
 	t.Helper()
-	if opt.Dir == "" {
-		opt.Dir = filepath.Join(t.TempDir(), "run")
-	}
-	run, err := importer.NewRun(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ierr := New(cfg).Import(context.Background(), run)
-	if err := run.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if ierr != nil {
-		return nil, ierr
-	}
-	d, err := analysis.Load(opt.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d, nil
+	return importertest.Import(t, opt, New(cfg))
 }
 
 // readCSV reads a whole CSV file as maps by column name: the slow reading
