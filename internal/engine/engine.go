@@ -265,6 +265,12 @@ func (e *Engine) endPhase(idx int, stopped string) {
 	e.info.Phases[idx].Stopped = stopped
 	e.saveLocked()
 	e.mu.Unlock()
+	// Samples completing from now on, until the workload's next phase
+	// starts, belong to no phase (core.PhaseOf): requests in flight when
+	// the last step ends finish during the graceful stop.
+	for _, wl := range e.workloads {
+		wl.phase.CompareAndSwap(int32(idx), -1)
+	}
 }
 
 func (e *Engine) saveLocked() {

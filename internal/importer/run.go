@@ -160,16 +160,10 @@ func (r *Run) Span() (time.Time, time.Time) {
 	return time.Unix(0, r.first), time.Unix(0, r.last)
 }
 
-// phaseOf returns the index of the phase holding t (Unix ns), or −1.
+// phaseOf returns the index of the phase holding t (Unix ns), or −1, by
+// plateau's one phase-membership rule (core.PhaseOf).
 func phaseOf(phases []core.Phase, t int64) int {
-	i := sort.Search(len(phases), func(i int) bool { return phases[i].Start.UnixNano() > t }) - 1
-	for ; i >= 0; i-- {
-		p := phases[i]
-		if t >= p.Start.UnixNano() && t < p.End.UnixNano() {
-			return i
-		}
-	}
-	return -1
+	return core.PhaseOf(phases, "", time.Unix(0, t))
 }
 
 func (r *Run) writeRecords(recs []rundir.IntervalRecord) error {
