@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -259,6 +260,9 @@ func runImport(ctx context.Context, st *State, f importFlags, ins []importInput,
 		}
 	}
 	sources := make([]importer.Source, 0, len(ins))
+	typs := make([]string, 0, len(ins))
+	seen := map[string]string{} // source key → the argument that gave it first
+	var dupNotes []string
 	for _, in := range ins {
 		if _, err := os.Stat(in.path); err != nil {
 			return fmt.Errorf("import %s: %w", in.typ, err)
@@ -267,7 +271,18 @@ func runImport(ctx context.Context, st *State, f importFlags, ins []importInput,
 		if err != nil {
 			return fmt.Errorf("import %s %s: %w", in.typ, in.path, err)
 		}
+		key := importKey(in, s)
+		if first, dup := seen[key]; dup {
+			// One result set given file by file (Locust's stats, history
+			// and failures files) or one file given twice: import it once.
+			msg := fmt.Sprintf("%s %s is the same input as %s: imported once", in.typ, in.path, first)
+			fmt.Fprintf(st.Stderr, "plateau import: %s\n", msg)
+			dupNotes = append(dupNotes, msg)
+			continue
+		}
+		seen[key] = in.path
 		sources = append(sources, s)
+		typs = append(typs, in.typ)
 	}
 	_, statErr := os.Stat(f.out)
 	fresh := errors.Is(statErr, os.ErrNotExist)
@@ -278,10 +293,13 @@ func runImport(ctx context.Context, st *State, f importFlags, ins []importInput,
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
+	for _, n := range dupNotes {
+		run.Note("%s", n)
+	}
 	var ierr error
 	for i, s := range sources {
 		if err := s.Import(ctx, run); err != nil {
-			ierr = fmt.Errorf("import %s: %w", ins[i].typ, err)
+			ierr = fmt.Errorf("import %s: %w", typs[i], err)
 			break
 		}
 	}
@@ -301,6 +319,19 @@ func runImport(ctx context.Context, st *State, f importFlags, ins []importInput,
 	}
 	fmt.Fprintf(st.Stderr, "plateau import: wrote %s (plateau report %s)\n", f.out, f.out)
 	return nil
+}
+
+// importKey identifies what an input reads: the source's own key when it
+// reads a set of files (importer.Keyed), else its type and absolute path.
+func importKey(in importInput, s importer.Source) string {
+	if k, ok := s.(importer.Keyed); ok {
+		return k.Key()
+	}
+	p, err := filepath.Abs(in.path)
+	if err != nil {
+		p = in.path
+	}
+	return in.typ + ":" + p
 }
 
 func optTime(in importInput, key string, clock importer.Clock) (time.Time, error) {

@@ -36,3 +36,11 @@ type Describer interface {
 func FileStem(path string) string {
 	return filepath.Base(path)
 }
+
+// Keyed is implemented by sources that read a set of files named by any one
+// of them (Locust's PREFIX_stats.csv, _stats_history.csv and _failures.csv
+// are one result set). Key names the set; inputs with the same key are
+// imported once, so a set given file by file is not counted several times.
+type Keyed interface {
+	Key() string
+}

@@ -1,6 +1,9 @@
 package importer
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // Labels interns label names so decoded records carry a small id instead of
 // a string. Safe for concurrent use; decoding goroutines put a Cache in
@@ -69,4 +72,26 @@ func (c *Cache) ID(name []byte) int32 {
 	id := c.l.ID(name)
 	c.m[string(name)] = id
 	return id
+}
+
+// MethodLabel is the label of a request named name that was sent with
+// method: "METHOD name", unless name already begins with the method as a
+// word ("GET /var" stays "GET /var", never "GET GET /var"). Labels stay as
+// the source tool's user wrote them; the method is only added where it is
+// missing. An empty method or name leaves the other alone.
+func MethodLabel(method, name string) string {
+	method, name = strings.TrimSpace(method), strings.TrimSpace(name)
+	if method == "" || HasMethod(name, method) {
+		return name
+	}
+	if name == "" {
+		return method
+	}
+	return method + " " + name
+}
+
+// HasMethod reports whether name already begins with method followed by a
+// space (case-insensitively: "get /x" holds GET).
+func HasMethod(name, method string) bool {
+	return len(name) > len(method) && name[len(method)] == ' ' && strings.EqualFold(name[:len(method)], method)
 }

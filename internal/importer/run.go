@@ -356,6 +356,9 @@ type Aggregator struct {
 	errors   int64
 	first    int64
 	last     int64
+
+	spanSet            bool
+	spanStart, spanEnd int64
 }
 
 // Requests returns an aggregator for request samples of workload.
@@ -375,6 +378,15 @@ func (a *Aggregator) Count() int64 { return a.count }
 
 // Errors is the number of failed samples added.
 func (a *Aggregator) Errors() int64 { return a.errors }
+
+// SetSpan gives the source's own run span (Unix ns), for sources whose
+// samples are rebuilt and so cannot bound the run themselves (Locust: the
+// start of a rebuilt sample is its end minus a response time drawn from the
+// label's distribution, and one slow request would drag the start back).
+// The run's span then widens to [start, end] instead of to the samples'.
+func (a *Aggregator) SetSpan(start, end int64) {
+	a.spanSet, a.spanStart, a.spanEnd = true, start, end
+}
 
 // Add aggregates one sample.
 func (a *Aggregator) Add(s *Rec) error {
@@ -536,6 +548,9 @@ func (a *Aggregator) Close() error {
 	}
 	if werr := a.run.writeRecords(a.recs); err == nil {
 		err = werr
+	}
+	if a.spanSet {
+		a.first, a.last = a.spanStart, a.spanEnd
 	}
 	if a.count > 0 {
 		a.run.See(a.first)

@@ -447,6 +447,9 @@ func jsonErr(err error) string {
 // so /items/17 and /items/18 share "GET /items/{id}"; the scheme and host of
 // the first request are dropped from every label, other hosts are kept.
 func (d *decoder) label(method, name, rawURL string) int32 {
+	if name != "" && name != rawURL && importer.HasMethod(name, method) {
+		method = "" // the script's name already holds the method (importer.MethodLabel)
+	}
 	d.lb = append(d.lb[:0], method...)
 	if len(d.lb) > 0 {
 		d.lb = append(d.lb, ' ')

@@ -346,6 +346,8 @@ func TestLabel(t *testing.T) {
 		{"GET", "http://h:10/x", "http://h:10/x", "GET h:10/x"},
 		{"", "", "", ""},
 		{"GET", "", "", "GET"},
+		{"POST", "POST /login", "http://h:1/login", "POST /login"}, // a name that holds the method keeps it once
+		{"get", "GET /var", "http://h:1/var", "GET /var"},
 	}
 	for _, c := range cases {
 		d := &decoder{labels: importer.NewLabels().NewCache(), host: "http://h:1"}

@@ -33,6 +33,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -78,6 +79,17 @@ func New(cfg Config) *Source {
 	s.stats, s.history, s.failures = p+"_stats.csv", p+"_stats_history.csv", p+"_failures.csv"
 	return s
 }
+
+// Key names the result set (its prefix, made absolute): every file of one
+// set gives the same key, so the set is imported once (importer.Keyed).
+func (s *Source) Key() string {
+	if abs, err := filepath.Abs(s.prefx); err == nil {
+		return "locust:" + abs
+	}
+	return "locust:" + s.prefx
+}
+
+var _ importer.Keyed = (*Source)(nil)
 
 // Describe says what the source is.
 func (s *Source) Describe() string { return "Locust --csv " + s.prefx + "_*.csv" }
@@ -219,7 +231,7 @@ func readStats(r io.Reader, path string, probs *importer.Problems) (*statsFile, 
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 		typ, name := h.get(rec, "type"), h.get(rec, "name")
-		l := &label{key: typ + "\x00" + name, name: strings.TrimSpace(typ + " " + name)}
+		l := &label{key: typ + "\x00" + name, name: importer.MethodLabel(typ, name)}
 		cnt, ok1 := num(h.get(rec, "request count"))
 		fl, ok2 := num(h.get(rec, "failure count"))
 		if !ok1 || !ok2 || cnt < 0 || fl < 0 || fl > cnt || cnt != math.Trunc(cnt) || fl != math.Trunc(fl) {
@@ -505,6 +517,7 @@ func (s *Source) noHistory(run *importer.Run, g *gen) error {
 		how += "; it ends when the stats file was last written (give --start to place it)"
 	}
 	run.Note("%s: no stats history (%s): the run has no timeline; %s, and requests are spread evenly over it", s.prefx, s.history, how)
+	g.agg.SetSpan(end.Add(-dur).UnixNano(), end.UnixNano())
 	return g.finish(end.Add(-dur).UnixNano(), end.UnixNano(), -1)
 }
 
@@ -542,6 +555,8 @@ func (s *Source) readHistory(ctx context.Context, run *importer.Run, r io.Reader
 		unknown        = map[string]int64{}
 		epoch          importer.TimeParser
 		epochSet       bool
+		firstT         int64 = math.MinInt64
+		firstCum       int64
 	)
 	flush := func() error {
 		if len(group) == 0 {
@@ -555,6 +570,14 @@ func (s *Source) readHistory(ctx context.Context, run *importer.Run, r io.Reader
 		for _, row := range group {
 			if row.key != "\x00Aggregated" {
 				full = true
+			}
+		}
+		if firstT == math.MinInt64 {
+			firstT = t
+			for _, row := range group {
+				if row.key == "\x00Aggregated" {
+					firstCum = row.cum
+				}
 			}
 		}
 		for _, row := range group {
@@ -650,6 +673,22 @@ func (s *Source) readHistory(ctx context.Context, run *importer.Run, r io.Reader
 	if aggCum > g.total {
 		return fmt.Errorf("%s counts %d requests, more than the %d of %s: they are not of the same run", s.history, aggCum, g.total, s.stats)
 	}
+	// The run's span is Locust's: its Requests/s is the count over
+	// (last request − start), so the span is the count over Requests/s,
+	// ending at the history's last row; without Requests/s, the history's
+	// first to last row.
+	end := prevT
+	start := firstT
+	if firstCum > 0 {
+		start -= int64(time.Second) // the first row's requests are placed in the second before it
+	}
+	how := "the history's first to last row"
+	if g.st.rps > 0 && g.total > 0 {
+		start = end - int64(float64(g.total)/g.st.rps*1e9)
+		how = "the request count over Locust's Requests/s, ending at the history's last row (Locust's own denominator)"
+	}
+	g.agg.SetSpan(start, end)
+	run.Note("%s: run span %s: %s", s.history, time.Duration(end-start).Round(time.Millisecond), how)
 	var left int64
 	for _, l := range g.st.labels {
 		left += l.count - l.done
