@@ -94,9 +94,9 @@ func (b *builder) judgeResources(ts []*target) {
 		if !busiest.host {
 			unit = "% of one core"
 		}
-		ev := fmt.Sprintf("busiest: %s at %s %s on average in %s (peak %s)", busiest.target, num3(busiest.mean), unit, busiest.phase, num3(busiest.max))
+		ev := fmt.Sprintf("busiest: %s at %s %s on average in %s (peak %s %s)", busiest.target, num3(busiest.mean), unit, busiest.phase, num3(busiest.max), unit)
 		b.conclude("CPU", lvl, verdict, ev)
-		b.finding(lvl, "CPU %s: %s averaged %s %s in %s (peak %s).", verdict, busiest.target, num3(busiest.mean), unit, busiest.phase, num3(busiest.max))
+		b.finding(doc.FindResources, lvl, fmt.Sprintf("CPU %s: %s averaged %s %s in %s (peak %s %s)", verdict, busiest.target, num3(busiest.mean), unit, busiest.phase, num3(busiest.max), unit))
 	}
 	// Network: the highest phase means in and out per host.
 	var netEv []string
@@ -145,12 +145,12 @@ func (b *builder) judgeResources(ts []*target) {
 		case len(growing) > 0:
 			ev := "growing after GC: " + strings.Join(growing, "; ")
 			b.conclude("Memory", doc.Warn, "grows over the run: possible leak", ev)
-			b.finding(doc.Warn, "Memory grows after garbage collection: %s.", strings.Join(growing, "; "))
+			b.finding(doc.FindMemory, doc.Warn, "Memory grows after garbage collection: "+strings.Join(growing, "; "))
 		case len(stable) > 0:
 			m := b.memTrends[0]
 			ev := fmt.Sprintf("stable after GC: %s (%s %+s/h, %s)", strings.Join(stable, ", "), m.target, b.memQty(m, m.res.SlopePerHour), m.res.Method)
 			b.conclude("Memory", doc.OK, "handled well: no leak signal", ev)
-			b.finding(doc.OK, "Memory stable after garbage collection (%s): no leak signal.", strings.Join(stable, ", "))
+			b.finding(doc.FindMemory, doc.OK, fmt.Sprintf("Memory stable after garbage collection (%s): no leak signal", strings.Join(stable, ", ")))
 		default:
 			b.conclude("Memory", doc.NoData, "too short to judge a trend", b.memTrends[0].res.Reason)
 		}
@@ -461,13 +461,20 @@ func (b *builder) capacity() doc.Section {
 		cj.Knee = &KneeJSON{Load: k.Load, ThroughputRPS: round3(k.ThroughputRPS), MeanMs: round3(k.MeanMs), Sentence: k.Sentence()}
 		c.Markers = append(c.Markers, chart.Marker{X: k.Load, Label: "knee"})
 	}
-	sec.Blocks = append(sec.Blocks, b.figure("capacity", c, "Each point is one phase. "+map[bool]string{true: "The dashed curve is the fitted Universal Scalability Law; ", false: ""}[res.USL != nil && kind == knee.Users]+map[bool]string{true: "the vertical line marks the knee.", false: ""}[res.Knee != nil]))
+	var usl, kneeLine string
+	if res.USL != nil && kind == knee.Users {
+		usl = "the dashed curve is the fitted Universal Scalability Law"
+	}
+	if res.Knee != nil {
+		kneeLine = "the vertical line marks the knee"
+	}
+	sec.Blocks = append(sec.Blocks, b.figure("capacity", c, sentences("each point is one phase", usl, kneeLine)))
 	// Verdicts in words.
 	if res.Knee != nil {
 		s := upperFirst(res.Knee.Sentence())
 		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: "Knee: " + s + "."})
-		b.finding(doc.Warn, "%s.", s)
-		b.replaceThroughputFinding(s)
+		b.dropFindings(doc.FindCapacity)
+		b.finding(doc.FindCapacity, doc.Warn, s)
 	} else {
 		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Info, Text: "No knee: " + res.KneeReason + "."})
 	}
@@ -475,7 +482,7 @@ func (b *builder) capacity() doc.Section {
 		u := res.USL
 		peak := "no peak within reach (coherency κ ≈ 0: throughput approaches λ/σ)"
 		if finite(u.PeakLoad) {
-			peak = fmt.Sprintf("predicted peak %s at %s %s", rps(u.PeakThroughputRPS), num3(u.PeakLoad), unit)
+			peak = fmt.Sprintf("predicted peak %s at %s", rps(u.PeakThroughputRPS), loadU(u.PeakLoad, kind))
 		}
 		sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Universal Scalability Law fit: contention σ = %.4g, coherency κ = %.4g, λ = %s per %s; %s; fit quality R² = %.3f.",
 			u.Sigma, u.Kappa, rate(u.Lambda), strings.TrimSuffix(unit, "s"), peak, u.R2)})
@@ -484,7 +491,7 @@ func (b *builder) capacity() doc.Section {
 	}
 	if len(b.s.SLA) > 0 {
 		if res.MaxLoadMeetingSLA != nil {
-			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: fmt.Sprintf("Highest tested load that met every requirement: %s %s.", num3(*res.MaxLoadMeetingSLA), unit)})
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: sentence("highest tested load that met every requirement: " + loadU(*res.MaxLoadMeetingSLA, kind))})
 		} else {
 			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Fail, Text: "Even the lowest tested load broke a requirement."})
 		}
@@ -501,6 +508,20 @@ func (b *builder) capacity() doc.Section {
 	return sec
 }
 
+// loadU formats a load in its unit: whole users ("~36 users" when a model
+// predicts a fraction), or an arrival rate.
+func loadU(v float64, kind knee.LoadKind) string {
+	if kind == knee.Rate {
+		return rps(v) + " offered"
+	}
+	n := math.Round(v)
+	s := plural(int64(n), "user")
+	if math.Abs(v-n) > 1e-9 {
+		s = "~" + s
+	}
+	return s
+}
+
 // noThinkTime reports whether every workload sends its next request as soon
 // as the last one completed.
 func (b *builder) noThinkTime() bool {
@@ -512,18 +533,6 @@ func (b *builder) noThinkTime() bool {
 		}
 	}
 	return true
-}
-
-// replaceThroughputFinding drops the report's own plateau bullet when the
-// capacity analysis states the knee.
-func (b *builder) replaceThroughputFinding(string) {
-	out := b.findings[:0]
-	for _, f := range b.findings {
-		if !strings.HasPrefix(f.Text, "Throughput stopped growing") {
-			out = append(out, f)
-		}
-	}
-	b.findings = out
 }
 
 func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
@@ -694,7 +703,7 @@ func (b *builder) trends() doc.Section {
 			}
 			text := "Latency drift: " + strings.Join(drifts, "; ")
 			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: text + "."})
-			b.finding(doc.Warn, "%s.", text)
+			b.finding(doc.FindDrift, doc.Warn, text)
 		default:
 			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: "No latency drift: per-minute mean and p95 stay level under constant load (no significant slope, no level shift)."})
 		}
@@ -1043,7 +1052,7 @@ func (b *builder) comparison() doc.Section {
 			text := fmt.Sprintf("Compared with %s: %s — average %s → %s (%+.1f %%), p95 %s → %s (%+.1f %%)", baseName, r.Verdict,
 				msU(r.BaseMeanMs), msU(r.NewMeanMs), r.DeltaPct, msU(r.BaseP95Ms), msU(r.NewP95Ms), r.P95DeltaPct)
 			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: lvl, Text: text + "."})
-			b.finding(lvl, "%s.", text)
+			b.finding(doc.FindComparison, lvl, text)
 		}
 	}
 	return sec

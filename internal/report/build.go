@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -123,41 +124,22 @@ func zoneName(t time.Time) string {
 	return fmt.Sprintf("UTC%s%02d:%02d", sign, off/3600, off%3600/60)
 }
 
-// finding adds a summary bullet.
-func (b *builder) finding(l doc.Level, format string, args ...any) {
-	b.findings = append(b.findings, doc.Finding{Level: l, Text: fmt.Sprintf(format, args...)})
+// finding adds a summary bullet of kind k, one sentence from its clauses.
+func (b *builder) finding(k doc.FindingKind, l doc.Level, cs ...string) {
+	if text := sentence(cs...); text != "" {
+		b.findings = append(b.findings, doc.Finding{Kind: k, Level: l, Text: text})
+	}
 }
 
-// findingRank orders the summary bullets by what a reader must know first:
-// the requirements, where it stops scaling, regressions, errors, drift and
-// leaks, then resources and volume.
-func findingRank(text string) int {
-	prefixes := []string{"Requirement", "Average", "95th", "99th", "90th", "Median", "Maximum", "Minimum", "Error rate", "Throughput of",
-		"Throughput stopped", "Throughput", "Compared with", "The generator dropped", "No samples"}
-	for i, p := range prefixes {
-		if strings.HasPrefix(text, p) {
-			if i < 10 {
-				return 0
-			}
-			return 1
-		}
-	}
-	switch {
-	case strings.Contains(text, "error") && !strings.HasPrefix(text, "No errors"):
-		return 2
-	case strings.HasPrefix(text, "Latency drift"), strings.HasPrefix(text, "Memory"):
-		return 3
-	case strings.HasPrefix(text, "CPU"):
-		return 4
-	case strings.HasPrefix(text, "No errors"):
-		return 5
-	}
-	return 6
+// dropFindings removes the findings of kind k.
+func (b *builder) dropFindings(k doc.FindingKind) {
+	b.findings = slices.DeleteFunc(b.findings, func(f doc.Finding) bool { return f.Kind == k })
 }
 
-// conclude records the verdict on one aspect.
-func (b *builder) conclude(aspect string, l doc.Level, verdict, evidence string) {
-	b.conclusions[aspect] = doc.Conclusion{Aspect: aspect, Level: l, Verdict: verdict, Evidence: evidence}
+// conclude records the verdict on one aspect; its evidence is built from
+// clauses.
+func (b *builder) conclude(aspect string, l doc.Level, verdict string, evidence ...string) {
+	b.conclusions[aspect] = doc.Conclusion{Aspect: aspect, Level: l, Verdict: clause(verdict), Evidence: clauses(evidence...)}
 }
 
 // noData is the one-line statement a section gives when it has nothing.
@@ -173,7 +155,7 @@ func (b *builder) summary() doc.Section {
 	// Keep 3–8 bullets: the most important first; pad with the load
 	// statement when a run has little to say.
 	items := append([]doc.Finding(nil), b.findings...)
-	sort.SliceStable(items, func(i, j int) bool { return findingRank(items[i].Text) < findingRank(items[j].Text) })
+	sort.SliceStable(items, func(i, j int) bool { return items[i].Kind.Rank() < items[j].Kind.Rank() })
 	if len(items) > 8 {
 		items = items[:8]
 	}
@@ -390,11 +372,11 @@ func (b *builder) perPhaseText(r analysis.SLAResult) string {
 func (b *builder) slaFinding(r analysis.SLAResult) {
 	e, err := sla.Parse(r.Expr)
 	if err != nil || r.Error != "" && !r.NoData {
-		b.finding(doc.Fail, "Requirement %q could not be judged: %s.", r.Expr, nonEmpty(r.Error, "invalid expression"))
+		b.finding(doc.FindRequirement, doc.Fail, fmt.Sprintf("Requirement %q could not be judged: %s", r.Expr, nonEmpty(r.Error, "invalid expression")))
 		return
 	}
 	if r.NoData {
-		b.finding(doc.Fail, "Requirement %q had no samples to judge it on.", r.Expr)
+		b.finding(doc.FindRequirement, doc.Fail, fmt.Sprintf("Requirement %q had no samples to judge it on", r.Expr))
 		return
 	}
 	what := strings.ToUpper(e.Describe()[:1]) + e.Describe()[1:]
@@ -424,7 +406,7 @@ func (b *builder) slaFinding(r analysis.SLAResult) {
 			lvl = doc.Warn
 		}
 	}
-	b.finding(lvl, "%s.", text)
+	b.finding(doc.FindRequirement, lvl, text)
 }
 
 // runRate is the throughput of all requests over the run.

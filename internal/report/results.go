@@ -70,7 +70,7 @@ func (b *builder) runs() doc.Section {
 			parts = append(parts, fmt.Sprintf("%s: %s", b.red.String(nonEmpty(w, "default")), count(d.Dropped[w])))
 		}
 		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: "The generator could not start every scheduled iteration (open model; max users reached or late): " + strings.Join(parts, ", ") + " dropped. The offered load was lower than planned."})
-		b.finding(doc.Warn, "The generator dropped %s scheduled iterations: the offered load was lower than planned.", count(sumValues(d.Dropped)))
+		b.finding(doc.FindLoad, doc.Warn, fmt.Sprintf("The generator dropped %s scheduled iterations: the offered load was lower than planned", count(sumValues(d.Dropped))))
 	}
 	return sec
 }
@@ -126,7 +126,7 @@ func (b *builder) results() doc.Section {
 	all := b.s.Labels[len(b.s.Labels)-1]
 	if all.Samples == 0 {
 		sec.Blocks = append(sec.Blocks, noData("No samples were recorded: there are no response times to report."))
-		b.finding(doc.Fail, "No samples were recorded.")
+		b.finding(doc.FindNoSamples, doc.Fail, "No samples were recorded")
 		b.conclude("Response time", doc.NoData, "no samples", "the run recorded no requests")
 		b.conclude("Throughput", doc.NoData, "no samples", "the run recorded no requests")
 		return sec
@@ -194,11 +194,11 @@ func (b *builder) resultsVerdict() *doc.Verdict {
 				peak = i
 			}
 		}
-		b.finding(doc.Info, "%s in %s over %d phases; highest throughput %s in %s (%s).", plural(all.Samples, "request"),
-			dur(b.d.Span()), len(ps), rps(ts[peak].ThroughputRPS), b.red.String(ps[peak].Name), loadText(ps[peak]))
+		b.finding(doc.FindVolume, doc.Info, fmt.Sprintf("%s in %s over %d phases", plural(all.Samples, "request"), dur(b.d.Span()), len(ps)),
+			fmt.Sprintf("highest throughput %s in %s (%s)", rps(ts[peak].ThroughputRPS), b.red.String(ps[peak].Name), loadText(ps[peak])))
 	} else {
-		b.finding(doc.Info, "%s in %s at %s; average %s, p95 %s.", plural(all.Samples, "request"), dur(b.d.Span()),
-			rps(all.ThroughputRPS), msU(all.MeanMs), msU(all.P95Ms))
+		b.finding(doc.FindVolume, doc.Info, fmt.Sprintf("%s in %s at %s", plural(all.Samples, "request"), dur(b.d.Span()), rps(all.ThroughputRPS)),
+			fmt.Sprintf("average %s, p95 %s", msU(all.MeanMs), msU(all.P95Ms)))
 	}
 	// Slowest label.
 	var slow *core.LabelStats
@@ -216,7 +216,7 @@ func (b *builder) resultsVerdict() *doc.Verdict {
 		if slow.Transaction {
 			kind = "transaction"
 		}
-		b.finding(doc.Info, "Slowest %s: %s, average %s, p95 %s over %s.", kind, b.red.String(slow.Label), msU(slow.MeanMs), msU(slow.P95Ms), plural(slow.Samples, "sample"))
+		b.finding(doc.FindVolume, doc.Info, fmt.Sprintf("Slowest %s: %s, average %s, p95 %s over %s", kind, b.red.String(slow.Label), msU(slow.MeanMs), msU(slow.P95Ms), plural(slow.Samples, "sample")))
 	}
 
 	rtEvidence := fmt.Sprintf("average %s, p95 %s, p99 %s over the run", msU(all.MeanMs), msU(all.P95Ms), msU(all.P99Ms))
@@ -245,18 +245,11 @@ func (b *builder) resultsVerdict() *doc.Verdict {
 	rtMove := fmt.Sprintf("average response time went from %s in %s to %s in %s while throughput went from %s to %s",
 		msU(ts[first].MeanMs), b.red.String(ps[first].Name), msU(ts[last].MeanMs), b.red.String(ps[last].Name),
 		rps(ts[first].ThroughputRPS), rps(ts[last].ThroughputRPS))
-	b.conclude("Response time", rtLevel, rtVerdict, rtEvidence+"; "+rtMove)
+	b.conclude("Response time", rtLevel, rtVerdict, rtEvidence, rtMove)
 	tpLevel, tpVerdict, tpEvidence := b.throughputVerdict(ps, ts)
 	b.conclude("Throughput", tpLevel, tpVerdict, tpEvidence)
 	return &doc.Verdict{Level: max(rtLevel, tpLevel),
 		Text: "Verdict: " + upperFirst(rtMove) + ". Throughput " + tpVerdict + "."}
-}
-
-func upperFirst(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // throughputVerdict says whether throughput followed the offered load from
@@ -280,7 +273,7 @@ func (b *builder) throughputVerdict(ps []core.Phase, ts []core.LabelStats) (doc.
 		if tpGain < loadGain/4 {
 			ev := fmt.Sprintf("load +%s from %s to %s gave throughput %+.1f %% (%s → %s)", pct(100*loadGain),
 				b.red.String(ps[i-1].Name), b.red.String(ps[i].Name), 100*tpGain, rps(ts[i-1].ThroughputRPS), rps(ts[i].ThroughputRPS))
-			b.finding(doc.Warn, "Throughput stopped growing after %s: %s; %s.", b.red.String(ps[i-1].Name), rps(ts[i-1].ThroughputRPS), ev)
+			b.finding(doc.FindCapacity, doc.Warn, fmt.Sprintf("Throughput stopped growing after %s: %s", b.red.String(ps[i-1].Name), rps(ts[i-1].ThroughputRPS)), ev)
 			return doc.Warn, "stopped growing after " + b.red.String(ps[i-1].Name) + " at " + rps(ts[i-1].ThroughputRPS), ev
 		}
 	}
@@ -297,7 +290,7 @@ func (b *builder) errors() doc.Section {
 	if es.Total == 0 {
 		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: fmt.Sprintf("No errors in %s.", plural(all.Samples, "request"))})
 		if all.Samples > 0 {
-			b.finding(doc.OK, "No errors in %s.", plural(all.Samples, "request"))
+			b.finding(doc.FindNoErrors, doc.OK, "No errors in "+plural(all.Samples, "request"))
 			b.conclude("Errors", doc.OK, "none", fmt.Sprintf("0 of %s failed", plural(all.Samples, "request")))
 		}
 		return sec
@@ -363,15 +356,12 @@ func (b *builder) errors() doc.Section {
 	top := ""
 	if len(details) > 0 {
 		e := details[0]
-		top = fmt.Sprintf("; most frequent: %s", describeErr(e.Class, e.Status, e.Message))
+		top = "most frequent: " + describeErr(e.Class, e.Status, e.Message)
 	}
-	text := fmt.Sprintf("%s in %s (%s)%s", plural(es.Total, "error"), plural(all.Samples, "request"), share(es.Total), top)
-	if where != "" {
-		text += "; " + where
-	}
-	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: lvl, Text: "Verdict: " + text + "."})
-	b.finding(lvl, "%s.", upperFirst(text))
-	b.conclude("Errors", lvl, fmt.Sprintf("%s (%s)", plural(es.Total, "error"), share(es.Total)), strings.TrimPrefix(top+"; "+where, "; "))
+	head := fmt.Sprintf("%s in %s (%s)", plural(es.Total, "error"), plural(all.Samples, "request"), share(es.Total))
+	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: lvl, Text: sentence("Verdict: "+head, top, where)})
+	b.finding(doc.FindErrors, lvl, head, top, where)
+	b.conclude("Errors", lvl, fmt.Sprintf("%s (%s)", plural(es.Total, "error"), share(es.Total)), top, where)
 	return sec
 }
 

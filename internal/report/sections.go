@@ -25,7 +25,7 @@ func (b *builder) conclusionsSection() doc.Section {
 		if c.Evidence != "" {
 			text += " — " + c.Evidence
 		}
-		l.Items = append(l.Items, doc.Item{Level: c.Level, Lead: a, Text: text + "."})
+		l.Items = append(l.Items, doc.Item{Level: c.Level, Lead: a, Text: finish(text)})
 	}
 	sec.Blocks = append(sec.Blocks, l)
 	return sec

@@ -207,8 +207,43 @@ type Extra struct {
 
 // Finding is one summary bullet.
 type Finding struct {
-	Level Level  `json:"level"`
-	Text  string `json:"text"`
+	Kind  FindingKind `json:"kind"`
+	Level Level       `json:"level"`
+	Text  string      `json:"text"`
+}
+
+// FindingKind says what a finding is about. The summary orders its bullets
+// by kind, in the order of the constants below (what a reader must know
+// first), never by the wording of the text.
+type FindingKind string
+
+// Finding kinds, most important first.
+const (
+	FindRequirement FindingKind = "requirement" // an SLA judged
+	FindNoSamples   FindingKind = "no_samples"  // nothing was measured
+	FindCapacity    FindingKind = "capacity"    // where throughput stopped scaling
+	FindComparison  FindingKind = "comparison"  // against a baseline
+	FindLoad        FindingKind = "load"        // the generator fell short of the plan
+	FindErrors      FindingKind = "errors"      // failed requests
+	FindDrift       FindingKind = "drift"       // latency drift over the run
+	FindMemory      FindingKind = "memory"      // memory after GC
+	FindResources   FindingKind = "resources"   // CPU and other resources
+	FindNoErrors    FindingKind = "no_errors"   // no request failed
+	FindVolume      FindingKind = "volume"      // how much was sent, the slowest label
+)
+
+// FindingKinds lists the kinds in summary order.
+var FindingKinds = []FindingKind{FindRequirement, FindNoSamples, FindCapacity, FindComparison, FindLoad, FindErrors,
+	FindDrift, FindMemory, FindResources, FindNoErrors, FindVolume}
+
+// Rank is the kind's place in the summary; unknown kinds go last.
+func (k FindingKind) Rank() int {
+	for i, x := range FindingKinds {
+		if x == k {
+			return i
+		}
+	}
+	return len(FindingKinds)
 }
 
 // Conclusion is the verdict on one aspect (response time, throughput, CPU,

@@ -57,6 +57,11 @@ type Options struct {
 	Seed uint64
 	// SlowerPct makes every response time this much slower (for baselines).
 	SlowerPct float64
+	// AllErrors makes every request fail with HTTP 500.
+	AllErrors bool
+	// LarLabel replaces the first request's label (e.g. an 80-character
+	// one, to test legends).
+	LarLabel string
 }
 
 func (o *Options) defaults() {
@@ -128,6 +133,9 @@ func Write(dir string, o Options) error {
 	}
 	errMsg := "503 Service Unavailable from MSB <script>alert(1)</script>"
 	larLabel := LarLabel
+	if o.LarLabel != "" {
+		larLabel = o.LarLabel
+	}
 	if o.Secret != "" {
 		errMsg = "upstream rejected Authorization: Bearer " + o.Secret
 		larLabel = LarLabel + "?token=" + o.Secret
@@ -170,6 +178,12 @@ func Write(dir string, o Options) error {
 			k := metrics.ErrKey{Class: core.ErrHTTP5xx, Status: 503, Message: errMsg}
 			cave.AddError(k, 1)
 			tx.AddError(k, 1)
+		}
+		if o.AllErrors {
+			k := metrics.ErrKey{Class: core.ErrHTTP5xx, Status: 500, Message: "500 Internal Server Error"}
+			for _, a := range []*metrics.Agg{lar, cave, tx} {
+				a.AddError(k, a.Count-a.Errors)
+			}
 		}
 		for _, r := range []struct {
 			k metrics.Key

@@ -1,0 +1,246 @@
+package report_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/importer"
+	"github.com/plateau-perf/plateau/internal/importer/jtl"
+	"github.com/plateau-perf/plateau/internal/importer/k6"
+	"github.com/plateau-perf/plateau/internal/importer/locust"
+	"github.com/plateau-perf/plateau/internal/report"
+	"github.com/plateau-perf/plateau/internal/report/reporttest"
+)
+
+// proseVariant makes one run directory whose report the prose test reads.
+type proseVariant struct {
+	name string
+	make func(t *testing.T, dir string)
+}
+
+func synthetic(o reporttest.Options) func(t *testing.T, dir string) {
+	return func(t *testing.T, dir string) {
+		t.Helper()
+		if err := reporttest.Write(dir, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func imported(src func() importer.Source, derive bool) func(t *testing.T, dir string) {
+	return func(t *testing.T, dir string) {
+		t.Helper()
+		run, err := importer.NewRun(importer.Options{Dir: dir, Name: "imported", DerivePhases: derive, Clock: importer.Clock{Loc: time.UTC}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := src().Import(context.Background(), run); err != nil {
+			t.Fatal(err)
+		}
+		if err := run.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// proseVariants is the grid of report shapes the prose rules must hold
+// for: a demo-like stepped run with monitors, the same without monitors,
+// without SLA, one step, constant load, every request failing, and
+// imports of each load-tool format.
+func proseVariants() []proseVariant {
+	imp := "../importer/"
+	return []proseVariant{
+		{"stepped with monitors", synthetic(reporttest.Options{Monitor: true})},
+		{"no monitors", synthetic(reporttest.Options{})},
+		{"no SLA", synthetic(reporttest.Options{SLA: []string{}, Monitor: true})},
+		{"one step", synthetic(reporttest.Options{Steps: []reporttest.Step{{Users: 8, Seconds: 120, RampUpS: 10}}})},
+		{"constant load in four phases", synthetic(reporttest.Options{Steps: []reporttest.Step{{Users: 5, Seconds: 60}, {Users: 5, Seconds: 60}, {Users: 5, Seconds: 60}, {Users: 5, Seconds: 60}}})},
+		{"every request fails", synthetic(reporttest.Options{AllErrors: true, Monitor: true})},
+		{"sweep past the plateau", synthetic(reporttest.Options{Capacity: 20, Steps: []reporttest.Step{{Users: 4, Seconds: 60}, {Users: 8, Seconds: 60}, {Users: 16, Seconds: 60}, {Users: 24, Seconds: 60}, {Users: 32, Seconds: 60}}})},
+		{"import JMeter JTL", imported(func() importer.Source {
+			return jtl.New(jtl.Config{Path: imp + "jtl/testdata/jmeter-5.6.3/results.jtl"})
+		}, true)},
+		{"import k6 JSON", imported(func() importer.Source {
+			return k6.New(k6.Config{Path: imp + "k6/testdata/k6-v1.8.1/out.json.gz"})
+		}, true)},
+		{"import Locust CSV", imported(func() importer.Source {
+			return locust.New(locust.Config{Path: imp + "locust/testdata/locust-2.47.0/run_stats.csv"})
+		}, false)},
+	}
+}
+
+// proseRules are the defects no sentence of a report may have.
+var proseRules = []struct {
+	name string
+	re   *regexp.Regexp
+}{
+	{"NaN or infinity", regexp.MustCompile(`\bNaN\b|[+-]?Inf\b`)},
+	{"doubled or dangling punctuation", regexp.MustCompile(`[;,]\s*[.;,:]|:\s*[.;,]|[^.]\.\.(?:[^./]|$)|\s[.;,:](?:\s|$)|—\s*[.;,]|\(\s*\)|“\s*”|""`)},
+	{"empty slot", regexp.MustCompile(`\S {2,}\S|\b(?:in|at|of|from|to|on|for) [.;,)]|\bin $`)},
+	{"sentence starting lower-case after a full stop", regexp.MustCompile(`[a-z0-9)]\. [a-z]`)},
+	{"a claim of no traffic", regexp.MustCompile(`(?:^|[^.\d])0 B/s`)},
+	{"signed zero", regexp.MustCompile(`[-−+]0(?:\.0+)? (?:ms|%|req/s)`)},
+	{"fractional users", regexp.MustCompile(`\d\.\d+ (?:concurrent )?users?\b`)},
+	{"unfinished sentence", regexp.MustCompile(`[;,:]$`)},
+}
+
+// prose returns the report's sentences: every Markdown line that is not a
+// table, a code block, a chart or a heading, with Markdown marks removed.
+func prose(md string) []string {
+	var out []string
+	inCode := false
+	unescape := strings.NewReplacer(`\_`, "_", `\~`, "~", `\*`, "*", "&lt;", "<", "&gt;", ">", "&amp;", "&", "**", "", "*", "")
+	for _, line := range strings.Split(md, "\n") {
+		switch {
+		case strings.HasPrefix(line, "```"):
+			inCode = !inCode
+			continue
+		case inCode, strings.HasPrefix(line, "|"), strings.HasPrefix(line, "!["), strings.HasPrefix(line, "<a id"),
+			strings.HasPrefix(line, "#"), strings.HasPrefix(line, "[Summary]"), strings.TrimSpace(line) == "":
+			continue
+		}
+		line = strings.TrimLeft(line, "-> ")
+		for _, mark := range []string{"✅ ", "⚠️ ", "❌ ", "— ", "ℹ️ "} {
+			line = strings.TrimPrefix(line, mark)
+		}
+		out = append(out, unescape.Replace(strings.TrimSpace(line)))
+	}
+	return out
+}
+
+// throughputs collects every throughput summary.json states.
+func throughputs(v any, key string, out *[]float64) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			throughputs(x, k, out)
+		}
+	case []any:
+		for _, x := range v {
+			throughputs(x, key, out)
+		}
+	case float64:
+		if strings.Contains(key, "throughput") || strings.Contains(key, "rps") || key == "observed" || key == "load" || key == "rate_per_s" {
+			*out = append(*out, v)
+		}
+	}
+}
+
+var rpsRe = regexp.MustCompile(`(~?)([\d,]+(?:\.\d+)?) req/s`)
+
+// agreesWithSummary checks that every throughput a sentence states is one
+// summary.json holds, at the precision printed.
+func agreesWithSummary(line string, tps []float64) string {
+	for _, m := range rpsRe.FindAllStringSubmatch(line, -1) {
+		txt := strings.ReplaceAll(m[2], ",", "")
+		v, err := strconv.ParseFloat(txt, 64)
+		if err != nil {
+			continue
+		}
+		tol := 0.5
+		if i := strings.IndexByte(txt, '.'); i >= 0 {
+			tol = 0.5 * math.Pow(10, -float64(len(txt)-i-1))
+		}
+		if m[1] == "~" { // two significant digits
+			tol = 0.5 * math.Pow(10, math.Floor(math.Log10(math.Max(v, 1e-9)))-1)
+		}
+		ok := false
+		for _, x := range tps {
+			if math.Abs(x-v) <= tol*1.0001 {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return m[0]
+		}
+	}
+	return ""
+}
+
+// TestProse renders the report of every variant and rejects sentences
+// with empty slots, broken punctuation, NaN, claims of no traffic, signed
+// zeros, fractional users, and throughputs summary.json does not hold.
+func TestProse(t *testing.T) {
+	t.Parallel()
+	for _, v := range proseVariants() {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "run")
+			v.make(t, dir)
+			now := func() time.Time { return time.Date(2025, 5, 14, 9, 0, 0, 0, time.UTC) }
+			if _, err := report.Write(dir, report.Options{Formats: []string{"json", "md"}, Now: now}); err != nil {
+				t.Fatal(err)
+			}
+			md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sj, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum any
+			if err := json.Unmarshal(sj, &sum); err != nil {
+				t.Fatal(err)
+			}
+			var tps []float64
+			throughputs(sum, "", &tps)
+			lines := prose(string(md))
+			if len(lines) < 10 {
+				t.Fatalf("only %d lines of prose", len(lines))
+			}
+			for _, line := range lines {
+				for _, r := range proseRules {
+					if m := r.re.FindString(line); m != "" {
+						t.Errorf("%s (%q) in: %s", r.name, m, line)
+					}
+				}
+				if bad := agreesWithSummary(line, tps); bad != "" {
+					t.Errorf("%q is not a throughput of summary.json, in: %s", bad, line)
+				}
+			}
+		})
+	}
+}
+
+// TestProseRulesCatchDefects shows each rule rejecting the defect it names.
+func TestProseRulesCatchDefects(t *testing.T) {
+	t.Parallel()
+	bad := []string{
+		"7 errors in 3,200 requests (0.22 %); .",
+		"Network: steady traffic — web in 0 B/s, out 0 B/s in .",
+		"Latency drift: all requests mean -0 ms/h",
+		"Highest tested load that met every requirement: 40.0 users.",
+		"Each point is one phase. the vertical line marks the knee.",
+		"The dashed curve is the fitted Universal Scalability Law;",
+		"p95 NaN ms",
+	}
+	for _, line := range bad {
+		hit := false
+		for _, r := range proseRules {
+			if r.re.MatchString(line) {
+				hit = true
+			}
+		}
+		if !hit {
+			t.Errorf("no rule rejects %q", line)
+		}
+	}
+	if got := agreesWithSummary("Throughput +3.8 % (198 → 206 req/s)", []float64{198.03, 203.64}); got == "" {
+		t.Errorf("206 req/s accepted against 203.64")
+	}
+	if got := agreesWithSummary("at 203.6 req/s and ~200 req/s", []float64{203.64}); got != "" {
+		t.Errorf("rejected %q", got)
+	}
+	_ = fmt.Sprint
+}
