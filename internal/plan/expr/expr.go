@@ -135,8 +135,8 @@ type Value struct {
 	k kind
 }
 
-func str(s string) Value     { return Value{s: s} }
-func num(n float64) Value    { return Value{n: n, k: kNum} }
+func str(s string) Value  { return Value{s: s} }
+func num(n float64) Value { return Value{n: n, k: kNum} }
 func boolean(b bool) Value {
 	if b {
 		return Value{n: 1, k: kBool}

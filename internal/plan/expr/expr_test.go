@@ -29,8 +29,8 @@ func (e *env) slot(name string) int {
 	e.names = append(e.names, name)
 	return len(e.names) - 1
 }
-func (e *env) Var(slot int) string    { return e.vals[e.names[slot]] }
-func (e *env) Status() int            { return e.status }
+func (e *env) Var(slot int) string { return e.vals[e.names[slot]] }
+func (e *env) Status() int         { return e.status }
 func (e *env) Body() []byte {
 	if e.bodyB == nil {
 		e.bodyB = []byte(e.body)
