@@ -145,10 +145,14 @@ func parsePhaseTime(s string, clock Clock) (time.Time, error) {
 }
 
 // DerivePhases turns the highest thread count seen per second into phases:
-// every run of consecutive seconds with the same count that lasts at least
-// minDur becomes a phase named "N threads" (numbered when a count repeats).
-// Shorter runs are ramps and belong to no phase; a second without samples
-// ends a run. Phase bounds fall on whole seconds.
+// every stretch of time with one count that lasts at least minDur becomes a
+// phase named "N threads" (numbered when a count repeats). Shorter stretches
+// are ramps and belong to no phase. A second without a reading (no sample
+// completed in it) never ends a phase: it belongs to the stretch around it
+// when the readings on both sides agree, so every sample of a steady run
+// lands in its one phase. Where the count changes across such a gap, the
+// stretch before it ends at its last reading. Phase bounds fall on whole
+// seconds: from the first second of the stretch to the end of its last.
 func DerivePhases(threads map[int64]int32, minDur time.Duration) []core.Phase {
 	secs := make([]int64, 0, len(threads))
 	for s := range threads {
@@ -167,7 +171,7 @@ func DerivePhases(threads map[int64]int32, minDur time.Duration) []core.Phase {
 	}
 	for i := 0; i < len(secs); {
 		j := i + 1
-		for j < len(secs) && secs[j] == secs[j-1]+1 && threads[secs[j]] == threads[secs[i]] {
+		for j < len(secs) && threads[secs[j]] == threads[secs[i]] {
 			j++
 		}
 		emit(secs[i], secs[j-1]+1, threads[secs[i]])

@@ -388,6 +388,20 @@ func (a *Aggregator) SetSpan(start, end int64) {
 	a.spanSet, a.spanStart, a.spanEnd = true, start, end
 }
 
+// AddUsers records n active users at t (Unix ns), from a source that
+// reports them apart from its samples (k6 writes a vus point every second,
+// whether or not a request completed in it). The second's user count is the
+// highest reading, as with the samples' own thread counts.
+func (a *Aggregator) AddUsers(t int64, n int32) {
+	if n < 0 {
+		return
+	}
+	sec := floorDiv(t, 1e9)
+	if cur, ok := a.users[sec]; !ok || n > cur {
+		a.users[sec] = n
+	}
+}
+
 // Add aggregates one sample.
 func (a *Aggregator) Add(s *Rec) error {
 	sec := floorDiv(s.End, 1e9)

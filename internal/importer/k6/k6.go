@@ -132,6 +132,7 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 			tot.add(&b.tally)
 			for _, p := range b.vus {
 				vus.add(p)
+				agg.AddUsers(p.t, p.n) // users per second from k6's own readings, not only where a request completed
 			}
 			for i := range b.recs {
 				r := &b.recs[i]

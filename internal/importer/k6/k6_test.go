@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/importer"
@@ -382,4 +384,40 @@ func FuzzLines(f *testing.F) {
 		_ = primaryHost(data)
 		_, _ = ParseSummary(data, "f")
 	})
+}
+
+// TestSteadyVUsOnePhase: a steady 5-VU run whose requests complete only
+// every few seconds is one phase holding every request (issue 13 item 3:
+// VUs were recorded only in seconds where a request completed, so no
+// stretch was long enough to be a phase).
+func TestSteadyVUsOnePhase(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString(`{"type":"Metric","data":{"name":"vus","type":"gauge","contains":"default"},"metric":"vus"}` + "\n")
+	b.WriteString(`{"type":"Metric","data":{"name":"http_req_duration","type":"trend","contains":"time"},"metric":"http_req_duration"}` + "\n")
+	t0 := time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC)
+	requests := 0
+	for s := 0; s < 90; s++ {
+		ts := t0.Add(time.Duration(s)*time.Second + 100*time.Millisecond).Format(time.RFC3339Nano)
+		fmt.Fprintf(&b, `{"metric":"vus","type":"Point","data":{"time":%q,"value":5,"tags":null}}`+"\n", ts)
+		if s%4 == 1 { // each VU sleeps: seconds without a completed request
+			ts := t0.Add(time.Duration(s)*time.Second + 600*time.Millisecond).Format(time.RFC3339Nano)
+			fmt.Fprintf(&b, `{"metric":"http_req_duration","type":"Point","data":{"time":%q,"value":12.5,"tags":{"method":"GET","name":"http://h/a","url":"http://h/a","status":"200","expected_response":"true"}}}`+"\n", ts)
+			requests++
+		}
+	}
+	path := filepath.Join(t.TempDir(), "out.json")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := importStream(t, Config{Path: path}, importer.Options{DerivePhases: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Phases) != 1 || d.Phases[0].Users != 5 {
+		t.Fatalf("phases %+v, want one of 5 VUs", d.Phases)
+	}
+	if got := d.PhaseTotal[0].Count; got != int64(requests) || d.Total.Count != int64(requests) {
+		t.Errorf("%d of %d requests in the phase", got, d.Total.Count)
+	}
 }
