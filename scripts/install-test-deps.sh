@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the system packages plateau's tests start for real: PostgreSQL,
-# nginx, Prometheus node exporter, Chromium (report browser test), iproute2
+# nginx, Prometheus with the node, postgres and mysqld exporters, MariaDB, Chromium (report browser test), iproute2
 # (network namespaces). Needs root. Each package folder may add its own
 # testdata/install-deps.sh, which is run too.
 set -euo pipefail
@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
-  postgresql postgresql-contrib nginx prometheus-node-exporter chromium iproute2 procps >/dev/null
+  postgresql postgresql-contrib nginx prometheus-node-exporter chromium iproute2 procps \
+  prometheus prometheus-postgres-exporter prometheus-mysqld-exporter mariadb-server >/dev/null
 for s in $(find internal -path '*/testdata/install-deps.sh' | sort); do
   echo "running $s"
   bash "$s"

@@ -27,8 +27,8 @@ func monitorTargets(p *plan.Plan) []monitor.TargetConfig {
 
 func monitorTarget(t *plan.MonitorTarget) monitor.TargetConfig {
 	return monitor.TargetConfig{Kind: t.Kind, Name: t.Name, Pid: t.Pid, PidFile: t.PidFile,
-		Match: t.Match, Children: t.Children, Path: t.Path, DSN: t.DSN, URL: t.URL, Series: t.Series,
-		Interval: t.Interval}
+		Match: t.Match, Children: t.Children, Path: t.Path, DSN: t.DSN, URL: t.URL, Endpoints: t.Targets,
+		Series: t.Series, Interval: t.Interval, Options: t.Options}
 }
 
 // startMonitors starts the plan's monitors; a monitor that cannot start is
@@ -39,7 +39,7 @@ func startMonitors(ctx context.Context, st *State, p *plan.Plan, dir string) *mo
 		return &monitorRun{}
 	}
 	sess, err := builtin.Start(context.WithoutCancel(ctx), monitor.Options{Dir: dir, Interval: p.Monitor.Interval,
-		Targets: targets, Logf: func(format string, args ...any) {
+		Targets: targets, Getenv: st.Getenv, Logf: func(format string, args ...any) {
 			fmt.Fprintf(st.Stderr, "plateau: monitor: "+format+"\n", args...)
 		}})
 	if err != nil {
@@ -91,15 +91,39 @@ func parseMonitorFlags(flags []string) ([]plan.MonitorTarget, error) {
 				case "path":
 					t.Path = v
 				case "dsn":
+					if optionKind(t.Kind) {
+						if t.Options == nil {
+							t.Options = map[string]any{}
+						}
+						t.Options[k] = v
+						break
+					}
 					t.DSN = v
 				case "url":
+					if optionKind(t.Kind) {
+						if t.Options == nil {
+							t.Options = map[string]any{}
+						}
+						t.Options[k] = v
+						break
+					}
 					t.URL = v
 				case "series":
 					t.Series = strings.Split(v, "|")
+				case "targets":
+					t.Targets = strings.Split(v, "|")
 				case "interval":
 					t.Interval, err = plan.ParseDuration(v)
 				default:
-					return nil, fmt.Errorf("--monitor %q: unknown key %q (name, pid, pid_file, match, children, path, dsn, url, series, interval)", fl, k)
+					if optionKind(t.Kind) {
+						// The kind checks its own keys (url, recipe, filter…).
+						if t.Options == nil {
+							t.Options = map[string]any{}
+						}
+						t.Options[k] = v
+						break
+					}
+					return nil, fmt.Errorf("--monitor %q: unknown key %q (name, pid, pid_file, match, children, path, dsn, url, targets, series, interval)", fl, k)
 				}
 				if err != nil {
 					return nil, fmt.Errorf("--monitor %q: %s: %w", fl, k, err)
@@ -118,4 +142,14 @@ func parseMonitorFlags(flags []string) ([]plan.MonitorTarget, error) {
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// optionKind reports whether a monitor kind parses its own fields, so
+// --monitor passes its keys through as options.
+func optionKind(kind string) bool {
+	switch kind {
+	case monitor.KindPromQL, monitor.KindRecipe, monitor.KindMySQL, monitor.KindCloudWatch:
+		return true
+	}
+	return false
 }

@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -214,15 +215,120 @@ func Read(dir string) ([]core.Series, []TargetStatus, error) {
 			order = append(order, p)
 		}
 	}
-	var out []core.Series
+	var out, ranged []core.Series
+	replaced := map[string]bool{}
 	for _, p := range order {
 		ss, err := readSeriesFile(p)
 		if err != nil {
 			return nil, nil, err
 		}
+		if strings.HasSuffix(p, RangeSuffix) {
+			for _, s := range ss {
+				replaced[s.Target] = true
+			}
+			ranged = append(ranged, ss...)
+			continue
+		}
 		out = append(out, ss...)
 	}
+	if len(replaced) > 0 {
+		// Series recomputed after the run replace the live samples of
+		// their target.
+		out = slices.DeleteFunc(out, func(s core.Series) bool { return replaced[s.Target] })
+		out = append(out, ranged...)
+	}
 	return out, statuses, nil
+}
+
+// RangeSuffix ends the name of a file of series computed after the run
+// (PromQL query_range, CloudWatch GetMetricData) in the series-file format.
+// Read gives them in place of the live samples of the same target.
+const RangeSuffix = ".range.csv"
+
+// WriteRange writes a target's after-the-run series to <stem>.range.csv
+// in dir (the session's monitor directory), atomically (temporary file and
+// rename), replacing an earlier one.
+func WriteRange(dir, stem, target, kind string, series []core.Series) error {
+	buf := []byte(CSVHeader)
+	prefix := LinePrefix(target, kind)
+	for _, s := range series {
+		for _, p := range s.Points {
+			buf = AppendLine(buf, p.T, prefix, s.Metric, s.Unit, p.V)
+		}
+	}
+	return writeAtomic(filepath.Join(dir, stem+RangeSuffix), buf)
+}
+
+func writeAtomic(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", filepath.Base(path), err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("writing %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
+
+// NotesSuffix ends the name of a target's notes file.
+const NotesSuffix = ".notes.json"
+
+// Note levels.
+const (
+	NoteError = "error" // a query or read failed
+	NoteEmpty = "empty" // a query answered with no data
+	NoteInfo  = "info"
+)
+
+// Note is one named remark of a monitor about its data, shown in the
+// report so that a query error, an unreachable server or an empty result
+// is never a silent gap.
+type Note struct {
+	Target string `json:"target"`
+	Kind   string `json:"kind"`
+	// Subject names what the note is about within the target (a query).
+	Subject string `json:"subject,omitempty"`
+	Level   string `json:"level"`
+	Text    string `json:"text"`
+}
+
+// WriteNotes replaces a target's notes file in dir (the session's monitor
+// directory); no notes removes it.
+func WriteNotes(dir, stem string, notes []Note) error {
+	path := filepath.Join(dir, stem+NotesSuffix)
+	if len(notes) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("removing %s: %w", filepath.Base(path), err)
+		}
+		return nil
+	}
+	b, err := json.MarshalIndent(notes, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding notes: %w", err)
+	}
+	return writeAtomic(path, append(b, '\n'))
+}
+
+// ReadNotes reads every notes file of a run directory, in file-name order.
+func ReadNotes(runDir string) ([]Note, error) {
+	files, err := filepath.Glob(filepath.Join(runDir, SubDir, "*"+NotesSuffix))
+	if err != nil {
+		return nil, fmt.Errorf("listing notes: %w", err)
+	}
+	sort.Strings(files)
+	var out []Note
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("reading notes: %w", err)
+		}
+		var ns []Note
+		if err := json.Unmarshal(b, &ns); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Base(f), err)
+		}
+		out = append(out, ns...)
+	}
+	return out, nil
 }
 
 func fileExists(p string) bool {

@@ -22,6 +22,10 @@ const (
 	KindCgroup     = "cgroup"
 	KindPostgres   = "postgres"
 	KindPrometheus = "prometheus"
+	KindPromQL     = "promql"
+	KindRecipe     = "recipe"
+	KindMySQL      = "mysql"
+	KindCloudWatch = "cloudwatch"
 )
 
 // DefaultInterval is the sampling interval when neither the target nor the
@@ -57,11 +61,19 @@ type TargetConfig struct {
 	DSN string
 	// URL is a Prometheus text-exposition endpoint (prometheus).
 	URL string
+	// Endpoints are further exposition endpoints of the same target
+	// (prometheus): host:port or URLs; every series of a target with
+	// several endpoints gets an instance label naming its endpoint.
+	Endpoints []string
 	// Series selects Prometheus series: `name` or `name{label="v",l2=~"re"}`.
 	// Empty means every series of the endpoint.
 	Series []string
 	// Interval overrides the session interval; 0 means the session default.
 	Interval time.Duration
+	// Options are the fields of kinds that parse their own configuration
+	// (promql, recipe, mysql, cloudwatch), as decoded YAML values; the kind
+	// reads them with DecodeOptions.
+	Options map[string]any
 }
 
 // Options configures a monitoring session.
@@ -81,6 +93,9 @@ type Options struct {
 	// Logf, when set, receives one line per start failure, loss and resume
 	// as they happen.
 	Logf func(format string, args ...any)
+	// Getenv looks up credentials named in target options (bearer tokens,
+	// passwords); nil means no environment.
+	Getenv func(string) (string, bool)
 }
 
 // Kind is one monitor implementation.
@@ -104,6 +119,9 @@ type Env struct {
 	Interval time.Duration
 	// Now is the session's wall clock.
 	Now func() time.Time
+	// Getenv looks up credentials named in the target's options; it never
+	// returns ok for a nil Options.Getenv.
+	Getenv func(string) (string, bool)
 }
 
 // Collector samples one target. The session calls Collect from a single

@@ -112,6 +112,10 @@ func Start(ctx context.Context, opt Options) (*Session, error) {
 		names[cfg.Name] = true
 	}
 
+	getenv := opt.Getenv
+	if getenv == nil {
+		getenv = func(string) (string, bool) { return "", false }
+	}
 	// Open concurrently: a database that takes seconds to refuse must not
 	// delay the host monitor.
 	var wg sync.WaitGroup
@@ -119,7 +123,7 @@ func Start(ctx context.Context, opt Options) (*Session, error) {
 		if t.st.Error != "" {
 			continue
 		}
-		env := Env{Dir: mdir, Stem: stemsOf[i], Interval: t.interval, Now: s.now}
+		env := Env{Dir: mdir, Stem: stemsOf[i], Interval: t.interval, Now: s.now, Getenv: getenv}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

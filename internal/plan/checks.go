@@ -505,8 +505,13 @@ var monitorFields = map[string][]string{
 	"jvm":        {"name", "pid", "pid_file", "match", "interval"},
 	"cgroup":     {"name", "path", "pid", "interval"},
 	"postgres":   {"name", "dsn", "interval"},
-	"prometheus": {"name", "url", "series", "interval"},
+	"prometheus": {"name", "url", "targets", "series", "interval"},
 }
+
+// optionKinds are the monitor kinds that parse their own fields: the plan
+// reads name and interval and hands every other key to the kind as
+// MonitorTarget.Options, checked by CheckMonitor.
+var optionKinds = map[string]bool{"promql": true, "recipe": true, "mysql": true, "cloudwatch": true}
 
 // monitorTargets reads monitor.targets: a list of single-key mappings
 // kind → fields ("- host: {}", "- process: {match: java}"); a bare kind
@@ -516,8 +521,11 @@ func (d *decoder) monitorTargets(n *yaml.Node, key string) []MonitorTarget {
 		d.typeErr(n, key, "a list of targets such as - host: {}")
 		return nil
 	}
-	kinds := make([]string, 0, len(monitorFields))
+	kinds := make([]string, 0, len(monitorFields)+len(optionKinds))
 	for kind := range monitorFields {
+		kinds = append(kinds, kind)
+	}
+	for kind := range optionKinds {
 		kinds = append(kinds, kind)
 	}
 	sort.Strings(kinds)
@@ -540,6 +548,18 @@ func (d *decoder) monitorTargets(n *yaml.Node, key string) []MonitorTarget {
 			continue
 		}
 		kind := kindNode.Value
+		if optionKinds[kind] {
+			t, ok := d.optionTarget(kind, kindNode, body)
+			if !ok {
+				continue
+			}
+			if prev, dup := names[t.Name]; dup {
+				d.errorf(kindNode, "monitor target name %q is used twice (first at %d:%d); set name: to tell them apart", t.Name, prev.Line, prev.Col)
+			}
+			names[t.Name] = t.Pos
+			out = append(out, t)
+			continue
+		}
 		allowedList, known := monitorFields[kind]
 		if !known {
 			msg := fmt.Sprintf("unknown monitor target kind %q (kinds: %s)", kind, strings.Join(kinds, ", "))
@@ -574,6 +594,47 @@ func (d *decoder) monitorTargets(n *yaml.Node, key string) []MonitorTarget {
 		out = append(out, t)
 	}
 	return out
+}
+
+// optionTarget reads a target of a kind that parses its own fields: name
+// and interval here, everything else into Options for the kind's checks.
+func (d *decoder) optionTarget(kind string, kindNode, body *yaml.Node) (MonitorTarget, bool) {
+	t := MonitorTarget{Kind: kind, Pos: d.pos(kindNode), Options: map[string]any{}}
+	body = d.resolve(body)
+	if !isNull(body) {
+		if body.Kind != yaml.MappingNode {
+			d.errorf(body, "%s target: expected a mapping of fields", kind)
+			return t, false
+		}
+		common := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: body.Line, Column: body.Column}
+		for _, p := range d.pairs(body) {
+			switch p.key.Value {
+			case "name", "interval":
+				common.Content = append(common.Content, p.key, p.val)
+			default:
+				var v any
+				if err := d.resolve(p.val).Decode(&v); err != nil {
+					d.errorf(p.val, "%s target: %s: %v", kind, p.key.Value, err)
+					continue
+				}
+				t.Options[p.key.Value] = v
+			}
+		}
+		k := d.decodeStruct(common, &t)
+		if k.has("interval") && t.Interval <= 0 {
+			d.errorf(at(common, k, "interval"), "%s target: interval must be positive", kind)
+		}
+	}
+	t.Pos = d.pos(kindNode)
+	if d.opt.CheckMonitor != nil {
+		if err := d.opt.CheckMonitor(&t); err != nil {
+			d.errorf(kindNode, "%s target: %v", kind, err)
+		}
+	}
+	if t.Name == "" {
+		t.Name = kind
+	}
+	return t, true
 }
 
 func (d *decoder) checkMonitorTarget(t *MonitorTarget, n *yaml.Node, k keyset) {

@@ -226,9 +226,14 @@ type MonitorTarget struct {
 	Path     string        `yaml:"path"`
 	DSN      string        `yaml:"dsn"`
 	URL      string        `yaml:"url"`
+	Targets  []string      `yaml:"targets"` // prometheus: several host:port endpoints
 	Series   []string      `yaml:"series"`
 	Interval time.Duration `yaml:"interval"`
-	Pos      Pos           `yaml:"-"`
+	// Options holds the fields of kinds that parse their own configuration
+	// (promql, mysql, cloudwatch): every key but name and interval, as
+	// decoded YAML values. The monitor kind checks them (CheckMonitor).
+	Options map[string]any `yaml:"-"`
+	Pos     Pos            `yaml:"-"`
 }
 
 // Template is a string with ${name} references, compiled once at load time so

@@ -12,6 +12,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/monitor/jvm"
 	"github.com/plateau-perf/plateau/internal/monitor/postgres"
 	"github.com/plateau-perf/plateau/internal/monitor/process"
+	"github.com/plateau-perf/plateau/internal/monitor/promql"
 	"github.com/plateau-perf/plateau/internal/monitor/promscrape"
 )
 
@@ -24,6 +25,8 @@ func Kinds() map[string]monitor.Kind {
 		monitor.KindCgroup:     cgroup.Kind(),
 		monitor.KindPostgres:   postgres.Kind(),
 		monitor.KindPrometheus: promscrape.Kind(),
+		monitor.KindPromQL:     promql.Kind(),
+		monitor.KindRecipe:     promql.Kind(),
 	}
 }
 

@@ -42,17 +42,13 @@ func Kind() monitor.Kind {
 	return monitor.Kind{Open: Open, Validate: Validate}
 }
 
-// Validate checks the URL and the selectors.
+// Validate checks the URLs and the selectors.
 func Validate(cfg monitor.TargetConfig) error {
-	if cfg.URL == "" {
-		return errors.New("url is required")
+	if cfg.URL == "" && len(cfg.Endpoints) == 0 {
+		return errors.New("url or targets is required")
 	}
-	u, err := url.Parse(cfg.URL)
-	if err != nil {
-		return fmt.Errorf("url: %w", err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("url %q: want http:// or https:// with a host", cfg.URL)
+	if _, err := endpoints(cfg); err != nil {
+		return err
 	}
 	for _, s := range cfg.Series {
 		if _, err := ParseSelector(s); err != nil {
@@ -62,9 +58,38 @@ func Validate(cfg monitor.TargetConfig) error {
 	return nil
 }
 
-// Collector scrapes one endpoint.
+// endpoints lists a target's scrape URLs: url, then every entry of
+// targets (host:port means http://host:port/metrics).
+func endpoints(cfg monitor.TargetConfig) ([]string, error) {
+	var out []string
+	for i, e := range append([]string{cfg.URL}, cfg.Endpoints...) {
+		if e == "" {
+			continue
+		}
+		if i > 0 && !strings.Contains(e, "://") {
+			e = "http://" + e + "/metrics"
+		}
+		u, err := url.Parse(e)
+		if err != nil {
+			return nil, fmt.Errorf("url: %w", err)
+		}
+		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("url %q: want http:// or https:// with a host, or host:port", e)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// endpoint is one scraped URL and the instance label its series get when
+// the target has several.
+type endpoint struct {
+	url, instance string
+}
+
+// Collector scrapes one or more endpoints.
 type Collector struct {
-	url       string
+	eps       []endpoint
 	selectors []Selector
 	client    *http.Client
 	parser    expfmt.TextParser
@@ -90,8 +115,10 @@ func Open(ctx context.Context, cfg monitor.TargetConfig, _ monitor.Env) (monitor
 	if err != nil {
 		return nil, err
 	}
-	if _, err := c.scrape(ctx); err != nil {
-		return nil, err
+	for _, ep := range c.eps {
+		if _, err := c.scrape(ctx, ep.url); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }
@@ -101,8 +128,8 @@ func New(cfg monitor.TargetConfig) (*Collector, error) {
 	if err := Validate(cfg); err != nil {
 		return nil, err
 	}
+	urls, _ := endpoints(cfg) // validated
 	c := &Collector{
-		url: cfg.URL,
 		client: &http.Client{
 			Timeout: 10 * time.Second,
 			Transport: &http.Transport{
@@ -116,6 +143,14 @@ func New(cfg monitor.TargetConfig) (*Collector, error) {
 		prev:   map[string]float64{}, cur: map[string]float64{},
 		names: map[string]string{},
 	}
+	for _, e := range urls {
+		ep := endpoint{url: e}
+		if len(urls) > 1 {
+			u, _ := url.Parse(e)
+			ep.instance = u.Host
+		}
+		c.eps = append(c.eps, ep)
+	}
 	for _, s := range cfg.Series {
 		sel, _ := ParseSelector(s) // validated
 		c.selectors = append(c.selectors, sel)
@@ -124,10 +159,10 @@ func New(cfg monitor.TargetConfig) (*Collector, error) {
 }
 
 // scrape fetches and parses the endpoint.
-func (c *Collector) scrape(ctx context.Context) (map[string]*dto.MetricFamily, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
+func (c *Collector) scrape(ctx context.Context, url string) (map[string]*dto.MetricFamily, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, fmt.Errorf("scraping %s: %w", c.url, err)
+		return nil, fmt.Errorf("scraping %s: %w", url, err)
 	}
 	req.Header.Set("Accept", accept)
 	req.Header.Set("User-Agent", "plateau-monitor")
@@ -138,11 +173,11 @@ func (c *Collector) scrape(ctx context.Context) (map[string]*dto.MetricFamily, e
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		return nil, fmt.Errorf("scraping %s: HTTP %s", c.url, resp.Status)
+		return nil, fmt.Errorf("scraping %s: HTTP %s", url, resp.Status)
 	}
 	fams, err := c.parser.TextToMetricFamilies(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
-		return nil, fmt.Errorf("parsing %s: %w", c.url, err)
+		return nil, fmt.Errorf("parsing %s: %w", url, err)
 	}
 	return fams, nil
 }
@@ -150,34 +185,36 @@ func (c *Collector) scrape(ctx context.Context) (map[string]*dto.MetricFamily, e
 // Collect implements monitor.Collector.
 func (c *Collector) Collect(ctx context.Context, b *monitor.Batch) error {
 	t0 := time.Now()
-	fams, err := c.scrape(ctx)
-	if err != nil {
-		c.havePrev = false
-		return err
-	}
-	took := time.Since(t0)
-	names := make([]string, 0, len(fams))
-	for n := range fams {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	c.rows = c.rows[:0]
 	dropped := 0
-	for _, n := range names {
-		if !c.wantFamily(n) {
-			continue
+	for _, ep := range c.eps {
+		fams, err := c.scrape(ctx, ep.url)
+		if err != nil {
+			c.havePrev = false
+			return err
 		}
-		for _, m := range fams[n].GetMetric() {
-			if !c.wantMetric(n, m) {
+		names := make([]string, 0, len(fams))
+		for n := range fams {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			if !c.wantFamily(n) {
 				continue
 			}
-			if len(c.rows) >= MaxSeries {
-				dropped++
-				continue
+			for _, m := range fams[n].GetMetric() {
+				if !c.wantMetric(n, m, ep.instance) {
+					continue
+				}
+				if len(c.rows) >= MaxSeries {
+					dropped++
+					continue
+				}
+				c.addMetric(fams[n], m, ep.instance)
 			}
-			c.addMetric(fams[n], m)
 		}
 	}
+	took := time.Since(t0)
 	clear(c.cur)
 	dt := b.Mono.Sub(c.prevT).Seconds()
 	for _, r := range c.rows {
@@ -219,11 +256,14 @@ func (c *Collector) wantFamily(name string) bool {
 	return false
 }
 
-func (c *Collector) wantMetric(name string, m *dto.Metric) bool {
+func (c *Collector) wantMetric(name string, m *dto.Metric, instance string) bool {
 	if len(c.selectors) == 0 {
 		return true
 	}
 	label := func(k string) string {
+		if k == "instance" && instance != "" {
+			return instance
+		}
 		for _, lp := range m.GetLabel() {
 			if lp.GetName() == k {
 				return lp.GetValue()
@@ -242,44 +282,46 @@ func (c *Collector) wantMetric(name string, m *dto.Metric) bool {
 // addMetric turns one exposition metric into rows: counters (and the
 // _sum, _count and _bucket parts of summaries and histograms) are marked
 // for rates and get a _per_s suffix; gauges and untyped values pass.
-func (c *Collector) addMetric(f *dto.MetricFamily, m *dto.Metric) {
+func (c *Collector) addMetric(f *dto.MetricFamily, m *dto.Metric, inst string) {
 	name := f.GetName()
 	unit := unitOf(name)
 	switch f.GetType() {
 	case dto.MetricType_COUNTER:
-		c.push(name+"_per_s", m, "", "", rateUnit(unit), m.GetCounter().GetValue(), true)
+		c.push(name+"_per_s", m, inst, "", "", rateUnit(unit), m.GetCounter().GetValue(), true)
 	case dto.MetricType_GAUGE:
-		c.push(name, m, "", "", unit, m.GetGauge().GetValue(), false)
+		c.push(name, m, inst, "", "", unit, m.GetGauge().GetValue(), false)
 	case dto.MetricType_SUMMARY:
 		s := m.GetSummary()
 		for _, q := range s.GetQuantile() {
-			c.push(name, m, "quantile", formatFloat(q.GetQuantile()), unit, q.GetValue(), false)
+			c.push(name, m, inst, "quantile", formatFloat(q.GetQuantile()), unit, q.GetValue(), false)
 		}
-		c.push(name+"_sum_per_s", m, "", "", rateUnit(unit), s.GetSampleSum(), true)
-		c.push(name+"_count_per_s", m, "", "", "1/s", float64(s.GetSampleCount()), true)
+		c.push(name+"_sum_per_s", m, inst, "", "", rateUnit(unit), s.GetSampleSum(), true)
+		c.push(name+"_count_per_s", m, inst, "", "", "1/s", float64(s.GetSampleCount()), true)
 	case dto.MetricType_HISTOGRAM:
 		h := m.GetHistogram()
 		for _, bk := range h.GetBucket() {
-			c.push(name+"_bucket_per_s", m, "le", formatFloat(bk.GetUpperBound()), "1/s", float64(bk.GetCumulativeCount()), true)
+			c.push(name+"_bucket_per_s", m, inst, "le", formatFloat(bk.GetUpperBound()), "1/s", float64(bk.GetCumulativeCount()), true)
 		}
-		c.push(name+"_sum_per_s", m, "", "", rateUnit(unit), h.GetSampleSum(), true)
-		c.push(name+"_count_per_s", m, "", "", "1/s", float64(h.GetSampleCount()), true)
+		c.push(name+"_sum_per_s", m, inst, "", "", rateUnit(unit), h.GetSampleSum(), true)
+		c.push(name+"_count_per_s", m, inst, "", "", "1/s", float64(h.GetSampleCount()), true)
 	default: // untyped
-		c.push(name, m, "", "", unit, m.GetUntyped().GetValue(), false)
+		c.push(name, m, inst, "", "", unit, m.GetUntyped().GetValue(), false)
 	}
 }
 
-func (c *Collector) push(base string, m *dto.Metric, extraK, extraV, unit string, v float64, counter bool) {
+func (c *Collector) push(base string, m *dto.Metric, inst, extraK, extraV, unit string, v float64, counter bool) {
 	if math.IsNaN(v) {
 		return
 	}
-	c.rows = append(c.rows, row{name: c.name(base, m, extraK, extraV), unit: unit, v: v, counter: counter})
+	c.rows = append(c.rows, row{name: c.name(base, m, inst, extraK, extraV), unit: unit, v: v, counter: counter})
 }
 
 // name builds base{k=v,...} with labels sorted by name (the order
 // Prometheus itself uses), values made CSV-safe by monitor.LabelValue.
-func (c *Collector) name(base string, m *dto.Metric, extraK, extraV string) string {
+func (c *Collector) name(base string, m *dto.Metric, inst, extraK, extraV string) string {
 	var id strings.Builder
+	id.WriteString(inst)
+	id.WriteByte(0)
 	id.WriteString(base)
 	for _, lp := range m.GetLabel() {
 		id.WriteByte(0)
@@ -296,9 +338,15 @@ func (c *Collector) name(base string, m *dto.Metric, extraK, extraV string) stri
 		return n
 	}
 	type kv struct{ k, v string }
-	labels := make([]kv, 0, len(m.GetLabel())+1)
+	labels := make([]kv, 0, len(m.GetLabel())+2)
 	for _, lp := range m.GetLabel() {
+		if inst != "" && lp.GetName() == "instance" {
+			continue // the endpoint names the instance
+		}
 		labels = append(labels, kv{lp.GetName(), lp.GetValue()})
+	}
+	if inst != "" {
+		labels = append(labels, kv{"instance", inst})
 	}
 	if extraK != "" {
 		labels = append(labels, kv{extraK, extraV})

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/monitor/monitortest"
 )
 
 // exporter is a running prometheus-node-exporter on a loopback port.
@@ -357,4 +358,38 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 	}
 	t.Fatalf("timed out waiting for %s", what)
+}
+
+// TestSeveralEndpoints scrapes two real node exporters as one target: every
+// series keeps its labels and gains the instance of its endpoint, and
+// counters become rates per instance.
+func TestSeveralEndpoints(t *testing.T) {
+	a, b := monitortest.NodeExporter(t), monitortest.NodeExporter(t)
+	c, err := New(monitor.TargetConfig{Endpoints: []string{a, b}, Series: []string{
+		`node_cpu_seconds_total{mode="idle"}`, "node_memory_MemTotal_bytes", `node_load1{instance="` + b + `"}`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	collect(t, c)
+	time.Sleep(1100 * time.Millisecond)
+	m, _ := collect(t, c)
+	for _, inst := range []string{a, b} {
+		if m["node_memory_MemTotal_bytes{instance="+inst+"}"] <= 0 {
+			t.Errorf("no memory series for %s: %v", inst, m)
+		}
+		idle, ok := m["node_cpu_seconds_total_per_s{cpu=0,instance="+inst+",mode=idle}"]
+		if !ok || idle < 0 || idle > 1.5 {
+			t.Errorf("idle rate of cpu 0 on %s: %v (%v)", inst, idle, ok)
+		}
+	}
+	if _, ok := m["node_load1{instance="+b+"}"]; !ok {
+		t.Errorf("selector on instance %s did not match", b)
+	}
+	if _, ok := m["node_load1{instance="+a+"}"]; ok {
+		t.Errorf("selector on instance %s matched %s", b, a)
+	}
+	if err := Validate(monitor.TargetConfig{Endpoints: []string{"ftp://x"}}); err == nil {
+		t.Error("ftp endpoint accepted")
+	}
 }
