@@ -37,6 +37,8 @@ type runFlags struct {
 	// generators > 0 runs the plan on that many local generator
 	// processes (generators.go).
 	generators int
+	listen     string   // --listen ADDR: /metrics and the live view (outputs.go)
+	outputs    []string // --out KIND=URL push outputs (outputs.go)
 }
 
 func newRunCmd(st *State) *cobra.Command {
@@ -56,7 +58,10 @@ summary.json and the reports. Exit code 0 when every SLA holds, 1 when one fails
 			return runPlan(cmd.Context(), st, args[0], f)
 		},
 	}
-	c.Flags().StringVarP(&f.out, "out", "o", "", "run directory to write (default runs/<name>-<UTC timestamp>)")
+	c.Flags().VarP(outFlag{dir: &f.out, outs: &f.outputs}, "out", "o",
+		"run directory to write (default runs/<name>-<UTC timestamp>); or, repeatable, a push output KIND=URL: "+
+			"prometheus-rw=URL (remote write), otlp=URL (OTLP/HTTP metrics), influxdb=URL (line protocol)")
+	c.Flags().StringVar(&f.listen, "listen", "", "serve /metrics (Prometheus) and the live view (/) on this address while the run goes, e.g. 127.0.0.1:9464")
 	c.Flags().StringArrayVar(&f.set, "set", nil, "override a plan value, e.g. --set workloads.read.load.users=20 (repeatable)")
 	c.Flags().StringVar(&f.segment, "segment", "", "run segment i/N of the plan (0-based i) for distributed generation")
 	c.Flags().StringVar(&f.startAt, "start-at", "", "start the load at this RFC 3339 instant (distributed generation)")
@@ -133,15 +138,26 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	}
 	fmt.Fprintf(st.Stderr, "plateau: running %s → %s\n", p.Name, dir)
 
+	generator := ""
+	if nseg > 1 {
+		generator = strconv.Itoa(seg)
+	}
+	outs, runCtx, err := startOutputs(ctx, st, f, p, generator)
+	if err != nil {
+		_ = w.Close()
+		return err
+	}
+	defer outs.close()
 	mon := startMonitors(ctx, st, p, dir)
 	prog := newProgressPrinter(st, f.quiet)
-	res, runErr := engine.Run(ctx, engine.Config{
-		Plan: p, Writer: w, Info: info, SaveInfo: func(in *rundir.Info) error { return rundir.WriteInfo(dir, in) },
-		Segment: seg, Segments: nseg, StartAt: startAt, Progress: prog.update,
+	res, runErr := engine.Run(runCtx, engine.Config{
+		Plan: p, Writer: w, Info: info, SaveInfo: outs.saveInfo(dir),
+		Segment: seg, Segments: nseg, StartAt: startAt, Progress: prog.update, Interval: outs.hub.Publish,
 	})
 	prog.done()
 	monErr := mon.stop()
 	closeErr := w.Close()
+	outs.finish(info)
 	end := time.Now()
 	info.End = &end
 	switch {

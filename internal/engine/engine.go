@@ -43,6 +43,12 @@ type Config struct {
 	StartAt time.Time
 	// Progress, when set, is called once per second from the collector.
 	Progress func(*Progress)
+	// Interval, when set, is called once per second from the collector
+	// with the second just finished (its start), its aggregates and the
+	// active users and dropped iterations per workload. It runs on the
+	// collector, never on the request path; iv is reused after it returns,
+	// so it copies what it keeps and must not block (internal/output).
+	Interval func(sec time.Time, iv *metrics.Interval, users map[string]int, dropped map[string]int64)
 	Seed     uint64
 }
 
@@ -319,6 +325,9 @@ func (e *Engine) collect(stop <-chan struct{}) {
 			e.mu.Lock()
 			e.info.Notes = appendOnce(e.info.Notes, "writing results failed: "+err.Error())
 			e.mu.Unlock()
+		}
+		if e.cfg.Interval != nil {
+			e.cfg.Interval(sec, iv, users, dropped)
 		}
 		if e.cfg.Progress != nil {
 			e.progress(sec, iv, run, total, users, droppedTotal)

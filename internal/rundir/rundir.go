@@ -55,6 +55,21 @@ type Info struct {
 	Segment   string         `json:"segment,omitempty"` // "i/N" for a distributed generator
 	Source    []string       `json:"source,omitempty"`  // imported files
 	Notes     []string       `json:"notes,omitempty"`
+	// Outputs are the live outputs of the run (--listen, --out) and what
+	// each delivered.
+	Outputs []OutputInfo `json:"outputs,omitempty"`
+}
+
+// OutputInfo is what one live output did over a run: per-second snapshots
+// delivered, dropped because its bounded queue was full (the receiver was too
+// slow), or failed to send.
+type OutputInfo struct {
+	Name      string `json:"name"`   // prometheus, prometheus-rw, otlp, influxdb, live
+	Target    string `json:"target"` // listen address or URL (credentials removed)
+	Sent      int64  `json:"sent"`
+	Dropped   int64  `json:"dropped"`
+	Failed    int64  `json:"failed"`
+	LastError string `json:"last_error,omitempty"`
 }
 
 // PhaseInfo is a phase as stored in run.json. End is nil while it runs.

@@ -1,0 +1,178 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/output"
+	"github.com/plateau-perf/plateau/internal/output/prom"
+	"github.com/plateau-perf/plateau/internal/plan"
+	"github.com/plateau-perf/plateau/internal/rundir"
+)
+
+// outputKinds are the push outputs `--out KIND=URL` can name; each parses
+// its own URL.
+var outputKinds = map[string]func(u *url.URL, generator string) (output.Output, error){}
+
+// outFlag is `--out`: a run directory, or (repeatable) KIND=URL for a push
+// output. A value is an output when it starts with a known KIND followed by
+// "="; anything else is the run directory, which may be given once.
+type outFlag struct {
+	dir  *string
+	outs *[]string
+}
+
+func (o outFlag) String() string {
+	if o.dir == nil {
+		return ""
+	}
+	return *o.dir
+}
+
+func (o outFlag) Type() string { return "dir|KIND=URL" }
+
+func (o outFlag) Set(v string) error {
+	if kind, _, ok := strings.Cut(v, "="); ok {
+		if _, known := outputKinds[kind]; known {
+			*o.outs = append(*o.outs, v)
+			return nil
+		}
+	}
+	if *o.dir != "" {
+		return fmt.Errorf("run directory given twice (%q and %q); push outputs are %s=URL", *o.dir, v, kindList())
+	}
+	*o.dir = v
+	return nil
+}
+
+func kindList() string {
+	return strings.Join(slices.Sorted(maps.Keys(outputKinds)), "|")
+}
+
+// finalScrapeWait bounds how long plateau waits, after the run, for a
+// scraper that was scraping to fetch the final counters.
+const finalScrapeWait = 30 * time.Second
+
+// liveOutputs is a run's live outputs: the hub, and the listener serving
+// /metrics when --listen is set.
+type liveOutputs struct {
+	st     *State
+	hub    *output.Hub
+	prom   *prom.Exporter
+	srv    *http.Server
+	addr   string
+	cancel context.CancelCauseFunc
+}
+
+// errStoppedLive is the cause when the live view's stop button ends a run.
+var errStoppedLive = errors.New("stopped from the live view")
+
+// startOutputs starts the hub, the listener and the push outputs. It returns
+// the context the run should use: the live view's stop button cancels it.
+func startOutputs(ctx context.Context, st *State, f runFlags, p *plan.Plan, generator string) (*liveOutputs, context.Context, error) {
+	var names []string
+	for _, w := range p.Workloads {
+		names = append(names, w.Name)
+	}
+	lo := &liveOutputs{st: st, hub: output.NewHub(generator, names)}
+	runCtx, cancel := context.WithCancelCause(ctx)
+	lo.cancel = cancel
+	for _, o := range f.outputs {
+		kind, raw, _ := strings.Cut(o, "=")
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			cancel(nil)
+			return nil, nil, fmt.Errorf("--out %s=%s: want an http(s) URL", kind, redactURL(raw))
+		}
+		out, err := outputKinds[kind](u, generator)
+		if err != nil {
+			cancel(nil)
+			return nil, nil, fmt.Errorf("--out %s: %w", kind, err)
+		}
+		lo.hub.Add(kind, redactURL(raw), out)
+	}
+	if f.listen != "" {
+		ln, err := net.Listen("tcp", f.listen)
+		if err != nil {
+			cancel(nil)
+			return nil, nil, fmt.Errorf("--listen: %w", err)
+		}
+		lo.addr = ln.Addr().String()
+		lo.prom = prom.New(generator)
+		lo.hub.Add("prometheus", "http://"+lo.addr+"/metrics", lo.prom)
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", lo.prom.Handler())
+		lo.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = lo.srv.Serve(ln) }()
+		fmt.Fprintf(st.Stderr, "plateau: serving live metrics on http://%s/metrics\n", lo.addr)
+	}
+	return lo, runCtx, nil
+}
+
+// saveInfo wraps the run.json writer: the hub learns the phases and the
+// start as the engine records them.
+func (lo *liveOutputs) saveInfo(dir string) func(*rundir.Info) error {
+	return func(in *rundir.Info) error {
+		lo.hub.SetStart(in.Start)
+		lo.hub.SetPhases(in.Phases)
+		return rundir.WriteInfo(dir, in)
+	}
+}
+
+// finish closes the push outputs (they drain their queues) and records what
+// each delivered in run.json.
+func (lo *liveOutputs) finish(info *rundir.Info) {
+	stats, err := lo.hub.Close()
+	info.Outputs = stats
+	for _, s := range stats {
+		info.Notes = append(info.Notes, output.Note(s))
+	}
+	if err != nil {
+		info.Notes = append(info.Notes, err.Error())
+	}
+}
+
+// close waits for a last scrape of /metrics (when something was scraping)
+// and stops the listener.
+func (lo *liveOutputs) close() {
+	lo.cancel(nil)
+	if lo.srv == nil {
+		return
+	}
+	if lo.prom != nil {
+		fmt.Fprintf(lo.st.Stderr, "plateau: waiting up to %v for a last scrape of /metrics\n", finalScrapeWait)
+		lo.prom.WaitFinalScrape(finalScrapeWait)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = lo.srv.Shutdown(ctx)
+}
+
+// redactURL removes credentials from a URL for run.json and messages.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	if u.User != nil {
+		u.User = url.User("***")
+	}
+	q := u.Query()
+	for k := range q {
+		low := strings.ToLower(k)
+		if strings.Contains(low, "token") || strings.Contains(low, "password") || strings.Contains(low, "key") ||
+			strings.Contains(low, "secret") || low == "p" || low == "u" {
+			q.Set(k, "***")
+		}
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}

@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/output/promtest"
+	"github.com/plateau-perf/plateau/internal/rundir"
+)
+
+// outputsPlan is an open-model plan with one failing label (every third
+// /flaky request answers 500) and a second workload on a slower path, so
+// errors, phases and several workloads reach the outputs.
+func outputsPlan(t *testing.T, seconds int) string {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/flaky":
+			if n.Add(1)%3 == 0 {
+				w.WriteHeader(500)
+			}
+		case "/slow":
+			time.Sleep(50 * time.Millisecond)
+		}
+		w.Write([]byte("ok"))
+	}))
+	t.Cleanup(srv.Close)
+	return writePlan(t, fmt.Sprintf(`name: live
+target: %s
+workloads:
+  shop:
+    scenario:
+      - request: {name: home, url: /}
+      - request: {name: flaky, url: /flaky}
+    load: {steps: [{rate: 40/s, duration: %ds}, {rate: 80/s, duration: %ds}], max_users: 50}
+  crawl:
+    scenario:
+      - request: {name: slow, url: /slow}
+    load: {rate: 10/s, duration: %ds, max_users: 5}
+`, srv.URL, seconds/2, seconds-seconds/2, seconds))
+}
+
+// TestListenPrometheusScrape runs a plan with --listen while the real
+// Prometheus scrapes it every second; after the run, Prometheus's counters
+// equal summary.json exactly.
+func TestListenPrometheusScrape(t *testing.T) {
+	promtest.Binary(t)
+	addr := promtest.FreePort(t)
+	ps := promtest.Start(t, promtest.Options{Scrape: []string{addr}, NativeHistograms: true})
+	planPath := outputsPlan(t, 4)
+	out := filepath.Join(t.TempDir(), "run")
+	// Prometheus must scrape during the run for plateau to wait for the
+	// final scrape.
+	ps.WaitTargets(1)
+	code, stdout, stderr := runCLI(t, "run", planPath, "-o", out, "-q", "--listen", addr)
+	// The final scrape happened before plateau returned; the series go
+	// stale at the next, failed one. Queries are evaluated in between.
+	ended := time.Now()
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	sum := readSummary(t, out)
+	var total, errs int64
+	perLabel := map[string]int64{}
+	for _, l := range sum.Labels {
+		if l.Label == "TOTAL" {
+			total, errs = l.Samples, l.Errors
+			continue
+		}
+		perLabel[l.Label] = l.Samples
+	}
+	if total == 0 || errs == 0 {
+		t.Fatalf("plan made no traffic or no errors: total %d errors %d", total, errs)
+	}
+	// Counters are monotonic: their largest value is the final one.
+	q := func(expr string, want ...float64) float64 {
+		t.Helper()
+		var v float64
+		var err error
+		if len(want) == 1 {
+			v, err = ps.Eventually(expr, ended, want[0])
+		} else {
+			v, err = ps.ValueAt(expr, ended)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if got := q(`sum(max_over_time(plateau_requests_total[5m]))`, float64(total)); got != float64(total) {
+		t.Errorf("prometheus requests %v, summary.json %d", got, total)
+	}
+	for name, n := range perLabel {
+		// summary.json names a label "workload: label" when the plan
+		// has several workloads.
+		workload, label, _ := strings.Cut(name, ": ")
+		if got := q(fmt.Sprintf(`sum(max_over_time(plateau_requests_total{workload=%q,label=%q}[5m]))`, workload, label), float64(n)); got != float64(n) {
+			t.Errorf("label %s: prometheus %v, summary.json %d", label, got, n)
+		}
+	}
+	if got := q(`sum(max_over_time(plateau_errors_total[5m]))`, float64(errs)); got != float64(errs) {
+		t.Errorf("prometheus errors %v, summary.json %d", got, errs)
+	}
+	for class, n := range sum.Errors.ByClass {
+		if got := q(fmt.Sprintf(`sum(max_over_time(plateau_errors_total{class=%q}[5m]))`, class), float64(n)); got != float64(n) {
+			t.Errorf("errors of class %s: prometheus %v, summary.json %d", class, got, n)
+		}
+	}
+	var dropped int64
+	for _, n := range sum.Dropped {
+		dropped += n
+	}
+	if got := q(`sum(max_over_time(plateau_dropped_iterations_total[5m]))`, float64(dropped)); got != float64(dropped) {
+		t.Errorf("prometheus dropped %v, summary.json %d", got, dropped)
+	}
+	// The native histogram's count is exact too.
+	hs, err := ps.QueryAt(`plateau_request_duration_seconds{label="home"}`, ended)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hs) != 1 || hs[0].Histogram == nil {
+		t.Fatalf("native histogram for home: %+v", hs)
+	}
+	if hs[0].Histogram.Count != float64(perLabel["shop: home"]) {
+		t.Errorf("native histogram count %v, summary.json %d", hs[0].Histogram.Count, perLabel["shop: home"])
+	}
+	// Phases, users and target rate were seen during the run.
+	if got := q(`count(count_over_time(plateau_phase_active{workload="shop"}[5m]))`); got != 2 {
+		t.Errorf("phases of shop seen: %v, want 2", got)
+	}
+	if got := q(`max(max_over_time(plateau_target_rate{workload="shop"}[5m]))`); got != 80 {
+		t.Errorf("target rate peak %v, want 80", got)
+	}
+	if got := q(`max(max_over_time(plateau_active_users{workload="crawl"}[5m]))`); got < 1 || got > 5 {
+		t.Errorf("crawl users peak %v, want 1..5", got)
+	}
+	if got := q(`max(max_over_time(plateau_generator_cpu_seconds_total[5m]))`); !(got > 0) || math.IsInf(got, 0) {
+		t.Errorf("generator cpu %v", got)
+	}
+	info, err := rundir.ReadInfo(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Outputs) != 1 || info.Outputs[0].Name != "prometheus" || info.Outputs[0].Sent == 0 || info.Outputs[0].Dropped != 0 {
+		t.Errorf("run.json outputs: %+v", info.Outputs)
+	}
+}
