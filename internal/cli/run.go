@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -229,7 +230,15 @@ func newInfo(st *State, p *plan.Plan) *rundir.Info {
 	for _, s := range p.SLA {
 		in.SLA = append(in.SLA, s.Expr)
 	}
+	// Names the plan lists, and variables found secret by use (they feed a
+	// secret header, cookie, field or parameter): the report masks
+	// "name=value" for each.
 	in.Secrets = append(in.Secrets, p.Secrets...)
+	for _, n := range p.SecretSet().Names() {
+		if !slices.Contains(in.Secrets, n) {
+			in.Secrets = append(in.Secrets, n)
+		}
+	}
 	for _, w := range p.Workloads {
 		in.Workloads = append(in.Workloads, workloadInfo(w))
 	}

@@ -6,7 +6,6 @@ package core
 
 import (
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -161,12 +160,3 @@ func (s *Series) Key() string { return s.Target + "/" + s.Metric }
 
 // Redact returns "***" for values that must never reach a report.
 func Redact(string) string { return "***" }
-
-// IsSecretHeader reports whether a header's value is a secret by default.
-func IsSecretHeader(name string) bool {
-	switch strings.ToLower(name) {
-	case "authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "x-auth-token":
-		return true
-	}
-	return false
-}

@@ -10,6 +10,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/engine/httpc"
 	"github.com/plateau-perf/plateau/internal/plan"
+	"github.com/plateau-perf/plateau/internal/secret"
 )
 
 // A program is a workload compiled for execution: variables become slots in
@@ -26,14 +27,17 @@ type program struct {
 	setupFds []feederUse // feeders the setup reads, advanced once per user
 	labels   []string    // every request and transaction label, for the live panel
 	// secrets are the plan's secret names (lower case); secretSlots the
-	// variable slots holding secret values.
+	// variable slots holding secret values (plan.SecretSet: named secret or
+	// feeding a secret header, field or parameter); secretLits the literal
+	// secret values written in the plan, longest first.
 	secrets     map[string]bool
 	secretSlots []int
+	secretLits  []string
 }
 
 // secretHeader reports whether a header's value must never be logged.
 func (p *program) secretHeader(name string) bool {
-	return core.IsSecretHeader(name) || p.secrets[strings.ToLower(name)]
+	return core.IsSecretName(name) || p.secrets[strings.ToLower(name)]
 }
 
 type stepKind uint8
@@ -65,8 +69,9 @@ type request struct {
 	extract []extractor
 	check   check
 	timeout time.Duration
-	// redactURL is true when the URL contains a secret variable: the sample
-	// then records the URL template, not the rendered value.
+	// redactURL is true when the URL contains a secret variable or a secret
+	// literal: the sample then records rawURL, the URL template with secret
+	// literals masked, not the rendered value.
 	redactURL bool
 	rawURL    string
 }
@@ -153,6 +158,7 @@ type compiler struct {
 	used    map[string]bool // feeder names used in the current section
 	labels  []string
 	secrets map[string]bool
+	secret  plan.SecretSet
 	errs    []string
 }
 
@@ -162,7 +168,7 @@ func compile(p *plan.Plan, w *plan.Workload, index int, feeders map[string]*feed
 		return nil, fmt.Errorf("target: %w", err)
 	}
 	c := &compiler{p: p, base: base, slots: &slotTable{index: map[string]int{}}, feeders: feeders,
-		secrets: map[string]bool{}}
+		secrets: map[string]bool{}, secret: p.SecretSet()}
 	for _, s := range p.Secrets {
 		c.secrets[strings.ToLower(s)] = true
 	}
@@ -184,10 +190,11 @@ func compile(p *plan.Plan, w *plan.Workload, index int, feeders map[string]*feed
 	prog.labels = c.labels
 	prog.secrets = c.secrets
 	for name, slot := range c.slots.index {
-		if c.secrets[strings.ToLower(name)] {
+		if c.secrets[strings.ToLower(name)] || c.secret.Vars[name] {
 			prog.secretSlots = append(prog.secretSlots, slot)
 		}
 	}
+	prog.secretLits = secret.NewValues(c.secret.Literals...).List()
 	if len(c.errs) > 0 {
 		return nil, fmt.Errorf("workload %s: %s", w.Name, strings.Join(c.errs, "; "))
 	}
@@ -264,7 +271,7 @@ func (c *compiler) tmpl(t *plan.Template) tmpl {
 
 func (c *compiler) isSecretTemplate(t *plan.Template) bool {
 	for _, p := range t.Parts {
-		if p.Var != "" && c.secrets[strings.ToLower(p.Var)] {
+		if p.Var != "" && (c.secrets[strings.ToLower(p.Var)] || c.secret.Vars[p.Var]) {
 			return true
 		}
 	}
@@ -285,8 +292,8 @@ func (c *compiler) request(r *plan.Request) *request {
 		u = plan.Template{Raw: prefix + u.Raw, Parts: parts}
 	}
 	q.url = c.tmpl(&u)
-	q.rawURL = u.Raw
-	q.redactURL = c.isSecretTemplate(&u)
+	q.rawURL = c.p.RedactURL(u.Raw)
+	q.redactURL = c.isSecretTemplate(&u) || q.rawURL != u.Raw
 	for _, h := range c.p.HTTP.Headers {
 		h := h
 		q.headers = append(q.headers, hdrTmpl{name: h.Name, val: c.tmpl(&h.Value)})

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/engine/httpc"
@@ -34,6 +33,7 @@ type vu struct {
 	res    httpc.Result
 	buf    []byte
 	hdrs   []httpc.Header
+	secVal []string // scratch for secretValues
 	iter   int
 	// firstIntended is the intended start of the current iteration's first
 	// request (open and pacing models); zero means "now".
@@ -281,22 +281,12 @@ func (v *vu) judge(q *request, s *core.Sample) {
 	c := &q.check
 	body := v.res.Body
 	switch {
-	case len(c.status) == 0 && s.Status >= 500:
-		s.Class, s.Message = core.ErrHTTP5xx, "HTTP "+strconv.Itoa(s.Status)+bodyExcerpt(body)
-		return
-	case len(c.status) == 0 && s.Status >= 400:
-		s.Class, s.Message = core.ErrHTTP4xx, "HTTP "+strconv.Itoa(s.Status)+bodyExcerpt(body)
+	case len(c.status) == 0 && core.StatusFails(s.Status):
+		s.Class, s.Message = core.StatusClass(s.Status), "HTTP "+strconv.Itoa(s.Status)+v.excerpt(body)
 		return
 	case len(c.status) > 0 && !containsInt(c.status, s.Status):
-		switch {
-		case s.Status >= 500:
-			s.Class = core.ErrHTTP5xx
-		case s.Status >= 400:
-			s.Class = core.ErrHTTP4xx
-		default:
-			s.Class = core.ErrCheck
-		}
-		s.Message = fmt.Sprintf("status %d, want %s", s.Status, intsText(c.status)) + bodyExcerpt(body)
+		s.Class = core.StatusClass(s.Status)
+		s.Message = fmt.Sprintf("status %d, want %s", s.Status, intsText(c.status)) + v.excerpt(body)
 		return
 	}
 	if c.contains != "" && !bytes.Contains(body, []byte(c.contains)) {
@@ -367,56 +357,6 @@ func (v *vu) extract(q *request, s *core.Sample) {
 		}
 		v.vars[x.slot] = val
 	}
-}
-
-// redact removes secret values from a failure message: values of secret
-// headers sent with the request (Authorization, Cookie, … and those the plan
-// marks secret) and of secret variables. A server that echoes a token in its
-// error body must not put it into the sample log or the report.
-func (v *vu) redact(msg string) string {
-	for _, h := range v.hdrs {
-		if v.prog.secretHeader(h.Name) && h.Value != "" {
-			msg = strings.ReplaceAll(msg, h.Value, "***")
-			if _, tok, ok := strings.Cut(h.Value, " "); ok && len(tok) >= 4 {
-				msg = strings.ReplaceAll(msg, tok, "***") // "Bearer <token>"
-			}
-		}
-	}
-	for _, slot := range v.prog.secretSlots {
-		if val := v.vars[slot]; len(val) >= 4 {
-			msg = strings.ReplaceAll(msg, val, "***")
-		}
-	}
-	return msg
-}
-
-// bodyExcerpt quotes the start of an error response's body, which usually
-// says why ("consent: Service Unavailable"), on one line and bounded.
-func bodyExcerpt(body []byte) string {
-	const max = 120
-	if len(body) == 0 {
-		return ""
-	}
-	b := body
-	cut := len(b) > max
-	if cut {
-		b = b[:max]
-	}
-	out := make([]byte, 0, len(b)+6)
-	out = append(out, ": "...)
-	for _, r := range string(b) {
-		switch {
-		case r == '\n' || r == '\r' || r == '\t':
-			out = append(out, ' ')
-		case r < 0x20 || r == 0x7f || r == utf8.RuneError:
-		default:
-			out = utf8.AppendRune(out, r)
-		}
-	}
-	if cut {
-		out = append(out, "…"...)
-	}
-	return string(bytes.TrimRight(out, " "))
 }
 
 func lookup(doc any, path []plan.PathElem) (any, bool) {

@@ -6,19 +6,19 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/plateau-perf/plateau/internal/core"
 )
 
 // Redacted is what a secret value is replaced with.
 const Redacted = "***"
 
-// RedactedSource returns Source with secret values replaced by "***": values
-// of secret headers and form fields (core.IsSecretHeader, or named in
-// Secrets), of vars named in Secrets, and passwords inside URLs and DSNs.
-// This is the text to write into a run directory or a report. ${env.NAME}
-// references are never substituted in Source, so secrets passed through
-// the environment do not appear in either form.
+// RedactedSource returns Source with secret values replaced by "***":
+// values of secret headers, form fields, JSON members and query parameters
+// (core.IsSecretName, or named in Secrets), of secret vars (named secret, or
+// feeding a secret header, field or parameter: see SecretSet), secret
+// key=value pairs and JSON members of raw bodies, and passwords inside URLs
+// and DSNs. This is the text to write into a run directory or a report.
+// ${env.NAME} references are never substituted in Source, so secrets passed
+// through the environment do not appear in either form.
 func (p *Plan) RedactedSource() []byte {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(p.Source, &doc); err != nil || len(doc.Content) == 0 {
@@ -29,12 +29,8 @@ func (p *Plan) RedactedSource() []byte {
 		// practice; never fall back to the unredacted text.
 		return []byte("# plan source could not be re-read for redaction\n")
 	}
-	secret := map[string]bool{}
-	for _, s := range p.Secrets {
-		secret[strings.ToLower(s)] = true
-	}
-	isSecret := func(name string) bool { return core.IsSecretHeader(name) || secret[strings.ToLower(name)] }
-	r := redactor{isSecret: isSecret, isSecretVar: func(name string) bool { return secret[strings.ToLower(name)] }}
+	vars := p.SecretSet().Vars
+	r := redactor{isSecret: p.IsSecret, isSecretVar: func(name string) bool { return vars[name] || p.IsSecret(name) }}
 	r.walk(doc.Content[0], true)
 	if !r.changed {
 		return p.Source
@@ -70,7 +66,11 @@ func (r *redactor) walk(n *yaml.Node, top bool) {
 			case k.Value == "vars" && top:
 				r.names(v, r.isSecretVar)
 			case k.Value == "dsn" || k.Value == "url" || k.Value == "target":
-				r.scalar(v, redactURL)
+				r.scalar(v, func(s string) string { return redactURL(s, r.isSecret) })
+			case k.Value == "json" && !top:
+				r.members(v)
+			case k.Value == "body" && !top:
+				r.scalar(v, func(s string) string { return redactText(s, r.isSecret) })
 			}
 			r.walk(v, false)
 		}
@@ -90,6 +90,37 @@ func (r *redactor) names(m *yaml.Node, secret func(string) bool) {
 		if secret(m.Content[i].Value) {
 			r.scalar(m.Content[i+1], redactValue)
 		}
+	}
+}
+
+// members masks the values of secret members of a JSON body written as
+// YAML, at any depth.
+func (r *redactor) members(n *yaml.Node) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if r.isSecret(k.Value) {
+				r.all(v)
+				continue
+			}
+			r.members(v)
+		}
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			r.members(c)
+		}
+	}
+}
+
+// all masks every scalar under n.
+func (r *redactor) all(n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode || n.Kind == yaml.AliasNode {
+		r.scalar(n, redactValue)
+		return
+	}
+	for _, c := range n.Content {
+		r.all(c)
 	}
 }
 
@@ -121,9 +152,11 @@ func redactValue(v string) string {
 
 var dsnPasswordRe = regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('[^']*'|\S+)`)
 
-// redactURL hides the password of "scheme://user:pass@host" and of
-// key=value DSNs ("host=db password=s3cret").
-func redactURL(s string) string {
+// redactURL hides the password of "scheme://user:pass@host", of key=value
+// DSNs ("host=db password=s3cret") and the values of secret query
+// parameters ("?api_key=***"); a value that is only a ${name} reference
+// stays.
+func redactURL(s string, secret func(string) bool) string {
 	if i := strings.Index(s, "://"); i >= 0 {
 		rest := s[i+3:]
 		end := strings.IndexAny(rest, "/?#")
@@ -136,5 +169,37 @@ func redactURL(s string) string {
 			}
 		}
 	}
+	if q := strings.IndexByte(s, '?'); q >= 0 {
+		s = s[:q] + redactPairs(s[q:], secret)
+	}
 	return dsnPasswordRe.ReplaceAllString(s, "${1}"+Redacted)
+}
+
+// RedactURL is redactURL with the plan's secret names: the URL text a
+// sample may record when its template holds a secret.
+func (p *Plan) RedactURL(s string) string { return redactURL(s, p.IsSecret) }
+
+// redactPairs masks the values of secret key=value pairs.
+func redactPairs(s string, secret func(string) bool) string {
+	return formPairRe.ReplaceAllStringFunc(s, func(m string) string {
+		sub := formPairRe.FindStringSubmatch(m)
+		name := queryUnescape(sub[1])
+		if !secret(name) || sub[2] == "" || pureRefRe.MatchString(sub[2]) || sub[2] == Redacted {
+			return m
+		}
+		return m[:len(m)-len(sub[2])] + Redacted
+	})
+}
+
+// redactText masks the secret members of a raw body: JSON members and
+// key=value pairs with secret names.
+func redactText(s string, secret func(string) bool) string {
+	s = jsonMemberRe.ReplaceAllStringFunc(s, func(m string) string {
+		sub := jsonMemberRe.FindStringSubmatch(m)
+		if !secret(jsonUnquote(`"`+sub[1]+`"`)) || pureRefRe.MatchString(strings.Trim(sub[2], `"`)) {
+			return m
+		}
+		return m[:len(m)-len(sub[2])] + `"` + Redacted + `"`
+	})
+	return redactPairs(s, secret)
 }

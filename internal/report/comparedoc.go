@@ -89,7 +89,7 @@ func CompareRuns(dirs []string, opt CompareOptions) (*CompareResult, error) {
 	var names, values []string
 	for i, d := range sets {
 		names = append(names, d.Info.Secrets...)
-		values = append(values, reds[i].values...)
+		values = append(values, reds[i].values.List()...)
 	}
 	red := NewRedactor(names, values)
 	runName := func(i int) string {

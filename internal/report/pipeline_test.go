@@ -107,7 +107,7 @@ func TestRedactor(t *testing.T) {
 		})
 	}
 	for _, n := range defaultSecretNames {
-		if !core.IsSecretHeader(n) {
+		if !core.IsSecretName(n) {
 			t.Errorf("%s is redacted by the report but not secret in core", n)
 		}
 	}

@@ -9,23 +9,34 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/secret"
 )
 
 // mask replaces every secret value.
 const mask = "***"
 
-// defaultSecretNames are redacted in every run, whatever the plan says; the
-// list matches core.IsSecretHeader (a test keeps them in step).
+// defaultSecretNames are named in every run's patterns, whatever the plan
+// says; core.IsSecretName decides for every other name (a test keeps them
+// in step).
 var defaultSecretNames = []string{"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "x-auth-token"}
 
+// secretWordRe matches names core.IsSecretName may call secret (a superset:
+// each match is checked against the rule).
+const secretWordRe = `[A-Za-z0-9_.-]*(?:password|passwd|passphrase|secret|api[_.-]?key|private[_.-]?key|credential|token|authorization|cookie|pwd|session[_.-]?id)[A-Za-z0-9_.-]*`
+
 // Redactor removes secrets from text that came from a run. It knows secrets
-// two ways: by name (headers and variables marked secret, whose values are
-// masked wherever they appear as "name: value", "name=value" or a JSON
-// member) and by value (literal values of those names found in the plan
-// copy, masked wherever they appear at all). A Redactor is immutable and
-// safe for concurrent use.
+// two ways: by name (headers, fields and variables that are secret by
+// default, core.IsSecretName, or named by the plan or found secret by use,
+// whose values are masked wherever they appear as "name: value",
+// "name=value" or a JSON member) and by value (literal values of those
+// names found in the plan copy, masked wherever they appear at all, also
+// when cut at the edge of a text: secret.Values). Labels get the by-value
+// masking only (Label): a label is a name the user wrote, not a value. A
+// Redactor is immutable and safe for concurrent use.
 type Redactor struct {
-	values  []string // longest first, so a value containing another is masked whole
+	values  *secret.Values
 	header  *regexp.Regexp
 	param   *regexp.Regexp
 	jsonKV  *regexp.Regexp
@@ -33,7 +44,7 @@ type Redactor struct {
 	isNamed map[string]bool
 }
 
-// NewRedactor builds a redactor for the default secret headers plus names,
+// NewRedactor builds a redactor for the default secret names plus names,
 // and the literal values.
 func NewRedactor(names, values []string) *Redactor {
 	set := map[string]bool{}
@@ -43,7 +54,7 @@ func NewRedactor(names, values []string) *Redactor {
 			set[n] = true
 		}
 	}
-	alts := make([]string, 0, len(set))
+	alts := make([]string, 0, len(set)+1)
 	for n := range set {
 		alts = append(alts, regexp.QuoteMeta(n))
 	}
@@ -54,57 +65,91 @@ func NewRedactor(names, values []string) *Redactor {
 		}
 		return alts[i] < alts[j]
 	})
+	alts = append(alts, secretWordRe)
 	alt := strings.Join(alts, "|")
 	r := &Redactor{isNamed: set}
 	// "Authorization: Bearer x" up to the end of the line or a quote.
-	r.header = regexp.MustCompile(`(?i)(^|[^A-Za-z0-9_-])(` + alt + `)(\s*:\s*)([^\s"'<>*][^\r\n"'<>]*)`)
+	r.header = regexp.MustCompile(`(?i)(^|[^A-Za-z0-9_.-])(` + alt + `)(\s*:\s*)([^\s"'<>*][^\r\n"'<>]*)`)
 	// "?token=x&…", "token=x" in a form or message.
-	r.param = regexp.MustCompile(`(?i)(^|[^A-Za-z0-9_-])(` + alt + `)(=)([^&\s"'<>;#*][^&\s"'<>;#]*)`)
+	r.param = regexp.MustCompile(`(?i)(^|[^A-Za-z0-9_.-])(` + alt + `)(=)([^&\s"'<>;#*][^&\s"'<>;#]*)`)
 	// {"token": "x"}
-	r.jsonKV = regexp.MustCompile(`(?i)("(?:` + alt + `)"\s*:\s*")((?:[^"\\]|\\.)*)(")`)
-	// Bearer and Basic credentials wherever they appear.
-	r.bearer = regexp.MustCompile(`(?i)\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{4,}`)
-	seen := map[string]bool{}
-	for _, v := range values {
-		v = strings.TrimSpace(v)
-		// Very short values ("1", "on") would mask ordinary text and
-		// are no credential anyway.
-		if len(v) < 4 || seen[v] || v == mask {
-			continue
-		}
-		seen[v] = true
-		r.values = append(r.values, v)
-	}
-	sort.Slice(r.values, func(i, j int) bool { return len(r.values[i]) > len(r.values[j]) })
+	r.jsonKV = regexp.MustCompile(`(?i)(")(` + alt + `)("\s*:\s*")((?:[^"\\]|\\.)*)(")`)
+	// Bearer and Basic credentials wherever they appear: a word of 8 or
+	// more credential characters that looks like one (a digit, a symbol or
+	// an upper-case letter after the first), so "basic data" stays.
+	r.bearer = regexp.MustCompile(`(?i)\b(Bearer|Basic)(\s+)([A-Za-z0-9._~+/=-]{8,})`)
+	r.values = secret.NewValues(values...)
 	return r
 }
 
 // literal masks the literal secret values only.
-func (r *Redactor) literal(s string) string {
-	for _, v := range r.values {
-		s = strings.ReplaceAll(s, v, mask)
-	}
-	return s
+func (r *Redactor) literal(s string) string { return r.values.String(s) }
+
+// Named reports whether name is a secret header, field or variable.
+func (r *Redactor) Named(name string) bool {
+	return r.isNamed[strings.ToLower(name)] || core.IsSecretName(name)
 }
 
-// Named reports whether name is a secret header or variable.
-func (r *Redactor) Named(name string) bool { return r.isNamed[strings.ToLower(name)] }
+// Label masks the literal secret values in a label, and nothing else: the
+// name patterns and the Bearer rule apply to values, and would rewrite a
+// label such as "View a model with basic data".
+func (r *Redactor) Label(s string) string { return r.values.String(s) }
 
 // String returns s with every secret masked.
 func (r *Redactor) String(s string) string {
 	if s == "" {
 		return s
 	}
-	for _, v := range r.values {
-		if strings.Contains(s, v) {
-			s = strings.ReplaceAll(s, v, mask)
+	s = r.values.String(s)
+	s = r.named(r.jsonKV, s, 2, 4)
+	s = r.named(r.header, s, 2, 4)
+	s = r.named(r.param, s, 2, 4)
+	s = r.bearer.ReplaceAllStringFunc(s, func(m string) string {
+		sub := r.bearer.FindStringSubmatch(m)
+		if !credentialLike(sub[3]) {
+			return m
+		}
+		return sub[1] + sub[2] + mask
+	})
+	return s
+}
+
+// named masks the value group of every match of re whose name group is a
+// secret name.
+func (r *Redactor) named(re *regexp.Regexp, s string, nameGroup, valueGroup int) string {
+	idx := re.FindAllStringSubmatchIndex(s, -1)
+	if len(idx) == 0 {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range idx {
+		name := s[m[2*nameGroup]:m[2*nameGroup+1]]
+		vs, ve := m[2*valueGroup], m[2*valueGroup+1]
+		if !r.Named(name) || vs < 0 {
+			continue
+		}
+		b.WriteString(s[last:vs])
+		b.WriteString(mask)
+		last = ve
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// credentialLike reports whether a word after "Bearer"/"Basic" looks like a
+// credential rather than an English word.
+func credentialLike(w string) bool {
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c >= '0' && c <= '9' || strings.IndexByte("._~+/=-", c) >= 0 || i > 0 && c >= 'A' && c <= 'Z' {
+			return true
 		}
 	}
-	s = r.jsonKV.ReplaceAllString(s, "${1}"+mask+"${3}")
-	s = r.header.ReplaceAllString(s, "${1}${2}${3}"+mask)
-	s = r.param.ReplaceAllString(s, "${1}${2}${3}"+mask)
-	s = r.bearer.ReplaceAllString(s, "${1} "+mask)
-	return s
+	return false
 }
 
 // Bytes masks the literal secret values in an output file's bytes, in the
@@ -114,7 +159,7 @@ func (r *Redactor) String(s string) string {
 // changed anything.
 func (r *Redactor) Bytes(b []byte) ([]byte, bool) {
 	changed := false
-	for _, v := range r.values {
+	for _, v := range r.values.List() {
 		forms := []string{v, html.EscapeString(v)}
 		if j, err := json.Marshal(v); err == nil {
 			forms = append(forms, string(j[1:len(j)-1]))

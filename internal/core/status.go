@@ -1,0 +1,32 @@
+package core
+
+// StatusClass is the one rule from an HTTP status to an error class, shared
+// by the engine and every importer:
+//
+//   - 400–499 → ErrHTTP4xx and 500–599 → ErrHTTP5xx, failed or not by the
+//     tool's own judgement (a tool that accepted a 404 still got a 404; the
+//     caller decides whether the exchange failed, see StatusFails);
+//   - 100–399 → ErrCheck: a response with a success status that the tool
+//     marked failed was failed by a check or an assertion;
+//   - any other number (600 and above, or 1–99) → ErrProtocol: it is no
+//     HTTP status;
+//   - 0 → ErrOther: no response arrived, so the status cannot tell why; the
+//     caller classifies the transport error instead.
+func StatusClass(status int) ErrorClass {
+	switch {
+	case status >= 500 && status <= 599:
+		return ErrHTTP5xx
+	case status >= 400 && status <= 499:
+		return ErrHTTP4xx
+	case status >= 100 && status <= 399:
+		return ErrCheck
+	case status == 0:
+		return ErrOther
+	}
+	return ErrProtocol
+}
+
+// StatusFails reports whether a response with this status fails when
+// nothing else (a check, an assertion) judged it: 4xx, 5xx, and numbers that
+// are no HTTP status. 0 (no response) fails too.
+func StatusFails(status int) bool { return status < 100 || status >= 400 }
