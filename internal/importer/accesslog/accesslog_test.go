@@ -127,6 +127,15 @@ func TestTemplate(t *testing.T) {
 		"/static/app.min.js":                        "/static/app.min.js",
 		"":                                          "/",
 		"/day/2019-05-13":                           "/day/{id}",
+		// Names stay names (issue 13 item 8): escapes, words with numbers.
+		"/A%20Beka%20G1%20Howe/029_AND_30/page.html": "/A%20Beka%20G1%20Howe/029_AND_30/page.html",
+		"/catalog/page12/v2-beta":                    "/catalog/page12/v2-beta",
+		"/api/v1/users/me":                           "/api/v1/users/me",
+		"/t/eyJhbGciOiJIUzI1NiJ9/x":                  "/t/{id}/x",
+		"/k/ab12cd34ef":                              "/k/{id}",
+		"/h/deadbeef01":                              "/h/{id}",
+		"/s/aZ3kP9qLm2Xc7VbN_q8":                     "/s/{id}",
+		"/oauth2callback":                            "/oauth2callback",
 	} {
 		if got := string(AppendTemplate(nil, []byte(in))); got != want {
 			t.Errorf("%q → %q, want %q", in, got, want)
