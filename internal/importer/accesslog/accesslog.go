@@ -250,15 +250,10 @@ func (p *parser) parse(line []byte, pl *parsed, byStatus bool) string {
 
 // classOf maps an HTTP status to an error class; 0 means no response.
 func classOf(status int32) core.ErrorClass {
-	switch {
-	case status >= 500:
-		return core.ErrHTTP5xx
-	case status >= 400:
-		return core.ErrHTTP4xx
-	case status == 0:
-		return core.ErrOther
+	if !core.StatusFails(int(status)) {
+		return core.ErrNone
 	}
-	return core.ErrNone
+	return core.StatusClass(int(status))
 }
 
 // rec is a parsed line ready for the aggregator; id is kept for the join.

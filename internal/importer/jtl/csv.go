@@ -346,7 +346,7 @@ func (d *csvDecoder) record(fields [][]byte, raw []byte, lineNo int64, b *batch)
 			b.probs.Add(lineNo, "success is neither true nor false", raw)
 			return
 		}
-	} else if st, ok := importer.ParseInt(code); ok && st >= 400 {
+	} else if st, ok := importer.ParseInt(code); ok && core.StatusFails(int(st)) {
 		success = false
 	}
 	if st, ok := importer.ParseInt(code); ok && st >= 100 && st <= 999 {

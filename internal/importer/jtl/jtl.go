@@ -211,13 +211,8 @@ func (s *Source) layoutOf(head []byte) (layout, bool, error) {
 func classify(code, msg []byte) (core.ErrorClass, int32) {
 	status, ok := importer.ParseInt(code)
 	if ok && status >= 100 && status <= 999 {
-		switch {
-		case status >= 500:
-			return core.ErrHTTP5xx, int32(status)
-		case status >= 400:
-			return core.ErrHTTP4xx, int32(status)
-		}
-		return core.ErrCheck, int32(status) // a 2xx/3xx marked failed: an assertion
+		// 4xx/5xx; a 2xx/3xx marked failed is an assertion (ErrCheck).
+		return core.StatusClass(int(status)), int32(status)
 	}
 	text := string(code) + " " + string(msg)
 	switch {

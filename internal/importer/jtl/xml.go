@@ -548,7 +548,7 @@ func (d *xmlDecoder) start(t xml.StartElement, line int64) {
 		f.tag = startTag(t)
 	}
 	if !haveS {
-		if st, ok := importer.ParseInt([]byte(f.code)); ok && st >= 400 {
+		if st, ok := importer.ParseInt([]byte(f.code)); ok && core.StatusFails(int(st)) {
 			f.success = false
 		}
 	}

@@ -382,7 +382,7 @@ func (d *decoder) line(raw []byte, lineNo int64, b *batch) {
 		}
 		failed := tags.ExpectedResponse == "false"
 		if tags.ExpectedResponse == "" {
-			failed = st == 0 || st >= 400
+			failed = core.StatusFails(st)
 		}
 		if failed {
 			r.Class = classify(st, tags.ErrorCode)
@@ -514,13 +514,9 @@ func primaryHost(head []byte) string {
 // classify maps a failed request to an error class from its status and
 // k6's error_code (lib/netext/httpext/error_codes.go).
 func classify(status int, code string) core.ErrorClass {
-	switch {
-	case status >= 500:
-		return core.ErrHTTP5xx
-	case status >= 400:
-		return core.ErrHTTP4xx
-	case status > 0:
-		return core.ErrCheck // a status the script did not expect
+	if status > 0 {
+		// 4xx/5xx, or a status the script did not expect (a check).
+		return core.StatusClass(status)
 	}
 	c, _ := strconv.Atoi(code)
 	switch {

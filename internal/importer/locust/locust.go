@@ -319,13 +319,7 @@ func classify(text string) (core.ErrorClass, int32) {
 		rest := text[i+len("HTTPError('"):]
 		if len(rest) >= 3 {
 			if st, err := strconv.Atoi(rest[:3]); err == nil {
-				switch {
-				case st >= 500:
-					return core.ErrHTTP5xx, int32(st)
-				case st >= 400:
-					return core.ErrHTTP4xx, int32(st)
-				}
-				return core.ErrCheck, int32(st)
+				return core.StatusClass(st), int32(st)
 			}
 		}
 	}
