@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plateau-perf/plateau/internal/convert"
+	"github.com/plateau-perf/plateau/internal/convert/jmeter"
+)
+
+// convertOptions are the flags of plateau convert.
+type convertOptions struct {
+	out, report string
+	keepAssets  bool
+}
+
+// converter turns one source file into a plan and its conversion report.
+type converter struct {
+	short string
+	run   func(path string, src []byte, o convertOptions) (*convert.Plan, *convert.Report, error)
+}
+
+// converters is the plugin map of plateau convert.
+func converters() map[string]converter {
+	return map[string]converter{
+		"jmeter": {
+			short: "a JMeter test plan (.jmx)",
+			run: func(path string, src []byte, _ convertOptions) (*convert.Plan, *convert.Report, error) {
+				root, err := jmeter.Parse(bytes.NewReader(src))
+				if err != nil {
+					return nil, nil, err
+				}
+				p, r := jmeter.Convert(root, jmeter.Options{Source: path})
+				return p, r, nil
+			},
+		},
+	}
+}
+
+func newConvertCmd(st *State) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "convert jmeter|har|postman FILE -o plan.yaml",
+		Short: "Convert a JMeter plan, a HAR recording or a Postman collection into a plateau plan",
+		Long: `Convert an existing test into a plateau plan. Beside the plan, plateau writes
+the conversion report (plan.convert.md next to plan.yaml): every element of the
+source and what became of it — converted, converted in part, not needed, or not
+converted (left as a comment in the plan where it was, so the plan still loads).
+The written plan is loaded with plateau's plan loader before convert returns.`,
+	}
+	m := converters()
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		cv := m[name]
+		o := &convertOptions{}
+		sub := &cobra.Command{
+			Use:   name + " FILE -o plan.yaml",
+			Short: "Convert " + cv.short,
+			Args:  cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return runConvert(st, name, cv, args[0], *o)
+			},
+		}
+		sub.Flags().StringVarP(&o.out, "out", "o", "", "plan file to write (required)")
+		sub.Flags().StringVar(&o.report, "report", "", "conversion report to write (default: PLAN.convert.md beside the plan)")
+		if name == "har" {
+			sub.Flags().BoolVar(&o.keepAssets, "keep-assets", false, "keep requests for static assets (scripts, styles, images, fonts)")
+		}
+		_ = sub.MarkFlagRequired("out")
+		cmd.AddCommand(sub)
+	}
+	return cmd
+}
+
+func runConvert(st *State, kind string, cv converter, path string, o convertOptions) error {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("convert %s: %w", kind, err)
+	}
+	p, rep, err := cv.run(path, src, o)
+	if err != nil {
+		return fmt.Errorf("convert %s: %s: %w", kind, path, err)
+	}
+	reportPath := o.report
+	if reportPath == "" {
+		reportPath = strings.TrimSuffix(o.out, filepath.Ext(o.out)) + ".convert.md"
+	}
+	p.Header = append(p.Header[:len(p.Header):len(p.Header)], "Conversion report: "+filepath.Base(reportPath))
+	if _, verr := convert.Verify(p, o.out, filepath.Dir(o.out)); verr != nil {
+		rep.VerifyError = verr.Error()
+	} else {
+		rep.Verified = true
+	}
+	var pb, rb bytes.Buffer
+	if _, err := p.WriteTo(&pb); err != nil {
+		return fmt.Errorf("convert %s: %w", kind, err)
+	}
+	if _, err := rep.WriteTo(&rb); err != nil {
+		return fmt.Errorf("convert %s: %w", kind, err)
+	}
+	if err := os.WriteFile(o.out, pb.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("convert %s: %w", kind, err)
+	}
+	if err := os.WriteFile(reportPath, rb.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("convert %s: %w", kind, err)
+	}
+	c := rep.Count()
+	fmt.Fprintf(st.Stdout, "wrote %s and %s: %d of %d enabled elements converted (%d in part, %d not needed), %d not converted (%.1f %% converted)\n",
+		o.out, reportPath, c.Converted+c.Partial+c.NotNeeded, c.Enabled, c.Partial, c.NotNeeded, c.NotConverted, 100*c.ConvertedShare())
+	if !rep.Verified {
+		return fmt.Errorf("convert %s: the converted plan does not load yet (see %s):\n%s", kind, reportPath, rep.VerifyError)
+	}
+	return nil
+}

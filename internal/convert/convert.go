@@ -1,0 +1,275 @@
+// Package convert holds what the three converters (convert/jmeter,
+// convert/har, convert/postman) share: the plan they build, the one YAML
+// writer that turns it into a plan file, and the one conversion report
+// (plan.convert.md) that accounts for every element of the source.
+//
+// The converters build a Plan here rather than a plan.Plan: a converted plan
+// carries things a loaded plan never has — comments left where an element
+// could not be converted, and the source element each step came from — and it
+// must be written as text a user will edit. The written file is then loaded
+// with plan.Parse, the same loader `plateau run` uses, so a converted plan is
+// only ever handed back once it loads (see Verify).
+package convert
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Plan is a converted test plan, in the order its YAML file is written.
+type Plan struct {
+	Name    string
+	Target  string
+	HTTP    HTTP
+	Vars    []KV // constant variables; values may hold ${env.NAME}
+	Data    []Feeder
+	Secrets []string // header and variable names never written to reports
+	// Workloads in source order.
+	Workloads []*Workload
+	// Header is written as a comment at the top of the file.
+	Header []string
+}
+
+// HTTP is the part of the plan's http section a converter can set.
+type HTTP struct {
+	Timeout        time.Duration
+	ConnectTimeout time.Duration
+	Redirects      *int
+	Cookies        *bool
+	Headers        []KV
+}
+
+// KV is one name → value pair kept in order (headers, vars, form fields).
+type KV struct {
+	Name, Value string
+}
+
+// Feeder is one CSV data source.
+type Feeder struct {
+	Name        string
+	CSV         string
+	Order       string // "" = sequential
+	OnExhausted string // "" = default
+	Delimiter   string // "" = ","
+	// Columns are the columns the converted plan reads; Verify writes a
+	// stand-in file with them when the CSV file is not beside the plan.
+	Columns []string
+}
+
+// Workload is one named workload.
+type Workload struct {
+	Name     string
+	Comment  []string // written above the workload
+	Setup    []Step
+	Scenario []Step
+	Teardown []Step
+	Load     Load
+}
+
+// Load is the load shape; empty fields are not written. Values are the
+// text written in the plan — "10", "30s", or "${env.THREADS:-10}" when the
+// source read a property — so they are strings.
+type Load struct {
+	Users      string
+	RampUp     string
+	Duration   string
+	Iterations string
+	Pace       string
+	StartAfter string
+	Steps      []LoadStep
+}
+
+// LoadStep is one step of a stepped closed load.
+type LoadStep struct {
+	Users    string
+	RampUp   string
+	Duration string
+}
+
+// Dur formats a duration the way plans write it ("1m30s", "250ms").
+func Dur(d time.Duration) string { return dur(d) }
+
+// Step is one of Request, Think, Transaction, Loop — or only a Comment:
+// an element that could not be converted, written as a YAML comment where it
+// was so the plan still loads.
+type Step struct {
+	Request     *Request
+	Think       *Think
+	Transaction *Group
+	Loop        *Group
+	Comment     []string
+}
+
+// Group is a transaction (Name) or a loop (Count) and its steps.
+type Group struct {
+	Name  string
+	Count int
+	Steps []Step
+}
+
+// Think is a pause: Fixed, or uniform between Min and Max when Max > 0.
+type Think struct {
+	Fixed, Min, Max time.Duration
+}
+
+// Request is one HTTP request. Strings are plan templates (${name}).
+type Request struct {
+	Name    string
+	Method  string
+	URL     string
+	Headers []KV
+	Body    *string
+	Form    []KV
+	Extract []Extract
+	Check   Check
+	Timeout time.Duration
+	// Comment is written above the request (partial conversions).
+	Comment []string
+}
+
+// Extract takes one value from the response into Var. One source is set.
+type Extract struct {
+	Var     string
+	JSON    string
+	Regex   string
+	Header  string
+	Default *string
+}
+
+// Check is the request's response check; zero fields are not written.
+type Check struct {
+	Status      []int
+	Body        string
+	NotBody     string
+	JSON        []KV
+	MaxDuration time.Duration
+}
+
+// IsZero reports whether the check has no condition.
+func (c *Check) IsZero() bool {
+	return len(c.Status) == 0 && c.Body == "" && c.NotBody == "" && len(c.JSON) == 0 && c.MaxDuration == 0
+}
+
+// Var returns the value of the plan variable name and whether it is set.
+func (p *Plan) Var(name string) (string, bool) {
+	for _, kv := range p.Vars {
+		if kv.Name == name {
+			return kv.Value, true
+		}
+	}
+	return "", false
+}
+
+// SetVar sets a plan variable, keeping the first position of its name.
+func (p *Plan) SetVar(name, value string) {
+	for i := range p.Vars {
+		if p.Vars[i].Name == name {
+			p.Vars[i].Value = value
+			return
+		}
+	}
+	p.Vars = append(p.Vars, KV{name, value})
+}
+
+// AddSecret adds name to the plan's secrets once.
+func (p *Plan) AddSecret(name string) {
+	for _, s := range p.Secrets {
+		if strings.EqualFold(s, name) {
+			return
+		}
+	}
+	p.Secrets = append(p.Secrets, name)
+}
+
+// VarName turns any source variable name into a plan variable name:
+// letters, digits, _ and -, starting with a letter or _.
+func VarName(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		ok := r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9')
+		if !ok {
+			r = '_'
+		}
+		if i == 0 && (r == '-' || (r >= '0' && r <= '9')) {
+			b.WriteByte('_')
+		}
+		b.WriteRune(r)
+	}
+	if b.Len() == 0 {
+		return "_"
+	}
+	out := b.String()
+	switch out {
+	case "env", "__user", "__iteration", "__uuid", "__timestamp_ms":
+		out = "v_" + out
+	}
+	return out
+}
+
+// EscapeLiteral makes literal text safe inside a plan template: a "${" that
+// is not a reference is written "$${".
+func EscapeLiteral(s string) string {
+	return strings.ReplaceAll(s, "${", "$${")
+}
+
+// Refs returns the ${name} references of a plan template, in order; "$${"
+// escapes are skipped.
+func Refs(t string) []string {
+	var out []string
+	for i := 0; i < len(t); i++ {
+		if t[i] != '$' || i+1 >= len(t) {
+			continue
+		}
+		if t[i+1] == '$' && i+2 < len(t) && t[i+2] == '{' {
+			i += 2
+			continue
+		}
+		if t[i+1] != '{' {
+			continue
+		}
+		end := strings.IndexByte(t[i+2:], '}')
+		if end < 0 {
+			return out
+		}
+		out = append(out, t[i+2:i+2+end])
+		i += 2 + end
+	}
+	return out
+}
+
+// WalkRequests calls fn for every request in steps, depth first.
+func WalkRequests(steps []Step, fn func(*Request)) {
+	for i := range steps {
+		s := &steps[i]
+		switch {
+		case s.Request != nil:
+			fn(s.Request)
+		case s.Transaction != nil:
+			WalkRequests(s.Transaction.Steps, fn)
+		case s.Loop != nil:
+			WalkRequests(s.Loop.Steps, fn)
+		}
+	}
+}
+
+// CommentStep is a step that is only a comment.
+func CommentStep(lines ...string) Step { return Step{Comment: lines} }
+
+// dur formats a duration the way plans are written: "1m30s", "250ms", "2m".
+func dur(d time.Duration) string {
+	if d == 0 {
+		return "0s"
+	}
+	if d < time.Minute && d%time.Millisecond == 0 && d%time.Second != 0 {
+		return fmt.Sprintf("%dms", d/time.Millisecond)
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

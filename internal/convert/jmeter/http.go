@@ -1,0 +1,929 @@
+package jmeter
+
+import (
+	"encoding/base64"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/convert"
+)
+
+// scoped handles config elements, pre/post processors, assertions, timers
+// and listeners: JMeter applies them to every sampler in their scope, so
+// they go into sc. It reports whether e was one of them.
+func (c *conv) scoped(path string, e *Element, sc *scope, planLevel bool) bool {
+	tc := e.TestClass
+	switch tc {
+	case "ConfigTestElement":
+		if e.GUIClass != "HttpDefaultsGui" && e.GUIClass != "" {
+			c.add(path, e, convert.NotConverted, "config element "+e.GUIClass, "")
+			sc.comments = append(sc.comments, fmt.Sprintf("not converted: %s %q (%s)", typeName(e), e.Name, e.GUIClass))
+			return true
+		}
+		c.httpDefaults(path, e, sc)
+		return true
+	case "HeaderManager":
+		for _, h := range headers(e) {
+			t := c.translate(h.Value)
+			sc.headers = setHeader(sc.headers, convert.KV{Name: h.Name, Value: t.T})
+			if isSecretHeader(h.Name) && !strings.Contains(h.Value, "${") && h.Value != "" {
+				c.report.Notes = append(c.report.Notes, "Header "+h.Name+" holds a literal secret in the JMeter plan; it is kept (plateau never writes it to reports) but consider ${env.…}.")
+			}
+		}
+		st, note, needs := c.status(e, nil)
+		c.add(path, e, st, note, needs)
+		return true
+	case "CookieManager":
+		t := true
+		c.plan.HTTP.Cookies = &t
+		st, note, needs := convert.Converted, "plateau keeps a cookie jar per virtual user", ""
+		if e.Bool("CookieManager.clearEachIteration", false) {
+			st, note, needs = convert.Partial, "cookies are not cleared between iterations", "clear cookies each iteration"
+		}
+		if len(e.props.arguments("CookieManager.cookies")) > 0 || hasItems(e, "CookieManager.cookies") {
+			st, note, needs = convert.Partial, "predefined cookies not converted", "predefined cookies"
+		}
+		c.add(path, e, st, note, needs)
+		return true
+	case "CacheManager":
+		c.add(path, e, convert.Partial, "plateau sends every request; responses a browser cache would reuse are fetched again", "HTTP cache")
+		return true
+	case "DNSCacheManager":
+		c.add(path, e, convert.NotNeeded, "plateau resolves names itself", "")
+		return true
+	case "AuthManager":
+		c.authManager(path, e, sc)
+		return true
+	case "CSVDataSet":
+		c.csv(path, e)
+		return true
+	case "Arguments":
+		for _, a := range e.props.arguments("") {
+			c.defineVar(a.Name, a.Value)
+		}
+		c.add(path, e, convert.Converted, "plan vars", "")
+		return true
+	case "RegexExtractor", "JSONPostProcessor", "BoundaryExtractor", "HtmlExtractor", "XPathExtractor", "XPath2Extractor",
+		"JSONPathExtractor", "com.atlantbh.jmeter.plugins.jsonutils.jsonpathextractor.JSONPathExtractor":
+		c.extractor(path, e, sc)
+		return true
+	case "ResponseAssertion", "JSONPathAssertion", "DurationAssertion", "SizeAssertion":
+		c.assertion(path, e, sc)
+		return true
+	case "ConstantTimer", "UniformRandomTimer", "GaussianRandomTimer", "PoissonRandomTimer":
+		c.timer(path, e, sc)
+		return true
+	case "ConstantThroughputTimer", "PreciseThroughputTimer", "kg.apc.jmeter.timers.VariableThroughputTimer":
+		c.add(path, e, convert.NotConverted, "throughput shaping; use an open load (rate) or pacing instead", "throughput timer")
+		sc.comments = append(sc.comments, fmt.Sprintf("not converted: %s %q: use load.rate or load.pace", typeName(e), e.Name))
+		return true
+	case "SyncTimer":
+		c.add(path, e, convert.NotConverted, "synchronizing timer", "rendezvous")
+		sc.comments = append(sc.comments, fmt.Sprintf("not converted: %s %q (needs plateau feature rendezvous)", typeName(e), e.Name))
+		return true
+	case "RandomVariableConfig":
+		c.add(path, e, convert.NotConverted, "random variable "+e.Str("variableName"), "template function __Random")
+		c.plan.SetVar(c.varRef(e.Str("variableName")), e.Str("minimumValue"))
+		return true
+	case "CounterConfig":
+		c.add(path, e, convert.NotConverted, "counter "+e.Str("CounterConfig.name"), "template function __counter")
+		c.plan.SetVar(c.varRef(e.Str("CounterConfig.name")), e.Str("CounterConfig.start"))
+		return true
+	}
+	if isListener(e) {
+		c.listener(path, e)
+		return true
+	}
+	switch {
+	case strings.HasSuffix(tc, "PreProcessor"), strings.HasSuffix(tc, "PostProcessor"), strings.HasSuffix(tc, "Assertion"),
+		strings.HasSuffix(tc, "Timer"), strings.HasSuffix(tc, "Listener"), strings.HasSuffix(tc, "Config"),
+		strings.HasSuffix(tc, "Manager"), strings.HasSuffix(tc, "DataSource"), strings.HasSuffix(tc, "Modifier"),
+		tc == "UserParameters", tc == "RegExUserParameters", strings.HasSuffix(tc, "Extractor"):
+		why := unconvertedWhy(e)
+		c.add(path, e, convert.NotConverted, why, "")
+		lines := []string{fmt.Sprintf("not converted: %s %q (jmx line %d): %s", typeName(e), e.Name, e.Line, why)}
+		sc.comments = append(sc.comments, append(lines, scriptExcerpt(e)...)...)
+		return true
+	}
+	return false
+}
+
+func hasItems(e *Element, name string) bool {
+	p := e.props.prop(name)
+	if p == nil {
+		return false
+	}
+	if coll := p.prop("CookieManager.cookies"); coll != nil {
+		return len(coll.children) > 0
+	}
+	for _, k := range p.children {
+		if k.name == "elementProp" {
+			return true
+		}
+	}
+	return false
+}
+
+// status is Converted, or Partial when translation needed features.
+func (c *conv) status(e *Element, needs []string) (convert.Status, string, string) {
+	if len(needs) > 0 {
+		return convert.Partial, "", needs[0]
+	}
+	return convert.Converted, "", ""
+}
+
+type header struct{ Name, Value string }
+
+func headers(e *Element) []header {
+	p := e.props.prop("HeaderManager.headers")
+	if p == nil {
+		return nil
+	}
+	var out []header
+	for _, h := range p.children {
+		n := h.str("Header.name")
+		if n == "" {
+			continue
+		}
+		out = append(out, header{n, h.str("Header.value")})
+	}
+	return out
+}
+
+// setHeader sets a header, replacing one of the same name (the closer
+// header manager wins in JMeter).
+func setHeader(list []convert.KV, h convert.KV) []convert.KV {
+	for i := range list {
+		if strings.EqualFold(list[i].Name, h.Name) {
+			list[i] = h
+			return list
+		}
+	}
+	return append(list, h)
+}
+
+func isSecretHeader(name string) bool {
+	switch strings.ToLower(name) {
+	case "authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token", "x-okapi-token":
+		return true
+	}
+	return false
+}
+
+func (c *conv) httpDefaults(path string, e *Element, sc *scope) {
+	d := &httpDefaults{
+		protocol: e.Str("HTTPSampler.protocol"),
+		domain:   e.Str("HTTPSampler.domain"),
+		port:     e.Str("HTTPSampler.port"),
+		path:     e.Str("HTTPSampler.path"),
+		encoding: e.Str("HTTPSampler.contentEncoding"),
+		args:     e.props.arguments("HTTPsampler.Arguments"),
+	}
+	if sc.defaults != nil {
+		// Inner defaults fill what outer ones leave empty, and override.
+		merged := *sc.defaults
+		for _, kv := range []struct{ dst *string }{{&merged.protocol}, {&merged.domain}, {&merged.port}, {&merged.path}, {&merged.encoding}} {
+			_ = kv
+		}
+		if d.protocol != "" {
+			merged.protocol = d.protocol
+		}
+		if d.domain != "" {
+			merged.domain = d.domain
+		}
+		if d.port != "" {
+			merged.port = d.port
+		}
+		if d.path != "" {
+			merged.path = d.path
+		}
+		merged.args = append(append([]argument(nil), merged.args...), d.args...)
+		d = &merged
+	}
+	sc.defaults = d
+	if ms, err := strconv.Atoi(strings.TrimSpace(e.Str("HTTPSampler.response_timeout"))); err == nil && ms > 0 {
+		sc.timeout = time.Duration(ms) * time.Millisecond
+	}
+	if ms, err := strconv.Atoi(strings.TrimSpace(e.Str("HTTPSampler.connect_timeout"))); err == nil && ms > 0 && c.plan.HTTP.ConnectTimeout == 0 {
+		c.plan.HTTP.ConnectTimeout = time.Duration(ms) * time.Millisecond
+	}
+	note := ""
+	if !c.targetSet && d.domain != "" {
+		c.plan.Target = c.origin(d.protocol, d.domain, d.port)
+		c.targetSet = true
+		note = "target " + c.plan.Target
+	}
+	st := convert.Converted
+	needs := ""
+	if e.Bool("HTTPSampler.image_parser", false) {
+		st, needs = convert.Partial, "embedded resources"
+	}
+	c.add(path, e, st, note, needs)
+}
+
+// origin builds "proto://host:port" from JMeter fields, folding User
+// Defined Variables and properties in.
+func (c *conv) origin(proto, domain, port string) string {
+	proto = strings.ToLower(strings.TrimSpace(c.fold(proto)))
+	if proto == "" {
+		proto = "http"
+	}
+	if !strings.HasPrefix(proto, "${") && proto != "http" && proto != "https" {
+		proto = "http"
+	}
+	host := c.fold(strings.TrimSpace(domain))
+	host = envDefaultRe.ReplaceAllStringFunc(host, func(m string) string {
+		sub := envDefaultRe.FindStringSubmatch(m)
+		if hostRe.MatchString(sub[2]) {
+			return m
+		}
+		c.report.Notes = append(c.report.Notes, "The host default "+sub[2]+" is not a host name; localhost stands in (set "+sub[1]+").")
+		return "${env." + sub[1] + ":-localhost}"
+	})
+	p := c.fold(strings.TrimSpace(port))
+	if host == "" || !hostRe.MatchString(envDefaultRe.ReplaceAllString(host, "h")) {
+		c.report.Notes = append(c.report.Notes, "The host "+quoteOr(domain)+" is not a host name plateau can use as a target; ${env.TARGET_HOST:-localhost} stands in.")
+		host = "${env.TARGET_HOST:-localhost}"
+		if !c.envSeen["TARGET_HOST"] {
+			c.envSeen["TARGET_HOST"] = true
+			c.report.Env = append(c.report.Env, convert.EnvVar{Env: "TARGET_HOST", What: "host of the service under test"})
+		}
+	}
+	out := proto + "://" + host
+	if p != "" && !(proto == "http" && p == "80") && !(proto == "https" && p == "443") {
+		out += ":" + p
+	}
+	return out
+}
+
+// fold translates text and replaces references to User Defined Variables by
+// their values, for places where plateau takes no variables (target).
+func (c *conv) fold(s string) string {
+	for range 5 {
+		changed := false
+		for name, v := range c.consts {
+			ref := "${" + name + "}"
+			if strings.Contains(s, ref) {
+				s = strings.ReplaceAll(s, ref, v)
+				changed = true
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	t := c.translate(s)
+	return stripNonEnv(t.T)
+}
+
+var (
+	envDefaultRe = regexp.MustCompile(`\$\{env\.([A-Za-z0-9_]+):-([^}]*)\}`)
+	hostRe       = regexp.MustCompile(`^[A-Za-z0-9.-]+$`)
+)
+
+// pickTarget chooses the target when no HTTP Request Defaults name a host:
+// the most used origin of the samplers.
+func (c *conv) pickTarget(root *Element) {
+	counts := map[string]int{}
+	var order []string
+	var walk func(e *Element)
+	walk = func(e *Element) {
+		if !e.Enabled {
+			return
+		}
+		if strings.HasPrefix(e.TestClass, "HTTPSampler") && e.Str("HTTPSampler.domain") != "" {
+			o := c.origin(e.Str("HTTPSampler.protocol"), e.Str("HTTPSampler.domain"), e.Str("HTTPSampler.port"))
+			if counts[o] == 0 {
+				order = append(order, o)
+			}
+			counts[o]++
+		}
+		for _, k := range e.Children {
+			walk(k)
+		}
+	}
+	walk(root)
+	best := ""
+	for _, o := range order {
+		if best == "" || counts[o] > counts[best] {
+			best = o
+		}
+	}
+	if best == "" {
+		best = "${env.TARGET:-http://localhost}"
+		c.report.Notes = append(c.report.Notes, "No HTTP request names a host; the target reads TARGET from the environment (default http://localhost).")
+		c.report.Env = append(c.report.Env, convert.EnvVar{Env: "TARGET", What: "the base URL of the service under test"})
+	}
+	c.plan.Target = best
+	c.targetSet = true
+}
+
+func (c *conv) authManager(path string, e *Element, sc *scope) {
+	p := e.props.prop("AuthManager.auth_list")
+	n := 0
+	if p != nil {
+		for _, a := range p.children {
+			mech := a.str("Auth.mechanism")
+			if mech != "" && mech != "BASIC" && mech != "BASIC_DIGEST" {
+				continue
+			}
+			user := a.str("Auth.username")
+			pass := a.str("Auth.password")
+			n++
+			env := fmt.Sprintf("BASIC_AUTH_%d", n)
+			if n == 1 {
+				env = "BASIC_AUTH"
+			}
+			ut, pt := c.translate(user), c.translate(pass)
+			if len(ut.Vars)+len(pt.Vars) == 0 && !strings.Contains(ut.T+pt.T, "${") {
+				// A literal password is a secret: the plan reads the encoded
+				// credentials from the environment instead.
+				c.report.Env = append(c.report.Env, convert.EnvVar{Env: env, What: fmt.Sprintf("Basic credentials for %s, base64 of user:password (user %q)", a.str("Auth.url"), user)})
+				sc.headers = setHeader(sc.headers, convert.KV{Name: "Authorization", Value: "Basic ${env." + env + "}"})
+				_ = base64.StdEncoding
+				continue
+			}
+			c.report.Env = append(c.report.Env, convert.EnvVar{Env: env, What: fmt.Sprintf("Basic credentials for %s, base64 of user:password (user and password come from variables in JMeter)", a.str("Auth.url"))})
+			sc.headers = setHeader(sc.headers, convert.KV{Name: "Authorization", Value: "Basic ${env." + env + "}"})
+		}
+	}
+	if n == 0 {
+		c.add(path, e, convert.NotConverted, "only Basic authentication converts (Kerberos/Digest not)", "authentication mechanism")
+		return
+	}
+	note := "Basic credentials read from the environment (never written into the plan)"
+	st := convert.Converted
+	if n > 1 {
+		st, note = convert.Partial, note+"; several URLs: all requests send the last one"
+	}
+	c.add(path, e, st, note, "")
+}
+
+// csv converts a CSV Data Set Config into a feeder whose columns replace
+// the JMeter variables.
+func (c *conv) csv(path string, e *Element) {
+	file := c.fold(e.Str("filename"))
+	names := strings.TrimSpace(e.Str("variableNames"))
+	delim := e.Str("delimiter")
+	if delim == "" {
+		delim = ","
+	}
+	c.feeders++
+	name := convert.VarName(strings.TrimSuffix(lastPathPart(file), extOf(file)))
+	if name == "_" || name == "" {
+		name = fmt.Sprintf("data%d", c.feeders)
+	}
+	for _, f := range c.plan.Data {
+		if f.CSV == file && f.Delimiter == delim && (names == "" || strings.Join(f.Columns, ",") == csvColumns(names, delim)) {
+			// The same data set again (a module inlined): one feeder.
+			d := delim
+			if d == `\t` {
+				d = "\t"
+			}
+			for _, col := range strings.Split(names, d) {
+				if col = strings.TrimSpace(col); col != "" {
+					c.vars[col] = f.Name + "." + convert.VarName(col)
+				}
+			}
+			c.add(path, e, convert.Converted, "same data as feeder "+f.Name, "")
+			return
+		}
+		if f.Name == name {
+			name = fmt.Sprintf("%s%d", name, c.feeders)
+		}
+	}
+	f := convert.Feeder{Name: name, CSV: file, Delimiter: delim}
+	var notes []string
+	needs := ""
+	st := convert.Converted
+	if names == "" {
+		notes = append(notes, "column names from the file's first row")
+	} else {
+		d := delim
+		if d == `\t` {
+			d = "\t"
+		}
+		for _, col := range strings.Split(names, d) {
+			col = strings.TrimSpace(col)
+			if col == "" {
+				continue
+			}
+			pc := convert.VarName(col)
+			f.Columns = append(f.Columns, pc)
+			c.vars[col] = name + "." + pc
+		}
+		if !e.Bool("ignoreFirstLine", false) {
+			st, needs = convert.Partial, "CSV columns named in the plan"
+			notes = append(notes, "the file has no header row; plateau reads column names from the first row, so add the header \""+strings.Join(f.Columns, delim)+"\" to the file")
+		}
+	}
+	recycle := e.Bool("recycle", true)
+	stop := e.Bool("stopThread", false)
+	switch {
+	case recycle:
+		f.OnExhausted = "recycle"
+	case stop:
+		f.OnExhausted = "stop"
+	default:
+		f.OnExhausted = "stop"
+		notes = append(notes, "JMeter sends <EOF> after the last row; plateau stops the workload")
+		st = convert.Partial
+	}
+	switch e.Str("shareMode") {
+	case "", "shareMode.all":
+	default:
+		st = convert.Partial
+		needs = firstNonEmpty(needs, "CSV share mode per thread/group")
+		notes = append(notes, "share mode "+e.Str("shareMode")+": plateau shares the rows among all users")
+	}
+	if e.Bool("quotedData", false) {
+		notes = append(notes, "quoted fields are read as CSV quoting")
+	}
+	c.plan.Data = append(c.plan.Data, f)
+	c.add(path, e, st, strings.Join(notes, "; "), needs)
+}
+
+func csvColumns(names, delim string) string {
+	if delim == `\t` {
+		delim = "\t"
+	}
+	var cols []string
+	for _, col := range strings.Split(names, delim) {
+		if col = strings.TrimSpace(col); col != "" {
+			cols = append(cols, convert.VarName(col))
+		}
+	}
+	return strings.Join(cols, ",")
+}
+
+func lastPathPart(p string) string {
+	p = strings.ReplaceAll(p, "\\", "/")
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+func extOf(p string) string {
+	b := lastPathPart(p)
+	if i := strings.LastIndexByte(b, '.'); i > 0 {
+		return b[i:]
+	}
+	return ""
+}
+
+func (c *conv) extractor(path string, e *Element, sc *scope) {
+	st := convert.Converted
+	var notes []string
+	needs := ""
+	var got []convert.Extract
+	def := func(v string, emptyFlag bool) *string {
+		if v == "" && !emptyFlag {
+			return nil
+		}
+		return &v
+	}
+	switch e.TestClass {
+	case "RegexExtractor":
+		ref := e.Str("RegexExtractor.refname")
+		re := e.Str("RegexExtractor.regex")
+		tmpl := e.Str("RegexExtractor.template")
+		match := strings.TrimSpace(e.Str("RegexExtractor.match_number"))
+		field := e.Str("RegexExtractor.useHeaders")
+		if strings.Contains(re, "${") {
+			st, needs = convert.NotConverted, "variables in extraction patterns"
+			break
+		}
+		if _, err := regexp.Compile(re); err != nil {
+			st, needs = convert.NotConverted, "Perl regex syntax ("+err.Error()+")"
+			break
+		}
+		switch field {
+		case "", "false":
+		case "true":
+			st, needs = convert.NotConverted, "regex on response headers"
+		default:
+			st, needs = convert.NotConverted, "regex on "+field
+		}
+		if st == convert.NotConverted {
+			break
+		}
+		if tmpl != "" && tmpl != "$1$" && !(tmpl == "$0$" && !strings.Contains(re, "(")) {
+			notes = append(notes, "template "+tmpl+": plateau takes the first capture group")
+			st = convert.Partial
+		}
+		switch match {
+		case "", "1":
+		case "0":
+			notes = append(notes, "random match: plateau takes the first")
+			st, needs = convert.Partial, "extraction of a random match"
+		default:
+			notes = append(notes, "match number "+match+": plateau takes the first")
+			st, needs = convert.Partial, "extraction of all matches / the Nth match"
+		}
+		got = append(got, convert.Extract{Var: c.setVar(ref), Regex: re, Default: def(e.Str("RegexExtractor.default"), e.Bool("RegexExtractor.default_empty_value", false))})
+	case "JSONPostProcessor":
+		refs := strings.Split(e.Str("JSONPostProcessor.referenceNames"), ";")
+		paths := strings.Split(e.Str("JSONPostProcessor.jsonPathExprs"), ";")
+		defs := strings.Split(e.Str("JSONPostProcessor.defaultValues"), ";")
+		matches := strings.Split(e.Str("JSONPostProcessor.match_numbers"), ";")
+		for i, r := range refs {
+			r = strings.TrimSpace(r)
+			if r == "" || i >= len(paths) {
+				continue
+			}
+			jp := jsonPath(paths[i])
+			if !simpleJSONPath(jp) {
+				st, needs = convert.NotConverted, "JSONPath filters and wildcards ("+jp+")"
+				continue
+			}
+			if i < len(matches) && strings.TrimSpace(matches[i]) != "" && strings.TrimSpace(matches[i]) != "1" && strings.TrimSpace(matches[i]) != "0" {
+				notes = append(notes, "match number "+matches[i]+" not converted")
+				st = convert.Partial
+			}
+			var d *string
+			if i < len(defs) {
+				v := defs[i]
+				d = &v
+			}
+			got = append(got, convert.Extract{Var: c.setVar(r), JSON: jp, Default: d})
+		}
+		if e.Bool("JSONPostProcessor.compute_concat", false) {
+			notes = append(notes, "concatenation of all matches not converted")
+			st = convert.Partial
+		}
+	case "BoundaryExtractor":
+		ref := e.Str("BoundaryExtractor.refname")
+		l, r := e.Str("BoundaryExtractor.lboundary"), e.Str("BoundaryExtractor.rboundary")
+		if strings.Contains(l+r, "${") {
+			st, needs = convert.NotConverted, "variables in extraction patterns"
+			break
+		}
+		if field := e.Str("BoundaryExtractor.useHeaders"); field == "true" {
+			st, needs = convert.NotConverted, "boundary extraction on response headers"
+			break
+		}
+		re := regexp.QuoteMeta(l) + "(.*?)" + regexp.QuoteMeta(r)
+		if l == "" && r == "" {
+			re = "(?s)(.*)"
+		}
+		notes = append(notes, "written as the regex "+re)
+		if m := strings.TrimSpace(e.Str("BoundaryExtractor.match_number")); m != "" && m != "1" {
+			st, needs = convert.Partial, "extraction of all matches / the Nth match"
+		}
+		got = append(got, convert.Extract{Var: c.setVar(ref), Regex: re, Default: def(e.Str("BoundaryExtractor.default"), e.Bool("BoundaryExtractor.default_empty_value", false))})
+	case "HtmlExtractor":
+		st, needs = convert.NotConverted, "CSS selector extraction"
+	case "XPathExtractor", "XPath2Extractor":
+		st, needs = convert.NotConverted, "XPath extraction"
+	default:
+		st, needs = convert.NotConverted, "this JSON extractor plugin"
+	}
+	if st == convert.NotConverted {
+		c.add(path, e, st, strings.Join(notes, "; "), needs)
+		sc.comments = append(sc.comments, fmt.Sprintf("not converted: %s %q (jmx line %d) (needs plateau feature %s)", typeName(e), e.Name, e.Line, needs))
+		// Its variable stays defined (empty) so the plan loads.
+		return
+	}
+	sc.extract = append(sc.extract, got...)
+	c.add(path, e, st, strings.Join(notes, "; "), needs)
+}
+
+// simpleJSONPath reports whether a JSONPath is within plateau's subset:
+// $.a.b[0]['c'] — no wildcards, filters, slices or recursive descent.
+func simpleJSONPath(p string) bool {
+	if p == "" || strings.Contains(p, "..") || strings.ContainsAny(p, "*?@:") || strings.Contains(p, "${") {
+		return false
+	}
+	return true
+}
+
+func (c *conv) assertion(path string, e *Element, sc *scope) {
+	st := convert.Converted
+	var notes []string
+	needs := ""
+	switch e.TestClass {
+	case "ResponseAssertion":
+		field := e.Str("Assertion.test_field")
+		typ, _ := strconv.Atoi(strings.TrimSpace(e.Str("Assertion.test_type")))
+		var strs []string
+		if p := e.props.prop("Asserion.test_strings"); p != nil {
+			for _, s := range p.children {
+				strs = append(strs, s.text.String())
+			}
+		}
+		not := typ&4 != 0
+		or := typ&32 != 0
+		kind := typ &^ (4 | 32)
+		if e.Bool("Assertion.assume_success", false) {
+			notes = append(notes, "ignore status: plateau still counts statuses ≥ 400 as errors unless listed")
+		}
+		switch field {
+		case "Assertion.response_code":
+			var codes []int
+			ok := !not && (kind == 8 || kind == 16 || kind == 2 || kind == 1)
+			for _, s := range strs {
+				n, err := strconv.Atoi(strings.TrimSpace(s))
+				if err != nil || n < 100 || n > 599 {
+					ok = false
+					break
+				}
+				codes = append(codes, n)
+			}
+			if !ok || len(codes) == 0 {
+				st, needs = convert.NotConverted, "status checks other than a list of codes"
+				break
+			}
+			if len(codes) > 1 && !or {
+				notes = append(notes, "several codes that must all match: plateau accepts any of them")
+				st = convert.Partial
+			}
+			sc.check.Status = append(sc.check.Status, codes...)
+		case "Assertion.response_data", "", "Assertion.response_data_as_document":
+			for _, s := range strs {
+				lit := kind == 16 || (kind == 2 && regexp.QuoteMeta(s) == s) || (kind == 8 && false)
+				if strings.Contains(s, "${") {
+					st, needs = convert.NotConverted, "templates in checks"
+					break
+				}
+				if !lit {
+					st, needs = convert.NotConverted, "regex and equals body checks"
+					break
+				}
+				switch {
+				case not && sc.check.NotBody == "":
+					sc.check.NotBody = s
+				case !not && sc.check.Body == "":
+					sc.check.Body = s
+				default:
+					st, needs = convert.Partial, "check lists"
+					notes = append(notes, "only one body text per check: "+s+" not checked")
+				}
+			}
+			if or && len(strs) > 1 {
+				st, needs = convert.Partial, "check lists"
+				notes = append(notes, "OR of several texts: plateau checks them as AND")
+			}
+		default:
+			st, needs = convert.NotConverted, "checks on "+strings.TrimPrefix(field, "Assertion.")
+		}
+	case "JSONPathAssertion":
+		jp := jsonPath(e.Str("JSON_PATH"))
+		switch {
+		case !simpleJSONPath(jp):
+			st, needs = convert.NotConverted, "JSONPath filters and wildcards"
+		case e.Bool("INVERT", false) || e.Bool("ISREGEX", false) && regexp.QuoteMeta(e.Str("EXPECTED_VALUE")) != e.Str("EXPECTED_VALUE"):
+			st, needs = convert.NotConverted, "inverted or regex JSON checks"
+		case !e.Bool("JSONVALIDATION", false) && !e.Bool("EXPECT_NULL", false):
+			st, needs = convert.NotConverted, "JSON path exists checks"
+		case strings.Contains(e.Str("EXPECTED_VALUE"), "${"):
+			st, needs = convert.NotConverted, "templates in checks"
+		default:
+			v := e.Str("EXPECTED_VALUE")
+			if e.Bool("EXPECT_NULL", false) {
+				v = "null"
+			}
+			sc.check.JSON = append(sc.check.JSON, convert.KV{Name: jp, Value: v})
+		}
+	case "DurationAssertion":
+		ms, err := strconv.Atoi(strings.TrimSpace(e.Str("DurationAssertion.duration")))
+		if err != nil || ms <= 0 {
+			st, needs = convert.NotConverted, "duration from a variable"
+			break
+		}
+		d := time.Duration(ms) * time.Millisecond
+		if sc.check.MaxDuration == 0 || d < sc.check.MaxDuration {
+			sc.check.MaxDuration = d
+		}
+	case "SizeAssertion":
+		st, needs = convert.NotConverted, "response size checks"
+	}
+	c.add(path, e, st, strings.Join(notes, "; "), needs)
+	if st == convert.NotConverted {
+		sc.comments = append(sc.comments, fmt.Sprintf("not converted: %s %q (jmx line %d) (needs plateau feature %s)", typeName(e), e.Name, e.Line, needs))
+	}
+}
+
+func (c *conv) timer(path string, e *Element, sc *scope) {
+	ms := func(name string) (time.Duration, bool) {
+		v := strings.TrimSpace(e.Str(name))
+		if v == "" {
+			return 0, true
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return 0, false
+		}
+		return time.Duration(f * float64(time.Millisecond)), true
+	}
+	st := convert.Converted
+	note, needs := "think time before each request in its scope", ""
+	switch e.TestClass {
+	case "ConstantTimer":
+		d, ok := ms("ConstantTimer.delay")
+		if !ok {
+			st, needs = convert.NotConverted, "think time from a variable"
+			break
+		}
+		sc.thinks = append(sc.thinks, convert.Think{Fixed: d})
+	case "UniformRandomTimer":
+		d, ok1 := ms("ConstantTimer.delay")
+		r, ok2 := ms("RandomTimer.range")
+		if !ok1 || !ok2 {
+			st, needs = convert.NotConverted, "think time from a variable"
+			break
+		}
+		sc.thinks = append(sc.thinks, convert.Think{Min: d, Max: d + r})
+	case "GaussianRandomTimer", "PoissonRandomTimer":
+		d, ok1 := ms("ConstantTimer.delay")
+		r, ok2 := ms("RandomTimer.range")
+		if !ok1 || !ok2 {
+			st, needs = convert.NotConverted, "think time from a variable"
+			break
+		}
+		lo := d - r
+		if e.TestClass == "PoissonRandomTimer" {
+			lo = d
+		}
+		if lo < 0 {
+			lo = 0
+		}
+		hi := d + r
+		if e.TestClass == "PoissonRandomTimer" {
+			// offset + Poisson(λ) ms: mean offset+λ, spread about √λ.
+			hi = d + 2*r
+		}
+		sc.thinks = append(sc.thinks, convert.Think{Min: lo, Max: max(hi, lo+time.Millisecond)})
+		st = convert.Partial
+		needs = "think time distributions (" + strings.TrimSuffix(typeName(e), " Timer") + ")"
+		note = "approximated by a uniform think time with the same mean"
+	}
+	c.add(path, e, st, note, needs)
+}
+
+// samplerScope adds the elements inside a sampler to its scope; anything
+// else inside it is listed as not converted.
+func (c *conv) samplerScope(path string, e *Element, sc scope) scope {
+	sc = sc.clone()
+	for _, k := range e.Children {
+		p := join(path, k.Name)
+		if !k.Enabled {
+			c.disabled(p, k)
+			continue
+		}
+		if c.scoped(p, k, &sc, false) {
+			continue
+		}
+		st := c.unconverted(p, k, "not expected inside a sampler", "")
+		sc.comments = append(sc.comments, st[0].Comment...)
+	}
+	return sc
+}
+
+// jsonPath normalises JMeter's JSONPath spellings to plateau's: "$.a.[0]"
+// is "$.a[0]", ".id" and "id" are "$.id".
+func jsonPath(p string) string {
+	p = strings.TrimSpace(p)
+	p = strings.ReplaceAll(p, ".[", "[")
+	switch {
+	case p == "$" || strings.HasPrefix(p, "$.") || strings.HasPrefix(p, "$["):
+	case strings.HasPrefix(p, "."):
+		p = "$" + p
+	case strings.HasPrefix(p, "["):
+		p = "$" + p
+	default:
+		p = "$." + p
+	}
+	return p
+}
+
+// httpSampler converts an HTTP Request and the elements inside it.
+func (c *conv) httpSampler(path string, e *Element, sc scope) []convert.Step {
+	sc = c.samplerScope(path, e, sc)
+	r := &convert.Request{Name: plainText(e.Name)}
+	var notes, needs []string
+	d := sc.defaults
+	if d == nil {
+		d = &httpDefaults{}
+	}
+	proto := firstNonEmpty(e.Str("HTTPSampler.protocol"), d.protocol)
+	domain := firstNonEmpty(e.Str("HTTPSampler.domain"), d.domain)
+	port := firstNonEmpty(e.Str("HTTPSampler.port"), d.port)
+	p := e.Str("HTTPSampler.path")
+	if p == "" {
+		p = d.path
+	}
+	method := strings.ToUpper(strings.TrimSpace(e.Str("HTTPSampler.method")))
+	if method == "" {
+		method = "GET"
+	}
+	r.Method = method
+	pt := c.translate(strings.TrimSpace(p))
+	needs = append(needs, pt.Needs...)
+	u := pt.T
+	lower := strings.ToLower(u)
+	switch {
+	case strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://"):
+	case domain != "":
+		o := c.origin(proto, domain, port)
+		if !strings.HasPrefix(u, "/") {
+			u = "/" + u
+		}
+		if o != c.plan.Target {
+			u = o + u
+		}
+	default:
+		if !strings.HasPrefix(u, "/") {
+			u = "/" + u
+		}
+	}
+	// Arguments: query for methods without a body, form or raw body otherwise.
+	args := append(append([]argument(nil), d.args...), e.props.arguments("HTTPsampler.Arguments")...)
+	raw := e.Bool("HTTPSampler.postBodyRaw", false)
+	hasBody := method == "POST" || method == "PUT" || method == "PATCH" || (method == "DELETE" && raw)
+	if raw {
+		var body strings.Builder
+		for _, a := range args {
+			body.WriteString(a.Value)
+		}
+		t := c.translate(body.String())
+		needs = append(needs, t.Needs...)
+		s := t.T
+		r.Body = &s
+	} else if len(args) > 0 {
+		if hasBody && !e.Bool("HTTPSampler.DO_MULTIPART_POST", false) {
+			for _, a := range args {
+				t := c.translate(a.Value)
+				needs = append(needs, t.Needs...)
+				r.Form = append(r.Form, convert.KV{Name: plainText(a.Name), Value: t.T})
+			}
+		} else {
+			var q []string
+			for _, a := range args {
+				name := c.translate(a.Name)
+				val := c.translate(a.Value)
+				needs = append(needs, name.Needs...)
+				needs = append(needs, val.Needs...)
+				n, v := name.T, val.T
+				if a.Encode {
+					n, v = encodeQuery(n), encodeQuery(v)
+				}
+				if a.UseEquals || v != "" {
+					q = append(q, n+"="+v)
+				} else {
+					q = append(q, n)
+				}
+			}
+			sep := "?"
+			if strings.Contains(u, "?") {
+				sep = "&"
+			}
+			u += sep + strings.Join(q, "&")
+			if hasBody {
+				notes = append(notes, "multipart form sent as query parameters")
+				needs = append(needs, "multipart bodies")
+			}
+		}
+	}
+	r.URL = u
+	if files := e.props.prop("HTTPsampler.Files"); files != nil && len(files.children) > 0 {
+		if coll := files.prop("HTTPFileArgs.files"); coll != nil && len(coll.children) > 0 {
+			notes = append(notes, "file upload not converted")
+			needs = append(needs, "file upload bodies")
+		}
+	}
+	r.Headers = append(r.Headers, sc.headers...)
+	r.Extract = sc.extract
+	r.Check = sc.check
+	if ms, err := strconv.Atoi(strings.TrimSpace(e.Str("HTTPSampler.response_timeout"))); err == nil && ms > 0 {
+		r.Timeout = time.Duration(ms) * time.Millisecond
+	} else if sc.timeout > 0 {
+		r.Timeout = sc.timeout
+	}
+	if !e.Bool("HTTPSampler.follow_redirects", true) && !e.Bool("HTTPSampler.auto_redirects", false) {
+		notes = append(notes, "JMeter does not follow redirects for it; plateau follows them (http.redirects)")
+		needs = append(needs, "per-request redirects")
+	}
+	if e.Bool("HTTPSampler.image_parser", false) {
+		notes = append(notes, "embedded resources not downloaded")
+		needs = append(needs, "embedded resources")
+	}
+	r.Comment = append(r.Comment, sc.comments...)
+	st := convert.Converted
+	need := ""
+	if len(needs) > 0 {
+		st, need = convert.Partial, needs[0]
+	} else if len(notes) > 0 {
+		st = convert.Partial
+	}
+	c.add(path, e, st, strings.Join(notes, "; "), need)
+	var out []convert.Step
+	for i := range sc.thinks {
+		t := sc.thinks[i]
+		out = append(out, convert.Step{Think: &t})
+	}
+	return append(out, convert.Step{Request: r})
+}

@@ -1,0 +1,1053 @@
+package jmeter
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/convert"
+)
+
+// Options change a conversion.
+type Options struct {
+	// Source is the .jmx path as given (named in the report; Include
+	// Controllers resolve against its directory).
+	Source string
+	// ReadFile reads an included .jmx; nil means os.ReadFile.
+	ReadFile func(string) ([]byte, error)
+}
+
+// Convert converts a parsed test plan.
+func Convert(root *Element, opt Options) (*convert.Plan, *convert.Report) {
+	c := &conv{
+		opt:      opt,
+		plan:     &convert.Plan{Name: root.Name},
+		report:   &convert.Report{Source: opt.Source, Kind: "JMeter"},
+		vars:     map[string]string{},
+		consts:   map[string]string{},
+		envSeen:  map[string]bool{},
+		standIns: map[string]string{},
+		root:     root,
+	}
+	if opt.ReadFile == nil {
+		c.opt.ReadFile = os.ReadFile
+	}
+	if strings.TrimSpace(c.plan.Name) == "" {
+		c.plan.Name = strings.TrimSuffix(filepath.Base(opt.Source), filepath.Ext(opt.Source))
+	}
+	c.plan.Name = plainText(c.plan.Name)
+	if c.plan.Name == "" {
+		c.plan.Name = "converted"
+	}
+	c.plan.Header = []string{
+		"Converted from " + filepath.Base(opt.Source) + " by plateau convert jmeter.",
+		"What was and was not converted: see the conversion report beside this file.",
+	}
+	c.testPlan(root)
+	return c.plan, c.report
+}
+
+type conv struct {
+	opt    Options
+	plan   *convert.Plan
+	report *convert.Report
+	root   *Element
+
+	// vars maps a JMeter variable name to its plateau reference text
+	// ("token", "users.name" for a CSV column).
+	vars map[string]string
+	// consts holds the values of User Defined Variables, to fold them into
+	// places plateau does not template (target, load numbers).
+	consts   map[string]string
+	envSeen  map[string]bool
+	standIns map[string]string
+
+	workloadName string
+	targetSet    bool
+	feeders      int
+	depth        int // module/include nesting, bounded
+	// quiet > 0 while inlining a Module Controller's target or an included
+	// file: those elements are accounted once, where they stand in the tree.
+	quiet int
+}
+
+// scope is what elements above a sampler give it: JMeter applies config
+// elements, pre/post processors, assertions and timers to every sampler in
+// the scope where they stand.
+type scope struct {
+	headers  []convert.KV
+	defaults *httpDefaults
+	extract  []convert.Extract
+	check    convert.Check
+	thinks   []convert.Think
+	comments []string // unconverted scoped elements, noted at each sampler
+	timeout  time.Duration
+}
+
+func (s scope) clone() scope {
+	s.headers = append([]convert.KV(nil), s.headers...)
+	s.extract = append([]convert.Extract(nil), s.extract...)
+	s.thinks = append([]convert.Think(nil), s.thinks...)
+	s.comments = append([]string(nil), s.comments...)
+	s.check.Status = append([]int(nil), s.check.Status...)
+	s.check.JSON = append([]convert.KV(nil), s.check.JSON...)
+	return s
+}
+
+type httpDefaults struct {
+	protocol, domain, port, path, encoding string
+	args                                   []argument
+}
+
+func (c *conv) add(path string, e *Element, st convert.Status, note, needs string) {
+	if c.quiet > 0 {
+		return // a module or include being inlined: accounted where it stands
+	}
+	c.report.Add(convert.Item{Path: path, Name: e.Name, Type: typeName(e), Status: st, Note: note, Needs: needs})
+}
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + " / " + name
+}
+
+// disabled records a disabled element; everything inside it is skipped
+// with it (JMeter does not run it).
+func (c *conv) disabled(path string, e *Element) {
+	n := countAll(e) - 1
+	note := ""
+	if n > 0 {
+		note = fmt.Sprintf("with the %d %s inside it", n, pluralS(n, "element"))
+	}
+	c.add(path, e, convert.Disabled, note, "")
+}
+
+func countAll(e *Element) int {
+	n := 1
+	for _, k := range e.Children {
+		n += countAll(k)
+	}
+	return n
+}
+
+func pluralS(n int, s string) string {
+	if n == 1 {
+		return s
+	}
+	return s + "s"
+}
+
+func (c *conv) testPlan(tp *Element) {
+	path := tp.Name
+	c.add("", tp, convert.Converted, "", "")
+	for _, a := range tp.props.arguments("TestPlan.user_defined_variables") {
+		c.defineVar(a.Name, a.Value)
+	}
+	if tp.Bool("TestPlan.serialize_threadgroups", false) {
+		c.report.Notes = append(c.report.Notes, "The test plan runs thread groups one after another; plateau starts workloads together unless load.start_after delays them: set start_after per workload.")
+	}
+	if tp.Bool("TestPlan.functional_mode", false) {
+		c.report.Notes = append(c.report.Notes, "Functional test mode (saving response data) has no plateau equivalent; plateau records timings only.")
+	}
+	root := scope{}
+	// Plan-level config first: it applies to every thread group.
+	var groups []*Element
+	for _, e := range tp.Children {
+		p := join(path, e.Name)
+		if !e.Enabled {
+			c.disabled(p, e)
+			continue
+		}
+		if c.scoped(p, e, &root, true) {
+			continue
+		}
+		groups = append(groups, e)
+	}
+	c.plan.HTTP.Headers = root.headers
+	root.headers = nil
+	c.plan.Header = append(c.plan.Header, root.comments...)
+	root.comments = nil
+	if !c.targetSet {
+		c.pickTarget(tp)
+	}
+	for _, e := range groups {
+		c.topLevel(join(path, e.Name), e, root)
+	}
+	if len(c.plan.Workloads) == 0 {
+		c.plan.Workloads = append(c.plan.Workloads, &convert.Workload{
+			Name:     "main",
+			Comment:  []string{"the JMeter plan has no enabled thread group; this workload is a placeholder"},
+			Scenario: nil,
+			Load:     convert.Load{Users: "1", Iterations: "1"},
+		})
+	}
+	c.defineUndefined()
+}
+
+// topLevel converts a child of the test plan that is not a config element.
+func (c *conv) topLevel(path string, e *Element, sc scope) {
+	switch e.TestClass {
+	case "ThreadGroup", "SetupThreadGroup", "PostThreadGroup":
+		c.threadGroup(path, e, sc)
+	case "com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup",
+		"kg.apc.jmeter.threads.SteppingThreadGroup",
+		"kg.apc.jmeter.threads.UltimateThreadGroup",
+		"com.blazemeter.jmeter.threads.arrivals.ArrivalsThreadGroup",
+		"com.blazemeter.jmeter.threads.arrivals.FreeFormArrivalsThreadGroup":
+		c.threadGroup(path, e, sc)
+	case "TestFragmentController":
+		// Used through Module or Include controllers; converted where used.
+		c.add(path, e, convert.Converted, "test fragment: its steps are inlined where a Module Controller uses it", "")
+		c.countFragment(path, e, sc)
+	default:
+		if isListener(e) {
+			c.listener(path, e)
+			return
+		}
+		c.add(path, e, convert.NotConverted, "not expected at the top of a test plan", "")
+		c.notConvertedBelow(path, e, "inside an element that was not converted")
+	}
+}
+
+// countFragment accounts for the elements of a test fragment. They are
+// converted at each Module Controller that uses them; here they are
+// converted once more, and the steps dropped, to give each its status.
+func (c *conv) countFragment(path string, e *Element, sc scope) {
+	_, _ = c.children(path, e.Children, sc, false)
+}
+
+func (c *conv) notConvertedBelow(path string, e *Element, why string) {
+	for _, k := range e.Children {
+		p := join(path, k.Name)
+		if !k.Enabled {
+			c.disabled(p, k)
+			continue
+		}
+		c.add(p, k, convert.NotConverted, why, "")
+		c.notConvertedBelow(p, k, why)
+	}
+}
+
+// threadGroup converts a thread group into a workload.
+func (c *conv) threadGroup(path string, e *Element, sc scope) {
+	wl := &convert.Workload{Name: c.uniqueWorkload(plainText(e.Name))}
+	c.workloadName = e.Name
+	status, note, needs := convert.Converted, "", ""
+	var notes []string
+	switch e.TestClass {
+	case "ThreadGroup", "SetupThreadGroup", "PostThreadGroup":
+		notes = c.classicLoad(e, &wl.Load)
+		if e.TestClass != "ThreadGroup" {
+			kind := map[string]string{"SetupThreadGroup": "setUp", "PostThreadGroup": "tearDown"}[e.TestClass]
+			status, needs = convert.Partial, "run-level "+map[string]string{"SetupThreadGroup": "setup", "PostThreadGroup": "teardown"}[e.TestClass]
+			notes = append(notes, "a "+kind+" thread group runs before/after the others in JMeter; here it is a workload that runs with them")
+			wl.Comment = append(wl.Comment, "JMeter "+kind+" Thread Group: runs with the other workloads here, not before/after them (needs plateau feature "+needs+")")
+		}
+	case "com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup":
+		notes = c.concurrencyLoad(e, &wl.Load)
+	case "kg.apc.jmeter.threads.SteppingThreadGroup":
+		notes = c.steppingLoad(e, &wl.Load)
+	default:
+		status, needs = convert.Partial, "load shape of "+typeName(e)
+		wl.Load = convert.Load{Users: "1", Duration: "1m"}
+		notes = append(notes, "load shape not converted: 1 user for 1m stands in")
+	}
+	if len(notes) > 0 && status == convert.Converted {
+		status = convert.Partial
+	}
+	switch e.Str("ThreadGroup.on_sample_error") {
+	case "", "continue":
+	default:
+		status, needs = convert.Partial, firstNonEmpty(needs, "on_fail")
+		notes = append(notes, "on sample error: "+e.Str("ThreadGroup.on_sample_error")+" (plateau continues the iteration)")
+	}
+	note = strings.Join(notes, "; ")
+	c.add(path, e, status, note, needs)
+	sc = sc.clone()
+	steps, setup := c.children(path, e.Children, sc, true)
+	wl.Scenario = steps
+	wl.Setup = setup
+	c.plan.Workloads = append(c.plan.Workloads, wl)
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func (c *conv) uniqueWorkload(name string) string {
+	if name == "" {
+		name = "workload"
+	}
+	base := name
+	for n := 2; ; n++ {
+		dup := false
+		for _, w := range c.plan.Workloads {
+			if w.Name == name {
+				dup = true
+			}
+		}
+		if !dup {
+			return name
+		}
+		name = fmt.Sprintf("%s %d", base, n)
+	}
+}
+
+// classicLoad reads a standard thread group's load.
+func (c *conv) classicLoad(e *Element, l *convert.Load) []string {
+	var notes []string
+	users, ok := c.number(e.Str("ThreadGroup.num_threads"), "1")
+	if !ok {
+		notes = append(notes, "thread count "+e.Str("ThreadGroup.num_threads")+" is not a number or property; 1 user stands in")
+	}
+	if strings.HasSuffix(users, ":-0}") {
+		users = strings.TrimSuffix(users, "0}") + "1}"
+		notes = append(notes, "thread count defaults to 0 (JMeter skips the group unless the property is set); the default here is 1")
+	}
+	if users == "0" {
+		users = "1"
+		notes = append(notes, "0 threads: JMeter never runs it; 1 user stands in (remove the workload or set users)")
+	}
+	l.Users = users
+	if r, ok := c.number(e.Str("ThreadGroup.ramp_time"), "0"); ok && r != "0" {
+		l.RampUp = seconds(r)
+	}
+	loops := ""
+	forever := false
+	if mc := e.sub("ThreadGroup.main_controller"); mc != nil {
+		loops = strings.TrimSpace(mc.str("LoopController.loops"))
+		forever = mc.str("LoopController.continue_forever") == "true" && loops == "-1"
+		if loops == "-1" {
+			forever = true
+		}
+	}
+	scheduler := e.Bool("ThreadGroup.scheduler", false)
+	if scheduler {
+		if d, ok := c.number(e.Str("ThreadGroup.duration"), ""); ok && d != "" && d != "0" {
+			l.Duration = seconds(d)
+		}
+		if d, ok := c.number(e.Str("ThreadGroup.delay"), ""); ok && d != "" && d != "0" {
+			l.StartAfter = seconds(d)
+		}
+	}
+	switch {
+	case l.Duration != "" && !forever && loops != "":
+		if n, ok := c.number(loops, "1"); ok {
+			notes = append(notes, "JMeter stops at "+n+" loops or the duration, whichever comes first; plateau keeps the duration")
+		}
+	case l.Duration != "":
+	case forever:
+		l.Duration = "10m"
+		notes = append(notes, "loops forever in JMeter; a duration of 10m stands in (set load.duration)")
+	default:
+		n, ok := c.number(loops, "1")
+		if !ok {
+			notes = append(notes, "loop count "+loops+" is not a number; 1 iteration stands in")
+		}
+		l.Iterations = n
+	}
+	if l.Duration != "" && l.RampUp != "" && !strings.Contains(l.RampUp+l.Duration, "$") {
+		r, _ := time.ParseDuration(l.RampUp)
+		d, _ := time.ParseDuration(l.Duration)
+		if r > d {
+			l.Duration = convert.Dur(r)
+			notes = append(notes, "ramp-up longer than the duration; duration set to the ramp-up")
+		}
+	}
+	if l.Iterations != "" && l.RampUp != "" {
+		// plateau's iterations model has no ramp-up.
+		notes = append(notes, "ramp-up "+l.RampUp+" dropped: plateau's iterations load starts all users at once")
+		l.RampUp = ""
+	}
+	return notes
+}
+
+// concurrencyLoad reads the Concurrency Thread Group plugin.
+func (c *conv) concurrencyLoad(e *Element, l *convert.Load) []string {
+	var notes []string
+	target, ok1 := c.number(e.Str("TargetLevel"), "1")
+	ramp, ok2 := c.number(e.Str("RampUp"), "0")
+	hold, ok3 := c.number(e.Str("Hold"), "60")
+	steps, ok4 := c.number(e.Str("Steps"), "0")
+	unit := e.Str("Unit")
+	if !(ok1 && ok2 && ok3 && ok4) {
+		notes = append(notes, "a value is not a number or property; defaults stand in")
+	}
+	mult := time.Minute
+	if unit == "S" {
+		mult = time.Second
+	}
+	ti, err1 := strconv.Atoi(target)
+	ri, err2 := strconv.Atoi(ramp)
+	hi, err3 := strconv.Atoi(hold)
+	si, err4 := strconv.Atoi(steps)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+		l.Users = target
+		notes = append(notes, "values read from properties: closed load without steps")
+		l.Duration = "10m"
+		return notes
+	}
+	if si > 1 && ri > 0 {
+		stepDur := time.Duration(ri) * mult / time.Duration(si)
+		for k := 1; k <= si; k++ {
+			u := (ti*k + si - 1) / si
+			d := stepDur
+			if k == si {
+				d += time.Duration(hi) * mult
+			}
+			l.Steps = append(l.Steps, convert.LoadStep{Users: strconv.Itoa(max(u, 1)), Duration: convert.Dur(d)})
+		}
+		return notes
+	}
+	l.Users = strconv.Itoa(max(ti, 1))
+	if ri > 0 {
+		l.RampUp = convert.Dur(time.Duration(ri) * mult)
+	}
+	l.Duration = convert.Dur(time.Duration(ri+hi) * mult)
+	if ri+hi == 0 {
+		l.Duration = "10m"
+		notes = append(notes, "no hold time; 10m stands in")
+	}
+	return notes
+}
+
+// steppingLoad reads the Stepping Thread Group plugin.
+func (c *conv) steppingLoad(e *Element, l *convert.Load) []string {
+	total, _ := strconv.Atoi(strings.TrimSpace(e.Str("ThreadGroup.num_threads")))
+	start, _ := strconv.Atoi(strings.TrimSpace(e.Str("Start users count")))
+	incr, _ := strconv.Atoi(strings.TrimSpace(e.Str("Start users period")))
+	hold, _ := strconv.Atoi(strings.TrimSpace(e.Str("flighttime")))
+	if total <= 0 || start <= 0 || incr <= 0 {
+		l.Users = strconv.Itoa(max(total, 1))
+		l.Duration = "10m"
+		return []string{"stepping parameters not read; a closed load stands in"}
+	}
+	for u := start; ; u += start {
+		if u > total {
+			u = total
+		}
+		d := time.Duration(incr) * time.Second
+		if u == total {
+			d += time.Duration(hold) * time.Second
+		}
+		l.Steps = append(l.Steps, convert.LoadStep{Users: strconv.Itoa(u), Duration: convert.Dur(d)})
+		if u == total || len(l.Steps) > 1000 {
+			break
+		}
+	}
+	return []string{"stop phase (threads leaving) not converted"}
+}
+
+// number reads a count or seconds value: a literal, a property (__P) or a
+// User Defined Variable holding one; def when empty.
+func (c *conv) number(s, def string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return def, true
+	}
+	for range 5 {
+		if v, ok := c.consts[strings.TrimSuffix(strings.TrimPrefix(s, "${"), "}")]; ok && strings.HasPrefix(s, "${") && strings.HasSuffix(s, "}") {
+			s = strings.TrimSpace(v)
+			continue
+		}
+		break
+	}
+	if _, err := strconv.Atoi(s); err == nil {
+		return s, true
+	}
+	t := c.translate(s)
+	if len(t.Needs) == 0 && len(t.Vars) == 0 && strings.HasPrefix(t.T, "${env.") && strings.Count(t.T, "${") == 1 && strings.HasSuffix(t.T, "}") {
+		if _, def, _ := strings.Cut(t.T, ":-"); def != "" {
+			if _, err := strconv.Atoi(strings.TrimSuffix(def, "}")); err == nil {
+				return t.T, true
+			}
+		}
+	}
+	return def, false
+}
+
+// seconds turns a number of seconds (literal or env template) into a
+// duration text.
+func seconds(n string) string {
+	if i, err := strconv.Atoi(n); err == nil {
+		return convert.Dur(time.Duration(i) * time.Second)
+	}
+	return n + "s"
+}
+
+// children converts the children of a controller. At thread-group level
+// (top) Once Only Controllers become the workload's setup.
+func (c *conv) children(path string, kids []*Element, sc scope, top bool) (steps, setup []convert.Step) {
+	sc = sc.clone()
+	var ordered []*Element
+	for _, e := range kids {
+		p := join(path, e.Name)
+		if !e.Enabled {
+			c.disabled(p, e)
+			continue
+		}
+		if c.scoped(p, e, &sc, false) {
+			continue
+		}
+		ordered = append(ordered, e)
+	}
+	// Unconverted elements of this level stay as a comment where they
+	// were, not repeated at every request they applied to.
+	if len(sc.comments) > 0 {
+		steps = append(steps, convert.CommentStep(sc.comments...))
+		sc.comments = nil
+	}
+	for _, e := range ordered {
+		p := join(path, e.Name)
+		if top && e.TestClass == "OnceOnlyController" {
+			c.add(p, e, convert.Partial, "runs once per user as the workload's setup, which plateau does not measure", "")
+			s, _ := c.children(p, e.Children, sc, false)
+			setup = append(setup, s...)
+			continue
+		}
+		steps = append(steps, c.element(p, e, sc)...)
+	}
+	return steps, setup
+}
+
+// element converts one sampler or controller.
+func (c *conv) element(path string, e *Element, sc scope) []convert.Step {
+	switch e.TestClass {
+	case "HTTPSamplerProxy", "HTTPSampler", "HTTPSampler2":
+		return c.httpSampler(path, e, sc)
+	case "TransactionController":
+		return c.transaction(path, e, sc)
+	case "GenericController", "RecordingController":
+		c.add(path, e, convert.Converted, "its steps are inlined", "")
+		s, _ := c.children(path, e.Children, sc, false)
+		return s
+	case "OnceOnlyController":
+		c.add(path, e, convert.NotConverted, "once-only inside a controller", "once_only")
+		return c.unconvertedController(path, e, "needs plateau feature once_only")
+	case "LoopController":
+		return c.loop(path, e, sc)
+	case "ModuleController":
+		return c.module(path, e, sc)
+	case "IncludeController":
+		return c.include(path, e, sc)
+	case "IfController":
+		return c.needsFeature(path, e, "if", "condition "+e.Str("IfController.condition"))
+	case "WhileController":
+		return c.needsFeature(path, e, "while", "condition "+e.Str("WhileController.condition"))
+	case "ForeachController":
+		return c.needsFeature(path, e, "foreach", "over "+e.Str("ForeachController.inputVal")+"_N into "+e.Str("ForeachController.returnVal"))
+	case "SwitchController":
+		return c.needsFeature(path, e, "choose", "switch value "+e.Str("SwitchController.value"))
+	case "RandomController", "RandomOrderController", "InterleaveControl":
+		return c.needsFeature(path, e, "choose", "")
+	case "ThroughputController":
+		return c.needsFeature(path, e, "choose (percentage of iterations)", "")
+	case "RunTime":
+		return c.needsFeature(path, e, "runtime controller (time-limited loop)", "")
+	case "CriticalSectionController":
+		return c.needsFeature(path, e, "critical section", "")
+	case "TestAction":
+		return c.testAction(path, e)
+	case "DebugSampler":
+		c.add(path, e, convert.NotNeeded, "debug output; plateau's --trace shows variables", "")
+		return nil
+	}
+	if isListener(e) {
+		c.listener(path, e)
+		return nil
+	}
+	return c.unconverted(path, e, unconvertedWhy(e), "")
+}
+
+// unconverted leaves the element as a comment where it was and lists it and
+// everything inside it.
+func (c *conv) unconverted(path string, e *Element, why, needs string) []convert.Step {
+	c.add(path, e, convert.NotConverted, why, needs)
+	c.notConvertedBelow(path, e, "inside "+typeName(e)+" "+e.Name+", which was not converted")
+	lines := []string{fmt.Sprintf("not converted: %s %q (jmx line %d): %s", typeName(e), e.Name, e.Line, why)}
+	if needs != "" {
+		lines[0] += "; needs plateau feature " + needs
+	}
+	lines = append(lines, scriptExcerpt(e)...)
+	return []convert.Step{convert.CommentStep(lines...)}
+}
+
+func (c *conv) needsFeature(path string, e *Element, feature, detail string) []convert.Step {
+	why := typeName(e)
+	if detail != "" {
+		why += ": " + detail
+	}
+	return c.unconverted(path, e, why, feature)
+}
+
+func (c *conv) unconvertedController(path string, e *Element, why string) []convert.Step {
+	c.notConvertedBelow(path, e, "inside "+typeName(e)+" "+e.Name+", which was not converted")
+	return []convert.Step{convert.CommentStep(fmt.Sprintf("not converted: %s %q (jmx line %d): %s", typeName(e), e.Name, e.Line, why))}
+}
+
+// scriptExcerpt quotes the first lines of a script element so the user sees
+// what to rewrite.
+func scriptExcerpt(e *Element) []string {
+	script := firstNonEmpty(e.Str("script"), firstNonEmpty(e.Str("BeanShellSampler.query"), e.Str("query")))
+	if script == "" {
+		return nil
+	}
+	lines := strings.Split(strings.TrimSpace(script), "\n")
+	const keep = 8
+	out := []string{"  | " + strings.TrimRight(lines[0], "\r")}
+	for _, l := range lines[1:min(len(lines), keep)] {
+		out = append(out, "  | "+strings.TrimRight(l, "\r"))
+	}
+	if len(lines) > keep {
+		out = append(out, fmt.Sprintf("  | … %d more lines", len(lines)-keep))
+	}
+	return out
+}
+
+func unconvertedWhy(e *Element) string {
+	switch {
+	case strings.Contains(e.TestClass, "JSR223"), strings.Contains(e.TestClass, "BeanShell"),
+		strings.Contains(e.TestClass, "BSF"):
+		return "a script (" + firstNonEmpty(e.Str("scriptLanguage"), "beanshell") + "); rewrite it with plan constructs"
+	case strings.HasPrefix(e.TestClass, "JDBC"):
+		return "a database element; plateau drives HTTP only"
+	case strings.HasPrefix(e.TestClass, "JMS"), strings.Contains(e.TestClass, "jms"):
+		return "a JMS element; plateau drives HTTP only"
+	case strings.Contains(e.TestClass, "."):
+		return "a plugin element (" + e.TestClass + ")"
+	case strings.HasSuffix(e.TestClass, "Sampler"):
+		return "a non-HTTP sampler; plateau drives HTTP only"
+	}
+	return "no plateau equivalent"
+}
+
+// loop converts a Loop Controller with a fixed count.
+func (c *conv) loop(path string, e *Element, sc scope) []convert.Step {
+	loops := strings.TrimSpace(e.Str("LoopController.loops"))
+	n, err := strconv.Atoi(loops)
+	if err != nil {
+		if v, ok := c.number(loops, ""); ok {
+			if i, err2 := strconv.Atoi(v); err2 == nil {
+				n, err = i, nil
+			}
+		}
+	}
+	if err != nil || n < 0 {
+		return c.needsFeature(path, e, "loop count from a variable or forever", "loops "+loops)
+	}
+	if n == 0 {
+		c.add(path, e, convert.Converted, "0 loops: JMeter never runs its steps, so neither does the plan", "")
+		c.notConvertedBelowAs(path, e, convert.Converted, "inside a loop of 0 iterations (never run)")
+		return []convert.Step{convert.CommentStep(fmt.Sprintf("Loop Controller %q has 0 loops: its steps never run", e.Name))}
+	}
+	c.add(path, e, convert.Converted, "", "")
+	s, _ := c.children(path, e.Children, sc, false)
+	if n == 1 {
+		return s
+	}
+	return []convert.Step{{Loop: &convert.Group{Count: n, Steps: s}}}
+}
+
+func (c *conv) notConvertedBelowAs(path string, e *Element, st convert.Status, why string) {
+	for _, k := range e.Children {
+		p := join(path, k.Name)
+		if !k.Enabled {
+			c.disabled(p, k)
+			continue
+		}
+		c.add(p, k, st, why, "")
+		c.notConvertedBelowAs(p, k, st, why)
+	}
+}
+
+// transaction converts a Transaction Controller. A transaction inside
+// another keeps its requests in the outer one (plateau transactions do not
+// nest yet).
+func (c *conv) transaction(path string, e *Element, sc scope) []convert.Step {
+	s, _ := c.children(path, e.Children, sc, false)
+	name := plainText(e.Name)
+	if name == "" {
+		name = "transaction"
+	}
+	var notes []string
+	st := convert.Converted
+	needs := ""
+	if e.Bool("TransactionController.includeTimers", false) {
+		notes = append(notes, "JMeter counted timers in its time; plateau's transaction time is the sum of its requests")
+		st = convert.Partial
+	}
+	if e.Bool("TransactionController.parent", false) {
+		notes = append(notes, "generate parent sample: the requests stay labelled on their own too")
+	}
+	flat, nested := flattenTransactions(s)
+	if nested {
+		st, needs = convert.Partial, "nested transactions"
+		notes = append(notes, "a transaction inside it is flattened into it")
+	}
+	c.add(path, e, st, strings.Join(notes, "; "), needs)
+	return []convert.Step{{Transaction: &convert.Group{Name: name, Steps: flat}}}
+}
+
+// flattenTransactions replaces transactions inside steps by their steps.
+func flattenTransactions(steps []convert.Step) ([]convert.Step, bool) {
+	var out []convert.Step
+	nested := false
+	for _, s := range steps {
+		switch {
+		case s.Transaction != nil:
+			nested = true
+			in, _ := flattenTransactions(s.Transaction.Steps)
+			out = append(out, convert.CommentStep("transaction "+s.Transaction.Name+" (nested in JMeter; flattened):"))
+			out = append(out, in...)
+		case s.Loop != nil:
+			in, n := flattenTransactions(s.Loop.Steps)
+			nested = nested || n
+			cp := *s.Loop
+			cp.Steps = in
+			s.Loop = &cp
+			out = append(out, s)
+		default:
+			out = append(out, s)
+		}
+	}
+	return out, nested
+}
+
+// module inlines the controller a Module Controller points at.
+func (c *conv) module(path string, e *Element, sc scope) []convert.Step {
+	names := e.collection("ModuleController.node_path")
+	target := c.find(names)
+	if target == nil {
+		return c.unconverted(path, e, "its target "+strings.Join(names, " / ")+" was not found", "")
+	}
+	if c.depth > 20 {
+		return c.unconverted(path, e, "modules nested more than 20 deep (a cycle?)", "")
+	}
+	c.add(path, e, convert.Converted, "the steps of "+strings.Join(names[min(1, len(names)):], " / ")+" are inlined here", "")
+	c.depth++
+	c.quiet++
+	defer func() { c.depth--; c.quiet-- }()
+	tp := join(path, target.Name)
+	if target.TestClass == "TestFragmentController" || target.TestClass == "GenericController" {
+		s, _ := c.children(tp, target.Children, sc, false)
+		return s
+	}
+	return c.element(tp, target, sc)
+}
+
+// find walks a Module Controller's node path (names from the test plan
+// down; the first entry is the root of the GUI tree).
+func (c *conv) find(names []string) *Element {
+	if len(names) < 2 {
+		return nil
+	}
+	cur := c.root
+	rest := names[1:]
+	if len(rest) > 0 && rest[0] == c.root.Name {
+		rest = rest[1:]
+	}
+	for _, n := range rest {
+		var next *Element
+		for _, k := range cur.Children {
+			if k.Name == n {
+				next = k
+				break
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		cur = next
+	}
+	if cur == c.root {
+		return nil
+	}
+	return cur
+}
+
+// include reads the .jmx an Include Controller names and inlines it.
+func (c *conv) include(path string, e *Element, sc scope) []convert.Step {
+	file := e.Str("IncludeController.includepath")
+	if c.depth > 20 {
+		return c.unconverted(path, e, "includes nested more than 20 deep (a cycle?)", "")
+	}
+	full := file
+	if !filepath.IsAbs(full) {
+		full = filepath.Join(filepath.Dir(c.opt.Source), file)
+	}
+	data, err := c.opt.ReadFile(full)
+	if err != nil {
+		return c.unconverted(path, e, "cannot read the included file "+file, "")
+	}
+	inc, err := Parse(strings.NewReader(string(data)))
+	if err != nil {
+		return c.unconverted(path, e, "the included file "+file+" is not a test plan: "+err.Error(), "")
+	}
+	c.add(path, e, convert.Converted, "the steps of "+file+" are inlined here (its elements are accounted in its own conversion)", "")
+	c.depth++
+	c.quiet++
+	defer func() { c.depth--; c.quiet-- }()
+	var out []convert.Step
+	for _, k := range inc.Children {
+		p := join(join(path, file), k.Name)
+		if !k.Enabled {
+			c.disabled(p, k)
+			continue
+		}
+		if k.TestClass == "TestFragmentController" || k.TestClass == "GenericController" {
+			c.add(p, k, convert.Converted, "inlined", "")
+			s, _ := c.children(p, k.Children, sc, false)
+			out = append(out, s...)
+			continue
+		}
+		out = append(out, c.element(p, k, sc)...)
+	}
+	return out
+}
+
+// testAction converts a Flow Control Action: a pause becomes a think time.
+func (c *conv) testAction(path string, e *Element) []convert.Step {
+	action := e.Str("ActionProcessor.action")
+	if action == "1" || action == "" { // pause
+		ms, err := strconv.Atoi(strings.TrimSpace(e.Str("ActionProcessor.duration")))
+		if err == nil {
+			c.add(path, e, convert.Converted, "pause becomes think time", "")
+			sc := c.samplerScope(path, e, scope{})
+			var out []convert.Step
+			if len(sc.comments) > 0 {
+				out = append(out, convert.CommentStep(sc.comments...))
+			}
+			if ms == 0 {
+				return append(out, convert.CommentStep(fmt.Sprintf("Flow Control Action %q: a pause of 0 ms", e.Name)))
+			}
+			return append(out, convert.Step{Think: &convert.Think{Fixed: time.Duration(ms) * time.Millisecond}})
+		}
+	}
+	return c.needsFeature(path, e, "flow control (stop, next iteration)", "action "+action)
+}
+
+// listener: results collectors have no job in plateau.
+func (c *conv) listener(path string, e *Element) {
+	switch {
+	case e.TestClass == "BackendListener":
+		c.add(path, e, convert.NotNeeded, "plateau streams results with its own outputs", "")
+	default:
+		c.add(path, e, convert.NotNeeded, "plateau records and reports results itself", "")
+	}
+	c.notConvertedBelowAs(path, e, convert.NotNeeded, "inside a listener")
+}
+
+func isListener(e *Element) bool {
+	switch e.TestClass {
+	case "ResultCollector", "Summariser", "BackendListener", "kg.apc.jmeter.vizualizers.CorrectedResultCollector":
+		return true
+	}
+	return e.Tag == "ResultCollector" || strings.HasSuffix(e.GUIClass, "Visualizer") || strings.Contains(e.TestClass, "vizualizers")
+}
+
+// typeName is the element's kind as JMeter's menus name it.
+func typeName(e *Element) string {
+	if n, ok := typeNames[e.TestClass]; ok {
+		if e.TestClass == "ConfigTestElement" && e.GUIClass != "HttpDefaultsGui" {
+			return "Config Element"
+		}
+		return n
+	}
+	if e.TestClass == "ResultCollector" {
+		return "Listener (" + strings.TrimSuffix(e.GUIClass, "Visualizer") + ")"
+	}
+	if i := strings.LastIndexByte(e.TestClass, '.'); i >= 0 {
+		return e.TestClass[i+1:]
+	}
+	return e.TestClass
+}
+
+var typeNames = map[string]string{
+	"TestPlan": "Test Plan", "ThreadGroup": "Thread Group", "SetupThreadGroup": "setUp Thread Group",
+	"PostThreadGroup": "tearDown Thread Group", "HTTPSamplerProxy": "HTTP Request", "ConfigTestElement": "HTTP Request Defaults",
+	"HeaderManager": "HTTP Header Manager", "CookieManager": "HTTP Cookie Manager", "CacheManager": "HTTP Cache Manager",
+	"AuthManager": "HTTP Authorization Manager", "CSVDataSet": "CSV Data Set Config", "Arguments": "User Defined Variables",
+	"RegexExtractor": "Regular Expression Extractor", "JSONPostProcessor": "JSON Extractor", "BoundaryExtractor": "Boundary Extractor",
+	"HtmlExtractor": "CSS Selector Extractor", "XPathExtractor": "XPath Extractor", "XPath2Extractor": "XPath2 Extractor",
+	"ResponseAssertion": "Response Assertion", "JSONPathAssertion": "JSON Assertion", "DurationAssertion": "Duration Assertion",
+	"SizeAssertion": "Size Assertion", "TransactionController": "Transaction Controller", "LoopController": "Loop Controller",
+	"WhileController": "While Controller", "ForeachController": "ForEach Controller", "IfController": "If Controller",
+	"SwitchController": "Switch Controller", "ThroughputController": "Throughput Controller", "RandomController": "Random Controller",
+	"OnceOnlyController": "Once Only Controller", "ModuleController": "Module Controller", "TestFragmentController": "Test Fragment",
+	"IncludeController": "Include Controller", "GenericController": "Simple Controller", "ConstantTimer": "Constant Timer",
+	"UniformRandomTimer": "Uniform Random Timer", "GaussianRandomTimer": "Gaussian Random Timer", "PoissonRandomTimer": "Poisson Random Timer",
+	"ConstantThroughputTimer": "Constant Throughput Timer", "PreciseThroughputTimer": "Precise Throughput Timer",
+	"SyncTimer": "Synchronizing Timer", "JSR223Sampler": "JSR223 Sampler", "JSR223PreProcessor": "JSR223 PreProcessor",
+	"JSR223PostProcessor": "JSR223 PostProcessor", "JSR223Assertion": "JSR223 Assertion", "JSR223Timer": "JSR223 Timer",
+	"JSR223Listener": "JSR223 Listener", "BeanShellSampler": "BeanShell Sampler", "BeanShellPreProcessor": "BeanShell PreProcessor",
+	"BeanShellPostProcessor": "BeanShell PostProcessor", "BeanShellAssertion": "BeanShell Assertion", "JDBCSampler": "JDBC Request",
+	"JDBCDataSource": "JDBC Connection Configuration", "TestAction": "Flow Control Action", "DebugSampler": "Debug Sampler",
+	"RecordingController": "Recording Controller", "RandomOrderController": "Random Order Controller",
+	"InterleaveControl": "Interleave Controller", "RunTime": "Runtime Controller", "Summariser": "Generate Summary Results",
+	"BackendListener": "Backend Listener", "DNSCacheManager": "DNS Cache Manager", "RandomVariableConfig": "Random Variable",
+	"CounterConfig": "Counter", "KeystoreConfig": "Keystore Configuration", "CriticalSectionController": "Critical Section Controller",
+}
+
+// plainText makes a name safe where a plan takes plain text (names,
+// labels): JMeter references become {name}.
+func plainText(s string) string {
+	s = strings.TrimSpace(s)
+	s = strings.ReplaceAll(s, "${", "{")
+	return s
+}
+
+// defineVar records a User Defined Variable.
+func (c *conv) defineVar(name, value string) {
+	if name == "" {
+		return
+	}
+	c.consts[name] = value
+	t := c.translate(value)
+	pn := convert.VarName(name)
+	c.vars[name] = pn
+	// plateau vars may use ${env.…} but not other variables: fold earlier
+	// constants in.
+	val := t.T
+	for _, v := range t.Vars {
+		ref := "${" + c.varRef(v) + "}"
+		if cv, ok := c.plan.Var(c.varRef(v)); ok && !strings.Contains(cv, "${") || (ok && onlyEnv(cv)) {
+			val = strings.ReplaceAll(val, ref, cv)
+		}
+	}
+	if !onlyEnv(val) {
+		c.report.Notes = append(c.report.Notes, "Variable "+name+" refers to variables set at run time; its plateau value keeps only the constant parts.")
+		val = stripNonEnv(val)
+	}
+	c.plan.SetVar(pn, val)
+}
+
+var refRe = regexp.MustCompile(`\$\{[^}]*\}`)
+
+func onlyEnv(s string) bool {
+	for _, r := range convert.Refs(s) {
+		if !strings.HasPrefix(r, "env.") {
+			return false
+		}
+	}
+	return true
+}
+
+func stripNonEnv(s string) string {
+	return refRe.ReplaceAllStringFunc(s, func(m string) string {
+		if strings.HasPrefix(m, "${env.") {
+			return m
+		}
+		return ""
+	})
+}
+
+// varRef is the plateau reference text for a JMeter variable.
+func (c *conv) varRef(name string) string {
+	if r, ok := c.vars[name]; ok {
+		return r
+	}
+	r := convert.VarName(name)
+	c.vars[name] = r
+	return r
+}
+
+// setVar is the plateau name of a variable an extractor sets. A variable
+// that was a CSV column until now becomes a plain variable from here on.
+func (c *conv) setVar(name string) string {
+	r := c.varRef(name)
+	if strings.Contains(r, ".") {
+		r = convert.VarName(name)
+		c.vars[name] = r
+	}
+	return r
+}
+
+// defineUndefined gives every referenced but never defined variable an
+// empty value (it was set by an element that was not converted), so the
+// plan loads, and says so.
+func (c *conv) defineUndefined() {
+	defined := map[string]bool{}
+	for _, kv := range c.plan.Vars {
+		defined[kv.Name] = true
+	}
+	for _, f := range c.plan.Data {
+		for _, col := range f.Columns {
+			defined[f.Name+"."+col] = true
+		}
+	}
+	var missing []string
+	seen := map[string]bool{}
+	check := func(t string) {
+		for _, r := range convert.Refs(t) {
+			if strings.HasPrefix(r, "env.") || strings.HasPrefix(r, "__") || defined[r] || seen[r] {
+				continue
+			}
+			seen[r] = true
+			missing = append(missing, r)
+		}
+	}
+	for _, kv := range c.plan.HTTP.Headers {
+		check(kv.Value)
+	}
+	for _, wl := range c.plan.Workloads {
+		local := map[string]bool{}
+		all := append(append(append([]convert.Step(nil), wl.Setup...), wl.Scenario...), wl.Teardown...)
+		convert.WalkRequests(all, func(r *convert.Request) {
+			for _, e := range r.Extract {
+				local[e.Var] = true
+			}
+		})
+		convert.WalkRequests(all, func(r *convert.Request) {
+			ts := []string{r.URL}
+			for _, h := range r.Headers {
+				ts = append(ts, h.Value)
+			}
+			for _, f := range r.Form {
+				ts = append(ts, f.Value)
+			}
+			if r.Body != nil {
+				ts = append(ts, *r.Body)
+			}
+			for _, t := range ts {
+				for _, ref := range convert.Refs(t) {
+					if !local[ref] {
+						check("${" + ref + "}")
+					}
+				}
+			}
+		})
+	}
+	sort.Strings(missing)
+	for _, m := range missing {
+		if strings.Contains(m, ".") || strings.Contains(m, ":") {
+			continue
+		}
+		c.plan.SetVar(m, "")
+		c.report.Notes = append(c.report.Notes, "Variable "+m+" is used but set only by elements that were not converted (or by JMeter itself); the plan defines it empty.")
+	}
+}
+
+// encodeQuery url-encodes the literal parts of a template, leaving
+// ${…} references as they are.
+func encodeQuery(t string) string {
+	var b strings.Builder
+	last := 0
+	for _, loc := range refRe.FindAllStringIndex(t, -1) {
+		b.WriteString(url.QueryEscape(t[last:loc[0]]))
+		b.WriteString(t[loc[0]:loc[1]])
+		last = loc[1]
+	}
+	b.WriteString(url.QueryEscape(t[last:]))
+	return b.String()
+}

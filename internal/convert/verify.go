@@ -1,0 +1,91 @@
+package convert
+
+import (
+	"encoding/csv"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/plateau-perf/plateau/internal/plan"
+)
+
+// Verify loads the written plan with plateau's plan loader — the same
+// checks `plateau run` makes before sending anything — and returns the
+// loader's error. Data files are the real ones when they exist in dir (the
+// directory the plan is written to), otherwise stand-ins holding the columns
+// the plan reads; ${env.NAME} without a default reads a placeholder, since
+// secrets are deliberately left to the environment.
+func Verify(p *Plan, name, dir string) (*plan.Plan, error) {
+	tmp, err := os.MkdirTemp("", "plateau-convert-")
+	if err != nil {
+		return nil, fmt.Errorf("verifying plan: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	cp := *p
+	cp.Data = make([]Feeder, len(p.Data))
+	for i, f := range p.Data {
+		f.CSV = filepath.Join(tmp, fmt.Sprintf("data-%d.csv", i))
+		cp.Data[i] = f
+		real := p.Data[i].CSV
+		if !filepath.IsAbs(real) {
+			real = filepath.Join(dir, real)
+		}
+		if b, err := os.ReadFile(real); err == nil {
+			if err := os.WriteFile(f.CSV, b, 0o644); err != nil {
+				return nil, fmt.Errorf("verifying plan: %w", err)
+			}
+			continue
+		}
+		if err := writeStandIn(f.CSV, f.Columns, f.Delimiter); err != nil {
+			return nil, fmt.Errorf("verifying plan: %w", err)
+		}
+	}
+	src, err := cp.Bytes()
+	if err != nil {
+		return nil, err
+	}
+	// Secrets are left to the environment without a default: those read a
+	// placeholder; every other reference keeps its default.
+	noDefault := map[string]bool{}
+	for _, m := range envRefRe.FindAllStringSubmatch(string(src), -1) {
+		if !strings.Contains(m[1], ":-") {
+			noDefault[strings.TrimSpace(m[1])] = true
+		}
+	}
+	env := func(k string) (string, bool) {
+		if noDefault[k] {
+			return "placeholder", true
+		}
+		return "", false
+	}
+	return plan.Parse(name, src, tmp, plan.Options{Env: env})
+}
+
+var envRefRe = regexp.MustCompile(`\$\{env\.([^}]*)\}`)
+
+func writeStandIn(path string, cols []string, delim string) error {
+	if len(cols) == 0 {
+		cols = []string{"value"}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	if delim != "" && delim != "," {
+		if d := []rune(strings.ReplaceAll(delim, `\t`, "\t")); len(d) == 1 {
+			w.Comma = d[0]
+		}
+	}
+	row := make([]string, len(cols))
+	for i := range row {
+		row[i] = "x"
+	}
+	if err := w.WriteAll([][]string{cols, row}); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

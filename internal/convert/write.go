@@ -1,0 +1,370 @@
+package convert
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// WriteTo writes the plan as a YAML plan file. It is the one writer of the
+// three converters: comments left by unconverted elements sit where the
+// element was, and every value is quoted as YAML needs (a "${…}" inside a
+// flow mapping, a "yes" that must stay text).
+func (p *Plan) WriteTo(w io.Writer) (int64, error) {
+	doc := &yaml.Node{Kind: yaml.DocumentNode}
+	root := mapping()
+	doc.Content = []*yaml.Node{root}
+	if len(p.Header) > 0 {
+		root.HeadComment = comment(p.Header)
+	}
+	add(root, "name", str(p.Name))
+	add(root, "target", str(p.Target))
+	if h := p.httpNode(); h != nil {
+		add(root, "http", h)
+	}
+	if len(p.Vars) > 0 {
+		add(root, "vars", kvs(p.Vars))
+	}
+	if len(p.Data) > 0 {
+		data := mapping()
+		for _, f := range p.Data {
+			m := mapping()
+			add(m, "csv", str(f.CSV))
+			if f.Order != "" {
+				add(m, "order", str(f.Order))
+			}
+			if f.OnExhausted != "" {
+				add(m, "on_exhausted", str(f.OnExhausted))
+			}
+			if f.Delimiter != "" && f.Delimiter != "," {
+				add(m, "delimiter", str(f.Delimiter))
+			}
+			add(data, f.Name, m)
+		}
+		add(root, "data", data)
+	}
+	if len(p.Secrets) > 0 {
+		seq := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+		for _, s := range p.Secrets {
+			seq.Content = append(seq.Content, str(s))
+		}
+		add(root, "secrets", seq)
+	}
+	wls := mapping()
+	for _, wl := range p.Workloads {
+		m := mapping()
+		for _, part := range []struct {
+			key   string
+			steps []Step
+			need  bool
+		}{{"setup", wl.Setup, false}, {"scenario", wl.Scenario, true}, {"teardown", wl.Teardown, false}} {
+			if len(part.steps) == 0 && !part.need {
+				continue
+			}
+			seq, foot := steps(part.steps)
+			add(m, part.key, seq)
+			if foot != "" {
+				m.Content[len(m.Content)-1].FootComment = foot
+			}
+		}
+		add(m, "load", wl.Load.node())
+		k := str(wl.Name)
+		if len(wl.Comment) > 0 {
+			k.HeadComment = comment(wl.Comment)
+		}
+		wls.Content = append(wls.Content, k, m)
+	}
+	add(root, "workloads", wls)
+
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
+		return 0, fmt.Errorf("writing plan: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return 0, fmt.Errorf("writing plan: %w", err)
+	}
+	n, err := w.Write(buf.Bytes())
+	return int64(n), err
+}
+
+// Bytes is WriteTo into memory.
+func (p *Plan) Bytes() ([]byte, error) {
+	var b bytes.Buffer
+	_, err := p.WriteTo(&b)
+	return b.Bytes(), err
+}
+
+func (p *Plan) httpNode() *yaml.Node {
+	h := mapping()
+	if p.HTTP.Timeout > 0 {
+		add(h, "timeout", str(dur(p.HTTP.Timeout)))
+	}
+	if p.HTTP.ConnectTimeout > 0 {
+		add(h, "connect_timeout", str(dur(p.HTTP.ConnectTimeout)))
+	}
+	if p.HTTP.Redirects != nil {
+		add(h, "redirects", num(*p.HTTP.Redirects))
+	}
+	if p.HTTP.Cookies != nil {
+		add(h, "cookies", boolean(*p.HTTP.Cookies))
+	}
+	if len(p.HTTP.Headers) > 0 {
+		add(h, "headers", kvs(p.HTTP.Headers))
+	}
+	if len(h.Content) == 0 {
+		return nil
+	}
+	return h
+}
+
+func (l *Load) node() *yaml.Node {
+	m := mapping()
+	set := func(m *yaml.Node, k, v string) {
+		if v != "" {
+			add(m, k, plain(v))
+		}
+	}
+	if len(l.Steps) > 0 {
+		seq := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, s := range l.Steps {
+			sm := mapping()
+			set(sm, "users", s.Users)
+			set(sm, "ramp_up", s.RampUp)
+			set(sm, "duration", s.Duration)
+			seq.Content = append(seq.Content, sm)
+		}
+		add(m, "steps", seq)
+	} else {
+		set(m, "users", l.Users)
+		set(m, "ramp_up", l.RampUp)
+		set(m, "duration", l.Duration)
+		set(m, "iterations", l.Iterations)
+		set(m, "pace", l.Pace)
+	}
+	set(m, "start_after", l.StartAfter)
+	return m
+}
+
+// plain is a scalar written without quotes (numbers, durations, and
+// ${env.…} references the loader substitutes before reading the number).
+func plain(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Value: s}
+}
+
+// placeholderThink stands in for a list whose every element was left as a
+// comment: a plan's scenario, transaction or loop needs at least one step.
+const placeholderThink = "1s"
+
+// steps builds a step list. Comment-only steps become the head comment of
+// the next step; trailing ones are returned as a foot comment for the key
+// that holds the list.
+func steps(list []Step) (*yaml.Node, string) {
+	seq := &yaml.Node{Kind: yaml.SequenceNode}
+	var pending []string
+	for _, s := range list {
+		if s.Comment != nil && s.Request == nil && s.Think == nil && s.Transaction == nil && s.Loop == nil {
+			pending = append(pending, s.Comment...)
+			continue
+		}
+		n := stepNode(&s)
+		if len(pending) > 0 {
+			n.HeadComment = joinComments(comment(pending), n.HeadComment)
+			pending = nil
+		}
+		seq.Content = append(seq.Content, n)
+	}
+	if len(seq.Content) == 0 {
+		// Nothing convertible: keep the plan loadable with a pause, and say so.
+		n := mapping()
+		add(n, "think", str(placeholderThink))
+		n.HeadComment = comment(append(pending, "placeholder: nothing here could be converted"))
+		seq.Content = append(seq.Content, n)
+		return seq, ""
+	}
+	if len(pending) > 0 {
+		return seq, comment(pending)
+	}
+	return seq, ""
+}
+
+func stepNode(s *Step) *yaml.Node {
+	m := mapping()
+	switch {
+	case s.Request != nil:
+		add(m, "request", s.Request.node())
+		if len(s.Request.Comment) > 0 {
+			m.HeadComment = comment(s.Request.Comment)
+		}
+	case s.Think != nil:
+		add(m, "think", str(s.Think.String()))
+	case s.Transaction != nil:
+		g := mapping()
+		add(g, "name", str(s.Transaction.Name))
+		seq, foot := steps(s.Transaction.Steps)
+		add(g, "steps", seq)
+		if foot != "" {
+			g.Content[len(g.Content)-1].FootComment = foot
+		}
+		add(m, "transaction", g)
+	case s.Loop != nil:
+		g := mapping()
+		add(g, "count", num(max(s.Loop.Count, 1)))
+		seq, foot := steps(s.Loop.Steps)
+		add(g, "steps", seq)
+		if foot != "" {
+			g.Content[len(g.Content)-1].FootComment = foot
+		}
+		add(m, "loop", g)
+	}
+	if len(s.Comment) > 0 {
+		m.HeadComment = joinComments(comment(s.Comment), m.HeadComment)
+	}
+	return m
+}
+
+// String formats the think time as a plan writes it.
+func (t *Think) String() string {
+	if t.Max > 0 {
+		return fmt.Sprintf("uniform(%s, %s)", dur(t.Min), dur(t.Max))
+	}
+	return dur(t.Fixed)
+}
+
+func (r *Request) node() *yaml.Node {
+	m := mapping()
+	if r.Name != "" {
+		add(m, "name", str(r.Name))
+	}
+	if r.Method != "" && r.Method != "GET" {
+		add(m, "method", str(r.Method))
+	}
+	add(m, "url", str(r.URL))
+	if len(r.Headers) > 0 {
+		add(m, "headers", kvs(r.Headers))
+	}
+	switch {
+	case r.Body != nil:
+		add(m, "body", str(*r.Body))
+	case len(r.Form) > 0:
+		add(m, "form", kvs(r.Form))
+	}
+	if r.Timeout > 0 {
+		add(m, "timeout", str(dur(r.Timeout)))
+	}
+	if len(r.Extract) > 0 {
+		ex := mapping()
+		for _, e := range r.Extract {
+			em := mapping()
+			em.Style = yaml.FlowStyle
+			switch {
+			case e.JSON != "":
+				add(em, "json", str(e.JSON))
+			case e.Regex != "":
+				add(em, "regex", str(e.Regex))
+			default:
+				add(em, "header", str(e.Header))
+			}
+			if e.Default != nil {
+				add(em, "default", str(*e.Default))
+			}
+			add(ex, e.Var, em)
+		}
+		add(m, "extract", ex)
+	}
+	if !r.Check.IsZero() {
+		c := mapping()
+		if len(r.Check.Status) == 1 {
+			add(c, "status", num(r.Check.Status[0]))
+		} else if len(r.Check.Status) > 1 {
+			seq := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+			for _, s := range r.Check.Status {
+				seq.Content = append(seq.Content, num(s))
+			}
+			add(c, "status", seq)
+		}
+		if r.Check.Body != "" {
+			add(c, "body", str(r.Check.Body))
+		}
+		if r.Check.NotBody != "" {
+			add(c, "not_body", str(r.Check.NotBody))
+		}
+		if len(r.Check.JSON) > 0 {
+			add(c, "json", kvs(r.Check.JSON))
+		}
+		if r.Check.MaxDuration > 0 {
+			add(c, "max_duration", str(dur(r.Check.MaxDuration)))
+		}
+		add(m, "check", c)
+	}
+	return m
+}
+
+func mapping() *yaml.Node { return &yaml.Node{Kind: yaml.MappingNode} }
+
+func add(m *yaml.Node, key string, v *yaml.Node) {
+	m.Content = append(m.Content, str(key), v)
+}
+
+// str is a string scalar; the encoder quotes it whenever plain style would
+// read back as something else (a number, a bool, a flow indicator).
+func str(s string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+	if strings.Contains(s, "\n") {
+		n.Style = yaml.LiteralStyle
+		if strings.HasSuffix(s, " ") || strings.HasSuffix(s, "\t") || strings.Contains(s, " \n") || strings.HasPrefix(s, " ") {
+			n.Style = yaml.DoubleQuotedStyle
+		}
+	} else if strings.Contains(s, "${") || strings.ContainsAny(s, "{}[]") {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	return n
+}
+
+func num(i int) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(i)}
+}
+
+func boolean(b bool) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(b)}
+}
+
+func kvs(list []KV) *yaml.Node {
+	m := mapping()
+	for _, kv := range list {
+		add(m, kv.Name, str(kv.Value))
+	}
+	return m
+}
+
+// comment turns lines into a YAML comment block; newlines inside a line
+// become separate comment lines, so source text can never end the comment.
+func comment(lines []string) string {
+	var out []string
+	for _, l := range lines {
+		for _, part := range strings.Split(l, "\n") {
+			part = strings.TrimRight(strings.ReplaceAll(part, "\r", ""), " \t")
+			if part == "" {
+				out = append(out, "#")
+				continue
+			}
+			out = append(out, "# "+part)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func joinComments(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "\n" + b
+}
