@@ -276,6 +276,7 @@ func workloadInfo(w *plan.Workload) rundir.WorkloadInfo {
 		wi.Shape = "steps: " + strings.Join(parts, ", ")
 		if l.StopWhen != nil {
 			wi.Shape += "; stop when " + l.StopWhen.Text
+			wi.StopGainPct = 100 * l.StopWhen.Threshold
 		}
 	case float64(l.Rate) > 0:
 		wi.Model, wi.Rate = "open", float64(l.Rate)

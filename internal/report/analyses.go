@@ -317,17 +317,48 @@ func finitePtr(v float64) *float64 {
 	return &v
 }
 
-func (b *builder) capacity() doc.Section {
-	sec := doc.Section{ID: SecCapacity, Title: "Capacity"}
-	// One point per phase with samples and a stated load, in the first
-	// workload that has at least two distinct loads.
-	type pp struct {
-		phase string
-		p     knee.Point
+// capPoint is one phase as a point of the capacity analysis.
+type capPoint struct {
+	phase string
+	p     knee.Point
+}
+
+// capacityRun is the capacity analysis of the run, computed once and used
+// by every section that speaks of scaling (summary, results verdict,
+// capacity, conclusions), so they all name the same knee.
+type capacityRun struct {
+	pts         []capPoint
+	kind        knee.LoadKind
+	res         knee.Result
+	err         error
+	checkLittle bool
+	// why is set when there is no analysis: the sentence saying why.
+	why string
+}
+
+// stopGain is the stop rule's threshold of the workload (a fraction), or 0
+// when the plan had none: the knee uses it as its own threshold.
+func (b *builder) stopGain(workload string) float64 {
+	for _, w := range b.d.Info.Workloads {
+		if w.Name == workload && w.StopGainPct > 0 {
+			return w.StopGainPct / 100
+		}
 	}
-	var pts []pp
-	kind := knee.Users
-	byWorkload := map[string][]pp{}
+	return 0
+}
+
+// capacityAnalysis collects one point per phase with samples and a stated
+// load, in the first workload that has at least two distinct loads (two
+// concurrent workloads are not load steps of one another), and runs the
+// knee analysis.
+func (b *builder) capacityAnalysis() *capacityRun {
+	if b.capRun != nil {
+		return b.capRun
+	}
+	cr := &capacityRun{kind: knee.Users}
+	b.capRun = cr
+	byWorkload := map[string][]capPoint{}
+	kinds := map[string]knee.LoadKind{}
 	var order []string
 	for i, p := range b.d.Phases {
 		tot := phaseTotal(b.s, i)
@@ -350,35 +381,60 @@ func (b *builder) capacity() doc.Section {
 		if _, ok := byWorkload[p.Workload]; !ok {
 			order = append(order, p.Workload)
 		}
-		kind = k
-		byWorkload[p.Workload] = append(byWorkload[p.Workload], pp{b.red.String(p.Name), knee.Point{Load: load, ThroughputRPS: tot.ThroughputRPS, MeanMs: tot.MeanMs, P95Ms: tot.P95Ms, SLAMet: met}})
+		kinds[p.Workload] = k
+		byWorkload[p.Workload] = append(byWorkload[p.Workload], capPoint{b.red.String(p.Name), knee.Point{Load: load, ThroughputRPS: tot.ThroughputRPS, MeanMs: tot.MeanMs, P95Ms: tot.P95Ms, SLAMet: met}})
 	}
+	workload := ""
 	for _, w := range order {
 		loads := map[float64]bool{}
 		for _, x := range byWorkload[w] {
 			loads[x.p.Load] = true
 		}
 		if len(loads) >= 2 {
-			pts = byWorkload[w]
+			cr.pts, cr.kind, workload = byWorkload[w], kinds[w], w
 			break
 		}
 	}
-	if len(pts) < 2 {
-		sec.Blocks = append(sec.Blocks, noData("No capacity analysis: it needs at least two phases at different loads (a stepped run, or several runs at different loads); this run has "+plural(int64(len(b.d.Phases)), "phase")+"."))
-		return sec
+	if len(cr.pts) < 2 {
+		switch {
+		case len(b.d.Phases) < 2:
+			cr.why = "it needs phases at two or more different loads of one workload (a stepped run, or several runs at different loads); this run has " + plural(int64(len(b.d.Phases)), "phase")
+		case len(order) > 1:
+			cr.why = fmt.Sprintf("it needs phases at two or more different loads of one workload; the %d phases here belong to %d workloads running side by side, each at one load, and concurrent workloads are not load steps", len(b.d.Phases), len(order))
+		default:
+			cr.why = fmt.Sprintf("it needs phases at two or more different loads of one workload; all %d phases here ran at the same load", len(b.d.Phases))
+		}
+		return cr
 	}
 	var kps []knee.Point
-	for _, x := range pts {
+	for _, x := range cr.pts {
 		kps = append(kps, x.p)
 	}
 	// Little's law needs the time each user spends between requests; it is
 	// only checked when that is known to be zero (no think time, no
 	// pacing): with pacing or think time per iteration, requests per
 	// iteration would have to be known as well.
-	checkLittle := kind == knee.Rate || b.noThinkTime()
-	res, err := knee.Analyze(kps, knee.Options{Kind: kind})
-	if err != nil {
-		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: "Capacity analysis failed: " + err.Error()})
+	cr.checkLittle = cr.kind == knee.Rate || b.noThinkTime()
+	cr.res, cr.err = knee.Analyze(kps, knee.Options{Kind: cr.kind, MinGain: b.stopGain(workload), ServerTimes: b.serverTimes()})
+	return cr
+}
+
+// serverTimes reports whether the response times were measured at the
+// servers (an imported access log) rather than by a load generator.
+func (b *builder) serverTimes() bool {
+	return b.source() == sourceAccessLog
+}
+
+func (b *builder) capacity() doc.Section {
+	sec := doc.Section{ID: SecCapacity, Title: "Capacity"}
+	cr := b.capacityAnalysis()
+	if cr.why != "" {
+		sec.Blocks = append(sec.Blocks, noData(sentence("no capacity analysis: "+cr.why)))
+		return sec
+	}
+	pts, kind, res, checkLittle := cr.pts, cr.kind, cr.res, cr.checkLittle
+	if cr.err != nil {
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence("capacity analysis failed: " + cr.err.Error())})
 		return sec
 	}
 	unit := "users"

@@ -51,6 +51,8 @@ type builder struct {
 	// memTrends are the memory-after-GC verdicts, shared by the
 	// conclusions and the trends section.
 	memTrends []memTrend
+	// capRun is the capacity analysis, computed once (capacityAnalysis).
+	capRun *capacityRun
 }
 
 // Aspects judged in the conclusions, in reference 000's order.

@@ -65,6 +65,7 @@ func proseVariants() []proseVariant {
 		{"one step", synthetic(reporttest.Options{Steps: []reporttest.Step{{Users: 8, Seconds: 120, RampUpS: 10}}})},
 		{"constant load in four phases", synthetic(reporttest.Options{Steps: []reporttest.Step{{Users: 5, Seconds: 60}, {Users: 5, Seconds: 60}, {Users: 5, Seconds: 60}, {Users: 5, Seconds: 60}}})},
 		{"every request fails", synthetic(reporttest.Options{AllErrors: true, Monitor: true})},
+		{"two concurrent workloads", synthetic(reporttest.Options{Concurrent: true, Monitor: true})},
 		{"sweep past the plateau", synthetic(reporttest.Options{Capacity: 20, Steps: []reporttest.Step{{Users: 4, Seconds: 60}, {Users: 8, Seconds: 60}, {Users: 16, Seconds: 60}, {Users: 24, Seconds: 60}, {Users: 32, Seconds: 60}}})},
 		{"import JMeter JTL", imported(func() importer.Source {
 			return jtl.New(jtl.Config{Path: imp + "jtl/testdata/jmeter-5.6.3/results.jtl"})
@@ -208,6 +209,45 @@ func TestProse(t *testing.T) {
 				if bad := agreesWithSummary(line, tps); bad != "" {
 					t.Errorf("%q is not a throughput of summary.json, in: %s", bad, line)
 				}
+			}
+		})
+	}
+}
+
+// TestNoGrowthClaimWithoutLoadSteps: constant load (5/5/5/5 users) and
+// two concurrent workloads are not load steps, so no sentence may claim
+// that throughput grew with the load, and Capacity says why it is empty.
+func TestNoGrowthClaimWithoutLoadSteps(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		o    reporttest.Options
+		why  string
+	}{
+		{"constant load", reporttest.Options{Steps: []reporttest.Step{{Users: 5, Seconds: 60}, {Users: 5, Seconds: 60}, {Users: 5, Seconds: 60}, {Users: 5, Seconds: 60}}}, "all 4 phases here ran at the same load"},
+		{"two workloads", reporttest.Options{Concurrent: true, Steps: []reporttest.Step{{Users: 8, Seconds: 120}, {Users: 8, Seconds: 120}}}, "concurrent workloads are not load steps"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "run")
+			if err := reporttest.Write(dir, c.o); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := report.Write(dir, report.Options{Formats: []string{"md"}}); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "report.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			md := string(b)
+			for _, claim := range []string{"grew with the load", "kept growing", "stopped scaling", "stopped growing", "this run has 2 phases"} {
+				if strings.Contains(md, claim) {
+					t.Errorf("report claims %q without load steps", claim)
+				}
+			}
+			if !strings.Contains(md, c.why) {
+				t.Errorf("report does not say %q", c.why)
 			}
 		})
 	}

@@ -2,7 +2,7 @@ package report
 
 import (
 	"fmt"
-	"math"
+	"github.com/plateau-perf/plateau/internal/analysis/knee"
 	"strings"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
@@ -131,8 +131,11 @@ func (b *builder) results() doc.Section {
 		b.conclude("Throughput", doc.NoData, "no samples", "the run recorded no requests")
 		return sec
 	}
-	sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("%s over %s: average %s, median %s, p95 %s, p99 %s, max %s; %s overall. Times are from the intended send time to the last byte, in milliseconds; throughput counts completed requests per second of the span.",
-		plural(all.Samples, "request"), dur(b.d.Span()), msU(all.MeanMs), msU(all.P50Ms), msU(all.P95Ms), msU(all.P99Ms), msU(all.MaxMs), rps(all.ThroughputRPS))})
+	sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentences(
+		fmt.Sprintf("%s over %s: min %s, average %s, median %s, p95 %s, p99 %s, max %s; %s overall",
+			plural(all.Samples, "request"), dur(b.d.Span()), msU(all.MinMs), msU(all.MeanMs), msU(all.P50Ms), msU(all.P95Ms), msU(all.P99Ms), msU(all.MaxMs), rps(all.ThroughputRPS)),
+		b.timingMethod(),
+		"throughput counts completed requests per second of the span; a phase counts the requests that completed while it ran")})
 	sec.Blocks = append(sec.Blocks, b.statsTable("Whole run, per label (transactions first, then requests)", b.s.Labels))
 	for _, f := range b.timeCharts() {
 		sec.Blocks = append(sec.Blocks, f)
@@ -241,44 +244,49 @@ func (b *builder) resultsVerdict() *doc.Verdict {
 		b.conclude("Throughput", doc.Info, fmt.Sprintf("%s sustained", rps(all.ThroughputRPS)), fmt.Sprintf("%s over %s", plural(all.Samples, "request"), dur(b.d.Span())))
 		return &doc.Verdict{Level: rtLevel, Text: fmt.Sprintf("Verdict: response time %s — %s at %s.", rtVerdict, rtEvidence, rps(all.ThroughputRPS))}
 	}
-	first, last := 0, len(ps)-1
-	rtMove := fmt.Sprintf("average response time went from %s in %s to %s in %s while throughput went from %s to %s",
-		msU(ts[first].MeanMs), b.red.String(ps[first].Name), msU(ts[last].MeanMs), b.red.String(ps[last].Name),
-		rps(ts[first].ThroughputRPS), rps(ts[last].ThroughputRPS))
+	// The movement of response time with throughput is stated over the
+	// load steps of one workload; concurrent workloads are not steps.
+	var rtMove string
+	if cr := b.capacityAnalysis(); cr.why == "" && len(cr.pts) > 1 {
+		f, l := cr.pts[0], cr.pts[len(cr.pts)-1]
+		rtMove = fmt.Sprintf("average response time went from %s in %s to %s in %s while throughput went from %s to %s",
+			msU(f.p.MeanMs), f.phase, msU(l.p.MeanMs), l.phase, rps(f.p.ThroughputRPS), rps(l.p.ThroughputRPS))
+	}
 	b.conclude("Response time", rtLevel, rtVerdict, rtEvidence, rtMove)
-	tpLevel, tpVerdict, tpEvidence := b.throughputVerdict(ps, ts)
+	tpLevel, tpVerdict, tpEvidence := b.throughputVerdict(ts)
 	b.conclude("Throughput", tpLevel, tpVerdict, tpEvidence)
-	return &doc.Verdict{Level: max(rtLevel, tpLevel),
-		Text: "Verdict: " + upperFirst(rtMove) + ". Throughput " + tpVerdict + "."}
+	return &doc.Verdict{Level: max(rtLevel, tpLevel), Text: sentences("verdict: " + clauses(rtMove, "throughput "+tpVerdict))}
 }
 
-// throughputVerdict says whether throughput followed the offered load from
-// phase to phase; a phase whose load grew by at least 5 % but whose
-// throughput grew by less than a quarter of that share marks the plateau.
-// (The capacity analysis refines this with a knee and a USL fit.)
-func (b *builder) throughputVerdict(ps []core.Phase, ts []core.LabelStats) (doc.Level, string, string) {
-	loadOf := func(p core.Phase) float64 {
-		if p.Rate > 0 {
-			return p.Rate
+// throughputVerdict states what the capacity analysis found about scaling,
+// so the results verdict, the conclusions and the capacity section name the
+// same knee (analysis/knee holds the one definition). Without load steps it
+// states the range of throughput and claims no growth.
+func (b *builder) throughputVerdict(ts []core.LabelStats) (doc.Level, string, string) {
+	cr := b.capacityAnalysis()
+	if cr.why != "" || cr.err != nil {
+		lo, hi := ts[0].ThroughputRPS, ts[0].ThroughputRPS
+		for _, t := range ts {
+			lo, hi = min(lo, t.ThroughputRPS), max(hi, t.ThroughputRPS)
 		}
-		return float64(p.Users)
+		span := fmt.Sprintf("between %s and %s across %d phases", rps(lo), rps(hi), len(ts))
+		if rate(lo) == rate(hi) {
+			span = fmt.Sprintf("%s in each of %d phases", rps(lo), len(ts))
+		}
+		return doc.Info, span, "no scaling judged: " + cr.why
 	}
-	for i := 1; i < len(ps); i++ {
-		l0, l1 := loadOf(ps[i-1]), loadOf(ps[i])
-		if l0 <= 0 || l1 <= l0*1.05 {
-			continue
-		}
-		loadGain := l1/l0 - 1
-		tpGain := ts[i].ThroughputRPS/math.Max(ts[i-1].ThroughputRPS, 1e-9) - 1
-		if tpGain < loadGain/4 {
-			ev := fmt.Sprintf("load +%s from %s to %s gave throughput %+.1f %% (%s → %s)", pct(100*loadGain),
-				b.red.String(ps[i-1].Name), b.red.String(ps[i].Name), 100*tpGain, rps(ts[i-1].ThroughputRPS), rps(ts[i].ThroughputRPS))
-			b.finding(doc.FindCapacity, doc.Warn, fmt.Sprintf("Throughput stopped growing after %s: %s", b.red.String(ps[i-1].Name), rps(ts[i-1].ThroughputRPS)), ev)
-			return doc.Warn, "stopped growing after " + b.red.String(ps[i-1].Name) + " at " + rps(ts[i-1].ThroughputRPS), ev
-		}
+	res := cr.res
+	first, last := cr.pts[0], cr.pts[len(cr.pts)-1]
+	switch res.Outcome {
+	case knee.Stopped:
+		k := res.Knee
+		return doc.Warn, fmt.Sprintf("stopped scaling at %s (%s)", loadU(k.Load, cr.kind), rps(k.ThroughputRPS)), k.Sentence()
+	case knee.Scaling:
+		thr := pct(100 * res.MinGain)
+		return doc.OK, "kept growing up to the highest tested load", fmt.Sprintf("from %s at %s to %s at %s; beyond every tested load it still grew by more than the %s threshold",
+			rps(first.p.ThroughputRPS), loadU(first.p.Load, cr.kind), rps(last.p.ThroughputRPS), loadU(last.p.Load, cr.kind), thr)
 	}
-	ev := fmt.Sprintf("from %s in %s to %s in %s", rps(ts[0].ThroughputRPS), b.red.String(ps[0].Name), rps(ts[len(ts)-1].ThroughputRPS), b.red.String(ps[len(ps)-1].Name))
-	return doc.OK, "grew with the load in every phase", ev
+	return doc.Warn, "stopped growing without a rise in response time", res.KneeReason
 }
 
 // ---- errors -----------------------------------------------------------------

@@ -93,6 +93,10 @@ type WorkloadInfo struct {
 	Rate  float64 `json:"rate_per_s,omitempty"`
 	Think string  `json:"think,omitempty"`
 	Shape string  `json:"shape"` // the load line from the plan, human readable
+	// StopGainPct is the stop rule's threshold (stop_when:
+	// throughput_gain < N %), in per cent; 0 without a stop rule. The
+	// capacity knee uses the same threshold.
+	StopGainPct float64 `json:"stop_gain_pct,omitempty"`
 }
 
 // Host describes the machine that generated the load.

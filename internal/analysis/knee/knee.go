@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"time"
 )
 
@@ -38,21 +39,25 @@ const (
 // Options tunes Analyze. The zero value selects every default.
 type Options struct {
 	Kind LoadKind
-	// MinGainShare is the knee threshold: a step from one load to the next
-	// "stops scaling" when throughput gains less than this share of the
-	// proportional gain (load +50 % with throughput +10 % is a share of
-	// 0.2). Default 0.5, the point where, by Little's law, more than half of
-	// the added concurrency turns into waiting instead of work.
-	MinGainShare float64
+	// MinGain is the knee threshold, the stop rule's: throughput has
+	// stopped scaling at a load when no higher tested load gives more than
+	// this much more throughput, as a fraction (default 0.05 = 5 %, the
+	// stop rule's usual threshold; pass the plan's stop_when threshold).
+	MinGain float64
 	// MinStep is the smallest load increase a knee is judged over, as a
-	// fraction: each load is compared with the first load at least this much
-	// higher (default 0.2, i.e. 20 %), so the few-per-cent steps of a fine
-	// sweep are not judged against throughput noise.
+	// fraction: a load is a knee only when a tested load at least this
+	// much higher exists (default 0.2, i.e. 20 %), so the few-per-cent
+	// steps of a fine sweep are not judged against throughput noise.
 	MinStep float64
 	// MinLatencyRise is how much the mean response time must rise over the
 	// same step, as a fraction (default 0.05 = 5 %). A plateau without a
 	// latency rise means the system was not the limit.
 	MinLatencyRise float64
+	// ServerTimes says the response times were measured at the servers
+	// (an access log), not by the load generator: a stall without a rise
+	// of those times then points at a queue in front of the servers as
+	// much as at the generator.
+	ServerTimes bool
 	// ThinkTime is the pause each user takes after each request (closed
 	// model), used by the Little's-law check.
 	ThinkTime time.Duration
@@ -69,8 +74,8 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.MinGainShare <= 0 || o.MinGainShare >= 1 {
-		o.MinGainShare = 0.5
+	if o.MinGain <= 0 || o.MinGain >= 1 {
+		o.MinGain = 0.05
 	}
 	if o.MinStep <= 0 {
 		o.MinStep = 0.2
@@ -90,29 +95,51 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Knee is the last load that still scaled: beyond it throughput gained less
-// than MinGainShare of the proportional gain while the mean response time
-// rose, and no higher load recovered the lost scaling (see findKnee).
+// Knee is the load at which throughput stopped scaling: no higher tested
+// load gave more than MinGain more throughput, while the mean response
+// time rose (see findKnee).
 type Knee struct {
 	Kind          LoadKind
 	Load          float64 // the knee load
 	ThroughputRPS float64 // throughput at the knee
 	MeanMs        float64 // mean response time at the knee
 	NextLoad      float64 // the next tested load
-	// GainShare is the share of the proportional throughput gain achieved
-	// from Load to NextLoad (negative when throughput fell).
-	GainShare float64
+	// Gain is the most any higher tested load added to the knee's
+	// throughput, as a fraction (negative when all gave less); MinGain is
+	// the threshold it stayed below.
+	Gain, MinGain float64
 	// MaxLoad is the highest tested load and MaxMeanMs its mean response
 	// time, for "beyond it average response time rose from … to …".
 	MaxLoad, MaxMeanMs float64
 }
 
 // Sentence renders the knee in words, e.g. "throughput stopped scaling at
-// 15 concurrent users, ~1000 req/s; beyond it average response time rose
-// from 14 ms to 190 ms".
+// 15 concurrent users, ~1000 req/s: higher loads added at most +4.7 %
+// (threshold 5 %); beyond it average response time rose from 14 ms to
+// 190 ms".
 func (k *Knee) Sentence() string {
-	return fmt.Sprintf("throughput stopped scaling at %s, ~%s req/s; beyond it average response time rose from %s ms to %s ms",
-		loadWords(k.Kind, k.Load), roughly(k.ThroughputRPS), ms(k.MeanMs), ms(k.MaxMeanMs))
+	gain := "higher loads added at most " + signedPct(100*k.Gain)
+	if k.Gain < 0.0005 {
+		gain = "no higher load added throughput"
+	}
+	return fmt.Sprintf("throughput stopped scaling at %s, ~%s req/s: %s (threshold %s); beyond it average response time rose from %s ms to %s ms",
+		loadWords(k.Kind, k.Load), roughly(k.ThroughputRPS), gain, trimPct(100*k.MinGain), ms(k.MeanMs), ms(k.MaxMeanMs))
+}
+
+// signedPct is a signed percentage with one decimal ("+4.7 %", "−2.0 %").
+func signedPct(v float64) string {
+	if math.Abs(v) < 0.05 {
+		return "0 %"
+	}
+	if v < 0 {
+		return fmt.Sprintf("−%.1f %%", -v)
+	}
+	return fmt.Sprintf("+%.1f %%", v)
+}
+
+// trimPct is a threshold percentage without needless decimals ("5 %").
+func trimPct(v float64) string {
+	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) + " %"
 }
 
 // Little is the Little's-law cross-check of one load level. In a closed
@@ -136,12 +163,25 @@ type Little struct {
 	Note string
 }
 
+// Outcome is what a sweep showed about scaling.
+type Outcome int
+
+// Outcomes.
+const (
+	TooFewLoads Outcome = iota // fewer than 2 distinct loads
+	Scaling                    // throughput kept growing up to the highest load
+	Stopped                    // a knee: throughput stopped growing while latency rose
+	Stalled                    // throughput stopped growing but latency did not rise
+)
+
 // Result is everything Analyze finds.
 type Result struct {
 	Kind LoadKind
 	// Points are the input sorted by load, repeats of one load averaged
 	// (SLAMet only when every repeat met it).
 	Points []Point
+	// Outcome says what the sweep showed; Knee is set only for Stopped.
+	Outcome Outcome
 	// Knee is nil when no knee was found; KneeReason then says why.
 	Knee       *Knee
 	KneeReason string
@@ -154,6 +194,9 @@ type Result struct {
 	// MaxLoadMeetingSLA is the highest load such that it and every lower
 	// tested load met every SLA; nil when the lowest load already failed.
 	MaxLoadMeetingSLA *float64
+	// MinGain is the knee threshold used (Options.MinGain with its
+	// default applied), for sentences that quote it.
+	MinGain float64
 	// Little has one check per load level, in Points order.
 	Little []Little
 }
@@ -185,8 +228,8 @@ func Analyze(points []Point, opt Options) (Result, error) {
 			return Result{}, fmt.Errorf("knee: point %d: load is 0", i)
 		}
 	}
-	r := Result{Kind: o.Kind, Points: merge(points)}
-	r.Knee, r.KneeReason = findKnee(r.Points, o)
+	r := Result{Kind: o.Kind, Points: merge(points), MinGain: o.MinGain}
+	r.Knee, r.KneeReason, r.Outcome = findKnee(r.Points, o)
 	r.USL, r.USLReason = fitSupported(points, len(r.Points), o)
 	for i, p := range r.Points {
 		if !p.SLAMet {
@@ -223,26 +266,19 @@ func merge(points []Point) []Point {
 	return out
 }
 
-// gainShare is the throughput gain from a to b as a share of the gain
-// proportional scaling would give: (Xb/Xa − 1) / (Lb/La − 1).
-func gainShare(a, b Point) float64 {
-	return (b.ThroughputRPS/a.ThroughputRPS - 1) / (b.Load/a.Load - 1)
-}
-
-// findKnee looks for the first load k at which scaling stops. Each load is
-// compared with the first load at least MinStep above it (j), not with its
-// neighbour: in a fine sweep (2, 4, 6, … users) a neighbour adds a few per
-// cent of load, no more than the measurement noise of throughput, and the
-// share would be noise. k is a knee candidate when the gain from k to j is
-// below MinGainShare of proportional scaling while mean latency rose by
-// MinLatencyRise, and no higher load recovers: every point beyond j must
-// also stay below MinGainShare of proportional scaling measured from k (so
-// a single noisy dip is not the knee). The knee is then moved up to the
-// highest load between k and j that still scaled by MinGainShare from k,
-// so a sharp plateau is named where it starts, not a step early.
-func findKnee(ps []Point, o Options) (*Knee, string) {
+// findKnee finds where throughput stopped scaling. The definition is the
+// stop rule's, applied to the whole sweep after the fact: the knee is the
+// lowest tested load k beyond which throughput never again grows by more
+// than MinGain — every higher tested load j has X_j < X_k·(1+MinGain).
+// Looking at every higher load, not only the next, keeps a single noisy
+// dip from being the knee and names a sharp plateau where it starts. Two
+// guards keep noise out: a load at least MinStep above k must have been
+// tested (a fine sweep's few-per-cent steps gain no more than noise), and
+// the mean response time must have risen by MinLatencyRise from k to the
+// highest load (otherwise the system was not the limit).
+func findKnee(ps []Point, o Options) (*Knee, string, Outcome) {
 	if len(ps) < 2 {
-		return nil, fmt.Sprintf("a knee needs at least 2 distinct loads, have %d", len(ps))
+		return nil, fmt.Sprintf("a knee needs at least 2 distinct loads, have %d", len(ps)), TooFewLoads
 	}
 	last := ps[len(ps)-1]
 	flatNoRise := -1
@@ -251,56 +287,44 @@ func findKnee(ps []Point, o Options) (*Knee, string) {
 		if a.ThroughputRPS <= 0 {
 			continue
 		}
-		j := k + 1
-		for j < len(ps) && ps[j].Load < a.Load*(1+o.MinStep) {
-			j++
-		}
-		if j == len(ps) {
+		if last.Load < a.Load*(1+o.MinStep) {
 			break // no load far enough above k to judge it
 		}
-		b := ps[j]
-		share := gainShare(a, b)
-		if share >= o.MinGainShare {
+		best := math.Inf(-1)
+		for _, c := range ps[k+1:] {
+			best = math.Max(best, c.ThroughputRPS)
+		}
+		gain := best/a.ThroughputRPS - 1
+		if gain >= o.MinGain {
 			continue
 		}
-		sustained := true
-		for _, c := range ps[j+1:] {
-			if gainShare(a, c) >= o.MinGainShare {
-				sustained = false
-				break
-			}
-		}
-		if !sustained {
-			continue
-		}
-		if b.MeanMs <= a.MeanMs*(1+o.MinLatencyRise) {
-			// A stall without a latency rise is only blamed on the
-			// generator when Little's law confirms that the asked load was
-			// not delivered; otherwise it is taken as noise.
-			if flatNoRise < 0 && littleRatio(b, o) < o.MinDelivered {
+		if last.MeanMs <= a.MeanMs*(1+o.MinLatencyRise) {
+			// A stall without a latency rise is not a knee of the system.
+			if flatNoRise < 0 {
 				flatNoRise = k
 			}
 			continue
 		}
-		at := k
-		for i := k + 1; i < j; i++ {
-			if gainShare(a, ps[i]) >= o.MinGainShare {
-				at = i
-			}
-		}
-		a = ps[at]
 		return &Knee{
 			Kind: o.Kind, Load: a.Load, ThroughputRPS: a.ThroughputRPS, MeanMs: a.MeanMs,
-			NextLoad: ps[at+1].Load, GainShare: gainShare(a, ps[at+1]), MaxLoad: last.Load, MaxMeanMs: last.MeanMs,
-		}, ""
+			NextLoad: ps[k+1].Load, Gain: gain, MinGain: o.MinGain, MaxLoad: last.Load, MaxMeanMs: last.MeanMs,
+		}, "", Stopped
 	}
 	if flatNoRise >= 0 {
 		a := ps[flatNoRise]
-		return nil, fmt.Sprintf("throughput stopped growing beyond %s (~%s req/s) but average response time did not rise: the load generator, not the system, was probably the limit (see the Little's-law check)",
-			loadWords(o.Kind, a.Load), roughly(a.ThroughputRPS))
+		stall := fmt.Sprintf("throughput stopped growing beyond %s (~%s req/s) but average response time did not rise", loadWords(o.Kind, a.Load), roughly(a.ThroughputRPS))
+		switch {
+		case o.ServerTimes:
+			// The servers' own times stay flat while the clients' may
+			// not: the wait is in front of the measured servers.
+			return nil, stall + ": these times are the servers' own, so the limit is in front of them (a queue in a balancer or proxy) or in the load generator", Stalled
+		case littleRatio(ps[len(ps)-1], o) < o.MinDelivered:
+			return nil, stall + ": the load generator, not the system, was probably the limit (the Little's-law check shows the asked load was not delivered)", Stalled
+		}
+		return nil, stall + ", and the Little's-law check shows the load was delivered: taken as noise, not a knee", Stalled
 	}
 	return nil, fmt.Sprintf("throughput kept scaling up to the highest tested load, %s (~%s req/s)",
-		loadWords(o.Kind, last.Load), roughly(last.ThroughputRPS))
+		loadWords(o.Kind, last.Load), roughly(last.ThroughputRPS)), Scaling
 }
 
 // fitSupported fits the USL to every observation and decides whether the

@@ -150,11 +150,11 @@ func TestKneeSentence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "throughput stopped scaling at 15 concurrent users, ~1000 req/s; beyond it average response time rose from 14 ms to 190 ms"
+	want := "throughput stopped scaling at 15 concurrent users, ~1000 req/s: higher loads added at most +4.7 % (threshold 5 %); beyond it average response time rose from 14 ms to 190 ms"
 	if got := r.Sentence(); got != want {
 		t.Errorf("Sentence:\n got %q\nwant %q", got, want)
 	}
-	if r.Knee.NextLoad != 20 || r.Knee.GainShare > 0.1 {
+	if r.Knee.NextLoad != 20 || r.Knee.Gain >= 0.05 {
 		t.Errorf("knee %+v", *r.Knee)
 	}
 	if r.MaxLoadMeetingSLA == nil || *r.MaxLoadMeetingSLA != 50 {
@@ -168,8 +168,60 @@ func TestKneeSentence(t *testing.T) {
 	// The open-model wording.
 	k := *r.Knee
 	k.Kind, k.Load, k.ThroughputRPS = Rate, 800, 747
-	if got := k.Sentence(); !strings.HasPrefix(got, "throughput stopped scaling at 800 req/s offered, ~750 req/s;") {
+	if got := k.Sentence(); !strings.HasPrefix(got, "throughput stopped scaling at 800 req/s offered, ~750 req/s:") {
 		t.Errorf("rate sentence %q", got)
+	}
+}
+
+// TestKneeOnCleanUSLCurve is issue 14's case: on a clean USL curve (σ 0.1,
+// κ 0.002, peak near N = 21) swept at 1/2/4/8/16/32 users, throughput still
+// grows 78 % from 4 users to the peak, so the knee is not at 4: it is at
+// 16, beyond which no load adds 5 %. The USL peak stays its own figure.
+func TestKneeOnCleanUSLCurve(t *testing.T) {
+	t.Parallel()
+	u := USL{Lambda: 100, Sigma: 0.1, Kappa: 0.002}
+	var ps []Point
+	for _, n := range []float64{1, 2, 4, 8, 16, 32} {
+		x := u.Throughput(n)
+		ps = append(ps, Point{Load: n, ThroughputRPS: x, MeanMs: 1000 * n / x})
+	}
+	r, err := Analyze(ps, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Knee == nil || r.Knee.Load != 16 {
+		t.Fatalf("knee %+v (%s), want at 16 users", r.Knee, r.KneeReason)
+	}
+	if r.USL == nil || math.Abs(r.USL.PeakLoad-21.2) > 0.5 {
+		t.Errorf("USL %+v, want its peak near 21 users", r.USL)
+	}
+}
+
+// TestNeverStoppedWhileGrowing is the wording's promise as a property: on
+// random sweeps, whenever a knee is named, no higher tested load added
+// MinGain or more to its throughput.
+func TestNeverStoppedWhileGrowing(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 7))
+	for trial := range 2000 {
+		var ps []Point
+		x, n := 10+rng.Float64()*100, 1.0
+		for range 3 + rng.IntN(6) {
+			n *= 1 + 0.2*float64(1+rng.IntN(5))
+			x *= 1 + 0.3*rng.NormFloat64()
+			x = math.Abs(x) + 1
+			ps = append(ps, Point{Load: math.Round(n), ThroughputRPS: x, MeanMs: 1000 * n / x})
+		}
+		opt := Options{MinGain: 0.01 + 0.2*rng.Float64()}
+		r, err := Analyze(ps, opt)
+		if err != nil || r.Knee == nil {
+			continue
+		}
+		for _, p := range r.Points {
+			if p.Load > r.Knee.Load && p.ThroughputRPS >= r.Knee.ThroughputRPS*(1+opt.MinGain) {
+				t.Fatalf("trial %d: knee at %v (%.1f req/s) but %v gives %.1f req/s (> +%.0f %%)", trial, r.Knee.Load, r.Knee.ThroughputRPS, p.Load, p.ThroughputRPS, 100*opt.MinGain)
+			}
+		}
 	}
 }
 
@@ -402,7 +454,7 @@ func TestOpenModelKnee(t *testing.T) {
 	if r.Knee == nil || r.Knee.Load != 600 {
 		t.Fatalf("knee %+v (%s), want at 600 req/s", r.Knee, r.KneeReason)
 	}
-	if !strings.HasPrefix(r.Sentence(), "throughput stopped scaling at 600 req/s offered, ~600 req/s;") {
+	if !strings.HasPrefix(r.Sentence(), "throughput stopped scaling at 600 req/s offered, ~600 req/s:") {
 		t.Errorf("sentence %q", r.Sentence())
 	}
 	for _, c := range r.Little {

@@ -59,6 +59,10 @@ type Options struct {
 	SlowerPct float64
 	// AllErrors makes every request fail with HTTP 500.
 	AllErrors bool
+	// Concurrent adds a second workload, "data-import", with one user
+	// running one phase from the second minute to the end of the second
+	// step, alongside the steps (reference 004's two workloads).
+	Concurrent bool
 	// LarLabel replaces the first request's label (e.g. an 80-character
 	// one, to test legends).
 	LarLabel string
@@ -111,6 +115,31 @@ func Write(dir string, o Options) error {
 		t = end
 	}
 	runEnd := t
+	// stepPhase maps a step to its phase index in run.json (phases are kept
+	// in start order, so a concurrent phase shifts the later steps).
+	stepPhase := make([]int, len(o.Steps))
+	for i := range stepPhase {
+		stepPhase[i] = i
+	}
+	var impFrom, impTo time.Time
+	impPhase := -1
+	if o.Concurrent {
+		info.Workloads = append(info.Workloads, rundir.WorkloadInfo{Name: "data-import", Model: "closed", Users: 1, Shape: "1 user"})
+		impFrom = Start.Add(time.Minute)
+		impTo = impFrom.Add(time.Duration(o.Steps[min(1, len(o.Steps)-1)].Seconds) * time.Second)
+		e := impTo
+		at := 0
+		for at < len(info.Phases) && !info.Phases[at].Start.After(impFrom) {
+			at++
+		}
+		info.Phases = append(info.Phases[:at], append([]rundir.PhaseInfo{{Name: "data-import", Workload: "data-import", Start: impFrom, End: &e, Users: 1}}, info.Phases[at:]...)...)
+		impPhase = at
+		for i := range stepPhase {
+			if stepPhase[i] >= at {
+				stepPhase[i]++
+			}
+		}
+	}
 	if !o.Killed {
 		info.End = &runEnd
 	}
@@ -185,13 +214,19 @@ func Write(dir string, o Options) error {
 				a.AddError(k, a.Count-a.Errors)
 			}
 		}
+		imp := metrics.NewAgg()
+		if impPhase >= 0 && !ts.Before(impFrom) && ts.Before(impTo) {
+			add(imp, lognormal(rng, 900, 0.2))
+		}
+		ph := stepPhase[phase]
 		for _, r := range []struct {
 			k metrics.Key
 			a *metrics.Agg
 		}{
-			{metrics.Key{Workload: "read", Phase: phase, Label: TxLabel, Tx: true}, tx},
-			{metrics.Key{Workload: "read", Phase: phase, Label: larLabel}, lar},
-			{metrics.Key{Workload: "read", Phase: phase, Label: CaveLabel}, cave},
+			{metrics.Key{Workload: "read", Phase: ph, Label: TxLabel, Tx: true}, tx},
+			{metrics.Key{Workload: "read", Phase: ph, Label: larLabel}, lar},
+			{metrics.Key{Workload: "read", Phase: ph, Label: CaveLabel}, cave},
+			{metrics.Key{Workload: "data-import", Phase: impPhase, Label: "POST /import"}, imp},
 		} {
 			if r.a.Count == 0 {
 				continue
@@ -204,7 +239,11 @@ func Write(dir string, o Options) error {
 				return err
 			}
 		}
-		if err := w.WriteRecord(&rundir.IntervalRecord{T: ts.Unix(), Phase: -1, Users: map[string]int{"read": users}}); err != nil {
+		active := map[string]int{"read": users}
+		if imp.Count > 0 {
+			active["data-import"] = 1
+		}
+		if err := w.WriteRecord(&rundir.IntervalRecord{T: ts.Unix(), Phase: -1, Users: active}); err != nil {
 			return err
 		}
 		sec++
