@@ -277,7 +277,9 @@ func (b *builder) panelChart(t *target, p panel, grid bool) *doc.Figure {
 // kindTitle names a group of targets.
 func kindTitle(kind string, n int) string {
 	names := map[string]string{monitor.KindHost: "Hosts", monitor.KindProcess: "Processes", monitor.KindCgroup: "Containers and services (cgroups)",
-		monitor.KindJVM: "JVMs", monitor.KindPostgres: "Databases (PostgreSQL)", monitor.KindPrometheus: "Prometheus endpoints"}
+		monitor.KindJVM: "JVMs", monitor.KindPostgres: "Databases (PostgreSQL)", monitor.KindPrometheus: "Prometheus endpoints",
+		monitor.KindPromQL: "PromQL queries", monitor.KindRecipe: "PromQL recipes", monitor.KindMySQL: "Databases (MySQL/MariaDB)",
+		monitor.KindCloudWatch: "CloudWatch metrics"}
 	if s, ok := names[kind]; ok {
 		return s
 	}
@@ -310,6 +312,8 @@ func (b *builder) resources() doc.Section {
 		} else {
 			sec.Blocks = append(sec.Blocks, noData("No monitor data: none of the monitored targets could be read (see the appendix)."))
 		}
+		sec.Blocks = append(sec.Blocks, b.notesWithoutData(ts)...)
+		sec.Blocks = append(sec.Blocks, b.topSQL()...)
 		return sec
 	}
 	b.s.Resources = b.resourceEntries()
@@ -334,6 +338,10 @@ func (b *builder) resources() doc.Section {
 			names = append(names, b.red.String(t.name))
 		}
 		sec.Blocks = append(sec.Blocks, &doc.Heading{Text: kindTitle(k, len(group)) + ": " + strings.Join(names, ", ")})
+		if labelledKind(k) {
+			sec.Blocks = append(sec.Blocks, b.labelledBlocks(group)...)
+			continue
+		}
 		// One grid per chart kind, one figure per target (reference 000's
 		// four-server grids).
 		var keys []string
@@ -370,7 +378,10 @@ func (b *builder) resources() doc.Section {
 			}
 		}
 	}
+	sec.Blocks = append(sec.Blocks, b.notesWithoutData(ts)...)
+	sec.Blocks = append(sec.Blocks, b.topSQL()...)
 	b.judgeResources(ts)
+	b.judgeServices(ts)
 	return sec
 }
 

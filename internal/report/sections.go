@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -15,7 +16,15 @@ import (
 func (b *builder) conclusionsSection() doc.Section {
 	sec := doc.Section{ID: SecConclusions, Title: "Conclusions"}
 	l := &doc.List{}
-	for _, a := range aspects {
+	// Aspects judged only for some runs (connections, from database
+	// monitors) follow the fixed ones.
+	all := slices.Clone(aspects)
+	for _, a := range slices.Sorted(maps.Keys(b.conclusions)) {
+		if !slices.Contains(all, a) {
+			all = append(all, a)
+		}
+	}
+	for _, a := range all {
 		c, ok := b.conclusions[a]
 		if !ok {
 			c = doc.Conclusion{Aspect: a, Level: doc.NoData, Verdict: "not measured", Evidence: noEvidence(a)}

@@ -49,8 +49,9 @@ type Collector struct {
 	version int // server_version_num
 
 	pgss       string // qualified pg_stat_statements view, "" when absent
-	start      map[stmtKey]stmtRow
+	start      map[string]monitor.StatementCounters
 	startTime  time.Time
+	stmtLog    *monitor.StatementLog
 	ownQueries int64 // our transactions since the last sample
 
 	havePrev bool
@@ -96,6 +97,10 @@ func Open(ctx context.Context, tc monitor.TargetConfig, env monitor.Env) (monito
 			c.pgss = ""
 		} else {
 			c.start, c.startTime = start, env.Now()
+			if l, err := monitor.OpenStatementLog(env.Dir, env.Stem, c.target); err == nil {
+				c.stmtLog = l
+				_ = l.Snapshot(c.startTime, start)
+			}
 		}
 	}
 	return c, nil
@@ -210,6 +215,13 @@ func (c *Collector) Collect(ctx context.Context, b *monitor.Batch) error {
 		b.Add("temp_bytes_per_s", "bytes/s", r(d.tempBytes, p.tempBytes))
 	}
 	c.prev, c.prevT, c.havePrev = d, now, true
+	if c.stmtLog != nil && c.stmtLog.Due(b.Time) {
+		// The per-phase top statements come from these increments; a
+		// failed read only coarsens them.
+		if cur, err := c.statements(ctx); err == nil {
+			_ = c.stmtLog.Snapshot(b.Time, cur)
+		}
+	}
 	return nil
 }
 
@@ -238,12 +250,21 @@ func (c *Collector) Finish(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("top statements: %w", err)
 	}
-	rep := topStatements(c.target, c.startTime, c.env.Now(), c.start, end, TopN)
-	return writeStatements(c.env.Dir, c.env.Stem, rep)
+	now := c.env.Now()
+	if c.stmtLog != nil {
+		if err := c.stmtLog.Snapshot(now, end); err != nil {
+			return fmt.Errorf("top statements: %w", err)
+		}
+	}
+	rep := monitor.TopOf(c.target, c.startTime, now, c.start, end, TopN)
+	return monitor.WriteStatements(c.env.Dir, c.env.Stem, rep)
 }
 
 // Close implements monitor.Collector.
 func (c *Collector) Close() error {
 	c.drop()
+	if c.stmtLog != nil {
+		return c.stmtLog.Close()
+	}
 	return nil
 }

@@ -299,7 +299,7 @@ func TestRealPostgres(t *testing.T) {
 	if len(reps) != 1 || reps[0].Target != "db" {
 		t.Fatalf("statements files: %+v", reps)
 	}
-	var plus, series, restart *Statement
+	var plus, series, restart *monitor.Statement
 	for i, st := range reps[0].Statements {
 		switch {
 		case strings.Contains(st.Query, "::int +"):
@@ -343,30 +343,30 @@ func TestRealPostgres(t *testing.T) {
 
 func TestTopStatementsDiff(t *testing.T) {
 	t.Parallel()
-	k := func(id int64) stmtKey { return stmtKey{user: "10", db: "5", queryID: id} }
-	start := map[stmtKey]stmtRow{
-		k(1): {query: "SELECT 1", calls: 10, totalMs: 100, rows: 10},
-		k(2): {query: "SELECT 2", calls: 50, totalMs: 500, rows: 0},
-		k(3): {query: "SELECT 3", calls: 5, totalMs: 5},
+	k := func(id int64) string { return stmtKey("10", "5", id) }
+	start := map[string]monitor.StatementCounters{
+		k(1): {Query: "SELECT 1", Calls: 10, TotalMs: 100, Rows: 10},
+		k(2): {Query: "SELECT 2", Calls: 50, TotalMs: 500, Rows: 0},
+		k(3): {Query: "SELECT 3", Calls: 5, TotalMs: 5},
 	}
-	end := map[stmtKey]stmtRow{
-		k(1): {query: "SELECT 1", calls: 30, totalMs: 400, rows: 30}, // +20 calls, +300 ms
-		k(2): {query: "SELECT 2", calls: 4, totalMs: 40},             // reset: counts from 0
-		k(3): {query: "SELECT 3", calls: 5, totalMs: 5},              // did not run
-		k(4): {query: "SELECT   4\n  FROM x", calls: 1, totalMs: 1000},
+	end := map[string]monitor.StatementCounters{
+		k(1): {Query: "SELECT 1", Calls: 30, TotalMs: 400, Rows: 30}, // +20 calls, +300 ms
+		k(2): {Query: "SELECT 2", Calls: 4, TotalMs: 40},             // reset: counts from 0
+		k(3): {Query: "SELECT 3", Calls: 5, TotalMs: 5},              // did not run
+		k(4): {Query: "SELECT   4\n  FROM x", Calls: 1, TotalMs: 1000},
 	}
-	rep := topStatements("db", time.Unix(0, 0), time.Unix(10, 0), start, end, 2)
+	rep := monitor.TopOf("db", time.Unix(0, 0), time.Unix(10, 0), start, end, 2)
 	if rep.Distinct != 3 || len(rep.Statements) != 2 {
 		t.Fatalf("distinct %d, kept %d", rep.Distinct, len(rep.Statements))
 	}
 	if s := rep.Statements[0]; s.Query != "SELECT 4 FROM x" || s.Calls != 1 || s.TotalMs != 1000 {
 		t.Errorf("first %+v", s)
 	}
-	if s := rep.Statements[1]; s.QueryID != "1" || s.Calls != 20 || s.TotalMs != 300 || s.MeanMs != 15 || s.Rows != 20 {
+	if s := rep.Statements[1]; s.QueryID != k(1) || s.Calls != 20 || s.TotalMs != 300 || s.MeanMs != 15 || s.Rows != 20 {
 		t.Errorf("second %+v", s)
 	}
 	long := strings.Repeat("é", 400)
-	if got := cutQuery(long, QueryChars); len(got) > QueryChars+len("…") || !strings.HasSuffix(got, "…") {
+	if got := monitor.CutQuery(long, QueryChars); len(got) > QueryChars+len("…") || !strings.HasSuffix(got, "…") {
 		t.Errorf("cut to %d bytes", len(got))
 	}
 }

@@ -1,0 +1,99 @@
+package report
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/report/doc"
+)
+
+// The top-SQL tables (reference 001's "top SQL"): the statements that cost
+// the database servers the most execution time, per phase and over the
+// whole run, from the database monitors' statements files.
+
+// topSQLRows is how many statements a table lists.
+const (
+	topSQLRows      = 10
+	topSQLPhaseRows = 5
+	topSQLMaxPhases = 6
+)
+
+// topSQL returns the top-SQL blocks of every database target.
+func (b *builder) topSQL() []doc.Block {
+	whole, err := monitor.ReadStatements(b.in.dir)
+	if err != nil {
+		return []doc.Block{&doc.Verdict{Level: doc.Warn, Text: sentence("top statements unreadable: " + b.red.String(err.Error()))}}
+	}
+	logs, err := monitor.ReadStatementLogs(b.in.dir)
+	if err != nil {
+		return []doc.Block{&doc.Verdict{Level: doc.Warn, Text: sentence("statements log unreadable: " + b.red.String(err.Error()))}}
+	}
+	byTarget := map[string]*monitor.StatementHistory{}
+	for _, h := range logs {
+		byTarget[h.Target] = h
+	}
+	var out []doc.Block
+	for _, st := range whole {
+		name := b.red.String(st.Target)
+		out = append(out, &doc.Heading{Text: "Top SQL — " + name})
+		if len(st.Statements) == 0 {
+			out = append(out, noData(sentence(name+": no statement ran during the run")))
+			continue
+		}
+		if h := byTarget[st.Target]; h != nil && len(b.d.Phases) > 1 && len(b.d.Phases) <= topSQLMaxPhases {
+			for _, p := range b.d.Phases {
+				ps := h.Between(p.Start, p.End, topSQLPhaseRows)
+				if len(ps.Statements) == 0 {
+					continue
+				}
+				out = append(out, b.statementTable(fmt.Sprintf("%s — top statements in %s (%s – %s)", name, b.red.String(p.Name), hms(p.Start), hms(p.End)), ps,
+					"Statement increments are logged every "+dur(monitor.StatementEvery)+", so a phase's figures cover the logging intervals that ended in it."))
+			}
+		}
+		out = append(out, b.statementTable(fmt.Sprintf("%s — top statements over the whole run (%s – %s)", name, hms(st.Start), hms(st.End)), st, ""))
+	}
+	return out
+}
+
+// statementTable lists the top statements of one span.
+func (b *builder) statementTable(caption string, st monitor.Statements, note string) *doc.Table {
+	tb := &doc.Table{Caption: caption, Columns: []doc.Column{{Name: "#", Align: doc.Right}, {Name: "Statement"},
+		{Name: "Calls", Align: doc.Right}, {Name: "Total time", Align: doc.Right}, {Name: "Mean (ms)", Align: doc.Right}, {Name: "Share", Align: doc.Right}}}
+	all := st.AllMs
+	listed := 0.0
+	for _, s := range st.Statements {
+		listed += s.TotalMs
+	}
+	if all <= 0 {
+		all = listed
+	}
+	for i, s := range st.Statements {
+		if i == topSQLRows {
+			break
+		}
+		share := "–"
+		if all > 0 {
+			share = pct(100 * s.TotalMs / all)
+		}
+		tb.Rows = append(tb.Rows, doc.Row{Cells: []doc.Cell{{Text: fmt.Sprint(i + 1)}, {Text: b.red.String(s.Query)},
+			{Text: count(s.Calls)}, {Text: totalTime(s.TotalMs)}, {Text: ms(s.MeanMs)}, {Text: share}}})
+	}
+	notes := []string{}
+	if st.Distinct > len(tb.Rows) {
+		notes = append(notes, fmt.Sprintf("%d distinct statements ran; the share is of the execution time of all of them", st.Distinct))
+	}
+	if note != "" {
+		notes = append(notes, note)
+	}
+	tb.Note = sentences(notes...)
+	return tb
+}
+
+// totalTime formats a statement's total execution time.
+func totalTime(msv float64) string {
+	if msv < 10000 {
+		return msU(msv)
+	}
+	return dur(time.Duration(msv * float64(time.Millisecond)))
+}
