@@ -89,7 +89,7 @@ func TopOf(target string, start, end time.Time, a, b map[string]StatementCounter
 		rep.AllMs += total
 		rep.Statements = append(rep.Statements, Statement{
 			QueryID: k, Query: CutQuery(e.Query, QueryChars),
-			Calls: int64(calls), TotalMs: round3(total), MeanMs: round3(total / calls), Rows: int64(e.Rows - s.Rows),
+			Calls: int64(calls), TotalMs: round3(total), MeanMs: round6(total / calls), Rows: int64(e.Rows - s.Rows),
 		})
 	}
 	rep.AllMs = round3(rep.AllMs)
@@ -112,6 +112,10 @@ func sortTop(rep *Statements, n int) {
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// round6 keeps a mean in ms to the nanosecond: fast statements take
+// well under a microsecond.
+func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 
 // CutQuery collapses whitespace and cuts at n bytes on a rune boundary.
 func CutQuery(q string, n int) string {
@@ -322,7 +326,7 @@ func (h *StatementHistory) Between(from, to time.Time, n int) Statements {
 		rep.AllMs += s.TotalMs
 		s.TotalMs = round3(s.TotalMs)
 		if s.Calls > 0 {
-			s.MeanMs = round3(s.TotalMs / float64(s.Calls))
+			s.MeanMs = round6(s.TotalMs / float64(s.Calls))
 		}
 		rep.Statements = append(rep.Statements, *s)
 	}
