@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/importer"
+	"github.com/plateau-perf/plateau/internal/monitor"
 )
 
 // Config describes one jstat log.
@@ -98,6 +99,8 @@ func (s *Source) read(ctx context.Context, run *importer.Run, r io.Reader) error
 		sc       = bufio.NewScanner(br)
 		lineNo   int64
 		jvmStart = s.cfg.JVMStart
+		prevT    time.Time // previous sample, for gc_time_pct
+		prevGCT  float64
 	)
 	sc.Buffer(make([]byte, 4096), 1<<20)
 	for sc.Scan() {
@@ -188,14 +191,26 @@ func (s *Source) read(ctx context.Context, run *importer.Run, r io.Reader) error
 		}
 		// Reference 000's HeapU and HeapC: the young generation's use and
 		// capacity (S0+S1+Eden), and the whole heap's use.
+		// Names and units as the live jvm monitor writes them
+		// (monitor.MetricHeapUsedBytes …), so the report's heap chart and
+		// figures find them.
 		if sum, ok := sum(get, "S0U", "S1U", "EU"); ok {
 			w.Add(t, "young_used", "KB", sum)
 			if ou, ok := get["OU"]; ok {
-				w.Add(t, "heap_used", "KB", sum+ou)
+				w.Add(t, monitor.MetricHeapUsedBytes, "bytes", (sum+ou)*1024)
 			}
 		}
 		if sum, ok := sum(get, "S0C", "S1C", "EC"); ok {
 			w.Add(t, "young_capacity", "KB", sum)
+			if oc, ok := get["OC"]; ok {
+				w.Add(t, monitor.MetricHeapCommittedBytes, "bytes", (sum+oc)*1024)
+			}
+		}
+		if gct, ok := get["GCT"]; ok {
+			if !prevT.IsZero() && t.After(prevT) && gct >= prevGCT {
+				w.Add(t, monitor.MetricGCTimePct, "%", (gct-prevGCT)/t.Sub(prevT).Seconds()*100)
+			}
+			prevT, prevGCT = t, gct
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -167,9 +167,9 @@ func TestRealJstat(t *testing.T) {
 			}
 		}
 		if name == "gc-t" {
-			hu := series(t, ss, "heap_used")
-			want := num(rows[0][3]) + num(rows[0][4]) + num(rows[0][6]) + num(rows[0][8])
-			if hu.Points[0].V != want || hu.Unit != "KB" {
+			hu := series(t, ss, "heap_used_bytes")
+			want := (num(rows[0][3]) + num(rows[0][4]) + num(rows[0][6]) + num(rows[0][8])) * 1024
+			if hu.Points[0].V != want || hu.Unit != "bytes" {
 				t.Errorf("heap_used %v, want S0U+S1U+EU+OU = %v", hu.Points[0].V, want)
 			}
 		}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/importer"
+	"github.com/plateau-perf/plateau/internal/monitor"
 )
 
 // Config describes one vmstat log.
@@ -47,18 +48,25 @@ func (s *Source) Describe() string { return "vmstat " + s.cfg.Path + " (host " +
 
 var _ importer.Source = (*Source)(nil)
 
-// column is a vmstat column's metric name and unit. Memory is in KiB, as
-// vmstat prints it unless -S is given.
-type column struct{ metric, unit string }
+// column is a vmstat column's metric name and unit, in the live host
+// monitor's naming (monitor.Metric…), and the factor from vmstat's unit to
+// that one: memory and swap are in KiB as vmstat prints them unless -S is
+// given, bi/bo in 1 KiB blocks per second.
+type column struct {
+	metric, unit string
+	scale        float64
+}
 
 var columns = map[string]column{
-	"r": {"procs_running", ""}, "b": {"procs_blocked", ""},
-	"swpd": {"swap_used", "KB"}, "free": {"mem_free", "KB"}, "buff": {"mem_buffers", "KB"},
-	"cache": {"mem_cache", "KB"}, "inact": {"mem_inactive", "KB"}, "active": {"mem_active", "KB"},
-	"si": {"swap_in", "KB/s"}, "so": {"swap_out", "KB/s"}, "bi": {"blocks_in", "1/s"}, "bo": {"blocks_out", "1/s"},
-	"in": {"interrupts", "1/s"}, "cs": {"context_switches", "1/s"},
-	"us": {"cpu_user", "%"}, "sy": {"cpu_system", "%"}, "id": {"cpu_idle", "%"}, "wa": {"cpu_iowait", "%"},
-	"st": {"cpu_steal", "%"}, "gu": {"cpu_guest", "%"},
+	"r": {monitor.MetricProcsRunning, "", 1}, "b": {monitor.MetricProcsBlocked, "", 1},
+	"swpd": {monitor.MetricSwapUsedBytes, "bytes", 1024}, "free": {monitor.MetricMemFreeBytes, "bytes", 1024},
+	"buff": {monitor.MetricMemBuffersBytes, "bytes", 1024}, "cache": {monitor.MetricMemCachedBytes, "bytes", 1024},
+	"inact": {"mem_inactive_bytes", "bytes", 1024}, "active": {"mem_active_bytes", "bytes", 1024},
+	"si": {"swap_in_bytes_per_s", "bytes/s", 1024}, "so": {"swap_out_bytes_per_s", "bytes/s", 1024},
+	"bi": {monitor.MetricDiskReadPerS, "bytes/s", 1024}, "bo": {monitor.MetricDiskWritePerS, "bytes/s", 1024},
+	"in": {monitor.MetricInterruptsPerS, "1/s", 1}, "cs": {monitor.MetricCtxSwitchesPerS, "1/s", 1},
+	"us": {monitor.MetricCPUUserPct, "%", 1}, "sy": {monitor.MetricCPUSystemPct, "%", 1}, "id": {monitor.MetricCPUIdlePct, "%", 1},
+	"wa": {monitor.MetricCPUIOWaitPct, "%", 1}, "st": {monitor.MetricCPUStealPct, "%", 1}, "gu": {monitor.MetricCPUGuestPct, "%", 1},
 }
 
 // Import reads the log into run.
@@ -175,10 +183,10 @@ func (s *Source) read(ctx context.Context, run *importer.Run, r io.Reader) error
 			}
 		}
 		for i, c := range cols {
-			w.Add(t, c.metric, c.unit, vals[i])
+			w.Add(t, c.metric, c.unit, vals[i]*c.scale)
 		}
 		if c := cpuBusy(cols, vals); c >= 0 {
-			w.Add(t, "cpu_busy", "%", c)
+			w.Add(t, monitor.MetricCPUBusyPct, "%", c)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -196,13 +204,21 @@ func (s *Source) read(ctx context.Context, run *importer.Run, r io.Reader) error
 	return nil
 }
 
+// cpuBusy is the share of CPU time neither idle nor waiting for I/O, as the
+// live host monitor defines cpu_busy_pct; −1 without an idle column.
 func cpuBusy(cols []column, vals []float64) float64 {
+	busy := -1.0
 	for i, c := range cols {
-		if c.metric == "cpu_idle" {
-			return 100 - vals[i]
+		if c.metric == monitor.MetricCPUIdlePct {
+			busy = 100 - vals[i]
 		}
 	}
-	return -1
+	for i, c := range cols {
+		if c.metric == monitor.MetricCPUIOWaitPct && busy >= 0 {
+			busy -= vals[i]
+		}
+	}
+	return busy
 }
 
 func clockErr(run *importer.Run) error {

@@ -103,7 +103,7 @@ func TestRealVmstat(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		idle := find(t, ss, "cpu_idle")
+		idle := find(t, ss, "cpu_idle_pct")
 		if len(idle.Points) != len(rows)-1 || idle.Unit != "%" || idle.Kind != importer.KindHost || idle.Target != "host1" {
 			t.Fatalf("%s: %+v, want %d points", name, idle, len(rows)-1)
 		}
@@ -153,9 +153,9 @@ func TestZoneAbbreviationNeedsTZ(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	busy := find(t, ss, "cpu_busy")
+	busy := find(t, ss, "cpu_busy_pct")
 	if len(busy.Points) != 2 || !busy.Points[0].T.Equal(time.Date(2019, 5, 13, 9, 9, 46, 0, time.UTC)) || busy.Points[0].V != 62 {
-		t.Errorf("cpu_busy %+v", busy.Points)
+		t.Errorf("cpu_busy_pct %+v", busy.Points)
 	}
 	jtl := filepath.Join(t.TempDir(), "x.jtl")
 	os.WriteFile(jtl, []byte("timeStamp,elapsed,label\n1,2,a\n"), 0o644)
