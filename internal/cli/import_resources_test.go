@@ -59,7 +59,7 @@ func TestImportedSystemStatisticsReachReport(t *testing.T) {
 	md := string(b)
 	for _, want := range []string{
 		"![host1 — CPU]", "![host1 — Memory]", "![host1 — Disk]", // vmstat
-		"![app — JVM heap]", // jstat
+		"![app — JVM heap]",               // jstat
 		"![lar — CPU]", "![lar — Memory]", // docker Engine stream
 	} {
 		if !strings.Contains(md, want) {
