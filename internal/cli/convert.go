@@ -11,7 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plateau-perf/plateau/internal/convert"
+	"github.com/plateau-perf/plateau/internal/convert/har"
 	"github.com/plateau-perf/plateau/internal/convert/jmeter"
+	"github.com/plateau-perf/plateau/internal/convert/postman"
 )
 
 // convertOptions are the flags of plateau convert.
@@ -37,6 +39,28 @@ func converters() map[string]converter {
 					return nil, nil, err
 				}
 				p, r := jmeter.Convert(root, jmeter.Options{Source: path})
+				return p, r, nil
+			},
+		},
+		"har": {
+			short: "a browser recording (HAR 1.2)",
+			run: func(path string, src []byte, o convertOptions) (*convert.Plan, *convert.Report, error) {
+				h, err := har.Parse(bytes.NewReader(src))
+				if err != nil {
+					return nil, nil, err
+				}
+				p, r := har.Convert(h, har.Options{Source: path, KeepAssets: o.keepAssets})
+				return p, r, nil
+			},
+		},
+		"postman": {
+			short: "a Postman collection (v2.1)",
+			run: func(path string, src []byte, _ convertOptions) (*convert.Plan, *convert.Report, error) {
+				col, err := postman.Parse(bytes.NewReader(src))
+				if err != nil {
+					return nil, nil, err
+				}
+				p, r := postman.Convert(col, postman.Options{Source: path})
 				return p, r, nil
 			},
 		},

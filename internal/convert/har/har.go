@@ -1,0 +1,297 @@
+// Package har converts a browser recording (HAR 1.2) into a plateau plan:
+// one request per entry (static assets left out unless asked for), think
+// times from the gaps between entries, automatic correlation of values a
+// response returned and a later request sent back, and secret headers read
+// from the environment instead of written into the plan.
+package har
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/convert"
+)
+
+// HAR is the part of a HAR file the converter reads.
+type HAR struct {
+	Log struct {
+		Creator struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		} `json:"creator"`
+		Pages   []Page  `json:"pages"`
+		Entries []Entry `json:"entries"`
+	} `json:"log"`
+}
+
+// Page is one page of the recording.
+type Page struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+}
+
+// Entry is one recorded exchange.
+type Entry struct {
+	Pageref         string   `json:"pageref"`
+	StartedDateTime string   `json:"startedDateTime"`
+	Time            float64  `json:"time"` // ms
+	Request         Request  `json:"request"`
+	Response        Response `json:"response"`
+}
+
+// Request is a recorded request.
+type Request struct {
+	Method      string    `json:"method"`
+	URL         string    `json:"url"`
+	HTTPVersion string    `json:"httpVersion"`
+	Headers     []NameVal `json:"headers"`
+	QueryString []NameVal `json:"queryString"`
+	PostData    *PostData `json:"postData"`
+	Cookies     []NameVal `json:"cookies"`
+}
+
+// PostData is a recorded request body.
+type PostData struct {
+	MimeType string    `json:"mimeType"`
+	Text     string    `json:"text"`
+	Params   []NameVal `json:"params"`
+}
+
+// Response is a recorded response.
+type Response struct {
+	Status  int       `json:"status"`
+	Headers []NameVal `json:"headers"`
+	Content struct {
+		MimeType string `json:"mimeType"`
+		Text     string `json:"text"`
+		Encoding string `json:"encoding"`
+	} `json:"content"`
+	RedirectURL string `json:"redirectURL"`
+}
+
+// NameVal is a HAR name/value pair.
+type NameVal struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// maxHAR bounds the size of a recording read into memory.
+const maxHAR = 512 << 20
+
+// Parse reads a HAR file.
+func Parse(r io.Reader) (*HAR, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxHAR+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading HAR: %w", err)
+	}
+	if len(data) > maxHAR {
+		return nil, fmt.Errorf("HAR larger than %d MiB", maxHAR>>20)
+	}
+	var h HAR
+	if err := json.Unmarshal(data, &h); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line := 1 + strings.Count(string(data[:min(int(se.Offset), len(data))]), "\n")
+			return nil, fmt.Errorf("HAR line %d: %w", line, err)
+		}
+		return nil, fmt.Errorf("HAR is not valid: %w", err)
+	}
+	if h.Log.Entries == nil {
+		return nil, errors.New("not a HAR file: no log.entries")
+	}
+	return &h, nil
+}
+
+// Options change a conversion.
+type Options struct {
+	Source     string
+	KeepAssets bool
+	// MinThink is the smallest gap between entries kept as a think time
+	// (default 200ms): shorter gaps are the browser's own work.
+	MinThink time.Duration
+}
+
+// Convert builds the plan and its report.
+func Convert(h *HAR, opt Options) (*convert.Plan, *convert.Report) {
+	if opt.MinThink == 0 {
+		opt.MinThink = 200 * time.Millisecond
+	}
+	rep := &convert.Report{Source: opt.Source, Kind: "HAR"}
+	name := strings.TrimSuffix(path.Base(strings.ReplaceAll(opt.Source, "\\", "/")), path.Ext(opt.Source))
+	if name == "" || name == "." {
+		name = "recording"
+	}
+	p := &convert.Plan{Name: name, Header: []string{"Converted from " + path.Base(opt.Source) + " by plateau convert har."}}
+	zero := 0
+	// Each recorded redirect is its own entry: send them as recorded.
+	p.HTTP.Redirects = &zero
+
+	// Order by start time (HAR writers do not all keep order).
+	entries := make([]*Entry, 0, len(h.Log.Entries))
+	for i := range h.Log.Entries {
+		entries = append(entries, &h.Log.Entries[i])
+	}
+	starts := make([]time.Time, len(entries))
+	for i, e := range entries {
+		starts[i], _ = time.Parse(time.RFC3339Nano, e.StartedDateTime)
+	}
+	idx := make([]int, len(entries))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return starts[idx[a]].Before(starts[idx[b]]) })
+
+	// Target: the most used origin among kept entries.
+	var kept []int
+	for _, i := range idx {
+		e := entries[i]
+		u, err := url.Parse(e.Request.URL)
+		path := fmt.Sprintf("entry %d: %s %s", i+1, e.Request.Method, e.Request.URL)
+		switch {
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			rep.Add(convert.Item{Path: path, Type: "entry", Status: convert.NotConverted, Note: "not an http(s) URL"})
+		case !opt.KeepAssets && isAsset(e, u):
+			rep.Add(convert.Item{Path: path, Type: "entry", Status: convert.NotNeeded, Note: "static asset (kept with --keep-assets)"})
+		default:
+			kept = append(kept, i)
+		}
+	}
+	origins := map[string]int{}
+	best := ""
+	for _, i := range kept {
+		u, _ := url.Parse(entries[i].Request.URL)
+		o := u.Scheme + "://" + u.Host
+		origins[o]++
+		if best == "" || origins[o] > origins[best] {
+			best = o
+		}
+	}
+	if best == "" {
+		best = "http://localhost"
+		rep.Notes = append(rep.Notes, "No request was kept; the plan holds a placeholder.")
+	}
+	p.Target = best
+
+	c := &correlator{plan: p, report: rep, secrets: map[string]string{}}
+	wl := &convert.Workload{Name: "recording", Load: convert.Load{Users: "1", Iterations: "1"}}
+	var prevEnd time.Time
+	var curPage string
+	var group *convert.Group
+	flush := func() {
+		if group != nil && len(group.Steps) > 0 {
+			wl.Scenario = append(wl.Scenario, convert.Step{Transaction: group})
+		}
+		group = nil
+	}
+	pageTitle := map[string]string{}
+	for _, pg := range h.Log.Pages {
+		pageTitle[pg.ID] = pg.Title
+	}
+	for n, i := range kept {
+		e := entries[i]
+		st := starts[i]
+		if n > 0 && !st.IsZero() && !prevEnd.IsZero() {
+			if gap := st.Sub(prevEnd); gap >= opt.MinThink {
+				gap = gap.Round(10 * time.Millisecond)
+				think := convert.Step{Think: &convert.Think{Fixed: gap}}
+				if group != nil && e.Pageref == curPage {
+					group.Steps = append(group.Steps, think)
+				} else {
+					wl.Scenario = append(wl.Scenario, think)
+				}
+			}
+		}
+		if end := st.Add(time.Duration(e.Time * float64(time.Millisecond))); end.After(prevEnd) {
+			prevEnd = end
+		}
+		req, note := c.request(i, e, best)
+		status := convert.Converted
+		if note != "" {
+			status = convert.Partial
+		}
+		rep.Add(convert.Item{Path: fmt.Sprintf("entry %d: %s %s", i+1, e.Request.Method, e.Request.URL), Name: req.Name, Type: "entry", Status: status, Note: note})
+		step := convert.Step{Request: req}
+		if e.Pageref != "" && len(h.Log.Pages) > 1 {
+			if e.Pageref != curPage || group == nil {
+				flush()
+				curPage = e.Pageref
+				title := pageTitle[e.Pageref]
+				if title == "" {
+					title = e.Pageref
+				}
+				group = &convert.Group{Name: plainName(title)}
+			}
+			group.Steps = append(group.Steps, step)
+			continue
+		}
+		wl.Scenario = append(wl.Scenario, step)
+	}
+	flush()
+	c.finish()
+	if len(wl.Scenario) == 0 {
+		wl.Scenario = []convert.Step{convert.CommentStep("the recording holds no request to convert")}
+	}
+	p.Workloads = []*convert.Workload{wl}
+	rep.Notes = append(rep.Notes, "The load is one user running the recording once; set load (users, duration, rate) for a test.",
+		"Redirects are sent as recorded (http.redirects: 0): each redirect is its own entry in a HAR.")
+	return p, rep
+}
+
+func plainName(s string) string {
+	s = strings.TrimSpace(strings.ReplaceAll(s, "${", "{"))
+	if s == "" {
+		return "page"
+	}
+	return s
+}
+
+var assetExt = map[string]bool{
+	".js": true, ".mjs": true, ".css": true, ".png": true, ".jpg": true, ".jpeg": true, ".gif": true, ".svg": true,
+	".ico": true, ".webp": true, ".avif": true, ".bmp": true, ".woff": true, ".woff2": true, ".ttf": true, ".otf": true,
+	".eot": true, ".map": true, ".mp4": true, ".webm": true, ".mp3": true, ".wav": true,
+}
+
+// isAsset reports whether an entry is a static asset a browser fetches on
+// its own: by file extension or by the response's content type.
+func isAsset(e *Entry, u *url.URL) bool {
+	if assetExt[strings.ToLower(path.Ext(u.Path))] {
+		return true
+	}
+	mt := strings.ToLower(e.Response.Content.MimeType)
+	for _, p := range []string{"image/", "font/", "text/css", "application/javascript", "text/javascript", "application/x-javascript", "video/", "audio/", "application/font"} {
+		if strings.HasPrefix(mt, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// dropHeaders are request headers the HTTP client sets itself, or that
+// belong to the browser rather than the test.
+var dropHeaders = map[string]bool{
+	"host": true, "content-length": true, "connection": true, "accept-encoding": true, "keep-alive": true,
+	"transfer-encoding": true, "upgrade": true, "te": true, "proxy-connection": true, "upgrade-insecure-requests": true,
+	"sec-fetch-site": true, "sec-fetch-mode": true, "sec-fetch-dest": true, "sec-fetch-user": true,
+	"sec-ch-ua": true, "sec-ch-ua-mobile": true, "sec-ch-ua-platform": true, "priority": true,
+	"if-none-match": true, "if-modified-since": true, "cache-control": true, "pragma": true,
+}
+
+func isSecretHeader(name string) bool {
+	n := strings.ToLower(name)
+	switch n {
+	case "authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token", "x-csrf-token", "x-xsrf-token":
+		return true
+	}
+	return strings.Contains(n, "token") || strings.Contains(n, "secret") || strings.Contains(n, "api-key") || strings.Contains(n, "apikey") || strings.Contains(n, "session")
+}
+
+// itoa is strconv.Itoa (kept short at call sites).
+func itoa(n int) string { return strconv.Itoa(n) }

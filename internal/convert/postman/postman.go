@@ -1,0 +1,694 @@
+// Package postman converts a Postman collection (schema v2.1) into a
+// plateau plan: folders become transactions, collection variables become
+// vars, auth becomes headers whose secrets are read from the environment,
+// bodies are kept; test and pre-request scripts are listed as not converted.
+package postman
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/plateau-perf/plateau/internal/convert"
+)
+
+// Collection is a Postman collection v2.1 (v2.0 reads the same way).
+type Collection struct {
+	Info struct {
+		Name   string `json:"name"`
+		Schema string `json:"schema"`
+	} `json:"info"`
+	Item     []Item     `json:"item"`
+	Variable []Variable `json:"variable"`
+	Auth     *Auth      `json:"auth"`
+	Event    []Event    `json:"event"`
+}
+
+// Item is a folder (Item set) or a request.
+type Item struct {
+	Name    string   `json:"name"`
+	Item    []Item   `json:"item"`
+	Request *Request `json:"request"`
+	Event   []Event  `json:"event"`
+	Auth    *Auth    `json:"auth"`
+}
+
+// Request is one request. URL may be a string or an object.
+type Request struct {
+	Method string          `json:"method"`
+	URL    json.RawMessage `json:"url"`
+	Header []KV            `json:"header"`
+	Body   *Body           `json:"body"`
+	Auth   *Auth           `json:"auth"`
+}
+
+// KV is a key/value with a disabled flag.
+type KV struct {
+	Key      string `json:"key"`
+	Value    any    `json:"value"`
+	Disabled bool   `json:"disabled"`
+	Type     string `json:"type"`
+}
+
+func (kv KV) str() string {
+	switch v := kv.Value.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	default:
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+}
+
+// Body is a request body.
+type Body struct {
+	Mode       string `json:"mode"`
+	Raw        string `json:"raw"`
+	URLEncoded []KV   `json:"urlencoded"`
+	FormData   []KV   `json:"formdata"`
+	GraphQL    *struct {
+		Query     string `json:"query"`
+		Variables string `json:"variables"`
+	} `json:"graphql"`
+	Options struct {
+		Raw struct {
+			Language string `json:"language"`
+		} `json:"raw"`
+	} `json:"options"`
+}
+
+// Auth is an auth block: type and its parameters.
+type Auth struct {
+	Type   string `json:"type"`
+	Bearer []KV   `json:"bearer"`
+	Basic  []KV   `json:"basic"`
+	APIKey []KV   `json:"apikey"`
+}
+
+// Variable is a collection variable.
+type Variable struct {
+	Key      string `json:"key"`
+	Value    any    `json:"value"`
+	Disabled bool   `json:"disabled"`
+}
+
+// Event is a script (test or prerequest).
+type Event struct {
+	Listen string `json:"listen"`
+	Script struct {
+		Exec any `json:"exec"` // a string or a list of lines
+	} `json:"script"`
+}
+
+func (e Event) lines() []string {
+	switch v := e.Script.Exec.(type) {
+	case string:
+		return strings.Split(v, "\n")
+	case []any:
+		var out []string
+		for _, l := range v {
+			if s, ok := l.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// maxCollection bounds the size of a collection read into memory.
+const maxCollection = 64 << 20
+
+// Parse reads a collection.
+func Parse(r io.Reader) (*Collection, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxCollection+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading collection: %w", err)
+	}
+	if len(data) > maxCollection {
+		return nil, fmt.Errorf("collection larger than %d MiB", maxCollection>>20)
+	}
+	var c Collection
+	if err := json.Unmarshal(data, &c); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line := 1 + strings.Count(string(data[:min(int(se.Offset), len(data))]), "\n")
+			return nil, fmt.Errorf("collection line %d: %w", line, err)
+		}
+		return nil, fmt.Errorf("collection is not valid: %w", err)
+	}
+	if c.Info.Schema != "" && !strings.Contains(c.Info.Schema, "v2.") {
+		return nil, fmt.Errorf("collection schema %s: only v2.0 and v2.1 are read", c.Info.Schema)
+	}
+	if c.Item == nil {
+		return nil, errors.New("not a Postman collection: no item list")
+	}
+	return &c, nil
+}
+
+// Options change a conversion.
+type Options struct {
+	Source string
+}
+
+type conv struct {
+	plan    *convert.Plan
+	report  *convert.Report
+	vars    map[string]string
+	envSeen map[string]bool
+	base    string // the variable whose value became the target ("baseUrl")
+}
+
+// Convert builds the plan and its report.
+func Convert(col *Collection, opt Options) (*convert.Plan, *convert.Report) {
+	name := strings.TrimSpace(strings.ReplaceAll(col.Info.Name, "${", "{"))
+	if name == "" {
+		name = strings.TrimSuffix(path.Base(opt.Source), path.Ext(opt.Source))
+	}
+	c := &conv{
+		plan:    &convert.Plan{Name: name, Header: []string{"Converted from " + path.Base(opt.Source) + " by plateau convert postman."}},
+		report:  &convert.Report{Source: opt.Source, Kind: "Postman"},
+		vars:    map[string]string{},
+		envSeen: map[string]bool{},
+	}
+	c.report.Add(convert.Item{Path: col.Info.Name, Name: col.Info.Name, Type: "collection", Status: convert.Converted})
+	for _, v := range col.Variable {
+		p := "variable " + v.Key
+		if v.Disabled {
+			c.report.Add(convert.Item{Path: p, Name: v.Key, Type: "variable", Status: convert.Disabled})
+			continue
+		}
+		val := KV{Value: v.Value}.str()
+		c.vars[v.Key] = val
+		c.report.Add(convert.Item{Path: p, Name: v.Key, Type: "variable", Status: convert.Converted})
+	}
+	c.chooseTarget(col)
+	for _, v := range col.Variable {
+		if v.Disabled || v.Key == c.base {
+			continue
+		}
+		val, _ := c.template(KV{Value: v.Value}.str())
+		name := convert.VarName(v.Key)
+		if secretName(v.Key) && val != "" && !strings.Contains(val, "${") {
+			// Never written into the plan: read from the environment.
+			env := strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+			c.plan.SetVar(name, "${env."+env+"}")
+			c.plan.AddSecret(name)
+			c.envSeen[env] = true
+			c.report.Env = append(c.report.Env, convert.EnvVar{Env: env, What: "the collection variable " + v.Key})
+			continue
+		}
+		c.plan.SetVar(name, stripVars(val))
+	}
+	c.events(col.Info.Name, col.Event)
+	wl := &convert.Workload{Name: "collection", Load: convert.Load{Users: "1", Iterations: "1"}}
+	wl.Scenario = c.items(col.Info.Name, col.Item, col.Auth, 0)
+	if len(wl.Scenario) == 0 {
+		wl.Scenario = []convert.Step{convert.CommentStep("the collection holds no request")}
+	}
+	c.plan.Workloads = []*convert.Workload{wl}
+	c.defineUndefined()
+	c.report.Notes = append(c.report.Notes, "The load is one user running the collection once, as the Postman runner does; set load for a test.")
+	return c.plan, c.report
+}
+
+var refRe = regexp.MustCompile(`\$\{[^}]*\}`)
+
+func stripVars(s string) string {
+	return refRe.ReplaceAllStringFunc(s, func(m string) string {
+		if strings.HasPrefix(m, "${env.") {
+			return m
+		}
+		return ""
+	})
+}
+
+// chooseTarget takes the origin most requests start with: a {{variable}}
+// holding a URL, or a literal origin.
+func (c *conv) chooseTarget(col *Collection) {
+	counts := map[string]int{}
+	best := ""
+	var walk func([]Item)
+	walk = func(items []Item) {
+		for _, it := range items {
+			walk(it.Item)
+			if it.Request == nil {
+				continue
+			}
+			raw := rawURL(it.Request.URL)
+			key := ""
+			if strings.HasPrefix(raw, "{{") {
+				if end := strings.Index(raw, "}}"); end > 0 {
+					key = "var:" + raw[2:end]
+				}
+			} else if u, err := url.Parse(withScheme(raw)); err == nil && u.Host != "" {
+				key = u.Scheme + "://" + u.Host
+			}
+			if key == "" {
+				continue
+			}
+			counts[key]++
+			if best == "" || counts[key] > counts[best] {
+				best = key
+			}
+		}
+	}
+	walk(col.Item)
+	switch {
+	case strings.HasPrefix(best, "var:"):
+		v := best[4:]
+		val := c.vars[v]
+		if val == "" || strings.Contains(val, "{{") {
+			val = "http://localhost"
+		}
+		val = withScheme(val)
+		c.base = v
+		env := strings.ToUpper(convert.VarName(v))
+		c.plan.Target = "${env." + env + ":-" + strings.TrimRight(val, "/") + "}"
+		c.report.Env = append(c.report.Env, convert.EnvVar{Env: env, What: "the collection variable " + v + " (the target)"})
+	case best != "":
+		c.plan.Target = best
+	default:
+		c.plan.Target = "http://localhost"
+		c.report.Notes = append(c.report.Notes, "No request names a host; the target is http://localhost.")
+	}
+}
+
+func secretName(k string) bool {
+	k = strings.ToLower(k)
+	for _, w := range []string{"password", "passwd", "secret", "token", "apikey", "api_key", "api-key"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func withScheme(s string) string {
+	if strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") {
+		return s
+	}
+	return "http://" + s
+}
+
+func rawURL(m json.RawMessage) string {
+	if len(m) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(m, &s) == nil {
+		return s
+	}
+	var o struct {
+		Raw   string `json:"raw"`
+		Host  any    `json:"host"`
+		Path  any    `json:"path"`
+		Query []KV   `json:"query"`
+	}
+	if json.Unmarshal(m, &o) == nil {
+		if o.Raw != "" {
+			return o.Raw
+		}
+		host := joinAny(o.Host, ".")
+		p := joinAny(o.Path, "/")
+		u := host
+		if p != "" {
+			u += "/" + strings.TrimPrefix(p, "/")
+		}
+		var q []string
+		for _, kv := range o.Query {
+			if !kv.Disabled {
+				q = append(q, kv.Key+"="+kv.str())
+			}
+		}
+		if len(q) > 0 {
+			u += "?" + strings.Join(q, "&")
+		}
+		return u
+	}
+	return ""
+}
+
+func joinAny(v any, sep string) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case []any:
+		var parts []string
+		for _, x := range t {
+			switch y := x.(type) {
+			case string:
+				parts = append(parts, y)
+			case map[string]any:
+				if s, ok := y["value"].(string); ok {
+					parts = append(parts, s)
+				}
+			}
+		}
+		return strings.Join(parts, sep)
+	}
+	return ""
+}
+
+var pmVar = regexp.MustCompile(`\{\{\s*([^{}]+?)\s*\}\}`)
+
+// template turns {{var}} into ${var}; dynamic variables with a plateau
+// equivalent are translated, the others named in needs.
+func (c *conv) template(s string) (string, []string) {
+	var needs []string
+	s = convert.EscapeLiteral(s)
+	s = pmVar.ReplaceAllStringFunc(s, func(m string) string {
+		name := pmVar.FindStringSubmatch(m)[1]
+		switch name {
+		case "$guid", "$randomUUID":
+			return "${__uuid}"
+		case "$timestamp":
+			needs = append(needs, "template function for Unix seconds ($timestamp)")
+			return "${__timestamp_ms}"
+		}
+		if strings.HasPrefix(name, "$") {
+			needs = append(needs, "template function "+name)
+			return ""
+		}
+		return "${" + convert.VarName(name) + "}"
+	})
+	return s, needs
+}
+
+func (c *conv) events(p string, evs []Event) {
+	for _, e := range evs {
+		lines := e.lines()
+		if strings.TrimSpace(strings.Join(lines, "")) == "" {
+			continue
+		}
+		c.report.Add(convert.Item{Path: p + " / " + e.Listen + " script", Name: e.Listen, Type: e.Listen + " script",
+			Status: convert.NotConverted, Note: fmt.Sprintf("%d lines of JavaScript; write them as extract/check/if steps", len(lines))})
+	}
+}
+
+func scriptComment(p string, evs []Event) []string {
+	var out []string
+	for _, e := range evs {
+		lines := e.lines()
+		if strings.TrimSpace(strings.Join(lines, "")) == "" {
+			continue
+		}
+		out = append(out, fmt.Sprintf("not converted: %s script of %s:", e.Listen, p))
+		for i, l := range lines {
+			if i == 6 {
+				out = append(out, fmt.Sprintf("  | … %d more lines", len(lines)-6))
+				break
+			}
+			out = append(out, "  | "+l)
+		}
+	}
+	return out
+}
+
+// items converts a list of items; folders become transactions. A folder
+// inside a folder's transaction is flattened into it (plateau transactions
+// do not nest yet).
+func (c *conv) items(parent string, items []Item, auth *Auth, depth int) []convert.Step {
+	var out []convert.Step
+	for _, it := range items {
+		p := parent + " / " + it.Name
+		a := auth
+		if it.Auth != nil {
+			a = it.Auth
+		}
+		if it.Request == nil {
+			st := convert.Converted
+			note, needs := "transaction", ""
+			if depth > 0 {
+				st, note, needs = convert.Partial, "folder inside a folder: its requests join the outer transaction", "nested transactions"
+			}
+			c.report.Add(convert.Item{Path: p, Name: it.Name, Type: "folder", Status: st, Note: note, Needs: needs})
+			c.events(p, it.Event)
+			steps := c.items(p, it.Item, a, depth+1)
+			if cm := scriptComment(p, it.Event); len(cm) > 0 {
+				steps = append([]convert.Step{convert.CommentStep(cm...)}, steps...)
+			}
+			if depth > 0 {
+				out = append(out, convert.CommentStep("folder "+it.Name+":"))
+				out = append(out, steps...)
+				continue
+			}
+			if len(steps) == 0 {
+				continue
+			}
+			out = append(out, convert.Step{Transaction: &convert.Group{Name: plain(it.Name), Steps: steps}})
+			continue
+		}
+		out = append(out, c.request(p, it, a)...)
+	}
+	return out
+}
+
+func plain(s string) string {
+	s = strings.TrimSpace(strings.ReplaceAll(s, "${", "{"))
+	if s == "" {
+		return "folder"
+	}
+	return s
+}
+
+func (c *conv) request(p string, it Item, auth *Auth) []convert.Step {
+	rq := it.Request
+	r := &convert.Request{Name: plain(it.Name), Method: strings.ToUpper(rq.Method)}
+	if r.Method == "" {
+		r.Method = "GET"
+	}
+	var needs, notes []string
+	raw := rawURL(rq.URL)
+	u, n := c.url(raw)
+	needs = append(needs, n...)
+	r.URL = u
+	for _, h := range rq.Header {
+		if h.Disabled {
+			continue
+		}
+		v, n := c.template(h.str())
+		needs = append(needs, n...)
+		r.Headers = append(r.Headers, convert.KV{Name: h.Key, Value: v})
+	}
+	if rq.Auth != nil {
+		auth = rq.Auth
+	}
+	if auth != nil {
+		n := c.auth(auth, r)
+		needs = append(needs, n...)
+	}
+	if b := rq.Body; b != nil {
+		switch b.Mode {
+		case "raw":
+			if b.Raw != "" {
+				v, n := c.template(b.Raw)
+				needs = append(needs, n...)
+				r.Body = &v
+				if b.Options.Raw.Language == "json" && !hasHeader(r.Headers, "Content-Type") {
+					r.Headers = append(r.Headers, convert.KV{Name: "Content-Type", Value: "application/json"})
+				}
+			}
+		case "urlencoded":
+			for _, kv := range b.URLEncoded {
+				if kv.Disabled {
+					continue
+				}
+				v, n := c.template(kv.str())
+				needs = append(needs, n...)
+				r.Form = append(r.Form, convert.KV{Name: kv.Key, Value: v})
+			}
+		case "graphql":
+			if b.GraphQL != nil {
+				body := map[string]any{"query": b.GraphQL.Query}
+				if strings.TrimSpace(b.GraphQL.Variables) != "" {
+					body["variables"] = json.RawMessage(b.GraphQL.Variables)
+				}
+				j, err := json.Marshal(body)
+				if err == nil {
+					v, n := c.template(string(j))
+					needs = append(needs, n...)
+					r.Body = &v
+					if !hasHeader(r.Headers, "Content-Type") {
+						r.Headers = append(r.Headers, convert.KV{Name: "Content-Type", Value: "application/json"})
+					}
+				}
+			}
+		case "formdata":
+			notes = append(notes, "multipart form-data body not converted")
+			needs = append(needs, "multipart bodies")
+		case "file":
+			notes = append(notes, "file body not converted")
+			needs = append(needs, "file bodies")
+		}
+	}
+	st := convert.Converted
+	need := ""
+	if len(needs) > 0 {
+		st, need = convert.Partial, needs[0]
+	} else if len(notes) > 0 {
+		st = convert.Partial
+	}
+	c.report.Add(convert.Item{Path: p, Name: it.Name, Type: "request", Status: st, Note: strings.Join(notes, "; "), Needs: need})
+	c.events(p, it.Event)
+	r.Comment = scriptComment(it.Name, it.Event)
+	return []convert.Step{{Request: r}}
+}
+
+func hasHeader(list []convert.KV, name string) bool {
+	for _, h := range list {
+		if strings.EqualFold(h.Name, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// url makes a request URL relative to the target where it starts with the
+// target's variable or origin.
+func (c *conv) url(raw string) (string, []string) {
+	if c.base != "" {
+		for _, pre := range []string{"{{" + c.base + "}}", "{{ " + c.base + " }}"} {
+			if strings.HasPrefix(raw, pre) {
+				rest := strings.TrimPrefix(raw, pre)
+				if !strings.HasPrefix(rest, "/") {
+					rest = "/" + rest
+				}
+				return c.template(rest)
+			}
+		}
+	}
+	if !strings.HasPrefix(raw, "{{") {
+		full := withScheme(raw)
+		if u, err := url.Parse(full); err == nil && u.Host != "" && c.plan.Target == u.Scheme+"://"+u.Host {
+			rest := strings.TrimPrefix(full, c.plan.Target)
+			if !strings.HasPrefix(rest, "/") {
+				rest = "/" + rest
+			}
+			return c.template(rest)
+		}
+		return c.template(full)
+	}
+	// Starts with another variable: plateau needs a literal start.
+	t, needs := c.template(raw)
+	return "/" + t, append(needs, "URLs that start with a variable")
+}
+
+// auth turns a Postman auth block into a header; literal secrets are read
+// from the environment.
+func (c *conv) auth(a *Auth, r *convert.Request) []string {
+	get := func(list []KV, key string) string {
+		for _, kv := range list {
+			if kv.Key == key {
+				return kv.str()
+			}
+		}
+		return ""
+	}
+	switch a.Type {
+	case "", "noauth", "inherit":
+		return nil
+	case "bearer":
+		tok := get(a.Bearer, "token")
+		v := c.secretValue(tok, "BEARER_TOKEN", "the bearer token")
+		r.Headers = append(r.Headers, convert.KV{Name: "Authorization", Value: "Bearer " + v})
+	case "basic":
+		user, pass := get(a.Basic, "username"), get(a.Basic, "password")
+		env := "BASIC_AUTH"
+		if !c.envSeen[env] {
+			c.envSeen[env] = true
+			c.report.Env = append(c.report.Env, convert.EnvVar{Env: env, What: fmt.Sprintf("base64 of user:password for Basic auth (user %q%s)", user, map[bool]string{true: ", password from a variable", false: ""}[strings.Contains(pass, "{{")])})
+		}
+		r.Headers = append(r.Headers, convert.KV{Name: "Authorization", Value: "Basic ${env." + env + "}"})
+	case "apikey":
+		key, val, in := get(a.APIKey, "key"), get(a.APIKey, "value"), get(a.APIKey, "in")
+		v := c.secretValue(val, "API_KEY", "the API key "+key)
+		if in == "query" {
+			sep := "?"
+			if strings.Contains(r.URL, "?") {
+				sep = "&"
+			}
+			r.URL += sep + url.QueryEscape(key) + "=" + v
+		} else {
+			if key == "" {
+				key = "X-Api-Key"
+			}
+			r.Headers = append(r.Headers, convert.KV{Name: key, Value: v})
+			c.plan.AddSecret(key)
+		}
+	default:
+		return []string{"auth type " + a.Type}
+	}
+	return nil
+}
+
+// secretValue returns a template for a secret: a {{variable}} stays a
+// variable (marked secret); a literal is read from the environment.
+func (c *conv) secretValue(v, env, what string) string {
+	if m := pmVar.FindStringSubmatch(v); m != nil && strings.TrimSpace(v) == m[0] {
+		name := convert.VarName(m[1])
+		c.plan.AddSecret(name)
+		if val, ok := c.vars[m[1]]; ok && val != "" && !strings.Contains(val, "{{") {
+			// The collection holds the secret's value: read it from the
+			// environment instead of writing it into the plan.
+			e := strings.ToUpper(name)
+			c.plan.SetVar(name, "${env."+e+"}")
+			if !c.envSeen[e] {
+				c.envSeen[e] = true
+				c.report.Env = append(c.report.Env, convert.EnvVar{Env: e, What: what + " (collection variable " + m[1] + ")"})
+			}
+		}
+		return "${" + name + "}"
+	}
+	if !c.envSeen[env] {
+		c.envSeen[env] = true
+		c.report.Env = append(c.report.Env, convert.EnvVar{Env: env, What: what})
+	}
+	return "${env." + env + "}"
+}
+
+// defineUndefined defines variables the collection uses but never sets
+// (Postman environments, scripts) as empty vars so the plan loads, and
+// lists them.
+func (c *conv) defineUndefined() {
+	defined := map[string]bool{}
+	for _, kv := range c.plan.Vars {
+		defined[kv.Name] = true
+	}
+	var missing []string
+	for _, wl := range c.plan.Workloads {
+		convert.WalkRequests(wl.Scenario, func(r *convert.Request) {
+			ts := []string{r.URL}
+			for _, h := range r.Headers {
+				ts = append(ts, h.Value)
+			}
+			for _, f := range r.Form {
+				ts = append(ts, f.Value)
+			}
+			if r.Body != nil {
+				ts = append(ts, *r.Body)
+			}
+			for _, t := range ts {
+				for _, ref := range convert.Refs(t) {
+					if strings.HasPrefix(ref, "env.") || strings.HasPrefix(ref, "__") || defined[ref] {
+						continue
+					}
+					defined[ref] = true
+					missing = append(missing, ref)
+				}
+			}
+		})
+	}
+	for _, m := range missing {
+		env := strings.ToUpper(strings.ReplaceAll(m, "-", "_"))
+		c.plan.SetVar(m, "${env."+env+":-}")
+		c.report.Env = append(c.report.Env, convert.EnvVar{Env: env, What: "variable " + m + " (from a Postman environment or a script; empty by default)"})
+	}
+}
