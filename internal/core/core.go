@@ -26,10 +26,14 @@ const (
 	ErrHTTP5xx                    // status 500–599 with no explicit status check
 	ErrProtocol                   // malformed HTTP response
 	ErrOther                      // anything else (message kept)
+	// ErrAborted: the request was sent but cut off in flight because the
+	// run stopped (interrupt, graceful_stop reached, abort_on_fail); the
+	// sample's time is how long it had run.
+	ErrAborted
 	numErrorClasses
 )
 
-var errorClassNames = [...]string{"", "timeout", "refused", "reset", "dns", "tls", "check", "http_4xx", "http_5xx", "protocol", "other"}
+var errorClassNames = [...]string{"", "timeout", "refused", "reset", "dns", "tls", "check", "http_4xx", "http_5xx", "protocol", "other", "aborted"}
 
 // String returns the stable lower-case name used in files and reports.
 func (c ErrorClass) String() string {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"sort"
 	"sync"
@@ -97,8 +98,9 @@ type Engine struct {
 	setupFails  atomic.Int64
 	setupMsg    atomic.Pointer[string] // first setup failure
 
-	mu       sync.Mutex // guards info
+	mu       sync.Mutex // guards info and phaseCPU
 	info     *rundir.Info
+	phaseCPU map[int]time.Duration // process CPU time when phase i started
 	start    time.Time
 	expected time.Duration
 	// anchor is the instant the plan's schedule counts from: StartAt when
@@ -123,6 +125,9 @@ type workload struct {
 	requests atomic.Int64 // measured requests completed
 	dropped  atomic.Int64
 	nextUser atomic.Int64
+	// cut is set when graceful_stop ran out and iterations still running
+	// were cut off.
+	cut atomic.Bool
 }
 
 // Run executes the plan until its load ends or ctx is cancelled (then it
@@ -193,7 +198,21 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				stops[i] = "interrupted"
 				return
 			}
-			stops[i] = wl.run(ctx)
+			// The workload's requests run under wctx, which ends at the
+			// planned end of its load plus graceful_stop: iterations still
+			// running then are cut off (their requests recorded as
+			// aborted), so the run never runs on past its plan.
+			wctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			if d := expectedDuration(&wl.spec.Load); d > 0 {
+				end := e.anchor.Add(wl.spec.Load.StartAfter + d + wl.spec.Load.GracefulStop)
+				t := time.AfterFunc(time.Until(end), func() {
+					wl.cut.Store(true)
+					cancel()
+				})
+				defer t.Stop()
+			}
+			stops[i] = wl.run(wctx)
 		}()
 	}
 	wg.Wait()
@@ -258,6 +277,10 @@ func (e *Engine) startPhase(wl *workload, name string, users int, rate float64, 
 	idx := len(e.info.Phases)
 	e.info.Phases = append(e.info.Phases, rundir.PhaseInfo{Name: name, Workload: wl.spec.Name, Start: time.Now(),
 		Users: users, Rate: rate, RampUpS: ramp.Seconds()})
+	if e.phaseCPU == nil {
+		e.phaseCPU = map[int]time.Duration{}
+	}
+	e.phaseCPU[idx] = processCPU()
 	e.saveLocked()
 	e.mu.Unlock()
 	wl.phase.Store(int32(idx))
@@ -267,8 +290,15 @@ func (e *Engine) startPhase(wl *workload, name string, users int, rate float64, 
 func (e *Engine) endPhase(idx int, stopped string) {
 	e.mu.Lock()
 	now := time.Now()
-	e.info.Phases[idx].End = &now
-	e.info.Phases[idx].Stopped = stopped
+	p := &e.info.Phases[idx]
+	p.End = &now
+	p.Stopped = stopped
+	if c0, ok := e.phaseCPU[idx]; ok {
+		if wall := now.Sub(p.Start); wall > 0 && c0 >= 0 {
+			pct := 100 * float64(processCPU()-c0) / (float64(wall) * float64(runtime.NumCPU()))
+			p.CPUPct = math.Round(pct*10) / 10
+		}
+	}
 	e.saveLocked()
 	e.mu.Unlock()
 	// Samples completing from now on, until the workload's next phase
@@ -277,6 +307,14 @@ func (e *Engine) endPhase(idx int, stopped string) {
 	for _, wl := range e.workloads {
 		wl.phase.CompareAndSwap(int32(idx), -1)
 	}
+}
+
+// cutNote is the phase's stop note when graceful_stop ran out.
+func (wl *workload) cutNote(stopped string) string {
+	if stopped != "" || !wl.cut.Load() {
+		return stopped
+	}
+	return fmt.Sprintf("graceful_stop (%v) ran out: iterations still running were cut off", wl.spec.Load.GracefulStop)
 }
 
 func (e *Engine) saveLocked() {

@@ -29,7 +29,7 @@ func (wl *workload) run(ctx context.Context) string {
 		// The load ends on the common schedule (a late generator ends
 		// with the others); at least 1ns, as 0 means "no time limit".
 		d := max(time.Until(wl.e.anchor.Add(l.StartAfter+l.Duration)), time.Nanosecond)
-		stopped := g.runFor(d, l.Iterations > 0)
+		stopped := wl.cutNote(g.runFor(d, l.Iterations > 0))
 		wl.e.endPhase(idx, stopped)
 		return stopped
 	}
@@ -300,18 +300,23 @@ func (wl *workload) runOpen(ctx context.Context, name string, a *arrivals, maxUs
 	return wl.runOpenPhase(ctx, name, wl.e.anchor.Add(wl.spec.Load.StartAfter), a, maxUsers, rate, &idx)
 }
 
-// runOpenPhase starts iterations on the arrival schedule a. Each iteration
-// goes into a queue that idle users take from; users are added (up to
-// maxUsers) while iterations wait. An iteration that waits because every user
-// is busy is not dropped: it starts late and its latency counts from its
-// intended start, so a stalled server shows in the percentiles instead of
-// being omitted (coordinated omission). Only when the queue itself is full
-// (the server has been stalled for many seconds) are iterations dropped, and
-// counted.
+// runOpenPhase starts iterations on the arrival schedule a, each on an idle
+// user; users are added (up to maxUsers) when none is idle. An iteration
+// that cannot start on time because every allowed user is busy is dropped at
+// once and counted (k6's rule for arrival-rate executors): it is never queued
+// behind a stalled server, so the run cannot drift past its plan and the
+// shortfall is stated, not hidden. An iteration handed to a user that is
+// still being started, or that is just finishing, waits at most for that
+// user: the queue never holds more iterations than there are users on their
+// way to take them (see freeUsers). Latency counts from the intended start,
+// so that short wait shows in the percentiles (coordinated omission).
 //
 // begin is the instant the schedule counts from; iterations already more
 // than a second overdue when the loop first reaches them (a generator that
 // started after the common start) are skipped and counted as dropped.
+//
+// Nothing starts after the schedule's end: iterations still queued then are
+// dropped; those running may finish within graceful_stop (ctx ends then).
 func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Time, a *arrivals, maxUsers int, rate float64, idxOut *int) string {
 	e := wl.e
 	if maxUsers <= 0 {
@@ -320,19 +325,22 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Ti
 	seg, nseg := int64(e.cfg.Segment), int64(e.cfg.Segments)
 	maxUsers = max(shareOf(maxUsers, int(seg), int(nseg)), 1)
 	peak := a.PeakRate() / float64(nseg)
-	work := make(chan time.Time, max(1024, int(peak*30)))
+	work := make(chan time.Time, maxUsers)
 	var wg sync.WaitGroup
 	stopCtx, stopAll := context.WithCancel(ctx)
 	defer stopAll()
 	dataOut := make(chan struct{})
 	var once sync.Once
 	var spawned atomic.Int64
-	var idle atomic.Int64 // users waiting for work
-	spawn := func() {
+	// free counts users that will take an iteration from the queue without
+	// finishing another first: idle ones and ones still starting.
+	var free atomic.Int64
+	spawn := func() bool {
 		if spawned.Add(1) > int64(maxUsers) {
 			spawned.Add(-1)
-			return
+			return false
 		}
+		free.Add(1)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -340,6 +348,7 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Ti
 			defer v.client.Close()
 			v.stopCtx = stopCtx
 			if err := v.runSetup(ctx); err != nil {
+				free.Add(-1)
 				if errors.Is(err, errDataExhausted) {
 					once.Do(func() { close(dataOut) })
 				} else if ctx.Err() == nil {
@@ -351,23 +360,24 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Ti
 			e.activeUsers.Add(1)
 			defer func() { wl.active.Add(-1); e.activeUsers.Add(-1) }()
 			for {
-				idle.Add(1)
 				t, ok := <-work
-				idle.Add(-1)
+				free.Add(-1)
 				if !ok {
 					break
 				}
 				if err := v.iteration(ctx, t); errors.Is(err, errDataExhausted) {
 					once.Do(func() { close(dataOut) })
 				}
+				free.Add(1)
 			}
 			if ctx.Err() == nil && len(v.prog.teardown) > 0 {
 				_ = v.runTeardown(ctx)
 			}
 		}()
+		return true
 	}
-	// Start with enough users for the first moments; more are added while
-	// iterations wait, up to maxUsers.
+	// Start with enough users for the first moments; more are added when
+	// an iteration is due and none is free, up to maxUsers.
 	for i := 0; i < min(maxUsers, max(1, int(math.Ceil(peak/50)))); i++ {
 		spawn()
 	}
@@ -379,6 +389,7 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Ti
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	var prevAt time.Duration
+	var planned, started int64
 loop:
 	for k := seg; ; k += nseg {
 		at, ok := a.At(k)
@@ -415,6 +426,7 @@ loop:
 		for spin > 0 && time.Now().Before(intended) && ctx.Err() == nil {
 			runtime.Gosched()
 		}
+		planned++
 		if d <= 0 && first && (-d > lateLimit || intended.Before(e.lateFrom)) {
 			// A generator that starts late (distributed start) skips and
 			// counts what is already past due instead of bursting.
@@ -422,20 +434,38 @@ loop:
 			continue
 		}
 		first = false
+		if free.Load()-int64(len(work)) <= 0 && !spawn() {
+			wl.dropped.Add(1) // every allowed user is busy
+			continue
+		}
 		select {
 		case work <- intended:
+			started++
 		default:
-			wl.dropped.Add(1) // queue full: the server has stalled for long
-		}
-		if idle.Load() == 0 && len(work) > 0 {
-			spawn()
+			wl.dropped.Add(1)
 		}
 	}
-	// Let queued iterations run (stopping the users first would abandon
-	// iterations the schedule already started).
+	if ctx.Err() != nil && stopped == "" {
+		stopped = "interrupted"
+	}
+	// Nothing starts after the schedule: what is still queued is dropped.
+drain:
+	for {
+		select {
+		case <-work:
+			started--
+			wl.dropped.Add(1)
+		default:
+			break drain
+		}
+	}
 	close(work)
 	wg.Wait()
 	stopAll()
-	e.endPhase(*idxOut, stopped)
+	e.mu.Lock()
+	p := &e.info.Phases[*idxOut]
+	p.Planned, p.Started, p.MaxUsers, p.PlannedS = planned, started, maxUsers, a.Duration().Seconds()
+	e.mu.Unlock()
+	e.endPhase(*idxOut, wl.cutNote(stopped))
 	return stopped
 }

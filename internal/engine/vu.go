@@ -227,8 +227,14 @@ func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sam
 	v.req.Timeout = q.timeout // 0: the client's default
 	_ = v.client.Do(ctx, &v.req, &v.res)
 	r := &v.res
+	aborted := false
 	if ctx.Err() != nil && r.Err != nil {
-		return ctx.Err() // stopped mid-request: not a sample
+		if !measured || r.BytesSent == 0 {
+			return ctx.Err() // stopped before the request left: the target saw nothing
+		}
+		// Cut off in flight (interrupt, graceful_stop): the target saw it,
+		// so it is a sample, of class aborted, with the time it had run.
+		aborted = true
 	}
 	*s = core.Sample{Label: q.label, Start: r.Start.UnixNano(), Service: r.Total, Connect: r.Connect,
 		TTFB: r.TTFB, BytesSent: r.BytesSent, BytesRecv: r.BytesRecv, Status: r.Status, Class: r.Class,
@@ -241,9 +247,12 @@ func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sam
 		s.Elapsed = r.Total + time.Duration(s.Start-s.Intended)
 		v.firstIntended = time.Time{}
 	}
-	if r.Err != nil {
+	switch {
+	case aborted:
+		s.Class, s.Message = core.ErrAborted, "aborted in flight: the run stopped"
+	case r.Err != nil:
 		s.Message = r.Err.Error()
-	} else {
+	default:
 		v.judge(q, s)
 		v.extract(q, s)
 	}
@@ -273,6 +282,9 @@ func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sam
 	s.GroupThreads = int32(v.w.active.Load())
 	s.AllThreads = int32(v.w.e.activeUsers.Load())
 	v.w.e.record(v, q.label, false, s)
+	if aborted {
+		return ctx.Err()
+	}
 	return nil
 }
 

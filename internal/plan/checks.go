@@ -240,11 +240,11 @@ func (d *decoder) checkExtract(e *Extract, n *yaml.Node, k keyset) {
 
 // loadKeys lists, per load model, the keys that apply to it.
 var loadKeys = map[string][]string{
-	"closed":  {"users", "ramp_up", "duration", "iterations", "start_after"},
-	"pacing":  {"users", "pace", "duration", "start_after"},
-	"open":    {"rate", "duration", "max_users", "start_after"},
-	"stages":  {"stages", "max_users", "start_after"},
-	"stepped": {"steps", "stop_when", "max_users", "start_after"},
+	"closed":  {"users", "ramp_up", "duration", "iterations", "start_after", "graceful_stop"},
+	"pacing":  {"users", "pace", "duration", "start_after", "graceful_stop"},
+	"open":    {"rate", "duration", "max_users", "start_after", "graceful_stop"},
+	"stages":  {"stages", "max_users", "start_after", "graceful_stop"},
+	"stepped": {"steps", "stop_when", "max_users", "start_after", "graceful_stop"},
 }
 
 // loadModel returns the model a load's keys select, the keys that select
@@ -345,6 +345,11 @@ func (d *decoder) checkLoad(l *Load, n *yaml.Node, k keyset) {
 		}
 	case "stepped":
 		d.checkSteps(l, n, k)
+	}
+	if !k.has("graceful_stop") {
+		l.GracefulStop = DefaultGracefulStop
+	} else if l.GracefulStop < 0 {
+		d.errorf(at(n, k, "graceful_stop"), "load: graceful_stop must not be negative")
 	}
 	if model == "open" || model == "stages" || (model == "stepped" && len(l.Steps) > 0 && l.Steps[0].Rate > 0) {
 		if !k.has("max_users") {

@@ -229,6 +229,10 @@ const (
 	ExhaustedRecycle = "recycle"
 )
 
+// DefaultGracefulStop is how long iterations running when a load ends may
+// finish (k6's gracefulStop default).
+const DefaultGracefulStop = 30 * time.Second
+
 // DefaultMaxUsers caps the concurrency of the open model when max_users is
 // not given.
 const DefaultMaxUsers = 1000

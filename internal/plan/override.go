@@ -29,7 +29,7 @@ func (d *decoder) applyOverrides(root *yaml.Node, sets []string) bool {
 // has a single workload (the product brief's short form).
 var loadShorthand = map[string]bool{
 	"users": true, "rate": true, "duration": true, "ramp_up": true, "iterations": true,
-	"pace": true, "max_users": true, "stages": true, "steps": true, "stop_when": true,
+	"pace": true, "max_users": true, "stages": true, "steps": true, "stop_when": true, "graceful_stop": true,
 }
 
 func (d *decoder) applyOverride(root *yaml.Node, s string) string {

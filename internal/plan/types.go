@@ -168,6 +168,10 @@ type Load struct {
 	Steps      []LoadStep    `yaml:"steps"`
 	StopWhen   *StopRule     `yaml:"stop_when"`
 	StartAfter time.Duration `yaml:"start_after"` // delay from run start
+	// GracefulStop is how long iterations running at the end of the load
+	// may finish before their requests are cut off (recorded as aborted);
+	// default DefaultGracefulStop. Nothing new starts after the load ends.
+	GracefulStop time.Duration `yaml:"graceful_stop"`
 	Pos        Pos           `yaml:"-"`
 }
 

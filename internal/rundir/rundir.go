@@ -83,6 +83,22 @@ type PhaseInfo struct {
 	RampUpS  float64       `json:"ramp_up_s,omitempty"`
 	Stopped  string        `json:"stopped,omitempty"`
 	Duration time.Duration `json:"-"`
+	// Open-model phases: iterations the schedule made due (Planned), of
+	// which Started began and the rest were dropped; MaxUsers is the cap
+	// on concurrent users (this generator's share of it in a segment).
+	Planned  int64 `json:"planned_iterations,omitempty"`
+	Started  int64 `json:"started_iterations,omitempty"`
+	MaxUsers int   `json:"max_users,omitempty"`
+	// PlannedS is the phase's planned length in seconds (0: unknown).
+	PlannedS float64 `json:"planned_s,omitempty"`
+	// CPUPct is the generator process's own CPU use during the phase, in
+	// percent of all its cores (100 = every core busy); CPUBySegment the
+	// same per generator in a merged run.
+	CPUPct       float64            `json:"generator_cpu_pct,omitempty"`
+	CPUBySegment map[string]float64 `json:"generator_cpu_pct_by_segment,omitempty"`
+	// Aborted counts requests cut off in flight (interrupt, graceful_stop
+	// reached); they are recorded as samples of class "aborted".
+	Aborted int64 `json:"aborted,omitempty"`
 }
 
 // WorkloadInfo describes a workload's load model for the report.
