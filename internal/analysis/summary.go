@@ -13,9 +13,16 @@ import (
 // Summary is summary.json: the machine-readable result of a run. Field names
 // are documented in docs/summary.md and are a stable interface.
 type Summary struct {
-	Name      string            `json:"name"`
-	Status    string            `json:"status"` // run status from run.json
-	Passed    bool              `json:"passed"` // every SLA held
+	Name   string `json:"name"`
+	Status string `json:"status"` // run status from run.json
+	// Verdict is the test status: passed, failed, no requirements,
+	// invalid, interrupted or could not run (see the Verdict* constants);
+	// VerdictReasons says why, most important first.
+	Verdict        string   `json:"verdict"`
+	VerdictReasons []string `json:"verdict_reasons"`
+	Passed         bool     `json:"passed"` // every SLA held (Verdict is the test status)
+	// Validity compares the planned load with the load applied.
+	Validity  *Validity         `json:"validity"`
 	Start     time.Time         `json:"start"`
 	End       time.Time         `json:"end"`
 	DurationS float64           `json:"duration_s"`
@@ -116,6 +123,8 @@ func Summarize(d *Dataset, slas []string) *Summary {
 	if s.SLA == nil {
 		s.SLA = []SLAResult{}
 	}
+	s.Validity = d.JudgeValidity()
+	s.judgeVerdict(d.Total.Count, d.Total.Errors)
 	return s
 }
 

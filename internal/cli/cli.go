@@ -16,11 +16,13 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit codes, decided here and nowhere else.
+// Exit codes, decided here and nowhere else (README and docs/summary.md
+// list them).
 const (
-	ExitOK        = 0 // done; every SLA held
+	ExitOK        = 0 // done; every SLA held, or the plan states none
 	ExitSLAFailed = 1 // done; an SLA (or a --fail-on rule) failed
-	ExitError     = 2 // the run or command could not be done
+	ExitError     = 2 // the run or command could not be done, or no request succeeded
+	ExitNotHeld   = 3 // the planned load was not applied (invalid), or the run was interrupted
 )
 
 // State is the process state the CLI may use.
@@ -72,6 +74,9 @@ func Main(ctx context.Context, st State) int {
 		return ExitOK
 	case errors.Is(err, ErrSLAFailed):
 		return ExitSLAFailed
+	case errors.As(err, new(*notHeldError)):
+		fmt.Fprintf(st.Stderr, "plateau: %v\n", err)
+		return ExitNotHeld
 	default:
 		fmt.Fprintf(st.Stderr, "plateau: %v\n", err)
 		return ExitError

@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/merge"
@@ -128,7 +127,8 @@ func startGenerators(st *State, planPath string, f runFlags, n int, start time.T
 			cmd.Stdout, cmd.Stderr = logf, logf
 			// Own process group: a Ctrl-C in the terminal reaches the
 			// parent only, which stops the children gracefully itself.
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			// The child dies with its parent (see childAttr).
+			cmd.SysProcAttr = childAttr()
 			if err = cmd.Start(); err == nil {
 				procs = append(procs, &generatorProc{seg: i, cmd: cmd, log: logf})
 				continue
@@ -166,7 +166,9 @@ func waitGenerators(ctx context.Context, procs []*generatorProc) []string {
 			var ee *exec.ExitError
 			switch {
 			case err == nil:
-			case errors.As(err, &ee) && ee.ExitCode() == ExitSLAFailed:
+			case errors.As(err, &ee) && (ee.ExitCode() == ExitSLAFailed || ee.ExitCode() == ExitNotHeld):
+				// A broken requirement or an interrupt: the merge judges
+				// and states both from the segments' run.json.
 			default:
 				mu.Lock()
 				msgs = append(msgs, fmt.Sprintf("generator %d/%d ended badly: %v (see %s)", p.seg, len(procs), err, p.log.Name()))

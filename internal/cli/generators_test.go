@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -349,10 +350,16 @@ func TestLateGeneratorSkips(t *testing.T) {
 	start := time.Now().Add(-2 * time.Second).Truncate(time.Millisecond)
 	out := filepath.Join(t.TempDir(), "late")
 	b, err := plateauCmd("run", plan, "--segment", "0/1", "--start-at", start.Format(time.RFC3339Nano), "-o", out, "-q").CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, b)
+	// Half the schedule was skipped: the load was not held, which the
+	// status and the exit code say.
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != ExitNotHeld {
+		t.Fatalf("%v, want exit %d (load not held)\n%s", err, ExitNotHeld, b)
 	}
 	sum := readSummary(t, out)
+	if sum.Verdict != "invalid" || sum.Validity == nil || sum.Validity.Phases[0].PlannedRate != rate {
+		t.Errorf("verdict %q, validity %+v: want invalid at a planned %d/s", sum.Verdict, sum.Validity, rate)
+	}
 	ran := sum.Labels[len(sum.Labels)-1].Samples
 	dropped := sum.Dropped["w"]
 	t.Logf("started 2 s late: %d iterations ran, %d skipped as overdue", ran, dropped)

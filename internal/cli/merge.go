@@ -106,10 +106,7 @@ func mergeAndReport(_ context.Context, st *State, o merge.Options, formats []str
 	if len(mres.Incomplete) > 0 {
 		return fmt.Errorf("%w: %s", errIncomplete, mres.Info.Stopped)
 	}
-	if !res.Summary.Passed {
-		return ErrSLAFailed
-	}
-	return nil
+	return verdictErr(res.Summary)
 }
 
 func countMissing(r *merge.Result) int {

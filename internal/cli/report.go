@@ -47,32 +47,11 @@ the report could not be written.`,
 			if err != nil {
 				return fmt.Errorf("report: %w", err)
 			}
-			fmt.Fprintln(st.Stdout, statusLine(res))
-			if !res.Summary.Passed {
-				return ErrSLAFailed
-			}
-			return nil
+			printVerdict(st.Stdout, res.Summary)
+			return verdictErr(res.Summary)
 		},
 	}
 	cmd.Flags().StringVar(&baseline, "baseline", "", "run directory to compare against (fills the Comparison section)")
 	cmd.Flags().StringSliceVar(&formats, "format", nil, "formats to write: html, md, json, junit (comma-separated; default all)")
 	return cmd
-}
-
-// statusLine is the one-line verdict printed after the report paths.
-func statusLine(res *report.Result) string {
-	s := res.Summary
-	failed := 0
-	for _, r := range s.SLA {
-		if !r.Passed {
-			failed++
-		}
-	}
-	switch {
-	case len(s.SLA) == 0:
-		return "no requirements (SLA) to judge"
-	case failed == 0:
-		return fmt.Sprintf("PASSED: %d of %d requirements held", len(s.SLA), len(s.SLA))
-	}
-	return fmt.Sprintf("FAILED: %d of %d requirements broken", failed, len(s.SLA))
 }

@@ -192,21 +192,16 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	if err != nil {
 		return err
 	}
-	printSummary(st.Stdout, sum)
 	fmt.Fprintf(st.Stdout, "\nrun directory: %s\nreport:        %s\n", dir, filepath.Join(dir, "report.html"))
-	if res.Stopped == "interrupted" {
-		fmt.Fprintln(st.Stdout, "the run was interrupted; the results cover the time it ran")
+	// The verdict comes last, so it is what a terminal or CI log shows.
+	printSummary(st.Stdout, sum)
+	if nseg > 1 && (sum.Verdict == analysis.VerdictFailed || sum.Verdict == analysis.VerdictInvalid) {
+		// One generator's share says nothing about the requirement or the
+		// load: both are judged once, on the merged run (plateau merge).
+		fmt.Fprintln(st.Stdout, "segment run: requirements and load are judged on the merged run, not on one segment")
+		return nil
 	}
-	if !sum.Passed {
-		if nseg > 1 {
-			// One generator's share says nothing about the requirement: it
-			// is judged once, on the merged run (plateau merge).
-			fmt.Fprintln(st.Stdout, "segment run: requirements are judged on the merged run, not on one segment")
-			return nil
-		}
-		return ErrSLAFailed
-	}
-	return nil
+	return verdictErr(sum)
 }
 
 func safeName(s string) string {
@@ -382,11 +377,7 @@ func printSummary(w io.Writer, s *analysis.Summary) {
 			fmt.Fprintln(w, line)
 		}
 	}
-	status := "PASSED"
-	if !s.Passed {
-		status = "FAILED"
-	}
-	fmt.Fprintf(w, "\ntest status: %s\n", status)
+	printVerdict(w, s)
 }
 
 func trunc(s string, n int) string {

@@ -1,0 +1,313 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/rundir"
+)
+
+// Test statuses (Summary.Verdict). Exactly one applies to a run; the CLI
+// maps each to an exit code (docs/summary.md lists them).
+const (
+	VerdictPassed         = "passed"          // every requirement held and the load was applied as planned
+	VerdictFailed         = "failed"          // a requirement was broken
+	VerdictNoRequirements = "no requirements" // the plan states no SLA: nothing judged
+	VerdictInvalid        = "invalid"         // the planned load was not applied (see Validity)
+	VerdictInterrupted    = "interrupted"     // stopped by a signal, killed, or unfinished
+	VerdictNotRun         = "could not run"   // no request succeeded
+)
+
+// Validity thresholds.
+const (
+	// MaxDroppedPct is the share of scheduled iterations an open-model
+	// phase may drop before its load counts as not held.
+	MaxDroppedPct = 1.0
+	// MaxGeneratorCPUPct is the generator's own CPU use (percent of its
+	// cores, during a phase) from which its measurements are suspect.
+	MaxGeneratorCPUPct = 90.0
+)
+
+// Validity says whether the run applied the load its plan asked for, with
+// the figures that decide it. It is summary.json's "validity".
+type Validity struct {
+	Verdict string          `json:"verdict"` // "valid" or "invalid"
+	Reasons []string        `json:"reasons"` // why invalid, one sentence each
+	Dropped int64           `json:"dropped_iterations"`
+	Phases  []PhaseValidity `json:"phases"`
+}
+
+// PhaseValidity is one phase's planned against achieved load.
+type PhaseValidity struct {
+	Phase    string `json:"phase"`
+	Workload string `json:"workload,omitempty"`
+	Model    string `json:"model"` // "open" (arrival rate) or "closed" (users)
+	// Open model: iterations per second planned and started, over the
+	// phase's planned span; Planned = Started + Dropped.
+	PlannedRate  float64 `json:"planned_rate_per_s,omitempty"`
+	AchievedRate float64 `json:"achieved_rate_per_s,omitempty"`
+	Planned      int64   `json:"planned_iterations,omitempty"`
+	Started      int64   `json:"started_iterations,omitempty"`
+	Dropped      int64   `json:"dropped_iterations"`
+	// MaxUsers is the cap on concurrent users (open model); PeakUsers the
+	// most users active in any second of the phase.
+	MaxUsers  int `json:"max_users,omitempty"`
+	PeakUsers int `json:"peak_users"`
+	// Requests per second and mean times: ResponseMs from the intended
+	// start (coordinated-omission-correct, the headline), ServiceMs from the
+	// actual send (what the server cost).
+	RequestsPerS float64 `json:"requests_per_s"`
+	ResponseMs   float64 `json:"mean_response_ms"`
+	ServiceMs    float64 `json:"mean_service_ms"`
+	// InFlight is Little's law: requests per second × mean service time,
+	// the average number of requests in flight, to set against the users
+	// available (MaxUsers or PeakUsers).
+	InFlight float64 `json:"littles_law_in_flight"`
+	// CPUPct is the generator's own CPU during the phase (percent of its
+	// cores); CPUBySegment per generator in a merged run.
+	CPUPct       float64            `json:"generator_cpu_pct,omitempty"`
+	CPUBySegment map[string]float64 `json:"generator_cpu_pct_by_segment,omitempty"`
+	Held         bool               `json:"held"`
+	Reasons      []string           `json:"reasons,omitempty"`
+}
+
+// JudgeValidity compares each phase's planned load with what the run applied.
+func (d *Dataset) JudgeValidity() *Validity {
+	v := &Validity{Verdict: "valid", Reasons: []string{}, Phases: []PhaseValidity{}}
+	for _, n := range d.Dropped {
+		v.Dropped += n
+	}
+	var info []rundir.PhaseInfo
+	if d.Info != nil {
+		info = d.Info.Phases
+	}
+	for i, p := range d.Phases {
+		pv := PhaseValidity{Phase: p.Name, Workload: p.Workload, Model: "closed", Held: true}
+		var pi rundir.PhaseInfo
+		if i < len(info) {
+			pi = info[i]
+		}
+		// Rates are over the schedule's span (not the graceful wait after
+		// it, nor a late generator's shorter share of it); a phase stopped
+		// early had only the part it ran.
+		span := p.Duration().Seconds()
+		if pi.PlannedS > 0 && (span <= 0 || pi.PlannedS < span || p.Stopped == "") {
+			span = pi.PlannedS
+		}
+		if t := d.PhaseTotal[i]; t != nil && t.Count > 0 {
+			if s := p.Duration().Seconds(); s > 0 {
+				pv.RequestsPerS = round3(float64(t.Count) / s)
+			}
+			pv.ResponseMs = round3(t.MeanMs())
+			pv.ServiceMs = round3(float64(t.SumServiceUs) / float64(t.Count) / 1000)
+			pv.InFlight = round3(pv.RequestsPerS * pv.ServiceMs / 1000)
+		}
+		pv.PeakUsers = d.peakUsers(p)
+		pv.CPUPct, pv.CPUBySegment = pi.CPUPct, pi.CPUBySegment
+		if pi.Planned > 0 || p.Rate > 0 {
+			pv.Model = "open"
+			pv.Planned, pv.Started, pv.MaxUsers = pi.Planned, pi.Started, pi.MaxUsers
+			pv.Dropped = max(pi.Planned-pi.Started, 0)
+			if span > 0 && pi.Planned > 0 {
+				pv.PlannedRate = round3(float64(pi.Planned) / span)
+				pv.AchievedRate = round3(float64(pi.Started) / span)
+			} else {
+				pv.PlannedRate = p.Rate
+			}
+			if pi.Planned > 0 && 100*float64(pv.Dropped)/float64(pi.Planned) > MaxDroppedPct {
+				pv.Reasons = append(pv.Reasons, pv.droppedReason(d.phaseLabel(p)))
+			}
+		}
+		cpu := pv.CPUBySegment
+		if len(cpu) == 0 && pv.CPUPct > 0 {
+			cpu = map[string]float64{"": pv.CPUPct}
+		}
+		for _, seg := range sortedKeys(cpu) {
+			if pct := cpu[seg]; pct >= MaxGeneratorCPUPct {
+				who := "the generator"
+				if seg != "" {
+					who = "generator " + seg
+				}
+				pv.Reasons = append(pv.Reasons, fmt.Sprintf("%s%s used %.0f%% of its CPU: it may have limited the load and added to the response times",
+					who, d.inPhase(p), pct))
+			}
+		}
+		if len(pv.Reasons) > 0 {
+			pv.Held = false
+			v.Reasons = append(v.Reasons, pv.Reasons...)
+		}
+		v.Phases = append(v.Phases, pv)
+	}
+	if len(v.Reasons) > 0 {
+		v.Verdict = "invalid"
+	}
+	return v
+}
+
+// droppedReason is the sentence for an open-model phase that did not hold
+// its rate: "planned 5,000/s, achieved 190/s: the 10 users allowed were all
+// busy; 24,000 iterations dropped".
+func (pv *PhaseValidity) droppedReason(where string) string {
+	var why string
+	switch {
+	case pv.MaxUsers > 0 && pv.PeakUsers >= pv.MaxUsers:
+		why = fmt.Sprintf("the %s users allowed (max_users) were all busy", thousands(int64(pv.MaxUsers)))
+		if pv.InFlight > 0 {
+			why += fmt.Sprintf(" (%s req/s × %s ms = %.1f requests in flight)", fmtNum(pv.RequestsPerS), fmtNum(pv.ServiceMs), pv.InFlight)
+		}
+	case pv.CPUPct >= MaxGeneratorCPUPct:
+		why = "the generator was short of CPU"
+	default:
+		why = "iterations could not start on time"
+	}
+	return fmt.Sprintf("%splanned %s/s, achieved %s/s: %s; %s of %s iterations dropped", where,
+		fmtNum(pv.PlannedRate), fmtNum(pv.AchievedRate), why, thousands(pv.Dropped), thousands(pv.Planned))
+}
+
+// phaseLabel prefixes a sentence with the phase when the run has several.
+func (d *Dataset) phaseLabel(p core.Phase) string {
+	if len(d.Phases) <= 1 {
+		return ""
+	}
+	return p.Name + ": "
+}
+
+func (d *Dataset) inPhase(p core.Phase) string {
+	if len(d.Phases) <= 1 {
+		return ""
+	}
+	return " in " + p.Name
+}
+
+// peakUsers is the most users of p's workload active in a second of p.
+func (d *Dataset) peakUsers(p core.Phase) int {
+	peak := 0
+	for _, u := range d.Users {
+		// A users tick is stamped with the start of its second and counts
+		// the users at its end.
+		if t := u.T.Add(1e9); t.Before(p.Start) || t.After(p.End.Add(1e9)) {
+			continue
+		}
+		n := u.Total
+		if p.Workload != "" {
+			n = u.Users[p.Workload]
+		}
+		peak = max(peak, n)
+	}
+	return peak
+}
+
+// judgeVerdict sets the test status from the run status, the requirements,
+// the validity and whether any request succeeded. Precedence: interrupted
+// (by a signal), could not run, unfinished, failed, invalid, then passed or no requirements. A broken
+// requirement outranks an invalid load: a service that fails its SLA at less
+// than the planned load fails it at the full load too.
+func (s *Summary) judgeVerdict(total int64, errors int64) {
+	s.VerdictReasons = []string{}
+	failed := 0
+	for _, r := range s.SLA {
+		if !r.Passed {
+			failed++
+		}
+	}
+	switch {
+	case s.Status == rundir.StatusInterrupted:
+		s.Verdict = VerdictInterrupted
+		s.VerdictReasons = append(s.VerdictReasons, "the run was interrupted; the results cover only the time it ran")
+	case total == 0 || errors >= total:
+		s.Verdict = VerdictNotRun
+		s.VerdictReasons = append(s.VerdictReasons, s.noSuccessReason(total))
+	case s.Status == rundir.StatusRunning || s.Status == rundir.StatusFailed:
+		s.Verdict = VerdictInterrupted
+		why := "the run was interrupted"
+		switch s.Status {
+		case rundir.StatusRunning:
+			why = "the run did not finish (killed, or still running)"
+		case rundir.StatusFailed:
+			why = "the run failed before its end"
+		}
+		s.VerdictReasons = append(s.VerdictReasons, why+"; the results cover only the time it ran")
+	case failed > 0:
+		s.Verdict = VerdictFailed
+		for _, r := range s.SLA {
+			if !r.Passed {
+				s.VerdictReasons = append(s.VerdictReasons, "requirement broken: "+r.Expr)
+			}
+		}
+	case s.Validity != nil && s.Validity.Verdict == "invalid":
+		s.Verdict = VerdictInvalid
+		s.VerdictReasons = append(s.VerdictReasons, s.Validity.Reasons...)
+	case len(s.SLA) == 0:
+		s.Verdict = VerdictNoRequirements
+	default:
+		s.Verdict = VerdictPassed
+	}
+	if s.Verdict != VerdictInvalid && s.Validity != nil && s.Validity.Verdict == "invalid" && s.Verdict != VerdictNotRun {
+		// Still said, after the reason for the status.
+		s.VerdictReasons = append(s.VerdictReasons, s.Validity.Reasons...)
+	}
+}
+
+// noSuccessReason says why no request succeeded, naming the most frequent
+// failure ("connection refused: dial tcp 127.0.0.1:9: …").
+func (s *Summary) noSuccessReason(total int64) string {
+	if total == 0 {
+		return "no request was sent"
+	}
+	var top *ErrorDetail
+	for i := range s.Errors.Details {
+		if e := &s.Errors.Details[i]; top == nil || e.Count > top.Count {
+			top = e
+		}
+	}
+	msg := fmt.Sprintf("none of the %s requests succeeded", thousands(total))
+	if top != nil {
+		what := top.Class
+		if top.Message != "" {
+			what += ": " + top.Message
+		}
+		msg += "; most frequent failure: " + what
+	}
+	return msg
+}
+
+func sortedKeys(m map[string]float64) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+// fmtNum renders a rate or time for a sentence: thousands separated, at
+// most three significant decimals below 10.
+func fmtNum(x float64) string {
+	switch {
+	case x >= 100:
+		return thousands(int64(math.Round(x)))
+	case x >= 10:
+		return fmt.Sprintf("%.1f", x)
+	}
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", x), "0"), ".")
+}
+
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}

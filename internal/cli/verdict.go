@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/core"
+)
+
+// notHeldError is a run that was done but does not show what its plan asked
+// for: the load was not applied (invalid) or the run was interrupted. It
+// exits ExitNotHeld.
+type notHeldError struct{ verdict, why string }
+
+func (e *notHeldError) Error() string { return e.verdict + ": " + e.why }
+
+// verdictErr maps a summary's test status to the error (and so the exit
+// code) of run, report and merge.
+func verdictErr(s *analysis.Summary) error {
+	why := strings.Join(s.VerdictReasons, "; ")
+	switch s.Verdict {
+	case analysis.VerdictPassed, analysis.VerdictNoRequirements:
+		return nil
+	case analysis.VerdictFailed:
+		return ErrSLAFailed
+	case analysis.VerdictInvalid, analysis.VerdictInterrupted:
+		return &notHeldError{verdict: s.Verdict, why: why}
+	case analysis.VerdictNotRun:
+		return errors.New("no request succeeded: " + why)
+	}
+	return fmt.Errorf("unknown test status %q", s.Verdict)
+}
+
+// statusText is the console's name of a test status.
+func statusText(verdict string) string {
+	return strings.ToUpper(verdict)
+}
+
+// printVerdict prints the console's last lines: the validity of the load
+// first, then the error rate, then the test status and why.
+func printVerdict(w io.Writer, s *analysis.Summary) {
+	fmt.Fprintln(w)
+	if v := s.Validity; v != nil {
+		if v.Verdict == "invalid" {
+			fmt.Fprintln(w, "load: NOT HELD")
+			for _, r := range v.Reasons {
+				fmt.Fprintf(w, "  %s\n", r)
+			}
+		} else if line := heldLine(v); line != "" {
+			fmt.Fprintf(w, "load: held (%s)\n", line)
+		}
+	}
+	var total, errs int64
+	for _, l := range s.Labels {
+		if l.Label == core.TotalLabel {
+			total, errs = l.Samples, l.Errors
+		}
+	}
+	if total > 0 {
+		fmt.Fprintf(w, "errors: %.2f%% (%d of %d requests)\n", 100*float64(errs)/float64(total), errs, total)
+	}
+	fmt.Fprintf(w, "test status: %s", statusText(s.Verdict))
+	switch s.Verdict {
+	case analysis.VerdictNoRequirements:
+		fmt.Fprint(w, " — the plan states no SLA, so nothing was judged")
+	case analysis.VerdictPassed:
+		fmt.Fprintf(w, " — %d of %d requirements held", len(s.SLA), len(s.SLA))
+	case analysis.VerdictFailed:
+		broken := 0
+		for _, r := range s.SLA {
+			if !r.Passed {
+				broken++
+			}
+		}
+		fmt.Fprintf(w, " — %d of %d requirements broken", broken, len(s.SLA))
+	case analysis.VerdictInterrupted, analysis.VerdictNotRun:
+		if len(s.VerdictReasons) > 0 {
+			fmt.Fprint(w, " — "+s.VerdictReasons[0])
+		}
+	case analysis.VerdictInvalid:
+		fmt.Fprint(w, " — the planned load was not applied, so the results do not show the plan's load")
+	}
+	fmt.Fprintln(w)
+}
+
+// heldLine summarises the open-model phases that held their rate.
+func heldLine(v *analysis.Validity) string {
+	var planned, started int64
+	for _, p := range v.Phases {
+		planned += p.Planned
+		started += p.Started
+	}
+	if planned == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d planned iterations started, %d dropped", started, planned, v.Dropped)
+}
