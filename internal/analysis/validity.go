@@ -61,9 +61,10 @@ type PhaseValidity struct {
 	// actual send (what the server cost).
 	RequestsPerS float64 `json:"requests_per_s"`
 	ResponseMs   float64 `json:"mean_response_ms"`
-	ServiceMs    float64 `json:"mean_service_ms"`
-	// InFlight is Little's law: requests per second × mean service time,
-	// the average number of requests in flight, to set against the users
+	ServiceMs    float64 `json:"mean_service_ms"` // 0: unknown (imports)
+	// InFlight is Little's law: requests per second × mean service time
+	// (response time when the service time is unknown, 0 in imports), the
+	// average number of requests in flight, to set against the users
 	// available (MaxUsers or PeakUsers).
 	InFlight float64 `json:"littles_law_in_flight"`
 	// CPUPct is the generator's own CPU during the phase (percent of its
@@ -103,7 +104,11 @@ func (d *Dataset) JudgeValidity() *Validity {
 			}
 			pv.ResponseMs = round3(t.MeanMs())
 			pv.ServiceMs = round3(float64(t.SumServiceUs) / float64(t.Count) / 1000)
-			pv.InFlight = round3(pv.RequestsPerS * pv.ServiceMs / 1000)
+			w := pv.ServiceMs
+			if w == 0 {
+				w = pv.ResponseMs // service time unknown (an import)
+			}
+			pv.InFlight = round3(pv.RequestsPerS * w / 1000)
 		}
 		pv.PeakUsers = d.peakUsers(p)
 		pv.CPUPct, pv.CPUBySegment = pi.CPUPct, pi.CPUBySegment
@@ -155,6 +160,9 @@ func (pv *PhaseValidity) droppedReason(where string) string {
 	switch {
 	case pv.MaxUsers > 0 && pv.PeakUsers >= pv.MaxUsers:
 		why = fmt.Sprintf("the %s users allowed (max_users) were all busy", thousands(int64(pv.MaxUsers)))
+		if pv.MaxUsers == 1 {
+			why = "the one user allowed (max_users) was busy"
+		}
 		if pv.InFlight > 0 {
 			why += fmt.Sprintf(" (%s req/s × %s ms = %.1f requests in flight)", fmtNum(pv.RequestsPerS), fmtNum(pv.ServiceMs), pv.InFlight)
 		}
@@ -289,7 +297,7 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 // most three significant decimals below 10.
 func fmtNum(x float64) string {
 	switch {
-	case x >= 100:
+	case x >= 100 || x == math.Trunc(x):
 		return thousands(int64(math.Round(x)))
 	case x >= 10:
 		return fmt.Sprintf("%.1f", x)

@@ -34,12 +34,21 @@ func alignPhases(segs []*Segment) ([]rundir.PhaseInfo, [][]int, []string) {
 			a := byKey[k]
 			if a == nil {
 				a = &acc{p: p, order: len(keys)}
+				a.p.CPUPct, a.p.CPUBySegment = 0, nil
+				addSegmentCPU(&a.p, s.Segment, p.CPUPct)
 				byKey[k] = a
 				keys = append(keys, k)
 				a.in = append(a.in, s.Segment)
 				continue
 			}
 			a.in = append(a.in, s.Segment)
+			// Each generator ran its share of the schedule and of
+			// max_users: the merged phase holds their sums, and each
+			// generator's own CPU (the busiest one's as CPUPct).
+			a.p.Planned += p.Planned
+			a.p.Started += p.Started
+			a.p.MaxUsers += p.MaxUsers
+			addSegmentCPU(&a.p, s.Segment, p.CPUPct)
 			if p.Start.Before(a.p.Start) {
 				a.p.Start = p.Start
 			}
@@ -92,4 +101,16 @@ func loadOf(p rundir.PhaseInfo) string {
 		return fmt.Sprintf("%g/s", p.Rate)
 	}
 	return fmt.Sprintf("%d users", p.Users)
+}
+
+// addSegmentCPU records one generator's own CPU during a merged phase.
+func addSegmentCPU(p *rundir.PhaseInfo, segment string, pct float64) {
+	if pct <= 0 {
+		return
+	}
+	if p.CPUBySegment == nil {
+		p.CPUBySegment = map[string]float64{}
+	}
+	p.CPUBySegment[segment] = pct
+	p.CPUPct = max(p.CPUPct, pct)
 }

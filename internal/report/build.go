@@ -154,6 +154,7 @@ func (b *builder) summary() doc.Section {
 	st := b.status()
 	b.doc.Status = st
 	sec.Blocks = append(sec.Blocks, &st)
+	sec.Blocks = append(sec.Blocks, b.validityBlocks()...)
 	// Keep 3–8 bullets: the most important first; pad with the load
 	// statement when a run has little to say.
 	items := append([]doc.Finding(nil), b.findings...)
@@ -169,38 +170,12 @@ func (b *builder) summary() doc.Section {
 	if len(l.Items) > 0 {
 		sec.Blocks = append(sec.Blocks, l)
 	}
+	sec.Blocks = append(sec.Blocks, b.validityTable()...)
 	return sec
 }
 
-// status is the one-line test status.
-func (b *builder) status() doc.Verdict {
-	s := b.s
-	failed := 0
-	for _, r := range s.SLA {
-		if !r.Passed {
-			failed++
-		}
-	}
-	incomplete := ""
-	switch b.d.Info.Status {
-	case "running":
-		incomplete = " The run did not finish (run.json still says running): results cover it up to " + hms(b.d.End) + "."
-	case "interrupted":
-		incomplete = " The run was interrupted" + stopReason(b.d.Info.Stopped) + "."
-	case "failed":
-		incomplete = " The run failed" + stopReason(b.d.Info.Stopped) + "."
-	}
-	switch {
-	case len(s.SLA) == 0:
-		b.extra.Status = "no requirements"
-		return doc.Verdict{Level: doc.Info, Text: "Test status: NO REQUIREMENTS — the plan states no SLA, so nothing was judged." + incomplete}
-	case failed == 0:
-		b.extra.Status = "passed"
-		return doc.Verdict{Level: doc.OK, Text: fmt.Sprintf("Test status: PASSED — %s held.", reqCount(len(s.SLA), true)) + incomplete}
-	}
-	b.extra.Status = "failed"
-	return doc.Verdict{Level: doc.Fail, Text: fmt.Sprintf("Test status: FAILED — %d of %s broken.", failed, reqCount(len(s.SLA), false)) + incomplete}
-}
+// status is the one-line test status (validity.go).
+func (b *builder) status() doc.Verdict { return b.testStatus() }
 
 func stopReason(s string) string {
 	if s == "" {

@@ -14,7 +14,7 @@ import (
 // ---- conclusions ------------------------------------------------------------
 
 func (b *builder) conclusionsSection() doc.Section {
-	sec := doc.Section{ID: SecConclusions, Title: "Conclusions"}
+	sec := doc.Section{ID: SecConclusions, Title: "Conclusions", Blocks: b.validityConclusion()}
 	l := &doc.List{}
 	// Aspects judged only for some runs (connections, from database
 	// monitors) follow the fixed ones.

@@ -1,7 +1,9 @@
 // Package junit writes junit.xml for CI: one test suite for the run, one
 // test case per requirement (SLA). A broken requirement is a failed test
 // case whose message states the observed value; a requirement that could not
-// be judged (bad expression, no samples) is an errored one.
+// be judged (bad expression, no samples) is an errored one. A run that was
+// interrupted, did not hold its planned load or had no successful request
+// adds a failed "run" test case, so CI never shows it green.
 package junit
 
 import (
@@ -10,6 +12,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/plateau-perf/plateau/internal/report/doc"
 	"github.com/plateau-perf/plateau/internal/rundir"
@@ -79,6 +82,17 @@ func Encode(d *doc.Document) ([]byte, error) {
 	secs := strconv.FormatFloat(s.DurationS, 'f', 3, 64)
 	st := suite{Name: name, Time: secs, Timestamp: s.Start.UTC().Format("2006-01-02T15:04:05"),
 		Props: []property{{Name: "status", Value: s.Status}}}
+	// The run itself is a test case: an interrupted run, one whose load was
+	// not held or one in which no request succeeded fails CI even when every
+	// requirement held (or the plan states none).
+	run := testcase{Name: "run: " + s.Verdict, Classname: "run", Time: secs}
+	switch s.Verdict {
+	case "interrupted", "invalid", "could not run":
+		run.Failure = &problem{Message: s.Verdict + ": " + strings.Join(s.VerdictReasons, "; "), Type: "run." + strings.ReplaceAll(s.Verdict, " ", "_"),
+			Text: strings.Join(s.VerdictReasons, "\n")}
+		st.Failures++
+		st.Cases = append(st.Cases, run)
+	}
 	for _, r := range s.SLA {
 		tc := testcase{Name: r.Expr, Classname: "sla." + r.Scope, Time: secs}
 		obs := strconv.FormatFloat(r.Observed, 'f', -1, 64) + " " + r.Unit

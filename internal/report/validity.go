@@ -1,0 +1,126 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/report/doc"
+)
+
+// The test status and the run's validity (did it apply the planned load?),
+// as the summary's first lines and the conclusions' first statement state
+// them. The judgement is analysis.Summary.Verdict and .Validity; this file
+// only renders it.
+
+// testStatus is the one-line test status from the summary's verdict.
+func (b *builder) testStatus() doc.Verdict {
+	s := b.s
+	failed := 0
+	for _, r := range s.SLA {
+		if !r.Passed {
+			failed++
+		}
+	}
+	incomplete := ""
+	switch b.d.Info.Status {
+	case "running":
+		incomplete = "The run did not finish (run.json still says running): results cover it up to " + hms(b.d.End) + "."
+	case "interrupted":
+		incomplete = "The run was interrupted" + stopReason(b.d.Info.Stopped) + ": results cover only the time it ran."
+	case "failed":
+		incomplete = "The run failed" + stopReason(b.d.Info.Stopped) + "."
+	}
+	b.extra.Status = s.Verdict
+	var v doc.Verdict
+	switch s.Verdict {
+	case analysis.VerdictPassed:
+		v = doc.Verdict{Level: doc.OK, Text: fmt.Sprintf("Test status: PASSED — %s held.", reqCount(len(s.SLA), true))}
+	case analysis.VerdictFailed:
+		v = doc.Verdict{Level: doc.Fail, Text: fmt.Sprintf("Test status: FAILED — %d of %s broken.", failed, reqCount(len(s.SLA), false))}
+	case analysis.VerdictInvalid:
+		v = doc.Verdict{Level: doc.Fail, Text: "Test status: INVALID — the planned load was not applied, so the results do not show the plan's load."}
+	case analysis.VerdictInterrupted:
+		v = doc.Verdict{Level: doc.Fail, Text: "Test status: INTERRUPTED."}
+	case analysis.VerdictNotRun:
+		v = doc.Verdict{Level: doc.Fail, Text: "Test status: COULD NOT RUN — " + finish(b.red.String(strings.Join(s.VerdictReasons, "; ")))}
+	default:
+		v = doc.Verdict{Level: doc.Info, Text: "Test status: NO REQUIREMENTS — the plan states no SLA, so nothing was judged."}
+		if t := b.d.Total; t != nil && t.Count > 0 {
+			v.Text += fmt.Sprintf(" Error rate %s%% (%s of %s requests).", pct(100*float64(t.Errors)/float64(t.Count)),
+				thousands(t.Errors), thousands(t.Count))
+		}
+	}
+	v.Text = sentences(v.Text, incomplete)
+	return v
+}
+
+// validityBlocks states why the planned load was not applied, one item per
+// reason; nothing when it was.
+func (b *builder) validityBlocks() []doc.Block {
+	v := b.s.Validity
+	if v == nil || v.Verdict != "invalid" {
+		return nil
+	}
+	l := &doc.List{}
+	for _, r := range v.Reasons {
+		l.Items = append(l.Items, doc.Item{Level: doc.Fail, Lead: "Load not held", Text: finish(b.red.String(r))})
+	}
+	return []doc.Block{l}
+}
+
+// validityTable is the table of planned against achieved load per phase,
+// closing the summary, with the response time from the intended start beside
+// the service time from the actual send (so generator queueing shows apart
+// from server time). Nothing when there are no phases.
+func (b *builder) validityTable() []doc.Block {
+	v := b.s.Validity
+	if v == nil || len(v.Phases) == 0 {
+		return nil
+	}
+	t := &doc.Table{Caption: "Load applied: planned against achieved, per phase",
+		Columns: []doc.Column{{Name: "Phase"}, {Name: "Planned /s", Align: doc.Right}, {Name: "Achieved /s", Align: doc.Right},
+			{Name: "Dropped", Align: doc.Right}, {Name: "Users (max)", Align: doc.Right}, {Name: "Req/s", Align: doc.Right},
+			{Name: "Response ms (from intended start)", Align: doc.Right}, {Name: "Service ms (from send)", Align: doc.Right},
+			{Name: "In flight (Little)", Align: doc.Right}, {Name: "Generator CPU", Align: doc.Right}, {Name: "Held"}}}
+	for _, p := range v.Phases {
+		users := intOrDash(p.PeakUsers)
+		if p.MaxUsers > 0 {
+			users += " (" + thousands(int64(p.MaxUsers)) + ")"
+		}
+		planned, achieved, dropped := "–", "–", "–"
+		if p.Model == "open" {
+			planned, achieved, dropped = rate(p.PlannedRate), rate(p.AchievedRate), thousands(p.Dropped)
+		}
+		cpu := "–"
+		if p.CPUPct > 0 {
+			cpu = pct(p.CPUPct) + "%"
+		}
+		held, lvl := "yes", doc.OK
+		if !p.Held {
+			held, lvl = "no", doc.Fail
+		}
+		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(p.Phase)}, {Text: planned}, {Text: achieved},
+			{Text: dropped}, {Text: users}, {Text: rate(p.RequestsPerS)}, {Text: ms(p.ResponseMs)}, {Text: msOrDash(p.ServiceMs)},
+			{Text: num3(p.InFlight)}, {Text: cpu}, {Text: held, Level: lvl}}})
+	}
+	return []doc.Block{t}
+}
+
+// validityConclusion is the conclusions' first statement when the load was
+// not held: every other conclusion is about a load the plan did not ask for.
+func (b *builder) validityConclusion() []doc.Block {
+	v := b.s.Validity
+	if v == nil || v.Verdict != "invalid" {
+		return nil
+	}
+	return []doc.Block{&doc.Verdict{Level: doc.Fail,
+		Text: sentence("The planned load was not applied, so these conclusions describe a lighter load than planned", b.red.String(v.Reasons[0]))}}
+}
+
+func msOrDash(v float64) string {
+	if v == 0 {
+		return "–"
+	}
+	return ms(v)
+}
