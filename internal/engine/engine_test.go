@@ -424,7 +424,9 @@ func TestCoordinatedOmission(t *testing.T) {
 			"workloads.w.load={rate: 100/s, duration: 5s, max_users: 2}")
 		a := d.Total
 		// ~100 iterations fall in the stall; both users are stuck in it.
-		if dr := d.Dropped["w"]; dr < 70 || dr > 130 {
+		// (More may drop on a busy machine, when both users are briefly
+		// busy outside the stall too — but never fewer.)
+		if dr := d.Dropped["w"]; dr < 70 || dr > 250 {
 			t.Errorf("dropped %d, want ~100 (the stall's share of the schedule)", dr)
 		}
 		if a.Count+d.Dropped["w"] != 500 {
