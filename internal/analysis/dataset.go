@@ -65,6 +65,12 @@ type Dataset struct {
 	PhaseTotal   []*metrics.Agg
 	Timeline     map[LabelKey][]Tick
 	TotalTicks   []Tick
+	// Minutes and TotalMinutes are per-minute figures (T on the minute),
+	// each from the minute's merged histogram: a minute's p95 is the 95th
+	// percentile of the minute's samples, not an average of per-second
+	// p95s.
+	Minutes      map[LabelKey][]Tick
+	TotalMinutes []Tick
 	Users        []UsersTick
 	Errors       []ErrorDetail
 	Dropped      map[string]int64 // per workload
@@ -91,7 +97,7 @@ func Load(dir string) (*Dataset, error) {
 		return nil, err
 	}
 	d := &Dataset{Dir: dir, Info: info, Run: map[LabelKey]*metrics.Agg{}, Total: metrics.NewAgg(),
-		Timeline: map[LabelKey][]Tick{}, Dropped: map[string]int64{}}
+		Timeline: map[LabelKey][]Tick{}, Minutes: map[LabelKey][]Tick{}, Dropped: map[string]int64{}}
 	nph := len(info.Phases)
 	type lp struct {
 		k     LabelKey
@@ -104,6 +110,7 @@ func Load(dir string) (*Dataset, error) {
 	}
 	errs := map[string]*errAcc{}
 	totals := newTickWindow()
+	minutes := newMinuteWindow()
 	var first, last int64 = math.MaxInt64, 0
 	err = rundir.ReadIntervalsDecoded(dir, func(dr *rundir.DecodedRecord) error {
 		r, p := &dr.IntervalRecord, &dr.Hist
@@ -134,8 +141,10 @@ func Load(dir string) (*Dataset, error) {
 		}
 		r.AddDecoded(a, p)
 		d.Timeline[lk] = append(d.Timeline[lk], recordTick(r, p))
+		minutes.add(lk, false, r, p, d)
 		if !r.Tx && !r.Derived {
 			totals.add(r, p, d)
+			minutes.add(LabelKey{}, true, r, p, d)
 		}
 		for _, e := range r.Errs {
 			k := fmt.Sprintf("%s\x00%s\x00%d\x00%s\x00%s", r.Workload, r.Label, e.Status, e.Class, e.Message)
@@ -162,6 +171,7 @@ func Load(dir string) (*Dataset, error) {
 		return nil, err
 	}
 	totals.flushAll(d)
+	minutes.flushAll(d)
 	// Derive run, phase and total aggregates from label × phase.
 	d.ByPhase = make([]map[LabelKey]*metrics.Agg, nph)
 	d.PhaseTotal = make([]*metrics.Agg, nph)
@@ -300,6 +310,85 @@ func (w *tickWindow) flushAll(d *Dataset) {
 	// yields two ticks for one second: fold them.
 	sort.Slice(d.TotalTicks, func(i, j int) bool { return d.TotalTicks[i].T.Before(d.TotalTicks[j].T) })
 	d.TotalTicks = mergeSameSecond(d.TotalTicks)
+}
+
+// minuteWindow builds the per-minute figures from merged histograms. Only
+// a few minutes per label are open at once (records come in time order,
+// or nearly), so memory is bounded by labels, not by the run's length.
+type minuteWindow struct {
+	open  map[minuteKey]*metrics.Agg
+	spare []*metrics.Agg
+	high  int64
+}
+
+type minuteKey struct {
+	k     LabelKey
+	total bool
+	min   int64
+}
+
+const minuteWindowMinutes = 2
+
+func newMinuteWindow() *minuteWindow { return &minuteWindow{open: map[minuteKey]*metrics.Agg{}} }
+
+func (w *minuteWindow) add(k LabelKey, total bool, r *rundir.IntervalRecord, p *metrics.Sparse, d *Dataset) {
+	m := floorDiv(r.T, 60)
+	key := minuteKey{k, total, m}
+	a := w.open[key]
+	if a == nil {
+		if n := len(w.spare); n > 0 {
+			a, w.spare = w.spare[n-1], w.spare[:n-1]
+		} else {
+			a = metrics.NewAgg()
+		}
+		w.open[key] = a
+	}
+	r.AddDecoded(a, p)
+	if m > w.high {
+		w.high = m
+		for key, a := range w.open {
+			if key.min < w.high-minuteWindowMinutes {
+				w.finish(key, a, d)
+			}
+		}
+	}
+}
+
+func (w *minuteWindow) finish(key minuteKey, a *metrics.Agg, d *Dataset) {
+	t := tickOf(time.Unix(key.min*60, 0), a)
+	if key.total {
+		d.TotalMinutes = append(d.TotalMinutes, t)
+	} else {
+		d.Minutes[key.k] = append(d.Minutes[key.k], t)
+	}
+	delete(w.open, key)
+	a.Reset()
+	w.spare = append(w.spare, a)
+}
+
+// flushAll finishes the open minutes. A minute that arrived after its
+// window closed (out-of-order input) yields two figures for one minute;
+// they are folded by count, the p95 taking the larger of the two.
+func (w *minuteWindow) flushAll(d *Dataset) {
+	for key, a := range w.open {
+		w.finish(key, a, d)
+	}
+	byT := func(ts []Tick) []Tick {
+		sort.SliceStable(ts, func(i, j int) bool { return ts[i].T.Before(ts[j].T) })
+		return mergeSameSecond(ts)
+	}
+	d.TotalMinutes = byT(d.TotalMinutes)
+	for k, ts := range d.Minutes {
+		d.Minutes[k] = byT(ts)
+	}
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
 }
 
 // Span is the measured duration of the whole run.

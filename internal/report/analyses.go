@@ -148,7 +148,7 @@ func (b *builder) judgeResources(ts []*target) {
 			b.finding(doc.FindMemory, doc.Warn, "Memory grows after garbage collection: "+strings.Join(growing, "; "))
 		case len(stable) > 0:
 			m := b.memTrends[0]
-			ev := fmt.Sprintf("stable after GC: %s (%s %+s/h, %s)", strings.Join(stable, ", "), m.target, b.memQty(m, m.res.SlopePerHour), m.res.Method)
+			ev := fmt.Sprintf("stable after GC: %s (%s %s/h, %s)", strings.Join(stable, ", "), m.target, b.signedMemQty(m, m.res.SlopePerHour), m.res.Method)
 			b.conclude("Memory", doc.OK, "handled well: no leak signal", ev)
 			b.finding(doc.FindMemory, doc.OK, fmt.Sprintf("Memory stable after garbage collection (%s): no leak signal", strings.Join(stable, ", ")))
 		default:
@@ -208,6 +208,14 @@ func (b *builder) memQty(m memTrend, v float64) string {
 		return bytesU(math.Abs(v))
 	}
 	return num3(math.Abs(v))
+}
+
+// signedMemQty is memQty with its sign ("−32.3 MiB", "+1.2 MiB").
+func (b *builder) signedMemQty(m memTrend, v float64) string {
+	if v < 0 {
+		return "−" + b.memQty(m, v)
+	}
+	return "+" + b.memQty(m, v)
 }
 
 // memoryTrends fits memory after GC for each JVM (old generation against
@@ -646,32 +654,17 @@ type MemoryTrend struct {
 // minTrendMinutes is the shortest run whose latency drift is judged.
 const minTrendMinutes = 10
 
-// perMinute folds a label's per-second ticks into per-minute means (count
-// weighted, exact) and mean per-second p95s.
-func perMinute(ticks []analysis.Tick) (mean, p95 []core.Point) {
-	type acc struct{ n, sum, p95 float64 }
-	var cur acc
-	var curMin int64 = math.MinInt64
-	flush := func() {
-		if cur.n > 0 {
-			t := time.Unix(curMin*60, 0)
-			mean = append(mean, core.Point{T: t, V: cur.sum / cur.n})
-			p95 = append(p95, core.Point{T: t, V: cur.p95 / cur.n})
+// perMinute returns a label's per-minute means and p95s within [from, to),
+// each from the minute's merged histogram (analysis.Dataset.Minutes). A
+// minute belongs to the span when its middle does.
+func perMinute(minutes []analysis.Tick, from, to time.Time) (mean, p95 []core.Point) {
+	for _, m := range minutes {
+		if mid := m.T.Add(30 * time.Second); m.Count == 0 || mid.Before(from) || !mid.Before(to) {
+			continue
 		}
+		mean = append(mean, core.Point{T: m.T, V: m.MeanMs})
+		p95 = append(p95, core.Point{T: m.T, V: m.P95Ms})
 	}
-	for _, t := range ticks {
-		m := t.T.Unix() / 60
-		if m != curMin {
-			flush()
-			cur, curMin = acc{}, m
-		}
-		if t.Count > 0 {
-			cur.n += float64(t.Count)
-			cur.sum += t.MeanMs * float64(t.Count)
-			cur.p95 += t.P95Ms * float64(t.Count)
-		}
-	}
-	flush()
 	return mean, p95
 }
 
@@ -704,15 +697,15 @@ func (b *builder) trends() doc.Section {
 		}
 		var ls []lk
 		for _, k := range b.d.Labels() {
-			ls = append(ls, lk{b.red.String(b.d.LabelName(k)), b.d.Timeline[k]})
+			ls = append(ls, lk{b.red.String(b.d.LabelName(k)), b.d.Minutes[k]})
 		}
 		if len(ls) > 1 {
-			ls = append(ls, lk{"all requests", b.d.TotalTicks})
+			ls = append(ls, lk{"all requests", b.d.TotalMinutes})
 		}
 		var drifts []string
 		for _, sg := range segs {
 			for _, l := range ls {
-				mean, p95 := perMinute(ticksIn(l.ticks, sg.from, sg.to))
+				mean, p95 := perMinute(l.ticks, sg.from, sg.to)
 				for _, st := range []struct {
 					name string
 					pts  []core.Point
@@ -730,17 +723,26 @@ func (b *builder) trends() doc.Section {
 					if r.ChangeAt != nil {
 						at := r.ChangeAt.UTC()
 						lt.ChangeAt, lt.ChangeMs = &at, jnum(r.ChangeDelta)
-						shift = fmt.Sprintf("from %s (+%s) on: %+.0f ms", hms(r.ChangeAt.In(b.d.Start.Location())), offset(*r.ChangeAt, b.d.Start), r.ChangeDelta)
+						shift = fmt.Sprintf("from %s (+%s) on: %s", hms(r.ChangeAt.In(b.d.Start.Location())), offset(*r.ChangeAt, b.d.Start), signedMs(r.ChangeDelta))
 					}
 					tj.Latency = append(tj.Latency, lt)
 					verdict := doc.Cell{Text: "flat", Level: doc.OK}
-					if r.Significant {
-						verdict = doc.Cell{Text: "drifts", Level: doc.Warn}
+					// A drift is worth a warning when latency rose; a
+					// fall is stated without one.
+					up := r.SlopePerHour > 0
+					if r.ChangeAt != nil {
+						up = r.ChangeDelta > 0
+					}
+					switch {
+					case r.Significant && up:
+						verdict = doc.Cell{Text: "drifts up", Level: doc.Warn}
 						if r.ChangeAt != nil {
-							drifts = append(drifts, fmt.Sprintf("from %s on, %s %s changed by %+.0f ms", offset(*r.ChangeAt, b.d.Start), l.name, st.name, r.ChangeDelta))
+							drifts = append(drifts, fmt.Sprintf("from %s on, %s %s rose by %s", offset(*r.ChangeAt, b.d.Start), l.name, st.name, strings.TrimPrefix(signedMs(r.ChangeDelta), "+")))
 						} else {
-							drifts = append(drifts, fmt.Sprintf("%s %s %+.0f ms/h", l.name, st.name, r.SlopePerHour))
+							drifts = append(drifts, fmt.Sprintf("%s %s %s/h", l.name, st.name, signedMs(r.SlopePerHour)))
 						}
+					case r.Significant:
+						verdict = doc.Cell{Text: "drifts down", Level: doc.Info}
 					}
 					t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: l.name}, {Text: sg.name}, {Text: st.name}, {Text: signed1(r.SlopePerHour)},
 						{Text: signed1(r.CILow) + " … " + signed1(r.CIHigh)}, {Text: shift}, verdict}})

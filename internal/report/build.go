@@ -362,10 +362,15 @@ func (b *builder) slaFinding(r analysis.SLAResult) {
 		where = "in " + r.Scope
 	}
 	load := ""
-	if r.Scope == "run" {
+	switch {
+	case e.Metric == sla.Throughput:
+		// The observed value is the throughput: "at" it would repeat it.
+	case r.Scope == "run":
 		load = " at " + rps(b.runRate())
-	} else if v, ok := b.phaseRate(r.Scope); ok {
-		load = " at " + rps(v)
+	default:
+		if v, ok := b.phaseRate(r.Scope); ok {
+			load = " at " + rps(v)
+		}
 	}
 	lim := obsU(e.Value, r.Unit)
 	rel := "within"

@@ -30,6 +30,19 @@ func ms(v float64) string {
 // msU is ms with its unit.
 func msU(v float64) string { return ms(v) + " ms" }
 
+// signedMs is a signed time with its unit at the precision of ms: "+12 ms",
+// "−0.42 ms"; a value that rounds to zero is "0 ms", never "-0 ms".
+func signedMs(v float64) string {
+	t := ms(math.Abs(v))
+	switch {
+	case t == "0" || t == "0.00":
+		return "0 ms"
+	case v < 0:
+		return "−" + t + " ms"
+	}
+	return "+" + t + " ms"
+}
+
 // rate formats a throughput ("20.4", "1,023", "0.25").
 func rate(v float64) string {
 	switch {

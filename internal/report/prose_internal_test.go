@@ -22,3 +22,12 @@ func TestSentence(t *testing.T) {
 		t.Errorf("sentences = %q", got)
 	}
 }
+
+func TestSignedMs(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[float64]string{-0.2: "−0.20 ms", -0.001: "0 ms", 0: "0 ms", 12.4: "+12.4 ms", -150: "−150 ms"} {
+		if got := signedMs(v); got != want {
+			t.Errorf("signedMs(%v) = %q, want %q", v, got, want)
+		}
+	}
+}

@@ -65,6 +65,7 @@ func proseVariants() []proseVariant {
 		{"one step", synthetic(reporttest.Options{Steps: []reporttest.Step{{Users: 8, Seconds: 120, RampUpS: 10}}})},
 		{"constant load in four phases", synthetic(reporttest.Options{Steps: []reporttest.Step{{Users: 5, Seconds: 60}, {Users: 5, Seconds: 60}, {Users: 5, Seconds: 60}, {Users: 5, Seconds: 60}}})},
 		{"every request fails", synthetic(reporttest.Options{AllErrors: true, Monitor: true})},
+		{"12-minute soak with a throughput SLA", synthetic(reporttest.Options{Steps: []reporttest.Step{{Users: 8, Seconds: 720, RampUpS: 10}}, SLA: []string{"throughput > 5/s", "p95(response_time) < 500ms"}})},
 		{"two concurrent workloads", synthetic(reporttest.Options{Concurrent: true, Monitor: true})},
 		{"sweep past the plateau", synthetic(reporttest.Options{Capacity: 20, Steps: []reporttest.Step{{Users: 4, Seconds: 60}, {Users: 8, Seconds: 60}, {Users: 16, Seconds: 60}, {Users: 24, Seconds: 60}, {Users: 32, Seconds: 60}}})},
 		{"import JMeter JTL", imported(func() importer.Source {
@@ -92,6 +93,21 @@ var proseRules = []struct {
 	{"signed zero", regexp.MustCompile(`[-−+]0(?:\.0+)? (?:ms|%|req/s)`)},
 	{"fractional users", regexp.MustCompile(`\d\.\d+ (?:concurrent )?users?\b`)},
 	{"unfinished sentence", regexp.MustCompile(`[;,:]$`)},
+}
+
+// repeatedRate finds a throughput quoted as its own context ("Throughput
+// 117 req/s over the run at 117 req/s").
+func repeatedRate(line string) string {
+	for _, sent := range strings.Split(line, "; ") {
+		ms := rpsRe.FindAllStringIndex(sent, -1)
+		for i := 1; i < len(ms); i++ {
+			a, b := sent[ms[i-1][0]:ms[i-1][1]], sent[ms[i][0]:ms[i][1]]
+			if a == b && strings.Contains(sent[ms[i-1][1]:ms[i][0]], " at ") {
+				return b
+			}
+		}
+	}
+	return ""
 }
 
 // prose returns the report's sentences: every Markdown line that is not a
@@ -141,7 +157,11 @@ var rpsRe = regexp.MustCompile(`(~?)([\d,]+(?:\.\d+)?) req/s`)
 // agreesWithSummary checks that every throughput a sentence states is one
 // summary.json holds, at the precision printed.
 func agreesWithSummary(line string, tps []float64) string {
-	for _, m := range rpsRe.FindAllStringSubmatch(line, -1) {
+	for _, ix := range rpsRe.FindAllStringSubmatchIndex(line, -1) {
+		m := []string{line[ix[0]:ix[1]], line[ix[2]:ix[3]], line[ix[4]:ix[5]]}
+		if before := strings.TrimRight(line[:ix[0]], " "); strings.HasSuffix(before, ">") || strings.HasSuffix(before, "<") || strings.HasSuffix(before, "=") {
+			continue // a requirement's limit, not a measurement
+		}
 		txt := strings.ReplaceAll(m[2], ",", "")
 		v, err := strconv.ParseFloat(txt, 64)
 		if err != nil {
@@ -205,6 +225,9 @@ func TestProse(t *testing.T) {
 					if m := r.re.FindString(line); m != "" {
 						t.Errorf("%s (%q) in: %s", r.name, m, line)
 					}
+				}
+				if rep := repeatedRate(line); rep != "" {
+					t.Errorf("%s quoted as its own context in: %s", rep, line)
 				}
 				if bad := agreesWithSummary(line, tps); bad != "" {
 					t.Errorf("%q is not a throughput of summary.json, in: %s", bad, line)
@@ -276,6 +299,9 @@ func TestProseRulesCatchDefects(t *testing.T) {
 			t.Errorf("no rule rejects %q", line)
 		}
 	}
+	if repeatedRate("Throughput 117 req/s over the run at 117 req/s: within the requirement > 5/s") == "" {
+		t.Error("repeated throughput not caught")
+	}
 	if got := agreesWithSummary("Throughput +3.8 % (198 → 206 req/s)", []float64{198.03, 203.64}); got == "" {
 		t.Errorf("206 req/s accepted against 203.64")
 	}
@@ -283,4 +309,37 @@ func TestProseRulesCatchDefects(t *testing.T) {
 		t.Errorf("rejected %q", got)
 	}
 	_ = fmt.Sprint
+}
+
+// TestMinColumn: the per-label tables show the minimum summary.json has.
+func TestMinColumn(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := reporttest.Write(dir, reporttest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := report.Write(dir, report.Options{Formats: []string{"md"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(b)
+	if !strings.Contains(md, "| Min (ms) |") {
+		t.Fatal("no Min column in the per-label tables")
+	}
+	for _, l := range res.Summary.Labels {
+		if l.MinMs <= 0 {
+			t.Fatalf("label %s has min %v", l.Label, l.MinMs)
+		}
+		want := fmt.Sprintf("| %s |", strconv.FormatFloat(l.MinMs, 'f', 1, 64))
+		if l.MinMs >= 100 || l.MinMs < 10 {
+			continue // other precisions; one label in range is enough
+		}
+		if !strings.Contains(md, want) {
+			t.Errorf("min %v of %s not in the tables", l.MinMs, l.Label)
+		}
+	}
 }

@@ -90,7 +90,7 @@ func (b *builder) peakUsers() int {
 
 // ---- results ----------------------------------------------------------------
 
-var statCols = []doc.Column{{Name: "Label"}, {Name: "Type"}, {Name: "Samples", Align: doc.Right}, {Name: "Average (ms)", Align: doc.Right},
+var statCols = []doc.Column{{Name: "Label"}, {Name: "Type"}, {Name: "Samples", Align: doc.Right}, {Name: "Min (ms)", Align: doc.Right}, {Name: "Average (ms)", Align: doc.Right},
 	{Name: "Median (ms)", Align: doc.Right}, {Name: "p90 (ms)", Align: doc.Right}, {Name: "p95 (ms)", Align: doc.Right},
 	{Name: "p99 (ms)", Align: doc.Right}, {Name: "Max (ms)", Align: doc.Right}, {Name: "Error %", Align: doc.Right},
 	{Name: "Throughput (req/s)", Align: doc.Right}}
@@ -115,7 +115,7 @@ func (b *builder) statsTable(caption string, rows []core.LabelStats) *doc.Table 
 			errCell.Level = doc.Warn
 		}
 		t.Rows = append(t.Rows, doc.Row{Total: total, Cells: []doc.Cell{{Text: b.red.String(r.Label)}, {Text: typ},
-			{Text: count(r.Samples)}, {Text: ms(r.MeanMs)}, {Text: ms(r.P50Ms)}, {Text: ms(r.P90Ms)}, {Text: ms(r.P95Ms)},
+			{Text: count(r.Samples)}, {Text: ms(r.MinMs)}, {Text: ms(r.MeanMs)}, {Text: ms(r.P50Ms)}, {Text: ms(r.P90Ms)}, {Text: ms(r.P95Ms)},
 			{Text: ms(r.P99Ms)}, {Text: ms(r.MaxMs)}, errCell, {Text: rate(r.ThroughputRPS)}}})
 	}
 	return t
