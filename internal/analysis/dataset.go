@@ -61,10 +61,10 @@ type Dataset struct {
 	Run   map[LabelKey]*metrics.Agg
 	Total *metrics.Agg
 	// ByPhase[i] holds phase i's aggregate per label and its total.
-	ByPhase      []map[LabelKey]*metrics.Agg
-	PhaseTotal   []*metrics.Agg
-	Timeline     map[LabelKey][]Tick
-	TotalTicks   []Tick
+	ByPhase    []map[LabelKey]*metrics.Agg
+	PhaseTotal []*metrics.Agg
+	Timeline   map[LabelKey][]Tick
+	TotalTicks []Tick
 	// Minutes and TotalMinutes are per-minute figures (T on the minute),
 	// each from the minute's merged histogram: a minute's p95 is the 95th
 	// percentile of the minute's samples, not an average of per-second
