@@ -172,15 +172,11 @@ func (b *builder) noteBlock(n monitor.Note) doc.Block {
 	if n.Level == monitor.NoteInfo {
 		lvl = doc.Info
 	}
-	subj := ""
+	lead := "monitor " + b.red.String(n.Target)
 	if n.Subject != "" {
-		subj = " query " + b.red.String(n.Subject)
+		lead = "query " + b.red.String(n.Subject) + " (" + b.red.String(n.Target) + ")"
 	}
-	who := b.red.String(n.Target)
-	if who == "" {
-		who = "monitor"
-	}
-	return &doc.Verdict{Level: lvl, Text: sentence(who + subj + ": " + b.red.String(n.Text))}
+	return &doc.Verdict{Level: lvl, Text: sentence(lead + ": " + b.red.String(n.Text))}
 }
 
 // notesWithoutData are the notes of targets that recorded nothing (a

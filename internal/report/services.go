@@ -37,8 +37,12 @@ type resourceKind struct {
 
 var serviceResources = []resourceKind{
 	{aspect: "CPU", unit: "cores", word: "cores",
-		use:   func(n string) bool { return !strings.Contains(n, "limit") && !strings.Contains(n, "request") },
-		limit: func(n string) bool { return strings.Contains(n, "cpu") && strings.Contains(n, "limit") }},
+		use: func(n string) bool {
+			return !strings.Contains(n, "limit") && !strings.Contains(n, "request") && !strings.Contains(n, "capacity")
+		},
+		limit: func(n string) bool {
+			return strings.Contains(n, "cpu") && (strings.Contains(n, "limit") || strings.Contains(n, "capacity"))
+		}},
 	{aspect: "CPU", unit: "%", word: "% busy",
 		use: func(n string) bool {
 			return strings.Contains(n, "cpu") && (strings.Contains(n, "busy") || strings.Contains(n, "utili"))
@@ -215,8 +219,6 @@ func (b *builder) judgeServices(ts []*target) {
 		top := peaks[0]
 		amount := func(p peak) string {
 			switch {
-			case rk.unit == "%":
-				return pct(p.mean) + " busy"
 			case rk.unit == "bytes" && !math.IsNaN(p.frac):
 				return bytesU(p.mean) + " of " + bytesU(p.u.limit) + " memory (" + pct(100*p.frac) + ")"
 			case rk.unit == "bytes":
@@ -247,6 +249,9 @@ func (b *builder) judgeServices(ts []*target) {
 			}
 		}
 		lead := fmt.Sprintf("%s used %s on average in %s", b.red.String(top.u.who), amount(top), top.phase)
+		if rk.unit == "%" {
+			lead = fmt.Sprintf("%s was %s busy on average in %s", b.red.String(top.u.who), pct(top.mean), top.phase)
+		}
 		if len(peaks) == 1 && verdict == "measured per service" {
 			verdict = "measured"
 		}

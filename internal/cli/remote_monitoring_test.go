@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/monitor/monitortest"
+)
+
+// scrapeValue reads one series' value straight from an exporter, as the
+// reference numbers the report is checked against.
+func scrapeValue(t *testing.T, addr, series string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, series+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("%s not exposed by %s", series, addr)
+	return 0
+}
+
+// TestRemoteMonitoringReport runs a load against a service backed by a real
+// PostgreSQL while the real Prometheus scrapes node_exporter and
+// postgres_exporter: the report holds per-instance CPU, per-database
+// connections against the server's limit and the service's top statements,
+// names the queries that failed or returned nothing, and its numbers match
+// the exporters' own.
+func TestRemoteMonitoringReport(t *testing.T) {
+	dsn := monitortest.Postgres(t)
+	node := monitortest.NodeExporter(t)
+	pgexp := monitortest.PostgresExporter(t, dsn)
+	prom := monitortest.Prometheus(t, map[string][]string{"node": {node}, "postgres": {pgexp}})
+
+	pool, err := pgxpool.New(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var n int64
+		if err := pool.QueryRow(r.Context(), "SELECT count(*) FROM pg_class WHERE relpages >= $1 /* lookup */", 0).Scan(&n); err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		fmt.Fprint(w, n)
+	}))
+	defer srv.Close()
+	time.Sleep(2 * time.Second) // rate() needs two scrapes before the run
+
+	plan := writePlan(t, fmt.Sprintf(`name: remote
+target: %s
+workloads:
+  w:
+    scenario:
+      - request: {name: lookup, url: /lookup}
+    load:
+      steps:
+        - {users: 2, duration: 6s}
+        - {users: 4, duration: 6s}
+monitor:
+  interval: 1s
+  targets:
+    - recipe: {name: hosts, url: "%s", recipe: node, window: 5s, before: 10s}
+    - promql:
+        name: databases
+        url: "%s"
+        recipes: [postgres]
+        window: 5s
+        before: 10s
+        queries:
+          broken: 'sum(rate(pg_stat_database_xact_commit[5s])'
+          nothing: 'no_such_metric_anywhere'
+    - postgres: {name: pg, dsn: "%s"}
+`, srv.URL, prom, prom, dsn))
+	out := filepath.Join(t.TempDir(), "run")
+	if d := os.Getenv("PLATEAU_KEEP_RUN"); d != "" {
+		out = d // to look at the report by hand
+	}
+	code, stdout, stderr := runCLI(t, "run", plan, "-o", out, "-q")
+	if code != ExitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Read the Markdown as text: no escapes.
+	report := html.UnescapeString(strings.ReplaceAll(string(md), `\`, ""))
+	for _, want := range []string{
+		"hosts — cpu_busy_pct", "instance=" + node, // per-instance CPU
+		"databases — pg_connections", "datname=postgres", // per-database connections
+		"Top SQL — pg", "SELECT count(*) FROM pg_class WHERE relpages >= $1 /* lookup */", // the service's statement
+		"top statements in step 1", "top statements in step 2",
+		"Query broken (databases): query failed", "Query nothing (databases): the query returned no series", // named notes
+		"**Connections:**", "of 40.0 connections", "**CPU:**", "busy on average in step",
+		"Before mean",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+
+	// Values against the exporters' own numbers.
+	series, _, err := monitor.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := map[string]float64{}
+	for _, s := range series {
+		if n := len(s.Points); n > 0 {
+			last[s.Target+" "+s.Metric] = s.Points[n-1].V
+		}
+	}
+	memTotal := scrapeValue(t, node, "node_memory_MemTotal_bytes")
+	if got := last["hosts memory_total_bytes{instance="+node+",job=node}"]; got != memTotal {
+		t.Errorf("memory_total_bytes via Prometheus %v, node_exporter says %v", got, memTotal)
+	}
+	maxConn := scrapeValue(t, pgexp, `pg_settings_max_connections{server="127.0.0.1:`+dsnPort(dsn)+`"}`)
+	if got := last["databases pg_max_connections{instance="+pgexp+"}"]; got != maxConn || got != 40 {
+		t.Errorf("pg_max_connections via Prometheus %v, postgres_exporter says %v, server set to 40", got, maxConn)
+	}
+}
+
+func dsnPort(dsn string) string {
+	_, rest, _ := strings.Cut(dsn, "@127.0.0.1:")
+	port, _, _ := strings.Cut(rest, "/")
+	return port
+}
