@@ -20,6 +20,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/engine/httpc"
 	"github.com/plateau-perf/plateau/internal/metrics"
 	"github.com/plateau-perf/plateau/internal/plan"
+	"github.com/plateau-perf/plateau/internal/plan/expr"
 	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
@@ -79,6 +80,9 @@ type Result struct {
 	Stopped    string // "" when the load ran to its end
 	Samples    int64
 	Dropped    map[string]int64
+	// Skipped counts, per workload, the iterations on_fail ended early
+	// (next_iteration, stop_user, stop_run).
+	Skipped map[string]int64
 	// SetupFailures counts users whose setup failed (they sent no measured
 	// request); SetupError is the first such failure.
 	SetupFailures int64
@@ -113,6 +117,14 @@ type Engine struct {
 	// iterations due before it are skipped, none sent in a burst. Zero
 	// when on time.
 	lateFrom time.Time
+	// counters are the plan's counter() values, shared by all users.
+	counters *expr.Counters
+	// cancelRun ends the run early (on_fail: stop_run, recorded in
+	// stoppedBy).
+	cancelRun context.CancelFunc
+	stoppedBy atomic.Pointer[string]
+	// trace, when set, writes every request of a tracing run.
+	trace *tracer
 }
 
 type workload struct {
@@ -124,6 +136,7 @@ type workload struct {
 	active   atomic.Int64 // users currently alive
 	requests atomic.Int64 // measured requests completed
 	dropped  atomic.Int64
+	skipped  atomic.Int64 // iterations ended early by on_fail
 	nextUser atomic.Int64
 	// cut is set when graceful_stop ran out and iterations still running
 	// were cut off.
@@ -136,7 +149,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Segments < 1 {
 		cfg.Segments = 1
 	}
-	e := &Engine{cfg: cfg, plan: cfg.Plan, info: cfg.Info, seed: cfg.Seed}
+	e := &Engine{cfg: cfg, plan: cfg.Plan, info: cfg.Info, seed: cfg.Seed, counters: &expr.Counters{}}
+	ctx, e.cancelRun = context.WithCancel(ctx)
+	defer e.cancelRun()
 	if e.seed == 0 {
 		e.seed = uint64(time.Now().UnixNano())
 	}
@@ -155,7 +170,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		feeders[name] = newFeeder(f, cfg.Segment, cfg.Segments)
 	}
 	for i, w := range cfg.Plan.Workloads {
-		prog, err := compile(cfg.Plan, w, i, feeders)
+		prog, err := compile(cfg.Plan, w, i, feeders, e.counters)
 		if err != nil {
 			return nil, err
 		}
@@ -226,8 +241,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if n := wl.dropped.Load(); n > 0 {
 			res.Dropped[wl.spec.Name] = n
 		}
+		if n := wl.skipped.Load(); n > 0 {
+			if res.Skipped == nil {
+				res.Skipped = map[string]int64{}
+			}
+			res.Skipped[wl.spec.Name] = n
+		}
 	}
-	if ctx.Err() != nil {
+	if why := e.stoppedBy.Load(); why != nil {
+		res.Stopped = *why
+	} else if ctx.Err() != nil {
 		res.Stopped = "interrupted"
 	}
 	if res.SetupFailures = e.setupFails.Load(); res.SetupFailures > 0 {
@@ -253,6 +276,14 @@ func expectedDuration(l *plan.Load) time.Duration {
 		return d
 	}
 	return l.Duration
+}
+
+// stopRun ends the run because a request's on_fail said stop_run.
+func (e *Engine) stopRun(thread string) {
+	why := "on_fail: stop_run (" + thread + ")"
+	if e.stoppedBy.CompareAndSwap(nil, &why) {
+		e.cancelRun()
+	}
 }
 
 // setupFailed notes a user whose setup failed.

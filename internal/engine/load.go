@@ -164,7 +164,7 @@ func (g *group) user(uctx context.Context, v int, delay time.Duration, iteration
 			g.once.Do(func() { close(g.dataOut) })
 			break
 		}
-		if err != nil && g.ctx.Err() != nil {
+		if err != nil && (g.ctx.Err() != nil || errors.Is(err, errStopUser) || errors.Is(err, errStopRun)) {
 			break
 		}
 	}
@@ -365,8 +365,13 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Ti
 				if !ok {
 					break
 				}
-				if err := v.iteration(ctx, t); errors.Is(err, errDataExhausted) {
+				err := v.iteration(ctx, t)
+				if errors.Is(err, errDataExhausted) {
 					once.Do(func() { close(dataOut) })
+				}
+				if errors.Is(err, errStopUser) || errors.Is(err, errStopRun) {
+					spawned.Add(-1) // this user ends (on_fail); another may be started
+					break
 				}
 				free.Add(1)
 			}

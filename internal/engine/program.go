@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/engine/httpc"
 	"github.com/plateau-perf/plateau/internal/plan"
+	"github.com/plateau-perf/plateau/internal/plan/expr"
+	"github.com/plateau-perf/plateau/internal/plan/selector"
 	"github.com/plateau-perf/plateau/internal/secret"
 )
 
@@ -40,24 +43,6 @@ func (p *program) secretHeader(name string) bool {
 	return core.IsSecretName(name) || p.secrets[strings.ToLower(name)]
 }
 
-type stepKind uint8
-
-const (
-	stepRequest stepKind = iota
-	stepThink
-	stepTx
-	stepLoop
-)
-
-type step struct {
-	kind  stepKind
-	req   *request
-	think plan.Think
-	label string // transaction label
-	count int    // loop count
-	steps []step // transaction or loop body
-}
-
 type request struct {
 	label   string
 	method  string
@@ -67,8 +52,12 @@ type request struct {
 	hasBody bool
 	ctype   string
 	extract []extractor
-	check   check
+	checks  []check
 	timeout time.Duration
+	onFail  string // "" : the default by failure kind
+	// redirects is httpc.Request.Redirects: 0 inherits http.redirects,
+	// −1 follows none, n > 0 follows up to n.
+	redirects int
 	// redactURL is true when the URL contains a secret variable or a secret
 	// literal: the sample then records rawURL, the URL template with secret
 	// literals masked, not the rendered value.
@@ -90,35 +79,65 @@ type tmpl struct {
 
 type tpart struct {
 	lit  string
-	slot int  // −1 for literal
-	json bool // escape for a JSON string
-	form bool // escape for a form body (application/x-www-form-urlencoded)
+	slot int        // −1 for literal (or expression)
+	x    *expr.Expr // an expression such as uuid() or urlencode(name)
+	json bool       // escape for a JSON string
+	form bool       // escape for a form body (application/x-www-form-urlencoded)
+	path bool       // escape for a URL path segment or query value
+	typ  string     // json: value sent as int, number, bool or raw json
 }
 
-// formEscape is set as the literal of a variable part of a form body, which
-// compile turns into the form flag.
-const formEscape = "\x00form"
+// formEscape and pathEscape are set as the literal of a variable part of a
+// form body or a URL, which compile turns into the form and path flags.
+const (
+	formEscape = "\x00form"
+	pathEscape = "\x00path"
+)
 
 type extractor struct {
 	slot     int
-	jsonPath []plan.PathElem
+	jsonPath *expr.Path
 	re       *regexp.Regexp
 	header   string
+	cookie   string
+	left     string
+	right    string
+	css      *selector.CSS
+	xpath    *selector.XPath
+	all      bool
+	pick     string
 	def      *string
 	name     string
 }
 
+// check is one compiled check; a request passes when all of its checks do.
 type check struct {
+	name        string
 	status      []int
 	contains    string
 	notContains string
+	re, notRe   *regexp.Regexp
+	headerEq    []plan.JSONCheck
+	headerRe    []headerRe
+	headerSet   []string
+	minSize     int
+	maxSize     int
 	json        []jsonCheck
 	maxDuration time.Duration
 }
 
+type headerRe struct {
+	name string
+	re   *regexp.Regexp
+}
+
+// jsonCheck is one JSON path condition: op is equals, not, match, exists
+// or absent.
 type jsonCheck struct {
-	path []plan.PathElem
+	path *expr.Path
+	op   string
 	want string
+	re   *regexp.Regexp
 	raw  string
 }
 
@@ -160,15 +179,22 @@ type compiler struct {
 	secrets map[string]bool
 	secret  plan.SecretSet
 	errs    []string
+	// counters are the run's counter() values; onFail the on_fail of the
+	// enclosing transaction or workload.
+	counters *expr.Counters
+	onFail   string
 }
 
-func compile(p *plan.Plan, w *plan.Workload, index int, feeders map[string]*feeder) (*program, error) {
+func compile(p *plan.Plan, w *plan.Workload, index int, feeders map[string]*feeder, counters *expr.Counters) (*program, error) {
 	base, err := url.Parse(p.Target)
 	if err != nil {
 		return nil, fmt.Errorf("target: %w", err)
 	}
+	if counters == nil {
+		counters = &expr.Counters{}
+	}
 	c := &compiler{p: p, base: base, slots: &slotTable{index: map[string]int{}}, feeders: feeders,
-		secrets: map[string]bool{}, secret: p.SecretSet()}
+		secrets: map[string]bool{}, secret: p.SecretSet(), counters: counters, onFail: w.OnFail}
 	for _, s := range p.Secrets {
 		c.secrets[strings.ToLower(s)] = true
 	}
@@ -220,17 +246,80 @@ func (c *compiler) steps(in []plan.Step) []step {
 		s := &in[i]
 		switch {
 		case s.Request != nil:
-			out = append(out, step{kind: stepRequest, req: c.request(s.Request)})
+			out = append(out, c.request(s.Request))
 		case s.Think != nil:
-			out = append(out, step{kind: stepThink, think: *s.Think})
+			out = append(out, &thinkStep{think: *s.Think})
 		case s.Transaction != nil:
 			c.labels = append(c.labels, s.Transaction.Name)
-			out = append(out, step{kind: stepTx, label: s.Transaction.Name, steps: c.steps(s.Transaction.Steps)})
+			prev := c.onFail
+			if s.Transaction.OnFail != "" {
+				c.onFail = s.Transaction.OnFail
+			}
+			out = append(out, &txStep{label: s.Transaction.Name, steps: c.steps(s.Transaction.Steps)})
+			c.onFail = prev
 		case s.Loop != nil:
-			out = append(out, step{kind: stepLoop, count: s.Loop.Count, steps: c.steps(s.Loop.Steps)})
+			l := &loopStep{count: s.Loop.Count, steps: c.steps(s.Loop.Steps)}
+			if s.Loop.While.Src != "" {
+				l.while, l.count = c.cond(&s.Loop.While), s.Loop.Max
+			}
+			out = append(out, l)
+		case s.If != nil:
+			out = append(out, &ifStep{cond: c.cond(&s.If.Cond), then: c.steps(s.If.Steps), els: c.steps(s.If.Else),
+				traceLabel: "if " + s.If.Cond.Src})
+		case s.Choose != nil:
+			ch := &chooseStep{}
+			total := 0.0
+			for j, b := range s.Choose {
+				total += b.Weight
+				ch.cum = append(ch.cum, total)
+				ch.branches = append(ch.branches, c.steps(b.Steps))
+				name := b.Name
+				if name == "" {
+					name = fmt.Sprintf("choose branch %d (%d:%d)", j+1, b.Pos.Line, b.Pos.Col)
+				}
+				ch.names = append(ch.names, name)
+			}
+			out = append(out, ch)
+		case s.Foreach != nil:
+			f := &foreachStep{items: s.Foreach.Items, as: c.slots.slot(s.Foreach.As), max: s.Foreach.Max}
+			if s.Foreach.Var != nil {
+				f.items = nil
+				f.from = c.slots.slot(s.Foreach.Var.Parts[0].Var)
+			} else if f.items == nil {
+				f.items = []string{}
+			}
+			f.steps = c.steps(s.Foreach.Steps)
+			out = append(out, f)
+		case s.Until != nil:
+			u := s.Until
+			c.labels = append(c.labels, u.Name)
+			out = append(out, &untilStep{label: u.Name, cond: c.cond(&u.Cond), interval: u.Interval,
+				timeout: u.Timeout, steps: c.steps(u.Steps), onFail: u.OnFail})
+		case s.Rendezvous != nil:
+			out = append(out, &rendezvousStep{users: s.Rendezvous.Users, timeout: s.Rendezvous.Timeout})
 		}
 	}
 	return out
+}
+
+// cond compiles a condition; the plan loader already checked it.
+func (c *compiler) cond(pc *plan.Cond) *expr.Expr {
+	x, err := expr.Compile(pc.Src, expr.Options{Slot: c.slotOf, Counters: c.counters})
+	if err != nil {
+		c.errs = append(c.errs, fmt.Sprintf("%d:%d: %v", pc.Pos.Line, pc.Pos.Col, err))
+		return &expr.Expr{}
+	}
+	return x
+}
+
+// slotOf is the slot of a variable, noting the feeders it reads.
+func (c *compiler) slotOf(name string) int {
+	if dot := strings.IndexByte(name, '.'); dot > 0 {
+		if _, ok := c.feeders[name[:dot]]; ok {
+			c.used[name[:dot]] = true
+		}
+	}
+	return c.slots.slot(name)
 }
 
 func (c *compiler) tmpl(t *plan.Template) tmpl {
@@ -247,7 +336,7 @@ func (c *compiler) tmpl(t *plan.Template) tmpl {
 	allLit := true
 	var k strings.Builder
 	for _, p := range t.Parts {
-		allLit = allLit && p.Var == ""
+		allLit = allLit && p.IsLit()
 		k.WriteString(p.Lit)
 	}
 	if allLit {
@@ -255,16 +344,21 @@ func (c *compiler) tmpl(t *plan.Template) tmpl {
 	}
 	out := tmpl{}
 	for _, p := range t.Parts {
-		if p.Var == "" {
-			out.parts = append(out.parts, tpart{lit: p.Lit, slot: -1})
-			continue
-		}
-		if dot := strings.IndexByte(p.Var, '.'); dot > 0 {
-			if _, ok := c.feeders[p.Var[:dot]]; ok {
-				c.used[p.Var[:dot]] = true
+		switch {
+		case p.Expr != "":
+			x, err := expr.Compile(p.Expr, expr.Options{Slot: c.slotOf, Counters: c.counters})
+			if err != nil {
+				c.errs = append(c.errs, fmt.Sprintf("${%s}: %v", p.Expr, err))
+				x = &expr.Expr{}
 			}
+			out.parts = append(out.parts, tpart{slot: -1, x: x, json: p.JSONEscape, form: p.Lit == formEscape,
+				path: p.Lit == pathEscape, typ: p.Type})
+		case p.Var == "":
+			out.parts = append(out.parts, tpart{lit: p.Lit, slot: -1})
+		default:
+			out.parts = append(out.parts, tpart{slot: c.slotOf(p.Var), json: p.JSONEscape, form: p.Lit == formEscape,
+				path: p.Lit == pathEscape, typ: p.Type})
 		}
-		out.parts = append(out.parts, tpart{slot: c.slots.slot(p.Var), json: p.JSONEscape, form: p.Lit == formEscape})
 	}
 	return out
 }
@@ -274,23 +368,42 @@ func (c *compiler) isSecretTemplate(t *plan.Template) bool {
 		if p.Var != "" && (c.secrets[strings.ToLower(p.Var)] || c.secret.Vars[p.Var]) {
 			return true
 		}
+		if p.Expr != "" {
+			if x, err := expr.Parse(p.Expr); err == nil {
+				for _, v := range x.Vars() {
+					if c.secrets[strings.ToLower(v)] || c.secret.Vars[v] {
+						return true
+					}
+				}
+			}
+		}
 	}
 	return false
 }
 
 func (c *compiler) request(r *plan.Request) *request {
-	q := &request{label: r.Name, method: r.Method, timeout: r.Timeout}
+	q := &request{label: r.Name, method: r.Method, timeout: r.Timeout, onFail: r.OnFail}
+	if q.onFail == "" {
+		q.onFail = c.onFail
+	}
+	if r.Redirects != nil {
+		q.redirects = *r.Redirects
+		if q.redirects == 0 {
+			q.redirects = -1
+		}
+	}
 	if q.method == "" {
 		q.method = "GET"
 	}
 	c.labels = append(c.labels, q.label)
 	u := r.URL
-	if len(u.Parts) > 0 && u.Parts[0].Var == "" && strings.HasPrefix(u.Parts[0].Lit, "/") || len(u.Parts) == 0 && strings.HasPrefix(u.Raw, "/") {
+	if len(u.Parts) > 0 && u.Parts[0].IsLit() && strings.HasPrefix(u.Parts[0].Lit, "/") || len(u.Parts) == 0 && strings.HasPrefix(u.Raw, "/") {
 		// Relative to the target: prefix the target's scheme, host and path.
 		prefix := strings.TrimSuffix(c.base.String(), "/")
 		parts := append([]plan.Part{{Lit: prefix}}, u.Parts...)
 		u = plan.Template{Raw: prefix + u.Raw, Parts: parts}
 	}
+	u = urlTemplate(u, r.Query, r.Encode == nil || *r.Encode)
 	q.url = c.tmpl(&u)
 	q.rawURL = c.p.RedactURL(u.Raw)
 	q.redactURL = c.isSecretTemplate(&u) || q.rawURL != u.Raw
@@ -308,23 +421,7 @@ func (c *compiler) request(r *plan.Request) *request {
 	case r.JSON != nil:
 		q.body, q.hasBody, q.ctype = c.tmpl(r.JSON), true, "application/json"
 	case len(r.Form) > 0:
-		var parts []plan.Part
-		for i, f := range r.Form {
-			sep := "&"
-			if i == 0 {
-				sep = ""
-			}
-			parts = append(parts, plan.Part{Lit: sep + url.QueryEscape(f.Name) + "="})
-			for _, p := range f.Value.Parts {
-				if p.Var == "" {
-					p.Lit = url.QueryEscape(p.Lit)
-				} else {
-					p.Lit = formEscape // marks the variable for escaping
-				}
-				parts = append(parts, p)
-			}
-		}
-		t := plan.Template{Raw: "form", Parts: parts}
+		t := plan.Template{Raw: "form", Parts: formParts(nil, r.Form, formEscape)}
 		q.body, q.hasBody, q.ctype = c.tmpl(&t), true, "application/x-www-form-urlencoded"
 	}
 	if q.ctype != "" {
@@ -338,36 +435,146 @@ func (c *compiler) request(r *plan.Request) *request {
 			q.headers = append(q.headers, hdrTmpl{name: "Content-Type", val: tmpl{isK: true, konst: q.ctype}})
 		}
 	}
-	for name, e := range r.Extract {
-		x := extractor{slot: c.slots.slot(name), def: e.Default, name: name}
+	for _, name := range sortedNames(r.Extract) {
+		e := r.Extract[name]
+		x := extractor{slot: c.slots.slot(name), def: e.Default, name: name, all: e.All, pick: e.Pick,
+			header: e.Header, cookie: e.Cookie, left: e.Left, right: e.Right}
+		var err error
 		switch {
 		case e.JSON != "":
-			p, err := plan.ParseJSONPath(e.JSON)
-			if err != nil {
-				c.errs = append(c.errs, fmt.Sprintf("extract %s: %v", name, err))
-			}
-			x.jsonPath = p
+			x.jsonPath, err = expr.ParsePath(e.JSON)
 		case e.Regex != "":
-			re, err := regexp.Compile(e.Regex)
-			if err != nil {
-				c.errs = append(c.errs, fmt.Sprintf("extract %s: %v", name, err))
-			}
-			x.re = re
-		case e.Header != "":
-			x.header = e.Header
+			x.re, err = regexp.Compile(e.Regex)
+		case e.CSS != "":
+			x.css, err = selector.CompileCSS(e.CSS, e.Attr)
+		case e.XPath != "":
+			x.xpath, err = selector.CompileXPath(e.XPath)
+		}
+		if err != nil {
+			c.errs = append(c.errs, fmt.Sprintf("extract %s: %v", name, err))
 		}
 		q.extract = append(q.extract, x)
 	}
-	q.check = check{status: r.Check.Status, contains: r.Check.Contains, notContains: r.Check.NotContains,
-		maxDuration: r.Check.MaxDuration}
-	for _, jc := range r.Check.JSON {
-		p, err := plan.ParseJSONPath(jc.Path)
-		if err != nil {
-			c.errs = append(c.errs, fmt.Sprintf("check json %s: %v", jc.Path, err))
-		}
-		q.check.json = append(q.check.json, jsonCheck{path: p, want: jc.Value, raw: jc.Path})
+	for _, pc := range r.Checks {
+		q.checks = append(q.checks, c.check(&pc))
 	}
 	return q
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// check compiles one check; the plan loader validated its regexes and
+// paths.
+func (c *compiler) check(pc *plan.Check) check {
+	k := check{name: pc.Name, status: pc.Status, contains: pc.Contains, notContains: pc.NotContains,
+		headerEq: pc.Header, headerSet: pc.HeaderSet, minSize: pc.MinSize, maxSize: pc.MaxSize,
+		maxDuration: pc.MaxDuration}
+	re := func(s string) *regexp.Regexp {
+		r, err := regexp.Compile(s)
+		if err != nil {
+			c.errs = append(c.errs, fmt.Sprintf("check: %v", err))
+		}
+		return r
+	}
+	if pc.Regex != "" {
+		k.re = re(pc.Regex)
+	}
+	if pc.NotRegex != "" {
+		k.notRe = re(pc.NotRegex)
+	}
+	for _, h := range pc.HeaderMatch {
+		k.headerRe = append(k.headerRe, headerRe{name: h.Path, re: re(h.Value)})
+	}
+	path := func(raw string) *expr.Path {
+		p, err := expr.ParsePath(raw)
+		if err != nil {
+			c.errs = append(c.errs, fmt.Sprintf("check: %v", err))
+		}
+		return p
+	}
+	for _, j := range pc.JSON {
+		k.json = append(k.json, jsonCheck{path: path(j.Path), op: "equals", want: j.Value, raw: j.Path})
+	}
+	for _, j := range pc.JSONNot {
+		k.json = append(k.json, jsonCheck{path: path(j.Path), op: "not", want: j.Value, raw: j.Path})
+	}
+	for _, j := range pc.JSONMatch {
+		k.json = append(k.json, jsonCheck{path: path(j.Path), op: "match", re: re(j.Value), raw: j.Path})
+	}
+	for _, p := range pc.JSONExists {
+		k.json = append(k.json, jsonCheck{path: path(p), op: "exists", raw: p})
+	}
+	for _, p := range pc.JSONAbsent {
+		k.json = append(k.json, jsonCheck{path: path(p), op: "absent", raw: p})
+	}
+	return k
+}
+
+// formParts appends k=v&k=v parts for a form body or a query string:
+// literal text is escaped now, variables and expressions are marked (mark)
+// for escaping when rendered.
+func formParts(parts []plan.Part, kvs []plan.Header, mark string) []plan.Part {
+	add := func(t *plan.Template) {
+		for _, p := range t.Parts {
+			if p.IsLit() {
+				p.Lit = url.QueryEscape(p.Lit)
+			} else {
+				p.Lit = mark
+			}
+			parts = append(parts, p)
+		}
+	}
+	for i, f := range kvs {
+		if i > 0 {
+			parts = append(parts, plan.Part{Lit: "&"})
+		}
+		if f.Key != nil {
+			add(f.Key)
+		} else {
+			parts = append(parts, plan.Part{Lit: url.QueryEscape(f.Name)})
+		}
+		parts = append(parts, plan.Part{Lit: "="})
+		add(&f.Value)
+	}
+	return parts
+}
+
+// urlTemplate marks the variables of a URL for percent-encoding (a value
+// with a space or & must not break the request line or the query): in the
+// path, a value keeps its / (it may be several segments); after the ?, it
+// is encoded as a query value. A variable that starts the URL is the base
+// URL itself and is left alone. The query: map is appended, encoded.
+func urlTemplate(u plan.Template, query []plan.Header, encode bool) plan.Template {
+	out := plan.Template{Raw: u.Raw}
+	inQuery := false
+	for i, p := range u.Parts {
+		switch {
+		case p.IsLit():
+			inQuery = inQuery || strings.Contains(p.Lit, "?")
+		case i > 0 && encode && inQuery:
+			p.Lit = formEscape
+		case i > 0 && encode:
+			p.Lit = pathEscape
+		}
+		out.Parts = append(out.Parts, p)
+	}
+	if len(query) > 0 {
+		sep := "?"
+		if inQuery {
+			sep = "&"
+		}
+		out.Parts = append(out.Parts, plan.Part{Lit: sep})
+		out.Parts = formParts(out.Parts, query, formEscape)
+		out.Raw += " + query"
+	}
+	return out
 }
 
 // newClientConfig maps the plan's HTTP settings to the client's.

@@ -6,8 +6,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	mrand "math/rand/v2"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -16,6 +19,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/engine/httpc"
 	"github.com/plateau-perf/plateau/internal/plan"
+	"github.com/plateau-perf/plateau/internal/plan/expr"
 )
 
 // vu is one virtual user: its variables, HTTP client and scratch buffers. A
@@ -38,18 +42,63 @@ type vu struct {
 	// firstIntended is the intended start of the current iteration's first
 	// request (open and pacing models); zero means "now".
 	firstIntended time.Time
-	txElapsed     time.Duration
-	txStart       int64
-	txFail        core.Sample // first failed request of the current transaction
-	txHasFail     bool
-	txActive      bool
-	dataOut       bool // a non-recycling feeder ran dry
+	tx            txState // the innermost running transaction
+	dataOut       bool    // a non-recycling feeder ran dry
+	// extractFailed: the last request's failure was an extraction without
+	// a match (its on_fail default is next_iteration).
+	extractFailed bool
+	// doc is the last response's body decoded as JSON, decoded on first
+	// use (docDone) by a condition, an extraction or a check.
+	doc     any
+	docDone bool
+	// trace, when set, receives every request, response and branch.
+	trace *tracer
 	// stopCtx ends when this user must stop: think time is cut short and
 	// the iteration abandoned, while a request in flight still completes.
 	stopCtx   context.Context
 	lastPaced int64
 	sample    core.Sample // reused: a sample is only borrowed by the recorder
 }
+
+// txState is a transaction's running sum: its requests' total time, the
+// intended start of its first request, and its first failure.
+type txState struct {
+	active  bool
+	elapsed time.Duration
+	start   int64
+	fail    core.Sample
+	hasFail bool
+}
+
+// The vu is the expressions' environment: its variables and last response.
+var _ expr.Env = (*vu)(nil)
+
+// Var returns a variable's value (built-ins rendered on demand).
+func (v *vu) Var(slot int) string { return v.value(slot) }
+
+// Status is the last response's status.
+func (v *vu) Status() int { return v.res.Status }
+
+// Body is the last response's (bounded) body.
+func (v *vu) Body() []byte { return v.res.Body }
+
+// Header is a header of the last response.
+func (v *vu) Header(name string) string { return v.res.Header(name) }
+
+// JSON is the last response's body as JSON, decoded once per response.
+func (v *vu) JSON() any {
+	if !v.docDone {
+		v.docDone = true
+		v.doc = nil
+		if json.Unmarshal(v.res.Body, &v.doc) != nil {
+			v.doc = nil
+		}
+	}
+	return v.doc
+}
+
+// Rand is the user's random source.
+func (v *vu) Rand() *mrand.Rand { return v.rng }
 
 func newVU(id int, w *workload, e *Engine) *vu {
 	v := &vu{id: id, prog: w.prog, w: w, shard: id, vars: make([]string, len(w.prog.slots.names)),
@@ -70,41 +119,39 @@ func (v *vu) runSetup(ctx context.Context) error {
 		return errDataExhausted
 	}
 	s := core.Sample{}
-	for i := range v.prog.setup {
-		if err := v.runStep(ctx, &v.prog.setup[i], false, &s); err != nil {
-			return err
-		}
-	}
-	return nil
+	return runSteps(ctx, v, v.prog.setup, false, &s)
 }
 
 // runTeardown runs the unmeasured teardown steps.
 func (v *vu) runTeardown(ctx context.Context) error {
 	v.stopCtx = ctx
 	s := core.Sample{}
-	for i := range v.prog.teardown {
-		if err := v.runStep(ctx, &v.prog.teardown[i], false, &s); err != nil {
-			return err
-		}
-	}
-	return nil
+	return runSteps(ctx, v, v.prog.teardown, false, &s)
 }
 
 // iteration runs the scenario once. intended is when it should have
-// started (zero: now).
+// started (zero: now). An iteration that on_fail ends early counts as
+// skipped; stop_user and stop_run are returned to the load loop.
 func (v *vu) iteration(ctx context.Context, intended time.Time) error {
 	v.iter++
 	if !v.advanceFeeders(v.prog.feeders) {
 		return errDataExhausted
 	}
 	v.firstIntended = intended
-	s := &v.sample
-	for i := range v.prog.scenario {
-		if err := v.runStep(ctx, &v.prog.scenario[i], true, s); err != nil {
-			return err
-		}
+	v.trace.iteration(v)
+	err := runSteps(ctx, v, v.prog.scenario, true, &v.sample)
+	switch {
+	case err == nil:
+	case errors.Is(err, errNextIteration):
+		v.w.skipped.Add(1)
+		return nil
+	case errors.Is(err, errStopUser):
+		v.w.skipped.Add(1)
+	case errors.Is(err, errStopRun):
+		v.w.skipped.Add(1)
+		v.w.e.stopRun(v.thread)
 	}
-	return nil
+	return err
 }
 
 func (v *vu) advanceFeeders(fs []feederUse) bool {
@@ -123,50 +170,25 @@ func (v *vu) advanceFeeders(fs []feederUse) bool {
 	return true
 }
 
-func (v *vu) runStep(ctx context.Context, st *step, measured bool, s *core.Sample) error {
-	switch st.kind {
-	case stepRequest:
-		return v.request(ctx, st.req, measured, s)
-	case stepThink:
-		d := st.think.Fixed
-		if st.think.Max > 0 {
-			d = st.think.Min + time.Duration(v.rng.Int64N(int64(st.think.Max-st.think.Min)+1))
+// thinkTime draws a think time.
+func thinkTime(t *plan.Think, v *vu) time.Duration {
+	var d float64
+	switch t.Dist {
+	case plan.ThinkGaussian:
+		d = float64(t.Mean) + float64(t.Spread)*v.rng.NormFloat64()
+	case plan.ThinkExponential:
+		d = float64(t.Mean) * v.rng.ExpFloat64()
+	case plan.ThinkLognormal:
+		// median·e^(σZ) with σ chosen so that the 95th percentile is Spread.
+		sigma := math.Log(float64(t.Spread)/float64(t.Mean)) / 1.6448536269514722
+		d = float64(t.Mean) * math.Exp(sigma*v.rng.NormFloat64())
+	default:
+		if t.Max > 0 {
+			return t.Min + time.Duration(v.rng.Int64N(int64(t.Max-t.Min)+1))
 		}
-		return sleep(v.stopCtx, d)
-	case stepTx:
-		// A transaction's time is the sum of its requests' times (JMeter's
-		// Transaction Controller without timers); it fails if one fails.
-		outer := v.txActive
-		v.txActive, v.txElapsed, v.txStart, v.txHasFail = true, 0, 0, false
-		var err error
-		for i := range st.steps {
-			if err = v.runStep(ctx, &st.steps[i], measured, s); err != nil {
-				break
-			}
-		}
-		failed := &v.txFail
-		if !v.txHasFail {
-			failed = &core.Sample{}
-		}
-		if measured && err == nil && v.txStart != 0 {
-			tx := core.Sample{Label: st.label, Intended: v.txStart, Start: v.txStart, Elapsed: v.txElapsed,
-				Service: v.txElapsed, Thread: v.thread, Transaction: true, Class: failed.Class,
-				Status: failed.Status, Message: failed.Message,
-				GroupThreads: int32(v.w.active.Load()), AllThreads: int32(v.w.e.activeUsers.Load())}
-			v.w.e.record(v, st.label, true, &tx)
-		}
-		v.txActive = outer
-		return err
-	case stepLoop:
-		for n := 0; n < st.count; n++ {
-			for i := range st.steps {
-				if err := v.runStep(ctx, &st.steps[i], measured, s); err != nil {
-					return err
-				}
-			}
-		}
+		return t.Fixed
 	}
-	return nil
+	return time.Duration(min(max(d, 0), float64(24*time.Hour)))
 }
 
 func (v *vu) render(t *tmpl) string {
@@ -179,17 +201,63 @@ func (v *vu) render(t *tmpl) string {
 			v.buf = append(v.buf, p.lit...)
 			continue
 		}
-		val := v.value(p.slot)
-		if p.form {
+		var val string
+		if p.x != nil {
+			val = p.x.String(v)
+		} else {
+			val = v.value(p.slot)
+		}
+		switch {
+		case p.typ != "":
+			v.buf = appendTyped(v.buf, val, p.typ)
+		case p.form:
 			v.buf = append(v.buf, url.QueryEscape(val)...)
-		} else if p.json {
+		case p.path:
+			v.buf = appendPathEscaped(v.buf, val)
+		case p.json:
 			q, _ := json.Marshal(val)
 			v.buf = append(v.buf, q[1:len(q)-1]...)
-		} else {
+		default:
 			v.buf = append(v.buf, val...)
 		}
 	}
 	return string(v.buf)
+}
+
+// appendTyped appends a json: value sent with a type ("${n:int}"): a
+// number, a boolean or raw JSON; a value that is not one is sent as null.
+func appendTyped(dst []byte, val, typ string) []byte {
+	val = strings.TrimSpace(val)
+	switch typ {
+	case "int", "number":
+		if f, err := strconv.ParseFloat(val, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) && (typ == "number" || f == math.Trunc(f)) {
+			return append(dst, val...)
+		}
+	case "bool":
+		if b, err := strconv.ParseBool(val); err == nil {
+			return strconv.AppendBool(dst, b)
+		}
+	case "json":
+		if json.Valid([]byte(val)) {
+			return append(dst, val...)
+		}
+	}
+	return append(dst, "null"...)
+}
+
+// appendPathEscaped percent-encodes a value placed in a URL path: every
+// byte but unreserved characters, / and a few sub-delimiters.
+func appendPathEscaped(dst []byte, s string) []byte {
+	const hx = "0123456789ABCDEF"
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~/:@!$'()*+,;=", c) >= 0 {
+			dst = append(dst, c)
+			continue
+		}
+		dst = append(dst, '%', hx[c>>4], hx[c&15])
+	}
+	return dst
 }
 
 func (v *vu) value(slot int) string {
@@ -210,7 +278,7 @@ func (v *vu) value(slot int) string {
 }
 
 func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sample) error {
-	if measured && v.stopCtx.Err() != nil && !v.txActive {
+	if measured && v.stopCtx.Err() != nil && !v.tx.active {
 		return v.stopCtx.Err() // the load ended: start no new request
 	}
 	v.req.Method = q.method
@@ -225,7 +293,9 @@ func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sam
 		v.req.Body = []byte(v.render(&q.body))
 	}
 	v.req.Timeout = q.timeout // 0: the client's default
+	v.req.Redirects = q.redirects
 	_ = v.client.Do(ctx, &v.req, &v.res)
+	v.docDone, v.extractFailed = false, false
 	r := &v.res
 	aborted := false
 	if ctx.Err() != nil && r.Err != nil {
@@ -270,15 +340,16 @@ func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sam
 		}
 		return nil
 	}
-	if v.txActive {
-		if v.txStart == 0 {
-			v.txStart = s.Intended
+	if v.tx.active {
+		if v.tx.start == 0 {
+			v.tx.start = s.Intended
 		}
-		v.txElapsed += s.Elapsed
-		if s.Class != core.ErrNone && !v.txHasFail {
-			v.txFail, v.txHasFail = *s, true
+		v.tx.elapsed += s.Elapsed
+		if s.Class != core.ErrNone && !v.tx.hasFail {
+			v.tx.fail, v.tx.hasFail = *s, true
 		}
 	}
+	v.trace.request(v, q, s)
 	s.GroupThreads = int32(v.w.active.Load())
 	s.AllThreads = int32(v.w.e.activeUsers.Load())
 	v.w.e.record(v, q.label, false, s)
@@ -288,132 +359,222 @@ func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sam
 	return nil
 }
 
-// judge applies the checks; the default check fails statuses ≥ 400.
+// judge applies the checks; without a status check, statuses ≥ 400 fail.
 func (v *vu) judge(q *request, s *core.Sample) {
-	c := &q.check
 	body := v.res.Body
+	var status []int
+	for i := range q.checks {
+		if len(q.checks[i].status) > 0 {
+			status = q.checks[i].status
+		}
+	}
 	switch {
-	case len(c.status) == 0 && core.StatusFails(s.Status):
+	case len(status) == 0 && core.StatusFails(s.Status):
 		s.Class, s.Message = core.StatusClass(s.Status), "HTTP "+strconv.Itoa(s.Status)+v.excerpt(body)
 		return
-	case len(c.status) > 0 && !containsInt(c.status, s.Status):
-		s.Class = core.StatusClass(s.Status)
-		s.Message = fmt.Sprintf("status %d, want %s", s.Status, intsText(c.status)) + v.excerpt(body)
-		return
 	}
-	if c.contains != "" && !bytes.Contains(body, []byte(c.contains)) {
-		s.Class, s.Message = core.ErrCheck, fmt.Sprintf("body does not contain %q", c.contains)
-		return
-	}
-	if c.notContains != "" && bytes.Contains(body, []byte(c.notContains)) {
-		s.Class, s.Message = core.ErrCheck, fmt.Sprintf("body contains %q", c.notContains)
-		return
-	}
-	if len(c.json) > 0 {
-		var doc any
-		if err := json.Unmarshal(body, &doc); err != nil {
-			s.Class, s.Message = core.ErrCheck, "body is not JSON"
+	for i := range q.checks {
+		c := &q.checks[i]
+		if msg := v.check(c, s); msg != "" {
+			if c.name != "" {
+				msg = c.name + ": " + msg
+			}
+			s.Class = core.ErrCheck
+			if core.StatusFails(s.Status) {
+				s.Class = core.StatusClass(s.Status)
+			}
+			s.Message = msg
 			return
 		}
+	}
+}
+
+// check returns why the response fails c, or "".
+func (v *vu) check(c *check, s *core.Sample) string {
+	body := v.res.Body
+	if len(c.status) > 0 && !containsInt(c.status, s.Status) {
+		return fmt.Sprintf("status %d, want %s", s.Status, intsText(c.status)) + v.excerpt(body)
+	}
+	if c.contains != "" && !bytes.Contains(body, []byte(c.contains)) {
+		return fmt.Sprintf("body does not contain %q", c.contains)
+	}
+	if c.notContains != "" && bytes.Contains(body, []byte(c.notContains)) {
+		return fmt.Sprintf("body contains %q", c.notContains)
+	}
+	if c.re != nil && !c.re.Match(body) {
+		return fmt.Sprintf("body does not match %q", c.re.String())
+	}
+	if c.notRe != nil && c.notRe.Match(body) {
+		return fmt.Sprintf("body matches %q", c.notRe.String())
+	}
+	for _, h := range c.headerEq {
+		if got := v.res.Header(h.Path); got != h.Value {
+			return fmt.Sprintf("header %s is %q, want %q", h.Path, got, h.Value)
+		}
+	}
+	for _, h := range c.headerRe {
+		if got := v.res.Header(h.name); !h.re.MatchString(got) {
+			return fmt.Sprintf("header %s is %q, want a match of %q", h.name, got, h.re.String())
+		}
+	}
+	for _, h := range c.headerSet {
+		if len(v.res.HeaderBytes(h)) == 0 {
+			return fmt.Sprintf("header %s is missing", h)
+		}
+	}
+	if c.minSize > 0 && v.res.BodySize < int64(c.minSize) {
+		return fmt.Sprintf("body is %d bytes, want at least %d", v.res.BodySize, c.minSize)
+	}
+	if c.maxSize > 0 && v.res.BodySize > int64(c.maxSize) {
+		return fmt.Sprintf("body is %d bytes, want at most %d", v.res.BodySize, c.maxSize)
+	}
+	if len(c.json) > 0 {
+		doc := v.JSON()
+		if doc == nil && !bytes.Equal(bytes.TrimSpace(body), []byte("null")) {
+			return "body is not JSON"
+		}
 		for _, jc := range c.json {
-			got, ok := lookup(doc, jc.path)
-			if !ok || jsonText(got) != jc.want {
-				s.Class, s.Message = core.ErrCheck, fmt.Sprintf("%s is %s, want %s", jc.raw, quoteOrMissing(got, ok), jc.want)
-				return
+			got, ok := jc.path.First(doc)
+			switch jc.op {
+			case "equals":
+				if !ok || expr.Text(got) != jc.want {
+					return fmt.Sprintf("%s is %s, want %s", jc.raw, quoteOrMissing(got, ok), jc.want)
+				}
+			case "not":
+				if ok && expr.Text(got) == jc.want {
+					return fmt.Sprintf("%s is %s", jc.raw, jc.want)
+				}
+			case "match":
+				if !ok || !jc.re.MatchString(expr.Text(got)) {
+					return fmt.Sprintf("%s is %s, want a match of %q", jc.raw, quoteOrMissing(got, ok), jc.re.String())
+				}
+			case "exists":
+				if !ok {
+					return fmt.Sprintf("%s is missing", jc.raw)
+				}
+			case "absent":
+				if ok {
+					return fmt.Sprintf("%s is present (%s)", jc.raw, quoteOrMissing(got, ok))
+				}
 			}
 		}
 	}
 	if c.maxDuration > 0 && s.Elapsed > c.maxDuration {
-		s.Class, s.Message = core.ErrCheck, fmt.Sprintf("took %v, limit %v", s.Elapsed.Round(time.Millisecond), c.maxDuration)
+		return fmt.Sprintf("took %v, limit %v", s.Elapsed.Round(time.Millisecond), c.maxDuration)
 	}
+	return ""
 }
 
 func (v *vu) extract(q *request, s *core.Sample) {
-	if len(q.extract) == 0 {
-		return
-	}
-	var doc any
-	parsed := false
-	for _, x := range q.extract {
-		val, ok := "", false
+	for i := range q.extract {
+		x := &q.extract[i]
+		var matches []string
+		one := !x.all && (x.pick == "" || x.pick == "first")
 		switch {
 		case x.jsonPath != nil:
-			if !parsed {
-				parsed = true
-				if json.Unmarshal(v.res.Body, &doc) != nil {
-					doc = nil
+			if one {
+				if got, ok := x.jsonPath.First(v.JSON()); ok {
+					matches = append(matches, expr.Text(got))
 				}
-			}
-			var got any
-			if got, ok = lookup(doc, x.jsonPath); ok {
-				val = jsonText(got)
+			} else {
+				for _, got := range x.jsonPath.All(v.JSON()) {
+					matches = append(matches, expr.Text(got))
+				}
 			}
 		case x.re != nil:
-			if m := x.re.FindSubmatch(v.res.Body); m != nil {
-				ok = true
-				val = string(m[0])
+			n := 1
+			if !one {
+				n = -1
+			}
+			for _, m := range x.re.FindAllSubmatch(v.res.Body, n) {
+				val := m[0]
 				if len(m) > 1 {
-					val = string(m[1])
+					val = m[1]
 				}
+				matches = append(matches, string(val))
 			}
 		case x.header != "":
-			val = v.res.Header(x.header)
-			ok = val != ""
+			if val := v.res.Header(x.header); val != "" {
+				matches = append(matches, val)
+			}
+		case x.cookie != "":
+			if val, ok := v.setCookie(x.cookie); ok {
+				matches = append(matches, val)
+			} else if val := v.client.Cookie(v.req.URL, x.cookie); val != "" {
+				matches = append(matches, val)
+			}
+		case x.left != "":
+			body := v.res.Body
+			for {
+				i := bytes.Index(body, []byte(x.left))
+				if i < 0 {
+					break
+				}
+				body = body[i+len(x.left):]
+				j := bytes.Index(body, []byte(x.right))
+				if j < 0 {
+					break
+				}
+				matches = append(matches, string(body[:j]))
+				body = body[j+len(x.right):]
+				if one {
+					break
+				}
+			}
+		case x.css != nil:
+			matches = x.css.Find(v.res.Body, !one)
+		case x.xpath != nil:
+			matches = x.xpath.Find(v.res.Body, v.res.Header("Content-Type"), !one)
+		}
+		val, ok := "", len(matches) > 0
+		switch {
+		case x.all:
+			b, _ := json.Marshal(matches)
+			val, ok = string(b), true // an empty list is a valid result
+			if len(matches) == 0 && x.def != nil {
+				val = *x.def
+			}
+		case !ok:
+		case x.pick == "random":
+			val = matches[v.rng.IntN(len(matches))]
+		case x.pick == "last":
+			val = matches[len(matches)-1]
+		default:
+			val = matches[0]
 		}
 		if !ok {
+			// With a default, a missing value is not a failure (JMeter's
+			// behaviour); without one, the request fails and its on_fail
+			// default skips the rest of the iteration.
 			if x.def != nil {
 				val, ok = *x.def, true
 			} else if s.Class == core.ErrNone {
 				s.Class, s.Message = core.ErrCheck, "extract "+x.name+": no match"
+				v.extractFailed = true
 			}
 		}
 		v.vars[x.slot] = val
 	}
 }
 
-func lookup(doc any, path []plan.PathElem) (any, bool) {
-	cur := doc
-	for _, p := range path {
-		if p.IsIndex {
-			arr, ok := cur.([]any)
-			if !ok || p.Index >= len(arr) {
-				return nil, false
-			}
-			cur = arr[p.Index]
+// setCookie finds the named cookie in the response's Set-Cookie fields.
+func (v *vu) setCookie(name string) (string, bool) {
+	for k, val := range v.res.Headers() {
+		if !bytes.EqualFold(k, []byte("Set-Cookie")) {
 			continue
 		}
-		obj, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = obj[p.Key]; !ok {
-			return nil, false
+		if ck, err := http.ParseSetCookie(string(val)); err == nil && ck.Name == name {
+			return ck.Value, true
 		}
 	}
-	return cur, true
-}
-
-func jsonText(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case nil:
-		return "null"
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	case bool:
-		return strconv.FormatBool(x)
-	default:
-		b, _ := json.Marshal(x)
-		return string(b)
-	}
+	return "", false
 }
 
 func quoteOrMissing(v any, ok bool) string {
 	if !ok {
 		return "missing"
 	}
-	return strconv.Quote(jsonText(v))
+	return strconv.Quote(expr.Text(v))
 }
 
 func containsInt(xs []int, x int) bool {

@@ -4,11 +4,15 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/plateau-perf/plateau/internal/plan/expr"
+	"github.com/plateau-perf/plateau/internal/plan/selector"
 	"gopkg.in/yaml.v3"
 )
 
@@ -26,7 +30,37 @@ func (d *decoder) after(ptr any, n *yaml.Node, k keyset) {
 		d.checkRequest(v, n, k)
 	case *Extract:
 		d.checkExtract(v, n, k)
+	case *Check:
+		for _, key := range []string{"regex", "not_regex"} {
+			re := v.Regex
+			if key == "not_regex" {
+				re = v.NotRegex
+			}
+			if _, err := regexp.Compile(re); k.has(key) && err != nil {
+				d.errorf(at(n, k, key), "check.%s: bad regex: %v", key, err)
+			}
+		}
+		for _, key := range []string{"json_exists", "json_absent"} {
+			paths := v.JSONExists
+			if key == "json_absent" {
+				paths = v.JSONAbsent
+			}
+			for _, p := range paths {
+				if _, err := expr.ParsePath(p); err != nil {
+					d.errorf(at(n, k, key), "check.%s: %v", key, err)
+				}
+			}
+		}
+		for _, h := range v.HeaderSet {
+			if !isToken(h) {
+				d.errorf(at(n, k, "header_exists"), "check.header_exists: bad header name %q", h)
+			}
+		}
+		if v.MaxSize > 0 && v.MinSize > v.MaxSize {
+			d.errorf(at(n, k, "min_size"), "check: min_size %d is more than max_size %d", v.MinSize, v.MaxSize)
+		}
 	case *Transaction:
+		d.checkOnFail(v.OnFail, at(n, k, "on_fail"))
 		if strings.TrimSpace(v.Name) == "" {
 			d.errorf(at(n, k, "name"), "transaction: missing name (it is the label of the grouped time)")
 		}
@@ -34,11 +68,89 @@ func (d *decoder) after(ptr any, n *yaml.Node, k keyset) {
 			d.errorf(at(n, k, "steps"), "transaction has no steps")
 		}
 	case *Loop:
-		if v.Count < 1 {
-			d.errorf(at(n, k, "count"), "loop: count must be at least 1")
+		switch {
+		case k.has("count") && k.has("while"):
+			d.errorf(k["while"].key, "loop: give count or while, not both")
+		case k.has("while"):
+			if !k.has("max") {
+				d.missing(n, "loop: while needs max (the most repetitions, so a condition that never turns false cannot hang a user)")
+			} else if v.Max < 1 {
+				d.errorf(at(n, k, "max"), "loop: max must be at least 1")
+			}
+		case v.Count < 1:
+			d.errorf(at(n, k, "count"), "loop: count must be at least 1 (or give while: with max:)")
+		}
+		if k.has("max") && !k.has("while") {
+			d.errorf(k["max"].key, "loop: max applies to a while loop; a counted loop runs count times")
 		}
 		if len(v.Steps) == 0 {
 			d.errorf(at(n, k, "steps"), "loop has no steps")
+		}
+	case *If:
+		if !k.has("cond") {
+			d.missing(n, "if: missing cond (a condition such as '${status} == 200')")
+		}
+		if len(v.Steps) == 0 && len(v.Else) == 0 {
+			d.errorf(at(n, k, "steps"), "if has no steps")
+		}
+	case *Branch:
+		if !k.has("weight") {
+			v.Weight = 1
+		} else if v.Weight <= 0 {
+			d.errorf(at(n, k, "weight"), "choose: weight must be positive")
+		}
+		if len(v.Steps) == 0 {
+			d.errorf(at(n, k, "steps"), "choose branch has no steps")
+		}
+		v.Pos = d.pos(n)
+	case *Foreach:
+		switch {
+		case !k.has("as"):
+			d.missing(n, "foreach: missing as (the variable that holds each item)")
+		case !isIdent(v.As) || v.As == "env" || IsBuiltin(v.As):
+			d.errorf(at(n, k, "as"), "foreach: bad variable name %q", v.As)
+		case d.wl != nil:
+			d.extracted[d.wl][v.As] = true
+		}
+		if !k.has("in") {
+			d.missing(n, "foreach: missing in (a list, or a variable such as \"${ids}\")")
+		}
+		if v.Max < 0 {
+			d.errorf(at(n, k, "max"), "foreach: max must not be negative")
+		}
+		if len(v.Steps) == 0 {
+			d.errorf(at(n, k, "steps"), "foreach has no steps")
+		}
+	case *Until:
+		if strings.TrimSpace(v.Name) == "" {
+			d.errorf(at(n, k, "name"), "until: missing name (the label of the whole wait)")
+		}
+		if !k.has("cond") {
+			d.missing(n, "until: missing cond (the condition that ends the wait)")
+		}
+		if !k.has("timeout") || v.Timeout <= 0 {
+			d.errorf(at(n, k, "timeout"), "until: timeout must be positive (the longest wait)")
+		}
+		if !k.has("interval") {
+			v.Interval = time.Second
+		} else if v.Interval <= 0 {
+			d.errorf(at(n, k, "interval"), "until: interval must be positive")
+		}
+		if len(v.Steps) == 0 {
+			d.errorf(at(n, k, "steps"), "until has no steps (the polling request)")
+		}
+		d.checkOnFail(v.OnFail, at(n, k, "on_fail"))
+	case *Rendezvous:
+		if v.Name == "" {
+			v.Name = "rendezvous"
+		}
+		if v.Users < 2 {
+			d.errorf(at(n, k, "users"), "rendezvous: users must be at least 2")
+		}
+		if !k.has("timeout") {
+			v.Timeout = 30 * time.Second
+		} else if v.Timeout <= 0 {
+			d.errorf(at(n, k, "timeout"), "rendezvous: timeout must be positive")
 		}
 	case *Load:
 		d.checkLoad(v, n, k)
@@ -85,7 +197,17 @@ func (d *decoder) checkHTTP(h *HTTP, n *yaml.Node, k keyset) {
 	}
 }
 
+// checkOnFail reports an on_fail value that is not one of the four.
+func (d *decoder) checkOnFail(v string, n *yaml.Node) {
+	switch v {
+	case "", OnFailContinue, OnFailNextIteration, OnFailStopUser, OnFailStopRun:
+		return
+	}
+	d.errorf(n, "on_fail: %q is not continue, next_iteration, stop_user or stop_run", v)
+}
+
 func (d *decoder) checkWorkload(w *Workload, n *yaml.Node, k keyset) {
+	d.checkOnFail(w.OnFail, at(n, k, "on_fail"))
 	if len(w.Scenario) == 0 {
 		if k.has("scenario") {
 			d.errorf(at(n, k, "scenario"), "workload %q: scenario has no steps", w.Name)
@@ -98,7 +220,7 @@ func (d *decoder) checkWorkload(w *Workload, n *yaml.Node, k keyset) {
 	}
 }
 
-var stepKinds = []string{"request", "think", "transaction", "loop"}
+var stepKinds = []string{"request", "think", "transaction", "loop", "if", "choose", "foreach", "until", "rendezvous"}
 
 func (d *decoder) checkStep(s *Step, n *yaml.Node, k keyset) {
 	var have []string
@@ -109,9 +231,9 @@ func (d *decoder) checkStep(s *Step, n *yaml.Node, k keyset) {
 	}
 	switch {
 	case len(have) == 0:
-		d.missing(n, "step needs one of request, think, transaction, loop")
+		d.missing(n, "step needs one of %s", strings.Join(stepKinds, ", "))
 	case len(have) > 1:
-		d.errorf(n, "a step holds one of request, think, transaction, loop, not both %s and %s; give each its own list item (- …)", have[0], have[1])
+		d.errorf(n, "a step holds one of %s, not both %s and %s; give each its own list item (- …)", strings.Join(stepKinds, ", "), have[0], have[1])
 	}
 	// A null "think:" or "request:" left the pointer nil; give it a value so
 	// the engine can rely on exactly one being set.
@@ -132,11 +254,27 @@ func (d *decoder) checkStep(s *Step, n *yaml.Node, k keyset) {
 				d.errorf(k["loop"].val, "loop: missing count and steps")
 				s.Loop = &Loop{}
 			}
+		case "choose":
+			if len(s.Choose) == 0 {
+				d.errorf(k["choose"].val, "choose: no branches; give a list of {weight: N, steps: […]}")
+				s.Choose = []Branch{{Weight: 1}}
+			}
+		default:
+			if reflect.ValueOf(s).Elem().FieldByIndex([]int{fieldIndex(have[0])}).IsNil() {
+				d.errorf(k[have[0]].val, "%s: missing its fields", have[0])
+			}
 		}
 	}
 }
 
+// fieldIndex is the index of the Step field with yaml tag key.
+func fieldIndex(key string) int {
+	byKey, _, _ := fieldsOf(reflect.TypeOf(Step{}))
+	return byKey[key]
+}
+
 func (d *decoder) checkRequest(r *Request, n *yaml.Node, k keyset) {
+	d.checkOnFail(r.OnFail, at(n, k, "on_fail"))
 	if !k.has("url") {
 		d.missing(n, "request: missing url")
 	} else if !urlStartOK(&r.URL) {
@@ -164,13 +302,15 @@ func (d *decoder) checkRequest(r *Request, n *yaml.Node, k keyset) {
 	if r.Name == "" {
 		r.Name = defaultRequestName(r.Method, r.URL.Raw)
 	}
-	r.Check.Pos = d.pos(at(n, k, "check"))
+	if r.Redirects != nil && *r.Redirects < 0 {
+		d.errorf(at(n, k, "redirects"), "request redirects must not be negative")
+	}
 }
 
 // urlStartOK reports whether a request URL is a path or an absolute
 // http(s) URL once ${env.*} is substituted.
 func urlStartOK(t *Template) bool {
-	if len(t.Parts) == 0 || t.Parts[0].Var != "" {
+	if len(t.Parts) == 0 || !t.Parts[0].IsLit() {
 		return false
 	}
 	lit := t.Parts[0].Lit
@@ -205,22 +345,39 @@ func defaultRequestName(method, raw string) string {
 
 func (d *decoder) checkExtract(e *Extract, n *yaml.Node, k keyset) {
 	var src []string
-	for _, s := range []string{"json", "regex", "header"} {
+	for _, s := range []string{"json", "regex", "header", "cookie", "left", "css", "xpath"} {
 		if k.has(s) {
 			src = append(src, s)
 		}
 	}
+	switch e.Pick {
+	case "", "first", "last", "random":
+	default:
+		d.errorf(at(n, k, "pick"), "extract: pick %q is not first, last or random", e.Pick)
+	}
+	if e.All && k.has("pick") {
+		d.errorf(k["pick"].key, "extract: give all or pick, not both")
+	}
 	switch {
 	case len(src) == 0:
-		d.missing(n, "extract needs one of json, regex, header")
+		d.missing(n, "extract needs one of json, regex, header, cookie, left+right, css, xpath")
 		return
 	case len(src) > 1:
 		d.errorf(at(n, k, src[1]), "extract has both %s and %s; use one", src[0], src[1])
 		return
 	}
+	if k.has("right") && src[0] != "left" {
+		d.errorf(k["right"].key, "extract: right goes with left (boundary extraction)")
+	}
+	if k.has("attr") && src[0] != "css" {
+		d.errorf(k["attr"].key, "extract: attr applies to css")
+	}
+	if (e.All || e.Pick != "") && (src[0] == "header" || src[0] == "cookie") {
+		d.errorf(at(n, k, "all"), "extract: all and pick apply to json, regex, left+right, css and xpath")
+	}
 	switch src[0] {
 	case "json":
-		if _, err := ParseJSONPath(e.JSON); err != nil {
+		if _, err := expr.ParsePath(e.JSON); err != nil {
 			d.errorf(at(n, k, "json"), "extract: %v", err)
 		}
 	case "regex":
@@ -234,6 +391,22 @@ func (d *decoder) checkExtract(e *Extract, n *yaml.Node, k keyset) {
 	case "header":
 		if !isToken(e.Header) {
 			d.errorf(at(n, k, "header"), "extract: bad header name %q", e.Header)
+		}
+	case "cookie":
+		if !isToken(e.Cookie) {
+			d.errorf(at(n, k, "cookie"), "extract: bad cookie name %q", e.Cookie)
+		}
+	case "left":
+		if e.Left == "" || !k.has("right") || e.Right == "" {
+			d.errorf(at(n, k, "left"), "extract: boundary extraction needs a non-empty left and right")
+		}
+	case "css":
+		if _, err := selector.CompileCSS(e.CSS, e.Attr); err != nil {
+			d.errorf(at(n, k, "css"), "extract: %v", err)
+		}
+	case "xpath":
+		if _, err := selector.CompileXPath(e.XPath); err != nil {
+			d.errorf(at(n, k, "xpath"), "extract: %v", err)
 		}
 	}
 }
@@ -742,6 +915,17 @@ func walkRequests(w *Workload, fn func(*Request)) {
 				walk(s.Transaction.Steps)
 			case s.Loop != nil:
 				walk(s.Loop.Steps)
+			case s.If != nil:
+				walk(s.If.Steps)
+				walk(s.If.Else)
+			case s.Choose != nil:
+				for _, b := range s.Choose {
+					walk(b.Steps)
+				}
+			case s.Foreach != nil:
+				walk(s.Foreach.Steps)
+			case s.Until != nil:
+				walk(s.Until.Steps)
 			}
 		}
 	}
@@ -780,7 +964,7 @@ func (d *decoder) checkRefs(p *Plan) {
 			}
 			continue
 		}
-		if r.wl != nil && d.extracted[r.wl][r.name] {
+		if r.wl != nil && d.extracted[r.wl][r.name] || d.extracted[d.runWl][r.name] {
 			continue
 		}
 		if r.wl == nil && len(p.Workloads) > 0 && d.extractedByAll(p, r.name) {

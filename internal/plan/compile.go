@@ -2,10 +2,12 @@ package plan
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/plateau-perf/plateau/internal/plan/expr"
 	"gopkg.in/yaml.v3"
 )
 
@@ -194,6 +196,33 @@ func (d *decoder) templateParts(n *yaml.Node, key string, jsonEsc bool, b *partB
 			continue
 		}
 		name := pc.ref.name
+		typ := ""
+		if base, t, found := cutType(name); found {
+			if !d.typedOK {
+				d.errAt(d.refPos(n, pc.ref.offset), n, fmt.Sprintf("${%s}: a type (:%s) applies only to a whole json: value such as qty: \"${n:int}\"", name, t))
+				ok = false
+				continue
+			}
+			name, typ = base, t
+		}
+		if isExprRef(name) {
+			x, err := expr.Parse(name)
+			if err != nil {
+				var ee *expr.Error
+				off := pc.ref.offset
+				if errors.As(err, &ee) {
+					off += 2 + ee.Off
+				}
+				d.errAt(d.refPos(n, off), n, fmt.Sprintf("${%s}: %v", name, err))
+				ok = false
+				continue
+			}
+			for _, v := range x.Vars() {
+				d.refs = append(d.refs, varRef{name: v, pos: d.refPos(n, pc.ref.offset), node: n, wl: d.wl})
+			}
+			b.variable(Part{Expr: name, JSONEscape: jsonEsc, Type: typ})
+			continue
+		}
 		feeder, col, dotted := strings.Cut(name, ".")
 		if !isIdent(feeder) || (dotted && col == "") {
 			d.errAt(d.refPos(n, pc.ref.offset), n, fmt.Sprintf("bad variable name ${%s}: use ${name} or ${data.column}", name))
@@ -201,9 +230,27 @@ func (d *decoder) templateParts(n *yaml.Node, key string, jsonEsc bool, b *partB
 			continue
 		}
 		d.refs = append(d.refs, varRef{name: name, pos: d.refPos(n, pc.ref.offset), node: n, wl: d.wl})
-		b.variable(Part{Var: name, JSONEscape: jsonEsc})
+		b.variable(Part{Var: name, JSONEscape: jsonEsc, Type: typ})
 	}
 	return ok
+}
+
+// JSON value types a json: reference may carry ("${n:int}").
+var jsonTypes = map[string]bool{"int": true, "number": true, "bool": true, "json": true}
+
+// cutType splits "n:int" into "n" and "int" when the suffix is a JSON type.
+func cutType(name string) (string, string, bool) {
+	i := strings.LastIndexByte(name, ':')
+	if i < 0 || !jsonTypes[strings.TrimSpace(name[i+1:])] {
+		return name, "", false
+	}
+	return strings.TrimSpace(name[:i]), strings.TrimSpace(name[i+1:]), true
+}
+
+// isExprRef reports whether a reference is an expression (a function call
+// or anything but a plain name or data.column).
+func isExprRef(name string) bool {
+	return strings.ContainsAny(name, "()\"' ")
 }
 
 // maxJSONBody bounds a json: body after alias expansion.
@@ -219,9 +266,14 @@ func (d *decoder) jsonTemplate(n *yaml.Node) *Template {
 	parts := b.done()
 	var raw strings.Builder
 	for _, p := range parts {
-		if p.Var != "" {
-			raw.WriteString("${" + p.Var + "}")
-		} else {
+		switch {
+		case p.Var != "" || p.Expr != "":
+			ref := p.Var + p.Expr
+			if p.Type != "" {
+				ref += ":" + p.Type
+			}
+			raw.WriteString("${" + ref + "}")
+		default:
 			raw.WriteString(p.Lit)
 		}
 	}
@@ -281,7 +333,25 @@ func (d *decoder) jsonValue(n *yaml.Node, b *partBuilder, depth int) {
 		b.literal(string(out))
 		return
 	}
+	if typed := typedRef(n.Value); typed {
+		// "${n:int}": the value is sent as a number, boolean or raw JSON.
+		d.typedOK = true
+		d.templateParts(n, "json", true, b)
+		d.typedOK = false
+		return
+	}
 	b.literal(`"`)
 	d.templateParts(n, "json", true, b)
 	b.literal(`"`)
+}
+
+// typedRef reports whether s is exactly one reference with a JSON type,
+// such as "${qty:int}".
+func typedRef(s string) bool {
+	s = strings.TrimSpace(s)
+	if !strings.HasPrefix(s, "${") || refEnd(s[2:]) != len(s)-3 {
+		return false
+	}
+	_, _, ok := cutType(strings.TrimSpace(s[2 : len(s)-1]))
+	return ok
 }

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
 	"strconv"
@@ -56,7 +57,8 @@ type decoder struct {
 	refs      []varRef
 	wl        *Workload // workload being decoded
 	extracted map[*Workload]map[string]bool
-	inTx      bool            // decoding inside a transaction
+	runWl     *Workload       // stands for the run-level setup and teardown
+	typedOK   bool            // a typed reference ("${n:int}") is allowed: a whole json: value
 	badData   map[string]bool // feeders whose CSV could not be read
 
 	// failed holds the value nodes already reported, so a bad value is
@@ -79,6 +81,7 @@ func newDecoder(file string, src []byte, dir string, opt Options) *decoder {
 		aliases:   aliasBudget,
 		sizes:     map[*yaml.Node]int{},
 		extracted: map[*Workload]map[string]bool{},
+		runWl:     &Workload{Name: "setup"},
 		badData:   map[string]bool{},
 		failed:    map[*yaml.Node]bool{},
 		badType:   map[*yaml.Node]bool{},
@@ -300,6 +303,16 @@ func contextName(v any) string {
 		return "transaction"
 	case *Loop:
 		return "loop"
+	case *If:
+		return "if"
+	case *Branch:
+		return "choose branch"
+	case *Foreach:
+		return "foreach"
+	case *Until:
+		return "until"
+	case *Rendezvous:
+		return "rendezvous"
 	case *Load:
 		return "load"
 	case *Stage:
@@ -406,10 +419,25 @@ func (d *decoder) decodeValue(n *yaml.Node, fv reflect.Value, key string) {
 		if v, ok := d.int(n, key); ok {
 			*p = v
 		}
+	case **int:
+		if v, ok := d.int(n, key); ok {
+			*p = &v
+		}
 	case *bool:
 		if v, ok := d.bool(n, key); ok {
 			*p = v
 		}
+	case *float64:
+		if s, ok := d.scalarStr(n, key, "a number"); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				d.typeErr(n, key, "a number")
+			} else {
+				*p = v
+			}
+		}
+	case *Cond:
+		*p = d.cond(n, key)
 	case **bool:
 		if v, ok := d.bool(n, key); ok {
 			*p = &v
@@ -513,13 +541,49 @@ func (d *decoder) preset(ptr any) {
 func (d *decoder) special(owner any, key string, n *yaml.Node) bool {
 	switch o := owner.(type) {
 	case *Request:
-		if key == "json" {
+		switch key {
+		case "json":
 			o.JSON = d.jsonTemplate(n)
+			return true
+		case "check":
+			// One mapping, or a list of them.
+			n = d.resolve(n)
+			if isNull(n) {
+				return true
+			}
+			items := []*yaml.Node{n}
+			if n.Kind == yaml.SequenceNode {
+				items = n.Content
+			}
+			for _, item := range items {
+				c := Check{}
+				d.decodeStruct(item, &c)
+				c.Pos = d.pos(d.resolve(item))
+				o.Checks = append(o.Checks, c)
+			}
 			return true
 		}
 	case *Check:
-		if key == "status" {
+		switch key {
+		case "status":
 			o.Status = d.statuses(n)
+			return true
+		case "min_size", "max_size":
+			n = d.resolve(n)
+			if isNull(n) {
+				return true
+			}
+			if s, ok := d.scalarStr(n, key, "a size such as 10KiB"); ok {
+				v, err := parseSize(s)
+				switch {
+				case err != nil:
+					d.errorf(n, "%s: %v", key, err)
+				case key == "min_size":
+					o.MinSize = v
+				default:
+					o.MaxSize = v
+				}
+			}
 			return true
 		}
 	case *HTTP:
@@ -538,17 +602,25 @@ func (d *decoder) special(owner any, key string, n *yaml.Node) bool {
 			}
 			return true
 		}
-	case *Step:
-		if key == "transaction" {
-			if d.inTx {
-				d.errorf(n, "transactions cannot be nested; put the inner steps in the outer transaction")
+	case *Foreach:
+		if key == "in" {
+			d.foreachIn(o, n)
+			return true
+		}
+	case *Plan:
+		if key == "setup" || key == "teardown" {
+			// Run-level steps: their extractions are visible to every
+			// workload.
+			prev := d.wl
+			d.wl = d.runWl
+			var steps []Step
+			d.decodeValue(n, reflect.ValueOf(&steps).Elem(), key)
+			d.wl = prev
+			if key == "setup" {
+				o.Setup = steps
+			} else {
+				o.Teardown = steps
 			}
-			prev := d.inTx
-			d.inTx = true
-			t := &Transaction{}
-			d.decodeStruct(n, t)
-			d.inTx = prev
-			o.Transaction = t
 			return true
 		}
 	}

@@ -1,7 +1,12 @@
 package plan
 
 import (
+	"errors"
+	"fmt"
+	"regexp"
 	"strings"
+
+	"github.com/plateau-perf/plateau/internal/plan/expr"
 
 	"gopkg.in/yaml.v3"
 )
@@ -47,7 +52,7 @@ func (d *decoder) checkThink(n *yaml.Node, t *Think) {
 	if t.Min > t.Max {
 		d.errorf(n, "think: min %s is more than max %s", t.Min, t.Max)
 	}
-	if t.Max == 0 && t.Min == 0 && t.Fixed == 0 {
+	if t.Dist != "" || t.Max == 0 && t.Min == 0 && t.Fixed == 0 {
 		return
 	}
 	if t.Max > 0 && t.Min == t.Max {
@@ -104,17 +109,26 @@ func (d *decoder) headers(n *yaml.Node, key string) []Header {
 	out := make([]Header, 0, len(ps))
 	for _, p := range ps {
 		name := p.key.Value
-		if key == "headers" && !isToken(name) {
+		var keyT *Template
+		switch {
+		case key == "form" || key == "query":
+			if t, ok := d.template(p.key, key+" key", false); ok && !t.IsConst() {
+				keyT = &t
+			}
+		case strings.Contains(name, "${"):
+			d.errorf(p.key, "%s: ${…} in a header name is not substituted; only values are templates", key)
+			continue
+		case key == "headers" && !isToken(name):
 			d.errorf(p.key, "bad header name %q", name)
 			continue
 		}
 		v := d.resolve(p.val)
 		if isNull(v) {
-			out = append(out, Header{Name: name})
+			out = append(out, Header{Name: name, Key: keyT})
 			continue
 		}
 		if t, ok := d.template(v, key+"."+name, false); ok {
-			out = append(out, Header{Name: name, Value: t})
+			out = append(out, Header{Name: name, Value: t, Key: keyT})
 		}
 	}
 	return out
@@ -142,8 +156,13 @@ func (d *decoder) jsonChecks(n *yaml.Node, key string) []JSONCheck {
 	}
 	out := make([]JSONCheck, 0, len(ps))
 	for _, p := range ps {
-		if _, err := ParseJSONPath(p.key.Value); err != nil {
-			d.errorf(p.key, "check.json: %v", err)
+		if strings.HasPrefix(key, "json") {
+			if _, err := expr.ParsePath(p.key.Value); err != nil {
+				d.errorf(p.key, "check.%s: %v", key, err)
+				continue
+			}
+		} else if !isToken(p.key.Value) {
+			d.errorf(p.key, "check.%s: bad header name %q", key, p.key.Value)
 			continue
 		}
 		v := d.resolve(p.val)
@@ -152,11 +171,17 @@ func (d *decoder) jsonChecks(n *yaml.Node, key string) []JSONCheck {
 		}
 		val := "null"
 		if !isNull(v) {
-			s, ok := d.scalarStr(v, "check.json", "a value (text, number, true/false or null)")
+			s, ok := d.scalarStr(v, "check."+key, "a value (text, number, true/false or null)")
 			if !ok {
 				continue
 			}
 			val = s
+		}
+		if strings.HasSuffix(key, "_match") {
+			if _, err := regexp.Compile(val); err != nil {
+				d.errorf(v, "check.%s: bad regex: %v", key, err)
+				continue
+			}
 		}
 		out = append(out, JSONCheck{Path: p.key.Value, Value: val})
 	}
@@ -202,6 +227,9 @@ func (d *decoder) extracts(n *yaml.Node, key string) map[string]*Extract {
 	for _, p := range ps {
 		name := p.key.Value
 		switch {
+		case strings.Contains(name, "${"):
+			d.errorf(p.key, "extract: the variable name %q is not a template; write the plain name", name)
+			continue
 		case !isIdent(name):
 			d.errorf(p.key, "bad variable name %q: use letters, digits, _ and -", name)
 			continue
@@ -273,4 +301,54 @@ func (d *decoder) slas(n *yaml.Node, key string) []SLA {
 		out = append(out, SLA{Expr: s, Pos: d.pos(item)})
 	}
 	return out
+}
+
+// cond reads a condition: the expression is parsed now, its variables are
+// checked with the plan's other references, and an error points at the
+// character where it is.
+func (d *decoder) cond(n *yaml.Node, key string) Cond {
+	if n.Kind != yaml.ScalarNode {
+		d.typeErr(n, key, `a condition such as '${status} == 200'`)
+		return Cond{}
+	}
+	c := Cond{Src: n.Value, Pos: d.pos(n)}
+	x, err := expr.Parse(n.Value)
+	if err != nil {
+		var ee *expr.Error
+		off := 0
+		if errors.As(err, &ee) {
+			off = ee.Off
+		}
+		d.errAt(d.refPos(n, off), n, fmt.Sprintf("%s: %v", key, err))
+		return c
+	}
+	for _, v := range x.Vars() {
+		if strings.HasPrefix(v, "env.") {
+			d.errAt(d.pos(n), n, fmt.Sprintf("%s: ${%s}: environment variables are not read in conditions; set a var (vars: {x: ${%s}}) and compare ${x}", key, v, v))
+			continue
+		}
+		d.refs = append(d.refs, varRef{name: v, pos: d.pos(n), node: n, wl: d.wl})
+	}
+	return c
+}
+
+// foreachIn reads foreach.in: a literal list, or one variable holding a list.
+func (d *decoder) foreachIn(f *Foreach, n *yaml.Node) {
+	n = d.resolve(n)
+	switch {
+	case n == nil || isNull(n):
+		d.errorf(n, "foreach: in is empty")
+	case n.Kind == yaml.SequenceNode:
+		f.Items = d.strList(n, "in")
+		f.In = "a list"
+	case n.Kind == yaml.ScalarNode:
+		t, ok := d.template(n, "in", false)
+		if ok && (len(t.Parts) != 1 || t.Parts[0].Var == "") {
+			d.errorf(n, "foreach: in must be a list or one variable such as \"${ids}\", got %s", describe(n))
+			return
+		}
+		f.Var, f.In = &t, n.Value
+	default:
+		d.typeErr(n, "in", "a list or a variable such as \"${ids}\"")
+	}
 }

@@ -103,7 +103,7 @@ func TestIssueExample(t *testing.T) {
 		string(list.Headers[0].Value.Append(nil, func(n string) string { return vars[n] })) != "Bearer abc" {
 		t.Errorf("headers: %+v", list.Headers)
 	}
-	if !reflect.DeepEqual(list.Check.Status, []int{200}) || list.Method != "GET" || list.Name != "list allergies" {
+	if !reflect.DeepEqual(list.Checks[0].Status, []int{200}) || list.Method != "GET" || list.Name != "list allergies" {
 		t.Errorf("request: %+v", list)
 	}
 	if th := w.Scenario[1].Think; th == nil || th.Fixed != time.Second || th.IsUniform() {
@@ -162,7 +162,7 @@ func TestGoodFeatures(t *testing.T) {
 	if len(items1.Headers) != 2 || items1.Headers[0].Name != "X-Session" || items1.Headers[1].Name != "Accept" {
 		t.Errorf("merged headers: %+v", items1.Headers)
 	}
-	c := items1.Check
+	c := items1.Checks[0]
 	wantJSON := []JSONCheck{{"$.page", "1"}, {"$.items[0].name", "widget"}}
 	if !reflect.DeepEqual(c.Status, []int{200, 304}) || c.Contains != `"items"` || c.NotContains != "error" ||
 		!reflect.DeepEqual(c.JSON, wantJSON) || c.MaxDuration != 800*time.Millisecond {

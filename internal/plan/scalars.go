@@ -106,6 +106,35 @@ func parseSize(s string) (int, error) {
 // parseThink reads "1s" or "uniform(500ms, 1500ms)".
 func parseThink(s string) (Think, error) {
 	s = strings.TrimSpace(s)
+	for _, dist := range []string{ThinkGaussian, ThinkExponential, ThinkLognormal} {
+		inner, ok := strings.CutPrefix(s, dist+"(")
+		if !ok {
+			continue
+		}
+		inner, ok = strings.CutSuffix(inner, ")")
+		args := strings.Split(inner, ",")
+		want := map[string]string{ThinkGaussian: "gaussian(1s, 200ms)", ThinkExponential: "exponential(2s)", ThinkLognormal: "lognormal(1s, 3s)"}[dist]
+		if !ok || len(args) != map[string]int{ThinkGaussian: 2, ThinkExponential: 1, ThinkLognormal: 2}[dist] {
+			return Think{}, fmt.Errorf("bad think time %q: write %s", s, want)
+		}
+		t := Think{Dist: dist}
+		var err error
+		if t.Mean, err = ParseDuration(args[0]); err != nil {
+			return Think{}, err
+		}
+		if len(args) > 1 {
+			if t.Spread, err = ParseDuration(args[1]); err != nil {
+				return Think{}, err
+			}
+		}
+		switch {
+		case t.Mean <= 0:
+			return Think{}, fmt.Errorf("bad think time %q: the first value must be positive", s)
+		case dist == ThinkLognormal && t.Spread <= t.Mean:
+			return Think{}, fmt.Errorf("bad think time %q: lognormal(median, p95) needs p95 above the median", s)
+		}
+		return t, nil
+	}
 	if inner, ok := strings.CutPrefix(s, "uniform("); ok {
 		inner, ok = strings.CutSuffix(inner, ")")
 		a, b, ok2 := strings.Cut(inner, ",")
@@ -133,8 +162,21 @@ func parseThink(s string) (Think, error) {
 // [Min, Max] rather than fixed.
 func (t *Think) IsUniform() bool { return t.Max > 0 }
 
+// Think-time distributions besides fixed and uniform.
+const (
+	ThinkGaussian    = "gaussian"    // gaussian(mean, sd), cut at 0
+	ThinkExponential = "exponential" // exponential(mean): Poisson arrivals per user
+	ThinkLognormal   = "lognormal"   // lognormal(median, p95)
+)
+
 // String formats the think time as written in a plan.
 func (t *Think) String() string {
+	switch t.Dist {
+	case ThinkExponential:
+		return fmt.Sprintf("exponential(%s)", t.Mean)
+	case ThinkGaussian, ThinkLognormal:
+		return fmt.Sprintf("%s(%s, %s)", t.Dist, t.Mean, t.Spread)
+	}
 	if t.IsUniform() {
 		return fmt.Sprintf("uniform(%s, %s)", t.Min, t.Max)
 	}

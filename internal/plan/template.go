@@ -32,6 +32,8 @@ func builtins() []string { return []string{VarUser, VarIteration, VarUUID, VarTi
 func (t *Template) Append(dst []byte, lookup func(name string) string) []byte {
 	for _, p := range t.Parts {
 		switch {
+		case p.Expr != "":
+			dst = append(dst, "${"+p.Expr+"}"...) // evaluated by the engine only
 		case p.Var == "":
 			dst = append(dst, p.Lit...)
 		case p.JSONEscape:
@@ -143,7 +145,7 @@ func scanTemplate(s string) ([]tmplPiece, int, string) {
 			i++
 			continue
 		}
-		end := strings.IndexByte(s[i+2:], '}')
+		end := refEnd(s[i+2:])
 		if end < 0 {
 			return nil, i, "unterminated ${ (close it with }, or write $${ for a literal ${)"
 		}
@@ -157,6 +159,37 @@ func scanTemplate(s string) ([]tmplPiece, int, string) {
 	}
 	flush()
 	return out, 0, ""
+}
+
+// refEnd returns the index of the } that closes a reference whose text
+// starts at s, skipping quoted strings and nested ${…} (an expression such
+// as ${lower("}")} or ${urlencode(${name})}); −1 when there is none.
+func refEnd(s string) int {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"', '\'':
+			j := i + 1
+			for j < len(s) && s[j] != c {
+				if s[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(s) {
+				return -1
+			}
+			i = j
+		case '{':
+			depth++
+		case '}':
+			if depth == 0 {
+				return i
+			}
+			depth--
+		}
+	}
+	return -1
 }
 
 // envRef splits "env.NAME" or "env.NAME:-default".

@@ -21,6 +21,11 @@ type Plan struct {
 	Vars map[string]string `yaml:"vars"`
 	// Data are the named CSV feeders; ${feeder.column} reads the current row.
 	Data map[string]*Feeder `yaml:"data"`
+	// Setup runs once per run, before any workload starts, by one user;
+	// the variables it extracts are read by every user of every workload.
+	// Teardown runs once after the last workload ends. Neither is measured.
+	Setup    []Step `yaml:"setup"`
+	Teardown []Step `yaml:"teardown"`
 	// Workloads run at the same time, each with its own load. Order is the
 	// order in the file.
 	Workloads []*Workload `yaml:"workloads"` // a YAML mapping name → workload
@@ -53,6 +58,7 @@ type HTTP struct {
 type Header struct {
 	Name  string
 	Value Template
+	Key   *Template // form: and query: keys are templates too
 }
 
 // Feeder is a CSV data source.
@@ -75,16 +81,88 @@ type Workload struct {
 	Scenario []Step `yaml:"scenario"` // one iteration
 	Teardown []Step `yaml:"teardown"` // once per virtual user at the end, not measured
 	Load     Load   `yaml:"load"`
-	Pos      Pos    `yaml:"-"`
+	// OnFail is what a failed request does unless its transaction or
+	// itself says otherwise: continue, next_iteration, stop_user,
+	// stop_run. Empty: a failed extraction skips to the next iteration, a
+	// failed check continues.
+	OnFail string `yaml:"on_fail"`
+	Pos    Pos    `yaml:"-"`
 }
 
-// Step is exactly one of Request, Think, Transaction, Loop.
+// What a failed request does (on_fail).
+const (
+	OnFailContinue      = "continue"
+	OnFailNextIteration = "next_iteration"
+	OnFailStopUser      = "stop_user"
+	OnFailStopRun       = "stop_run"
+)
+
+// Step is exactly one of its fields.
 type Step struct {
 	Request     *Request     `yaml:"request"`
 	Think       *Think       `yaml:"think"`
 	Transaction *Transaction `yaml:"transaction"`
 	Loop        *Loop        `yaml:"loop"`
+	If          *If          `yaml:"if"`
+	Choose      []Branch     `yaml:"choose"`
+	Foreach     *Foreach     `yaml:"foreach"`
+	Until       *Until       `yaml:"until"`
+	Rendezvous  *Rendezvous  `yaml:"rendezvous"`
 	Pos         Pos          `yaml:"-"`
+}
+
+// Cond is a condition in the expression language of package expr,
+// checked at load time: '${status} == 200 && ${cart_id} != ""'.
+type Cond struct {
+	Src string
+	Pos Pos
+}
+
+// If runs Steps when Cond holds, else Else.
+type If struct {
+	Cond  Cond   `yaml:"cond"`
+	Steps []Step `yaml:"steps"`
+	Else  []Step `yaml:"else"`
+}
+
+// Branch is one weighted branch of a choose step: each iteration runs one
+// branch, picked at random with probability weight/sum of weights.
+type Branch struct {
+	Name   string  `yaml:"name"`
+	Weight float64 `yaml:"weight"`
+	Steps  []Step  `yaml:"steps"`
+	Pos    Pos     `yaml:"-"`
+}
+
+// Foreach runs Steps once per item, with the item in variable As. The
+// items are a literal list or a variable holding a list (an extraction
+// with all: true, or a JSON array).
+type Foreach struct {
+	Items []string  `yaml:"-"`
+	Var   *Template `yaml:"-"`
+	In    string    `yaml:"in"` // as written, for messages
+	As    string    `yaml:"as"`
+	Max   int       `yaml:"max"` // at most this many items (0: all)
+	Steps []Step    `yaml:"steps"`
+}
+
+// Until repeats Steps every Interval until Cond holds or Timeout passes.
+// The whole wait is recorded under the label Name.
+type Until struct {
+	Name     string        `yaml:"name"`
+	Cond     Cond          `yaml:"cond"`
+	Interval time.Duration `yaml:"interval"`
+	Timeout  time.Duration `yaml:"timeout"`
+	Steps    []Step        `yaml:"steps"`
+	OnFail   string        `yaml:"on_fail"` // on timeout; default continue
+}
+
+// Rendezvous holds users until Users have arrived (or Timeout passes),
+// then releases them together.
+type Rendezvous struct {
+	Name    string        `yaml:"name"`
+	Users   int           `yaml:"users"`
+	Timeout time.Duration `yaml:"timeout"`
 }
 
 // Request is one HTTP request. URL, header values and Body are templates.
@@ -96,30 +174,64 @@ type Request struct {
 	// Body is the raw body. JSON (any YAML value, encoded as JSON with
 	// templates inside strings rendered) and Form (url-encoded) are
 	// alternatives that also set Content-Type.
-	Body    *Template           `yaml:"body"`
-	JSON    *Template           `yaml:"json"` // Load encodes the YAML value to a JSON template
-	Form    []Header            `yaml:"form"`
+	Body *Template `yaml:"body"`
+	JSON *Template `yaml:"json"` // Load encodes the YAML value to a JSON template
+	Form []Header  `yaml:"form"`
+	// Query is appended to the URL, keys and values URL-encoded.
+	Query []Header `yaml:"query"`
+	// Encode false sends ${…} values in the URL as they are; by default
+	// they are percent-encoded (path segments keep /).
+	Encode  *bool               `yaml:"encode"`
 	Extract map[string]*Extract `yaml:"extract"`
-	Check   Check               `yaml:"check"`
-	Timeout time.Duration       `yaml:"timeout"`
-	Pos     Pos                 `yaml:"-"`
+	// Checks are the conditions on the response (check: a mapping, or a
+	// list of them); all must hold.
+	Checks  []Check       `yaml:"check"`
+	Timeout time.Duration `yaml:"timeout"`
+	// Redirects overrides http.redirects for this request (nil: inherit).
+	Redirects *int   `yaml:"redirects"`
+	OnFail    string `yaml:"on_fail"`
+	Pos       Pos    `yaml:"-"`
 }
 
-// Extract takes a value from a response into a variable. Exactly one source.
+// Extract takes a value from a response into a variable. Exactly one
+// source: JSON, Regex, Header, Cookie, Boundary (Left and Right), CSS or
+// XPath.
 type Extract struct {
-	JSON    string  `yaml:"json"`   // JSONPath subset: $.a.b[0].c
-	Regex   string  `yaml:"regex"`  // first capture group, or the whole match
-	Header  string  `yaml:"header"` // response header name
+	JSON   string `yaml:"json"`   // JSONPath, with filters: $.items[?(@.open)].id
+	Regex  string `yaml:"regex"`  // first capture group, or the whole match
+	Header string `yaml:"header"` // response header name
+	Cookie string `yaml:"cookie"` // cookie name: set by this response, else in the user's jar
+	Left   string `yaml:"left"`   // boundary: the text between Left and Right
+	Right  string `yaml:"right"`
+	CSS    string `yaml:"css"`   // CSS selector on an HTML response
+	XPath  string `yaml:"xpath"` // XPath on an HTML or XML response
+	Attr   string `yaml:"attr"`  // for css: the attribute to read (default: the text)
+	// All stores every match as a JSON array (for foreach); Pick chooses
+	// one match: first (default), last or random.
+	All     bool    `yaml:"all"`
+	Pick    string  `yaml:"pick"`
 	Default *string `yaml:"default"`
 	Pos     Pos     `yaml:"-"`
 }
 
 // Check is a set of conditions on a response; all must hold.
 type Check struct {
+	Name        string        `yaml:"name"`         // label in the checks table and thresholds; default from the conditions
 	Status      []int         `yaml:"status"`       // accepted statuses; default: any < 400
 	Contains    string        `yaml:"body"`         // body must contain this text
 	NotContains string        `yaml:"not_body"`     // body must not contain this text
+	Regex       string        `yaml:"regex"`        // body must match
+	NotRegex    string        `yaml:"not_regex"`    // body must not match
+	Header      []JSONCheck   `yaml:"header"`       // mapping header → value it must equal
+	HeaderMatch []JSONCheck   `yaml:"header_match"` // mapping header → regex its value must match
+	HeaderSet   []string      `yaml:"header_exists"`
+	MinSize     int           `yaml:"min_size"` // body bytes
+	MaxSize     int           `yaml:"max_size"`
 	JSON        []JSONCheck   `yaml:"json"`         // mapping path → expected value
+	JSONNot     []JSONCheck   `yaml:"json_not"`     // mapping path → value it must not have
+	JSONMatch   []JSONCheck   `yaml:"json_match"`   // mapping path → regex
+	JSONExists  []string      `yaml:"json_exists"`  // paths that must select something
+	JSONAbsent  []string      `yaml:"json_absent"`  // paths that must select nothing
 	MaxDuration time.Duration `yaml:"max_duration"` // slower responses fail
 	Pos         Pos           `yaml:"-"`
 }
@@ -136,18 +248,27 @@ type JSONCheck struct {
 type Think struct {
 	Fixed    time.Duration
 	Min, Max time.Duration
+	// Dist is gaussian, exponential or lognormal (then Fixed, Min and Max
+	// are zero): Mean is the mean (the median for lognormal), Spread the
+	// standard deviation (gaussian) or the 95th percentile (lognormal).
+	Dist         string
+	Mean, Spread time.Duration
 }
 
 // Transaction groups steps under one label whose time is the sum of its
 // requests (JMeter's Transaction Controller without timers).
 type Transaction struct {
-	Name  string `yaml:"name"`
-	Steps []Step `yaml:"steps"`
+	Name   string `yaml:"name"`
+	Steps  []Step `yaml:"steps"`
+	OnFail string `yaml:"on_fail"` // for the requests inside
 }
 
-// Loop repeats its steps Count times.
+// Loop repeats its steps Count times, or while While holds, at most Max
+// times.
 type Loop struct {
 	Count int    `yaml:"count"`
+	While Cond   `yaml:"while"`
+	Max   int    `yaml:"max"`
 	Steps []Step `yaml:"steps"`
 }
 
@@ -247,10 +368,17 @@ type Template struct {
 	Parts []Part
 }
 
-// Part is a literal (Var == "") or a variable reference.
+// Part is a literal (IsLit), a variable reference (Var) or an expression
+// (Expr: a function call such as uuid() or urlencode(name), see package
+// expr).
 type Part struct {
-	Lit string
-	Var string // "token", "patients.cpr"; env.* is resolved at load time
+	Lit  string
+	Var  string // "token", "patients.cpr"; env.* is resolved at load time
+	Expr string // expression source, checked at load time
+	// Type is set on a json: value written as "${n:int}": the value is
+	// sent as a JSON number (int, number), boolean (bool) or raw JSON
+	// (json) instead of a string.
+	Type string
 	// JSONEscape says the variable's value goes inside a JSON string (a
 	// template built from a request's json: value), so it must be escaped
 	// as JSON string content: " \ and control characters. Literal parts of
@@ -260,5 +388,8 @@ type Part struct {
 
 // IsConst reports whether the template has no variables.
 func (t *Template) IsConst() bool {
-	return len(t.Parts) == 0 || (len(t.Parts) == 1 && t.Parts[0].Var == "")
+	return len(t.Parts) == 0 || (len(t.Parts) == 1 && t.Parts[0].IsLit())
 }
+
+// IsLit reports whether the part is literal text.
+func (p Part) IsLit() bool { return p.Var == "" && p.Expr == "" }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -94,6 +95,9 @@ type Request struct {
 	// Timeout, when positive, replaces Config.Timeout for this request.
 	// Prefer it to a per-request context.WithTimeout, which allocates.
 	Timeout time.Duration
+	// Redirects, when positive, replaces Config.FollowRedirects for this
+	// request; negative follows none. Zero keeps the Config's.
+	Redirects int
 }
 
 // Result is the outcome of one Do. The caller owns it and reuses it: Do
@@ -305,11 +309,18 @@ func (c *Client) do(ctx context.Context, req *Request, res *Result, start time.T
 		}
 	}
 	hdrs, body := req.Header, req.Body
+	maxHops := c.cfg.FollowRedirects
+	switch {
+	case req.Redirects > 0:
+		maxHops = req.Redirects
+	case req.Redirects < 0:
+		maxHops = 0
+	}
 	for hop := 0; ; hop++ {
 		if ph, err := c.exchange(ctx, done, t, method, hdrs, body, deadline, timeout/64, exact, res); err != nil {
 			return ph, err
 		}
-		if hop >= c.cfg.FollowRedirects || !isRedirect(res.Status) || c.p.location < 0 {
+		if hop >= maxHops || !isRedirect(res.Status) || c.p.location < 0 {
 			return phaseNone, nil
 		}
 		f := c.p.fields[c.p.location]
@@ -627,6 +638,44 @@ func (c *Client) storeCookies(t *target) {
 	if len(c.cookies) > 0 {
 		c.jar.SetCookies(t.u, c.cookies)
 		c.jarUsed = true
+	}
+}
+
+// Cookie returns the value of the named cookie the jar would send to
+// rawURL ("" when none or the client has no jar).
+func (c *Client) Cookie(rawURL, name string) string {
+	if c.jar == nil || !c.jarUsed {
+		return ""
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	for _, ck := range c.jar.Cookies(u) {
+		if ck.Name == name {
+			return ck.Value
+		}
+	}
+	return ""
+}
+
+// SetCookie stores a cookie for rawURL's host in the jar, as if the server
+// had set it.
+func (c *Client) SetCookie(rawURL, name, value string) {
+	if c.jar == nil {
+		return
+	}
+	if u, err := url.Parse(rawURL); err == nil {
+		c.jar.SetCookies(u, []*http.Cookie{{Name: name, Value: value, Path: "/"}})
+		c.jarUsed = true
+	}
+}
+
+// ClearCookies empties the jar (a new browser session).
+func (c *Client) ClearCookies() {
+	if c.jar != nil && c.jarUsed {
+		c.jar, _ = cookiejar.New(nil)
+		c.jarUsed = false
 	}
 }
 
