@@ -124,6 +124,20 @@ monitor:
 		}
 	}
 
+	// Requery: the series come back from Prometheus, now with the time
+	// after the run.
+	if err := os.Remove(filepath.Join(out, "monitor", "hosts"+monitor.RangeSuffix)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	code, _, stderr = runCLI(t, "report", out, "--requery", "--format", "md")
+	if code != ExitOK || !strings.Contains(stderr, "requeried hosts") {
+		t.Fatalf("report --requery: exit %d\n%s", code, stderr)
+	}
+	if md, err = os.ReadFile(filepath.Join(out, "report.md")); err != nil || !strings.Contains(string(md), "After mean") {
+		t.Errorf("requeried report has no After column (%v)", err)
+	}
+
 	// Values against the exporters' own numbers.
 	series, _, err := monitor.Read(out)
 	if err != nil {

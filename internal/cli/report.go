@@ -2,9 +2,11 @@ package cli
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/plateau-perf/plateau/internal/monitor/promql"
 	"github.com/plateau-perf/plateau/internal/report"
 )
 
@@ -14,6 +16,7 @@ func newReportCmd(st *State) *cobra.Command {
 	var (
 		baseline string
 		formats  []string
+		requery  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "report RUN_DIR",
@@ -27,12 +30,24 @@ Exit status: 0 when every requirement (SLA) held, 1 when one broke, 2 when
 the report could not be written.`,
 		Example: `  plateau report runs/2025-05-13-lar
   plateau report runs/new --baseline runs/last-release
-  plateau report runs/new --format html,json`,
+  plateau report runs/new --format html,json
+  plateau report runs/new --requery          # query Prometheus again for the run window`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fs, err := report.ParseFormats(formats)
 			if err != nil {
 				return fmt.Errorf("report: %w", err)
+			}
+			if requery {
+				// Prometheus keeps its data: query the run window again
+				// (now with the time after the run) before writing.
+				lines, err := promql.Requery(cmd.Context(), args[0], st.Getenv, time.Now())
+				for _, l := range lines {
+					fmt.Fprintf(st.Stderr, "plateau report: requeried %s\n", l)
+				}
+				if err != nil {
+					return fmt.Errorf("report: %w", err)
+				}
 			}
 			res, err := report.Write(args[0], report.Options{Formats: fs, Baseline: baseline, Version: version()})
 			if res == nil {
@@ -52,6 +67,7 @@ the report could not be written.`,
 		},
 	}
 	cmd.Flags().StringVar(&baseline, "baseline", "", "run directory to compare against (fills the Comparison section)")
+	cmd.Flags().BoolVar(&requery, "requery", false, "run the promql monitors' range queries again over the run window (and the time after it) before writing")
 	cmd.Flags().StringSliceVar(&formats, "format", nil, "formats to write: html, md, json, junit (comma-separated; default all)")
 	return cmd
 }
