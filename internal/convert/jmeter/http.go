@@ -3,6 +3,7 @@ package jmeter
 import (
 	"encoding/base64"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -400,7 +401,32 @@ func (c *conv) csv(path string, e *Element) {
 	needs := ""
 	st := convert.Converted
 	if names == "" {
-		notes = append(notes, "column names from the file's first row")
+		// JMeter reads the names from the file's first row, as plateau
+		// does; read them too, to rename the variables.
+		full := file
+		if !filepath.IsAbs(full) {
+			full = filepath.Join(filepath.Dir(c.opt.Source), file)
+		}
+		data, err := c.opt.ReadFile(full)
+		if err != nil {
+			st = convert.Partial
+			notes = append(notes, "column names come from the file's first row, but "+file+" could not be read here: references to its columns stay plain variables")
+		} else {
+			first, _, _ := strings.Cut(strings.TrimPrefix(string(data), "\ufeff"), "\n")
+			d := delim
+			if d == `\t` {
+				d = "\t"
+			}
+			for _, col := range strings.Split(strings.TrimRight(first, "\r"), d) {
+				col = strings.Trim(strings.TrimSpace(col), `"`)
+				if col == "" {
+					continue
+				}
+				f.Columns = append(f.Columns, col)
+				c.vars[col] = name + "." + col
+			}
+			notes = append(notes, "column names from the file's first row: "+strings.Join(f.Columns, ", "))
+		}
 	} else {
 		d := delim
 		if d == `\t` {
