@@ -197,7 +197,7 @@ func (v *vu) render(t *tmpl) string {
 	}
 	v.buf = v.buf[:0]
 	for _, p := range t.parts {
-		if p.slot < 0 {
+		if p.slot < 0 && p.x == nil {
 			v.buf = append(v.buf, p.lit...)
 			continue
 		}

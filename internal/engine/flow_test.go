@@ -1,0 +1,304 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// shopServer is a small service for the plan constructs of issue 15: a
+// CSRF-protected login (k6's quickpizza shape), a list to iterate, a job to
+// poll, an HTML page, and endpoints that record what they received.
+type shopServer struct {
+	*httptest.Server
+	mu    sync.Mutex
+	seen  map[string]int // "METHOD path?query" → count
+	typed []string       // bodies of POST /orders
+	polls map[string]int // job → polls
+}
+
+func newShopServer(t *testing.T) *shopServer {
+	s := &shopServer{seen: map[string]int{}, polls: map[string]int{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) {
+		http.SetCookie(w, &http.Cookie{Name: "csrf_token", Value: "csrf-42", Path: "/"})
+		fmt.Fprint(w, `<html><form><input type="hidden" name="nonce" value="n-7"></form><p id="motd">Hello there</p></html>`)
+	})
+	mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) {
+		c, err := r.Cookie("csrf_token")
+		if err != nil || r.FormValue("csrf") != c.Value || r.FormValue("nonce") != "n-7" {
+			http.Error(w, "bad csrf", http.StatusForbidden)
+			return
+		}
+		fmt.Fprintf(w, `{"token":"tok-%s"}`, r.FormValue("user"))
+	})
+	mux.HandleFunc("GET /items", func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.Header.Get("Authorization"), "token tok-") {
+			http.Error(w, "no token", http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("X-Total", "3")
+		fmt.Fprint(w, `{"items":[{"id":1,"status":"open"},{"id":2,"status":"closed"},{"id":3,"status":"open"}],"more":false}`)
+	})
+	mux.HandleFunc("POST /orders", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		s.mu.Lock()
+		s.typed = append(s.typed, string(b))
+		s.mu.Unlock()
+		var o struct {
+			Qty  *float64 `json:"qty"`
+			Gift *bool    `json:"gift"`
+		}
+		if json.Unmarshal(b, &o) != nil || o.Qty == nil || o.Gift == nil {
+			http.Error(w, "qty must be a number, gift a boolean", http.StatusBadRequest)
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprint(w, `{"job":"j1"}`)
+	})
+	mux.HandleFunc("GET /jobs/{id}", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.polls[r.PathValue("id")]++
+		n := s.polls[r.PathValue("id")]
+		s.mu.Unlock()
+		fmt.Fprintf(w, `{"done":%v}`, n%3 == 0)
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"ok":true}`)
+	})
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		key := r.Method + " " + r.URL.EscapedPath()
+		if r.URL.RawQuery != "" {
+			key += "?" + r.URL.RawQuery
+		}
+		s.seen[key]++
+		s.mu.Unlock()
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *shopServer) count(key string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seen[key]
+}
+
+// One plan with the constructs of issue 15, against a real server on
+// loopback: the k6 CSRF login (cookie extraction, form keys as templates,
+// CSS extraction), foreach over a JSONPath filter, if/else, a while loop,
+// until polling, typed JSON, functions, query encoding, nested
+// transactions, check lists and on_fail.
+func TestFlowConstructs(t *testing.T) {
+	t.Parallel()
+	s := newShopServer(t)
+	src := `name: flow
+target: http://x
+vars: {user: "ann", field: "csrf"}
+workloads:
+  shop:
+    scenario:
+      - transaction:
+          name: login
+          steps:
+            - request:
+                name: login page
+                url: /login
+                extract:
+                  csrf: {cookie: csrf_token}
+                  nonce: {css: 'input[name=nonce]', attr: value}
+                  motd: {xpath: '//p[@id="motd"]'}
+                  greet: {left: "<p id=\"motd\">", right: "</p>"}
+            - request:
+                name: login post
+                method: POST
+                url: /login
+                form: {"${field}": "${csrf}", nonce: "${nonce}", user: "${user}"}
+                extract: {token: {json: $.token}}
+      - transaction:
+          name: browse
+          steps:
+            - transaction:
+                name: list
+                steps:
+                  - request:
+                      name: items
+                      url: /items
+                      headers: {Authorization: "token ${token}"}
+                      extract:
+                        open: {json: '$.items[?(@.status=="open")].id', all: true}
+                        anyid: {json: '$.items[*].id', pick: random}
+                      check:
+                        - {name: has items, json_exists: [$.items], json_absent: [$.error]}
+                        - {header: {X-Total: "3"}, json_match: {"$.items[0].status": "^op"}, max_size: 1KiB}
+            - foreach:
+                in: "${open}"
+                as: id
+                steps:
+                  - request: {name: item, url: "/items/${id}"}
+      - if:
+          cond: '${status} == 200 && ${token} != "" && ${motd} == "Hello there" && ${greet} == ${motd}'
+          steps:
+            - request: {name: then, url: /then}
+          else:
+            - request: {name: else, url: /else}
+      - request:
+          name: order
+          method: POST
+          url: /orders
+          json: {qty: "${__iteration:int}", gift: "${ok:bool}", note: "${upper(user)}", ref: "${uuid()}"}
+          extract: {job: {json: $.job}}
+          check: {status: 201}
+      - until:
+          name: job finished
+          cond: json("$.done") == true
+          interval: 10ms
+          timeout: 5s
+          steps:
+            - request: {name: poll, url: "/jobs/${job}"}
+      - loop:
+          while: '${__iteration} == 1'
+          max: 2
+          steps:
+            - request: {name: looped, url: "/loop"}
+      - request:
+          name: search
+          url: "/search/${name} x?sort=${sort}"
+          query: {q: "a b&c", "k${n}": "${urlencode(user)}"}
+      - request:
+          name: missing
+          url: /missing
+          extract: {nothing: {regex: "never-there"}}
+      - request: {name: unreachable, url: /after-skip}
+    load: {users: 1, iterations: 2}
+`
+	src = strings.Replace(src, `vars: {user: "ann", field: "csrf"}`, `vars: {user: "ann", field: "csrf", ok: "true", name: "Bob Smith", sort: "a&b", n: "1"}`, 1)
+	d, res, _ := runPlan(t, context.Background(), src, s.URL)
+	for _, l := range []string{"login page", "login post", "items", "item", "then", "order", "poll", "search", "missing"} {
+		n, errs := labelAgg(d, l)
+		want := int64(2)
+		switch l {
+		case "item":
+			want = 4 // ids 1 and 3, twice
+		case "poll":
+			want = 6 // done on every third poll
+		}
+		if n != want {
+			t.Errorf("%s: %d samples, want %d", l, n, want)
+		}
+		if l != "missing" && errs != 0 {
+			t.Errorf("%s: %d errors", l, errs)
+		}
+	}
+	if n, errs := labelAgg(d, "missing"); n != 2 || errs != 2 {
+		t.Errorf("missing: %d samples %d errors, want 2 failed (extraction without a default)", n, errs)
+	}
+	for _, l := range []string{"login", "browse", "list", "job finished"} {
+		if n, _ := labelAgg(d, l); n != 2 {
+			t.Errorf("transaction %s: %d samples, want 2", l, n)
+		}
+	}
+	if n, _ := labelAgg(d, "looped"); n != 2 {
+		t.Errorf("while loop ran %d times, want 2 (max 2 in iteration 1, none in iteration 2)", n)
+	}
+	if n := s.count("GET /after-skip"); n != 0 {
+		t.Errorf("a failed extraction did not skip the rest of the iteration: %d requests after it", n)
+	}
+	if res.Skipped["shop"] != 2 {
+		t.Errorf("skipped iterations = %v, want 2", res.Skipped)
+	}
+	if n := s.count("GET /else"); n != 0 {
+		t.Errorf("else branch ran %d times", n)
+	}
+	if n := s.count("GET /items/1") + s.count("GET /items/3"); n != 4 || s.count("GET /items/2") != 0 {
+		t.Errorf("foreach over open items: %v", s.seen)
+	}
+	if n := s.count("GET /search/Bob%20Smith%20x?sort=a%26b&q=a+b%26c&k1=ann"); n != 2 {
+		t.Errorf("encoded search URL not seen; server saw %v", s.seen)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.typed) != 2 || !strings.HasPrefix(s.typed[0], `{"qty":1,"gift":true,"note":"ANN","ref":"`) {
+		t.Errorf("typed JSON bodies: %q", s.typed)
+	}
+}
+
+// The split of a choose step matches its weights (chi-square, fixed seed).
+func TestChooseWeights(t *testing.T) {
+	t.Parallel()
+	s := newShopServer(t)
+	src := `name: choose
+target: http://x
+workloads:
+  w:
+    scenario:
+      - choose:
+          - {weight: 70, steps: [{request: {name: a, url: /a}}]}
+          - {weight: 20, steps: [{request: {name: b, url: /b}}]}
+          - {weight: 10, steps: [{request: {name: c, url: /c}}]}
+    load: {users: 2, iterations: 500}
+`
+	runPlan(t, context.Background(), src, s.URL)
+	obs := []float64{float64(s.count("GET /a")), float64(s.count("GET /b")), float64(s.count("GET /c"))}
+	want := []float64{0.7, 0.2, 0.1}
+	chi := 0.0
+	total := obs[0] + obs[1] + obs[2]
+	for i := range obs {
+		e := want[i] * total
+		chi += (obs[i] - e) * (obs[i] - e) / e
+	}
+	// 2 degrees of freedom: P(χ² > 13.8) = 0.001.
+	if total != 1000 || chi > 13.8 || math.IsNaN(chi) {
+		t.Errorf("split %v of %v: χ² = %.2f", obs, total, chi)
+	}
+}
+
+// on_fail: stop_run ends the whole run at the first failure.
+func TestOnFailStopRun(t *testing.T) {
+	t.Parallel()
+	s := newShopServer(t)
+	src := `name: stop
+target: http://x
+workloads:
+  w:
+    on_fail: stop_run
+    scenario:
+      - request: {name: bad, url: /items}
+      - think: 10ms
+    load: {users: 2, duration: 30s}
+`
+	start := time.Now()
+	_, res, _ := runPlan(t, context.Background(), src, s.URL)
+	if time.Since(start) > 10*time.Second || !strings.Contains(res.Stopped, "stop_run") {
+		t.Errorf("run stopped %q after %v", res.Stopped, time.Since(start))
+	}
+}
+
+// A rendezvous releases users together.
+func TestRendezvous(t *testing.T) {
+	t.Parallel()
+	s := newShopServer(t)
+	src := `name: rdv
+target: http://x
+workloads:
+  w:
+    scenario:
+      - rendezvous: {users: 3, timeout: 10s}
+      - request: {name: go, url: /go}
+    load: {users: 3, iterations: 1, ramp_up: 0s}
+`
+	runPlan(t, context.Background(), src, s.URL)
+	if n := s.count("GET /go"); n != 3 {
+		t.Errorf("%d requests after the rendezvous, want 3", n)
+	}
+}
