@@ -343,3 +343,40 @@ func TestMinColumn(t *testing.T) {
 		}
 	}
 }
+
+// TestPerLabelCharts: the results section draws response time and
+// throughput over time per label, and an 80-character label keeps its
+// legend inside the chart (full name in a tooltip).
+func TestPerLabelCharts(t *testing.T) {
+	t.Parallel()
+	long := "GET /lar/allergies/very-long-label-name-that-goes-on-and-on-for-eighty-chars-xyz"
+	if len([]rune(long)) != 80 {
+		t.Fatalf("label of %d characters", len([]rune(long)))
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := reporttest.Write(dir, reporttest.Options{LarLabel: long}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := report.Write(dir, report.Options{Formats: []string{"md"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"response-time-per-label", "throughput-per-label"} {
+		ms, _ := filepath.Glob(filepath.Join(dir, "charts", "*-"+name+".svg"))
+		if len(ms) != 1 {
+			t.Fatalf("chart %s: %v", name, ms)
+		}
+		b, err := os.ReadFile(ms[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		svg := string(b)
+		for _, l := range []string{reporttest.CaveLabel} {
+			if !strings.Contains(svg, ">"+l+"<") {
+				t.Errorf("%s: no line for %s", name, l)
+			}
+		}
+		if !strings.Contains(svg, "<title>"+long+"</title>") {
+			t.Errorf("%s: the 80-character label is not in a tooltip", name)
+		}
+	}
+}

@@ -140,6 +140,7 @@ func (b *builder) results() doc.Section {
 	for _, f := range b.timeCharts() {
 		sec.Blocks = append(sec.Blocks, f)
 	}
+	sec.Blocks = append(sec.Blocks, b.labelCharts()...)
 	if f := b.distributionChart(); f != nil {
 		sec.Blocks = append(sec.Blocks, f)
 	}

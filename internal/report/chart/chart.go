@@ -154,11 +154,10 @@ func (c *Chart) SVG() []byte {
 		b.WriteString(`</svg>`)
 		return []byte(b.String())
 	}
-	// The legend goes beside the title when it fits, else on its own row
-	// under it, pushing the plot down.
-	if c.legendWidth() > fr.right-(fr.left+textWidth(c.Title, 14)+24) {
-		fr.top += 18
-	}
+	// The legend goes beside the title when it fits, else in rows under
+	// it, pushing the plot down.
+	legend, rows := c.legendLayout(fr)
+	fr.top += 18 * float64(rows)
 	xs := newXScale(c.XKind, xmin, xmax, fr, c.Zone)
 	yt := axisTicks(ymin, ymax, 5, c.Y.Unit)
 	if !c.Y.Fixed {
@@ -264,7 +263,7 @@ func (c *Chart) SVG() []byte {
 	}
 	// Plot frame.
 	fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" fill="none" stroke="#999" stroke-width="1"/>`, f1(fr.left), f1(fr.top), f1(fr.pw()), f1(fr.ph()))
-	c.legend(&b, fr)
+	c.drawLegend(&b, fr, legend, rows)
 	b.WriteString(`</svg>`)
 	return []byte(b.String())
 }
@@ -502,37 +501,71 @@ func runs(x, y []float64) [][]int {
 	return out
 }
 
-// legend draws the series names at the top right, right-aligned, wrapping
-// onto the title line's left if needed.
-func (c *Chart) legend(b *strings.Builder, fr frame) {
-	type entry struct {
-		name, col string
-		style     Style
-		dash      bool
-		stack     bool
-	}
-	var es []entry
+// legendEntry is one placed legend item.
+type legendEntry struct {
+	name, full, col string
+	style           Style
+	dash, stack     bool
+	x               float64
+	row             int
+}
+
+// legendLayout places the series names. When they fit beside the title
+// they go there, right-aligned (rows = 0); otherwise they fill rows under
+// the title, left to right, wrapping at the chart's right edge, and rows
+// says how many. A name wider than 45 % of the plot is shortened in the
+// middle; the full name stays in a tooltip. No entry runs past the chart.
+func (c *Chart) legendLayout(fr frame) ([]legendEntry, int) {
+	var es []legendEntry
+	maxName := 0.45 * (fr.right - fr.left)
+	total := 0.0
+	widths := []float64{}
 	for i, s := range c.Series {
 		if s.Name == "" {
 			continue
 		}
-		es = append(es, entry{s.Name, c.color(i), s.Style, s.Dash, s.Stack})
+		name := shortenMiddle(s.Name, maxName, 11)
+		es = append(es, legendEntry{name: name, full: s.Name, col: c.color(i), style: s.Style, dash: s.Dash, stack: s.Stack})
+		w := 22 + textWidth(name, 11) + 14
+		widths = append(widths, w)
+		total += w
 	}
 	if len(es) == 0 {
-		return
+		return nil, 0
 	}
-	widths := make([]float64, len(es))
-	total := 0.0
-	for i, e := range es {
-		widths[i] = 22 + textWidth(e.name, 11) + 14
-		total += widths[i]
+	if total <= fr.right-(fr.left+textWidth(c.Title, 14)+24) {
+		x := fr.right - total
+		for i := range es {
+			es[i].x = x
+			x += widths[i]
+		}
+		return es, 0
 	}
-	x := fr.right - total
-	if x < fr.left {
-		x = fr.left
+	row, x := 0, fr.left
+	for i := range es {
+		if x > fr.left && x+widths[i]-14 > fr.right {
+			row++
+			x = fr.left
+		}
+		es[i].x, es[i].row = x, row
+		x += widths[i]
 	}
-	y := fr.top - 12
-	for i, e := range es {
+	return es, row + 1
+}
+
+// drawLegend draws the placed entries: rows 0 … rows−1 sit above the plot,
+// the last one just over its frame; rows = 0 means the title line.
+func (c *Chart) drawLegend(b *strings.Builder, fr frame, es []legendEntry, rows int) {
+	for _, e := range es {
+		y := fr.top - 12
+		if rows > 0 {
+			y -= 18 * float64(rows-1-e.row)
+		}
+		x := e.x
+		b.WriteString(`<g>`)
+		if e.name != e.full {
+			fmt.Fprintf(b, `<title>%s</title>`, esc(e.full))
+		}
 		switch {
 		case e.stack || e.style == Area:
 			fmt.Fprintf(b, `<rect x="%s" y="%s" width="16" height="9" fill="%s" fill-opacity="0.8"/>`, f1(x), f1(y-8), esc(e.col))
@@ -546,20 +579,28 @@ func (c *Chart) legend(b *strings.Builder, fr frame) {
 				fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="3" fill="#fff" stroke="%s" stroke-width="1.6"/>`, f1(x+8), f1(y-4), esc(e.col))
 			}
 		}
-		fmt.Fprintf(b, `<text x="%s" y="%s" fill="#333">%s</text>`, f1(x+21), f1(y), esc(e.name))
-		x += widths[i]
+		fmt.Fprintf(b, `<text x="%s" y="%s" fill="#333">%s</text></g>`, f1(x+21), f1(y), esc(e.name))
 	}
 }
 
-// legendWidth is the width the legend entries need.
-func (c *Chart) legendWidth() float64 {
-	w := 0.0
-	for _, s := range c.Series {
-		if s.Name != "" {
-			w += 22 + textWidth(s.Name, 11) + 14
+// shortenMiddle shortens s to at most width px at the font size by
+// replacing its middle with "…", keeping both ends (a label's method and
+// its last path segment are what tell labels apart).
+func shortenMiddle(s string, width, size float64) string {
+	if textWidth(s, size) <= width {
+		return s
+	}
+	r := []rune(s)
+	keep := len(r)
+	for keep > 2 {
+		keep--
+		head := (keep + 1) / 2
+		t := string(r[:head]) + "…" + string(r[len(r)-(keep-head):])
+		if textWidth(t, size) <= width {
+			return t
 		}
 	}
-	return w
+	return string(r[:1]) + "…"
 }
 
 // byteScale picks the binary unit for an axis whose largest value is top.

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/quick"
@@ -147,6 +150,41 @@ func TestTicks(t *testing.T) {
 		}
 		if strings.Join(got, ",") != tc.want {
 			t.Errorf("ticks(%v, %v, %s) = %s, want %s", tc.lo, tc.hi, tc.unit, strings.Join(got, ","), tc.want)
+		}
+	}
+}
+
+// TestLegendNeverRunsPastTheChart: series with 80-character labels get a
+// legend whose every entry ends inside the chart; shortened names keep
+// their full text in a tooltip, and the plot moves down to make room.
+func TestLegendNeverRunsPastTheChart(t *testing.T) {
+	t.Parallel()
+	long := "GET /api/v2/patients/{id}/allergies/intolerances?include=reactions&sort=-date&x="
+	if len([]rune(long)) != 80 {
+		t.Fatalf("label is %d characters", len([]rune(long)))
+	}
+	for _, n := range []int{1, 2, 5} {
+		c := &Chart{Title: "Response time per label", XKind: Linear, Y: Axis{Unit: "ms"}}
+		for i := range n {
+			c.Series = append(c.Series, Series{Name: fmt.Sprintf("%s%d", long[:79], i), X: []float64{0, 1, 2}, Y: []float64{1, 2, float64(3 + i)}})
+		}
+		svg := string(c.SVG())
+		wellFormed(t, []byte(svg))
+		w := 880.0
+		re := regexp.MustCompile(`<text x="([\d.]+)" y="([\d.]+)" fill="#333">([^<]*)</text>`)
+		ms := re.FindAllStringSubmatch(svg, -1)
+		if len(ms) != n {
+			t.Fatalf("%d series: %d legend texts", n, len(ms))
+		}
+		for _, m := range ms {
+			x, _ := strconv.ParseFloat(m[1], 64)
+			name := strings.ReplaceAll(m[3], "&amp;", "&")
+			if end := x + textWidth(name, 11); x < 0 || end > w {
+				t.Errorf("%d series: legend entry %q spans %.0f–%.0f px of a %.0f px chart", n, name, x, end, w)
+			}
+		}
+		if !strings.Contains(svg, "<title>"+esc(long[:79])) {
+			t.Errorf("%d series: the full label is not in a tooltip", n)
 		}
 	}
 }
