@@ -104,7 +104,7 @@ func runDemo(ctx context.Context, st *State, f demoFlags) error {
 	err = runPlan(ctx, st, filepath.Join(planDir, "plan.yaml"), runFlags{out: filepath.Join(dir, "run"), set: sets, quiet: f.quiet})
 	stack.Stop() // flushes and closes every access log
 	fmt.Fprintf(st.Stdout, "demo service logs (access logs per instance, external-call logs): %s\n", filepath.Join(work, "logs"))
-	if err == nil || errors.Is(err, ErrSLAFailed) {
+	if err == nil || errors.Is(err, ErrSLAFailed) || errors.As(err, new(*notHeldError)) {
 		if serr := serverSideReport(context.WithoutCancel(ctx), st, dir, f.instances); serr != nil {
 			fmt.Fprintf(st.Stderr, "plateau demo: server-side report: %v\n", serr)
 		}

@@ -155,10 +155,21 @@ func TestDemoInterrupt(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
-	case <-done:
+	case err := <-done:
+		// An interrupted run is never green: status interrupted, exit 3.
+		if code := exitCode(t, err); code != ExitNotHeld {
+			t.Errorf("exit %d after Ctrl-C, want %d", code, ExitNotHeld)
+		}
 	case <-time.After(30 * time.Second):
 		_ = cmd.Process.Kill()
 		t.Fatalf("demo did not stop within 30 s of Ctrl-C\nstderr:\n%s", stderr.String())
+	}
+	if out := stdout.String(); strings.Contains(out, "PASSED") || !strings.Contains(out, "test status: INTERRUPTED") {
+		t.Errorf("console after Ctrl-C does not say INTERRUPTED (or says PASSED):\n%s", out)
+	}
+	// The balancer does not report the requests its client gave up on.
+	if n := strings.Count(stdout.String()+stderr.String(), "proxy error"); n > 0 {
+		t.Errorf("%d lines of proxy errors after Ctrl-C:\n%s", n, stderr.String())
 	}
 	run := filepath.Join(dir, "run")
 	info, err := rundir.ReadInfo(run)

@@ -3,6 +3,7 @@ package demo
 import (
 	"context"
 	"errors"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -40,6 +41,7 @@ func NewBalancer(urls []string, workers int) (*Balancer, error) {
 		}
 		p := httputil.NewSingleHostReverseProxy(pu)
 		p.Transport = tr
+		p.ErrorHandler = proxyError
 		be := &backend{proxy: p}
 		if workers > 0 {
 			be.workers = make(chan struct{}, workers)
@@ -75,4 +77,16 @@ func (b *Balancer) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	}
 	return nil
+}
+
+// proxyError answers 502 when a backend fails. A request its client gave up
+// on (a load generator stopping, Ctrl-C) is no error of the balancer's: it
+// is neither answered nor logged, where httputil's default handler would
+// print "http: proxy error: context canceled" once per request in flight.
+func proxyError(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil || errors.Is(err, context.Canceled) {
+		return
+	}
+	log.Printf("balancer: %s %s: %v", r.Method, r.URL.Path, err)
+	w.WriteHeader(http.StatusBadGateway)
 }
