@@ -123,6 +123,8 @@ type Engine struct {
 	// stoppedBy).
 	cancelRun context.CancelFunc
 	stoppedBy atomic.Pointer[string]
+	// runVars are the variables the run-level setup extracted.
+	runVars map[string]string
 	// trace, when set, writes every request of a tracing run.
 	trace *tracer
 }
@@ -179,6 +181,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		e.workloads = append(e.workloads, wl)
 		e.expected = max(e.expected, w.Load.StartAfter+expectedDuration(&w.Load))
 	}
+	runUser, err := e.runSetup(ctx, feeders)
+	if err != nil {
+		return nil, err
+	}
+	if runUser != nil {
+		defer runUser.client.Close()
+	}
 	if !cfg.StartAt.IsZero() {
 		if err := sleep(ctx, time.Until(cfg.StartAt)); err != nil {
 			return nil, fmt.Errorf("waiting for start: %w", err)
@@ -231,6 +240,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}()
 	}
 	wg.Wait()
+	if runUser != nil && len(runUser.prog.teardown) > 0 && e.stoppedBy.Load() == nil {
+		if err := runUser.runTeardown(context.WithoutCancel(ctx)); err != nil {
+			e.setupFailed(fmt.Errorf("run teardown: %w", err))
+		}
+	}
 	close(stopCollector)
 	<-collectorDone
 	res := &Result{Start: e.start, End: time.Now(), Samples: e.samples.Load(), Dropped: map[string]int64{}}
@@ -276,6 +290,35 @@ func expectedDuration(l *plan.Load) time.Duration {
 		return d
 	}
 	return l.Duration
+}
+
+// runSetup runs the plan's run-level setup once, by one unmeasured user,
+// and keeps the variables it extracted for every user of every workload.
+// The returned user runs the run-level teardown at the end.
+func (e *Engine) runSetup(ctx context.Context, feeders map[string]*feeder) (*vu, error) {
+	p := e.plan
+	if len(p.Setup) == 0 && len(p.Teardown) == 0 {
+		return nil, nil
+	}
+	spec := &plan.Workload{Name: "setup", Setup: p.Setup, Teardown: p.Teardown}
+	prog, err := compile(p, spec, -1, feeders, e.counters)
+	if err != nil {
+		return nil, err
+	}
+	wl := &workload{e: e, spec: spec, prog: prog, index: -1}
+	v := newVU(0, wl, e)
+	v.stopCtx = ctx
+	if err := v.runSetup(ctx); err != nil {
+		v.client.Close()
+		return nil, fmt.Errorf("run setup: %w", err)
+	}
+	e.runVars = map[string]string{}
+	for name, slot := range prog.slots.index {
+		if _, isVar := p.Vars[name]; !isVar && slot > 3 && v.vars[slot] != "" {
+			e.runVars[name] = v.vars[slot]
+		}
+	}
+	return v, nil
 }
 
 // stopRun ends the run because a request's on_fail said stop_run.

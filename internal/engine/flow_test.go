@@ -302,3 +302,35 @@ workloads:
 		t.Errorf("%d requests after the rendezvous, want 3", n)
 	}
 }
+
+// Run-level setup runs once, and every user reads what it extracted.
+func TestRunLevelSetup(t *testing.T) {
+	t.Parallel()
+	s := newShopServer(t)
+	src := `name: runsetup
+target: http://x
+setup:
+  - request: {name: login page, url: /login, extract: {csrf: {cookie: csrf_token}, nonce: {css: 'input[name=nonce]', attr: value}}}
+  - request: {name: login, method: POST, url: /login, form: {csrf: "${csrf}", nonce: "${nonce}", user: admin}, extract: {token: {json: $.token}}}
+teardown:
+  - request: {name: bye, url: /bye}
+workloads:
+  w:
+    scenario:
+      - request: {name: items, url: /items, headers: {Authorization: "token ${token}"}}
+    load: {users: 3, iterations: 2}
+`
+	d, _, _ := runPlan(t, context.Background(), src, s.URL)
+	if n := s.count("POST /login"); n != 1 {
+		t.Errorf("run-level setup ran %d times, want 1", n)
+	}
+	if n, errs := labelAgg(d, "items"); n != 6 || errs != 0 {
+		t.Errorf("items: %d samples, %d errors; want 6 without errors (token from the run-level setup)", n, errs)
+	}
+	if n, _ := labelAgg(d, "login"); n != 0 {
+		t.Errorf("run-level setup was measured: %d samples", n)
+	}
+	if n := s.count("GET /bye"); n != 1 {
+		t.Errorf("run-level teardown ran %d times, want 1", n)
+	}
+}

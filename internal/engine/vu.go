@@ -109,6 +109,11 @@ func newVU(id int, w *workload, e *Engine) *vu {
 	for name, val := range e.plan.Vars {
 		v.vars[w.prog.slots.index[name]] = val
 	}
+	for name, val := range e.runVars {
+		if slot, ok := w.prog.slots.index[name]; ok {
+			v.vars[slot] = val
+		}
+	}
 	return v
 }
 

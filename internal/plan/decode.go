@@ -72,7 +72,7 @@ type decoder struct {
 }
 
 func newDecoder(file string, src []byte, dir string, opt Options) *decoder {
-	return &decoder{
+	d := &decoder{
 		file:      file,
 		src:       src,
 		dir:       dir,
@@ -87,6 +87,8 @@ func newDecoder(file string, src []byte, dir string, opt Options) *decoder {
 		badType:   map[*yaml.Node]bool{},
 		unknown:   map[*yaml.Node]bool{},
 	}
+	d.extracted[d.runWl] = map[string]bool{}
+	return d
 }
 
 // pos is the 1-based position of n (1:1 when unknown).
