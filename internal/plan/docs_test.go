@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/plateau-perf/plateau/internal/plan/expr"
 )
 
 // TestDocExamples loads every YAML example of docs/plan.md, wrapped into a
@@ -102,4 +104,37 @@ func asErrors(err error, es *Errors) bool {
 	v, ok := err.(Errors)
 	*es = v
 	return ok
+}
+
+// TestDocFunctions: every template function has a row in docs/plan.md's
+// table, and every row names a function that exists.
+func TestDocFunctions(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../../docs/plan.md")
+	if err != nil {
+		t.Skipf("docs/plan.md not found: %v", err)
+	}
+	sec := string(doc)
+	i := strings.Index(sec, "### Functions")
+	if i < 0 {
+		t.Fatal("docs/plan.md has no Functions section")
+	}
+	sec = sec[i:]
+	sec = sec[:strings.Index(sec, "```")]
+	documented := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)`([a-zA-Z0-9]+)\\(").FindAllStringSubmatch(sec, -1) {
+		documented[m[1]] = true
+	}
+	known := map[string]bool{}
+	for _, f := range expr.FuncNames() {
+		known[f] = true
+		if !documented[f] {
+			t.Errorf("function %s is not in docs/plan.md's table", f)
+		}
+	}
+	for f := range documented {
+		if !known[f] {
+			t.Errorf("docs/plan.md documents %s(), which does not exist", f)
+		}
+	}
 }
