@@ -11,6 +11,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/analysis/knee"
+	"github.com/plateau-perf/plateau/internal/analysis/resources"
 	"github.com/plateau-perf/plateau/internal/analysis/trend"
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/metrics"
@@ -82,12 +83,12 @@ func (b *builder) judgeResources(ts []*target) {
 	}
 	if busiest != nil {
 		lvl, verdict := doc.OK, "never near the ceiling"
-		switch {
-		case busiest.host && busiest.mean >= 85:
+		switch resources.GradeCPU(busiest.mean, busiest.host) {
+		case resources.CPUSaturated:
 			lvl, verdict = doc.Fail, "saturated"
-		case busiest.host && busiest.mean >= 70:
+		case resources.CPUHigh:
 			lvl, verdict = doc.Warn, "high"
-		case !busiest.host:
+		case resources.CPUPerProcess:
 			lvl, verdict = doc.Info, "measured per process"
 		}
 		unit := "% busy"
@@ -99,7 +100,7 @@ func (b *builder) judgeResources(ts []*target) {
 		b.finding(doc.FindResources, lvl, fmt.Sprintf("CPU %s: %s averaged %s %s in %s (peak %s %s)", verdict, busiest.target, num3(busiest.mean), unit, busiest.phase, num3(busiest.max), unit))
 	}
 	// Network: the highest phase means in and out per host.
-	var netEv []string
+	var netEv, idle []string
 	for _, t := range ts {
 		rx, tx := t.get("net_rx_bytes_per_s"), t.get("net_tx_bytes_per_s")
 		if rx == nil && tx == nil {
@@ -122,13 +123,26 @@ func (b *builder) judgeResources(ts []*target) {
 				bestIn, bestOut, at = in, out, phaseName(i)
 			}
 		}
-		netEv = append(netEv, fmt.Sprintf("%s in %s/s, out %s/s in %s", b.red.String(t.name), bytesU(bestIn), bytesU(bestOut), at))
+		if bestIn+bestOut <= 0 {
+			idle = append(idle, b.red.String(t.name))
+			continue // no traffic recorded: nothing to claim
+		}
+		var dirs []string
+		if bestIn > 0 {
+			dirs = append(dirs, "in "+bytesU(bestIn)+"/s")
+		}
+		if bestOut > 0 {
+			dirs = append(dirs, "out "+bytesU(bestOut)+"/s")
+		}
+		netEv = append(netEv, fmt.Sprintf("%s %s in %s", b.red.String(t.name), strings.Join(dirs, ", "), at))
 	}
 	if len(netEv) > 0 {
 		if len(netEv) > 3 {
-			netEv = append(netEv[:3], fmt.Sprintf("%d more", len(netEv)-3))
+			netEv = append(netEv[:3], fmt.Sprintf("and %d more", len(netEv)-3))
 		}
-		b.conclude("Network", doc.OK, "steady traffic in and out, following the load", "highest phase means: "+strings.Join(netEv, "; "))
+		b.conclude("Network", doc.Info, "measured", "highest phase means: "+strings.Join(netEv, "; "))
+	} else if len(idle) > 0 {
+		b.conclude("Network", doc.NoData, "no traffic recorded", "the monitored interfaces of "+joinAnd(idle)+" read zero throughout: the load used another interface, or the counters were not updated")
 	}
 	b.memTrends = b.memoryTrends(ts)
 	if len(b.memTrends) > 0 {
@@ -178,7 +192,7 @@ func (b *builder) judgeResources(ts []*target) {
 			if st, ok := statsOver(f, b.d.Start, b.d.End.Add(time.Nanosecond)); ok {
 				n := st.Last - st.First
 				parts = append(parts, fmt.Sprintf("%s full", count(int64(n))))
-				if n/math.Max(span, 1e-9) > 1 {
+				if resources.GCBusy(n/math.Max(span, 1e-9), 0) {
 					gcLvl = doc.Warn
 				}
 			}
@@ -186,7 +200,7 @@ func (b *builder) judgeResources(ts []*target) {
 		if g := t.get("gc_time_pct"); g != nil {
 			if st, ok := statsOver(g, b.d.Start, b.d.End.Add(time.Nanosecond)); ok {
 				parts = append(parts, fmt.Sprintf("GC time %s %%", num3(st.Mean)))
-				if st.Mean > 10 {
+				if resources.GCBusy(0, st.Mean) {
 					gcLvl = doc.Warn
 				}
 			}

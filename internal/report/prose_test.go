@@ -61,6 +61,7 @@ func proseVariants() []proseVariant {
 	return []proseVariant{
 		{"stepped with monitors", synthetic(reporttest.Options{Monitor: true})},
 		{"no monitors", synthetic(reporttest.Options{})},
+		{"monitors on an idle interface", synthetic(reporttest.Options{Monitor: true, IdleNetwork: true})},
 		{"no SLA", synthetic(reporttest.Options{SLA: []string{}, Monitor: true})},
 		{"one step", synthetic(reporttest.Options{Steps: []reporttest.Step{{Users: 8, Seconds: 120, RampUpS: 10}}})},
 		{"constant load in four phases", synthetic(reporttest.Options{Steps: []reporttest.Step{{Users: 5, Seconds: 60}, {Users: 5, Seconds: 60}, {Users: 5, Seconds: 60}, {Users: 5, Seconds: 60}}})},

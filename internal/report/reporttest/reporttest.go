@@ -63,6 +63,9 @@ type Options struct {
 	// running one phase from the second minute to the end of the second
 	// step, alongside the steps (reference 004's two workloads).
 	Concurrent bool
+	// IdleNetwork makes the hosts' network series read zero (a monitor
+	// watching an interface the traffic did not use).
+	IdleNetwork bool
 	// LarLabel replaces the first request's label (e.g. an 80-character
 	// one, to test legends).
 	LarLabel string
@@ -383,8 +386,12 @@ func writeMonitor(dir string, info *rundir.Info, seconds int, o Options, rng *ra
 				row(t, "cpu_idle_pct", "%", round2(math.Max(0, 100-user-sys-io)))
 				row(t, "mem_used_bytes", "bytes", math.Round(2.1e9+3e7*l+2e7*rng.NormFloat64()))
 				row(t, "mem_total_bytes", "bytes", 8<<30)
-				row(t, "net_rx_bytes_per_s", "bytes/s", math.Round(math.Max(0, 62e3*l*3+4e3*rng.NormFloat64())))
-				row(t, "net_tx_bytes_per_s", "bytes/s", math.Round(math.Max(0, 410e3*l*3+2e4*rng.NormFloat64())))
+				rx, tx := math.Round(math.Max(0, 62e3*l*3+4e3*rng.NormFloat64())), math.Round(math.Max(0, 410e3*l*3+2e4*rng.NormFloat64()))
+				if o.IdleNetwork {
+					rx, tx = 0, 0
+				}
+				row(t, "net_rx_bytes_per_s", "bytes/s", rx)
+				row(t, "net_tx_bytes_per_s", "bytes/s", tx)
 			case monitor.KindJVM:
 				eu += 4e6 + 30e6*l*(1+0.2*rng.NormFloat64())
 				if eu > 400e6 {
