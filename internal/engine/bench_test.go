@@ -115,3 +115,71 @@ func TestIterationAllocs(t *testing.T) {
 	}
 	t.Logf("%s, %d allocs/op", res, res.AllocsPerOp())
 }
+
+// BenchmarkIterationFlow is BenchmarkIteration's one request inside an if
+// and a choose, with a function in its URL: the cost of the issue 15
+// constructs on the hot path (the limit is 20 % over BenchmarkIterationVar,
+// which renders a new URL per iteration too).
+func BenchmarkIterationFlow(b *testing.B) {
+	v, w := benchVU(b, `name: b
+target: http://x
+vars: {cart: "c-1"}
+workloads:
+  w:
+    scenario:
+      - if:
+          cond: '${status} != 500 && ${cart} != ""'
+          steps:
+            - choose:
+                - {weight: 1, steps: [{request: {name: get, url: "/a/${counter()}"}}]}
+                - {weight: 1, steps: [{request: {name: get, url: "/b/${counter()}"}}]}
+    load: {users: 1, duration: 1s}
+`)
+	ctx := context.Background()
+	var iv = v.w.e.rec.Rotate(nil)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := v.iteration(ctx, zeroTime); err != nil {
+			b.Fatal(err)
+		}
+		if i%4096 == 4095 {
+			iv = v.w.e.rec.Rotate(iv)
+			_ = w
+		}
+	}
+	if v.res.Err != nil {
+		b.Fatal(v.res.Err)
+	}
+}
+
+// BenchmarkIterationVar is the reference for BenchmarkIterationFlow: the
+// same request with a plain variable in its URL that changes every
+// iteration (so both render a new URL each time).
+func BenchmarkIterationVar(b *testing.B) {
+	v, w := benchVU(b, `name: b
+target: http://x
+vars: {cart: "c-1"}
+workloads:
+  w:
+    scenario:
+      - request: {name: get, url: "/a/${__iteration}"}
+    load: {users: 1, duration: 1s}
+`)
+	ctx := context.Background()
+	var iv = v.w.e.rec.Rotate(nil)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := v.iteration(ctx, zeroTime); err != nil {
+			b.Fatal(err)
+		}
+		if i%4096 == 4095 {
+			iv = v.w.e.rec.Rotate(iv)
+			_ = w
+		}
+	}
+	if v.res.Err != nil {
+		b.Fatal(v.res.Err)
+	}
+}

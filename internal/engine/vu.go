@@ -36,6 +36,7 @@ type vu struct {
 	req    httpc.Request
 	res    httpc.Result
 	buf    []byte
+	tmp    []byte // scratch for an expression's value before escaping
 	hdrs   []httpc.Header
 	secVal []string // scratch for secretValues
 	iter   int
@@ -206,6 +207,17 @@ func (v *vu) render(t *tmpl) string {
 			v.buf = append(v.buf, p.lit...)
 			continue
 		}
+		if p.x != nil && p.typ == "" && !p.form && !p.json {
+			// Expressions append straight into the buffer (numbers are
+			// formatted there, not into a new string).
+			if !p.path {
+				v.buf = p.x.Append(v.buf, v)
+				continue
+			}
+			v.tmp = p.x.Append(v.tmp[:0], v)
+			v.buf = appendPathEscaped(v.buf, v.tmp)
+			continue
+		}
 		var val string
 		if p.x != nil {
 			val = p.x.String(v)
@@ -252,7 +264,7 @@ func appendTyped(dst []byte, val, typ string) []byte {
 
 // appendPathEscaped percent-encodes a value placed in a URL path: every
 // byte but unreserved characters, / and a few sub-delimiters.
-func appendPathEscaped(dst []byte, s string) []byte {
+func appendPathEscaped[T string | []byte](dst []byte, s T) []byte {
 	const hx = "0123456789ABCDEF"
 	for i := 0; i < len(s); i++ {
 		c := s[i]
