@@ -169,7 +169,10 @@ func (d *Dataset) JudgeSLA(text string) SLAResult {
 	}
 	// Judge every phase too (for a `during` requirement as information):
 	// the report says up to which step it held and where it first broke.
+	// That chain follows the load steps of one workload (the one with the
+	// most phases): a concurrent workload's phase is not a step.
 	brokenSeen := false
+	steps := d.steppedWorkload()
 	for i, p := range d.Phases {
 		o, ok := observe(e, d.ByPhase[i], d.PhaseTotal[i], p.Duration())
 		if !ok {
@@ -177,7 +180,7 @@ func (d *Dataset) JudgeSLA(text string) SLAResult {
 		}
 		pc := PhaseCheck{Phase: p.Name, Observed: o, Passed: e.Holds(o)}
 		r.PerPhase = append(r.PerPhase, pc)
-		if !brokenSeen {
+		if p.Workload == steps && !brokenSeen {
 			if pc.Passed {
 				r.HeldUpTo = p.Name
 			} else {
@@ -187,6 +190,20 @@ func (d *Dataset) JudgeSLA(text string) SLAResult {
 		}
 	}
 	return r
+}
+
+// steppedWorkload is the workload whose phases are the run's load steps:
+// the one with the most phases (the first such in run order).
+func (d *Dataset) steppedWorkload() string {
+	n := map[string]int{}
+	best := ""
+	for _, p := range d.Phases {
+		n[p.Workload]++
+		if n[p.Workload] > n[best] || best == "" {
+			best = p.Workload
+		}
+	}
+	return best
 }
 
 func (d *Dataset) phaseIndex(name string) int {

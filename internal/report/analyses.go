@@ -921,7 +921,10 @@ func (b *builder) workloadPhases() []doc.Block {
 	for _, w := range sortedKeys(spans) {
 		sp := spans[w]
 		if !sp[0].After(b.d.Start.Add(30*time.Second)) && !sp[1].Before(b.d.End.Add(-30*time.Second)) {
-			continue // ran the whole time: no before/after
+			// Ran the whole time: there is no before or after to compare.
+			blocks = append(blocks, &doc.Para{Note: true, Text: sentence(fmt.Sprintf("no before/during/after comparison for workload %s: it started within 30 s of the run's start and ended within 30 s of its end (%s – %s), so there is no time without it to compare with",
+				b.red.String(w), hms(sp[0]), hms(sp[1])))})
+			continue
 		}
 		t := &doc.Table{Caption: fmt.Sprintf("CPU before, during and after workload %s (%s – %s)", b.red.String(w), hms(sp[0]), hms(sp[1])),
 			Columns: []doc.Column{{Name: "Target"}, {Name: "Before", Align: doc.Right}, {Name: "During", Align: doc.Right}, {Name: "After", Align: doc.Right}}}
@@ -944,6 +947,8 @@ func (b *builder) workloadPhases() []doc.Block {
 		}
 		if len(t.Rows) > 0 {
 			blocks = append(blocks, t)
+		} else {
+			blocks = append(blocks, &doc.Para{Note: true, Text: sentence(fmt.Sprintf("no before/during/after comparison for workload %s: no monitored target recorded CPU", b.red.String(w)))})
 		}
 	}
 	return blocks

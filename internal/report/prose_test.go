@@ -381,3 +381,28 @@ func TestPerLabelCharts(t *testing.T) {
 		}
 	}
 }
+
+// TestBeforeDuringAfterSaysWhyItIsMissing: a workload that ran the whole
+// run has no before/after; the Trends section says so instead of leaving
+// the comparison out silently.
+func TestBeforeDuringAfterSaysWhyItIsMissing(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "run")
+	// Workload read runs the whole run; data-import runs from its second
+	// minute, so only data-import has a before to compare with.
+	o := reporttest.Options{Concurrent: true, Monitor: true, Steps: []reporttest.Step{{Users: 5, Seconds: 20}, {Users: 8, Seconds: 60}, {Users: 10, Seconds: 20}}}
+	if err := reporttest.Write(dir, o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := report.Write(dir, report.Options{Formats: []string{"md"}}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(b)
+	if !strings.Contains(md, "No before/during/after comparison for workload read: it started within 30 s") || !strings.Contains(md, "CPU before, during and after workload data-import") {
+		t.Errorf("the report does not say why the before/during/after tables are missing")
+	}
+}
