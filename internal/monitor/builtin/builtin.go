@@ -10,6 +10,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/monitor/cgroup"
 	"github.com/plateau-perf/plateau/internal/monitor/host"
 	"github.com/plateau-perf/plateau/internal/monitor/jvm"
+	"github.com/plateau-perf/plateau/internal/monitor/mysql"
 	"github.com/plateau-perf/plateau/internal/monitor/postgres"
 	"github.com/plateau-perf/plateau/internal/monitor/process"
 	"github.com/plateau-perf/plateau/internal/monitor/promql"
@@ -27,6 +28,7 @@ func Kinds() map[string]monitor.Kind {
 		monitor.KindPrometheus: promscrape.Kind(),
 		monitor.KindPromQL:     promql.Kind(),
 		monitor.KindRecipe:     promql.Kind(),
+		monitor.KindMySQL:      mysql.Kind(),
 	}
 }
 

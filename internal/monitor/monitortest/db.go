@@ -124,7 +124,7 @@ func StartMariaDB(t testing.TB) *MariaDB {
 	sargs := []string{"--no-defaults", "--datadir=" + data, "--socket=" + sock, "--port=" + addr[len("127.0.0.1:"):],
 		"--bind-address=127.0.0.1", "--skip-name-resolve", "--performance-schema=ON", "--innodb-buffer-pool-size=32M",
 		"--innodb-log-file-size=16M", "--skip-log-bin", "--pid-file=" + filepath.Join(root, "mysqld.pid"),
-		"--log-error=" + filepath.Join(root, "error.log"), "--slow-query-log=ON", "--long-query-time=0.05"}
+		"--log-error=" + filepath.Join(root, "error.log"), "--slow-query-log=ON", "--long-query-time=0.25"}
 	if len(as) > 0 {
 		sargs = append(sargs, "--user=mysql")
 	}
