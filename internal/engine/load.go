@@ -301,15 +301,14 @@ func (wl *workload) runOpen(ctx context.Context, name string, a *arrivals, maxUs
 }
 
 // runOpenPhase starts iterations on the arrival schedule a, each on an idle
-// user; users are added (up to maxUsers) when none is idle. An iteration
-// that cannot start on time because every allowed user is busy is dropped at
-// once and counted (k6's rule for arrival-rate executors): it is never queued
-// behind a stalled server, so the run cannot drift past its plan and the
-// shortfall is stated, not hidden. An iteration handed to a user that is
-// still being started, or that is just finishing, waits at most for that
-// user: the queue never holds more iterations than there are users on their
-// way to take them (see freeUsers). Latency counts from the intended start,
-// so that short wait shows in the percentiles (coordinated omission).
+// user; users are added (up to maxUsers) when none is idle. When every
+// allowed user is busy, an iteration may wait in a small queue — at most
+// maxUsers iterations, one per user, which absorbs a scheduling hiccup of a
+// few milliseconds — and beyond that it is dropped at once and counted (k6's
+// rule for arrival-rate executors). A stalled server therefore cannot build a
+// backlog that runs on past the plan: the shortfall is stated, not hidden.
+// Latency counts from the intended start, so a wait in the queue shows in
+// the percentiles (coordinated omission).
 //
 // begin is the instant the schedule counts from; iterations already more
 // than a second overdue when the loop first reaches them (a generator that
@@ -325,7 +324,9 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Ti
 	seg, nseg := int64(e.cfg.Segment), int64(e.cfg.Segments)
 	maxUsers = max(shareOf(maxUsers, int(seg), int(nseg)), 1)
 	peak := a.PeakRate() / float64(nseg)
-	work := make(chan time.Time, maxUsers)
+	// The queue: one slot per user on its way to take an iteration, plus
+	// at most maxUsers iterations waiting for a busy user to finish.
+	work := make(chan time.Time, 2*maxUsers)
 	var wg sync.WaitGroup
 	stopCtx, stopAll := context.WithCancel(ctx)
 	defer stopAll()
@@ -439,8 +440,10 @@ loop:
 			continue
 		}
 		first = false
-		if free.Load()-int64(len(work)) <= 0 && !spawn() {
-			wl.dropped.Add(1) // every allowed user is busy
+		// waiting is how many queued iterations no free user is on its
+		// way to take; they start when a busy user finishes.
+		if waiting := int64(len(work)) - free.Load(); waiting >= 0 && !spawn() && waiting >= int64(maxUsers) {
+			wl.dropped.Add(1) // every allowed user is busy and the queue is full
 			continue
 		}
 		select {
