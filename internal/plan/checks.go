@@ -1042,3 +1042,47 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// Labels lists every label a run of the plan can record, in plan order
+// without repeats: request names, transactions and until waits.
+func (p *Plan) Labels() []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(l string) {
+		if l != "" && !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	var walk func([]Step)
+	walk = func(steps []Step) {
+		for i := range steps {
+			s := &steps[i]
+			switch {
+			case s.Request != nil:
+				add(s.Request.Name)
+			case s.Transaction != nil:
+				add(s.Transaction.Name)
+				walk(s.Transaction.Steps)
+			case s.Loop != nil:
+				walk(s.Loop.Steps)
+			case s.If != nil:
+				walk(s.If.Steps)
+				walk(s.If.Else)
+			case s.Choose != nil:
+				for _, b := range s.Choose {
+					walk(b.Steps)
+				}
+			case s.Foreach != nil:
+				walk(s.Foreach.Steps)
+			case s.Until != nil:
+				add(s.Until.Name)
+				walk(s.Until.Steps)
+			}
+		}
+	}
+	for _, w := range p.Workloads {
+		walk(w.Scenario)
+	}
+	return out
+}

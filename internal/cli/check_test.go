@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// plateau check reports plan problems and SLA labels the plan never
+// records, and sends nothing (the target is a closed port).
+func TestCheckCommand(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good := `name: c
+target: http://127.0.0.1:9
+sla:
+  - p95(response_time{label="login"}) < 1s
+  - error_rate{label="checkout"} < 1%
+  - error_rate < 1%
+workloads:
+  w:
+    scenario:
+      - transaction:
+          name: checkout
+          steps:
+            - request: {name: login, url: /login}
+            - if: {cond: '${status} == 200', steps: [{request: {url: "/x/${uuid()}"}}]}
+    load: {users: 1, iterations: 1}
+`
+	pf := filepath.Join(dir, "good.yaml")
+	if err := os.WriteFile(pf, []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "check", pf)
+	if code != 0 || !strings.Contains(out, "is sound") {
+		t.Fatalf("good plan: exit %d, %q %q", code, out, errOut)
+	}
+	bad := strings.Replace(good, `label="login"`, `label="logn"`, 1)
+	bad = strings.Replace(bad, `'${status} == 200'`, `'${status} = 200'`, 1)
+	bf := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bf, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runCLI(t, "check", bf)
+	if code != 2 || !strings.Contains(errOut, `bad.yaml:14:`) || !strings.Contains(errOut, "compare with ==") {
+		t.Errorf("bad condition: exit %d, %q", code, errOut)
+	}
+	bad = strings.Replace(good, `label="login"`, `label="logn"`, 1)
+	if err := os.WriteFile(bf, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runCLI(t, "check", bf)
+	if code != 2 || !strings.Contains(errOut, `bad.yaml:4:5: sla: no label "logn" in the plan`) {
+		t.Errorf("bad SLA label: exit %d, %q", code, errOut)
+	}
+}
