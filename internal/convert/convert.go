@@ -13,6 +13,7 @@ package convert
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -25,6 +26,8 @@ type Plan struct {
 	Vars    []KV // constant variables; values may hold ${env.NAME}
 	Data    []Feeder
 	Secrets []string // header and variable names never written to reports
+	// Setup and Teardown run once per run (plan level), by one user.
+	Setup, Teardown []Step
 	// Workloads in source order.
 	Workloads []*Workload
 	// Header is written as a comment at the top of the file.
@@ -65,6 +68,7 @@ type Workload struct {
 	Scenario []Step
 	Teardown []Step
 	Load     Load
+	OnFail   string // continue, next_iteration, stop_user, stop_run
 }
 
 // Load is the load shape; empty fields are not written. Values are the
@@ -98,19 +102,48 @@ type Step struct {
 	Think       *Think
 	Transaction *Group
 	Loop        *Group
+	If          *Group   // Cond, Steps, Else
+	Foreach     *Group   // In, As, Steps
+	Choose      []Branch // weighted branches
+	Rendezvous  *Rendezvous
 	Comment     []string
 }
 
-// Group is a transaction (Name) or a loop (Count) and its steps.
+// Group is a transaction (Name), a loop (Count, or While with Max), an if
+// (Cond, Steps, Else) or a foreach (In, As), with its steps.
 type Group struct {
-	Name  string
-	Count int
-	Steps []Step
+	Name   string
+	Count  int
+	While  string
+	Max    int
+	Cond   string
+	In     string
+	As     string
+	OnFail string
+	Steps  []Step
+	Else   []Step
 }
 
-// Think is a pause: Fixed, or uniform between Min and Max when Max > 0.
+// Branch is one weighted branch of a choose step.
+type Branch struct {
+	Name   string
+	Weight float64
+	Steps  []Step
+}
+
+// Rendezvous holds users until Users arrived or Timeout passed.
+type Rendezvous struct {
+	Name    string
+	Users   int
+	Timeout time.Duration
+}
+
+// Think is a pause: Fixed, or uniform between Min and Max when Max > 0,
+// or a distribution (Dist gaussian: Mean, Spread = sd; exponential: Mean).
 type Think struct {
 	Fixed, Min, Max time.Duration
+	Dist            string
+	Mean, Spread    time.Duration
 }
 
 // Request is one HTTP request. Strings are plan templates (${name}).
@@ -123,7 +156,11 @@ type Request struct {
 	Form    []KV
 	Extract []Extract
 	Check   Check
-	Timeout time.Duration
+	// Checks are further checks, written with Check as a check list.
+	Checks    []Check
+	Timeout   time.Duration
+	Redirects *int
+	OnFail    string
 	// Comment is written above the request (partial conversions).
 	Comment []string
 }
@@ -134,6 +171,14 @@ type Extract struct {
 	JSON    string
 	Regex   string
 	Header  string
+	Cookie  string
+	Left    string // boundary: with Right
+	Right   string
+	CSS     string
+	Attr    string // for CSS
+	XPath   string
+	All     bool   // every match, as a JSON array (for foreach)
+	Pick    string // first (default), last, random
 	Default *string
 }
 
@@ -142,13 +187,23 @@ type Check struct {
 	Status      []int
 	Body        string
 	NotBody     string
+	Regex       string
+	NotRegex    string
+	HeaderMatch []KV
+	MinSize     int
+	MaxSize     int
 	JSON        []KV
+	JSONNot     []KV
+	JSONMatch   []KV
+	JSONExists  []string
 	MaxDuration time.Duration
 }
 
 // IsZero reports whether the check has no condition.
 func (c *Check) IsZero() bool {
-	return len(c.Status) == 0 && c.Body == "" && c.NotBody == "" && len(c.JSON) == 0 && c.MaxDuration == 0
+	return len(c.Status) == 0 && c.Body == "" && c.NotBody == "" && c.Regex == "" && c.NotRegex == "" &&
+		len(c.HeaderMatch) == 0 && c.MinSize == 0 && c.MaxSize == 0 && len(c.JSON) == 0 && len(c.JSONNot) == 0 &&
+		len(c.JSONMatch) == 0 && len(c.JSONExists) == 0 && c.MaxDuration == 0
 }
 
 // Var returns the value of the plan variable name and whether it is set.
@@ -249,9 +304,109 @@ func WalkRequests(steps []Step, fn func(*Request)) {
 			WalkRequests(s.Transaction.Steps, fn)
 		case s.Loop != nil:
 			WalkRequests(s.Loop.Steps, fn)
+		case s.If != nil:
+			WalkRequests(s.If.Steps, fn)
+			WalkRequests(s.If.Else, fn)
+		case s.Foreach != nil:
+			WalkRequests(s.Foreach.Steps, fn)
+		case s.Choose != nil:
+			for _, b := range s.Choose {
+				WalkRequests(b.Steps, fn)
+			}
 		}
 	}
 }
+
+// WalkSteps calls fn for every step, depth first, inside every construct.
+func WalkSteps(steps []Step, fn func(*Step)) {
+	for i := range steps {
+		s := &steps[i]
+		fn(s)
+		for _, g := range []*Group{s.Transaction, s.Loop, s.If, s.Foreach} {
+			if g != nil {
+				WalkSteps(g.Steps, fn)
+				WalkSteps(g.Else, fn)
+			}
+		}
+		for _, b := range s.Choose {
+			WalkSteps(b.Steps, fn)
+		}
+	}
+}
+
+// Defined returns the variables steps define: extracted, or foreach items.
+func Defined(steps []Step) map[string]bool {
+	out := map[string]bool{}
+	WalkSteps(steps, func(s *Step) {
+		if s.Request != nil {
+			for _, e := range s.Request.Extract {
+				out[e.Var] = true
+			}
+		}
+		if s.Foreach != nil {
+			out[s.Foreach.As] = true
+		}
+	})
+	return out
+}
+
+// StepVars returns the variables the templates and conditions of steps
+// read.
+func StepVars(steps []Step) []string {
+	var out []string
+	WalkSteps(steps, func(s *Step) {
+		if r := s.Request; r != nil {
+			out = append(out, TemplateVars(r.URL)...)
+			for _, h := range r.Headers {
+				out = append(out, TemplateVars(h.Value)...)
+			}
+			for _, f := range r.Form {
+				out = append(out, TemplateVars(f.Value)...)
+			}
+			if r.Body != nil {
+				out = append(out, TemplateVars(*r.Body)...)
+			}
+		}
+		if s.If != nil {
+			out = append(out, TemplateVars(s.If.Cond)...)
+		}
+		if s.Loop != nil && s.Loop.While != "" {
+			out = append(out, TemplateVars(s.Loop.While)...)
+		}
+		if s.Foreach != nil {
+			out = append(out, TemplateVars(s.Foreach.In)...)
+		}
+	})
+	return out
+}
+
+// TemplateVars returns the variable names a template or condition reads:
+// ${name} references, and bare names inside function calls
+// ${urlencode(name)}.
+func TemplateVars(t string) []string {
+	var out []string
+	for _, r := range Refs(t) {
+		open := strings.IndexByte(r, '(')
+		if open < 0 {
+			out = append(out, strings.TrimSpace(r))
+			continue
+		}
+		args := quotedRe.ReplaceAllString(r[open+1:], "")
+		for _, id := range identRe.FindAllString(args, -1) {
+			switch id {
+			case "true", "false", "null", "status":
+				continue
+			}
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+var (
+	quotedRe = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'`)
+	identRe  = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_.\-]*`)
+)
 
 // CommentStep is a step that is only a comment.
 func CommentStep(lines ...string) Step { return Step{Comment: lines} }

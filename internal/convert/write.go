@@ -54,6 +54,19 @@ func (p *Plan) WriteTo(w io.Writer) (int64, error) {
 		}
 		add(root, "secrets", seq)
 	}
+	for _, part := range []struct {
+		key   string
+		steps []Step
+	}{{"setup", p.Setup}, {"teardown", p.Teardown}} {
+		if len(part.steps) == 0 {
+			continue
+		}
+		seq, foot := steps(part.steps)
+		add(root, part.key, seq)
+		if foot != "" {
+			root.Content[len(root.Content)-1].FootComment = foot
+		}
+	}
 	wls := mapping()
 	for _, wl := range p.Workloads {
 		m := mapping()
@@ -70,6 +83,9 @@ func (p *Plan) WriteTo(w io.Writer) (int64, error) {
 			if foot != "" {
 				m.Content[len(m.Content)-1].FootComment = foot
 			}
+		}
+		if wl.OnFail != "" {
+			add(m, "on_fail", str(wl.OnFail))
 		}
 		add(m, "load", wl.Load.node())
 		k := str(wl.Name)
@@ -206,21 +222,55 @@ func stepNode(s *Step) *yaml.Node {
 	case s.Transaction != nil:
 		g := mapping()
 		add(g, "name", str(s.Transaction.Name))
-		seq, foot := steps(s.Transaction.Steps)
-		add(g, "steps", seq)
-		if foot != "" {
-			g.Content[len(g.Content)-1].FootComment = foot
+		if s.Transaction.OnFail != "" {
+			add(g, "on_fail", str(s.Transaction.OnFail))
 		}
+		addSteps(g, "steps", s.Transaction.Steps)
 		add(m, "transaction", g)
 	case s.Loop != nil:
 		g := mapping()
-		add(g, "count", num(max(s.Loop.Count, 1)))
-		seq, foot := steps(s.Loop.Steps)
-		add(g, "steps", seq)
-		if foot != "" {
-			g.Content[len(g.Content)-1].FootComment = foot
+		if s.Loop.While != "" {
+			add(g, "while", str(s.Loop.While))
+			add(g, "max", num(max(s.Loop.Max, 1)))
+		} else {
+			add(g, "count", num(max(s.Loop.Count, 1)))
 		}
+		addSteps(g, "steps", s.Loop.Steps)
 		add(m, "loop", g)
+	case s.If != nil:
+		g := mapping()
+		add(g, "cond", str(s.If.Cond))
+		addSteps(g, "steps", s.If.Steps)
+		if len(s.If.Else) > 0 {
+			addSteps(g, "else", s.If.Else)
+		}
+		add(m, "if", g)
+	case s.Foreach != nil:
+		g := mapping()
+		add(g, "in", str(s.Foreach.In))
+		add(g, "as", str(s.Foreach.As))
+		addSteps(g, "steps", s.Foreach.Steps)
+		add(m, "foreach", g)
+	case s.Choose != nil:
+		seq := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, b := range s.Choose {
+			g := mapping()
+			if b.Name != "" {
+				add(g, "name", str(b.Name))
+			}
+			add(g, "weight", plain(strconv.FormatFloat(b.Weight, 'f', -1, 64)))
+			addSteps(g, "steps", b.Steps)
+			seq.Content = append(seq.Content, g)
+		}
+		add(m, "choose", seq)
+	case s.Rendezvous != nil:
+		g := mapping()
+		if s.Rendezvous.Name != "" {
+			add(g, "name", str(s.Rendezvous.Name))
+		}
+		add(g, "users", num(max(s.Rendezvous.Users, 1)))
+		add(g, "timeout", str(dur(s.Rendezvous.Timeout)))
+		add(m, "rendezvous", g)
 	}
 	if len(s.Comment) > 0 {
 		m.HeadComment = joinComments(comment(s.Comment), m.HeadComment)
@@ -228,8 +278,23 @@ func stepNode(s *Step) *yaml.Node {
 	return m
 }
 
+// addSteps adds a step list under key, with trailing comments kept.
+func addSteps(g *yaml.Node, key string, list []Step) {
+	seq, foot := steps(list)
+	add(g, key, seq)
+	if foot != "" {
+		g.Content[len(g.Content)-1].FootComment = foot
+	}
+}
+
 // String formats the think time as a plan writes it.
 func (t *Think) String() string {
+	switch t.Dist {
+	case "gaussian":
+		return fmt.Sprintf("gaussian(%s, %s)", dur(t.Mean), dur(t.Spread))
+	case "exponential":
+		return fmt.Sprintf("exponential(%s)", dur(t.Mean))
+	}
 	if t.Max > 0 {
 		return fmt.Sprintf("uniform(%s, %s)", dur(t.Min), dur(t.Max))
 	}
@@ -257,6 +322,12 @@ func (r *Request) node() *yaml.Node {
 	if r.Timeout > 0 {
 		add(m, "timeout", str(dur(r.Timeout)))
 	}
+	if r.Redirects != nil {
+		add(m, "redirects", num(*r.Redirects))
+	}
+	if r.OnFail != "" {
+		add(m, "on_fail", str(r.OnFail))
+	}
 	if len(r.Extract) > 0 {
 		ex := mapping()
 		for _, e := range r.Extract {
@@ -267,8 +338,26 @@ func (r *Request) node() *yaml.Node {
 				add(em, "json", str(e.JSON))
 			case e.Regex != "":
 				add(em, "regex", str(e.Regex))
+			case e.Cookie != "":
+				add(em, "cookie", str(e.Cookie))
+			case e.Left != "" || e.Right != "":
+				add(em, "left", str(e.Left))
+				add(em, "right", str(e.Right))
+			case e.CSS != "":
+				add(em, "css", str(e.CSS))
+				if e.Attr != "" {
+					add(em, "attr", str(e.Attr))
+				}
+			case e.XPath != "":
+				add(em, "xpath", str(e.XPath))
 			default:
 				add(em, "header", str(e.Header))
+			}
+			if e.All {
+				add(em, "all", boolean(true))
+			}
+			if e.Pick != "" {
+				add(em, "pick", str(e.Pick))
 			}
 			if e.Default != nil {
 				add(em, "default", str(*e.Default))
@@ -277,32 +366,69 @@ func (r *Request) node() *yaml.Node {
 		}
 		add(m, "extract", ex)
 	}
+	checks := r.Checks
 	if !r.Check.IsZero() {
-		c := mapping()
-		if len(r.Check.Status) == 1 {
-			add(c, "status", num(r.Check.Status[0]))
-		} else if len(r.Check.Status) > 1 {
-			seq := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
-			for _, s := range r.Check.Status {
-				seq.Content = append(seq.Content, num(s))
-			}
-			add(c, "status", seq)
+		checks = append([]Check{r.Check}, checks...)
+	}
+	switch len(checks) {
+	case 0:
+	case 1:
+		add(m, "check", checks[0].node())
+	default:
+		seq := &yaml.Node{Kind: yaml.SequenceNode}
+		for i := range checks {
+			seq.Content = append(seq.Content, checks[i].node())
 		}
-		if r.Check.Body != "" {
-			add(c, "body", str(r.Check.Body))
-		}
-		if r.Check.NotBody != "" {
-			add(c, "not_body", str(r.Check.NotBody))
-		}
-		if len(r.Check.JSON) > 0 {
-			add(c, "json", kvs(r.Check.JSON))
-		}
-		if r.Check.MaxDuration > 0 {
-			add(c, "max_duration", str(dur(r.Check.MaxDuration)))
-		}
-		add(m, "check", c)
+		add(m, "check", seq)
 	}
 	return m
+}
+
+func (c *Check) node() *yaml.Node {
+	n := mapping()
+	if len(c.Status) == 1 {
+		add(n, "status", num(c.Status[0]))
+	} else if len(c.Status) > 1 {
+		seq := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+		for _, s := range c.Status {
+			seq.Content = append(seq.Content, num(s))
+		}
+		add(n, "status", seq)
+	}
+	for _, kv := range []struct{ k, v string }{{"body", c.Body}, {"not_body", c.NotBody}, {"regex", c.Regex}, {"not_regex", c.NotRegex}} {
+		if kv.v != "" {
+			add(n, kv.k, str(kv.v))
+		}
+	}
+	if len(c.HeaderMatch) > 0 {
+		add(n, "header_match", kvs(c.HeaderMatch))
+	}
+	if c.MinSize > 0 {
+		add(n, "min_size", num(c.MinSize))
+	}
+	if c.MaxSize > 0 {
+		add(n, "max_size", num(c.MaxSize))
+	}
+	if len(c.JSON) > 0 {
+		add(n, "json", kvs(c.JSON))
+	}
+	if len(c.JSONNot) > 0 {
+		add(n, "json_not", kvs(c.JSONNot))
+	}
+	if len(c.JSONMatch) > 0 {
+		add(n, "json_match", kvs(c.JSONMatch))
+	}
+	if len(c.JSONExists) > 0 {
+		seq := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+		for _, p := range c.JSONExists {
+			seq.Content = append(seq.Content, str(p))
+		}
+		add(n, "json_exists", seq)
+	}
+	if c.MaxDuration > 0 {
+		add(n, "max_duration", str(dur(c.MaxDuration)))
+	}
+	return n
 }
 
 func mapping() *yaml.Node { return &yaml.Node{Kind: yaml.MappingNode} }

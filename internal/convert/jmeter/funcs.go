@@ -1,9 +1,11 @@
 package jmeter
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/plateau-perf/plateau/internal/convert"
+	"github.com/plateau-perf/plateau/internal/plan/expr"
 )
 
 // text is JMeter text translated into a plateau template, with what the
@@ -134,8 +136,43 @@ func (c *conv) function(inner string, out *text) string {
 	case "__threadNum":
 		return "${__user}"
 	case "__time":
-		if arg(0) == "" && arg(1) == "" {
+		switch f := arg(0); {
+		case f == "" && arg(1) == "":
 			return "${__timestamp_ms}"
+		case f == "/1000" && arg(1) == "":
+			return "${now(\"unix\")}"
+		case arg(1) == "" && !strings.ContainsAny(f, "\"${}\\"):
+			if _, _, err := expr.Layout(f); err == nil {
+				return "${now(\"" + f + "\")}"
+			}
+		}
+	case "__Random":
+		if x, y := c.exprArg(arg(0)), c.exprArg(arg(1)); x != "" && y != "" && arg(2) == "" {
+			return "${randomInt(" + x + ", " + y + ")}"
+		}
+	case "__RandomString":
+		if n, chars := c.exprArg(arg(0)), c.exprArg(arg(1)); n != "" && arg(2) == "" {
+			if arg(1) == "" {
+				return "${randomString(" + n + ")}"
+			}
+			if chars != "" {
+				return "${randomString(" + n + ", " + chars + ")}"
+			}
+		}
+	case "__counter":
+		if arg(1) == "" {
+			return "${counter(\"" + convert.VarName(c.workloadName+"_counter") + "\")}"
+		}
+	case "__urlencode", "__urldecode", "__base64Encode", "__base64Decode", "__lowercase", "__uppercase":
+		fn := map[string]string{"__urlencode": "urlencode", "__urldecode": "urldecode", "__base64Encode": "base64",
+			"__base64Decode": "base64decode", "__lowercase": "lower", "__uppercase": "upper"}[name]
+		if x := c.exprArg(arg(0)); x != "" && arg(1) == "" {
+			return "${" + fn + "(" + x + ")}"
+		}
+	case "__digest":
+		algo := map[string]string{"MD5": "md5", "SHA-1": "sha1", "SHA-256": "sha256", "SHA-512": "sha512"}[strings.ToUpper(arg(0))]
+		if x := c.exprArg(arg(1)); algo != "" && x != "" && arg(2) == "" && arg(3) == "" && arg(4) == "" {
+			return "${" + algo + "(" + x + ")}"
 		}
 	case "__threadGroupName":
 		return convert.EscapeLiteral(c.workloadName)
@@ -150,6 +187,23 @@ func (c *conv) function(inner string, out *text) string {
 	need := "template function " + name
 	out.Needs = append(out.Needs, need)
 	return "${" + c.standIn(name, a) + "}"
+}
+
+// exprArg turns a function argument into an expression operand: a literal
+// becomes a quoted string (a number stays a number), a lone ${var} a
+// variable name; anything else "" (not translatable).
+func (c *conv) exprArg(a string) string {
+	a = strings.TrimSpace(a)
+	if m := condVarRe.FindStringSubmatch(a); m != nil && m[0] == a && !strings.HasPrefix(a, "\"") {
+		return c.varRef(m[1])
+	}
+	if strings.ContainsAny(a, "${}\"\\") {
+		return ""
+	}
+	if _, err := strconv.ParseFloat(a, 64); err == nil {
+		return a
+	}
+	return strconv.Quote(a)
 }
 
 // standIn defines a plan variable holding a fixed value for a function

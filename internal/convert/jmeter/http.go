@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/convert"
+	"github.com/plateau-perf/plateau/internal/plan/expr"
 )
 
 // scoped handles config elements, pre/post processors, assertions, timers
@@ -82,8 +83,21 @@ func (c *conv) scoped(path string, e *Element, sc *scope, planLevel bool) bool {
 		sc.comments = append(sc.comments, fmt.Sprintf("not converted: %s %q: use load.rate or load.pace", typeName(e), e.Name))
 		return true
 	case "SyncTimer":
-		c.add(path, e, convert.NotConverted, "synchronizing timer", "rendezvous")
-		sc.comments = append(sc.comments, fmt.Sprintf("not converted: %s %q (needs plateau feature rendezvous)", typeName(e), e.Name))
+		n, err := strconv.Atoi(strings.TrimSpace(e.Str("groupSize")))
+		ms, err2 := strconv.Atoi(strings.TrimSpace(e.Str("timeoutInMs")))
+		if err != nil || n <= 0 || err2 != nil {
+			c.add(path, e, convert.NotConverted, "group size 0 (all threads) or values from variables", "rendezvous of all users")
+			sc.comments = append(sc.comments, fmt.Sprintf("not converted: %s %q: set a rendezvous with the number of users", typeName(e), e.Name))
+			return true
+		}
+		note := "rendezvous before each request in its scope"
+		st := convert.Converted
+		if ms <= 0 {
+			ms = 60000
+			st, note = convert.Partial, note+"; JMeter waits forever, plateau at most 60s"
+		}
+		sc.before = append(sc.before, convert.Step{Rendezvous: &convert.Rendezvous{Name: plainText(e.Name), Users: n, Timeout: time.Duration(ms) * time.Millisecond}})
+		c.add(path, e, st, note, "")
 		return true
 	case "RandomVariableConfig":
 		c.add(path, e, convert.NotConverted, "random variable "+e.Str("variableName"), "template function __Random")
@@ -512,12 +526,27 @@ func (c *conv) extractor(path string, e *Element, sc *scope) {
 		}
 		return &v
 	}
+	// match applies JMeter's match number: 1 the first, 0 a random one, -1
+	// all of them (name_1 … name_N, for a ForEach Controller).
+	match := func(ex *convert.Extract, ref, m string) {
+		switch strings.TrimSpace(m) {
+		case "", "1":
+		case "0":
+			ex.Pick = "random"
+		case "-1":
+			ex.All = true
+			c.allVars[ref] = true
+			notes = append(notes, "all matches, as a list for foreach (JMeter's "+ref+"_N variables)")
+		default:
+			st, needs = convert.Partial, "extraction of the Nth match"
+			notes = append(notes, "match number "+m+": plateau takes the first")
+		}
+	}
 	switch e.TestClass {
 	case "RegexExtractor":
 		ref := e.Str("RegexExtractor.refname")
 		re := e.Str("RegexExtractor.regex")
 		tmpl := e.Str("RegexExtractor.template")
-		match := strings.TrimSpace(e.Str("RegexExtractor.match_number"))
 		field := e.Str("RegexExtractor.useHeaders")
 		if strings.Contains(re, "${") {
 			st, needs = convert.NotConverted, "variables in extraction patterns"
@@ -530,6 +559,11 @@ func (c *conv) extractor(path string, e *Element, sc *scope) {
 		switch field {
 		case "", "false":
 		case "true":
+			if m := setCookieRe.FindStringSubmatch(re); m != nil {
+				got = append(got, convert.Extract{Var: c.setVar(ref), Cookie: m[1], Default: def(e.Str("RegexExtractor.default"), e.Bool("RegexExtractor.default_empty_value", false))})
+				notes = append(notes, "a Set-Cookie header: cookie extraction")
+				goto done
+			}
 			st, needs = convert.NotConverted, "regex on response headers"
 		default:
 			st, needs = convert.NotConverted, "regex on "+field
@@ -541,16 +575,9 @@ func (c *conv) extractor(path string, e *Element, sc *scope) {
 			notes = append(notes, "template "+tmpl+": plateau takes the first capture group")
 			st = convert.Partial
 		}
-		switch match {
-		case "", "1":
-		case "0":
-			notes = append(notes, "random match: plateau takes the first")
-			st, needs = convert.Partial, "extraction of a random match"
-		default:
-			notes = append(notes, "match number "+match+": plateau takes the first")
-			st, needs = convert.Partial, "extraction of all matches / the Nth match"
-		}
-		got = append(got, convert.Extract{Var: c.setVar(ref), Regex: re, Default: def(e.Str("RegexExtractor.default"), e.Bool("RegexExtractor.default_empty_value", false))})
+		ex := convert.Extract{Var: c.setVar(ref), Regex: re, Default: def(e.Str("RegexExtractor.default"), e.Bool("RegexExtractor.default_empty_value", false))}
+		match(&ex, ref, e.Str("RegexExtractor.match_number"))
+		got = append(got, ex)
 	case "JSONPostProcessor":
 		refs := strings.Split(e.Str("JSONPostProcessor.referenceNames"), ";")
 		paths := strings.Split(e.Str("JSONPostProcessor.jsonPathExprs"), ";")
@@ -562,20 +589,20 @@ func (c *conv) extractor(path string, e *Element, sc *scope) {
 				continue
 			}
 			jp := jsonPath(paths[i])
-			if !simpleJSONPath(jp) {
-				st, needs = convert.NotConverted, "JSONPath filters and wildcards ("+jp+")"
+			if _, err := expr.ParsePath(jp); err != nil || strings.Contains(jp, "${") {
+				st, needs = convert.NotConverted, "this JSONPath ("+jp+")"
 				continue
-			}
-			if i < len(matches) && strings.TrimSpace(matches[i]) != "" && strings.TrimSpace(matches[i]) != "1" && strings.TrimSpace(matches[i]) != "0" {
-				notes = append(notes, "match number "+matches[i]+" not converted")
-				st = convert.Partial
 			}
 			var d *string
 			if i < len(defs) {
 				v := defs[i]
 				d = &v
 			}
-			got = append(got, convert.Extract{Var: c.setVar(r), JSON: jp, Default: d})
+			ex := convert.Extract{Var: c.setVar(r), JSON: jp, Default: d}
+			if i < len(matches) {
+				match(&ex, r, matches[i])
+			}
+			got = append(got, ex)
 		}
 		if e.Bool("JSONPostProcessor.compute_concat", false) {
 			notes = append(notes, "concatenation of all matches not converted")
@@ -588,49 +615,62 @@ func (c *conv) extractor(path string, e *Element, sc *scope) {
 			st, needs = convert.NotConverted, "variables in extraction patterns"
 			break
 		}
-		if field := e.Str("BoundaryExtractor.useHeaders"); field == "true" {
-			st, needs = convert.NotConverted, "boundary extraction on response headers"
+		if field := e.Str("BoundaryExtractor.useHeaders"); field != "" && field != "false" {
+			st, needs = convert.NotConverted, "boundary extraction on "+field
 			break
 		}
-		re := regexp.QuoteMeta(l) + "(.*?)" + regexp.QuoteMeta(r)
+		ex := convert.Extract{Var: c.setVar(ref), Left: l, Right: r, Default: def(e.Str("BoundaryExtractor.default"), e.Bool("BoundaryExtractor.default_empty_value", false))}
 		if l == "" && r == "" {
-			re = "(?s)(.*)"
+			ex = convert.Extract{Var: ex.Var, Regex: "(?s)(.*)", Default: ex.Default}
 		}
-		notes = append(notes, "written as the regex "+re)
-		if m := strings.TrimSpace(e.Str("BoundaryExtractor.match_number")); m != "" && m != "1" {
-			st, needs = convert.Partial, "extraction of all matches / the Nth match"
-		}
-		got = append(got, convert.Extract{Var: c.setVar(ref), Regex: re, Default: def(e.Str("BoundaryExtractor.default"), e.Bool("BoundaryExtractor.default_empty_value", false))})
+		match(&ex, ref, e.Str("BoundaryExtractor.match_number"))
+		got = append(got, ex)
 	case "HtmlExtractor":
-		st, needs = convert.NotConverted, "CSS selector extraction"
+		ref := e.Str("HtmlExtractor.refname")
+		sel := e.Str("HtmlExtractor.expr")
+		if strings.Contains(sel, "${") || sel == "" {
+			st, needs = convert.NotConverted, "variables in CSS selectors"
+			break
+		}
+		ex := convert.Extract{Var: c.setVar(ref), CSS: sel, Attr: e.Str("HtmlExtractor.attribute"), Default: def(e.Str("HtmlExtractor.default"), e.Bool("HtmlExtractor.default_empty_value", false))}
+		match(&ex, ref, e.Str("HtmlExtractor.match_number"))
+		got = append(got, ex)
 	case "XPathExtractor", "XPath2Extractor":
-		st, needs = convert.NotConverted, "XPath extraction"
+		pre := "XPathExtractor."
+		if e.TestClass == "XPath2Extractor" {
+			pre = "XPathExtractor2."
+		}
+		ref := e.Str(pre + "refname")
+		q := e.Str(pre + "xpathQuery")
+		if strings.Contains(q, "${") || q == "" {
+			st, needs = convert.NotConverted, "variables in XPath queries"
+			break
+		}
+		ex := convert.Extract{Var: c.setVar(ref), XPath: q, Default: def(e.Str(pre+"default"), false)}
+		match(&ex, ref, e.Str(pre+"matchNumber"))
+		got = append(got, ex)
 	default:
 		st, needs = convert.NotConverted, "this JSON extractor plugin"
 	}
+done:
 	if st == convert.NotConverted {
 		c.add(path, e, st, strings.Join(notes, "; "), needs)
 		sc.comments = append(sc.comments, fmt.Sprintf("not converted: %s %q (jmx line %d) (needs plateau feature %s)", typeName(e), e.Name, e.Line, needs))
-		// Its variable stays defined (empty) so the plan loads.
 		return
 	}
 	sc.extract = append(sc.extract, got...)
 	c.add(path, e, st, strings.Join(notes, "; "), needs)
 }
 
-// simpleJSONPath reports whether a JSONPath is within plateau's subset:
-// $.a.b[0]['c'] — no wildcards, filters, slices or recursive descent.
-func simpleJSONPath(p string) bool {
-	if p == "" || strings.Contains(p, "..") || strings.ContainsAny(p, "*?@:") || strings.Contains(p, "${") {
-		return false
-	}
-	return true
-}
+// setCookieRe recognises a header regex that reads one cookie.
+var setCookieRe = regexp.MustCompile(`^(?:\(\?i\))?Set-Cookie:\s*([A-Za-z0-9_.\-]+)=`)
 
 func (c *conv) assertion(path string, e *Element, sc *scope) {
 	st := convert.Converted
 	var notes []string
 	needs := ""
+	var chk convert.Check
+	var extra []convert.Check
 	switch e.TestClass {
 	case "ResponseAssertion":
 		field := e.Str("Assertion.test_field")
@@ -646,11 +686,20 @@ func (c *conv) assertion(path string, e *Element, sc *scope) {
 		kind := typ &^ (4 | 32)
 		if e.Bool("Assertion.assume_success", false) {
 			notes = append(notes, "ignore status: plateau still counts statuses ≥ 400 as errors unless listed")
+			st = convert.Partial
+		}
+		for _, s := range strs {
+			if strings.Contains(s, "${") {
+				st, needs = convert.NotConverted, "templates in checks"
+			}
+		}
+		if st == convert.NotConverted {
+			break
 		}
 		switch field {
 		case "Assertion.response_code":
 			var codes []int
-			ok := !not && (kind == 8 || kind == 16 || kind == 2 || kind == 1)
+			ok := !not
 			for _, s := range strs {
 				n, err := strconv.Atoi(strings.TrimSpace(s))
 				if err != nil || n < 100 || n > 599 {
@@ -667,52 +716,87 @@ func (c *conv) assertion(path string, e *Element, sc *scope) {
 				notes = append(notes, "several codes that must all match: plateau accepts any of them")
 				st = convert.Partial
 			}
-			sc.check.Status = append(sc.check.Status, codes...)
-		case "Assertion.response_data", "", "Assertion.response_data_as_document":
+			chk.Status = codes
+		case "Assertion.response_data", "", "Assertion.response_data_as_document", "Assertion.response_message":
+			if field == "Assertion.response_message" {
+				st, needs = convert.NotConverted, "checks on the status message"
+				break
+			}
+			var res []string
 			for _, s := range strs {
-				lit := kind == 16 || (kind == 2 && regexp.QuoteMeta(s) == s) || (kind == 8 && false)
-				if strings.Contains(s, "${") {
-					st, needs = convert.NotConverted, "templates in checks"
-					break
-				}
-				if !lit {
-					st, needs = convert.NotConverted, "regex and equals body checks"
-					break
-				}
-				switch {
-				case not && sc.check.NotBody == "":
-					sc.check.NotBody = s
-				case !not && sc.check.Body == "":
-					sc.check.Body = s
-				default:
-					st, needs = convert.Partial, "check lists"
-					notes = append(notes, "only one body text per check: "+s+" not checked")
+				switch kind {
+				case 16: // substring
+					res = append(res, regexp.QuoteMeta(s))
+				case 8: // equals
+					res = append(res, "^"+regexp.QuoteMeta(s)+"$")
+				case 1: // matches the whole body
+					res = append(res, "^(?:"+s+")$")
+				default: // contains (regex)
+					res = append(res, s)
 				}
 			}
-			if or && len(strs) > 1 {
-				st, needs = convert.Partial, "check lists"
-				notes = append(notes, "OR of several texts: plateau checks them as AND")
+			for _, r := range res {
+				if _, err := regexp.Compile(r); err != nil {
+					st, needs = convert.NotConverted, "Perl regex syntax in checks"
+				}
+			}
+			if st == convert.NotConverted {
+				break
+			}
+			if or && len(res) > 1 {
+				res = []string{"(?:" + strings.Join(res, ")|(?:") + ")"}
+			}
+			for i, r := range res {
+				one := convert.Check{}
+				lit := kind == 16 && !(or && len(strs) > 1)
+				switch {
+				case lit && not:
+					one.NotBody = strs[i]
+				case lit:
+					one.Body = strs[i]
+				case not:
+					one.NotRegex = "(?s)" + r
+				default:
+					one.Regex = "(?s)" + r
+				}
+				if i == 0 {
+					chk = one
+				} else {
+					extra = append(extra, one)
+				}
 			}
 		default:
 			st, needs = convert.NotConverted, "checks on "+strings.TrimPrefix(field, "Assertion.")
 		}
 	case "JSONPathAssertion":
 		jp := jsonPath(e.Str("JSON_PATH"))
-		switch {
-		case !simpleJSONPath(jp):
-			st, needs = convert.NotConverted, "JSONPath filters and wildcards"
-		case e.Bool("INVERT", false) || e.Bool("ISREGEX", false) && regexp.QuoteMeta(e.Str("EXPECTED_VALUE")) != e.Str("EXPECTED_VALUE"):
-			st, needs = convert.NotConverted, "inverted or regex JSON checks"
-		case !e.Bool("JSONVALIDATION", false) && !e.Bool("EXPECT_NULL", false):
-			st, needs = convert.NotConverted, "JSON path exists checks"
-		case strings.Contains(e.Str("EXPECTED_VALUE"), "${"):
+		val := e.Str("EXPECTED_VALUE")
+		if _, err := expr.ParsePath(jp); err != nil {
+			st, needs = convert.NotConverted, "this JSONPath ("+jp+")"
+			break
+		}
+		if strings.Contains(val, "${") {
 			st, needs = convert.NotConverted, "templates in checks"
+			break
+		}
+		invert := e.Bool("INVERT", false)
+		switch {
+		case e.Bool("EXPECT_NULL", false) && !invert:
+			chk.JSON = []convert.KV{{Name: jp, Value: "null"}}
+		case e.Bool("EXPECT_NULL", false):
+			chk.JSONNot = []convert.KV{{Name: jp, Value: "null"}}
+		case !e.Bool("JSONVALIDATION", false) && !invert:
+			chk.JSONExists = []string{jp}
+		case !e.Bool("JSONVALIDATION", false):
+			st, needs = convert.NotConverted, "inverted JSON path exists checks"
+		case e.Bool("ISREGEX", false) && !invert:
+			chk.JSONMatch = []convert.KV{{Name: jp, Value: "^(?:" + val + ")$"}}
+		case e.Bool("ISREGEX", false):
+			st, needs = convert.NotConverted, "inverted regex JSON checks"
+		case invert:
+			chk.JSONNot = []convert.KV{{Name: jp, Value: val}}
 		default:
-			v := e.Str("EXPECTED_VALUE")
-			if e.Bool("EXPECT_NULL", false) {
-				v = "null"
-			}
-			sc.check.JSON = append(sc.check.JSON, convert.KV{Name: jp, Value: v})
+			chk.JSON = []convert.KV{{Name: jp, Value: val}}
 		}
 	case "DurationAssertion":
 		ms, err := strconv.Atoi(strings.TrimSpace(e.Str("DurationAssertion.duration")))
@@ -720,16 +804,41 @@ func (c *conv) assertion(path string, e *Element, sc *scope) {
 			st, needs = convert.NotConverted, "duration from a variable"
 			break
 		}
-		d := time.Duration(ms) * time.Millisecond
-		if sc.check.MaxDuration == 0 || d < sc.check.MaxDuration {
-			sc.check.MaxDuration = d
-		}
+		chk.MaxDuration = time.Duration(ms) * time.Millisecond
 	case "SizeAssertion":
-		st, needs = convert.NotConverted, "response size checks"
+		n, err := strconv.Atoi(strings.TrimSpace(e.Str("SizeAssertion.size")))
+		scope := e.Str("Assertion.test_field")
+		if err != nil || (scope != "" && scope != "SizeAssertion.response_data" && scope != "Assertion.response_data") {
+			st, needs = convert.NotConverted, "size checks on headers or from variables"
+			break
+		}
+		switch e.Str("SizeAssertion.operator") {
+		case "1": // =
+			chk.MinSize, chk.MaxSize = n, n
+		case "3": // >
+			chk.MinSize = n + 1
+		case "4": // <
+			chk.MaxSize = max(n-1, 0)
+		case "5": // >=
+			chk.MinSize = n
+		case "6": // <=
+			chk.MaxSize = n
+		default:
+			st, needs = convert.NotConverted, "size not-equal checks"
+		}
+		if chk.MinSize == 0 && chk.MaxSize == 0 && st != convert.NotConverted {
+			st, needs = convert.NotConverted, "an empty-body size check"
+		}
 	}
 	c.add(path, e, st, strings.Join(notes, "; "), needs)
 	if st == convert.NotConverted {
 		sc.comments = append(sc.comments, fmt.Sprintf("not converted: %s %q (jmx line %d) (needs plateau feature %s)", typeName(e), e.Name, e.Line, needs))
+		return
+	}
+	for _, k := range append([]convert.Check{chk}, extra...) {
+		if !k.IsZero() {
+			sc.checks = append(sc.checks, k)
+		}
 	}
 }
 
@@ -747,47 +856,69 @@ func (c *conv) timer(path string, e *Element, sc *scope) {
 	}
 	st := convert.Converted
 	note, needs := "think time before each request in its scope", ""
+	d, ok1 := ms("ConstantTimer.delay")
+	r, ok2 := ms("RandomTimer.range")
+	if !ok1 || !ok2 {
+		c.add(path, e, convert.NotConverted, "a delay from a variable", "think time from a variable")
+		sc.comments = append(sc.comments, fmt.Sprintf("not converted: %s %q: its delay comes from a variable", typeName(e), e.Name))
+		return
+	}
+	var t convert.Think
 	switch e.TestClass {
 	case "ConstantTimer":
-		d, ok := ms("ConstantTimer.delay")
-		if !ok {
-			st, needs = convert.NotConverted, "think time from a variable"
-			break
-		}
-		sc.thinks = append(sc.thinks, convert.Think{Fixed: d})
+		t = convert.Think{Fixed: d}
 	case "UniformRandomTimer":
-		d, ok1 := ms("ConstantTimer.delay")
-		r, ok2 := ms("RandomTimer.range")
-		if !ok1 || !ok2 {
-			st, needs = convert.NotConverted, "think time from a variable"
-			break
+		t = convert.Think{Min: d, Max: d + r}
+	case "GaussianRandomTimer":
+		t = convert.Think{Dist: "gaussian", Mean: d, Spread: r}
+		if r == 0 {
+			t = convert.Think{Fixed: d}
 		}
-		sc.thinks = append(sc.thinks, convert.Think{Min: d, Max: d + r})
-	case "GaussianRandomTimer", "PoissonRandomTimer":
-		d, ok1 := ms("ConstantTimer.delay")
-		r, ok2 := ms("RandomTimer.range")
-		if !ok1 || !ok2 {
-			st, needs = convert.NotConverted, "think time from a variable"
-			break
+	case "PoissonRandomTimer":
+		// offset + Poisson(λ) ms: an exponential with the same mean.
+		t = convert.Think{Dist: "exponential", Mean: d + r}
+		st, note = convert.Partial, "an exponential think time with the same mean (JMeter adds a Poisson-distributed delay to a constant)"
+		if d+r == 0 {
+			t = convert.Think{}
 		}
-		lo := d - r
-		if e.TestClass == "PoissonRandomTimer" {
-			lo = d
-		}
-		if lo < 0 {
-			lo = 0
-		}
-		hi := d + r
-		if e.TestClass == "PoissonRandomTimer" {
-			// offset + Poisson(λ) ms: mean offset+λ, spread about √λ.
-			hi = d + 2*r
-		}
-		sc.thinks = append(sc.thinks, convert.Think{Min: lo, Max: max(hi, lo+time.Millisecond)})
-		st = convert.Partial
-		needs = "think time distributions (" + strings.TrimSuffix(typeName(e), " Timer") + ")"
-		note = "approximated by a uniform think time with the same mean"
 	}
+	sc.before = append(sc.before, convert.Step{Think: &t})
 	c.add(path, e, st, note, needs)
+}
+
+// mergeChecks folds checks into as few as possible: a condition joins the
+// first check that has none of its kind.
+func mergeChecks(list []convert.Check) []convert.Check {
+	var out []convert.Check
+	for _, k := range list {
+		merged := false
+		for i := range out {
+			o := &out[i]
+			if (len(k.Status) == 0 || len(o.Status) == 0) && (k.Body == "" || o.Body == "") && (k.NotBody == "" || o.NotBody == "") &&
+				(k.Regex == "" || o.Regex == "") && (k.NotRegex == "" || o.NotRegex == "") && (k.MinSize == 0 || o.MinSize == 0) &&
+				(k.MaxSize == 0 || o.MaxSize == 0) && (k.MaxDuration == 0 || o.MaxDuration == 0) {
+				o.Status = append(o.Status, k.Status...)
+				o.Body += k.Body
+				o.NotBody += k.NotBody
+				o.Regex += k.Regex
+				o.NotRegex += k.NotRegex
+				o.MinSize += k.MinSize
+				o.MaxSize += k.MaxSize
+				o.MaxDuration += k.MaxDuration
+				o.JSON = append(o.JSON, k.JSON...)
+				o.JSONNot = append(o.JSONNot, k.JSONNot...)
+				o.JSONMatch = append(o.JSONMatch, k.JSONMatch...)
+				o.JSONExists = append(o.JSONExists, k.JSONExists...)
+				o.HeaderMatch = append(o.HeaderMatch, k.HeaderMatch...)
+				merged = true
+				break
+			}
+		}
+		if !merged {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // samplerScope adds the elements inside a sampler to its scope; anything
@@ -923,15 +1054,15 @@ func (c *conv) httpSampler(path string, e *Element, sc scope) []convert.Step {
 	}
 	r.Headers = append(r.Headers, sc.headers...)
 	r.Extract = sc.extract
-	r.Check = sc.check
+	r.Checks = mergeChecks(sc.checks)
 	if ms, err := strconv.Atoi(strings.TrimSpace(e.Str("HTTPSampler.response_timeout"))); err == nil && ms > 0 {
 		r.Timeout = time.Duration(ms) * time.Millisecond
 	} else if sc.timeout > 0 {
 		r.Timeout = sc.timeout
 	}
 	if !e.Bool("HTTPSampler.follow_redirects", true) && !e.Bool("HTTPSampler.auto_redirects", false) {
-		notes = append(notes, "JMeter does not follow redirects for it; plateau follows them (http.redirects)")
-		needs = append(needs, "per-request redirects")
+		zero := 0
+		r.Redirects = &zero
 	}
 	if e.Bool("HTTPSampler.image_parser", false) {
 		notes = append(notes, "embedded resources not downloaded")
@@ -946,10 +1077,6 @@ func (c *conv) httpSampler(path string, e *Element, sc scope) []convert.Step {
 		st = convert.Partial
 	}
 	c.add(path, e, st, strings.Join(notes, "; "), need)
-	var out []convert.Step
-	for i := range sc.thinks {
-		t := sc.thinks[i]
-		out = append(out, convert.Step{Think: &t})
-	}
+	out := append([]convert.Step(nil), sc.before...)
 	return append(out, convert.Step{Request: r})
 }

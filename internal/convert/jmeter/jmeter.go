@@ -33,6 +33,7 @@ func Convert(root *Element, opt Options) (*convert.Plan, *convert.Report) {
 		consts:   map[string]string{},
 		envSeen:  map[string]bool{},
 		standIns: map[string]string{},
+		allVars:  map[string]bool{},
 		root:     root,
 	}
 	if opt.ReadFile == nil {
@@ -68,6 +69,10 @@ type conv struct {
 	envSeen  map[string]bool
 	standIns map[string]string
 
+	// allVars are variables whose extractor now takes every match (a
+	// ForEach Controller loops over them).
+	allVars map[string]bool
+
 	workloadName string
 	targetSet    bool
 	feeders      int
@@ -84,8 +89,8 @@ type scope struct {
 	headers  []convert.KV
 	defaults *httpDefaults
 	extract  []convert.Extract
-	check    convert.Check
-	thinks   []convert.Think
+	checks   []convert.Check
+	before   []convert.Step // timers (think) and rendezvous before each sampler
 	comments []string // unconverted scoped elements, noted at each sampler
 	timeout  time.Duration
 }
@@ -93,10 +98,9 @@ type scope struct {
 func (s scope) clone() scope {
 	s.headers = append([]convert.KV(nil), s.headers...)
 	s.extract = append([]convert.Extract(nil), s.extract...)
-	s.thinks = append([]convert.Think(nil), s.thinks...)
+	s.before = append([]convert.Step(nil), s.before...)
 	s.comments = append([]string(nil), s.comments...)
-	s.check.Status = append([]int(nil), s.check.Status...)
-	s.check.JSON = append([]convert.KV(nil), s.check.JSON...)
+	s.checks = append([]convert.Check(nil), s.checks...)
 	return s
 }
 
@@ -247,9 +251,21 @@ func (c *conv) threadGroup(path string, e *Element, sc scope) {
 		notes = c.classicLoad(e, &wl.Load)
 		if e.TestClass != "ThreadGroup" {
 			kind := map[string]string{"SetupThreadGroup": "setUp", "PostThreadGroup": "tearDown"}[e.TestClass]
-			status, needs = convert.Partial, "run-level "+map[string]string{"SetupThreadGroup": "setup", "PostThreadGroup": "teardown"}[e.TestClass]
-			notes = append(notes, "a "+kind+" thread group runs before/after the others in JMeter; here it is a workload that runs with them")
-			wl.Comment = append(wl.Comment, "JMeter "+kind+" Thread Group: runs with the other workloads here, not before/after them (needs plateau feature "+needs+")")
+			if wl.Load.Users == "1" && wl.Load.Iterations == "1" {
+				// One pass by one user: the plan's run-level setup or teardown.
+				c.add(path, e, convert.Converted, "the plan's run-level "+map[string]string{"setUp": "setup", "tearDown": "teardown"}[kind]+" (once, before/after every workload; variables it extracts reach every workload)", "")
+				steps, once := c.children(path, e.Children, sc.clone(), true)
+				steps = append(once, steps...)
+				if kind == "setUp" {
+					c.plan.Setup = append(c.plan.Setup, steps...)
+				} else {
+					c.plan.Teardown = append(c.plan.Teardown, steps...)
+				}
+				return
+			}
+			status = convert.Partial
+			notes = append(notes, "a "+kind+" thread group of several users or passes runs here as a workload, with the others (plateau's run-level setup is one pass by one user)")
+			wl.Comment = append(wl.Comment, "JMeter "+kind+" Thread Group: runs with the other workloads here, not before/after them")
 		}
 	case "com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup":
 		notes = c.concurrencyLoad(e, &wl.Load)
@@ -265,9 +281,13 @@ func (c *conv) threadGroup(path string, e *Element, sc scope) {
 	}
 	switch e.Str("ThreadGroup.on_sample_error") {
 	case "", "continue":
-	default:
-		status, needs = convert.Partial, firstNonEmpty(needs, "on_fail")
-		notes = append(notes, "on sample error: "+e.Str("ThreadGroup.on_sample_error")+" (plateau continues the iteration)")
+		wl.OnFail = "continue"
+	case "startnextloop", "startnextloopthread", "startnextloopcurrentloop":
+		wl.OnFail = "next_iteration"
+	case "stopthread":
+		wl.OnFail = "stop_user"
+	case "stoptest", "stoptestnow":
+		wl.OnFail = "stop_run"
 	}
 	note = strings.Join(notes, "; ")
 	c.add(path, e, status, note, needs)
@@ -542,17 +562,21 @@ func (c *conv) element(path string, e *Element, sc scope) []convert.Step {
 	case "IncludeController":
 		return c.include(path, e, sc)
 	case "IfController":
-		return c.needsFeature(path, e, "if", "condition "+e.Str("IfController.condition"))
+		return c.ifController(path, e, sc)
 	case "WhileController":
-		return c.needsFeature(path, e, "while", "condition "+e.Str("WhileController.condition"))
+		return c.whileController(path, e, sc)
 	case "ForeachController":
-		return c.needsFeature(path, e, "foreach", "over "+e.Str("ForeachController.inputVal")+"_N into "+e.Str("ForeachController.returnVal"))
+		return c.foreach(path, e, sc)
 	case "SwitchController":
-		return c.needsFeature(path, e, "choose", "switch value "+e.Str("SwitchController.value"))
-	case "RandomController", "RandomOrderController", "InterleaveControl":
-		return c.needsFeature(path, e, "choose", "")
+		return c.switchController(path, e, sc)
+	case "RandomController":
+		return c.randomController(path, e, sc)
+	case "RandomOrderController":
+		return c.needsFeature(path, e, "children in random order", "")
+	case "InterleaveControl":
+		return c.needsFeature(path, e, "interleave (one child per pass, in turn)", "")
 	case "ThroughputController":
-		return c.needsFeature(path, e, "choose (percentage of iterations)", "")
+		return c.throughputController(path, e, sc)
 	case "RunTime":
 		return c.needsFeature(path, e, "runtime controller (time-limited loop)", "")
 	case "CriticalSectionController":
@@ -656,7 +680,7 @@ func (c *conv) loop(path string, e *Element, sc scope) []convert.Step {
 	if n == 1 {
 		return s
 	}
-	return []convert.Step{{Loop: &convert.Group{Count: n, Steps: s}}}
+	return []convert.Step{{Loop: &convert.Group{Count: n, Steps: nonEmpty(s)}}}
 }
 
 func (c *conv) notConvertedBelowAs(path string, e *Element, st convert.Status, why string) {
@@ -690,38 +714,8 @@ func (c *conv) transaction(path string, e *Element, sc scope) []convert.Step {
 	if e.Bool("TransactionController.parent", false) {
 		notes = append(notes, "generate parent sample: the requests stay labelled on their own too")
 	}
-	flat, nested := flattenTransactions(s)
-	if nested {
-		st, needs = convert.Partial, "nested transactions"
-		notes = append(notes, "a transaction inside it is flattened into it")
-	}
 	c.add(path, e, st, strings.Join(notes, "; "), needs)
-	return []convert.Step{{Transaction: &convert.Group{Name: name, Steps: flat}}}
-}
-
-// flattenTransactions replaces transactions inside steps by their steps.
-func flattenTransactions(steps []convert.Step) ([]convert.Step, bool) {
-	var out []convert.Step
-	nested := false
-	for _, s := range steps {
-		switch {
-		case s.Transaction != nil:
-			nested = true
-			in, _ := flattenTransactions(s.Transaction.Steps)
-			out = append(out, convert.CommentStep("transaction "+s.Transaction.Name+" (nested in JMeter; flattened):"))
-			out = append(out, in...)
-		case s.Loop != nil:
-			in, n := flattenTransactions(s.Loop.Steps)
-			nested = nested || n
-			cp := *s.Loop
-			cp.Steps = in
-			s.Loop = &cp
-			out = append(out, s)
-		default:
-			out = append(out, s)
-		}
-	}
-	return out, nested
+	return []convert.Step{{Transaction: &convert.Group{Name: name, Steps: nonEmpty(s)}}}
 }
 
 // module inlines the controller a Module Controller points at.
@@ -986,11 +980,16 @@ func (c *conv) defineUndefined() {
 			defined[f.Name+"."+col] = true
 		}
 	}
+	run := append(append([]convert.Step(nil), c.plan.Setup...), c.plan.Teardown...)
+	for v := range convert.Defined(run) {
+		defined[v] = true
+	}
 	var missing []string
 	seen := map[string]bool{}
-	check := func(t string) {
-		for _, r := range convert.Refs(t) {
-			if strings.HasPrefix(r, "env.") || strings.HasPrefix(r, "__") || defined[r] || seen[r] {
+	check := func(refs []string, local map[string]bool) {
+		for _, r := range refs {
+			if defined[r] || local[r] || seen[r] || strings.HasPrefix(r, "env.") || strings.HasPrefix(r, "__") ||
+				strings.Contains(r, ".") || strings.Contains(r, ":") {
 				continue
 			}
 			seen[r] = true
@@ -998,41 +997,15 @@ func (c *conv) defineUndefined() {
 		}
 	}
 	for _, kv := range c.plan.HTTP.Headers {
-		check(kv.Value)
+		check(convert.TemplateVars(kv.Value), nil)
 	}
+	check(convert.StepVars(run), nil)
 	for _, wl := range c.plan.Workloads {
-		local := map[string]bool{}
 		all := append(append(append([]convert.Step(nil), wl.Setup...), wl.Scenario...), wl.Teardown...)
-		convert.WalkRequests(all, func(r *convert.Request) {
-			for _, e := range r.Extract {
-				local[e.Var] = true
-			}
-		})
-		convert.WalkRequests(all, func(r *convert.Request) {
-			ts := []string{r.URL}
-			for _, h := range r.Headers {
-				ts = append(ts, h.Value)
-			}
-			for _, f := range r.Form {
-				ts = append(ts, f.Value)
-			}
-			if r.Body != nil {
-				ts = append(ts, *r.Body)
-			}
-			for _, t := range ts {
-				for _, ref := range convert.Refs(t) {
-					if !local[ref] {
-						check("${" + ref + "}")
-					}
-				}
-			}
-		})
+		check(convert.StepVars(all), convert.Defined(all))
 	}
 	sort.Strings(missing)
 	for _, m := range missing {
-		if strings.Contains(m, ".") || strings.Contains(m, ":") {
-			continue
-		}
 		c.plan.SetVar(m, "")
 		c.report.Notes = append(c.report.Notes, "Variable "+m+" is used but set only by elements that were not converted (or by JMeter itself); the plan defines it empty.")
 	}

@@ -1,0 +1,212 @@
+package jmeter
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/plateau-perf/plateau/internal/convert"
+	"github.com/plateau-perf/plateau/internal/plan/expr"
+)
+
+// Controllers with a plateau flow construct: If, While, ForEach, Switch,
+// Random, Throughput.
+
+var (
+	// ${__jexl3(…)}, ${__groovy(…)}, ${__javaScript(…)} around a condition.
+	condFnRe = regexp.MustCompile(`(?s)^\$\{__(jexl3|jexl2|groovy|javaScript|jexl)\((.*)\)\}$`)
+	// "${name}" or '${name}' or ${name} inside a condition.
+	condVarRe = regexp.MustCompile(`["']?\$\{([A-Za-z_][A-Za-z0-9_.\-]*)\}["']?`)
+)
+
+// condition translates a JMeter condition (If, While) into a plateau
+// condition, and reports whether it could. Simple comparisons of variables
+// and literals translate; scripts calling Java or JavaScript methods do not.
+func (c *conv) condition(raw string, useExpression bool) (string, bool) {
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return "", false
+	}
+	if m := condFnRe.FindStringSubmatch(s); m != nil {
+		args := splitArgs(m[2])
+		s = strings.TrimSpace(args[0])
+	} else if useExpression {
+		// The expression is a variable or function yielding true/false.
+		if m := condVarRe.FindStringSubmatch(s); m != nil && m[0] == s {
+			return "${" + c.varRef(m[1]) + "} == \"true\"", true
+		}
+		if s == "true" || s == "false" {
+			return s, true
+		}
+		return "", false
+	}
+	if strings.Contains(s, "${__") || strings.Contains(s, "vars.") || strings.Contains(s, "props.") ||
+		strings.Contains(s, "(") && strings.Contains(s, ".") {
+		return "", false
+	}
+	out := condVarRe.ReplaceAllStringFunc(s, func(m string) string {
+		name := condVarRe.FindStringSubmatch(m)[1]
+		return "${" + c.varRef(name) + "}"
+	})
+	out = strings.NewReplacer("===", "==", "!==", "!=").Replace(out)
+	if _, err := expr.Parse(out); err != nil {
+		return "", false
+	}
+	return out, true
+}
+
+// ifController converts an If Controller.
+func (c *conv) ifController(path string, e *Element, sc scope) []convert.Step {
+	raw := e.Str("IfController.condition")
+	cond, ok := c.condition(raw, e.Bool("IfController.useExpression", false))
+	if !ok {
+		return c.needsFeature(path, e, "conditions written as scripts", "condition "+raw)
+	}
+	st, note := convert.Converted, "condition "+cond
+	if e.Bool("IfController.evaluateAll", false) {
+		st, note = convert.Partial, note+"; JMeter evaluated it before each child, plateau once"
+	}
+	c.add(path, e, st, note, "")
+	s, _ := c.children(path, e.Children, sc, false)
+	return []convert.Step{{If: &convert.Group{Cond: cond, Steps: nonEmpty(s)}}}
+}
+
+// maxWhile bounds a converted While Controller, which JMeter does not.
+const maxWhile = 1000
+
+func (c *conv) whileController(path string, e *Element, sc scope) []convert.Step {
+	raw := e.Str("WhileController.condition")
+	cond, ok := c.condition(raw, true)
+	if !ok {
+		cond, ok = c.condition(raw, false)
+	}
+	if !ok {
+		return c.needsFeature(path, e, "while conditions written as scripts (or empty: until a sample fails)", "condition "+raw)
+	}
+	c.add(path, e, convert.Partial, fmt.Sprintf("loop while %s, at most %d times (JMeter sets no bound)", cond, maxWhile), "")
+	s, _ := c.children(path, e.Children, sc, false)
+	return []convert.Step{{Loop: &convert.Group{While: cond, Max: maxWhile, Steps: nonEmpty(s)}}}
+}
+
+// foreach converts a ForEach Controller over the matches of an extractor
+// that now extracts them all.
+func (c *conv) foreach(path string, e *Element, sc scope) []convert.Step {
+	in := strings.TrimSpace(e.Str("ForeachController.inputVal"))
+	ret := strings.TrimSpace(e.Str("ForeachController.returnVal"))
+	if !c.allVars[in] || ret == "" {
+		return c.needsFeature(path, e, "foreach over variables not set by an extractor", "over "+in+"_N into "+ret)
+	}
+	if e.Str("ForeachController.startIndex") != "" || e.Str("ForeachController.endIndex") != "" {
+		return c.needsFeature(path, e, "foreach over part of a list", "")
+	}
+	as := c.setVar(ret)
+	c.add(path, e, convert.Converted, "over every match of "+in, "")
+	s, _ := c.children(path, e.Children, sc, false)
+	return []convert.Step{{Foreach: &convert.Group{In: "${" + c.varRef(in) + "}", As: as, Steps: nonEmpty(s)}}}
+}
+
+// switchController runs the child whose index or name is the value: a
+// chain of ifs, one per child.
+func (c *conv) switchController(path string, e *Element, sc scope) []convert.Step {
+	val := strings.TrimSpace(e.Str("SwitchController.value"))
+	if val == "" {
+		val = "0"
+	}
+	t := c.translate(val)
+	if len(t.Needs) > 0 || strings.Count(t.T, "${") > 1 {
+		return c.needsFeature(path, e, "switch on an expression", "value "+val)
+	}
+	c.add(path, e, convert.Converted, "one if per child, on the value "+val, "")
+	var out []convert.Step
+	idx := 0
+	for _, k := range e.Children {
+		p := join(path, k.Name)
+		if !k.Enabled {
+			c.disabled(p, k)
+			continue
+		}
+		if c.scoped(p, k, &sc, false) {
+			continue
+		}
+		steps := c.element(p, k, sc)
+		if !strings.Contains(t.T, "${") {
+			// A constant value: the chosen child only.
+			if val == strconv.Itoa(idx) || val == k.Name {
+				out = append(out, steps...)
+			}
+			idx++
+			continue
+		}
+		v := strings.TrimSuffix(strings.TrimPrefix(t.T, "${"), "}")
+		cond := fmt.Sprintf("${%s} == %q || ${%s} == %q", v, strconv.Itoa(idx), v, k.Name)
+		out = append(out, convert.Step{If: &convert.Group{Cond: cond, Steps: nonEmpty(steps)}})
+		idx++
+	}
+	return out
+}
+
+// randomController picks one child per pass, at random.
+func (c *conv) randomController(path string, e *Element, sc scope) []convert.Step {
+	c.add(path, e, convert.Converted, "one child at random each time (choose, equal weights)", "")
+	var branches []convert.Branch
+	for _, k := range e.Children {
+		p := join(path, k.Name)
+		if !k.Enabled {
+			c.disabled(p, k)
+			continue
+		}
+		if c.scoped(p, k, &sc, false) {
+			continue
+		}
+		branches = append(branches, convert.Branch{Name: plainText(k.Name), Weight: 1, Steps: nonEmpty(c.element(p, k, sc))})
+	}
+	if len(branches) == 0 {
+		return nil
+	}
+	return []convert.Step{{Choose: branches}}
+}
+
+// throughputController runs its children in a share of the passes.
+func (c *conv) throughputController(path string, e *Element, sc scope) []convert.Step {
+	style := e.Str("ThroughputController.style")
+	pct := strings.TrimSpace(e.Str("ThroughputController.percentThroughput"))
+	if pct == "" {
+		if p := e.sub("ThroughputController.percentThroughput"); p != nil {
+			pct = strings.TrimSpace(p.str("FloatProperty.value"))
+		}
+	}
+	if pct == "" {
+		if p := e.props.prop("ThroughputController.percentThroughput"); p != nil {
+			pct = strings.TrimSpace(p.str("value"))
+		}
+	}
+	f, err := strconv.ParseFloat(pct, 64)
+	if style != "1" || err != nil || f < 0 || f > 100 {
+		return c.needsFeature(path, e, "throughput controller by total executions", "style "+style)
+	}
+	c.add(path, e, convert.Converted, fmt.Sprintf("runs in %.4g %% of the passes (choose)", f), "")
+	s, _ := c.children(path, e.Children, sc, false)
+	if f >= 100 {
+		return s
+	}
+	if f <= 0 {
+		return nil
+	}
+	return []convert.Step{{Choose: []convert.Branch{
+		{Name: plainText(e.Name), Weight: f, Steps: nonEmpty(s)},
+		{Name: "skip", Weight: 100 - f, Steps: []convert.Step{{Think: &convert.Think{}}}},
+	}}}
+}
+
+// nonEmpty keeps a construct's step list loadable: a list of only
+// comments gets a zero pause after them.
+func nonEmpty(s []convert.Step) []convert.Step {
+	for _, x := range s {
+		if x.Comment == nil || x.Request != nil || x.Think != nil || x.Transaction != nil || x.Loop != nil ||
+			x.If != nil || x.Foreach != nil || x.Choose != nil || x.Rendezvous != nil {
+			return s
+		}
+	}
+	return append(s, convert.Step{Think: &convert.Think{}})
+}
