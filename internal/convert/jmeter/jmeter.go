@@ -91,7 +91,7 @@ type scope struct {
 	extract  []convert.Extract
 	checks   []convert.Check
 	before   []convert.Step // timers (think) and rendezvous before each sampler
-	comments []string // unconverted scoped elements, noted at each sampler
+	comments []string       // unconverted scoped elements, noted at each sampler
 	timeout  time.Duration
 }
 
