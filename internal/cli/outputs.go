@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/output"
+	"github.com/plateau-perf/plateau/internal/output/live"
 	"github.com/plateau-perf/plateau/internal/output/prom"
 	"github.com/plateau-perf/plateau/internal/plan"
 	"github.com/plateau-perf/plateau/internal/rundir"
@@ -67,7 +68,9 @@ type liveOutputs struct {
 	st     *State
 	hub    *output.Hub
 	prom   *prom.Exporter
+	live   *live.View
 	srv    *http.Server
+	runCtx context.Context
 	addr   string
 	cancel context.CancelCauseFunc
 }
@@ -84,7 +87,7 @@ func startOutputs(ctx context.Context, st *State, f runFlags, p *plan.Plan, gene
 	}
 	lo := &liveOutputs{st: st, hub: output.NewHub(generator, names)}
 	runCtx, cancel := context.WithCancelCause(ctx)
-	lo.cancel = cancel
+	lo.cancel, lo.runCtx = cancel, runCtx
 	for _, o := range f.outputs {
 		kind, raw, _ := strings.Cut(o, "=")
 		u, err := url.Parse(raw)
@@ -108,11 +111,18 @@ func startOutputs(ctx context.Context, st *State, f runFlags, p *plan.Plan, gene
 		lo.addr = ln.Addr().String()
 		lo.prom = prom.New(generator)
 		lo.hub.Add("prometheus", "http://"+lo.addr+"/metrics", lo.prom)
+		lo.live = live.New(live.Options{Name: p.Name, SLA: slaTexts(p), MultiWorkload: len(p.Workloads) > 1,
+			Stop: func() {
+				fmt.Fprintln(st.Stderr, "plateau: stop requested from the live view")
+				cancel(errStoppedLive)
+			}})
+		lo.hub.Add("live", "http://"+lo.addr+"/", lo.live)
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", lo.prom.Handler())
+		mux.Handle("/", lo.live.Handler())
 		lo.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = lo.srv.Serve(ln) }()
-		fmt.Fprintf(st.Stderr, "plateau: serving live metrics on http://%s/metrics\n", lo.addr)
+		fmt.Fprintf(st.Stderr, "plateau: live view on http://%s/ , Prometheus metrics on http://%s/metrics\n", lo.addr, lo.addr)
 	}
 	return lo, runCtx, nil
 }
@@ -138,6 +148,24 @@ func (lo *liveOutputs) finish(info *rundir.Info) {
 	if err != nil {
 		info.Notes = append(info.Notes, err.Error())
 	}
+	if errors.Is(context.Cause(lo.runCtx), errStoppedLive) {
+		info.Notes = append(info.Notes, "the run was stopped from the live view")
+	}
+}
+
+// done shows the verdict on the live page.
+func (lo *liveOutputs) done(verdict string, passed bool, report string) {
+	if lo.live != nil {
+		lo.live.Finish(verdict, passed, report)
+	}
+}
+
+func slaTexts(p *plan.Plan) []string {
+	var out []string
+	for _, s := range p.SLA {
+		out = append(out, s.Expr)
+	}
+	return out
 }
 
 // close waits for a last scrape of /metrics (when something was scraping)

@@ -192,6 +192,7 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	if err != nil {
 		return err
 	}
+	outs.done(sum.Verdict, sum.Passed, filepath.Join(dir, "report.html"))
 	fmt.Fprintf(st.Stdout, "\nrun directory: %s\nreport:        %s\n", dir, filepath.Join(dir, "report.html"))
 	// The verdict comes last, so it is what a terminal or CI log shows.
 	printSummary(st.Stdout, sum)
