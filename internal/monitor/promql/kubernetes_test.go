@@ -1,0 +1,143 @@
+package promql
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/monitor/monitortest"
+)
+
+// recordedExposition serves a recorded exposition without its sample
+// timestamps; counters (families ending in _total) advance from their
+// recorded value at rate(i) per second for the i-th counter series.
+func recordedExposition(t *testing.T, path string, rate func(i int) float64) (addr string, rates map[string]float64) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	type line struct {
+		text    string
+		series  string
+		value   float64
+		counter bool
+		rate    float64
+	}
+	var lines []line
+	rates = map[string]float64{}
+	sc := bufio.NewScanner(f)
+	n := 0
+	for sc.Scan() {
+		l := sc.Text()
+		if strings.HasPrefix(l, "#") || strings.TrimSpace(l) == "" {
+			lines = append(lines, line{text: l})
+			continue
+		}
+		i := strings.LastIndex(l, "} ")
+		if i < 0 {
+			i = strings.Index(l, " ") - 1
+		}
+		series, rest := l[:i+1], strings.Fields(l[i+1:])
+		v, err := strconv.ParseFloat(rest[0], 64)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		ln := line{series: series, value: v, counter: strings.Contains(series, "_total")}
+		if ln.counter {
+			ln.rate = rate(n)
+			rates[series] = ln.rate
+			n++
+		}
+		lines = append(lines, ln)
+	}
+	start := time.Now()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		el := time.Since(start).Seconds()
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		for _, l := range lines {
+			if l.series == "" {
+				fmt.Fprintln(w, l.text)
+				continue
+			}
+			fmt.Fprintf(w, "%s %s\n", l.series, strconv.FormatFloat(l.value+l.rate*el, 'g', -1, 64))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://"), rates
+}
+
+// TestKubernetesRecipe: a recorded kubelet exposition, served to the real
+// Prometheus, gives one CPU and one memory series per pod and container of
+// the filtered namespace; kube-state-metrics is not there, so its queries
+// are named empty results.
+func TestKubernetesRecipe(t *testing.T) {
+	addr, rates := recordedExposition(t, "testdata/kubelet-resource-metrics.prom", func(i int) float64 { return 0.05 * float64(i+1) })
+	prom := monitortest.Prometheus(t, map[string][]string{"kubelet": {addr}})
+	time.Sleep(3 * time.Second)
+	dir := t.TempDir()
+	s, err := monitor.Start(context.Background(), monitor.Options{Dir: dir, Interval: 500 * time.Millisecond,
+		Kinds: map[string]monitor.Kind{monitor.KindRecipe: Kind()},
+		Targets: []monitor.TargetConfig{{Kind: monitor.KindRecipe, Name: "k8s", Options: map[string]any{
+			"url": prom, "recipe": "kubernetes", "filter": `namespace="ersilia-core"`, "window": "3s", "before": "3s"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	series, _, err := monitor.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := map[string]float64{}
+	pods := map[string]bool{}
+	for _, s := range series {
+		if n := len(s.Points); n > 0 {
+			last[s.Metric] = s.Points[n-1].V
+		}
+		if strings.Contains(s.Metric, "kube-system") {
+			t.Errorf("the namespace filter let %s through", s.Metric)
+		}
+		if strings.HasPrefix(s.Metric, "pod_cpu_cores{") {
+			pods[s.Metric] = true
+		}
+	}
+	if len(pods) != 5 {
+		t.Errorf("want the 5 containers of ersilia-core, got %v", pods)
+	}
+	server := "{container=server,namespace=ersilia-core,pod=ersilia-hub-server-78554c56f7-klmrl}"
+	want := rates[`container_cpu_usage_seconds_total{container="server",namespace="ersilia-core",pod="ersilia-hub-server-78554c56f7-klmrl"}`]
+	if got := last["pod_cpu_cores"+server]; math.Abs(got-want) > 0.1*want {
+		t.Errorf("server CPU %v cores, the counter advanced at %v", got, want)
+	}
+	if got := last["pod_memory_bytes"+server]; got != 1.97271552e+08 {
+		t.Errorf("server memory %v, recorded 1.97271552e+08", got)
+	}
+	notes, err := monitor.ReadNotes(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := map[string]bool{}
+	for _, n := range notes {
+		if n.Level == monitor.NoteEmpty {
+			empty[n.Subject] = true
+		}
+	}
+	for _, q := range []string{"pod_restarts", "pod_cpu_limit_cores", "pod_memory_limit_bytes", "pod_cpu_throttled_pct"} {
+		if !empty[q] {
+			t.Errorf("no empty-result note for %s (no kube-state-metrics, no CFS counters in the capture): %+v", q, notes)
+		}
+	}
+}
