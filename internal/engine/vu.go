@@ -18,6 +18,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/engine/httpc"
+	"github.com/plateau-perf/plateau/internal/metrics"
 	"github.com/plateau-perf/plateau/internal/plan"
 	"github.com/plateau-perf/plateau/internal/plan/expr"
 )
@@ -338,7 +339,10 @@ func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sam
 	case aborted:
 		s.Class, s.Message = core.ErrAborted, "aborted in flight: the run stopped"
 	case r.Err != nil:
-		s.Message = r.Err.Error()
+		// Addresses and ports out, so that failures group (samples.jtl
+		// agrees with the intervals); a status line that arrived before
+		// the failure stays in s.Status.
+		s.Message = metrics.NormalizeMessage(r.Err.Error())
 	default:
 		v.judge(q, s)
 		v.extract(q, s)

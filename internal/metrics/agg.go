@@ -79,8 +79,11 @@ func (a *Agg) AddValue(us int64) {
 	recordUs(a.Hist, us)
 }
 
-// AddError counts n failures of one kind.
+// AddError counts n failures of one kind. The message is normalised
+// (NormalizeMessage) so failures that differ only by an address or port
+// group together.
 func (a *Agg) AddError(k ErrKey, n int64) {
+	k.Message = NormalizeMessage(k.Message)
 	a.Errors += n
 	if a.Errs == nil {
 		a.Errs = make(map[ErrKey]int64)

@@ -381,6 +381,13 @@ func describeErr(class string, status int, msg string) string {
 		if t := statusText(fmt.Sprint(status)); t != "" {
 			s += " " + t
 		}
+		switch class {
+		case "http_4xx", "http_5xx", "check", "":
+		default:
+			// The status line arrived, then the exchange failed (a reset
+			// mid-body): the class says what happened.
+			s = class + " after " + s
+		}
 	}
 	if msg != "" {
 		if len(msg) > 80 {

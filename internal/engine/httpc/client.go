@@ -503,6 +503,11 @@ func (c *Client) readResponse(cn *conn, t *target, method string, res *Result) (
 	err = p.readHead(cn.br)
 	res.raw, res.fields = p.hdr, p.fields
 	if err != nil {
+		// A status line that arrived before the failure is kept: a reset
+		// after it is still a reset, with the status the server sent.
+		if p.status >= 100 {
+			res.Status, res.Proto = p.status, p.proto
+		}
 		return false, fmt.Errorf("reading response head: %w", err)
 	}
 	res.Status, res.Proto = p.status, p.proto

@@ -706,6 +706,31 @@ func TestErrorClasses(t *testing.T) {
 		}
 	})
 	garbage := newRawServer(t, serveFixed("SSH-2.0-OpenSSH_9.2\r\n\r\n"))
+	// 512 bytes with no line end, then a close: the end of the stream
+	// falls inside something that is no status line.
+	noise := make([]byte, 512)
+	for i := range noise {
+		noise[i] = byte(0x80 + i%0x70)
+	}
+	noiseClose := newRawServer(t, func(c net.Conn, br *bufio.Reader) {
+		if _, err := http.ReadRequest(br); err == nil {
+			c.Write(noise)
+		}
+	})
+	// A status line cut short by the close is still a reset.
+	cutStatus := newRawServer(t, func(c net.Conn, br *bufio.Reader) {
+		if _, err := http.ReadRequest(br); err == nil {
+			io.WriteString(c, "HTTP/1.1 20")
+		}
+	})
+	// The status line and part of the headers, then RST.
+	resetInHead := newRawServer(t, func(c net.Conn, br *bufio.Reader) {
+		if _, err := http.ReadRequest(br); err == nil {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Ty")
+			time.Sleep(20 * time.Millisecond)
+			c.(*net.TCPConn).SetLinger(0)
+		}
+	})
 	badHeader := newRawServer(t, serveFixed("HTTP/1.1 200 OK\r\nBad Header: x\r\n\r\n"))
 	badChunk := newRawServer(t, serveFixed("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"))
 	badLength := newRawServer(t, serveFixed("HTTP/1.1 200 OK\r\nContent-Length: 12x\r\n\r\n"))
@@ -741,6 +766,9 @@ func TestErrorClasses(t *testing.T) {
 		{"tls: unknown authority", Config{}, tlsSrv.URL, core.ErrTLS},
 		{"tls: plain http server", Config{}, strings.Replace(garbage.URL, "http:", "https:", 1), core.ErrTLS},
 		{"protocol: garbage", short, garbage.URL, core.ErrProtocol},
+		{"protocol: 512 bytes without a line end, then close", short, noiseClose.URL, core.ErrProtocol},
+		{"reset: status line cut short", short, cutStatus.URL, core.ErrReset},
+		{"reset: RST after the status line", short, resetInHead.URL, core.ErrReset},
 		{"protocol: bad header", short, badHeader.URL, core.ErrProtocol},
 		{"protocol: bad chunk", short, badChunk.URL, core.ErrProtocol},
 		{"protocol: bad length", short, badLength.URL, core.ErrProtocol},
@@ -756,6 +784,9 @@ func TestErrorClasses(t *testing.T) {
 			res := get(t, c, tt.url)
 			if res.Class != tt.want {
 				t.Fatalf("class %v, want %v (err %v)", res.Class, tt.want, res.Err)
+			}
+			if strings.Contains(tt.name, "after the status line") && res.Status != 200 {
+				t.Fatalf("status %d, want the 200 that arrived before the reset", res.Status)
 			}
 			if (res.Err == nil) != (tt.want == core.ErrNone) || Classify(res.Err) != tt.want {
 				t.Fatalf("err %v inconsistent with class %v", res.Err, res.Class)

@@ -133,6 +133,12 @@ func (p *parser) readHead(br *bufio.Reader) error {
 		p.head = head{contentLength: -1, location: -1}
 		s, e, err := p.readLine(br, &total)
 		if err != nil {
+			if n1xx == 0 && len(p.hdr) > 0 && !statusPrefix(p.hdr) {
+				// The connection ended (or was reset) inside bytes that
+				// cannot begin a status line: the server spoke something
+				// else, which is a protocol failure, not a reset.
+				return protoErr("bad status line", p.hdr)
+			}
 			return err
 		}
 		if err := p.parseStatus(p.hdr[s:e]); err != nil {
@@ -150,6 +156,23 @@ func (p *parser) readHead(br *bufio.Reader) error {
 			return protoErr("too many 1xx responses", nil)
 		}
 	}
+}
+
+// statusPrefix reports whether b could be the start of a status line
+// "HTTP/1.x NNN" (a response cut short may end anywhere in it).
+func statusPrefix(b []byte) bool {
+	const pattern = "HTTP/1.d ddd"
+	for i := 0; i < len(b) && i < len(pattern); i++ {
+		switch want := pattern[i]; {
+		case want == 'd':
+			if !isDigit(b[i]) {
+				return false
+			}
+		case b[i] != want:
+			return false
+		}
+	}
+	return len(b) <= len(pattern) || b[len(pattern)] == ' ' || b[len(pattern)] == '\r'
 }
 
 // parseStatus parses "HTTP/1.x NNN reason".
