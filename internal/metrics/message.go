@@ -7,30 +7,31 @@ import (
 )
 
 var (
-	// An IPv4 or bracketed IPv6 address with an optional port, optionally
-	// as "local->remote" (Go's net.OpError), and " on <resolver>" forms.
-	addrRe = regexp.MustCompile(`(?:\[[0-9A-Fa-f:.%a-zA-Z]*:[0-9A-Fa-f:.%a-zA-Z]*\]|\b\d{1,3}(?:\.\d{1,3}){3}\b)(?::\d{1,5})?(?:->(?:\[[^\]\s]*\]|\d{1,3}(?:\.\d{1,3}){3})(?::\d{1,5})?)?`)
+	// The local end of a connection, "addr:port->" in Go's net.OpError
+	// text ("read tcp 127.0.0.1:54321->127.0.0.1:8080: …"): its ephemeral
+	// port differs on every connection.
+	localRe = regexp.MustCompile(`(?:\[[0-9A-Fa-f:.%a-zA-Z]*\]|\b\d{1,3}(?:\.\d{1,3}){3})(?::\d{1,5})?->`)
 	// A Go-quoted excerpt ("…" with escapes) in a message.
 	quotedRe = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 )
 
 // NormalizeMessage makes failure messages that differ only by ephemeral
-// detail equal, so that failures group by what happened: IP addresses and
-// ports are taken out ("read tcp 127.0.0.1:54321->127.0.0.1:8080: read:
-// connection reset by peer" becomes "read tcp: read: connection reset by
-// peer"), and a quoted excerpt of binary bytes (a protocol error quoting
-// what the server sent) becomes "(binary data)". Readable quotes stay. A
-// message with nothing to normalise is returned as is, without allocating.
-// It is the one home of the rule: the engine and every importer group
-// failures through Agg.AddError, which applies it.
+// detail equal, so that failures group by what happened: the local address
+// and ephemeral port of a connection are taken out ("read tcp
+// 127.0.0.1:54321->127.0.0.1:8080: read: connection reset by peer" becomes
+// "read tcp 127.0.0.1:8080: read: connection reset by peer"; the remote
+// address stays, it names the server), and a quoted excerpt of non-text
+// bytes (a protocol error quoting what the server sent) becomes "(binary
+// data)". Readable quotes stay. A message with nothing to normalise is
+// returned as is, without allocating. It is the one home of the rule: the
+// engine and every importer group failures through Agg.AddError, which
+// applies it.
 func NormalizeMessage(m string) string {
 	if m == "" {
 		return m
 	}
-	if mayHoldAddr(m) && addrRe.MatchString(m) {
-		m = addrRe.ReplaceAllString(m, "")
-		m = strings.NewReplacer(" : ", ": ", " :", ":", "  ", " ", " ,", ",", "()", "", "''", "").Replace(m)
-		m = strings.TrimSpace(m)
+	if mayHoldAddr(m) && strings.Contains(m, "->") {
+		m = localRe.ReplaceAllString(m, "")
 	}
 	if strings.Contains(m, `"`) && strings.Contains(m, `\`) {
 		m = quotedRe.ReplaceAllStringFunc(m, func(q string) string {

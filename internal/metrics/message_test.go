@@ -5,12 +5,12 @@ import "testing"
 func TestNormalizeMessage(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
-		{"read tcp 127.0.0.1:54321->127.0.0.1:8080: read: connection reset by peer", "read tcp: read: connection reset by peer"},
+		{"read tcp 127.0.0.1:54321->127.0.0.1:8080: read: connection reset by peer", "read tcp 127.0.0.1:8080: read: connection reset by peer"},
 		{"reading response body: read tcp 127.0.0.1:40112->127.0.0.1:8080: read: connection reset by peer",
-			"reading response body: read tcp: read: connection reset by peer"},
-		{"dial tcp 127.0.0.1:1: connect: connection refused", "dial tcp: connect: connection refused"},
-		{"sending request: write tcp [::1]:5123->[::1]:80: write: broken pipe", "sending request: write tcp: write: broken pipe"},
-		{"dial tcp: lookup x.test on 127.0.0.53:53: no such host", "dial tcp: lookup x.test on: no such host"},
+			"reading response body: read tcp 127.0.0.1:8080: read: connection reset by peer"},
+		{"dial tcp 127.0.0.1:1: connect: connection refused", "dial tcp 127.0.0.1:1: connect: connection refused"},
+		{"sending request: write tcp [::1]:5123->[::1]:80: write: broken pipe", "sending request: write tcp [::1]:80: write: broken pipe"},
+		{"dial tcp: lookup x.test on 127.0.0.53:53: no such host", "dial tcp: lookup x.test on 127.0.0.53:53: no such host"},
 		{`reading response head: malformed response: bad status line "\x8f\x01\xfe\x92\x00\x17abc"`,
 			"reading response head: malformed response: bad status line (binary data)"},
 		{`reading response head: malformed response: bad status line "SSH-2.0-OpenSSH_9.2"`,
