@@ -15,6 +15,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/demo"
 	"github.com/plateau-perf/plateau/internal/demo/sut"
+	"github.com/plateau-perf/plateau/internal/monitor"
 	"github.com/plateau-perf/plateau/internal/report"
 	"github.com/plateau-perf/plateau/internal/rundir"
 )
@@ -110,6 +111,38 @@ func runDemo(ctx context.Context, st *State, f demoFlags) error {
 		}
 	}
 	return err
+}
+
+// copyMonitorData copies the monitor series of run directory from into run
+// directory to, unless to has monitor data of its own.
+func copyMonitorData(from, to string) error {
+	src, dst := filepath.Join(from, monitor.SubDir), filepath.Join(to, monitor.SubDir)
+	if _, err := os.Stat(dst); err == nil {
+		return nil
+	}
+	entries, err := os.ReadDir(src)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // demoSteps renders the stepped load as a flow-style YAML list: reference
@@ -230,6 +263,11 @@ func serverSideReport(ctx context.Context, st *State, dir string, instances int)
 	quiet.Stderr = io.Discard
 	if err := runImport(ctx, &quiet, importFlags{out: out, name: "lar-cave server side (access logs)",
 		phaseList: info.CorePhases(end)}, ins, importTypes()); err != nil {
+		return err
+	}
+	// The servers ran under the run's monitors: the server-side report
+	// shows the same resource series.
+	if err := copyMonitorData(filepath.Join(dir, "run"), out); err != nil {
 		return err
 	}
 	if _, err := report.Generate(out, report.Options{}); err != nil {

@@ -94,6 +94,32 @@ func TestDemoEndToEnd(t *testing.T) {
 	if gross == 0 || net != gross {
 		t.Errorf("lar-1 reads %d, net of downstream %d: want equal and non-zero", gross, net)
 	}
+	// The server-side report shows the run's monitor data (the same
+	// servers), the balancer is watched, a failure is listed once, and a
+	// stall of the servers' own times is not blamed on the generator.
+	if srv.Resources == nil {
+		t.Error("server-side summary has no resources although the run monitored the servers")
+	}
+	smd, err := os.ReadFile(filepath.Join(dir, "server", "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(smd), "No monitor data") {
+		t.Error("server-side report says No monitor data")
+	}
+	if strings.Contains(string(smd), "the load generator, not the system") {
+		t.Error("server-side report blames the generator for a stall of the servers' own times")
+	}
+	if !strings.Contains(string(smd), "servers' own request times") {
+		t.Error("server-side report's method sentence does not say the times are the servers'")
+	}
+	rmd, err := os.ReadFile(filepath.Join(run, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(rmd), "balancer") {
+		t.Error("the run's report does not show the balancer's resources")
+	}
 	// Access logs of every instance, each line in the documented format.
 	line := regexp.MustCompile(`^\S+Z (GET|POST) \S+ \d{3} \d+\.\d+ [0-9a-f]+ \S+$`)
 	for _, name := range []string{"lar-1", "lar-2", "cave-1", "cave-2"} {

@@ -406,3 +406,34 @@ func TestBeforeDuringAfterSaysWhyItIsMissing(t *testing.T) {
 		t.Errorf("the report does not say why the before/during/after tables are missing")
 	}
 }
+
+// TestErrorsListedOnceWithTheirWorkload: a derived label repeats its
+// request's failures, so the errors table lists each failure once, and
+// with two workloads it names the workload of each.
+func TestErrorsListedOnceWithTheirWorkload(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := reporttest.Write(dir, reporttest.Options{NetOfDownstream: true, Concurrent: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := report.Write(dir, report.Options{Formats: []string{"md"}}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(b)
+	i := strings.Index(md, "By message")
+	if i < 0 {
+		t.Fatal("no errors table")
+	}
+	table := md[i:]
+	table = table[:strings.Index(table, "![")]
+	if strings.Contains(table, "net of downstream") {
+		t.Errorf("errors listed twice (derived rows):\n%s", table)
+	}
+	if !strings.Contains(table, "read: "+reporttest.CaveLabel) {
+		t.Errorf("errors table does not name the workload:\n%s", table)
+	}
+}

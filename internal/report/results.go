@@ -344,8 +344,12 @@ func (b *builder) errors() doc.Section {
 		if e.Status > 0 {
 			st = fmt.Sprint(e.Status)
 		}
+		label := e.Label
+		if len(b.d.Info.Workloads) > 1 && e.Workload != "" {
+			label = b.red.String(e.Workload) + ": " + label
+		}
 		dt.Rows = append(dt.Rows, doc.Row{Cells: []doc.Cell{{Text: e.Class}, {Text: st}, {Text: nonEmpty(e.Message, "–")},
-			{Text: e.Label}, {Text: count(e.Count)}, {Text: share(e.Count)},
+			{Text: label}, {Text: count(e.Count)}, {Text: share(e.Count)},
 			{Text: hms(e.First) + " (+" + offset(e.First, b.d.Start) + ")"}, {Text: hms(e.Last) + " (+" + offset(e.Last, b.d.Start) + ")"},
 			{Text: nonEmpty(strings.Join(e.Phases, ", "), "–")}}})
 	}
@@ -406,17 +410,22 @@ func (b *builder) requestErrors() []analysis.ErrorDetail {
 		status     int
 	}
 	onRequest := map[kind]bool{}
-	isTx := func(e analysis.ErrorDetail) bool {
+	is := func(e analysis.ErrorDetail, want func(analysis.LabelKey) bool) bool {
 		for k := range b.d.Run {
-			if k.Tx && k.Workload == e.Workload && b.red.String(k.Label) == e.Label {
+			if want(k) && k.Workload == e.Workload && b.red.String(k.Label) == e.Label {
 				return true
 			}
 		}
 		return false
 	}
+	isTx := func(e analysis.ErrorDetail) bool { return is(e, func(k analysis.LabelKey) bool { return k.Tx }) }
+	isDerived := func(e analysis.ErrorDetail) bool { return is(e, func(k analysis.LabelKey) bool { return k.Derived }) }
 	var out []analysis.ErrorDetail
 	var txs []analysis.ErrorDetail
 	for _, e := range b.s.Errors.Details {
+		if isDerived(e) {
+			continue // the same failures as the request it was derived from
+		}
 		if isTx(e) {
 			txs = append(txs, e)
 			continue

@@ -30,7 +30,7 @@ func (b *builder) source() dataSource {
 			k = sourceK6
 		case strings.HasPrefix(s, "Locust"):
 			k = sourceLocust
-		case strings.HasPrefix(s, "access log"):
+		case strings.HasPrefix(s, "access log"), strings.HasPrefix(s, "external-call log"):
 			k = sourceAccessLog
 		case strings.HasPrefix(s, "vmstat"), strings.HasPrefix(s, "jstat"), strings.HasPrefix(s, "docker stats"):
 			continue

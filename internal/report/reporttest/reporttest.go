@@ -63,6 +63,10 @@ type Options struct {
 	// running one phase from the second minute to the end of the second
 	// step, alongside the steps (reference 004's two workloads).
 	Concurrent bool
+	// NetOfDownstream adds a derived label per request, as an access-log
+	// import joined with its external calls writes ("… (net of
+	// downstream)"), carrying the same failures as its request.
+	NetOfDownstream bool
 	// IdleNetwork makes the hosts' network series read zero (a monitor
 	// watching an interface the traffic did not use).
 	IdleNetwork bool
@@ -240,6 +244,13 @@ func Write(dir string, o Options) error {
 			}
 			if err := w.WriteRecord(&rec); err != nil {
 				return err
+			}
+			if o.NetOfDownstream && !r.k.Tx {
+				rec.Label += " (net of downstream)"
+				rec.Derived = true
+				if err := w.WriteRecord(&rec); err != nil {
+					return err
+				}
 			}
 		}
 		active := map[string]int{"read": users}
