@@ -22,6 +22,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/importer/k6"
 	"github.com/plateau-perf/plateau/internal/importer/locust"
 	"github.com/plateau-perf/plateau/internal/importer/vmstat"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // importFlags are the flags every import form shares.
@@ -305,7 +306,19 @@ func runImport(ctx context.Context, st *State, f importFlags, ins []importInput,
 	}
 	cerr := run.Close()
 	if ierr != nil {
+		// The problem log outlives a failed import: its malformed-line
+		// summary is printed, and import.log is kept beside the run
+		// directory that is removed.
+		for _, l := range run.Problems().Summary() {
+			fmt.Fprintf(st.Stderr, "plateau import: %s\n", l)
+		}
 		if fresh {
+			kept := filepath.Clean(f.out) + ".import.log"
+			if b, err := os.ReadFile(filepath.Join(f.out, rundir.ImportLogFile)); err == nil {
+				if err := os.WriteFile(kept, b, 0o644); err == nil {
+					fmt.Fprintf(st.Stderr, "plateau import: import failed; its log is kept in %s\n", kept)
+				}
+			}
 			// Leave no half-built run behind for report or compare to read.
 			_ = os.RemoveAll(f.out)
 		}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,5 +51,33 @@ func TestImportSetGivenFileByFile(t *testing.T) {
 	b, _ = analysis.Load(two)
 	if a == nil || b == nil || a.Total.Count == 0 || a.Total.Count != b.Total.Count {
 		t.Errorf("one JTL given twice was not imported once")
+	}
+}
+
+// TestFailedImportKeepsLog: an import that fails leaves no run directory
+// but keeps its problem log beside it and prints the malformed lines (issue
+// 13 item 4: import.log was deleted with the directory).
+func TestFailedImportKeepsLog(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	jtl := filepath.Join(dir, "r.jtl")
+	text := "timeStamp,elapsed,label,responseCode,success\n1777629600000,10,a,200,true\nnot-a-time,10,a,200,true\n1777629600000,x,a,200,true\n"
+	if err := os.WriteFile(jtl, []byte(strings.ReplaceAll(text, "1777629600000,10", "1777629600000,-")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	code, _, errOut := runCLI(t, "import", "jmeter", jtl, "-o", out)
+	if code == 0 {
+		t.Fatalf("import of a file without one good line succeeded: %s", errOut)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("half-built run directory left behind")
+	}
+	log, err := os.ReadFile(out + ".import.log")
+	if err != nil {
+		t.Fatalf("no kept log: %v; stderr %s", err, errOut)
+	}
+	if !strings.Contains(string(log), "malformed") || !strings.Contains(errOut, "malformed") || !strings.Contains(errOut, out+".import.log") {
+		t.Errorf("log %q, stderr %q", log, errOut)
 	}
 }

@@ -53,3 +53,26 @@ func TestParseDecimal(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDetectTimeFormat: detection never panics, and a format it picks
+// parses the values it was picked from.
+func FuzzDetectTimeFormat(f *testing.F) {
+	for _, s := range []string{"2026/05/01 10:00:00", "1777629600000", "2026-05-01T10:00:00Z", "01.05.2026 10:00:00", "x", ""} {
+		f.Add(s, s)
+	}
+	clock, _ := LoadClock("UTC")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		p, _, err := DetectTimeFormat([][]byte{[]byte(a), []byte(b)}, clock)
+		if err != nil {
+			return
+		}
+		for _, v := range []string{a, b} {
+			if v = strings.TrimSpace(v); v == "" || p.Kind <= EpochNs {
+				continue
+			}
+			if _, err := p.Parse([]byte(v)); err != nil {
+				t.Errorf("picked %v for %q, %q but cannot parse %q: %v", p.Kind, a, b, v, err)
+			}
+		}
+	})
+}

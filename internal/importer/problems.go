@@ -119,6 +119,40 @@ func (p *Problems) Count(file string) int64 {
 	return p.counts[file]
 }
 
+// First is the first quoted problem of file (the lowest line), and whether
+// there is one.
+func (p *Problems) First(file string) (Problem, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ps := p.first[file]
+	if len(ps) == 0 {
+		return Problem{}, false
+	}
+	best := ps[0]
+	for _, pr := range ps[1:] {
+		if pr.Line < best.Line {
+			best = pr
+		}
+	}
+	return best, true
+}
+
+// NoSamples is the error of a file that yielded no sample: when all its
+// lines were malformed it says how many and quotes the first, naming
+// --time-format and --tz when the clock was the trouble.
+func (p *Problems) NoSamples(file string) error {
+	n := p.Count(file)
+	pr, ok := p.First(file)
+	if n == 0 || !ok {
+		return fmt.Errorf("%s: no samples", file)
+	}
+	hint := ""
+	if strings.Contains(strings.ToLower(pr.Reason), "time") {
+		hint = fmt.Sprintf("; if the times are in another format give %s (and %s for their zone)", TimeFormatFlag, TZFlag)
+	}
+	return fmt.Errorf("%s: no samples: %d malformed lines, the first %s%s", file, n, pr, hint)
+}
+
 // Summary returns one line per file with malformed lines ("file: N
 // malformed lines skipped") followed by its quoted lines, files in the
 // order their first problem was seen.

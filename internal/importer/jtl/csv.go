@@ -94,14 +94,16 @@ func (s *Source) importCSV(ctx context.Context, run *importer.Run, src io.Reader
 	run.Logf("%s: %d samples, %d failed, %d labels, %d malformed lines", s.cfg.Path, agg.Count(), agg.Errors(),
 		agg.Labels().Len(), probs.Count(s.cfg.Path))
 	if agg.Count() == 0 {
-		return fmt.Errorf("%s: no samples", s.cfg.Path)
+		return probs.NoSamples(s.cfg.Path)
 	}
 	return nil
 }
 
-// timeParser picks the timeStamp format: the configured one, or epoch
-// milliseconds when the first value is all digits, or ISO 8601 when it
-// looks like one; anything else needs --time-format.
+// timeParser picks the timeStamp format: the configured one, or the one
+// importer.DetectTimeFormat finds in the first data rows' timeStamp values
+// (epoch milliseconds, ISO 8601, or one of JMeter's common
+// timestamp_format patterns), whatever the rows' quoting. Anything else
+// needs --time-format, and the error quotes the first value.
 func (s *Source) timeParser(head []byte, l layout, hasHeader bool, clock importer.Clock) (importer.TimeParser, error) {
 	if s.cfg.TimeFormat != "" {
 		return importer.NewTimeParser(s.cfg.TimeFormat, clock)
@@ -111,41 +113,45 @@ func (s *Source) timeParser(head []byte, l layout, hasHeader bool, clock importe
 	if hasHeader {
 		_, rest, _ = bytes.Cut(rest, []byte{'\n'})
 	}
-	line, _, _ := bytes.Cut(rest, []byte{'\n'})
-	line = bytes.TrimSuffix(line, []byte{'\r'})
-	if len(line) == 0 {
-		return importer.NewTimeParser("ms", clock)
-	}
-	fields, _, ok := d.split(line)
-	if !ok || l.idx[colTimeStamp] >= len(fields) {
-		return importer.NewTimeParser("ms", clock) // the line is malformed; counted later
-	}
-	ts := fields[l.idx[colTimeStamp]]
-	if k, err := importer.DetectEpoch(ts); err == nil {
-		if k != importer.EpochMs {
-			return importer.TimeParser{}, fmt.Errorf("%s: timeStamp %q is not epoch milliseconds as JMeter writes them; give %s", s.cfg.Path, importer.Quote(ts), importer.TimeFormatFlag)
+	var vals [][]byte
+	for len(rest) > 0 && len(vals) < 50 {
+		var fields [][]byte
+		line, after, _ := bytes.Cut(rest, []byte{'\n'})
+		if f, _, ok := d.split(bytes.TrimSuffix(line, []byte{'\r'})); ok {
+			fields, rest = f, after
+		} else {
+			f, next, bad := d.splitQuoted(rest)
+			if bad != "" {
+				fields, rest = nil, after // malformed: counted later
+			} else {
+				fields, rest = f, next
+			}
 		}
-		return importer.NewTimeParser("ms", clock)
-	}
-	if len(ts) >= 19 && ts[4] == '-' && (ts[10] == 'T' || ts[10] == ' ') {
-		p, _ := importer.NewTimeParser("iso8601", clock)
-		if _, err := p.Parse(ts); err != nil {
-			return p, fmt.Errorf("%s: timeStamp: %w", s.cfg.Path, err)
-		}
-		return p, nil
-	}
-	if len(ts) >= 19 && ts[4] == '/' {
-		p, err := importer.NewTimeParser("yyyy/MM/dd HH:mm:ss.SSS", clock)
-		if err != nil {
-			return p, fmt.Errorf("%s: timeStamp %q has no time zone: %w", s.cfg.Path, importer.Quote(ts), err)
-		}
-		if _, err := p.Parse(ts); err == nil {
-			return p, nil
+		if i := l.idx[colTimeStamp]; i < len(fields) && len(fields) > 1 {
+			v := bytes.TrimSpace(fields[i])
+			if len(v) > 0 && !bytes.EqualFold(v, []byte("timeStamp")) {
+				vals = append(vals, append([]byte(nil), v...))
+			}
 		}
 	}
-	return importer.TimeParser{}, fmt.Errorf("%s: cannot tell the format of timeStamp %q; give %s with JMeter's jmeter.save.saveservice.timestamp_format pattern (e.g. %s 'yyyy/MM/dd HH:mm:ss.SSS')",
-		s.cfg.Path, importer.Quote(ts), importer.TimeFormatFlag, importer.TimeFormatFlag)
+	if len(vals) > 1 && !full(head) {
+		vals = vals[:len(vals)-1] // the last value may be cut by the end of the head
+	}
+	if len(vals) == 0 {
+		return importer.NewTimeParser("ms", clock) // no readable row; lines are counted later
+	}
+	p, _, err := importer.DetectTimeFormat(vals, clock)
+	if err != nil {
+		return p, fmt.Errorf("%s: timeStamp: %w", s.cfg.Path, err)
+	}
+	if p.Kind != importer.EpochMs && p.Kind != importer.ISO8601 && p.Kind != importer.Layout {
+		return importer.TimeParser{}, fmt.Errorf("%s: timeStamp %q is not epoch milliseconds as JMeter writes them; give %s", s.cfg.Path, importer.Quote(vals[0]), importer.TimeFormatFlag)
+	}
+	return p, nil
 }
+
+// full reports whether head ends at a line end (the whole head is lines).
+func full(head []byte) bool { return len(head) > 0 && head[len(head)-1] == '\n' }
 
 // split splits one line with no quote into d.fields. It reports false when
 // the line has a quote (the caller then uses splitQuoted).
