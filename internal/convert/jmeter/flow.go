@@ -30,7 +30,7 @@ func (c *conv) condition(raw string, useExpression bool) (string, bool) {
 	}
 	if m := condFnRe.FindStringSubmatch(s); m != nil {
 		args := splitArgs(m[2])
-		s = strings.TrimSpace(args[0])
+		s = groovyCond(strings.TrimSpace(args[0]))
 	} else if useExpression {
 		// The expression is a variable or function yielding true/false.
 		if m := condVarRe.FindStringSubmatch(s); m != nil && m[0] == s {
@@ -54,6 +54,32 @@ func (c *conv) condition(raw string, useExpression bool) (string, bool) {
 		return "", false
 	}
 	return out, true
+}
+
+var (
+	varsGetRe = regexp.MustCompile(`vars\.(?:get|remove)\(\s*["']([A-Za-z_][A-Za-z0-9_.\-]*)["']\s*\)`)
+	// OPERAND.equals(ARG), operands a ${var} or a quoted literal.
+	equalsRe  = regexp.MustCompile(`(\$\{[^}]+\}|"[^"]*"|'[^']*')\.equals\(\s*(\$\{[^}]+\}|"[^"]*"|'[^']*')\s*\)`)
+	toNumRe   = regexp.MustCompile(`\.(?:toInteger|toLong|toDouble|toString|trim)\(\)`)
+	nullCmpRe = regexp.MustCompile(`(\$\{[^}]+\})\s*(==|!=)\s*null\b`)
+)
+
+// groovyCond rewrites the common Groovy and JEXL idioms of JMeter
+// conditions — vars.get("x"), a.equals(b), x != null, .toInteger() — into
+// the plan's expression language; what remains is checked by the caller.
+func groovyCond(s string) string {
+	s = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(s), ";"))
+	s = varsGetRe.ReplaceAllString(s, "$${$1}")
+	s = toNumRe.ReplaceAllString(s, "")
+	for range 4 {
+		n := equalsRe.ReplaceAllString(s, "($1 == $2)")
+		if n == s {
+			break
+		}
+		s = n
+	}
+	s = nullCmpRe.ReplaceAllString(s, `$1 $2 ""`)
+	return s
 }
 
 // ifController converts an If Controller.
