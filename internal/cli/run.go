@@ -39,6 +39,7 @@ type runFlags struct {
 	// processes (generators.go).
 	generators int
 	listen     string   // --listen ADDR: /metrics and the live view (outputs.go)
+	trace      int      // --trace N: N iterations of one user per workload, traced to trace.txt
 	outputs    []string // --out KIND=URL push outputs (outputs.go)
 }
 
@@ -70,6 +71,7 @@ summary.json and the reports. Exit code 0 when every SLA holds, 1 when one fails
 	c.Flags().BoolVar(&f.noSamples, "no-samples", false, "do not keep the raw sample log (samples.jtl)")
 	c.Flags().StringArrayVar(&f.monitors, "monitor", nil,
 		"watch a target besides the plan's, e.g. --monitor host, --monitor 'process:name=back,match=demo serve back', --monitor 'postgres:name=db,dsn=postgres://127.0.0.1/app' (repeatable)")
+	c.Flags().IntVar(&f.trace, "trace", 0, "debug the plan: run N iterations of one user per workload and write every request, response, extracted variable and branch to trace.txt in the run directory (secrets masked)")
 	c.Flags().IntVarP(&f.generators, "generators", "g", 0, "run the plan on N local generator processes (segments i/N), then merge")
 	return c
 }
@@ -107,6 +109,17 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 		return err
 	}
 	p.Monitor.Targets = append(p.Monitor.Targets, extra...)
+	if f.trace < 0 {
+		return fmt.Errorf("--trace %d: want a number of iterations", f.trace)
+	}
+	if f.trace > 0 {
+		if f.generators > 0 || f.segment != "" {
+			return errors.New("--trace runs one user; it does not combine with --generators or --segment")
+		}
+		for _, w := range p.Workloads {
+			w.Load = plan.Load{Users: 1, Iterations: f.trace, Pos: w.Load.Pos}
+		}
+	}
 	seg, nseg := 0, 1
 	if f.segment != "" {
 		m := segmentRE.FindStringSubmatch(f.segment)
@@ -138,6 +151,13 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 		return err
 	}
 	fmt.Fprintf(st.Stderr, "plateau: running %s → %s\n", p.Name, dir)
+	var traceFile *os.File
+	if f.trace > 0 {
+		if traceFile, err = os.Create(filepath.Join(dir, "trace.txt")); err != nil {
+			_ = w.Close()
+			return fmt.Errorf("trace: %w", err)
+		}
+	}
 
 	generator := ""
 	if nseg > 1 {
@@ -154,7 +174,14 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	res, runErr := engine.Run(runCtx, engine.Config{
 		Plan: p, Writer: w, Info: info, SaveInfo: outs.saveInfo(dir),
 		Segment: seg, Segments: nseg, StartAt: startAt, Progress: prog.update, Interval: outs.hub.Publish,
+		Trace: traceWriter(traceFile),
 	})
+	if traceFile != nil {
+		if err := traceFile.Close(); err != nil && runErr == nil {
+			runErr = fmt.Errorf("trace: %w", err)
+		}
+		fmt.Fprintf(st.Stderr, "plateau: trace written to %s\n", filepath.Join(dir, "trace.txt"))
+	}
 	prog.done()
 	monErr := mon.stop()
 	closeErr := w.Close()
@@ -386,4 +413,13 @@ func trunc(s string, n int) string {
 		return s
 	}
 	return s[:n-1] + "…"
+}
+
+// traceWriter is the trace file as the engine's optional writer: nil when
+// not tracing (a nil *os.File in an io.Writer is not nil).
+func traceWriter(f *os.File) io.Writer {
+	if f == nil {
+		return nil
+	}
+	return f
 }

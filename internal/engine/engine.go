@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"runtime"
 	"sort"
@@ -45,6 +46,9 @@ type Config struct {
 	StartAt time.Time
 	// Progress, when set, is called once per second from the collector.
 	Progress func(*Progress)
+	// Trace, when set, receives a readable trace of every request and
+	// response (plateau run --trace); secrets are masked.
+	Trace io.Writer
 	// Interval, when set, is called once per second from the collector
 	// with the second just finished (its start), its aggregates and the
 	// active users and dropped iterations per workload. It runs on the
@@ -153,6 +157,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	e := &Engine{cfg: cfg, plan: cfg.Plan, info: cfg.Info, seed: cfg.Seed, counters: &expr.Counters{}}
 	ctx, e.cancelRun = context.WithCancel(ctx)
+	e.trace = newTracer(cfg.Trace)
 	defer e.cancelRun()
 	if e.seed == 0 {
 		e.seed = uint64(time.Now().UnixNano())

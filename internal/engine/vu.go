@@ -107,6 +107,7 @@ func newVU(id int, w *workload, e *Engine) *vu {
 		client: httpc.New(e.clientCfg), rng: mrand.New(mrand.NewPCG(uint64(id), e.seed)), lastPaced: -1,
 		stopCtx: context.Background()}
 	v.thread = w.prog.name + " 1-" + strconv.Itoa(id)
+	v.trace = e.trace
 	v.vars[0] = strconv.Itoa(id)
 	for name, val := range e.plan.Vars {
 		v.vars[w.prog.slots.index[name]] = val
@@ -355,6 +356,7 @@ func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sam
 	} else {
 		s.URL = v.req.URL
 	}
+	v.trace.request(v, q, s)
 	if !measured {
 		if s.Class != core.ErrNone {
 			return fmt.Errorf("%w: %s: %s", errSetupFailed, q.label, s.Message)
@@ -370,7 +372,6 @@ func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sam
 			v.tx.fail, v.tx.hasFail = *s, true
 		}
 	}
-	v.trace.request(v, q, s)
 	s.GroupThreads = int32(v.w.active.Load())
 	s.AllThreads = int32(v.w.e.activeUsers.Load())
 	v.w.e.record(v, q.label, false, s)
