@@ -61,7 +61,7 @@ func (r *redactor) walk(n *yaml.Node, top bool) {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			switch {
-			case k.Value == "headers" || k.Value == "form":
+			case k.Value == "headers" || k.Value == "form" || k.Value == "query":
 				r.names(v, r.isSecret)
 			case k.Value == "vars" && top:
 				r.names(v, r.isSecretVar)

@@ -65,10 +65,10 @@ func (p *Plan) SecretSet() SecretSet {
 	for _, h := range p.HTTP.Headers {
 		f.header(h)
 	}
+	// Run-level setup and teardown, then every workload.
+	walkRequests(&Workload{Setup: p.Setup, Teardown: p.Teardown}, f.request)
 	for _, w := range p.Workloads {
-		for _, steps := range [][]Step{w.Setup, w.Scenario, w.Teardown} {
-			f.steps(steps)
-		}
+		walkRequests(w, f.request)
 	}
 	for name := range f.set.Vars {
 		if v, ok := p.Vars[name]; ok {
@@ -97,23 +97,19 @@ func (f *secretFinder) varName(name string) {
 	}
 }
 
-func (f *secretFinder) steps(steps []Step) {
-	for i := range steps {
-		s := &steps[i]
-		switch {
-		case s.Request != nil:
-			f.request(s.Request)
-		case s.Transaction != nil:
-			f.steps(s.Transaction.Steps)
-		case s.Loop != nil:
-			f.steps(s.Loop.Steps)
+func (f *secretFinder) request(r *Request) {
+	for name, e := range r.Extract {
+		f.varName(name)
+		// A cookie, or a secret header of the response (Set-Cookie,
+		// Authorization), holds a credential.
+		if e.Cookie != "" || e.Header != "" && f.p.IsSecret(e.Header) {
+			f.set.Vars[name] = true
 		}
 	}
-}
-
-func (f *secretFinder) request(r *Request) {
-	for name := range r.Extract {
-		f.varName(name)
+	for _, h := range r.Query {
+		if f.p.IsSecret(h.Name) {
+			f.template(&h.Value, false)
+		}
 	}
 	for _, h := range r.Headers {
 		f.header(h)

@@ -21,6 +21,7 @@ workloads:
           extract:
             sid: {header: X-Session}
             refresh_token: {json: $.refresh}
+            jar: {cookie: SESSION}
     scenario:
       - request:
           url: "/a?access_token=${sid}&page=${page}&api_key=ak-literal-3333"
@@ -29,9 +30,13 @@ workloads:
           url: /b
           headers: {Authorization: "Bearer lit-bearer-4444"}
           body: "user=bob&passwd=raw-form-5555&x=${page}"
-      - request:
-          url: /c
-          form: {user: bob, client_secret: "${tok}"}
+      - if:
+          cond: '${page} == 2'
+          steps:
+            - request:
+                url: /c
+                form: {user: bob, client_secret: "${tok}"}
+                query: {client_id: web, token: "q-literal-6666"}
     load: {users: 1, iterations: 1}
 `
 
@@ -42,7 +47,7 @@ func TestSecretSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := p.SecretSet()
-	for _, v := range []string{"sid", "tok", "db_password", "refresh_token"} {
+	for _, v := range []string{"sid", "tok", "db_password", "refresh_token", "jar"} {
 		if !s.Vars[v] {
 			t.Errorf("%s is not secret; vars %v", v, s.Names())
 		}
@@ -51,7 +56,7 @@ func TestSecretSet(t *testing.T) {
 		t.Error("page is secret")
 	}
 	for _, lit := range []string{"pw-literal-9999", "cs-nested-7777", "ak-literal-3333", "lit-bearer-4444",
-		"raw-form-5555", "static-token-1234", "pg-pass-5678"} {
+		"raw-form-5555", "static-token-1234", "pg-pass-5678", "q-literal-6666"} {
 		if !slices.Contains(s.Literals, lit) {
 			t.Errorf("literal %s not found; literals %q", lit, s.Literals)
 		}
