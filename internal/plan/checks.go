@@ -790,12 +790,7 @@ func (d *decoder) optionTarget(kind string, kindNode, body *yaml.Node) (MonitorT
 			case "name", "interval":
 				common.Content = append(common.Content, p.key, p.val)
 			default:
-				var v any
-				if err := d.resolve(p.val).Decode(&v); err != nil {
-					d.errorf(p.val, "%s target: %s: %v", kind, p.key.Value, err)
-					continue
-				}
-				t.Options[p.key.Value] = v
+				t.Options[p.key.Value] = d.optionValue(p.val, p.key.Value, 0)
 			}
 		}
 		k := d.decodeStruct(common, &t)
@@ -813,6 +808,38 @@ func (d *decoder) optionTarget(kind string, kindNode, body *yaml.Node) (MonitorT
 		t.Name = kind
 	}
 	return t, true
+}
+
+// optionValue decodes a monitor option generically: mappings, lists and
+// scalars, with ${env.*} substituted in text as everywhere else in a plan.
+func (d *decoder) optionValue(n *yaml.Node, key string, depth int) any {
+	n = d.resolve(n)
+	if isNull(n) || depth > 20 {
+		return nil
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		m := map[string]any{}
+		for _, p := range d.pairs(n) {
+			m[p.key.Value] = d.optionValue(p.val, key+"."+p.key.Value, depth+1)
+		}
+		return m
+	case yaml.SequenceNode:
+		l := make([]any, 0, len(n.Content))
+		for _, c := range n.Content {
+			l = append(l, d.optionValue(c, key, depth+1))
+		}
+		return l
+	}
+	if n.Tag == "!!str" || n.Style != 0 {
+		s, _ := d.str(n, key)
+		return s
+	}
+	var v any
+	if err := n.Decode(&v); err != nil {
+		d.errorf(n, "%s: %v", key, err)
+	}
+	return v
 }
 
 func (d *decoder) checkMonitorTarget(t *MonitorTarget, n *yaml.Node, k keyset) {
@@ -853,6 +880,10 @@ func (d *decoder) checkMonitorTarget(t *MonitorTarget, n *yaml.Node, k keyset) {
 		}
 	case "prometheus":
 		u, err := url.Parse(t.URL)
+		if t.URL == "" && len(t.Targets) > 0 {
+			def = t.Targets[0]
+			break // the monitor package checks the endpoints
+		}
 		if t.URL == "" || err != nil || !hasHTTPScheme(t.URL) || u.Host == "" {
 			d.errorf(at(n, k, "url"), "prometheus target needs url, an http(s) URL such as http://127.0.0.1:9100/metrics")
 		} else {
