@@ -163,7 +163,10 @@ type conv struct {
 	report  *convert.Report
 	vars    map[string]string
 	envSeen map[string]bool
-	base    string // the variable whose value became the target ("baseUrl")
+	// extracted are variables test scripts set from responses (now
+	// extractions), so not read from the environment.
+	extracted map[string]bool
+	base      string // the variable whose value became the target ("baseUrl")
 }
 
 // Convert builds the plan and its report.
@@ -173,10 +176,11 @@ func Convert(col *Collection, opt Options) (*convert.Plan, *convert.Report) {
 		name = strings.TrimSuffix(path.Base(opt.Source), path.Ext(opt.Source))
 	}
 	c := &conv{
-		plan:    &convert.Plan{Name: name, Header: []string{"Converted from " + path.Base(opt.Source) + " by plateau convert postman."}},
-		report:  &convert.Report{Source: opt.Source, Kind: "Postman"},
-		vars:    map[string]string{},
-		envSeen: map[string]bool{},
+		plan:      &convert.Plan{Name: name, Header: []string{"Converted from " + path.Base(opt.Source) + " by plateau convert postman."}},
+		report:    &convert.Report{Source: opt.Source, Kind: "Postman"},
+		vars:      map[string]string{},
+		envSeen:   map[string]bool{},
+		extracted: map[string]bool{},
 	}
 	c.report.Add(convert.Item{Path: col.Info.Name, Name: col.Info.Name, Type: "collection", Status: convert.Converted})
 	for _, v := range col.Variable {
@@ -207,7 +211,7 @@ func Convert(col *Collection, opt Options) (*convert.Plan, *convert.Report) {
 		}
 		c.plan.SetVar(name, stripVars(val))
 	}
-	c.events(col.Info.Name, col.Event)
+	c.events(col.Info.Name, col.Event, nil)
 	wl := &convert.Workload{Name: "collection", Load: convert.Load{Users: "1", Iterations: "1"}}
 	wl.Scenario = c.items(col.Info.Name, col.Item, col.Auth, 0)
 	if len(wl.Scenario) == 0 {
@@ -382,14 +386,43 @@ func (c *conv) template(s string) (string, []string) {
 	return s, needs
 }
 
-func (c *conv) events(p string, evs []Event) {
+// setVarRe finds the commonest test-script idiom: a variable set from the
+// JSON response, pm.collectionVariables.set("token", pm.response.json().token).
+var setVarRe = regexp.MustCompile(`pm\.(?:collectionVariables|environment|globals|variables)\.set\(\s*["']([A-Za-z_][A-Za-z0-9_\-]*)["']\s*,\s*(?:pm\.response\.json\(\)|jsonData|responseJson|json)((?:\.[A-Za-z_][A-Za-z0-9_]*|\[\d+\])+)\s*\)`)
+
+// statusRe finds pm.response.to.have.status(N).
+var statusRe = regexp.MustCompile(`pm\.response\.to\.have\.status\((\d{3})\)`)
+
+// events lists scripts. Test scripts of a request (r set) that set a
+// variable from the JSON response or test the status are converted in
+// part: the extraction and the status check go on the request.
+func (c *conv) events(p string, evs []Event, r *convert.Request) {
 	for _, e := range evs {
 		lines := e.lines()
-		if strings.TrimSpace(strings.Join(lines, "")) == "" {
+		text := strings.Join(lines, "\n")
+		if strings.TrimSpace(text) == "" {
 			continue
 		}
-		c.report.Add(convert.Item{Path: p + " / " + e.Listen + " script", Name: e.Listen, Type: e.Listen + " script",
-			Status: convert.NotConverted, Note: fmt.Sprintf("%d lines of JavaScript; write them as extract/check/if steps", len(lines))})
+		var got []string
+		if r != nil && e.Listen == "test" {
+			for _, m := range setVarRe.FindAllStringSubmatch(text, -1) {
+				r.Extract = append(r.Extract, convert.Extract{Var: convert.VarName(m[1]), JSON: "$" + m[2]})
+				c.extracted[convert.VarName(m[1])] = true
+				got = append(got, "extract "+m[1]+" from $"+m[2])
+			}
+			for _, m := range statusRe.FindAllStringSubmatch(text, -1) {
+				var n int
+				fmt.Sscan(m[1], &n)
+				r.Check.Status = append(r.Check.Status, n)
+				got = append(got, "check status "+m[1])
+			}
+		}
+		it := convert.Item{Path: p + " / " + e.Listen + " script", Name: e.Listen, Type: e.Listen + " script",
+			Status: convert.NotConverted, Note: fmt.Sprintf("%d lines of JavaScript; write them as extract/check/if steps", len(lines))}
+		if len(got) > 0 {
+			it.Status, it.Note = convert.Partial, strings.Join(got, "; ")+"; the rest of the script is not converted"
+		}
+		c.report.Add(it)
 	}
 }
 
@@ -424,21 +457,11 @@ func (c *conv) items(parent string, items []Item, auth *Auth, depth int) []conve
 			a = it.Auth
 		}
 		if it.Request == nil {
-			st := convert.Converted
-			note, needs := "transaction", ""
-			if depth > 0 {
-				st, note, needs = convert.Partial, "folder inside a folder: its requests join the outer transaction", "nested transactions"
-			}
-			c.report.Add(convert.Item{Path: p, Name: it.Name, Type: "folder", Status: st, Note: note, Needs: needs})
-			c.events(p, it.Event)
+			c.report.Add(convert.Item{Path: p, Name: it.Name, Type: "folder", Status: convert.Converted, Note: "transaction"})
+			c.events(p, it.Event, nil)
 			steps := c.items(p, it.Item, a, depth+1)
 			if cm := scriptComment(p, it.Event); len(cm) > 0 {
 				steps = append([]convert.Step{convert.CommentStep(cm...)}, steps...)
-			}
-			if depth > 0 {
-				out = append(out, convert.CommentStep("folder "+it.Name+":"))
-				out = append(out, steps...)
-				continue
 			}
 			if len(steps) == 0 {
 				continue
@@ -537,7 +560,7 @@ func (c *conv) request(p string, it Item, auth *Auth) []convert.Step {
 		st = convert.Partial
 	}
 	c.report.Add(convert.Item{Path: p, Name: it.Name, Type: "request", Status: st, Note: strings.Join(notes, "; "), Needs: need})
-	c.events(p, it.Event)
+	c.events(p, it.Event, r)
 	r.Comment = scriptComment(it.Name, it.Event)
 	return []convert.Step{{Request: r}}
 }
@@ -677,7 +700,7 @@ func (c *conv) defineUndefined() {
 			}
 			for _, t := range ts {
 				for _, ref := range convert.Refs(t) {
-					if strings.HasPrefix(ref, "env.") || strings.HasPrefix(ref, "__") || defined[ref] {
+					if strings.HasPrefix(ref, "env.") || strings.HasPrefix(ref, "__") || defined[ref] || c.extracted[ref] {
 						continue
 					}
 					defined[ref] = true

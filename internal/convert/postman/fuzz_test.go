@@ -1,0 +1,33 @@
+package postman
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzConvert: any input is rejected with an error or converted into a
+// plan that can be written; never a panic.
+func FuzzConvert(f *testing.F) {
+	b, err := os.ReadFile(filepath.Join("testdata", "shop.postman_collection.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add([]byte(`{"info":{"name":"x"},"item":[{"name":"a","request":{"url":{"host":["{{h}}"],"path":["a",{"value":"b"}]},"auth":{"type":"basic"}}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		col, err := Parse(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		p, rep := Convert(col, Options{Source: "fuzz.json"})
+		if _, err := p.Bytes(); err != nil {
+			t.Fatalf("writing plan: %v", err)
+		}
+		var w bytes.Buffer
+		if _, err := rep.WriteTo(&w); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -1,0 +1,123 @@
+package postman
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/convert"
+	"github.com/plateau-perf/plateau/internal/convert/converttest"
+)
+
+// TestCollectionRuns converts testdata/shop.postman_collection.json and runs
+// the plan against a loopback server: the server sees the requests the
+// Postman runner would send, in order, with the token the login's test
+// script stored sent back as the collection's bearer auth, and the
+// collection's password read from the environment, never from the plan.
+func TestCollectionRuns(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "shop.postman_collection.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	col, err := Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, rep := Convert(col, Options{Source: "shop.postman_collection.json"})
+	dir := t.TempDir()
+	pf, text := converttest.Write(t, dir, p, rep)
+	if strings.Contains(text, "s3cr3t-from-collection") {
+		t.Errorf("the plan holds the collection's password:\n%s", text)
+	}
+	c := rep.Count()
+	if c.Enabled != 13 || c.Disabled != 1 || c.NotConverted != 1 || c.Partial != 1 {
+		t.Errorf("counts %+v; want 13 enabled (1 script not converted, 1 in part), 1 disabled", c)
+	}
+
+	var mu sync.Mutex
+	var log []string
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		log = append(log, fmt.Sprintf("%s %s %s auth=%s tenant=%s", r.Method, r.URL.RequestURI(), b, r.Header.Get("Authorization"), r.Header.Get("X-Tenant")))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/login" {
+			fmt.Fprint(w, `{"token":"tok-42"}`)
+			return
+		}
+		fmt.Fprint(w, `{}`)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+
+	env := map[string]string{"BASEURL": "http://" + ln.Addr().String(), "APIPASSWORD": "pw-from-env"}
+	d, _ := converttest.Run(t, pf, env, 30*time.Second)
+	if d.Total.Errors != 0 {
+		t.Errorf("%d errors", d.Total.Errors)
+	}
+	mu.Lock()
+	got := strings.Join(log, "\n")
+	mu.Unlock()
+	// The search body holds a fresh UUID: compare its shape.
+	want := []string{
+		"POST /login user=perf&password=pw-from-env auth= tenant=",
+		"GET /items?page=1&size=20  auth=Bearer tok-42 tenant=acme",
+		`POST /search {"q": "lamp", "id": "`,
+		"POST /pay amount=10 auth=Bearer tok-42 tenant=",
+	}
+	lines := strings.Split(got, "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("server saw %d requests, want %d:\n%s\nplan:\n%s", len(lines), len(want), got, text)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("request %d: %q, want prefix %q", i+1, lines[i], w)
+		}
+	}
+	if !strings.Contains(lines[2], "auth=Bearer tok-42") || strings.Contains(lines[2], "{{$guid}}") {
+		t.Errorf("search request %q", lines[2])
+	}
+}
+
+// TestSecretsNeverWritten converts a collection whose bearer token and
+// API key are literals: both are read from the environment instead.
+func TestSecretsNeverWritten(t *testing.T) {
+	src := `{"info":{"name":"x","schema":"https://schema.getpostman.com/json/collection/v2.1.0/collection.json"},
+"auth":{"type":"bearer","bearer":[{"key":"token","value":"literal-bearer-0xdeadbeef"}]},
+"item":[{"name":"a","request":{"method":"GET","url":"https://api.example.test/a",
+"auth":{"type":"apikey","apikey":[{"key":"key","value":"X-Key"},{"key":"value","value":"literal-key-77aa"},{"key":"in","value":"header"}]}}},
+{"name":"b","request":{"method":"GET","url":"https://api.example.test/b"}}]}`
+	col, err := Parse(strings.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, rep := Convert(col, Options{Source: "x.json"})
+	b, err := p.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"literal-bearer-0xdeadbeef", "literal-key-77aa"} {
+		if strings.Contains(string(b), s) {
+			t.Errorf("plan holds %q:\n%s", s, b)
+		}
+	}
+	if len(rep.Env) != 2 {
+		t.Errorf("env vars %+v, want the bearer token and the API key", rep.Env)
+	}
+	if _, err := convert.Verify(p, "plan.yaml", t.TempDir()); err != nil {
+		t.Error(err)
+	}
+}
