@@ -15,13 +15,18 @@ import (
 	"github.com/plateau-perf/plateau/internal/output"
 	"github.com/plateau-perf/plateau/internal/output/live"
 	"github.com/plateau-perf/plateau/internal/output/prom"
+	"github.com/plateau-perf/plateau/internal/output/remotewrite"
 	"github.com/plateau-perf/plateau/internal/plan"
 	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // outputKinds are the push outputs `--out KIND=URL` can name; each parses
 // its own URL.
-var outputKinds = map[string]func(u *url.URL, generator string) (output.Output, error){}
+var outputKinds = map[string]func(u *url.URL, generator string) (output.Output, error){
+	"prometheus-rw": func(u *url.URL, generator string) (output.Output, error) {
+		return remotewrite.New(u.String(), generator), nil
+	},
+}
 
 // outFlag is `--out`: a run directory, or (repeatable) KIND=URL for a push
 // output. A value is an output when it starts with a known KIND followed by
