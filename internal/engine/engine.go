@@ -326,9 +326,9 @@ func (e *Engine) runSetup(ctx context.Context, feeders map[string]*feeder) (*vu,
 	return v, nil
 }
 
-// stopRun ends the run because a request's on_fail said stop_run.
-func (e *Engine) stopRun(thread string) {
-	why := "on_fail: stop_run (" + thread + ")"
+// stopRun ends the run early: a request's on_fail or a feeder's on_end
+// said stop_run. why becomes the run's Stopped.
+func (e *Engine) stopRun(why string) {
 	if e.stoppedBy.CompareAndSwap(nil, &why) {
 		e.cancelRun()
 	}

@@ -20,6 +20,7 @@ type feeder struct {
 	seg, segN int64
 	exhausted atomic.Bool
 	used      atomic.Int64 // rows handed out
+	onEnd     string       // plan.EndStopUser or EndStopRun when set by on_end
 }
 
 func newFeeder(f *plan.Feeder, seg, segN int) *feeder {
@@ -29,7 +30,7 @@ func newFeeder(f *plan.Feeder, seg, segN int) *feeder {
 	}
 	recycle := f.OnExhausted == "recycle" || (f.OnExhausted == "" && order != "unique")
 	return &feeder{name: f.Name, columns: f.Columns, rows: f.Rows, order: order, recycle: recycle,
-		seg: int64(seg), segN: int64(max(segN, 1))}
+		seg: int64(seg), segN: int64(max(segN, 1)), onEnd: f.OnEnd}
 }
 
 // next returns a row, or nil when the feeder is exhausted and must not

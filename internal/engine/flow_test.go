@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -332,5 +333,65 @@ workloads:
 	}
 	if n := s.count("GET /bye"); n != 1 {
 		t.Errorf("run-level teardown ran %d times, want 1", n)
+	}
+}
+
+// JSON, NDJSON and headerless CSV feeders; per_user keeps a user's row;
+// on_end: stop_user stops only the user that ran out.
+func TestFeederFormats(t *testing.T) {
+	t.Parallel()
+	s := newShopServer(t)
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	users := write("users.json", `[{"login":"ann","age":31},{"login":"bob","age":40,"vip":true}]`)
+	items := write("items.ndjson", "{\"sku\":\"a-1\"}\n{\"sku\":\"b-2\"}\n{\"sku\":\"c-3\"}\n")
+	pairs := write("pairs.csv", "x,1\ny,2\n")
+	src := `name: feeders
+target: http://x
+data:
+  users: {json: ` + users + `, order: per_user}
+  items: {ndjson: ` + items + `, order: unique, on_end: stop_user}
+  pairs: {csv: ` + pairs + `, columns: [k, v]}
+workloads:
+  w:
+    scenario:
+      - request: {name: r, url: "/u/${__user}/${users.login}/${users.age}/${items.sku}/${pairs.k}${pairs.v}"}
+    load: {users: 2, iterations: 5}
+`
+	_, res, _ := runPlan(t, context.Background(), src, s.URL)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	total := 0
+	login := map[string]string{} // user number → login
+	for k, n := range s.seen {
+		if !strings.HasPrefix(k, "GET /u/") {
+			continue
+		}
+		total += n
+		parts := strings.Split(k, "/")
+		if (parts[3] != "ann" || parts[4] != "31") && (parts[3] != "bob" || parts[4] != "40") {
+			t.Errorf("row mixed: %s", k)
+		}
+		if prev, ok := login[parts[2]]; ok && prev != parts[3] {
+			t.Errorf("per_user: user %s read %s and %s", parts[2], prev, parts[3])
+		}
+		login[parts[2]] = parts[3]
+		if !strings.HasSuffix(k, "/x1") && !strings.HasSuffix(k, "/y2") {
+			t.Errorf("headerless csv columns: %s", k)
+		}
+	}
+	// Three unique items in all: the users stop (not the workload) when
+	// they run out.
+	if total != 3 {
+		t.Errorf("%d requests, want 3 (one per unique item): %v", total, s.seen)
+	}
+	if res.Stopped != "" {
+		t.Errorf("run stopped: %q", res.Stopped)
 	}
 }

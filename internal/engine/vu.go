@@ -123,8 +123,8 @@ func newVU(id int, w *workload, e *Engine) *vu {
 // runSetup runs the unmeasured setup steps. It reports false when the user
 // cannot work (a setup request failed or data ran out).
 func (v *vu) runSetup(ctx context.Context) error {
-	if !v.advanceFeeders(v.prog.setupFds) {
-		return errDataExhausted
+	if err := v.advanceFeeders(v.prog.setupFds); err != nil {
+		return err
 	}
 	s := core.Sample{}
 	return runSteps(ctx, v, v.prog.setup, false, &s)
@@ -142,8 +142,11 @@ func (v *vu) runTeardown(ctx context.Context) error {
 // skipped; stop_user and stop_run are returned to the load loop.
 func (v *vu) iteration(ctx context.Context, intended time.Time) error {
 	v.iter++
-	if !v.advanceFeeders(v.prog.feeders) {
-		return errDataExhausted
+	if err := v.advanceFeeders(v.prog.feeders); err != nil {
+		if errors.Is(err, errStopRun) {
+			v.w.e.stopRun("data ran out (on_end: stop_run, " + v.thread + ")")
+		}
+		return err
 	}
 	v.firstIntended = intended
 	v.trace.iteration(v)
@@ -157,17 +160,30 @@ func (v *vu) iteration(ctx context.Context, intended time.Time) error {
 		v.w.skipped.Add(1)
 	case errors.Is(err, errStopRun):
 		v.w.skipped.Add(1)
-		v.w.e.stopRun(v.thread)
+		v.w.e.stopRun("on_fail: stop_run (" + v.thread + ")")
 	}
 	return err
 }
 
-func (v *vu) advanceFeeders(fs []feederUse) bool {
+// advanceFeeders takes the next row of each feeder the steps read. A
+// per_user feeder gives a user one row for all its iterations. At the end
+// of the data it returns errDataExhausted (the workload stops), or the
+// on_end outcome errStopUser or errStopRun.
+func (v *vu) advanceFeeders(fs []feederUse) error {
 	for _, fu := range fs {
+		if fu.f.order == plan.OrderPerUser && v.iter > 1 {
+			continue
+		}
 		row := fu.f.next(v.rng)
 		if row == nil {
+			switch fu.f.onEnd {
+			case plan.EndStopUser:
+				return errStopUser
+			case plan.EndStopRun:
+				return errStopRun
+			}
 			v.dataOut = true
-			return false
+			return errDataExhausted
 		}
 		for i, slot := range fu.slots {
 			if i < len(row) {
@@ -175,7 +191,7 @@ func (v *vu) advanceFeeders(fs []feederUse) bool {
 			}
 		}
 	}
-	return true
+	return nil
 }
 
 // thinkTime draws a think time.

@@ -613,9 +613,18 @@ func (d *decoder) feeders(n *yaml.Node, key string) map[string]*Feeder {
 		v := d.resolve(p.val)
 		var k keyset
 		if v != nil && v.Kind == yaml.ScalarNode && !isNull(v) {
-			// Short form "patients: patients.csv".
-			f.CSV, _ = d.str(v, "data."+name)
-			k = keyset{"csv": {key: p.key, val: v}}
+			// Short form "patients: patients.csv" (or .json, .ndjson).
+			file, _ := d.str(v, "data."+name)
+			key := "csv"
+			switch {
+			case strings.HasSuffix(strings.ToLower(file), ".ndjson") || strings.HasSuffix(strings.ToLower(file), ".jsonl"):
+				f.NDJSON, key = file, "ndjson"
+			case strings.HasSuffix(strings.ToLower(file), ".json"):
+				f.JSON, key = file, "json"
+			default:
+				f.CSV = file
+			}
+			k = keyset{key: {key: p.key, val: v}}
 		} else {
 			k = d.decodeStruct(v, f)
 		}
@@ -632,9 +641,22 @@ func (d *decoder) feeders(n *yaml.Node, key string) map[string]*Feeder {
 // and reads its CSV file. It reports whether the data is usable.
 func (d *decoder) checkFeeder(f *Feeder, n *yaml.Node, k keyset) bool {
 	switch f.Order {
-	case OrderSequential, OrderRandom, OrderUnique:
+	case OrderSequential, OrderRandom, OrderUnique, OrderPerUser:
 	default:
-		d.errorf(at(n, k, "order"), "data %q: order %q is not sequential, random or unique", f.Name, f.Order)
+		d.errorf(at(n, k, "order"), "data %q: order %q is not sequential, random, unique or per_user", f.Name, f.Order)
+	}
+	switch {
+	case k.has("on_end") && k.has("on_exhausted"):
+		d.errorf(k["on_exhausted"].key, "data %q: give on_end or on_exhausted, not both", f.Name)
+	case k.has("on_end"):
+		switch f.OnEnd {
+		case ExhaustedRecycle:
+			f.OnExhausted = ExhaustedRecycle
+		case EndStopUser, EndStopRun:
+			f.OnExhausted = ExhaustedStop
+		default:
+			d.errorf(at(n, k, "on_end"), "data %q: on_end %q is not recycle, stop_user or stop_run", f.Name, f.OnEnd)
+		}
 	}
 	switch f.OnExhausted {
 	case "":
@@ -653,19 +675,54 @@ func (d *decoder) checkFeeder(f *Feeder, n *yaml.Node, k keyset) bool {
 		d.errorf(at(n, k, "delimiter"), "data %q: delimiter must be one character other than \" and newline", f.Name)
 		return false
 	}
-	if !k.has("csv") || f.CSV == "" {
-		d.errorf(at(n, k, "csv"), "data %q: missing csv (the file with a header row)", f.Name)
+	var srcs []string
+	for _, s := range []string{"csv", "json", "ndjson"} {
+		if k.has(s) {
+			srcs = append(srcs, s)
+		}
+	}
+	switch {
+	case len(srcs) == 0:
+		d.errorf(at(n, k, "csv"), "data %q: missing csv, json or ndjson (the file)", f.Name)
+		return false
+	case len(srcs) > 1:
+		d.errorf(at(n, k, srcs[1]), "data %q: has both %s and %s; use one", f.Name, srcs[0], srcs[1])
 		return false
 	}
-	path := f.CSV
+	if k.has("columns") && srcs[0] != "csv" {
+		d.errorf(k["columns"].key, "data %q: columns applies to a headerless csv", f.Name)
+	}
+	if k.has("delimiter") && srcs[0] != "csv" {
+		d.errorf(k["delimiter"].key, "data %q: delimiter applies to csv", f.Name)
+	}
+	file := map[string]string{"csv": f.CSV, "json": f.JSON, "ndjson": f.NDJSON}[srcs[0]]
+	if file == "" {
+		d.errorf(at(n, k, srcs[0]), "data %q: %s: empty file name", f.Name, srcs[0])
+		return false
+	}
+	path := file
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(d.dir, path)
 	}
-	cols, rows, ferr := readCSV(path, []rune(f.Delimiter)[0])
+	var cols []string
+	var rows [][]string
+	var ferr *Error
+	switch srcs[0] {
+	case "csv":
+		if k.has("columns") {
+			if err := checkColumns(f.Declared); err != "" {
+				d.errorf(at(n, k, "columns"), "data %q: %s", f.Name, err)
+				return false
+			}
+		}
+		cols, rows, ferr = readCSV(path, []rune(f.Delimiter)[0], f.Declared)
+	default:
+		cols, rows, ferr = readJSONData(path, srcs[0] == "ndjson")
+	}
 	if ferr != nil {
 		if ferr.File == "" {
 			// The file could not be opened: point at the csv: line.
-			d.errorf(at(n, k, "csv"), "data %q: %s", f.Name, ferr.Msg)
+			d.errorf(at(n, k, srcs[0]), "data %q: %s", f.Name, ferr.Msg)
 		} else {
 			ferr.Msg = fmt.Sprintf("%s (data %q)", ferr.Msg, f.Name)
 			d.errs = append(d.errs, *ferr)

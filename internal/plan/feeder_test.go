@@ -70,7 +70,7 @@ func TestFeederErrors(t *testing.T) {
 		{"ragged row", "id,name\n1,a\n2\n3,c\n", "", `e.csv:3:1: wrong number of fields (data "d")`},
 		{"bad quote", "id\n\"1\n", "", `e.csv:2:4: extraneous or missing " in quoted-field`},
 		{"bad delimiter", "id\n1\n", ", delimiter: ab", `f.yaml:4:30: data "d": delimiter must be one character`},
-		{"bad order", "id\n1\n", ", order: once", `f.yaml:4:26: data "d": order "once" is not sequential, random or unique`},
+		{"bad order", "id\n1\n", ", order: once", `f.yaml:4:26: data "d": order "once" is not sequential, random, unique or per_user`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -110,5 +110,37 @@ func TestFeederFormats(t *testing.T) {
 	abs := filepath.Join(dir, "x.csv")
 	if _, err := Parse("f.yaml", []byte(feederPlan(strconv.Quote(abs), `, delimiter: ";"`)), "/nonexistent", Options{}); err != nil {
 		t.Errorf("absolute csv path: %v", err)
+	}
+}
+
+func TestJSONFeederErrors(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ name, file, content, kind, extra, want string }{
+		{"not an array", "e.json", `{"a":1}`, "json", "", "e.json:1:1: expected a JSON array of objects"},
+		{"not an object", "e.json", "[{\"a\":1},\n 2]", "json", "", "e.json:2:2: expected a JSON object"},
+		{"bad json", "e.json", "[{\"a\":1},\n {\"a\":}]", "json", "", "e.json:2:"},
+		{"ndjson bad line", "e.ndjson", "{\"a\":1}\n{\"a\":\n", "ndjson", "", "e.ndjson:2:1: bad JSON"},
+		{"empty", "e.ndjson", "\n", "ndjson", "", "e.ndjson:1:1: no data rows"},
+		{"columns on json", "e.json", `[{"a":1}]`, "json", ", columns: [a]", "columns applies to a headerless csv"},
+		{"ragged headerless", "e.csv", "1,2\n3\n", "csv", ", columns: [a, b]", "e.csv:2:1: wrong number of fields"},
+		{"bad on_end", "e.csv", "a\n1\n", "csv", ", on_end: wrap", `on_end "wrap" is not recycle, stop_user or stop_run`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, c.file), []byte(c.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			src := strings.Replace(feederPlan(c.file, c.extra), "csv: "+c.file, c.kind+": "+c.file, 1)
+			_, err := Parse("f.yaml", []byte(src), dir, Options{})
+			want := c.want
+			if strings.HasPrefix(want, "e.") {
+				want = filepath.Join(dir, want)
+			}
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("got %v\nwant %q", err, want)
+			}
+		})
 	}
 }

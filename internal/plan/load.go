@@ -225,8 +225,11 @@ const (
 	OrderSequential  = "sequential"
 	OrderRandom      = "random"
 	OrderUnique      = "unique"
+	OrderPerUser     = "per_user" // one row per user, kept for all its iterations
 	ExhaustedStop    = "stop"
 	ExhaustedRecycle = "recycle"
+	EndStopUser      = "stop_user" // on_end: the user that finds no row stops
+	EndStopRun       = "stop_run"  // on_end: the run stops
 )
 
 // DefaultGracefulStop is how long iterations running when a load ends may

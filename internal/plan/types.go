@@ -61,13 +61,22 @@ type Header struct {
 	Key   *Template // form: and query: keys are templates too
 }
 
-// Feeder is a CSV data source.
+// Feeder is a data source: a CSV file (with a header row, or headerless
+// with Declared columns), a JSON array of objects or NDJSON (one object a
+// line).
 type Feeder struct {
-	Name        string `yaml:"-"`
-	CSV         string `yaml:"csv"`          // path, relative to the plan file
-	Order       string `yaml:"order"`        // sequential (default) | random | unique
-	OnExhausted string `yaml:"on_exhausted"` // stop | recycle (default: stop for unique, recycle otherwise)
-	Delimiter   string `yaml:"delimiter"`    // default ","
+	Name        string   `yaml:"-"`
+	CSV         string   `yaml:"csv"`          // path, relative to the plan file
+	JSON        string   `yaml:"json"`         // a JSON array of objects
+	NDJSON      string   `yaml:"ndjson"`       // one JSON object per line
+	Declared    []string `yaml:"columns"`      // a headerless CSV's column names
+	Order       string   `yaml:"order"`        // sequential (default) | random | unique | per_user
+	OnExhausted string   `yaml:"on_exhausted"` // stop | recycle (default: stop for unique, recycle otherwise)
+	// OnEnd is what the end of the data does: recycle, stop_user (that
+	// user stops), stop_run (the run stops). It replaces on_exhausted
+	// (stop is stop_run there).
+	OnEnd     string `yaml:"on_end"`
+	Delimiter string `yaml:"delimiter"` // default ","
 	// Columns and Rows are filled by Load from the file (header row = Columns).
 	Columns []string   `yaml:"-"`
 	Rows    [][]string `yaml:"-"`
