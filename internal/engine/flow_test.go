@@ -24,6 +24,7 @@ type shopServer struct {
 	seen  map[string]int // "METHOD path?query" → count
 	typed []string       // bodies of POST /orders
 	polls map[string]int // job → polls
+	jar   []string       // Cookie headers of GET /whoami
 }
 
 func newShopServer(t *testing.T) *shopServer {
@@ -71,6 +72,11 @@ func newShopServer(t *testing.T) *shopServer {
 		n := s.polls[r.PathValue("id")]
 		s.mu.Unlock()
 		fmt.Fprintf(w, `{"done":%v}`, n%3 == 0)
+	})
+	mux.HandleFunc("GET /whoami", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.jar = append(s.jar, r.Header.Get("Cookie"))
+		s.mu.Unlock()
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"ok":true}`)
@@ -393,5 +399,36 @@ workloads:
 	}
 	if res.Stopped != "" {
 		t.Errorf("run stopped: %q", res.Stopped)
+	}
+}
+
+// cookies: per_iteration empties the jar at each iteration; a request's
+// cookies: are put into the jar before it is sent.
+func TestCookieControl(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"per_iteration", "per_user"} {
+		s := newShopServer(t)
+		src := `name: cookies
+target: http://x
+http: {cookies: ` + mode + `}
+workloads:
+  w:
+    scenario:
+      - request: {name: who, url: /whoami, cookies: {theme: "${t}"}}
+      - request: {name: login, url: /login}
+    load: {users: 1, iterations: 2}
+vars: {t: dark}
+`
+		runPlan(t, context.Background(), src, s.URL)
+		s.mu.Lock()
+		got := strings.Join(s.jar, " | ")
+		s.mu.Unlock()
+		want := "theme=dark | theme=dark"
+		if mode == "per_user" {
+			want = "theme=dark | theme=dark; csrf_token=csrf-42"
+		}
+		if got != want {
+			t.Errorf("%s: Cookie headers %q, want %q", mode, got, want)
+		}
 	}
 }

@@ -35,6 +35,8 @@ type program struct {
 	// secret values written in the plan, longest first.
 	secrets     map[string]bool
 	secretSlots []int
+	// clearCookies empties the jar at each iteration (cookies: per_iteration).
+	clearCookies bool
 	secretLits  []string
 }
 
@@ -58,6 +60,7 @@ type request struct {
 	// redirects is httpc.Request.Redirects: 0 inherits http.redirects,
 	// −1 follows none, n > 0 follows up to n.
 	redirects int
+	cookies []hdrTmpl // put into the jar before sending
 	// redactURL is true when the URL contains a secret variable or a secret
 	// literal: the sample then records rawURL, the URL template with secret
 	// literals masked, not the rendered value.
@@ -204,7 +207,7 @@ func compile(p *plan.Plan, w *plan.Workload, index int, feeders map[string]*feed
 	for name := range p.Vars {
 		c.slots.slot(name)
 	}
-	prog := &program{name: w.Name, index: index, slots: c.slots}
+	prog := &program{name: w.Name, index: index, slots: c.slots, clearCookies: p.HTTP.CookiesPerIteration}
 	c.used = map[string]bool{}
 	prog.setup = c.steps(w.Setup)
 	prog.setupFds = c.feederUses()
@@ -414,6 +417,9 @@ func (c *compiler) request(r *plan.Request) *request {
 	for _, h := range r.Headers {
 		h := h
 		q.headers = append(q.headers, hdrTmpl{name: h.Name, val: c.tmpl(&h.Value)})
+	}
+	for _, ck := range r.Cookies {
+		q.cookies = append(q.cookies, hdrTmpl{name: ck.Name, val: c.tmpl(&ck.Value)})
 	}
 	switch {
 	case r.Body != nil:

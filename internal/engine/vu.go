@@ -149,6 +149,9 @@ func (v *vu) iteration(ctx context.Context, intended time.Time) error {
 		return err
 	}
 	v.firstIntended = intended
+	if v.prog.clearCookies {
+		v.client.ClearCookies()
+	}
 	v.trace.iteration(v)
 	err := runSteps(ctx, v, v.prog.scenario, true, &v.sample)
 	switch {
@@ -318,6 +321,9 @@ func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sam
 	}
 	v.req.Method = q.method
 	v.req.URL = v.render(&q.url)
+	for i := range q.cookies {
+		v.client.SetCookie(v.req.URL, q.cookies[i].name, v.render(&q.cookies[i].val))
+	}
 	v.hdrs = v.hdrs[:0]
 	for i := range q.headers {
 		v.hdrs = append(v.hdrs, httpc.Header{Name: q.headers[i].name, Value: v.render(&q.headers[i].val)})

@@ -302,6 +302,11 @@ func (d *decoder) checkRequest(r *Request, n *yaml.Node, k keyset) {
 	if r.Name == "" {
 		r.Name = defaultRequestName(r.Method, r.URL.Raw)
 	}
+	for _, c := range r.Cookies {
+		if !isToken(c.Name) || c.Key != nil {
+			d.errorf(at(n, k, "cookies"), "request cookies: bad cookie name %q", c.Name)
+		}
+	}
 	if r.Redirects != nil && *r.Redirects < 0 {
 		d.errorf(at(n, k, "redirects"), "request redirects must not be negative")
 	}

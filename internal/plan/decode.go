@@ -589,6 +589,26 @@ func (d *decoder) special(owner any, key string, n *yaml.Node) bool {
 			return true
 		}
 	case *HTTP:
+		if key == "cookies" {
+			n = d.resolve(n)
+			if isNull(n) {
+				return true
+			}
+			if s, ok := d.scalarStr(n, key, "true, false, per_user or per_iteration"); ok {
+				on, off := true, false
+				switch strings.ToLower(strings.TrimSpace(s)) {
+				case "true", "per_user":
+					o.Cookies = &on
+				case "false", "off":
+					o.Cookies = &off
+				case "per_iteration":
+					o.Cookies, o.CookiesPerIteration = &on, true
+				default:
+					d.typeErr(n, key, "true, false, per_user or per_iteration")
+				}
+			}
+			return true
+		}
 		if key == "max_body" {
 			n = d.resolve(n)
 			if isNull(n) {

@@ -52,6 +52,9 @@ type HTTP struct {
 	Headers        []Header      `yaml:"headers"`         // sent with every request (mapping name → value)
 	MaxBody        int           `yaml:"max_body"`        // bytes kept for checks and extraction; default 1 MiB
 	Cookies        *bool         `yaml:"cookies"`         // per-user cookie jar; default true
+	// CookiesPerIteration empties each user's jar at the start of every
+	// iteration ("cookies: per_iteration": a new browser session each time).
+	CookiesPerIteration bool `yaml:"-"`
 }
 
 // Header is one request header; Value is a template.
@@ -186,6 +189,9 @@ type Request struct {
 	Body *Template `yaml:"body"`
 	JSON *Template `yaml:"json"` // Load encodes the YAML value to a JSON template
 	Form []Header  `yaml:"form"`
+	// Cookies are put into the user's jar for the request's URL before it
+	// is sent (the jar must be on).
+	Cookies []Header `yaml:"cookies"`
 	// Query is appended to the URL, keys and values URL-encoded.
 	Query []Header `yaml:"query"`
 	// Encode false sends ${…} values in the URL as they are; by default
