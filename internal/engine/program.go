@@ -37,7 +37,7 @@ type program struct {
 	secretSlots []int
 	// clearCookies empties the jar at each iteration (cookies: per_iteration).
 	clearCookies bool
-	secretLits  []string
+	secretLits   []string
 }
 
 // secretHeader reports whether a header's value must never be logged.
@@ -60,7 +60,7 @@ type request struct {
 	// redirects is httpc.Request.Redirects: 0 inherits http.redirects,
 	// −1 follows none, n > 0 follows up to n.
 	redirects int
-	cookies []hdrTmpl // put into the jar before sending
+	cookies   []hdrTmpl // put into the jar before sending
 	// redactURL is true when the URL contains a secret variable or a secret
 	// literal: the sample then records rawURL, the URL template with secret
 	// literals masked, not the rendered value.
