@@ -203,8 +203,20 @@ func (c *conv) throughputController(path string, e *Element, sc scope) []convert
 		}
 	}
 	if pct == "" {
-		if p := e.props.prop("ThroughputController.percentThroughput"); p != nil {
-			pct = strings.TrimSpace(p.str("value"))
+		// <FloatProperty><name>…percentThroughput</name><value>10.0</value></FloatProperty>
+		for _, k := range e.props.children {
+			var name, value string
+			for _, g := range k.children {
+				switch g.name {
+				case "name":
+					name = g.text.String()
+				case "value":
+					value = g.text.String()
+				}
+			}
+			if name == "ThroughputController.percentThroughput" {
+				pct = strings.TrimSpace(value)
+			}
 		}
 	}
 	f, err := strconv.ParseFloat(pct, 64)

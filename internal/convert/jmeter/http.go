@@ -394,11 +394,7 @@ func (c *conv) csv(path string, e *Element) {
 	for _, f := range c.plan.Data {
 		if f.CSV == file && f.Delimiter == delim && (names == "" || strings.Join(f.Columns, ",") == csvColumns(names, delim)) {
 			// The same data set again (a module inlined): one feeder.
-			d := delim
-			if d == `\t` {
-				d = "\t"
-			}
-			for _, col := range strings.Split(names, d) {
+			for _, col := range strings.Split(names, ",") {
 				if col = strings.TrimSpace(col); col != "" {
 					c.vars[col] = f.Name + "." + convert.VarName(col)
 				}
@@ -442,11 +438,9 @@ func (c *conv) csv(path string, e *Element) {
 			notes = append(notes, "column names from the file's first row: "+strings.Join(f.Columns, ", "))
 		}
 	} else {
-		d := delim
-		if d == `\t` {
-			d = "\t"
-		}
-		for _, col := range strings.Split(names, d) {
+		// JMeter splits the variable names on commas, whatever the
+		// file's delimiter.
+		for _, col := range strings.Split(names, ",") {
 			col = strings.TrimSpace(col)
 			if col == "" {
 				continue
@@ -458,6 +452,8 @@ func (c *conv) csv(path string, e *Element) {
 		if !e.Bool("ignoreFirstLine", false) {
 			st, needs = convert.Partial, "CSV columns named in the plan"
 			notes = append(notes, "the file has no header row; plateau reads column names from the first row, so add the header \""+strings.Join(f.Columns, delim)+"\" to the file")
+		} else {
+			notes = append(notes, "plateau names the columns from the file's first row (JMeter skipped it): it must read \""+strings.Join(f.Columns, delim)+"\"")
 		}
 	}
 	recycle := e.Bool("recycle", true)
@@ -486,12 +482,9 @@ func (c *conv) csv(path string, e *Element) {
 	c.add(path, e, st, strings.Join(notes, "; "), needs)
 }
 
-func csvColumns(names, delim string) string {
-	if delim == `\t` {
-		delim = "\t"
-	}
+func csvColumns(names, _ string) string {
 	var cols []string
-	for _, col := range strings.Split(names, delim) {
+	for _, col := range strings.Split(names, ",") {
 		if col = strings.TrimSpace(col); col != "" {
 			cols = append(cols, convert.VarName(col))
 		}

@@ -1,0 +1,104 @@
+package jmeter
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/plateau-perf/plateau/internal/convert"
+)
+
+// TestFeatures converts testdata/plans/features.jmx, one of each element,
+// and checks what became of each: its status in the report and what the
+// plan says for it.
+func TestFeatures(t *testing.T) {
+	src := filepath.Join("testdata", "plans", "features.jmx")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := Parse(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, rep := Convert(root, Options{Source: src})
+	b, err := p.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := string(b)
+	if _, err := convert.Verify(p, "plan.yaml", filepath.Dir(src)); err != nil {
+		t.Fatalf("plan does not load: %v\n%s", err, plan)
+	}
+	status := map[string]convert.Status{}
+	for _, it := range rep.Items {
+		status[it.Name] = it.Status
+	}
+	for _, tc := range []struct {
+		element string
+		want    convert.Status
+		yaml    string // a line the plan must hold for it
+	}{
+		{"defaults", convert.Converted, `target: "http://${env.host:-127.0.0.1}:8080"`},
+		{"headers", convert.Converted, `X-Tenant: "${tenant}"`},
+		{"basic auth", convert.Converted, `Authorization: "Basic ${env.BASIC_AUTH}"`},
+		{"prepare", convert.Converted, "setup:"},
+		{"admin token value", convert.Converted, `admin_token: {left: token=, right: ;, default: none}`},
+		{"clean up", convert.Converted, "teardown:"},
+		{"steps", convert.Converted, "- users: 30"},
+		{"shoppers", convert.Converted, "on_fail: next_iteration"},
+		{"accounts", convert.Converted, `u: "${accounts.login}"`},
+		{"think", convert.Converted, "think: uniform(500ms, 1500ms)"},
+		{"once", convert.Partial, ""},
+		{"session cookie", convert.Converted, "sid: {cookie: SID}"},
+		{"browse", convert.Converted, "name: browse"},
+		{"catalogue", convert.Converted, `url: "/catalogue?q=${urlencode(tenant)}&r=${randomInt(1, 100)}&id=${__uuid}"`},
+		{"all ids", convert.Converted, `ids: {json: "$.items[*].id", all: true`},
+		{"csrf", convert.Converted, `csrf: {css: "input[name=csrf]", attr: value}`},
+		{"title", convert.Converted, "title: {xpath: //title}"},
+		{"has items", convert.Converted, `- regex: (?s)"items"`},
+		{"page 1", convert.Converted, `$.page: "1"`},
+		{"not empty", convert.Converted, "min_size: 10"},
+		{"under 800 ms", convert.Converted, "max_duration: 800ms"},
+		{"details", convert.Converted, "name: details"},
+		{"each id", convert.Converted, `in: "${ids}"`},
+		{"until done", convert.Partial, `while: "${status} != \"done\""`},
+		{"poll wait", convert.Converted, "think: gaussian(1s, 100ms)"},
+		{"by tenant", convert.Converted, `cond: "${tenant} == \"0\" || ${tenant} == \"acme\""`},
+		{"ten percent", convert.Converted, "weight: 10"},
+		{"pick one", convert.Converted, "- choose:"},
+		{"vip only", convert.Converted, `cond: "(${tenant} == \"acme\")"`},
+		{"checkout module", convert.Converted, "name: pay"},
+		{"three times", convert.Converted, "count: 3"},
+		{"all together", convert.Converted, "users: 5"},
+		{"shared steps", convert.Converted, "name: logout"},
+		{"arrivals", convert.Partial, "think: exponential(400ms)"},
+		{"60 per minute", convert.NotConverted, `# not converted: Constant Throughput Timer "60 per minute"`},
+		{"compute signature", convert.NotConverted, `#   | vars.put("sig", "x")`},
+		{"count orders", convert.NotConverted, "#   | select count(*) from orders"},
+		{"publish", convert.NotConverted, `# not converted: JMSSampler "publish"`},
+		{"dummy", convert.NotConverted, "kg.apc.jmeter.samplers.DummySampler"},
+		{"beanshell", convert.NotConverted, `#   | print("x");`},
+		{"never sent", convert.Disabled, ""},
+		{"results tree", convert.NotNeeded, ""},
+	} {
+		t.Run(tc.element, func(t *testing.T) {
+			got, ok := status[tc.element]
+			if !ok || got != tc.want {
+				t.Errorf("status %v (listed %v), want %v", got, ok, tc.want)
+			}
+			if tc.yaml != "" && !strings.Contains(plan, tc.yaml) {
+				t.Errorf("plan lacks %q", tc.yaml)
+			}
+		})
+	}
+	// The literal password of the Authorization Manager is never written.
+	if strings.Contains(plan, "hunter2-literal") {
+		t.Error("plan holds the Authorization Manager's password")
+	}
+	if t.Failed() {
+		t.Logf("plan:\n%s", plan)
+	}
+}
