@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/output"
+	"github.com/plateau-perf/plateau/internal/output/influx"
 	"github.com/plateau-perf/plateau/internal/output/live"
 	"github.com/plateau-perf/plateau/internal/output/prom"
 	"github.com/plateau-perf/plateau/internal/output/remotewrite"
@@ -22,10 +23,20 @@ import (
 
 // outputKinds are the push outputs `--out KIND=URL` can name; each parses
 // its own URL.
-var outputKinds = map[string]func(u *url.URL, generator string) (output.Output, error){
-	"prometheus-rw": func(u *url.URL, generator string) (output.Output, error) {
-		return remotewrite.New(u.String(), generator), nil
+var outputKinds = map[string]func(u *url.URL, oc outputContext) (output.Output, error){
+	"prometheus-rw": func(u *url.URL, oc outputContext) (output.Output, error) {
+		return remotewrite.New(u.String(), oc.generator), nil
 	},
+	"influxdb": func(u *url.URL, oc outputContext) (output.Output, error) {
+		token, _ := oc.getenv("INFLUX_TOKEN")
+		return influx.New(u, oc.plan, oc.generator, token), nil
+	},
+}
+
+// outputContext is what an output constructor may use.
+type outputContext struct {
+	plan, generator string
+	getenv          func(string) (string, bool)
 }
 
 // outFlag is `--out`: a run directory, or (repeatable) KIND=URL for a push
@@ -100,7 +111,7 @@ func startOutputs(ctx context.Context, st *State, f runFlags, p *plan.Plan, gene
 			cancel(nil)
 			return nil, nil, fmt.Errorf("--out %s=%s: want an http(s) URL", kind, redactURL(raw))
 		}
-		out, err := outputKinds[kind](u, generator)
+		out, err := outputKinds[kind](u, outputContext{plan: p.Name, generator: generator, getenv: st.Getenv})
 		if err != nil {
 			cancel(nil)
 			return nil, nil, fmt.Errorf("--out %s: %w", kind, err)

@@ -2,14 +2,18 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/influxdata/line-protocol/v2/lineprotocol"
 
 	"github.com/plateau-perf/plateau/internal/output/promtest"
 	"github.com/plateau-perf/plateau/internal/rundir"
@@ -190,5 +194,117 @@ func checkPromTotals(t *testing.T, ps *promtest.Server, out string, ended time.T
 	}
 	if got := q(`max(max_over_time(plateau_generator_cpu_seconds_total[5m]))`); !(got > 0) || math.IsInf(got, 0) {
 		t.Errorf("generator cpu %v", got)
+	}
+}
+
+// influxReceiver is an InfluxDB-compatible /write endpoint that parses every
+// body with the line-protocol decoder and sums what it got.
+type influxReceiver struct {
+	mu     sync.Mutex
+	count  map[string]int64 // "statut/transaction" → sum of count
+	errs   map[string]int64 // transaction → sum of countError
+	lines  int
+	bad    []string
+	users  int64
+	params []string
+}
+
+func newInfluxReceiver(t *testing.T) (*influxReceiver, string) {
+	r := &influxReceiver{count: map[string]int64{}, errs: map[string]int64{}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.params = append(r.params, req.URL.RawQuery)
+		dec := lineprotocol.NewDecoderWithBytes(body)
+		for dec.Next() {
+			m, err := dec.Measurement()
+			if err != nil || string(m) != "jmeter" {
+				r.bad = append(r.bad, fmt.Sprintf("measurement %q %v", m, err))
+				continue
+			}
+			tags := map[string]string{}
+			for {
+				k, v, err := dec.NextTag()
+				if err != nil {
+					r.bad = append(r.bad, err.Error())
+				}
+				if k == nil {
+					break
+				}
+				tags[string(k)] = string(v)
+			}
+			for {
+				k, v, err := dec.NextField()
+				if err != nil {
+					r.bad = append(r.bad, err.Error())
+				}
+				if k == nil {
+					break
+				}
+				switch string(k) {
+				case "count":
+					r.count[tags["statut"]+"/"+tags["transaction"]] += v.IntV()
+				case "countError":
+					r.errs[tags["transaction"]] += v.IntV()
+				case "maxAT":
+					r.users = max(r.users, v.IntV())
+				}
+			}
+			if _, err := dec.Time(lineprotocol.Millisecond, time.Time{}); err != nil {
+				r.bad = append(r.bad, err.Error())
+			}
+			r.lines++
+		}
+		if err := dec.Err(); err != nil {
+			r.bad = append(r.bad, err.Error())
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	return r, srv.URL + "/write?db=plateau"
+}
+
+// TestInfluxDBLineProtocol pushes a run with --out influxdb to a receiver
+// that parses the line protocol: per-second counts add up to summary.json.
+func TestInfluxDBLineProtocol(t *testing.T) {
+	recv, url := newInfluxReceiver(t)
+	planPath := outputsPlan(t, 3)
+	out := filepath.Join(t.TempDir(), "run")
+	code, stdout, stderr := runCLI(t, "run", planPath, "-o", out, "-q", "--out", "influxdb="+url)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	sum := readSummary(t, out)
+	recv.mu.Lock()
+	defer recv.mu.Unlock()
+	if len(recv.bad) > 0 {
+		t.Fatalf("line protocol problems: %v", recv.bad)
+	}
+	if recv.lines == 0 {
+		t.Fatal("no lines received")
+	}
+	for _, l := range sum.Labels {
+		tr := l.Label
+		if tr == "TOTAL" {
+			tr = "all"
+		} else if _, label, ok := strings.Cut(tr, ": "); ok {
+			tr = label
+		}
+		if got := recv.count["all/"+tr]; got != l.Samples {
+			t.Errorf("%s: count %d, summary.json %d", tr, got, l.Samples)
+		}
+		if got := recv.errs[tr]; got != l.Errors {
+			t.Errorf("%s: countError %d, summary.json %d", tr, got, l.Errors)
+		}
+		if ok, ko := recv.count["ok/"+tr], recv.count["ko/"+tr]; ok+ko != l.Samples || ko != l.Errors {
+			t.Errorf("%s: ok %d + ko %d, summary.json %d samples %d errors", tr, ok, ko, l.Samples, l.Errors)
+		}
+	}
+	if recv.users < 1 {
+		t.Errorf("no active users reported")
+	}
+	if !strings.Contains(recv.params[0], "precision=ms") || !strings.Contains(recv.params[0], "db=plateau") {
+		t.Errorf("query %q", recv.params[0])
 	}
 }
