@@ -437,3 +437,37 @@ func TestErrorsListedOnceWithTheirWorkload(t *testing.T) {
 		t.Errorf("errors table does not name the workload:\n%s", table)
 	}
 }
+
+// TestResponseTimeConclusionNamesEveryRequirement: with two response-time
+// requirements the conclusion names both, each with its own observed value.
+func TestResponseTimeConclusionNamesEveryRequirement(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "run")
+	o := reporttest.Options{SLA: []string{"avg(response_time{label=\"" + reporttest.CaveLabel + "\"}) < 1000ms", "p95(response_time) < 400ms"}}
+	if err := reporttest.Write(dir, o); err != nil {
+		t.Fatal(err)
+	}
+	res, err := report.Write(dir, report.Options{Formats: []string{"md"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "**Response time:**") {
+			line = l
+		}
+	}
+	for _, r := range res.Summary.SLA {
+		if r.Error != "" {
+			t.Fatalf("requirement %q: %s", r.Expr, r.Error)
+		}
+		expr := strings.NewReplacer("_", `\_`, "<", "&lt;", `"`, "&#34;").Replace(r.Expr)
+		if !strings.Contains(line, expr) && !strings.Contains(line, strings.ReplaceAll(expr, "&#34;", `"`)) {
+			t.Errorf("conclusion does not name %q: %s", r.Expr, line)
+		}
+	}
+}

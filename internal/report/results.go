@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"github.com/plateau-perf/plateau/internal/analysis/knee"
+	"github.com/plateau-perf/plateau/internal/analysis/sla"
 	"strings"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
@@ -224,22 +225,8 @@ func (b *builder) resultsVerdict() *doc.Verdict {
 	}
 
 	rtEvidence := fmt.Sprintf("average %s, p95 %s, p99 %s over the run", msU(all.MeanMs), msU(all.P95Ms), msU(all.P99Ms))
-	rtLevel, rtVerdict := doc.Info, "measured; no response-time requirement"
-	for _, r := range b.s.SLA {
-		if strings.Contains(r.Expr, "response_time") && r.Error == "" {
-			if r.Passed {
-				rtLevel, rtVerdict = doc.OK, "meets "+r.Expr
-			} else {
-				rtLevel, rtVerdict = doc.Fail, "breaks "+r.Expr
-			}
-			if r.FirstBroken != "" && r.Passed {
-				rtLevel, rtVerdict = doc.Warn, "meets "+r.Expr+" over the run but not in every phase"
-			}
-			if !r.Passed || r.FirstBroken != "" {
-				break
-			}
-		}
-	}
+	rtLevel, rtVerdict, rtReqs := b.responseTimeVerdict()
+	rtEvidence = clauses(rtReqs, rtEvidence)
 	if len(ps) < 2 {
 		b.conclude("Response time", rtLevel, rtVerdict, rtEvidence)
 		b.conclude("Throughput", doc.Info, fmt.Sprintf("%s sustained", rps(all.ThroughputRPS)), fmt.Sprintf("%s over %s", plural(all.Samples, "request"), dur(b.d.Span())))
@@ -257,6 +244,50 @@ func (b *builder) resultsVerdict() *doc.Verdict {
 	tpLevel, tpVerdict, tpEvidence := b.throughputVerdict(ts)
 	b.conclude("Throughput", tpLevel, tpVerdict, tpEvidence)
 	return &doc.Verdict{Level: max(rtLevel, tpLevel), Text: sentences("verdict: " + clauses(rtMove, "throughput "+tpVerdict))}
+}
+
+// responseTimeVerdict judges every response-time requirement together: the
+// verdict names each one that broke (or held only over the run), and the
+// evidence quotes each requirement's own observed value and scope.
+func (b *builder) responseTimeVerdict() (doc.Level, string, string) {
+	var held, partly, broken, obs []string
+	for _, r := range b.s.SLA {
+		e, err := sla.Parse(r.Expr)
+		if err != nil || r.Error != "" || e.Metric == sla.ErrorRate || e.Metric == sla.Throughput {
+			continue
+		}
+		where := "over the run"
+		if r.Scope != "run" {
+			where = "in " + r.Scope
+		}
+		obs = append(obs, fmt.Sprintf("%s observed %s %s", r.Expr, obsU(r.Observed, r.Unit), where))
+		switch {
+		case !r.Passed:
+			broken = append(broken, r.Expr)
+		case r.FirstBroken != "" && r.Scope == "run":
+			partly = append(partly, r.Expr)
+		default:
+			held = append(held, r.Expr)
+		}
+	}
+	ev := strings.Join(obs, ", ")
+	switch {
+	case len(obs) == 0:
+		return doc.Info, "measured; no response-time requirement", ""
+	case len(broken) > 0:
+		v := "breaks " + joinAnd(broken)
+		if len(held)+len(partly) > 0 {
+			v += ", meets " + joinAnd(append(held, partly...))
+		}
+		return doc.Fail, v, ev
+	case len(partly) > 0:
+		v := "meets " + joinAnd(partly) + " over the run but not in every phase"
+		if len(held) > 0 {
+			v += ", and " + joinAnd(held)
+		}
+		return doc.Warn, v, ev
+	}
+	return doc.OK, "meets " + joinAnd(held), ev
 }
 
 // throughputVerdict states what the capacity analysis found about scaling,
