@@ -436,7 +436,9 @@ func (b *builder) capacityAnalysis() *capacityRun {
 	// only checked when that is known to be zero (no think time, no
 	// pacing): with pacing or think time per iteration, requests per
 	// iteration would have to be known as well.
-	cr.checkLittle = cr.kind == knee.Rate || b.noThinkTime()
+	// Times taken at the servers say nothing about how many of the
+	// generator's users were busy.
+	cr.checkLittle = (cr.kind == knee.Rate || b.noThinkTime()) && !b.serverTimes()
 	cr.res, cr.err = knee.Analyze(kps, knee.Options{Kind: cr.kind, MinGain: b.stopGain(workload), ServerTimes: b.serverTimes()})
 	return cr
 }
@@ -574,12 +576,15 @@ func (b *builder) capacity() doc.Section {
 			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Fail, Text: "Even the lowest tested load broke a requirement."})
 		}
 	}
-	if !checkLittle {
+	switch {
+	case !checkLittle && b.serverTimes():
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "Little's-law check of the generator skipped: the times are the servers' own, so they do not say how many of the generator's users were busy."})
+	case !checkLittle:
 		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "Little's-law check of the generator skipped: the users think or pace between requests, so the time per iteration, not per request, decides how many are busy."})
 	}
 	for _, l := range res.Little {
 		if checkLittle && l.Short {
-			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: fmt.Sprintf("Little's law at %s %s: %s", num3(l.Load), unit, l.Note)})
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(fmt.Sprintf("Little's law at %s: %s", loadU(l.Load, kind), l.Note))})
 		}
 	}
 	b.s.Capacity = cj

@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/importer"
+	"github.com/plateau-perf/plateau/internal/importer/accesslog"
 	"github.com/plateau-perf/plateau/internal/importer/jtl"
 	"github.com/plateau-perf/plateau/internal/importer/k6"
 	"github.com/plateau-perf/plateau/internal/importer/locust"
@@ -52,6 +54,38 @@ func imported(src func() importer.Source, derive bool) func(t *testing.T, dir st
 	}
 }
 
+// writeAccessLog writes an nginx combined_rt access log of three minutes at
+// 5, 10 and 15 requests a second, with one 500 in fifty, and returns its
+// path and the three phases.
+func writeAccessLog(t *testing.T, dir string) (string, []core.Phase) {
+	t.Helper()
+	start := time.Date(2025, 5, 13, 11, 10, 0, 0, time.UTC)
+	var b strings.Builder
+	var phases []core.Phase
+	n := 0
+	for step, rate := range []int{5, 10, 15} {
+		from := start.Add(time.Duration(step) * time.Minute)
+		phases = append(phases, core.Phase{Name: fmt.Sprintf("step %d", step+1), Start: from, End: from.Add(time.Minute), Users: rate})
+		for sec := range 60 {
+			for i := range rate {
+				n++
+				at := from.Add(time.Duration(sec)*time.Second + time.Duration(i)*time.Second/time.Duration(rate))
+				status := 200
+				if n%50 == 0 {
+					status = 500
+				}
+				rt := 0.040 + 0.004*float64(rate) + 0.001*float64(n%17)
+				fmt.Fprintf(&b, "127.0.0.1 - - [%s] \"GET /api/items/%d HTTP/1.1\" %d 512 \"-\" \"curl/8\" %.3f\n", at.Format("02/Jan/2006:15:04:05 -0700"), 1000+n%40, status, rt)
+			}
+		}
+	}
+	path := filepath.Join(dir, "access.log")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, phases
+}
+
 // proseVariants is the grid of report shapes the prose rules must hold
 // for: a demo-like stepped run with monitors, the same without monitors,
 // without SLA, one step, constant load, every request failing, and
@@ -75,6 +109,24 @@ func proseVariants() []proseVariant {
 		{"import k6 JSON", imported(func() importer.Source {
 			return k6.New(k6.Config{Path: imp + "k6/testdata/k6-v1.8.1/out.json.gz"})
 		}, true)},
+		{"import nginx access log", func(t *testing.T, dir string) {
+			t.Helper()
+			path, phases := writeAccessLog(t, t.TempDir())
+			run, err := importer.NewRun(importer.Options{Dir: dir, Name: "nginx", Phases: phases, Clock: importer.Clock{Loc: time.UTC}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, err := accesslog.New(accesslog.Config{Path: path, Server: "web", Format: "combined_rt"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := src.Import(context.Background(), run); err != nil {
+				t.Fatal(err)
+			}
+			if err := run.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{"import Locust CSV", imported(func() importer.Source {
 			return locust.New(locust.Config{Path: imp + "locust/testdata/locust-2.47.0/run_stats.csv"})
 		}, false)},
@@ -87,7 +139,7 @@ var proseRules = []struct {
 	re   *regexp.Regexp
 }{
 	{"NaN or infinity", regexp.MustCompile(`\bNaN\b|[+-]?Inf\b`)},
-	{"doubled or dangling punctuation", regexp.MustCompile(`[;,]\s*[.;,:]|:\s*[.;,]|[^.]\.\.(?:[^./]|$)|\s[.;,:](?:\s|$)|—\s*[.;,]|\(\s*\)|“\s*”|""`)},
+	{"doubled or dangling punctuation", regexp.MustCompile(`[;,]\s*[.;,:]|:\s*[.;,]|[^.]\.\.(?:[^./]|$)|\s[.;,:](?:\s|$)|—\s*[.;,]|\(\s*\)|“\s*”|""|%\s*%`)},
 	{"empty slot", regexp.MustCompile(`\S {2,}\S|\b(?:in|at|of|from|to|on|for) [.;,)]|\bin $`)},
 	{"sentence starting lower-case after a full stop", regexp.MustCompile(`[a-z0-9)]\. [a-z]`)},
 	{"a claim of no traffic", regexp.MustCompile(`(?:^|[^.\d])0 B/s`)},
@@ -155,6 +207,40 @@ func throughputs(v any, key string, out *[]float64) {
 
 var rpsRe = regexp.MustCompile(`(~?)([\d,]+(?:\.\d+)?) req/s`)
 
+// countRe finds stated request and error counts ("3,200 requests", "7 errors").
+var countRe = regexp.MustCompile(`\b(\d[\d,]*) (requests|errors)\b`)
+
+// counts collects the sample and error counts summary.json holds.
+func counts(v any, key string, out map[int64]bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			counts(x, k, out)
+		}
+	case []any:
+		for _, x := range v {
+			counts(x, key, out)
+		}
+	case float64:
+		switch key {
+		case "samples", "errors", "total", "count":
+			out[int64(v)] = true
+		}
+	}
+}
+
+// countsAgree checks every stated request or error count against
+// summary.json.
+func countsAgree(line string, known map[int64]bool) string {
+	for _, m := range countRe.FindAllStringSubmatch(line, -1) {
+		n, err := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
+		if err == nil && !known[n] {
+			return m[0]
+		}
+	}
+	return ""
+}
+
 // agreesWithSummary checks that every throughput a sentence states is one
 // summary.json holds, at the precision printed.
 func agreesWithSummary(line string, tps []float64) string {
@@ -217,6 +303,8 @@ func TestProse(t *testing.T) {
 			}
 			var tps []float64
 			throughputs(sum, "", &tps)
+			known := map[int64]bool{}
+			counts(sum, "", known)
 			lines := prose(string(md))
 			if len(lines) < 10 {
 				t.Fatalf("only %d lines of prose", len(lines))
@@ -226,6 +314,9 @@ func TestProse(t *testing.T) {
 					if m := r.re.FindString(line); m != "" {
 						t.Errorf("%s (%q) in: %s", r.name, m, line)
 					}
+				}
+				if bad := countsAgree(line, known); bad != "" {
+					t.Errorf("%q is not a count of summary.json, in: %s", bad, line)
 				}
 				if rep := repeatedRate(line); rep != "" {
 					t.Errorf("%s quoted as its own context in: %s", rep, line)
@@ -288,6 +379,7 @@ func TestProseRulesCatchDefects(t *testing.T) {
 		"Each point is one phase. the vertical line marks the knee.",
 		"The dashed curve is the fitted Universal Scalability Law;",
 		"p95 NaN ms",
+		"Error rate 0.08 %% (11 of 13,029 requests).",
 	}
 	for _, line := range bad {
 		hit := false

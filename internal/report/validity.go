@@ -47,7 +47,7 @@ func (b *builder) testStatus() doc.Verdict {
 	default:
 		v = doc.Verdict{Level: doc.Info, Text: "Test status: NO REQUIREMENTS — the plan states no SLA, so nothing was judged."}
 		if t := b.d.Total; t != nil && t.Count > 0 {
-			v.Text += fmt.Sprintf(" Error rate %s%% (%s of %s requests).", pct(100*float64(t.Errors)/float64(t.Count)),
+			v.Text += fmt.Sprintf(" Error rate %s (%s of %s requests).", pct(100*float64(t.Errors)/float64(t.Count)),
 				thousands(t.Errors), thousands(t.Count))
 		}
 	}
@@ -94,7 +94,7 @@ func (b *builder) validityTable() []doc.Block {
 		}
 		cpu := "–"
 		if p.CPUPct > 0 {
-			cpu = pct(p.CPUPct) + "%"
+			cpu = pct(p.CPUPct)
 		}
 		held, lvl := "yes", doc.OK
 		if !p.Held {

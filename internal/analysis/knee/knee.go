@@ -118,12 +118,19 @@ type Knee struct {
 // (threshold 5 %); beyond it average response time rose from 14 ms to
 // 190 ms".
 func (k *Knee) Sentence() string {
+	return fmt.Sprintf("throughput stopped scaling at %s, ~%s req/s: %s", loadWords(k.Kind, k.Load), roughly(k.ThroughputRPS), k.Evidence())
+}
+
+// Evidence is the part of Sentence after the knee itself: "higher loads
+// added at most +4.7 % (threshold 5 %); beyond it average response time
+// rose from 14 ms to 190 ms".
+func (k *Knee) Evidence() string {
 	gain := "higher loads added at most " + signedPct(100*k.Gain)
 	if k.Gain < 0.0005 {
 		gain = "no higher load added throughput"
 	}
-	return fmt.Sprintf("throughput stopped scaling at %s, ~%s req/s: %s (threshold %s); beyond it average response time rose from %s ms to %s ms",
-		loadWords(k.Kind, k.Load), roughly(k.ThroughputRPS), gain, trimPct(100*k.MinGain), ms(k.MeanMs), ms(k.MaxMeanMs))
+	return fmt.Sprintf("%s (threshold %s); beyond it average response time rose from %s ms to %s ms",
+		gain, trimPct(100*k.MinGain), ms(k.MeanMs), ms(k.MaxMeanMs))
 }
 
 // signedPct is a signed percentage with one decimal ("+4.7 %", "−2.0 %").
