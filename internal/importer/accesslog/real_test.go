@@ -3,6 +3,7 @@ package accesslog
 import (
 	"context"
 	"fmt"
+	"github.com/plateau-perf/plateau/internal/importer/importertest"
 	"io"
 	"math"
 	"net"
@@ -122,7 +123,7 @@ func TestNginx(t *testing.T) {
 			}
 		}
 		if nginx == "" {
-			t.Skip("nginx not installed (internal/importer/testdata/install-deps.sh apt)")
+			importertest.MissingTool(t, "nginx not installed (internal/importer/testdata/install-deps.sh apt)")
 		}
 	}
 	backend := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -2,6 +2,7 @@ package jstat
 
 import (
 	"context"
+	"github.com/plateau-perf/plateau/internal/importer/importertest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,7 +82,7 @@ func TestRealJstat(t *testing.T) {
 	java, err1 := exec.LookPath("java")
 	jstat, err2 := exec.LookPath("jstat")
 	if err1 != nil || err2 != nil {
-		t.Skip("no JDK (java, jstat): internal/importer/testdata/install-deps.sh apt")
+		importertest.MissingTool(t, "no JDK (java, jstat): internal/importer/testdata/install-deps.sh apt")
 	}
 	jvm := exec.Command(java, "-Xmx64m", "testdata/Alloc.java", "15000")
 	if err := jvm.Start(); err != nil {

@@ -3,6 +3,7 @@ package k6
 import (
 	"context"
 	"fmt"
+	"github.com/plateau-perf/plateau/internal/importer/importertest"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -62,7 +63,7 @@ func testServer() *httptest.Server {
 func TestRealK6(t *testing.T) {
 	bin := k6Binary()
 	if bin == "" {
-		t.Skip("k6 not installed (set $K6, or: GOBIN=/tmp/k6bin go install go.k6.io/k6@v1.8.1)")
+		importertest.MissingTool(t, "k6 not installed (set $K6, or: internal/importer/testdata/install-deps.sh k6)")
 	}
 	t.Parallel()
 	srv := testServer()

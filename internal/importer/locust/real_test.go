@@ -3,6 +3,7 @@ package locust
 import (
 	"context"
 	"fmt"
+	"github.com/plateau-perf/plateau/internal/importer/importertest"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -63,7 +64,7 @@ func testServer() *httptest.Server {
 func TestRealLocust(t *testing.T) {
 	bin := locustBinary()
 	if bin == "" {
-		t.Skip("locust not installed (set $LOCUST, or pip install locust==2.47.0 into /tmp/locust-venv)")
+		importertest.MissingTool(t, "locust not installed (set $LOCUST, or: internal/importer/testdata/install-deps.sh locust)")
 	}
 	t.Parallel()
 	srv := testServer()

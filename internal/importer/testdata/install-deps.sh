@@ -10,16 +10,28 @@
 #   JMeter  5.6.3 assembled from Maven Central artifacts into $JMETER_HOME
 #           (default /tmp/plateau-jmeter): bin/ from ApacheJMeter_config,
 #           lib/ext/ApacheJMeter_*.jar and their dependencies in lib/.
+#   k6      1.8.1 built from the Go module proxy (go install go.k6.io/k6)
+#           into $K6_BIN_DIR (default /usr/local/bin). Cold: about 8 minutes
+#           and 370 MB of modules on 2 shared cores (docs/ci.md).
+#   Locust  2.47.0 from PyPI into a virtualenv $LOCUST_VENV (default
+#           /opt/plateau-locust), linked as /usr/local/bin/locust. About a
+#           minute.
 #
-# Usage: install-deps.sh [apt] [jmeter]   (no argument = both)
-# Tests find JMeter through $JMETER_HOME or /tmp/plateau-jmeter.
+# Usage: install-deps.sh [apt] [jmeter] [k6] [locust]   (no argument = all)
+# Tests find JMeter through $JMETER_HOME or /tmp/plateau-jmeter, k6 and
+# Locust through $K6/$LOCUST or PATH. Under CI=true a test whose tool is
+# missing fails instead of skipping.
 set -euo pipefail
 JMETER_VERSION="${JMETER_VERSION:-5.6.3}"
 JMETER_HOME="${JMETER_HOME:-/tmp/plateau-jmeter}"
+K6_VERSION="${K6_VERSION:-1.8.1}"
+K6_BIN_DIR="${K6_BIN_DIR:-/usr/local/bin}"
+LOCUST_VERSION="${LOCUST_VERSION:-2.47.0}"
+LOCUST_VENV="${LOCUST_VENV:-/opt/plateau-locust}"
 
 step_apt() {
   local need=()
-  for p in nginx procps default-jdk-headless maven; do
+  for p in nginx procps default-jdk-headless maven python3-venv; do
     dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
   done
   if [ ${#need[@]} -gt 0 ]; then
@@ -68,6 +80,29 @@ POM
   test -f "$JMETER_HOME/bin/jmeter.properties"
 }
 
+# k6 is a Go module: build it with the Go that builds plateau.
+step_k6() {
+  if [ -x "$K6_BIN_DIR/k6" ] && "$K6_BIN_DIR/k6" version 2>/dev/null | grep -q "v$K6_VERSION"; then
+    return 0
+  fi
+  command -v go >/dev/null || { echo "install-deps.sh: k6 needs Go on PATH" >&2; return 1; }
+  mkdir -p "$K6_BIN_DIR"
+  GOBIN="$K6_BIN_DIR" GOFLAGS=-buildvcs=false CGO_ENABLED=0 go install "go.k6.io/k6@v$K6_VERSION"
+  "$K6_BIN_DIR/k6" version
+}
+
+# Locust from PyPI, in its own virtualenv so the system Python is untouched.
+step_locust() {
+  if [ -x "$LOCUST_VENV/bin/locust" ] && "$LOCUST_VENV/bin/locust" --version 2>/dev/null | grep -q "$LOCUST_VERSION"; then
+    ln -sf "$LOCUST_VENV/bin/locust" /usr/local/bin/locust
+    return 0
+  fi
+  python3 -m venv "$LOCUST_VENV"
+  "$LOCUST_VENV/bin/pip" install -q --disable-pip-version-check "locust==$LOCUST_VERSION"
+  ln -sf "$LOCUST_VENV/bin/locust" /usr/local/bin/locust
+  locust --version
+}
+
 STEPS=("$@")
-[ ${#STEPS[@]} -eq 0 ] && STEPS=(apt jmeter)
+[ ${#STEPS[@]} -eq 0 ] && STEPS=(apt jmeter k6 locust)
 for s in "${STEPS[@]}"; do "step_$s"; done

@@ -2,6 +2,7 @@ package vmstat
 
 import (
 	"context"
+	"github.com/plateau-perf/plateau/internal/importer/importertest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,7 +64,7 @@ func dataRows(out string) [][]string {
 func TestRealVmstat(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("vmstat"); err != nil {
-		t.Skip("vmstat not installed (procps)")
+		importertest.MissingTool(t, "vmstat not installed (procps: internal/importer/testdata/install-deps.sh apt)")
 	}
 	type result struct {
 		out string
