@@ -8,6 +8,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/sla"
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/metrics"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // Summary is summary.json: the machine-readable result of a run. Field names
@@ -27,7 +28,13 @@ type Summary struct {
 	End       time.Time         `json:"end"`
 	DurationS float64           `json:"duration_s"`
 	Labels    []core.LabelStats `json:"labels"`
-	Phases    []PhaseSummary    `json:"phases"`
+	// PercentileMethod names how the whole-run percentiles in Labels were
+	// computed: "hdr" (plateau's HDR histograms, nearest rank) for live
+	// runs, or the source tool's definition for an imported run
+	// (run.json source_figures: "jmeter-legacy-window", "k6-linear",
+	// "locust-rounded"). Per-phase rows always use "hdr".
+	PercentileMethod string         `json:"percentile_method"`
+	Phases           []PhaseSummary `json:"phases"`
 	SLA       []SLAResult       `json:"sla"`
 	Errors    ErrorSummary      `json:"errors"`
 	Dropped   map[string]int64  `json:"dropped_iterations,omitempty"`
@@ -92,6 +99,7 @@ func Summarize(d *Dataset, slas []string) *Summary {
 		s.Dropped = nil
 	}
 	s.Labels = d.labelRows(d.Run, d.Total, d.Span())
+	s.PercentileMethod = d.applySourceFigures(s.Labels)
 	for i, p := range d.Phases {
 		ps := PhaseSummary{Name: p.Name, Workload: p.Workload, Start: p.Start, End: p.End, Users: p.Users,
 			Rate: p.Rate, Stopped: p.Stopped}
@@ -139,6 +147,58 @@ func (d *Dataset) labelRows(m map[LabelKey]*metrics.Agg, total *metrics.Agg, spa
 		}
 	}
 	return append(rows, total.Stats(core.TotalLabel, false, span))
+}
+
+// applySourceFigures replaces the whole-run percentiles and throughput of
+// rows (labelRows of d.Run, in d.Labels order, TOTAL last) by those the
+// source tool of an imported run defines (run.json source_figures), so the
+// run agrees with the tool that made it. It returns the percentile method
+// of the rows.
+func (d *Dataset) applySourceFigures(rows []core.LabelStats) string {
+	f := d.Info.Figures
+	if f == nil || len(f.Labels) == 0 {
+		return "hdr"
+	}
+	type key struct {
+		workload, label string
+		tx              bool
+	}
+	byKey := map[key]*rundir.SourceLabel{}
+	var totals []*rundir.SourceLabel
+	for i := range f.Labels {
+		l := &f.Labels[i]
+		if l.Total {
+			totals = append(totals, l)
+			continue
+		}
+		byKey[key{l.Workload, l.Label, l.Tx}] = l
+	}
+	apply := func(row *core.LabelStats, l *rundir.SourceLabel) {
+		if l == nil || l.Count != row.Samples {
+			return // not the same samples: keep plateau's figures
+		}
+		for _, p := range []struct {
+			dst *float64
+			src *float64
+		}{{&row.P50Ms, l.P50Ms}, {&row.P90Ms, l.P90Ms}, {&row.P95Ms, l.P95Ms}, {&row.P99Ms, l.P99Ms}} {
+			if p.src != nil {
+				*p.dst = round3(*p.src)
+			}
+		}
+		if l.SpanS > 0 {
+			row.ThroughputRPS = round3(float64(l.Count) / l.SpanS)
+		}
+	}
+	keys := d.Labels()
+	for i, k := range keys {
+		if i < len(rows)-1 {
+			apply(&rows[i], byKey[key{k.Workload, k.Label, k.Tx}])
+		}
+	}
+	if len(totals) == 1 && len(rows) > 0 {
+		apply(&rows[len(rows)-1], totals[0])
+	}
+	return f.PercentileMethod
 }
 
 // JudgeSLA evaluates one expression over the run and per phase.

@@ -70,6 +70,7 @@ type Run struct {
 	series    *seriesDir
 	samples   int64
 	histPool  sync.Pool // *secAgg
+	figures   *rundir.SourceFigures
 }
 
 // NewRun creates the run directory with a provisional run.json.
@@ -223,6 +224,7 @@ func (r *Run) Close() error {
 	for _, w := range ws {
 		r.info.Workloads = append(r.info.Workloads, rundir.WorkloadInfo{Name: w, Model: "imported", Shape: "as recorded"})
 	}
+	r.info.Figures = r.figures
 	summary := r.probs.Summary()
 	r.info.Notes = append(append([]string(nil), r.notes...), summary...)
 	errs = append(errs, rundir.WriteInfo(r.dir, &r.info))
@@ -359,6 +361,7 @@ type Aggregator struct {
 
 	spanSet            bool
 	spanStart, spanEnd int64
+	fig                *figures // nil unless CollectFigures
 }
 
 // Requests returns an aggregator for request samples of workload.
@@ -445,6 +448,9 @@ func (a *Aggregator) Add(s *Rec) error {
 	}
 	if a.run.opt.KeepSamples && !s.Derived {
 		a.appendRaw(s, us)
+	}
+	if a.fig != nil && !s.Derived {
+		a.fig.add(s, us, a)
 	}
 	if sec > a.water {
 		a.water = sec
@@ -565,6 +571,10 @@ func (a *Aggregator) Close() error {
 	}
 	if a.spanSet {
 		a.first, a.last = a.spanStart, a.spanEnd
+	}
+	if a.fig != nil && a.count > 0 {
+		a.run.AddFigures(a.fig.result())
+		a.fig = nil
 	}
 	if a.count > 0 {
 		a.run.See(a.first)

@@ -55,6 +55,11 @@ type Info struct {
 	Segment   string         `json:"segment,omitempty"` // "i/N" for a distributed generator
 	Source    []string       `json:"source,omitempty"`  // imported files
 	Notes     []string       `json:"notes,omitempty"`
+	// Figures holds an imported run's whole-run figures as the tool that
+	// wrote the files defines them (percentiles, throughput denominators);
+	// the summary and report show these for the run as a whole. Nil for
+	// live runs and for sources without such definitions.
+	Figures *SourceFigures `json:"source_figures,omitempty"`
 	// Outputs are the live outputs of the run (--listen, --out) and what
 	// each delivered.
 	Outputs []OutputInfo `json:"outputs,omitempty"`
@@ -183,4 +188,37 @@ func WriteFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// SourceFigures are whole-run figures computed by an importer with the
+// source tool's own definitions, so an imported run agrees with the tool
+// that made it (JMeter's dashboard, k6's summary, Locust's stats file).
+type SourceFigures struct {
+	// Tool names the source tool ("JMeter", "k6", "Locust").
+	Tool string `json:"tool"`
+	// PercentileMethod names the percentile definition (summary.json
+	// percentile_method): "jmeter-legacy-window", "k6-linear",
+	// "locust-rounded".
+	PercentileMethod string `json:"percentile_method"`
+	// PercentileRule and ThroughputRule say it in words, for the report.
+	PercentileRule string        `json:"percentile_rule"`
+	ThroughputRule string        `json:"throughput_rule"`
+	Labels         []SourceLabel `json:"labels"`
+}
+
+// SourceLabel is one label's (or the total's) figures by the source
+// tool's definitions. Percentiles are nil where the tool gives none.
+type SourceLabel struct {
+	Workload string   `json:"workload,omitempty"`
+	Label    string   `json:"label"` // "" for the total
+	Tx       bool     `json:"tx,omitempty"`
+	Total    bool     `json:"total,omitempty"`
+	Count    int64    `json:"count"`
+	P50Ms    *float64 `json:"p50_ms,omitempty"`
+	P90Ms    *float64 `json:"p90_ms,omitempty"`
+	P95Ms    *float64 `json:"p95_ms,omitempty"`
+	P99Ms    *float64 `json:"p99_ms,omitempty"`
+	// SpanS is the tool's throughput denominator for this label (s):
+	// throughput = Count / SpanS. 0 when the run's span is used.
+	SpanS float64 `json:"span_s,omitempty"`
 }

@@ -51,6 +51,7 @@ func (s *Source) importCSV(ctx context.Context, run *importer.Run, src io.Reader
 		run.Note("%s: no success column; samples with an HTTP status of 400 or more count as failures", s.cfg.Path)
 	}
 	agg := run.Requests(s.cfg.Workload)
+	agg.CollectFigures(importer.JMeterFigures)
 	pool := sync.Pool{New: func() any {
 		return &csvDecoder{l: l, labels: agg.Labels().NewCache(), tp: tp, tpSet: true, cfg: &s.cfg, keep: run.KeepSamples()}
 	}}

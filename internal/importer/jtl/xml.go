@@ -96,6 +96,7 @@ func (s *Source) importXML(ctx context.Context, run *importer.Run, r io.Reader) 
 		return fmt.Errorf("%s: %w", s.cfg.Path, err)
 	}
 	agg := run.Requests(s.cfg.Workload)
+	agg.CollectFigures(importer.JMeterFigures)
 	br, ok := r.(*bufio.Reader)
 	if !ok {
 		br = bufio.NewReaderSize(r, 1<<20)

@@ -115,6 +115,7 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 	host := primaryHost(head)
 
 	agg := run.Requests(s.cfg.Workload)
+	agg.CollectFigures(importer.K6Figures)
 	var tot tally
 	var vus timeline
 	probs := run.Problems()

@@ -421,3 +421,33 @@ func TestSteadyVUsOnePhase(t *testing.T) {
 		t.Errorf("%d of %d requests in the phase", got, d.Total.Count)
 	}
 }
+
+// TestPercentilesAsK6DefinesThem: the run's whole-run percentiles are k6's
+// (linear interpolation over all values) and equal its summary export's
+// med, p(90), p(95), p(99) to the µs the import keeps (issue 13 item 5:
+// plateau used HDR nearest rank).
+func TestPercentilesAsK6DefinesThem(t *testing.T) {
+	t.Parallel()
+	d, err := importStream(t, Config{Path: filepath.Join(fixtures, "out.json.gz")}, importer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := ReadSummary(filepath.Join(fixtures, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := analysis.Summarize(d, nil)
+	if s.PercentileMethod != "k6-linear" {
+		t.Errorf("percentile_method %q", s.PercentileMethod)
+	}
+	tot := s.Labels[len(s.Labels)-1]
+	dur := sum.Metrics["http_req_duration"]
+	for _, c := range []struct {
+		name     string
+		ours, k6 float64
+	}{{"med", tot.P50Ms, dur["med"]}, {"p(90)", tot.P90Ms, dur["p(90)"]}, {"p(95)", tot.P95Ms, dur["p(95)"]}, {"p(99)", tot.P99Ms, dur["p(99)"]}} {
+		if math.Abs(c.ours-c.k6) > 0.001 {
+			t.Errorf("%s %v, k6 %v", c.name, c.ours, c.k6)
+		}
+	}
+}

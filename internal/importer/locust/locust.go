@@ -41,6 +41,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/importer"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // Config describes one Locust --csv result set.
@@ -242,6 +243,11 @@ func readStats(r io.Reader, path string, probs *importer.Problems) (*statsFile, 
 		if typ == "" && name == "Aggregated" {
 			st.total = l
 			st.rps, _ = num(h.get(rec, "requests/s"))
+			for _, pc := range percentileCols {
+				if v, ok := num(h.get(rec, strings.ToLower(pc.name))); ok {
+					l.pcts = append(l.pcts, Knot{P: pc.p, V: v * 1000})
+				}
+			}
 			continue
 		}
 		if l.count == 0 {
@@ -428,8 +434,49 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 		return err
 	}
 	s.notes(run, st)
+	run.AddFigures(s.figures(st))
 	run.Logf("%s: %d requests, %d failed, %d labels", s.prefx, agg.Count(), agg.Errors(), len(st.labels))
 	return nil
+}
+
+// figures are Locust's own whole-run figures from the stats file: its
+// percentiles (over response times rounded to about two significant
+// digits) and its Requests/s denominator, the run's span.
+func (s *Source) figures(st *statsFile) *rundir.SourceFigures {
+	sf := &rundir.SourceFigures{Tool: "Locust", PercentileMethod: "locust-rounded",
+		PercentileRule: "Locust's own figures from its stats file: response times rounded to about two significant digits, percentile p at rank ⌊p·n⌋+1",
+		ThroughputRule: "Locust's: a name's count over the run's span (start to last request), the same for every name"}
+	span := 0.0
+	if st.rps > 0 && st.total != nil && st.total.count > 0 {
+		span = float64(st.total.count) / st.rps
+	}
+	add := func(l *label, total bool) {
+		out := rundir.SourceLabel{Workload: s.cfg.Workload, Label: l.name, Total: total, Count: l.count, SpanS: span}
+		if total {
+			out.Label = ""
+		}
+		for _, k := range l.pcts {
+			v := k.V / 1000
+			switch k.P {
+			case 0.5:
+				out.P50Ms = &v
+			case 0.9:
+				out.P90Ms = &v
+			case 0.95:
+				out.P95Ms = &v
+			case 0.99:
+				out.P99Ms = &v
+			}
+		}
+		sf.Labels = append(sf.Labels, out)
+	}
+	for _, l := range st.labels {
+		add(l, false)
+	}
+	if st.total != nil {
+		add(st.total, true)
+	}
+	return sf
 }
 
 func (s *Source) notes(run *importer.Run, st *statsFile) {

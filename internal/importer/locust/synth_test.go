@@ -129,3 +129,41 @@ func TestLabelHoldsMethod(t *testing.T) {
 		t.Errorf("labels %v, want GET /var and GET /plain", got)
 	}
 }
+
+// TestPercentilesAsLocust: summary.json's whole-run percentiles of an
+// imported Locust set are Locust's own (its stats file's 50 %, 90 %, 95 %,
+// 99 %), per label and in total (issue 13 item 5).
+func TestPercentilesAsLocust(t *testing.T) {
+	t.Parallel()
+	d, err := importSet(t, Config{Path: filepath.Join(fixtures, "run")}, importer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := analysis.Summarize(d, nil)
+	if s.PercentileMethod != "locust-rounded" {
+		t.Errorf("percentile_method %q", s.PercentileMethod)
+	}
+	rows := map[string]map[string]string{}
+	for _, row := range readCSV(t, filepath.Join(fixtures, "run_stats.csv")) {
+		name := strings.TrimSpace(row["Type"] + " " + row["Name"])
+		if name == "Aggregated" {
+			name = "TOTAL"
+		}
+		rows[name] = row
+	}
+	for _, l := range s.Labels {
+		row := rows[l.Label]
+		if row == nil {
+			t.Errorf("%s not in the stats file", l.Label)
+			continue
+		}
+		for _, c := range []struct {
+			col  string
+			ours float64
+		}{{"50%", l.P50Ms}, {"90%", l.P90Ms}, {"95%", l.P95Ms}, {"99%", l.P99Ms}} {
+			if want := fnum(t, row[c.col]); math.Abs(c.ours-want) > 0.0005 {
+				t.Errorf("%s %s: %v, Locust %v", l.Label, c.col, c.ours, want)
+			}
+		}
+	}
+}

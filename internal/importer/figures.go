@@ -1,0 +1,210 @@
+package importer
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/plateau-perf/plateau/internal/rundir"
+)
+
+// SmallSample is the sample count below which a label's percentiles are
+// marked in the notes with their n.
+const SmallSample = 100
+
+// Percentile definitions of the source tools, each over values sorted in
+// increasing order, p in percent (0, 100].
+
+// LegacyPercentile is Apache Commons Math's Percentile with
+// EstimationType.LEGACY, which JMeter's dashboard (statistics.json,
+// aggregate report) uses: position p·(n+1)/100, the minimum below
+// position 1, the maximum from position n, linear interpolation between.
+func LegacyPercentile(sorted []float64, p float64) float64 {
+	n := float64(len(sorted))
+	if n == 0 {
+		return 0
+	}
+	pos := p * (n + 1) / 100
+	switch {
+	case pos < 1:
+		return sorted[0]
+	case pos >= n:
+		return sorted[len(sorted)-1]
+	}
+	lo := math.Floor(pos)
+	d := pos - lo
+	return sorted[int(lo)-1] + d*(sorted[int(lo)]-sorted[int(lo)-1])
+}
+
+// K6Percentile is k6's TrendSink.P: position p/100·(n−1) over all values,
+// linear interpolation between the values either side.
+func K6Percentile(sorted []float64, p float64) float64 {
+	switch len(sorted) {
+	case 0:
+		return 0
+	case 1:
+		return sorted[0]
+	}
+	i := p / 100 * float64(len(sorted)-1)
+	lo, hi := sorted[int(math.Floor(i))], sorted[int(math.Ceil(i))]
+	return lo + (hi-lo)*(i-math.Floor(i))
+}
+
+// FigureSpec says how a source tool computes its whole-run figures, for an
+// Aggregator that keeps the raw response times needed to compute them
+// exactly (Aggregator.CollectFigures).
+type FigureSpec struct {
+	Tool, Method                   string // rundir.SourceFigures.Tool, PercentileMethod
+	PercentileRule, ThroughputRule string
+	// Percentile is the tool's definition.
+	Percentile func(sorted []float64, p float64) float64
+	// Window keeps only each label's last Window response times in file
+	// order, as JMeter's dashboard does (jmeter.reportgenerator.
+	// statistic_window, 20,000); 0 keeps all (k6).
+	Window int
+	// LabelSpans divides each label's count by that label's own span, first
+	// start to last end (JMeter); otherwise the run's span is used.
+	LabelSpans bool
+}
+
+// JMeterFigures is JMeter's dashboard: Commons Math LEGACY percentiles over
+// each label's last 20,000 samples; throughput over the label's own span,
+// the total's over the span of the samples it counts (transaction samples
+// are neither counted in the total nor widen its span).
+var JMeterFigures = FigureSpec{Tool: "JMeter", Method: "jmeter-legacy-window",
+	PercentileRule: "JMeter's dashboard definition: Apache Commons Math LEGACY (position p·(n+1), linear interpolation) over each label's last 20,000 samples (jmeter.reportgenerator.statistic_window)",
+	ThroughputRule: "JMeter's: a label's count over that label's own span (first start to last end); the total's over the span of the samples it counts (transaction samples left out of both)",
+	Percentile:     LegacyPercentile, Window: 20000, LabelSpans: true}
+
+// K6Figures is k6's end-of-test summary: linear interpolation over all
+// values; rates over the run.
+var K6Figures = FigureSpec{Tool: "k6", Method: "k6-linear",
+	PercentileRule: "k6's definition (TrendSink): position p·(n−1) over all values, linear interpolation",
+	ThroughputRule: "the run's: count over the run's span (first request start to last end)",
+	Percentile:     K6Percentile}
+
+// figLabel is one label's (or the total's) raw figures.
+type figLabel struct {
+	vals           []float64 // ms; a ring of the last Window values when Window > 0
+	next           int
+	count          int64
+	minStart       int64
+	maxEnd         int64
+	workload, name string
+	tx, total      bool
+}
+
+func (f *figLabel) add(v float64, start, end int64, window int) {
+	f.count++
+	f.minStart, f.maxEnd = min(f.minStart, start), max(f.maxEnd, end)
+	if window > 0 && len(f.vals) == window {
+		f.vals[f.next] = v
+		f.next = (f.next + 1) % window
+		return
+	}
+	f.vals = append(f.vals, v)
+}
+
+// figures collects the raw response times an Aggregator's source tool
+// needs for its own figures. Fed in file order from one goroutine.
+type figures struct {
+	spec   FigureSpec
+	labels map[figKey]*figLabel
+	total  *figLabel
+}
+
+type figKey struct {
+	label int32
+	tx    bool
+}
+
+func newFigures(spec FigureSpec, workload string) *figures {
+	return &figures{spec: spec, labels: map[figKey]*figLabel{},
+		total: &figLabel{workload: workload, total: true, minStart: math.MaxInt64, maxEnd: math.MinInt64}}
+}
+
+func (f *figures) add(s *Rec, us int64, a *Aggregator) {
+	start, end := s.End-us*1e3, s.End
+	v := float64(us) / 1000
+	k := figKey{s.Label, s.Tx}
+	l := f.labels[k]
+	if l == nil {
+		l = &figLabel{workload: a.workload, name: a.labels.Name(s.Label), tx: s.Tx, minStart: math.MaxInt64, maxEnd: math.MinInt64}
+		f.labels[k] = l
+	}
+	l.add(v, start, end, f.spec.Window)
+	if !s.Tx {
+		f.total.add(v, start, end, f.spec.Window)
+	}
+}
+
+// result computes the figures.
+func (f *figures) result() *rundir.SourceFigures {
+	sf := &rundir.SourceFigures{Tool: f.spec.Tool, PercentileMethod: f.spec.Method,
+		PercentileRule: f.spec.PercentileRule, ThroughputRule: f.spec.ThroughputRule}
+	ls := make([]*figLabel, 0, len(f.labels)+1)
+	for _, l := range f.labels {
+		ls = append(ls, l)
+	}
+	sort.Slice(ls, func(i, j int) bool {
+		if ls[i].name != ls[j].name {
+			return ls[i].name < ls[j].name
+		}
+		return ls[i].tx
+	})
+	if f.total.count > 0 {
+		ls = append(ls, f.total)
+	}
+	for _, l := range ls {
+		sort.Float64s(l.vals)
+		pc := func(p float64) *float64 {
+			v := math.Round(f.spec.Percentile(l.vals, p)*1e6) / 1e6
+			return &v
+		}
+		out := rundir.SourceLabel{Workload: l.workload, Label: l.name, Tx: l.tx, Total: l.total, Count: l.count,
+			P50Ms: pc(50), P90Ms: pc(90), P95Ms: pc(95), P99Ms: pc(99)}
+		if f.spec.LabelSpans && l.maxEnd > l.minStart {
+			out.SpanS = float64(l.maxEnd-l.minStart) / 1e9
+		}
+		sf.Labels = append(sf.Labels, out)
+		l.vals = nil
+	}
+	return sf
+}
+
+// CollectFigures makes the aggregator keep what spec needs to compute the
+// source tool's own whole-run figures (percentiles by its definition,
+// throughput by its denominator); Close hands them to the run, which
+// writes them in run.json's source_figures. Memory: Window values per
+// label, or every value when Window is 0 (as the tool itself keeps them).
+func (a *Aggregator) CollectFigures(spec FigureSpec) {
+	a.fig = newFigures(spec, a.workload)
+}
+
+// AddFigures adds a source's own figures to the run (sources that read
+// them from the tool's files, like Locust's stats file).
+func (r *Run) AddFigures(sf *rundir.SourceFigures) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var small []string
+	for _, l := range sf.Labels {
+		if l.Count < SmallSample && !l.Total {
+			small = append(small, fmt.Sprintf("%s (n = %d)", l.Label, l.Count))
+		}
+	}
+	if len(small) > 0 {
+		r.notes = append(r.notes, fmt.Sprintf("%s percentiles from fewer than %d samples say little: %s", sf.Tool, SmallSample, strings.Join(small, ", ")))
+	}
+	if r.figures == nil {
+		r.figures = sf
+		return
+	}
+	if r.figures.PercentileMethod != sf.PercentileMethod {
+		r.figures.PercentileMethod = "mixed"
+		r.figures.Tool += ", " + sf.Tool
+		r.figures.PercentileRule += "; " + sf.PercentileRule
+		r.figures.ThroughputRule += "; " + sf.ThroughputRule
+	}
+	r.figures.Labels = append(r.figures.Labels, sf.Labels...)
+}
