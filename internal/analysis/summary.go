@@ -33,11 +33,11 @@ type Summary struct {
 	// runs, or the source tool's definition for an imported run
 	// (run.json source_figures: "jmeter-legacy-window", "k6-linear",
 	// "locust-rounded"). Per-phase rows always use "hdr".
-	PercentileMethod string         `json:"percentile_method"`
-	Phases           []PhaseSummary `json:"phases"`
-	SLA       []SLAResult       `json:"sla"`
-	Errors    ErrorSummary      `json:"errors"`
-	Dropped   map[string]int64  `json:"dropped_iterations,omitempty"`
+	PercentileMethod string           `json:"percentile_method"`
+	Phases           []PhaseSummary   `json:"phases"`
+	SLA              []SLAResult      `json:"sla"`
+	Errors           ErrorSummary     `json:"errors"`
+	Dropped          map[string]int64 `json:"dropped_iterations,omitempty"`
 	// Sections filled by other analyses; nil when not computed.
 	Resources  any `json:"resources"`
 	Capacity   any `json:"capacity"`
