@@ -54,6 +54,8 @@ var serviceResources = []resourceKind{
 		limit: func(n string) bool {
 			return strings.Contains(n, "mem") && (strings.Contains(n, "limit") || strings.Contains(n, "total") || strings.Contains(n, "max"))
 		}},
+	{aspect: "Memory", unit: "%", word: "% of memory",
+		use: func(n string) bool { return strings.Contains(n, "mem") && strings.Contains(n, "utili") }},
 	{aspect: "Connections", unit: "", word: "connections",
 		use:   func(n string) bool { return strings.Contains(n, "connections") && !strings.Contains(n, "max") },
 		limit: func(n string) bool { return strings.Contains(n, "max_connections") || n == "connections_max" }},
@@ -249,8 +251,11 @@ func (b *builder) judgeServices(ts []*target) {
 			}
 		}
 		lead := fmt.Sprintf("%s used %s on average in %s", b.red.String(top.u.who), amount(top), top.phase)
-		if rk.unit == "%" {
+		switch {
+		case rk.unit == "%" && rk.aspect == "CPU":
 			lead = fmt.Sprintf("%s was %s busy on average in %s", b.red.String(top.u.who), pct(top.mean), top.phase)
+		case rk.unit == "%":
+			lead = fmt.Sprintf("%s used %s of its memory on average in %s", b.red.String(top.u.who), pct(top.mean), top.phase)
 		}
 		if len(peaks) == 1 && verdict == "measured per service" {
 			verdict = "measured"

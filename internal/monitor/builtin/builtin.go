@@ -8,6 +8,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/monitor"
 	"github.com/plateau-perf/plateau/internal/monitor/cgroup"
+	"github.com/plateau-perf/plateau/internal/monitor/cloudwatch"
 	"github.com/plateau-perf/plateau/internal/monitor/host"
 	"github.com/plateau-perf/plateau/internal/monitor/jvm"
 	"github.com/plateau-perf/plateau/internal/monitor/mysql"
@@ -29,6 +30,7 @@ func Kinds() map[string]monitor.Kind {
 		monitor.KindPromQL:     promql.Kind(),
 		monitor.KindRecipe:     promql.Kind(),
 		monitor.KindMySQL:      mysql.Kind(),
+		monitor.KindCloudWatch: cloudwatch.Kind(),
 	}
 }
 
