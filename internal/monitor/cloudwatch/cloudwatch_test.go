@@ -3,8 +3,8 @@ package cloudwatch
 import (
 	"context"
 	"maps"
-	"slices"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
