@@ -385,11 +385,6 @@ func (c *conv) classicLoad(e *Element, l *convert.Load) []string {
 			notes = append(notes, "ramp-up longer than the duration; duration set to the ramp-up")
 		}
 	}
-	if l.Iterations != "" && l.RampUp != "" {
-		// plateau's iterations model has no ramp-up.
-		notes = append(notes, "ramp-up "+l.RampUp+" dropped: plateau's iterations load starts all users at once")
-		l.RampUp = ""
-	}
 	return notes
 }
 
