@@ -156,7 +156,7 @@ func (r *Report) WriteTo(w io.Writer) (int64, error) {
 	fmt.Fprintf(&b, ". Share converted (fully, in part or not needed): %.1f %%.\n\n", 100*c.ConvertedShare())
 	switch {
 	case r.Verified:
-		b.WriteString("The converted plan loads with plateau's plan loader.\n\n")
+		b.WriteString("The converted plan passes plateau's checks (`plateau check`: the plan loader and the engine's compile).\n\n")
 	case r.VerifyError != "":
 		fmt.Fprintf(&b, "The converted plan does **not** load yet:\n\n```\n%s\n```\n\n", r.VerifyError)
 	}

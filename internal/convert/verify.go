@@ -8,12 +8,13 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/plateau-perf/plateau/internal/engine"
 	"github.com/plateau-perf/plateau/internal/plan"
 )
 
-// Verify loads the written plan with plateau's plan loader — the same
-// checks `plateau run` makes before sending anything — and returns the
-// loader's error. Data files are the real ones when they exist in dir (the
+// Verify loads the written plan with plateau's plan loader and compiles it
+// as the engine would — the checks of `plateau check`, which `plateau run`
+// makes before sending anything — and returns the first error. Data files are the real ones when they exist in dir (the
 // directory the plan is written to), otherwise stand-ins holding the columns
 // the plan reads; ${env.NAME} without a default reads a placeholder, since
 // secrets are deliberately left to the environment.
@@ -60,7 +61,16 @@ func Verify(p *Plan, name, dir string) (*plan.Plan, error) {
 		}
 		return "", false
 	}
-	return plan.Parse(name, src, tmp, plan.Options{Env: env})
+	pl, err := plan.Parse(name, src, tmp, plan.Options{Env: env})
+	if err != nil {
+		return nil, err
+	}
+	// What plateau check adds to the loader: the plan compiles into the
+	// engine's program.
+	if err := engine.Check(pl); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return pl, nil
 }
 
 var envRefRe = regexp.MustCompile(`\$\{env\.([^}]*)\}`)
