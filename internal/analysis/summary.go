@@ -38,6 +38,8 @@ type Summary struct {
 	SLA              []SLAResult      `json:"sla"`
 	Errors           ErrorSummary     `json:"errors"`
 	Dropped          map[string]int64 `json:"dropped_iterations,omitempty"`
+	// Skipped are the iterations on_fail ended early, per workload.
+	Skipped map[string]int64 `json:"skipped_iterations,omitempty"`
 	// Sections filled by other analyses; nil when not computed.
 	Resources  any `json:"resources"`
 	Capacity   any `json:"capacity"`
@@ -95,6 +97,9 @@ type ErrorSummary struct {
 func Summarize(d *Dataset, slas []string) *Summary {
 	s := &Summary{Name: d.Info.Name, Status: d.Info.Status, Start: d.Start, End: d.End,
 		DurationS: math.Round(d.Span().Seconds()*1000) / 1000, Passed: true, Dropped: d.Dropped}
+	if d.Info != nil && len(d.Info.Skipped) > 0 {
+		s.Skipped = d.Info.Skipped
+	}
 	if len(s.Dropped) == 0 {
 		s.Dropped = nil
 	}

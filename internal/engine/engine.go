@@ -267,6 +267,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			res.Skipped[wl.spec.Name] = n
 		}
 	}
+	if len(res.Skipped) > 0 {
+		e.mu.Lock()
+		e.info.Skipped = res.Skipped
+		e.saveLocked()
+		e.mu.Unlock()
+	}
 	if why := e.stoppedBy.Load(); why != nil {
 		res.Stopped = *why
 	} else if ctx.Err() != nil {

@@ -221,8 +221,8 @@ workloads:
 	if n := s.count("GET /after-skip"); n != 0 {
 		t.Errorf("a failed extraction did not skip the rest of the iteration: %d requests after it", n)
 	}
-	if res.Skipped["shop"] != 2 {
-		t.Errorf("skipped iterations = %v, want 2", res.Skipped)
+	if res.Skipped["shop"] != 2 || d.Info.Skipped["shop"] != 2 {
+		t.Errorf("skipped iterations = %v (run.json %v), want 2", res.Skipped, d.Info.Skipped)
 	}
 	if n := s.count("GET /else"); n != 0 {
 		t.Errorf("else branch ran %d times", n)

@@ -48,6 +48,9 @@ type Info struct {
 	End       *time.Time     `json:"end,omitempty"`
 	Status    string         `json:"status"`
 	Stopped   string         `json:"stopped,omitempty"` // why it ended early
+	// Skipped counts, per workload, the iterations a plan's on_fail ended
+	// early (next_iteration, stop_user, stop_run).
+	Skipped map[string]int64 `json:"skipped_iterations,omitempty"`
 	Phases    []PhaseInfo    `json:"phases"`
 	Workloads []WorkloadInfo `json:"workloads,omitempty"`
 	SLA       []string       `json:"sla,omitempty"`     // requirement expressions from the plan
