@@ -144,14 +144,32 @@ func Summarize(d *Dataset, slas []string) *Summary {
 // labelRows renders per-label rows (transactions first) and a TOTAL row.
 func (d *Dataset) labelRows(m map[LabelKey]*metrics.Agg, total *metrics.Agg, span time.Duration) []core.LabelStats {
 	rows := []core.LabelStats{}
+	noTimes, anyNoTimes := map[string]bool{}, false
+	for _, w := range d.Info.Workloads {
+		noTimes[w.Name] = w.NoTimes
+		anyNoTimes = anyNoTimes || w.NoTimes
+	}
 	for _, k := range d.Labels() {
 		if a := m[k]; a != nil {
 			row := a.Stats(d.LabelName(k), k.Tx, span)
 			row.Derived = k.Derived
+			if noTimes[k.Workload] {
+				clearTimes(&row)
+			}
 			rows = append(rows, row)
 		}
 	}
-	return append(rows, total.Stats(core.TotalLabel, false, span))
+	tot := total.Stats(core.TotalLabel, false, span)
+	if anyNoTimes {
+		clearTimes(&tot) // some requests have no times: no total time figure is true
+	}
+	return append(rows, tot)
+}
+
+// clearTimes marks a row as having no response times.
+func clearTimes(r *core.LabelStats) {
+	r.NoTimes = true
+	r.MinMs, r.MeanMs, r.P50Ms, r.P90Ms, r.P95Ms, r.P99Ms, r.MaxMs = 0, 0, 0, 0, 0, 0, 0
 }
 
 // applySourceFigures replaces the whole-run percentiles and throughput of

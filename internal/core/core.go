@@ -136,8 +136,12 @@ type LabelStats struct {
 	P99Ms         float64 `json:"p99_ms"`
 	MaxMs         float64 `json:"max_ms"`
 	ThroughputRPS float64 `json:"throughput_rps"`
-	BytesRecv     int64   `json:"bytes_received,omitempty"`
-	BytesSent     int64   `json:"bytes_sent,omitempty"`
+	// NoTimes marks a row whose samples have no response times (an
+	// imported access log without a duration field): the time figures are
+	// zero and mean "not in this log".
+	NoTimes   bool  `json:"no_response_times,omitempty"`
+	BytesRecv int64 `json:"bytes_received,omitempty"`
+	BytesSent int64 `json:"bytes_sent,omitempty"`
 }
 
 // TotalLabel is the name of the all-labels row.

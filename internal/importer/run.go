@@ -71,6 +71,20 @@ type Run struct {
 	samples   int64
 	histPool  sync.Pool // *secAgg
 	figures   *rundir.SourceFigures
+	noTimes   map[string]bool // workloads without response times
+}
+
+// MarkNoTimes records that workload's source has no response times (an
+// access log without a duration field): its samples carry a zero elapsed
+// time, and the summary and report say "not in this log" instead of
+// showing response-time figures.
+func (r *Run) MarkNoTimes(workload string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.noTimes == nil {
+		r.noTimes = map[string]bool{}
+	}
+	r.noTimes[workload] = true
 }
 
 // NewRun creates the run directory with a provisional run.json.
@@ -222,7 +236,7 @@ func (r *Run) Close() error {
 	}
 	sort.Strings(ws)
 	for _, w := range ws {
-		r.info.Workloads = append(r.info.Workloads, rundir.WorkloadInfo{Name: w, Model: "imported", Shape: "as recorded"})
+		r.info.Workloads = append(r.info.Workloads, rundir.WorkloadInfo{Name: w, Model: "imported", Shape: "as recorded", NoTimes: r.noTimes[w]})
 	}
 	r.info.Figures = r.figures
 	summary := r.probs.Summary()

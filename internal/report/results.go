@@ -115,9 +115,15 @@ func (b *builder) statsTable(caption string, rows []core.LabelStats) *doc.Table 
 		if r.Errors > 0 {
 			errCell.Level = doc.Warn
 		}
-		t.Rows = append(t.Rows, doc.Row{Total: total, Cells: []doc.Cell{{Text: b.red.String(r.Label)}, {Text: typ},
-			{Text: count(r.Samples)}, {Text: ms(r.MinMs)}, {Text: ms(r.MeanMs)}, {Text: ms(r.P50Ms)}, {Text: ms(r.P90Ms)}, {Text: ms(r.P95Ms)},
-			{Text: ms(r.P99Ms)}, {Text: ms(r.MaxMs)}, errCell, {Text: rate(r.ThroughputRPS)}}})
+		times := []doc.Cell{{Text: ms(r.MinMs)}, {Text: ms(r.MeanMs)}, {Text: ms(r.P50Ms)}, {Text: ms(r.P90Ms)}, {Text: ms(r.P95Ms)},
+			{Text: ms(r.P99Ms)}, {Text: ms(r.MaxMs)}}
+		if r.NoTimes { // an access log without a duration field
+			for i := range times {
+				times[i] = doc.Cell{Text: "not in this log"}
+			}
+		}
+		cells := append([]doc.Cell{{Text: b.red.String(r.Label)}, {Text: typ}, {Text: count(r.Samples)}}, times...)
+		t.Rows = append(t.Rows, doc.Row{Total: total, Cells: append(cells, errCell, doc.Cell{Text: rate(r.ThroughputRPS)})})
 	}
 	return t
 }

@@ -117,6 +117,10 @@ type WorkloadInfo struct {
 	Rate  float64 `json:"rate_per_s,omitempty"`
 	Think string  `json:"think,omitempty"`
 	Shape string  `json:"shape"` // the load line from the plan, human readable
+	// NoTimes marks an imported workload whose source has no response
+	// times (an access log without a duration field): its samples count
+	// requests, statuses and bytes only.
+	NoTimes bool `json:"no_response_times,omitempty"`
 	// StopGainPct is the stop rule's threshold (stop_when:
 	// throughput_gain < N %), in per cent; 0 without a stop rule. The
 	// capacity knee uses the same threshold.

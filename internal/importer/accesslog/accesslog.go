@@ -57,9 +57,10 @@ type Config struct {
 
 // Source imports one access log.
 type Source struct {
-	cfg Config
-	fmt *Format
-	ext *Format
+	cfg     Config
+	fmt     *Format
+	ext     *Format
+	noTimes bool // the format has no duration field
 }
 
 // New compiles the formats and checks that they carry what the import needs.
@@ -80,8 +81,9 @@ func New(cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !f.uses(roleDurS) && !f.uses(roleDurMs) && !f.uses(roleDurUs) {
-		return nil, fmt.Errorf("log format %q has no duration ($request_time, $request_time_ms, Apache %%D): response times cannot be imported from it", f.Source)
+	noTimes := !f.uses(roleDurS) && !f.uses(roleDurMs) && !f.uses(roleDurUs)
+	if noTimes && cfg.External != "" {
+		return nil, fmt.Errorf("log format %q has no duration ($request_time, $request_time_ms, Apache %%D): the external-call join needs the requests' times", f.Source)
 	}
 	if !f.uses(roleTimeLocal) && !f.uses(roleTimeISO) && !f.uses(roleTimeMsec) && !f.uses(roleTimeStartCL) {
 		return nil, fmt.Errorf("log format %q has no time ($time_local, $time_iso8601, $msec, Apache %%t)", f.Source)
@@ -89,7 +91,7 @@ func New(cfg Config) (*Source, error) {
 	if !f.uses(roleRequest) && !f.uses(rolePath) {
 		return nil, fmt.Errorf("log format %q has no request ($request or $uri)", f.Source)
 	}
-	s := &Source{cfg: cfg, fmt: f}
+	s := &Source{cfg: cfg, fmt: f, noTimes: noTimes}
 	if cfg.External != "" {
 		ef := cfg.ExternalFormat
 		if ef == "" {
@@ -174,6 +176,8 @@ func (p *parser) parse(line []byte, pl *parsed, byStatus bool) string {
 	// Duration.
 	var ok bool
 	switch {
+	case !p.f.uses(roleDurS) && !p.f.uses(roleDurMs) && !p.f.uses(roleDurUs):
+		pl.us, ok = 0, true // no duration in this log (Source.noTimes)
 	case v[roleDurUs] != nil:
 		pl.us, ok = importer.ParseInt(v[roleDurUs])
 	case v[roleDurMs] != nil:
@@ -294,6 +298,10 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 	}
 	run.AddSource(s.Describe())
 	agg := run.Requests(s.cfg.Server)
+	if s.noTimes {
+		run.MarkNoTimes(s.cfg.Server)
+		run.Note("%s: the log format has no duration field ($request_time, Apache %%D): throughput, status mix, request mix and bytes are imported; response times are not in this log", s.cfg.Path)
+	}
 	var j *joiner
 	if s.ext != nil {
 		if j, err = newJoiner(s.cfg.External, s.ext, run, s.cfg.JoinWindow); err != nil {

@@ -101,15 +101,17 @@ func TestFormats(t *testing.T) {
 func TestFormatErrors(t *testing.T) {
 	t.Parallel()
 	for format, want := range map[string]string{
-		"$remote_addr [$time_local] \"$request\" $status": "no duration",
-		"$request_time$status":                            "not separated",
-		`%h %t "%r" %>s %T`:                               "%D",
-		"$request_time $status $request":                  "no time",
+		"$request_time$status":           "not separated",
+		`%h %t "%r" %>s %T`:              "%D",
+		"$request_time $status $request": "no time",
 	} {
 		_, err := New(Config{Path: "x.log", Format: format})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("format %q: %v, want %q", format, err, want)
 		}
+	}
+	if _, err := New(Config{Path: "x.log", Format: "combined", External: "ext.log"}); err == nil || !strings.Contains(err.Error(), "no duration") {
+		t.Errorf("external-call join without durations: %v", err)
 	}
 	_, err := New(Config{Path: "x.log"})
 	if err == nil || !strings.Contains(err.Error(), "--format") {

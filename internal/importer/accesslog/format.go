@@ -9,6 +9,14 @@ import (
 
 // Presets are named log formats, in nginx log_format notation.
 var Presets = map[string]string{
+	// nginx's predefined "combined" format, the commonest log there is: no
+	// duration, so only throughput, statuses, requests and bytes.
+	"combined": `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent"`,
+	// The Common Log Format (no duration).
+	"common": `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent`,
+	// Apache's combined and common formats (no duration; %t is the arrival time).
+	"apache_combined": `%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i"`,
+	"apache_common":   `%h %l %u %t "%r" %>s %b`,
 	// nginx's predefined "combined" plus $request_time, the usual way to
 	// get durations into an nginx log.
 	"combined_rt": `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $request_time`,
