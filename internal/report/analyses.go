@@ -552,11 +552,11 @@ func (b *builder) capacity() doc.Section {
 	// Verdicts in words.
 	if res.Knee != nil {
 		s := upperFirst(res.Knee.Sentence())
-		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: "Knee: " + s + "."})
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence("Knee: "+s, b.saturatedBeyond(pts, res.Knee.Load))})
 		b.dropFindings(doc.FindCapacity)
 		b.finding(doc.FindCapacity, doc.Warn, s)
 	} else {
-		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Info, Text: "No knee: " + res.KneeReason + "."})
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Info, Text: sentence("No knee: " + res.KneeReason)})
 	}
 	if res.USL != nil {
 		u := res.USL
@@ -589,6 +589,37 @@ func (b *builder) capacity() doc.Section {
 	}
 	b.s.Capacity = cj
 	return sec
+}
+
+// saturatedBeyond names the monitored hosts whose CPU was saturated
+// (resources.GradeCPU) in the phases beyond the knee load, the component
+// the data shows at its limit; "" when none was, or nothing was monitored.
+func (b *builder) saturatedBeyond(pts []capPoint, kneeLoad float64) string {
+	var names []string
+	seen := map[string]bool{}
+	for _, t := range b.monTargets() {
+		if t.kind != monitor.KindHost {
+			continue
+		}
+		s := busySeries(t)
+		if s == nil {
+			continue
+		}
+		for _, x := range pts {
+			if x.p.Load <= kneeLoad {
+				continue
+			}
+			p := b.phaseByName(x.phase)
+			if st, ok := statsOver(s, p.Start, p.End); ok && resources.GradeCPU(st.Mean, true) == resources.CPUSaturated && !seen[t.name] {
+				seen[t.name] = true
+				names = append(names, fmt.Sprintf("%s (CPU %s busy on average in %s)", b.red.String(t.name), pct(st.Mean), x.phase))
+			}
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "beyond the knee " + joinAnd(names) + " " + map[bool]string{true: "was", false: "were"}[len(names) == 1] + " saturated"
 }
 
 // loadU formats a load in its unit: whole users ("~36 users" when a model

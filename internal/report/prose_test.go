@@ -563,3 +563,30 @@ func TestResponseTimeConclusionNamesEveryRequirement(t *testing.T) {
 		}
 	}
 }
+
+// TestKneeNamesTheSaturatedComponent: when a monitored host's CPU is
+// saturated beyond the knee, the capacity verdict names it.
+func TestKneeNamesTheSaturatedComponent(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "run")
+	o := reporttest.Options{Monitor: true, SaturateCPU: true, Steps: []reporttest.Step{{Users: 4, Seconds: 60}, {Users: 8, Seconds: 60}, {Users: 12, Seconds: 60}, {Users: 16, Seconds: 60}, {Users: 20, Seconds: 60}}}
+	if err := reporttest.Write(dir, o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := report.Write(dir, report.Options{Formats: []string{"md"}}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var knee string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "Knee:") {
+			knee = l
+		}
+	}
+	if !strings.Contains(knee, "docker02 (CPU") || !strings.Contains(knee, "saturated") {
+		t.Errorf("the knee verdict does not name the saturated host: %q", knee)
+	}
+}

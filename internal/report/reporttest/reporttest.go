@@ -67,6 +67,9 @@ type Options struct {
 	// import joined with its external calls writes ("… (net of
 	// downstream)"), carrying the same failures as its request.
 	NetOfDownstream bool
+	// SaturateCPU makes the hosts' CPU reach its ceiling at the capacity
+	// (the component that limits the service).
+	SaturateCPU bool
 	// IdleNetwork makes the hosts' network series read zero (a monitor
 	// watching an interface the traffic did not use).
 	IdleNetwork bool
@@ -388,6 +391,9 @@ func writeMonitor(dir string, info *rundir.Info, seconds int, o Options, rng *ra
 			switch tg.kind {
 			case monitor.KindHost:
 				user := 6 + 48*l + 3*rng.NormFloat64()
+				if o.SaturateCPU {
+					user = math.Min(86, 10+76*l+rng.NormFloat64())
+				}
 				sys := 2 + 9*l + rng.NormFloat64()
 				io := math.Abs(0.4 + 0.3*rng.NormFloat64())
 				user, sys = math.Max(0, user), math.Max(0, sys)
