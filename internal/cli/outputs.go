@@ -15,6 +15,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/output"
 	"github.com/plateau-perf/plateau/internal/output/influx"
 	"github.com/plateau-perf/plateau/internal/output/live"
+	"github.com/plateau-perf/plateau/internal/output/otlp"
 	"github.com/plateau-perf/plateau/internal/output/prom"
 	"github.com/plateau-perf/plateau/internal/output/remotewrite"
 	"github.com/plateau-perf/plateau/internal/plan"
@@ -26,6 +27,9 @@ import (
 var outputKinds = map[string]func(u *url.URL, oc outputContext) (output.Output, error){
 	"prometheus-rw": func(u *url.URL, oc outputContext) (output.Output, error) {
 		return remotewrite.New(u.String(), oc.generator), nil
+	},
+	"otlp": func(u *url.URL, oc outputContext) (output.Output, error) {
+		return otlp.New(u, oc.plan, oc.generator)
 	},
 	"influxdb": func(u *url.URL, oc outputContext) (output.Output, error) {
 		token, _ := oc.getenv("INFLUX_TOKEN")
