@@ -376,7 +376,14 @@ type Aggregator struct {
 	spanSet            bool
 	spanStart, spanEnd int64
 	fig                *figures // nil unless CollectFigures
+	resolution         time.Duration
 }
+
+// SetTimeResolution says the source's completion times are known only to
+// d (a log that writes whole seconds): samples are then assigned to phases
+// by core.PhaseOfCoarse, so a phase that starts within a logged second
+// gets that second's samples.
+func (a *Aggregator) SetTimeResolution(d time.Duration) { a.resolution = d }
 
 // Requests returns an aggregator for request samples of workload.
 func (r *Run) Requests(workload string) *Aggregator {
@@ -425,6 +432,9 @@ func (a *Aggregator) Add(s *Rec) error {
 	ph := int32(-1)
 	if len(a.phases) > 0 {
 		ph = int32(phaseOf(a.phases, s.End))
+		if ph < 0 && a.resolution > 0 {
+			ph = int32(core.PhaseOfCoarse(a.phases, "", time.Unix(0, s.End), a.resolution))
+		}
 	}
 	k := aggKey{sec: sec, label: s.Label, phase: ph, tx: s.Tx, derived: s.Derived}
 	ag := a.open[k]

@@ -157,10 +157,10 @@ func newParser(f *Format, clock importer.Clock) (*parser, error) {
 	p := &parser{f: f, vals: make([][]byte, numRoles)}
 	var err error
 	switch {
+	case f.uses(roleTimeMsec): // ms precision: preferred when the log has it
+		p.tp, err = importer.NewTimeParser("s", clock)
 	case f.uses(roleTimeISO):
 		p.tp, err = importer.NewTimeParser("iso8601", clock)
-	case f.uses(roleTimeMsec):
-		p.tp, err = importer.NewTimeParser("s", clock)
 	default:
 		p.tp, err = importer.NewTimeParser("nginx", clock)
 	}
@@ -192,10 +192,10 @@ func (p *parser) parse(line []byte, pl *parsed, byStatus bool) string {
 	var t int64
 	var err error
 	switch {
-	case v[roleTimeISO] != nil:
-		t, err = p.tp.Parse(v[roleTimeISO])
 	case v[roleTimeMsec] != nil:
 		t, err = p.tp.Parse(v[roleTimeMsec])
+	case v[roleTimeISO] != nil:
+		t, err = p.tp.Parse(v[roleTimeISO])
 	case v[roleTimeLocal] != nil:
 		t, err = p.tp.Parse(v[roleTimeLocal])
 	default:
@@ -298,6 +298,9 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 	}
 	run.AddSource(s.Describe())
 	agg := run.Requests(s.cfg.Server)
+	if iso := probe.vals[roleTimeISO]; !s.fmt.uses(roleTimeMsec) && (iso == nil || !bytes.ContainsAny(iso, ".,")) {
+		agg.SetTimeResolution(time.Second) // $time_local, $time_iso8601, %t: whole seconds
+	}
 	if s.noTimes {
 		run.MarkNoTimes(s.cfg.Server)
 		run.Note("%s: the log format has no duration field ($request_time, Apache %%D): throughput, status mix, request mix and bytes are imported; response times are not in this log", s.cfg.Path)

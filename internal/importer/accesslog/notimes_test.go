@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/importer"
 )
 
@@ -71,5 +72,43 @@ func TestCombinedWithoutDuration(t *testing.T) {
 	}
 	if !noted {
 		t.Errorf("no note saying response times are not in this log: %q", d.Info.Notes)
+	}
+}
+
+// TestFirstPartialSecondInPhase: with --phases bounds finer than the log's
+// whole seconds, the lines of the second in which a phase starts belong to
+// it (issue 13 item 7b: 4, 20 and 30 lines of the nginx oracle's three
+// iterations landed in no iteration); with $msec times the exact rule holds.
+func TestFirstPartialSecondInPhase(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2019, 5, 13, 11, 10, 14, 0, time.UTC)
+	phases := []core.Phase{{Name: "1", Start: t0.Add(620 * time.Millisecond), End: t0.Add(20 * time.Second)}}
+	var local, msec strings.Builder
+	n := 0
+	for s := range 20 {
+		for k := range 4 {
+			at := t0.Add(time.Duration(s)*time.Second + 700*time.Millisecond + time.Duration(k)*50*time.Millisecond)
+			fmt.Fprintf(&local, "127.0.0.1 - - [%s] \"GET /a HTTP/1.1\" 200 5 \"-\" \"ua\" 0.010\n", at.Format("02/Jan/2006:15:04:05 -0700"))
+			fmt.Fprintf(&msec, "%d.%03d GET /a 200 0.010\n", at.Unix(), at.Nanosecond()/1e6)
+			n++
+		}
+	}
+	dir := t.TempDir()
+	for name, text := range map[string]string{"local.log": local.String(), "msec.log": msec.String()} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ file, format string }{
+		{"local.log", "combined_rt"},
+		{"msec.log", "$msec $request_method $uri $status $request_time"},
+	} {
+		d, err := importLogs(t, importer.Options{Phases: phases}, Config{Path: filepath.Join(dir, c.file), Format: c.format})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.PhaseTotal) != 1 || d.PhaseTotal[0].Count != int64(n) {
+			t.Errorf("%s: %d of %d lines in the phase", c.file, d.PhaseTotal[0].Count, n)
+		}
 	}
 }
