@@ -380,7 +380,14 @@ func (c *conv) authManager(path string, e *Element, sc *scope) {
 // csv converts a CSV Data Set Config into a feeder whose columns replace
 // the JMeter variables.
 func (c *conv) csv(path string, e *Element) {
-	file := c.fold(e.Str("filename"))
+	raw := strings.TrimSpace(e.Str("filename"))
+	file := c.fold(raw)
+	if strings.HasPrefix(raw, "${") && strings.HasPrefix(file, "/") {
+		// "${baseDir}/data.csv" with a base directory computed by a script:
+		// the path is relative to the plan instead.
+		file = strings.TrimLeft(file, "/")
+		c.report.Notes = append(c.report.Notes, "The data file "+raw+" starts with a directory computed at run time; the plan reads "+file+" relative to the plan's directory.")
+	}
 	names := strings.TrimSpace(e.Str("variableNames"))
 	delim := e.Str("delimiter")
 	if delim == "" {
