@@ -298,9 +298,9 @@ func expectedDuration(l *plan.Load) time.Duration {
 		for _, s := range l.Stages {
 			d += s.Duration
 		}
-		return d
+		return d + l.RampDown
 	}
-	return l.Duration
+	return l.Duration + l.RampDown
 }
 
 // runSetup runs the plan's run-level setup once, by one unmeasured user,

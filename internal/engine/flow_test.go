@@ -432,3 +432,55 @@ vars: {t: dark}
 		}
 	}
 }
+
+// Closed-model stages by users ramp up, hold and ramp down to zero, each a
+// phase; ramp_down on a closed load stops users one by one.
+func TestUserStagesAndRampDown(t *testing.T) {
+	t.Parallel()
+	s := newShopServer(t)
+	src := `name: ustages
+target: http://x
+workloads:
+  w:
+    scenario:
+      - request: {name: r, url: /r}
+      - think: 20ms
+    load:
+      stages:
+        - {users: 4, duration: 400ms}
+        - {users: 4, duration: 300ms}
+        - {users: 0, duration: 400ms}
+`
+	start := time.Now()
+	d, _, _ := runPlan(t, context.Background(), src, s.URL)
+	took := time.Since(start)
+	if len(d.Info.Phases) != 3 || !strings.Contains(d.Info.Phases[2].Name, "4→0 users") {
+		t.Fatalf("phases %+v", d.Info.Phases)
+	}
+	if took < 1050*time.Millisecond || took > 10*time.Second {
+		t.Errorf("stages took %v, want about 1.1s", took)
+	}
+	for i, p := range d.Info.Phases {
+		if p.End == nil || p.End.Sub(p.Start) < 250*time.Millisecond {
+			t.Errorf("phase %d %q: %v–%v", i, p.Name, p.Start, p.End)
+		}
+	}
+	if n, _ := labelAgg(d, "r"); n < 20 {
+		t.Errorf("only %d requests", n)
+	}
+
+	src = `name: rampdown
+target: http://x
+workloads:
+  w:
+    scenario:
+      - request: {name: r, url: /r}
+      - think: 20ms
+    load: {users: 3, duration: 300ms, ramp_down: 600ms}
+`
+	start = time.Now()
+	runPlan(t, context.Background(), src, s.URL)
+	if took := time.Since(start); took < 850*time.Millisecond {
+		t.Errorf("closed load with ramp_down took %v, want ≥ 900ms", took)
+	}
+}

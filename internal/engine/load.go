@@ -18,6 +18,8 @@ func (wl *workload) run(ctx context.Context) string {
 	switch {
 	case len(l.Steps) > 0:
 		return wl.runSteps(ctx)
+	case len(l.Stages) > 0 && l.Stages[0].ByUsers:
+		return wl.runUserStages(ctx)
 	case float64(l.Rate) > 0 || len(l.Stages) > 0:
 		name := wl.e.phaseName(wl, "")
 		return wl.runOpen(ctx, name, newArrivals(float64(l.Rate), l.Duration, l.Stages), l.MaxUsers, float64(l.Rate))
@@ -29,7 +31,17 @@ func (wl *workload) run(ctx context.Context) string {
 		// The load ends on the common schedule (a late generator ends
 		// with the others); at least 1ns, as 0 means "no time limit".
 		d := max(time.Until(wl.e.anchor.Add(l.StartAfter+l.Duration)), time.Nanosecond)
-		stopped := wl.cutNote(g.runFor(d, l.Iterations > 0))
+		var stopped string
+		if l.RampDown > 0 && l.Iterations == 0 {
+			stopped = g.wait(d, false)
+			if stopped == "" {
+				stopped = g.rampDown(l.Users, 0, l.RampDown)
+			}
+			g.stop()
+		} else {
+			stopped = g.runFor(d, l.Iterations > 0)
+		}
+		stopped = wl.cutNote(stopped)
 		wl.e.endPhase(idx, stopped)
 		return stopped
 	}
@@ -215,6 +227,81 @@ func (g *group) wait(d time.Duration, untilDone bool) string {
 	}
 }
 
+// rampDown lowers the group from users to target users, one user at a
+// time, evenly over d, the last at its end (the users above the count stop
+// after their iteration). It returns why it stopped early.
+func (g *group) rampDown(users, target int, d time.Duration) string {
+	if users <= target {
+		return g.wait(d, false)
+	}
+	step := d / time.Duration(users-target)
+	start := time.Now()
+	for k := users - 1; k >= target; k-- {
+		// User k+1 stops at (users−k)/(users−target) of d.
+		if why := g.wait(time.Until(start.Add(time.Duration(users-k)*step)), false); why != "" {
+			return why
+		}
+		g.mu.Lock()
+		pace := g.pace
+		g.mu.Unlock()
+		g.add(k, k, 0, pace, 0)
+	}
+	return ""
+}
+
+// runUserStages runs closed-model stages (k6's ramping-vus): each stage
+// moves the users linearly from the previous stage's count to its own over
+// its duration, and is a phase of its own.
+func (wl *workload) runUserStages(ctx context.Context) string {
+	l := &wl.spec.Load
+	g := wl.newGroup(ctx)
+	defer g.stop()
+	prev := 0
+	for i, st := range l.Stages {
+		name := wl.e.phaseName(wl, fmt.Sprintf("stage %d: %d→%d users", i+1, prev, st.Users))
+		idx := wl.e.startPhase(wl, name, st.Users, 0, st.Duration)
+		var stopped string
+		if st.Users >= prev {
+			ramp := st.Duration
+			if i == 0 {
+				// The first stage starts on the common schedule.
+				if err := sleep(ctx, time.Until(wl.e.anchor.Add(l.StartAfter))); err != nil {
+					wl.e.endPhase(idx, "interrupted")
+					return "interrupted"
+				}
+			}
+			g.add(st.Users, prev, ramp, 0, 0)
+			g.mu.Lock()
+			g.pace = 0
+			g.mu.Unlock()
+			stopped = g.waitFull(st.Duration)
+		} else {
+			stopped = g.rampDown(prev, st.Users, st.Duration)
+		}
+		wl.e.endPhase(idx, wl.cutNote(stopped))
+		prev = st.Users
+		if stopped != "" {
+			return stopped
+		}
+	}
+	return ""
+}
+
+// waitFull waits d even when no user is alive yet (a ramp from 0 starts
+// its first user after a delay).
+func (g *group) waitFull(d time.Duration) string {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return ""
+	case <-g.dataOut:
+		return "data exhausted"
+	case <-g.ctx.Done():
+		return "interrupted"
+	}
+}
+
 // runSteps runs a stepped load: each step is a phase; the stop rule ends it
 // after the first step whose throughput grew less than the threshold.
 func (wl *workload) runSteps(ctx context.Context) string {
@@ -281,6 +368,9 @@ func (wl *workload) runSteps(ctx context.Context) string {
 		}
 	}
 	if g != nil {
+		if stopped == "" && l.RampDown > 0 {
+			stopped = g.rampDown(prevUsers, 0, l.RampDown)
+		}
 		g.stop()
 	}
 	return stopped

@@ -155,8 +155,19 @@ func (d *decoder) after(ptr any, n *yaml.Node, k keyset) {
 	case *Load:
 		d.checkLoad(v, n, k)
 	case *Stage:
-		if !k.has("rate") {
-			d.missing(n, "stage: missing rate (the rate reached at the end of the stage)")
+		switch {
+		case k.has("rate") && k.has("users"):
+			d.errorf(n, "stage has both rate and users; use one")
+		case k.has("users"):
+			v.ByUsers = true
+			if v.Users < 0 {
+				d.errorf(at(n, k, "users"), "stage: users must not be negative")
+			}
+			if v.Hold {
+				d.errorf(at(n, k, "hold"), "stage: hold applies to rate stages; a users stage at the previous count holds")
+			}
+		case !k.has("rate"):
+			d.missing(n, "stage: missing rate or users (reached at the end of the stage)")
 		}
 		if v.Duration <= 0 {
 			d.errorf(at(n, k, "duration"), "stage: duration must be positive")
@@ -418,11 +429,11 @@ func (d *decoder) checkExtract(e *Extract, n *yaml.Node, k keyset) {
 
 // loadKeys lists, per load model, the keys that apply to it.
 var loadKeys = map[string][]string{
-	"closed":  {"users", "ramp_up", "duration", "iterations", "start_after", "graceful_stop"},
+	"closed":  {"users", "ramp_up", "duration", "iterations", "start_after", "graceful_stop", "ramp_down"},
 	"pacing":  {"users", "pace", "duration", "start_after", "graceful_stop"},
 	"open":    {"rate", "duration", "max_users", "start_after", "graceful_stop"},
 	"stages":  {"stages", "max_users", "start_after", "graceful_stop"},
-	"stepped": {"steps", "stop_when", "max_users", "start_after", "graceful_stop"},
+	"stepped": {"steps", "stop_when", "max_users", "start_after", "graceful_stop", "ramp_down"},
 }
 
 // loadModel returns the model a load's keys select, the keys that select
@@ -513,13 +524,29 @@ func (d *decoder) checkLoad(l *Load, n *yaml.Node, k keyset) {
 		needDuration()
 	case "stages":
 		var peak Rate
+		peakUsers := 0
 		for _, s := range l.Stages {
 			peak = max(peak, s.Rate)
+			peakUsers = max(peakUsers, s.Users)
 		}
-		if len(l.Stages) == 0 {
+		byUsers := len(l.Stages) > 0 && l.Stages[0].ByUsers
+		for i, s := range l.Stages {
+			if s.ByUsers != byUsers {
+				d.errorf(at(n, k, "stages"), "load: stage %d uses %s while stage 1 uses %s; all stages use users or all use rate",
+					i+1, map[bool]string{true: "users", false: "rate"}[s.ByUsers], map[bool]string{true: "users", false: "rate"}[byUsers])
+				break
+			}
+		}
+		switch {
+		case len(l.Stages) == 0:
 			d.errorf(at(n, k, "stages"), "load: stages is empty")
-		} else if peak <= 0 {
+		case byUsers && peakUsers <= 0:
+			d.errorf(at(n, k, "stages"), "load: every stage has 0 users")
+		case !byUsers && peak <= 0:
 			d.errorf(at(n, k, "stages"), "load: every stage has rate 0")
+		}
+		if byUsers && k.has("max_users") {
+			d.errorf(k["max_users"].key, "max_users applies to rate stages (the open model)")
 		}
 	case "stepped":
 		d.checkSteps(l, n, k)
@@ -529,7 +556,14 @@ func (d *decoder) checkLoad(l *Load, n *yaml.Node, k keyset) {
 	} else if l.GracefulStop < 0 {
 		d.errorf(at(n, k, "graceful_stop"), "load: graceful_stop must not be negative")
 	}
-	if model == "open" || model == "stages" || (model == "stepped" && len(l.Steps) > 0 && l.Steps[0].Rate > 0) {
+	if k.has("ramp_down") && l.RampDown <= 0 {
+		d.errorf(at(n, k, "ramp_down"), "load: ramp_down must be positive")
+	}
+	if model == "stepped" && k.has("ramp_down") && len(l.Steps) > 0 && l.Steps[0].Rate > 0 {
+		d.errorf(k["ramp_down"].key, "load: ramp_down applies to steps of users")
+	}
+	userStages := model == "stages" && len(l.Stages) > 0 && l.Stages[0].ByUsers
+	if model == "open" || (model == "stages" && !userStages) || (model == "stepped" && len(l.Steps) > 0 && l.Steps[0].Rate > 0) {
 		if !k.has("max_users") {
 			l.MaxUsers = DefaultMaxUsers
 		} else {

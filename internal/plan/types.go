@@ -304,6 +304,10 @@ type Load struct {
 	Steps      []LoadStep    `yaml:"steps"`
 	StopWhen   *StopRule     `yaml:"stop_when"`
 	StartAfter time.Duration `yaml:"start_after"` // delay from run start
+	// RampDown, for closed and stepped loads of users, stops the users one
+	// by one, evenly over this time, after the load's end instead of all
+	// at once.
+	RampDown time.Duration `yaml:"ramp_down"`
 	// GracefulStop is how long iterations running at the end of the load
 	// may finish before their requests are cut off (recorded as aborted);
 	// default DefaultGracefulStop. Nothing new starts after the load ends.
@@ -317,10 +321,16 @@ type Rate float64
 // Stage is one segment of a ramping arrival rate: the rate moves linearly from
 // the previous stage's rate (0 at the start) to Rate over Duration — unless
 // Hold, in which case it is constant.
+//
+// A stage by Users instead (closed model, k6's ramping-vus) moves the
+// number of users linearly from the previous stage's (0 at the start) to
+// Users over Duration; all stages of a load use rate or all use users.
 type Stage struct {
 	Rate     Rate          `yaml:"rate"`
+	Users    int           `yaml:"users"`
 	Duration time.Duration `yaml:"duration"`
 	Hold     bool          `yaml:"hold"` // constant at Rate for Duration instead of ramping to it
+	ByUsers  bool          `yaml:"-"`    // set by Load: the stage gives users
 }
 
 // LoadStep is one step of a stepped load: Users (closed) or Rate (open).
