@@ -137,7 +137,11 @@ func Summarize(d *Dataset, slas []string) *Summary {
 		s.SLA = []SLAResult{}
 	}
 	s.Validity = d.JudgeValidity()
-	s.judgeVerdict(d.Total.Count, d.Total.Errors)
+	aborted := ""
+	if d.Info != nil {
+		aborted = d.Info.AbortedBy
+	}
+	s.judgeVerdict(d.Total.Count, d.Total.Errors, aborted)
 	return s
 }
 
@@ -241,10 +245,10 @@ func (d *Dataset) JudgeSLA(text string) SLAResult {
 			r.NoData = true
 			return r
 		}
-		obs, ok := observe(e, d.ByPhase[idx], d.PhaseTotal[idx], d.Phases[idx].Duration())
+		obs, ok := d.observe(e, d.ByPhase[idx], d.PhaseTotal[idx], d.Phases[idx].Duration())
 		r.Observed, r.Passed, r.NoData = obs, ok && e.Holds(obs), !ok
 	} else {
-		obs, ok := observe(e, d.Run, d.Total, d.Span())
+		obs, ok := d.observe(e, d.Run, d.Total, d.Span())
 		r.Observed, r.Passed, r.NoData = obs, ok && e.Holds(obs), !ok
 	}
 	if r.NoData {
@@ -257,7 +261,7 @@ func (d *Dataset) JudgeSLA(text string) SLAResult {
 	brokenSeen := false
 	steps := d.steppedWorkload()
 	for i, p := range d.Phases {
-		o, ok := observe(e, d.ByPhase[i], d.PhaseTotal[i], p.Duration())
+		o, ok := d.observe(e, d.ByPhase[i], d.PhaseTotal[i], p.Duration())
 		if !ok {
 			continue
 		}
@@ -300,12 +304,20 @@ func (d *Dataset) phaseIndex(name string) int {
 
 // observe returns the value of e's metric over the aggregates; false when
 // there are no samples to judge.
-func observe(e *sla.Expr, m map[LabelKey]*metrics.Agg, total *metrics.Agg, span time.Duration) (float64, bool) {
+func (d *Dataset) observe(e *sla.Expr, m map[LabelKey]*metrics.Agg, total *metrics.Agg, span time.Duration) (float64, bool) {
+	return Observe(e, m, total, span, d.LabelName)
+}
+
+// Observe returns the value of e's metric over the aggregates m (per label)
+// and total (all requests); false when there are no samples to judge. name
+// is how the report prints a label ("read: GET /x" when the run has several
+// workloads), which a label selector may use instead of the plain label.
+func Observe(e *sla.Expr, m map[LabelKey]*metrics.Agg, total *metrics.Agg, span time.Duration, name func(LabelKey) string) (float64, bool) {
 	a := total
-	if e.Label != "" {
+	if e.Label != "" || e.Workload != "" {
 		a = metrics.NewAgg()
 		for k, v := range m {
-			if k.Label == e.Label {
+			if Selects(e, k, name(k)) {
 				a.Merge(v)
 			}
 		}
@@ -330,15 +342,22 @@ func observe(e *sla.Expr, m map[LabelKey]*metrics.Agg, total *metrics.Agg, span 
 			v = float64(a.MinUs) / 1000
 		case "max":
 			v = float64(a.MaxUs) / 1000
-		case "p50":
-			v = a.QuantileMs(50)
-		case "p90":
-			v = a.QuantileMs(90)
-		case "p95":
-			v = a.QuantileMs(95)
-		case "p99":
-			v = a.QuantileMs(99)
+		default:
+			v = a.QuantileMs(e.Percentile)
 		}
 	}
 	return math.Round(v*1000) / 1000, true
+}
+
+// Selects reports whether e's selector takes label k (printed as the report
+// prints it). Without a label selector, transactions and derived labels are
+// left out, as from the totals, so nothing is counted twice.
+func Selects(e *sla.Expr, k LabelKey, printed string) bool {
+	if e.Workload != "" && k.Workload != e.Workload {
+		return false
+	}
+	if e.Label == "" {
+		return !k.Tx && !k.Derived
+	}
+	return k.Label == e.Label || printed == e.Label
 }

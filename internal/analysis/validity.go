@@ -213,7 +213,7 @@ func (d *Dataset) peakUsers(p core.Phase) int {
 // (by a signal), could not run, unfinished, failed, invalid, then passed or no requirements. A broken
 // requirement outranks an invalid load: a service that fails its SLA at less
 // than the planned load fails it at the full load too.
-func (s *Summary) judgeVerdict(total int64, errors int64) {
+func (s *Summary) judgeVerdict(total int64, errors int64, abortedBy string) {
 	s.VerdictReasons = []string{}
 	failed := 0
 	for _, r := range s.SLA {
@@ -238,6 +238,9 @@ func (s *Summary) judgeVerdict(total int64, errors int64) {
 			why = "the run failed before its end"
 		}
 		s.VerdictReasons = append(s.VerdictReasons, why+"; the results cover only the time it ran")
+	case abortedBy != "":
+		s.Verdict = VerdictFailed
+		s.VerdictReasons = append(s.VerdictReasons, "stopped early by "+abortedBy)
 	case failed > 0:
 		s.Verdict = VerdictFailed
 		for _, r := range s.SLA {

@@ -46,6 +46,9 @@ func runGenerators(ctx context.Context, st *State, planPath string, f runFlags) 
 	if err != nil {
 		return err
 	}
+	if err := checkSLANames(p); err != nil {
+		return err
+	}
 	dir := f.out
 	if dir == "" {
 		dir = filepath.Join("runs", safeName(p.Name)+"-"+time.Now().UTC().Format("20060102T150405Z"))

@@ -20,6 +20,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/analysis/sla"
 	"github.com/plateau-perf/plateau/internal/engine"
+	"github.com/plateau-perf/plateau/internal/metrics"
 	"github.com/plateau-perf/plateau/internal/monitor/builtin"
 	"github.com/plateau-perf/plateau/internal/plan"
 	"github.com/plateau-perf/plateau/internal/report"
@@ -104,6 +105,9 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	if err != nil {
 		return err
 	}
+	if err := checkSLANames(p); err != nil {
+		return err
+	}
 	extra, err := parseMonitorFlags(f.monitors)
 	if err != nil {
 		return err
@@ -171,10 +175,15 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	defer outs.close()
 	mon := startMonitors(ctx, st, p, dir)
 	prog := newProgressPrinter(st, f.quiet)
+	var judge func(*metrics.Interval, time.Duration) string
+	if j := newAbortJudge(p); j != nil {
+		judge = j.judge
+	}
 	res, runErr := engine.Run(runCtx, engine.Config{
 		Plan: p, Writer: w, Info: info, SaveInfo: outs.saveInfo(dir),
 		Segment: seg, Segments: nseg, StartAt: startAt, Progress: prog.update, Interval: outs.hub.Publish,
 		Trace: traceWriter(traceFile),
+		Judge: judge,
 	})
 	if traceFile != nil {
 		if err := traceFile.Close(); err != nil && runErr == nil {
@@ -194,6 +203,11 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 		info.Notes = append(info.Notes, runErr.Error())
 	case res.Stopped == "interrupted":
 		info.Status, info.Stopped = rundir.StatusInterrupted, res.Stopped
+	case strings.HasPrefix(res.Stopped, abortPrefix):
+		// Stopped by an abort_on_fail requirement: the run is done (its
+		// report written), and failed.
+		info.Status, info.Stopped, info.AbortedBy = rundir.StatusCompleted, res.Stopped, res.Stopped
+		fmt.Fprintf(st.Stderr, "plateau: %s: stopping the run\n", res.Stopped)
 	default:
 		info.Status, info.Stopped = rundir.StatusCompleted, res.Stopped
 	}

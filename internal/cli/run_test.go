@@ -71,7 +71,6 @@ sla:
 	}{
 		{"holds", "avg(response_time) < 5s", ExitOK},
 		{"fails", "p95(response_time) < 1ms", ExitSLAFailed},
-		{"phase of another name", `error_rate < 1% during "nope"`, ExitSLAFailed},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -49,6 +49,11 @@ type Config struct {
 	// Trace, when set, receives a readable trace of every request and
 	// response (plateau run --trace); secrets are masked.
 	Trace io.Writer
+	// Judge, when set, is called once per second from the collector with
+	// the second's aggregates (valid only during the call) and the time
+	// since the start; a non-empty answer stops the run with that reason
+	// (the CLI's abort_on_fail requirements).
+	Judge func(iv *metrics.Interval, elapsed time.Duration) string
 	// Interval, when set, is called once per second from the collector
 	// with the second just finished (its start), its aggregates and the
 	// active users and dropped iterations per workload. It runs on the
@@ -275,6 +280,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if why := e.stoppedBy.Load(); why != nil {
 		res.Stopped = *why
+		// The phases saw their context end: say why.
+		e.mu.Lock()
+		for i := range e.info.Phases {
+			if e.info.Phases[i].Stopped == "interrupted" {
+				e.info.Phases[i].Stopped = *why
+			}
+		}
+		e.saveLocked()
+		e.mu.Unlock()
 	} else if ctx.Err() != nil {
 		res.Stopped = "interrupted"
 	}
@@ -409,16 +423,7 @@ func (e *Engine) saveLocked() {
 }
 
 func (e *Engine) phaseName(wl *workload, step string) string {
-	if len(e.workloads) == 1 {
-		if step == "" {
-			return wl.spec.Name
-		}
-		return step
-	}
-	if step == "" {
-		return wl.spec.Name
-	}
-	return wl.spec.Name + " " + step
+	return phaseName(len(e.workloads), wl.spec.Name, step)
 }
 
 // collect rotates the recorder on every wall-clock second and appends the
@@ -431,6 +436,11 @@ func (e *Engine) collect(stop <-chan struct{}) {
 	lastDropped := make([]int64, len(e.workloads))
 	flush := func(sec time.Time) {
 		iv = e.rec.Rotate(iv)
+		if e.cfg.Judge != nil && e.stoppedBy.Load() == nil {
+			if why := e.cfg.Judge(iv, time.Since(e.start)); why != "" && e.stoppedBy.CompareAndSwap(nil, &why) {
+				e.cancelRun()
+			}
+		}
 		users := map[string]int{}
 		dropped := map[string]int64{}
 		for i, wl := range e.workloads {

@@ -553,8 +553,6 @@ func (d *decoder) checkLoad(l *Load, n *yaml.Node, k keyset) {
 	}
 	if !k.has("graceful_stop") {
 		l.GracefulStop = DefaultGracefulStop
-	} else if l.GracefulStop < 0 {
-		d.errorf(at(n, k, "graceful_stop"), "load: graceful_stop must not be negative")
 	}
 	if k.has("ramp_down") && l.RampDown <= 0 {
 		d.errorf(at(n, k, "ramp_down"), "load: ramp_down must be positive")

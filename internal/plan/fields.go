@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/plateau-perf/plateau/internal/plan/expr"
 
@@ -283,6 +284,43 @@ func (d *decoder) slas(n *yaml.Node, key string) []SLA {
 		if item == nil {
 			continue
 		}
+		var abort bool
+		var grace time.Duration
+		var s string
+		if item.Kind == yaml.MappingNode {
+			// {expr: "…", abort_on_fail: true, grace: 30s}
+			exprNode := item
+			for _, p := range d.pairs(item) {
+				switch p.key.Value {
+				case "expr":
+					exprNode = d.resolve(p.val)
+				case "abort_on_fail":
+					abort, _ = d.bool(d.resolve(p.val), "abort_on_fail")
+				case "grace":
+					grace, _ = d.duration(d.resolve(p.val), "grace")
+				default:
+					if strings.ContainsAny(p.key.Value, "({<>=") {
+						// `- p95(x{label="read: GET /x"}) < 1s` is a YAML
+						// mapping: the ": " in the label splits it.
+						d.errorf(p.key, "sla: quote an expression that contains \": \" (YAML reads it as a key: value pair)")
+						exprNode = nil
+						continue
+					}
+					d.unknownKey(p.key, "sla", []string{"expr", "abort_on_fail", "grace"})
+				}
+			}
+			if exprNode == nil {
+				continue
+			}
+			if exprNode == item {
+				d.missing(item, "sla: expr is required")
+				continue
+			}
+			item = exprNode
+			if grace < 0 {
+				d.errorf(item, "sla: grace must not be negative")
+			}
+		}
 		s, ok := d.scalarStr(item, "sla", "an expression such as \"p95(response_time) < 300ms\"")
 		if !ok {
 			continue
@@ -298,7 +336,7 @@ func (d *decoder) slas(n *yaml.Node, key string) []SLA {
 				continue
 			}
 		}
-		out = append(out, SLA{Expr: s, Pos: d.pos(item)})
+		out = append(out, SLA{Expr: s, Pos: d.pos(item), AbortOnFail: abort, Grace: grace})
 	}
 	return out
 }

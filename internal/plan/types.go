@@ -356,6 +356,12 @@ type StopRule struct {
 type SLA struct {
 	Expr string
 	Pos  Pos
+	// AbortOnFail stops the run as soon as the requirement is broken over
+	// the samples so far (k6's abortOnFail), judged every second once Grace
+	// has passed since the start (k6's delayAbortEval). YAML: an entry
+	// {expr: "…", abort_on_fail: true, grace: 30s}.
+	AbortOnFail bool
+	Grace       time.Duration
 }
 
 // Monitor configures server-side sampling.

@@ -50,14 +50,18 @@ type Info struct {
 	Stopped  string     `json:"stopped,omitempty"` // why it ended early
 	// Skipped counts, per workload, the iterations a plan's on_fail ended
 	// early (next_iteration, stop_user, stop_run).
-	Skipped   map[string]int64 `json:"skipped_iterations,omitempty"`
-	Phases    []PhaseInfo      `json:"phases"`
-	Workloads []WorkloadInfo   `json:"workloads,omitempty"`
-	SLA       []string         `json:"sla,omitempty"`     // requirement expressions from the plan
-	Secrets   []string         `json:"secrets,omitempty"` // names of secret headers/variables (never values)
-	Segment   string           `json:"segment,omitempty"` // "i/N" for a distributed generator
-	Source    []string         `json:"source,omitempty"`  // imported files
-	Notes     []string         `json:"notes,omitempty"`
+	Skipped map[string]int64 `json:"skipped_iterations,omitempty"`
+	// AbortedBy is set when an abort_on_fail requirement stopped the run:
+	// why (the requirement and what was observed). The test status is
+	// then failed whatever the final judgement says.
+	AbortedBy string         `json:"aborted_by,omitempty"`
+	Phases    []PhaseInfo    `json:"phases"`
+	Workloads []WorkloadInfo `json:"workloads,omitempty"`
+	SLA       []string       `json:"sla,omitempty"`     // requirement expressions from the plan
+	Secrets   []string       `json:"secrets,omitempty"` // names of secret headers/variables (never values)
+	Segment   string         `json:"segment,omitempty"` // "i/N" for a distributed generator
+	Source    []string       `json:"source,omitempty"`  // imported files
+	Notes     []string       `json:"notes,omitempty"`
 	// Figures holds an imported run's whole-run figures as the tool that
 	// wrote the files defines them (percentiles, throughput denominators);
 	// the summary and report show these for the run as a whole. Nil for

@@ -3,10 +3,17 @@
 // Grammar (one expression per plan entry):
 //
 //	expr     = metric op value [ "during" quoted-phase ]
-//	metric   = stat "(" "response_time" [ "{" "label" "=" quoted "}" ] ")"
-//	         | "error_rate" [ "{" "label" "=" quoted "}" ]
-//	         | "throughput" [ "{" "label" "=" quoted "}" ]
-//	stat     = "avg" | "mean" | "min" | "max" | "p50" | "p90" | "p95" | "p99" | "median"
+//	metric   = stat "(" "response_time" [ selector ] ")"
+//	         | "error_rate" [ selector ]
+//	         | "throughput" [ selector ]
+//	selector = "{" key "=" quoted { "," key "=" quoted } "}"   key: label | workload
+//	stat     = "avg" | "mean" | "min" | "max" | "median" | "p" number | "p(" number ")"
+//
+// A percentile is any number in (0, 100): p95, p99.9, p(99.9). A label
+// selector matches a request or transaction label as the plan names it
+// ("GET /x") or as the report prints it with its workload ("read: GET /x");
+// a workload selector matches every label of that workload.
+//
 //	op       = "<" | "<=" | ">" | ">=" | "==" | "!="
 //	value    = number unit       units: ms, s, us (times); % (error_rate); /s, /m (throughput)
 //
@@ -16,6 +23,7 @@ package sla
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -31,12 +39,15 @@ const (
 // Expr is a parsed requirement.
 type Expr struct {
 	Text   string
-	Metric string  // response_time | error_rate | throughput
-	Stat   string  // avg, min, max, p50, p90, p95, p99 (response_time only)
-	Label  string  // "" = all requests
-	Op     string  // < <= > >= == !=
-	Value  float64 // ms for times, percent for error_rate, per second for throughput
-	Phase  string  // "" = whole run (and judged per phase too)
+	Metric string // response_time | error_rate | throughput
+	Stat   string // avg, min, max, or a percentile "p95", "p99.9" (response_time only)
+	// Percentile is the percentile of a "p…" Stat, in (0, 100).
+	Percentile float64
+	Label      string  // "" = all requests
+	Workload   string  // "" = every workload
+	Op         string  // < <= > >= == !=
+	Value      float64 // ms for times, percent for error_rate, per second for throughput
+	Phase      string  // "" = whole run (and judged per phase too)
 }
 
 // Unit is the unit Value and observed values are in.
@@ -74,9 +85,12 @@ func (e *Expr) Describe() string {
 	var s string
 	switch e.Metric {
 	case ResponseTime:
-		names := map[string]string{"avg": "average", "min": "minimum", "max": "maximum", "p50": "median",
-			"p90": "90th percentile", "p95": "95th percentile", "p99": "99th percentile"}
-		s = names[e.Stat] + " response time"
+		names := map[string]string{"avg": "average", "min": "minimum", "max": "maximum", "p50": "median"}
+		n := names[e.Stat]
+		if n == "" {
+			n = strconv.FormatFloat(e.Percentile, 'f', -1, 64) + "th percentile"
+		}
+		s = n + " response time"
 	case ErrorRate:
 		s = "error rate"
 	default:
@@ -84,6 +98,9 @@ func (e *Expr) Describe() string {
 	}
 	if e.Label != "" {
 		s += " of " + strconv.Quote(e.Label)
+	}
+	if e.Workload != "" {
+		s += " in workload " + strconv.Quote(e.Workload)
 	}
 	return s
 }
@@ -144,28 +161,78 @@ func (l *lexer) quoted() (string, error) {
 	return v, nil
 }
 
-func (l *lexer) labelSel() (string, error) {
+// selector reads an optional {label="…", workload="…"} into e.
+func (l *lexer) selector(e *Expr) error {
 	if !l.accept("{") {
-		return "", nil
+		return nil
 	}
-	if id := l.ident(); id != "label" {
-		return "", l.errf("only label=\"…\" can be selected, not %q", id)
+	for {
+		id := l.ident()
+		if id != "label" && id != "workload" {
+			return l.errf("only label=\"…\" and workload=\"…\" can be selected, not %q", id)
+		}
+		if !l.accept("=") {
+			return l.errf("expected =")
+		}
+		v, err := l.quoted()
+		if err != nil {
+			return err
+		}
+		if id == "label" {
+			e.Label = v
+		} else {
+			e.Workload = v
+		}
+		if l.accept("}") {
+			return nil
+		}
+		if !l.accept(",") {
+			return l.errf("expected , or }")
+		}
 	}
-	if !l.accept("=") {
-		return "", l.errf("expected =")
-	}
-	v, err := l.quoted()
-	if err != nil {
-		return "", err
-	}
-	if !l.accept("}") {
-		return "", l.errf("expected }")
-	}
-	return v, nil
 }
 
 var stats = map[string]string{"avg": "avg", "mean": "avg", "average": "avg", "min": "min", "max": "max",
-	"p50": "p50", "median": "p50", "p90": "p90", "p95": "p95", "p99": "p99"}
+	"median": "p50"}
+
+// percentile reads the number of "p99.9" (after the p) or "p(99.9)".
+func (l *lexer) percentile(id string) (float64, bool, error) {
+	start := l.pos - len(id) + 1
+	var num string
+	switch {
+	case id == "p" && l.accept("("):
+		l.skip()
+		st := l.pos
+		for l.pos < len(l.s) && (l.s[l.pos] == '.' || unicode.IsDigit(rune(l.s[l.pos]))) {
+			l.pos++
+		}
+		num = l.s[st:l.pos]
+		if !l.accept(")") {
+			return 0, false, l.errf("expected ) after the percentile")
+		}
+	case len(id) > 1 && id[0] == 'p' && unicode.IsDigit(rune(id[1])):
+		num = id[1:]
+		// p99.9: the ident stops at the dot.
+		if l.pos < len(l.s) && l.s[l.pos] == '.' {
+			st := l.pos
+			l.pos++
+			for l.pos < len(l.s) && unicode.IsDigit(rune(l.s[l.pos])) {
+				l.pos++
+			}
+			num += l.s[st:l.pos]
+		}
+	default:
+		return 0, false, nil
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || v <= 0 || v >= 100 {
+		return 0, false, &ParseError{Col: start, Msg: fmt.Sprintf("percentile %q must be a number between 0 and 100 (exclusive)", num)}
+	}
+	return v, true, nil
+}
+
+// statName is the canonical Stat of percentile v: "p95", "p99.9".
+func statName(v float64) string { return "p" + strconv.FormatFloat(v, 'f', -1, 64) }
 
 // Parse parses one expression.
 func Parse(text string) (*Expr, error) {
@@ -175,13 +242,23 @@ func Parse(text string) (*Expr, error) {
 	switch {
 	case id == ErrorRate || id == Throughput:
 		e.Metric = id
-		lab, err := l.labelSel()
-		if err != nil {
+		if err := l.selector(e); err != nil {
 			return nil, err
 		}
-		e.Label = lab
-	case stats[id] != "":
+	case stats[id] != "" || strings.HasPrefix(id, "p"):
 		e.Stat = stats[id]
+		if e.Stat == "" {
+			pv, ok, err := l.percentile(id)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, &ParseError{Col: l.pos - len(id) + 1, Msg: fmt.Sprintf("unknown metric %q (want avg|min|max|median|pN|p(N)(response_time), error_rate or throughput)", id)}
+			}
+			e.Stat, e.Percentile = statName(pv), pv
+		} else if e.Stat == "p50" {
+			e.Percentile = 50
+		}
 		e.Metric = ResponseTime
 		if !l.accept("(") {
 			return nil, l.errf("expected ( after %s", id)
@@ -189,18 +266,16 @@ func Parse(text string) (*Expr, error) {
 		if m := l.ident(); m != ResponseTime {
 			return nil, l.errf("expected response_time, got %q", m)
 		}
-		lab, err := l.labelSel()
-		if err != nil {
+		if err := l.selector(e); err != nil {
 			return nil, err
 		}
-		e.Label = lab
 		if !l.accept(")") {
 			return nil, l.errf("expected )")
 		}
 	case id == "":
 		return nil, l.errf("expected a metric (avg(response_time), p95(response_time), error_rate, throughput)")
 	default:
-		return nil, &ParseError{Col: l.pos - len(id) + 1, Msg: fmt.Sprintf("unknown metric %q (want avg|min|max|p50|p90|p95|p99(response_time), error_rate or throughput)", id)}
+		return nil, &ParseError{Col: l.pos - len(id) + 1, Msg: fmt.Sprintf("unknown metric %q (want avg|min|max|median|pN|p(N)(response_time), error_rate or throughput)", id)}
 	}
 	for _, op := range []string{"<=", ">=", "==", "!=", "<", ">"} {
 		if l.accept(op) {
@@ -265,4 +340,54 @@ func Parse(text string) (*Expr, error) {
 func Check(text string) error {
 	_, err := Parse(text)
 	return err
+}
+
+// CheckNames checks e's selectors and phase against the names a plan will
+// record: its workloads, each workload's labels and the phases. A label may
+// be given as the plan names it ("GET /x") or as the report prints it
+// ("read: GET /x"). The error lists what there is, so a typo is found
+// before the first request.
+func (e *Expr) CheckNames(workloads []string, labels map[string][]string, phases []string) error {
+	if e.Workload != "" && !slices.Contains(workloads, e.Workload) {
+		return fmt.Errorf("no workload named %q (workloads: %s)", e.Workload, quoteList(workloads))
+	}
+	if e.Label != "" {
+		var known []string
+		found := false
+		for _, w := range workloads {
+			if e.Workload != "" && w != e.Workload {
+				continue
+			}
+			for _, l := range labels[w] {
+				printed := l
+				if len(workloads) > 1 {
+					printed = w + ": " + l
+				}
+				if e.Label == l || e.Label == printed {
+					found = true
+				}
+				if !slices.Contains(known, printed) {
+					known = append(known, printed)
+				}
+			}
+		}
+		if !found {
+			return fmt.Errorf("no label named %q (labels: %s)", e.Label, quoteList(known))
+		}
+	}
+	if e.Phase != "" && !slices.Contains(phases, e.Phase) {
+		return fmt.Errorf("no phase named %q (phases: %s)", e.Phase, quoteList(phases))
+	}
+	return nil
+}
+
+func quoteList(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	q := make([]string, len(xs))
+	for i, x := range xs {
+		q[i] = strconv.Quote(x)
+	}
+	return strings.Join(q, ", ")
 }

@@ -22,6 +22,17 @@ func TestParse(t *testing.T) {
 		{"throughput >= 10/s", Throughput, "", "", ">=", 10, ""},
 		{"throughput >= 600/m", Throughput, "", "", ">=", 10, ""},
 		{`avg(response_time) < 200ms during "1: 2 nodes x 7 threads"`, ResponseTime, "avg", "", "<", 200, "1: 2 nodes x 7 threads"},
+		{"p99.9(response_time) < 1s", ResponseTime, "p99.9", "", "<", 1000, ""},
+		{"p(99.9)(response_time) < 1s", ResponseTime, "p99.9", "", "<", 1000, ""},
+		{"p( 42 )(response_time) < 1s", ResponseTime, "p42", "", "<", 1000, ""},
+		{`p95(response_time{label="read: GET /x"}) < 1s`, ResponseTime, "p95", "read: GET /x", "<", 1000, ""},
+	}
+	e, err := Parse(`error_rate{workload="read", label='GET /x'} < 1%`)
+	if err != nil || e.Workload != "read" || e.Label != "GET /x" {
+		t.Errorf("workload and label selector: %+v, %v", e, err)
+	}
+	if e, _ := Parse("p99.9(response_time) < 1s"); e.Percentile != 99.9 || e.Describe() != "99.9th percentile response time" {
+		t.Errorf("p99.9: %+v %q", e, e.Describe())
 	}
 	for _, c := range good {
 		e, err := Parse(c.in)
@@ -36,7 +47,10 @@ func TestParse(t *testing.T) {
 	bad := []struct{ in, want string }{
 		{"", "expected a metric"},
 		{"avg(latency) < 1ms", "expected response_time"},
-		{"p42(response_time) < 1ms", `unknown metric "p42"`},
+		{"p100(response_time) < 1ms", "between 0 and 100"},
+		{"p(0)(response_time) < 1ms", "between 0 and 100"},
+		{"pct(response_time) < 1ms", `unknown metric "pct"`},
+		{`error_rate{label="a" workload="b"} < 1%`, "expected , or }"},
 		{"avg(response_time) 200ms", "expected a comparison"},
 		{"avg(response_time) < 200", "needs a unit"},
 		{"error_rate < 1", "percentage"},
@@ -89,4 +103,26 @@ func errorsAs(err error, pe **ParseError) bool {
 		*pe = p
 	}
 	return ok
+}
+
+// FuzzParseRoundTrip: the parser never panics, a parsed percentile is in (0, 100),
+// and what parses once parses the same again from its own text.
+func FuzzParseRoundTrip(f *testing.F) {
+	for _, s := range []string{"avg(response_time) < 200ms", `p(99.9)(response_time{workload="a", label="b"}) < 1s`,
+		"p99.9(response_time) <= 2s during \"x\"", `error_rate{label='read: GET /x'} < 1%`, "throughput >= 10/m", "p(", "p9.(", "p()"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		e, err := Parse(s)
+		if err != nil {
+			return
+		}
+		if e.Metric == ResponseTime && e.Stat != "avg" && e.Stat != "min" && e.Stat != "max" && (e.Percentile <= 0 || e.Percentile >= 100) {
+			t.Fatalf("%q: percentile %v", s, e.Percentile)
+		}
+		again, err := Parse(e.Text)
+		if err != nil || *again != *e {
+			t.Fatalf("%q reparsed as %+v, %v (first %+v)", s, again, err, e)
+		}
+	})
 }
