@@ -182,6 +182,24 @@ func (a *Aggregator) CollectFigures(spec FigureSpec) {
 	a.fig = newFigures(spec, a.workload)
 }
 
+// SetFigureSpans gives every label of workload in the run's source
+// figures the throughput denominator spanS (s), the source tool's run
+// duration when only a side file knows it (k6's summary export), and sets
+// the throughput rule's words.
+func (r *Run) SetFigureSpans(workload string, spanS float64, rule string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.figures == nil || spanS <= 0 {
+		return
+	}
+	for i := range r.figures.Labels {
+		if r.figures.Labels[i].Workload == workload {
+			r.figures.Labels[i].SpanS = spanS
+		}
+	}
+	r.figures.ThroughputRule = rule
+}
+
 // AddFigures adds a source's own figures to the run (sources that read
 // them from the tool's files, like Locust's stats file).
 func (r *Run) AddFigures(sf *rundir.SourceFigures) {

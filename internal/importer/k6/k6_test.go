@@ -451,3 +451,22 @@ func TestPercentilesAsK6DefinesThem(t *testing.T) {
 		}
 	}
 }
+
+// TestThroughputAsK6: with the summary export, the total's req/s is k6's
+// http_reqs rate, over the test's whole duration (issue 13 item 6).
+func TestThroughputAsK6(t *testing.T) {
+	t.Parallel()
+	d, err := importStream(t, Config{Path: filepath.Join(fixtures, "out.json.gz"), Summary: filepath.Join(fixtures, "summary.json")}, importer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := ReadSummary(filepath.Join(fixtures, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := analysis.Summarize(d, nil)
+	tot := s.Labels[len(s.Labels)-1]
+	if want := sum.Metrics["http_reqs"]["rate"]; math.Abs(tot.ThroughputRPS-want) > 0.001 {
+		t.Errorf("TOTAL %v req/s, k6 %v", tot.ThroughputRPS, want)
+	}
+}

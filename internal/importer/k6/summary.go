@@ -127,6 +127,13 @@ func (s *Source) sideSummary(run *importer.Run, tot *tally) error {
 		lines = append(lines, sum.Describe(m))
 	}
 	run.Note("%s: k6's own whole-run figures (ms): %s", s.cfg.Summary, strings.Join(lines, "; "))
+	// k6's rates are over the test's whole duration (setup, ramps and
+	// graceful stop included), which only the summary knows: count over
+	// http_reqs' rate.
+	if r := sum.Metrics["http_reqs"]; r["rate"] > 0 && r["count"] > 0 {
+		run.SetFigureSpans(s.cfg.Workload, r["count"]/r["rate"],
+			"k6's: count over the test's duration (from the summary export: http_reqs count over its rate)")
+	}
 
 	d := sum.Metrics["http_req_duration"]
 	mean := 0.0
