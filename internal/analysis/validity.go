@@ -164,7 +164,11 @@ func (pv *PhaseValidity) droppedReason(where string) string {
 			why = "the one user allowed (max_users) was busy"
 		}
 		if pv.InFlight > 0 {
-			why += fmt.Sprintf(" (%s req/s × %s ms = %.1f requests in flight)", fmtNum(pv.RequestsPerS), fmtNum(pv.ServiceMs), pv.InFlight)
+			w := pv.ServiceMs
+			if w == 0 {
+				w = pv.ResponseMs
+			}
+			why += fmt.Sprintf(" (%s req/s × %s ms = %.1f requests in flight)", fmtNum(pv.RequestsPerS), fmtNum(w), pv.InFlight)
 		}
 	case pv.CPUPct >= MaxGeneratorCPUPct:
 		why = "the generator was short of CPU"

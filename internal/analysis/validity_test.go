@@ -1,0 +1,92 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/plateau-perf/plateau/internal/rundir"
+)
+
+// withPhases rewrites the run.json of writeSteps with the given phase facts
+// and status, and loads it.
+func withPhases(t *testing.T, status, aborted string, edit func(p []rundir.PhaseInfo)) *Dataset {
+	t.Helper()
+	dir := writeSteps(t)
+	info, err := rundir.ReadInfo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info.Status, info.AbortedBy = status, aborted
+	edit(info.Phases)
+	if err := rundir.WriteInfo(dir, info); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestValidity(t *testing.T) {
+	t.Parallel()
+	held := func(p []rundir.PhaseInfo) {}
+	cases := []struct {
+		name, status, aborted string
+		slas                  []string
+		edit                  func(p []rundir.PhaseInfo)
+		verdict               string
+		reason                string // in Validity.Reasons (or VerdictReasons when no validity reason)
+	}{
+		{"held, no SLA", rundir.StatusCompleted, "", nil, held, VerdictNoRequirements, ""},
+		{"held, SLA holds", rundir.StatusCompleted, "", []string{"error_rate < 5%"}, held, VerdictPassed, ""},
+		{"SLA broken", rundir.StatusCompleted, "", []string{"error_rate < 0.1%"}, held, VerdictFailed, ""},
+		{"generator CPU saturated", rundir.StatusCompleted, "", []string{"error_rate < 5%"},
+			func(p []rundir.PhaseInfo) { p[1].CPUPct = 93 }, VerdictInvalid, "the generator in step 2 used 93% of its CPU"},
+		{"one generator of a merged run saturated", rundir.StatusCompleted, "", nil,
+			func(p []rundir.PhaseInfo) { p[0].CPUPct, p[0].CPUBySegment = 97, map[string]float64{"0/2": 40, "1/2": 97} },
+			VerdictInvalid, "generator 1/2 in step 1 used 97% of its CPU"},
+		{"rate not held, users at max", rundir.StatusCompleted, "", nil,
+			func(p []rundir.PhaseInfo) {
+				p[2].Rate, p[2].Planned, p[2].Started, p[2].MaxUsers, p[2].PlannedS = 100, 1000, 200, 30, 10
+			}, VerdictInvalid, "step 3: planned 100/s, achieved 20/s: the 30 users allowed (max_users) were all busy (20 req/s × 300 ms = 6.0 requests in flight); 800 of 1,000 iterations dropped"},
+		{"1% dropped is still held", rundir.StatusCompleted, "", nil,
+			func(p []rundir.PhaseInfo) { p[0].Rate, p[0].Planned, p[0].Started, p[0].MaxUsers = 20, 200, 198, 100 },
+			VerdictNoRequirements, ""},
+		{"SLA broken outranks invalid", rundir.StatusCompleted, "", []string{"error_rate < 0.1%"},
+			func(p []rundir.PhaseInfo) { p[1].CPUPct = 99 }, VerdictFailed, ""},
+		{"interrupted outranks all", rundir.StatusInterrupted, "", []string{"error_rate < 0.1%"},
+			func(p []rundir.PhaseInfo) { p[1].CPUPct = 99 }, VerdictInterrupted, ""},
+		{"killed", rundir.StatusRunning, "", nil, held, VerdictInterrupted, ""},
+		{"aborted by a requirement", rundir.StatusCompleted, "abort_on_fail: error_rate < 1% broken after 3s (observed 5%)",
+			[]string{"error_rate < 5%"}, held, VerdictFailed, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := Summarize(withPhases(t, c.status, c.aborted, c.edit), c.slas)
+			if s.Verdict != c.verdict {
+				t.Errorf("verdict %q, want %q (reasons %q)", s.Verdict, c.verdict, s.VerdictReasons)
+			}
+			if c.reason != "" && !strings.Contains(strings.Join(s.Validity.Reasons, "\n"), c.reason) {
+				t.Errorf("validity reasons %q lack %q", s.Validity.Reasons, c.reason)
+			}
+			if c.reason == "" && c.verdict != VerdictFailed && c.verdict != VerdictInterrupted && len(s.Validity.Reasons) > 0 {
+				t.Errorf("unexpected validity reasons %q", s.Validity.Reasons)
+			}
+			if c.aborted != "" && (len(s.VerdictReasons) == 0 || !strings.Contains(s.VerdictReasons[0], c.aborted)) {
+				t.Errorf("verdict reasons %q do not name the abort", s.VerdictReasons)
+			}
+		})
+	}
+}
+
+func TestValidityNoSuccess(t *testing.T) {
+	t.Parallel()
+	d := withPhases(t, rundir.StatusCompleted, "", func(p []rundir.PhaseInfo) {})
+	d.Total.Errors = d.Total.Count // every request failed
+	s := Summarize(d, nil)
+	if s.Verdict != VerdictNotRun || !strings.Contains(s.VerdictReasons[0], "none of the 600 requests succeeded; most frequent failure: http_5xx: HTTP 503") {
+		t.Errorf("verdict %q, reasons %q", s.Verdict, s.VerdictReasons)
+	}
+}
