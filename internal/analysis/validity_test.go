@@ -44,7 +44,9 @@ func TestValidity(t *testing.T) {
 		{"generator CPU saturated", rundir.StatusCompleted, "", []string{"error_rate < 5%"},
 			func(p []rundir.PhaseInfo) { p[1].CPUPct = 93 }, VerdictInvalid, "the generator in step 2 used 93% of its CPU"},
 		{"one generator of a merged run saturated", rundir.StatusCompleted, "", nil,
-			func(p []rundir.PhaseInfo) { p[0].CPUPct, p[0].CPUBySegment = 97, map[string]float64{"0/2": 40, "1/2": 97} },
+			func(p []rundir.PhaseInfo) {
+				p[0].CPUPct, p[0].CPUBySegment = 97, map[string]float64{"0/2": 40, "1/2": 97}
+			},
 			VerdictInvalid, "generator 1/2 in step 1 used 97% of its CPU"},
 		{"rate not held, users at max", rundir.StatusCompleted, "", nil,
 			func(p []rundir.PhaseInfo) {
