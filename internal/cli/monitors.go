@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -152,4 +155,55 @@ func optionKind(kind string) bool {
 		return true
 	}
 	return false
+}
+
+// panelLines are the live panel's monitor lines: per target with data, the
+// readings with the highest values among CPU-like units (%, cores) first,
+// at most three, so a PromQL target's busiest pods show while the run goes.
+func (m *monitorRun) panelLines() []string {
+	if m.sess == nil {
+		return nil
+	}
+	var out []string
+	for _, l := range m.sess.Latest() {
+		rs := slices.Clone(l.Readings)
+		rank := func(r monitor.Reading) int {
+			switch r.Unit {
+			case "cores", "%":
+				return 0
+			}
+			return 1
+		}
+		slices.SortStableFunc(rs, func(a, b monitor.Reading) int {
+			if ra, rb := rank(a), rank(b); ra != rb {
+				return ra - rb
+			}
+			return cmp.Compare(b.Value, a.Value)
+		})
+		var parts []string
+		for _, r := range rs {
+			if len(parts) == 3 || math.IsNaN(r.Value) || strings.HasPrefix(r.Metric, "scrape_") {
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("%s %s%s", r.Metric, strconv.FormatFloat(r.Value, 'g', 4, 64), unitSuffix(r.Unit)))
+		}
+		state := ""
+		if l.Lost {
+			state = " (lost)"
+		}
+		if len(parts) > 0 {
+			out = append(out, fmt.Sprintf("monitor %s%s: %s", l.Name, state, strings.Join(parts, ", ")))
+		}
+	}
+	return out
+}
+
+func unitSuffix(u string) string {
+	switch u {
+	case "":
+		return ""
+	case "%":
+		return "%"
+	}
+	return " " + u
 }

@@ -22,6 +22,8 @@ type progressPrinter struct {
 	mu        sync.Mutex
 	lines     int // lines of the last panel, to redraw over it
 	lastPlain time.Time
+	// monitors, when set, gives the panel's monitor lines.
+	monitors func() []string
 }
 
 func newProgressPrinter(st *State, quiet bool) *progressPrinter {
@@ -67,6 +69,12 @@ func (p *progressPrinter) update(pr *engine.Progress) {
 	fmt.Fprintf(&b, "%-30s %10d %9.1f %9.1f %9.1f %8.2f   (last second: %.0f req/s, p95 %.1f ms)\n", "all", pr.Run.Count, pr.Run.RPS,
 		pr.Run.P50Ms, pr.Run.P95Ms, pr.Run.ErrorPct, pr.Second.RPS, pr.Second.P95Ms)
 	p.lines = 3 + len(rows)
+	if p.monitors != nil {
+		for _, l := range p.monitors() {
+			fmt.Fprintln(&b, trunc(l, 160))
+			p.lines++
+		}
+	}
 	io.WriteString(p.w, b.String())
 }
 

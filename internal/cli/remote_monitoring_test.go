@@ -164,3 +164,38 @@ func dsnPort(dsn string) string {
 	port, _, _ := strings.Cut(rest, "/")
 	return port
 }
+
+// fixedCollector returns the same readings at every sample.
+type fixedCollector struct{ rs []monitor.Reading }
+
+func (f fixedCollector) Collect(_ context.Context, b *monitor.Batch) error {
+	for _, r := range f.rs {
+		b.Add(r.Metric, r.Unit, r.Value)
+	}
+	return nil
+}
+func (fixedCollector) Close() error { return nil }
+
+// TestPanelLines: the live panel shows each target's latest readings, the
+// CPU-like ones with the highest values first.
+func TestPanelLines(t *testing.T) {
+	rs := []monitor.Reading{{Metric: "memory{pod=a}", Unit: "bytes", Value: 5e8}, {Metric: "cpu{pod=a}", Unit: "cores", Value: 0.5},
+		{Metric: "cpu{pod=b}", Unit: "cores", Value: 3.4}, {Metric: "scrape_series", Value: 9}}
+	kinds := map[string]monitor.Kind{"fixed": {Open: func(context.Context, monitor.TargetConfig, monitor.Env) (monitor.Collector, error) {
+		return fixedCollector{rs}, nil
+	}}}
+	s, err := monitor.Start(context.Background(), monitor.Options{Dir: t.TempDir(), Kinds: kinds, Interval: time.Hour,
+		Targets: []monitor.TargetConfig{{Kind: "fixed", Name: "k8s"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	m := &monitorRun{sess: s}
+	var lines []string
+	for deadline := time.Now().Add(5 * time.Second); len(lines) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		lines = m.panelLines()
+	}
+	if len(lines) != 1 || lines[0] != "monitor k8s: cpu{pod=b} 3.4 cores, cpu{pod=a} 0.5 cores, memory{pod=a} 5e+08 bytes" {
+		t.Errorf("panel lines %q", lines)
+	}
+}

@@ -175,6 +175,7 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	defer outs.close()
 	mon := startMonitors(ctx, st, p, dir)
 	prog := newProgressPrinter(st, f.quiet)
+	prog.monitors = mon.panelLines
 	var judge func(*metrics.Interval, time.Duration) string
 	if j := newAbortJudge(p); j != nil {
 		judge = j.judge

@@ -51,8 +51,17 @@ type target struct {
 	lastSample time.Time
 	cpu0       float64
 
-	mu sync.Mutex
-	st TargetStatus
+	mu     sync.Mutex
+	st     TargetStatus
+	latest Latest
+}
+
+// Latest is a target's most recent good sample, for a live panel.
+type Latest struct {
+	Name, Kind string
+	Time       time.Time
+	Lost       bool
+	Readings   []Reading
 }
 
 // Start opens every target that can be opened and starts sampling each at
@@ -290,6 +299,7 @@ func (s *Session) sample(ctx context.Context, t *target) {
 		method = m.Method()
 	}
 	t.mu.Lock()
+	t.latest = Latest{Name: t.cfg.Name, Kind: t.cfg.Kind, Time: wall, Readings: append(t.latest.Readings[:0], rs...)}
 	t.st.Samples++
 	changed := method != "" && method != t.st.Method
 	if changed {
@@ -391,6 +401,23 @@ func (s *Session) Stop() error {
 		s.stopErr = errors.Join(errs...)
 	})
 	return s.stopErr
+}
+
+// Latest returns the last good sample of every started target that has
+// one, in configuration order; Lost marks a target lost since.
+func (s *Session) Latest() []Latest {
+	var out []Latest
+	for _, t := range s.targets {
+		t.mu.Lock()
+		if len(t.latest.Readings) > 0 {
+			l := t.latest
+			l.Readings = append([]Reading(nil), l.Readings...)
+			l.Lost = len(t.st.Gaps) > 0 && t.st.Gaps[len(t.st.Gaps)-1].End == nil
+			out = append(out, l)
+		}
+		t.mu.Unlock()
+	}
+	return out
 }
 
 // Status returns a snapshot of every target's state, in configuration order.
