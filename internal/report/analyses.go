@@ -564,8 +564,8 @@ func (b *builder) capacity() doc.Section {
 		if finite(u.PeakLoad) {
 			peak = fmt.Sprintf("predicted peak %s at %s", rps(u.PeakThroughputRPS), loadU(u.PeakLoad, kind))
 		}
-		sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Universal Scalability Law fit: contention σ = %.4g, coherency κ = %.4g, λ = %s per %s; %s; fit quality R² = %.3f.",
-			u.Sigma, u.Kappa, rate(u.Lambda), strings.TrimSuffix(unit, "s"), peak, u.R2)})
+		sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Universal Scalability Law fit: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
+			coef(u.Sigma), coef(u.Kappa), rate(u.Lambda), strings.TrimSuffix(unit, "s"), peak, u.R2)})
 	} else {
 		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "No USL fit: " + res.USLReason + "."})
 	}
@@ -620,6 +620,15 @@ func (b *builder) saturatedBeyond(pts []capPoint, kneeLoad float64) string {
 		return ""
 	}
 	return "beyond the knee " + joinAnd(names) + " " + map[bool]string{true: "was", false: "were"}[len(names) == 1] + " saturated"
+}
+
+// coef formats a fitted coefficient to 4 significant digits; a value
+// below 1e-6 is a fit at its bound and reads 0, not "9.827e-16".
+func coef(v float64) string {
+	if math.Abs(v) < 1e-6 {
+		return "0"
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
 }
 
 // loadU formats a load in its unit: whole users ("~36 users" when a model

@@ -144,6 +144,7 @@ var proseRules = []struct {
 	{"sentence starting lower-case after a full stop", regexp.MustCompile(`[a-z0-9)]\. [a-z]`)},
 	{"a claim of no traffic", regexp.MustCompile(`(?:^|[^.\d])0 B/s`)},
 	{"signed zero", regexp.MustCompile(`[-−+]0(?:\.0+)? (?:ms|%|req/s)`)},
+	{"a number in computer notation", regexp.MustCompile(`\d\.?\d*e[-+]\d+`)},
 	{"fractional users", regexp.MustCompile(`\d\.\d+ (?:concurrent )?users?\b`)},
 	{"unfinished sentence", regexp.MustCompile(`[;,:]$`)},
 }
@@ -379,6 +380,7 @@ func TestProseRulesCatchDefects(t *testing.T) {
 		"Each point is one phase. the vertical line marks the knee.",
 		"The dashed curve is the fitted Universal Scalability Law;",
 		"p95 NaN ms",
+		"contention σ = 9.827e-16, coherency κ = 0.000558",
 		"Error rate 0.08 %% (11 of 13,029 requests).",
 	}
 	for _, line := range bad {
