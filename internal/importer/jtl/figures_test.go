@@ -119,3 +119,57 @@ func TestSmallLabelsAsJMeter(t *testing.T) {
 		}
 	}
 }
+
+// TestPublicJTL imports a real user's JTL (testdata/public-baykar, MIT) and
+// compares every figure of JMeter's own statistics.json for it: count,
+// errors, min, max, mean, the percentiles and throughput, per label and in
+// total.
+func TestPublicJTL(t *testing.T) {
+	t.Parallel()
+	d, err := importFile(t, Config{Path: "testdata/public-baykar/results.jtl"}, importer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("testdata/public-baykar/statistics.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js map[string]struct {
+		dashboardRow
+		ErrorCount int64   `json:"errorCount"`
+		Mean       float64 `json:"meanResTime"`
+		Min        float64 `json:"minResTime"`
+		Max        float64 `json:"maxResTime"`
+	}
+	if err := json.Unmarshal(b, &js); err != nil {
+		t.Fatal(err)
+	}
+	s := analysis.Summarize(d, nil)
+	n := 0
+	for _, row := range s.Labels {
+		name := row.Label
+		if name == "TOTAL" {
+			name = "Total"
+		}
+		j, ok := js[name]
+		if !ok {
+			t.Errorf("%s not in statistics.json", name)
+			continue
+		}
+		for _, c := range []struct {
+			what     string
+			ours, jm float64
+		}{{"count", float64(row.Samples), float64(j.SampleCount)}, {"errors", float64(row.Errors), float64(j.ErrorCount)},
+			{"min", row.MinMs, j.Min}, {"max", row.MaxMs, j.Max}, {"mean", row.MeanMs, j.Mean},
+			{"p50", row.P50Ms, j.Median}, {"p90", row.P90Ms, j.P90}, {"p95", row.P95Ms, j.P95}, {"p99", row.P99Ms, j.P99},
+			{"throughput", row.ThroughputRPS, j.Throughput}} {
+			n++
+			if math.Abs(c.ours-c.jm) > 0.0005+1e-9 {
+				t.Errorf("%s %s: %v, JMeter %v", name, c.what, c.ours, c.jm)
+			}
+		}
+	}
+	if n != 10*len(js) {
+		t.Errorf("%d figures compared, statistics.json has %d", n, 10*len(js))
+	}
+}
