@@ -199,7 +199,7 @@ func steps(list []Step) (*yaml.Node, string) {
 		// Nothing convertible: keep the plan loadable with a pause, and say so.
 		n := mapping()
 		add(n, "think", str(placeholderThink))
-		n.HeadComment = comment(append(pending, "placeholder: nothing here could be converted"))
+		n.HeadComment = comment(append(pending, "placeholder: no request here (the source had none, or none could be converted)"))
 		seq.Content = append(seq.Content, n)
 		return seq, ""
 	}

@@ -126,6 +126,10 @@ func (c *conv) function(inner string, out *text) string {
 	}
 	switch name {
 	case "__P", "__property":
+		if v, ok := c.props[arg(0)]; ok {
+			out.Vars = append(out.Vars, v)
+			return "${" + c.varRef(v) + "}"
+		}
 		def := arg(1)
 		if name == "__property" {
 			def = arg(2)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -111,6 +112,24 @@ func (c *conv) scoped(path string, e *Element, sc *scope, planLevel bool) bool {
 	if isListener(e) {
 		c.listener(path, e)
 		return true
+	}
+	if strings.HasSuffix(tc, "PostProcessor") || strings.HasSuffix(tc, "PreProcessor") {
+		if copies, ok := propsScript(firstNonEmpty(e.Str("script"), e.Str("BeanShellPostProcessor.script"))); ok {
+			// The plan shares variables itself: ${__P(name)} elsewhere
+			// reads the variable.
+			var names []string
+			for prop, v := range copies {
+				c.props[prop] = v
+				names = append(names, prop)
+			}
+			sort.Strings(names)
+			st, note := convert.Converted, "copies variables into properties ("+strings.Join(names, ", ")+"): ${__P(…)} of them reads the variables"
+			if !c.inRunSetup {
+				st, note = convert.Partial, note+"; plateau shares extracted variables across workloads only from the run-level setup"
+			}
+			c.add(path, e, st, note, "")
+			return true
+		}
 	}
 	switch {
 	case strings.HasSuffix(tc, "PreProcessor"), strings.HasSuffix(tc, "PostProcessor"), strings.HasSuffix(tc, "Assertion"),
@@ -559,6 +578,11 @@ func (c *conv) extractor(path string, e *Element, sc *scope) {
 		switch field {
 		case "", "false":
 		case "true":
+			if m := headerRegexRe.FindStringSubmatch(re); m != nil && !strings.EqualFold(m[1], "Set-Cookie") {
+				got = append(got, convert.Extract{Var: c.setVar(ref), Header: m[1], Default: def(e.Str("RegexExtractor.default"), e.Bool("RegexExtractor.default_empty_value", false))})
+				notes = append(notes, "the whole "+m[1]+" response header: header extraction")
+				goto done
+			}
 			if m := setCookieRe.FindStringSubmatch(re); m != nil {
 				got = append(got, convert.Extract{Var: c.setVar(ref), Cookie: m[1], Default: def(e.Str("RegexExtractor.default"), e.Bool("RegexExtractor.default_empty_value", false))})
 				notes = append(notes, "a Set-Cookie header: cookie extraction")
@@ -660,6 +684,33 @@ done:
 	}
 	sc.extract = append(sc.extract, got...)
 	c.add(path, e, st, strings.Join(notes, "; "), needs)
+}
+
+// headerRegexRe recognises a header regex that reads a whole header value:
+// "x-okapi-token: (.+)".
+var headerRegexRe = regexp.MustCompile(`^(?:\(\?i\))?\^?([A-Za-z0-9_\-]+):\s*\(\.[*+]\??\)\$?$`)
+
+// propsPutRe is a script line that only copies a variable into a property,
+// props.put("name", vars.get("name")), JMeter's way of handing a value
+// from one thread group to the others.
+var propsPutRe = regexp.MustCompile(`^props\.put\(\s*["']([^"']+)["']\s*,\s*vars\.get\(\s*["']([^"']+)["']\s*\)\s*\)\s*;?$`)
+
+// propsScript reports the property → variable copies of a script made only
+// of props.put(…, vars.get(…)) lines (and comments).
+func propsScript(script string) (map[string]string, bool) {
+	out := map[string]string{}
+	for _, l := range strings.Split(script, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "//") {
+			continue
+		}
+		m := propsPutRe.FindStringSubmatch(l)
+		if m == nil {
+			return nil, false
+		}
+		out[m[1]] = m[2]
+	}
+	return out, len(out) > 0
 }
 
 // setCookieRe recognises a header regex that reads one cookie.

@@ -34,6 +34,7 @@ func Convert(root *Element, opt Options) (*convert.Plan, *convert.Report) {
 		envSeen:  map[string]bool{},
 		standIns: map[string]string{},
 		allVars:  map[string]bool{},
+		props:    map[string]string{},
 		root:     root,
 	}
 	if opt.ReadFile == nil {
@@ -69,6 +70,11 @@ type conv struct {
 	envSeen  map[string]bool
 	standIns map[string]string
 
+	// props maps a property to the variable a script copied into it
+	// (props.put("p", vars.get("v"))); ${__P(p)} then reads ${v}.
+	props map[string]string
+	// inRunSetup is set while converting the run-level setup/teardown.
+	inRunSetup bool
 	// allVars are variables whose extractor now takes every match (a
 	// ForEach Controller loops over them).
 	allVars map[string]bool
@@ -254,7 +260,9 @@ func (c *conv) threadGroup(path string, e *Element, sc scope) {
 			if wl.Load.Users == "1" && wl.Load.Iterations == "1" {
 				// One pass by one user: the plan's run-level setup or teardown.
 				c.add(path, e, convert.Converted, "the plan's run-level "+map[string]string{"setUp": "setup", "tearDown": "teardown"}[kind]+" (once, before/after every workload; variables it extracts reach every workload)", "")
+				c.inRunSetup = true
 				steps, once := c.children(path, e.Children, sc.clone(), true)
+				c.inRunSetup = false
 				steps = append(once, steps...)
 				if kind == "setUp" {
 					c.plan.Setup = append(c.plan.Setup, steps...)
