@@ -567,7 +567,7 @@ func (b *builder) capacity() doc.Section {
 		sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Universal Scalability Law fit: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
 			coef(u.Sigma), coef(u.Kappa), rate(u.Lambda), strings.TrimSuffix(unit, "s"), peak, u.R2)})
 	} else {
-		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "No USL fit: " + res.USLReason + "."})
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence("No USL fit: " + res.USLReason)})
 	}
 	if len(b.s.SLA) > 0 {
 		if res.MaxLoadMeetingSLA != nil {
@@ -819,7 +819,7 @@ func (b *builder) trends() doc.Section {
 				drifts = append(drifts[:3], fmt.Sprintf("and %d more", len(drifts)-3))
 			}
 			text := "Latency drift: " + strings.Join(drifts, "; ")
-			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: text + "."})
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(text)})
 			b.finding(doc.FindDrift, doc.Warn, text)
 		default:
 			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: "No latency drift: per-minute mean and p95 stay level under constant load (no significant slope, no level shift)."})
@@ -829,7 +829,7 @@ func (b *builder) trends() doc.Section {
 		if !b.constantLoad() {
 			why = fmt.Sprintf("the load changed between phases and no phase lasted %d minutes, so a level change cannot be told from a load step", minTrendMinutes)
 		}
-		sec.Blocks = append(sec.Blocks, noData("No latency drift analysis: "+why+"."))
+		sec.Blocks = append(sec.Blocks, noData(sentence("No latency drift analysis: "+why)))
 	}
 	// Memory after GC.
 	if len(b.memTrends) > 0 {
@@ -1173,7 +1173,7 @@ func (b *builder) comparison() doc.Section {
 			}
 			text := fmt.Sprintf("Compared with %s: %s — average %s → %s (%+.1f %%), p95 %s → %s (%+.1f %%)", baseName, r.Verdict,
 				msU(r.BaseMeanMs), msU(r.NewMeanMs), r.DeltaPct, msU(r.BaseP95Ms), msU(r.NewP95Ms), r.P95DeltaPct)
-			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: lvl, Text: text + "."})
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: lvl, Text: sentence(text)})
 			b.finding(doc.FindComparison, lvl, text)
 		}
 	}

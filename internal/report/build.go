@@ -382,13 +382,14 @@ func (b *builder) slaFinding(r analysis.SLAResult) {
 	if !r.Passed {
 		lvl = doc.Fail
 	}
+	perPhase := ""
 	if r.FirstBroken != "" && len(r.PerPhase) > 1 {
-		text += "; " + b.perPhaseText(r)
+		perPhase = b.perPhaseText(r)
 		if lvl == doc.OK {
 			lvl = doc.Warn
 		}
 	}
-	b.finding(doc.FindRequirement, lvl, text)
+	b.finding(doc.FindRequirement, lvl, text, perPhase)
 }
 
 // runRate is the throughput of all requests over the run.

@@ -156,8 +156,11 @@ func (b *builder) timeCharts() []*doc.Figure {
 	if b.s.Errors.Total > 0 {
 		tp.Series = append(tp.Series, chart.Series{Name: "errors/s", Color: colErr, X: erR.X, Y: erR.Mean, Style: chart.Area})
 	}
-	figs = append(figs, b.figure("throughput", tp, "Completed requests per second (transactions excluded)"+
-		map[bool]string{true: " and failed requests per second", false: ""}[b.s.Errors.Total > 0]+"."+bucketNote(tpR)+phaseNote))
+	failed := ""
+	if b.s.Errors.Total > 0 {
+		failed = " and failed requests per second"
+	}
+	figs = append(figs, b.figure("throughput", tp, sentences("Completed requests per second (transactions excluded)"+failed, bucketNote(tpR), phaseNote)))
 	return figs
 }
 

@@ -70,7 +70,7 @@ func (b *builder) runs() doc.Section {
 		for _, w := range sortedKeys(d.Dropped) {
 			parts = append(parts, fmt.Sprintf("%s: %s", b.red.String(nonEmpty(w, "default")), count(d.Dropped[w])))
 		}
-		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: "The generator could not start every scheduled iteration (open model; max users reached or late): " + strings.Join(parts, ", ") + " dropped. The offered load was lower than planned."})
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentences("The generator could not start every scheduled iteration (open model; max users reached or late): "+strings.Join(parts, ", ")+" dropped", "the offered load was lower than planned")})
 		b.finding(doc.FindLoad, doc.Warn, fmt.Sprintf("The generator dropped %s scheduled iterations: the offered load was lower than planned", count(sumValues(d.Dropped))))
 	}
 	return sec
