@@ -102,3 +102,33 @@ func TestFeatures(t *testing.T) {
 		t.Logf("plan:\n%s", plan)
 	}
 }
+
+// TestFolioTemplate: FOLIO's script template logs in from a setUp thread
+// group, reads the token from a response header with a regex and hands it
+// to the other groups with props.put in a Groovy script. All of it
+// converts: a run-level setup with a header extraction, whose variable
+// every workload reads.
+func TestFolioTemplate(t *testing.T) {
+	src := filepath.Join("testdata", "corpus", "folio-org+perf-testing", "appName_workflowName.jmx")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := Parse(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, rep := Convert(root, Options{Source: src})
+	b, err := p.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := rep.Count(); c.Enabled != 15 || c.NotConverted != 0 || c.Disabled != 2 {
+		t.Errorf("counts %+v, want 15 enabled, all converted, 2 disabled", c)
+	}
+	for _, want := range []string{"setup:\n  - request:\n      name: authn/login HTTP Request", "x-okapi-token: {header: x-okapi-token}", `x-okapi-tenant: "${credentials.tenant}"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("plan lacks %q:\n%s", want, b)
+		}
+	}
+}
