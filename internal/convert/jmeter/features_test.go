@@ -132,3 +132,24 @@ func TestFolioTemplate(t *testing.T) {
 		}
 	}
 }
+
+// TestUltimateThreadGroup: one schedule row is a closed load with delay,
+// ramp-up and hold; rows that follow one another are steps.
+func TestUltimateThreadGroup(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "plans", "ultimate.jmx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := Parse(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := Convert(root, Options{Source: "ultimate.jmx"})
+	one, stairs := p.Workloads[0].Load, p.Workloads[1].Load
+	if one.Users != "20" || one.RampUp != "30s" || one.Duration != "5m30s" || one.StartAfter != "5s" {
+		t.Errorf("one row: %+v", one)
+	}
+	if len(stairs.Steps) != 2 || stairs.Steps[0].Users != "10" || stairs.Steps[1].Users != "20" || stairs.Steps[0].Duration != "1m10s" {
+		t.Errorf("staircase: %+v", stairs.Steps)
+	}
+}

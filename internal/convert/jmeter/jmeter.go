@@ -279,6 +279,12 @@ func (c *conv) threadGroup(path string, e *Element, sc scope) {
 		notes = c.concurrencyLoad(e, &wl.Load)
 	case "kg.apc.jmeter.threads.SteppingThreadGroup":
 		notes = c.steppingLoad(e, &wl.Load)
+	case "kg.apc.jmeter.threads.UltimateThreadGroup":
+		var ok bool
+		notes, ok = c.ultimateLoad(e, &wl.Load)
+		if !ok {
+			status, needs = convert.Partial, "load shape of "+typeName(e)+" with several rows"
+		}
 	default:
 		status, needs = convert.Partial, "load shape of "+typeName(e)
 		wl.Load = convert.Load{Users: "1", Duration: "1m"}
@@ -470,6 +476,78 @@ func (c *conv) steppingLoad(e *Element, l *convert.Load) []string {
 		}
 	}
 	return []string{"stop phase (threads leaving) not converted"}
+}
+
+// ultimateLoad reads the Ultimate Thread Group plugin: one schedule row
+// (threads, initial delay, startup time, hold, shutdown, in seconds) is a
+// closed load; several rows become steps when each starts as the previous
+// ends its startup, else a stand-in.
+func (c *conv) ultimateLoad(e *Element, l *convert.Load) ([]string, bool) {
+	data := e.props.prop("ultimatethreadgroupdata")
+	var rows [][5]int
+	if data != nil {
+		for _, r := range data.children {
+			var row [5]int
+			n := 0
+			for i, f := range r.children {
+				if i >= 5 {
+					break
+				}
+				v, err := strconv.Atoi(strings.TrimSpace(f.text.String()))
+				if err != nil {
+					return []string{"schedule values are not numbers"}, false
+				}
+				row[i] = v
+				n++
+			}
+			if n == 5 {
+				rows = append(rows, row)
+			}
+		}
+	}
+	sec := func(n int) string { return convert.Dur(time.Duration(n) * time.Second) }
+	switch {
+	case len(rows) == 1:
+		r := rows[0]
+		l.Users = strconv.Itoa(max(r[0], 1))
+		if r[2] > 0 {
+			l.RampUp = sec(r[2])
+		}
+		l.Duration = sec(max(r[2]+r[3], 1))
+		if r[1] > 0 {
+			l.StartAfter = sec(r[1])
+		}
+		var notes []string
+		if r[4] > 0 {
+			notes = append(notes, "shutdown time "+sec(r[4])+" not converted (users stop together)")
+		}
+		return notes, true
+	case len(rows) > 1:
+		// Rows that start one after another, each adding users: steps.
+		users := 0
+		for i, r := range rows {
+			users += r[0]
+			end := rows[i][1] + rows[i][2]
+			next := end
+			if i+1 < len(rows) {
+				next = rows[i+1][1]
+			}
+			if next < end {
+				break
+			}
+			d := next - r[1]
+			if i == len(rows)-1 {
+				d = r[2] + r[3]
+			}
+			l.Steps = append(l.Steps, convert.LoadStep{Users: strconv.Itoa(users), RampUp: sec(r[2]), Duration: sec(max(d, 1))})
+		}
+		if len(l.Steps) == len(rows) {
+			return []string{"each row is a step adding its users; shutdown times not converted"}, true
+		}
+		l.Steps = nil
+	}
+	l.Users, l.Duration = "1", "1m"
+	return []string{"schedule rows overlap: 1 user for 1m stands in"}, false
 }
 
 // number reads a count or seconds value: a literal, a property (__P) or a
@@ -893,7 +971,9 @@ var typeNames = map[string]string{
 	"RecordingController": "Recording Controller", "RandomOrderController": "Random Order Controller",
 	"InterleaveControl": "Interleave Controller", "RunTime": "Runtime Controller", "Summariser": "Generate Summary Results",
 	"BackendListener": "Backend Listener", "DNSCacheManager": "DNS Cache Manager", "RandomVariableConfig": "Random Variable",
-	"CounterConfig": "Counter", "KeystoreConfig": "Keystore Configuration", "CriticalSectionController": "Critical Section Controller",
+	"CounterConfig": "Counter",
+	"kg.apc.jmeter.threads.UltimateThreadGroup": "Ultimate Thread Group", "kg.apc.jmeter.threads.SteppingThreadGroup": "Stepping Thread Group",
+	"com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup": "Concurrency Thread Group", "KeystoreConfig": "Keystore Configuration", "CriticalSectionController": "Critical Section Controller",
 }
 
 // plainText makes a name safe where a plan takes plain text (names,
