@@ -200,7 +200,13 @@ func (d *Dataset) peakUsers(p core.Phase) int {
 	for _, u := range d.Users {
 		// A users tick is stamped with the start of its second and counts
 		// the users at its end.
-		if t := u.T.Add(1e9); t.Before(p.Start) || t.After(p.End.Add(1e9)) {
+		t := u.T.Add(1e9)
+		if t.Before(p.Start) || t.After(p.End.Add(1e9)) {
+			continue
+		}
+		// Counted after the next phase of the workload began: that
+		// phase's users (core.PhaseOf), not this one's.
+		if i := core.PhaseOf(d.Phases, p.Workload, t); i >= 0 && d.Phases[i].Name != p.Name {
 			continue
 		}
 		n := u.Total
