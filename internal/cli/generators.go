@@ -124,6 +124,19 @@ func startGenerators(st *State, planPath string, f runFlags, n int, start time.T
 		if f.noSamples {
 			args = append(args, "--no-samples")
 		}
+		// Live outputs run in each generator, labelled generator="i"
+		// (outputs.go).
+		if f.listen != "" {
+			addr, err := generatorListen(f.listen, i)
+			if err != nil {
+				return nil, err
+			}
+			args = append(args, "--listen", addr)
+			fmt.Fprintf(st.Stderr, "plateau: generator %d/%d serves its live view and /metrics on %s\n", i, n, addr)
+		}
+		for _, o := range f.outputs {
+			args = append(args, "--out", o)
+		}
 		logf, err := os.Create(filepath.Join(dirs[i], "generator.log"))
 		if err == nil {
 			cmd := exec.Command(st.Exe, args...)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -223,4 +224,22 @@ func redactURL(raw string) string {
 	}
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// generatorListen is generator i's --listen address under --generators:
+// port+i of the given one (port 0 stays 0: each picks a free port, written
+// in its generator.log).
+func generatorListen(listen string, i int) (string, error) {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "", fmt.Errorf("--listen %q: %w", listen, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 0 || p+i > 65535 {
+		return "", fmt.Errorf("--listen %q: bad port", listen)
+	}
+	if p == 0 {
+		return listen, nil
+	}
+	return net.JoinHostPort(host, strconv.Itoa(p+i)), nil
 }

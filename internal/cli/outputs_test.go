@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -210,6 +211,9 @@ type influxReceiver struct {
 	bad    []string
 	users  int64
 	params []string
+	// byGenerator, when set, sums count of statut=all,transaction=all
+	// per generator tag.
+	byGenerator map[string]int64
 }
 
 func newInfluxReceiver(t *testing.T) (*influxReceiver, string) {
@@ -248,6 +252,9 @@ func newInfluxReceiver(t *testing.T) (*influxReceiver, string) {
 				switch string(k) {
 				case "count":
 					r.count[tags["statut"]+"/"+tags["transaction"]] += v.IntV()
+					if r.byGenerator != nil && tags["statut"] == "all" && tags["transaction"] == "all" {
+						r.byGenerator[tags["generator"]] += v.IntV()
+					}
 				case "countError":
 					r.errs[tags["transaction"]] += v.IntV()
 				case "maxAT":
@@ -438,5 +445,46 @@ func TestOTLPExport(t *testing.T) {
 	}
 	if recv.resource["service.name"] != "plateau" || recv.resource["plateau.plan"] != "live" {
 		t.Errorf("resource %v", recv.resource)
+	}
+}
+
+// TestGeneratorsPushWithGeneratorLabel: under --generators 2 each generator
+// pushes its own share with generator=i; the shares add up to the merged
+// summary.json.
+func TestGeneratorsPushWithGeneratorLabel(t *testing.T) {
+	recv, url := newInfluxReceiver(t)
+	recv.byGenerator = map[string]int64{}
+	planPath := outputsPlan(t, 3)
+	out := filepath.Join(t.TempDir(), "run")
+	b, err := plateauCmd("run", planPath, "--generators", "2", "-o", out, "-q", "--out", "influxdb="+url).CombinedOutput()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != ExitNotHeld {
+			t.Fatalf("plateau run --generators 2: %v\n%s", err, b)
+		}
+	}
+	sum := readSummary(t, out)
+	total := sum.Labels[len(sum.Labels)-1]
+	recv.mu.Lock()
+	defer recv.mu.Unlock()
+	if len(recv.byGenerator) != 2 || recv.byGenerator["0"] == 0 || recv.byGenerator["1"] == 0 {
+		t.Fatalf("counts by generator %v", recv.byGenerator)
+	}
+	if got := recv.byGenerator["0"] + recv.byGenerator["1"]; got != total.Samples {
+		t.Errorf("generators pushed %d requests, merged summary.json %d", got, total.Samples)
+	}
+}
+
+func TestGeneratorListen(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		i    int
+		want string
+	}{{"127.0.0.1:9464", 0, "127.0.0.1:9464"}, {"127.0.0.1:9464", 2, "127.0.0.1:9466"}, {"[::1]:0", 3, "[::1]:0"}} {
+		if got, err := generatorListen(c.in, c.i); err != nil || got != c.want {
+			t.Errorf("generatorListen(%q, %d) = %q, %v; want %q", c.in, c.i, got, err, c.want)
+		}
+	}
+	if _, err := generatorListen("nohost", 0); err == nil {
+		t.Error("no error for an address without port")
 	}
 }
