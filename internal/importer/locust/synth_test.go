@@ -167,3 +167,32 @@ func TestPercentilesAsLocust(t *testing.T) {
 		}
 	}
 }
+
+// TestHistorySkippedSecond: Locust on a loaded machine writes a history row
+// late and skips a second; the requests of that longer interval are spread
+// over it, and the cumulative counts at every row still equal Locust's.
+func TestHistorySkippedSecond(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	copyFixture(t, dir, "run_stats.csv", "run_failures.csv")
+	b, err := os.ReadFile(filepath.Join(fixtures, "run_stats_history.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keep []string
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		if !strings.HasPrefix(l, "1795310553,") { // the row written at …553 is missing
+			keep = append(keep, l)
+		}
+	}
+	hist := filepath.Join(dir, "run_stats_history.csv")
+	if err := os.WriteFile(hist, []byte(strings.Join(keep, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := importSet(t, Config{Path: filepath.Join(dir, "run")}, importer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAgainstStats(t, d, filepath.Join(dir, "run_stats.csv"), 3)
+	checkHistorySeconds(t, d, hist, true)
+}
