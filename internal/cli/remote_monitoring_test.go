@@ -150,8 +150,8 @@ monitor:
 		}
 	}
 	memTotal := scrapeValue(t, node, "node_memory_MemTotal_bytes")
-	if got := last["hosts memory_total_bytes{instance="+node+",job=node}"]; got != memTotal {
-		t.Errorf("memory_total_bytes via Prometheus %v, node_exporter says %v", got, memTotal)
+	if got := last["hosts mem_total_bytes{instance="+node+",job=node}"]; got != memTotal {
+		t.Errorf("mem_total_bytes via Prometheus %v, node_exporter says %v", got, memTotal)
 	}
 	maxConn := scrapeValue(t, pgexp, `pg_settings_max_connections{server="127.0.0.1:`+dsnPort(dsn)+`"}`)
 	if got := last["databases pg_max_connections{instance="+pgexp+"}"]; got != maxConn || got != 40 {

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -109,6 +110,13 @@ var recipes = map[string]map[string]Metric{
 	},
 }
 
+// namespaceDims are the dimensions of the recipes' namespaces.
+var namespaceDims = map[string][]string{
+	"AWS/ECS":   {"ClusterName", "ServiceName"},
+	"AWS/RDS":   {"DBInstanceIdentifier", "DBClusterIdentifier", "DatabaseClass", "EngineName", "Role"},
+	"AWS/Kafka": {"Cluster Name", "Broker ID", "Topic", "Consumer Group"},
+}
+
 // RecipeNames lists the built-in recipes.
 func RecipeNames() []string {
 	out := make([]string, 0, len(recipes))
@@ -150,7 +158,14 @@ func parse(tc monitor.TargetConfig) (*spec, error) {
 			return nil, fmt.Errorf("unknown recipe %q (known: %s)", r, strings.Join(RecipeNames(), ", "))
 		}
 		for n, m := range ms {
-			m.Dimensions = c.Dimensions
+			// Only the dimensions this namespace has: ClusterName narrows
+			// the ECS metrics without emptying the RDS ones.
+			m.Dimensions = map[string]string{}
+			for k, v := range c.Dimensions {
+				if slices.Contains(namespaceDims[m.Namespace], k) {
+					m.Dimensions[k] = v
+				}
+			}
 			s.metrics[n] = m
 		}
 	}

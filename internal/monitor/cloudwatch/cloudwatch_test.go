@@ -72,7 +72,8 @@ func TestMotoECSAndRDS(t *testing.T) {
 	s, err := monitor.Start(context.Background(), monitor.Options{Dir: dir, Kinds: map[string]monitor.Kind{monitor.KindCloudWatch: Kind()},
 		Targets: []monitor.TargetConfig{
 			{Kind: monitor.KindCloudWatch, Name: "ecs", Options: map[string]any{"endpoint": endpoint, "recipes": []any{"ecs"}, "dimensions": map[string]any{"ClusterName": "folio"}, "before": "5m"}},
-			{Kind: monitor.KindCloudWatch, Name: "rds", Options: map[string]any{"endpoint": endpoint, "recipes": []any{"rds"}, "before": "5m"}},
+			// ClusterName is an ECS dimension: it does not empty the RDS metrics.
+			{Kind: monitor.KindCloudWatch, Name: "rds", Options: map[string]any{"endpoint": endpoint, "recipes": []any{"rds"}, "dimensions": map[string]any{"ClusterName": "folio"}, "before": "5m"}},
 		}})
 	if err != nil {
 		t.Fatal(err)

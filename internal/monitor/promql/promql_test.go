@@ -84,9 +84,9 @@ func TestPrometheusNodeRecipe(t *testing.T) {
 		}
 	}
 	inst := "instance=" + node
-	mem := by["memory_total_bytes{"+inst+",job=node}"]
+	mem := by["mem_total_bytes{"+inst+",job=node}"]
 	if len(mem) < 5 {
-		t.Fatalf("memory_total_bytes: %d points; series: %v", len(mem), keys(by))
+		t.Fatalf("mem_total_bytes: %d points; series: %v", len(mem), keys(by))
 	}
 	if want := exporterValue(t, node, "node_memory_MemTotal_bytes"); mem[len(mem)-1] != want {
 		t.Errorf("MemTotal via Prometheus %v, exporter says %v", mem[len(mem)-1], want)
@@ -137,7 +137,7 @@ func TestPrometheusNodeRecipe(t *testing.T) {
 	}
 	found := false
 	for _, s := range series2 {
-		found = found || s.Metric == "memory_total_bytes{"+inst+",job=node}"
+		found = found || s.Metric == "mem_total_bytes{"+inst+",job=node}"
 	}
 	if !found {
 		t.Error("requery did not bring the series back")
