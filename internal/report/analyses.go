@@ -937,7 +937,7 @@ func (b *builder) memoryChart() *doc.Figure {
 	if len(c.Series) == 0 {
 		return nil
 	}
-	return b.figure("memory-after-gc", c, "The points each trend line was fitted to: memory right after a collection (or the lowest reading of each window when no collection was seen)."+phaseNote)
+	return b.figure("memory-after-gc", c, "The points each trend line was fitted to: memory right after a collection (or the lowest reading of each window when no collection was seen).")
 }
 
 // workloadPhases reports each target's CPU before, during and after a

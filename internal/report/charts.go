@@ -28,6 +28,9 @@ const (
 // figure wraps a chart as a document figure with a unique file name.
 func (b *builder) figure(name string, c *chart.Chart, caption string) *doc.Figure {
 	b.figN++
+	if c.XKind == chart.Time && len(c.Markers) > 0 {
+		caption = sentences(caption, phaseNote)
+	}
 	stem := fmt.Sprintf("%02d-%s", b.figN, slug(name))
 	c.ID = stem
 	return &doc.Figure{Name: stem, Title: c.Title, Caption: caption, SVG: c.SVG()}
@@ -102,7 +105,9 @@ func bucketNote(r chart.Reduced) string {
 	return fmt.Sprintf(" Each point is the mean over %s; the shaded band spans the lowest to the highest second in it.", dur(time.Duration(r.Bucket)*time.Second))
 }
 
-const phaseNote = " Vertical lines mark the phase boundaries."
+// phaseNote ends the caption of a time chart that draws phase boundaries
+// (figure adds it; a run without phases draws none and says nothing).
+const phaseNote = "vertical lines mark the phase boundaries"
 
 // timeCharts are the results section's response-time and throughput charts.
 func (b *builder) timeCharts() []*doc.Figure {
@@ -128,7 +133,7 @@ func (b *builder) timeCharts() []*doc.Figure {
 		{Name: "p95 per second", Color: colP95, X: p95R.X, Y: p95R.Mean, Lo: band(p95R, true), Hi: band(p95R, false)},
 		{Name: "average", Color: colAvg, X: avgR.X, Y: avgR.Mean, Lo: band(avgR, true), Hi: band(avgR, false), Width: 2},
 	}
-	figs := []*doc.Figure{b.figure("response-time", rt, "Average and 95th percentile response time of all requests per second (transactions excluded)."+bucketNote(avgR)+phaseNote)}
+	figs := []*doc.Figure{b.figure("response-time", rt, "Average and 95th percentile response time of all requests per second (transactions excluded)."+bucketNote(avgR))}
 
 	// Throughput: a second without records had no completions, so it
 	// counts as zero rather than as a gap.
@@ -160,7 +165,7 @@ func (b *builder) timeCharts() []*doc.Figure {
 	if b.s.Errors.Total > 0 {
 		failed = " and failed requests per second"
 	}
-	figs = append(figs, b.figure("throughput", tp, sentences("Completed requests per second (transactions excluded)"+failed, bucketNote(tpR), phaseNote)))
+	figs = append(figs, b.figure("throughput", tp, sentences("Completed requests per second (transactions excluded)"+failed, bucketNote(tpR))))
 	return figs
 }
 
@@ -213,7 +218,7 @@ func (b *builder) usersChart() *doc.Figure {
 			note = fmt.Sprintf(" Each point is the mean over %s.", dur(time.Duration(r.Bucket)*time.Second))
 		}
 	}
-	return b.figure("users", c, "Virtual users running at the end of each second, per workload."+note+phaseNote)
+	return b.figure("users", c, "Virtual users running at the end of each second, per workload."+note)
 }
 
 // distributionChart plots the latency percentile distribution of the
@@ -321,7 +326,7 @@ func (b *builder) errorChart() *doc.Figure {
 	c.Height = 220
 	c.Y = chart.Axis{Label: "Errors per " + dur(time.Duration(w)*time.Second), Unit: ""}
 	c.Series = []chart.Series{{Name: "errors", Color: colErr, X: x, Y: y, Style: chart.Area}}
-	return b.figure("errors", c, fmt.Sprintf("Failed requests counted per %s.", dur(time.Duration(w)*time.Second))+phaseNote)
+	return b.figure("errors", c, fmt.Sprintf("Failed requests counted per %s.", dur(time.Duration(w)*time.Second)))
 }
 
 // phaseIndexAt returns the index of the phase containing t, or -1.

@@ -69,8 +69,8 @@ func (b *builder) labelCharts() []doc.Block {
 		per = dur(time.Duration(bucket.Bucket) * time.Second)
 	}
 	blocks := []doc.Block{
-		b.figure("response-time-per-label", rt, sentences(fmt.Sprintf("average response time of %s, per %s", which, per), "transactions are left out", phaseNote)),
-		b.figure("throughput-per-label", tp, sentences(fmt.Sprintf("completed requests per second of %s, per %s", which, per), phaseNote)),
+		b.figure("response-time-per-label", rt, sentences(fmt.Sprintf("average response time of %s, per %s", which, per), "transactions are left out")),
+		b.figure("throughput-per-label", tp, sentences(fmt.Sprintf("completed requests per second of %s, per %s", which, per))),
 	}
 	if len(rest) > 0 {
 		t := &doc.Table{Caption: "Labels not drawn in the per-label charts", Columns: []doc.Column{{Name: "Label"}, {Name: "Samples", Align: doc.Right},

@@ -306,6 +306,9 @@ func TestProse(t *testing.T) {
 			throughputs(sum, "", &tps)
 			known := map[int64]bool{}
 			counts(sum, "", known)
+			if ph, _ := sum.(map[string]any)["phases"].([]any); len(ph) == 0 && strings.Contains(string(md), "phase boundaries") {
+				t.Error("a run without phases speaks of phase boundaries")
+			}
 			lines := prose(string(md))
 			if len(lines) < 10 {
 				t.Fatalf("only %d lines of prose", len(lines))

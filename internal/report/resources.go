@@ -271,7 +271,7 @@ func (b *builder) panelChart(t *target, p panel, grid bool) *doc.Figure {
 	if p.note != "" {
 		note = " (" + p.note + ")"
 	}
-	return b.figure(t.name+"-"+p.key, c, fmt.Sprintf("%s of %s%s.", p.title, b.red.String(t.name), note)+bucketNote(reduced)+phaseNote)
+	return b.figure(t.name+"-"+p.key, c, fmt.Sprintf("%s of %s%s.", p.title, b.red.String(t.name), note)+bucketNote(reduced))
 }
 
 // kindTitle names a group of targets.

@@ -240,7 +240,7 @@ func (b *builder) familyChart(t *target, f *family, ranked []*core.Series) *doc.
 	} else if drawn > 1 {
 		what += fmt.Sprintf(", one line per series (%d)", drawn)
 	}
-	return b.figure(t.name+"-"+f.name, c, what+"."+bucketNote(reduced)+phaseNote)
+	return b.figure(t.name+"-"+f.name, c, what+"."+bucketNote(reduced))
 }
 
 // span is a named stretch of time of a metric table.
