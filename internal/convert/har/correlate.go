@@ -387,10 +387,15 @@ func plainKey(k string) bool {
 // boundaryRegex builds a regex that captures the value at body[i:] from the
 // text before it, and checks that its first match is that value.
 func boundaryRegex(body string, i int, v string) string {
-	start := max(0, i-16)
+	start := max(0, i-24)
 	left := body[start:i]
 	if nl := strings.LastIndexAny(left, "\r\n"); nl >= 0 {
 		left = left[nl+1:]
+	}
+	// Start at a word boundary when there is one: name="csrf" value=", not
+	// e="csrf" value=".
+	if j := strings.IndexAny(left, " <>\t"); j >= 0 && len(left)-j-1 >= 4 {
+		left = left[j+1:]
 	}
 	if left == "" {
 		return ""

@@ -182,7 +182,6 @@ func Convert(h *HAR, opt Options) (*convert.Plan, *convert.Report) {
 
 	c := &correlator{plan: p, report: rep, secrets: map[string]string{}}
 	wl := &convert.Workload{Name: "recording", Load: convert.Load{Users: "1", Iterations: "1"}}
-	var prevEnd time.Time
 	var curPage string
 	var group *convert.Group
 	flush := func() {
@@ -195,21 +194,40 @@ func Convert(h *HAR, opt Options) (*convert.Plan, *convert.Report) {
 	for _, pg := range h.Log.Pages {
 		pageTitle[pg.ID] = pg.Title
 	}
-	for n, i := range kept {
+	isKept := map[int]bool{}
+	for _, i := range kept {
+		isKept[i] = true
+	}
+	// Think times count from the end of everything the browser did before,
+	// assets included.
+	var prevEnd time.Time
+	first := true
+	for _, i := range idx {
 		e := entries[i]
 		st := starts[i]
-		if n > 0 && !st.IsZero() && !prevEnd.IsZero() {
+		end := st.Add(time.Duration(e.Time * float64(time.Millisecond)))
+		if !isKept[i] {
+			if end.After(prevEnd) {
+				prevEnd = end
+			}
+			continue
+		}
+		grouped := e.Pageref != "" && len(h.Log.Pages) > 1
+		if grouped && (e.Pageref != curPage || group == nil) {
+			flush()
+		}
+		if !first && !st.IsZero() && !prevEnd.IsZero() {
 			if gap := st.Sub(prevEnd); gap >= opt.MinThink {
-				gap = gap.Round(10 * time.Millisecond)
-				think := convert.Step{Think: &convert.Think{Fixed: gap}}
-				if group != nil && e.Pageref == curPage {
+				think := convert.Step{Think: &convert.Think{Fixed: gap.Round(10 * time.Millisecond)}}
+				if group != nil {
 					group.Steps = append(group.Steps, think)
 				} else {
 					wl.Scenario = append(wl.Scenario, think)
 				}
 			}
 		}
-		if end := st.Add(time.Duration(e.Time * float64(time.Millisecond))); end.After(prevEnd) {
+		first = false
+		if end.After(prevEnd) {
 			prevEnd = end
 		}
 		req, note := c.request(i, e, best)
@@ -219,9 +237,8 @@ func Convert(h *HAR, opt Options) (*convert.Plan, *convert.Report) {
 		}
 		rep.Add(convert.Item{Path: fmt.Sprintf("entry %d: %s %s", i+1, e.Request.Method, e.Request.URL), Name: req.Name, Type: "entry", Status: status, Note: note})
 		step := convert.Step{Request: req}
-		if e.Pageref != "" && len(h.Log.Pages) > 1 {
-			if e.Pageref != curPage || group == nil {
-				flush()
+		if grouped {
+			if group == nil {
 				curPage = e.Pageref
 				title := pageTitle[e.Pageref]
 				if title == "" {
