@@ -85,6 +85,9 @@ func printK8s(st *State, planPath string, f k8sFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := checkSLANames(p); err != nil {
+		return err
+	}
 	src, err := os.ReadFile(planPath)
 	if err != nil {
 		return fmt.Errorf("k8s: %w", err)
