@@ -222,6 +222,13 @@ func RedactPlan(src []byte, names []string) (string, []string) {
 					mark(v)
 					continue
 				}
+				if v.Kind == yaml.ScalarNode && (k.Value == "body" || k.Value == "url" || k.Value == "target") {
+					// "user=bob&password=x", "/a?api_key=x": secret
+					// pairs inside a value.
+					if m := probe.String(v.Value); m != v.Value {
+						v.Value, v.Style = m, yaml.SingleQuotedStyle
+					}
+				}
 				walk(v)
 			}
 			return

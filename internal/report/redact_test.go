@@ -1,6 +1,9 @@
 package report
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Redaction applies to values, not to labels; and a Bearer/Basic rule that
 // masks English words ("basic data") masks no credential either.
@@ -28,6 +31,35 @@ func TestRedactorLabelsAndWords(t *testing.T) {
 	} {
 		if got := r.String(tc.in); got != tc.want {
 			t.Errorf("%s: String(%q) = %q, want %q", tc.name, tc.in, got, tc.want)
+		}
+	}
+}
+
+// A plan copy that was not masked when it was saved (an older run, an
+// import) is masked for the appendix: JSON members, raw bodies and query
+// strings with default secret names.
+func TestRedactPlanDefaultKeys(t *testing.T) {
+	t.Parallel()
+	src := `name: x
+workloads:
+  w:
+    scenario:
+      - request:
+          url: /login?api_key=ak-3333-literal&page=2
+          json: {user: bob, password: pw-9999-literal, nested: {client_secret: cs-7777-literal}}
+      - request:
+          url: /form
+          body: "user=bob&passwd=raw-5555-literal"
+`
+	out, _ := RedactPlan([]byte(src), nil)
+	for _, secret := range []string{"ak-3333-literal", "pw-9999-literal", "cs-7777-literal", "raw-5555-literal"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("appendix plan holds %q:\n%s", secret, out)
+		}
+	}
+	for _, keep := range []string{"page=2", "user: bob", "user=bob"} {
+		if !strings.Contains(out, keep) {
+			t.Errorf("appendix plan lost %q:\n%s", keep, out)
 		}
 	}
 }
