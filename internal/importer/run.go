@@ -239,6 +239,10 @@ func (r *Run) Close() error {
 		r.info.Workloads = append(r.info.Workloads, rundir.WorkloadInfo{Name: w, Model: "imported", Shape: "as recorded", NoTimes: r.noTimes[w]})
 	}
 	r.info.Figures = r.figures
+	if f := r.figures; f != nil {
+		r.notes = append(r.notes, fmt.Sprintf("whole-run percentiles as %s defines them (summary.json percentile_method %s): %s; throughput: %s; per-second and per-phase figures use plateau's HDR histograms",
+			f.Tool, f.PercentileMethod, f.PercentileRule, f.ThroughputRule))
+	}
 	summary := r.probs.Summary()
 	r.info.Notes = append(append([]string(nil), r.notes...), summary...)
 	errs = append(errs, rundir.WriteInfo(r.dir, &r.info))
