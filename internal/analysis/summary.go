@@ -237,6 +237,9 @@ func (d *Dataset) JudgeSLA(text string) SLAResult {
 		return r
 	}
 	r.Unit = e.Unit()
+	if e.Metric == sla.Checks {
+		return d.judgeChecks(e, r)
+	}
 	if e.Phase != "" {
 		r.Scope = e.Phase
 		idx := d.phaseIndex(e.Phase)
@@ -360,4 +363,34 @@ func Selects(e *sla.Expr, k LabelKey, printed string) bool {
 		return !k.Tx && !k.Derived
 	}
 	return k.Label == e.Label || printed == e.Label
+}
+
+// judgeChecks judges a requirement on the checks' pass rate. Check outcomes
+// are counted over the whole run (run.json checks), not per phase.
+func (d *Dataset) judgeChecks(e *sla.Expr, r SLAResult) SLAResult {
+	if e.Phase != "" {
+		r.Error = "checks are counted over the whole run; drop the during clause"
+		r.NoData = true
+		return r
+	}
+	var passed, total int64
+	if d.Info != nil {
+		for name, n := range d.Info.Checks {
+			if e.Label == "" || name == e.Label {
+				passed += n.Passed
+				total += n.Passed + n.Failed
+			}
+		}
+	}
+	if total == 0 {
+		r.NoData = true
+		r.Error = "no check outcomes for this requirement"
+		if e.Label != "" {
+			r.Error = "no outcomes of a check named " + strconv.Quote(e.Label)
+		}
+		return r
+	}
+	r.Observed = 100 * float64(passed) / float64(total)
+	r.Passed = e.Holds(r.Observed)
+	return r
 }

@@ -1,15 +1,10 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/plateau-perf/plateau/internal/analysis/sla"
-	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/engine"
 	"github.com/plateau-perf/plateau/internal/plan"
 )
@@ -41,29 +36,12 @@ plan is sound, 2 otherwise. Nothing is sent.`,
 	return c
 }
 
-// checkPlan compiles the plan as the engine would and checks that every
-// label an SLA selects exists in the plan.
+// checkPlan compiles the plan as the engine would and checks every SLA
+// selector against the names the run will record (checkSLANames, the rule
+// plateau run applies).
 func checkPlan(p *plan.Plan) error {
-	var errs plan.Errors
 	if err := engine.Check(p); err != nil {
-		errs = append(errs, plan.Error{File: p.File, Pos: plan.Pos{Line: 1, Col: 1}, Msg: err.Error()})
+		return fmt.Errorf("the plan has 1 problem(s):\n%w", plan.Errors{{File: p.File, Pos: plan.Pos{Line: 1, Col: 1}, Msg: err.Error()}})
 	}
-	labels := p.Labels()
-	for _, s := range p.SLA {
-		e, err := sla.Parse(s.Expr)
-		if err != nil || e.Label == "" || e.Label == core.TotalLabel || slices.Contains(labels, e.Label) {
-			continue
-		}
-		errs = append(errs, plan.Error{File: p.File, Pos: s.Pos,
-			Msg: fmt.Sprintf("sla: no label %q in the plan (labels: %s)", e.Label, strings.Join(labels, ", "))})
-	}
-	if len(errs) > 0 {
-		var pe plan.Errors
-		err := error(errs)
-		if errors.As(err, &pe) {
-			return fmt.Errorf("the plan has %d problem(s):\n%w", len(pe), err)
-		}
-		return err
-	}
-	return nil
+	return checkSLANames(p)
 }

@@ -51,7 +51,7 @@ workloads:
 		t.Fatal(err)
 	}
 	code, _, errOut = runCLI(t, "check", bf)
-	if code != 2 || !strings.Contains(errOut, `bad.yaml:4:5: sla: no label "logn" in the plan`) {
+	if code != 2 || !strings.Contains(errOut, `bad.yaml:4:5: sla: no label named "logn"`) {
 		t.Errorf("bad SLA label: exit %d, %q", code, errOut)
 	}
 }

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
@@ -28,6 +30,20 @@ func checkSLANames(p *plan.Plan) error {
 		e, err := sla.Parse(s.Expr)
 		if err != nil {
 			continue // syntax was checked at load
+		}
+		if e.Metric == sla.Checks {
+			// A checks requirement selects a check by name, over the run.
+			checks := p.CheckNames()
+			switch {
+			case len(checks) == 0:
+				errs = append(errs, plan.Error{File: p.File, Pos: s.Pos, Msg: "sla: the plan has no checks to count"})
+			case e.Label != "" && !slices.Contains(checks, e.Label):
+				errs = append(errs, plan.Error{File: p.File, Pos: s.Pos,
+					Msg: fmt.Sprintf("sla: no check named %q (checks: %s)", e.Label, strings.Join(checks, ", "))})
+			case e.Phase != "":
+				errs = append(errs, plan.Error{File: p.File, Pos: s.Pos, Msg: "sla: checks are counted over the whole run, not during one phase"})
+			}
+			continue
 		}
 		if err := e.CheckNames(names.Workloads, names.Labels, names.Phases); err != nil {
 			errs = append(errs, plan.Error{File: p.File, Pos: s.Pos, Msg: "sla: " + err.Error()})

@@ -272,9 +272,26 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			res.Skipped[wl.spec.Name] = n
 		}
 	}
-	if len(res.Skipped) > 0 {
+	checks := map[string]rundir.CheckCount{}
+	for _, wl := range e.workloads {
+		for _, c := range wl.prog.checks {
+			n := checks[c.name]
+			n.Passed += c.passed.Load()
+			n.Failed += c.failed.Load()
+			checks[c.name] = n
+		}
+	}
+	for name, n := range checks {
+		if n.Passed+n.Failed == 0 {
+			delete(checks, name)
+		}
+	}
+	if len(res.Skipped) > 0 || len(checks) > 0 {
 		e.mu.Lock()
 		e.info.Skipped = res.Skipped
+		if len(checks) > 0 {
+			e.info.Checks = checks
+		}
 		e.saveLocked()
 		e.mu.Unlock()
 	}

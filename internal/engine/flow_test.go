@@ -484,3 +484,44 @@ workloads:
 		t.Errorf("closed load with ramp_down took %v, want ≥ 900ms", took)
 	}
 }
+
+// Every check is counted by name; an SLA on the checks' pass rate is judged
+// from the counts.
+func TestChecksThreshold(t *testing.T) {
+	t.Parallel()
+	s := newShopServer(t)
+	src := `name: checks
+target: http://x
+workloads:
+  w:
+    scenario:
+      - request:
+          name: flaky
+          url: "/jobs/x"
+          check:
+            - {name: done, json: {$.done: true}}
+            - {name: json, json_exists: [$.done]}
+    load: {users: 1, iterations: 9}
+`
+	d, _, _ := runPlan(t, context.Background(), src, s.URL)
+	if got := d.Info.Checks["done"]; got.Passed != 3 || got.Failed != 6 {
+		t.Errorf("check done: %+v, want 3 passed, 6 failed", got)
+	}
+	if got := d.Info.Checks["json"]; got.Passed != 9 || got.Failed != 0 {
+		t.Errorf("check json: %+v, want 9 passed", got)
+	}
+	for expr, pass := range map[string]bool{
+		`checks{name="json"} == 100%`: true,
+		`checks{name="done"} > 40%`:   false,
+		`checks > 60%`:                true, // 12 of 18
+		`checks > 70%`:                false,
+	} {
+		r := d.JudgeSLA(expr)
+		if r.Passed != pass || r.Error != "" {
+			t.Errorf("%s: passed %v (observed %.1f, error %q), want %v", expr, r.Passed, r.Observed, r.Error, pass)
+		}
+	}
+	if r := d.JudgeSLA(`checks{name="nope"} > 1%`); !r.NoData {
+		t.Errorf("unknown check judged: %+v", r)
+	}
+}

@@ -5,7 +5,9 @@ import (
 	"net/url"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/core"
@@ -37,7 +39,9 @@ type program struct {
 	secretSlots []int
 	// clearCookies empties the jar at each iteration (cookies: per_iteration).
 	clearCookies bool
-	secretLits   []string
+	// checks are the outcome counters of the program's checks.
+	checks     []*checkStat
+	secretLits []string
 }
 
 // secretHeader reports whether a header's value must never be logged.
@@ -116,6 +120,7 @@ type extractor struct {
 // check is one compiled check; a request passes when all of its checks do.
 type check struct {
 	name        string
+	stat        *checkStat // outcomes, shared by the workload's users
 	status      []int
 	contains    string
 	notContains string
@@ -127,6 +132,12 @@ type check struct {
 	maxSize     int
 	json        []jsonCheck
 	maxDuration time.Duration
+}
+
+// checkStat counts a named check's outcomes over the run.
+type checkStat struct {
+	name           string
+	passed, failed atomic.Int64
 }
 
 type headerRe struct {
@@ -184,8 +195,9 @@ type compiler struct {
 	errs    []string
 	// counters are the run's counter() values; onFail the on_fail of the
 	// enclosing transaction or workload.
-	counters *expr.Counters
-	onFail   string
+	counters   *expr.Counters
+	onFail     string
+	checkStats []*checkStat
 }
 
 func compile(p *plan.Plan, w *plan.Workload, index int, feeders map[string]*feeder, counters *expr.Counters) (*program, error) {
@@ -217,6 +229,7 @@ func compile(p *plan.Plan, w *plan.Workload, index int, feeders map[string]*feed
 	c.used = map[string]bool{}
 	prog.teardown = c.steps(w.Teardown)
 	prog.labels = c.labels
+	prog.checks = c.checkStats
 	prog.secrets = c.secrets
 	for name, slot := range c.slots.index {
 		if c.secrets[strings.ToLower(name)] || c.secret.Vars[name] {
@@ -461,8 +474,18 @@ func (c *compiler) request(r *plan.Request) *request {
 		}
 		q.extract = append(q.extract, x)
 	}
-	for _, pc := range r.Checks {
-		q.checks = append(q.checks, c.check(&pc))
+	for i, pc := range r.Checks {
+		k := c.check(&pc)
+		name := pc.Name
+		if name == "" {
+			name = q.label
+			if len(r.Checks) > 1 {
+				name += " #" + strconv.Itoa(i+1)
+			}
+		}
+		k.stat = &checkStat{name: name}
+		c.checkStats = append(c.checkStats, k.stat)
+		q.checks = append(q.checks, k)
 	}
 	return q
 }

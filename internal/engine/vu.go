@@ -417,19 +417,27 @@ func (v *vu) judge(q *request, s *core.Sample) {
 		s.Class, s.Message = core.StatusClass(s.Status), "HTTP "+strconv.Itoa(s.Status)+v.excerpt(body)
 		return
 	}
+	// Every check is evaluated and counted (thresholds on checks); the
+	// first failure is the sample's.
 	for i := range q.checks {
 		c := &q.checks[i]
-		if msg := v.check(c, s); msg != "" {
-			if c.name != "" {
-				msg = c.name + ": " + msg
-			}
-			s.Class = core.ErrCheck
-			if core.StatusFails(s.Status) {
-				s.Class = core.StatusClass(s.Status)
-			}
-			s.Message = msg
-			return
+		msg := v.check(c, s)
+		if msg == "" {
+			c.stat.passed.Add(1)
+			continue
 		}
+		c.stat.failed.Add(1)
+		if s.Class != core.ErrNone {
+			continue
+		}
+		if c.name != "" {
+			msg = c.name + ": " + msg
+		}
+		s.Class = core.ErrCheck
+		if core.StatusFails(s.Status) {
+			s.Class = core.StatusClass(s.Status)
+		}
+		s.Message = msg
 	}
 }
 

@@ -1211,3 +1211,32 @@ func (p *Plan) Labels() []string {
 	}
 	return out
 }
+
+// CheckNames lists the names the plan's checks are counted under: a
+// check's name:, else its request's label (with " #N" when the request
+// has several checks).
+func (p *Plan) CheckNames() []string {
+	var out []string
+	seen := map[string]bool{}
+	walk := func(w *Workload) {
+		walkRequests(w, func(r *Request) {
+			for i, c := range r.Checks {
+				name := c.Name
+				if name == "" {
+					name = r.Name
+					if len(r.Checks) > 1 {
+						name += " #" + strconv.Itoa(i+1)
+					}
+				}
+				if !seen[name] {
+					seen[name] = true
+					out = append(out, name)
+				}
+			}
+		})
+	}
+	for _, w := range p.Workloads {
+		walk(w)
+	}
+	return out
+}

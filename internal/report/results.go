@@ -259,7 +259,7 @@ func (b *builder) responseTimeVerdict() (doc.Level, string, string) {
 	var held, partly, broken, obs []string
 	for _, r := range b.s.SLA {
 		e, err := sla.Parse(r.Expr)
-		if err != nil || r.Error != "" || e.Metric == sla.ErrorRate || e.Metric == sla.Throughput {
+		if err != nil || r.Error != "" || e.Metric == sla.ErrorRate || e.Metric == sla.Throughput || e.Metric == sla.Checks {
 			continue
 		}
 		where := "over the run"

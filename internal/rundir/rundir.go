@@ -54,14 +54,17 @@ type Info struct {
 	// AbortedBy is set when an abort_on_fail requirement stopped the run:
 	// why (the requirement and what was observed). The test status is
 	// then failed whatever the final judgement says.
-	AbortedBy string         `json:"aborted_by,omitempty"`
-	Phases    []PhaseInfo    `json:"phases"`
-	Workloads []WorkloadInfo `json:"workloads,omitempty"`
-	SLA       []string       `json:"sla,omitempty"`     // requirement expressions from the plan
-	Secrets   []string       `json:"secrets,omitempty"` // names of secret headers/variables (never values)
-	Segment   string         `json:"segment,omitempty"` // "i/N" for a distributed generator
-	Source    []string       `json:"source,omitempty"`  // imported files
-	Notes     []string       `json:"notes,omitempty"`
+	AbortedBy string `json:"aborted_by,omitempty"`
+	// Checks counts the outcomes of the plan's checks over the run, by
+	// check name (its name:, else the request's label).
+	Checks    map[string]CheckCount `json:"checks,omitempty"`
+	Phases    []PhaseInfo           `json:"phases"`
+	Workloads []WorkloadInfo        `json:"workloads,omitempty"`
+	SLA       []string              `json:"sla,omitempty"`     // requirement expressions from the plan
+	Secrets   []string              `json:"secrets,omitempty"` // names of secret headers/variables (never values)
+	Segment   string                `json:"segment,omitempty"` // "i/N" for a distributed generator
+	Source    []string              `json:"source,omitempty"`  // imported files
+	Notes     []string              `json:"notes,omitempty"`
 	// Figures holds an imported run's whole-run figures as the tool that
 	// wrote the files defines them (percentiles, throughput denominators);
 	// the summary and report show these for the run as a whole. Nil for
@@ -70,6 +73,12 @@ type Info struct {
 	// Outputs are the live outputs of the run (--listen, --out) and what
 	// each delivered.
 	Outputs []OutputInfo `json:"outputs,omitempty"`
+}
+
+// CheckCount is how often a check passed and failed.
+type CheckCount struct {
+	Passed int64 `json:"passed"`
+	Failed int64 `json:"failed"`
 }
 
 // OutputInfo is what one live output did over a run: per-second snapshots

@@ -6,6 +6,7 @@
 //	metric   = stat "(" "response_time" [ selector ] ")"
 //	         | "error_rate" [ selector ]
 //	         | "throughput" [ selector ]
+//	         | "checks" [ "{" "name" "=" quoted "}" ]   share of checks passed, whole run
 //	selector = "{" key "=" quoted { "," key "=" quoted } "}"   key: label | workload
 //	stat     = "avg" | "mean" | "min" | "max" | "median" | "p" number | "p(" number ")"
 //
@@ -15,10 +16,11 @@
 // a workload selector matches every label of that workload.
 //
 //	op       = "<" | "<=" | ">" | ">=" | "==" | "!="
-//	value    = number unit       units: ms, s, us (times); % (error_rate); /s, /m (throughput)
+//	value    = number unit       units: ms, s, us (times); % (error_rate, checks); /s, /m (throughput)
 //
 // Examples: `avg(response_time) < 200ms`, `p95(response_time{label="login"}) <= 1s`,
-// `error_rate < 1%`, `throughput >= 10/s during "step 1"`.
+// `error_rate < 1%`, `throughput >= 10/s during "step 1"`, `checks > 99%`,
+// `checks{name="cart has items"} >= 99.9%`.
 package sla
 
 import (
@@ -34,6 +36,9 @@ const (
 	ResponseTime = "response_time"
 	ErrorRate    = "error_rate"
 	Throughput   = "throughput"
+	// Checks is the share of the plan's checks that passed (k6's checks
+	// rate), in percent; Label is then the check's name.
+	Checks = "checks"
 )
 
 // Expr is a parsed requirement.
@@ -55,7 +60,7 @@ func (e *Expr) Unit() string {
 	switch e.Metric {
 	case ResponseTime:
 		return "ms"
-	case ErrorRate:
+	case ErrorRate, Checks:
 		return "%"
 	default:
 		return "/s"
@@ -93,6 +98,11 @@ func (e *Expr) Describe() string {
 		s = n + " response time"
 	case ErrorRate:
 		s = "error rate"
+	case Checks:
+		if e.Label != "" {
+			return "pass rate of check " + strconv.Quote(e.Label)
+		}
+		return "pass rate of the checks"
 	default:
 		s = "throughput"
 	}
@@ -245,6 +255,24 @@ func Parse(text string) (*Expr, error) {
 		if err := l.selector(e); err != nil {
 			return nil, err
 		}
+	case id == Checks:
+		e.Metric = id
+		if l.accept("{") {
+			if k := l.ident(); k != "name" {
+				return nil, l.errf("only name=\"…\" can be selected for checks, not %q", k)
+			}
+			if !l.accept("=") {
+				return nil, l.errf("expected =")
+			}
+			v, err := l.quoted()
+			if err != nil {
+				return nil, err
+			}
+			if !l.accept("}") {
+				return nil, l.errf("expected }")
+			}
+			e.Label = v
+		}
 	case stats[id] != "" || strings.HasPrefix(id, "p"):
 		e.Stat = stats[id]
 		if e.Stat == "" {
@@ -253,7 +281,7 @@ func Parse(text string) (*Expr, error) {
 				return nil, err
 			}
 			if !ok {
-				return nil, &ParseError{Col: l.pos - len(id) + 1, Msg: fmt.Sprintf("unknown metric %q (want avg|min|max|median|pN|p(N)(response_time), error_rate or throughput)", id)}
+				return nil, &ParseError{Col: l.pos - len(id) + 1, Msg: fmt.Sprintf("unknown metric %q (want avg|min|max|median|pN|p(N)(response_time), error_rate, throughput or checks)", id)}
 			}
 			e.Stat, e.Percentile = statName(pv), pv
 		} else if e.Stat == "p50" {
@@ -273,9 +301,9 @@ func Parse(text string) (*Expr, error) {
 			return nil, l.errf("expected )")
 		}
 	case id == "":
-		return nil, l.errf("expected a metric (avg(response_time), p95(response_time), error_rate, throughput)")
+		return nil, l.errf("expected a metric (avg(response_time), p95(response_time), error_rate, throughput, checks)")
 	default:
-		return nil, &ParseError{Col: l.pos - len(id) + 1, Msg: fmt.Sprintf("unknown metric %q (want avg|min|max|median|pN|p(N)(response_time), error_rate or throughput)", id)}
+		return nil, &ParseError{Col: l.pos - len(id) + 1, Msg: fmt.Sprintf("unknown metric %q (want avg|min|max|median|pN|p(N)(response_time), error_rate, throughput or checks)", id)}
 	}
 	for _, op := range []string{"<=", ">=", "==", "!=", "<", ">"} {
 		if l.accept(op) {
@@ -307,9 +335,9 @@ func Parse(text string) (*Expr, error) {
 			return nil, &ParseError{Col: unitStart + 1, Msg: fmt.Sprintf("response time needs a unit (ms, s, us), got %q", unit)}
 		}
 		e.Value = num * mult
-	case ErrorRate:
+	case ErrorRate, Checks:
 		if unit != "%" {
-			return nil, &ParseError{Col: unitStart + 1, Msg: fmt.Sprintf("error_rate is a percentage: write e.g. 1%%, got %q", unit)}
+			return nil, &ParseError{Col: unitStart + 1, Msg: fmt.Sprintf("%s is a percentage: write e.g. 1%%, got %q", e.Metric, unit)}
 		}
 		e.Value = num
 	default:

@@ -21,6 +21,8 @@ func TestParse(t *testing.T) {
 		{`error_rate{label='read'} == 0%`, ErrorRate, "", "read", "==", 0, ""},
 		{"throughput >= 10/s", Throughput, "", "", ">=", 10, ""},
 		{"throughput >= 600/m", Throughput, "", "", ">=", 10, ""},
+		{"checks > 99%", Checks, "", "", ">", 99, ""},
+		{`checks{name="cart has items"} >= 99.9%`, Checks, "", "cart has items", ">=", 99.9, ""},
 		{`avg(response_time) < 200ms during "1: 2 nodes x 7 threads"`, ResponseTime, "avg", "", "<", 200, "1: 2 nodes x 7 threads"},
 		{"p99.9(response_time) < 1s", ResponseTime, "p99.9", "", "<", 1000, ""},
 		{"p(99.9)(response_time) < 1s", ResponseTime, "p99.9", "", "<", 1000, ""},
@@ -46,6 +48,8 @@ func TestParse(t *testing.T) {
 	}
 	bad := []struct{ in, want string }{
 		{"", "expected a metric"},
+		{`checks{label="x"} > 1%`, `only name="…" can be selected`},
+		{"checks > 99", "checks is a percentage"},
 		{"avg(latency) < 1ms", "expected response_time"},
 		{"p100(response_time) < 1ms", "between 0 and 100"},
 		{"p(0)(response_time) < 1ms", "between 0 and 100"},
