@@ -92,6 +92,8 @@ type liveOutputs struct {
 	live   *live.View
 	srv    *http.Server
 	runCtx context.Context
+	// finished is set once the hub was closed (finish).
+	finished bool
 	addr   string
 	cancel context.CancelCauseFunc
 }
@@ -161,6 +163,7 @@ func (lo *liveOutputs) saveInfo(dir string) func(*rundir.Info) error {
 // finish closes the push outputs (they drain their queues) and records what
 // each delivered in run.json.
 func (lo *liveOutputs) finish(info *rundir.Info) {
+	lo.finished = true
 	stats, err := lo.hub.Close()
 	info.Outputs = stats
 	for _, s := range stats {
@@ -193,12 +196,16 @@ func slaTexts(p *plan.Plan) []string {
 // and stops the listener.
 func (lo *liveOutputs) close() {
 	lo.cancel(nil)
-	if lo.srv == nil {
-		return
-	}
-	if lo.prom != nil {
+	if !lo.finished {
+		// The run ended on an error before its results were written:
+		// stop the outputs without waiting for a scrape.
+		_, _ = lo.hub.Close()
+	} else if lo.prom != nil && lo.prom.Scraped() {
 		fmt.Fprintf(lo.st.Stderr, "plateau: waiting up to %v for a last scrape of /metrics\n", finalScrapeWait)
 		lo.prom.WaitFinalScrape(finalScrapeWait)
+	}
+	if lo.srv == nil {
+		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()

@@ -130,7 +130,6 @@ func (d *HistDecoder) Decode(s string, dst *Sparse) error {
 	largestSingleUnit := 2 * int64(math.Pow10(int(sig)))
 	subBucketCountMag := int32(math.Ceil(math.Log2(float64(largestSingleUnit))))
 	halfMag := max(subBucketCountMag, 1) - 1
-	half := int64(1) << halfMag
 	unitMag := int32(63 - bits.LeadingZeros64(uint64(lowest)))
 	var idx int64
 	for pos := 0; pos < len(p); {
@@ -148,23 +147,61 @@ func (d *HistDecoder) Decode(s string, dst *Sparse) error {
 			continue
 		}
 		if c > 0 {
-			bucket := (idx >> halfMag) - 1
-			sub := (idx & (half - 1)) + half
-			if bucket < 0 {
-				sub -= half
-				bucket = 0
-			}
-			shift := bucket + int64(unitMag)
-			if shift > 62 {
+			lo, hi, ok := bucketRange(idx, halfMag, unitMag)
+			if !ok {
 				return errors.New("decoding histogram: value out of range")
 			}
-			lo := sub << shift
 			dst.Values = append(dst.Values, lo)
-			dst.High = append(dst.High, lo+(int64(1)<<shift)-1)
+			dst.High = append(dst.High, hi)
 			dst.Counts = append(dst.Counts, c)
 			dst.Total += c
 		}
 		idx++
 	}
 	return nil
+}
+
+// bucketRange is the value range [lo, hi] of counts index idx in an
+// hdrhistogram with the given half sub-bucket count magnitude and unit
+// magnitude, as hdrhistogram computes it.
+func bucketRange(idx int64, halfMag, unitMag int32) (lo, hi int64, ok bool) {
+	half := int64(1) << halfMag
+	bucket := (idx >> halfMag) - 1
+	sub := (idx & (half - 1)) + half
+	if bucket < 0 {
+		sub -= half
+		bucket = 0
+	}
+	shift := bucket + int64(unitMag)
+	if shift > 62 {
+		return 0, 0, false
+	}
+	lo = sub << shift
+	return lo, lo + (int64(1)<<shift - 1), true
+}
+
+// SparseOf fills dst (reusing its slices) with the populated buckets of a
+// histogram of plateau's geometry (NewHist). It is much cheaper than
+// hdrhistogram's Distribution, which allocates a bar per bucket up to the
+// largest value.
+func SparseOf(h *hdr.Histogram, dst *Sparse) {
+	dst.Values, dst.High, dst.Counts, dst.Total = dst.Values[:0], dst.High[:0], dst.Counts[:0], 0
+	if h.TotalCount() == 0 {
+		return
+	}
+	// Geometry of NewHist: 3 significant digits from 1 µs.
+	const halfMag, unitMag = 10, 0
+	for i, c := range h.Export().Counts {
+		if c == 0 {
+			continue
+		}
+		lo, hi, ok := bucketRange(int64(i), halfMag, unitMag)
+		if !ok {
+			continue
+		}
+		dst.Values = append(dst.Values, lo)
+		dst.High = append(dst.High, hi)
+		dst.Counts = append(dst.Counts, c)
+		dst.Total += c
+	}
 }

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -84,4 +85,28 @@ func BenchmarkHistDecoder(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestSparseOf checks SparseOf against hdrhistogram's own Distribution.
+func TestSparseOf(t *testing.T) {
+	h := NewHist()
+	for _, v := range []int64{1, 2, 999, 1000, 2047, 2048, 2049, 4097, 123456, 9999999, HistHighestUs} {
+		for range v%7 + 1 {
+			recordUs(h, v)
+		}
+	}
+	var want Sparse
+	for _, b := range h.Distribution() {
+		if b.Count > 0 {
+			want.Values = append(want.Values, b.From)
+			want.High = append(want.High, b.To)
+			want.Counts = append(want.Counts, b.Count)
+			want.Total += b.Count
+		}
+	}
+	var got Sparse
+	SparseOf(h, &got)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("SparseOf\n got %+v\nwant %+v", got, want)
+	}
 }

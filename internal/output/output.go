@@ -193,7 +193,21 @@ func (h *Hub) Publish(sec time.Time, iv *metrics.Interval, users map[string]int,
 	h.publish(sec, iv, users, dropped, false)
 }
 
+// Build makes the snapshot of one second without a hub (benchmarks, tests).
+func Build(sec time.Time, iv *metrics.Interval, users map[string]int, dropped map[string]int64) *Snapshot {
+	names := make([]string, 0, len(users))
+	for w := range users {
+		names = append(names, w)
+	}
+	slices.Sort(names)
+	return NewHub("", names).build(sec, iv, users, dropped, false)
+}
+
 func (h *Hub) publish(sec time.Time, iv *metrics.Interval, users map[string]int, dropped map[string]int64, final bool) {
+	h.offer(h.build(sec, iv, users, dropped, final))
+}
+
+func (h *Hub) build(sec time.Time, iv *metrics.Interval, users map[string]int, dropped map[string]int64, final bool) *Snapshot {
 	h.mu.Lock()
 	phases, start := h.phases, h.start
 	h.mu.Unlock()
@@ -220,7 +234,7 @@ func (h *Hub) publish(sec time.Time, iv *metrics.Interval, users map[string]int,
 		}
 		s.Workloads = append(s.Workloads, wl)
 	}
-	h.offer(s)
+	return s
 }
 
 func cmpJoin(xs ...string) int {
@@ -258,15 +272,7 @@ func seriesOf(k metrics.Key, a *metrics.Agg, phases []rundir.PhaseInfo) Series {
 	}
 	if a.Count > 0 {
 		s.MinUs, s.MaxUs = a.MinUs, a.MaxUs
-		for _, b := range a.Hist.Distribution() {
-			if b.Count == 0 {
-				continue
-			}
-			s.Hist.Values = append(s.Hist.Values, b.From)
-			s.Hist.High = append(s.Hist.High, b.To)
-			s.Hist.Counts = append(s.Hist.Counts, b.Count)
-			s.Hist.Total += b.Count
-		}
+		metrics.SparseOf(a.Hist, &s.Hist)
 	}
 	for ek, n := range a.Errs {
 		if int(ek.Class) < len(s.ErrorsByClass) {

@@ -56,9 +56,18 @@ type Exporter struct {
 
 var _ output.Output = (*Exporter)(nil)
 
-// New returns an exporter. generator, when not empty, becomes a constant
-// `generator` label on every plateau_ metric.
+// New returns an exporter for the /metrics endpoint: the plateau_ metrics
+// plus the Go and process collectors. generator, when not empty, becomes a
+// constant `generator` label on every plateau_ metric.
 func New(generator string) *Exporter {
+	e := NewBare(generator)
+	e.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return e
+}
+
+// NewBare returns an exporter with the plateau_ metrics only (for push
+// outputs, which send nothing else).
+func NewBare(generator string) *Exporter {
 	e := &Exporter{reg: prometheus.NewRegistry(), finalScraped: make(chan struct{})}
 	var r prometheus.Registerer = e.reg
 	if generator != "" {
@@ -98,7 +107,6 @@ func New(generator string) *Exporter {
 	e.cpu = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "plateau", Name: "generator_cpu_seconds_total",
 		Help: "CPU time (user + system) of the generator process."})
 	r.MustRegister(e.cpu)
-	e.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return e
 }
 
@@ -187,6 +195,13 @@ func (e *Exporter) Add(s *output.Snapshot) error {
 		e.mu.Unlock()
 	}
 	return nil
+}
+
+// Scraped reports whether /metrics was scraped at all.
+func (e *Exporter) Scraped() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.scraped
 }
 
 // WaitFinalScrape waits until /metrics has been scraped once after the final

@@ -48,7 +48,7 @@ func New(url, generator string) *Writer {
 	if generator != "" {
 		inst += "-" + generator
 	}
-	return &Writer{url: url, client: &http.Client{Timeout: 10 * time.Second}, exp: prom.New(generator),
+	return &Writer{url: url, client: &http.Client{Timeout: 10 * time.Second}, exp: prom.NewBare(generator),
 		job: "plateau", instance: inst}
 }
 
