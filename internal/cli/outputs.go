@@ -94,8 +94,8 @@ type liveOutputs struct {
 	runCtx context.Context
 	// finished is set once the hub was closed (finish).
 	finished bool
-	addr   string
-	cancel context.CancelCauseFunc
+	addr     string
+	cancel   context.CancelCauseFunc
 }
 
 // errStoppedLive is the cause when the live view's stop button ends a run.

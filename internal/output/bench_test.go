@@ -62,4 +62,3 @@ func BenchmarkSecondAt5000(b *testing.B) {
 		scrape.ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
 	}
 }
-
