@@ -13,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/plateau-perf/plateau/internal/engine"
+	"github.com/plateau-perf/plateau/internal/plan"
 )
 
 // shopServer is a small service for the plan constructs of issue 15: a
@@ -523,5 +526,17 @@ workloads:
 	}
 	if r := d.JudgeSLA(`checks{name="nope"} > 1%`); !r.NoData {
 		t.Errorf("unknown check judged: %+v", r)
+	}
+}
+
+// The plan package's fixture with every construct compiles for the engine.
+func TestCompileConstructsFixture(t *testing.T) {
+	t.Parallel()
+	p, err := plan.LoadFile("../plan/testdata/constructs.good.yaml", plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := engine.Check(p); err != nil {
+		t.Fatal(err)
 	}
 }
