@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -53,15 +54,40 @@ func version() string {
 }
 
 // Interruptible returns a context cancelled by the first SIGINT or SIGTERM,
-// which plateau treats as "stop gracefully and write everything"; after it,
-// the default handling is restored so a second Ctrl-C ends plateau at once.
+// which plateau treats as "stop gracefully and write everything". After it,
+// a second Ctrl-C (SIGINT) ends plateau at once (default handling), while
+// further SIGTERMs are ignored: a generator started by --generators gets
+// SIGTERM when its parent dies (Pdeathsig), once per thread of the dying
+// parent, and must still write its results.
 func Interruptible(parent context.Context) (context.Context, context.CancelFunc) {
-	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(parent)
+	ch := make(chan os.Signal, 4)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
 	go func() {
-		<-ctx.Done()
-		stop()
+		select {
+		case <-ch:
+			cancel()
+		case <-done:
+			return
+		}
+		signal.Reset(os.Interrupt)
+		for {
+			select {
+			case <-ch: // a further SIGTERM: already stopping
+			case <-done:
+				return
+			}
+		}
 	}()
-	return ctx, stop
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			signal.Stop(ch)
+			close(done)
+			cancel()
+		})
+	}
 }
 
 // Main runs the CLI and returns the exit code.

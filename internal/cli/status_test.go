@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // stallServer answers every request after delay, counting what it saw.
@@ -59,6 +60,12 @@ func countClass(s *analysis.Summary, class string) int64 {
 // status is interrupted, it exits 3, junit.xml fails, and the requests in
 // flight are recorded as aborted, so the samples equal what the server saw.
 func TestInterruptIsNotGreen(t *testing.T) {
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) { interruptIsNotGreen(t, sig) })
+	}
+}
+
+func interruptIsNotGreen(t *testing.T, sig os.Signal) {
 	srv, seen := stallServer(t, time.Minute, 200)
 	p := writePlan(t, fmt.Sprintf(`name: stalled
 target: %s
@@ -82,7 +89,7 @@ sla:
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(300 * time.Millisecond)
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	code := exitCode(t, cmd.Wait())
@@ -262,7 +269,8 @@ workloads:
       - request: {name: get, url: /}
     load: {rate: 40/s, duration: 60s}
 `, srv.URL))
-	cmd := plateauCmd("run", p, "--generators", "2", "-o", filepath.Join(t.TempDir(), "run"), "-q")
+	dir := filepath.Join(t.TempDir(), "run")
+	cmd := plateauCmd("run", p, "--generators", "2", "-o", dir, "-q")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -282,5 +290,29 @@ workloads:
 	time.Sleep(2 * time.Second)
 	if more := seen.Load() - after; more > 0 {
 		t.Errorf("%d requests sent after the parent was killed: the generators were orphaned", more)
+	}
+	// They stopped gracefully: each segment is a complete, interrupted run
+	// directory that `plateau merge` can still join.
+	for _, seg := range []string{"0", "1"} {
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			if _, err := os.Stat(filepath.Join(dir, SegmentsDir, seg, "summary.json")); err == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, SegmentsDir, seg, "generator.log")); err == nil {
+			t.Logf("segment %s log:\n%s", seg, b)
+		}
+		info, err := rundir.ReadInfo(filepath.Join(dir, SegmentsDir, seg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Status != rundir.StatusInterrupted {
+			t.Errorf("segment %s: status %q, want interrupted", seg, info.Status)
+		}
+		if _, err := os.Stat(filepath.Join(dir, SegmentsDir, seg, "summary.json")); err != nil {
+			t.Errorf("segment %s wrote no summary: %v", seg, err)
+		}
 	}
 }
