@@ -145,6 +145,25 @@ func Merge(opts Options) (*Result, error) {
 	info.Status = rundir.StatusRunning
 	info.End = nil
 	info.Stopped = ""
+	// Per-run counts are each generator's share: sum them.
+	info.Skipped, info.Checks = nil, nil
+	for _, s := range segs {
+		for w, n := range s.info.Skipped {
+			if info.Skipped == nil {
+				info.Skipped = map[string]int64{}
+			}
+			info.Skipped[w] += n
+		}
+		for name, n := range s.info.Checks {
+			if info.Checks == nil {
+				info.Checks = map[string]rundir.CheckCount{}
+			}
+			c := info.Checks[name]
+			c.Passed += n.Passed
+			c.Failed += n.Failed
+			info.Checks[name] = c
+		}
+	}
 	for _, s := range segs {
 		if !s.info.Start.IsZero() && (info.Start.IsZero() || s.info.Start.Before(info.Start)) {
 			info.Start = s.info.Start

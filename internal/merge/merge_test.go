@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -81,6 +82,20 @@ func (f *fixture) write(t testing.TB, dir, seg string, keep func(i int) bool, re
 	end := f.t0.Add(time.Duration(f.seconds) * time.Second)
 	info := &rundir.Info{Tool: "plateau", Name: "fx", Start: f.t0, End: &end, Status: rundir.StatusCompleted,
 		Phases: phases, Segment: seg, SLA: []string{"p95(response_time) < 10s"}, Host: rundir.Host{Hostname: "gen-host"}}
+	// Check outcomes and skipped iterations as the engine counts them: this
+	// generator's share.
+	var ok, bad int64
+	for i, x := range f.samples {
+		if keep(i) && x.sec < stopAt {
+			if x.s.Class == core.ErrNone {
+				ok++
+			} else {
+				bad++
+			}
+		}
+	}
+	info.Checks = map[string]rundir.CheckCount{"status ok": {Passed: ok, Failed: bad}}
+	info.Skipped = map[string]int64{"read": bad}
 	if stopAt < f.seconds {
 		info.Status, info.End = rundir.StatusRunning, nil
 		for i := range phases {
@@ -200,6 +215,13 @@ func TestMergeEqualsSingleRun(t *testing.T) {
 			}
 			if len(res.Incomplete) != 0 || res.Info.Status != rundir.StatusCompleted {
 				t.Fatalf("incomplete %+v, status %s", res.Incomplete, res.Info.Status)
+			}
+			wantInfo, err := rundir.ReadInfo(single)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(res.Info.Checks, wantInfo.Checks) || !reflect.DeepEqual(res.Info.Skipped, wantInfo.Skipped) {
+				t.Errorf("merged checks %v skipped %v, want %v %v", res.Info.Checks, res.Info.Skipped, wantInfo.Checks, wantInfo.Skipped)
 			}
 			got := cells(t, out)
 			if len(got) != len(want) {
