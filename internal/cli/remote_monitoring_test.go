@@ -84,7 +84,7 @@ workloads:
 monitor:
   interval: 1s
   targets:
-    - recipe: {name: hosts, url: "%s", recipe: node, window: 5s, before: 10s}
+    - recipe: {name: hosts, url: "%s", recipe: node, window: 5s, before: 10s, top: 2}
     - promql:
         name: databases
         url: "%s"
@@ -118,6 +118,7 @@ monitor:
 		"Query broken (databases): query failed", "Query nothing (databases): the query returned no series", // named notes
 		"**Connections:**", "of 40.0 connections", "**CPU:**", "busy on average in step",
 		"Before mean",
+		"mode_pct of hosts, the 2 series with the highest mean during the run of", // top: 2
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report.md lacks %q", want)

@@ -524,3 +524,45 @@ func (l *eventLog) close() error {
 	}
 	return nil
 }
+
+// HintsSuffix ends the name of a target's report hints file.
+const HintsSuffix = ".hints.json"
+
+// Hints are a target's wishes for how the report shows it.
+type Hints struct {
+	Target string `json:"target"`
+	// Top is how many series of each metric a chart draws (0: the
+	// report's default).
+	Top int `json:"top,omitempty"`
+}
+
+// WriteHints writes a target's hints file in dir (the session's monitor
+// directory).
+func WriteHints(dir, stem string, h Hints) error {
+	b, err := json.Marshal(h)
+	if err != nil {
+		return fmt.Errorf("encoding hints: %w", err)
+	}
+	return writeAtomic(filepath.Join(dir, stem+HintsSuffix), append(b, '\n'))
+}
+
+// ReadHints reads every hints file of a run directory, by target name.
+func ReadHints(runDir string) (map[string]Hints, error) {
+	files, err := filepath.Glob(filepath.Join(runDir, SubDir, "*"+HintsSuffix))
+	if err != nil {
+		return nil, fmt.Errorf("listing hints: %w", err)
+	}
+	out := map[string]Hints{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("reading hints: %w", err)
+		}
+		var h Hints
+		if err := json.Unmarshal(b, &h); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Base(f), err)
+		}
+		out[h.Target] = h
+	}
+	return out, nil
+}

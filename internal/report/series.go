@@ -133,6 +133,10 @@ func seriesLabel(s *core.Series) string {
 func (b *builder) labelledBlocks(group []*target) []doc.Block {
 	var out []doc.Block
 	notes := b.monitorNotes()
+	hints, err := monitor.ReadHints(b.in.dir)
+	if err != nil {
+		out = append(out, &doc.Verdict{Level: doc.Warn, Text: sentence("monitor hints unreadable: " + b.red.String(err.Error()))})
+	}
 	for _, t := range group {
 		for _, n := range notes {
 			if n.Target == t.name {
@@ -146,7 +150,11 @@ func (b *builder) labelledBlocks(group []*target) []doc.Block {
 				break
 			}
 			ranked := b.rankSeries(f)
-			if fig := b.familyChart(t, f, ranked); fig != nil {
+			top := seriesTop
+			if h := hints[t.name]; h.Top > 0 {
+				top = h.Top
+			}
+			if fig := b.familyChart(t, f, ranked, top); fig != nil {
 				out = append(out, fig)
 			}
 			if tb := b.familyTable(t, f, ranked); tb != nil {
@@ -198,7 +206,7 @@ func (b *builder) notesWithoutData(ts []*target) []doc.Block {
 }
 
 // familyChart draws the top series of one metric, one line each.
-func (b *builder) familyChart(t *target, f *family, ranked []*core.Series) *doc.Figure {
+func (b *builder) familyChart(t *target, f *family, ranked []*core.Series, top int) *doc.Figure {
 	c := b.timeChart(b.red.String(t.name) + " — " + f.name)
 	c.Y = chart.Axis{Label: unitLabel(f.name, f.unit), Unit: f.unit}
 	if f.unit == "%" {
@@ -209,7 +217,7 @@ func (b *builder) familyChart(t *target, f *family, ranked []*core.Series) *doc.
 	reduced := chart.Reduced{}
 	drawn := 0
 	for _, s := range ranked {
-		if drawn == seriesTop {
+		if drawn == top {
 			break
 		}
 		x, y := make([]float64, 0, len(s.Points)), make([]float64, 0, len(s.Points))

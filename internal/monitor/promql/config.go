@@ -41,7 +41,7 @@ type Config struct {
 	// are not secret: use the *_env fields for credentials.
 	Headers map[string]string `yaml:"headers"`
 	// Top is how many series of each query the report draws (default 8);
-	// the rest are in the table.
+	// the rest are in the table. Passed to the report in <stem>.hints.json.
 	Top int `yaml:"top"`
 	// Before and After widen the window queried after the run, so the
 	// report can compare the system before, during and after the load

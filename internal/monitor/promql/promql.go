@@ -85,6 +85,11 @@ func Open(_ context.Context, cfg monitor.TargetConfig, env monitor.Env) (monitor
 	}
 	c := &Collector{spec: s, api: a, client: hc, env: env, target: monitor.TargetName(cfg), kind: cfg.Kind,
 		start: now()}
+	if s.Top > 0 && env.Dir != "" {
+		if err := monitor.WriteHints(env.Dir, env.Stem, monitor.Hints{Target: c.target, Top: s.Top}); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
 }
 
