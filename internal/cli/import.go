@@ -84,7 +84,9 @@ func importTypes() map[string]importType {
 		},
 		"dockerstats": {
 			short: "docker stats: the CLI's table or --format '{{json .}}' lines (whole-run figures), or the Engine API stats stream (series)",
-			opts:  []importOpt{{"target", "container name in the report (default: the container's own; prefixes them when the file holds several)"}},
+			opts: []importOpt{{"target", "container name in the report (default: the container's own; prefixes them when the file holds several)"},
+				{"start", "time of the CLI table's first screen, RFC 3339 (with --interval: the table becomes time series)"},
+				{"interval", "the interval the CLI table was written at (docker stats --no-stream in a loop), e.g. 10s"}},
 			build: buildDockerStats,
 		},
 		"k6": {
@@ -472,10 +474,20 @@ func buildLocust(in importInput, clock importer.Clock) (importer.Source, error) 
 	return locust.New(cfg), nil
 }
 
-func buildDockerStats(in importInput, _ importer.Clock) (importer.Source, error) {
+func buildDockerStats(in importInput, clock importer.Clock) (importer.Source, error) {
 	cfg := dockerstats.Config{Path: in.path, Target: in.opts["target"]}
 	if cfg.Target == "" {
 		cfg.Target = in.name
+	}
+	var err error
+	if cfg.Start, err = optTime(in, "start", clock); err != nil {
+		return nil, err
+	}
+	if cfg.Interval, err = optDuration(in, "interval"); err != nil {
+		return nil, err
+	}
+	if cfg.Start.IsZero() != (cfg.Interval == 0) {
+		return nil, fmt.Errorf("--start and --interval go together: the CLI table's screen k is at start + k × interval")
 	}
 	return dockerstats.New(cfg), nil
 }

@@ -45,7 +45,8 @@ func TestImportedSystemStatisticsReachReport(t *testing.T) {
 	run := filepath.Join(dir, "run")
 	code, _, errOut := runCLI(t, "import", "-o", run, "jmeter:"+filepath.Join(dir, "r.jtl"), "vmstat:host1="+filepath.Join(dir, "cpu.log"),
 		"jstat:app="+filepath.Join(dir, "jstat.log")+",jvm-start="+t0.Add(-5*time.Second).Format(time.RFC3339),
-		"dockerstats:../importer/dockerstats/testdata/engine-v2-stream.json")
+		"dockerstats:../importer/dockerstats/testdata/engine-v2-stream.json",
+		"dockerstats:tbl=../importer/dockerstats/testdata/cli-table.log,start="+t0.Format(time.RFC3339)+",interval=15s")
 	if code != 0 {
 		t.Fatalf("import: %d %s", code, errOut)
 	}
@@ -61,6 +62,7 @@ func TestImportedSystemStatisticsReachReport(t *testing.T) {
 		"![host1 — CPU]", "![host1 — Memory]", "![host1 — Disk]", // vmstat
 		"![app — JVM heap]",               // jstat
 		"![lar — CPU]", "![lar — Memory]", // docker Engine stream
+		"![tbl — CPU]", "![tbl/cave — Memory]", // docker CLI table at a fixed interval (first container named by the target alone)
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks the chart %s", want)
@@ -73,6 +75,7 @@ func TestImportedSystemStatisticsReachReport(t *testing.T) {
 		`\| \*\*Whole run\*\* \| \*\*54\.5\*\* \| \*\*60\.0\*\* \|`,
 		`\| \*\*Whole run\*\* \| \*\*[0-9.]+ MiB\*\* \| \*\*90\.4 MiB\*\* \|`,
 		`CPU:\*\* never near the ceiling — busiest: host1`,
+		`\*\*tbl/cave per phase\*\*`,
 	} {
 		if !regexp.MustCompile(re).MatchString(md) {
 			t.Errorf("report lacks %s", re)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/plateau-perf/plateau/internal/importer"
 )
@@ -172,6 +173,10 @@ func (s *Source) readLines(ctx context.Context, run *importer.Run, br *bufio.Rea
 			if err := fill(&r, get(colCPU), get(colMem), get(colMemPct), get(colNet), get(colBlock), get(colPIDs)); err != nil {
 				probs.Add(lineNo, err.Error(), clean)
 				break
+			}
+			if s.cfg.Interval > 0 && !s.cfg.Start.IsZero() {
+				// Screen k of a table written at a fixed interval.
+				r.t = s.cfg.Start.Add(time.Duration(k.tables-1) * s.cfg.Interval).UnixNano()
 			}
 			if err := k.add(&r); err != nil {
 				return err

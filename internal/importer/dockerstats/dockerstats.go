@@ -44,6 +44,13 @@ type Config struct {
 	// own name). With several containers in one file it prefixes them:
 	// "Target/name".
 	Target string
+	// Start and Interval place the CLI table's screens in time when the
+	// table was written by `docker stats --no-stream` run at a fixed
+	// interval (or redrawn every Interval): screen k (from 0) is at Start +
+	// k × Interval, and the table becomes time series (charts and per-phase
+	// figures) instead of whole-run figures. Both or neither.
+	Start    time.Time
+	Interval time.Duration
 }
 
 // Source imports one docker stats file.
@@ -302,13 +309,16 @@ func (k *sink) finish(path string) error {
 	if k.timed > 0 {
 		run.Logf("%s: %d timed readings of %d containers", path, k.timed, len(k.writers))
 	}
+	if k.cfg.Interval > 0 && k.tables > 0 {
+		run.Note("%s: CLI table screen k placed at %s + k × %s (--start, --interval)", path, k.cfg.Start.UTC().Format(time.RFC3339), k.cfg.Interval)
+	}
 	if k.untimed == 0 {
 		return nil
 	}
 	if k.timed > 0 {
 		run.Note("%s: %d readings without a time stamp are whole-run figures, not series", path, k.untimed)
 	}
-	run.Note("%s: docker stats without time stamps and without a fixed interval: the figures below describe the whole test period only, as reference 000 says of such logs; the CLI rounds them to three significant digits", path)
+	run.Note("%s: docker stats without time stamps and without a fixed interval: the figures below describe the whole test period only, as reference 000 says of such logs; the CLI rounds them to three significant digits (give --start and --interval when the table was written at a fixed interval, to import it as time series)", path)
 	names := make([]string, 0, len(k.whole))
 	for n := range k.whole {
 		names = append(names, n)
