@@ -43,7 +43,7 @@ var DurationBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 
 type Exporter struct {
 	reg                                   *prometheus.Registry
 	requests, errors, txs, txErrors       *prometheus.CounterVec
-	duration                              *prometheus.HistogramVec
+	duration                              *durations
 	recv, sent                            *prometheus.CounterVec
 	users, target, achieved, phase        *prometheus.GaugeVec
 	dropped                               *prometheus.CounterVec
@@ -90,15 +90,8 @@ func NewBare(generator string) *Exporter {
 	e.recv = f("received_bytes_total", "Response bytes received.", "workload", "label")
 	e.sent = f("sent_bytes_total", "Request bytes sent.", "workload", "label")
 	e.dropped = f("dropped_iterations_total", "Open-model iterations not started (max_users reached or late).", "workload")
-	e.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Namespace: "plateau", Name: "request_duration_seconds",
-		Help:    "Response time from the intended start (coordinated-omission corrected).",
-		Buckets: DurationBuckets,
-		// Native histogram: ~10 % bucket width, as fine as a dashboard needs.
-		NativeHistogramBucketFactor:     1.1,
-		NativeHistogramMaxBucketNumber:  160,
-		NativeHistogramMinResetDuration: time.Hour,
-	}, []string{"workload", "label"})
+	e.duration = newDurations(prometheus.NewDesc("plateau_request_duration_seconds",
+		"Response time from the intended start (coordinated-omission corrected).", []string{"workload", "label"}, nil))
 	r.MustRegister(e.duration)
 	e.users = g("active_users", "Active virtual users at the end of the last second.", "workload")
 	e.target = g("target_rate", "Iterations per second the running open-model phase asks for (0 for closed models).", "workload")
@@ -155,16 +148,9 @@ func (e *Exporter) Add(s *output.Snapshot) error {
 		}
 		e.recv.WithLabelValues(x.Workload, x.Label).Add(float64(x.Recv))
 		e.sent.WithLabelValues(x.Workload, x.Label).Add(float64(x.Sent))
-		obs := e.duration.WithLabelValues(x.Workload, x.Label)
-		// The histogram takes single observations: each populated HDR
-		// bucket is observed once per sample at its lowest equivalent
-		// value (0.1 % resolution), so _count is exact.
-		for j, v := range x.Hist.Values {
-			sec := float64(v) / 1e6
-			for range x.Hist.Counts[j] {
-				obs.Observe(sec)
-			}
-		}
+		// Each populated HDR bucket counts at its lowest equivalent value
+		// (0.1 % resolution), so _count is exact.
+		e.duration.add(x.Workload, x.Label, &x.Hist)
 	}
 	for _, w := range s.Workloads {
 		if s.Final {

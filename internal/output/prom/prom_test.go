@@ -1,6 +1,7 @@
 package prom
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -54,8 +55,21 @@ func TestHistogramClassicAndNative(t *testing.T) {
 					t.Errorf("classic bucket le=%g: %d, want %d", b.GetUpperBound(), b.GetCumulativeCount(), w)
 				}
 			}
-			if len(h.GetPositiveSpan()) == 0 || h.GetSchema() == 0 && len(h.GetPositiveDelta()) == 0 {
-				t.Errorf("no native buckets: %v", h)
+			if len(h.GetPositiveSpan()) == 0 || len(h.GetPositiveDelta()) == 0 {
+				t.Fatalf("no native buckets: %v", h)
+			}
+			// Decode the native buckets: their counts add up to the total
+			// and each value lies in its bucket.
+			var total, cur int64
+			for _, d := range h.GetPositiveDelta() {
+				cur += d
+				total += cur
+			}
+			if total != 6 || h.GetZeroCount() != 0 {
+				t.Errorf("native buckets hold %d, zero bucket %d", total, h.GetZeroCount())
+			}
+			if k := nativeKey(0.0015); !(math.Pow(2, float64(k-1)/8) < 0.0015 && 0.0015 <= math.Pow(2, float64(k)/8)) {
+				t.Errorf("native key %d does not hold 1.5 ms", k)
 			}
 		case "plateau_errors_total":
 			m := mf.GetMetric()[0]
