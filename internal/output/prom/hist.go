@@ -81,7 +81,7 @@ type histMetric struct {
 	m    *dto.Metric
 }
 
-func (h histMetric) Desc() *prometheus.Desc   { return h.desc }
+func (h histMetric) Desc() *prometheus.Desc    { return h.desc }
 func (h histMetric) Write(m *dto.Metric) error { proto.Merge(m, h.m); return nil }
 
 func (d *durations) metric(st *histState) prometheus.Metric {
