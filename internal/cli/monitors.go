@@ -119,9 +119,18 @@ func parseMonitorFlags(flags []string) ([]plan.MonitorTarget, error) {
 					t.Interval, err = plan.ParseDuration(v)
 				default:
 					if optionKind(t.Kind) {
-						// The kind checks its own keys (url, recipe, filter…).
+						// The kind checks its own keys (url, recipe, filter…);
+						// lists (recipes) are separated by "|".
 						if t.Options == nil {
 							t.Options = map[string]any{}
+						}
+						if k == "recipes" || strings.Contains(v, "|") {
+							var l []any
+							for _, x := range strings.Split(v, "|") {
+								l = append(l, x)
+							}
+							t.Options[k] = l
+							break
 						}
 						t.Options[k] = v
 						break

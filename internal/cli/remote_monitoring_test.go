@@ -200,3 +200,25 @@ func TestPanelLines(t *testing.T) {
 		t.Errorf("panel lines %q", lines)
 	}
 }
+
+// TestMonitorFlagsOptionKinds: --monitor passes a promql or mysql target's
+// keys to the kind, which checks them.
+func TestMonitorFlagsOptionKinds(t *testing.T) {
+	got, err := parseMonitorFlags([]string{"recipe:name=hosts,url=http://127.0.0.1:9090,recipe=node,filter=job=\"node\"",
+		"mysql:name=db,dsn=perf@tcp(127.0.0.1:3306)/,password_env=DB_PW", "cloudwatch:name=aws,region=eu-west-1,recipes=ecs|rds"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || len(got[2].Options["recipes"].([]any)) != 2 || got[0].Options["recipe"] != "node" || got[0].Options["url"] != "http://127.0.0.1:9090" || got[1].Options["dsn"] != "perf@tcp(127.0.0.1:3306)/" {
+		t.Errorf("parsed %+v", got)
+	}
+	for _, c := range []struct{ in, want string }{
+		{"recipe:url=http://x:1,recipe=oracle", `unknown recipe "oracle"`},
+		{"promql:url=http://x:1,colour=red", "unknown field colour"},
+		{"cloudwatch:recipes=ecs|ec2", `unknown recipe "ec2"`},
+	} {
+		if _, err := parseMonitorFlags([]string{c.in}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.in, err, c.want)
+		}
+	}
+}
