@@ -157,10 +157,12 @@ func (b *builder) timeCharts() []*doc.Figure {
 	erR := chart.Reduce(tx, te, nil, from, to, w)
 	tp := b.timeChart("Throughput")
 	tp.Y = chart.Axis{Label: "Requests per second", Unit: "req/s"}
-	tp.Series = []chart.Series{{Name: "completed req/s", Color: colTput, X: tpR.X, Y: tpR.Mean, Lo: band(tpR, true), Hi: band(tpR, false), Width: 2}}
+	// The errors' area is drawn first so the completed line stays visible
+	// on top of it, even when every request failed.
 	if b.s.Errors.Total > 0 {
 		tp.Series = append(tp.Series, chart.Series{Name: "errors/s", Color: colErr, X: erR.X, Y: erR.Mean, Style: chart.Area})
 	}
+	tp.Series = append(tp.Series, chart.Series{Name: "completed req/s", Color: colTput, X: tpR.X, Y: tpR.Mean, Lo: band(tpR, true), Hi: band(tpR, false), Width: 2})
 	failed := ""
 	if b.s.Errors.Total > 0 {
 		failed = " and failed requests per second"

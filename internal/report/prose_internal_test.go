@@ -1,6 +1,13 @@
 package report
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/plateau-perf/plateau/internal/report/reporttest"
+)
 
 func TestSentence(t *testing.T) {
 	t.Parallel()
@@ -29,5 +36,48 @@ func TestSignedMs(t *testing.T) {
 		if got := signedMs(v); got != want {
 			t.Errorf("signedMs(%v) = %q, want %q", v, got, want)
 		}
+	}
+}
+
+// TestCompletedLineDrawnOverErrors: when every request fails, the errors'
+// area covers the same values as the completed line; the line is drawn
+// last so it stays visible.
+func TestCompletedLineDrawnOverErrors(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := reporttest.Write(dir, reporttest.Options{AllErrors: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(dir, Options{Formats: []string{"md"}}); err != nil {
+		t.Fatal(err)
+	}
+	ms, _ := filepath.Glob(filepath.Join(dir, "charts", "*-throughput.svg"))
+	if len(ms) != 1 {
+		t.Fatalf("throughput charts: %v", ms)
+	}
+	b, err := os.ReadFile(ms[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := string(b)
+	// The data are polylines and paths; the legend (drawn last) uses
+	// <line> and <rect> and is left out.
+	at := func(col string) int {
+		for i := len(svg); i > 0; {
+			i = strings.LastIndex(svg[:i], col)
+			if i < 0 {
+				return -1
+			}
+			start := strings.LastIndex(svg[:i], "<")
+			if strings.HasPrefix(svg[start:], "<polyline") || strings.HasPrefix(svg[start:], "<path") {
+				return start
+			}
+			i = start
+		}
+		return -1
+	}
+	line, area := at(colTput), at(colErr)
+	if line < 0 || area < 0 || line < area {
+		t.Errorf("completed line at %d, errors area at %d: the line must come after the area", line, area)
 	}
 }
