@@ -209,6 +209,12 @@ func TestGeneratorsExact(t *testing.T) {
 			if len(sum.Dropped) != 0 {
 				t.Errorf("dropped %v", sum.Dropped)
 			}
+			// The merged validity adds the generators' schedules and keeps
+			// each one's own CPU.
+			if v := sum.Validity; v == nil || len(v.Phases) != 1 || v.Phases[0].Planned != rate*secs ||
+				v.Phases[0].Started != rate*secs || v.Phases[0].PlannedRate != rate || len(v.Phases[0].CPUBySegment) == 0 || len(v.Phases[0].CPUBySegment) > n {
+				t.Errorf("merged validity %+v, want %d planned and started at %d/s, CPU of %d generators", v, rate*secs, rate, n)
+			}
 			tot := sum.Labels[len(sum.Labels)-1]
 			var dirs []string
 			for i := 0; i < n; i++ {
