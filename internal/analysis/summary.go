@@ -137,11 +137,11 @@ func Summarize(d *Dataset, slas []string) *Summary {
 		s.SLA = []SLAResult{}
 	}
 	s.Validity = d.JudgeValidity()
-	aborted := ""
+	aborted, target := "", ""
 	if d.Info != nil {
-		aborted = d.Info.AbortedBy
+		aborted, target = d.Info.AbortedBy, d.Info.Target
 	}
-	s.judgeVerdict(d.Total.Count, d.Total.Errors, aborted)
+	s.judgeVerdict(d.Total.Count, d.Total.Errors, aborted, target)
 	return s
 }
 

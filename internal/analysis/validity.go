@@ -223,7 +223,7 @@ func (d *Dataset) peakUsers(p core.Phase) int {
 // (by a signal), could not run, unfinished, failed, invalid, then passed or no requirements. A broken
 // requirement outranks an invalid load: a service that fails its SLA at less
 // than the planned load fails it at the full load too.
-func (s *Summary) judgeVerdict(total int64, errors int64, abortedBy string) {
+func (s *Summary) judgeVerdict(total int64, errors int64, abortedBy, target string) {
 	s.VerdictReasons = []string{}
 	failed := 0
 	for _, r := range s.SLA {
@@ -237,7 +237,7 @@ func (s *Summary) judgeVerdict(total int64, errors int64, abortedBy string) {
 		s.VerdictReasons = append(s.VerdictReasons, "the run was interrupted; the results cover only the time it ran")
 	case total == 0 || errors >= total:
 		s.Verdict = VerdictNotRun
-		s.VerdictReasons = append(s.VerdictReasons, s.noSuccessReason(total))
+		s.VerdictReasons = append(s.VerdictReasons, s.noSuccessReason(total, target))
 	case s.Status == rundir.StatusRunning || s.Status == rundir.StatusFailed:
 		s.Verdict = VerdictInterrupted
 		why := "the run was interrupted"
@@ -273,10 +273,15 @@ func (s *Summary) judgeVerdict(total int64, errors int64, abortedBy string) {
 }
 
 // noSuccessReason says why no request succeeded, naming the most frequent
-// failure ("connection refused: dial tcp 127.0.0.1:9: …").
-func (s *Summary) noSuccessReason(total int64) string {
+// failure ("refused: dial tcp 127.0.0.1:9: …") and the plan's target, which
+// stays in the sentence when messages have their addresses normalised.
+func (s *Summary) noSuccessReason(total int64, target string) string {
+	at := ""
+	if target != "" {
+		at = " (target " + target + ")"
+	}
 	if total == 0 {
-		return "no request was sent"
+		return "no request was sent" + at
 	}
 	var top *ErrorDetail
 	for i := range s.Errors.Details {
@@ -292,7 +297,7 @@ func (s *Summary) noSuccessReason(total int64) string {
 		}
 		msg += "; most frequent failure: " + what
 	}
-	return msg
+	return msg + at
 }
 
 func sortedKeys(m map[string]float64) []string {

@@ -187,7 +187,7 @@ sla:
 	if code != ExitError {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitError, stdout, stderr)
 	}
-	if !strings.Contains(stderr, "refused") || !strings.Contains(stderr, addr) {
+	if !strings.Contains(stderr, "refused") || !strings.Contains(stderr, "(target http://"+addr+")") {
 		t.Errorf("stderr does not name the refused address %s:\n%s", addr, stderr)
 	}
 }
