@@ -540,3 +540,32 @@ func TestCompileConstructsFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A typed json: value that is not of its type is sent as null and the
+// request fails with the reason (never a silent null).
+func TestTypedJSONBadValue(t *testing.T) {
+	t.Parallel()
+	s := newShopServer(t)
+	src := `name: typed
+target: http://x
+vars: {n: "three"}
+workloads:
+  w:
+    scenario:
+      - request: {name: typed, method: POST, url: /echo, json: {qty: "${n:int}"}}
+    load: {users: 1, iterations: 1}
+`
+	d, _, _ := runPlan(t, context.Background(), src, s.URL)
+	if n, errs := labelAgg(d, "typed"); n != 1 || errs != 1 {
+		t.Errorf("typed: %d samples, %d errors; want 1 failed", n, errs)
+	}
+	found := false
+	for _, e := range d.Errors {
+		if strings.Contains(e.Message, `json value "three" is not of type int; sent null`) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no error message about the typed value: %+v", d.Errors)
+	}
+}

@@ -49,6 +49,8 @@ type vu struct {
 	// extractFailed: the last request's failure was an extraction without
 	// a match (its on_fail default is next_iteration).
 	extractFailed bool
+	// typedBad says why a typed json: value ("${n:int}") was sent as null.
+	typedBad string
 	// doc is the last response's body decoded as JSON, decoded on first
 	// use (docDone) by a condition, an extraction or a check.
 	doc     any
@@ -247,7 +249,10 @@ func (v *vu) render(t *tmpl) string {
 		}
 		switch {
 		case p.typ != "":
-			v.buf = appendTyped(v.buf, val, p.typ)
+			var ok bool
+			if v.buf, ok = appendTyped(v.buf, val, p.typ); !ok && v.typedBad == "" {
+				v.typedBad = fmt.Sprintf("json value %q is not of type %s; sent null", val, p.typ)
+			}
 		case p.form:
 			v.buf = append(v.buf, url.QueryEscape(val)...)
 		case p.path:
@@ -264,23 +269,23 @@ func (v *vu) render(t *tmpl) string {
 
 // appendTyped appends a json: value sent with a type ("${n:int}"): a
 // number, a boolean or raw JSON; a value that is not one is sent as null.
-func appendTyped(dst []byte, val, typ string) []byte {
+func appendTyped(dst []byte, val, typ string) ([]byte, bool) {
 	val = strings.TrimSpace(val)
 	switch typ {
 	case "int", "number":
 		if f, err := strconv.ParseFloat(val, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) && (typ == "number" || f == math.Trunc(f)) {
-			return append(dst, val...)
+			return append(dst, val...), true
 		}
 	case "bool":
 		if b, err := strconv.ParseBool(val); err == nil {
-			return strconv.AppendBool(dst, b)
+			return strconv.AppendBool(dst, b), true
 		}
 	case "json":
 		if json.Valid([]byte(val)) {
-			return append(dst, val...)
+			return append(dst, val...), true
 		}
 	}
-	return append(dst, "null"...)
+	return append(dst, "null"...), false
 }
 
 // appendPathEscaped percent-encodes a value placed in a URL path: every
@@ -330,6 +335,7 @@ func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sam
 	}
 	v.req.Header = v.hdrs
 	v.req.Body = nil
+	v.typedBad = ""
 	if q.hasBody {
 		v.req.Body = []byte(v.render(&q.body))
 	}
@@ -369,6 +375,10 @@ func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sam
 	default:
 		v.judge(q, s)
 		v.extract(q, s)
+		if v.typedBad != "" && s.Class == core.ErrNone {
+			// The body held a null the plan did not mean: not a clean sample.
+			s.Class, s.Message = core.ErrCheck, v.typedBad
+		}
 	}
 	if s.Message != "" {
 		s.Message = v.redact(s.Message)
