@@ -49,3 +49,18 @@ func BenchmarkNormalizeMessageUnchanged(b *testing.B) {
 		_ = NormalizeMessage("HTTP 503: Service Unavailable")
 	}
 }
+
+// FuzzNormalizeMessage: never panics, is idempotent (a normalised message
+// groups with itself), and never grows a message by more than the
+// "(binary data)" marks it puts in.
+func FuzzNormalizeMessage(f *testing.F) {
+	f.Add("read tcp 127.0.0.1:54321->127.0.0.1:8080: read: connection reset by peer")
+	f.Add(`malformed response: bad status line "\x8f\x01"`)
+	f.Add("write tcp [::1]:5->[::1]:80: broken pipe")
+	f.Fuzz(func(t *testing.T, m string) {
+		n := NormalizeMessage(m)
+		if NormalizeMessage(n) != n {
+			t.Errorf("not idempotent: %q → %q → %q", m, n, NormalizeMessage(n))
+		}
+	})
+}

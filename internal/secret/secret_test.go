@@ -65,3 +65,24 @@ func TestCutThenMaskLeaks(t *testing.T) {
 		t.Errorf("Cut = %q", got)
 	}
 }
+
+// FuzzCut: whatever the text and the cut, no 8-byte piece of the secret
+// survives, and nothing panics.
+func FuzzCut(f *testing.F) {
+	f.Add("prefix Zq8xK2mN4pL7rT1vW9yB3cD6 suffix", 20)
+	f.Add("Zq8xK2mN4pL7rT1vW9yB3cD6", 5)
+	f.Fuzz(func(t *testing.T, text string, max int) {
+		const tok = "Zq8xK2mN4pL7rT1vW9yB3cD6"
+		if max < 0 || max > 1<<16 {
+			return
+		}
+		got := Cut(text, max, []string{tok})
+		if strings.Contains(text, tok) {
+			for i := 0; i+8 <= len(tok); i++ {
+				if strings.Contains(got, tok[i:i+8]) && !strings.Contains(strings.ReplaceAll(text, tok, ""), tok[i:i+8]) {
+					t.Errorf("Cut(%q, %d) = %q shows %q", text, max, got, tok[i:i+8])
+				}
+			}
+		}
+	})
+}
