@@ -248,3 +248,23 @@ func TestParseErrorsMore(t *testing.T) {
 		})
 	}
 }
+
+// A ${…} in a position that is not a template is an error, not sent as is.
+func TestRefOutsideTemplates(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		"header name":   `headers: {"X-${a}": v}`,
+		"extract name":  `extract: {"${a}": {header: X}}`,
+		"typed in url":  `headers: {X: "${a:int}"}`,
+		"workload name": "",
+	}
+	for name, req := range cases {
+		src := "name: r\ntarget: http://127.0.0.1:9\nvars: {a: x}\nworkloads:\n  w:\n    scenario:\n      - request:\n          url: /x\n          " + req + "\n    load: {users: 1, iterations: 1}\n"
+		if name == "workload name" {
+			src = "name: r\ntarget: http://127.0.0.1:9\nworkloads:\n  \"w${a}\":\n    scenario: [{think: 1s}]\n    load: {users: 1, iterations: 1}\n"
+		}
+		if _, err := Parse("r.yaml", []byte(src), "testdata", Options{}); err == nil || !strings.Contains(err.Error(), "r.yaml:") {
+			t.Errorf("%s: got %v, want a positioned error", name, err)
+		}
+	}
+}

@@ -260,6 +260,8 @@ func (d *decoder) workloads(n *yaml.Node, key string) []*Workload {
 		w := &Workload{Name: p.key.Value}
 		if strings.TrimSpace(w.Name) == "" {
 			d.errorf(p.key, "workload name is empty")
+		} else if strings.Contains(w.Name, "${") {
+			d.errorf(p.key, "workload name %q: ${…} is not substituted in a name", w.Name)
 		}
 		prev := d.wl
 		d.wl = w
