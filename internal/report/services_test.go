@@ -1,0 +1,61 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/report/reporttest"
+)
+
+// TestBusiestService: PromQL series per pod with their CPU limits give a
+// graded finding naming the busiest pod against its limit and how far below
+// the others stayed, and a CPU conclusion.
+func TestBusiestService(t *testing.T) {
+	dir := t.TempDir()
+	if err := reporttest.Write(dir, reporttest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	mdir := filepath.Join(dir, monitor.SubDir)
+	if err := os.MkdirAll(mdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var buf []byte
+	prefix := monitor.LinePrefix("folio", monitor.KindPromQL)
+	// Three 60-second steps: pod a's CPU rises to 3.4 of 4 cores in the
+	// third; pod b stays at 0.5 of 2 cores.
+	for s := 0; s < 180; s += 5 {
+		at := reporttest.Start.Add(time.Duration(s) * time.Second)
+		a := 1.0
+		if s >= 120 {
+			a = 3.4
+		}
+		buf = monitor.AppendLine(buf, at, prefix, "pod_cpu_cores{pod=mod-circulation}", "cores", a)
+		buf = monitor.AppendLine(buf, at, prefix, "pod_cpu_cores{pod=mod-users}", "cores", 0.5)
+		buf = monitor.AppendLine(buf, at, prefix, "pod_cpu_limit_cores{pod=mod-circulation}", "cores", 4)
+		buf = monitor.AppendLine(buf, at, prefix, "pod_cpu_limit_cores{pod=mod-users}", "cores", 2)
+	}
+	if err := os.WriteFile(filepath.Join(mdir, "folio.csv"), append([]byte(monitor.CSVHeader), buf...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Generate(dir, Options{Formats: []string{"md"}}); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := strings.ReplaceAll(string(md), `\`, "")
+	for _, want := range []string{
+		"mod-circulation used 3.40 of 4.00 cores (85 %) on average in step 3; the other 1 stayed under 25 % of their limits",
+		"**CPU:** saturated",
+		"folio — pod_cpu_cores per phase",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+}
