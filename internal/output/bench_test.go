@@ -11,6 +11,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/metrics"
 	"github.com/plateau-perf/plateau/internal/output"
+	"github.com/plateau-perf/plateau/internal/output/live"
 	"github.com/plateau-perf/plateau/internal/output/prom"
 	"github.com/plateau-perf/plateau/internal/output/remotewrite"
 )
@@ -18,7 +19,7 @@ import (
 // BenchmarkSecondAt5000 is the generator's cost of the live outputs per
 // second of a run at 5,000 req/s over 4 labels: building the snapshot from
 // the engine's interval, the /metrics exporter applying it plus one scrape,
-// and remote write encoding and posting it (to a loopback receiver that
+// the live view updating its tables, SLA status and charts, and remote write encoding and posting it (to a loopback receiver that
 // discards). One op = one second of the run, so ns/op ÷ 1e9 is the share of
 // one core the outputs take.
 func BenchmarkSecondAt5000(b *testing.B) {
@@ -41,6 +42,7 @@ func BenchmarkSecondAt5000(b *testing.B) {
 		return rec.Rotate(nil)
 	}
 	exp := prom.New("")
+	view := live.New(live.Options{Name: "bench", SLA: []string{"p95(response_time) < 500ms"}})
 	rw := remotewrite.New(srv.URL, "")
 	scrape := exp.Handler()
 	users := map[string]int{"shop": 50}
@@ -53,6 +55,9 @@ func BenchmarkSecondAt5000(b *testing.B) {
 	for i := range b.N {
 		s := output.Build(time.Unix(int64(i), 0), ivs[i%len(ivs)], users, nil)
 		if err := exp.Add(s); err != nil {
+			b.Fatal(err)
+		}
+		if err := view.Add(s); err != nil {
 			b.Fatal(err)
 		}
 		if err := rw.Add(s); err != nil {

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis/sla"
@@ -50,11 +51,17 @@ type View struct {
 	exprs []*sla.Expr
 	bad   []string // SLA expressions that did not parse
 
-	// state only Add touches
+	// amu guards the aggregates below (Add, and rendering for a page
+	// that connects).
+	amu      sync.Mutex
+	last     *output.Snapshot
+	dirty    bool
+	watchers atomic.Int32
 	total    *metrics.Agg
 	labels   map[string]*metrics.Agg
 	byPhase  map[string]map[string]*metrics.Agg // phase → label → agg (SLA scoped to a phase)
 	seconds  []second
+	secAgg   *metrics.Agg // this second's, reused
 	dropped  int64
 	start    time.Time
 	lastTime time.Time
@@ -149,33 +156,71 @@ type Done struct {
 	Report  string `json:"report"`
 }
 
-// Add takes one second.
+// Add takes one second. The aggregates are always updated; the page state
+// (tables, SLA, SVG charts, JSON) is rendered only while a page watches, or
+// when one connects — nobody watching costs almost nothing.
 func (v *View) Add(s *output.Snapshot) error {
+	v.amu.Lock()
+	defer v.amu.Unlock()
+	v.update(s)
+	v.last, v.dirty = s, true
+	if v.watchers.Load() > 0 {
+		return v.renderLocked()
+	}
+	return nil
+}
+
+// renderLocked renders the last snapshot's state and publishes it; v.amu
+// is held.
+func (v *View) renderLocked() error {
+	if !v.dirty || v.last == nil {
+		return nil
+	}
+	v.dirty = false
+	b, err := json.Marshal(v.render(v.last))
+	if err != nil {
+		return fmt.Errorf("live view state: %w", err)
+	}
+	v.publish(b)
+	return nil
+}
+
+// current brings the published state up to date (a page connected).
+func (v *View) current() {
+	v.amu.Lock()
+	_ = v.renderLocked()
+	v.amu.Unlock()
+}
+
+func (v *View) update(s *output.Snapshot) {
 	if v.start.IsZero() && !s.Start.IsZero() {
 		v.start = s.Start
 	}
 	sec := second{t: s.Time}
-	secAgg := metrics.NewAgg()
+	if v.secAgg == nil {
+		v.secAgg = metrics.NewAgg()
+	}
+	secAgg := v.secAgg
+	secAgg.Reset()
 	for i := range s.Series {
 		x := &s.Series[i]
 		if x.Tx {
 			continue
 		}
-		a := seriesAgg(x)
 		name := x.Label
 		if v.opt.MultiWorkload && x.Workload != "" {
 			name = x.Workload + ": " + x.Label
 		}
-		v.agg(v.labels, name).Merge(a)
+		addSeries(v.agg(v.labels, name), x)
 		if x.Phase != "" {
 			if v.byPhase[x.Phase] == nil {
 				v.byPhase[x.Phase] = map[string]*metrics.Agg{}
 			}
-			v.agg(v.byPhase[x.Phase], name).Merge(a)
-			v.agg(v.byPhase[x.Phase], core.TotalLabel).Merge(a)
+			addSeries(v.agg(v.byPhase[x.Phase], name), x)
+			addSeries(v.agg(v.byPhase[x.Phase], core.TotalLabel), x)
 		}
-		v.total.Merge(a)
-		secAgg.Merge(a)
+		addSeries(v.total, x)
+		addSeries(secAgg, x)
 	}
 	for _, w := range s.Workloads {
 		sec.users += int64(w.Users)
@@ -187,13 +232,6 @@ func (v *View) Add(s *output.Snapshot) error {
 		v.seconds = append(v.seconds, sec)
 		v.lastTime = s.Time.Add(time.Second)
 	}
-	st := v.render(s)
-	b, err := json.Marshal(st)
-	if err != nil {
-		return fmt.Errorf("live view state: %w", err)
-	}
-	v.publish(b)
-	return nil
 }
 
 func (v *View) agg(m map[string]*metrics.Agg, k string) *metrics.Agg {
@@ -205,16 +243,19 @@ func (v *View) agg(m map[string]*metrics.Agg, k string) *metrics.Agg {
 	return a
 }
 
-// seriesAgg rebuilds an aggregate from a snapshot series.
-func seriesAgg(x *output.Series) *metrics.Agg {
-	a := metrics.NewAgg()
-	a.Count, a.SumUs, a.Sent, a.Recv = x.Count, x.SumUs, x.Sent, x.Recv
+// addSeries adds a snapshot series into an aggregate (work proportional to
+// its populated buckets, no allocation).
+func addSeries(a *metrics.Agg, x *output.Series) {
 	if x.Count > 0 {
-		a.MinUs, a.MaxUs = x.MinUs, x.MaxUs
+		a.MinUs = min(a.MinUs, x.MinUs)
+		a.MaxUs = max(a.MaxUs, x.MaxUs)
 	}
+	a.Count += x.Count
+	a.SumUs += x.SumUs
+	a.Sent += x.Sent
+	a.Recv += x.Recv
+	a.Errors += x.Errors
 	x.Hist.AddTo(a.Hist)
-	a.Errors = x.Errors
-	return a
 }
 
 func (v *View) publish(b []byte) {
@@ -373,17 +414,33 @@ func (v *View) charts(s *output.Snapshot) []string {
 			Y: y, Series: series, Spans: spans, Height: 260, Empty: "waiting for the first second"}
 		return string(c.SVG())
 	}
+	// Long runs are cut into at most 600 buckets per chart, with min/max
+	// envelopes, as the report does; counts weight the latency means.
+	w := chart.BucketWidth(xmax-xmin, 1, 600)
+	weights := rps
+	ser := func(name, color string, y, wt []float64, style chart.Style) chart.Series {
+		if w <= 1 {
+			return chart.Series{Name: name, Color: color, X: x, Y: y, Style: style}
+		}
+		r := chart.Reduce(x, y, wt, xmin, xmax, w)
+		cs := chart.Series{Name: name, Color: color, X: r.X, Y: r.Mean, Style: style}
+		if r.Reduced {
+			cs.Lo, cs.Hi = r.Lo, r.Hi
+		}
+		return cs
+	}
 	return []string{
 		mk("live-throughput", "Throughput and errors", chart.Axis{Label: "Requests per second", Unit: "req/s"},
-			chart.Series{Name: "requests/s", X: x, Y: rps}, chart.Series{Name: "errors/s", X: x, Y: errs, Color: "#e15759"}),
+			ser("requests/s", "", rps, nil, chart.Line), ser("errors/s", "#e15759", errs, nil, chart.Line)),
 		mk("live-latency", "Response time per second", chart.Axis{Label: "Response time (ms)", Unit: "ms"},
-			chart.Series{Name: "p50", X: x, Y: p50}, chart.Series{Name: "p95", X: x, Y: p95}, chart.Series{Name: "p99", X: x, Y: p99}),
-		mk("live-users", "Active users", chart.Axis{Label: "Users", Unit: ""}, chart.Series{Name: "users", X: x, Y: users, Style: chart.Area}),
+			ser("p50", "", p50, weights, chart.Line), ser("p95", "", p95, weights, chart.Line), ser("p99", "", p99, weights, chart.Line)),
+		mk("live-users", "Active users", chart.Axis{Label: "Users", Unit: ""}, ser("users", "", users, nil, chart.Area)),
 	}
 }
 
 // Finish marks the report as written; the page shows the verdict.
 func (v *View) Finish(verdict string, passed bool, report string) {
+	v.current()
 	v.mu.Lock()
 	var st map[string]any
 	_ = json.Unmarshal(v.state, &st)
@@ -411,6 +468,7 @@ func (v *View) Handler() http.Handler {
 	})
 	mux.HandleFunc("/events", v.events)
 	mux.HandleFunc("/state", func(w http.ResponseWriter, r *http.Request) {
+		v.current()
 		v.mu.Lock()
 		b := v.state
 		v.mu.Unlock()
@@ -443,6 +501,9 @@ func (v *View) events(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
+	v.watchers.Add(1)
+	defer v.watchers.Add(-1)
+	v.current()
 	seen := -1
 	for {
 		v.mu.Lock()
