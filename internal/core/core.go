@@ -30,10 +30,13 @@ const (
 	// run stopped (interrupt, graceful_stop reached, abort_on_fail); the
 	// sample's time is how long it had run.
 	ErrAborted
+	// ErrH2StreamReset: an HTTP/2 server reset the request's stream
+	// (RST_STREAM) while the connection stayed up.
+	ErrH2StreamReset
 	numErrorClasses
 )
 
-var errorClassNames = [...]string{"", "timeout", "refused", "reset", "dns", "tls", "check", "http_4xx", "http_5xx", "protocol", "other", "aborted"}
+var errorClassNames = [...]string{"", "timeout", "refused", "reset", "dns", "tls", "check", "http_4xx", "http_5xx", "protocol", "other", "aborted", "h2_stream_reset"}
 
 // String returns the stable lower-case name used in files and reports.
 func (c ErrorClass) String() string {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/engine/httpc"
+	"github.com/plateau-perf/plateau/internal/engine/proto/h2"
 	"github.com/plateau-perf/plateau/internal/metrics"
 	"github.com/plateau-perf/plateau/internal/plan"
 	"github.com/plateau-perf/plateau/internal/plan/expr"
@@ -100,9 +101,13 @@ type Result struct {
 
 // Engine is one run of a plan.
 type Engine struct {
-	cfg         Config
-	plan        *plan.Plan
-	clientCfg   httpc.Config
+	cfg       Config
+	plan      *plan.Plan
+	clientCfg httpc.Config
+	// h2Cfg configures HTTP/2 requests; h2Pool, with connections: shared,
+	// is the run's one HTTP/2 pool (per_user: each user has its own).
+	h2Cfg       h2.Config
+	h2Pool      *h2.Pool
 	rec         *metrics.Recorder
 	seed        uint64
 	activeUsers atomic.Int64
@@ -176,6 +181,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		// by the largest number of users any workload can have.
 		e.clientCfg.Pool = httpc.NewPool(0)
 	}
+	e.h2Cfg = newH2Config(cfg.Plan.HTTP, e.clientCfg)
+	if cfg.Plan.HTTP.Connections == "shared" {
+		e.h2Pool = h2.NewPool(e.h2Cfg)
+		defer e.h2Pool.Close()
+	}
 	e.rec = metrics.NewRecorder(4*runtime.GOMAXPROCS(0), rundir.AppendJTL)
 	feeders := map[string]*feeder{}
 	for name, f := range cfg.Plan.Data {
@@ -196,7 +206,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	if runUser != nil {
-		defer runUser.client.Close()
+		defer runUser.close()
 	}
 	if !cfg.StartAt.IsZero() {
 		if err := sleep(ctx, time.Until(cfg.StartAt)); err != nil {
@@ -351,7 +361,7 @@ func (e *Engine) runSetup(ctx context.Context, feeders map[string]*feeder) (*vu,
 	v := newVU(0, wl, e)
 	v.stopCtx = ctx
 	if err := v.runSetup(ctx); err != nil {
-		v.client.Close()
+		v.close()
 		return nil, fmt.Errorf("run setup: %w", err)
 	}
 	e.runVars = map[string]string{}

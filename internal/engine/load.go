@@ -129,7 +129,7 @@ func (g *group) user(uctx context.Context, v int, delay time.Duration, iteration
 	}
 	wl := g.wl
 	vu := newVU(v+1, wl, wl.e)
-	defer vu.client.Close()
+	defer vu.close()
 	vu.stopCtx = uctx
 	if err := vu.runSetup(g.ctx); err != nil {
 		if errors.Is(err, errDataExhausted) {
@@ -436,7 +436,7 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Ti
 		go func() {
 			defer wg.Done()
 			v := newVU(int(wl.nextUser.Add(1)), wl, e)
-			defer v.client.Close()
+			defer v.close()
 			v.stopCtx = stopCtx
 			if err := v.runSetup(ctx); err != nil {
 				free.Add(-1)

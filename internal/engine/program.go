@@ -12,6 +12,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/engine/httpc"
+	"github.com/plateau-perf/plateau/internal/engine/proto/h2"
 	"github.com/plateau-perf/plateau/internal/plan"
 	"github.com/plateau-perf/plateau/internal/plan/expr"
 	"github.com/plateau-perf/plateau/internal/plan/selector"
@@ -70,6 +71,26 @@ type request struct {
 	// literals masked, not the rendered value.
 	redactURL bool
 	rawURL    string
+	// proto is the HTTP version: protoH1 (httpc), protoH2 or protoAuto
+	// (HTTP/2 when a TLS server offers it; http:// URLs stay HTTP/1.1).
+	proto uint8
+}
+
+// HTTP versions of a request.
+const (
+	protoH1 uint8 = iota
+	protoH2
+	protoAuto
+)
+
+func protoOf(v string) uint8 {
+	switch v {
+	case plan.HTTP2:
+		return protoH2
+	case plan.HTTPAuto:
+		return protoAuto
+	}
+	return protoH1
 }
 
 type hdrTmpl struct {
@@ -402,6 +423,10 @@ func (c *compiler) request(r *plan.Request) *request {
 	if q.onFail == "" {
 		q.onFail = c.onFail
 	}
+	q.proto = protoOf(c.p.HTTP.Version)
+	if r.HTTPVersion != "" {
+		q.proto = protoOf(r.HTTPVersion)
+	}
 	if r.Redirects != nil {
 		q.redirects = *r.Redirects
 		if q.redirects == 0 {
@@ -620,4 +645,11 @@ func newClientConfig(h plan.HTTP) httpc.Config {
 		UserAgent:          "plateau",
 	}
 	return cfg
+}
+
+// newH2Config maps the plan's HTTP settings to the HTTP/2 client's.
+func newH2Config(h plan.HTTP, c httpc.Config) h2.Config {
+	return h2.Config{Auto: h.Version == plan.HTTPAuto, MaxConcurrentStreams: h.MaxConcurrentStreams,
+		ConnectTimeout: c.ConnectTimeout, Timeout: c.Timeout, InsecureSkipVerify: c.InsecureSkipVerify,
+		TLSConfig: c.TLSConfig, FollowRedirects: c.FollowRedirects, MaxBody: c.MaxBody, UserAgent: c.UserAgent}
 }

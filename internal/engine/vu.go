@@ -18,6 +18,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/engine/httpc"
+	"github.com/plateau-perf/plateau/internal/engine/proto/h2"
 	"github.com/plateau-perf/plateau/internal/metrics"
 	"github.com/plateau-perf/plateau/internal/plan"
 	"github.com/plateau-perf/plateau/internal/plan/expr"
@@ -33,6 +34,10 @@ type vu struct {
 	w      *workload
 	vars   []string
 	client *httpc.Client
+	// h2 sends the HTTP/2 requests, made on the first one; h2Own is the
+	// user's own pool (connections: per_user).
+	h2     *h2.Client
+	h2Own  *h2.Pool
 	rng    *mrand.Rand
 	req    httpc.Request
 	res    httpc.Result
@@ -120,6 +125,27 @@ func newVU(id int, w *workload, e *Engine) *vu {
 		}
 	}
 	return v
+}
+
+// h2Client returns the user's HTTP/2 client, made on first use.
+func (v *vu) h2Client() *h2.Client {
+	if v.h2 == nil {
+		p := v.w.e.h2Pool
+		if p == nil {
+			v.h2Own = h2.NewPool(v.w.e.h2Cfg)
+			p = v.h2Own
+		}
+		v.h2 = h2.NewClient(p, v.client.CookieJar())
+	}
+	return v.h2
+}
+
+// close closes the user's connections.
+func (v *vu) close() {
+	v.client.Close()
+	if v.h2Own != nil {
+		v.h2Own.Close()
+	}
 }
 
 // runSetup runs the unmeasured setup steps. It reports false when the user
@@ -341,7 +367,11 @@ func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sam
 	}
 	v.req.Timeout = q.timeout // 0: the client's default
 	v.req.Redirects = q.redirects
-	_ = v.client.Do(ctx, &v.req, &v.res)
+	if q.proto == protoH1 || q.proto == protoAuto && !strings.HasPrefix(v.req.URL, "https:") {
+		_ = v.client.Do(ctx, &v.req, &v.res)
+	} else {
+		_ = v.h2Client().Do(ctx, &v.req, &v.res)
+	}
 	v.docDone, v.extractFailed = false, false
 	r := &v.res
 	aborted := false

@@ -42,6 +42,11 @@ var badFixtures = map[string][]string{
 		`11:16: think: bad think time "uniform(1s)"`,
 		`12:32: duration: "-5s" is negative`,
 	},
+	"protocols.bad.yaml": {
+		`4:12: http.version: "3" is not 1.1, 2 or auto`,
+		`5:27: http.max_concurrent_streams must not be negative`,
+		`11:25: http_version: "2.0" is not 1.1, 2 or auto`,
+	},
 	"two-models.bad.yaml": {
 		`6:11: load mixes 2 load models: open (rate) and closed (users); use exactly one`,
 		`9:11: load: no load model`,

@@ -206,6 +206,12 @@ func (d *decoder) checkHTTP(h *HTTP, n *yaml.Node, k keyset) {
 	if h.Connections != ConnPerUser && h.Connections != ConnShared {
 		d.errorf(at(n, k, "connections"), "http.connections: %q is not per_user or shared", h.Connections)
 	}
+	if !HTTPVersionOK(h.Version) {
+		d.errorf(at(n, k, "version"), "http.version: %q is not 1.1, 2 or auto", h.Version)
+	}
+	if h.MaxConcurrentStreams < 0 {
+		d.errorf(at(n, k, "max_concurrent_streams"), "http.max_concurrent_streams must not be negative")
+	}
 }
 
 // checkOnFail reports an on_fail value that is not one of the four.
@@ -303,6 +309,9 @@ func (d *decoder) checkRequest(r *Request, n *yaml.Node, k keyset) {
 	}
 	if len(bodies) > 1 {
 		d.errorf(at(n, k, bodies[1]), "request has both %s and %s; use one", bodies[0], bodies[1])
+	}
+	if !HTTPVersionOK(r.HTTPVersion) {
+		d.errorf(at(n, k, "http_version"), "http_version: %q is not 1.1, 2 or auto", r.HTTPVersion)
 	}
 	if r.Timeout < 0 {
 		d.errorf(at(n, k, "timeout"), "request timeout must be positive")
@@ -1240,3 +1249,20 @@ func (p *Plan) CheckNames() []string {
 	}
 	return out
 }
+
+// HTTPVersionOK reports whether v is an http.version value ("" is the
+// default, 1.1).
+func HTTPVersionOK(v string) bool {
+	switch v {
+	case "", HTTP11, HTTP2, HTTPAuto:
+		return true
+	}
+	return false
+}
+
+// HTTP versions (http.version, http_version).
+const (
+	HTTP11   = "1.1"
+	HTTP2    = "2"
+	HTTPAuto = "auto"
+)

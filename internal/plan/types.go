@@ -52,6 +52,14 @@ type HTTP struct {
 	Headers        []Header      `yaml:"headers"`         // sent with every request (mapping name → value)
 	MaxBody        int           `yaml:"max_body"`        // bytes kept for checks and extraction; default 1 MiB
 	Cookies        *bool         `yaml:"cookies"`         // per-user cookie jar; default true
+	// Version is the HTTP version: "1.1" (default), "2" (HTTP/2: over TLS
+	// by ALPN, over http:// as h2c with prior knowledge) or "auto" (HTTP/2
+	// when a TLS server offers it by ALPN, else HTTP/1.1; http:// URLs
+	// stay HTTP/1.1).
+	Version string `yaml:"version"`
+	// MaxConcurrentStreams bounds the HTTP/2 streams in flight on one
+	// connection (default 100); more requests open more connections.
+	MaxConcurrentStreams int `yaml:"max_concurrent_streams"`
 	// CookiesPerIteration empties each user's jar at the start of every
 	// iteration ("cookies: per_iteration": a new browser session each time).
 	CookiesPerIteration bool `yaml:"-"`
@@ -203,9 +211,11 @@ type Request struct {
 	Checks  []Check       `yaml:"check"`
 	Timeout time.Duration `yaml:"timeout"`
 	// Redirects overrides http.redirects for this request (nil: inherit).
-	Redirects *int   `yaml:"redirects"`
-	OnFail    string `yaml:"on_fail"`
-	Pos       Pos    `yaml:"-"`
+	Redirects *int `yaml:"redirects"`
+	// HTTPVersion overrides http.version for this request.
+	HTTPVersion string `yaml:"http_version"`
+	OnFail      string `yaml:"on_fail"`
+	Pos         Pos    `yaml:"-"`
 }
 
 // Extract takes a value from a response into a variable. Exactly one

@@ -753,3 +753,29 @@ func (k *canceler) clear(done <-chan struct{}) {
 	k.cur = nil
 	k.mu.Unlock()
 }
+
+// CookieJar is the client's cookie jar for another protocol's client of
+// the same user (HTTP/2), so that both send and keep the same cookies; nil
+// when the client has no jar.
+func (c *Client) CookieJar() http.CookieJar {
+	if c.jar == nil {
+		return nil
+	}
+	return jarView{c}
+}
+
+type jarView struct{ c *Client }
+
+func (j jarView) Cookies(u *url.URL) []*http.Cookie {
+	if !j.c.jarUsed {
+		return nil
+	}
+	return j.c.jar.Cookies(u)
+}
+
+func (j jarView) SetCookies(u *url.URL, cs []*http.Cookie) {
+	if len(cs) > 0 {
+		j.c.jar.SetCookies(u, cs)
+		j.c.jarUsed = true
+	}
+}

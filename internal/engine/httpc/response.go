@@ -639,3 +639,14 @@ func (r *Result) Headers() iter.Seq2[[]byte, []byte] {
 		}
 	}
 }
+
+// AddHeader appends a response header field to r. It is for clients of
+// other protocols (HTTP/2) that fill a Result for the engine; Do itself
+// never needs it.
+func (r *Result) AddHeader(name, value string) {
+	ns := int32(len(r.raw))
+	r.raw = append(r.raw, name...)
+	vs := int32(len(r.raw))
+	r.raw = append(r.raw, value...)
+	r.fields = append(r.fields, field{ns: ns, ne: vs, vs: vs, ve: int32(len(r.raw))})
+}
