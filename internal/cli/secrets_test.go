@@ -164,6 +164,11 @@ workloads:
 		b, _ := json.Marshal(s.Labels)
 		t.Errorf("label rewritten by redaction: %s", b)
 	}
+	for _, f := range []string{"report.md", "report.html"} {
+		if b, _ := os.ReadFile(filepath.Join(out, f)); !strings.Contains(string(b), "View a model with basic data") {
+			t.Errorf("%s lacks the label as written", f)
+		}
+	}
 	// The failures are still there to read: masked, not dropped.
 	b, _ := os.ReadFile(filepath.Join(out, "summary.json"))
 	for _, want := range []string{"denied, credential was:", "rejected"} {
