@@ -161,6 +161,10 @@ workloads:
 		if !strings.Contains(stderr, "no request succeeded") || !strings.Contains(stderr, "http_5xx") {
 			t.Errorf("stderr does not say why:\n%s", stderr)
 		}
+		junit, _ := os.ReadFile(filepath.Join(out, "junit.xml"))
+		if !strings.Contains(string(junit), `<failure message="could not run`) {
+			t.Errorf("junit.xml passes a run in which no request succeeded:\n%s", junit)
+		}
 	})
 }
 
