@@ -28,7 +28,7 @@ func TestExampleMonitorsRender(t *testing.T) {
 	pgexp := monitortest.PostgresExporter(t, dsn)
 	prom := monitortest.Prometheus(t, map[string][]string{"kubelet": {kubelet}, "node": {node}, "postgres": {pgexp}})
 	time.Sleep(2 * time.Second)
-	env := map[string]string{"PROMETHEUS_URL": prom, "FOLIO_NAMESPACE": "ersilia-core", "NAMESPACE": "ersilia-core", "NODE_1": node,
+	env := map[string]string{"PROMETHEUS_URL": prom, "FOLIO_NAMESPACE": "namespace_a", "NAMESPACE": "namespace_a", "NODE_1": node,
 		"FOLIO_DB_DSN": dsn}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Okapi-Token", "t")
@@ -43,10 +43,10 @@ func TestExampleMonitorsRender(t *testing.T) {
 		want    []string
 	}{
 		{"folio-circulation", []string{"workloads.circulation.load={users: 1, duration: 4s}"},
-			[]string{"PromQL queries: folio, data", "folio — pod_cpu_cores", "pod=ersilia-hub-server-78554c56f7-klmrl", "data — pg_connections", "datname=postgres",
+			[]string{"PromQL queries: folio, data", "folio — pod_cpu_cores", "pod=pod_a", "data — pg_connections", "datname=postgres",
 				"Query kafka_consumer_lag (data): the query returned no series"}},
 		{"concurrency-sweep", []string{"workloads.manager.load={users: 1, duration: 4s}"},
-			[]string{"PromQL recipes: pods", "pods — pod_memory_bytes", "container=postgresql", "Query heap_used_bytes (jvms): the query returned no series"}},
+			[]string{"PromQL recipes: pods", "pods — pod_memory_bytes", "container=container_b", "Query heap_used_bytes (jvms): the query returned no series"}},
 		{"concurrent-workloads", []string{"workloads.circulation.load={users: 1, duration: 4s}", "workloads.data-import.load={users: 1, pace: 1s, duration: 4s}", "monitor.interval=1s"},
 			[]string{"services — pod_cpu_cores", "database — pg_connections", "Prometheus endpoints: hosts", "mode=user"}},
 	} {
