@@ -173,6 +173,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		e.seed = uint64(time.Now().UnixNano())
 	}
 	e.clientCfg = newClientConfig(cfg.Plan.HTTP)
+	tc, err := cfg.Plan.HTTP.TLS.TLSConfig()
+	if err != nil {
+		return nil, err
+	}
+	e.clientCfg.TLSConfig = tc
 	// Users hold connection buffers only while a request is in flight, so a
 	// thinking user costs little memory (see the per-user memory test).
 	e.clientCfg.Buffers = httpc.NewBuffers()

@@ -45,7 +45,9 @@ var badFixtures = map[string][]string{
 	"protocols.bad.yaml": {
 		`4:12: http.version: "3" is not 1.1, 2 or auto`,
 		`5:27: http.max_concurrent_streams must not be negative`,
-		`11:25: http_version: "2.0" is not 1.1, 2 or auto`,
+		`7:9: http.tls.ca: open testdata/no-such-ca.pem: no such file or directory`,
+		`8:11: http.tls.cert needs http.tls.key (the certificate's private key)`,
+		`14:25: http_version: "2.0" is not 1.1, 2 or auto`,
 	},
 	"two-models.bad.yaml": {
 		`6:11: load mixes 2 load models: open (rate) and closed (users); use exactly one`,

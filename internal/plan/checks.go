@@ -1,8 +1,11 @@
 package plan
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -22,6 +25,8 @@ func (d *decoder) after(ptr any, n *yaml.Node, k keyset) {
 	switch v := ptr.(type) {
 	case *HTTP:
 		d.checkHTTP(v, n, k)
+	case *TLS:
+		d.checkTLS(v, n, k)
 	case *Workload:
 		d.checkWorkload(v, n, k)
 	case *Step:
@@ -1266,3 +1271,60 @@ const (
 	HTTP2    = "2"
 	HTTPAuto = "auto"
 )
+
+// checkTLS resolves http.tls's files relative to the plan and checks that
+// they are what they claim, so a wrong path fails at load time, not as
+// TLS errors in every sample.
+func (d *decoder) checkTLS(t *TLS, n *yaml.Node, k keyset) {
+	abs := func(p string) string {
+		if p != "" && !filepath.IsAbs(p) {
+			return filepath.Join(d.dir, p)
+		}
+		return p
+	}
+	t.CA, t.Cert, t.Key = abs(t.CA), abs(t.Cert), abs(t.Key)
+	if t.CA != "" {
+		if b, err := os.ReadFile(t.CA); err != nil {
+			d.errorf(at(n, k, "ca"), "http.tls.ca: %v", err)
+		} else if !x509.NewCertPool().AppendCertsFromPEM(b) {
+			d.errorf(at(n, k, "ca"), "http.tls.ca: %s holds no PEM certificate", t.CA)
+		}
+	}
+	switch {
+	case t.Cert != "" && t.Key == "":
+		d.errorf(at(n, k, "cert"), "http.tls.cert needs http.tls.key (the certificate's private key)")
+	case t.Key != "" && t.Cert == "":
+		d.errorf(at(n, k, "key"), "http.tls.key needs http.tls.cert")
+	case t.Cert != "":
+		if _, err := tls.LoadX509KeyPair(t.Cert, t.Key); err != nil {
+			d.errorf(at(n, k, "cert"), "http.tls.cert/key: %v", err)
+		}
+	}
+}
+
+// TLSConfig builds the client TLS configuration of http.tls (nil when
+// nothing is set).
+func (t TLS) TLSConfig() (*tls.Config, error) {
+	if t == (TLS{}) {
+		return nil, nil
+	}
+	c := &tls.Config{ServerName: t.ServerName}
+	if t.CA != "" {
+		b, err := os.ReadFile(t.CA)
+		if err != nil {
+			return nil, err
+		}
+		c.RootCAs = x509.NewCertPool()
+		if !c.RootCAs.AppendCertsFromPEM(b) {
+			return nil, fmt.Errorf("http.tls.ca: %s holds no PEM certificate", t.CA)
+		}
+	}
+	if t.Cert != "" {
+		cert, err := tls.LoadX509KeyPair(t.Cert, t.Key)
+		if err != nil {
+			return nil, fmt.Errorf("http.tls: %w", err)
+		}
+		c.Certificates = []tls.Certificate{cert}
+	}
+	return c, nil
+}

@@ -60,9 +60,26 @@ type HTTP struct {
 	// MaxConcurrentStreams bounds the HTTP/2 streams in flight on one
 	// connection (default 100); more requests open more connections.
 	MaxConcurrentStreams int `yaml:"max_concurrent_streams"`
+	// TLS holds the client certificate, CA bundle and SNI name.
+	TLS TLS `yaml:"tls"`
 	// CookiesPerIteration empties each user's jar at the start of every
 	// iteration ("cookies: per_iteration": a new browser session each time).
 	CookiesPerIteration bool `yaml:"-"`
+}
+
+// TLS is http.tls. Load resolves the files relative to the plan file and
+// checks that they parse.
+type TLS struct {
+	// CA is a PEM bundle of the certificate authorities trusted for
+	// servers, instead of the system's.
+	CA string `yaml:"ca"`
+	// Cert and Key are the client certificate and its private key (PEM),
+	// sent to servers that ask for one (mTLS).
+	Cert string `yaml:"cert"`
+	Key  string `yaml:"key"`
+	// ServerName is the name sent by SNI and verified in the server's
+	// certificate, instead of the URL's host.
+	ServerName string `yaml:"server_name"`
 }
 
 // Header is one request header; Value is a template.

@@ -82,8 +82,15 @@ func isTLSError(err error) bool {
 		host   x509.HostnameError
 		inv    x509.CertificateInvalidError
 	)
-	return errors.As(err, &alert) || errors.As(err, &rec) || errors.As(err, &verify) ||
-		errors.As(err, &ua) || errors.As(err, &host) || errors.As(err, &inv)
+	if errors.As(err, &alert) || errors.As(err, &rec) || errors.As(err, &verify) ||
+		errors.As(err, &ua) || errors.As(err, &host) || errors.As(err, &inv) {
+		return true
+	}
+	// An alert the server sent (TLS 1.3's "certificate required" comes on
+	// the first read, after the handshake): crypto/tls returns it as a
+	// *net.OpError "remote error" around its unexported alert type.
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "remote error"
 }
 
 // connLost reports whether err means the peer closed or reset the

@@ -64,6 +64,9 @@ type Pool struct {
 	mu      sync.Mutex
 	conns   map[string][]*pconn // by scheme://host:port
 	h1Hosts map[string]bool     // Auto: TLS hosts that did not pick h2
+	// readErrs keeps each connection's first read error, which x/net does
+	// not report.
+	readErrs map[*http2.ClientConn]*readErrConn
 }
 
 // pconn is one connection; until its dial ends (ready closed) cc and err
@@ -89,7 +92,8 @@ func NewPool(cfg Config) *Pool {
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = httpc.DefaultUserAgent
 	}
-	p := &Pool{cfg: cfg, conns: map[string][]*pconn{}, h1Hosts: map[string]bool{}}
+	p := &Pool{cfg: cfg, conns: map[string][]*pconn{}, h1Hosts: map[string]bool{},
+		readErrs: map[*http2.ClientConn]*readErrConn{}}
 	p.t2 = &http2.Transport{AllowHTTP: true, DisableCompression: true, StrictMaxConcurrentStreams: true}
 	p.dialer.Timeout = max(cfg.ConnectTimeout, 0)
 	if cfg.Auto {
@@ -216,6 +220,15 @@ func (p *Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 	res, err := c.cc.RoundTrip(req)
 	if err != nil {
 		p.done(c)
+		p.mu.Lock()
+		rc := p.readErrs[c.cc]
+		p.mu.Unlock()
+		if rerr := rc.firstErr(); rerr != nil && !errors.Is(err, rerr) {
+			// x/net says "client conn could not be established"; the
+			// connection's read error says why (TLS 1.3 sends "certificate
+			// required" after the handshake, on the first read).
+			err = fmt.Errorf("%w: %w", err, rerr)
+		}
 		return nil, err
 	}
 	res.Body = &streamBody{ReadCloser: res.Body, p: p, c: c}
@@ -234,6 +247,7 @@ func (p *Pool) pick(key string) *pconn {
 		if !ok && c.inflight == 0 {
 			if c.cc != nil {
 				_ = c.cc.Close()
+				delete(p.readErrs, c.cc)
 			}
 			continue
 		}
@@ -297,12 +311,47 @@ func (p *Pool) dial(ctx context.Context, scheme, addr, host string) (*http2.Clie
 		}
 		nc = tc
 	}
-	cc, err := p.t2.NewClientConn(nc) //nolint:staticcheck // x/net's own connection API; net/http's needs its Transport to dial
+	rc := &readErrConn{Conn: nc}
+	cc, err := p.t2.NewClientConn(rc) //nolint:staticcheck // x/net's own connection API; net/http's needs its Transport to dial
 	if err != nil {
 		_ = nc.Close()
+		if rerr := rc.firstErr(); rerr != nil {
+			return nil, fmt.Errorf("%w: %w", err, rerr)
+		}
 		return nil, err
 	}
+	p.mu.Lock()
+	p.readErrs[cc] = rc
+	p.mu.Unlock()
 	return cc, nil
+}
+
+// readErrConn keeps the first read error of a connection.
+type readErrConn struct {
+	net.Conn
+	mu  sync.Mutex
+	err error
+}
+
+func (c *readErrConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if err != nil {
+		c.mu.Lock()
+		if c.err == nil {
+			c.err = err
+		}
+		c.mu.Unlock()
+	}
+	return n, err
+}
+
+func (c *readErrConn) firstErr() error {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
 }
 
 // noALPN reports whether a handshake failed on the server's
