@@ -30,7 +30,12 @@ label and each matched phase (matched by name, else by load level) it shows
 average and p95 of both runs, the delta in ms and %, throughput and error %
 side by side, and whether the difference is beyond run-to-run noise
 (faster / slower / no significant change). With more than two runs it also
-shows them side by side with the spread between them.
+shows them side by side with the spread between them, or, when their load
+levels differ, as a load series (throughput and response time against
+load), since runs at different loads are not repeats. Runs are named by
+what distinguishes them (the load, else the directory), not only by the
+plan's name; a whole-run delta between runs with different phases carries
+a warning (compare the matched phases).
 
 It writes compare.html and compare.md (charts under compare-charts/) into
 -o DIR (default: the last run directory).
@@ -115,7 +120,18 @@ func printComparison(w io.Writer, res *report.CompareResult) error {
 			}
 		}
 	}
-	if sp := res.Spread; sp != nil {
+	for _, rc := range res.Runs {
+		if !rc.SamePhases {
+			fmt.Fprintf(tw, "warning: %s has different phases from %s, so its whole-run delta mixes different loads; compare the matched phases\n", rc.Name, res.BaseName)
+		}
+	}
+	if sp := res.Spread; sp != nil && res.Kind == compare.Series {
+		fmt.Fprintln(tw, "\nload series (all requests, whole run): different load levels, a curve against load, not repeats")
+		fmt.Fprintln(tw, "run\tload\treq/s\tavg ms\tp95 ms\terr %\t")
+		for _, r := range sp.Runs {
+			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.1f\t%.1f\t%.2f\t\n", r.Name, r.Load, r.Stats.ThroughputRPS, r.Stats.MeanMs, r.Stats.P95Ms, r.Stats.ErrorPct)
+		}
+	} else if sp != nil {
 		fmt.Fprintln(tw, "\nruns side by side (all requests, whole run)")
 		fmt.Fprintln(tw, "run\tavg ms\tp95 ms\treq/s\terr %\t")
 		for _, r := range sp.Runs {

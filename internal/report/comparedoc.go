@@ -1,10 +1,12 @@
 package report
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,10 +39,16 @@ type CompareOptions struct {
 
 // RunComparison is one candidate run compared with the baseline.
 type RunComparison struct {
-	Dir      string
-	Name     string
-	Rows     []ComparisonRow
-	Outcomes []RuleOutcome
+	Dir string
+	// Name is the run's role or distinguishing setting (compare.Names).
+	Name string
+	// Load is the run's load level ("20 users"), "" when unknown.
+	Load string
+	// SamePhases is true when the run has the baseline's phases, so its
+	// whole-run delta compares like with like.
+	SamePhases bool
+	Rows       []ComparisonRow
+	Outcomes   []RuleOutcome
 }
 
 // RuleOutcome is one fail-on rule checked on one row.
@@ -60,6 +68,9 @@ type CompareResult struct {
 	// Spread is the side-by-side summary of all runs (whole run, all
 	// requests); nil for two runs.
 	Spread *compare.Summary
+	// Kind is series when the runs' load levels differ (a curve against
+	// load, not repeats), else repeats.
+	Kind compare.Kind
 }
 
 // CompareRuns compares each of dirs[1:] with dirs[0].
@@ -92,17 +103,17 @@ func CompareRuns(dirs []string, opt CompareOptions) (*CompareResult, error) {
 		values = append(values, reds[i].values.List()...)
 	}
 	red := NewRedactor(names, values)
-	runName := func(i int) string {
-		n := strings.TrimSpace(sets[i].Info.Name)
-		if n == "" {
-			n = filepath.Base(filepath.Clean(dirs[i]))
-		}
-		return red.String(n)
+	facts := make([]compare.RunFacts, len(sets))
+	for i, d := range sets {
+		facts[i] = Facts(d, dirs[i], "")
 	}
-	res := &CompareResult{BaseDir: dirs[0], BaseName: runName(0)}
+	named := compare.Names(facts)
+	runName := func(i int) string { return red.String(named[i]) }
+	res := &CompareResult{BaseDir: dirs[0], BaseName: runName(0), Kind: compare.Classify(facts)}
 	base := sets[0]
 	for i := 1; i < len(sets); i++ {
-		rc := RunComparison{Dir: dirs[i], Name: runName(i), Rows: Compare(base, sets[i], red.String)}
+		rc := RunComparison{Dir: dirs[i], Name: runName(i), Rows: Compare(base, sets[i], red.String), Load: facts[i].Load(),
+			SamePhases: compare.SamePhases(facts[0], facts[i])}
 		for _, r := range rc.Rows {
 			if len(opt.Rules) == 0 {
 				break
@@ -118,7 +129,8 @@ func CompareRuns(dirs []string, opt CompareOptions) (*CompareResult, error) {
 	if len(sets) > 2 {
 		var rs []compare.RunStats
 		for i, d := range sets {
-			rs = append(rs, compare.RunStats{Name: runName(i), Stats: d.Total.Stats(core.TotalLabel, false, d.Span())})
+			rs = append(rs, compare.RunStats{Name: runName(i), Load: facts[i].Load(), Users: facts[i].Users, Rate: facts[i].Rate,
+				Stats: d.Total.Stats(core.TotalLabel, false, d.Span())})
 		}
 		if sp, err := compare.Summarize(rs); err == nil {
 			res.Spread = &sp
@@ -149,8 +161,11 @@ func compareDoc(res *CompareResult, sets []*analysis.Dataset, runName func(int) 
 				case compare.Slower:
 					lvl = doc.Fail
 				}
-				l.Items = append(l.Items, doc.Item{Level: lvl, Lead: rc.Name, Text: fmt.Sprintf("%s than %s — average %s → %s (%+.1f %%), p95 %s → %s (%+.1f %%), throughput %s → %s.",
-					r.Verdict, res.BaseName, msU(r.BaseMeanMs), msU(r.NewMeanMs), r.DeltaPct, msU(r.BaseP95Ms), msU(r.NewP95Ms), r.P95DeltaPct, rps(r.BaseTputRPS), rps(r.NewTputRPS))})
+				l.Items = append(l.Items, doc.Item{Level: lvl, Lead: rc.Name, Text: sentences(
+					clauses(fmt.Sprintf("%s %s — average %s → %s (%+.1f %%), p95 %s → %s (%+.1f %%), throughput %s → %s",
+						compare.VerdictPhrase(compare.Verdict(r.Verdict)), res.BaseName, msU(r.BaseMeanMs), msU(r.NewMeanMs), r.DeltaPct,
+						msU(r.BaseP95Ms), msU(r.NewP95Ms), r.P95DeltaPct, rps(r.BaseTputRPS), rps(r.NewTputRPS))),
+					phaseMixWarning(rc))})
 			}
 		}
 	}
@@ -187,7 +202,9 @@ func compareDoc(res *CompareResult, sets []*analysis.Dataset, runName func(int) 
 		cmp.Blocks = append(cmp.Blocks, f)
 	}
 	d.Sections = append(d.Sections, sum, cmp)
-	if res.Spread != nil {
+	if res.Spread != nil && res.Kind == compare.Series {
+		d.Sections = append(d.Sections, seriesSection(res.Spread))
+	} else if res.Spread != nil {
 		sp := res.Spread
 		runs := doc.Section{ID: SecRuns, Title: "Runs side by side"}
 		t := &doc.Table{Caption: "All requests, whole run", Columns: []doc.Column{{Name: "Run"}, {Name: "Average (ms)", Align: doc.Right},
@@ -255,4 +272,69 @@ func WriteCompare(dir string, res *CompareResult) ([]string, error) {
 		return nil, err
 	}
 	return append([]string{hp}, files...), nil
+}
+
+// Facts gathers what distinguishes a run (compare.Names, compare.Classify):
+// plan name, role, load level and phase names.
+func Facts(d *analysis.Dataset, dir, role string) compare.RunFacts {
+	f := compare.RunFacts{Dir: dir, Role: role}
+	if d.Info != nil {
+		f.Plan = d.Info.Name
+		for _, w := range d.Info.Workloads {
+			f.Users = max(f.Users, w.Users)
+			f.Rate = max(f.Rate, w.Rate)
+		}
+	}
+	for _, p := range d.Phases {
+		f.Users = max(f.Users, p.Users)
+		f.Rate = max(f.Rate, p.Rate)
+		f.Phases = append(f.Phases, p.Name)
+	}
+	return f
+}
+
+// phaseMixWarning warns when a whole-run delta is between different mixes
+// of phases (an interrupted run, a different step plan): the delta may come
+// from the mix alone, and the matched phases are the fair comparison.
+func phaseMixWarning(rc RunComparison) string {
+	if rc.SamePhases {
+		return ""
+	}
+	return "warning: the runs have different phases, so this whole-run delta mixes different loads; compare the matched phases below"
+}
+
+// seriesSection shows runs at different load levels as a curve:
+// throughput and response time against load, ordered by load.
+func seriesSection(sp *compare.Summary) doc.Section {
+	sec := doc.Section{ID: SecRuns, Title: "Load series"}
+	runs := slices.Clone(sp.Runs)
+	slices.SortStableFunc(runs, func(a, b compare.RunStats) int {
+		if c := cmp.Compare(a.Users, b.Users); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Rate, b.Rate)
+	})
+	t := &doc.Table{Caption: "All requests, whole run, by load", Columns: []doc.Column{{Name: "Run"}, {Name: "Load"},
+		{Name: "Throughput (req/s)", Align: doc.Right}, {Name: "Average (ms)", Align: doc.Right}, {Name: "p95 (ms)", Align: doc.Right}, {Name: "Error %", Align: doc.Right}}}
+	var x, tput, mean []float64
+	for _, r := range runs {
+		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Name}, {Text: r.Load}, {Text: rate(r.Stats.ThroughputRPS)},
+			{Text: ms(r.Stats.MeanMs)}, {Text: ms(r.Stats.P95Ms)}, {Text: pct(r.Stats.ErrorPct)}}})
+		l := float64(r.Users)
+		if l == 0 {
+			l = r.Rate
+		}
+		x, tput, mean = append(x, l), append(tput, r.Stats.ThroughputRPS), append(mean, r.Stats.MeanMs)
+	}
+	sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: sentence("the runs are at different load levels, so they are a series (a curve against load), not repeats; their spread is the effect of load, not run-to-run noise")})
+	xl := "Users"
+	if runs[0].Users == 0 {
+		xl = "Arrival rate (/s)"
+	}
+	c := &chart.Chart{ID: "compare-series", Title: "Throughput and response time against load", XKind: chart.Linear, XLabel: xl,
+		Y: chart.Axis{Label: "Throughput (req/s)", Unit: "req/s"}, Y2: &chart.Axis{Label: "Average response time (ms)", Unit: "ms"}, Height: 300}
+	c.Series = append(c.Series, chart.Series{Name: "throughput", Color: chart.Palette[0], X: x, Y: tput, Width: 2, Style: chart.LinePoints},
+		chart.Series{Name: "average response time", Color: chart.Palette[1], X: x, Y: mean, Width: 2, Style: chart.LinePoints, Right: true})
+	sec.Blocks = append(sec.Blocks, &doc.Figure{Name: "compare-series", Title: c.Title, SVG: c.SVG()})
+	return sec
 }

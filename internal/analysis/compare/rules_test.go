@@ -176,10 +176,10 @@ func TestSummarize(t *testing.T) {
 	t.Parallel()
 	// Four repeats (reference 004 style).
 	runs := []RunStats{
-		{"test 1", core.LabelStats{MeanMs: 500, P95Ms: 900, ThroughputRPS: 20, ErrorPct: 0}},
-		{"test 2", core.LabelStats{MeanMs: 520, P95Ms: 950, ThroughputRPS: 19, ErrorPct: 0.1}},
-		{"test 3", core.LabelStats{MeanMs: 480, P95Ms: 880, ThroughputRPS: 21, ErrorPct: 0}},
-		{"test 4", core.LabelStats{MeanMs: 500, P95Ms: 870, ThroughputRPS: 20, ErrorPct: 0.3}},
+		{Name: "test 1", Stats: core.LabelStats{MeanMs: 500, P95Ms: 900, ThroughputRPS: 20, ErrorPct: 0}},
+		{Name: "test 2", Stats: core.LabelStats{MeanMs: 520, P95Ms: 950, ThroughputRPS: 19, ErrorPct: 0.1}},
+		{Name: "test 3", Stats: core.LabelStats{MeanMs: 480, P95Ms: 880, ThroughputRPS: 21, ErrorPct: 0}},
+		{Name: "test 4", Stats: core.LabelStats{MeanMs: 500, P95Ms: 870, ThroughputRPS: 20, ErrorPct: 0.3}},
 	}
 	s, err := Summarize(runs)
 	if err != nil {
@@ -201,7 +201,7 @@ func TestSummarize(t *testing.T) {
 	if _, err := Summarize(nil); err == nil {
 		t.Error("no runs: want an error")
 	}
-	bad := []RunStats{{"nan", core.LabelStats{MeanMs: math.NaN()}}}
+	bad := []RunStats{{Name: "nan", Stats: core.LabelStats{MeanMs: math.NaN()}}}
 	if _, err := Summarize(bad); err == nil || !strings.Contains(err.Error(), `run "nan"`) {
 		t.Errorf("NaN run: err = %v", err)
 	}

@@ -12,6 +12,11 @@ import (
 type RunStats struct {
 	Name  string
 	Stats core.LabelStats
+	// Load is the run's load level ("20 users"); Users and Rate its
+	// largest concurrent users and arrival rate (0 when none).
+	Load  string
+	Users int
+	Rate  float64
 }
 
 // Spread describes how much one statistic varies across runs.

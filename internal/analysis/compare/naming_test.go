@@ -1,0 +1,52 @@
+package compare
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestNames(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		runs []RunFacts
+		want []string
+	}{
+		{"distinct plans", []RunFacts{{Plan: "a", Users: 8}, {Plan: "b", Users: 8}}, []string{"a", "b"}},
+		{"same plan, users differ", []RunFacts{{Plan: "shop", Users: 8}, {Plan: "shop", Users: 20}, {Plan: "shop", Users: 30}},
+			[]string{"shop, 8 users", "shop, 20 users", "shop, 30 users"}},
+		{"same plan and load: directory", []RunFacts{{Plan: "shop", Dir: "runs/r1", Users: 8}, {Plan: "shop", Dir: "runs/r2/", Users: 8}},
+			[]string{"shop (r1)", "shop (r2)"}},
+		{"roles win", []RunFacts{{Plan: "shop", Role: "release 1.4"}, {Plan: "shop", Role: "release 1.5"}}, []string{"release 1.4", "release 1.5"}},
+		{"still equal: numbered", []RunFacts{{Plan: "shop", Dir: "x/r"}, {Plan: "shop", Dir: "y/r"}}, []string{"shop (r) (run 1)", "shop (r) (run 2)"}},
+		{"same load among others: directory", []RunFacts{{Plan: "p", Dir: "full", Users: 10}, {Plan: "p", Dir: "cut", Users: 7}, {Plan: "p", Dir: "again", Users: 10}},
+			[]string{"p, 10 users (full)", "p, 7 users", "p, 10 users (again)"}},
+		{"rate", []RunFacts{{Plan: "p", Rate: 50}, {Plan: "p", Rate: 100}}, []string{"p, 50/s", "p, 100/s"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := Names(tc.runs); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("Names = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestClassify(t *testing.T) {
+	t.Parallel()
+	if k := Classify([]RunFacts{{Users: 8}, {Users: 20}, {Users: 30}}); k != Series {
+		t.Fatalf("three load levels: %s, want series", k)
+	}
+	if k := Classify([]RunFacts{{Users: 8}, {Users: 8}, {Users: 8}}); k != Repeats {
+		t.Fatalf("same load: %s, want repeats", k)
+	}
+	if !SamePhases(RunFacts{Phases: []string{"a", "b"}}, RunFacts{Phases: []string{"a", "b"}}) || SamePhases(RunFacts{Phases: []string{"a", "b"}}, RunFacts{Phases: []string{"a"}}) {
+		t.Fatal("SamePhases wrong")
+	}
+	if got := VerdictPhrase(NoChange); got != "no significant change from" {
+		t.Fatalf("VerdictPhrase(NoChange) = %q", got)
+	}
+	if got := VerdictPhrase(Faster); got != "faster than" {
+		t.Fatalf("VerdictPhrase(Faster) = %q", got)
+	}
+}
