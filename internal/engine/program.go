@@ -644,6 +644,9 @@ func newClientConfig(h plan.HTTP) httpc.Config {
 		Cookies:            h.Cookies == nil || *h.Cookies,
 		UserAgent:          "plateau",
 	}
+	if h.Proxy != "" {
+		cfg.Proxy, _ = url.Parse(h.Proxy) // checked when the plan loaded
+	}
 	return cfg
 }
 
@@ -651,5 +654,5 @@ func newClientConfig(h plan.HTTP) httpc.Config {
 func newH2Config(h plan.HTTP, c httpc.Config) h2.Config {
 	return h2.Config{Auto: h.Version == plan.HTTPAuto, MaxConcurrentStreams: h.MaxConcurrentStreams,
 		ConnectTimeout: c.ConnectTimeout, Timeout: c.Timeout, InsecureSkipVerify: c.InsecureSkipVerify,
-		TLSConfig: c.TLSConfig, FollowRedirects: c.FollowRedirects, MaxBody: c.MaxBody, UserAgent: c.UserAgent}
+		TLSConfig: c.TLSConfig, Proxy: c.Proxy, FollowRedirects: c.FollowRedirects, MaxBody: c.MaxBody, UserAgent: c.UserAgent}
 }

@@ -47,7 +47,8 @@ var badFixtures = map[string][]string{
 		`5:27: http.max_concurrent_streams must not be negative`,
 		`7:9: http.tls.ca: open testdata/no-such-ca.pem: no such file or directory`,
 		`8:11: http.tls.cert needs http.tls.key (the certificate's private key)`,
-		`14:25: http_version: "2.0" is not 1.1, 2 or auto`,
+		`9:10: http.proxy: "socks5://127.0.0.1:1" is not an http://host:port URL`,
+		`15:25: http_version: "2.0" is not 1.1, 2 or auto`,
 	},
 	"two-models.bad.yaml": {
 		`6:11: load mixes 2 load models: open (rate) and closed (users); use exactly one`,

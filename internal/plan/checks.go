@@ -211,6 +211,11 @@ func (d *decoder) checkHTTP(h *HTTP, n *yaml.Node, k keyset) {
 	if h.Connections != ConnPerUser && h.Connections != ConnShared {
 		d.errorf(at(n, k, "connections"), "http.connections: %q is not per_user or shared", h.Connections)
 	}
+	if h.Proxy != "" {
+		if u, err := url.Parse(h.Proxy); err != nil || u.Scheme != "http" || u.Host == "" {
+			d.errorf(at(n, k, "proxy"), "http.proxy: %q is not an http://host:port URL", h.Proxy)
+		}
+	}
 	if !HTTPVersionOK(h.Version) {
 		d.errorf(at(n, k, "version"), "http.version: %q is not 1.1, 2 or auto", h.Version)
 	}

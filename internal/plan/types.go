@@ -60,6 +60,9 @@ type HTTP struct {
 	// MaxConcurrentStreams bounds the HTTP/2 streams in flight on one
 	// connection (default 100); more requests open more connections.
 	MaxConcurrentStreams int `yaml:"max_concurrent_streams"`
+	// Proxy is an HTTP proxy URL (http://[user:password@]host:port): TLS
+	// requests go through CONNECT tunnels, plain ones in absolute form.
+	Proxy string `yaml:"proxy"`
 	// TLS holds the client certificate, CA bundle and SNI name.
 	TLS TLS `yaml:"tls"`
 	// CookiesPerIteration empties each user's jar at the start of every

@@ -67,6 +67,12 @@ type Config struct {
 	// Pool, when set, shares connections with the other Clients using the
 	// same Pool instead of giving this client its own.
 	Pool *Pool
+	// Proxy, when set, is an HTTP proxy (http://host:port) every
+	// connection goes through: https:// requests through a CONNECT tunnel
+	// (user:password in the proxy URL is sent as Proxy-Authorization
+	// Basic), http:// requests sent to the proxy with the absolute URL on
+	// the request line.
+	Proxy *url.URL
 	// Buffers, when set, lends connection buffers (8 KiB per connection)
 	// for the duration of a request only: an idle kept-alive connection
 	// holds none. Thousands of users that think between requests then
@@ -177,6 +183,7 @@ type Client struct {
 	cancel   canceler
 
 	idleProbe time.Duration // idleProbeAfter; tests shorten it
+	proxyT    *target       // Config.Proxy, parsed on first dial
 }
 
 // hostSlot holds a per-user client's idle connection to one host.

@@ -2,11 +2,16 @@ package httpc
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
+	"net/url"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -160,19 +165,40 @@ func (c *Client) dial(ctx context.Context, t *target, deadline time.Time) (*conn
 		ctx, cancel = context.WithDeadline(ctx, cdl)
 		defer cancel()
 	}
-	addrs, err := c.resolve(ctx, t)
+	dt := t // where the TCP connection goes: the target or the proxy
+	if c.cfg.Proxy != nil {
+		if c.proxyT == nil {
+			pt, err := parseTarget(c.cfg.Proxy.String())
+			if err != nil {
+				return nil, phaseConnect, fmt.Errorf("proxy: %w", err)
+			}
+			c.proxyT = pt
+		}
+		dt = c.proxyT
+	}
+	addrs, err := c.resolve(ctx, dt)
 	if err != nil {
-		return nil, phaseDNS, fmt.Errorf("resolving %s: %w", t.hostname, err)
+		return nil, phaseDNS, fmt.Errorf("resolving %s: %w", dt.hostname, err)
 	}
 	var tc *net.TCPConn
 	for _, a := range addrs {
-		tc, err = c.dialer.DialTCP(ctx, "tcp", netip.AddrPort{}, netip.AddrPortFrom(a, t.port))
+		tc, err = c.dialer.DialTCP(ctx, "tcp", netip.AddrPort{}, netip.AddrPortFrom(a, dt.port))
 		if err == nil || ctx.Err() != nil {
 			break
 		}
 	}
 	if err != nil {
-		return nil, phaseConnect, fmt.Errorf("connecting to %s: %w", t.key, err)
+		return nil, phaseConnect, fmt.Errorf("connecting to %s: %w", dt.key, err)
+	}
+	if c.cfg.Proxy != nil && t.https {
+		if dl, ok := ctx.Deadline(); ok {
+			_ = tc.SetDeadline(dl)
+		}
+		if err := Tunnel(tc, net.JoinHostPort(t.hostname, strconv.Itoa(int(t.port))), c.cfg.Proxy); err != nil {
+			_ = tc.Close()
+			return nil, phaseConnect, err
+		}
+		_ = tc.SetDeadline(time.Time{})
 	}
 	cn := c.newConn(tc)
 	if raw, err := tc.SyscallConn(); err == nil {
@@ -260,4 +286,46 @@ func (c *Client) closeConn(cn *conn) {
 	}
 	*cn = conn{br: cn.br, bw: cn.bw}
 	c.spare = cn
+}
+
+// ProxyError is a proxy's refusal to open a CONNECT tunnel.
+type ProxyError struct {
+	Status string // the proxy's status line, e.g. "407 Proxy Authentication Required"
+}
+
+func (e *ProxyError) Error() string { return "proxy CONNECT: " + e.Status }
+
+// Tunnel asks the HTTP proxy at the other end of nc to open a CONNECT
+// tunnel to addr (host:port). On success nc carries the tunnel.
+func Tunnel(nc net.Conn, addr string, proxy *url.URL) error {
+	req := "CONNECT " + addr + " HTTP/1.1\r\nHost: " + addr + "\r\n"
+	if u := proxy.User; u != nil {
+		pw, _ := u.Password()
+		req += "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(u.Username()+":"+pw)) + "\r\n"
+	}
+	if _, err := io.WriteString(nc, req+"\r\n"); err != nil {
+		return fmt.Errorf("proxy CONNECT: %w", err)
+	}
+	// Read the reply byte by byte up to the blank line: nothing of the
+	// tunnel may be consumed.
+	var head []byte
+	var b [1]byte
+	for !bytes.HasSuffix(head, []byte("\r\n\r\n")) {
+		if len(head) > 16<<10 {
+			return &ProtocolError{Msg: "proxy CONNECT reply head too long"}
+		}
+		if _, err := io.ReadFull(nc, b[:]); err != nil {
+			return fmt.Errorf("proxy CONNECT: %w", err)
+		}
+		head = append(head, b[0])
+	}
+	line, _, _ := bytes.Cut(head, []byte("\r\n"))
+	_, status, ok := bytes.Cut(line, []byte(" "))
+	if !ok || !bytes.HasPrefix(line, []byte("HTTP/1.")) {
+		return &ProtocolError{Msg: "proxy CONNECT: bad reply " + strconv.Quote(string(line))}
+	}
+	if !bytes.HasPrefix(status, []byte("200")) {
+		return &ProxyError{Status: string(status)}
+	}
+	return nil
 }

@@ -110,6 +110,8 @@ func (c *Client) target(raw string) (*target, error) {
 	}
 	if t.https {
 		t.tlsConfig = c.tlsConfigFor(t.hostname)
+	} else if c.cfg.Proxy != nil {
+		t.requestURI = "http://" + t.host + t.requestURI // absolute form, for the proxy
 	}
 	if len(c.targets) >= maxTargets {
 		clear(c.targets)

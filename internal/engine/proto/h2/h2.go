@@ -52,6 +52,9 @@ type Config struct {
 	FollowRedirects      int
 	MaxBody              int // bytes of body kept in Result.Body
 	UserAgent            string
+	// Proxy, when set, is an HTTP proxy: every connection (TLS or h2c)
+	// goes through a CONNECT tunnel.
+	Proxy *url.URL
 }
 
 // Pool holds HTTP/2 connections, shared by every Client made from it.
@@ -97,7 +100,7 @@ func NewPool(cfg Config) *Pool {
 	p.t2 = &http2.Transport{AllowHTTP: true, DisableCompression: true, StrictMaxConcurrentStreams: true}
 	p.dialer.Timeout = max(cfg.ConnectTimeout, 0)
 	if cfg.Auto {
-		p.h1 = &http.Transport{TLSClientConfig: p.tlsConfig("", []string{"http/1.1"}),
+		p.h1 = &http.Transport{TLSClientConfig: p.tlsConfig("", []string{"http/1.1"}), Proxy: http.ProxyURL(cfg.Proxy),
 			DialContext: p.dialer.DialContext, DisableCompression: true, MaxIdleConnsPerHost: 1024}
 	}
 	return p
@@ -288,10 +291,35 @@ func (p *Pool) dial(ctx context.Context, scheme, addr, host string) (*http2.Clie
 		ctx, cancel = context.WithTimeout(ctx, p.cfg.ConnectTimeout)
 		defer cancel()
 	}
-	nc, err := p.dialer.DialContext(ctx, "tcp", addr)
+	if p.cfg.Proxy == nil {
+		nc, err := p.dialer.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		return p.start(ctx, nc, scheme, host)
+	}
+	paddr := p.cfg.Proxy.Host
+	if p.cfg.Proxy.Port() == "" {
+		paddr = net.JoinHostPort(p.cfg.Proxy.Hostname(), "80")
+	}
+	nc, err := p.dialer.DialContext(ctx, "tcp", paddr)
 	if err != nil {
 		return nil, err
 	}
+	if dl, ok := ctx.Deadline(); ok {
+		_ = nc.SetDeadline(dl)
+	}
+	if err := httpc.Tunnel(nc, addr, p.cfg.Proxy); err != nil {
+		_ = nc.Close()
+		return nil, err
+	}
+	_ = nc.SetDeadline(time.Time{})
+	return p.start(ctx, nc, scheme, host)
+}
+
+// start runs the TLS handshake (https) and HTTP/2's connection preface on
+// nc.
+func (p *Pool) start(ctx context.Context, nc net.Conn, scheme, host string) (*http2.ClientConn, error) {
 	if scheme == "https" {
 		protos := []string{"h2"}
 		if p.cfg.Auto {
