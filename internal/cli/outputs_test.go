@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -316,6 +318,14 @@ func TestInfluxDBLineProtocol(t *testing.T) {
 	}
 	if !strings.Contains(recv.params[0], "precision=ms") || !strings.Contains(recv.params[0], "db=plateau") {
 		t.Errorf("query %q", recv.params[0])
+	}
+	// The report counts what the output delivered and dropped.
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`output influxdb \(http://127\.0\.0\.1:\d+/write\?db=plateau\): \d+ of \d+ per-second snapshots delivered, 0 dropped`).Match(md) {
+		t.Errorf("report.md does not account for the influxdb output")
 	}
 }
 
