@@ -72,3 +72,13 @@ func upperFirst(s string) string {
 	}
 	return string(unicode.ToUpper(r)) + s[n:]
 }
+
+// Sentence is sentence for other document builders (internal/study), so
+// every document's sentences are finished by the same rule.
+func Sentence(cs ...string) string { return sentence(cs...) }
+
+// Clauses is clauses for other document builders.
+func Clauses(cs ...string) string { return clauses(cs...) }
+
+// Sentences is sentences for other document builders.
+func Sentences(ss ...string) string { return sentences(ss...) }

@@ -1,0 +1,222 @@
+// Package study is the multi-run document model: several run directories
+// with roles (baseline, candidate, repeat, configuration, soak) and the
+// study's context become one document, written by the report's writers.
+package study
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Roles a run can have in a study.
+const (
+	Baseline      = "baseline"
+	Candidate     = "candidate"
+	Repeat        = "repeat"
+	Configuration = "configuration"
+	Soak          = "soak"
+)
+
+var roles = []string{Baseline, Candidate, Repeat, Configuration, Soak}
+
+// File is a study file (study.yaml).
+type File struct {
+	Title string `yaml:"title"`
+	// Context of the study (all optional): what it is about, the system
+	// under test (components and versions), its environment (a table of
+	// name → value: hardware, instances, configuration), the method and
+	// the hypothesis.
+	Description string   `yaml:"description"`
+	System      []KV     `yaml:"-"`
+	Environment []KV     `yaml:"-"`
+	Method      string   `yaml:"method"`
+	Hypothesis  string   `yaml:"hypothesis"`
+	Runs        []RunRef `yaml:"runs"`
+	// Path is the study file's path; run directories are relative to it.
+	Path string `yaml:"-"`
+}
+
+// KV is one row of a context table, in file order.
+type KV struct{ Name, Value string }
+
+// RunRef is one run of the study.
+type RunRef struct {
+	Dir  string `yaml:"dir"`
+	Role string `yaml:"role"`
+	// Name is what the run is called in tables ("8 users", "config B",
+	// "release 1.4"); default: role and number for repeats, else the
+	// distinguishing setting (compare.Names).
+	Name string `yaml:"name"`
+	// Line is where the run is declared in the study file.
+	Line int `yaml:"-"`
+}
+
+// Error is a problem in a study file at a position.
+type Error struct {
+	File      string
+	Line, Col int
+	Msg       string
+}
+
+func (e *Error) Error() string {
+	if e.Line == 0 {
+		return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
+}
+
+// Load reads and checks a study file strictly: unknown keys, wrong types
+// and bad roles are errors naming file:line:col; every problem is
+// reported (errors.Join).
+func Load(path string) (*File, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading study: %w", err)
+	}
+	return Parse(path, src)
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// Parse parses a study file's bytes; name is used in errors.
+func Parse(name string, src []byte) (*File, error) {
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &Error{File: name, Line: 1, Col: 1, Msg: "study file is empty"}
+		}
+		e := &Error{File: name, Line: 1, Col: 1, Msg: "YAML syntax: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+			e.Line, _ = strconv.Atoi(m[1])
+			e.Msg = "YAML syntax: " + m[2]
+		}
+		return nil, e
+	}
+	f := &File{Path: name}
+	var errs []error
+	bad := func(n *yaml.Node, format string, a ...any) {
+		errs = append(errs, &Error{File: name, Line: n.Line, Col: n.Column, Msg: fmt.Sprintf(format, a...)})
+	}
+	doc := root.Content[0]
+	if doc.Kind != yaml.MappingNode {
+		bad(doc, "a study file is a mapping (title:, runs:, …)")
+		return nil, errors.Join(errs...)
+	}
+	str := func(v *yaml.Node, key string, dst *string) {
+		if v.Kind != yaml.ScalarNode {
+			bad(v, "%s must be text", key)
+			return
+		}
+		*dst = v.Value
+	}
+	table := func(v *yaml.Node, key string) []KV {
+		if v.Kind != yaml.MappingNode {
+			bad(v, "%s must be a mapping of name: value (e.g. cpu: 4 vCPU)", key)
+			return nil
+		}
+		var out []KV
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			k, val := v.Content[i], v.Content[i+1]
+			if val.Kind != yaml.ScalarNode {
+				bad(val, "%s.%s must be text", key, k.Value)
+				continue
+			}
+			out = append(out, KV{k.Value, val.Value})
+		}
+		return out
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		k, v := doc.Content[i], doc.Content[i+1]
+		if seen[k.Value] {
+			bad(k, "key %q given twice", k.Value)
+		}
+		seen[k.Value] = true
+		switch k.Value {
+		case "title":
+			str(v, k.Value, &f.Title)
+		case "description":
+			str(v, k.Value, &f.Description)
+		case "method":
+			str(v, k.Value, &f.Method)
+		case "hypothesis":
+			str(v, k.Value, &f.Hypothesis)
+		case "system":
+			f.System = table(v, k.Value)
+		case "environment":
+			f.Environment = table(v, k.Value)
+		case "runs":
+			if v.Kind != yaml.SequenceNode {
+				bad(v, "runs must be a list of {dir, role, name}")
+				continue
+			}
+			for _, item := range v.Content {
+				if item.Kind != yaml.MappingNode {
+					bad(item, "a run is a mapping {dir: …, role: …}")
+					continue
+				}
+				r := RunRef{Line: item.Line}
+				for j := 0; j+1 < len(item.Content); j += 2 {
+					rk, rv := item.Content[j], item.Content[j+1]
+					switch rk.Value {
+					case "dir":
+						str(rv, "dir", &r.Dir)
+					case "role":
+						str(rv, "role", &r.Role)
+						if r.Role != "" && !slices.Contains(roles, r.Role) {
+							bad(rv, "unknown role %q (one of %s)", r.Role, strings.Join(roles, ", "))
+						}
+					case "name":
+						str(rv, "name", &r.Name)
+					default:
+						bad(rk, "unknown run key %q (dir, role, name)", rk.Value)
+					}
+				}
+				if r.Dir == "" {
+					bad(item, "run has no dir")
+				}
+				if r.Role == "" {
+					r.Role = Candidate
+				}
+				f.Runs = append(f.Runs, r)
+			}
+		default:
+			bad(k, "unknown key %q (title, description, system, environment, method, hypothesis, runs)", k.Value)
+		}
+	}
+	if len(f.Runs) < 2 && len(errs) == 0 {
+		bad(doc, "a study needs at least two runs (runs: - dir: … role: baseline)")
+	}
+	nb := 0
+	for _, r := range f.Runs {
+		if r.Role == Baseline {
+			nb++
+		}
+	}
+	if nb > 1 {
+		bad(doc, "a study has one baseline; %d runs have role baseline", nb)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return f, nil
+}
+
+// DirOf resolves a run directory relative to the study file.
+func (f *File) DirOf(r RunRef) string {
+	if filepath.IsAbs(r.Dir) {
+		return r.Dir
+	}
+	return filepath.Join(filepath.Dir(f.Path), r.Dir)
+}

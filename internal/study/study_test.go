@@ -1,0 +1,172 @@
+package study
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/analysis/compare"
+	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/report/reporttest"
+)
+
+func write(t *testing.T, dir string, o reporttest.Options) {
+	t.Helper()
+	if o.Steps == nil {
+		o.Steps = []reporttest.Step{{Users: 8, Seconds: 40, RampUpS: 2}}
+	}
+	if o.Name == "" {
+		o.Name = "shop"
+	}
+	if err := reporttest.Write(dir, o); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func studyFile(t *testing.T, dir, body string) *File {
+	t.Helper()
+	p := filepath.Join(dir, "study.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// Three runs whose response times differ by a known amount: the Δ of
+// every label matches and the verdicts say so.
+func TestStudyKnownDeltas(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	write(t, filepath.Join(root, "base"), reporttest.Options{Seed: 7, Monitor: true})
+	write(t, filepath.Join(root, "same"), reporttest.Options{Seed: 7, Monitor: true})
+	write(t, filepath.Join(root, "slow"), reporttest.Options{Seed: 7, SlowerPct: 30, Monitor: true})
+	f := studyFile(t, root, `title: Release check
+description: checkout after the cache change
+system:
+  app: shop 1.5
+environment:
+  cpu: 4 vCPU
+method: one run per release, 8 users
+hypothesis: the cache makes checkout faster
+runs:
+  - {dir: base, role: baseline, name: release 1.4}
+  - {dir: same, role: configuration, name: same build}
+  - {dir: slow, role: candidate, name: release 1.5}
+`)
+	notes := filepath.Join(root, "notes.md")
+	os.WriteFile(notes, []byte("## Findings\n- the cache is cold at start\n\n## Recommendations\nwarm the cache\nbefore the run\n"), 0o644)
+	n, err := LoadNotes(notes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Build(f, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Baseline != "release 1.4" {
+		t.Fatalf("baseline %q", s.Baseline)
+	}
+	for _, l := range s.Labels {
+		same, slow := l.Cells[1], l.Cells[2]
+		if !same.Present || !slow.Present {
+			t.Fatalf("%s: missing cells %+v", l.Label, l.Cells)
+		}
+		if same.DeltaPct != 0 || same.Verdict != string(compare.NoChange) {
+			t.Errorf("%s, same build: Δ %+.2f %% %s, want 0 and no change", l.Label, same.DeltaPct, same.Verdict)
+		}
+		if slow.DeltaPct < 27 || slow.DeltaPct > 33 || slow.Verdict != string(compare.Slower) {
+			t.Errorf("%s, 30 %% slower: Δ %+.2f %% %s", l.Label, slow.DeltaPct, slow.Verdict)
+		}
+	}
+	if s.Labels[len(s.Labels)-1].Label != core.TotalLabel {
+		t.Fatal("last label is not all requests")
+	}
+	if len(s.Resources) == 0 || !s.Resources[0].Runs[2].HasCPU {
+		t.Fatalf("resources: %+v", s.Resources)
+	}
+	if len(s.Findings) != 1 || s.Recommendations[0] != "warm the cache before the run" {
+		t.Fatalf("notes: %q %q", s.Findings, s.Recommendations)
+	}
+	d := Document(s, time.Unix(0, 0), "plateau test")
+	out := t.TempDir()
+	files, err := Write(out, s, d, []string{"html", "md", "json", "junit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 4 {
+		t.Fatalf("files %q", files)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, MarkdownFile))
+	for _, want := range []string{"Release 1.5: all requests slower than release 1.4", "Same build: all requests no significant change from release 1.4",
+		"| cpu | 4 vCPU |", "Hypothesis: The cache makes checkout faster.", "Warm the cache before the run.", "Resources across runs"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("study.md lacks %q", want)
+		}
+	}
+	ju, _ := os.ReadFile(filepath.Join(out, JUnitFile))
+	if !strings.Contains(string(ju), `failures="`) || strings.Contains(string(ju), `failures="0"`) {
+		t.Errorf("junit has no failure for the slower release:\n%s", ju)
+	}
+}
+
+// Four repeats, one planted 25 % slower: it is named as the outlier.
+func TestStudyRepeatOutlier(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	for i, slower := range []float64{0, 1, 25, 0.5} {
+		write(t, filepath.Join(root, "r"+string(rune('1'+i))), reporttest.Options{Seed: uint64(11 + i), SlowerPct: slower})
+	}
+	f := studyFile(t, root, "runs:\n  - {dir: r1, role: baseline}\n  - {dir: r2, role: repeat}\n  - {dir: r3, role: repeat}\n  - {dir: r4, role: repeat}\n")
+	s, err := Build(f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Repeats == nil || len(s.Repeats.Runs) != 4 {
+		t.Fatalf("repeats %+v", s.Repeats)
+	}
+	if len(s.Repeats.Outliers) != 1 || s.Repeats.Outliers[0] != "repeat 2" {
+		t.Fatalf("outliers %q (runs %q), want [repeat 2]", s.Repeats.Outliers, s.Repeats.Runs)
+	}
+	if s.Repeats.CVPct <= 0 {
+		t.Fatalf("CV %v", s.Repeats.CVPct)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, src, want string }{
+		{"unknown key", "title: x\nrunz: []\n", "study.yaml:2:1: unknown key \"runz\""},
+		{"bad role", "runs:\n  - {dir: a, role: baseline}\n  - {dir: b, role: boss}\n", "study.yaml:3:20: unknown role \"boss\""},
+		{"unknown run key", "runs:\n  - dir: a\n    rol: baseline\n  - dir: b\n", "study.yaml:3:5: unknown run key \"rol\""},
+		{"no dir", "runs:\n  - role: baseline\n  - dir: b\n", "study.yaml:2:5: run has no dir"},
+		{"two baselines", "runs:\n  - {dir: a, role: baseline}\n  - {dir: b, role: baseline}\n", "one baseline"},
+		{"one run", "runs:\n  - {dir: a}\n", "at least two runs"},
+		{"syntax", "runs: [\n", "study.yaml:"},
+		{"environment not a table", "environment: 4 cpus\nruns:\n  - {dir: a}\n  - {dir: b}\n", "study.yaml:1:14: environment must be a mapping"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse("study.yaml", []byte(tc.src))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("runs:\n  - {dir: a, role: baseline}\n  - {dir: b}\n"))
+	f.Add([]byte("environment: {cpu: 4}\nruns: []"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		s, err := Parse("f.yaml", src)
+		if err == nil && len(s.Runs) < 2 {
+			t.Fatalf("accepted %d runs", len(s.Runs))
+		}
+	})
+}
