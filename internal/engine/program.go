@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -74,6 +75,19 @@ type request struct {
 	// proto is the HTTP version: protoH1 (httpc), protoH2 or protoAuto
 	// (HTTP/2 when a TLS server offers it; http:// URLs stay HTTP/1.1).
 	proto uint8
+	// bodyFile and multipart are streamed bodies (see package upload).
+	bodyFile  string
+	multipart *multipartTmpl
+}
+
+type multipartTmpl struct {
+	fields []hdrTmpl
+	files  []fileTmpl
+}
+
+type fileTmpl struct {
+	field, path, ctype string
+	name               tmpl
 }
 
 // HTTP versions of a request.
@@ -467,6 +481,23 @@ func (c *compiler) request(r *plan.Request) *request {
 	case len(r.Form) > 0:
 		t := plan.Template{Raw: "form", Parts: formParts(nil, r.Form, formEscape)}
 		q.body, q.hasBody, q.ctype = c.tmpl(&t), true, "application/x-www-form-urlencoded"
+	case r.BodyFile != "":
+		q.bodyFile = r.BodyFile
+	case r.Multipart != nil:
+		m := &multipartTmpl{}
+		for _, f := range r.Multipart.Fields {
+			m.fields = append(m.fields, hdrTmpl{name: f.Name, val: c.tmpl(&f.Value)})
+		}
+		for _, f := range r.Multipart.Files {
+			ft := fileTmpl{field: f.Field, path: f.Path, ctype: f.ContentType}
+			if f.FileName.Raw == "" && len(f.FileName.Parts) == 0 {
+				ft.name = tmpl{isK: true, konst: filepath.Base(f.Path)}
+			} else {
+				ft.name = c.tmpl(&f.FileName)
+			}
+			m.files = append(m.files, ft)
+		}
+		q.multipart = m
 	}
 	if q.ctype != "" {
 		has := false

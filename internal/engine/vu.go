@@ -19,6 +19,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/engine/httpc"
 	"github.com/plateau-perf/plateau/internal/engine/proto/h2"
+	"github.com/plateau-perf/plateau/internal/engine/upload"
 	"github.com/plateau-perf/plateau/internal/metrics"
 	"github.com/plateau-perf/plateau/internal/plan"
 	"github.com/plateau-perf/plateau/internal/plan/expr"
@@ -358,6 +359,23 @@ func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sam
 	v.hdrs = v.hdrs[:0]
 	for i := range q.headers {
 		v.hdrs = append(v.hdrs, httpc.Header{Name: q.headers[i].name, Value: v.render(&q.headers[i].val)})
+	}
+	v.req.Stream = nil
+	switch {
+	case q.bodyFile != "":
+		v.req.Stream = upload.File{Path: q.bodyFile}
+	case q.multipart != nil:
+		m := &upload.Multipart{Boundary: upload.NewBoundary()}
+		for i := range q.multipart.fields {
+			f := &q.multipart.fields[i]
+			m.Fields = append(m.Fields, upload.Field{Name: f.name, Value: v.render(&f.val)})
+		}
+		for i := range q.multipart.files {
+			f := &q.multipart.files[i]
+			m.Files = append(m.Files, upload.Part{Field: f.field, Path: f.path, ContentType: f.ctype, FileName: v.render(&f.name)})
+		}
+		v.hdrs = append(v.hdrs, httpc.Header{Name: "Content-Type", Value: m.ContentType()})
+		v.req.Stream = m
 	}
 	v.req.Header = v.hdrs
 	v.req.Body = nil

@@ -27,6 +27,22 @@ func (d *decoder) after(ptr any, n *yaml.Node, k keyset) {
 		d.checkHTTP(v, n, k)
 	case *TLS:
 		d.checkTLS(v, n, k)
+	case *MultipartFile:
+		if v.Field == "" {
+			d.missing(n, "multipart file: missing field (the form field name)")
+		}
+		if v.Path == "" {
+			d.missing(n, "multipart file: missing path")
+		} else {
+			v.Path = d.readable(at(n, k, "path"), "multipart file path", v.Path)
+		}
+		if v.ContentType == "" {
+			v.ContentType = "application/octet-stream"
+		}
+	case *Multipart:
+		if len(v.Fields) == 0 && len(v.Files) == 0 {
+			d.errorf(n, "multipart: no fields and no files")
+		}
 	case *Workload:
 		d.checkWorkload(v, n, k)
 	case *Step:
@@ -312,13 +328,16 @@ func (d *decoder) checkRequest(r *Request, n *yaml.Node, k keyset) {
 		d.errorf(at(n, k, "method"), "bad method %q", r.Method)
 	}
 	var bodies []string
-	for _, b := range []string{"body", "json", "form"} {
+	for _, b := range []string{"body", "json", "form", "body_file", "multipart"} {
 		if k.has(b) {
 			bodies = append(bodies, b)
 		}
 	}
 	if len(bodies) > 1 {
 		d.errorf(at(n, k, bodies[1]), "request has both %s and %s; use one", bodies[0], bodies[1])
+	}
+	if r.BodyFile != "" {
+		r.BodyFile = d.readable(at(n, k, "body_file"), "body_file", r.BodyFile)
 	}
 	if !HTTPVersionOK(r.HTTPVersion) {
 		d.errorf(at(n, k, "http_version"), "http_version: %q is not 1.1, 2 or auto", r.HTTPVersion)
@@ -1332,4 +1351,26 @@ func (t TLS) TLSConfig() (*tls.Config, error) {
 		c.Certificates = []tls.Certificate{cert}
 	}
 	return c, nil
+}
+
+// readable resolves a file path relative to the plan and reports a file
+// that cannot be opened or is not a regular file.
+func (d *decoder) readable(n *yaml.Node, what, path string) string {
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(d.dir, path)
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		d.errorf(n, "%s: %v", what, err)
+	case !fi.Mode().IsRegular():
+		d.errorf(n, "%s: %s is not a regular file", what, path)
+	default:
+		if f, err := os.Open(path); err != nil {
+			d.errorf(n, "%s: %v", what, err)
+		} else {
+			f.Close()
+		}
+	}
+	return path
 }

@@ -70,6 +70,20 @@ type HTTP struct {
 	CookiesPerIteration bool `yaml:"-"`
 }
 
+// Multipart is a request's multipart/form-data body.
+type Multipart struct {
+	Fields []Header        `yaml:"fields"` // name → template, sent first, in order
+	Files  []MultipartFile `yaml:"files"`
+}
+
+// MultipartFile is one file part.
+type MultipartFile struct {
+	Field       string   `yaml:"field"`        // form field name
+	Path        string   `yaml:"path"`         // resolved relative to the plan file
+	ContentType string   `yaml:"content_type"` // default application/octet-stream
+	FileName    Template `yaml:"filename"`     // default: the path's base name
+}
+
 // TLS is http.tls. Load resolves the files relative to the plan file and
 // checks that they parse.
 type TLS struct {
@@ -217,6 +231,12 @@ type Request struct {
 	Body *Template `yaml:"body"`
 	JSON *Template `yaml:"json"` // Load encodes the YAML value to a JSON template
 	Form []Header  `yaml:"form"`
+	// BodyFile is a file sent as the body, streamed from disk at each
+	// request (resolved relative to the plan file).
+	BodyFile string `yaml:"body_file"`
+	// Multipart is a multipart/form-data body: fields and files, the files
+	// streamed from disk.
+	Multipart *Multipart `yaml:"multipart"`
 	// Cookies are put into the user's jar for the request's URL before it
 	// is sent (the jar must be on).
 	Cookies []Header `yaml:"cookies"`

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -98,12 +99,24 @@ type Request struct {
 	// Body is sent with a Content-Length. POST, PUT and PATCH always carry
 	// one, even when empty, because many servers refuse them without it.
 	Body []byte
+	// Stream, when set, is the body instead of Body: written while the
+	// request is sent (a file, a multipart form with files), never held
+	// whole in memory.
+	Stream Stream
 	// Timeout, when positive, replaces Config.Timeout for this request.
 	// Prefer it to a per-request context.WithTimeout, which allocates.
 	Timeout time.Duration
 	// Redirects, when positive, replaces Config.FollowRedirects for this
 	// request; negative follows none. Zero keeps the Config's.
 	Redirects int
+}
+
+// Stream is a request body produced while it is sent. Size is its exact
+// length (sent as Content-Length); WriteTo writes exactly that many bytes
+// and may be called again (a retry on a stale connection, a 307 redirect).
+type Stream interface {
+	Size() (int64, error)
+	WriteTo(w io.Writer) (int64, error)
 }
 
 // Result is the outcome of one Do. The caller owns it and reuses it: Do
@@ -183,6 +196,7 @@ type Client struct {
 	cancel   canceler
 
 	idleProbe time.Duration // idleProbeAfter; tests shorten it
+	stream    Stream        // the current request's Request.Stream
 	proxyT    *target       // Config.Proxy, parsed on first dial
 }
 
@@ -316,6 +330,7 @@ func (c *Client) do(ctx context.Context, req *Request, res *Result, start time.T
 		}
 	}
 	hdrs, body := req.Header, req.Body
+	c.stream = req.Stream
 	maxHops := c.cfg.FollowRedirects
 	switch {
 	case req.Redirects > 0:
@@ -345,7 +360,7 @@ func (c *Client) do(ctx context.Context, req *Request, res *Result, start time.T
 			// What browsers do (and net/http): a non-GET becomes a GET
 			// without body; 303 always does.
 			if method != "GET" && method != "HEAD" {
-				method, body = "GET", nil
+				method, body, c.stream = "GET", nil, nil
 			}
 		}
 		if !foldEqString(nt.hostname, t.hostname) {
@@ -601,7 +616,28 @@ func (c *Client) writeRequest(cn *conn, t *target, method string, hdrs []Header,
 		w.WriteString(c.cfg.UserAgent)
 		w.WriteString("\r\n")
 	}
-	if len(body) > 0 || method == "POST" || method == "PUT" || method == "PATCH" {
+	if c.stream != nil {
+		size, err := c.stream.Size()
+		if err != nil {
+			return false, err
+		}
+		w.WriteString("Content-Length: ")
+		w.Write(strconv.AppendInt(c.num[:0], size, 10))
+		w.WriteString("\r\n")
+		body = nil
+		defer func() {
+			if err == nil {
+				if n, werr := c.stream.WriteTo(w); werr != nil {
+					err = fmt.Errorf("request body: %w", werr)
+				} else if n != size {
+					err = fmt.Errorf("request body: wrote %d of %d bytes (the file changed?)", n, size)
+				}
+			}
+			if err == nil {
+				err = w.Flush()
+			}
+		}()
+	} else if len(body) > 0 || method == "POST" || method == "PUT" || method == "PATCH" {
 		w.WriteString("Content-Length: ")
 		w.Write(strconv.AppendInt(c.num[:0], int64(len(body)), 10))
 		w.WriteString("\r\n")

@@ -482,7 +482,19 @@ func (c *Client) do(ctx context.Context, req *httpc.Request, res *httpc.Result, 
 	if err != nil {
 		return err
 	}
-	if req.Body == nil && (method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch) {
+	if req.Stream != nil {
+		size, err := req.Stream.Size()
+		if err != nil {
+			return err
+		}
+		pr, pw := io.Pipe()
+		go func(s httpc.Stream) {
+			_, err := s.WriteTo(pw)
+			pw.CloseWithError(err)
+		}(req.Stream)
+		hr.Body, hr.ContentLength = pr, size
+		hr.GetBody = nil
+	} else if req.Body == nil && (method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch) {
 		hr.ContentLength = 0
 		hr.Body = http.NoBody
 	}
