@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"testing"
 )
 
@@ -98,4 +100,43 @@ func itoa(n int) string {
 			return string(b)
 		}
 	}
+}
+
+// FuzzTunnel feeds arbitrary proxy replies to Tunnel: it must return (an
+// error unless the status is 200) without panicking or reading past the
+// reply's blank line.
+func FuzzTunnel(f *testing.F) {
+	f.Add([]byte("HTTP/1.1 200 Connection established\r\n\r\nTLS"))
+	f.Add([]byte("HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic\r\n\r\n"))
+	f.Add([]byte("garbage\r\n\r\n"))
+	f.Add([]byte("HTTP/1.0 200\r\n"))
+	f.Fuzz(func(t *testing.T, reply []byte) {
+		client, server := net.Pipe()
+		defer client.Close()
+		go func() {
+			buf := make([]byte, 512)
+			for {
+				n, err := server.Read(buf)
+				if err != nil || bytes.Contains(buf[:n], []byte("\r\n\r\n")) {
+					break
+				}
+			}
+			server.Write(reply)
+			server.Close()
+		}()
+		u, _ := url.Parse("http://u:p@127.0.0.1:3128")
+		err := Tunnel(client, "127.0.0.1:443", u)
+		head, rest, found := bytes.Cut(reply, []byte("\r\n\r\n"))
+		ok := found && bytes.HasPrefix(head, []byte("HTTP/1.")) && bytes.Contains(head, []byte(" 200"))
+		if err == nil && !ok {
+			t.Fatalf("Tunnel accepted %q", reply)
+		}
+		if err == nil && len(rest) > 0 {
+			// The tunnel's first bytes must still be readable.
+			got := make([]byte, len(rest))
+			if _, err := io.ReadFull(client, got); err != nil || !bytes.Equal(got, rest) {
+				t.Fatalf("tunnel bytes lost: %q, %v", got, err)
+			}
+		}
+	})
 }
