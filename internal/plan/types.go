@@ -34,6 +34,16 @@ type Plan struct {
 	// Secrets names extra headers and variables whose values never reach a
 	// report or log (Authorization, Cookie and Set-Cookie always are secret).
 	Secrets []string `yaml:"secrets"`
+	// Context of the test for its report (all optional, never used to
+	// run): what it is about, the system under test (component → version),
+	// its environment (item → value: hardware, instances, configuration),
+	// the method and the hypothesis. Shown in the run's report and used by
+	// a study document when its study file gives none.
+	Description string            `yaml:"description"`
+	System      map[string]string `yaml:"system"`
+	Environment map[string]string `yaml:"environment"`
+	Method      string            `yaml:"method"`
+	Hypothesis  string            `yaml:"hypothesis"`
 
 	File   string `yaml:"-"` // path of the plan file as given
 	Dir    string `yaml:"-"` // directory relative paths resolve against

@@ -76,6 +76,11 @@ func build(in *input) *doc.Document {
 	secs := map[string]doc.Section{}
 	secs[SecRequirements] = b.requirements()
 	secs[SecRuns] = b.runs()
+	if cb := ContextBlocks(in.d.Info.Context, b.red.String); len(cb) > 0 {
+		r := secs[SecRuns]
+		r.Blocks = append(cb, r.Blocks...)
+		secs[SecRuns] = r
+	}
 	secs[SecResults] = b.results()
 	secs[SecResources] = b.resources()
 	secs[SecErrors] = b.errors()

@@ -73,6 +73,18 @@ type Info struct {
 	// Outputs are the live outputs of the run (--listen, --out) and what
 	// each delivered.
 	Outputs []OutputInfo `json:"outputs,omitempty"`
+	// Context is the plan's description, system, environment, method and
+	// hypothesis; nil when the plan gives none.
+	Context *Context `json:"context,omitempty"`
+}
+
+// Context is what a test is about, as the plan states it.
+type Context struct {
+	Description string            `json:"description,omitempty"`
+	System      map[string]string `json:"system,omitempty"`
+	Environment map[string]string `json:"environment,omitempty"`
+	Method      string            `json:"method,omitempty"`
+	Hypothesis  string            `json:"hypothesis,omitempty"`
 }
 
 // CheckCount is how often a check passed and failed.

@@ -120,6 +120,23 @@ func Build(f *File, notes *Notes) (*Study, error) {
 			names[i] = fmt.Sprintf("repeat %d", nrep)
 		}
 	}
+	// Context the study file does not give comes from the baseline's plan.
+	if c := sets[bi].Info.Context; c != nil {
+		fill := func(dst *string, v string) {
+			if *dst == "" {
+				*dst = v
+			}
+		}
+		fill(&f.Description, c.Description)
+		fill(&f.Method, c.Method)
+		fill(&f.Hypothesis, c.Hypothesis)
+		if len(f.System) == 0 {
+			f.System = sortedKV(c.System)
+		}
+		if len(f.Environment) == 0 {
+			f.Environment = sortedKV(c.Environment)
+		}
+	}
 	s := &Study{Title: f.Title, Description: f.Description, System: f.System, Environment: f.Environment, Method: f.Method,
 		Hypothesis: f.Hypothesis, Baseline: names[bi], Kind: string(compare.Classify(facts))}
 	if s.Title == "" {
@@ -364,4 +381,13 @@ func outlierClause(o []string) string {
 		return o[0] + " is an outlier"
 	}
 	return strings.Join(o, ", ") + " are outliers"
+}
+
+func sortedKV(m map[string]string) []KV {
+	var out []KV
+	for k, v := range m {
+		out = append(out, KV{k, v})
+	}
+	slices.SortFunc(out, func(a, b KV) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }

@@ -9,7 +9,9 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/report/markdown"
 	"github.com/plateau-perf/plateau/internal/report/reporttest"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 func write(t *testing.T, dir string, o reporttest.Options) {
@@ -122,6 +124,14 @@ func TestStudyRepeatOutlier(t *testing.T) {
 	for i, slower := range []float64{0, 1, 25, 0.5} {
 		write(t, filepath.Join(root, "r"+string(rune('1'+i))), reporttest.Options{Seed: uint64(11 + i), SlowerPct: slower})
 	}
+	in, err := rundir.ReadInfo(filepath.Join(root, "r1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Context = &rundir.Context{Method: "one run per build", Environment: map[string]string{"cpu": "4 vCPU"}}
+	if err := rundir.WriteInfo(filepath.Join(root, "r1"), in); err != nil {
+		t.Fatal(err)
+	}
 	f := studyFile(t, root, "runs:\n  - {dir: r1, role: baseline}\n  - {dir: r2, role: repeat}\n  - {dir: r3, role: repeat}\n  - {dir: r4, role: repeat}\n")
 	s, err := Build(f, nil)
 	if err != nil {
@@ -132,6 +142,13 @@ func TestStudyRepeatOutlier(t *testing.T) {
 	}
 	if len(s.Repeats.Outliers) != 1 || s.Repeats.Outliers[0] != "repeat 2" {
 		t.Fatalf("outliers %q (runs %q), want [repeat 2]", s.Repeats.Outliers, s.Repeats.Runs)
+	}
+	if s.Method != "one run per build" || len(s.Environment) != 1 || s.Environment[0] != (KV{"cpu", "4 vCPU"}) {
+		t.Fatalf("context from the baseline's plan: method %q, environment %v", s.Method, s.Environment)
+	}
+	md := markdown.Render(Document(s, time.Unix(0, 0), "t"))
+	if !strings.Contains(string(md), "repeat 2 is an outlier") || !strings.Contains(string(md), "Method: One run per build.") {
+		t.Fatalf("study.md:\n%s", md)
 	}
 	if s.Repeats.CVPct <= 0 {
 		t.Fatalf("CV %v", s.Repeats.CVPct)
