@@ -203,7 +203,7 @@ func compareDoc(res *CompareResult, sets []*analysis.Dataset, runName func(int) 
 	}
 	d.Sections = append(d.Sections, sum, cmp)
 	if res.Spread != nil && res.Kind == compare.Series {
-		d.Sections = append(d.Sections, seriesSection(res.Spread))
+		d.Sections = append(d.Sections, SeriesSection(res.Spread))
 	} else if res.Spread != nil {
 		sp := res.Spread
 		runs := doc.Section{ID: SecRuns, Title: "Runs side by side"}
@@ -303,9 +303,10 @@ func phaseMixWarning(rc RunComparison) string {
 	return "warning: the runs have different phases, so this whole-run delta mixes different loads; compare the matched phases below"
 }
 
-// seriesSection shows runs at different load levels as a curve:
-// throughput and response time against load, ordered by load.
-func seriesSection(sp *compare.Summary) doc.Section {
+// SeriesSection shows runs at different load levels as a curve:
+// throughput and response time against load, ordered by load (plateau
+// compare and study documents).
+func SeriesSection(sp *compare.Summary) doc.Section {
 	sec := doc.Section{ID: SecRuns, Title: "Load series"}
 	runs := slices.Clone(sp.Runs)
 	slices.SortStableFunc(runs, func(a, b compare.RunStats) int {

@@ -68,6 +68,18 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 	}
 	runs.Blocks = append(runs.Blocks, rt)
 	d.Sections = append(d.Sections, runs)
+	if s.Kind == string(compare.Series) {
+		var rs []compare.RunStats
+		for _, r := range s.Runs {
+			rs = append(rs, compare.RunStats{Name: r.Name, Load: r.Load, Users: r.users, Rate: r.rate,
+				Stats: core.LabelStats{MeanMs: r.MeanMs, P95Ms: r.P95Ms, ThroughputRPS: r.ThroughputRPS, ErrorPct: r.ErrorPct}})
+		}
+		if sp, err := compare.Summarize(rs); err == nil {
+			sec := report.SeriesSection(&sp)
+			sec.ID = "series"
+			d.Sections = append(d.Sections, sec)
+		}
+	}
 
 	res := doc.Section{ID: report.SecResults, Title: "Per label, all runs"}
 	res.Blocks = append(res.Blocks, &doc.Para{Note: true, Text: report.Sentences("Δ is the run's average minus the baseline's ("+s.Baseline+"), in per cent",

@@ -50,6 +50,8 @@ type Run struct {
 	MeanMs        float64 `json:"mean_ms"`
 	P95Ms         float64 `json:"p95_ms"`
 	Verdict       string  `json:"verdict"`
+	users         int
+	rate          float64
 }
 
 // Label is one label across all runs.
@@ -147,7 +149,7 @@ func Build(f *File, notes *Notes) (*Study, error) {
 		sum := analysis.Summarize(d, d.Info.SLA)
 		s.Runs = append(s.Runs, Run{Name: names[i], Role: f.Runs[i].Role, Dir: f.Runs[i].Dir, Load: facts[i].Load(),
 			DurationS: math.Round(d.Span().Seconds()*10) / 10, Requests: d.Total.Count, ThroughputRPS: st.ThroughputRPS,
-			ErrorPct: st.ErrorPct, MeanMs: st.MeanMs, P95Ms: st.P95Ms, Verdict: sum.Verdict})
+			ErrorPct: st.ErrorPct, MeanMs: st.MeanMs, P95Ms: st.P95Ms, Verdict: sum.Verdict, users: facts[i].Users, rate: facts[i].Rate})
 	}
 	// Per label: each run against the baseline, whole run.
 	base := sets[bi]

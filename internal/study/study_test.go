@@ -1,6 +1,7 @@
 package study
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -186,4 +187,25 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted %d runs", len(s.Runs))
 		}
 	})
+}
+
+// Runs at three user levels are a series: the document draws the curve.
+func TestStudySeries(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	for _, u := range []int{8, 20, 30} {
+		write(t, filepath.Join(root, fmt.Sprint("u", u)), reporttest.Options{Seed: 2, Steps: []reporttest.Step{{Users: u, Seconds: 30, RampUpS: 2}}})
+	}
+	f := studyFile(t, root, "runs:\n  - {dir: u8, role: baseline}\n  - {dir: u20}\n  - {dir: u30}\n")
+	s, err := Build(f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Kind != string(compare.Series) || s.Runs[1].Name != "shop, 20 users" || s.Runs[1].Load != "20 users" {
+		t.Fatalf("kind %s, run %+v", s.Kind, s.Runs[1])
+	}
+	md := string(markdown.Render(Document(s, time.Unix(0, 0), "t")))
+	if !strings.Contains(md, "Throughput and response time against load") || !strings.Contains(md, "different load levels") {
+		t.Fatalf("study.md has no load series:\n%s", md)
+	}
 }
