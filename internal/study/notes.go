@@ -22,6 +22,11 @@ func LoadNotes(path string) (*Notes, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading notes: %w", err)
 	}
+	return ParseNotes(path, src)
+}
+
+// ParseNotes parses a notes file's bytes; path is used in errors.
+func ParseNotes(path string, src []byte) (*Notes, error) {
 	n := &Notes{}
 	var cur *[]string
 	var para []string
@@ -58,5 +63,8 @@ func LoadNotes(path string) (*Notes, error) {
 		}
 	}
 	flush()
-	return n, sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return n, nil
 }

@@ -209,3 +209,29 @@ func TestStudySeries(t *testing.T) {
 		t.Fatalf("study.md has no load series:\n%s", md)
 	}
 }
+
+func TestNotesErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ src, want string }{
+		{"intro\n## Findings\n- a\n", "n.md:1: text before"},
+		{"## Findings\n- a\n## Risks\n- b\n", "n.md:3: heading"},
+	} {
+		if _, err := ParseNotes("n.md", []byte(tc.src)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.src, err, tc.want)
+		}
+	}
+	n, err := ParseNotes("n.md", []byte("# Findings\n- one\n- two\n  continued\n\n# Recommendations\npara one\n"))
+	if err != nil || len(n.Findings) != 2 || n.Findings[1] != "two continued" || n.Recommendations[0] != "para one" {
+		t.Fatalf("%+v %v", n, err)
+	}
+}
+
+func FuzzParseNotes(f *testing.F) {
+	f.Add([]byte("## Findings\n- a\n\n## Recommendations\nb\n"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		n, err := ParseNotes("n.md", src)
+		if err == nil && n == nil {
+			t.Fatal("nil notes without error")
+		}
+	})
+}
