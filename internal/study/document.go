@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
@@ -143,7 +144,7 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 		t := &doc.Table{Caption: "Average response time of all requests", Columns: []doc.Column{{Name: "Runs"}, {Name: "Mean ± sd (ms)", Align: doc.Right},
 			{Name: "CV %", Align: doc.Right}, {Name: "Outliers"}}}
 		out := outlierClause(sp.Outliers)
-		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: fmt.Sprint(len(sp.Runs))}, {Text: f1(sp.MeanMs) + " ± " + f1(sp.SDMs)}, {Text: f1(sp.CVPct)}, {Text: out}}})
+		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: strings.Join(sp.Runs, ", ")}, {Text: f1(sp.MeanMs) + " ± " + f1(sp.SDMs)}, {Text: f1(sp.CVPct)}, {Text: out}}})
 		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence("an outlier is further from the median than 3 scaled median absolute deviations and 5 % of the median")})
 		d.Sections = append(d.Sections, sec)
 	}
