@@ -82,6 +82,23 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 		}
 	}
 
+	if len(s.Capacity) > 0 {
+		sec := doc.Section{ID: report.SecCapacity, Title: "Capacity side by side"}
+		t := &doc.Table{Columns: []doc.Column{{Name: "Run"}, {Name: "Knee load", Align: doc.Right}, {Name: "USL peak load", Align: doc.Right},
+			{Name: "USL peak (req/s)", Align: doc.Right}, {Name: "Highest load meeting the SLA", Align: doc.Right}, {Name: "Knee"}}}
+		num := func(v float64) string {
+			if v == 0 {
+				return "—"
+			}
+			return strconv.FormatFloat(v, 'f', -1, 64)
+		}
+		for _, c := range s.Capacity {
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: c.Run}, {Text: num(c.KneeLoad)}, {Text: num(c.USLPeakLoad)}, {Text: num(c.USLPeakRPS)},
+				{Text: num(c.MaxLoadMeetingSLA)}, {Text: report.Sentence(c.Knee)}}})
+		}
+		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence("the knee, USL fit and SLA limit are the run report's capacity analysis (analysis/knee) over each run's load steps; \"all runs\" treats a load series' runs as the steps of one sweep")})
+		d.Sections = append(d.Sections, sec)
+	}
 	res := doc.Section{ID: report.SecResults, Title: "Per label, all runs"}
 	res.Blocks = append(res.Blocks, &doc.Para{Note: true, Text: report.Sentences("Δ is the run's average minus the baseline's ("+s.Baseline+"), in per cent",
 		"a difference is called faster or slower only when it is beyond run-to-run noise and at least 3 % of the baseline (docs/analysis-methods.md)")})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
+	"github.com/plateau-perf/plateau/internal/analysis/knee"
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/monitor"
 	"github.com/plateau-perf/plateau/internal/report"
@@ -30,6 +31,10 @@ type Study struct {
 	Labels      []Label    `json:"labels"`
 	Resources   []Resource `json:"resources,omitempty"`
 	Repeats     *Spread    `json:"repeat_spread,omitempty"`
+	// Capacity is each stepped run's knee, USL peak and highest load
+	// meeting the SLA, side by side; for a load series, one more row
+	// analyses the runs as the steps of one sweep ("all runs").
+	Capacity []Capacity `json:"capacity,omitempty"`
 	// Conclusions are computed; Findings and Recommendations come from
 	// the --notes file.
 	Conclusions     []string `json:"conclusions"`
@@ -147,9 +152,26 @@ func Build(f *File, notes *Notes) (*Study, error) {
 	for i, d := range sets {
 		st := d.Total.Stats(core.TotalLabel, false, d.Span())
 		sum := analysis.Summarize(d, d.Info.SLA)
+		if c, ok := runCapacity(names[i], d, sum); ok {
+			s.Capacity = append(s.Capacity, c)
+		}
 		s.Runs = append(s.Runs, Run{Name: names[i], Role: f.Runs[i].Role, Dir: f.Runs[i].Dir, Load: facts[i].Load(),
 			DurationS: math.Round(d.Span().Seconds()*10) / 10, Requests: d.Total.Count, ThroughputRPS: st.ThroughputRPS,
 			ErrorPct: st.ErrorPct, MeanMs: st.MeanMs, P95Ms: st.P95Ms, Verdict: sum.Verdict, users: facts[i].Users, rate: facts[i].Rate})
+	}
+	if s.Kind == string(compare.Series) {
+		var pts []knee.Point
+		k := knee.Users
+		for i, r := range s.Runs {
+			load := float64(facts[i].Users)
+			if facts[i].Users == 0 {
+				load, k = facts[i].Rate, knee.Rate
+			}
+			pts = append(pts, knee.Point{Load: load, ThroughputRPS: r.ThroughputRPS, MeanMs: r.MeanMs, P95Ms: r.P95Ms, SLAMet: r.Verdict == "passed"})
+		}
+		if c, ok := capacityOf("all runs (as one sweep)", pts, k); ok {
+			s.Capacity = append(s.Capacity, c)
+		}
 	}
 	// Per label: each run against the baseline, whole run.
 	base := sets[bi]

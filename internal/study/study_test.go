@@ -205,7 +205,10 @@ func TestStudySeries(t *testing.T) {
 		t.Fatalf("kind %s, run %+v", s.Kind, s.Runs[1])
 	}
 	md := string(markdown.Render(Document(s, time.Unix(0, 0), "t")))
-	if !strings.Contains(md, "Throughput and response time against load") || !strings.Contains(md, "different load levels") {
+	if n := len(s.Capacity); n != 1 || s.Capacity[0].Run != "all runs (as one sweep)" || s.Capacity[0].Knee == "" {
+		t.Fatalf("capacity %+v", s.Capacity)
+	}
+	if !strings.Contains(md, "Throughput and response time against load") || !strings.Contains(md, "different load levels") || !strings.Contains(md, "Capacity side by side") {
 		t.Fatalf("study.md has no load series:\n%s", md)
 	}
 }
@@ -234,4 +237,31 @@ func FuzzParseNotes(f *testing.F) {
 			t.Fatal("nil notes without error")
 		}
 	})
+}
+
+// Two stepped configurations get their knees side by side.
+func TestStudyCapacitySideBySide(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	steps := []reporttest.Step{{Users: 7, Seconds: 30, RampUpS: 2}, {Users: 10, Seconds: 30, RampUpS: 2}, {Users: 14, Seconds: 30, RampUpS: 2}}
+	write(t, filepath.Join(root, "a"), reporttest.Options{Seed: 1, Steps: steps, Capacity: 8})
+	write(t, filepath.Join(root, "b"), reporttest.Options{Seed: 1, Steps: steps, Capacity: 20})
+	f := studyFile(t, root, "runs:\n  - {dir: a, role: baseline, name: config A}\n  - {dir: b, role: configuration, name: config B}\n")
+	s, err := Build(f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Capacity) != 2 || s.Capacity[0].Run != "config A" || s.Capacity[1].Run != "config B" {
+		t.Fatalf("capacity %+v", s.Capacity)
+	}
+	for _, c := range s.Capacity {
+		if c.Knee == "" {
+			t.Errorf("%s: empty knee sentence", c.Run)
+		}
+	}
+	// A saturates at 8 transactions/s (reached by 10 users); B
+	// (capacity 20) keeps scaling to 14 users.
+	if s.Capacity[0].KneeLoad != 10 || s.Capacity[1].KneeLoad != 0 {
+		t.Errorf("knees %v and %v, want 10 and none: %q / %q", s.Capacity[0].KneeLoad, s.Capacity[1].KneeLoad, s.Capacity[0].Knee, s.Capacity[1].Knee)
+	}
 }
