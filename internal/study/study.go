@@ -376,11 +376,11 @@ func conclusions(s *Study, bi int) []string {
 			continue
 		}
 		out = append(out, report.Sentence(fmt.Sprintf("%s: all requests %s %s", r.Name, compare.VerdictPhrase(compare.Verdict(c.Verdict)), s.Baseline),
-			fmt.Sprintf("average %.1f ms → %.1f ms (%+.1f %%), throughput %.2f → %.2f req/s", total.Cells[bi].MeanMs, c.MeanMs, c.DeltaPct, s.Runs[bi].ThroughputRPS, r.ThroughputRPS)))
+			fmt.Sprintf("average %.1f ms → %.1f ms (%s), throughput %.2f → %.2f req/s", total.Cells[bi].MeanMs, c.MeanMs, signedPct(c.DeltaPct), s.Runs[bi].ThroughputRPS, r.ThroughputRPS)))
 		var worse []string
 		for _, l := range s.Labels[:len(s.Labels)-1] {
 			if l.Cells[i].Verdict == string(compare.Slower) {
-				worse = append(worse, fmt.Sprintf("%s (%+.1f %%)", l.Label, l.Cells[i].DeltaPct))
+				worse = append(worse, fmt.Sprintf("%s (%s)", l.Label, signedPct(l.Cells[i].DeltaPct)))
 			}
 		}
 		if len(worse) > 0 {
@@ -414,4 +414,13 @@ func sortedKV(m map[string]string) []KV {
 	}
 	slices.SortFunc(out, func(a, b KV) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// signedPct writes a change in per cent with its sign, and an unsigned
+// "0.0 %" when it rounds to zero (never "+0.0 %" or "-0.0 %").
+func signedPct(v float64) string {
+	if math.Abs(v) < 0.05 {
+		return "0.0 %"
+	}
+	return fmt.Sprintf("%+.1f %%", v)
 }

@@ -112,6 +112,11 @@ runs:
 			t.Errorf("study.md lacks %q", want)
 		}
 	}
+	for _, bad := range []string{"+0.0 %", "-0.0 %", "NaN", "; .", "..", " ."} {
+		if strings.Contains(string(md), bad) {
+			t.Errorf("study.md contains %q", bad)
+		}
+	}
 	ju, _ := os.ReadFile(filepath.Join(out, JUnitFile))
 	if !strings.Contains(string(ju), `failures="`) || strings.Contains(string(ju), `failures="0"`) {
 		t.Errorf("junit has no failure for the slower release:\n%s", ju)
