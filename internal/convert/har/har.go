@@ -6,7 +6,6 @@
 package har
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -88,21 +87,9 @@ const maxHAR = 512 << 20
 
 // Parse reads a HAR file.
 func Parse(r io.Reader) (*HAR, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxHAR+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading HAR: %w", err)
-	}
-	if len(data) > maxHAR {
-		return nil, fmt.Errorf("HAR larger than %d MiB", maxHAR>>20)
-	}
 	var h HAR
-	if err := json.Unmarshal(data, &h); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			line := 1 + strings.Count(string(data[:min(int(se.Offset), len(data))]), "\n")
-			return nil, fmt.Errorf("HAR line %d: %w", line, err)
-		}
-		return nil, fmt.Errorf("HAR is not valid: %w", err)
+	if err := convert.ReadJSON(r, "HAR", maxHAR, &h); err != nil {
+		return nil, err
 	}
 	if h.Log.Entries == nil {
 		return nil, errors.New("not a HAR file: no log.entries")

@@ -128,21 +128,9 @@ const maxCollection = 64 << 20
 
 // Parse reads a collection.
 func Parse(r io.Reader) (*Collection, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxCollection+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading collection: %w", err)
-	}
-	if len(data) > maxCollection {
-		return nil, fmt.Errorf("collection larger than %d MiB", maxCollection>>20)
-	}
 	var c Collection
-	if err := json.Unmarshal(data, &c); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			line := 1 + strings.Count(string(data[:min(int(se.Offset), len(data))]), "\n")
-			return nil, fmt.Errorf("collection line %d: %w", line, err)
-		}
-		return nil, fmt.Errorf("collection is not valid: %w", err)
+	if err := convert.ReadJSON(r, "collection", maxCollection, &c); err != nil {
+		return nil, err
 	}
 	if c.Info.Schema != "" && !strings.Contains(c.Info.Schema, "v2.") {
 		return nil, fmt.Errorf("collection schema %s: only v2.0 and v2.1 are read", c.Info.Schema)
