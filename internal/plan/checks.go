@@ -1064,37 +1064,45 @@ func (d *decoder) checkTarget(p *Plan, n *yaml.Node, k keyset) {
 	}
 }
 
+// walkSteps calls fn for every step of steps and then for the steps
+// nested in it (transactions, loops, if/else, choose branches, foreach,
+// until), in plan order.
+func walkSteps(steps []Step, fn func(*Step)) {
+	for i := range steps {
+		s := &steps[i]
+		fn(s)
+		switch {
+		case s.Request != nil: // a leaf
+		case s.Transaction != nil:
+			walkSteps(s.Transaction.Steps, fn)
+		case s.Loop != nil:
+			walkSteps(s.Loop.Steps, fn)
+		case s.If != nil:
+			walkSteps(s.If.Steps, fn)
+			walkSteps(s.If.Else, fn)
+		case s.Choose != nil:
+			for _, b := range s.Choose {
+				walkSteps(b.Steps, fn)
+			}
+		case s.Foreach != nil:
+			walkSteps(s.Foreach.Steps, fn)
+		case s.Until != nil:
+			walkSteps(s.Until.Steps, fn)
+		}
+	}
+}
+
 // walkRequests calls fn for every request of a workload, in setup,
 // scenario and teardown, inside transactions and loops.
 func walkRequests(w *Workload, fn func(*Request)) {
-	var walk func([]Step)
-	walk = func(steps []Step) {
-		for i := range steps {
-			s := &steps[i]
-			switch {
-			case s.Request != nil:
-				fn(s.Request)
-			case s.Transaction != nil:
-				walk(s.Transaction.Steps)
-			case s.Loop != nil:
-				walk(s.Loop.Steps)
-			case s.If != nil:
-				walk(s.If.Steps)
-				walk(s.If.Else)
-			case s.Choose != nil:
-				for _, b := range s.Choose {
-					walk(b.Steps)
-				}
-			case s.Foreach != nil:
-				walk(s.Foreach.Steps)
-			case s.Until != nil:
-				walk(s.Until.Steps)
-			}
+	visit := func(s *Step) {
+		if s.Request != nil {
+			fn(s.Request)
 		}
 	}
-	walk(w.Setup)
-	walk(w.Scenario)
-	walk(w.Teardown)
+	walkSteps(w.Setup, visit)
+	walkSteps(w.Scenario, visit)
+	walkSteps(w.Teardown, visit)
 }
 
 // checkRefs reports every ${name} that nothing defines. Defined are: the
@@ -1217,35 +1225,17 @@ func (p *Plan) Labels() []string {
 			out = append(out, l)
 		}
 	}
-	var walk func([]Step)
-	walk = func(steps []Step) {
-		for i := range steps {
-			s := &steps[i]
+	for _, w := range p.Workloads {
+		walkSteps(w.Scenario, func(s *Step) {
 			switch {
 			case s.Request != nil:
 				add(s.Request.Name)
 			case s.Transaction != nil:
 				add(s.Transaction.Name)
-				walk(s.Transaction.Steps)
-			case s.Loop != nil:
-				walk(s.Loop.Steps)
-			case s.If != nil:
-				walk(s.If.Steps)
-				walk(s.If.Else)
-			case s.Choose != nil:
-				for _, b := range s.Choose {
-					walk(b.Steps)
-				}
-			case s.Foreach != nil:
-				walk(s.Foreach.Steps)
 			case s.Until != nil:
 				add(s.Until.Name)
-				walk(s.Until.Steps)
 			}
-		}
-	}
-	for _, w := range p.Workloads {
-		walk(w.Scenario)
+		})
 	}
 	return out
 }
