@@ -28,24 +28,17 @@ func readCSV(path string, delim rune, declared []string) (cols []string, rows []
 	r := csv.NewReader(bufio.NewReaderSize(f, 64<<10))
 	r.Comma = delim
 	r.ReuseRecord = false // rows are kept
-	fail := func(err error) (cols []string, rows [][]string, ferr *Error) {
+	fail := func(err error) *Error {
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {
-			return nil, nil, &Error{File: path, Pos: Pos{max(pe.Line, 1), max(pe.Column, 1)}, Msg: pe.Err.Error(), Err: err}
+			return &Error{File: path, Pos: Pos{max(pe.Line, 1), max(pe.Column, 1)}, Msg: pe.Err.Error(), Err: err}
 		}
-		return nil, nil, &Error{File: path, Pos: Pos{1, 1}, Msg: errText(err), Err: err}
+		return &Error{File: path, Pos: Pos{1, 1}, Msg: errText(err), Err: err}
 	}
 	if len(declared) > 0 {
 		r.FieldsPerRecord = len(declared)
-		for {
-			rec, err := r.Read()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return fail(err)
-			}
-			rows = append(rows, rec)
+		if rows, ferr = readRows(r, fail); ferr != nil {
+			return nil, nil, ferr
 		}
 		if len(rows) == 0 {
 			return nil, nil, &Error{File: path, Pos: Pos{1, 1}, Msg: "no data rows"}
@@ -57,7 +50,7 @@ func readCSV(path string, delim rune, declared []string) (cols []string, rows []
 		return nil, nil, &Error{File: path, Pos: Pos{1, 1}, Msg: "empty file; the first row must name the columns"}
 	}
 	if err != nil {
-		return fail(err)
+		return nil, nil, fail(err)
 	}
 	seen := map[string]int{}
 	for i, c := range header {
@@ -74,20 +67,29 @@ func readCSV(path string, delim rune, declared []string) (cols []string, rows []
 		seen[c] = i
 		header[i] = c
 	}
-	for {
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fail(err)
-		}
-		rows = append(rows, rec)
+	if rows, ferr = readRows(r, fail); ferr != nil {
+		return nil, nil, ferr
 	}
 	if len(rows) == 0 {
 		return nil, nil, &Error{File: path, Pos: Pos{1, 1}, Msg: "no data rows after the header"}
 	}
 	return header, rows, nil
+}
+
+// readRows reads the data rows left in r; fail turns a read error into
+// the feeder's positioned error.
+func readRows(r *csv.Reader, fail func(error) *Error) ([][]string, *Error) {
+	var rows [][]string
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, fail(err)
+		}
+		rows = append(rows, rec)
+	}
 }
 
 // checkColumns checks a headerless CSV's declared column names; it
