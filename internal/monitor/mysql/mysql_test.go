@@ -27,20 +27,6 @@ func openDB(t *testing.T, dsn string) *sql.DB {
 	return db
 }
 
-func sample(t *testing.T, c monitor.Collector) (map[string]float64, time.Time) {
-	t.Helper()
-	var b monitor.Batch
-	b.Reset(time.Now(), time.Now())
-	if err := c.Collect(context.Background(), &b); err != nil {
-		t.Fatal(err)
-	}
-	m := map[string]float64{}
-	for _, r := range b.Readings() {
-		m[r.Metric] = r.Value
-	}
-	return m, b.Mono
-}
-
 // TestRealMariaDB runs against a real MariaDB: connection counts follow the
 // connections the test opens, queries and slow queries are counted, and the
 // top statements name the statement the test ran, with its call count.
@@ -80,7 +66,7 @@ func TestRealMariaDB(t *testing.T) {
 		return v
 	}
 	slow0 := slow()
-	base, t0 := sample(t, c)
+	base, t0 := monitortest.Sample(t, c)
 	// Five more connections.
 	var conns []*sql.Conn
 	for range 5 {
@@ -107,7 +93,7 @@ func TestRealMariaDB(t *testing.T) {
 	// The server counts a slow query after it has sent the result: give
 	// the last one a moment.
 	time.Sleep(200 * time.Millisecond)
-	after, t1 := sample(t, c)
+	after, t1 := monitortest.Sample(t, c)
 	slowServer := slow() - slow0
 	dt := t1.Sub(t0).Seconds()
 	// app's pool kept one idle connection from CREATE TABLE, which the

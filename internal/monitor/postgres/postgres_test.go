@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/monitor/monitortest"
 )
 
 // server is a throw-away PostgreSQL cluster on a loopback port.
@@ -121,20 +122,6 @@ func connect(t *testing.T, dsn string) *pgx.Conn {
 	return c
 }
 
-func sample(t *testing.T, c *Collector) (map[string]float64, time.Time) {
-	t.Helper()
-	var b monitor.Batch
-	b.Reset(time.Now(), time.Now())
-	if err := c.Collect(context.Background(), &b); err != nil {
-		t.Fatal(err)
-	}
-	m := map[string]float64{}
-	for _, r := range b.Readings() {
-		m[r.Metric] = r.Value
-	}
-	return m, b.Mono
-}
-
 // TestRealPostgres runs against a real server: connection counts follow the
 // connections the test opens, commits are counted, top statements appear,
 // and a server restart mid-session is a gap followed by a resume.
@@ -175,12 +162,12 @@ func TestRealPostgres(t *testing.T) {
 
 	// plateau's connections (the session's and this collector's) are not
 	// counted; anything else already connected is the baseline.
-	base, _ := sample(t, c)
+	base, _ := monitortest.Sample(t, c)
 	var conns []*pgx.Conn
 	for range 5 {
 		conns = append(conns, connect(t, srv.dsn))
 	}
-	m, _ := sample(t, c)
+	m, _ := monitortest.Sample(t, c)
 	if got := m["connections_total"] - base["connections_total"]; got != 5 {
 		t.Errorf("connections_total rose by %v after opening 5", got)
 	}
@@ -206,7 +193,7 @@ func TestRealPostgres(t *testing.T) {
 	}()
 	deadline := time.Now().Add(3 * time.Second)
 	for {
-		m, _ = sample(t, c)
+		m, _ = monitortest.Sample(t, c)
 		if m["connections_active"]-base["connections_active"] >= 1 || time.Now().After(deadline) {
 			break
 		}
@@ -229,7 +216,7 @@ func TestRealPostgres(t *testing.T) {
 	}
 	// A closed connection's backend exits asynchronously.
 	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		m, _ = sample(t, c)
+		m, _ = monitortest.Sample(t, c)
 		if m["connections_total"]-base["connections_total"] == 2 || time.Now().After(deadline) {
 			break
 		}
@@ -239,7 +226,7 @@ func TestRealPostgres(t *testing.T) {
 	}
 
 	// Transactions: 200 commits, flushed at once by the backend.
-	before, t0 := sample(t, c)
+	before, t0 := monitortest.Sample(t, c)
 	const commits = 200
 	for i := range commits {
 		if _, err := conns[0].Exec(ctx, "SELECT $1::int + 1", i); err != nil {
@@ -255,7 +242,7 @@ func TestRealPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
-	after, t1 := sample(t, c)
+	after, t1 := monitortest.Sample(t, c)
 	counted := after["xact_commit_per_s"] * t1.Sub(t0).Seconds()
 	t.Logf("commits counted %.1f for %d sent (+4 more statements); before %v", counted, commits, before["connections_total"])
 	// The session's own sampling queries are subtracted by its collector,

@@ -83,20 +83,6 @@ func (e *exporter) stop() {
 	}
 }
 
-func collect(t *testing.T, c *Collector) (map[string]float64, time.Time) {
-	t.Helper()
-	var b monitor.Batch
-	b.Reset(time.Now(), time.Now())
-	if err := c.Collect(context.Background(), &b); err != nil {
-		t.Fatal(err)
-	}
-	m := map[string]float64{}
-	for _, r := range b.Readings() {
-		m[r.Metric] = r.Value
-	}
-	return m, b.Mono
-}
-
 func TestNodeExporter(t *testing.T) {
 	ex := startExporter(t)
 	url := "http://" + ex.addr + "/metrics"
@@ -109,7 +95,7 @@ func TestNodeExporter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	first, t0 := collect(t, c)
+	first, t0 := monitortest.Sample(t, c)
 	for k := range first {
 		if strings.HasSuffix(strings.SplitN(k, "{", 2)[0], "_per_s") {
 			t.Errorf("rate %s on the first scrape", k)
@@ -118,7 +104,7 @@ func TestNodeExporter(t *testing.T) {
 	const payload = 4 << 20
 	sent := loopback(t, payload)
 	time.Sleep(300 * time.Millisecond)
-	m, t1 := collect(t, c)
+	m, t1 := monitortest.Sample(t, c)
 	dt := t1.Sub(t0).Seconds()
 
 	lo := m["node_network_receive_bytes_total_per_s{device=lo}"]
@@ -371,9 +357,9 @@ func TestSeveralEndpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	collect(t, c)
+	monitortest.Sample(t, c)
 	time.Sleep(1100 * time.Millisecond)
-	m, _ := collect(t, c)
+	m, _ := monitortest.Sample(t, c)
 	for _, inst := range []string{a, b} {
 		if m["node_memory_MemTotal_bytes{instance="+inst+"}"] <= 0 {
 			t.Errorf("no memory series for %s: %v", inst, m)
