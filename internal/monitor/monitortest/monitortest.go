@@ -67,11 +67,47 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// Process is a program Start runs until the test ends.
+type Process struct {
+	url, name string
+	args      []string
+	cmd       *exec.Cmd
+	done      chan struct{}
+	out       *lockedBuffer
+}
+
 // Start runs a program until the test ends and waits until url answers
 // 200 (when url is not empty).
-func Start(t testing.TB, url string, name string, args ...string) {
+func Start(t testing.TB, url string, name string, args ...string) *Process {
 	t.Helper()
-	cmd := exec.Command(name, args...)
+	p := &Process{url: url, name: name, args: args}
+	t.Cleanup(p.Stop)
+	p.start(t)
+	return p
+}
+
+// Stop kills the program and waits for it to end; a stopped program is
+// left alone.
+func (p *Process) Stop() {
+	if p.cmd == nil {
+		return
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.done
+	p.cmd = nil
+}
+
+// Restart stops the program and starts it again with the same arguments
+// (so on the same address), waiting until it answers again.
+func (p *Process) Restart(t testing.TB) {
+	t.Helper()
+	p.Stop()
+	p.start(t)
+}
+
+func (p *Process) start(t testing.TB) {
+	t.Helper()
+	cmd := exec.Command(p.name, p.args...)
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -79,20 +115,17 @@ func Start(t testing.TB, url string, name string, args ...string) {
 	}
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-done
-	})
-	if url == "" {
+	p.cmd, p.done, p.out = cmd, done, out
+	if p.url == "" {
 		return
 	}
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		select {
 		case <-done:
-			t.Fatalf("%s exited early:\n%s", filepath.Base(name), out.String())
+			t.Fatalf("%s exited early:\n%s", filepath.Base(p.name), out.String())
 		default:
 		}
-		resp, err := http.Get(url)
+		resp, err := http.Get(p.url)
 		if err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
@@ -101,19 +134,29 @@ func Start(t testing.TB, url string, name string, args ...string) {
 			}
 		}
 	}
-	t.Fatalf("%s did not answer on %s:\n%s", filepath.Base(name), url, out.String())
+	t.Fatalf("%s did not answer on %s:\n%s", filepath.Base(p.name), p.url, out.String())
 }
 
 // NodeExporter starts Debian's prometheus-node-exporter and returns its
 // host:port.
 func NodeExporter(t testing.TB) string {
 	t.Helper()
+	addr, _ := StartNodeExporter(t)
+	return addr
+}
+
+// StartNodeExporter starts Debian's prometheus-node-exporter with extra
+// flags added to plateau's usual ones, and returns its host:port and its
+// process (to stop or restart it).
+func StartNodeExporter(t testing.TB, extra ...string) (string, *Process) {
+	t.Helper()
 	bin := Need(t, "prometheus-node-exporter")
 	addr := FreeAddr(t)
-	Start(t, "http://"+addr+"/metrics", bin, "--web.listen-address="+addr, "--log.level=error",
+	// Collectors that fail or are slow in a VM without dbus.
+	args := append([]string{"--web.listen-address=" + addr, "--log.level=error",
 		"--no-collector.systemd", "--no-collector.hwmon", "--no-collector.rapl", "--no-collector.zfs",
-		"--no-collector.nfs", "--no-collector.nfsd", "--no-collector.diskstats")
-	return addr
+		"--no-collector.nfs", "--no-collector.nfsd", "--no-collector.diskstats"}, extra...)
+	return addr, Start(t, "http://"+addr+"/metrics", bin, args...)
 }
 
 // Prometheus starts Debian's prometheus scraping the given jobs (job name

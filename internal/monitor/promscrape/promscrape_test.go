@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -22,70 +21,17 @@ import (
 	"github.com/plateau-perf/plateau/internal/monitor/monitortest"
 )
 
-// exporter is a running prometheus-node-exporter on a loopback port.
-type exporter struct {
-	bin, addr string
-	cmd       *exec.Cmd
-}
-
-// startExporter starts Debian's prometheus-node-exporter (installed by
-// internal/monitor/testdata/install-deps.sh). Missing: skip, or fail under
-// CI=true.
-func startExporter(t *testing.T) *exporter {
+// startExporter starts Debian's prometheus-node-exporter with the
+// loopback device's counters on (node_exporter leaves lo out by default;
+// the tests send known traffic over it).
+func startExporter(t *testing.T) (string, *monitortest.Process) {
 	t.Helper()
-	bin, err := exec.LookPath("prometheus-node-exporter")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("prometheus-node-exporter not installed under CI: %v", err)
-		}
-		t.Skipf("prometheus-node-exporter not installed (%v); run internal/monitor/testdata/install-deps.sh", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &exporter{bin: bin, addr: ln.Addr().String()}
-	ln.Close()
-	e.start(t)
-	t.Cleanup(e.stop)
-	return e
-}
-
-func (e *exporter) start(t *testing.T) {
-	t.Helper()
-	e.cmd = exec.Command(e.bin, "--web.listen-address="+e.addr, "--log.level=error",
-		// Collectors that fail or are slow in a VM without dbus.
-		// Loopback is excluded by default; the tests send known traffic over it.
-		"--collector.netdev.device-exclude=^$",
-		"--no-collector.systemd", "--no-collector.hwmon", "--no-collector.rapl", "--no-collector.zfs", "--no-collector.nfs", "--no-collector.nfsd")
-	var stderr strings.Builder
-	e.cmd.Stderr = &stderr
-	if err := e.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		resp, err := http.Get("http://" + e.addr + "/metrics")
-		if err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			return
-		}
-	}
-	e.stop()
-	t.Fatalf("node exporter on %s did not answer; its stderr:\n%s", e.addr, stderr.String())
-}
-
-func (e *exporter) stop() {
-	if e.cmd != nil {
-		_ = e.cmd.Process.Kill()
-		_ = e.cmd.Wait()
-		e.cmd = nil
-	}
+	return monitortest.StartNodeExporter(t, "--collector.netdev.device-exclude=^$")
 }
 
 func TestNodeExporter(t *testing.T) {
-	ex := startExporter(t)
-	url := "http://" + ex.addr + "/metrics"
+	addr, _ := startExporter(t)
+	url := "http://" + addr + "/metrics"
 	c, err := New(monitor.TargetConfig{URL: url, Series: []string{
 		"node_cpu_seconds_total",
 		`node_network_receive_bytes_total{device="lo"}`,
@@ -140,12 +86,12 @@ func TestNodeExporter(t *testing.T) {
 // TestSessionLossAndResume runs the exporter under a session, kills it and
 // starts it again on the same port.
 func TestSessionLossAndResume(t *testing.T) {
-	ex := startExporter(t)
+	addr, ex := startExporter(t)
 	dir := t.TempDir()
 	s, err := monitor.Start(context.Background(), monitor.Options{
 		Dir: dir, Interval: 200 * time.Millisecond,
 		Targets: []monitor.TargetConfig{
-			{Kind: "prometheus", Name: "node", URL: "http://" + ex.addr + "/metrics", Series: []string{"node_cpu_seconds_total", "node_load1"}},
+			{Kind: "prometheus", Name: "node", URL: "http://" + addr + "/metrics", Series: []string{"node_cpu_seconds_total", "node_load1"}},
 			{Kind: "prometheus", Name: "closed", URL: "http://127.0.0.1:1/metrics"},
 		},
 		Kinds: map[string]monitor.Kind{"prometheus": Kind()},
@@ -158,9 +104,9 @@ func TestSessionLossAndResume(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 	time.Sleep(600 * time.Millisecond)
-	ex.stop()
+	ex.Stop()
 	waitFor(t, "gap", func() bool { return len(s.Status()[0].Gaps) == 1 })
-	ex.start(t)
+	ex.Restart(t)
 	waitFor(t, "resume", func() bool { return s.Status()[0].Gaps[0].End != nil })
 	time.Sleep(600 * time.Millisecond)
 	if err := s.Stop(); err != nil {
