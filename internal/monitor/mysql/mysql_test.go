@@ -111,8 +111,8 @@ func TestRealMariaDB(t *testing.T) {
 	if got := after["com_insert_per_s"] * dt; got < inserts-0.01 || got > inserts+0.01 {
 		t.Errorf("inserts counted %.2f, want %d", got, inserts)
 	}
-	if got := after["queries_per_s"] * dt; got < inserts+3 || got > inserts+3+10 {
-		t.Errorf("queries counted %.1f for %d sent", got, inserts+3)
+	if got := after["queries_per_s"] * dt; got < inserts+3-0.01 || got > inserts+3+10 { // a rate times its window: not exact in floating point
+		t.Errorf("queries counted %.3f for %d sent", got, inserts+3)
 	}
 	if after["connections_max"] != 151 {
 		t.Errorf("connections_max %v, want MariaDB's default 151", after["connections_max"])
