@@ -55,26 +55,61 @@ func run(t testing.TB, asUser []string, args ...string) {
 // created, and returns a DSN for the postgres superuser.
 func Postgres(t testing.TB) string {
 	t.Helper()
+	return StartPostgres(t).DSN
+}
+
+// PostgresServer is a throw-away PostgreSQL cluster on loopback.
+type PostgresServer struct {
+	// DSN connects as the postgres superuser.
+	DSN string
+	// MaxConnections is the server's max_connections.
+	MaxConnections int
+
+	bin, root, data, log, port string
+	as                         []string // runuser prefix when we are root
+}
+
+// StartPostgres is Postgres returning the server, to stop and start it
+// again mid-test.
+func StartPostgres(t testing.TB) *PostgresServer {
+	t.Helper()
 	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
 	if len(bins) == 0 {
 		Need(t, "initdb") // skips, or fails under CI
 	}
 	sort.Strings(bins)
-	bin := filepath.Dir(bins[len(bins)-1])
-	root, as := sharedDir(t, "postgres")
-	data, log := filepath.Join(root, "data"), filepath.Join(root, "pg.log")
-	port := FreeAddr(t)[len("127.0.0.1:"):]
-	run(t, as, filepath.Join(bin, "initdb"), "-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8")
-	opts := fmt.Sprintf("-p %s -k %s -c listen_addresses=127.0.0.1 -c shared_preload_libraries=pg_stat_statements -c fsync=off -c max_connections=40",
-		port, root)
-	run(t, as, filepath.Join(bin, "pg_ctl"), "-D", data, "-l", log, "-w", "-t", "60", "-o", opts, "start")
-	t.Cleanup(func() {
-		cmd := append(append([]string{}, as...), filepath.Join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop")
-		_ = exec.Command(cmd[0], cmd[1:]...).Run()
-	})
-	psql := filepath.Join(bin, "psql")
-	run(t, as, psql, "-h", "127.0.0.1", "-p", port, "-U", "postgres", "-d", "postgres", "-q", "-c", "CREATE EXTENSION pg_stat_statements")
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%s/postgres?sslmode=disable", port)
+	s := &PostgresServer{bin: filepath.Dir(bins[len(bins)-1]), MaxConnections: 40}
+	s.root, s.as = sharedDir(t, "postgres")
+	s.data, s.log = filepath.Join(s.root, "data"), filepath.Join(s.root, "pg.log")
+	s.port = FreeAddr(t)[len("127.0.0.1:"):]
+	run(t, s.as, filepath.Join(s.bin, "initdb"), "-D", s.data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8")
+	s.Start(t)
+	t.Cleanup(func() { s.pgctl("immediate") })
+	run(t, s.as, filepath.Join(s.bin, "psql"), "-h", "127.0.0.1", "-p", s.port, "-U", "postgres", "-d", "postgres", "-q", "-c", "CREATE EXTENSION pg_stat_statements")
+	s.DSN = fmt.Sprintf("postgres://postgres@127.0.0.1:%s/postgres?sslmode=disable", s.port)
+	return s
+}
+
+// Start starts the server (again, after Stop) on its port and waits until
+// it accepts connections.
+func (s *PostgresServer) Start(t testing.TB) {
+	t.Helper()
+	opts := fmt.Sprintf("-p %s -k %s -c listen_addresses=127.0.0.1 -c shared_preload_libraries=pg_stat_statements -c fsync=off -c max_connections=%d",
+		s.port, s.root, s.MaxConnections)
+	cmd := append(append([]string{}, s.as...), filepath.Join(s.bin, "pg_ctl"), "-D", s.data, "-l", s.log, "-w", "-t", "60", "-o", opts, "start")
+	if out, err := exec.Command(cmd[0], cmd[1:]...).CombinedOutput(); err != nil {
+		log, _ := os.ReadFile(s.log)
+		t.Fatalf("%s: %v\n%s\n%s", strings.Join(cmd, " "), err, out, log)
+	}
+}
+
+// Stop shuts the server down (fast mode: sessions are disconnected) and
+// waits until it is down.
+func (s *PostgresServer) Stop() { s.pgctl("fast") }
+
+func (s *PostgresServer) pgctl(mode string) {
+	cmd := append(append([]string{}, s.as...), filepath.Join(s.bin, "pg_ctl"), "-D", s.data, "-m", mode, "-w", "stop")
+	_ = exec.Command(cmd[0], cmd[1:]...).Run()
 }
 
 // PostgresExporter starts Debian's prometheus-postgres-exporter against

@@ -2,14 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"os/user"
-	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,97 +11,6 @@ import (
 	"github.com/plateau-perf/plateau/internal/monitor"
 	"github.com/plateau-perf/plateau/internal/monitor/monitortest"
 )
-
-// server is a throw-away PostgreSQL cluster on a loopback port.
-type server struct {
-	bin, data, log string
-	port           int
-	asUser         []string // runuser prefix when we are root
-	dsn            string
-}
-
-// startServer initialises and starts a cluster from the Debian packages
-// (testdata/install-deps.sh installs them). Outside CI a missing
-// PostgreSQL skips the test; under CI=true it fails.
-func startServer(t *testing.T) *server {
-	t.Helper()
-	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
-	if len(bins) == 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("PostgreSQL not installed under CI (run internal/monitor/testdata/install-deps.sh)")
-		}
-		t.Skip("PostgreSQL server packages not installed (/usr/lib/postgresql/*/bin/initdb); run internal/monitor/testdata/install-deps.sh")
-	}
-	sort.Strings(bins)
-	s := &server{bin: filepath.Dir(bins[len(bins)-1])}
-	// The cluster lives outside t.TempDir: the postgres user must be able
-	// to reach it, and the test's temp dir is private to root.
-	root, err := os.MkdirTemp("", "plateau-pg-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(root) })
-	if err := os.Chmod(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	s.data, s.log = filepath.Join(root, "data"), filepath.Join(root, "pg.log")
-	if os.Geteuid() == 0 {
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			t.Fatalf("running as root needs the postgres user (from the postgresql package): %v", err)
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		if err := os.Chown(root, uid, gid); err != nil {
-			t.Fatal(err)
-		}
-		s.asUser = []string{"runuser", "-u", "postgres", "--"}
-	}
-	s.port = freePort(t)
-	s.run(t, filepath.Join(s.bin, "initdb"), "-D", s.data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8")
-	s.start(t)
-	t.Cleanup(func() { s.stop(t) })
-	s.dsn = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", s.port)
-	admin := connect(t, s.dsn)
-	if _, err := admin.Exec(context.Background(), "CREATE EXTENSION pg_stat_statements"); err != nil {
-		t.Fatal(err)
-	}
-	_ = admin.Close(context.Background())
-	return s
-}
-
-func (s *server) run(t *testing.T, args ...string) {
-	t.Helper()
-	cmd := append(append([]string{}, s.asUser...), args...)
-	out, err := exec.Command(cmd[0], cmd[1:]...).CombinedOutput()
-	if err != nil {
-		log, _ := os.ReadFile(s.log)
-		t.Fatalf("%s: %v\n%s\n%s", strings.Join(cmd, " "), err, out, log)
-	}
-}
-
-func (s *server) start(t *testing.T) {
-	t.Helper()
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c shared_preload_libraries=pg_stat_statements -c fsync=off -c max_connections=30",
-		s.port, filepath.Dir(s.data))
-	s.run(t, filepath.Join(s.bin, "pg_ctl"), "-D", s.data, "-l", s.log, "-w", "-t", "60", "-o", opts, "start")
-}
-
-func (s *server) stop(t *testing.T) {
-	t.Helper()
-	cmd := append(append([]string{}, s.asUser...), filepath.Join(s.bin, "pg_ctl"), "-D", s.data, "-m", "fast", "-w", "stop")
-	_ = exec.Command(cmd[0], cmd[1:]...).Run()
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
 
 func connect(t *testing.T, dsn string) *pgx.Conn {
 	t.Helper()
@@ -126,15 +27,15 @@ func connect(t *testing.T, dsn string) *pgx.Conn {
 // connections the test opens, commits are counted, top statements appear,
 // and a server restart mid-session is a gap followed by a resume.
 func TestRealPostgres(t *testing.T) {
-	srv := startServer(t)
+	srv := monitortest.StartPostgres(t)
 	ctx := context.Background()
 	run := t.TempDir()
 
 	s, err := monitor.Start(ctx, monitor.Options{
 		Dir: run, Interval: 200 * time.Millisecond,
 		Targets: []monitor.TargetConfig{
-			{Kind: "postgres", Name: "db", DSN: srv.dsn},
-			{Kind: "postgres", Name: "nobody", DSN: fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres", freePort(t))},
+			{Kind: "postgres", Name: "db", DSN: srv.DSN},
+			{Kind: "postgres", Name: "nobody", DSN: "postgres://postgres@" + monitortest.FreeAddr(t) + "/postgres"},
 		},
 		Kinds: map[string]monitor.Kind{"postgres": Kind()},
 	})
@@ -150,7 +51,7 @@ func TestRealPostgres(t *testing.T) {
 		t.Errorf("a closed port should not start, status %+v", st[1])
 	}
 
-	col, err := Open(ctx, monitor.TargetConfig{DSN: srv.dsn}, monitor.Env{Dir: t.TempDir(), Stem: "direct", Now: time.Now})
+	col, err := Open(ctx, monitor.TargetConfig{DSN: srv.DSN}, monitor.Env{Dir: t.TempDir(), Stem: "direct", Now: time.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +66,7 @@ func TestRealPostgres(t *testing.T) {
 	base, _ := monitortest.Sample(t, c)
 	var conns []*pgx.Conn
 	for range 5 {
-		conns = append(conns, connect(t, srv.dsn))
+		conns = append(conns, connect(t, srv.DSN))
 	}
 	m, _ := monitortest.Sample(t, c)
 	if got := m["connections_total"] - base["connections_total"]; got != 5 {
@@ -174,8 +75,8 @@ func TestRealPostgres(t *testing.T) {
 	if got := m["connections_idle"] - base["connections_idle"]; got != 5 {
 		t.Errorf("connections_idle rose by %v", got)
 	}
-	if m["connections_max"] != 30 {
-		t.Errorf("connections_max %v, server started with 30", m["connections_max"])
+	if m["connections_max"] != float64(srv.MaxConnections) {
+		t.Errorf("connections_max %v, server started with %d", m["connections_max"], srv.MaxConnections)
 	}
 
 	// One idle in a transaction, one active in a long query.
@@ -255,13 +156,13 @@ func TestRealPostgres(t *testing.T) {
 	}
 
 	// Restart the server: a gap, then a resume.
-	srv.stop(t)
+	srv.Stop()
 	waitFor(t, "gap", func() bool { return len(s.Status()[0].Gaps) == 1 })
-	srv.start(t)
+	srv.Start(t)
 	waitFor(t, "resume", func() bool { return s.Status()[0].Gaps[0].End != nil })
 	time.Sleep(300 * time.Millisecond)
 	// Statements run after the restart count for the session too.
-	again := connect(t, srv.dsn)
+	again := connect(t, srv.DSN)
 	for range 7 {
 		if _, err := again.Exec(ctx, "SELECT count(*) FROM generate_series(1, 1000) /* after restart */"); err != nil {
 			t.Fatal(err)
