@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"html"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,29 +17,6 @@ import (
 	"github.com/plateau-perf/plateau/internal/monitor"
 	"github.com/plateau-perf/plateau/internal/monitor/monitortest"
 )
-
-// scrapeValue reads one series' value straight from an exporter, as the
-// reference numbers the report is checked against.
-func scrapeValue(t *testing.T, addr, series string) float64 {
-	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, series+" "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return f
-		}
-	}
-	t.Fatalf("%s not exposed by %s", series, addr)
-	return 0
-}
 
 // TestRemoteMonitoringReport runs a load against a service backed by a real
 // PostgreSQL while the real Prometheus scrapes node_exporter and
@@ -150,11 +125,11 @@ monitor:
 			last[s.Target+" "+s.Metric] = s.Points[n-1].V
 		}
 	}
-	memTotal := scrapeValue(t, node, "node_memory_MemTotal_bytes")
+	memTotal := monitortest.ExporterValue(t, node, "node_memory_MemTotal_bytes")
 	if got := last["hosts mem_total_bytes{instance="+node+",job=node}"]; got != memTotal {
 		t.Errorf("mem_total_bytes via Prometheus %v, node_exporter says %v", got, memTotal)
 	}
-	maxConn := scrapeValue(t, pgexp, `pg_settings_max_connections{server="127.0.0.1:`+dsnPort(dsn)+`"}`)
+	maxConn := monitortest.ExporterValue(t, pgexp, `pg_settings_max_connections{server="127.0.0.1:`+dsnPort(dsn)+`"}`)
 	if got := last["databases pg_max_connections{instance="+pgexp+"}"]; got != maxConn || got != 40 {
 		t.Errorf("pg_max_connections via Prometheus %v, postgres_exporter says %v, server set to 40", got, maxConn)
 	}

@@ -3,9 +3,6 @@ package mysql
 import (
 	"context"
 	"database/sql"
-	"io"
-	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -189,18 +186,8 @@ func TestMySQLRecipe(t *testing.T) {
 		t.Errorf("mysql_max_connections %v, want 151; series %v", got, last)
 	}
 	// The exporter's own reading of the variable.
-	resp, err := http.Get("http://" + exp + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "mysql_global_variables_max_connections "); ok {
-			if f, _ := strconv.ParseFloat(v, 64); f != last["mysql_max_connections{instance="+exp+"}"] {
-				t.Errorf("exporter says %v", f)
-			}
-		}
+	if f := monitortest.ExporterValue(t, exp, "mysql_global_variables_max_connections"); f != last["mysql_max_connections{instance="+exp+"}"] {
+		t.Errorf("exporter says %v", f)
 	}
 	if _, ok := last["mysql_connections{instance="+exp+"}"]; !ok {
 		t.Errorf("no mysql_connections; series %v", last)

@@ -2,11 +2,8 @@ package promql
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,28 +11,6 @@ import (
 	"github.com/plateau-perf/plateau/internal/monitor"
 	"github.com/plateau-perf/plateau/internal/monitor/monitortest"
 )
-
-// exporterValue reads one unlabelled value straight from an exporter.
-func exporterValue(t *testing.T, addr, metric string) float64 {
-	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, metric+" "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return f
-		}
-	}
-	t.Fatalf("%s not exposed by %s", metric, addr)
-	return 0
-}
 
 func runSession(t *testing.T, dir string, targets []monitor.TargetConfig, d time.Duration, getenv func(string) (string, bool)) []monitor.TargetStatus {
 	t.Helper()
@@ -88,7 +63,7 @@ func TestPrometheusNodeRecipe(t *testing.T) {
 	if len(mem) < 5 {
 		t.Fatalf("mem_total_bytes: %d points; series: %v", len(mem), keys(by))
 	}
-	if want := exporterValue(t, node, "node_memory_MemTotal_bytes"); mem[len(mem)-1] != want {
+	if want := monitortest.ExporterValue(t, node, "node_memory_MemTotal_bytes"); mem[len(mem)-1] != want {
 		t.Errorf("MemTotal via Prometheus %v, exporter says %v", mem[len(mem)-1], want)
 	}
 	busy := by["cpu_busy_pct{"+inst+"}"]
