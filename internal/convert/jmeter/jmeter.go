@@ -235,15 +235,7 @@ func (c *conv) countFragment(path string, e *Element, sc scope) {
 }
 
 func (c *conv) notConvertedBelow(path string, e *Element, why string) {
-	for _, k := range e.Children {
-		p := join(path, k.Name)
-		if !k.Enabled {
-			c.disabled(p, k)
-			continue
-		}
-		c.add(p, k, convert.NotConverted, why, "")
-		c.notConvertedBelow(p, k, why)
-	}
+	c.notConvertedBelowAs(path, e, convert.NotConverted, why)
 }
 
 // threadGroup converts a thread group into a workload.
