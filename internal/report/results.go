@@ -143,6 +143,7 @@ func (b *builder) results() doc.Section {
 			plural(all.Samples, "request"), dur(b.d.Span()), msU(all.MinMs), msU(all.MeanMs), msU(all.P50Ms), msU(all.P95Ms), msU(all.P99Ms), msU(all.MaxMs), rps(all.ThroughputRPS)),
 		b.timingMethod(),
 		"throughput counts completed requests per second of the span; a phase counts the requests that completed while it ran")})
+	sec.Blocks = append(sec.Blocks, b.skippedBlocks()...)
 	sec.Blocks = append(sec.Blocks, b.statsTable("Whole run, per label (transactions first, then requests)", b.s.Labels))
 	for _, f := range b.timeCharts() {
 		sec.Blocks = append(sec.Blocks, f)
