@@ -146,15 +146,7 @@ func (c *conv) switchController(path string, e *Element, sc scope) []convert.Ste
 	c.add(path, e, convert.Converted, "one if per child, on the value "+val, "")
 	var out []convert.Step
 	idx := 0
-	for _, k := range e.Children {
-		p := join(path, k.Name)
-		if !k.Enabled {
-			c.disabled(p, k)
-			continue
-		}
-		if c.scoped(p, k, &sc, false) {
-			continue
-		}
+	c.eachChild(path, e.Children, &sc, func(p string, k *Element) {
 		steps := c.element(p, k, sc)
 		if !strings.Contains(t.T, "${") {
 			// A constant value: the chosen child only.
@@ -162,13 +154,13 @@ func (c *conv) switchController(path string, e *Element, sc scope) []convert.Ste
 				out = append(out, steps...)
 			}
 			idx++
-			continue
+			return
 		}
 		v := strings.TrimSuffix(strings.TrimPrefix(t.T, "${"), "}")
 		cond := fmt.Sprintf("${%s} == %q || ${%s} == %q", v, strconv.Itoa(idx), v, k.Name)
 		out = append(out, convert.Step{If: &convert.Group{Cond: cond, Steps: nonEmpty(steps)}})
 		idx++
-	}
+	})
 	return out
 }
 
@@ -176,17 +168,9 @@ func (c *conv) switchController(path string, e *Element, sc scope) []convert.Ste
 func (c *conv) randomController(path string, e *Element, sc scope) []convert.Step {
 	c.add(path, e, convert.Converted, "one child at random each time (choose, equal weights)", "")
 	var branches []convert.Branch
-	for _, k := range e.Children {
-		p := join(path, k.Name)
-		if !k.Enabled {
-			c.disabled(p, k)
-			continue
-		}
-		if c.scoped(p, k, &sc, false) {
-			continue
-		}
+	c.eachChild(path, e.Children, &sc, func(p string, k *Element) {
 		branches = append(branches, convert.Branch{Name: plainText(k.Name), Weight: 1, Steps: nonEmpty(c.element(p, k, sc))})
-	}
+	})
 	if len(branches) == 0 {
 		return nil
 	}

@@ -976,18 +976,10 @@ func mergeChecks(list []convert.Check) []convert.Check {
 // else inside it is listed as not converted.
 func (c *conv) samplerScope(path string, e *Element, sc scope) scope {
 	sc = sc.clone()
-	for _, k := range e.Children {
-		p := join(path, k.Name)
-		if !k.Enabled {
-			c.disabled(p, k)
-			continue
-		}
-		if c.scoped(p, k, &sc, false) {
-			continue
-		}
+	c.eachChild(path, e.Children, &sc, func(p string, k *Element) {
 		st := c.unconverted(p, k, "not expected inside a sampler", "")
 		sc.comments = append(sc.comments, st[0].Comment...)
-	}
+	})
 	return sc
 }
 

@@ -579,22 +579,30 @@ func seconds(n string) string {
 	return n + "s"
 }
 
+// eachChild calls fn for every enabled child in kids that is not a scoped
+// element, in order: disabled children are reported as such, scoped ones
+// (defaults, headers, cookies, assertions, ...) are folded into *sc as they
+// come, so fn sees the scope of the children before it.
+func (c *conv) eachChild(path string, kids []*Element, sc *scope, fn func(p string, k *Element)) {
+	for _, k := range kids {
+		p := join(path, k.Name)
+		if !k.Enabled {
+			c.disabled(p, k)
+			continue
+		}
+		if c.scoped(p, k, sc, false) {
+			continue
+		}
+		fn(p, k)
+	}
+}
+
 // children converts the children of a controller. At thread-group level
 // (top) Once Only Controllers become the workload's setup.
 func (c *conv) children(path string, kids []*Element, sc scope, top bool) (steps, setup []convert.Step) {
 	sc = sc.clone()
 	var ordered []*Element
-	for _, e := range kids {
-		p := join(path, e.Name)
-		if !e.Enabled {
-			c.disabled(p, e)
-			continue
-		}
-		if c.scoped(p, e, &sc, false) {
-			continue
-		}
-		ordered = append(ordered, e)
-	}
+	c.eachChild(path, kids, &sc, func(_ string, e *Element) { ordered = append(ordered, e) })
 	// Unconverted elements of this level stay as a comment where they
 	// were, not repeated at every request they applied to.
 	if len(sc.comments) > 0 {
