@@ -99,6 +99,7 @@ var statCols = []doc.Column{{Name: "Label"}, {Name: "Type"}, {Name: "Samples", A
 // statsTable renders label rows (transactions first, TOTAL last).
 func (b *builder) statsTable(caption string, rows []core.LabelStats) *doc.Table {
 	t := &doc.Table{Caption: caption, Columns: statCols}
+	var few []string
 	for _, r := range rows {
 		typ := "request"
 		if r.Transaction {
@@ -121,12 +122,26 @@ func (b *builder) statsTable(caption string, rows []core.LabelStats) *doc.Table 
 			for i := range times {
 				times[i] = doc.Cell{Text: "not in this log"}
 			}
+		} else if r.Samples > 0 && r.Samples < minPercentileSamples {
+			for i := 2; i <= 5; i++ { // p50 … p99: a handful of samples decides them
+				times[i].Level = doc.Warn
+			}
+			few = append(few, fmt.Sprintf("%s (n = %d)", b.red.String(r.Label), r.Samples))
 		}
 		cells := append([]doc.Cell{{Text: b.red.String(r.Label)}, {Text: typ}, {Text: count(r.Samples)}}, times...)
 		t.Rows = append(t.Rows, doc.Row{Total: total, Cells: append(cells, errCell, doc.Cell{Text: rate(r.ThroughputRPS)})})
 	}
+	if len(few) > 0 {
+		t.Note = sentence(fmt.Sprintf("Percentiles from fewer than %d samples are rough (one sample more or less moves them a whole rank): %s",
+			minPercentileSamples, joinAnd(few)))
+	}
 	return t
 }
+
+// minPercentileSamples is the count below which a label's percentiles are
+// marked as rough: at n = 12 the p90 is the 11th value, and the tools'
+// definitions (nearest rank, interpolation) differ by a whole sample.
+const minPercentileSamples = 100
 
 func (b *builder) results() doc.Section {
 	sec := doc.Section{ID: SecResults, Title: "Results"}

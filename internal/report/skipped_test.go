@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/report/reporttest"
 )
 
@@ -77,4 +78,22 @@ func grepLine(s, sub string) string {
 		}
 	}
 	return "(no line with " + sub + ")"
+}
+
+// TestFewSamplesNoted: a label with fewer than 100 samples carries a visible
+// "n = …" note under its table; labels with enough samples do not.
+func TestFewSamplesNoted(t *testing.T) {
+	t.Parallel()
+	b := &builder{red: NewRedactor(nil, nil)}
+	tab := b.statsTable("t", []core.LabelStats{
+		{Label: "login", Samples: 12, P50Ms: 10, P90Ms: 19791},
+		{Label: "list", Samples: 5000, P50Ms: 10},
+		{Label: core.TotalLabel, Samples: 5012},
+	})
+	if !strings.Contains(tab.Note, "login (n = 12)") {
+		t.Errorf("note %q lacks login (n = 12)", tab.Note)
+	}
+	if strings.Contains(tab.Note, "list") || strings.Contains(tab.Note, core.TotalLabel) {
+		t.Errorf("note %q names a label with enough samples", tab.Note)
+	}
 }
