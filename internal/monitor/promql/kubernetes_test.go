@@ -2,7 +2,6 @@ package promql
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -86,17 +85,8 @@ func TestKubernetesRecipe(t *testing.T) {
 	prom := monitortest.Prometheus(t, map[string][]string{"kubelet": {addr}})
 	time.Sleep(3 * time.Second)
 	dir := t.TempDir()
-	s, err := monitor.Start(context.Background(), monitor.Options{Dir: dir, Interval: 500 * time.Millisecond,
-		Kinds: map[string]monitor.Kind{monitor.KindRecipe: Kind()},
-		Targets: []monitor.TargetConfig{{Kind: monitor.KindRecipe, Name: "k8s", Options: map[string]any{
-			"url": prom, "recipe": "kubernetes", "filter": `namespace="namespace_a"`, "window": "3s", "before": "3s"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(2 * time.Second)
-	if err := s.Stop(); err != nil {
-		t.Fatal(err)
-	}
+	runSession(t, dir, []monitor.TargetConfig{{Kind: monitor.KindRecipe, Name: "k8s", Options: map[string]any{
+		"url": prom, "recipe": "kubernetes", "filter": `namespace="namespace_a"`, "window": "3s", "before": "3s"}}}, 2*time.Second, nil)
 	series, _, err := monitor.Read(dir)
 	if err != nil {
 		t.Fatal(err)
