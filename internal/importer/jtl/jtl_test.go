@@ -91,22 +91,6 @@ func oracleElapsed(t *testing.T, path string) map[string][]float64 {
 	return out
 }
 
-// legacyPercentile is commons-math3's Percentile with EstimationType.LEGACY,
-// which JMeter's dashboard uses: position p(n+1)/100, linear interpolation.
-func legacyPercentile(sorted []float64, p float64) float64 {
-	n := float64(len(sorted))
-	pos := p * (n + 1) / 100
-	switch {
-	case pos < 1:
-		return sorted[0]
-	case pos >= n:
-		return sorted[len(sorted)-1]
-	}
-	lo := math.Floor(pos)
-	d := pos - lo
-	return sorted[int(lo)-1] + d*(sorted[int(lo)]-sorted[int(lo)-1])
-}
-
 // compareWithDashboard checks every label and the total of d against
 // JMeter's statistics.json for the same JTL: count, errors, min, max and
 // mean exactly (mean to floating-point noise: JMeter sums incrementally);
@@ -147,8 +131,8 @@ func compareWithDashboard(t *testing.T, d *analysis.Dataset, stats map[string]jm
 		for _, pc := range []struct {
 			p, jm float64
 		}{{50, js.Median}, {90, js.P90}, {95, js.P95}, {99, js.P99}} {
-			if got := legacyPercentile(v, pc.p); math.Abs(got-pc.jm) > 1e-6*math.Max(1, pc.jm) {
-				t.Errorf("%s p%v: oracle %v, JMeter %v (definition misunderstood)", name, pc.p, got, pc.jm)
+			if got := importer.LegacyPercentile(v, pc.p); math.Abs(got-pc.jm) > 1e-6*math.Max(1, pc.jm) {
+				t.Errorf("%s p%v: importer.LegacyPercentile %v, JMeter %v (definition misunderstood)", name, pc.p, got, pc.jm)
 			}
 			pos := pc.p * float64(len(v)+1) / 100
 			lo := v[max(0, min(len(v)-1, int(math.Floor(pos))-2))]
