@@ -232,7 +232,7 @@ func (c *conv) standIn(fn string, args []string) string {
 		if !ok || prev == val {
 			break
 		}
-		name = base + "_" + itoa(n)
+		name = base + "_" + strconv.Itoa(n)
 	}
 	if _, ok := c.standIns[name]; !ok {
 		c.standIns[name] = val
@@ -287,17 +287,4 @@ func envName(prop string) string {
 		}
 	}
 	return b.String()
-}
-
-func itoa(n int) string {
-	var buf [20]byte
-	i := len(buf)
-	for n >= 10 {
-		i--
-		buf[i] = byte('0' + n%10)
-		n /= 10
-	}
-	i--
-	buf[i] = byte('0' + n)
-	return string(buf[i:])
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/monitor"
@@ -142,7 +143,7 @@ func (c *Collector) sample(b *monitor.Batch) bool {
 			fdsOK = false
 		}
 		var pio IO
-		c.buf, err = ReadFile(c.root+"/"+itoa(pid)+"/io", c.buf)
+		c.buf, err = ReadFile(c.root+"/"+strconv.Itoa(pid)+"/io", c.buf)
 		if err == nil {
 			pio, err = ParseIO(c.buf)
 		}
@@ -240,17 +241,4 @@ func sub(a, b uint64) uint64 {
 		return 0
 	}
 	return a - b
-}
-
-func itoa(n int) string {
-	var b [20]byte
-	i := len(b)
-	for n >= 10 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	i--
-	b[i] = byte('0' + n)
-	return string(b[i:])
 }
