@@ -2,20 +2,12 @@ package engine_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -23,37 +15,8 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/nginxtest"
 )
-
-// writeTestCert writes a self-signed certificate for 127.0.0.1 and its key
-// as PEM files in dir.
-func writeTestCert(t *testing.T, dir string) (certPath, keyPath string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certPath, keyPath = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return certPath, keyPath
-}
 
 // startNginxH2 runs Debian's nginx on loopback serving HTTP/2 over TLS
 // (and HTTP/1.1 to clients that do not offer h2), logging the protocol of
@@ -61,78 +24,11 @@ func writeTestCert(t *testing.T, dir string) (certPath, keyPath string) {
 // stop ends nginx (which flushes the log).
 func startNginxH2(t *testing.T) (base, logPath string, stop func()) {
 	t.Helper()
-	nginx := ""
-	for _, p := range []string{"nginx", "/usr/sbin/nginx", "/usr/local/sbin/nginx"} {
-		if lp, err := exec.LookPath(p); err == nil {
-			nginx = lp
-			break
-		}
-	}
-	if nginx == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("nginx is not installed under CI; run scripts/install-test-deps.sh")
-		}
-		t.Skip("nginx is not installed; run scripts/install-test-deps.sh")
-	}
-	dir := t.TempDir()
-	cert, key := writeTestCert(t, dir)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nginx binds it
-	logPath = filepath.Join(dir, "access.log")
-	conf := fmt.Sprintf(`daemon off;
-master_process off;
-worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
-events { worker_connections 256; }
-http {
-  client_body_temp_path %[1]s; proxy_temp_path %[1]s; fastcgi_temp_path %[1]s; uwsgi_temp_path %[1]s; scgi_temp_path %[1]s;
-  log_format proto '$server_protocol $request_method $request_uri $status $connection';
-  server {
-    listen %[2]s ssl http2;
-    ssl_certificate %[3]s;
-    ssl_certificate_key %[4]s;
-    access_log %[5]s proto;
-    location / { return 200 'hello from nginx'; }
-  }
-}
-`, dir, addr, cert, key, logPath)
-	confPath := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(nginx, "-c", confPath, "-p", dir, "-e", filepath.Join(dir, "error.log"))
-	cmd.Stderr = os.Stderr // "listen … http2" is deprecated in nginx ≥ 1.25 but still works; 1.22 (Debian 12) knows only it
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("nginx cannot start: %v", err)
-	}
-	stopped := false
-	stop = func() {
-		if !stopped {
-			stopped = true
-			_ = cmd.Process.Signal(os.Interrupt)
-			_ = cmd.Wait()
-		}
-	}
-	t.Cleanup(stop)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			t.Fatalf("nginx did not listen on %s: %s", addr, b)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return "https://" + addr, logPath, stop
+	logPath = filepath.Join(t.TempDir(), "access.log")
+	s := nginxtest.Start(t, nginxtest.Config{TLS: true,
+		HTTP:   `log_format proto '$server_protocol $request_method $request_uri $status $connection';`,
+		Server: fmt.Sprintf("access_log %s proto;\n    location / { return 200 'hello from nginx'; }", logPath)})
+	return "https://" + s.Addr, logPath, s.Stop
 }
 
 const h2Plan = `name: h2

@@ -2,18 +2,7 @@ package h2
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"fmt"
-	"math/big"
-	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -23,70 +12,15 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/engine/httpc"
+	"github.com/plateau-perf/plateau/internal/nginxtest"
 )
 
 // startNginx runs nginx (one worker) serving HTTP/2 over TLS with a
 // certificate made here; it returns the address.
 func startNginx(b *testing.B) string {
-	nginx := ""
-	for _, p := range []string{"nginx", "/usr/sbin/nginx"} {
-		if lp, err := exec.LookPath(p); err == nil {
-			nginx = lp
-			break
-		}
-	}
-	if nginx == "" {
-		if os.Getenv("CI") == "true" {
-			b.Fatal("nginx is not installed under CI")
-		}
-		b.Skip("nginx is not installed")
-	}
-	dir := b.TempDir()
-	cert, key := writeCert(b, dir)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	conf := fmt.Sprintf(`daemon off;
-master_process off;
-worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
-events { worker_connections 256; }
-http {
-  access_log off;
-  client_body_temp_path %[1]s; proxy_temp_path %[1]s; fastcgi_temp_path %[1]s; uwsgi_temp_path %[1]s; scgi_temp_path %[1]s;
-  http2_max_concurrent_streams 128;
-  keepalive_requests 10000000;
-  server {
-    listen %[2]s ssl http2;
-    ssl_certificate %[3]s;
-    ssl_certificate_key %[4]s;
-    location / { return 200 'ok'; }
-  }
-}
-`, dir, addr, cert, key)
-	cp := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(cp, []byte(conf), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	cmd := exec.Command(nginx, "-c", cp, "-p", dir, "-e", filepath.Join(dir, "error.log"))
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return addr
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("nginx did not listen")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return nginxtest.Start(b, nginxtest.Config{TLS: true,
+		HTTP:   "access_log off;\n  http2_max_concurrent_streams 128;\n  keepalive_requests 10000000;",
+		Server: "location / { return 200 'ok'; }"}).Addr
 }
 
 func cpuTime() time.Duration {
@@ -153,24 +87,4 @@ func BenchmarkH2VsH2load(b *testing.B) {
 	hcpu := ps.UserTime() + ps.SystemTime()
 	b.ReportMetric(rps, "h2load-req/s")
 	b.ReportMetric(float64(hcpu.Microseconds())/float64(reqs), "h2load-cpu-µs/req")
-}
-
-// writeCert writes a self-signed certificate for 127.0.0.1 and its key.
-func writeCert(b testing.TB, dir string) (certPath, keyPath string) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		b.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		b.Fatal(err)
-	}
-	kb, _ := x509.MarshalECPrivateKey(key)
-	certPath, keyPath = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	_ = os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
-	_ = os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
-	return certPath, keyPath
 }

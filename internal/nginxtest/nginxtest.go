@@ -1,0 +1,153 @@
+// Package nginxtest runs a throw-away nginx (Debian's package) on a
+// loopback port for a test, as a child process removed when the test ends.
+// A missing nginx skips the test, except under CI=true, where it fails it
+// (scripts/install-test-deps.sh installs it).
+package nginxtest
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Config is what differs between the tests' servers.
+type Config struct {
+	// TLS listens with "ssl http2" on a self-signed certificate for
+	// 127.0.0.1 (HTTP/1.1 to clients that do not offer h2).
+	TLS bool
+	// HTTP holds extra directives of the http block (log formats, limits).
+	HTTP string
+	// Server holds the server block's directives after listen (access
+	// log, locations).
+	Server string
+}
+
+// Server is a running nginx.
+type Server struct {
+	// Addr is 127.0.0.1:port.
+	Addr string
+	// Dir is nginx's prefix directory (configuration, pid, error log).
+	Dir     string
+	cmd     *exec.Cmd
+	stopped bool
+}
+
+// Start writes the configuration and starts nginx (one process), and
+// waits until it listens.
+func Start(t testing.TB, c Config) *Server {
+	t.Helper()
+	nginx := ""
+	for _, p := range []string{"nginx", "/usr/sbin/nginx", "/usr/local/sbin/nginx"} {
+		if lp, err := exec.LookPath(p); err == nil {
+			nginx = lp
+			break
+		}
+	}
+	if nginx == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("nginx is not installed under CI; run scripts/install-test-deps.sh")
+		}
+		t.Skip("nginx is not installed; run scripts/install-test-deps.sh")
+	}
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{Addr: ln.Addr().String(), Dir: dir}
+	ln.Close() // nginx binds it
+	listen := s.Addr
+	if c.TLS {
+		cert, key := SelfSignedCert(t, dir)
+		// "listen … http2" is deprecated in nginx ≥ 1.25 but still works;
+		// 1.22 (Debian 12) knows only it.
+		listen = fmt.Sprintf("%s ssl http2;\n    ssl_certificate %s;\n    ssl_certificate_key %s", s.Addr, cert, key)
+	}
+	conf := fmt.Sprintf(`daemon off;
+master_process off;
+worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log;
+events { worker_connections 256; }
+http {
+  client_body_temp_path %[1]s; proxy_temp_path %[1]s; fastcgi_temp_path %[1]s; uwsgi_temp_path %[1]s; scgi_temp_path %[1]s;
+  %[2]s
+  server {
+    listen %[3]s;
+    %[4]s
+  }
+}
+`, dir, c.HTTP, listen, c.Server)
+	confPath := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.cmd = exec.Command(nginx, "-c", confPath, "-p", dir, "-e", filepath.Join(dir, "error.log"))
+	s.cmd.Stderr = os.Stderr
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("nginx cannot start: %v", err)
+	}
+	t.Cleanup(s.Stop)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("tcp", s.Addr); err == nil {
+			c.Close()
+			return s
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			t.Fatalf("nginx did not listen on %s: %s", s.Addr, b)
+		}
+	}
+}
+
+// Stop ends nginx and waits for it, which flushes its logs. Stopping twice
+// is harmless.
+func (s *Server) Stop() {
+	if s.stopped {
+		return
+	}
+	s.stopped = true
+	_ = s.cmd.Process.Signal(os.Interrupt)
+	_ = s.cmd.Wait()
+}
+
+// SelfSignedCert writes a self-signed certificate for 127.0.0.1 (and
+// localhost) and its key as PEM files in dir.
+func SelfSignedCert(t testing.TB, dir string) (certPath, keyPath string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPath, keyPath = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certPath, keyPath
+}
