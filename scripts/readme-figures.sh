@@ -43,7 +43,7 @@ import json, re, sys
 demo, out, readme = sys.argv[1:4]
 printed = open(out).read()
 # The per-step table and the verdicts, from the "phase" header to the status.
-m = re.search(r"^phase .*?^test status: \S+", printed, re.S | re.M)
+m = re.search(r"^phase .*?^test status: [^\n]+", printed, re.S | re.M)
 if not m:
     sys.exit("readme-figures: the demo's output has no per-step table")
 table = m.group(0).rstrip()
