@@ -3,13 +3,10 @@ package accesslog
 import (
 	"context"
 	"fmt"
-	"github.com/plateau-perf/plateau/internal/importer/importertest"
 	"io"
 	"math"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,6 +15,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/demo/sut"
 	"github.com/plateau-perf/plateau/internal/importer"
+	"github.com/plateau-perf/plateau/internal/nginxtest"
 )
 
 func TestPresetsMatchDemo(t *testing.T) {
@@ -115,17 +113,6 @@ func TestDemoFrontWithExternalLog(t *testing.T) {
 // the log.
 func TestNginx(t *testing.T) {
 	t.Parallel()
-	nginx, err := exec.LookPath("nginx")
-	if err != nil {
-		for _, p := range []string{"/usr/sbin/nginx", "/usr/local/sbin/nginx"} {
-			if _, err := os.Stat(p); err == nil {
-				nginx = p
-			}
-		}
-		if nginx == "" {
-			importertest.MissingTool(t, "nginx not installed (internal/importer/testdata/install-deps.sh apt)")
-		}
-	}
 	backend := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case strings.HasPrefix(r.URL.Path, "/slow/"):
@@ -141,54 +128,12 @@ func TestNginx(t *testing.T) {
 	}
 	go backend.Serve(bln)
 	defer backend.Close()
-	nln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := nln.Addr().String()
-	nln.Close() // nginx binds it; a race with another process is unlikely on loopback
-	dir := t.TempDir()
-	logPath := filepath.Join(dir, "access.log")
-	conf := fmt.Sprintf(`daemon off;
-master_process off;
-worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
-events { worker_connections 64; }
-http {
-  access_log off;
-  client_body_temp_path %[1]s; proxy_temp_path %[1]s; fastcgi_temp_path %[1]s; uwsgi_temp_path %[1]s; scgi_temp_path %[1]s;
-  log_format timed '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $request_time';
-  server {
-    listen %[2]s;
-    access_log %[3]s timed;
-    location /missing { return 404; }
-    location / { proxy_pass http://%[4]s; }
-  }
-}
-`, dir, addr, logPath, bln.Addr().String())
-	confPath := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(nginx, "-c", confPath, "-p", dir, "-e", filepath.Join(dir, "error.log"))
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Skipf("nginx cannot start: %v", err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nginx did not listen on %s", addr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	logPath := filepath.Join(t.TempDir(), "access.log")
+	ng := nginxtest.Start(t, nginxtest.Config{
+		HTTP: "access_log off;\n  log_format timed '$remote_addr - $remote_user [$time_local] \"$request\" $status $body_bytes_sent \"$http_referer\" \"$http_user_agent\" $request_time';",
+		Server: fmt.Sprintf("access_log %s timed;\n    location /missing { return 404; }\n    location / { proxy_pass http://%s; }",
+			logPath, bln.Addr().String())})
+	addr := ng.Addr
 	sent := map[string]int{}
 	get := func(path string) {
 		resp, err := http.Get("http://" + addr + path)
@@ -211,8 +156,7 @@ http {
 		}
 	}
 	// nginx writes each line when the request ends; stop it to be sure.
-	_ = cmd.Process.Signal(os.Interrupt)
-	_ = cmd.Wait()
+	ng.Stop() // flushes the log
 
 	d, err := importLogs(t, importer.Options{}, Config{Path: logPath, Server: "nginx", Format: "combined_rt"})
 	if err != nil {
