@@ -29,6 +29,19 @@ func (s Status) String() string {
 	return [...]string{"converted", "partial", "not needed", "not converted", "disabled"}[s]
 }
 
+// StatusOf is the status of an element converted with the given notes
+// (differences) and needs (missing plateau features): Partial when either
+// is not empty, and the first need as the item's Needs.
+func StatusOf(notes, needs []string) (st Status, need string) {
+	if len(needs) > 0 {
+		return Partial, needs[0]
+	}
+	if len(notes) > 0 {
+		return Partial, ""
+	}
+	return Converted, ""
+}
+
 // Item is one source element and what became of it.
 type Item struct {
 	Path   string // position in the source tree, "Test Plan / Users / Login"

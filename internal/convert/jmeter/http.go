@@ -1112,13 +1112,7 @@ func (c *conv) httpSampler(path string, e *Element, sc scope) []convert.Step {
 		needs = append(needs, "embedded resources")
 	}
 	r.Comment = append(r.Comment, sc.comments...)
-	st := convert.Converted
-	need := ""
-	if len(needs) > 0 {
-		st, need = convert.Partial, needs[0]
-	} else if len(notes) > 0 {
-		st = convert.Partial
-	}
+	st, need := convert.StatusOf(notes, needs)
 	c.add(path, e, st, strings.Join(notes, "; "), need)
 	out := append([]convert.Step(nil), sc.before...)
 	return append(out, convert.Step{Request: r})

@@ -540,13 +540,7 @@ func (c *conv) request(p string, it Item, auth *Auth) []convert.Step {
 			needs = append(needs, "file bodies")
 		}
 	}
-	st := convert.Converted
-	need := ""
-	if len(needs) > 0 {
-		st, need = convert.Partial, needs[0]
-	} else if len(notes) > 0 {
-		st = convert.Partial
-	}
+	st, need := convert.StatusOf(notes, needs)
 	c.report.Add(convert.Item{Path: p, Name: it.Name, Type: "request", Status: st, Note: strings.Join(notes, "; "), Needs: need})
 	c.events(p, it.Event, r)
 	r.Comment = scriptComment(it.Name, it.Event)

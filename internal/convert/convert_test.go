@@ -23,3 +23,19 @@ func TestReadJSON(t *testing.T) {
 		t.Fatalf("oversized document: %v", err)
 	}
 }
+
+func TestStatusOf(t *testing.T) {
+	for _, c := range []struct {
+		notes, needs []string
+		st           Status
+		need         string
+	}{
+		{nil, nil, Converted, ""},
+		{[]string{"redirects not followed"}, nil, Partial, ""},
+		{[]string{"a", "b"}, []string{"if", "multipart bodies"}, Partial, "if"},
+	} {
+		if st, need := StatusOf(c.notes, c.needs); st != c.st || need != c.need {
+			t.Errorf("StatusOf(%q, %q) = %v %q, want %v %q", c.notes, c.needs, st, need, c.st, c.need)
+		}
+	}
+}
