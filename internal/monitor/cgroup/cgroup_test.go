@@ -16,6 +16,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/monitor/monitortest"
 	"github.com/plateau-perf/plateau/internal/monitor/process"
 )
 
@@ -217,22 +218,11 @@ func TestRealV1Cgroup(t *testing.T) {
 	}
 	// Let the child touch its memory first.
 	time.Sleep(300 * time.Millisecond)
-	var b monitor.Batch
-	b.Reset(time.Now(), time.Now())
-	if err := c.Collect(context.Background(), &b); err != nil {
-		t.Fatal(err)
-	}
-	t0, k0 := b.Mono, ticks(t, child.Process.Pid)
+	_, t0 := monitortest.Sample(t, c)
+	k0 := ticks(t, child.Process.Pid)
 	time.Sleep(800 * time.Millisecond)
-	b.Reset(time.Now(), time.Now())
-	if err := c.Collect(context.Background(), &b); err != nil {
-		t.Fatal(err)
-	}
-	truth := float64(ticks(t, child.Process.Pid)-k0) / process.TicksPerSecond / b.Mono.Sub(t0).Seconds() * 100
-	m := map[string]float64{}
-	for _, r := range b.Readings() {
-		m[r.Metric] = r.Value
-	}
+	m, t1 := monitortest.Sample(t, c)
+	truth := float64(ticks(t, child.Process.Pid)-k0) / process.TicksPerSecond / t1.Sub(t0).Seconds() * 100
 	t.Logf("cgroup v1 %s: cpu_pct %.1f (truth %.1f), memory %.1f MiB, sources %v", rel, m["cpu_pct"], truth, m["memory_bytes"]/(1<<20), c.Sources())
 	if math.Abs(m["cpu_pct"]-truth) > 20 {
 		t.Errorf("cpu_pct %.1f, process used %.1f", m["cpu_pct"], truth)
@@ -302,15 +292,7 @@ func TestCopiedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b monitor.Batch
-	b.Reset(time.Now(), time.Now())
-	if err := c.Collect(context.Background(), &b); err != nil {
-		t.Fatal(err)
-	}
-	m := map[string]float64{}
-	for _, r := range b.Readings() {
-		m[r.Metric] = r.Value
-	}
+	m, t0 := monitortest.Sample(t, c)
 	for _, f := range []string{"memory.current", "memory.usage_in_bytes"} {
 		if raw, err := os.ReadFile(filepath.Join(dst, f)); err == nil {
 			want, _ := strconv.ParseFloat(strings.TrimSpace(string(raw)), 64)
@@ -325,7 +307,7 @@ func TestCopiedFiles(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dst, "cpu.stat"), []byte(bumped), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t0 := b.Mono
+		var b monitor.Batch
 		b.Reset(time.Now(), t0.Add(time.Second))
 		if err := c.Collect(context.Background(), &b); err != nil {
 			t.Fatal(err)

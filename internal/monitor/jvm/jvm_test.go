@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/monitor/monitortest"
 )
 
 // requireTool skips without the tool, except under CI=true where the JDK
@@ -127,15 +128,7 @@ func compareWithJstat(t *testing.T, pid int) {
 	}
 	defer c.Close()
 	sample := func() map[string]float64 {
-		var b monitor.Batch
-		b.Reset(time.Now(), time.Now())
-		if err := c.Collect(context.Background(), &b); err != nil {
-			t.Fatal(err)
-		}
-		m := map[string]float64{}
-		for _, r := range b.Readings() {
-			m[r.Metric] = r.Value
-		}
+		m, _ := monitortest.Sample(t, c)
 		return m
 	}
 	for attempt := 0; ; attempt++ {

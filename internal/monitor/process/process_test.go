@@ -13,6 +13,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/monitor/monitortest"
 )
 
 // childEnv selects what a re-executed test binary does instead of testing.
@@ -168,23 +169,12 @@ func TestChildrenSummed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b monitor.Batch
-	b.Reset(time.Now(), time.Now())
-	if err := c.Collect(context.Background(), &b); err != nil {
-		t.Fatal(err)
-	}
+	_, t0 := monitortest.Sample(t, c)
 	all := append([]int{parent.Process.Pid}, kids...)
-	ticks0, t0 := cpuTicks(t, all...), b.Mono
+	ticks0 := cpuTicks(t, all...)
 	time.Sleep(800 * time.Millisecond)
-	b.Reset(time.Now(), time.Now())
-	if err := c.Collect(context.Background(), &b); err != nil {
-		t.Fatal(err)
-	}
-	truth := float64(cpuTicks(t, all...)-ticks0) / TicksPerSecond / b.Mono.Sub(t0).Seconds() * 100
-	m := map[string]float64{}
-	for _, r := range b.Readings() {
-		m[r.Metric] = r.Value
-	}
+	m, t1 := monitortest.Sample(t, c)
+	truth := float64(cpuTicks(t, all...)-ticks0) / TicksPerSecond / t1.Sub(t0).Seconds() * 100
 	if m["processes"] != 3 {
 		t.Errorf("processes = %v, want 3", m["processes"])
 	}
