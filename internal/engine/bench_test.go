@@ -81,11 +81,10 @@ func benchVU(b *testing.B, src string) (*vu, *rundir.Writer) {
 	return newVU(1, wl, e), w
 }
 
-// BenchmarkIteration is the whole per-request hot path: render, send,
-// receive, judge, record into the sharded HDR recorder and the raw JTL
-// buffer. The recorder is rotated every 4096 requests as the collector would.
-func BenchmarkIteration(b *testing.B) {
-	v, w := benchVU(b, "name: b\ntarget: http://x\nworkloads:\n  w:\n    scenario:\n      - request: {name: get, url: /}\n    load: {users: 1, duration: 1s}\n")
+// runIterations runs b.N iterations of v, rotating the recorder every
+// 4096 requests as the collector would; w (the run's writer) stays open
+// throughout.
+func runIterations(b *testing.B, v *vu, w *rundir.Writer) {
 	ctx := context.Background()
 	var iv = v.w.e.rec.Rotate(nil)
 	b.ReportAllocs()
@@ -102,6 +101,14 @@ func BenchmarkIteration(b *testing.B) {
 	if v.res.Err != nil {
 		b.Fatal(v.res.Err)
 	}
+}
+
+// BenchmarkIteration is the whole per-request hot path: render, send,
+// receive, judge, record into the sharded HDR recorder and the raw JTL
+// buffer. The recorder is rotated every 4096 requests as the collector would.
+func BenchmarkIteration(b *testing.B) {
+	v, w := benchVU(b, "name: b\ntarget: http://x\nworkloads:\n  w:\n    scenario:\n      - request: {name: get, url: /}\n    load: {users: 1, duration: 1s}\n")
+	runIterations(b, v, w)
 }
 
 // TestIterationAllocs guards the steady-state hot path against allocations.
@@ -135,22 +142,7 @@ workloads:
                 - {weight: 1, steps: [{request: {name: get, url: "/b/${counter()}"}}]}
     load: {users: 1, duration: 1s}
 `)
-	ctx := context.Background()
-	var iv = v.w.e.rec.Rotate(nil)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if err := v.iteration(ctx, zeroTime); err != nil {
-			b.Fatal(err)
-		}
-		if i%4096 == 4095 {
-			iv = v.w.e.rec.Rotate(iv)
-			_ = w
-		}
-	}
-	if v.res.Err != nil {
-		b.Fatal(v.res.Err)
-	}
+	runIterations(b, v, w)
 }
 
 // BenchmarkIterationVar is the reference for BenchmarkIterationFlow: the
@@ -166,20 +158,5 @@ workloads:
       - request: {name: get, url: "/a/${__iteration}"}
     load: {users: 1, duration: 1s}
 `)
-	ctx := context.Background()
-	var iv = v.w.e.rec.Rotate(nil)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if err := v.iteration(ctx, zeroTime); err != nil {
-			b.Fatal(err)
-		}
-		if i%4096 == 4095 {
-			iv = v.w.e.rec.Rotate(iv)
-			_ = w
-		}
-	}
-	if v.res.Err != nil {
-		b.Fatal(v.res.Err)
-	}
+	runIterations(b, v, w)
 }
