@@ -17,6 +17,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/engine"
+	"github.com/plateau-perf/plateau/internal/engine/enginetest"
 	"github.com/plateau-perf/plateau/internal/plan"
 	"github.com/plateau-perf/plateau/internal/rundir"
 )
@@ -100,31 +101,7 @@ func runPlan(t *testing.T, ctx context.Context, src, url string, sets ...string)
 		t.Fatalf("plan: %v", err)
 	}
 	out := filepath.Join(dir, "run")
-	info := &rundir.Info{Tool: "plateau", Name: p.Name, Status: rundir.StatusRunning}
-	for _, s := range p.SLA {
-		info.SLA = append(info.SLA, s.Expr)
-	}
-	w, err := rundir.Create(out, info, p.Source, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := engine.Run(ctx, engine.Config{Plan: p, Writer: w, Info: info,
-		SaveInfo: func(in *rundir.Info) error { return rundir.WriteInfo(out, in) }, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	end := time.Now()
-	info.End, info.Status = &end, rundir.StatusCompleted
-	if err := rundir.WriteInfo(out, info); err != nil {
-		t.Fatal(err)
-	}
-	d, err := analysis.Load(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, res := enginetest.Run(t, ctx, p, out)
 	return d, res, out
 }
 

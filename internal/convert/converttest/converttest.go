@@ -13,8 +13,8 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/convert"
 	"github.com/plateau-perf/plateau/internal/engine"
+	"github.com/plateau-perf/plateau/internal/engine/enginetest"
 	"github.com/plateau-perf/plateau/internal/plan"
-	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // Write writes the plan and its report into dir and returns the plan path
@@ -53,30 +53,8 @@ func Run(t testing.TB, pf string, env map[string]string, timeout time.Duration, 
 	if err != nil {
 		t.Fatalf("converted plan does not load: %v", err)
 	}
-	out := filepath.Join(filepath.Dir(pf), "run")
-	info := &rundir.Info{Tool: "plateau", Name: p.Name, Status: rundir.StatusRunning}
-	w, err := rundir.Create(out, info, p.Source, true)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	res, err := engine.Run(ctx, engine.Config{Plan: p, Writer: w, Info: info,
-		SaveInfo: func(in *rundir.Info) error { return rundir.WriteInfo(out, in) }, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	end := time.Now()
-	info.End, info.Status = &end, rundir.StatusCompleted
-	if err := rundir.WriteInfo(out, info); err != nil {
-		t.Fatal(err)
-	}
-	d, err := analysis.Load(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, res := enginetest.Run(t, ctx, p, filepath.Join(filepath.Dir(pf), "run"))
 	return d, res
 }
