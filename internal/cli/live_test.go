@@ -38,16 +38,34 @@ func liveChromium(t *testing.T) string {
 // but 127.0.0.1 resolves nowhere).
 func browser(t *testing.T) context.Context {
 	t.Helper()
+	// The profile is not a t.TempDir: Chromium's helper processes may still
+	// write to it for a moment after the browser exits, and TempDir's cleanup
+	// fails the test on a directory that is not empty yet.
+	profile, err := os.MkdirTemp("", "plateau-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(liveChromium(t)), chromedp.NoSandbox, chromedp.Headless,
 		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"),
-		chromedp.UserDataDir(t.TempDir()))
+		chromedp.UserDataDir(profile))
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
 	ctx, cancel2 := chromedp.NewContext(actx)
-	t.Cleanup(cancel2)
-	ctx, cancel3 := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(cancel3)
+	tctx, cancel3 := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() {
+		cancel3()
+		_ = chromedp.Cancel(ctx) // closes the browser and waits for it
+		cancel2()
+		cancel()
+		for i := 0; i < 50; i++ {
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Logf("chromium profile %s left behind", profile)
+	})
+	ctx = tctx
 	if err := chromedp.Run(ctx); err != nil {
 		t.Fatalf("starting chromium: %v", err)
 	}
