@@ -33,10 +33,32 @@ const (
 	// ErrH2StreamReset: an HTTP/2 server reset the request's stream
 	// (RST_STREAM) while the connection stayed up.
 	ErrH2StreamReset
+	// gRPC status codes other than OK (see GRPCClass), in the order of
+	// their numbers: CANCELLED (1) … UNAUTHENTICATED (16).
+	ErrGRPCCanceled
+	ErrGRPCUnknown
+	ErrGRPCInvalidArgument
+	ErrGRPCDeadlineExceeded
+	ErrGRPCNotFound
+	ErrGRPCAlreadyExists
+	ErrGRPCPermissionDenied
+	ErrGRPCResourceExhausted
+	ErrGRPCFailedPrecondition
+	ErrGRPCAborted
+	ErrGRPCOutOfRange
+	ErrGRPCUnimplemented
+	ErrGRPCInternal
+	ErrGRPCUnavailable
+	ErrGRPCDataLoss
+	ErrGRPCUnauthenticated
 	numErrorClasses
 )
 
-var errorClassNames = [...]string{"", "timeout", "refused", "reset", "dns", "tls", "check", "http_4xx", "http_5xx", "protocol", "other", "aborted", "h2_stream_reset"}
+var errorClassNames = [...]string{"", "timeout", "refused", "reset", "dns", "tls", "check", "http_4xx", "http_5xx", "protocol", "other", "aborted", "h2_stream_reset",
+	"grpc_canceled", "grpc_unknown", "grpc_invalid_argument", "grpc_deadline_exceeded", "grpc_not_found",
+	"grpc_already_exists", "grpc_permission_denied", "grpc_resource_exhausted", "grpc_failed_precondition",
+	"grpc_aborted", "grpc_out_of_range", "grpc_unimplemented", "grpc_internal", "grpc_unavailable",
+	"grpc_data_loss", "grpc_unauthenticated"}
 
 // String returns the stable lower-case name used in files and reports.
 func (c ErrorClass) String() string {

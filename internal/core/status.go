@@ -30,3 +30,18 @@ func StatusClass(status int) ErrorClass {
 // nothing else (a check, an assertion) judged it: 4xx, 5xx, and numbers that
 // are no HTTP status. 0 (no response) fails too.
 func StatusFails(status int) bool { return status < 100 || status >= 400 }
+
+// GRPCClass is the one rule from a gRPC status code (0–16, as numbered by
+// google.golang.org/grpc/codes) to an error class: OK (0) is ErrNone, each
+// other code its own class (14 UNAVAILABLE → ErrGRPCUnavailable, 4
+// DEADLINE_EXCEEDED → ErrGRPCDeadlineExceeded, …), and a number outside
+// the table ErrProtocol: it is no gRPC status.
+func GRPCClass(code uint32) ErrorClass {
+	switch {
+	case code == 0:
+		return ErrNone
+	case code <= 16:
+		return ErrGRPCCanceled + ErrorClass(code-1)
+	}
+	return ErrProtocol
+}

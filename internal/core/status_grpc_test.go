@@ -1,0 +1,46 @@
+package core_test
+
+import (
+	"strings"
+	"testing"
+	"unicode"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/plateau-perf/plateau/internal/core"
+)
+
+// TestGRPCClass checks the table against grpc-go's own numbering and
+// names: code DeadlineExceeded is class grpc_deadline_exceeded, and so on
+// for every code, and each class parses back.
+func TestGRPCClass(t *testing.T) {
+	t.Parallel()
+	if c := core.GRPCClass(uint32(codes.OK)); c != core.ErrNone {
+		t.Errorf("OK is class %v, want none", c)
+	}
+	for code := codes.Canceled; code <= codes.Unauthenticated; code++ {
+		var want strings.Builder
+		want.WriteString("grpc")
+		for _, r := range code.String() {
+			if unicode.IsUpper(r) {
+				want.WriteByte('_')
+			}
+			want.WriteRune(unicode.ToLower(r))
+		}
+		c := core.GRPCClass(uint32(code))
+		if c.String() != want.String() {
+			t.Errorf("code %d (%v) is class %q, want %q", code, code, c, want.String())
+		}
+		if back, ok := core.ParseErrorClass(c.String()); !ok || back != c {
+			t.Errorf("ParseErrorClass(%q) = %v, %v", c, back, ok)
+		}
+	}
+	for _, code := range []uint32{17, 100, 1 << 31} {
+		if c := core.GRPCClass(code); c != core.ErrProtocol {
+			t.Errorf("code %d is class %v, want protocol", code, c)
+		}
+	}
+	if core.GRPCClass(uint32(codes.Unavailable)) != core.ErrGRPCUnavailable || core.GRPCClass(uint32(codes.DeadlineExceeded)) != core.ErrGRPCDeadlineExceeded {
+		t.Error("named constants disagree with the table")
+	}
+}
