@@ -569,3 +569,40 @@ workloads:
 		t.Errorf("no error message about the typed value: %+v", d.Errors)
 	}
 }
+
+// ramp_down on the open model (a constant rate, or rate stages) lowers the
+// arrival rate linearly to zero over that time after the load's end, as
+// k6's ramping-arrival-rate does with a last stage to 0: 40/s for 500 ms
+// then 40 → 0/s over 500 ms is 20 + 10 iterations, the second half
+// thinning out.
+func TestOpenRampDown(t *testing.T) {
+	t.Parallel()
+	s := newShopServer(t)
+	for _, c := range []struct {
+		load string
+		want int64
+	}{
+		{"{rate: 40/s, duration: 500ms, ramp_down: 500ms}", 30},
+		{"{stages: [{rate: 20/s, duration: 500ms, hold: true}], ramp_down: 1s}", 20},
+	} {
+		src := `name: openramp
+target: http://x
+workloads:
+  w:
+    scenario:
+      - request: {name: r, url: /r}
+    load: ` + c.load + `
+`
+		d, _, _ := runPlan(t, context.Background(), src, s.URL)
+		if len(d.Info.Phases) != 1 {
+			t.Fatalf("%s: phases %+v", c.load, d.Info.Phases)
+		}
+		p := d.Info.Phases[0]
+		if p.Planned != c.want || p.Started != c.want {
+			t.Errorf("%s: planned %d, started %d iterations, want %d", c.load, p.Planned, p.Started, c.want)
+		}
+		if n, _ := labelAgg(d, "r"); n != c.want {
+			t.Errorf("%s: %d requests, want %d", c.load, n, c.want)
+		}
+	}
+}

@@ -22,7 +22,11 @@ func (wl *workload) run(ctx context.Context) string {
 		return wl.runUserStages(ctx)
 	case float64(l.Rate) > 0 || len(l.Stages) > 0:
 		name := wl.e.phaseName(wl, "")
-		return wl.runOpen(ctx, name, newArrivals(float64(l.Rate), l.Duration, l.Stages), l.MaxUsers, float64(l.Rate))
+		a := newArrivals(float64(l.Rate), l.Duration, l.Stages)
+		if l.RampDown > 0 {
+			a.rampDown(l.RampDown)
+		}
+		return wl.runOpen(ctx, name, a, l.MaxUsers, float64(l.Rate))
 	default:
 		name := wl.e.phaseName(wl, "")
 		idx := wl.e.startPhase(wl, name, l.Users, 0, l.RampUp)

@@ -46,6 +46,14 @@ func newArrivals(constant float64, dur time.Duration, stages []plan.Stage) *arri
 	return a
 }
 
+// rampDown appends a segment lowering the rate linearly from the
+// schedule's last rate to 0 over d (the open model's ramp_down).
+func (a *arrivals) rampDown(d time.Duration) {
+	if n := len(a.segs); n > 0 && d > 0 {
+		a.add(a.segs[n-1].r1, 0, d)
+	}
+}
+
 func (a *arrivals) add(r0, r1 float64, d time.Duration) {
 	var start time.Duration
 	if n := len(a.segs); n > 0 {

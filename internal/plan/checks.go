@@ -469,8 +469,8 @@ func (d *decoder) checkExtract(e *Extract, n *yaml.Node, k keyset) {
 var loadKeys = map[string][]string{
 	"closed":  {"users", "ramp_up", "duration", "iterations", "start_after", "graceful_stop", "ramp_down"},
 	"pacing":  {"users", "pace", "duration", "start_after", "graceful_stop"},
-	"open":    {"rate", "duration", "max_users", "start_after", "graceful_stop"},
-	"stages":  {"stages", "max_users", "start_after", "graceful_stop"},
+	"open":    {"rate", "duration", "max_users", "start_after", "graceful_stop", "ramp_down"},
+	"stages":  {"stages", "max_users", "start_after", "graceful_stop", "ramp_down"},
 	"stepped": {"steps", "stop_when", "max_users", "start_after", "graceful_stop", "ramp_down"},
 }
 
@@ -596,9 +596,12 @@ func (d *decoder) checkLoad(l *Load, n *yaml.Node, k keyset) {
 		d.errorf(at(n, k, "ramp_down"), "load: ramp_down must be positive")
 	}
 	if model == "stepped" && k.has("ramp_down") && len(l.Steps) > 0 && l.Steps[0].Rate > 0 {
-		d.errorf(k["ramp_down"].key, "load: ramp_down applies to steps of users")
+		d.errorf(k["ramp_down"].key, "load: ramp_down applies to steps of users; for steps of rate use stages of rate with ramp_down, or a last step at a low rate")
 	}
 	userStages := model == "stages" && len(l.Stages) > 0 && l.Stages[0].ByUsers
+	if userStages && k.has("ramp_down") {
+		d.errorf(k["ramp_down"].key, "load: stages of users ramp down with a last stage to 0 users ({users: 0, duration: 30s}), not ramp_down")
+	}
 	if model == "open" || (model == "stages" && !userStages) || (model == "stepped" && len(l.Steps) > 0 && l.Steps[0].Rate > 0) {
 		if !k.has("max_users") {
 			l.MaxUsers = DefaultMaxUsers
