@@ -655,7 +655,10 @@ func (c *Client) writeRequest(cn *conn, t *target, method string, hdrs []Header,
 	}
 	w.WriteString("\r\n")
 	w.Write(body)
-	return closeAfter, w.Flush()
+	cn.cnt.await = true // the flush ends the request: wait for the response in the same call
+	err = w.Flush()
+	cn.cnt.await = false
+	return closeAfter, err
 }
 
 // jarCookies renders the jar's cookies for t as a Cookie value, or nil.

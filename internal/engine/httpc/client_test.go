@@ -897,3 +897,84 @@ func TestSharedPool(t *testing.T) {
 		t.Fatalf("pool wait: class %v err %v", res.Class, res.Err)
 	}
 }
+
+// TestWriteAwaitShortWrite gives the write-and-await path a write the
+// socket cannot take in one system call (small send buffer, a peer that
+// reads late): the rest must go through the ordinary write, whole, and the
+// response must still be read.
+func TestWriteAwaitShortWrite(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	const size = 4 << 20
+	go func() {
+		sc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer sc.Close()
+		time.Sleep(50 * time.Millisecond) // let the client's socket buffer fill
+		n, _ := io.CopyN(io.Discard, sc, size)
+		fmt.Fprintf(sc, "read %d", n)
+	}()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	tc := nc.(*net.TCPConn)
+	_ = tc.SetWriteBuffer(16 << 10)
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+	c := &counter{nc: nc, raw: raw, await: true}
+	n, err := c.Write(bytes.Repeat([]byte("y"), size))
+	if n != size || err != nil || c.w != size {
+		t.Fatalf("Write = %d, %v (counted %d), want %d", n, err, c.w, size)
+	}
+	c.await = false
+	got, err := io.ReadAll(io.LimitReader(c, 64))
+	if want := fmt.Sprintf("read %d", size); string(got) != want || c.r != int64(len(want)) {
+		t.Fatalf("response %q (err %v, counted %d), want %q", got, err, c.r, want)
+	}
+}
+
+// TestLargeBodyWrittenPastSocketBuffer sends request bodies larger than the
+// socket buffers to a server that reads them slowly: the final write of a
+// request cannot be accepted in one system call, so the write-and-await
+// path must hand the rest to the ordinary write and still read the response.
+func TestLargeBodyWrittenPastSocketBuffer(t *testing.T) {
+	t.Parallel()
+	s, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		buf := make([]byte, 64<<10)
+		var n int64
+		for {
+			time.Sleep(time.Millisecond)
+			k, err := r.Body.Read(buf)
+			n += int64(k)
+			if err != nil {
+				break
+			}
+		}
+		fmt.Fprintf(w, "got %d", n)
+	})
+	c := New(Config{MaxBody: 4096})
+	defer c.Close()
+	for _, size := range []int{1, 1500, 3 << 20} {
+		body := bytes.Repeat([]byte("x"), size)
+		for range 2 { // the second on the kept-alive connection
+			res := do(t, c, &Request{Method: "POST", URL: s.URL + "/big", Body: body})
+			if want := fmt.Sprintf("got %d", size); res.Err != nil || string(res.Body) != want {
+				t.Fatalf("size %d: got %q err %v, want %q", size, res.Body, res.Err, want)
+			}
+			if res.BytesSent < int64(size) {
+				t.Errorf("size %d: BytesSent %d", size, res.BytesSent)
+			}
+		}
+	}
+}

@@ -36,10 +36,26 @@ const idleProbeAfter = time.Second
 
 // counter wraps a connection and counts the bytes that pass through it, so
 // BytesSent/BytesRecv are exact without touching the data.
+//
+// On a plain TCP connection (raw set) the last write of a request also
+// waits for the response to become readable, in one RawConn.Read: the
+// request is written from inside the read callback, which then reports "not
+// ready", so the goroutine parks on the socket's read readiness without
+// first trying a read that can only fail with EAGAIN. That saves one system
+// call (and the scheduler's entry and exit around it) per request; wrk does
+// the same with its event loop. The wait starts after the poller's readiness
+// was reset, so the response's readiness event cannot be missed.
 type counter struct {
-	nc net.Conn
-	r  int64 // bytes read from nc
-	w  int64 // bytes accepted by nc.Write
+	nc    net.Conn
+	raw   syscall.RawConn // of the plain TCP socket, else nil
+	r     int64           // bytes read from nc
+	w     int64           // bytes accepted by nc.Write
+	await bool            // the next Write is the last one of a request
+	// State of one write-and-await (see writeAwait).
+	wp    []byte
+	wn    int
+	wdone bool
+	wfn   func(fd uintptr) bool // c.writeThenWait, bound once per connection
 }
 
 func (c *counter) Read(p []byte) (int, error) {
@@ -49,9 +65,54 @@ func (c *counter) Read(p []byte) (int, error) {
 }
 
 func (c *counter) Write(p []byte) (int, error) {
-	n, err := c.nc.Write(p)
+	off := 0
+	if c.await && c.raw != nil && len(p) > 0 {
+		off = c.writeAwait(p)
+		c.w += int64(off)
+		if off == len(p) {
+			return off, nil
+		}
+	}
+	n, err := c.nc.Write(p[off:])
 	c.w += int64(n)
-	return n, err
+	return off + n, err
+}
+
+// writeAwait writes p with one write system call and, when all of it was
+// accepted, waits until the socket is readable (the response, a close or a
+// reset), all in one RawConn.Read. It returns how many bytes were written;
+// anything short of len(p) (a full socket buffer, an error, a deadline
+// already past) is left to the ordinary Write path, which reports errors as
+// usual. A failed wait is not reported here either: the read that follows
+// meets the same deadline or error.
+func (c *counter) writeAwait(p []byte) int {
+	c.wp, c.wn, c.wdone = p, 0, false
+	if c.wfn == nil {
+		c.wfn = c.writeThenWait
+	}
+	_ = c.raw.Read(c.wfn)
+	n := c.wn
+	c.wp = nil
+	return n
+}
+
+// writeThenWait is the RawConn.Read callback of writeAwait: first call
+// writes and asks to wait for readability; the call after the wait ends it.
+func (c *counter) writeThenWait(fd uintptr) bool {
+	if c.wdone {
+		return true
+	}
+	c.wdone = true
+	for {
+		n, err := syscall.Write(int(fd), c.wp)
+		if err == syscall.EINTR {
+			continue
+		}
+		if n > 0 {
+			c.wn = n
+		}
+		return err != nil || n != len(c.wp) // short or failed: do not wait
+	}
 }
 
 // conn is one HTTP/1.1 connection with its buffers. A conn is used by one
@@ -203,6 +264,9 @@ func (c *Client) dial(ctx context.Context, t *target, deadline time.Time) (*conn
 	cn := c.newConn(tc)
 	if raw, err := tc.SyscallConn(); err == nil {
 		cn.raw = raw
+		if !t.https {
+			cn.cnt.raw = raw
+		}
 	}
 	if t.https {
 		tlc := tls.Client(tc, t.tlsConfig)
