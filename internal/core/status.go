@@ -1,5 +1,10 @@
 package core
 
+import (
+	"strconv"
+	"strings"
+)
+
 // StatusClass is the one rule from an HTTP status to an error class, shared
 // by the engine and every importer:
 //
@@ -44,4 +49,36 @@ func GRPCClass(code uint32) ErrorClass {
 		return ErrGRPCCanceled + ErrorClass(code-1)
 	}
 	return ErrProtocol
+}
+
+// GRPCCodeName is a gRPC status code's name as the gRPC specification
+// writes it (OK, CANCELLED, DEADLINE_EXCEEDED, …), or CODE_n outside the
+// table.
+func GRPCCodeName(code uint32) string {
+	if code < uint32(len(grpcCodeNames)) {
+		return grpcCodeNames[code]
+	}
+	return "CODE_" + strconv.FormatUint(uint64(code), 10)
+}
+
+var grpcCodeNames = [...]string{"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+	"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+	"UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"}
+
+// ParseGRPCCode reads a gRPC status code by name (any case; CANCELED is
+// accepted for CANCELLED) or number (0–16).
+func ParseGRPCCode(s string) (uint32, bool) {
+	u := strings.ToUpper(strings.TrimSpace(s))
+	if u == "CANCELED" {
+		u = "CANCELLED"
+	}
+	for i, n := range grpcCodeNames {
+		if n == u {
+			return uint32(i), true
+		}
+	}
+	if n, err := strconv.ParseUint(u, 10, 32); err == nil && n < uint64(len(grpcCodeNames)) {
+		return uint32(n), true
+	}
+	return 0, false
 }
