@@ -26,6 +26,9 @@ type Config struct {
 	// TLS listens with "ssl http2" on a self-signed certificate for
 	// 127.0.0.1 (HTTP/1.1 to clients that do not offer h2).
 	TLS bool
+	// H2C listens with "http2" and no TLS: HTTP/2 with prior knowledge
+	// only (cleartext HTTP/1.1 clients are refused). Ignored with TLS.
+	H2C bool
 	// HTTP holds extra directives of the http block (log formats, limits).
 	HTTP string
 	// Server holds the server block's directives after listen (access
@@ -68,6 +71,9 @@ func Start(t testing.TB, c Config) *Server {
 	s := &Server{Addr: ln.Addr().String(), Dir: dir}
 	ln.Close() // nginx binds it
 	listen := s.Addr
+	if c.H2C {
+		listen = s.Addr + " http2"
+	}
 	if c.TLS {
 		cert, key := SelfSignedCert(t, dir)
 		// "listen … http2" is deprecated in nginx ≥ 1.25 but still works;

@@ -650,3 +650,27 @@ func (r *Result) AddHeader(name, value string) {
 	r.raw = append(r.raw, value...)
 	r.fields = append(r.fields, field{ns: ns, ne: vs, vs: vs, ve: int32(len(r.raw))})
 }
+
+// HeaderStore holds response header fields for a client of another
+// protocol (HTTP/2) that owns the storage and reuses it from request to
+// request, where AddHeader on a new Result would allocate each time.
+type HeaderStore struct {
+	raw    []byte
+	fields []field
+}
+
+// Reset empties s and keeps its storage.
+func (s *HeaderStore) Reset() { s.raw, s.fields = s.raw[:0], s.fields[:0] }
+
+// Add appends a header field to s.
+func (s *HeaderStore) Add(name, value string) {
+	ns := int32(len(s.raw))
+	s.raw = append(s.raw, name...)
+	vs := int32(len(s.raw))
+	s.raw = append(s.raw, value...)
+	s.fields = append(s.fields, field{ns: ns, ne: vs, vs: vs, ve: int32(len(s.raw))})
+}
+
+// SetHeaders makes s's fields r's response header fields. They are shared,
+// not copied: valid until s is reset.
+func (r *Result) SetHeaders(s *HeaderStore) { r.raw, r.fields = s.raw, s.fields }

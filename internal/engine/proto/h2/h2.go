@@ -311,6 +311,7 @@ type Client struct {
 	hdr     []hpack.HeaderField
 	cookies []*http.Cookie
 	body    []byte
+	heads   httpc.HeaderStore // the last response's header fields
 	hops    int
 	clen    string // the last content-length sent, and its value
 	clenN   int64
@@ -470,9 +471,11 @@ func (c *Client) do(ctx context.Context, req *httpc.Request, res *httpc.Result, 
 		if loc == "" {
 			res.Status, res.Proto = s.status, "HTTP/2.0"
 			res.URL = ex.t.raw
+			c.heads.Reset()
 			for _, f := range s.hdr {
-				res.AddHeader(f.Name, f.Value)
+				c.heads.Add(f.Name, f.Value)
 			}
+			res.SetHeaders(&c.heads)
 			res.Body = s.body
 			res.BodySize = s.size
 			return nil
@@ -565,8 +568,7 @@ func (c *Client) exchange(ctx context.Context, ex *exchange, hdr []httpc.Header,
 	res.BytesSent += sent
 	for try := 0; ; try++ {
 		err := c.roundTrip(ctx, ex.t, &rq, res, start, deadline)
-		var retry errRetry
-		if errors.As(err, &retry) {
+		if retry, ok := err.(errRetry); ok {
 			if try == 0 && ex.stream == nil {
 				res.Retried = true
 				continue
@@ -627,10 +629,10 @@ func (c *Client) roundTrip(ctx context.Context, t *target, rq *request, res *htt
 		// The rest of the body goes as the server's windows allow, while
 		// this goroutine waits for the response or the deadline.
 		bodySent = make(chan struct{})
-		go func(rq request) {
+		go func(s *stream, rq request) {
 			cn.sendBody(s, &rq)
 			close(bodySent)
-		}(*rq)
+		}(s, *rq)
 	}
 	if err := c.wait(ctx, s.done, deadline); err != nil {
 		cn.cancel(s, err)
