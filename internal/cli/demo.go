@@ -32,17 +32,28 @@ type demoFlags struct {
 
 func newDemoCmd(st *State) *cobra.Command {
 	var f demoFlags
+	var sf studyDemoFlags
 	c := &cobra.Command{
-		Use:   "demo",
+		Use:   "demo [000|001|002|003|004]",
 		Short: "Start the bundled demo service and run the reference-000 study against it",
 		Long: `Start plateau's bundled two-tier demo service (front "lar" ×2 → back "cave" ×2 with an
 SQLite store of 50,000 patients, plus the external "MSB" services, behind a round-robin
 balancer), run the reference-000 study against it — a stepped load raised until
 throughput stops growing, with the requirement "average read under 200 ms at ≥ 10
 calls/s" — watch every process, and write the run directory with the report.
-Takes about 2–3 minutes (20-second steps); --full uses the reference's 15-minute steps.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+Takes about 2–3 minutes (20-second steps); --full uses the reference's 15-minute steps.
+
+plateau demo 001|002|003|004 runs the other reference studies, scaled down, against
+bundled services and writes one study document each (docs/demo.md): 001 check-in/
+check-out at four user levels, the previous release and a soak; 002 uploads and a
+browse flow at several client levels over generated data; 003 a concurrency sweep under
+three log configurations; 004 two concurrent workloads repeated four times. --short is
+the CI setting, --full the reference's own scale.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 && args[0] != "000" {
+				return runStudyDemo(cmd.Context(), st, args[0], f, sf)
+			}
 			return runDemo(cmd.Context(), st, f)
 		},
 	}
@@ -53,7 +64,9 @@ Takes about 2–3 minutes (20-second steps); --full uses the reference's 15-minu
 	c.Flags().IntVar(&f.workers, "workers", 12, "concurrent requests each front serves (its worker pool)")
 	c.Flags().IntVar(&f.patients, "patients", sut.DefaultPatients, "patients in the demo database")
 	c.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no live progress output")
+	addStudyDemoFlags(c, &sf)
 	c.AddCommand(newDemoServeCmd(st))
+	c.AddCommand(newDemoServeStudyCmd(st))
 	return c
 }
 

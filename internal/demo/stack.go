@@ -131,13 +131,20 @@ func (s *Stack) start(ctx context.Context, o Options, name string, args []string
 }
 
 func (s *Stack) startEnv(ctx context.Context, o Options, name string, args, env []string, logs ...string) (*Proc, error) {
-	full := append([]string{"demo", "serve"}, args...)
-	full = append(full, "--listen", "127.0.0.1:0")
-	cmd := exec.Command(o.Exe, full...)
+	return s.StartCommand(ctx, o.Exe, name, append([]string{"demo", "serve"}, args...), env, o.Stderr, logs...)
+}
+
+// StartCommand starts exe with args and "--listen 127.0.0.1:0" as a child
+// of the stack, waits until it prints its address (ListenPrefix) and
+// answers /health, and returns it. The study demos start their services
+// with it ("demo serve-study …").
+func (s *Stack) StartCommand(ctx context.Context, exe, name string, args, env []string, stderr io.Writer, logs ...string) (*Proc, error) {
+	full := append(append([]string{}, args...), "--listen", "127.0.0.1:0")
+	cmd := exec.Command(exe, full...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = childAttr()
-	if o.Stderr != nil {
-		cmd.Stderr = o.Stderr
+	if stderr != nil {
+		cmd.Stderr = stderr
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -1,0 +1,204 @@
+// Package study003 is `plateau demo 003`: reference study 003 (ServiceComb's
+// company demo on Kubernetes) scaled down. A token is fetched in each
+// user's setup (kept out of the measurements), then concurrency is raised
+// step by step until throughput stops growing, under three log
+// configurations of the manager service — synchronous (the reference's
+// stdout logging), asynchronous and none — against the bundled manager,
+// worker and beekeeper services. It runs examples/concurrency-sweep/plan.yaml
+// as is, with the target, steps and monitors set on the command line.
+package study003
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/demo/studykit"
+	"github.com/plateau-perf/plateau/internal/demo/sut"
+	"github.com/plateau-perf/plateau/internal/report/doc"
+	"github.com/plateau-perf/plateau/internal/study"
+)
+
+// PlanYAML and IDsCSV are examples/concurrency-sweep's plan and data (a
+// test keeps them equal).
+var (
+	//go:embed plan.yaml
+	PlanYAML []byte
+	//go:embed ids.csv
+	IDsCSV []byte
+)
+
+// Configs are the log configurations compared, in the reference's order.
+var Configs = []struct{ Log, Name string }{
+	{sut.LogSync, "A: synchronous log"},
+	{sut.LogAsync, "B: asynchronous log"},
+	{sut.LogNone, "C: no log"},
+}
+
+// Labels are the three calls of the plan.
+var Labels = []string{"QueryWorker", "QueryBeekeeperDrone", "QueryBeekeeperQueen"}
+
+// Services are the monitored processes.
+var Services = []string{"manager", "worker", "beekeeper"}
+
+// steps returns the sweep: concurrency levels and the step duration.
+func steps(s studykit.Scale) string {
+	users := studykit.Pick(s, []int{1, 2, 4, 8, 12, 16, 24}, []int{1, 2, 4, 8, 12, 16, 24, 32}, []int{1, 5, 10, 15, 20, 30, 50, 100, 200})
+	d := studykit.Pick(s, 4*time.Second, 10*time.Second, 2*time.Minute)
+	var parts []string
+	for _, u := range users {
+		parts = append(parts, fmt.Sprintf("{name: \"concurrency %d\", users: %d, duration: %s}", u, u, d))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// Run runs the study and returns the study document's directory.
+func Run(ctx context.Context, env *studykit.Env) (string, error) {
+	planDir := filepath.Join(env.Dir, "plan")
+	plan, err := studykit.WriteFile(planDir, "plan.yaml", PlanYAML)
+	if err != nil {
+		return "", err
+	}
+	if _, err := studykit.WriteFile(planDir, "ids.csv", IDsCSV); err != nil {
+		return "", err
+	}
+	logs, err := env.LogDir()
+	if err != nil {
+		return "", err
+	}
+	var runs []*studykit.Run
+	for i, c := range Configs {
+		r, err := runConfig(ctx, env, plan, logs, c.Log, c.Name, i)
+		if err != nil {
+			return "", err
+		}
+		runs = append(runs, r)
+	}
+	out, _, err := env.Write(studykit.Context{
+		Title:       "Reference 003 (demo): company manager concurrency sweep under three log configurations",
+		Description: "the bundled company services (manager → worker, manager → beekeeper → worker) answer three queries; the manager authenticates every call with the token fetched in each user's setup and logs it",
+		System: []study.KV{{Name: "manager", Value: "plateau demo serve-study manager (8 concurrent calls, log configuration A/B/C)"},
+			{Name: "worker", Value: "plateau demo serve-study worker (8 ms per term)"},
+			{Name: "beekeeper", Value: "plateau demo serve-study beekeeper (asks the worker)"}},
+		Environment: []study.KV{{Name: "hosts", Value: "one machine, loopback; generator and services share its CPUs"},
+			{Name: "log A", Value: "synchronous: each line written before the answer, one writer at a time (2 ms a line)"},
+			{Name: "log B", Value: "asynchronous: lines queued in memory, one background writer"},
+			{Name: "log C", Value: "none"}},
+		Method:     "log in once per user in the setup (not measured), then raise concurrency step by step until throughput gains less than 5 %; the same sweep under each log configuration, services restarted in between",
+		Hypothesis: "the manager is the bottleneck and synchronous logging lowers its capacity",
+	}, runs, sections(runs))
+	return out, err
+}
+
+func runConfig(ctx context.Context, env *studykit.Env, plan, logs, logCfg, name string, i int) (*studykit.Run, error) {
+	svc := env.NewServices()
+	defer svc.Stop()
+	w, err := svc.Start(ctx, "worker", "worker", "--access-log", filepath.Join(logs, logCfg+"-worker-access.log"))
+	if err != nil {
+		return nil, err
+	}
+	b, err := svc.Start(ctx, "beekeeper", "beekeeper", "--worker", studykit.URL(w), "--access-log", filepath.Join(logs, logCfg+"-beekeeper-access.log"))
+	if err != nil {
+		return nil, err
+	}
+	m, err := svc.Start(ctx, "manager", "manager", "--worker", studykit.URL(w), "--beekeeper", studykit.URL(b), "--log", logCfg,
+		"--log-file", filepath.Join(logs, logCfg+"-manager.log"), "--access-log", filepath.Join(logs, logCfg+"-manager-access.log"))
+	if err != nil {
+		return nil, err
+	}
+	role := study.Configuration
+	if i == 0 {
+		role = study.Baseline
+	}
+	sets := []string{"target=" + studykit.URL(m), "workloads.manager.load.steps=" + steps(env.Scale), "monitor={interval: 1s}"}
+	return env.Do(ctx, plan, "log-"+logCfg, role, name, sets, svc.Monitors())
+}
+
+// sections are reference 003's figures as tables, in its order: the
+// sweep (fig. 2), response time per service (fig. 3), CPU per service
+// (fig. 4), the log configurations side by side, memory per log
+// configuration (fig. 5) and per service (fig. 6).
+func sections(runs []*studykit.Run) []doc.Section {
+	base := runs[0]
+	perf := doc.Section{ID: "ref-sweep", Title: "Test results"}
+	t := studykit.Table("Performance among various concurrency ("+base.Name+")", "Concurrency", "Throughput (req/s)", "Average response time (ms)", "95th pct (ms)", "Errors")
+	for i, p := range base.Phases() {
+		if st, ok := base.PhaseTotal(i); ok {
+			studykit.AddRow(t, strconv.Itoa(p.Users), studykit.F1(st.ThroughputRPS), studykit.F1(st.MeanMs), studykit.F1(st.P95Ms), studykit.Int(st.Errors))
+		}
+	}
+	perf.Blocks = append(perf.Blocks, t)
+	cols := append([]string{"Concurrency"}, Labels...)
+	t = studykit.Table("Average response time among different services (ms, "+base.Name+")", cols...)
+	for i, p := range base.Phases() {
+		row := []string{strconv.Itoa(p.Users)}
+		for _, l := range Labels {
+			st, ok := base.PhaseLabel(i, l)
+			row = append(row, cell(ok, studykit.F1(st.MeanMs)))
+		}
+		studykit.AddRow(t, row...)
+	}
+	perf.Blocks = append(perf.Blocks, t)
+	cols = []string{"Concurrency"}
+	for _, s := range Services {
+		cols = append(cols, s+" CPU %")
+	}
+	t = studykit.Table("CPU load on various concurrency ("+base.Name+")", cols...)
+	for _, p := range base.Phases() {
+		res, _, err := base.Resources(studykit.Window{From: p.Start, To: p.End})
+		row := []string{strconv.Itoa(p.Users)}
+		for _, s := range Services {
+			r, ok := res[s]
+			row = append(row, cell(err == nil && ok && r.HasCPU, studykit.F1(r.CPUMean)))
+		}
+		studykit.AddRow(t, row...)
+	}
+	perf.Blocks = append(perf.Blocks, t, studykit.Note("CPU is each process's mean over the step (100 % = one core), sampled every second."))
+
+	logsec := doc.Section{ID: "ref-logs", Title: "Log settings"}
+	t = studykit.Table("Different log settings", "Log setting", "Peak throughput (req/s)", "At concurrency", "Average response time there (ms)", "Highest concurrency run")
+	for _, r := range runs {
+		best, at, mean := 0.0, 0, 0.0
+		for i, p := range r.Phases() {
+			if st, ok := r.PhaseTotal(i); ok && st.ThroughputRPS > best {
+				best, at, mean = st.ThroughputRPS, p.Users, st.MeanMs
+			}
+		}
+		ph := r.Phases()
+		top := 0
+		if len(ph) > 0 {
+			top = ph[len(ph)-1].Users
+		}
+		studykit.AddRow(t, r.Name, studykit.F1(best), strconv.Itoa(at), studykit.F1(mean), strconv.Itoa(top))
+	}
+	logsec.Blocks = append(logsec.Blocks, t)
+	t = studykit.Table("Memory usage of different log settings (manager)", "Log setting", "Memory mean (MB)", "Memory max (MB)", "CPU mean %")
+	for _, r := range runs {
+		res, _, err := r.Resources(studykit.Window{})
+		m, ok := res["manager"]
+		ok = err == nil && ok
+		studykit.AddRow(t, r.Name, cell(ok && m.HasMem, studykit.F1(m.MemMean)), cell(ok && m.HasMem, studykit.F1(m.MemMax)), cell(ok && m.HasCPU, studykit.F1(m.CPUMean)))
+	}
+	logsec.Blocks = append(logsec.Blocks, t)
+	t = studykit.Table("Memory usage of different services ("+base.Name+")", "Service", "Memory mean (MB)", "Memory max (MB)")
+	res, _, err := base.Resources(studykit.Window{})
+	for _, s := range Services {
+		m, ok := res[s]
+		ok = err == nil && ok && m.HasMem
+		studykit.AddRow(t, s, cell(ok, studykit.F1(m.MemMean)), cell(ok, studykit.F1(m.MemMax)))
+	}
+	logsec.Blocks = append(logsec.Blocks, t)
+	return []doc.Section{perf, logsec}
+}
+
+// cell is v, or "—" when the figure was not measured.
+func cell(ok bool, v string) string {
+	if !ok {
+		return "—"
+	}
+	return v
+}
