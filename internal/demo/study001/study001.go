@@ -9,4 +9,6 @@ import (
 )
 
 // Run runs the study.
-func Run(ctx context.Context, env *studykit.Env) (string, error) { return "", errors.New("not built yet") }
+func Run(ctx context.Context, env *studykit.Env) (string, error) {
+	return "", errors.New("not built yet")
+}

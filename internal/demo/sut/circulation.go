@@ -245,7 +245,9 @@ func (c *Circulation) Close() error { return errors.Join(c.db.Close(), c.access.
 
 func (c *Circulation) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, map[string]string{"status": "ok"}) })
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
 	mux.HandleFunc("POST /authn/login", c.login)
 	mux.HandleFunc("POST /admin/prepare", func(w http.ResponseWriter, r *http.Request) {
 		if err := c.Prepare(r.Context()); err != nil {
@@ -583,7 +585,9 @@ func (d *DataImport) Serve(ctx context.Context, ln net.Listener) error {
 
 func (d *DataImport) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, map[string]string{"status": "ok"}) })
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
 	mux.HandleFunc("POST /data-import/chunks", d.chunk)
 	return mux
 }

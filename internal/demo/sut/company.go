@@ -164,7 +164,9 @@ func (c *Company) Close() error {
 
 func (c *Company) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, map[string]string{"status": "ok"}) })
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
 	switch c.cfg.Role {
 	case "worker":
 		mux.HandleFunc("GET /fibonacci/term", c.term)

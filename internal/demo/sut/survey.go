@@ -223,7 +223,9 @@ func (s *Survey) Close() error { return errors.Join(s.db.Close(), s.access.close
 
 func (s *Survey) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, map[string]string{"status": "ok"}) })
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
 	page := func(title string) http.HandlerFunc {
 		body := "<!doctype html><title>" + title + "</title><h1>" + title + "</h1>" + strings.Repeat("<p>ohmage</p>", 200)
 		return func(w http.ResponseWriter, _ *http.Request) {
