@@ -51,6 +51,14 @@ const (
 	ErrGRPCUnavailable
 	ErrGRPCDataLoss
 	ErrGRPCUnauthenticated
+	// ErrWSClosed: a WebSocket connection ended abnormally (a close
+	// status other than 1000 normal or 1001 going away, or the connection
+	// lost without a close frame), or closed while a step still waited
+	// for a message.
+	ErrWSClosed
+	// ErrWSTimeout: no WebSocket message matching the step's check
+	// arrived within its timeout; the connection stays open.
+	ErrWSTimeout
 	numErrorClasses
 )
 
@@ -58,7 +66,7 @@ var errorClassNames = [...]string{"", "timeout", "refused", "reset", "dns", "tls
 	"grpc_canceled", "grpc_unknown", "grpc_invalid_argument", "grpc_deadline_exceeded", "grpc_not_found",
 	"grpc_already_exists", "grpc_permission_denied", "grpc_resource_exhausted", "grpc_failed_precondition",
 	"grpc_aborted", "grpc_out_of_range", "grpc_unimplemented", "grpc_internal", "grpc_unavailable",
-	"grpc_data_loss", "grpc_unauthenticated"}
+	"grpc_data_loss", "grpc_unauthenticated", "ws_closed", "ws_timeout"}
 
 // String returns the stable lower-case name used in files and reports.
 func (c ErrorClass) String() string {

@@ -72,7 +72,7 @@ func benchVU(b *testing.B, src string) (*vu, *rundir.Writer) {
 		cfg: Config{Segments: 1, Writer: w}}
 	e.clientCfg.Buffers = httpc.NewBuffers()
 	e.rec = newRecorderForBench()
-	prog, err := compile(p, p.Workloads[0], 0, map[string]*feeder{}, nil)
+	prog, err := compile(p, p.Workloads[0], 0, map[string]*feeder{}, nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,12 +14,12 @@ func Check(p *plan.Plan) error {
 	}
 	counters := &expr.Counters{}
 	if len(p.Setup) > 0 || len(p.Teardown) > 0 {
-		if _, err := compile(p, &plan.Workload{Name: "setup", Setup: p.Setup, Teardown: p.Teardown}, -1, feeders, counters); err != nil {
+		if _, err := compile(p, &plan.Workload{Name: "setup", Setup: p.Setup, Teardown: p.Teardown}, -1, feeders, counters, nil); err != nil {
 			return err
 		}
 	}
 	for i, w := range p.Workloads {
-		if _, err := compile(p, w, i, feeders, counters); err != nil {
+		if _, err := compile(p, w, i, feeders, counters, nil); err != nil {
 			return err
 		}
 	}

@@ -141,6 +141,9 @@ type Engine struct {
 	runVars map[string]string
 	// trace, when set, writes every request of a tracing run.
 	trace *tracer
+	// trs are the transports of the run's TLS settings (http.tls and the
+	// requests' and websockets' own).
+	trs *transports
 }
 
 type workload struct {
@@ -192,12 +195,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		defer e.h2Pool.Close()
 	}
 	e.rec = metrics.NewRecorder(4*runtime.GOMAXPROCS(0), rundir.AppendJTL)
+	e.trs = &transports{settings: &tlsSettings{list: []plan.TLS{cfg.Plan.HTTP.TLS}}}
+	defer e.trs.close()
 	feeders := map[string]*feeder{}
 	for name, f := range cfg.Plan.Data {
 		feeders[name] = newFeeder(f, cfg.Segment, cfg.Segments)
 	}
 	for i, w := range cfg.Plan.Workloads {
-		prog, err := compile(cfg.Plan, w, i, feeders, e.counters)
+		prog, err := compile(cfg.Plan, w, i, feeders, e.counters, e.trs.settings)
 		if err != nil {
 			return nil, err
 		}
@@ -358,7 +363,7 @@ func (e *Engine) runSetup(ctx context.Context, feeders map[string]*feeder) (*vu,
 		return nil, nil
 	}
 	spec := &plan.Workload{Name: "setup", Setup: p.Setup, Teardown: p.Teardown}
-	prog, err := compile(p, spec, -1, feeders, e.counters)
+	prog, err := compile(p, spec, -1, feeders, e.counters, e.trs.settings)
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ func PlanNames(p *plan.Plan) (*Names, error) {
 		feeders[name] = newFeeder(f, 0, 1)
 	}
 	for i, w := range p.Workloads {
-		prog, err := compile(p, w, i, feeders, nil)
+		prog, err := compile(p, w, i, feeders, nil, nil)
 		if err != nil {
 			return nil, fmt.Errorf("workload %s: %w", w.Name, err)
 		}

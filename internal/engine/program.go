@@ -78,6 +78,9 @@ type request struct {
 	// bodyFile and multipart are streamed bodies (see package upload).
 	bodyFile  string
 	multipart *multipartTmpl
+	// tr is the request's TLS setting (tlsSettings): 0 for http.tls, else
+	// its own tls: merged over it, sent on another transport.
+	tr int
 }
 
 type multipartTmpl struct {
@@ -233,9 +236,11 @@ type compiler struct {
 	counters   *expr.Counters
 	onFail     string
 	checkStats []*checkStat
+	// tls collects the distinct TLS settings of requests and websockets.
+	tls *tlsSettings
 }
 
-func compile(p *plan.Plan, w *plan.Workload, index int, feeders map[string]*feeder, counters *expr.Counters) (*program, error) {
+func compile(p *plan.Plan, w *plan.Workload, index int, feeders map[string]*feeder, counters *expr.Counters, tls *tlsSettings) (*program, error) {
 	base, err := url.Parse(p.Target)
 	if err != nil {
 		return nil, fmt.Errorf("target: %w", err)
@@ -243,8 +248,11 @@ func compile(p *plan.Plan, w *plan.Workload, index int, feeders map[string]*feed
 	if counters == nil {
 		counters = &expr.Counters{}
 	}
+	if tls == nil {
+		tls = &tlsSettings{list: []plan.TLS{p.HTTP.TLS}}
+	}
 	c := &compiler{p: p, base: base, slots: &slotTable{index: map[string]int{}}, feeders: feeders,
-		secrets: map[string]bool{}, secret: p.SecretSet(), counters: counters, onFail: w.OnFail}
+		secrets: map[string]bool{}, secret: p.SecretSet(), counters: counters, onFail: w.OnFail, tls: tls}
 	for _, s := range p.Secrets {
 		c.secrets[strings.ToLower(s)] = true
 	}
@@ -348,6 +356,12 @@ func (c *compiler) steps(in []plan.Step) []step {
 				timeout: u.Timeout, steps: c.steps(u.Steps), onFail: u.OnFail})
 		case s.Rendezvous != nil:
 			out = append(out, &rendezvousStep{users: s.Rendezvous.Users, timeout: s.Rendezvous.Timeout})
+		case s.WebSocket != nil:
+			out = append(out, c.websocket(s.WebSocket))
+		case s.Send != nil:
+			out = append(out, c.wsSend(s.Send))
+		case s.Receive != nil:
+			out = append(out, c.wsReceive(s.Receive, s.Receive.Name))
 		}
 	}
 	return out
@@ -437,6 +451,7 @@ func (c *compiler) request(r *plan.Request) *request {
 	if q.onFail == "" {
 		q.onFail = c.onFail
 	}
+	q.tr = c.tls.index(r.TLS)
 	q.proto = protoOf(c.p.HTTP.Version)
 	if r.HTTPVersion != "" {
 		q.proto = protoOf(r.HTTPVersion)
@@ -510,8 +525,27 @@ func (c *compiler) request(r *plan.Request) *request {
 			q.headers = append(q.headers, hdrTmpl{name: "Content-Type", val: tmpl{isK: true, konst: q.ctype}})
 		}
 	}
-	for _, name := range sortedNames(r.Extract) {
-		e := r.Extract[name]
+	q.extract = c.extractors(r.Extract)
+	for i, pc := range r.Checks {
+		k := c.check(&pc)
+		name := pc.Name
+		if name == "" {
+			name = q.label
+			if len(r.Checks) > 1 {
+				name += " #" + strconv.Itoa(i+1)
+			}
+		}
+		k.stat = &checkStat{name: name}
+		c.checkStats = append(c.checkStats, k.stat)
+		q.checks = append(q.checks, k)
+	}
+	return q
+}
+
+func (c *compiler) extractors(m map[string]*plan.Extract) []extractor {
+	var out []extractor
+	for _, name := range sortedNames(m) {
+		e := m[name]
 		x := extractor{slot: c.slots.slot(name), def: e.Default, name: name, all: e.All, pick: e.Pick,
 			header: e.Header, cookie: e.Cookie, left: e.Left, right: e.Right}
 		var err error
@@ -528,22 +562,9 @@ func (c *compiler) request(r *plan.Request) *request {
 		if err != nil {
 			c.errs = append(c.errs, fmt.Sprintf("extract %s: %v", name, err))
 		}
-		q.extract = append(q.extract, x)
+		out = append(out, x)
 	}
-	for i, pc := range r.Checks {
-		k := c.check(&pc)
-		name := pc.Name
-		if name == "" {
-			name = q.label
-			if len(r.Checks) > 1 {
-				name += " #" + strconv.Itoa(i+1)
-			}
-		}
-		k.stat = &checkStat{name: name}
-		c.checkStats = append(c.checkStats, k.stat)
-		q.checks = append(q.checks, k)
-	}
-	return q
+	return out
 }
 
 func sortedNames[V any](m map[string]V) []string {

@@ -37,16 +37,21 @@ type vu struct {
 	client *httpc.Client
 	// h2 sends the HTTP/2 requests, made on the first one; h2Own is the
 	// user's own pool (connections: per_user).
-	h2     *h2.Client
-	h2Own  *h2.Pool
-	rng    *mrand.Rand
-	req    httpc.Request
-	res    httpc.Result
-	buf    []byte
-	tmp    []byte // scratch for an expression's value before escaping
-	hdrs   []httpc.Header
-	secVal []string // scratch for secretValues
-	iter   int
+	h2    *h2.Client
+	h2Own *h2.Pool
+	// transports are the user's clients for requests with their own tls
+	// (index: the TLS setting; 0 unused); ws is the open websocket while
+	// a websocket step runs its steps.
+	transports []*userTransport
+	ws         *wsState
+	rng        *mrand.Rand
+	req        httpc.Request
+	res        httpc.Result
+	buf        []byte
+	tmp        []byte // scratch for an expression's value before escaping
+	hdrs       []httpc.Header
+	secVal     []string // scratch for secretValues
+	iter       int
 	// firstIntended is the intended start of the current iteration's first
 	// request (open and pacing models); zero means "now".
 	firstIntended time.Time
@@ -147,6 +152,7 @@ func (v *vu) close() {
 	if v.h2Own != nil {
 		v.h2Own.Close()
 	}
+	v.closeTransports()
 }
 
 // runSetup runs the unmeasured setup steps. It reports false when the user
@@ -251,6 +257,16 @@ func (v *vu) render(t *tmpl) string {
 	if t.isK {
 		return t.konst
 	}
+	return string(v.renderBytes(t))
+}
+
+// renderBytes renders t into the user's scratch buffer, valid until the
+// next render.
+func (v *vu) renderBytes(t *tmpl) []byte {
+	if t.isK {
+		v.buf = append(v.buf[:0], t.konst...)
+		return v.buf
+	}
 	v.buf = v.buf[:0]
 	for _, p := range t.parts {
 		if p.slot < 0 && p.x == nil {
@@ -291,7 +307,7 @@ func (v *vu) render(t *tmpl) string {
 			v.buf = append(v.buf, val...)
 		}
 	}
-	return string(v.buf)
+	return v.buf
 }
 
 // appendTyped appends a json: value sent with a type ("${n:int}"): a
@@ -385,9 +401,12 @@ func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sam
 	}
 	v.req.Timeout = q.timeout // 0: the client's default
 	v.req.Redirects = q.redirects
-	if q.proto == protoH1 || q.proto == protoAuto && !strings.HasPrefix(v.req.URL, "https:") {
+	switch {
+	case q.tr != 0:
+		v.doOtherTLS(ctx, q) // the request's own tls: another transport
+	case q.proto == protoH1 || q.proto == protoAuto && !strings.HasPrefix(v.req.URL, "https:"):
 		_ = v.client.Do(ctx, &v.req, &v.res)
-	} else {
+	default:
 		_ = v.h2Client().Do(ctx, &v.req, &v.res)
 	}
 	v.docDone, v.extractFailed = false, false
@@ -422,7 +441,7 @@ func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sam
 		s.Message = metrics.NormalizeMessage(r.Err.Error())
 	default:
 		v.judge(q, s)
-		v.extract(q, s)
+		v.extract(q.extract, s)
 		if v.typedBad != "" && s.Class == core.ErrNone {
 			// The body held a null the plan did not mean: not a clean sample.
 			s.Class, s.Message = core.ErrCheck, v.typedBad
@@ -443,6 +462,15 @@ func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sam
 		}
 		return nil
 	}
+	v.note(q.label, s)
+	if aborted {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// note records a measured sample and adds it to the running transaction.
+func (v *vu) note(label string, s *core.Sample) {
 	if v.tx.active {
 		if v.tx.start == 0 {
 			v.tx.start = s.Intended
@@ -454,11 +482,7 @@ func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sam
 	}
 	s.GroupThreads = int32(v.w.active.Load())
 	s.AllThreads = int32(v.w.e.activeUsers.Load())
-	v.w.e.record(v, q.label, false, s)
-	if aborted {
-		return ctx.Err()
-	}
-	return nil
+	v.w.e.record(v, label, false, s)
 }
 
 // judge applies the checks; without a status check, statuses ≥ 400 fail.
@@ -575,9 +599,9 @@ func (v *vu) check(c *check, s *core.Sample) string {
 	return ""
 }
 
-func (v *vu) extract(q *request, s *core.Sample) {
-	for i := range q.extract {
-		x := &q.extract[i]
+func (v *vu) extract(xs []extractor, s *core.Sample) {
+	for i := range xs {
+		x := &xs[i]
 		var matches []string
 		one := !x.all && (x.pick == "" || x.pick == "first")
 		switch {

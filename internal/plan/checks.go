@@ -49,6 +49,51 @@ func (d *decoder) after(ptr any, n *yaml.Node, k keyset) {
 		d.checkStep(v, n, k)
 	case *Request:
 		d.checkRequest(v, n, k)
+	case *WebSocket:
+		d.checkWebSocket(v, n, k)
+	case *Send:
+		d.checkOnFail(v.OnFail, at(n, k, "on_fail"))
+		var bodies []string
+		for _, b := range []string{"text", "binary", "json"} {
+			if k.has(b) {
+				bodies = append(bodies, b)
+			}
+		}
+		switch {
+		case len(bodies) == 0:
+			d.missing(n, "send: missing the message (text, binary or json)")
+		case len(bodies) > 1:
+			d.errorf(at(n, k, bodies[1]), "send has both %s and %s; use one", bodies[0], bodies[1])
+		}
+		if k.has("name") && strings.TrimSpace(v.Name) == "" {
+			d.errorf(at(n, k, "name"), "send: name is empty")
+		}
+		if v.Reply != nil {
+			if v.Reply.Name != "" {
+				d.errorf(at(n, k, "reply"), "send: a reply has no name of its own (the round trip is the send's label)")
+			}
+			if v.Reply.OnFail != "" {
+				d.errorf(at(n, k, "reply"), "send: on_fail goes on the send, not its reply")
+			}
+		}
+	case *Receive:
+		d.checkOnFail(v.OnFail, at(n, k, "on_fail"))
+		if v.Timeout < 0 || k.has("timeout") && v.Timeout == 0 {
+			d.errorf(at(n, k, "timeout"), "receive: timeout must be positive")
+		}
+		if k.has("name") && strings.TrimSpace(v.Name) == "" {
+			d.errorf(at(n, k, "name"), "receive: name is empty")
+		}
+		for _, c := range v.Checks {
+			if len(c.Status) > 0 || len(c.Header) > 0 || len(c.HeaderMatch) > 0 || len(c.HeaderSet) > 0 {
+				d.errAt(c.Pos, nil, "a message has no status or headers: a websocket check tests its body (body, regex, json, sizes, max_duration)")
+			}
+		}
+		for _, name := range sortedKeys(v.Extract) {
+			if e := v.Extract[name]; e.Header != "" || e.Cookie != "" {
+				d.errAt(e.Pos, nil, fmt.Sprintf("extract %s: a message has no headers or cookies; extract from its body (json, regex, left+right, css, xpath)", name))
+			}
+		}
 	case *Extract:
 		d.checkExtract(v, n, k)
 	case *Check:
@@ -263,7 +308,8 @@ func (d *decoder) checkWorkload(w *Workload, n *yaml.Node, k keyset) {
 	}
 }
 
-var stepKinds = []string{"request", "think", "transaction", "loop", "if", "choose", "foreach", "until", "rendezvous"}
+var stepKinds = []string{"request", "think", "transaction", "loop", "if", "choose", "foreach", "until", "rendezvous",
+	"websocket", "send", "receive"}
 
 func (d *decoder) checkStep(s *Step, n *yaml.Node, k keyset) {
 	var have []string
@@ -277,6 +323,14 @@ func (d *decoder) checkStep(s *Step, n *yaml.Node, k keyset) {
 		d.missing(n, "step needs one of %s", strings.Join(stepKinds, ", "))
 	case len(have) > 1:
 		d.errorf(n, "a step holds one of %s, not both %s and %s; give each its own list item (- …)", strings.Join(stepKinds, ", "), have[0], have[1])
+	}
+	if len(have) == 1 {
+		switch {
+		case (have[0] == "send" || have[0] == "receive") && d.inWS == 0:
+			d.errorf(k[have[0]].key, "%s: only inside a websocket step's steps (it needs an open connection)", have[0])
+		case have[0] == "websocket" && d.inWS > 0:
+			d.errorf(k[have[0]].key, "websocket: not inside another websocket (a user holds one connection at a time)")
+		}
 	}
 	// A null "think:" or "request:" left the pointer nil; give it a value so
 	// the engine can rely on exactly one being set.
@@ -359,6 +413,60 @@ func (d *decoder) checkRequest(r *Request, n *yaml.Node, k keyset) {
 	if r.Redirects != nil && *r.Redirects < 0 {
 		d.errorf(at(n, k, "redirects"), "request redirects must not be negative")
 	}
+}
+
+// checkWebSocket checks a websocket step and names its labels: the
+// session Name, "Name connect", and "Name send" / "Name receive" for the
+// unnamed send and receive steps inside.
+func (d *decoder) checkWebSocket(w *WebSocket, n *yaml.Node, k keyset) {
+	d.checkOnFail(w.OnFail, at(n, k, "on_fail"))
+	if !k.has("url") {
+		d.missing(n, "websocket: missing url")
+	} else if !wsURLStartOK(&w.URL) {
+		d.errorf(at(n, k, "url"), "websocket url %q must start with / (relative to target), ws:// or wss://", w.URL.Raw)
+	}
+	if k.has("timeout") && w.Timeout <= 0 {
+		d.errorf(at(n, k, "timeout"), "websocket: timeout must be positive")
+	}
+	if len(w.Steps) == 0 {
+		d.errorf(at(n, k, "steps"), "websocket has no steps (send and receive steps)")
+	}
+	if k.has("name") && strings.TrimSpace(w.Name) == "" {
+		d.errorf(at(n, k, "name"), "websocket name is empty")
+	}
+	if w.Name == "" {
+		w.Name = "WS " + strings.TrimPrefix(defaultRequestName("", wsToHTTP(w.URL.Raw)), " ")
+	}
+	walkSteps(w.Steps, func(s *Step) {
+		switch {
+		case s.Send != nil && s.Send.Name == "":
+			s.Send.Name = w.Name + " send"
+		case s.Receive != nil && s.Receive.Name == "":
+			s.Receive.Name = w.Name + " receive"
+		}
+	})
+}
+
+// WSConnectLabel is the label of a websocket's opening handshake.
+func WSConnectLabel(name string) string { return name + " connect" }
+
+func wsURLStartOK(t *Template) bool {
+	if len(t.Parts) == 0 || !t.Parts[0].IsLit() {
+		return false
+	}
+	l := strings.ToLower(t.Parts[0].Lit)
+	return strings.HasPrefix(l, "/") || strings.HasPrefix(l, "ws://") || strings.HasPrefix(l, "wss://")
+}
+
+// wsToHTTP maps a ws:// or wss:// URL to http:// or https://.
+func wsToHTTP(u string) string {
+	switch l := strings.ToLower(u); {
+	case strings.HasPrefix(l, "ws://"):
+		return "http://" + u[5:]
+	case strings.HasPrefix(l, "wss://"):
+		return "https://" + u[6:]
+	}
+	return u
 }
 
 // urlStartOK reports whether a request URL is a path or an absolute
@@ -1091,6 +1199,8 @@ func walkSteps(steps []Step, fn func(*Step)) {
 			walkSteps(s.Foreach.Steps, fn)
 		case s.Until != nil:
 			walkSteps(s.Until.Steps, fn)
+		case s.WebSocket != nil:
+			walkSteps(s.WebSocket.Steps, fn)
 		}
 	}
 }
@@ -1237,6 +1347,13 @@ func (p *Plan) Labels() []string {
 				add(s.Transaction.Name)
 			case s.Until != nil:
 				add(s.Until.Name)
+			case s.WebSocket != nil:
+				add(WSConnectLabel(s.WebSocket.Name))
+				add(s.WebSocket.Name)
+			case s.Send != nil:
+				add(s.Send.Name)
+			case s.Receive != nil:
+				add(s.Receive.Name)
 			}
 		})
 	}
@@ -1249,27 +1366,43 @@ func (p *Plan) Labels() []string {
 func (p *Plan) CheckNames() []string {
 	var out []string
 	seen := map[string]bool{}
-	walk := func(w *Workload) {
-		walkRequests(w, func(r *Request) {
-			for i, c := range r.Checks {
-				name := c.Name
-				if name == "" {
-					name = r.Name
-					if len(r.Checks) > 1 {
-						name += " #" + strconv.Itoa(i+1)
-					}
-				}
-				if !seen[name] {
-					seen[name] = true
-					out = append(out, name)
-				}
+	add := func(label string, checks []Check) {
+		for i, c := range checks {
+			name := c.Name
+			if name == "" {
+				name = CheckName(label, i, len(checks))
 			}
-		})
+			if !seen[name] {
+				seen[name] = true
+				out = append(out, name)
+			}
+		}
+	}
+	visit := func(s *Step) {
+		switch {
+		case s.Request != nil:
+			add(s.Request.Name, s.Request.Checks)
+		case s.Receive != nil:
+			add(s.Receive.Name, s.Receive.Checks)
+		case s.Send != nil && s.Send.Reply != nil:
+			add(s.Send.Name, s.Send.Reply.Checks)
+		}
 	}
 	for _, w := range p.Workloads {
-		walk(w)
+		walkSteps(w.Setup, visit)
+		walkSteps(w.Scenario, visit)
+		walkSteps(w.Teardown, visit)
 	}
 	return out
+}
+
+// CheckName is the name an unnamed check is counted under: the label of
+// its request (or websocket step), with " #i" when it has several.
+func CheckName(label string, i, n int) string {
+	if n > 1 {
+		return label + " #" + strconv.Itoa(i+1)
+	}
+	return label
 }
 
 // HTTPVersionOK reports whether v is an http.version value ("" is the
@@ -1300,21 +1433,25 @@ func (d *decoder) checkTLS(t *TLS, n *yaml.Node, k keyset) {
 		return p
 	}
 	t.CA, t.Cert, t.Key = abs(t.CA), abs(t.Cert), abs(t.Key)
+	key := "http.tls"
+	if d.tlsKey != "" {
+		key = d.tlsKey
+	}
 	if t.CA != "" {
 		if b, err := os.ReadFile(t.CA); err != nil {
-			d.errorf(at(n, k, "ca"), "http.tls.ca: %v", err)
+			d.errorf(at(n, k, "ca"), "%s.ca: %v", key, err)
 		} else if !x509.NewCertPool().AppendCertsFromPEM(b) {
-			d.errorf(at(n, k, "ca"), "http.tls.ca: %s holds no PEM certificate", t.CA)
+			d.errorf(at(n, k, "ca"), "%s.ca: %s holds no PEM certificate", key, t.CA)
 		}
 	}
 	switch {
 	case t.Cert != "" && t.Key == "":
-		d.errorf(at(n, k, "cert"), "http.tls.cert needs http.tls.key (the certificate's private key)")
+		d.errorf(at(n, k, "cert"), "%s.cert needs %s.key (the certificate's private key)", key, key)
 	case t.Key != "" && t.Cert == "":
-		d.errorf(at(n, k, "key"), "http.tls.key needs http.tls.cert")
+		d.errorf(at(n, k, "key"), "%s.key needs %s.cert", key, key)
 	case t.Cert != "":
 		if _, err := tls.LoadX509KeyPair(t.Cert, t.Key); err != nil {
-			d.errorf(at(n, k, "cert"), "http.tls.cert/key: %v", err)
+			d.errorf(at(n, k, "cert"), "%s.cert/key: %v", key, err)
 		}
 	}
 }

@@ -59,6 +59,8 @@ type decoder struct {
 	extracted map[*Workload]map[string]bool
 	runWl     *Workload       // stands for the run-level setup and teardown
 	typedOK   bool            // a typed reference ("${n:int}") is allowed: a whole json: value
+	inWS      int             // > 0 while decoding a websocket's steps
+	tlsKey    string          // "tls" while decoding a request's or websocket's tls (else http.tls)
 	badData   map[string]bool // feeders whose CSV could not be read
 
 	// failed holds the value nodes already reported, so a bad value is
@@ -315,6 +317,14 @@ func contextName(v any) string {
 		return "until"
 	case *Rendezvous:
 		return "rendezvous"
+	case *WebSocket:
+		return "websocket"
+	case *Send:
+		return "send"
+	case *Receive:
+		return "receive"
+	case *TLS:
+		return "tls"
 	case *Load:
 		return "load"
 	case *Stage:
@@ -541,6 +551,24 @@ func (d *decoder) preset(ptr any) {
 
 // special decodes the fields whose YAML shape differs from their Go type.
 func (d *decoder) special(owner any, key string, n *yaml.Node) bool {
+	if key == "tls" {
+		// A request's or websocket's own tls: its messages say tls.…,
+		// not http.tls.….
+		var dst **TLS
+		switch o := owner.(type) {
+		case *Request:
+			dst = &o.TLS
+		case *WebSocket:
+			dst = &o.TLS
+		}
+		if dst != nil {
+			d.tlsKey = "tls"
+			*dst = &TLS{}
+			d.decodeStruct(n, *dst)
+			d.tlsKey = ""
+			return true
+		}
+	}
 	switch o := owner.(type) {
 	case *Request:
 		switch key {
@@ -548,21 +576,25 @@ func (d *decoder) special(owner any, key string, n *yaml.Node) bool {
 			o.JSON = d.jsonTemplate(n)
 			return true
 		case "check":
-			// One mapping, or a list of them.
-			n = d.resolve(n)
-			if isNull(n) {
-				return true
-			}
-			items := []*yaml.Node{n}
-			if n.Kind == yaml.SequenceNode {
-				items = n.Content
-			}
-			for _, item := range items {
-				c := Check{}
-				d.decodeStruct(item, &c)
-				c.Pos = d.pos(d.resolve(item))
-				o.Checks = append(o.Checks, c)
-			}
+			o.Checks = d.checks(n)
+			return true
+		}
+	case *Receive:
+		if key == "check" {
+			o.Checks = d.checks(n)
+			return true
+		}
+	case *Send:
+		if key == "json" {
+			o.JSON = d.jsonTemplate(n)
+			return true
+		}
+	case *WebSocket:
+		if key == "steps" {
+			// send and receive are steps of a websocket only.
+			d.inWS++
+			d.decodeValue(n, reflect.ValueOf(&o.Steps).Elem(), key)
+			d.inWS--
 			return true
 		}
 	case *Check:
@@ -647,6 +679,26 @@ func (d *decoder) special(owner any, key string, n *yaml.Node) bool {
 		}
 	}
 	return false
+}
+
+// checks reads a check: one mapping, or a list of them.
+func (d *decoder) checks(n *yaml.Node) []Check {
+	n = d.resolve(n)
+	if isNull(n) {
+		return nil
+	}
+	items := []*yaml.Node{n}
+	if n.Kind == yaml.SequenceNode {
+		items = n.Content
+	}
+	var out []Check
+	for _, item := range items {
+		c := Check{}
+		d.decodeStruct(item, &c)
+		c.Pos = d.pos(d.resolve(item))
+		out = append(out, c)
+	}
+	return out
 }
 
 // scalarStr returns a scalar's text with ${env.NAME} substituted, or reports

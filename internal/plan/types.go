@@ -172,7 +172,64 @@ type Step struct {
 	Foreach     *Foreach     `yaml:"foreach"`
 	Until       *Until       `yaml:"until"`
 	Rendezvous  *Rendezvous  `yaml:"rendezvous"`
-	Pos         Pos          `yaml:"-"`
+	// WebSocket opens a connection and runs its steps on it; Send and
+	// Receive are steps inside a websocket's steps only.
+	WebSocket *WebSocket `yaml:"websocket"`
+	Send      *Send      `yaml:"send"`
+	Receive   *Receive   `yaml:"receive"`
+	Pos       Pos        `yaml:"-"`
+}
+
+// WebSocket is a websocket step: it opens a connection to URL (the
+// handshake is the label "Name connect"), runs Steps — send and receive
+// steps, and any other step (think, loop, if, request…) — with the
+// connection open, then closes it. The whole session is recorded under
+// Name, as a transaction-like row.
+type WebSocket struct {
+	Name string `yaml:"name"` // default "WS <path>"
+	// URL is ws:// or wss://, or a path relative to the target (http:// →
+	// ws://, https:// → wss://).
+	URL Template `yaml:"url"`
+	// Headers are sent in the opening handshake, after http.headers; the
+	// user's cookies for the URL are sent too.
+	Headers []Header `yaml:"headers"`
+	// TLS overrides http.tls fields for this connection.
+	TLS *TLS `yaml:"tls"`
+	// Timeout is the default timeout of the receive steps and replies
+	// inside (default: http.timeout).
+	Timeout time.Duration `yaml:"timeout"`
+	Steps   []Step        `yaml:"steps"`
+	// OnFail is what a failed handshake, send or receive does (default:
+	// the enclosing transaction's or workload's).
+	OnFail string `yaml:"on_fail"`
+	Pos    Pos    `yaml:"-"`
+}
+
+// Send sends one message on the enclosing websocket: Text, Binary (the
+// rendered template's bytes in a binary message) or JSON (a YAML value
+// encoded as JSON, in a text message). With Reply it waits for the
+// matching message and its sample is the round trip (send → reply).
+type Send struct {
+	Name   string    `yaml:"name"` // label; default "<websocket name> send"
+	Text   *Template `yaml:"text"`
+	Binary *Template `yaml:"binary"`
+	JSON   *Template `yaml:"json"`
+	Reply  *Receive  `yaml:"reply"`
+	OnFail string    `yaml:"on_fail"`
+	Pos    Pos       `yaml:"-"`
+}
+
+// Receive waits for a message on the enclosing websocket that passes
+// Checks (the first message when there are none), skipping the others,
+// for at most Timeout; its sample is the wait. Extract reads the matching
+// message as a response body.
+type Receive struct {
+	Name    string              `yaml:"name"` // label; default "<websocket name> receive"
+	Timeout time.Duration       `yaml:"timeout"`
+	Checks  []Check             `yaml:"check"`
+	Extract map[string]*Extract `yaml:"extract"`
+	OnFail  string              `yaml:"on_fail"`
+	Pos     Pos                 `yaml:"-"`
 }
 
 // Cond is a condition in the expression language of package expr,
@@ -264,8 +321,11 @@ type Request struct {
 	Redirects *int `yaml:"redirects"`
 	// HTTPVersion overrides http.version for this request.
 	HTTPVersion string `yaml:"http_version"`
-	OnFail      string `yaml:"on_fail"`
-	Pos         Pos    `yaml:"-"`
+	// TLS overrides http.tls fields for this request; requests with the
+	// same settings share connections.
+	TLS    *TLS   `yaml:"tls"`
+	OnFail string `yaml:"on_fail"`
+	Pos    Pos    `yaml:"-"`
 }
 
 // Extract takes a value from a response into a variable. Exactly one

@@ -1,0 +1,313 @@
+package engine_test
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/core"
+)
+
+// chatServer is a WebSocket server with its own counters: it greets each
+// connection with a JSON welcome holding a token, echoes every message
+// after replyDelay (binary as binary), never answers "silent", closes
+// with status 1011 on "close-abnormal" and drops the TCP connection
+// without a close frame on "drop".
+type chatServer struct {
+	*httptest.Server
+	conns, recv, sent, binary, badToken atomic.Int64
+	replyDelay                          time.Duration
+}
+
+func newChatServer(t *testing.T, tlsCert *tls.Certificate) *chatServer {
+	t.Helper()
+	cs := &chatServer{replyDelay: 10 * time.Millisecond}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Token") != "tok-123" {
+			cs.badToken.Add(1)
+		}
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		cs.conns.Add(1)
+		ctx := r.Context()
+		if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"welcome","token":"abc123"}`)); err != nil {
+			return
+		}
+		cs.sent.Add(1)
+		for {
+			typ, msg, err := c.Read(ctx)
+			if err != nil {
+				return
+			}
+			cs.recv.Add(1)
+			if typ == websocket.MessageBinary {
+				cs.binary.Add(1)
+			}
+			switch string(msg) {
+			case "silent":
+				continue
+			case "close-abnormal":
+				c.Close(websocket.StatusInternalError, "boom")
+				return
+			case "drop":
+				return // CloseNow: no close frame
+			}
+			time.Sleep(cs.replyDelay)
+			if err := c.Write(ctx, typ, msg); err != nil {
+				return
+			}
+			cs.sent.Add(1)
+		}
+	})
+	cs.Server = httptest.NewUnstartedServer(h)
+	if tlsCert != nil {
+		cs.TLS = &tls.Config{Certificates: []tls.Certificate{*tlsCert}}
+		cs.StartTLS()
+	} else {
+		cs.Start()
+	}
+	t.Cleanup(cs.Close)
+	return cs
+}
+
+// classCount counts a label's failures of one class.
+func classCount(d *analysis.Dataset, label string, class core.ErrorClass) int64 {
+	var n int64
+	for k, a := range d.Run {
+		if k.Label != label {
+			continue
+		}
+		for ek, c := range a.Errs {
+			if ek.Class == class {
+				n += c
+			}
+		}
+	}
+	return n
+}
+
+// minMs is a label's shortest time in ms.
+func minMs(d *analysis.Dataset, label string) float64 {
+	best := -1.0
+	for k, a := range d.Run {
+		if k.Label == label && a.Count > 0 {
+			if v := float64(a.MinUs) / 1000; best < 0 || v < best {
+				best = v
+			}
+		}
+	}
+	return best
+}
+
+const chatPlan = `name: chat
+target: http://127.0.0.1:1
+workloads:
+  chat:
+    scenario:
+      - websocket:
+          name: chat
+          url: /chat?user=${__user}
+          headers: {X-Token: tok-123}
+          steps:
+            - receive:
+                name: welcome
+                check: {json: {$.type: welcome}}
+                extract: {token: {json: $.token}}
+            - loop:
+                count: 5
+                steps:
+                  - send:
+                      name: echo
+                      text: 'hello ${token} ${__iteration}'
+                      reply: {check: {regex: '^hello abc123 '}, timeout: 2s}
+            - send: {name: fire, binary: 'bin-${__user}'}
+            - receive: {name: bin echo, check: {body: bin-}, timeout: 2s}
+    load: {users: 3, iterations: 2}
+`
+
+// A chat over WebSocket: every count the plan's labels show matches the
+// server's own counters, the round trip includes the server's reply
+// delay, and the handshake carries the plan's header.
+func TestWebSocketChatCountsMatchServer(t *testing.T) {
+	t.Parallel()
+	srv := newChatServer(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	d, _, _ := runPlan(t, ctx, chatPlan, srv.URL)
+	want := map[string]int64{"chat connect": 6, "welcome": 6, "echo": 30, "fire": 6, "bin echo": 6}
+	for label, n := range want {
+		if got, errs := labelAgg(d, label); got != n || errs != 0 {
+			t.Errorf("%s: %d samples, %d errors; want %d and 0", label, got, errs, n)
+		}
+	}
+	if got, errs := labelAgg(d, "chat"); got != 6 || errs != 0 {
+		t.Errorf("chat sessions: %d, %d errors; want 6 and 0", got, errs)
+	}
+	if srv.conns.Load() != 6 || srv.badToken.Load() != 0 {
+		t.Errorf("server: %d connections, %d without the header; want 6 and 0", srv.conns.Load(), srv.badToken.Load())
+	}
+	// The server received 5 texts and 1 binary per session and sent a
+	// welcome and an echo of each.
+	if srv.recv.Load() != 36 || srv.binary.Load() != 6 || srv.sent.Load() != 42 {
+		t.Errorf("server received %d (%d binary), sent %d; want 36 (6), 42", srv.recv.Load(), srv.binary.Load(), srv.sent.Load())
+	}
+	if ms := minMs(d, "echo"); ms < float64(srv.replyDelay.Milliseconds()) {
+		t.Errorf("echo round trip min %.3f ms is shorter than the server's reply delay %v", ms, srv.replyDelay)
+	}
+}
+
+// A reply that never comes is ws_timeout and the connection stays usable;
+// a server closing with 1011 is ws_closed, on the waiting send and on the
+// session, and the steps after it do not run.
+func TestWebSocketTimeoutAndAbnormalClose(t *testing.T) {
+	t.Parallel()
+	srv := newChatServer(t, nil)
+	plan := `name: chat-fail
+target: http://127.0.0.1:1
+workloads:
+  w:
+    scenario:
+      - websocket:
+          name: s
+          url: /chat
+          headers: {X-Token: tok-123}
+          steps:
+            - receive: {name: welcome}
+            - send: {name: silent, text: silent, reply: {timeout: 200ms}}
+            - send: {name: still up, text: ping, reply: {check: {body: ping}, timeout: 2s}}
+            - send: {name: kill, text: close-abnormal, reply: {timeout: 2s}}
+            - send: {name: after, text: never}
+    load: {users: 2, iterations: 2}
+`
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	d, _, _ := runPlan(t, ctx, plan, srv.URL)
+	if n, errs := labelAgg(d, "silent"); n != 4 || errs != 4 || classCount(d, "silent", core.ErrWSTimeout) != 4 {
+		t.Errorf("silent: %d samples, %d errors (%d ws_timeout); want 4 ws_timeout", n, errs, classCount(d, "silent", core.ErrWSTimeout))
+	}
+	if ms := minMs(d, "silent"); ms < 200 {
+		t.Errorf("a timed-out reply took %.1f ms, less than its 200ms timeout", ms)
+	}
+	if n, errs := labelAgg(d, "still up"); n != 4 || errs != 0 {
+		t.Errorf("after a timeout the connection must still work: %d samples, %d errors", n, errs)
+	}
+	if n, _ := labelAgg(d, "kill"); n != 4 || classCount(d, "kill", core.ErrWSClosed) != 4 {
+		t.Errorf("kill: %d samples, %d ws_closed; want 4", n, classCount(d, "kill", core.ErrWSClosed))
+	}
+	if n, _ := labelAgg(d, "after"); n != 0 {
+		t.Errorf("%d sends after the connection closed; want none", n)
+	}
+	if classCount(d, "s", core.ErrWSClosed) != 4 {
+		t.Errorf("sessions closed abnormally: %d, want 4", classCount(d, "s", core.ErrWSClosed))
+	}
+	// The server saw silent, ping and close-abnormal on each connection.
+	if srv.recv.Load() != 12 {
+		t.Errorf("server received %d messages, want 12", srv.recv.Load())
+	}
+}
+
+// A connection lost without a close frame is ws_closed too, and a refused
+// handshake (no server) is counted on the connect label as refused.
+func TestWebSocketLostConnectionAndRefused(t *testing.T) {
+	t.Parallel()
+	srv := newChatServer(t, nil)
+	plan := `name: chat-lost
+target: http://127.0.0.1:1
+workloads:
+  w:
+    scenario:
+      - websocket:
+          name: s
+          url: /chat
+          steps:
+            - receive: {name: welcome}
+            - send: {name: drop, text: drop, reply: {timeout: 2s}}
+    load: {users: 1, iterations: 3}
+`
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	d, _, _ := runPlan(t, ctx, plan, srv.URL)
+	if got := classCount(d, "drop", core.ErrWSClosed); got != 3 {
+		t.Errorf("drop: %d ws_closed, want 3", got)
+	}
+	if got := classCount(d, "s", core.ErrWSClosed); got != 3 {
+		t.Errorf("sessions: %d ws_closed, want 3", got)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	d, _, _ = runPlan(t, ctx, plan, "http://"+addr)
+	if n, _ := labelAgg(d, "s connect"); n != 3 || classCount(d, "s connect", core.ErrRefused) != 3 {
+		t.Errorf("refused: %d connect samples, %d refused; want 3", n, classCount(d, "s connect", core.ErrRefused))
+	}
+	if n, _ := labelAgg(d, "welcome"); n != 0 {
+		t.Errorf("steps ran without a connection: %d", n)
+	}
+}
+
+// wss:// with a test CA and SNI name given on the websocket step (tls:),
+// and per-request tls: a request with its own tls reaches the same TLS
+// server, a request without it fails (the plan's http.tls trusts nothing
+// special), and requests with equal settings share one connection per
+// user.
+func TestWebSocketTLSAndPerRequestTLS(t *testing.T) {
+	t.Parallel()
+	pki := newTestPKI(t)
+	srv := newChatServer(t, &pki.server)
+	var newConns atomic.Int64
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			newConns.Add(1)
+		}
+	}
+	plan := `name: wss
+target: https://127.0.0.1:1
+workloads:
+  w:
+    scenario:
+      - websocket:
+          name: secure
+          url: /chat
+          headers: {X-Token: tok-123}
+          tls: {ca: ` + pki.caPEM + `, server_name: plateau-test.local}
+          steps:
+            - send: {name: wss echo, text: hi, reply: {check: {body: hi}, timeout: 2s}}
+      - request: {name: own tls, url: /x, tls: {ca: ` + pki.caPEM + `, server_name: plateau-test.local}, check: {status: 426}}
+      - request: {name: own tls again, url: /y, tls: {ca: ` + pki.caPEM + `, server_name: plateau-test.local}, check: {status: 426}}
+      - request: {name: plan tls, url: /z}
+    load: {users: 2, iterations: 3}
+`
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	d, _, _ := runPlan(t, ctx, strings.ReplaceAll(plan, "\t", ""), srv.URL)
+	for _, label := range []string{"secure connect", "wss echo", "own tls", "own tls again"} {
+		if n, errs := labelAgg(d, label); n != 6 || errs != 0 {
+			t.Errorf("%s: %d samples, %d errors; want 6 and 0", label, n, errs)
+		}
+	}
+	if n := classCount(d, "plan tls", core.ErrTLS); n != 6 {
+		t.Errorf("plan tls: %d tls failures, want 6 (no CA for the test certificate)", n)
+	}
+	// 6 websocket connections, 2 for the requests with their own tls
+	// (one per user, kept alive across both labels and iterations), 6
+	// failed handshakes.
+	if got := newConns.Load(); got != 6+2+6 {
+		t.Errorf("server saw %d connections, want 14", got)
+	}
+}
