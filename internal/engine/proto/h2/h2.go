@@ -524,7 +524,8 @@ func (c *Client) contentLength(n int64) string {
 // exchange sends one request on a connection of the pool and waits for
 // its response in c.st. A request the server refused unprocessed (GOAWAY,
 // REFUSED_STREAM, a connection that closed before the stream started) is
-// sent once more on another connection.
+// sent again on another connection, up to maxRetries times (never a Stream
+// body, which may not be replayable).
 func (c *Client) exchange(ctx context.Context, ex *exchange, hdr []httpc.Header, res *httpc.Result, start, deadline time.Time) error {
 	rq := request{method: ex.method, scheme: ex.t.scheme, authority: ex.t.authority, path: ex.t.path,
 		contentLength: ex.clen, body: ex.body, stream: ex.stream}
@@ -569,7 +570,7 @@ func (c *Client) exchange(ctx context.Context, ex *exchange, hdr []httpc.Header,
 	for try := 0; ; try++ {
 		err := c.roundTrip(ctx, ex.t, &rq, res, start, deadline)
 		if retry, ok := err.(errRetry); ok {
-			if try == 0 && ex.stream == nil {
+			if try < maxRetries && ex.stream == nil {
 				res.Retried = true
 				continue
 			}
@@ -600,6 +601,10 @@ func (c *Client) exchange(ctx context.Context, ex *exchange, hdr []httpc.Header,
 	}
 	return nil
 }
+
+// maxRetries bounds how often a request the server refused unprocessed is
+// sent again (each time on a connection that still takes streams).
+const maxRetries = 4
 
 // roundTrip takes a stream slot, sends rq on it and waits for the
 // response or the deadline.
