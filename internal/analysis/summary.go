@@ -365,32 +365,78 @@ func Selects(e *sla.Expr, k LabelKey, printed string) bool {
 	return k.Label == e.Label || printed == e.Label
 }
 
-// judgeChecks judges a requirement on the checks' pass rate. Check outcomes
-// are counted over the whole run (run.json checks), not per phase.
+// judgeChecks judges a requirement on the checks' pass rate, over the run
+// (run.json checks) and per phase (each phase's checks, counted by the
+// phase rule); `during` a phase judges that phase's outcomes. Runs written
+// before phases counted their checks are judged over the run only.
 func (d *Dataset) judgeChecks(e *sla.Expr, r SLAResult) SLAResult {
-	if e.Phase != "" {
-		r.Error = "checks are counted over the whole run; drop the during clause"
-		r.NoData = true
-		return r
-	}
-	var passed, total int64
+	var whole map[string]rundir.CheckCount
 	if d.Info != nil {
-		for name, n := range d.Info.Checks {
-			if e.Label == "" || name == e.Label {
-				passed += n.Passed
-				total += n.Passed + n.Failed
-			}
-		}
+		whole = d.Info.Checks
 	}
-	if total == 0 {
+	phaseChecks := func(i int) map[string]rundir.CheckCount {
+		if d.Info == nil || i >= len(d.Info.Phases) {
+			return nil
+		}
+		return d.Info.Phases[i].Checks
+	}
+	if e.Phase != "" {
+		r.Scope = e.Phase
+		idx := d.phaseIndex(e.Phase)
+		if idx < 0 {
+			r.Error = "no phase named " + e.Phase
+			r.NoData = true
+			return r
+		}
+		whole = phaseChecks(idx)
+	}
+	share, ok := checkShare(e, whole)
+	if !ok {
 		r.NoData = true
 		r.Error = "no check outcomes for this requirement"
 		if e.Label != "" {
 			r.Error = "no outcomes of a check named " + strconv.Quote(e.Label)
 		}
+		if e.Phase != "" {
+			r.Error += " in " + e.Phase
+		}
 		return r
 	}
-	r.Observed = 100 * float64(passed) / float64(total)
-	r.Passed = e.Holds(r.Observed)
+	r.Observed = share
+	r.Passed = e.Holds(share)
+	brokenSeen := false
+	steps := d.steppedWorkload()
+	for i, p := range d.Phases {
+		o, ok := checkShare(e, phaseChecks(i))
+		if !ok {
+			continue
+		}
+		pc := PhaseCheck{Phase: p.Name, Observed: o, Passed: e.Holds(o)}
+		r.PerPhase = append(r.PerPhase, pc)
+		if p.Workload == steps && !brokenSeen {
+			if pc.Passed {
+				r.HeldUpTo = p.Name
+			} else {
+				r.FirstBroken = p.Name
+				brokenSeen = true
+			}
+		}
+	}
 	return r
+}
+
+// checkShare is the percentage of the outcomes in counts of the checks e
+// selects (all, or the one named) that passed; false without any.
+func checkShare(e *sla.Expr, counts map[string]rundir.CheckCount) (float64, bool) {
+	var passed, total int64
+	for name, n := range counts {
+		if e.Label == "" || name == e.Label {
+			passed += n.Passed
+			total += n.Passed + n.Failed
+		}
+	}
+	if total == 0 {
+		return 0, false
+	}
+	return math.Round(100*float64(passed)/float64(total)*1000) / 1000, true
 }

@@ -55,3 +55,33 @@ workloads:
 		t.Errorf("bad SLA label: exit %d, %q", code, errOut)
 	}
 }
+
+// A checks requirement may be judged during one phase; the phase must be
+// one the plan has.
+func TestCheckChecksDuringPhase(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := `name: c
+target: http://127.0.0.1:9
+sla:
+  - checks{name="ok"} > 99% during "step 2"
+workloads:
+  w:
+    scenario:
+      - request: {url: /x, check: [{name: ok, status: 200}]}
+    load: {steps: [{users: 1, duration: 1s}, {users: 2, duration: 1s}]}
+`
+	pf := filepath.Join(dir, "p.yaml")
+	if err := os.WriteFile(pf, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runCLI(t, "check", pf); code != 0 {
+		t.Fatalf("checks during a phase: exit %d, %q %q", code, out, errOut)
+	}
+	if err := os.WriteFile(pf, []byte(strings.Replace(src, `"step 2"`, `"step 3"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, "check", pf); code != 2 || !strings.Contains(errOut, `p.yaml:4:5: sla: `) || !strings.Contains(errOut, "step 3") {
+		t.Errorf("checks during an unknown phase: exit %d, %q", code, errOut)
+	}
+}

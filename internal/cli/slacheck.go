@@ -41,7 +41,15 @@ func checkSLANames(p *plan.Plan) error {
 				errs = append(errs, plan.Error{File: p.File, Pos: s.Pos,
 					Msg: fmt.Sprintf("sla: no check named %q (checks: %s)", e.Label, strings.Join(checks, ", "))})
 			case e.Phase != "":
-				errs = append(errs, plan.Error{File: p.File, Pos: s.Pos, Msg: "sla: checks are counted over the whole run, not during one phase"})
+				// Checks are counted per phase: the phase must exist.
+				ph := *e
+				ph.Label = ""
+				if err := ph.CheckNames(names.Workloads, names.Labels, names.Phases); err != nil {
+					errs = append(errs, plan.Error{File: p.File, Pos: s.Pos, Msg: "sla: " + err.Error()})
+				} else if s.AbortOnFail {
+					errs = append(errs, plan.Error{File: p.File, Pos: s.Pos,
+						Msg: "sla: abort_on_fail judges the run so far, so it cannot apply to a requirement `during` one phase"})
+				}
 			}
 			continue
 		}

@@ -116,11 +116,13 @@ type Engine struct {
 	setupFails  atomic.Int64
 	setupMsg    atomic.Pointer[string] // first setup failure
 
-	mu       sync.Mutex // guards info and phaseCPU
+	mu       sync.Mutex // guards info, phaseCPU and phaseChecks
 	info     *rundir.Info
 	phaseCPU map[int]time.Duration // process CPU time when phase i started
-	start    time.Time
-	expected time.Duration
+	// phaseChecks holds the workload's check counts when phase i started.
+	phaseChecks map[int]map[string]rundir.CheckCount
+	start       time.Time
+	expected    time.Duration
 	// anchor is the instant the plan's schedule counts from: StartAt when
 	// set — also for a generator that starts late, so that its schedule
 	// stays aligned with the others' and past-due iterations are skipped
@@ -417,10 +419,28 @@ func (e *Engine) startPhase(wl *workload, name string, users int, rate float64, 
 		e.phaseCPU = map[int]time.Duration{}
 	}
 	e.phaseCPU[idx] = processCPU()
+	if len(wl.prog.checks) > 0 {
+		if e.phaseChecks == nil {
+			e.phaseChecks = map[int]map[string]rundir.CheckCount{}
+		}
+		e.phaseChecks[idx] = wl.checkCounts()
+	}
 	e.saveLocked()
 	e.mu.Unlock()
 	wl.phase.Store(int32(idx))
 	return idx
+}
+
+// checkCounts is the workload's check outcomes so far, by check name.
+func (wl *workload) checkCounts() map[string]rundir.CheckCount {
+	out := map[string]rundir.CheckCount{}
+	for _, c := range wl.prog.checks {
+		n := out[c.name]
+		n.Passed += c.passed.Load()
+		n.Failed += c.failed.Load()
+		out[c.name] = n
+	}
+	return out
 }
 
 func (e *Engine) endPhase(idx int, stopped string) {
@@ -434,6 +454,24 @@ func (e *Engine) endPhase(idx int, stopped string) {
 			pct := 100 * float64(processCPU()-c0) / (float64(wall) * float64(runtime.NumCPU()))
 			p.CPUPct = math.Round(pct*10) / 10
 		}
+	}
+	if c0, ok := e.phaseChecks[idx]; ok {
+		for _, wl := range e.workloads {
+			if wl.spec.Name != p.Workload {
+				continue
+			}
+			for name, n := range wl.checkCounts() {
+				d := rundir.CheckCount{Passed: n.Passed - c0[name].Passed, Failed: n.Failed - c0[name].Failed}
+				if d.Passed+d.Failed == 0 {
+					continue
+				}
+				if p.Checks == nil {
+					p.Checks = map[string]rundir.CheckCount{}
+				}
+				p.Checks[name] = d
+			}
+		}
+		delete(e.phaseChecks, idx)
 	}
 	e.saveLocked()
 	e.mu.Unlock()

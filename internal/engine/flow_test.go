@@ -11,11 +11,13 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/engine"
 	"github.com/plateau-perf/plateau/internal/plan"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // shopServer is a small service for the plan constructs of issue 15: a
@@ -604,5 +606,64 @@ workloads:
 		if n, _ := labelAgg(d, "r"); n != c.want {
 			t.Errorf("%s: %d requests, want %d", c.load, n, c.want)
 		}
+	}
+}
+
+// Check outcomes are counted per phase by the phase rule (the phase of the
+// workload running when the check was evaluated), so a checks requirement
+// is judged per phase and `during` a phase: the server answers its first
+// five requests and fails the rest, so step 1 holds checks that pass and
+// step 2 only checks that fail.
+func TestChecksPerPhase(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) > 5 {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	src := `name: checks-per-phase
+target: http://x
+workloads:
+  w:
+    scenario:
+      - request: {name: r, url: /r, check: [{name: ok, status: 200}]}
+      - think: 20ms
+    load:
+      steps:
+        - {users: 1, duration: 400ms}
+        - {users: 1, duration: 300ms}
+sla:
+  - checks > 50%
+`
+	d, _, _ := runPlan(t, context.Background(), src, srv.URL)
+	if len(d.Info.Phases) != 2 {
+		t.Fatalf("phases %+v", d.Info.Phases)
+	}
+	var sum rundir.CheckCount
+	for _, p := range d.Info.Phases {
+		c := p.Checks["ok"]
+		sum.Passed += c.Passed
+		sum.Failed += c.Failed
+		if c.Passed+c.Failed == 0 {
+			t.Errorf("phase %q counted no check: %+v", p.Name, p.Checks)
+		}
+	}
+	if whole := d.Info.Checks["ok"]; sum != whole || whole.Passed != 5 {
+		t.Errorf("phases sum to %+v, the run counted %+v (want 5 passed)", sum, whole)
+	}
+	if c := d.Info.Phases[1].Checks["ok"]; c.Passed != 0 {
+		t.Errorf("step 2 counted %d passed checks; the server failed every request after the fifth", c.Passed)
+	}
+	if r := d.JudgeSLA(`checks > 10% during "step 1"`); !r.Passed || r.Error != "" || r.Scope != "step 1" {
+		t.Errorf("during step 1: %+v", r)
+	}
+	if r := d.JudgeSLA(`checks{name="ok"} > 10% during "step 2"`); r.Passed || r.Error != "" || r.Observed != 0 {
+		t.Errorf("during step 2: %+v", r)
+	}
+	r := d.JudgeSLA(`checks > 10%`)
+	if len(r.PerPhase) != 2 || !r.PerPhase[0].Passed || r.PerPhase[1].Passed || r.HeldUpTo != "step 1" || r.FirstBroken != "step 2" {
+		t.Errorf("per phase: %+v", r)
 	}
 }

@@ -85,16 +85,24 @@ func (f *fixture) write(t testing.TB, dir, seg string, keep func(i int) bool, re
 	// Check outcomes and skipped iterations as the engine counts them: this
 	// generator's share.
 	var ok, bad int64
+	phaseOK, phaseBad := map[int]int64{}, map[int]int64{}
 	for i, x := range f.samples {
 		if keep(i) && x.sec < stopAt {
 			if x.s.Class == core.ErrNone {
 				ok++
+				phaseOK[x.phase]++
 			} else {
 				bad++
+				phaseBad[x.phase]++
 			}
 		}
 	}
 	info.Checks = map[string]rundir.CheckCount{"status ok": {Passed: ok, Failed: bad}}
+	for i := range phases {
+		if n := phaseOK[local[i]] + phaseBad[local[i]]; n > 0 {
+			phases[i].Checks = map[string]rundir.CheckCount{"status ok": {Passed: phaseOK[local[i]], Failed: phaseBad[local[i]]}}
+		}
+	}
 	info.Skipped = map[string]int64{"read": bad}
 	if stopAt < f.seconds {
 		info.Status, info.End = rundir.StatusRunning, nil
@@ -222,6 +230,11 @@ func TestMergeEqualsSingleRun(t *testing.T) {
 			}
 			if !reflect.DeepEqual(res.Info.Checks, wantInfo.Checks) || !reflect.DeepEqual(res.Info.Skipped, wantInfo.Skipped) {
 				t.Errorf("merged checks %v skipped %v, want %v %v", res.Info.Checks, res.Info.Skipped, wantInfo.Checks, wantInfo.Skipped)
+			}
+			for i, p := range res.Info.Phases {
+				if i >= len(wantInfo.Phases) || !reflect.DeepEqual(p.Checks, wantInfo.Phases[i].Checks) {
+					t.Errorf("merged phase %q checks %v, want those of the single run %v", p.Name, p.Checks, wantInfo.Phases)
+				}
 			}
 			got := cells(t, out)
 			if len(got) != len(want) {

@@ -2,6 +2,7 @@ package merge
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -35,6 +36,7 @@ func alignPhases(segs []*Segment) ([]rundir.PhaseInfo, [][]int, []string) {
 			if a == nil {
 				a = &acc{p: p, order: len(keys)}
 				a.p.CPUPct, a.p.CPUBySegment = 0, nil
+				a.p.Checks = maps.Clone(p.Checks) // summed over the segments below
 				addSegmentCPU(&a.p, s.Segment, p.CPUPct)
 				byKey[k] = a
 				keys = append(keys, k)
@@ -47,6 +49,15 @@ func alignPhases(segs []*Segment) ([]rundir.PhaseInfo, [][]int, []string) {
 			// generator's own CPU (the busiest one's as CPUPct).
 			a.p.Planned += p.Planned
 			a.p.Started += p.Started
+			for name, n := range p.Checks {
+				if a.p.Checks == nil {
+					a.p.Checks = map[string]rundir.CheckCount{}
+				}
+				c := a.p.Checks[name]
+				c.Passed += n.Passed
+				c.Failed += n.Failed
+				a.p.Checks[name] = c
+			}
 			a.p.MaxUsers += p.MaxUsers
 			addSegmentCPU(&a.p, s.Segment, p.CPUPct)
 			if p.Start.Before(a.p.Start) {

@@ -132,6 +132,10 @@ type PhaseInfo struct {
 	// Aborted counts requests cut off in flight (interrupt, graceful_stop
 	// reached); they are recorded as samples of class "aborted".
 	Aborted int64 `json:"aborted,omitempty"`
+	// Checks counts the outcomes of the workload's checks evaluated while
+	// the phase ran (the phase rule: the phase running when the response
+	// completed), by check name; nil for imports and runs before it.
+	Checks map[string]CheckCount `json:"checks,omitempty"`
 }
 
 // WorkloadInfo describes a workload's load model for the report.

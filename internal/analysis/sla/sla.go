@@ -6,7 +6,7 @@
 //	metric   = stat "(" "response_time" [ selector ] ")"
 //	         | "error_rate" [ selector ]
 //	         | "throughput" [ selector ]
-//	         | "checks" [ "{" "name" "=" quoted "}" ]   share of checks passed, whole run
+//	         | "checks" [ "{" "name" "=" quoted "}" ]   share of checks passed (run or phase)
 //	selector = "{" key "=" quoted { "," key "=" quoted } "}"   key: label | workload
 //	stat     = "avg" | "mean" | "min" | "max" | "median" | "p" number | "p(" number ")"
 //
