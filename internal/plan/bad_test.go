@@ -50,6 +50,18 @@ var badFixtures = map[string][]string{
 		`9:10: http.proxy: "socks5://127.0.0.1:1" is not an http://host:port URL`,
 		`15:25: http_version: "2.0" is not 1.1, 2 or auto`,
 	},
+	"websocket.bad.yaml": {
+		`6:9: send: only inside a websocket step's steps (it needs an open connection)`,
+		`8:16: websocket url "http://127.0.0.1:8080/chat" must start with / (relative to target), ws:// or wss://`,
+		`10:39: send has both text and binary; use one`,
+		`11:47: send: a reply has no name of its own (the round trip is the send's label)`,
+		`12:32: a message has no status or headers: a websocket check tests its body (body, regex, json, sizes, max_duration)`,
+		`12:56: receive: timeout must be positive`,
+		`14:27: extract sid: a message has no headers or cookies; extract from its body (json, regex, left+right, css, xpath)`,
+		`15:15: websocket: not inside another websocket (a user holds one connection at a time)`,
+		`16:20: websocket has no steps (send and receive steps)`,
+		`17:38: tls.ca: open testdata/no-such-ca.pem: no such file or directory`,
+	},
 	"two-models.bad.yaml": {
 		`6:11: load mixes 2 load models: open (rate) and closed (users); use exactly one`,
 		`9:11: load: no load model`,

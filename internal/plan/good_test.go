@@ -297,3 +297,30 @@ func TestLoadFileMissing(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A websocket step: its labels and those of the unnamed sends and
+// receives inside are named from its URL, a request's own tls is kept,
+// and the receives' checks are counted under their labels.
+func TestWebSocketFixture(t *testing.T) {
+	t.Parallel()
+	p := mustLoad(t, "testdata/websocket.good.yaml", Options{})
+	sc := p.Workloads[0].Scenario
+	if sc[0].Request.TLS == nil || sc[0].Request.TLS.ServerName != "chat.local" || sc[0].Request.HTTPVersion != HTTP2 {
+		t.Fatalf("request tls/http_version not kept: %+v", sc[0].Request)
+	}
+	w := sc[1].WebSocket
+	if w == nil || w.Name != "WS /chat" || w.Timeout != 3*time.Second || len(w.Steps) != 5 {
+		t.Fatalf("websocket: %+v", w)
+	}
+	if got := w.Steps[1].Loop.Steps[0].Send; got.Name != "WS /chat send" || got.JSON == nil || got.Reply == nil {
+		t.Fatalf("send in loop: %+v", got)
+	}
+	wantLabels := []string{"login", "WS /chat connect", "WS /chat", "WS /chat receive", "WS /chat send", "blob", "pushed"}
+	if got := p.Labels(); !reflect.DeepEqual(got, wantLabels) {
+		t.Errorf("labels %q, want %q", got, wantLabels)
+	}
+	wantChecks := []string{"WS /chat receive", "WS /chat send", "pushed #1", "pushed #2"}
+	if got := p.CheckNames(); !reflect.DeepEqual(got, wantChecks) {
+		t.Errorf("check names %q, want %q", got, wantChecks)
+	}
+}

@@ -70,6 +70,31 @@ func (p *Plan) SecretSet() SecretSet {
 	for _, w := range p.Workloads {
 		walkRequests(w, f.request)
 	}
+	// A websocket's handshake headers and what its receives extract.
+	ws := func(s *Step) {
+		switch {
+		case s.WebSocket != nil:
+			for _, h := range s.WebSocket.Headers {
+				f.header(h)
+			}
+		case s.Receive != nil:
+			for name := range s.Receive.Extract {
+				f.varName(name)
+			}
+		case s.Send != nil && s.Send.Reply != nil:
+			for name := range s.Send.Reply.Extract {
+				f.varName(name)
+			}
+		}
+	}
+	for _, steps := range [][]Step{p.Setup, p.Teardown} {
+		walkSteps(steps, ws)
+	}
+	for _, w := range p.Workloads {
+		walkSteps(w.Setup, ws)
+		walkSteps(w.Scenario, ws)
+		walkSteps(w.Teardown, ws)
+	}
 	for name := range f.set.Vars {
 		if v, ok := p.Vars[name]; ok {
 			f.literal(v)

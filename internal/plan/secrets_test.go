@@ -79,3 +79,29 @@ func TestSecretSet(t *testing.T) {
 		t.Errorf("RedactURL = %q", got)
 	}
 }
+
+// A websocket's Authorization header makes its variable and literal
+// secret, as a request's does.
+func TestSecretSetWebSocketHeaders(t *testing.T) {
+	t.Parallel()
+	src := `name: s
+target: http://127.0.0.1:1
+workloads:
+  w:
+    scenario:
+      - websocket:
+          url: /chat
+          headers: {Authorization: "Bearer ${tok}", X-Api-Key: literal-key-123}
+          steps:
+            - receive: {extract: {tok: {json: $.t}}}
+    load: {users: 1, iterations: 1}
+`
+	p, err := Parse("s.yaml", []byte(src), ".", Options{Env: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := p.SecretSet()
+	if !set.Vars["tok"] || !slices.Contains(set.Literals, "literal-key-123") {
+		t.Errorf("secret set %+v: want tok and the literal key", set)
+	}
+}

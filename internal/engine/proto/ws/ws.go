@@ -227,31 +227,29 @@ func (c *Conn) read() {
 	}
 }
 
-// readBounded reads a whole message, keeping at most max bytes.
-func readBounded(r io.Reader, max int) ([]byte, int, error) {
-	buf := make([]byte, 0, 512)
-	n := 0
+// readBounded reads a whole message, keeping at most max bytes; n counts
+// them all.
+func readBounded(r io.Reader, max int) (buf []byte, n int, err error) {
+	buf = make([]byte, 0, min(512, max))
+	var scratch []byte
 	for {
-		if len(buf) == cap(buf) && cap(buf) < max {
+		var k int
+		switch {
+		case len(buf) < cap(buf):
+			k, err = r.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+k]
+		case cap(buf) < max:
 			nb := make([]byte, len(buf), min(2*cap(buf), max))
 			copy(nb, buf)
 			buf = nb
-		}
-		if len(buf) < cap(buf) {
-			k, err := r.Read(buf[len(buf):cap(buf)])
-			buf = buf[:len(buf)+k]
-			n += k
-			if err == io.EOF {
-				return buf, n, nil
-			}
-			if err != nil {
-				return buf, n, err
-			}
 			continue
+		default:
+			// Over max: count and discard the rest.
+			if scratch == nil {
+				scratch = make([]byte, 4096)
+			}
+			k, err = r.Read(scratch)
 		}
-		// Over max: count and discard the rest.
-		var scratch [4096]byte
-		k, err := r.Read(scratch[:])
 		n += k
 		if err == io.EOF {
 			return buf, n, nil
