@@ -437,3 +437,60 @@ func (r *Run) PhaseTotal(i int) (Stats, bool) {
 	}
 	return d.PhaseTotal[i].Stats(core.TotalLabel, false, d.Phases[i].Duration()), d.PhaseTotal[i].Count > 0
 }
+
+// SeriesMax is the largest value of target/metric in the run (ok false
+// when the run has no such series).
+func (r *Run) SeriesMax(target, metric string) (float64, bool, error) {
+	series, _, err := monitor.Read(r.Dir)
+	if err != nil {
+		return 0, false, err
+	}
+	for i := range series {
+		if s := &series[i]; s.Target == target && s.Metric == metric {
+			_, mx, ok := meanMax(s.Points, Window{From: r.Data.Start, To: r.Data.End}, 1)
+			return mx, ok, nil
+		}
+	}
+	return 0, false, nil
+}
+
+// TopSQL returns the run's top statements of a database target by total
+// time (at most n).
+func (r *Run) TopSQL(target string, n int) ([]monitor.Statement, error) {
+	all, err := monitor.ReadStatements(r.Dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range all {
+		if st.Target == target {
+			return st.Statements[:min(n, len(st.Statements))], nil
+		}
+	}
+	return nil, nil
+}
+
+// Drift compares a label's average response time in the first and the
+// last fifth of the run's seconds (the soak's drift) and the process's
+// memory at its start and end.
+func (r *Run) Drift(label string) (first, last float64, ok bool) {
+	for k, ticks := range r.Data.Timeline {
+		if (r.Data.LabelName(k) != label && k.Label != label) || k.Derived || len(ticks) < 5 {
+			continue
+		}
+		n := len(ticks) / 5
+		avg := func(ts []analysis.Tick) float64 {
+			var sum float64
+			var c int64
+			for _, t := range ts {
+				sum += t.MeanMs * float64(t.Count)
+				c += t.Count
+			}
+			if c == 0 {
+				return 0
+			}
+			return sum / float64(c)
+		}
+		return avg(ticks[:n]), avg(ticks[len(ticks)-n:]), true
+	}
+	return 0, 0, false
+}
