@@ -2,85 +2,17 @@ package engine_test
 
 import (
 	"context"
-	"crypto/tls"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/engine/proto/ws/wstest"
 )
-
-// chatServer is a WebSocket server with its own counters: it greets each
-// connection with a JSON welcome holding a token, echoes every message
-// after replyDelay (binary as binary), never answers "silent", closes
-// with status 1011 on "close-abnormal" and drops the TCP connection
-// without a close frame on "drop".
-type chatServer struct {
-	*httptest.Server
-	conns, recv, sent, binary, badToken atomic.Int64
-	replyDelay                          time.Duration
-}
-
-func newChatServer(t *testing.T, tlsCert *tls.Certificate) *chatServer {
-	t.Helper()
-	cs := &chatServer{replyDelay: 10 * time.Millisecond}
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("X-Token") != "tok-123" {
-			cs.badToken.Add(1)
-		}
-		c, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.CloseNow()
-		cs.conns.Add(1)
-		ctx := r.Context()
-		if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"welcome","token":"abc123"}`)); err != nil {
-			return
-		}
-		cs.sent.Add(1)
-		for {
-			typ, msg, err := c.Read(ctx)
-			if err != nil {
-				return
-			}
-			cs.recv.Add(1)
-			if typ == websocket.MessageBinary {
-				cs.binary.Add(1)
-			}
-			switch string(msg) {
-			case "silent":
-				continue
-			case "close-abnormal":
-				c.Close(websocket.StatusInternalError, "boom")
-				return
-			case "drop":
-				return // CloseNow: no close frame
-			}
-			time.Sleep(cs.replyDelay)
-			if err := c.Write(ctx, typ, msg); err != nil {
-				return
-			}
-			cs.sent.Add(1)
-		}
-	})
-	cs.Server = httptest.NewUnstartedServer(h)
-	if tlsCert != nil {
-		cs.TLS = &tls.Config{Certificates: []tls.Certificate{*tlsCert}}
-		cs.StartTLS()
-	} else {
-		cs.Start()
-	}
-	t.Cleanup(cs.Close)
-	return cs
-}
 
 // classCount counts a label's failures of one class.
 func classCount(d *analysis.Dataset, label string, class core.ErrorClass) int64 {
@@ -142,7 +74,7 @@ workloads:
 // delay, and the handshake carries the plan's header.
 func TestWebSocketChatCountsMatchServer(t *testing.T) {
 	t.Parallel()
-	srv := newChatServer(t, nil)
+	srv := wstest.NewChat(t, nil, 10*time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	d, _, _ := runPlan(t, ctx, chatPlan, srv.URL)
@@ -155,16 +87,16 @@ func TestWebSocketChatCountsMatchServer(t *testing.T) {
 	if got, errs := labelAgg(d, "chat"); got != 6 || errs != 0 {
 		t.Errorf("chat sessions: %d, %d errors; want 6 and 0", got, errs)
 	}
-	if srv.conns.Load() != 6 || srv.badToken.Load() != 0 {
-		t.Errorf("server: %d connections, %d without the header; want 6 and 0", srv.conns.Load(), srv.badToken.Load())
+	if srv.Conns.Load() != 6 || srv.BadToken.Load() != 0 {
+		t.Errorf("server: %d connections, %d without the header; want 6 and 0", srv.Conns.Load(), srv.BadToken.Load())
 	}
 	// The server received 5 texts and 1 binary per session and sent a
 	// welcome and an echo of each.
-	if srv.recv.Load() != 36 || srv.binary.Load() != 6 || srv.sent.Load() != 42 {
-		t.Errorf("server received %d (%d binary), sent %d; want 36 (6), 42", srv.recv.Load(), srv.binary.Load(), srv.sent.Load())
+	if srv.Recv.Load() != 36 || srv.Binary.Load() != 6 || srv.Sent.Load() != 42 {
+		t.Errorf("server received %d (%d binary), sent %d; want 36 (6), 42", srv.Recv.Load(), srv.Binary.Load(), srv.Sent.Load())
 	}
-	if ms := minMs(d, "echo"); ms < float64(srv.replyDelay.Milliseconds()) {
-		t.Errorf("echo round trip min %.3f ms is shorter than the server's reply delay %v", ms, srv.replyDelay)
+	if ms := minMs(d, "echo"); ms < float64(srv.ReplyDelay.Milliseconds()) {
+		t.Errorf("echo round trip min %.3f ms is shorter than the server's reply delay %v", ms, srv.ReplyDelay)
 	}
 }
 
@@ -173,7 +105,7 @@ func TestWebSocketChatCountsMatchServer(t *testing.T) {
 // session, and the steps after it do not run.
 func TestWebSocketTimeoutAndAbnormalClose(t *testing.T) {
 	t.Parallel()
-	srv := newChatServer(t, nil)
+	srv := wstest.NewChat(t, nil, 10*time.Millisecond)
 	plan := `name: chat-fail
 target: http://127.0.0.1:1
 workloads:
@@ -213,8 +145,8 @@ workloads:
 		t.Errorf("sessions closed abnormally: %d, want 4", classCount(d, "s", core.ErrWSClosed))
 	}
 	// The server saw silent, ping and close-abnormal on each connection.
-	if srv.recv.Load() != 12 {
-		t.Errorf("server received %d messages, want 12", srv.recv.Load())
+	if srv.Recv.Load() != 12 {
+		t.Errorf("server received %d messages, want 12", srv.Recv.Load())
 	}
 }
 
@@ -222,7 +154,7 @@ workloads:
 // handshake (no server) is counted on the connect label as refused.
 func TestWebSocketLostConnectionAndRefused(t *testing.T) {
 	t.Parallel()
-	srv := newChatServer(t, nil)
+	srv := wstest.NewChat(t, nil, 10*time.Millisecond)
 	plan := `name: chat-lost
 target: http://127.0.0.1:1
 workloads:
@@ -269,7 +201,7 @@ workloads:
 func TestWebSocketTLSAndPerRequestTLS(t *testing.T) {
 	t.Parallel()
 	pki := newTestPKI(t)
-	srv := newChatServer(t, &pki.server)
+	srv := wstest.NewChat(t, &pki.server, 0)
 	var newConns atomic.Int64
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
