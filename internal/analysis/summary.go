@@ -40,6 +40,11 @@ type Summary struct {
 	Dropped          map[string]int64 `json:"dropped_iterations,omitempty"`
 	// Skipped are the iterations on_fail ended early, per workload.
 	Skipped map[string]int64 `json:"skipped_iterations,omitempty"`
+	// Prepare and Cleanup are the plan's prepare and cleanup commands as
+	// they ran (from run.json): not measured, in no load figure. Omitted
+	// when the plan has none.
+	Prepare []rundir.CommandResult `json:"prepare,omitempty"`
+	Cleanup []rundir.CommandResult `json:"cleanup,omitempty"`
 	// Sections filled by other analyses; nil when not computed.
 	Resources  any `json:"resources"`
 	Capacity   any `json:"capacity"`
@@ -99,6 +104,9 @@ func Summarize(d *Dataset, slas []string) *Summary {
 		DurationS: math.Round(d.Span().Seconds()*1000) / 1000, Passed: true, Dropped: d.Dropped}
 	if d.Info != nil && len(d.Info.Skipped) > 0 {
 		s.Skipped = d.Info.Skipped
+	}
+	if d.Info != nil {
+		s.Prepare, s.Cleanup = d.Info.Prepare, d.Info.Cleanup
 	}
 	if len(s.Dropped) == 0 {
 		s.Dropped = nil

@@ -237,6 +237,11 @@ func (s *Summary) judgeVerdict(total int64, errors int64, abortedBy, target stri
 		s.VerdictReasons = append(s.VerdictReasons, "the run was interrupted; the results cover only the time it ran")
 	case total == 0 || errors >= total:
 		s.Verdict = VerdictNotRun
+		for i := range s.Prepare {
+			if r := &s.Prepare[i]; r.Status != rundir.CommandOK && r.Status != rundir.CommandSkipped {
+				s.VerdictReasons = append(s.VerdictReasons, fmt.Sprintf("prepare command %q %s", r.Name, r.Describe()))
+			}
+		}
 		s.VerdictReasons = append(s.VerdictReasons, s.noSuccessReason(total, target))
 	case s.Status == rundir.StatusRunning || s.Status == rundir.StatusFailed:
 		s.Verdict = VerdictInterrupted

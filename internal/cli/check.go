@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -26,6 +28,12 @@ plan is sound, 2 otherwise. Nothing is sent.`,
 			}
 			if err := checkPlan(p); err != nil {
 				return err
+			}
+			for _, name := range slices.Sorted(maps.Keys(p.Data)) {
+				if fd := p.Data[name]; fd.Pending {
+					fmt.Fprintf(st.Stdout, "%s: data %q: %s does not exist yet; a prepare command must write it (checked after the prepare commands when the plan runs)\n",
+						args[0], name, nonEmptyStr(fd.CSV, fd.JSON, fd.NDJSON))
+				}
 			}
 			_, err = fmt.Fprintf(st.Stdout, "%s: plan %q is sound: %d workload(s), %d label(s), %d SLA requirement(s)\n",
 				args[0], p.Name, len(p.Workloads), len(p.Labels()), len(p.SLA))

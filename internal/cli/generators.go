@@ -72,16 +72,31 @@ func runGenerators(ctx context.Context, st *State, planPath string, f runFlags) 
 	fmt.Fprintf(st.Stderr, "plateau: running %s on %d local generators from %s → %s\n", p.Name, n,
 		start.Format("15:04:05.000"), dir)
 
+	// The plan's prepare and cleanup commands run once, here; the
+	// generators run the plan without them.
+	cmds := newPlanCommands(st, p, dir, false)
+	var info rundir.Info
+	if err := cmds.prepare(ctx, &info); err != nil {
+		cmds.cleanup(ctx, &info)
+		return fmt.Errorf("the run could not start: %w", err)
+	}
+	if f.startAt == "" {
+		// The lead counted from before the prepare commands.
+		start = time.Now().Add(generatorLead).Truncate(time.Second).Add(time.Second)
+	}
 	mon := startMonitors(ctx, st, p, dir)
 	began := time.Now()
 	procs, err := startGenerators(st, planPath, f, n, start, dirs)
 	if err != nil {
 		_ = mon.stop()
+		cmds.cleanup(ctx, &info)
 		return err
 	}
 	failures := waitGenerators(ctx, procs)
 	loadDone := time.Now()
 	monErr := mon.stop()
+	cmds.cleanup(ctx, &info)
+	failures = append(failures, info.Notes...)
 	for _, msg := range failures {
 		fmt.Fprintf(st.Stderr, "plateau: %s\n", msg)
 	}
@@ -90,7 +105,8 @@ func runGenerators(ctx context.Context, st *State, planPath string, f runFlags) 
 		Command: redactArgs(append([]string{"plateau"}, st.Args...)),
 		// The parent's plan copy: the children's has their monitors
 		// switched off.
-		Plan:  p.RedactedSource(),
+		Plan:    p.RedactedSource(),
+		Prepare: info.Prepare, Cleanup: info.Cleanup,
 		Notes: append(failures, noteOf(monErr)...)}, nil)
 	fmt.Fprintf(st.Stderr, "plateau: %d generators: load %.1f s from launch (start lead %.1f s), merge and reports %.1f s\n",
 		n, loadDone.Sub(began).Seconds(), start.Sub(began).Seconds(), time.Since(loadDone).Seconds())
@@ -117,7 +133,7 @@ func startGenerators(st *State, planPath string, f runFlags, n int, start time.T
 	for i := 0; i < n; i++ {
 		args := []string{"run", planPath, "--segment", fmt.Sprintf("%d/%d", i, n),
 			"--start-at", start.UTC().Format(time.RFC3339Nano), "-o", dirs[i], "-q",
-			"--set", "monitor.targets=[]"}
+			"--set", "monitor.targets=[]", "--set", "prepare=[]", "--set", "cleanup=[]"}
 		for _, s := range f.set {
 			args = append(args, "--set", s)
 		}

@@ -79,8 +79,15 @@ summary.json and the reports. Exit code 0 when every SLA holds, 1 when one fails
 
 // loadPlan loads a plan with the CLI's environment and SLA checker.
 func loadPlan(st *State, path string, set []string) (*plan.Plan, error) {
+	return loadPlanWith(st, path, set, false)
+}
+
+// loadPlanWith is loadPlan; prepared says the plan's prepare commands have
+// run, so its data files must all exist (plan.Options.Prepared).
+func loadPlanWith(st *State, path string, set []string, prepared bool) (*plan.Plan, error) {
 	p, err := plan.LoadFile(path, plan.Options{Overrides: set, Env: st.Getenv, CheckSLA: sla.Check,
-		CheckMonitor: func(t *plan.MonitorTarget) error { return builtin.Validate(monitorTarget(t)) }})
+		CheckMonitor: func(t *plan.MonitorTarget) error { return builtin.Validate(monitorTarget(t)) },
+		Prepared:     prepared})
 	if err != nil {
 		var pe plan.Errors
 		if errors.As(err, &pe) {
@@ -155,10 +162,21 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 		return err
 	}
 	fmt.Fprintf(st.Stderr, "plateau: running %s → %s\n", p.Name, dir)
+	// The plan's prepare commands run before anything else of the run,
+	// its cleanup commands after everything, whatever way the run ends.
+	cmds := newPlanCommands(st, p, dir, nseg > 1)
+	if err := cmds.prepare(ctx, info); err != nil {
+		return cmds.failPrepare(ctx, info, w, err)
+	}
+	if p, err = reloadPrepared(st, p, planPath, f); err != nil {
+		return cmds.failPrepare(ctx, info, w, err)
+	}
 	var traceFile *os.File
 	if f.trace > 0 {
 		if traceFile, err = os.Create(filepath.Join(dir, "trace.txt")); err != nil {
 			_ = w.Close()
+			cmds.cleanup(ctx, info)
+			_ = rundir.WriteInfo(dir, info)
 			return fmt.Errorf("trace: %w", err)
 		}
 	}
@@ -170,6 +188,8 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	outs, runCtx, err := startOutputs(ctx, st, f, p, generator)
 	if err != nil {
 		_ = w.Close()
+		cmds.cleanup(ctx, info)
+		_ = rundir.WriteInfo(dir, info)
 		return err
 	}
 	defer outs.close()
@@ -198,6 +218,8 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	outs.finish(info)
 	end := time.Now()
 	info.End = &end
+	// After the measured span (info.End): cleanup is not part of it.
+	cmds.cleanup(ctx, info)
 	switch {
 	case runErr != nil:
 		info.Status = rundir.StatusFailed

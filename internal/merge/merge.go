@@ -50,6 +50,9 @@ type Options struct {
 	// Notes are added to the merged run.json's notes (what the caller saw
 	// happen to the generators).
 	Notes []string
+	// Prepare and Cleanup are the plan's prepare and cleanup commands as
+	// the caller ran them (once, for all generators), for run.json.
+	Prepare, Cleanup []rundir.CommandResult
 }
 
 // Segment is one generator's share as recorded in the merged run.json
@@ -198,6 +201,7 @@ func Merge(opts Options) (*Result, error) {
 	all := completeSegments(segs, n)
 	finish(info, all, res)
 	info.Notes = append(info.Notes, opts.Notes...)
+	info.Prepare, info.Cleanup = opts.Prepare, opts.Cleanup
 	info.Notes = append(info.Notes, unreadable...)
 	info.Notes = append(info.Notes, phaseNotes...)
 	info.Notes = append(info.Notes, notes...)

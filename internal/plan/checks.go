@@ -3,7 +3,9 @@ package plan
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -889,6 +891,14 @@ func (d *decoder) checkFeeder(f *Feeder, n *yaml.Node, k keyset) bool {
 	path := file
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(d.dir, path)
+	}
+	if d.prepare {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			// A prepare: command may write it; the CLI loads the plan
+			// again after the prepare commands, and reports it then.
+			f.Pending = true
+			return false
+		}
 	}
 	var cols []string
 	var rows [][]string

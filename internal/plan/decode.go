@@ -62,6 +62,7 @@ type decoder struct {
 	inWS      int             // > 0 while decoding a websocket's steps
 	tlsKey    string          // "tls" while decoding a request's or websocket's tls (else http.tls)
 	badData   map[string]bool // feeders whose CSV could not be read
+	prepare   bool            // the plan has prepare: commands (data files may not exist yet)
 
 	// failed holds the value nodes already reported, so a bad value is
 	// reported once ("users: ten"), not again by the checks that see its
@@ -662,6 +663,14 @@ func (d *decoder) special(owner any, key string, n *yaml.Node) bool {
 			return true
 		}
 	case *Plan:
+		switch key {
+		case "prepare":
+			o.Prepare = d.commands(n, key)
+			return true
+		case "cleanup":
+			o.Cleanup = d.commands(n, key)
+			return true
+		}
 		if key == "setup" || key == "teardown" {
 			// Run-level steps: their extractions are visible to every
 			// workload.
@@ -770,6 +779,7 @@ func (d *decoder) decodePlan(root *yaml.Node) *Plan {
 		d.errorf(n, "plan is empty")
 		return p
 	}
+	d.prepare = d.hasPrepare(n) && !d.opt.Prepared
 	k := d.decodeStruct(n, p)
 	if n.Kind == yaml.MappingNode {
 		d.checkPlan(p, n, k)

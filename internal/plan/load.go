@@ -32,6 +32,10 @@ type Options struct {
 	// CheckMonitor checks one monitor target with the monitor package's own
 	// rules (regexps, URLs, DSNs), without touching the system. May be nil.
 	CheckMonitor func(t *MonitorTarget) error
+	// Prepared says the plan's prepare: commands have run, so every data
+	// file must exist now. Without it, a data file missing from a plan
+	// with prepare: commands is Pending, not an error.
+	Prepared bool
 }
 
 // maxPlanBytes bounds the plan file size; a plan is hand-written text.

@@ -65,6 +65,8 @@ func (r *redactor) walk(n *yaml.Node, top bool) {
 				r.names(v, r.isSecret)
 			case k.Value == "vars" && top:
 				r.names(v, r.isSecretVar)
+			case (k.Value == "prepare" || k.Value == "cleanup") && top:
+				r.commands(v)
 			case k.Value == "dsn" || k.Value == "url" || k.Value == "target":
 				r.scalar(v, func(s string) string { return redactURL(s, r.isSecret) })
 			case k.Value == "json" && !top:

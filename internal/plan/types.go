@@ -26,6 +26,12 @@ type Plan struct {
 	// Teardown runs once after the last workload ends. Neither is measured.
 	Setup    []Step `yaml:"setup"`
 	Teardown []Step `yaml:"teardown"`
+	// Prepare are commands run before the first request (after the run
+	// directory is created), Cleanup after the last one — also after a
+	// failed or interrupted run. Neither is measured; their output,
+	// duration and exit code are recorded (see package prepare).
+	Prepare []Command `yaml:"prepare"`
+	Cleanup []Command `yaml:"cleanup"`
 	// Workloads run at the same time, each with its own load. Order is the
 	// order in the file.
 	Workloads []*Workload `yaml:"workloads"` // a YAML mapping name → workload
@@ -135,7 +141,11 @@ type Feeder struct {
 	// Columns and Rows are filled by Load from the file (header row = Columns).
 	Columns []string   `yaml:"-"`
 	Rows    [][]string `yaml:"-"`
-	Pos     Pos        `yaml:"-"`
+	// Pending marks a data file that did not exist when the plan was
+	// loaded, in a plan whose prepare: commands may write it: its
+	// columns are unknown until the plan is loaded again after them.
+	Pending bool `yaml:"-"`
+	Pos     Pos  `yaml:"-"`
 }
 
 // Workload is one independently loaded scenario.

@@ -81,6 +81,11 @@ func build(in *input) *doc.Document {
 		r.Blocks = append(cb, r.Blocks...)
 		secs[SecRuns] = r
 	}
+	if line := b.commandsLine(); line != nil {
+		r := secs[SecRuns]
+		r.Blocks = append(r.Blocks, line)
+		secs[SecRuns] = r
+	}
 	secs[SecResults] = b.results()
 	secs[SecResources] = b.resources()
 	secs[SecErrors] = b.errors()

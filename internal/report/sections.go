@@ -94,6 +94,9 @@ func (b *builder) appendix() doc.Section {
 	if cmd := b.d.Info.Command; len(cmd) > 0 {
 		sec.Blocks = append(sec.Blocks, &doc.Code{Title: "Command line", Lang: "sh", Text: b.red.String(shellJoin(cmd))})
 	}
+	if t := b.commandsTable(); t != nil {
+		sec.Blocks = append(sec.Blocks, t)
+	}
 	sec.Blocks = append(sec.Blocks, b.monitorsTable()...)
 	if len(b.d.Info.Source) > 0 {
 		l := &doc.List{}

@@ -76,6 +76,10 @@ type Info struct {
 	// Context is the plan's description, system, environment, method and
 	// hypothesis; nil when the plan gives none.
 	Context *Context `json:"context,omitempty"`
+	// Prepare and Cleanup are the plan's prepare and cleanup commands as
+	// they ran (commands.go); omitted when the plan has none.
+	Prepare []CommandResult `json:"prepare,omitempty"`
+	Cleanup []CommandResult `json:"cleanup,omitempty"`
 }
 
 // Context is what a test is about, as the plan states it.
