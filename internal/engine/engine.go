@@ -108,6 +108,7 @@ type Engine struct {
 	// is the run's one HTTP/2 pool (per_user: each user has its own).
 	h2Cfg       h2.Config
 	h2Pool      *h2.Pool
+	grpc        *grpcConns // gRPC connections (shared ones, and the configuration)
 	rec         *metrics.Recorder
 	seed        uint64
 	activeUsers atomic.Int64
@@ -196,6 +197,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		e.h2Pool = h2.NewPool(e.h2Cfg)
 		defer e.h2Pool.Close()
 	}
+	e.grpc = newGRPCConns(cfg.Plan.HTTP, e.clientCfg)
+	defer e.grpc.close()
 	e.rec = metrics.NewRecorder(4*runtime.GOMAXPROCS(0), rundir.AppendJTL)
 	e.trs = &transports{settings: &tlsSettings{list: []plan.TLS{cfg.Plan.HTTP.TLS}}}
 	defer e.trs.close()

@@ -362,6 +362,8 @@ func (c *compiler) steps(in []plan.Step) []step {
 			out = append(out, c.wsSend(s.Send))
 		case s.Receive != nil:
 			out = append(out, c.wsReceive(s.Receive, s.Receive.Name))
+		case s.GRPC != nil:
+			out = append(out, c.grpc(s.GRPC))
 		}
 	}
 	return out

@@ -68,6 +68,12 @@ func (q *request) run(ctx context.Context, v *vu, measured bool, s *core.Sample)
 	if err := v.request(ctx, q, measured, s); err != nil {
 		return err
 	}
+	return q.onFailOutcome(v, measured, s)
+}
+
+// onFailOutcome is the on_fail outcome of a request's (or gRPC call's)
+// sample s: nil to go on.
+func (q *request) onFailOutcome(v *vu, measured bool, s *core.Sample) error {
 	if !measured || s.Class == core.ErrNone {
 		return nil
 	}

@@ -43,6 +43,7 @@ type vu struct {
 	// (index: the TLS setting; 0 unused); ws is the open websocket while
 	// a websocket step runs its steps.
 	transports []*userTransport
+	grpc       *grpcUser // gRPC clients, made on the first call
 	ws         *wsState
 	rng        *mrand.Rand
 	req        httpc.Request
@@ -153,6 +154,7 @@ func (v *vu) close() {
 		v.h2Own.Close()
 	}
 	v.closeTransports()
+	v.grpc.close()
 }
 
 // runSetup runs the unmeasured setup steps. It reports false when the user
@@ -456,6 +458,13 @@ func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sam
 		s.URL = v.req.URL
 	}
 	v.trace.request(v, q, s)
+	return v.account(ctx, q, measured, s, aborted)
+}
+
+// account ends a request's (or gRPC call's) sample: in setup a failure
+// stops the user; measured, it adds to the running transaction and is
+// recorded. aborted says the exchange was cut off by ctx.
+func (v *vu) account(ctx context.Context, q *request, measured bool, s *core.Sample, aborted bool) error {
 	if !measured {
 		if s.Class != core.ErrNone {
 			return fmt.Errorf("%w: %s: %s", errSetupFailed, q.label, s.Message)

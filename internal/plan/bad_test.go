@@ -90,7 +90,7 @@ var badFixtures = map[string][]string{
 		`17:24: extract: bad regex`,
 		`18:16: extract needs one of json, regex, header`,
 		`19:23: extract: bad JSON path "$.a[?("`,
-		`21:9: a step holds one of request, think, transaction, loop, if, choose, foreach, until, rendezvous, websocket, send, receive, not both request and think`,
+		`21:9: a step holds one of request, think, transaction, loop, if, choose, foreach, until, rendezvous, websocket, send, receive, grpc, not both request and think`,
 		`21:43: request has both body and json; use one`,
 		`23:9: step needs one of request, think, transaction, loop`,
 		`26:33: status 99 is not an HTTP status (100–599)`,

@@ -96,6 +96,8 @@ func (d *decoder) after(ptr any, n *yaml.Node, k keyset) {
 				d.errAt(e.Pos, nil, fmt.Sprintf("extract %s: a message has no headers or cookies; extract from its body (json, regex, left+right, css, xpath)", name))
 			}
 		}
+	case *GRPC:
+		d.checkGRPC(v, n, k)
 	case *Extract:
 		d.checkExtract(v, n, k)
 	case *Check:
@@ -311,7 +313,7 @@ func (d *decoder) checkWorkload(w *Workload, n *yaml.Node, k keyset) {
 }
 
 var stepKinds = []string{"request", "think", "transaction", "loop", "if", "choose", "foreach", "until", "rendezvous",
-	"websocket", "send", "receive"}
+	"websocket", "send", "receive", "grpc"}
 
 func (d *decoder) checkStep(s *Step, n *yaml.Node, k keyset) {
 	var have []string
@@ -410,6 +412,11 @@ func (d *decoder) checkRequest(r *Request, n *yaml.Node, k keyset) {
 	for _, c := range r.Cookies {
 		if !isToken(c.Name) || c.Key != nil {
 			d.errorf(at(n, k, "cookies"), "request cookies: bad cookie name %q", c.Name)
+		}
+	}
+	for _, c := range r.Checks {
+		if len(c.Code) > 0 || c.MinMessages != 0 || c.MaxMessages != 0 {
+			d.errAt(c.Pos, at(n, k, "check"), "check: code, min_messages and max_messages apply to grpc steps; an HTTP check gives status:")
 		}
 	}
 	if r.Redirects != nil && *r.Redirects < 0 {
@@ -1193,7 +1200,7 @@ func walkSteps(steps []Step, fn func(*Step)) {
 		s := &steps[i]
 		fn(s)
 		switch {
-		case s.Request != nil: // a leaf
+		case s.Request != nil, s.GRPC != nil: // a leaf
 		case s.Transaction != nil:
 			walkSteps(s.Transaction.Steps, fn)
 		case s.Loop != nil:
@@ -1364,6 +1371,8 @@ func (p *Plan) Labels() []string {
 				add(s.Send.Name)
 			case s.Receive != nil:
 				add(s.Receive.Name)
+			case s.GRPC != nil:
+				add(s.GRPC.Name)
 			}
 		})
 	}
@@ -1396,6 +1405,8 @@ func (p *Plan) CheckNames() []string {
 			add(s.Receive.Name, s.Receive.Checks)
 		case s.Send != nil && s.Send.Reply != nil:
 			add(s.Send.Name, s.Send.Reply.Checks)
+		case s.GRPC != nil:
+			add(s.GRPC.Name, s.GRPC.Checks)
 		}
 	}
 	for _, w := range p.Workloads {

@@ -57,12 +57,13 @@ type decoder struct {
 	refs      []varRef
 	wl        *Workload // workload being decoded
 	extracted map[*Workload]map[string]bool
-	runWl     *Workload       // stands for the run-level setup and teardown
-	typedOK   bool            // a typed reference ("${n:int}") is allowed: a whole json: value
-	inWS      int             // > 0 while decoding a websocket's steps
-	tlsKey    string          // "tls" while decoding a request's or websocket's tls (else http.tls)
-	badData   map[string]bool // feeders whose CSV could not be read
-	prepare   bool            // the plan has prepare: commands (data files may not exist yet)
+	runWl     *Workload              // stands for the run-level setup and teardown
+	typedOK   bool                   // a typed reference ("${n:int}") is allowed: a whole json: value
+	inWS      int                    // > 0 while decoding a websocket's steps
+	tlsKey    string                 // "tls" while decoding a request's or websocket's tls (else http.tls)
+	badData   map[string]bool        // feeders whose CSV could not be read
+	prepare   bool                   // the plan has prepare: commands (data files may not exist yet)
+	protos    map[string]protoResult // .proto files compiled, by file list
 
 	// failed holds the value nodes already reported, so a bad value is
 	// reported once ("users: ten"), not again by the checks that see its
@@ -326,6 +327,8 @@ func contextName(v any) string {
 		return "receive"
 	case *TLS:
 		return "tls"
+	case *GRPC:
+		return "grpc"
 	case *Load:
 		return "load"
 	case *Stage:
@@ -597,6 +600,24 @@ func (d *decoder) special(owner any, key string, n *yaml.Node) bool {
 			d.decodeValue(n, reflect.ValueOf(&o.Steps).Elem(), key)
 			d.inWS--
 			return true
+		}
+	case *GRPC:
+		switch key {
+		case "message":
+			o.Message = d.jsonTemplate(n)
+			return true
+		case "check":
+			o.Checks = d.checks(n)
+			return true
+		case "proto":
+			// One file, or a list of them.
+			if r := d.resolve(n); r != nil && r.Kind == yaml.ScalarNode {
+				if s, ok := d.str(r, key); ok && s != "" {
+					o.Proto = []string{s}
+				}
+				return true
+			}
+			return false
 		}
 	case *Check:
 		switch key {

@@ -61,7 +61,7 @@ func (r *redactor) walk(n *yaml.Node, top bool) {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			switch {
-			case k.Value == "headers" || k.Value == "form" || k.Value == "query":
+			case k.Value == "headers" || k.Value == "form" || k.Value == "query" || k.Value == "metadata":
 				r.names(v, r.isSecret)
 			case k.Value == "vars" && top:
 				r.names(v, r.isSecretVar)
@@ -69,7 +69,7 @@ func (r *redactor) walk(n *yaml.Node, top bool) {
 				r.commands(v)
 			case k.Value == "dsn" || k.Value == "url" || k.Value == "target":
 				r.scalar(v, func(s string) string { return redactURL(s, r.isSecret) })
-			case k.Value == "json" && !top:
+			case (k.Value == "json" || k.Value == "message") && !top:
 				r.members(v)
 			case k.Value == "body" && !top:
 				r.scalar(v, func(s string) string { return redactText(s, r.isSecret) })

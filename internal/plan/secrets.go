@@ -67,8 +67,10 @@ func (p *Plan) SecretSet() SecretSet {
 	}
 	// Run-level setup and teardown, then every workload.
 	walkRequests(&Workload{Setup: p.Setup, Teardown: p.Teardown}, f.request)
+	walkGRPC(&Workload{Setup: p.Setup, Teardown: p.Teardown}, f.grpc)
 	for _, w := range p.Workloads {
 		walkRequests(w, f.request)
+		walkGRPC(w, f.grpc)
 	}
 	// A websocket's handshake headers and what its receives extract.
 	ws := func(s *Step) {
@@ -151,6 +153,12 @@ func (f *secretFinder) request(r *Request) {
 	if r.Body != nil {
 		f.text(r.Body)
 	}
+}
+
+// grpc marks a grpc step's secrets as a request's: extracted variables,
+// secret metadata (authorization, …) and secret members of the message.
+func (f *secretFinder) grpc(g *GRPC) {
+	f.request(&Request{Extract: g.Extract, Headers: g.Metadata, JSON: g.Message})
 }
 
 // header marks a secret header's value: its variables, and its literal

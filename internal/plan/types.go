@@ -187,6 +187,7 @@ type Step struct {
 	WebSocket *WebSocket `yaml:"websocket"`
 	Send      *Send      `yaml:"send"`
 	Receive   *Receive   `yaml:"receive"`
+	GRPC      *GRPC      `yaml:"grpc"`
 	Pos       Pos        `yaml:"-"`
 }
 
@@ -378,7 +379,13 @@ type Check struct {
 	JSONExists  []string      `yaml:"json_exists"`  // paths that must select something
 	JSONAbsent  []string      `yaml:"json_absent"`  // paths that must select nothing
 	MaxDuration time.Duration `yaml:"max_duration"` // slower responses fail
-	Pos         Pos           `yaml:"-"`
+	// Code lists the gRPC status codes accepted (names or numbers; grpc
+	// steps only; default OK). MinMessages and MaxMessages bound the
+	// messages of a server stream (0: no bound).
+	Code        []string `yaml:"code"`
+	MinMessages int      `yaml:"min_messages"`
+	MaxMessages int      `yaml:"max_messages"`
+	Pos         Pos      `yaml:"-"`
 }
 
 // JSONCheck requires the value at Path to equal Value (compared as text).

@@ -195,6 +195,9 @@ type Call struct {
 type Outcome struct {
 	Code     codes.Code
 	Messages int // response messages received
+	// NotSent: the request message did not fit the method's input type
+	// (Result.Err says why); nothing was sent.
+	NotSent bool
 }
 
 // Client makes one user's calls on a Conn; it owns the buffers a Result
@@ -231,7 +234,7 @@ func (cl *Client) Do(ctx context.Context, call *Call, res *httpc.Result) Outcome
 	if err := (protojson.UnmarshalOptions{}).Unmarshal(call.Message, in); err != nil {
 		res.Class, res.Err = core.ErrOther, fmt.Errorf("request message %s: %w", m.In.FullName(), err)
 		res.Total = time.Since(res.Start)
-		return Outcome{Code: codes.InvalidArgument}
+		return Outcome{Code: codes.Unknown, NotSent: true}
 	}
 	timeout := call.Timeout
 	if timeout <= 0 {
