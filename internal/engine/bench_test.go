@@ -54,12 +54,17 @@ func fixedServer(tb testing.TB) string {
 
 // benchVU builds an engine and one user for a one-request scenario.
 func benchVU(b *testing.B, src string) (*vu, *rundir.Writer) {
+	return benchVUAt(b, src, fixedServer(b))
+}
+
+// benchVUAt is benchVU against the server at target.
+func benchVUAt(b *testing.B, src, target string) (*vu, *rundir.Writer) {
 	dir := b.TempDir()
 	pf := filepath.Join(dir, "plan.yaml")
 	if err := os.WriteFile(pf, []byte(src), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	p, err := plan.LoadFile(pf, plan.Options{Overrides: []string{"target=" + fixedServer(b)}})
+	p, err := plan.LoadFile(pf, plan.Options{Overrides: []string{"target=" + target}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -72,7 +77,8 @@ func benchVU(b *testing.B, src string) (*vu, *rundir.Writer) {
 		cfg: Config{Segments: 1, Writer: w}}
 	e.clientCfg.Buffers = httpc.NewBuffers()
 	e.rec = newRecorderForBench()
-	prog, err := compile(p, p.Workloads[0], 0, map[string]*feeder{}, nil, nil)
+	e.trs = &transports{settings: &tlsSettings{list: []plan.TLS{p.HTTP.TLS}}}
+	prog, err := compile(p, p.Workloads[0], 0, map[string]*feeder{}, nil, e.trs.settings)
 	if err != nil {
 		b.Fatal(err)
 	}

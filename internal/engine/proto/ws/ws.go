@@ -45,7 +45,7 @@ const DefaultMaxMessage = 1 << 20
 
 // queueLen is how many received messages wait for the user before the
 // reader stops reading (and TCP flow control slows the server).
-const queueLen = 64
+const queueLen = 16
 
 // Config tunes a Dialer and the connections it opens.
 type Config struct {
