@@ -97,3 +97,55 @@ workloads:
 		}
 	}
 }
+
+// Over plain TCP the HTTP/1.1 client writes a request's last bytes and
+// waits for the response in one system call; a streamed body (multipart,
+// body_file) follows the head, so the head must not wait (it did: every
+// upload timed out, the server waiting for the body the client held back).
+func TestUploadsOverPlainTCP(t *testing.T) {
+	dir := t.TempDir()
+	img := filepath.Join(dir, "photo.jpg")
+	data := make([]byte, 100<<10)
+	for i := range data {
+		data[i] = byte(i * 13)
+	}
+	if err := os.WriteFile(img, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/photos" {
+			f, _, err := r.FormFile("image")
+			if err != nil {
+				http.Error(w, err.Error(), 400)
+				return
+			}
+			b, _ := io.ReadAll(f)
+			if len(b) != len(data) {
+				http.Error(w, "short upload", 400)
+			}
+			return
+		}
+		if b, _ := io.ReadAll(r.Body); len(b) != len(data) {
+			http.Error(w, "short body", 400)
+		}
+	}))
+	defer srv.Close()
+	plan := `name: uploads
+target: http://127.0.0.1:1
+http: {timeout: 5s}
+workloads:
+  w:
+    scenario:
+      - request: {name: photo, method: POST, url: /photos, multipart: {files: [{field: image, path: ` + img + `}]}}
+      - request: {name: raw, method: PUT, url: /raw, body_file: ` + img + `}
+    load: {users: 2, iterations: 3}
+`
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	d, _, _ := runPlan(t, ctx, plan, srv.URL)
+	for _, label := range []string{"photo", "raw"} {
+		if n, errs := labelAgg(d, label); n != 6 || errs != 0 {
+			t.Fatalf("%s: %d samples, %d errors; want 6 and 0", label, n, errs)
+		}
+	}
+}

@@ -655,7 +655,9 @@ func (c *Client) writeRequest(cn *conn, t *target, method string, hdrs []Header,
 	}
 	w.WriteString("\r\n")
 	w.Write(body)
-	cn.cnt.await = true // the flush ends the request: wait for the response in the same call
+	// The flush ends the request (wait for the response in the same call)
+	// unless a streamed body follows the head.
+	cn.cnt.await = c.stream == nil
 	err = w.Flush()
 	cn.cnt.await = false
 	return closeAfter, err
