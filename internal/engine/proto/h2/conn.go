@@ -23,10 +23,14 @@ import (
 const (
 	recvWindow      = 1<<30 - 1
 	recvUpdateAfter = recvWindow / 2
-	maxReadFrame    = 1 << 20 // SETTINGS_MAX_FRAME_SIZE announced
-	maxHeaderList   = 1 << 20 // SETTINGS_MAX_HEADER_LIST_SIZE announced
-	readBufSize     = 64 << 10
+	maxHeaderList   = 1 << 20          // SETTINGS_MAX_HEADER_LIST_SIZE announced
 	settingsTimeout = 10 * time.Second // for the server's first SETTINGS when no other deadline applies
+	// Per connection (with connections: per_user, per user): a read
+	// buffer that holds ~100 small responses of a shared connection, and a
+	// write buffer kept between writes only up to keepWriteBuf. Frames stay
+	// at the protocol's default 16 KiB, so the Framer's own buffer does too.
+	readBufSize  = 8 << 10
+	keepWriteBuf = 64 << 10
 )
 
 // errConnClosed is the failure of a stream on a connection closed by Pool.Close.
@@ -133,7 +137,7 @@ func (cn *conn) handshake(nc net.Conn, deadline time.Time) error {
 	cn.br = bufio.NewReaderSize(nc, readBufSize)
 	cn.rfr = http2.NewFramer(nil, cn.br)
 	cn.rfr.SetReuseFrames()
-	cn.rfr.SetMaxReadFrameSize(maxReadFrame)
+	cn.rfr.SetMaxReadFrameSize(16384) // the default we keep (no SETTINGS_MAX_FRAME_SIZE)
 	cn.dec = hpack.NewDecoder(4096, cn.emit)
 	cn.dec.SetMaxStringLength(maxHeaderList)
 
@@ -141,7 +145,6 @@ func (cn *conn) handshake(nc net.Conn, deadline time.Time) error {
 	_ = cn.wfr.WriteSettings(
 		http2.Setting{ID: http2.SettingEnablePush, Val: 0},
 		http2.Setting{ID: http2.SettingInitialWindowSize, Val: recvWindow},
-		http2.Setting{ID: http2.SettingMaxFrameSize, Val: maxReadFrame},
 		http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: maxHeaderList})
 	_ = cn.wfr.WriteWindowUpdate(0, recvWindow-65535)
 	if deadline.IsZero() {
@@ -240,7 +243,7 @@ func (cn *conn) writeLoop() {
 				return
 			}
 		}
-		if cap(buf) <= 1<<20 {
+		if cap(buf) <= keepWriteBuf {
 			spare = buf
 		} else {
 			spare = nil
