@@ -1,14 +1,280 @@
-// Package study004 is plateau demo 004.
+// Package study004 is `plateau demo 004`: reference study 004 (FOLIO with
+// CPU=0) scaled down. examples/concurrent-workloads/plan.yaml runs as is
+// against the bundled circulation and data-import services: 30 users check
+// items out and in for the whole run while a data import writes chunks of
+// records in the middle of it; the test is repeated four times, the
+// services restarted and the data prepared before each. The study gives
+// each test's check-in/check-out figures and import duration and each
+// service's CPU before, during and after the import.
 package study004
 
 import (
 	"context"
-	"errors"
+	_ "embed"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
 
+	"github.com/plateau-perf/plateau/internal/demo"
 	"github.com/plateau-perf/plateau/internal/demo/studykit"
+	"github.com/plateau-perf/plateau/internal/demo/sut"
+	"github.com/plateau-perf/plateau/internal/report/doc"
+	"github.com/plateau-perf/plateau/internal/study"
 )
 
-// Run runs the study.
+// PlanYAML is examples/concurrent-workloads/plan.yaml (a test keeps them
+// equal).
+//
+//go:embed plan.yaml
+var PlanYAML []byte
+
+// Repeats is how often the test runs.
+const Repeats = 4
+
+// Services are the monitored processes; Database the postgres monitor.
+var Services = []string{"mod-circulation", "mod-data-import"}
+
+// Database is the postgres monitor's target name.
+const Database = "database"
+
+// Labels of the plan.
+const (
+	CheckIn  = "check-in"
+	CheckOut = "check-out"
+	Import   = "import chunk"
+)
+
+type scale struct {
+	users                int
+	ramp, dur            time.Duration
+	think                string
+	importAfter, impDur  time.Duration
+	pace                 time.Duration
+	records, items, work int
+}
+
+func scaleOf(s studykit.Scale) scale {
+	return scale{
+		users:       30,
+		ramp:        studykit.Pick(s, 2*time.Second, 10*time.Second, 5*time.Minute),
+		dur:         studykit.Pick(s, 16*time.Second, 60*time.Second, 50*time.Minute),
+		think:       studykit.Pick(s, "300ms", "1s", "3s"),
+		importAfter: studykit.Pick(s, 5*time.Second, 20*time.Second, 10*time.Minute),
+		impDur:      studykit.Pick(s, 6*time.Second, 20*time.Second, 30*time.Minute),
+		pace:        studykit.Pick(s, 200*time.Millisecond, 500*time.Millisecond, time.Second),
+		records:     studykit.Pick(s, 500, 1000, 1000),
+		items:       studykit.Pick(s, 1000, 2000, 20000),
+		work:        studykit.Pick(s, 1000, 1000, 200),
+	}
+}
+
+// Run runs the study and returns the study document's directory.
 func Run(ctx context.Context, env *studykit.Env) (string, error) {
-	return "", errors.New("not built yet")
+	sc := scaleOf(env.Scale)
+	planDir := filepath.Join(env.Dir, "plan")
+	plan, err := studykit.WriteFile(planDir, "plan.yaml", PlanYAML)
+	if err != nil {
+		return "", err
+	}
+	var csv strings.Builder
+	csv.WriteString("item_barcode,user_barcode\n")
+	for i := 1; i <= sc.items; i++ {
+		fmt.Fprintf(&csv, "%s,%s\n", sut.ItemBarcode(i), sut.PatronBarcode(i))
+	}
+	if _, err := studykit.WriteFile(planDir, "items.csv", []byte(csv.String())); err != nil {
+		return "", err
+	}
+	logs, err := env.LogDir()
+	if err != nil {
+		return "", err
+	}
+	var runs []*studykit.Run
+	for i := 1; i <= Repeats; i++ {
+		r, err := runOnce(ctx, env, sc, plan, logs, i)
+		if err != nil {
+			return "", err
+		}
+		runs = append(runs, r)
+	}
+	store := "embedded SQLite (circulation.db)"
+	if env.Postgres != "" {
+		store = "PostgreSQL (--postgres)"
+	}
+	out, _, err := env.Write(studykit.Context{
+		Title:       "Reference 004 (demo): check-in / check-out with a concurrent data import, four repeats",
+		Description: "do two concurrent workloads starve each other? check-in/check-out runs throughout while a data import writes records in the middle of the run; CPU per service before, during and after the import shows how the machine shares its CPU",
+		System: []study.KV{{Name: "mod-circulation", Value: "plateau demo serve-study circulation (routes /data-import to the module)"},
+			{Name: "mod-data-import", Value: fmt.Sprintf("plateau demo serve-study data-import (%d hashing rounds per record)", sc.work)},
+			{Name: "database", Value: store}},
+		Environment: []study.KV{{Name: "hosts", Value: "one machine, loopback; generator and services share its CPUs, no CPU limit per service (the reference's CPU=0)"},
+			{Name: "data", Value: fmt.Sprintf("%d items and patrons; open loans closed and items made available before each test", sc.items)}},
+		Method: fmt.Sprintf("%d users check out and in (think %s) for %s after a %s ramp-up; after %s a data import posts one chunk of %d records every %s for %s; the test runs %d times, services restarted in between",
+			sc.users, sc.think, sc.dur, sc.ramp, sc.importAfter, sc.records, sc.pace, sc.impDur, Repeats),
+		Hypothesis: "the services share the CPU fairly: check-in/check-out keeps working while the import runs, and no request fails for lack of CPU",
+	}, runs, sections(runs, env.Postgres != ""))
+	return out, err
+}
+
+func runOnce(ctx context.Context, env *studykit.Env, sc scale, plan, logs string, i int) (*studykit.Run, error) {
+	svc := env.NewServices()
+	defer svc.Stop()
+	tag := "test" + strconv.Itoa(i)
+	di, err := svc.Start(ctx, Services[1], "data-import", "--work", strconv.Itoa(sc.work), "--access-log", filepath.Join(logs, tag+"-data-import-access.log"))
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"--items", strconv.Itoa(sc.items), "--patrons", strconv.Itoa(sc.items), "--data-import", studykit.URL(di),
+		"--access-log", filepath.Join(logs, tag+"-circulation-access.log")}
+	if env.Postgres != "" {
+		args = append(args, "--dsn", env.Postgres)
+	} else {
+		args = append(args, "--db", filepath.Join(env.Dir, "circulation.db"))
+	}
+	c, err := svc.Start(ctx, Services[0], "circulation", args...)
+	if err != nil {
+		return nil, err
+	}
+	if err := prepare(ctx, c); err != nil {
+		return nil, err
+	}
+	mons := svc.Monitors()
+	if env.Postgres != "" {
+		mons = append(mons, "postgres:name="+Database+",dsn="+env.Postgres)
+	}
+	sets := []string{"target=" + studykit.URL(c), "monitor={interval: 1s}",
+		fmt.Sprintf("workloads.circulation.load={users: %d, ramp_up: %s, duration: %s}", sc.users, sc.ramp, sc.dur),
+		"workloads.circulation.scenario.1.think=" + sc.think, "workloads.circulation.scenario.3.think=" + sc.think,
+		fmt.Sprintf("workloads.data-import.load={users: 1, pace: %s, duration: %s, start_after: %s}", sc.pace, sc.impDur, sc.importAfter),
+		fmt.Sprintf("workloads.data-import.scenario.0.request.json={records: %d, job: \"${__uuid}\"}", sc.records)}
+	role := study.Repeat
+	if i == 1 {
+		role = study.Baseline
+	}
+	return env.Do(ctx, plan, tag, role, "test №"+strconv.Itoa(i), sets, mons)
+}
+
+func prepare(ctx context.Context, p *demo.Proc) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, studykit.URL(p)+"/admin/prepare", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("data preparation: %w", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("data preparation: %s", resp.Status)
+	}
+	return nil
+}
+
+func cell(ok bool, v string) string {
+	if !ok {
+		return "—"
+	}
+	return v
+}
+
+// clock formats a duration as h:mm:ss, as the reference's import durations.
+func clock(d time.Duration) string {
+	s := int(d.Round(time.Second).Seconds())
+	return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+}
+
+// sections are reference 004's tables in its order.
+func sections(runs []*studykit.Run, pg bool) []doc.Section {
+	tr := doc.Section{ID: "ref-test-runs", Title: "Test Runs"}
+	t := studykit.Table("Test runs", "Test #", "Description", "Status")
+	for i, r := range runs {
+		status := "Completed"
+		if r.Data.Info.Status != "" && r.Data.Info.Status != "completed" {
+			status = string(r.Data.Info.Status)
+		}
+		desc := "Check-in/check-out with 30 users and a concurrent data import"
+		if i > 0 {
+			desc = "Repeat of test 1 (services restarted, data prepared)"
+		}
+		studykit.AddRow(t, "Test "+strconv.Itoa(i+1), desc, status)
+	}
+	tr.Blocks = append(tr.Blocks, t)
+
+	res := doc.Section{ID: "ref-test-results", Title: "Test Results"}
+	cols := []string{"Requests"}
+	for i := range runs {
+		n := strconv.Itoa(i + 1)
+		cols = append(cols, "Test №"+n+" Error %", "Average (ms)", "95th pct (ms)")
+	}
+	t = studykit.Table("Response time for check-in/check-out and durations of the data import", cols...)
+	for _, l := range []string{CheckIn, CheckOut} {
+		row := []string{l}
+		for _, r := range runs {
+			st, ok := r.Label(l)
+			row = append(row, cell(ok, studykit.Pct(st.ErrorPct)), cell(ok, studykit.Ms(st.MeanMs)), cell(ok, studykit.Ms(st.P95Ms)))
+		}
+		studykit.AddRow(t, row...)
+	}
+	row := []string{"Data import"}
+	for _, r := range runs {
+		st, ok := r.Label(Import)
+		w, wok := r.LabelWindow(Import)
+		recs := "—"
+		if ok {
+			recs = studykit.Pct(st.ErrorPct) + " of chunks failed"
+		}
+		row = append(row, recs, "duration", cell(wok, clock(w.To.Sub(w.From))))
+	}
+	studykit.AddRow(t, row...)
+	res.Blocks = append(res.Blocks, t)
+
+	var out = []doc.Section{tr, res}
+	for i, r := range runs {
+		sec := doc.Section{ID: "ref-test-" + strconv.Itoa(i+1), Title: "Test №" + strconv.Itoa(i+1)}
+		w, ok := r.LabelWindow(Import)
+		if !ok {
+			sec.Blocks = append(sec.Blocks, studykit.Note("The data import recorded no calls in this test."))
+			out = append(out, sec)
+			continue
+		}
+		wins := []studykit.Window{{From: r.Data.Start, To: w.From}, w, {From: w.To, To: r.Data.End}}
+		var res [3]map[string]studykit.Resource
+		for j, win := range wins {
+			res[j], _, _ = r.Resources(win)
+		}
+		t := studykit.Table("Service CPU utilization (%, mean): before, during and after the data import", "Service", "Before import", "During import", "After import")
+		for _, s := range append(append([]string{}, Services...), "generator-host") {
+			row := []string{s}
+			for j := range wins {
+				x, ok := res[j][s]
+				row = append(row, cell(ok && x.HasCPU, studykit.F1(x.CPUMean)))
+			}
+			studykit.AddRow(t, row...)
+		}
+		sec.Blocks = append(sec.Blocks, t)
+		all, _, err := r.Resources(studykit.Window{})
+		t = studykit.Table("Service memory utilization (MB)", "Service", "Mean", "Max")
+		for _, s := range Services {
+			x, ok := all[s]
+			ok = err == nil && ok && x.HasMem
+			studykit.AddRow(t, s, cell(ok, studykit.F1(x.MemMean)), cell(ok, studykit.F1(x.MemMax)))
+		}
+		sec.Blocks = append(sec.Blocks, t)
+		if pg {
+			v, ok, err := r.SeriesMax(Database, "connections_total")
+			sec.Blocks = append(sec.Blocks, studykit.Para(fmt.Sprintf("DB connections: max %s.", cell(ok && err == nil, studykit.F1(v)))))
+			stmts, err := r.TopSQL(Database, 5)
+			if err == nil && len(stmts) > 0 {
+				t = studykit.Table("Top SQL-queries", "Statement", "Calls", "Total (ms)", "Mean (ms)")
+				for _, s := range stmts {
+					studykit.AddRow(t, s.Query, studykit.Int(s.Calls), studykit.F1(s.TotalMs), studykit.F2(s.MeanMs))
+				}
+				sec.Blocks = append(sec.Blocks, t)
+			}
+		}
+		out = append(out, sec)
+	}
+	return out
 }

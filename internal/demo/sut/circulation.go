@@ -275,7 +275,11 @@ func (c *Circulation) handler() http.Handler {
 		u, _ := url.Parse(c.cfg.DataImportURL) // checked by NewCirculation
 		p := httputil.NewSingleHostReverseProxy(u)
 		p.Transport = &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 16}
-		mux.Handle("POST /data-import/", auth(p.ServeHTTP))
+		// As FOLIO's gateway, tell the module where to call back.
+		mux.Handle("POST /data-import/", auth(func(w http.ResponseWriter, r *http.Request) {
+			r.Header.Set(OkapiURLHeader, "http://"+r.Host)
+			p.ServeHTTP(w, r)
+		}))
 	}
 	return mux
 }
@@ -546,7 +550,10 @@ func (c *Circulation) instances(w http.ResponseWriter, r *http.Request) {
 // cost of a MARC conversion) and writes them through the circulation
 // service's batch endpoint.
 type DataImportConfig struct {
-	// CirculationURL is the circulation service's base URL. Required.
+	// CirculationURL is the circulation service's base URL; empty takes
+	// it from each request's X-Okapi-Url header (set by the circulation
+	// service when it routes the call here), which must be a loopback
+	// address.
 	CirculationURL string
 	// Work is how many hashing rounds each record costs (default 200).
 	Work      int
@@ -563,11 +570,12 @@ type DataImport struct {
 
 // NewDataImport checks cfg and opens the log.
 func NewDataImport(cfg DataImportConfig) (*DataImport, error) {
-	u, err := baseURL(cfg.CirculationURL)
-	if err != nil {
-		return nil, fmt.Errorf("data import: circulation URL: %w", err)
+	var err error
+	if cfg.CirculationURL != "" {
+		if cfg.CirculationURL, err = baseURL(cfg.CirculationURL); err != nil {
+			return nil, fmt.Errorf("data import: circulation URL: %w", err)
+		}
 	}
-	cfg.CirculationURL = u
 	if cfg.Work <= 0 {
 		cfg.Work = 200
 	}
@@ -617,7 +625,14 @@ func (d *DataImport) chunk(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, d.cfg.CirculationURL+"/inventory/instances/batch", strings.NewReader(string(body)))
+	back := d.cfg.CirculationURL
+	if back == "" {
+		if back, err = loopbackURL(r.Header.Get(OkapiURLHeader)); err != nil {
+			writeJSONError(w, http.StatusBadRequest, OkapiURLHeader+": "+err.Error())
+			return
+		}
+	}
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, back+"/inventory/instances/batch", strings.NewReader(string(body)))
 	if err != nil {
 		writeJSONError(w, http.StatusInternalServerError, err.Error())
 		return
@@ -635,4 +650,21 @@ func (d *DataImport) chunk(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]int{"created": in.Records})
+}
+
+// OkapiURLHeader tells a module the gateway's address (FOLIO's header).
+const OkapiURLHeader = "X-Okapi-Url"
+
+// loopbackURL checks that u is an http URL on a loopback address: the
+// demo's modules never call anywhere else.
+func loopbackURL(u string) (string, error) {
+	b, err := baseURL(u)
+	if err != nil {
+		return "", err
+	}
+	p, _ := url.Parse(b)
+	if ip := net.ParseIP(p.Hostname()); ip == nil || !ip.IsLoopback() {
+		return "", fmt.Errorf("%q is not a loopback address", u)
+	}
+	return b, nil
 }
