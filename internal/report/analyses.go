@@ -299,6 +299,10 @@ type CapacityJSON struct {
 	MaxLoadMeetingSLA *float64   `json:"max_load_meeting_sla"`
 	LoadUnit          string     `json:"load_unit"` // users | req/s
 	Points            []CapPoint `json:"points"`
+	// Bottleneck is the monitored component that saturated first up to
+	// the step after the knee, or the busiest when none did; null when
+	// nothing with a known capacity was monitored.
+	Bottleneck *resources.Bottleneck `json:"bottleneck"`
 }
 
 // KneeJSON is the capacity knee.
@@ -356,6 +360,9 @@ type capacityRun struct {
 	checkLittle bool
 	// why is set when there is no analysis: the sentence saying why.
 	why string
+	// bn is the component that saturated first (nil: nothing with a
+	// capacity was monitored).
+	bn *resources.Bottleneck
 }
 
 // stopGain is the stop rule's threshold of the workload (a fraction), or 0
@@ -440,6 +447,9 @@ func (b *builder) capacityAnalysis() *capacityRun {
 	// generator's users were busy.
 	cr.checkLittle = (cr.kind == knee.Rate || b.noThinkTime()) && !b.serverTimes()
 	cr.res, cr.err = knee.Analyze(kps, knee.Options{Kind: cr.kind, MinGain: b.stopGain(workload), ServerTimes: b.serverTimes()})
+	if cr.err == nil {
+		cr.bn = b.bottleneck(cr)
+	}
 	return cr
 }
 
@@ -552,12 +562,17 @@ func (b *builder) capacity() doc.Section {
 	// Verdicts in words.
 	if res.Knee != nil {
 		s := upperFirst(res.Knee.Sentence())
-		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence("Knee: "+s, b.saturatedBeyond(pts, res.Knee.Load))})
+		bn := bottleneckClause(cr.bn, kind, true)
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence("Knee: "+s, bn)})
 		b.dropFindings(doc.FindCapacity)
-		b.finding(doc.FindCapacity, doc.Warn, s)
+		b.finding(doc.FindCapacity, doc.Warn, s, bn)
 	} else {
 		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Info, Text: sentence("No knee: " + res.KneeReason)})
+		if cr.bn != nil {
+			sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentence("Up to the highest tested load, " + bottleneckClause(cr.bn, kind, false))})
+		}
 	}
+	cj.Bottleneck = cr.bn
 	if res.USL != nil {
 		u := res.USL
 		peak := "no peak within reach (coherency κ ≈ 0: throughput approaches λ/σ)"
@@ -589,37 +604,6 @@ func (b *builder) capacity() doc.Section {
 	}
 	b.s.Capacity = cj
 	return sec
-}
-
-// saturatedBeyond names the monitored hosts whose CPU was saturated
-// (resources.GradeCPU) in the phases beyond the knee load, the component
-// the data shows at its limit; "" when none was, or nothing was monitored.
-func (b *builder) saturatedBeyond(pts []capPoint, kneeLoad float64) string {
-	var names []string
-	seen := map[string]bool{}
-	for _, t := range b.monTargets() {
-		if t.kind != monitor.KindHost {
-			continue
-		}
-		s := busySeries(t)
-		if s == nil {
-			continue
-		}
-		for _, x := range pts {
-			if x.p.Load <= kneeLoad {
-				continue
-			}
-			p := b.phaseByName(x.phase)
-			if st, ok := statsOver(s, p.Start, p.End); ok && resources.GradeCPU(st.Mean, true) == resources.CPUSaturated && !seen[t.name] {
-				seen[t.name] = true
-				names = append(names, fmt.Sprintf("%s (CPU %s busy on average in %s)", b.red.String(t.name), pct(st.Mean), x.phase))
-			}
-		}
-	}
-	if len(names) == 0 {
-		return ""
-	}
-	return "beyond the knee " + joinAnd(names) + " " + map[bool]string{true: "was", false: "were"}[len(names) == 1] + " saturated"
 }
 
 // coef formats a fitted coefficient to 4 significant digits; a value

@@ -591,7 +591,81 @@ func TestKneeNamesTheSaturatedComponent(t *testing.T) {
 			knee = l
 		}
 	}
-	if !strings.Contains(knee, "docker02 (CPU") || !strings.Contains(knee, "saturated") {
+	if !strings.Contains(knee, "docker02, with CPU") || !strings.Contains(knee, "busy") || !strings.Contains(knee, "first monitored component to saturate") {
 		t.Errorf("the knee verdict does not name the saturated host: %q", knee)
+	}
+}
+
+// capacityLines returns the report's knee verdict and the throughput
+// conclusion (the sentences that name what ran out).
+func capacityLines(t *testing.T, o reporttest.Options) (knee, conclusion, summary string, sum map[string]any) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := reporttest.Write(dir, o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := report.Write(dir, report.Options{Formats: []string{"md", "json"}}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "Knee:") {
+			knee = l
+		}
+		if strings.HasPrefix(l, "- ") && strings.Contains(l, "**Throughput:**") {
+			conclusion = l
+		}
+		if strings.HasPrefix(l, "- ") && strings.Contains(l, "Throughput stopped scaling") && summary == "" {
+			summary = l
+		}
+	}
+	sj, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(sj, &sum); err != nil {
+		t.Fatal(err)
+	}
+	return knee, conclusion, summary, sum
+}
+
+// The component that saturated first is named wherever the knee is stated,
+// whatever kind of monitor read it: here the database's connections reach
+// max_connections while the hosts' CPU stays below its ceiling, so the
+// database, not a host, is the bottleneck — in the capacity verdict, the
+// conclusions and summary.json.
+func TestKneeNamesTheSaturatedDatabase(t *testing.T) {
+	t.Parallel()
+	steps := []reporttest.Step{{Users: 4, Seconds: 60}, {Users: 8, Seconds: 60}, {Users: 12, Seconds: 60}, {Users: 16, Seconds: 60}, {Users: 20, Seconds: 60}}
+	knee, concl, summ, sum := capacityLines(t, reporttest.Options{Monitor: true, SaturateConnections: true, Steps: steps})
+	for what, line := range map[string]string{"knee verdict": knee, "throughput conclusion": concl, "summary bullet": summ} {
+		if !strings.Contains(line, "db") || !strings.Contains(line, "connections") || !strings.Contains(line, "of 36") || strings.Contains(line, "docker0") {
+			t.Errorf("the %s does not name the database's connections as the first to saturate: %q", what, line)
+		}
+	}
+	c, _ := sum["capacity"].(map[string]any)
+	bn, _ := c["bottleneck"].(map[string]any)
+	if bn["component"] != "db" || bn["resource"] != "Connections" || bn["saturated"] != true || bn["capacity"] != 36.0 {
+		t.Errorf("summary.json capacity.bottleneck = %v", bn)
+	}
+}
+
+// When no monitored component came near its capacity, the report says so
+// plainly, with the busiest one's figure, instead of naming nothing.
+func TestKneeSaysTheLimitWasNotMonitored(t *testing.T) {
+	t.Parallel()
+	steps := []reporttest.Step{{Users: 4, Seconds: 60}, {Users: 8, Seconds: 60}, {Users: 12, Seconds: 60}, {Users: 16, Seconds: 60}, {Users: 20, Seconds: 60}}
+	knee, concl, summ, sum := capacityLines(t, reporttest.Options{Monitor: true, Steps: steps})
+	for what, line := range map[string]string{"knee verdict": knee, "throughput conclusion": concl, "summary bullet": summ} {
+		if !strings.Contains(line, "no monitored component saturated") || !strings.Contains(line, "outside what was monitored") || !strings.Contains(line, "docker0") {
+			t.Errorf("the %s does not say that the limit lies outside what was monitored: %q", what, line)
+		}
+	}
+	c, _ := sum["capacity"].(map[string]any)
+	if bn, _ := c["bottleneck"].(map[string]any); bn["saturated"] != false {
+		t.Errorf("summary.json capacity.bottleneck = %v", bn)
 	}
 }

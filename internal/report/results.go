@@ -334,7 +334,7 @@ func (b *builder) throughputVerdict(ts []core.LabelStats) (doc.Level, string, st
 	switch res.Outcome {
 	case knee.Stopped:
 		k := res.Knee
-		return doc.Warn, fmt.Sprintf("stopped scaling at %s (%s)", loadU(k.Load, cr.kind), rps(k.ThroughputRPS)), k.Evidence()
+		return doc.Warn, fmt.Sprintf("stopped scaling at %s (%s)", loadU(k.Load, cr.kind), rps(k.ThroughputRPS)), clauses(k.Evidence(), bottleneckClause(cr.bn, cr.kind, true))
 	case knee.Scaling:
 		thr := pct(100 * res.MinGain)
 		return doc.OK, "kept growing up to the highest tested load", fmt.Sprintf("from %s at %s to %s at %s; beyond every tested load it still grew by more than the %s threshold",

@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"github.com/plateau-perf/plateau/internal/analysis/resources"
 	"math"
 	"slices"
 	"strings"
@@ -21,13 +22,7 @@ import (
 // after the load.
 
 // labelledKind reports whether a target kind is drawn per labelled series.
-func labelledKind(kind string) bool {
-	switch kind {
-	case monitor.KindPromQL, monitor.KindRecipe, monitor.KindPrometheus, monitor.KindCloudWatch, monitor.KindMySQL:
-		return true
-	}
-	return false
-}
+func labelledKind(kind string) bool { return resources.Labelled(kind) }
 
 // seriesTop is how many series of one metric a chart draws.
 const seriesTop = 8
@@ -50,21 +45,10 @@ type family struct {
 var metaMetrics = map[string]bool{"scrape_duration_s": true, "scrape_series": true, "scrape_series_dropped": true}
 
 // baseName is a metric name without its {labels}.
-func baseName(metric string) string {
-	if i := strings.IndexByte(metric, '{'); i >= 0 {
-		return metric[:i]
-	}
-	return metric
-}
+func baseName(metric string) string { return resources.BaseName(metric) }
 
 // labelsOf is a metric's label part ("pod=a,container=b"), "" without.
-func labelsOf(metric string) string {
-	i := strings.IndexByte(metric, '{')
-	if i < 0 {
-		return ""
-	}
-	return strings.TrimSuffix(metric[i+1:], "}")
-}
+func labelsOf(metric string) string { return resources.LabelsOf(metric) }
 
 // families groups a target's metrics by base name, in file order.
 func families(t *target) []*family {

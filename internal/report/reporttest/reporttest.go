@@ -70,6 +70,9 @@ type Options struct {
 	// SaturateCPU makes the hosts' CPU reach its ceiling at the capacity
 	// (the component that limits the service).
 	SaturateCPU bool
+	// SaturateConnections records the database's max_connections (36), which
+	// its connections (12 + 20 × load) reach at the capacity.
+	SaturateConnections bool
 	// IdleNetwork makes the hosts' network series read zero (a monitor
 	// watching an interface the traffic did not use).
 	IdleNetwork bool
@@ -429,6 +432,9 @@ func writeMonitor(dir string, info *rundir.Info, seconds int, o Options, rng *ra
 			case monitor.KindPostgres:
 				row(t, "connections_total", "", math.Round(12+20*l))
 				row(t, "connections_active", "", math.Round(math.Max(0, 1+8*l+rng.NormFloat64())))
+				if o.SaturateConnections {
+					row(t, "connections_max", "", 36)
+				}
 			}
 		}
 		if err := os.WriteFile(filepath.Join(mdir, file), b.Bytes(), 0o644); err != nil {
