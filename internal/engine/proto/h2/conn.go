@@ -521,7 +521,8 @@ func (cn *conn) frame(f http2.Frame) error {
 	case *http2.RSTStreamFrame:
 		cn.mu.Lock()
 		if s := cn.streams[f.StreamID]; s != nil {
-			s.retry = f.ErrCode == http2.ErrCodeRefusedStream
+			// REFUSED_STREAM: not processed, unless a response began.
+			s.retry = f.ErrCode == http2.ErrCodeRefusedStream && !s.gotHead
 			cn.finish(s, http2.StreamError{StreamID: f.StreamID, Code: f.ErrCode})
 		}
 		cn.mu.Unlock()
