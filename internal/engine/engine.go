@@ -403,6 +403,13 @@ func (e *Engine) setupFailed(err error) {
 	e.setupMsg.CompareAndSwap(nil, &msg)
 }
 
+// recordDerived records a sample computed from a request (a gRPC stream's
+// time to its first message, or one of its messages): a label of its own,
+// never counted as a request nor in the totals.
+func (e *Engine) recordDerived(v *vu, label string, s *core.Sample) {
+	e.rec.Record(v.shard, metrics.Key{Workload: v.w.spec.Name, Phase: int(v.w.phase.Load()), Label: label, Derived: true}, s)
+}
+
 func (e *Engine) record(v *vu, label string, tx bool, s *core.Sample) {
 	k := metrics.Key{Workload: v.w.spec.Name, Phase: int(v.w.phase.Load()), Label: label, Tx: tx}
 	e.rec.Record(v.shard, k, s)
@@ -571,7 +578,7 @@ func appendOnce(xs []string, s string) []string {
 func (e *Engine) progress(sec time.Time, iv *metrics.Interval, run map[string]*metrics.Agg, total *metrics.Agg, users map[string]int, dropped int64) {
 	second := metrics.NewAgg()
 	for k, a := range iv.Aggs {
-		if k.Tx {
+		if k.Tx || k.Derived {
 			continue
 		}
 		second.Merge(a)

@@ -21,14 +21,16 @@ import (
 // extractions are the HTTP request's, applied to the response message's
 // JSON form; req holds them with the label and on_fail.
 type grpcStep struct {
-	req      request
-	target   string // host:port
-	useTLS   bool
-	method   string
-	fixed    *grpcproto.Method // from the plan's .proto files; nil: reflection
-	message  tmpl
-	metadata []hdrTmpl
-	timeout  time.Duration
+	req request
+	// firstLabel and msgLabel are a server stream's derived labels.
+	firstLabel, msgLabel string
+	target               string // host:port
+	useTLS               bool
+	method               string
+	fixed                *grpcproto.Method // from the plan's .proto files; nil: reflection
+	message              tmpl
+	metadata             []hdrTmpl
+	timeout              time.Duration
 	// codes, minMsgs and maxMsgs are the gRPC parts of req.checks, by
 	// index: accepted status codes (none: OK only) and message bounds.
 	codes   [][]uint32
@@ -42,6 +44,7 @@ type grpcStep struct {
 func (c *compiler) grpc(g *plan.GRPC) *grpcStep {
 	st := &grpcStep{method: g.Method, timeout: g.Timeout}
 	st.req = request{label: g.Name, onFail: g.OnFail}
+	st.firstLabel, st.msgLabel = plan.GRPCStreamLabels(g.Name)
 	if st.req.onFail == "" {
 		st.req.onFail = c.onFail
 	}
@@ -244,7 +247,30 @@ func (g *grpcStep) run(ctx context.Context, v *vu, measured bool, s *core.Sample
 	if err := v.account(ctx, q, measured, s, aborted); err != nil {
 		return err
 	}
+	if measured && len(out.Arrivals) > 0 {
+		g.recordStream(v, s, out.Arrivals)
+	}
 	return q.onFailOutcome(v, measured, s)
+}
+
+// recordStream records a server stream's derived labels: "<label> first
+// message", the time to the first message (from the intended start, as
+// the call's own time), and "<label> message", one sample per message
+// with the time since the previous one (the first: since the call
+// started), so its count is the messages received and its throughput the
+// messages per second.
+func (g *grpcStep) recordStream(v *vu, call *core.Sample, arrivals []time.Duration) {
+	queued := call.Elapsed - call.Service // time from the intended start to the send
+	d := core.Sample{Label: g.firstLabel, Intended: call.Intended, Start: call.Start, Elapsed: queued + arrivals[0],
+		Service: arrivals[0], TTFB: arrivals[0], Thread: call.Thread, GroupThreads: call.GroupThreads, AllThreads: call.AllThreads}
+	v.w.e.recordDerived(v, g.firstLabel, &d)
+	prev := time.Duration(0)
+	for _, at := range arrivals {
+		d.Label, d.Start = g.msgLabel, call.Start+int64(prev)
+		d.Intended, d.Elapsed, d.Service, d.TTFB = d.Start, at-prev, at-prev, at-prev
+		v.w.e.recordDerived(v, g.msgLabel, &d)
+		prev = at
+	}
 }
 
 // url names the call in samples and traces: grpc(s)://host:port/Service/Method.

@@ -106,6 +106,33 @@ func TestGRPCPlan(t *testing.T) {
 			t.Errorf("deadline: %d–%dµs, want from 30ms and well before the server's 2s", a.MinUs, a.MaxUs)
 		}
 	}
+	// The stream's derived labels: one time to first message per call,
+	// one sample per message; neither counts as a request.
+	first, _ := labelAgg(d, "count first message")
+	msgs, _ := labelAgg(d, "count message")
+	if first != calls || msgs != srv.Sent.Load() {
+		t.Errorf("count first message: %d samples, count message: %d; want %d and the server's %d", first, msgs, calls, srv.Sent.Load())
+	}
+	var firstMean, countMean int64
+	for k, a := range d.Run {
+		switch k.Label {
+		case "count first message", "count message":
+			if !k.Derived {
+				t.Errorf("%s is not marked derived", k.Label)
+			}
+			if k.Label == "count first message" {
+				firstMean = a.SumUs / a.Count
+			}
+		case "count":
+			countMean = a.SumUs / a.Count
+		}
+	}
+	if firstMean <= 0 || firstMean >= countMean {
+		t.Errorf("mean time to first message %dµs, to the end %dµs: the server sends 4 messages 5ms apart", firstMean, countMean)
+	}
+	if d.Total.Count != 6*calls {
+		t.Errorf("total %d requests, want %d (derived labels are not requests)", d.Total.Count, 6*calls)
+	}
 	if got := srv.Metadata("authorization"); got != "Bearer s3cr3t-token-value" {
 		t.Errorf("server saw authorization %q", got)
 	}

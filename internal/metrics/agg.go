@@ -18,6 +18,9 @@ type Key struct {
 	Phase    int
 	Label    string
 	Tx       bool // transaction (parent) label
+	// Derived marks a label computed from other samples (a gRPC stream's
+	// time to first message, its messages): never counted as requests.
+	Derived bool
 }
 
 // ErrKey groups failures for the errors table.

@@ -59,7 +59,7 @@ func (r *Recorder) Record(shardIdx int, k Key, s *core.Sample) {
 		sh.cur[k] = a
 	}
 	a.Add(s)
-	if r.raw != nil {
+	if r.raw != nil && !k.Derived { // derived samples are not exchanges: no samples.jtl line
 		sh.raw = r.raw(sh.raw, s)
 	}
 	sh.mu.Unlock()

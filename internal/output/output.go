@@ -265,7 +265,7 @@ func (h *Hub) offer(s *Snapshot) {
 
 // seriesOf copies one aggregate; the histogram becomes its populated buckets.
 func seriesOf(k metrics.Key, a *metrics.Agg, phases []rundir.PhaseInfo) Series {
-	s := Series{Workload: k.Workload, Label: k.Label, Tx: k.Tx, Count: a.Count, Errors: a.Errors,
+	s := Series{Workload: k.Workload, Label: k.Label, Tx: k.Tx || k.Derived, Count: a.Count, Errors: a.Errors,
 		SumUs: a.SumUs, Sent: a.Sent, Recv: a.Recv}
 	if k.Phase >= 0 && k.Phase < len(phases) {
 		s.Phase = phases[k.Phase].Name

@@ -56,6 +56,13 @@ type GRPC struct {
 	Pos  Pos                           `yaml:"-"`
 }
 
+// GRPCStreamLabels are the derived labels a server-streaming grpc step
+// records beside its own: the time to the first message, and one sample
+// per message (the time since the previous one).
+func GRPCStreamLabels(name string) (first, message string) {
+	return name + " first message", name + " message"
+}
+
 // ParseGRPCTarget reads a grpc step's target: host:port, or a grpc://,
 // grpcs://, http:// or https:// URL (port 80 or 443 when absent). It
 // returns the address to dial and whether to use TLS.

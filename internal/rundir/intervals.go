@@ -54,7 +54,7 @@ type ErrRecord struct {
 
 // Key returns the aggregation key of a label record.
 func (r *IntervalRecord) Key() metrics.Key {
-	return metrics.Key{Workload: r.Workload, Phase: r.Phase, Label: r.Label, Tx: r.Tx}
+	return metrics.Key{Workload: r.Workload, Phase: r.Phase, Label: r.Label, Tx: r.Tx, Derived: r.Derived}
 }
 
 // Agg decodes the record into an aggregate.
@@ -121,7 +121,7 @@ func (r *IntervalRecord) AddDecoded(a *metrics.Agg, sp *metrics.Sparse) {
 
 // RecordOf encodes an aggregate as an interval record.
 func RecordOf(t int64, k metrics.Key, a *metrics.Agg) (IntervalRecord, error) {
-	r := IntervalRecord{T: t, Workload: k.Workload, Phase: k.Phase, Label: k.Label, Tx: k.Tx,
+	r := IntervalRecord{T: t, Workload: k.Workload, Phase: k.Phase, Label: k.Label, Tx: k.Tx, Derived: k.Derived,
 		Count: a.Count, Errors: a.Errors, SumUs: a.SumUs, SvcUs: a.SumServiceUs, Sent: a.Sent, Recv: a.Recv}
 	if a.Count > 0 {
 		r.MinUs, r.MaxUs = a.MinUs, a.MaxUs
@@ -253,6 +253,9 @@ func keyLess(a, b metrics.Key) bool {
 	}
 	if a.Tx != b.Tx {
 		return a.Tx
+	}
+	if a.Derived != b.Derived {
+		return b.Derived
 	}
 	return a.Label < b.Label
 }

@@ -198,6 +198,9 @@ type Outcome struct {
 	// NotSent: the request message did not fit the method's input type
 	// (Result.Err says why); nothing was sent.
 	NotSent bool
+	// Arrivals are when each message of a server stream arrived, from
+	// Result.Start; valid until the Client's next Do. Nil for unary calls.
+	Arrivals []time.Duration
 }
 
 // Client makes one user's calls on a Conn; it owns the buffers a Result
@@ -205,6 +208,7 @@ type Outcome struct {
 type Client struct {
 	conn *Conn
 	body []byte
+	arr  []time.Duration
 	tmp  []byte       // one message's JSON form
 	cbuf bytes.Buffer // the same, compacted
 }
@@ -263,6 +267,7 @@ func (cl *Client) Do(ctx context.Context, call *Call, res *httpc.Result) Outcome
 	} else {
 		o.Messages, err = cl.stream(ctx, m, in, out, res, &header, &trailer)
 		res.Total = time.Since(res.Start)
+		o.Arrivals = cl.arr
 	}
 	st := status.Convert(err)
 	o.Code = st.Code()
@@ -295,6 +300,7 @@ func (cl *Client) stream(ctx context.Context, m *Method, in, out *dynamicpb.Mess
 	// io.EOF from SendMsg means the stream ended; RecvMsg says how.
 	_ = st.CloseSend()
 	n := 0
+	cl.arr = cl.arr[:0]
 	cl.body = append(cl.body, '[')
 	res.BodySize = 2 // the brackets
 	full := false
@@ -304,9 +310,11 @@ func (cl *Client) stream(ctx context.Context, m *Method, in, out *dynamicpb.Mess
 		if err != nil {
 			break
 		}
+		at := time.Since(res.Start)
 		if n == 0 {
-			res.TTFB = time.Since(res.Start)
+			res.TTFB = at
 		}
+		cl.arr = append(cl.arr, at)
 		n++
 		res.BytesRecv += int64(proto.Size(out) + frameHeader)
 		mark := len(cl.body)
