@@ -48,7 +48,7 @@ var Services = []string{"manager", "worker", "beekeeper"}
 // steps returns the sweep: concurrency levels and the step duration.
 func steps(s studykit.Scale) string {
 	users := studykit.Pick(s, []int{1, 2, 4, 8, 12, 16, 24}, []int{1, 2, 4, 8, 12, 16, 24, 32}, []int{1, 5, 10, 15, 20, 30, 50, 100, 200})
-	d := studykit.Pick(s, 4*time.Second, 10*time.Second, 2*time.Minute)
+	d := studykit.Pick(s, 3*time.Second, 10*time.Second, 2*time.Minute)
 	var parts []string
 	for _, u := range users {
 		parts = append(parts, fmt.Sprintf("{name: \"concurrency %d\", users: %d, duration: %s}", u, u, d))

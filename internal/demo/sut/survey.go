@@ -49,8 +49,11 @@ type SurveyCounts struct {
 	Responses, PromptResponses, Imgs int64
 }
 
-// Counts evaluates the model year by year (the reference's arithmetic:
-// classes and students accumulate, every student answers each year).
+// Counts evaluates the model year by year with the reference's
+// arithmetic: each year's teachers each teach ClassesPerTeacher new classes,
+// classes and students accumulate, every student answers. Teachers counts
+// teacher-years, as the reference's table does (40 + 120 + 200 = 360 over
+// three years).
 func (m SurveyModel) Counts() SurveyCounts {
 	var c SurveyCounts
 	teachers := m.Teachers
@@ -59,7 +62,7 @@ func (m SurveyModel) Counts() SurveyCounts {
 			teachers += m.NewTeachers
 		}
 		c.Classes += teachers * m.ClassesPerTeacher
-		c.Teachers = teachers
+		c.Teachers += teachers
 	}
 	c.Students = c.Classes * m.StudentsPerClass
 	perStudent := float64(m.Days*m.SurveysPerDay) * m.SubmitProb

@@ -1,0 +1,325 @@
+package sut
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/monitor/monitortest"
+)
+
+// send posts body (JSON when a string) to url with headers and returns
+// the status and body.
+func send(t testing.TB, method, url, contentType string, body io.Reader, headers ...string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+func postJSON(t testing.TB, url, body string, headers ...string) (int, string) {
+	t.Helper()
+	code, _, b := send(t, http.MethodPost, url, "application/json", strings.NewReader(body), headers...)
+	return code, b
+}
+
+// The reference's model gives the reference's table: 360 teachers, 720
+// classes, 21,600 students over three years; its responses (8,722,312)
+// were drawn, the model's expectation is within 0.5 % of them.
+func TestSurveyModelCountsMatchReference(t *testing.T) {
+	c := ReferenceSurveyModel().Counts()
+	if c.Teachers != 360 || c.Classes != 720 || c.Students != 21600 {
+		t.Fatalf("teachers %d, classes %d, students %d; want 360, 720, 21600", c.Teachers, c.Classes, c.Students)
+	}
+	if d := float64(c.Responses-8722312) / 8722312; d < -0.005 || d > 0.005 {
+		t.Errorf("responses %d, %.2f %% from the reference's 8,722,312", c.Responses, 100*d)
+	}
+	if c.PromptResponses != 10*c.Responses {
+		t.Errorf("prompt responses %d, want 10 per response", c.PromptResponses)
+	}
+	// The reference's worked example: the second year has 9,600 students
+	// and 3,888,000 responses.
+	m := ReferenceSurveyModel()
+	m.Years = 2
+	if c := m.Counts(); c.Students != 9600 || c.Responses != 3888000 {
+		t.Errorf("two years: %d students, %d responses; want 9600, 3888000", c.Students, c.Responses)
+	}
+}
+
+func startCirculation(t *testing.T, cfg CirculationConfig) (*Circulation, *server) {
+	t.Helper()
+	c, err := NewCirculation(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, startServer(t, c.Serve)
+}
+
+func login(t *testing.T, base string) string {
+	t.Helper()
+	code, h, _ := send(t, http.MethodPost, base+"/authn/login", "application/json", strings.NewReader(`{"username":"u","password":"p"}`))
+	if code != http.StatusCreated || h.Get("X-Okapi-Token") == "" {
+		t.Fatalf("login: %d, token %q", code, h.Get("X-Okapi-Token"))
+	}
+	return h.Get("X-Okapi-Token")
+}
+
+// checkInOut runs the flow of reference 001 against a circulation service.
+func checkInOut(t *testing.T, base string) {
+	tok := login(t, base)
+	h := []string{"X-Okapi-Token", tok}
+	if r := get(t, base+"/users?query=barcode=="+PatronBarcode(3), h...); r.status != 200 || !strings.Contains(r.body, `"totalRecords":1`) {
+		t.Fatalf("users: %d %s", r.status, r.body)
+	}
+	if r := get(t, base+"/inventory/items?query=barcode=="+ItemBarcode(3), h...); r.status != 200 || !strings.Contains(r.body, `"Available"`) {
+		t.Fatalf("items: %d %s", r.status, r.body)
+	}
+	out := `{"itemBarcode":"` + ItemBarcode(3) + `","userBarcode":"` + PatronBarcode(3) + `"}`
+	if code, b := postJSON(t, base+"/circulation/check-out-by-barcode", out, h...); code != http.StatusCreated {
+		t.Fatalf("check-out: %d %s", code, b)
+	}
+	if code, _ := postJSON(t, base+"/circulation/check-out-by-barcode", out, h...); code != http.StatusUnprocessableEntity {
+		t.Errorf("second check-out of the same item: %d, want 422", code)
+	}
+	if r := get(t, base+"/circulation/loans?query=userBarcode=="+PatronBarcode(3), h...); !strings.Contains(r.body, `"totalRecords":1`) {
+		t.Errorf("open loans: %s", r.body)
+	}
+	in := `{"itemBarcode":"` + ItemBarcode(3) + `"}`
+	if code, b := postJSON(t, base+"/circulation/check-in-by-barcode", in, h...); code != http.StatusOK {
+		t.Fatalf("check-in: %d %s", code, b)
+	}
+	if code, _ := postJSON(t, base+"/circulation/check-in-by-barcode", in, h...); code != http.StatusUnprocessableEntity {
+		t.Errorf("second check-in: %d, want 422", code)
+	}
+	if code, _ := postJSON(t, base+"/circulation/check-out-by-barcode", out); code != http.StatusUnauthorized {
+		t.Errorf("check-out without a token: %d, want 401", code)
+	}
+	// The data preparation makes a checked-out item available again.
+	if code, _ := postJSON(t, base+"/circulation/check-out-by-barcode", out, h...); code != http.StatusCreated {
+		t.Fatalf("check-out again: %d", code)
+	}
+	if code, _ := postJSON(t, base+"/admin/prepare", ""); code != http.StatusOK {
+		t.Fatalf("prepare: %d", code)
+	}
+	if code, _ := postJSON(t, base+"/circulation/check-out-by-barcode", out, h...); code != http.StatusCreated {
+		t.Errorf("check-out after the preparation: %d, want 201", code)
+	}
+}
+
+func TestCirculationCheckInOut(t *testing.T) {
+	for _, rel := range []string{ReleaseCurrent, ReleasePrevious} {
+		t.Run(rel, func(t *testing.T) {
+			_, s := startCirculation(t, CirculationConfig{SQLite: filepath.Join(t.TempDir(), "c.db"), Items: 50, Patrons: 50, HistoryLoans: 500, Release: rel})
+			checkInOut(t, s.URL)
+		})
+	}
+}
+
+// The same flow on PostgreSQL (the placeholders are rewritten).
+func TestCirculationOnPostgres(t *testing.T) {
+	dsn := monitortest.Postgres(t)
+	_, s := startCirculation(t, CirculationConfig{DSN: dsn, Items: 50, Patrons: 50, HistoryLoans: 500})
+	checkInOut(t, s.URL)
+}
+
+// The planted leak keeps memory per check-out and makes check-ins slower
+// the longer the service runs.
+func TestCirculationLeak(t *testing.T) {
+	c, s := startCirculation(t, CirculationConfig{SQLite: filepath.Join(t.TempDir(), "c.db"), Items: 300, Patrons: 300, HistoryLoans: -1,
+		LeakBytes: 1024, LeakCost: 100 * time.Microsecond})
+	h := []string{"X-Okapi-Token", login(t, s.URL)}
+	checkin := func(i int) time.Duration {
+		out := `{"itemBarcode":"` + ItemBarcode(i) + `","userBarcode":"` + PatronBarcode(i) + `"}`
+		if code, _ := postJSON(t, s.URL+"/circulation/check-out-by-barcode", out, h...); code != http.StatusCreated {
+			t.Fatalf("check-out %d: %d", i, code)
+		}
+		start := time.Now()
+		if code, _ := postJSON(t, s.URL+"/circulation/check-in-by-barcode", `{"itemBarcode":"`+ItemBarcode(i)+`"}`, h...); code != http.StatusOK {
+			t.Fatalf("check-in %d: %d", i, code)
+		}
+		return time.Since(start)
+	}
+	first := checkin(1)
+	for i := 2; i < 300; i++ {
+		checkin(i)
+	}
+	last := checkin(300)
+	c.leakMu.Lock()
+	n := len(c.leaked)
+	c.leakMu.Unlock()
+	if n != 300 {
+		t.Errorf("leaked %d entries, want one per check-out (300)", n)
+	}
+	// 300 entries × 100 µs = 30 ms more than the first check-in.
+	if last-first < 20*time.Millisecond {
+		t.Errorf("check-in took %v first and %v after 300 check-outs; want the leak to add about 30 ms", first, last)
+	}
+}
+
+// A data-import chunk goes through the circulation service to the module
+// and back into the circulation service's database.
+func TestDataImportThroughCirculation(t *testing.T) {
+	d, err := NewDataImport(DataImportConfig{Work: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	di := startServer(t, d.Serve)
+	c, s := startCirculation(t, CirculationConfig{SQLite: filepath.Join(t.TempDir(), "c.db"), Items: 10, Patrons: 10, HistoryLoans: -1, DataImportURL: di.URL})
+	h := []string{"X-Okapi-Token", login(t, s.URL)}
+	if code, b := postJSON(t, s.URL+"/data-import/chunks", `{"records":120,"job":"j1"}`, h...); code != http.StatusCreated {
+		t.Fatalf("import: %d %s", code, b)
+	}
+	var n int
+	if err := c.db.QueryRow(`SELECT COUNT(*) FROM instance WHERE job = 'j1'`).Scan(&n); err != nil || n != 120 {
+		t.Errorf("instances %d (%v), want 120", n, err)
+	}
+	if code, _ := postJSON(t, s.URL+"/data-import/chunks", `{"records":1,"job":"j2"}`); code != http.StatusUnauthorized {
+		t.Errorf("import without a token: %d, want 401", code)
+	}
+	// Called directly with a gateway address that is not loopback, the
+	// module refuses to call it.
+	if code, _ := postJSON(t, di.URL+"/data-import/chunks", `{"records":1,"job":"j3"}`, OkapiURLHeader, "http://192.0.2.1:9130"); code != http.StatusBadRequest {
+		t.Errorf("non-loopback gateway: %d, want 400", code)
+	}
+}
+
+// The manager answers through the worker and the beekeeper in every log
+// configuration; synchronous and asynchronous logging write one line per
+// call, none writes nothing.
+func TestCompanyLogConfigurations(t *testing.T) {
+	w, err := NewCompany(CompanyConfig{Role: "worker", Compute: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := startServer(t, w.Serve)
+	b, err := NewCompany(CompanyConfig{Role: "beekeeper", WorkerURL: ws.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs := startServer(t, b.Serve)
+	for _, cfg := range []string{LogSync, LogAsync, LogNone} {
+		t.Run(cfg, func(t *testing.T) {
+			logf := filepath.Join(t.TempDir(), "manager.log")
+			m, err := NewCompany(CompanyConfig{Role: "manager", WorkerURL: ws.URL, BeekeeperURL: bs.URL, Log: cfg, LogFile: logf, LineCost: time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms := startServer(t, m.Serve)
+			code, h, _ := send(t, http.MethodPost, ms.URL+"/doorman/login", "application/x-www-form-urlencoded", strings.NewReader("username=jordan&password=pw"))
+			if code != 200 || h.Get("Authorization") == "" {
+				t.Fatalf("login: %d", code)
+			}
+			auth := []string{"Authorization", h.Get("Authorization")}
+			want := map[string]string{"/manager/worker/fibonacci/term?n=10": `"term":55`,
+				"/manager/beekeeper/drone/ancestors/10": `"ancestors":89`, "/manager/beekeeper/queen/ancestors/10": `"ancestors":144`}
+			for u, body := range want {
+				if r := get(t, ms.URL+u, auth...); r.status != 200 || !strings.Contains(r.body, body) {
+					t.Errorf("%s: %d %s, want %s", u, r.status, r.body, body)
+				}
+			}
+			if r := get(t, ms.URL+"/manager/worker/fibonacci/term?n=1"); r.status != http.StatusUnauthorized {
+				t.Errorf("without a token: %d", r.status)
+			}
+			ms.stop() // flushes the asynchronous queue
+			lines := readLines(t, logf)
+			if n := map[string]int{LogSync: 3, LogAsync: 3, LogNone: 0}[cfg]; len(lines) != n {
+				t.Errorf("log has %d lines, want %d", len(lines), n)
+			}
+		})
+	}
+	if _, err := NewCompany(CompanyConfig{Role: "manager", WorkerURL: ws.URL, BeekeeperURL: bs.URL, Log: "stdout"}); err == nil {
+		t.Error("an unknown log configuration is accepted")
+	}
+}
+
+// Uploads are multipart with a JPEG photo; a wrong password, a photo that
+// is no JPEG and a missing photo are refused.
+func TestSurveyUploadAndBrowse(t *testing.T) {
+	m := SurveyModel{Years: 1, Teachers: 2, ClassesPerTeacher: 1, StudentsPerClass: 5, Days: 4, SurveysPerDay: 3, Prompts: 10, SubmitProb: 0.75, PhotoBytes: 5000}
+	s, err := NewSurvey(context.Background(), SurveyConfig{DB: filepath.Join(t.TempDir(), "s.db"), Model: m, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := s.db.QueryRow(`SELECT COUNT(*) FROM survey_response`).Scan(&n); err != nil || int64(n) != m.Counts().Responses {
+		t.Fatalf("generated %d responses (%v), model %d", n, err, m.Counts().Responses)
+	}
+	srv := startServer(t, s.Serve)
+	photo, err := SurveyPhoto(1, m.PhotoBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	upload := func(pw string, img []byte) int {
+		var body bytes.Buffer
+		w := multipart.NewWriter(&body)
+		u, _ := SurveyStudent(1)
+		_ = w.WriteField("user", u)
+		_ = w.WriteField("password", pw)
+		_ = w.WriteField("campaign_urn", SurveyCampaign(1))
+		_ = w.WriteField("surveys", `[{"survey_id":"daily"}]`)
+		if img != nil {
+			f, _ := w.CreateFormFile("images", "photo.jpg")
+			_, _ = f.Write(img)
+		}
+		_ = w.Close()
+		code, _, _ := send(t, http.MethodPost, srv.URL+"/app/survey/upload", w.FormDataContentType(), &body)
+		return code
+	}
+	_, pw := SurveyStudent(1)
+	if c := upload(pw, photo); c != 200 {
+		t.Errorf("upload: %d", c)
+	}
+	if c := upload("wrong", photo); c != http.StatusUnauthorized {
+		t.Errorf("wrong password: %d", c)
+	}
+	if c := upload(pw, []byte("not a jpeg")); c != http.StatusBadRequest {
+		t.Errorf("not a JPEG: %d", c)
+	}
+	if c := upload(pw, nil); c != http.StatusBadRequest {
+		t.Errorf("no photo: %d", c)
+	}
+	code, _, body := send(t, http.MethodPost, srv.URL+"/app/user/auth_token", "application/x-www-form-urlencoded", strings.NewReader("user=teacher0001&password=pw"))
+	var tok struct{ Token string }
+	if err := json.Unmarshal([]byte(body), &tok); code != 200 || err != nil || tok.Token == "" {
+		t.Fatalf("auth token: %d %s", code, body)
+	}
+	code, _, body = send(t, http.MethodPost, srv.URL+"/app/survey_response/read", "application/x-www-form-urlencoded",
+		strings.NewReader("auth_token="+tok.Token+"&output=users&campaign_urn="+SurveyCampaign(1)))
+	if code != 200 || !strings.Contains(body, "student00001") {
+		t.Errorf("responses' users: %d %s", code, body)
+	}
+}
+
+// A call that takes longer than the proxy timeout is answered 504.
+func TestSurveyProxyTimeout(t *testing.T) {
+	m := SurveyModel{Years: 1, Teachers: 1, ClassesPerTeacher: 1, StudentsPerClass: 1, Days: 1, SurveysPerDay: 1, Prompts: 1, SubmitProb: 1, PhotoBytes: 200000}
+	s, err := NewSurvey(context.Background(), SurveyConfig{DB: filepath.Join(t.TempDir(), "s.db"), Model: m, Seed: 1, Workers: 1, Timeout: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, s.Serve)
+	if r := get(t, srv.URL+"/app/user/whoami?user=x"); r.status != http.StatusGatewayTimeout {
+		t.Errorf("status %d, want 504", r.status)
+	}
+}
