@@ -75,6 +75,12 @@ type Dataset struct {
 	Errors       []ErrorDetail
 	Dropped      map[string]int64 // per workload
 	LastInterval time.Time        // completion second of the last record
+	// Server is the server-side data attached to a live run (access logs,
+	// vmstat, jstat, docker stats imported into rundir.ServerDir with the
+	// run's phases); nil when none was. ServerErr says why it could not be
+	// read.
+	Server    *Dataset
+	ServerErr error
 }
 
 // UsersTick is the number of active users per workload at a second.
@@ -228,6 +234,7 @@ func Load(dir string) (*Dataset, error) {
 		}
 		d.Errors = append(d.Errors, acc.detail)
 	}
+	d.loadServer()
 	sort.Slice(d.Errors, func(i, j int) bool {
 		a, b := d.Errors[i], d.Errors[j]
 		if a.Count != b.Count {

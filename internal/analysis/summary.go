@@ -45,6 +45,9 @@ type Summary struct {
 	// when the plan has none.
 	Prepare []rundir.CommandResult `json:"prepare,omitempty"`
 	Cleanup []rundir.CommandResult `json:"cleanup,omitempty"`
+	// ServerSide is the servers' view from the access logs attached to the
+	// run (per server, phase and HTTP status); absent when none was.
+	ServerSide *ServerSide `json:"server_side,omitempty"`
 	// Sections filled by other analyses; nil when not computed.
 	Resources  any `json:"resources"`
 	Capacity   any `json:"capacity"`
@@ -112,6 +115,7 @@ func Summarize(d *Dataset, slas []string) *Summary {
 		s.Dropped = nil
 	}
 	s.Labels = d.labelRows(d.Run, d.Total, d.Span())
+	s.ServerSide = d.ServerTable()
 	s.PercentileMethod = d.applySourceFigures(s.Labels)
 	for i, p := range d.Phases {
 		ps := PhaseSummary{Name: p.Name, Workload: p.Workload, Start: p.Start, End: p.End, Users: p.Users,
@@ -248,18 +252,35 @@ func (d *Dataset) JudgeSLA(text string) SLAResult {
 	if e.Metric == sla.Checks {
 		return d.judgeChecks(e, r)
 	}
+	src, observe := d, func(m map[LabelKey]*metrics.Agg, total *metrics.Agg, span time.Duration) (float64, bool) {
+		return d.observe(e, m, total, span)
+	}
+	if e.IsServer() {
+		if d.Server == nil {
+			r.NoData = true
+			r.Error = "no server-side data: no access log was attached to this run"
+			if d.ServerErr != nil {
+				r.Error = "server-side data unreadable: " + d.ServerErr.Error()
+			}
+			return r
+		}
+		src = d.Server
+		observe = func(m map[LabelKey]*metrics.Agg, _ *metrics.Agg, span time.Duration) (float64, bool) {
+			return observeServer(e, m, span)
+		}
+	}
 	if e.Phase != "" {
 		r.Scope = e.Phase
-		idx := d.phaseIndex(e.Phase)
+		idx := src.phaseIndex(e.Phase)
 		if idx < 0 {
 			r.Error = "no phase named " + e.Phase
 			r.NoData = true
 			return r
 		}
-		obs, ok := d.observe(e, d.ByPhase[idx], d.PhaseTotal[idx], d.Phases[idx].Duration())
+		obs, ok := observe(src.ByPhase[idx], src.PhaseTotal[idx], src.Phases[idx].Duration())
 		r.Observed, r.Passed, r.NoData = obs, ok && e.Holds(obs), !ok
 	} else {
-		obs, ok := d.observe(e, d.Run, d.Total, d.Span())
+		obs, ok := observe(src.Run, src.Total, src.Span())
 		r.Observed, r.Passed, r.NoData = obs, ok && e.Holds(obs), !ok
 	}
 	if r.NoData {
@@ -270,9 +291,9 @@ func (d *Dataset) JudgeSLA(text string) SLAResult {
 	// That chain follows the load steps of one workload (the one with the
 	// most phases): a concurrent workload's phase is not a step.
 	brokenSeen := false
-	steps := d.steppedWorkload()
-	for i, p := range d.Phases {
-		o, ok := d.observe(e, d.ByPhase[i], d.PhaseTotal[i], p.Duration())
+	steps := src.steppedWorkload()
+	for i, p := range src.Phases {
+		o, ok := observe(src.ByPhase[i], src.PhaseTotal[i], p.Duration())
 		if !ok {
 			continue
 		}
@@ -333,6 +354,11 @@ func Observe(e *sla.Expr, m map[LabelKey]*metrics.Agg, total *metrics.Agg, span 
 			}
 		}
 	}
+	return statOf(e, a, span)
+}
+
+// statOf is e's metric over one aggregate; false when it holds no samples.
+func statOf(e *sla.Expr, a *metrics.Agg, span time.Duration) (float64, bool) {
 	if a.Count == 0 {
 		return 0, false
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,9 +14,6 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/demo"
 	"github.com/plateau-perf/plateau/internal/demo/sut"
-	"github.com/plateau-perf/plateau/internal/monitor"
-	"github.com/plateau-perf/plateau/internal/report"
-	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 type demoFlags struct {
@@ -114,48 +110,29 @@ func runDemo(ctx context.Context, st *State, f demoFlags) error {
 	if f.full {
 		step = 15 * time.Minute
 	}
-	sets := []string{"target=" + stack.Target, "workloads.read.load.steps=" + demoSteps(step, f.instances)}
+	// The front servers' access logs, joined with their external-call
+	// logs, are attached to the run: its one report has the client's view
+	// and the servers' view per step (reference 000's table). The back's
+	// logs stay in sut/logs for `plateau import accesslog`: mixing tiers
+	// would count every read twice.
+	sets := []string{"target=" + stack.Target, "workloads.read.load.steps=" + demoSteps(step, f.instances),
+		"server_side.sources=" + demoServerSources(filepath.Join(work, "logs"), f.instances)}
 	err = runPlan(ctx, st, filepath.Join(planDir, "plan.yaml"), runFlags{out: filepath.Join(dir, "run"), set: sets, quiet: f.quiet})
 	stack.Stop() // flushes and closes every access log
 	fmt.Fprintf(st.Stdout, "demo service logs (access logs per instance, external-call logs): %s\n", filepath.Join(work, "logs"))
-	if err == nil || errors.Is(err, ErrSLAFailed) || errors.As(err, new(*notHeldError)) {
-		if serr := serverSideReport(context.WithoutCancel(ctx), st, dir, f.instances); serr != nil {
-			fmt.Fprintf(st.Stderr, "plateau demo: server-side report: %v\n", serr)
-		}
-	}
 	return err
 }
 
-// copyMonitorData copies the monitor series of run directory from into run
-// directory to, unless to has monitor data of its own.
-func copyMonitorData(from, to string) error {
-	src, dst := filepath.Join(from, monitor.SubDir), filepath.Join(to, monitor.SubDir)
-	if _, err := os.Stat(dst); err == nil {
-		return nil
+// demoServerSources renders the front instances' access logs, each joined
+// with its external-call log, as a flow-style server_side.sources list.
+func demoServerSources(logs string, instances int) string {
+	var parts []string
+	for i := 1; i <= instances; i++ {
+		lar := fmt.Sprintf("lar-%d", i)
+		parts = append(parts, fmt.Sprintf("{accesslog: {name: %s, path: %q, format: plateau, external: %q}}",
+			lar, filepath.Join(logs, lar+"-access.log"), filepath.Join(logs, lar+"-sla.log")))
 	}
-	entries, err := os.ReadDir(src)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if e.IsDir() {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 // demoSteps renders the stepped load as a flow-style YAML list: reference
@@ -246,47 +223,4 @@ func newDemoServeCmd(st *State) *cobra.Command {
 	fl.StringArrayVar(&backends, "backend", nil, "lb: front base URL (repeatable)")
 	fl.IntVar(&workers, "workers", 12, "lb: concurrent requests per backend")
 	return c
-}
-
-// serverSideReport imports the front services' own logs into DIR/server —
-// what reference 000 analysed: per server, per step and per status code,
-// response time with and without the external calls (joined by message id) —
-// with the load test's steps as phases, and writes its report.
-func serverSideReport(ctx context.Context, st *State, dir string, instances int) error {
-	info, err := rundir.ReadInfo(filepath.Join(dir, "run"))
-	if err != nil {
-		return err
-	}
-	end := time.Now()
-	if info.End != nil {
-		end = *info.End
-	}
-	logs := filepath.Join(dir, "sut", "logs")
-	var ins []importInput
-	// The front servers only, as reference 000's table: mixing tiers would
-	// make TOTAL count every read twice (front and back). The back's logs
-	// stay in sut/logs for `plateau import accesslog`.
-	for i := 1; i <= instances; i++ {
-		lar := fmt.Sprintf("lar-%d", i)
-		ins = append(ins, importInput{typ: "accesslog", name: lar, path: filepath.Join(logs, lar+"-access.log"),
-			opts: map[string]string{"format": "plateau", "external": filepath.Join(logs, lar+"-sla.log")}})
-	}
-	out := filepath.Join(dir, "server")
-	quiet := *st
-	quiet.Stderr = io.Discard
-	if err := runImport(ctx, &quiet, importFlags{out: out, name: "lar-cave server side (access logs)",
-		phaseList: info.CorePhases(end)}, ins, importTypes()); err != nil {
-		return err
-	}
-	// The servers ran under the run's monitors: the server-side report
-	// shows the same resource series.
-	if err := copyMonitorData(filepath.Join(dir, "run"), out); err != nil {
-		return err
-	}
-	if _, err := report.Generate(out, report.Options{}); err != nil {
-		return err
-	}
-	fmt.Fprintf(st.Stdout, "server-side report (access logs per server, step and status; with and without the external calls): %s\n",
-		filepath.Join(out, "report.html"))
-	return nil
 }

@@ -62,8 +62,8 @@ func TestDemoEndToEnd(t *testing.T) {
 			t.Errorf("phase %s: throughput %v, samples %d", p.Name, tot.ThroughputRPS, tot.Samples)
 		}
 	}
-	if len(s.SLA) != 3 {
-		t.Errorf("SLA verdicts %d, want 3", len(s.SLA))
+	if len(s.SLA) != 4 {
+		t.Errorf("SLA verdicts %d, want 4", len(s.SLA))
 	}
 	for _, r := range s.SLA {
 		if r.NoData || r.Error != "" {
@@ -73,45 +73,32 @@ func TestDemoEndToEnd(t *testing.T) {
 	if !strings.Contains(stdout.String(), "report:") || !strings.Contains(stdout.String(), "report.html") {
 		t.Errorf("the report path is not printed:\n%s", stdout.String())
 	}
-	// The server-side view: the services' own logs imported with the
-	// steps as phases, with and without the external calls.
-	srv := readSummary(t, filepath.Join(dir, "server"))
-	if len(srv.Phases) != len(info.Phases) {
-		t.Errorf("server-side report has %d phases, the run %d", len(srv.Phases), len(info.Phases))
+	// The servers' view is in the same report: the front services' own
+	// logs attached to the run with its steps as phases, with and without
+	// the external calls; no second report.
+	if _, err := os.Stat(filepath.Join(dir, "server")); err == nil {
+		t.Error("the demo still writes a separate server-side report")
 	}
-	var gross, net int64
-	for _, l := range srv.Labels {
-		switch l.Label {
-		case "lar-1: GET /allergies":
-			gross = l.Samples
-		case "lar-1: GET /allergies (net of downstream)":
-			net = l.Samples
-			if !l.Derived {
-				t.Error("net-of-downstream label not marked derived")
+	ss := s.ServerSide
+	if ss == nil {
+		t.Fatal("summary.json has no server_side")
+	}
+	if strings.Join(ss.Servers, ",") != "lar-1,lar-2" {
+		t.Errorf("servers %v, want lar-1,lar-2", ss.Servers)
+	}
+	perPhase := map[string]int64{}
+	for _, r := range ss.Rows {
+		if r.Server == "lar-1" && r.Phase != "" {
+			perPhase[r.Phase] += r.Count
+			if r.Status == 200 && (r.NetMeanMs == nil || *r.NetMeanMs >= r.MeanMs) {
+				t.Errorf("lar-1 %s: time without downstream %v not below the time with it %v", r.Phase, r.NetMeanMs, r.MeanMs)
 			}
 		}
 	}
-	if gross == 0 || net != gross {
-		t.Errorf("lar-1 reads %d, net of downstream %d: want equal and non-zero", gross, net)
-	}
-	// The server-side report shows the run's monitor data (the same
-	// servers), the balancer is watched, a failure is listed once, and a
-	// stall of the servers' own times is not blamed on the generator.
-	if srv.Resources == nil {
-		t.Error("server-side summary has no resources although the run monitored the servers")
-	}
-	smd, err := os.ReadFile(filepath.Join(dir, "server", "report.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(string(smd), "No monitor data") {
-		t.Error("server-side report says No monitor data")
-	}
-	if strings.Contains(string(smd), "the load generator, not the system") {
-		t.Error("server-side report blames the generator for a stall of the servers' own times")
-	}
-	if !strings.Contains(string(smd), "servers' own request times") {
-		t.Error("server-side report's method sentence does not say the times are the servers'")
+	for _, p := range info.Phases {
+		if perPhase[p.Name] == 0 {
+			t.Errorf("server side: lar-1 has no calls in step %s", p.Name)
+		}
 	}
 	rmd, err := os.ReadFile(filepath.Join(run, "report.md"))
 	if err != nil {
@@ -119,6 +106,11 @@ func TestDemoEndToEnd(t *testing.T) {
 	}
 	if !strings.Contains(string(rmd), "balancer") {
 		t.Error("the run's report does not show the balancer's resources")
+	}
+	for _, want := range []string{"## Server side", "| Server | Step | HTTP status | Calls | Calls/s | Time with downstream (ms) | Time without downstream (ms) |", "| lar-1 |", "| All servers |"} {
+		if !strings.Contains(string(rmd), want) {
+			t.Errorf("the run's report lacks %q", want)
+		}
 	}
 	// Access logs of every instance, each line in the documented format.
 	line := regexp.MustCompile(`^\S+Z (GET|POST) \S+ \d{3} \d+\.\d+ [0-9a-f]+ \S+$`)

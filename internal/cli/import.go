@@ -28,7 +28,8 @@ import (
 // importFlags are the flags every import form shares.
 type importFlags struct {
 	out, name, phases, tz string
-	phaseList             []core.Phase // phases given directly (plateau demo)
+	phaseList             []core.Phase // phases given directly (a live run's server side)
+	from, to              time.Time    // keep only requests completed within (a live run's server side)
 	workers               int
 	keepSamples           bool
 	minPhase              time.Duration
@@ -290,7 +291,7 @@ func runImport(ctx context.Context, st *State, f importFlags, ins []importInput,
 	_, statErr := os.Stat(f.out)
 	fresh := errors.Is(statErr, os.ErrNotExist)
 	run, err := importer.NewRun(importer.Options{Dir: f.out, Name: f.name, Phases: phases, DerivePhases: !f.noDerive,
-		MinPhase: f.minPhase, KeepSamples: f.keepSamples, Workers: f.workers, Clock: clock,
+		MinPhase: f.minPhase, KeepSamples: f.keepSamples, Workers: f.workers, Clock: clock, From: f.from, To: f.to,
 		Command: append([]string{"plateau"}, st.Args...), Version: version(),
 		Logf: func(format string, args ...any) { fmt.Fprintf(st.Stderr, "plateau import: "+format+"\n", args...) }})
 	if err != nil {

@@ -42,6 +42,7 @@ type runFlags struct {
 	listen     string   // --listen ADDR: /metrics and the live view (outputs.go)
 	trace      int      // --trace N: N iterations of one user per workload, traced to trace.txt
 	outputs    []string // --out KIND=URL push outputs (outputs.go)
+	attach     []string // --attach TYPE:[NAME=]PATH[,key=value…] server-side files (attach.go)
 }
 
 func newRunCmd(st *State) *cobra.Command {
@@ -73,6 +74,8 @@ summary.json and the reports. Exit code 0 when every SLA holds, 1 when one fails
 	c.Flags().StringArrayVar(&f.monitors, "monitor", nil,
 		"watch a target besides the plan's, e.g. --monitor host, --monitor 'process:name=back,match=demo serve back', --monitor 'postgres:name=db,dsn=postgres://127.0.0.1/app' (repeatable)")
 	c.Flags().IntVar(&f.trace, "trace", 0, "debug the plan: run N iterations of one user per workload and write every request, response, extracted variable and branch to trace.txt in the run directory (secrets masked)")
+	c.Flags().StringArrayVar(&f.attach, "attach", nil,
+		"read a file the servers write into the run directory after the load, with the run's phases (like the plan's server_side), e.g. --attach 'accesslog:web1=/var/log/nginx/access.log,format=combined_rt' (accesslog, vmstat, jstat, dockerstats; repeatable)")
 	c.Flags().IntVarP(&f.generators, "generators", "g", 0, "run the plan on N local generator processes (segments i/N), then merge")
 	return c
 }
@@ -86,8 +89,9 @@ func loadPlan(st *State, path string, set []string) (*plan.Plan, error) {
 // run, so its data files must all exist (plan.Options.Prepared).
 func loadPlanWith(st *State, path string, set []string, prepared bool) (*plan.Plan, error) {
 	p, err := plan.LoadFile(path, plan.Options{Overrides: set, Env: st.Getenv, CheckSLA: sla.Check,
-		CheckMonitor: func(t *plan.MonitorTarget) error { return builtin.Validate(monitorTarget(t)) },
-		Prepared:     prepared})
+		CheckMonitor:      func(t *plan.MonitorTarget) error { return builtin.Validate(monitorTarget(t)) },
+		CheckServerSource: checkServerSource,
+		Prepared:          prepared})
 	if err != nil {
 		var pe plan.Errors
 		if errors.As(err, &pe) {
@@ -112,7 +116,14 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	if err != nil {
 		return err
 	}
+	if err := addAttachFlags(p, f.attach); err != nil {
+		return err
+	}
 	if err := checkSLANames(p); err != nil {
+		return err
+	}
+	serverIns, err := serverInputs(p)
+	if err != nil {
 		return err
 	}
 	extra, err := parseMonitorFlags(f.monitors)
@@ -245,6 +256,16 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	}
 	if err := rundir.WriteInfo(dir, info); err != nil {
 		return err
+	}
+	if runErr == nil && len(serverIns) > 0 {
+		if nseg > 1 {
+			fmt.Fprintln(st.Stderr, "plateau: server side: a segment run does not read the servers' files (one generator's share is not the servers' traffic)")
+		} else {
+			attachServerSide(ctx, st, dir, info, serverIns, p.ServerSide.Settle)
+			if err := rundir.WriteInfo(dir, info); err != nil {
+				return err
+			}
+		}
 	}
 	if runErr != nil {
 		return fmt.Errorf("run failed (results so far are in %s): %w", dir, runErr)

@@ -53,6 +53,22 @@ func checkSLANames(p *plan.Plan) error {
 			}
 			continue
 		}
+		if e.IsServer() {
+			// Judged on the access logs attached to the run, after it:
+			// the servers it names must be attached, and it cannot stop
+			// the run early.
+			err := e.CheckServers(attachedServers(p))
+			if err == nil {
+				err = e.CheckNames(nil, nil, names.Phases)
+			}
+			if err == nil && s.AbortOnFail {
+				err = fmt.Errorf("abort_on_fail: %s is read from the servers' logs after the run, so it cannot stop the run", e.Metric)
+			}
+			if err != nil {
+				errs = append(errs, plan.Error{File: p.File, Pos: s.Pos, Msg: "sla: " + err.Error()})
+			}
+			continue
+		}
 		if err := e.CheckNames(names.Workloads, names.Labels, names.Phases); err != nil {
 			errs = append(errs, plan.Error{File: p.File, Pos: s.Pos, Msg: "sla: " + err.Error()})
 			continue

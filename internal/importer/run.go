@@ -45,6 +45,11 @@ type Options struct {
 	Version string
 	// Logf receives progress lines (optional).
 	Logf func(format string, args ...any)
+	// From and To, when set, bound the request samples kept: a sample that
+	// completed before From or after To is left out and counted in a note
+	// (server logs attached to a live run hold traffic from before and
+	// after it; the run's own window is what its report is about).
+	From, To time.Time
 }
 
 // Run is a run directory being built from imported files. Sources add
@@ -381,6 +386,7 @@ type Aggregator struct {
 	spanStart, spanEnd int64
 	fig                *figures // nil unless CollectFigures
 	resolution         time.Duration
+	outside            int64 // samples left out by Options.From/To (derived views not counted)
 }
 
 // SetTimeResolution says the source's completion times are known only to
@@ -432,6 +438,12 @@ func (a *Aggregator) AddUsers(t int64, n int32) {
 
 // Add aggregates one sample.
 func (a *Aggregator) Add(s *Rec) error {
+	if o := &a.run.opt; (!o.From.IsZero() && s.End < o.From.UnixNano()) || (!o.To.IsZero() && s.End > o.To.UnixNano()) {
+		if !s.Derived {
+			a.outside++
+		}
+		return nil
+	}
 	sec := floorDiv(s.End, 1e9)
 	ph := int32(-1)
 	if len(a.phases) > 0 {
@@ -599,6 +611,11 @@ func (a *Aggregator) Close() error {
 	}
 	if a.spanSet {
 		a.first, a.last = a.spanStart, a.spanEnd
+	}
+	if a.outside > 0 {
+		o := &a.run.opt
+		a.run.Note("%s: %d requests completed outside the run (%s – %s) and were left out", a.workload, a.outside,
+			o.From.UTC().Format(time.RFC3339), o.To.UTC().Format(time.RFC3339))
 	}
 	if a.fig != nil && a.count > 0 {
 		a.run.AddFigures(a.fig.result())

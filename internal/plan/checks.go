@@ -248,6 +248,10 @@ func (d *decoder) after(ptr any, n *yaml.Node, k keyset) {
 		if k.has("interval") && v.Interval <= 0 {
 			d.errorf(at(n, k, "interval"), "monitor: interval must be positive")
 		}
+	case *ServerSide:
+		if k.has("settle") && v.Settle < 0 {
+			d.errorf(at(n, k, "settle"), "server_side: settle must not be negative")
+		}
 	}
 }
 

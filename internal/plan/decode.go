@@ -339,6 +339,8 @@ func contextName(v any) string {
 		return "monitor"
 	case *MonitorTarget:
 		return "monitor target"
+	case *ServerSide:
+		return "server_side"
 	}
 	return fmt.Sprintf("%T", v)
 }
@@ -508,6 +510,8 @@ func (d *decoder) decodeValue(n *yaml.Node, fv reflect.Value, key string) {
 		*p = d.slas(n, key)
 	case *[]MonitorTarget:
 		*p = d.monitorTargets(n, key)
+	case *[]ServerSource:
+		*p = d.serverSources(n, key)
 	default:
 		switch {
 		case fv.Kind() == reflect.Pointer && fv.Type().Elem().Kind() == reflect.Struct:

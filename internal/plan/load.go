@@ -36,6 +36,9 @@ type Options struct {
 	// file must exist now. Without it, a data file missing from a plan
 	// with prepare: commands is Pending, not an error.
 	Prepared bool
+	// CheckServerSource checks one server_side source's kind and options
+	// with the importers' own rules, without reading the file. May be nil.
+	CheckServerSource func(s *ServerSource) error
 }
 
 // maxPlanBytes bounds the plan file size; a plan is hand-written text.
@@ -214,7 +217,8 @@ func defaultPlan() *Plan {
 			MaxBody:        1 << 20,
 			Cookies:        &tr,
 		},
-		Monitor: Monitor{Interval: time.Second},
+		Monitor:    Monitor{Interval: time.Second},
+		ServerSide: ServerSide{Settle: DefaultSettle},
 	}
 }
 

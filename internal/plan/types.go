@@ -37,6 +37,10 @@ type Plan struct {
 	Workloads []*Workload `yaml:"workloads"` // a YAML mapping name → workload
 	SLA       []SLA       `yaml:"sla"`
 	Monitor   Monitor     `yaml:"monitor"`
+	// ServerSide are files the servers write during the run — access logs
+	// (with an external-call log to join), vmstat, jstat, docker stats —
+	// read into the run directory after the load with the run's phases.
+	ServerSide ServerSide `yaml:"server_side"`
 	// Secrets names extra headers and variables whose values never reach a
 	// report or log (Authorization, Cookie and Set-Cookie always are secret).
 	Secrets []string `yaml:"secrets"`
@@ -528,6 +532,33 @@ type MonitorTarget struct {
 	Options map[string]any `yaml:"-"`
 	Pos     Pos            `yaml:"-"`
 }
+
+// ServerSide lists the server-side files attached to the run.
+type ServerSide struct {
+	// Settle is how long to wait after the load before the files are read,
+	// so the servers have flushed their last lines (default 2s).
+	Settle  time.Duration  `yaml:"settle"`
+	Sources []ServerSource `yaml:"sources"`
+}
+
+// ServerSource is one attached file; Kind is the YAML key (accesslog,
+// vmstat, jstat, dockerstats — the types of `plateau import`).
+type ServerSource struct {
+	Kind string
+	// Name is the server, host, JVM or container name in the report
+	// (default: the file name).
+	Name string
+	// Path is the file as written in the plan; relative paths resolve
+	// against the plan's directory (Plan.Dir), as do path options.
+	Path string
+	// Options are the import type's options (format, external, start,
+	// interval, …) as text. The CLI checks them (CheckServerSource).
+	Options map[string]string
+	Pos     Pos
+}
+
+// DefaultSettle is ServerSide.Settle's default.
+const DefaultSettle = 2 * time.Second
 
 // Template is a string with ${name} references, compiled once at load time so
 // rendering on the hot path is a loop over parts.

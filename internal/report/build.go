@@ -29,7 +29,7 @@ const (
 )
 
 // SectionIDs lists every section id in order.
-var SectionIDs = []string{SecSummary, SecRequirements, SecRuns, SecResults, SecResources, SecErrors,
+var SectionIDs = []string{SecSummary, SecRequirements, SecRuns, SecResults, SecServer, SecResources, SecErrors,
 	SecCapacity, SecTrends, SecComparison, SecConclusions, SecAppendix}
 
 // builder accumulates the document and the facts the summary and the
@@ -87,6 +87,7 @@ func build(in *input) *doc.Document {
 		secs[SecRuns] = r
 	}
 	secs[SecResults] = b.results()
+	secs[SecServer] = b.serverSide()
 	secs[SecResources] = b.resources()
 	secs[SecErrors] = b.errors()
 	secs[SecCapacity] = b.capacity()

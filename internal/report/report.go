@@ -205,6 +205,7 @@ func load(dir string, opt Options) (*input, error) {
 	if in.monErr != nil {
 		in.notes = append(in.notes, fmt.Sprintf("monitor data unreadable: %v", in.monErr))
 	}
+	in.readServerMonitor()
 	if opt.Baseline != "" {
 		if bd, err := analysis.Load(opt.Baseline); err != nil {
 			in.notes = append(in.notes, fmt.Sprintf("baseline %s unreadable: %v", opt.Baseline, err))

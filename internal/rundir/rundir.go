@@ -24,6 +24,10 @@ const (
 	SummaryFile   = "summary.json"
 	MonitorDir    = "monitor"
 	ImportLogFile = "import.log"
+	// ServerDir holds the server-side files attached to a live run
+	// (access logs, vmstat, jstat, docker stats), imported after the load
+	// as a run directory of its own with the live run's phases.
+	ServerDir = "server"
 )
 
 // Run states recorded in run.json.

@@ -7,6 +7,7 @@
 //	         | "error_rate" [ selector ]
 //	         | "throughput" [ selector ]
 //	         | "checks" [ "{" "name" "=" quoted "}" ]   share of checks passed (run or phase)
+//	         | stat "(" ( "server_time" | "server_time_net" ) [ "{" "server" "=" quoted "}" ] ")"
 //	selector = "{" key "=" quoted { "," key "=" quoted } "}"   key: label | workload
 //	stat     = "avg" | "mean" | "min" | "max" | "median" | "p" number | "p(" number ")"
 //
@@ -17,6 +18,13 @@
 //
 //	op       = "<" | "<=" | ">" | ">=" | "==" | "!="
 //	value    = number unit       units: ms, s, us (times); % (error_rate, checks); /s, /m (throughput)
+//
+// server_time is the response time the servers' own access logs record
+// (attached to the run with the plan's server_side sources);
+// server_time_net the same net of the downstream calls joined from an
+// external-call log (reference 000's "without MSB"). A server selector
+// names one attached access log; without it every attached access log
+// counts.
 //
 // Examples: `avg(response_time) < 200ms`, `p95(response_time{label="login"}) <= 1s`,
 // `error_rate < 1%`, `throughput >= 10/s during "step 1"`, `checks > 99%`,
@@ -39,7 +47,16 @@ const (
 	// Checks is the share of the plan's checks that passed (k6's checks
 	// rate), in percent; Label is then the check's name.
 	Checks = "checks"
+	// ServerTime and ServerTimeNet are server-side response times from
+	// attached access logs, with and net of downstream calls; Server then
+	// names the access log's server ("" = all of them).
+	ServerTime    = "server_time"
+	ServerTimeNet = "server_time_net"
 )
+
+// IsServer reports whether the metric is judged on the server-side data
+// attached to the run rather than on the client's samples.
+func (e *Expr) IsServer() bool { return e.Metric == ServerTime || e.Metric == ServerTimeNet }
 
 // Expr is a parsed requirement.
 type Expr struct {
@@ -50,6 +67,7 @@ type Expr struct {
 	Percentile float64
 	Label      string  // "" = all requests
 	Workload   string  // "" = every workload
+	Server     string  // server_time…: the attached access log's server, "" = all
 	Op         string  // < <= > >= == !=
 	Value      float64 // ms for times, percent for error_rate, per second for throughput
 	Phase      string  // "" = whole run (and judged per phase too)
@@ -58,7 +76,7 @@ type Expr struct {
 // Unit is the unit Value and observed values are in.
 func (e *Expr) Unit() string {
 	switch e.Metric {
-	case ResponseTime:
+	case ResponseTime, ServerTime, ServerTimeNet:
 		return "ms"
 	case ErrorRate, Checks:
 		return "%"
@@ -88,14 +106,27 @@ func (e *Expr) Holds(observed float64) bool {
 // Describe renders the metric in words for reports ("average response time").
 func (e *Expr) Describe() string {
 	var s string
+	names := map[string]string{"avg": "average", "min": "minimum", "max": "maximum", "p50": "median"}
 	switch e.Metric {
 	case ResponseTime:
-		names := map[string]string{"avg": "average", "min": "minimum", "max": "maximum", "p50": "median"}
 		n := names[e.Stat]
 		if n == "" {
 			n = strconv.FormatFloat(e.Percentile, 'f', -1, 64) + "th percentile"
 		}
 		s = n + " response time"
+	case ServerTime, ServerTimeNet:
+		n := names[e.Stat]
+		if n == "" {
+			n = strconv.FormatFloat(e.Percentile, 'f', -1, 64) + "th percentile"
+		}
+		s = n + " server-side response time"
+		if e.Metric == ServerTimeNet {
+			s += " net of downstream calls"
+		}
+		if e.Server != "" {
+			s += " of server " + strconv.Quote(e.Server)
+		}
+		return s
 	case ErrorRate:
 		s = "error rate"
 	case Checks:
@@ -202,6 +233,60 @@ func (l *lexer) selector(e *Expr) error {
 	}
 }
 
+// serverSelector reads an optional {server="…"} into e.
+func (l *lexer) serverSelector(e *Expr) error {
+	if !l.accept("{") {
+		return nil
+	}
+	if id := l.ident(); id != "server" {
+		return l.errf("only server=\"…\" can be selected for %s, not %q", e.Metric, id)
+	}
+	if !l.accept("=") {
+		return l.errf("expected =")
+	}
+	v, err := l.quoted()
+	if err != nil {
+		return err
+	}
+	if !l.accept("}") {
+		return l.errf("expected }")
+	}
+	e.Server = v
+	return nil
+}
+
+// CheckServers checks a server_time requirement against the access logs
+// the run will attach: servers maps each server name to whether its log is
+// joined with an external-call log (needed for server_time_net).
+func (e *Expr) CheckServers(servers map[string]bool) error {
+	names := make([]string, 0, len(servers))
+	for n := range servers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	if len(servers) == 0 {
+		return fmt.Errorf("%s needs an access log attached to the run (server_side: sources: - accesslog: …, or --attach accesslog:PATH)", e.Metric)
+	}
+	if e.Server != "" {
+		joined, ok := servers[e.Server]
+		if !ok {
+			return fmt.Errorf("no attached access log of a server named %q (servers: %s)", e.Server, quoteList(names))
+		}
+		if e.Metric == ServerTimeNet && !joined {
+			return fmt.Errorf("server_time_net of %q needs its access log joined with an external-call log (option external)", e.Server)
+		}
+		return nil
+	}
+	if e.Metric == ServerTimeNet {
+		for _, n := range names {
+			if !servers[n] {
+				return fmt.Errorf("server_time_net needs every attached access log joined with an external-call log (option external); %q has none — select the servers that have one with {server=\"…\"}", n)
+			}
+		}
+	}
+	return nil
+}
+
 var stats = map[string]string{"avg": "avg", "mean": "avg", "average": "avg", "min": "min", "max": "max",
 	"median": "p50"}
 
@@ -291,11 +376,18 @@ func Parse(text string) (*Expr, error) {
 		if !l.accept("(") {
 			return nil, l.errf("expected ( after %s", id)
 		}
-		if m := l.ident(); m != ResponseTime {
-			return nil, l.errf("expected response_time, got %q", m)
-		}
-		if err := l.selector(e); err != nil {
-			return nil, err
+		switch m := l.ident(); m {
+		case ResponseTime:
+			if err := l.selector(e); err != nil {
+				return nil, err
+			}
+		case ServerTime, ServerTimeNet:
+			e.Metric = m
+			if err := l.serverSelector(e); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, l.errf("expected response_time, server_time or server_time_net, got %q", m)
 		}
 		if !l.accept(")") {
 			return nil, l.errf("expected )")
@@ -329,7 +421,7 @@ func Parse(text string) (*Expr, error) {
 	}
 	unit := l.s[unitStart:l.pos]
 	switch e.Metric {
-	case ResponseTime:
+	case ResponseTime, ServerTime, ServerTimeNet:
 		mult := map[string]float64{"ms": 1, "s": 1000, "us": 0.001, "µs": 0.001, "m": 60000}[unit]
 		if mult == 0 {
 			return nil, &ParseError{Col: unitStart + 1, Msg: fmt.Sprintf("response time needs a unit (ms, s, us), got %q", unit)}

@@ -26,7 +26,7 @@ import (
 
 // NetSuffix is appended to a label for the response time net of downstream
 // calls (reference 000's "Uden MSB").
-const NetSuffix = " (net of downstream)"
+const NetSuffix = core.NetSuffix
 
 // OtherPaths is the label path of requests beyond MaxLabels distinct ones.
 const OtherPaths = "(other paths)"

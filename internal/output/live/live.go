@@ -345,8 +345,10 @@ func (v *View) judge(el float64) []SLAStatus {
 			}
 		}
 		st := SLAStatus{Expr: e.Text, Unit: e.Unit(), Status: "no data"}
-		if e.Metric == sla.Checks {
-			a = nil // check outcomes are counted at the end of the run
+		if e.Metric == sla.Checks || e.IsServer() {
+			// Check outcomes are counted, and server logs read, at the
+			// end of the run.
+			a = nil
 		}
 		if a != nil && a.Count > 0 {
 			switch e.Metric {
