@@ -49,8 +49,9 @@ type ServerSide struct {
 	// Servers are the attached access logs' servers, in name order.
 	Servers []string `json:"servers"`
 	// Rows: per server, per phase (in run order) and per status
-	// (ascending), then a total row per server (Phase ""), then the rows
-	// over every server (Server "") per phase and status.
+	// (ascending), then the server's total rows per status over the whole
+	// run (Phase "": every call within the run, in a step or not), then
+	// the rows over every server (Server "") per phase and status.
 	Rows []ServerRow `json:"rows"`
 	// OutsidePhases counts requests of the attached logs that completed
 	// within the run but in no phase (setup, ramps, the gaps between
@@ -61,11 +62,11 @@ type ServerSide struct {
 // ServerRow is one line of the server-side table.
 type ServerRow struct {
 	Server string `json:"server"` // "" = every server
-	Phase  string `json:"phase"`  // "" = every phase (a server's total)
-	Status int    `json:"status"` // HTTP status; 0 = the total over statuses, or a log line without one
+	Phase  string `json:"phase"`  // "" = the whole run (a server's total)
+	Status int    `json:"status"` // HTTP status; 0 = a log line without one
 	Count  int64  `json:"count"`
-	// RatePerS is Count over the phase's duration (over the phases'
-	// summed durations for a total row).
+	// RatePerS is Count over the phase's duration (over the run's for a
+	// total row).
 	RatePerS float64 `json:"rate_per_s"`
 	// MeanMs is the mean response time as logged; NetMeanMs net of the
 	// downstream calls joined from the external-call log, nil when the
@@ -122,12 +123,22 @@ func (d *Dataset) ServerTable() *ServerSide {
 			net = net && k.Derived
 			statuses[st] = true
 			add(key{k.Workload, i, st}, a, net)
-			add(key{k.Workload, -1, 0}, a, net)
 			add(key{"", i, st}, a, net)
 			if !net {
 				inPhases += a.Count
 			}
 		}
+	}
+	for k, a := range s.Run {
+		if k.Tx {
+			continue
+		}
+		st, net, ok := core.LabelStatus(k.Label)
+		if !ok {
+			st = 0
+		}
+		statuses[st] = true
+		add(key{k.Workload, -1, st}, a, net && k.Derived)
 	}
 	out.OutsidePhases = max(s.Total.Count-inPhases, 0)
 	sts := make([]int, 0, len(statuses))
@@ -135,10 +146,7 @@ func (d *Dataset) ServerTable() *ServerSide {
 		sts = append(sts, st)
 	}
 	sort.Ints(sts)
-	var all time.Duration
-	for _, p := range s.Phases {
-		all += p.Duration()
-	}
+	all := d.Span()
 	row := func(k key, span time.Duration) (ServerRow, bool) {
 		p := cells[k]
 		if p == nil || p.full.Count == 0 {
@@ -166,8 +174,11 @@ func (d *Dataset) ServerTable() *ServerSide {
 				}
 			}
 		}
-		if srv != "" {
-			if r, ok := row(key{srv, -1, 0}, all); ok {
+		if srv == "" {
+			continue
+		}
+		for _, st := range sts {
+			if r, ok := row(key{srv, -1, st}, all); ok {
 				out.Rows = append(out.Rows, r)
 			}
 		}

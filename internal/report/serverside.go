@@ -97,7 +97,7 @@ func (b *builder) serverTable(t *analysis.ServerSide, joined bool) *doc.Table {
 		showServer, showPhase := server, phase
 		if r.Server == lastServer {
 			showServer = ""
-			if r.Phase == lastPhase && !total {
+			if r.Phase == lastPhase {
 				showPhase = ""
 			}
 		}
@@ -105,12 +105,9 @@ func (b *builder) serverTable(t *analysis.ServerSide, joined bool) *doc.Table {
 		status := strconv.Itoa(r.Status)
 		if r.Status == 0 {
 			status = "–"
-			if total {
-				status = "all"
-			}
 		}
 		lvl := doc.Info
-		if r.Status >= 500 || r.Status == 0 && !total {
+		if r.Status >= 500 || r.Status == 0 {
 			lvl = doc.Fail
 		} else if r.Status >= 400 {
 			lvl = doc.Warn
@@ -126,10 +123,11 @@ func (b *builder) serverTable(t *analysis.ServerSide, joined bool) *doc.Table {
 		}
 		tab.Rows = append(tab.Rows, doc.Row{Cells: cells, Total: total})
 	}
-	note := "Calls/s is the step's calls over the step's duration (a server's total: over all steps)."
+	note := "Calls/s is the step's calls over the step's duration. A server's Total rows count every call that completed within the run, over the run's duration"
 	if t.OutsidePhases > 0 {
-		note += fmt.Sprintf(" %s completed within the run but in no step (setup, or between steps) and are in no row.", plural(t.OutsidePhases, "call"))
+		note += fmt.Sprintf("; %s of them completed in no step (setup, or between steps)", plural(t.OutsidePhases, "call"))
 	}
+	note += "."
 	tab.Note = note
 	return tab
 }

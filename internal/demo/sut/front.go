@@ -70,6 +70,7 @@ type Front struct {
 	client   *http.Client
 	access   *logFile
 	external *logFile
+	served   statusTally
 
 	closeOnce sync.Once
 	closeErr  error
@@ -181,7 +182,51 @@ func (f *Front) handler() http.Handler {
 	})
 	mux.HandleFunc("POST /token", f.token)
 	mux.HandleFunc("GET /allergies", f.allergies)
-	return withAccessLog(f.access, mux)
+	return withAccessLog(f.access, f.served.count(mux))
+}
+
+// Served is the front's own tally of the responses it sent, per HTTP
+// status (health probes left out, as from its access log): what an
+// application's request counter would expose, kept apart from the log so
+// that a test can check what is read from the log against it.
+func (f *Front) Served() map[int]int64 { return f.served.snapshot() }
+
+// statusTally counts responses per status. Safe for concurrent use.
+type statusTally struct {
+	mu sync.Mutex
+	n  map[int]int64
+}
+
+// count wraps h, counting the status of every response but health probes.
+func (c *statusTally) count(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		sw := &statusWriter{ResponseWriter: w}
+		h.ServeHTTP(sw, r)
+		st := sw.status
+		if st == 0 {
+			st = http.StatusOK
+		}
+		c.mu.Lock()
+		if c.n == nil {
+			c.n = map[int]int64{}
+		}
+		c.n[st]++
+		c.mu.Unlock()
+	})
+}
+
+func (c *statusTally) snapshot() map[int]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[int]int64, len(c.n))
+	for k, v := range c.n {
+		out[k] = v
+	}
+	return out
 }
 
 // tokenRequest and tokenResponse are the bodies of POST /token.

@@ -1,0 +1,291 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/demo/sut"
+	"github.com/plateau-perf/plateau/internal/rundir"
+)
+
+// serveSUT runs one demo service on a loopback port until the test ends.
+func serveSUT(t *testing.T, serve func(context.Context, net.Listener) error) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// logLine is one line of the demo front's access log: completion time and
+// status, as the server wrote them.
+type logLine struct {
+	end    time.Time
+	status int
+	ms     float64
+}
+
+func readAccessLog(t *testing.T, path string) []logLine {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []logLine
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text()) // sut.AccessLogFormat
+		if len(fs) != 7 {
+			t.Fatalf("access log line %q: want 7 fields (%s)", sc.Text(), sut.AccessLogFormat)
+		}
+		end, err := time.Parse(sut.TimeLayout, fs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := strconv.Atoi(fs[3])
+		ms, _ := strconv.ParseFloat(fs[4], 64)
+		out = append(out, logLine{end: end, status: st, ms: ms})
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A short stepped live run against the demo's front service (real access
+// log and external-call log, real back with its SQLite store, external
+// services failing now and then) with the front's logs attached: the
+// report's server-side table counts per status what the front itself
+// counted, splits the calls per step exactly as the run's phases do by
+// core.PhaseOf on the log's own times, and the requirements on server-side
+// times are judged on those times.
+func TestRunAttachesServerLogs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a live load against the demo services")
+	}
+	tmp := t.TempDir()
+	logs := filepath.Join(tmp, "logs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const patients = 300
+	lat := sut.Latency{Kind: sut.LatencyUniform, Min: 500 * time.Microsecond, Max: 2 * time.Millisecond}
+	ext, err := sut.NewExternal(sut.ExternalConfig{Seed: 7, Services: []sut.ServiceConfig{
+		{Name: "audit", Latency: lat}, {Name: "consent", Latency: lat, FailurePercent: 8}, {Name: "relation", Latency: lat}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	extURL := serveSUT(t, ext.Serve)
+	back, err := sut.NewBack(context.Background(), sut.BackConfig{DBPath: filepath.Join(tmp, "cave.db"), Seed: sut.DefaultSeed, Patients: patients})
+	if err != nil {
+		t.Fatal(err)
+	}
+	backURL := serveSUT(t, back.Serve)
+	accessLog, slaLog := filepath.Join(logs, "front-access.log"), filepath.Join(logs, "front-sla.log")
+	front, err := sut.NewFront(sut.FrontConfig{Secret: "attach-test", BackURLs: []string{backURL}, ExternalURL: extURL,
+		AccessLog: accessLog, ExternalLog: slaLog, FlushInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frontURL := serveSUT(t, front.Serve)
+
+	planDir := filepath.Join(tmp, "study")
+	if err := os.MkdirAll(planDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	csv, err := os.Create(filepath.Join(planDir, "cpr.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sut.WriteCPRCSV(csv, sut.DefaultSeed, patients); err != nil {
+		t.Fatal(err)
+	}
+	csv.Close()
+	// Every status the front answers: 200, 400 (malformed cpr), 401 (no
+	// token), 404 (unknown cpr) and 500 (a failed external call).
+	planPath := filepath.Join(planDir, "plan.yaml")
+	plan := fmt.Sprintf(`name: attach
+target: %s
+data:
+  patients: {csv: cpr.csv, on_exhausted: recycle}
+workloads:
+  read:
+    scenario:
+      - request:
+          name: login
+          method: POST
+          url: /token
+          json: {user: perf}
+          extract: {token: {json: "$.access_token"}}
+      - request: {name: read, url: "/allergies?cpr=${patients.cpr}", headers: {Authorization: "Bearer ${token}"}}
+      - request: {name: malformed, url: "/allergies?cpr=12", headers: {Authorization: "Bearer ${token}"}}
+      - request: {name: no token, url: "/allergies?cpr=${patients.cpr}"}
+      - request: {name: unknown, url: "/allergies?cpr=9999999999", headers: {Authorization: "Bearer ${token}"}}
+      - think: 20ms
+    load:
+      steps:
+        - {name: s1, users: 2, duration: 1500ms}
+        - {name: s2, users: 5, duration: 1500ms}
+server_side:
+  settle: 400ms
+  sources:
+    - accesslog: {name: front, path: ../logs/front-access.log, format: plateau, external: ../logs/front-sla.log}
+sla:
+  - 'avg(server_time{server="front"}) < 1us'
+  - 'avg(server_time_net) < 60s during "s2"'
+`, frontURL)
+	if err := os.WriteFile(planPath, []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(tmp, "run")
+	code, stdout, stderr := runCLI(t, "run", planPath, "-o", run, "-q")
+	if code != ExitSLAFailed {
+		t.Fatalf("exit %d, want %d (the server_time requirement fails)\nstdout:\n%s\nstderr:\n%s", code, ExitSLAFailed, stdout, stderr)
+	}
+	served := front.Served()
+	info, err := rundir.ReadInfo(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := readSummary(t, run)
+	ss := s.ServerSide
+	if ss == nil {
+		t.Fatalf("summary.json has no server_side\nstderr:\n%s", stderr)
+	}
+	for _, st := range []int{200, 400, 401, 404, 500} {
+		if served[st] == 0 {
+			t.Errorf("the front served no %d: the test does not cover every status (served %v)", st, served)
+		}
+	}
+	// Per status over the run: exactly the front's own tally.
+	got := map[int]int64{}
+	for _, r := range ss.Rows {
+		if r.Server == "front" && r.Phase == "" {
+			got[r.Status] += r.Count
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(served) {
+		t.Errorf("server-side totals per status %v, the front counted %v", got, served)
+	}
+	// Per step: each log line in the phase core.PhaseOf gives its logged
+	// completion time, among the run's own phases.
+	phases := info.CorePhases(*info.End)
+	lines := readAccessLog(t, accessLog)
+	want := map[string]int64{}
+	var sumUs, n int64
+	for _, l := range lines {
+		if l.end.Before(info.Start) || l.end.After(*info.End) {
+			continue
+		}
+		sumUs += int64(math.Round(l.ms * 1000))
+		n++
+		if i := core.PhaseOf(phases, "", l.end); i >= 0 {
+			want[fmt.Sprintf("%s %d", phases[i].Name, l.status)]++
+		}
+	}
+	if n != int64(len(lines)) {
+		t.Errorf("%d of %d log lines within the run: the front had no traffic but the run's", n, len(lines))
+	}
+	gotPhase := map[string]int64{}
+	for _, r := range ss.Rows {
+		if r.Server == "front" && r.Phase != "" {
+			gotPhase[fmt.Sprintf("%s %d", r.Phase, r.Status)] = r.Count
+		}
+	}
+	if fmt.Sprint(gotPhase) != fmt.Sprint(want) || len(want) < 2 {
+		t.Errorf("per step and status %v, the log by the run's phases %v", gotPhase, want)
+	}
+	for _, r := range ss.Rows {
+		if r.Server == "front" && r.Status == 200 && (r.NetMeanMs == nil || *r.NetMeanMs > r.MeanMs) {
+			t.Errorf("%s 200: time without downstream %v, with %v", r.Phase, r.NetMeanMs, r.MeanMs)
+		}
+	}
+	// The requirements on server-side times, judged as computed.
+	if len(s.SLA) != 2 {
+		t.Fatalf("SLA results %d, want 2", len(s.SLA))
+	}
+	full, net := s.SLA[0], s.SLA[1]
+	mean := math.Round(float64(sumUs)/float64(n)) / 1000
+	if full.Passed || full.NoData || math.Abs(full.Observed-mean) > 0.002 {
+		t.Errorf("avg(server_time) < 1us: passed %v, observed %v ms, the log's mean is %v ms (%s)", full.Passed, full.Observed, mean, full.Error)
+	}
+	if !net.Passed || net.NoData || net.Scope != "s2" || net.Observed <= 0 || net.Observed >= full.Observed {
+		t.Errorf("avg(server_time_net) < 60s during s2: passed %v, scope %s, observed %v ms (server_time over the run %v ms) %s",
+			net.Passed, net.Scope, net.Observed, full.Observed, net.Error)
+	}
+	md, err := os.ReadFile(filepath.Join(run, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"## Server side", "| front | s1 |", "| All servers | s1 |", "Per step: the client's view and the servers' view"} {
+		if !strings.Contains(string(md), w) {
+			t.Errorf("report.md lacks %q", w)
+		}
+	}
+}
+
+// Requirements on server-side times are checked before the first request,
+// like every other selector.
+func TestServerSLACheckedBeforeRun(t *testing.T) {
+	dir := t.TempDir()
+	base := `name: check
+target: http://127.0.0.1:9
+workloads:
+  w:
+    scenario: [{request: {url: /x}}]
+    load: {users: 1, iterations: 1}
+`
+	cases := []struct{ extra, want string }{
+		{"sla: ['avg(server_time) < 1s']", "server_time needs an access log attached"},
+		{"server_side:\n  sources:\n    - accesslog: {name: web, path: a.log, format: combined_rt}\nsla: ['avg(server_time{server=\"api\"}) < 1s']", `no attached access log of a server named "api"`},
+		{"server_side:\n  sources:\n    - accesslog: {name: web, path: a.log, format: combined_rt}\nsla: ['avg(server_time_net) < 1s']", "needs every attached access log joined"},
+		{"server_side:\n  sources:\n    - accesslog: {name: web, path: a.log, format: combined_rt}\nsla: ['avg(server_time) < 1s during \"nope\"']", `no phase named "nope"`},
+		{"server_side:\n  sources:\n    - accesslog: {name: web, path: a.log, format: combined_rt}\nsla: [{expr: 'avg(server_time) < 1s', abort_on_fail: true}]", "cannot stop the run"},
+		{"server_side:\n  sources:\n    - accesslog: {path: a.log}", "no log format"},
+		{"server_side:\n  sources:\n    - jmeter: {path: a.jtl}", `unknown server_side kind "jmeter"`},
+		{"server_side:\n  sources:\n    - vmstat: {path: cpu.log, colour: red}", `unknown option "colour"`},
+	}
+	for i, c := range cases {
+		p := filepath.Join(dir, fmt.Sprintf("p%d.yaml", i))
+		if err := os.WriteFile(p, []byte(base+c.extra+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := runCLI(t, "run", p, "-o", filepath.Join(dir, fmt.Sprintf("r%d", i)), "-q")
+		if code != ExitError || !strings.Contains(stderr, c.want) {
+			t.Errorf("case %d: exit %d, stderr %q; want exit %d and %q", i, code, stderr, ExitError, c.want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("r%d", i))); err == nil {
+			t.Errorf("case %d: a run directory was written although the plan was refused", i)
+		}
+	}
+	// --attach adds a source the requirement may select.
+	p := filepath.Join(dir, "attach.yaml")
+	if err := os.WriteFile(p, []byte(base+"sla: ['avg(server_time{server=\"api\"}) < 1s during \"nope\"']\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "run", p, "--attach", "accesslog:api="+filepath.Join(dir, "api.log")+",format=combined_rt", "-o", filepath.Join(dir, "ra"), "-q")
+	if code != ExitError || !strings.Contains(stderr, `no phase named "nope"`) {
+		t.Errorf("--attach: exit %d, stderr %q; want the server accepted and the phase refused", code, stderr)
+	}
+}
