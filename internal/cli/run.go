@@ -229,6 +229,15 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	outs.finish(info)
 	end := time.Now()
 	info.End = &end
+	// The servers' files are read before cleanup, which may stop the
+	// servers or remove what they wrote.
+	if runErr == nil && len(serverIns) > 0 {
+		if nseg > 1 {
+			fmt.Fprintln(st.Stderr, "plateau: server side: a segment run does not read the servers' files (one generator's share is not the servers' traffic)")
+		} else {
+			attachServerSide(ctx, st, dir, info, serverIns, p.ServerSide.Settle)
+		}
+	}
 	// After the measured span (info.End): cleanup is not part of it.
 	cmds.cleanup(ctx, info)
 	switch {
@@ -256,16 +265,6 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	}
 	if err := rundir.WriteInfo(dir, info); err != nil {
 		return err
-	}
-	if runErr == nil && len(serverIns) > 0 {
-		if nseg > 1 {
-			fmt.Fprintln(st.Stderr, "plateau: server side: a segment run does not read the servers' files (one generator's share is not the servers' traffic)")
-		} else {
-			attachServerSide(ctx, st, dir, info, serverIns, p.ServerSide.Settle)
-			if err := rundir.WriteInfo(dir, info); err != nil {
-				return err
-			}
-		}
 	}
 	if runErr != nil {
 		return fmt.Errorf("run failed (results so far are in %s): %w", dir, runErr)
