@@ -232,7 +232,7 @@ func (m *wsSendStep) run(ctx context.Context, v *vu, measured bool, _ *core.Samp
 	msg := v.renderBytes(&m.msg)
 	s := core.Sample{Label: m.label, Thread: v.thread, BytesSent: int64(len(msg)), URL: v.wsURL()}
 	start := time.Now()
-	err := st.conn.Send(ctx, m.binary, msg, v.w.e.clientCfg.Timeout)
+	err := st.conn.Send(m.binary, msg, v.w.e.clientCfg.Timeout)
 	s.Start, s.Intended = start.UnixNano(), start.UnixNano()
 	switch {
 	case err != nil:

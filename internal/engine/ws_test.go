@@ -3,9 +3,7 @@ package engine_test
 import (
 	"context"
 	"net"
-	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -202,12 +200,6 @@ func TestWebSocketTLSAndPerRequestTLS(t *testing.T) {
 	t.Parallel()
 	pki := newTestPKI(t)
 	srv := wstest.NewChat(t, &pki.server, 0)
-	var newConns atomic.Int64
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			newConns.Add(1)
-		}
-	}
 	plan := `name: wss
 target: https://127.0.0.1:1
 workloads:
@@ -239,7 +231,7 @@ workloads:
 	// 6 websocket connections, 2 for the requests with their own tls
 	// (one per user, kept alive across both labels and iterations), 6
 	// failed handshakes.
-	if got := newConns.Load(); got != 6+2+6 {
+	if got := srv.TCPConns.Load(); got != 6+2+6 {
 		t.Errorf("server saw %d connections, want 14", got)
 	}
 }

@@ -140,7 +140,7 @@ func roundTrips(b *testing.B, conns []*Conn, total int) {
 			t := time.NewTimer(time.Hour)
 			ctx := context.Background()
 			for range per {
-				if err := c.Send(ctx, false, msg, 10*time.Second); err != nil {
+				if err := c.Send(false, msg, 10*time.Second); err != nil {
 					errs <- err
 					return
 				}

@@ -160,6 +160,9 @@ func (d *Dialer) Dial(ctx context.Context, rawURL string, header http.Header) (*
 	}
 	c.SetReadLimit(-1) // messages over MaxMessage are read, counted and truncated
 	conn := &Conn{c: c, in: make(chan Message, queueLen), done: make(chan struct{}), max: d.cfg.MaxMessage}
+	conn.wctx, conn.wcancel = context.WithCancel(ctx)
+	conn.wtimer = time.AfterFunc(time.Hour, conn.wcancel)
+	conn.wtimer.Stop()
 	go conn.read()
 	return conn, res
 }
@@ -194,6 +197,12 @@ type Conn struct {
 	readErr error         // why the reader ended; read after done
 	closing atomic.Bool   // Close was called: the reader's end is expected
 	once    sync.Once
+
+	// wctx bounds writes: the Dial's context, cancelled by wtimer when a
+	// write outlasts its timeout.
+	wctx    context.Context
+	wcancel context.CancelFunc
+	wtimer  *time.Timer
 
 	// Counters: messages and payload bytes each way. The reader adds the
 	// received ones, the user the sent ones.
@@ -261,8 +270,11 @@ func readBounded(r io.Reader, max int) (buf []byte, n int, err error) {
 }
 
 // Send writes one message (binary or text). timeout bounds the write (0:
-// none); a write that does not finish in time closes the connection.
-func (c *Conn) Send(ctx context.Context, binary bool, p []byte, timeout time.Duration) error {
+// none); a write that does not finish in time, or that the Dial's context
+// ends, closes the connection (coder/websocket closes a connection whose
+// write is cancelled). The bound is one timer per connection, reset per
+// message, not a context per message.
+func (c *Conn) Send(binary bool, p []byte, timeout time.Duration) error {
 	if err := c.ended(); err != nil {
 		return err
 	}
@@ -271,11 +283,13 @@ func (c *Conn) Send(ctx context.Context, binary bool, p []byte, timeout time.Dur
 		typ = websocket.MessageBinary
 	}
 	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
+		c.wtimer.Reset(timeout)
 	}
-	if err := c.c.Write(ctx, typ, p); err != nil {
+	err := c.c.Write(c.wctx, typ, p)
+	if timeout > 0 {
+		c.wtimer.Stop()
+	}
+	if err != nil {
 		if e := c.ended(); e != nil {
 			return e
 		}
@@ -356,6 +370,8 @@ func (c *Conn) Close() error {
 		}()
 		_ = c.c.Close(websocket.StatusNormalClosure, "")
 		<-c.done
+		c.wtimer.Stop()
+		c.wcancel()
 	})
 	var ce *ClosedError
 	if errors.As(before, &ce) && !ce.Abnormal() {

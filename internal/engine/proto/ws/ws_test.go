@@ -76,14 +76,14 @@ func TestConnTimeoutCountsAndClose(t *testing.T) {
 	if c == nil || res.Status != 101 || res.Connect <= 0 {
 		t.Fatalf("dial: %+v", res)
 	}
-	if err := c.Send(ctx, false, []byte("quiet"), time.Second); err != nil {
+	if err := c.Send(false, []byte("quiet"), time.Second); err != nil {
 		t.Fatal(err)
 	}
 	tm := time.NewTimer(50 * time.Millisecond)
 	if _, err := c.Next(ctx, tm); !errors.Is(err, ErrTimeout) || Classify(err) != core.ErrWSTimeout {
 		t.Fatalf("quiet: %v, want a timeout", err)
 	}
-	if err := c.Send(ctx, true, []byte("echo-me"), time.Second); err != nil {
+	if err := c.Send(true, []byte("echo-me"), time.Second); err != nil {
 		t.Fatal(err)
 	}
 	tm.Reset(2 * time.Second)
@@ -91,7 +91,7 @@ func TestConnTimeoutCountsAndClose(t *testing.T) {
 	if err != nil || !m.Binary || string(m.Data) != "echo" || m.Size != 7 {
 		t.Fatalf("echo: %+v %v; want the binary message truncated to 4 of 7 bytes", m, err)
 	}
-	if err := c.Send(ctx, false, []byte("bye"), time.Second); err != nil {
+	if err := c.Send(false, []byte("bye"), time.Second); err != nil {
 		t.Fatal(err)
 	}
 	tm.Reset(2 * time.Second)

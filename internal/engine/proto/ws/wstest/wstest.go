@@ -6,6 +6,7 @@ package wstest
 
 import (
 	"crypto/tls"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -23,9 +24,11 @@ import (
 type Chat struct {
 	*httptest.Server
 	// Conns, Recv, Sent, Binary and BadToken are the server's counters:
-	// connections accepted, messages received and sent, binary messages
-	// received, handshakes without the token.
-	Conns, Recv, Sent, Binary, BadToken atomic.Int64
+	// WebSocket connections accepted, messages received and sent, binary
+	// messages received, handshakes without the token. TCPConns counts
+	// every TCP connection (plain HTTP requests and failed TLS handshakes
+	// too).
+	Conns, Recv, Sent, Binary, BadToken, TCPConns atomic.Int64
 	ReplyDelay                          time.Duration
 }
 
@@ -38,6 +41,11 @@ func NewChat(t testing.TB, cert *tls.Certificate, replyDelay time.Duration) *Cha
 	t.Helper()
 	cs := &Chat{ReplyDelay: replyDelay}
 	cs.Server = httptest.NewUnstartedServer(http.HandlerFunc(cs.serve))
+	cs.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			cs.TCPConns.Add(1)
+		}
+	}
 	if cert != nil {
 		cs.TLS = &tls.Config{Certificates: []tls.Certificate{*cert}}
 		cs.StartTLS()
