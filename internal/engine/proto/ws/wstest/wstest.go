@@ -29,7 +29,7 @@ type Chat struct {
 	// every TCP connection (plain HTTP requests and failed TLS handshakes
 	// too).
 	Conns, Recv, Sent, Binary, BadToken, TCPConns atomic.Int64
-	ReplyDelay                          time.Duration
+	ReplyDelay                                    time.Duration
 }
 
 // Welcome is the message a new connection receives first.
