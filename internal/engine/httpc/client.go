@@ -449,7 +449,7 @@ func (c *Client) exchange(ctx context.Context, done <-chan struct{}, t *target, 
 		}
 		end := time.Now()
 		res.Total = end.Sub(res.Start)
-		if !reusable || closeAfter || c.cfg.DisableKeepAlives || cn.br.Buffered() > 0 {
+		if !reusable || closeAfter || c.cfg.DisableKeepAlives || cn.br != nil && cn.br.Buffered() > 0 {
 			c.closeConn(cn)
 		} else {
 			cn.lastUsed = end
@@ -472,7 +472,6 @@ func (c *Client) acquire(ctx context.Context, t *target, deadline time.Time, fre
 	if cn := slot.idle; cn != nil {
 		slot.idle = nil
 		if !fresh && (res.Start.Sub(cn.lastUsed) < c.idleProbe || cn.alive()) {
-			c.borrow(cn)
 			return cn, true, phaseNone, nil
 		}
 		c.closeConn(cn)
@@ -485,6 +484,7 @@ func (c *Client) acquire(ctx context.Context, t *target, deadline time.Time, fre
 
 // release parks a reusable connection for the next request to its host.
 func (c *Client) release(t *target, cn *conn) {
+	c.giveBack(cn)
 	if cn.ph != nil {
 		cn.ph.put(cn)
 		return
@@ -492,7 +492,6 @@ func (c *Client) release(t *target, cn *conn) {
 	if old := t.slot.idle; old != nil { // cannot happen with one request at a time
 		c.closeConn(old)
 	}
-	c.giveBack(cn)
 	t.slot.idle = cn
 }
 
@@ -517,6 +516,7 @@ func (c *Client) slotFor(t *target) *hostSlot {
 
 // readResponse reads the response to the request just written on cn.
 func (c *Client) readResponse(cn *conn, t *target, method string, res *Result) (reusable bool, err error) {
+	c.borrowReader(cn)
 	if _, err := cn.br.Peek(1); err != nil {
 		return false, fmt.Errorf("awaiting response: %w", err)
 	}
@@ -548,7 +548,8 @@ func (c *Client) readResponse(cn *conn, t *target, method string, res *Result) (
 // writeRequest writes the request head and body and flushes them. It
 // reports whether the request asked to close the connection.
 func (c *Client) writeRequest(cn *conn, t *target, method string, hdrs []Header, body []byte) (closeAfter bool, err error) {
-	w := cn.bw
+	c.borrowWriter(cn)
+	w := &cn.bw
 	host := t.host
 	for i := range hdrs {
 		if h := &hdrs[i]; len(h.Name) == 4 && foldEqString(h.Name, "host") {
@@ -635,6 +636,7 @@ func (c *Client) writeRequest(cn *conn, t *target, method string, hdrs []Header,
 			}
 			if err == nil {
 				err = w.Flush()
+				c.giveBackWriter(cn)
 			}
 		}()
 	} else if len(body) > 0 || method == "POST" || method == "PUT" || method == "PATCH" {
@@ -655,12 +657,12 @@ func (c *Client) writeRequest(cn *conn, t *target, method string, hdrs []Header,
 	}
 	w.WriteString("\r\n")
 	w.Write(body)
-	// The flush ends the request (wait for the response in the same call)
-	// unless a streamed body follows the head.
-	cn.cnt.await = c.stream == nil
-	err = w.Flush()
-	cn.cnt.await = false
-	return closeAfter, err
+	if c.stream != nil {
+		// The streamed body follows the head (deferred above), so the
+		// head must not wait for the response.
+		return closeAfter, w.Flush()
+	}
+	return closeAfter, c.sendAwait(cn)
 }
 
 // jarCookies renders the jar's cookies for t as a Cookie value, or nil.

@@ -898,27 +898,34 @@ func TestSharedPool(t *testing.T) {
 	}
 }
 
-// TestWriteAwaitShortWrite gives the write-and-await path a write the
-// socket cannot take in one system call (small send buffer, a peer that
-// reads late): the rest must go through the ordinary write, whole, and the
-// response must still be read.
-func TestWriteAwaitShortWrite(t *testing.T) {
+// TestSendAwaitShortWrite gives the write-and-await path a request the
+// socket cannot take in one system call (its send buffer already full, a
+// peer that reads late): the rest must go through the ordinary write, whole,
+// and the response must still be read.
+func TestSendAwaitShortWrite(t *testing.T) {
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	const size = 4 << 20
 	go func() {
 		sc, err := ln.Accept()
 		if err != nil {
 			return
 		}
 		defer sc.Close()
-		time.Sleep(50 * time.Millisecond) // let the client's socket buffer fill
-		n, _ := io.CopyN(io.Discard, sc, size)
-		fmt.Fprintf(sc, "read %d", n)
+		time.Sleep(300 * time.Millisecond) // the client's buffers stay full
+		var got []byte
+		buf := make([]byte, 64<<10)
+		for !bytes.HasSuffix(got, []byte("END")) {
+			n, err := sc.Read(buf)
+			if err != nil {
+				return
+			}
+			got = append(got, buf[:n]...)
+		}
+		fmt.Fprintf(sc, "read %d", len(got))
 	}()
 	nc, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
@@ -927,20 +934,24 @@ func TestWriteAwaitShortWrite(t *testing.T) {
 	defer nc.Close()
 	tc := nc.(*net.TCPConn)
 	_ = tc.SetWriteBuffer(16 << 10)
-	raw, err := tc.SyscallConn()
-	if err != nil {
+	c := New(Config{Buffers: NewBuffers()})
+	cn := c.newConn(nc)
+	if cn.raw, err = tc.SyscallConn(); err != nil {
 		t.Fatal(err)
 	}
+	// Fill the socket's send buffer (the write stops at its deadline).
+	_ = nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	filled, _ := cn.cnt.Write(make([]byte, 64<<20))
 	_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
-	c := &counter{nc: nc, raw: raw, await: true}
-	n, err := c.Write(bytes.Repeat([]byte("y"), size))
-	if n != size || err != nil || c.w != size {
-		t.Fatalf("Write = %d, %v (counted %d), want %d", n, err, c.w, size)
+	c.borrowWriter(cn)
+	_, _ = cn.bw.WriteString(strings.Repeat("y", 1500) + "END")
+	if err := c.sendAwait(cn); err != nil || cn.cnt.w != int64(filled+1503) {
+		t.Fatalf("sendAwait: %v, counted %d, want %d", err, cn.cnt.w, filled+1503)
 	}
-	c.await = false
-	got, err := io.ReadAll(io.LimitReader(c, 64))
-	if want := fmt.Sprintf("read %d", size); string(got) != want || c.r != int64(len(want)) {
-		t.Fatalf("response %q (err %v, counted %d), want %q", got, err, c.r, want)
+	c.borrowReader(cn)
+	got, err := io.ReadAll(cn.br)
+	if want := fmt.Sprintf("read %d", filled+1503); string(got) != want {
+		t.Fatalf("response %q (err %v), want %q", got, err, want)
 	}
 }
 

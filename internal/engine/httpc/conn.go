@@ -36,26 +36,10 @@ const idleProbeAfter = time.Second
 
 // counter wraps a connection and counts the bytes that pass through it, so
 // BytesSent/BytesRecv are exact without touching the data.
-//
-// On a plain TCP connection (raw set) the last write of a request also
-// waits for the response to become readable, in one RawConn.Read: the
-// request is written from inside the read callback, which then reports "not
-// ready", so the goroutine parks on the socket's read readiness without
-// first trying a read that can only fail with EAGAIN. That saves one system
-// call (and the scheduler's entry and exit around it) per request; wrk does
-// the same with its event loop. The wait starts after the poller's readiness
-// was reset, so the response's readiness event cannot be missed.
 type counter struct {
-	nc    net.Conn
-	raw   syscall.RawConn // of the plain TCP socket, else nil
-	r     int64           // bytes read from nc
-	w     int64           // bytes accepted by nc.Write
-	await bool            // the next Write is the last one of a request
-	// State of one write-and-await (see writeAwait).
-	wp    []byte
-	wn    int
-	wdone bool
-	wfn   func(fd uintptr) bool // c.writeThenWait, bound once per connection
+	nc net.Conn
+	r  int64 // bytes read from nc
+	w  int64 // bytes accepted by nc.Write
 }
 
 func (c *counter) Read(p []byte) (int, error) {
@@ -65,68 +49,118 @@ func (c *counter) Read(p []byte) (int, error) {
 }
 
 func (c *counter) Write(p []byte) (int, error) {
-	off := 0
-	if c.await && c.raw != nil && len(p) > 0 {
-		off = c.writeAwait(p)
-		c.w += int64(off)
-		if off == len(p) {
-			return off, nil
-		}
-	}
-	n, err := c.nc.Write(p[off:])
+	n, err := c.nc.Write(p)
 	c.w += int64(n)
-	return off + n, err
+	return n, err
 }
 
-// writeAwait writes p with one write system call and, when all of it was
-// accepted, waits until the socket is readable (the response, a close or a
-// reset), all in one RawConn.Read. It returns how many bytes were written;
-// anything short of len(p) (a full socket buffer, an error, a deadline
-// already past) is left to the ordinary Write path, which reports errors as
-// usual. A failed wait is not reported here either: the read that follows
-// meets the same deadline or error.
-func (c *counter) writeAwait(p []byte) int {
-	c.wp, c.wn, c.wdone = p, 0, false
-	if c.wfn == nil {
-		c.wfn = c.writeThenWait
-	}
-	_ = c.raw.Read(c.wfn)
-	n := c.wn
-	c.wp = nil
-	return n
+// reqWriter buffers one request so that its head (and a small body) leave
+// in one write system call. Its buffer is borrowed (Buffers) only while the
+// request is being written: it is handed back as soon as the last byte was
+// accepted by the socket, before the wait for the response, so users waiting
+// for their responses hold no buffer.
+type reqWriter struct {
+	arr *[writeBufSize]byte // the borrowed buffer, nil when none
+	buf []byte              // arr[:buffered]
+	out *counter
+	err error
 }
 
-// writeThenWait is the RawConn.Read callback of writeAwait: first call
-// writes and asks to wait for readability; the call after the wait ends it.
-func (c *counter) writeThenWait(fd uintptr) bool {
-	if c.wdone {
-		return true
+// Write buffers p; what does not fit is flushed, and a large p with nothing
+// buffered goes straight to the socket (like bufio.Writer).
+func (w *reqWriter) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > cap(w.buf)-len(w.buf) && w.err == nil {
+		var k int
+		if len(w.buf) == 0 {
+			k, w.err = w.out.Write(p)
+		} else {
+			k = copy(w.buf[len(w.buf):cap(w.buf)], p)
+			w.buf = w.buf[:len(w.buf)+k]
+			_ = w.Flush()
+		}
+		n += k
+		p = p[k:]
 	}
-	c.wdone = true
-	for {
-		n, err := syscall.Write(int(fd), c.wp)
-		if err == syscall.EINTR {
+	if w.err != nil {
+		return n, w.err
+	}
+	w.buf = append(w.buf, p...)
+	return n + len(p), nil
+}
+
+// WriteString is Write for a string, without converting it.
+func (w *reqWriter) WriteString(s string) (int, error) {
+	if len(s) <= cap(w.buf)-len(w.buf) {
+		w.buf = append(w.buf, s...)
+		return len(s), nil
+	}
+	n := 0
+	for len(s) > 0 && w.err == nil {
+		if len(w.buf) == cap(w.buf) {
+			_ = w.Flush()
 			continue
 		}
-		if n > 0 {
-			c.wn = n
-		}
-		return err != nil || n != len(c.wp) // short or failed: do not wait
+		k := min(len(s), cap(w.buf)-len(w.buf))
+		w.buf = append(w.buf, s[:k]...)
+		s = s[k:]
+		n += k
 	}
+	return n, w.err
+}
+
+// WriteByte buffers one byte.
+func (w *reqWriter) WriteByte(c byte) error {
+	if len(w.buf) == cap(w.buf) {
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	w.buf = append(w.buf, c)
+	return nil
+}
+
+// Flush writes what is buffered.
+func (w *reqWriter) Flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	if len(w.buf) == 0 {
+		return nil
+	}
+	n, err := w.out.Write(w.buf)
+	if n < len(w.buf) && err == nil {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		w.buf = w.buf[:copy(w.buf, w.buf[n:])]
+		w.err = err
+		return err
+	}
+	w.buf = w.buf[:0]
+	return nil
 }
 
 // conn is one HTTP/1.1 connection with its buffers. A conn is used by one
 // request at a time; between requests it is idle in a hostSlot or a Pool.
 type conn struct {
-	nc       net.Conn        // *net.TCPConn or *tls.Conn
-	raw      syscall.RawConn // of the TCP socket, for the idle probe; may be nil
-	cnt      counter
-	br       *bufio.Reader
-	bw       *bufio.Writer
-	tls      bool
-	deadline time.Time // last deadline set on nc
-	lastUsed time.Time // end of the last exchange
-	ph       *poolHost // owning pool host in shared mode, else nil
+	nc  net.Conn        // *net.TCPConn or *tls.Conn
+	raw syscall.RawConn // of the TCP socket, for the idle probe; may be nil
+	cnt counter
+	// br is borrowed when a response starts to arrive and given back when
+	// it has been read whole; bw holds a buffer only while a request is
+	// written. Between requests a connection holds neither, unless the
+	// server sent more than was asked for (then the connection is dropped).
+	br  *bufio.Reader
+	bw  reqWriter
+	tls bool
+	// State of one send-and-await (see sendAwait).
+	awaitDone bool
+	awaitFn   func(fd uintptr) bool // cn.writeThenWait, bound once per connection
+	lent      *Buffers              // where bw's buffer goes back during the wait
+	deadline  time.Time             // last deadline set on nc
+	lastUsed  time.Time             // end of the last exchange
+	ph        *poolHost             // owning pool host in shared mode, else nil
 }
 
 // setDeadline arms the connection deadline d. exact deadlines (from a
@@ -151,7 +185,74 @@ func (cn *conn) setDeadline(d time.Time, slack time.Duration, exact bool) {
 
 // readCount is the number of response bytes consumed so far: bytes read from
 // the socket minus those still buffered.
-func (cn *conn) readCount() int64 { return cn.cnt.r - int64(cn.br.Buffered()) }
+func (cn *conn) readCount() int64 {
+	if cn.br == nil {
+		return cn.cnt.r
+	}
+	return cn.cnt.r - int64(cn.br.Buffered())
+}
+
+// sendAwait writes the request buffered in bw (the rest of it; earlier
+// parts may have been flushed already) and, on a plain TCP connection,
+// waits until the socket is readable (the response, a close or a reset)
+// in the same RawConn.Read: the request is written from inside the read
+// callback, which then reports "not ready", so the goroutine parks on the
+// socket's read readiness without first trying a read that can only fail
+// with EAGAIN. That saves one system call (and the scheduler's entry and
+// exit around it) per request; wrk's event loop does the same. The wait
+// starts after the poller's readiness was reset (RawConn.Read resets it
+// before the first callback), so the response's readiness event cannot be
+// missed. The write buffer goes back to the pool before the wait.
+//
+// A write the socket does not take whole (a full send buffer), an error or
+// a deadline already past leave the rest to the ordinary Flush, which
+// reports errors as usual; a failed wait is not reported here either, as
+// the read that follows meets the same deadline or error.
+func (c *Client) sendAwait(cn *conn) error {
+	if cn.raw != nil && !cn.tls && cn.bw.err == nil && len(cn.bw.buf) > 0 {
+		if cn.awaitFn == nil {
+			cn.awaitFn = cn.writeThenWait
+		}
+		cn.awaitDone, cn.lent = false, c.cfg.Buffers
+		_ = cn.raw.Read(cn.awaitFn)
+		cn.lent = nil
+		if len(cn.bw.buf) == 0 {
+			return nil
+		}
+	}
+	err := cn.bw.Flush()
+	c.giveBackWriter(cn)
+	return err
+}
+
+// writeThenWait is the RawConn.Read callback of sendAwait: the first call
+// writes and, when all was accepted, returns the buffer and asks to wait for
+// readability; the call after the wait ends it.
+func (cn *conn) writeThenWait(fd uintptr) bool {
+	if cn.awaitDone {
+		return true
+	}
+	cn.awaitDone = true
+	w := &cn.bw
+	for {
+		n, err := syscall.Write(int(fd), w.buf)
+		if err == syscall.EINTR {
+			continue
+		}
+		if n > 0 {
+			cn.cnt.w += int64(n)
+			w.buf = w.buf[:copy(w.buf, w.buf[n:])]
+		}
+		if err != nil || len(w.buf) > 0 {
+			return true // short or failed: no wait, Flush finishes
+		}
+		if cn.lent != nil && w.arr != nil {
+			cn.lent.w.Put(w.arr)
+			w.arr, w.buf = nil, nil
+		}
+		return false
+	}
+}
 
 // alive reports whether an idle connection can still be used. The server
 // may have closed it, or sent bytes nobody asked for (an unsolicited 408, for
@@ -264,9 +365,6 @@ func (c *Client) dial(ctx context.Context, t *target, deadline time.Time) (*conn
 	cn := c.newConn(tc)
 	if raw, err := tc.SyscallConn(); err == nil {
 		cn.raw = raw
-		if !t.https {
-			cn.cnt.raw = raw
-		}
 	}
 	if t.https {
 		tlc := tls.Client(tc, t.tlsConfig)
@@ -281,9 +379,10 @@ func (c *Client) dial(ctx context.Context, t *target, deadline time.Time) (*conn
 	return cn, phaseNone, nil
 }
 
-// newConn wraps nc with buffers, reusing the ones of the last connection this
-// client closed (per-user mode): a user that reconnects for every request
-// (keep-alive off) then allocates only what the network stack does.
+// newConn wraps nc, reusing the conn (and its buffers, without a Buffers
+// pool) of the last connection this client closed (per-user mode): a user
+// that reconnects for every request (keep-alive off) then allocates only
+// what the network stack does.
 func (c *Client) newConn(nc net.Conn) *conn {
 	cn := c.spare
 	c.spare = nil
@@ -292,7 +391,10 @@ func (c *Client) newConn(nc net.Conn) *conn {
 	}
 	cn.nc = nc
 	cn.cnt = counter{nc: nc}
-	c.borrow(cn)
+	cn.bw.out = &cn.cnt
+	if cn.br != nil {
+		cn.br.Reset(&cn.cnt)
+	}
 	return cn
 }
 
@@ -306,24 +408,44 @@ type Buffers struct {
 func NewBuffers() *Buffers {
 	b := &Buffers{}
 	b.r.New = func() any { return bufio.NewReaderSize(nil, readBufSize) }
-	b.w.New = func() any { return bufio.NewWriterSize(nil, writeBufSize) }
+	b.w.New = func() any { return new([writeBufSize]byte) }
 	return b
 }
 
-// borrow gives cn its buffers (from the pool, or new ones).
-func (c *Client) borrow(cn *conn) {
+// borrowWriter gives cn a write buffer (from the pool, or its own).
+func (c *Client) borrowWriter(cn *conn) {
+	w := &cn.bw
+	w.out, w.err = &cn.cnt, nil
+	if w.arr == nil {
+		if c.cfg.Buffers != nil {
+			w.arr = c.cfg.Buffers.w.Get().(*[writeBufSize]byte)
+		} else {
+			w.arr = new([writeBufSize]byte)
+		}
+	}
+	w.buf = w.arr[:0]
+}
+
+// giveBackWriter returns an emptied write buffer to the pool.
+func (c *Client) giveBackWriter(cn *conn) {
+	w := &cn.bw
+	if c.cfg.Buffers == nil || w.arr == nil || len(w.buf) > 0 {
+		return
+	}
+	c.cfg.Buffers.w.Put(w.arr)
+	w.arr, w.buf = nil, nil
+}
+
+// borrowReader gives cn a read buffer for a response, unless it still has
+// one.
+func (c *Client) borrowReader(cn *conn) {
 	switch {
 	case cn.br != nil:
-		cn.br.Reset(&cn.cnt)
-		cn.bw.Reset(&cn.cnt)
 	case c.cfg.Buffers != nil:
 		cn.br = c.cfg.Buffers.r.Get().(*bufio.Reader)
-		cn.bw = c.cfg.Buffers.w.Get().(*bufio.Writer)
 		cn.br.Reset(&cn.cnt)
-		cn.bw.Reset(&cn.cnt)
 	default:
 		cn.br = bufio.NewReaderSize(&cn.cnt, readBufSize)
-		cn.bw = bufio.NewWriterSize(&cn.cnt, writeBufSize)
 	}
 }
 
@@ -331,24 +453,28 @@ func (c *Client) borrow(cn *conn) {
 // nothing is buffered: a kept-alive connection between requests has read
 // its whole response and flushed its whole request.
 func (c *Client) giveBack(cn *conn) {
-	if c.cfg.Buffers == nil || cn.br == nil || cn.br.Buffered() > 0 || cn.bw.Buffered() > 0 {
+	c.giveBackWriter(cn)
+	if c.cfg.Buffers == nil || cn.br == nil || cn.br.Buffered() > 0 {
 		return
 	}
 	cn.br.Reset(nil)
-	cn.bw.Reset(nil)
 	c.cfg.Buffers.r.Put(cn.br)
-	c.cfg.Buffers.w.Put(cn.bw)
-	cn.br, cn.bw = nil, nil
+	cn.br = nil
 }
 
 // closeConn closes cn and keeps its buffers for the next dial.
 func (c *Client) closeConn(cn *conn) {
 	_ = cn.nc.Close()
+	cn.bw.buf, cn.bw.err = cn.bw.buf[:0], nil
+	if cn.br != nil {
+		cn.br.Reset(nil)
+	}
+	c.giveBack(cn)
 	if cn.ph != nil {
 		cn.ph.release()
 		return
 	}
-	*cn = conn{br: cn.br, bw: cn.bw}
+	*cn = conn{br: cn.br, bw: reqWriter{arr: cn.bw.arr}}
 	c.spare = cn
 }
 
