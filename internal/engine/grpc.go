@@ -72,6 +72,9 @@ func (c *compiler) grpc(g *plan.GRPC) *grpcStep {
 	// The request compiler builds the extractors and checks.
 	r := c.request(&plan.Request{Name: g.Name, Method: "GRPC", Extract: g.Extract, Checks: g.Checks})
 	c.labels = c.labels[:len(c.labels)-1] // request() added the label again
+	if g.Desc == nil || g.Desc.IsStreamingServer() {
+		c.labels = append(c.labels, st.firstLabel, st.msgLabel) // a stream's (reflection: maybe)
+	}
 	st.req.extract, st.req.checks = r.extract, r.checks
 	for _, pc := range g.Checks {
 		var cs []uint32

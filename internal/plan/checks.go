@@ -1377,6 +1377,12 @@ func (p *Plan) Labels() []string {
 				add(s.Receive.Name)
 			case s.GRPC != nil:
 				add(s.GRPC.Name)
+				if s.GRPC.Desc == nil || s.GRPC.Desc.IsStreamingServer() {
+					// A server stream's derived labels (reflection: it may be one).
+					first, msg := GRPCStreamLabels(s.GRPC.Name)
+					add(first)
+					add(msg)
+				}
 			}
 		})
 	}

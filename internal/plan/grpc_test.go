@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// echoProto is the gRPC test service's file, kept beside its server.
-var echoProto, _ = filepath.Abs(filepath.Join("..", "engine", "proto", "grpc", "grpctest", "testdata", "echo.proto"))
+// echoProto is the gRPC example's service, also the test service.
+var echoProto, _ = filepath.Abs(filepath.Join("..", "..", "examples", "grpc-echo", "echo.proto"))
 
 func grpcPlan(steps string) string {
 	return "name: g\ntarget: http://127.0.0.1:9\nworkloads:\n  w:\n    load: {users: 1, iterations: 1}\n    scenario:\n" + steps
@@ -50,7 +50,7 @@ func TestGRPCStep(t *testing.T) {
 	if g2.Name != "count" || g2.Desc != nil || g2.Method != "plateau.test.Echo/Count" || g2.Checks[0].MinMessages != 3 {
 		t.Errorf("reflection step %+v", g2)
 	}
-	if got := strings.Join(p.Labels(), ","); got != "plateau.test.Echo/Say,count" {
+	if got := strings.Join(p.Labels(), ","); got != "plateau.test.Echo/Say,count,count first message,count message" {
 		t.Errorf("labels %s", got)
 	}
 	if got := strings.Join(p.CheckNames(), ","); got != "plateau.test.Echo/Say,count" {

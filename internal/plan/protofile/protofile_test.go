@@ -126,5 +126,5 @@ func FuzzCompile(f *testing.F) {
 	})
 }
 
-// echoProto is the test service's file, kept beside its server.
-var echoProto = filepath.Join("..", "..", "engine", "proto", "grpc", "grpctest", "testdata", "echo.proto")
+// echoProto is the gRPC example's service, also the test service.
+var echoProto = filepath.Join("..", "..", "..", "examples", "grpc-echo", "echo.proto")

@@ -1,4 +1,4 @@
-// Package grpctest runs the gRPC test service (testdata/echo.proto) on
+// Package grpctest runs the gRPC test service (examples/grpc-echo/echo.proto) on
 // 127.0.0.1 for the tests of the gRPC step: a real google.golang.org/grpc
 // server whose handlers use dynamic messages, so no generated code is
 // kept. It counts what it served, so tests compare plateau's figures with
@@ -33,7 +33,7 @@ import (
 // Proto is the absolute path of the test service's .proto file.
 func Proto() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "testdata", "echo.proto")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "..", "examples", "grpc-echo", "echo.proto")
 }
 
 // Options configure a Server.
