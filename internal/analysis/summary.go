@@ -46,8 +46,8 @@ type Summary struct {
 	Prepare []rundir.CommandResult `json:"prepare,omitempty"`
 	Cleanup []rundir.CommandResult `json:"cleanup,omitempty"`
 	// ServerSide is the servers' view from the access logs attached to the
-	// run (per server, phase and HTTP status); absent when none was.
-	ServerSide *ServerSide `json:"server_side,omitempty"`
+	// run (per server, phase and HTTP status); null when none was.
+	ServerSide *ServerSide `json:"server_side"`
 	// Sections filled by other analyses; nil when not computed.
 	Resources  any `json:"resources"`
 	Capacity   any `json:"capacity"`
