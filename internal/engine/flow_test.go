@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/engine"
+	"github.com/plateau-perf/plateau/internal/metrics"
 	"github.com/plateau-perf/plateau/internal/plan"
 	"github.com/plateau-perf/plateau/internal/rundir"
 )
@@ -665,5 +666,68 @@ sla:
 	r := d.JudgeSLA(`checks > 10%`)
 	if len(r.PerPhase) != 2 || !r.PerPhase[0].Passed || r.PerPhase[1].Passed || r.HeldUpTo != "step 1" || r.FirstBroken != "step 2" {
 		t.Errorf("per phase: %+v", r)
+	}
+}
+
+// A trend step records a value the plan extracted — here the server's own
+// processing time from its JSON — as a time under its own label (k6's
+// custom Trend): percentiles and SLAs by label, kept out of the request
+// totals, and a value that is not a time is a counted failure.
+func TestTrendStep(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := n.Add(1)
+		fmt.Fprintf(w, `{"took_ms": %d, "word": "fast"}`, 10*i)
+	}))
+	t.Cleanup(srv.Close)
+	src := `name: trends
+target: http://x
+workloads:
+  w:
+    scenario:
+      - request:
+          name: work
+          url: /work
+          extract: {took: {json: $.took_ms}, word: {json: $.word}}
+      - trend: {name: server time, value: "${took}"}
+      - trend: {name: fixed, value: 1.5s}
+      - trend: {name: not a time, value: "${word}"}
+    load: {users: 1, iterations: 4}
+sla:
+  - p95(response_time{label="server time"}) < 100ms
+`
+	d, _, _ := runPlan(t, context.Background(), src, srv.URL)
+	var server, fixed, bad *metrics.Agg
+	for k, a := range d.Run {
+		switch k.Label {
+		case "server time":
+			server = a
+			if !k.Tx {
+				t.Error("a trend must stay out of the request totals")
+			}
+		case "fixed":
+			fixed = a
+		case "not a time":
+			bad = a
+		}
+	}
+	if server == nil || server.Count != 4 || server.Errors != 0 || server.MinUs != 10_000 || server.MaxUs != 40_000 || server.MeanMs() != 25 {
+		t.Fatalf("server time: %+v, want 4 values 10, 20, 30, 40 ms", server)
+	}
+	if fixed == nil || fixed.Count != 4 || fixed.MinUs != 1_500_000 {
+		t.Errorf("fixed: %+v, want 4 × 1.5 s", fixed)
+	}
+	if bad == nil || bad.Count != 4 || bad.Errors != 4 {
+		t.Errorf("not a time: %+v, want 4 failures", bad)
+	}
+	if tot := d.Total; tot.Count != 4 {
+		t.Errorf("all requests: %d samples, want the 4 requests only", tot.Count)
+	}
+	if r := d.JudgeSLA(`p95(response_time{label="server time"}) < 100ms`); !r.Passed || r.Error != "" || r.Observed < 39 || r.Observed > 41 {
+		t.Errorf("SLA on the trend: %+v", r)
+	}
+	if r := d.JudgeSLA(`avg(response_time{label="server time"}) < 20ms`); r.Passed {
+		t.Errorf("avg 25 ms judged below 20 ms: %+v", r)
 	}
 }

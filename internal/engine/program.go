@@ -364,6 +364,9 @@ func (c *compiler) steps(in []plan.Step) []step {
 			out = append(out, c.wsReceive(s.Receive, s.Receive.Name))
 		case s.GRPC != nil:
 			out = append(out, c.grpc(s.GRPC))
+		case s.Trend != nil:
+			c.labels = append(c.labels, s.Trend.Name)
+			out = append(out, &trendStep{label: s.Trend.Name, value: c.tmpl(s.Trend.Value)})
 		}
 	}
 	return out

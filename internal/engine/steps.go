@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -318,4 +320,47 @@ func (r *rendezvousStep) run(_ context.Context, v *vu, _ bool, _ *core.Sample) e
 	}
 	r.mu.Unlock()
 	return v.stopCtx.Err()
+}
+
+// trendStep records a rendered value as a time under its own label (the
+// plan's trend: k6's custom Trend).
+type trendStep struct {
+	label string
+	value tmpl
+}
+
+func (t *trendStep) run(_ context.Context, v *vu, measured bool, _ *core.Sample) error {
+	if !measured {
+		return nil
+	}
+	raw := v.render(&t.value)
+	d, ok := trendTime(raw)
+	now := time.Now().UnixNano()
+	s := core.Sample{Label: t.label, Intended: now, Start: now, Elapsed: d, Service: d, Thread: v.thread, Transaction: true,
+		GroupThreads: int32(v.w.active.Load()), AllThreads: int32(v.w.e.activeUsers.Load())}
+	if !ok {
+		s.Elapsed, s.Service = 0, 0
+		s.Class = core.ErrCheck
+		// The value itself is not quoted: it may come from a secret.
+		s.Message = "trend " + t.label + ": the value is not a time (milliseconds, or a duration such as 120ms)"
+	}
+	v.w.e.record(v, t.label, true, &s)
+	return nil
+}
+
+// trendTime reads a trend's value: a number of milliseconds or a Go
+// duration; false for anything else or a negative time.
+func trendTime(raw string) (time.Duration, bool) {
+	raw = strings.TrimSpace(raw)
+	if f, err := strconv.ParseFloat(raw, 64); err == nil {
+		if f < 0 || math.IsNaN(f) || f > float64(math.MaxInt64/int64(time.Millisecond)) {
+			return 0, false
+		}
+		return time.Duration(f * float64(time.Millisecond)), true
+	}
+	d, err := time.ParseDuration(raw)
+	if err != nil || d < 0 {
+		return 0, false
+	}
+	return d, true
 }

@@ -210,6 +210,13 @@ func (d *decoder) after(ptr any, n *yaml.Node, k keyset) {
 			d.errorf(at(n, k, "steps"), "until has no steps (the polling request)")
 		}
 		d.checkOnFail(v.OnFail, at(n, k, "on_fail"))
+	case *Trend:
+		if strings.TrimSpace(v.Name) == "" {
+			d.errorf(at(n, k, "name"), "trend: missing name (the label its values are recorded under)")
+		}
+		if !k.has("value") || v.Value == nil || strings.TrimSpace(v.Value.Raw) == "" {
+			d.errorf(at(n, k, "value"), "trend: missing value (milliseconds or a duration, e.g. \"${server_ms}\" or \"${t}ms\")")
+		}
 	case *Rendezvous:
 		if v.Name == "" {
 			v.Name = "rendezvous"
@@ -317,7 +324,7 @@ func (d *decoder) checkWorkload(w *Workload, n *yaml.Node, k keyset) {
 }
 
 var stepKinds = []string{"request", "think", "transaction", "loop", "if", "choose", "foreach", "until", "rendezvous",
-	"websocket", "send", "receive", "grpc"}
+	"websocket", "send", "receive", "grpc", "trend"}
 
 func (d *decoder) checkStep(s *Step, n *yaml.Node, k keyset) {
 	var have []string
@@ -1383,6 +1390,8 @@ func (p *Plan) Labels() []string {
 					add(first)
 					add(msg)
 				}
+			case s.Trend != nil:
+				add(s.Trend.Name)
 			}
 		})
 	}

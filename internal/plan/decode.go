@@ -319,6 +319,8 @@ func contextName(v any) string {
 		return "until"
 	case *Rendezvous:
 		return "rendezvous"
+	case *Trend:
+		return "trend"
 	case *WebSocket:
 		return "websocket"
 	case *Send:

@@ -192,7 +192,21 @@ type Step struct {
 	Send      *Send      `yaml:"send"`
 	Receive   *Receive   `yaml:"receive"`
 	GRPC      *GRPC      `yaml:"grpc"`
+	Trend     *Trend     `yaml:"trend"`
 	Pos       Pos        `yaml:"-"`
+}
+
+// Trend records a value the plan computes — a time extracted from a
+// response, such as the server's own processing time — as a time under its
+// own label (k6's custom Trend): it gets the percentiles of the per-label
+// tables and takes response-time requirements by label, and stays out of
+// the request totals like a transaction. Value renders to milliseconds
+// ("120", "12.5") or a Go duration ("1.5s", "350ms", "800us"); anything
+// else, or a negative time, is recorded as a failed sample saying so.
+type Trend struct {
+	Name  string    `yaml:"name"`
+	Value *Template `yaml:"value"`
+	Pos   Pos       `yaml:"-"`
 }
 
 // WebSocket is a websocket step: it opens a connection to URL (the
