@@ -148,7 +148,7 @@ func TestExampleSchoolData(t *testing.T) {
 		}
 	}
 	// Not measured: the run's span starts after the load finished.
-	if last := info.Prepare[1]; info.Start.Before(last.Start.Add(time.Duration(last.DurationS*float64(time.Second)))) {
+	if last := info.Prepare[1]; info.Start.Before(last.Start.Add(time.Duration(last.DurationS * float64(time.Second)))) {
 		t.Errorf("run starts %v, before the load ended", info.Start)
 	}
 }
