@@ -5,12 +5,14 @@
 package nginxtest
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -64,9 +66,31 @@ func Start(t testing.TB, c Config) *Server {
 		t.Skip("nginx is not installed; run scripts/install-test-deps.sh")
 	}
 	dir := t.TempDir()
+	var cert, key string
+	if c.TLS {
+		cert, key = SelfSignedCert(t, dir)
+	}
+	// The port is found free, closed, then bound by nginx: on a busy
+	// machine another socket can take it in between. nginx then fails
+	// with "Address already in use"; start again on another port.
+	for attempt := 1; ; attempt++ {
+		s, err := start(nginx, dir, c, cert, key)
+		if err == nil {
+			t.Cleanup(s.Stop)
+			return s
+		}
+		if !errors.Is(err, errAddrInUse) || attempt == 3 {
+			t.Fatal(err)
+		}
+	}
+}
+
+var errAddrInUse = errors.New("address already in use")
+
+func start(nginx, dir string, c Config, cert, key string) (*Server, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	s := &Server{Addr: ln.Addr().String(), Dir: dir}
 	ln.Close() // nginx binds it
@@ -75,7 +99,6 @@ func Start(t testing.TB, c Config) *Server {
 		listen = s.Addr + " http2"
 	}
 	if c.TLS {
-		cert, key := SelfSignedCert(t, dir)
 		// "listen … http2" is deprecated in nginx ≥ 1.25 but still works;
 		// 1.22 (Debian 12) knows only it.
 		listen = fmt.Sprintf("%s ssl http2;\n    ssl_certificate %s;\n    ssl_certificate_key %s", s.Addr, cert, key)
@@ -96,23 +119,30 @@ http {
 }
 `, dir, c.HTTP, listen, c.Server)
 	confPath := filepath.Join(dir, "nginx.conf")
+	logPath := filepath.Join(dir, "error.log")
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	s.cmd = exec.Command(nginx, "-c", confPath, "-p", dir, "-e", filepath.Join(dir, "error.log"))
+	_ = os.Remove(logPath) // a failed attempt's
+	s.cmd = exec.Command(nginx, "-c", confPath, "-p", dir, "-e", logPath)
 	s.cmd.Stderr = os.Stderr
 	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("nginx cannot start: %v", err)
+		return nil, fmt.Errorf("nginx cannot start: %w", err)
 	}
-	t.Cleanup(s.Stop)
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if c, err := net.Dial("tcp", s.Addr); err == nil {
 			c.Close()
-			return s
+			return s, nil
+		}
+		b, _ := os.ReadFile(logPath)
+		if bytes.Contains(b, []byte("Address already in use")) {
+			_ = s.cmd.Process.Kill()
+			s.Stop()
+			return nil, fmt.Errorf("nginx on %s: %w", s.Addr, errAddrInUse)
 		}
 		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			t.Fatalf("nginx did not listen on %s: %s", s.Addr, b)
+			s.Stop()
+			return nil, fmt.Errorf("nginx did not listen on %s: %s", s.Addr, b)
 		}
 	}
 }

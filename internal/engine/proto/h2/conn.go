@@ -436,6 +436,13 @@ func (cn *conn) finish(s *stream, err error) {
 	s.ended = true
 	s.err = err
 	s.end = time.Now()
+	if err == nil && !s.sendDone && !cn.closed {
+		// The response is complete before the request body was: the
+		// server needs no more of it, and the stream must close on our
+		// side too or it keeps counting against the server's limit.
+		_ = cn.wfr.WriteRSTStream(s.id, http2.ErrCodeNo)
+		cn.flush()
+	}
 	delete(cn.streams, s.id)
 	cn.reserved--
 	if cn.waiters > 0 {
@@ -616,6 +623,11 @@ func (cn *conn) headers(id uint32, frag []byte, endHeaders, endStream, first boo
 			cn.cur = s // else trailers: decoded, not kept
 			s.status, s.hdr, s.hdrSize = 0, s.hdr[:0], 0
 		}
+	} else if cn.cur != nil && cn.streams[id] != cn.cur {
+		// The stream ended (timeout, cancel) between HEADERS and this
+		// CONTINUATION; its Client may already reuse it for another
+		// request. Decode the rest for the HPACK state only.
+		cn.cur = nil
 	}
 	if _, err := cn.dec.Write(frag); err != nil {
 		return http2.ConnectionError(http2.ErrCodeCompression)

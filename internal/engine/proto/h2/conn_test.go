@@ -293,3 +293,4 @@ func TestSteadyStateAllocs(t *testing.T) {
 		}
 	}
 }
+
