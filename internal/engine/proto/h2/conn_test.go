@@ -293,4 +293,3 @@ func TestSteadyStateAllocs(t *testing.T) {
 		}
 	}
 }
-
