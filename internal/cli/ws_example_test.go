@@ -69,6 +69,23 @@ func TestWebSocketChatExample(t *testing.T) {
 	if err != nil || !strings.Contains(string(md), "chat connect") || !strings.Contains(string(md), "blob echo") {
 		t.Errorf("report.md lacks the websocket labels (%v)", err)
 	}
+	// --trace shows the handshake, each message each way and the
+	// extraction from the welcome, with the token (a secret by its name)
+	// masked everywhere.
+	tr := filepath.Join(dir, "trace")
+	if code, _, errOut := runCLI(t, "run", plan, "--set", "target="+srv.URL, "-o", tr, "-q", "--trace", "1"); code != 0 {
+		t.Fatalf("run --trace: exit %d: %s", code, errOut)
+	}
+	trace, err := os.ReadFile(filepath.Join(tr, "trace.txt"))
+	for _, want := range []string{"> WS connect ws://", "< 101", "[welcome]", `extract token = "***"`,
+		"> WS send   [say]", `"type":"say"`, "< message after", "> WS send   [blob]", "[blob echo]"} {
+		if err != nil || !strings.Contains(string(trace), want) {
+			t.Errorf("trace.txt lacks %q (%v)", want, err)
+		}
+	}
+	if strings.Contains(string(trace), "abc123") {
+		t.Error("trace.txt shows the token")
+	}
 	cmpDir := filepath.Join(dir, "cmp")
 	if code, _, errOut := runCLI(t, "compare", outs[0], outs[1], "-o", cmpDir); code != 0 {
 		t.Fatalf("compare: exit %d: %s", code, errOut)

@@ -110,8 +110,15 @@ func (t *tracer) request(v *vu, q *request, s *core.Sample) {
 			fmt.Fprintf(b, "<\n%s\n", indentBody(mask(bounded(r.Body)), "< "))
 		}
 	}
-	for i := range q.extract {
-		x := &q.extract[i]
+	t.outcome(v, q.extract, s, mask)
+	t.flush()
+}
+
+// outcome writes the extracted values and the sample's result.
+func (t *tracer) outcome(v *vu, xs []extractor, s *core.Sample, mask func(string) string) {
+	b := &t.buf
+	for i := range xs {
+		x := &xs[i]
 		val := v.vars[x.slot]
 		if v.isSecretSlot(x.slot) {
 			val = "***"
@@ -123,6 +130,35 @@ func (t *tracer) request(v *vu, q *request, s *core.Sample) {
 	} else {
 		b.WriteString("  ok\n")
 	}
+}
+
+// ws traces a websocket event: what is "connect" (the handshake), "send"
+// (sent is the message) or "receive"; got is the matching message
+// received (a receive, or a send's reply), nil when none came.
+func (t *tracer) ws(v *vu, what string, s *core.Sample, sent, got []byte, xs []extractor) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := &t.buf
+	vals := v.secretValues()
+	mask := func(s string) string { return secret.String(s, vals) }
+	switch what {
+	case "connect":
+		fmt.Fprintf(b, "\n> WS connect %s   [%s]\n", mask(s.URL), s.Label)
+		fmt.Fprintf(b, "< %d   (handshake %v)\n", s.Status, s.Connect.Round(time.Microsecond))
+	default:
+		fmt.Fprintf(b, "\n> WS %s   [%s]\n", what, s.Label)
+	}
+	if sent != nil {
+		fmt.Fprintf(b, "%s\n", indentBody(mask(bounded(sent)), "> "))
+	}
+	if got != nil {
+		fmt.Fprintf(b, "< message after %v, %d bytes\n%s\n", s.Elapsed.Round(time.Microsecond), s.BytesRecv,
+			indentBody(mask(bounded(got)), "< "))
+	}
+	t.outcome(v, xs, s, mask)
 	t.flush()
 }
 

@@ -190,6 +190,7 @@ func (w *wsStep) run(ctx context.Context, v *vu, measured bool, s *core.Sample) 
 	if w.redactURL {
 		cs.URL = w.rawURL
 	}
+	v.trace.ws(v, "connect", &cs, nil, nil, nil)
 	if err := v.wsRecord(measured, &cs); err != nil || conn == nil {
 		if err != nil {
 			return err
@@ -250,6 +251,14 @@ func (m *wsSendStep) run(ctx context.Context, v *vu, measured bool, _ *core.Samp
 		s.Elapsed = time.Since(start)
 	}
 	s.Service = s.Elapsed
+	if v.trace != nil {
+		var got []byte
+		var xs []extractor
+		if m.reply != nil && s.Class == core.ErrNone {
+			got, xs = v.res.Body, m.reply.extract
+		}
+		v.trace.ws(v, "send", &s, msg, got, xs)
+	}
 	return v.wsOutcome(st, measured, m.onFail, &s)
 }
 
@@ -264,6 +273,13 @@ func (r *wsReceiveStep) run(ctx context.Context, v *vu, measured bool, _ *core.S
 		return err
 	}
 	s.Service = s.Elapsed
+	if v.trace != nil {
+		var got []byte
+		if s.Class == core.ErrNone || s.Class == core.ErrCheck {
+			got = v.res.Body
+		}
+		v.trace.ws(v, "receive", &s, nil, got, r.extract)
+	}
 	return v.wsOutcome(st, measured, r.onFail, &s)
 }
 

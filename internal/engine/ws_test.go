@@ -2,6 +2,9 @@ package engine_test
 
 import (
 	"context"
+	"crypto/tls"
+	"net/http"
+	"net/http/httptest"
 	"net"
 	"strings"
 	"testing"
@@ -213,14 +216,15 @@ workloads:
           steps:
             - send: {name: wss echo, text: hi, reply: {check: {body: hi}, timeout: 2s}}
       - request: {name: own tls, url: /x, tls: {ca: ` + pki.caPEM + `, server_name: plateau-test.local}, check: {status: 426}}
-      - request: {name: own tls again, url: /y, tls: {ca: ` + pki.caPEM + `, server_name: plateau-test.local}, check: {status: 426}}
+      - request: {name: own tls again, url: /y, tls: {ca: ` + pki.caPEM + `, server_name: plateau-test.local}, check: {status: 426, body: HTTP/1.1}}
+      - request: {name: own tls h2, url: /h2, http_version: "2", tls: {ca: ` + pki.caPEM + `, server_name: plateau-test.local}, check: {status: 426, body: HTTP/2.0}}
       - request: {name: plan tls, url: /z}
     load: {users: 2, iterations: 3}
 `
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	d, _, _ := runPlan(t, ctx, strings.ReplaceAll(plan, "\t", ""), srv.URL)
-	for _, label := range []string{"secure connect", "wss echo", "own tls", "own tls again"} {
+	for _, label := range []string{"secure connect", "wss echo", "own tls", "own tls again", "own tls h2"} {
 		if n, errs := labelAgg(d, label); n != 6 || errs != 0 {
 			t.Errorf("%s: %d samples, %d errors; want 6 and 0", label, n, errs)
 		}
@@ -228,10 +232,60 @@ workloads:
 	if n := classCount(d, "plan tls", core.ErrTLS); n != 6 {
 		t.Errorf("plan tls: %d tls failures, want 6 (no CA for the test certificate)", n)
 	}
-	// 6 websocket connections, 2 for the requests with their own tls
-	// (one per user, kept alive across both labels and iterations), 6
-	// failed handshakes.
-	if got := srv.TCPConns.Load(); got != 6+2+6 {
-		t.Errorf("server saw %d connections, want 14", got)
+	// 6 websocket connections, 2 for the HTTP/1.1 requests with their own
+	// tls (one per user, kept alive across both labels and iterations), 2
+	// for the HTTP/2 ones, 6 failed handshakes.
+	if got := srv.TCPConns.Load(); got != 6+2+2+6 {
+		t.Errorf("server saw %d connections, want 16", got)
+	}
+}
+
+// Requests with their own tls: run on another transport but keep the
+// user's one cookie jar: a cookie set over one transport is sent over
+// the other, both ways.
+func TestPerRequestTLSSharesCookies(t *testing.T) {
+	t.Parallel()
+	pki := newTestPKI(t)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		certs := "0"
+		if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
+			certs = "1"
+		}
+		switch r.URL.Path {
+		case "/set":
+			http.SetCookie(w, &http.Cookie{Name: r.URL.Query().Get("n"), Value: "v", Path: "/"})
+		}
+		w.Write([]byte("cert=" + certs + " cookies=" + r.Header.Get("Cookie")))
+	}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{pki.server}, ClientAuth: tls.RequestClientCert}
+	srv.StartTLS()
+	defer srv.Close()
+	plan := `name: jar
+target: https://127.0.0.1:1
+http:
+  tls: {ca: ` + pki.caPEM + `, server_name: plateau-test.local}
+workloads:
+  w:
+    scenario:
+      - request: {name: set a, url: "/set?n=a", check: {body: cert=0}}
+      - request: {name: get mtls, url: /get, tls: {cert: ` + pki.clientCert + `, key: ` + pki.clientKey + `}, check: {body: "cert=1 cookies=a=v"}}
+      - request: {name: set b mtls, url: "/set?n=b", tls: {cert: ` + pki.clientCert + `, key: ` + pki.clientKey + `}, check: {body: cert=1}}
+      - request: {name: get plain, url: /get, check: {regex: "cert=0 cookies=.*b=v"}}
+    load: {users: 2, iterations: 2}
+`
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	d, _, _ := runPlan(t, ctx, plan, srv.URL)
+	for _, label := range []string{"set a", "get mtls", "set b mtls", "get plain"} {
+		if n, errs := labelAgg(d, label); n != 4 || errs != 0 {
+			t.Errorf("%s: %d samples, %d errors; want 4 and 0", label, n, errs)
+		}
+	}
+	if t.Failed() {
+		for k, a := range d.Run {
+			for ek := range a.Errs {
+				t.Logf("%s: %v %s", k.Label, ek.Class, ek.Message)
+			}
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,7 +20,8 @@ import (
 // Chat is the server. It greets each connection with the text message
 // Welcome, echoes every message after ReplyDelay (binary as binary),
 // never answers "silent", closes with status 1011 on "close-abnormal" and
-// drops the TCP connection without a close frame on "drop". Handshakes
+// drops the TCP connection without a close frame on "drop". A request
+// that is no upgrade gets 426 with its protocol as the body. Handshakes
 // without "X-Token: tok-123" are counted in BadToken (and still served).
 type Chat struct {
 	*httptest.Server
@@ -48,6 +50,7 @@ func NewChat(t testing.TB, cert *tls.Certificate, replyDelay time.Duration) *Cha
 	}
 	if cert != nil {
 		cs.TLS = &tls.Config{Certificates: []tls.Certificate{*cert}}
+		cs.EnableHTTP2 = true // for plain requests; handshakes offer only http/1.1
 		cs.StartTLS()
 	} else {
 		cs.Start()
@@ -57,6 +60,13 @@ func NewChat(t testing.TB, cert *tls.Certificate, replyDelay time.Duration) *Cha
 }
 
 func (cs *Chat) serve(w http.ResponseWriter, r *http.Request) {
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		// A plain request: 426 Upgrade Required, with the protocol it
+		// came over (HTTP/1.1, HTTP/2.0) as the body.
+		w.WriteHeader(http.StatusUpgradeRequired)
+		_, _ = w.Write([]byte(r.Proto))
+		return
+	}
 	if r.Header.Get("X-Token") != "tok-123" {
 		cs.BadToken.Add(1)
 	}
