@@ -3,9 +3,9 @@ package engine_test
 import (
 	"context"
 	"crypto/tls"
+	"net"
 	"net/http"
 	"net/http/httptest"
-	"net"
 	"strings"
 	"testing"
 	"time"
