@@ -79,10 +79,11 @@ type ServerRow struct {
 }
 
 // ServerTable computes the server-side table; nil when no access log is
-// attached.
+// attached (attached vmstat, jstat or docker stats files alone are monitor
+// series, not calls).
 func (d *Dataset) ServerTable() *ServerSide {
 	s := d.Server
-	if s == nil {
+	if s == nil || len(s.Info.Workloads) == 0 {
 		return nil
 	}
 	out := &ServerSide{Servers: []string{}, Rows: []ServerRow{}}

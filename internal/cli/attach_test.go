@@ -3,10 +3,12 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -287,5 +289,93 @@ workloads:
 	code, _, stderr := runCLI(t, "run", p, "--attach", "accesslog:api="+filepath.Join(dir, "api.log")+",format=combined_rt", "-o", filepath.Join(dir, "ra"), "-q")
 	if code != ExitError || !strings.Contains(stderr, `no phase named "nope"`) {
 		t.Errorf("--attach: exit %d, stderr %q; want the server accepted and the phase refused", code, stderr)
+	}
+}
+
+// vmstat output written while a run goes (vmstat -t, the real program) and
+// attached to it joins the run's own monitor data: the report's resources
+// have the host's CPU per step.
+func TestRunAttachesVmstat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a live load and vmstat")
+	}
+	vm, err := exec.LookPath("vmstat")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("vmstat not found under CI; scripts/install-test-deps.sh installs procps")
+		}
+		t.Skip("vmstat not installed")
+	}
+	sb, err := exec.LookPath("stdbuf")
+	if err != nil {
+		t.Skip("stdbuf (coreutils) not installed")
+	}
+	tmp := t.TempDir()
+	out, err := os.Create(filepath.Join(tmp, "cpu.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	// Line-buffered, as a log written by a running vmstat is read while
+	// it still runs; UTC, as vmstat names its zone in the header.
+	cmd := exec.Command(sb, "-oL", vm, "-n", "-t", "1")
+	cmd.Stdout, cmd.Env = out, append(os.Environ(), "TZ=UTC")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	srv, _ := testServer(t)
+	p := writePlan(t, fmt.Sprintf(`name: vmstat
+target: %s
+workloads:
+  w:
+    scenario: [{request: {url: /x}}, {think: 50ms}]
+    load:
+      steps:
+        - {name: s1, users: 1, duration: 2s}
+        - {name: s2, users: 2, duration: 2s}
+server_side: {settle: 1500ms}
+`, srv.URL))
+	run := filepath.Join(tmp, "run")
+	code, stdout, stderr := runCLI(t, "run", p, "--attach", "vmstat:db-host="+out.Name(), "-o", run, "-q")
+	if code != ExitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(run, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Resources []struct {
+			Target  string                        `json:"target"`
+			Kind    string                        `json:"kind"`
+			Phase   *string                       `json:"phase"`
+			Metrics map[string]map[string]float64 `json:"metrics"`
+		} `json:"resources"`
+		ServerSide any `json:"server_side"`
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	phases := map[string]bool{}
+	for _, r := range sum.Resources {
+		if r.Target == "db-host" && r.Kind == "host" && r.Phase != nil {
+			if _, ok := r.Metrics["cpu_busy_pct"]; ok {
+				phases[*r.Phase] = true
+			}
+		}
+	}
+	if !phases["s1"] || !phases["s2"] {
+		t.Errorf("the attached vmstat's CPU per step: %v, want s1 and s2 (resources %s)", phases, b)
+	}
+	if sum.ServerSide != nil {
+		t.Errorf("server_side %v without an access log, want null", sum.ServerSide)
+	}
+	md, err := os.ReadFile(filepath.Join(run, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "db-host") {
+		t.Error("report.md does not show the attached vmstat's host")
 	}
 }

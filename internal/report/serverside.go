@@ -28,8 +28,11 @@ func (b *builder) serverSide() doc.Section {
 	t := b.s.ServerSide
 	if t == nil {
 		msg := "No server-side data: no access log was attached to this run (plan key server_side, or plateau run --attach)."
-		if b.d.ServerErr != nil {
+		switch {
+		case b.d.ServerErr != nil:
 			msg = "No server-side data: " + b.red.String(b.d.ServerErr.Error()) + "."
+		case b.d.Server != nil:
+			msg = "No access log was attached to this run: the attached files (" + b.red.String(strings.Join(b.d.Server.Info.Source, "; ")) + ") are monitor series, shown under Resources."
 		}
 		sec.Blocks = append(sec.Blocks, noData(msg))
 		return sec
