@@ -289,3 +289,41 @@ workloads:
 		}
 	}
 }
+
+// wss:// through http.proxy: each connection is a CONNECT tunnel with the
+// proxy's credentials, and the messages go through it.
+func TestWebSocketThroughProxy(t *testing.T) {
+	t.Parallel()
+	proxy := newConnectProxy(t)
+	pki := newTestPKI(t)
+	srv := wstest.NewChat(t, &pki.server, 0)
+	plan := `name: ws-proxy
+target: https://127.0.0.1:1
+http:
+  proxy: ` + strings.Replace(proxy.url, "http://", "http://plateau:secret@", 1) + `
+  tls: {ca: ` + pki.caPEM + `, server_name: plateau-test.local}
+workloads:
+  w:
+    scenario:
+      - websocket:
+          name: via proxy
+          url: /chat
+          headers: {X-Token: tok-123}
+          steps:
+            - receive: {name: welcome, check: {json: {$.type: welcome}}}
+            - send: {name: echo, text: through, reply: {check: {body: through}, timeout: 2s}}
+    load: {users: 2, iterations: 2}
+`
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	d, _, _ := runPlan(t, ctx, plan, srv.URL)
+	for _, label := range []string{"via proxy connect", "welcome", "echo"} {
+		if n, errs := labelAgg(d, label); n != 4 || errs != 0 {
+			t.Errorf("%s: %d samples, %d errors; want 4 and 0", label, n, errs)
+		}
+	}
+	if proxy.tunnels.Load() != 4 || srv.Conns.Load() != 4 || srv.Recv.Load() != 4 {
+		t.Errorf("proxy tunnels %d, server connections %d, messages %d; want 4, 4, 4",
+			proxy.tunnels.Load(), srv.Conns.Load(), srv.Recv.Load())
+	}
+}
