@@ -25,11 +25,12 @@ const (
 	recvUpdateAfter = recvWindow / 2
 	maxHeaderList   = 1 << 20          // SETTINGS_MAX_HEADER_LIST_SIZE announced
 	settingsTimeout = 10 * time.Second // for the server's first SETTINGS when no other deadline applies
-	// Per connection (with connections: per_user, per user): a read
-	// buffer that holds ~100 small responses of a shared connection, and a
-	// write buffer kept between writes only up to keepWriteBuf. Frames stay
-	// at the protocol's default 16 KiB, so the Framer's own buffer does too.
-	readBufSize  = 8 << 10
+	// Per connection (with connections: per_user, per user): a 4 KiB read
+	// buffer like x/net's (it holds ~60 small responses of a shared
+	// connection; over TLS, tls.Conn keeps the decrypted record anyway), and
+	// a write buffer kept between writes only up to keepWriteBuf. Frames
+	// stay at the protocol's default 16 KiB, so the Framer's buffer does too.
+	readBufSize  = 4 << 10
 	keepWriteBuf = 64 << 10
 )
 
