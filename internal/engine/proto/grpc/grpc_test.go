@@ -22,7 +22,7 @@ import (
 )
 
 // method compiles the test service's .proto and returns one of its methods.
-func method(t *testing.T, name string) *grpc.Method {
+func method(t testing.TB, name string) *grpc.Method {
 	t.Helper()
 	set, err := protofile.Compile([]string{grpctest.Proto()}, nil)
 	if err != nil {

@@ -65,12 +65,25 @@ type Server struct {
 // Start starts a server on 127.0.0.1 and stops it when the test ends.
 func Start(t testing.TB, opt Options) *Server {
 	t.Helper()
-	set, err := protofile.Compile([]string{Proto()}, nil)
+	s, err := New(opt)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(s.srv.Stop)
+	return s
+}
+
+// New starts a server on 127.0.0.1; Stop stops it. (Start is New for a
+// test; New serves a benchmark's server process, which has no test.)
+func New(opt Options) (*Server, error) {
+	set, err := protofile.Compile([]string{Proto()}, nil)
+	if err != nil {
+		return nil, err
+	}
 	files := new(protoregistry.Files)
-	register(t, files, set.Files()[0])
+	if err := register(files, set.Files()[0]); err != nil {
+		return nil, err
+	}
 	sd := set.Files()[0].Services().ByName("Echo")
 	s := &Server{say: map[codes.Code]int64{}, meta: map[string]string{}, methods: sd}
 	var opts []grpc.ServerOption
@@ -104,25 +117,24 @@ func Start(t testing.TB, opt Options) *Server {
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	s.Addr = ln.Addr().String()
 	go func() { _ = s.srv.Serve(ln) }()
-	t.Cleanup(s.srv.Stop)
-	return s
+	return s, nil
 }
 
 // register adds f and its imports to files.
-func register(t testing.TB, files *protoregistry.Files, f protoreflect.FileDescriptor) {
+func register(files *protoregistry.Files, f protoreflect.FileDescriptor) error {
 	if _, err := files.FindFileByPath(f.Path()); err == nil {
-		return
+		return nil
 	}
 	for i := 0; i < f.Imports().Len(); i++ {
-		register(t, files, f.Imports().Get(i).FileDescriptor)
+		if err := register(files, f.Imports().Get(i).FileDescriptor); err != nil {
+			return err
+		}
 	}
-	if err := files.RegisterFile(f); err != nil {
-		t.Fatal(err)
-	}
+	return files.RegisterFile(f)
 }
 
 // Stop stops the server at once (calls in flight fail).
