@@ -327,3 +327,59 @@ workloads:
 			proxy.tunnels.Load(), srv.Conns.Load(), srv.Recv.Load())
 	}
 }
+
+// A websocket in the run's setup is not measured and its extraction is
+// read by every user; one in a workload's setup that cannot connect fails
+// that user's setup.
+func TestWebSocketInSetup(t *testing.T) {
+	t.Parallel()
+	srv := wstest.NewChat(t, nil, 0)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	plan := `name: ws-setup
+target: http://127.0.0.1:1
+setup:
+  - websocket:
+      name: login socket
+      url: /chat
+      headers: {X-Token: tok-123}
+      steps:
+        - receive: {extract: {token: {json: $.token}}}
+workloads:
+  ok:
+    scenario:
+      - websocket:
+          name: s
+          url: /chat
+          headers: {X-Token: tok-123}
+          steps:
+            - send: {name: echo token, text: "t=${token}", reply: {check: {body: t=abc123}, timeout: 2s}}
+    load: {users: 2, iterations: 2}
+  broken:
+    setup:
+      - websocket: {url: "ws://` + closed + `/chat", steps: [{receive: {}}]}
+    scenario: [{think: 1ms}]
+    load: {users: 2, iterations: 1}
+`
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	d, res, _ := runPlan(t, ctx, plan, srv.URL)
+	if n, errs := labelAgg(d, "echo token"); n != 4 || errs != 0 {
+		t.Errorf("echo token: %d samples, %d errors; want 4 and 0", n, errs)
+	}
+	for _, label := range []string{"login socket connect", "login socket", "login socket receive"} {
+		if n, _ := labelAgg(d, label); n != 0 {
+			t.Errorf("setup label %s recorded %d samples", label, n)
+		}
+	}
+	if res.SetupFailures != 2 || !strings.Contains(res.SetupError, "refused") {
+		t.Errorf("setup failures %d (%q); want 2, refused", res.SetupFailures, res.SetupError)
+	}
+	if srv.Conns.Load() != 5 {
+		t.Errorf("server connections %d, want 5 (1 setup + 4)", srv.Conns.Load())
+	}
+}
