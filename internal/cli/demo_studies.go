@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -92,10 +91,9 @@ func runStudyDemo(ctx context.Context, st *State, id string, f demoFlags, sf stu
 func newDemoServeStudyCmd(st *State) *cobra.Command {
 	var (
 		name, listen, db, dsn, release, accessLog, dataImport, circulation string
-		worker, beekeeper, logCfg, logFile, model                          string
+		worker, beekeeper, logCfg, logFile, data                           string
 		items, patrons, history, leakBytes, work, workers                  int
 		leakCost, lineCost, compute, timeout                               time.Duration
-		seed                                                               uint64
 	)
 	c := &cobra.Command{
 		Use:    "serve-study circulation|data-import|manager|worker|beekeeper|survey",
@@ -118,11 +116,7 @@ func newDemoServeStudyCmd(st *State) *cobra.Command {
 				srv, err = sut.NewCompany(sut.CompanyConfig{Role: args[0], WorkerURL: worker, BeekeeperURL: beekeeper, Workers: workers,
 					Log: logCfg, LogFile: logFile, LineCost: lineCost, Compute: compute, AccessLog: accessLog})
 			case "survey":
-				var m sut.SurveyModel
-				if err := json.Unmarshal([]byte(model), &m); err != nil {
-					return fmt.Errorf("--model: %w", err)
-				}
-				srv, err = sut.NewSurvey(ctx, sut.SurveyConfig{DB: db, Model: m, Seed: seed, Workers: workers, Timeout: timeout, AccessLog: accessLog})
+				srv, err = sut.NewSurvey(ctx, sut.SurveyConfig{DB: db, DataDir: data, Workers: workers, Timeout: timeout, AccessLog: accessLog})
 			default:
 				return fmt.Errorf("unknown study service %q", args[0])
 			}
@@ -158,9 +152,8 @@ func newDemoServeStudyCmd(st *State) *cobra.Command {
 	fl.StringVar(&logFile, "log-file", "", "manager: the log file")
 	fl.DurationVar(&lineCost, "line-cost", 0, "manager: time to write one log line")
 	fl.DurationVar(&compute, "compute", 0, "worker: time per term")
-	fl.StringVar(&model, "model", "{}", "survey: the data-volume model (JSON of sut.SurveyModel)")
+	fl.StringVar(&data, "data", "", "survey: the data set written by plateau datagen (examples/school-data/school.yaml)")
 	fl.DurationVar(&timeout, "timeout", 0, "survey: the proxy's timeout")
-	fl.Uint64Var(&seed, "seed", 1, "survey: data seed")
 	fl.StringVar(&accessLog, "access-log", "", "access log file")
 	return c
 }

@@ -1,7 +1,8 @@
 // Package study002 is `plateau demo 002`: reference study 002 (ohmage
-// 2.16) scaled down. The bundled survey service generates its database
-// from the reference's data-volume model (teachers → classes → students →
-// survey responses with prompts and photos); students then upload survey
+// 2.16) scaled down. plateau datagen writes a data set from the
+// reference's data-volume model (examples/school-data/school.yaml:
+// teachers → classes → students → survey responses), which the bundled
+// survey service loads; students then upload survey
 // responses with a photo (multipart/form-data) at three client levels, and
 // teachers browse responses through a 13-call flow at four levels. The
 // service serves a bounded number of calls at once and answers 504 when a
@@ -12,13 +13,13 @@ package study002
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/plateau-perf/plateau/internal/datagen"
 	"github.com/plateau-perf/plateau/internal/demo/studykit"
 	"github.com/plateau-perf/plateau/internal/demo/sut"
 	"github.com/plateau-perf/plateau/internal/report/doc"
@@ -33,12 +34,21 @@ var (
 	BrowseYAML []byte
 )
 
+// SchoolYAML is examples/school-data/school.yaml, reference 002's
+// data-volume model as a plateau datagen spec (a test keeps them equal).
+//
+//go:embed school.yaml
+var SchoolYAML []byte
+
 // Service is the monitored survey process.
 const Service = "ohmage"
 
+// PhotoBytes is the reference's photo with its two scaled copies.
+const PhotoBytes = 104638
+
 type scale struct {
-	model                  sut.SurveyModel
-	maxResponses           int
+	dataScale              float64
+	photoBytes             int
 	uploads, browses       []int
 	dur                    time.Duration
 	workers                int
@@ -46,12 +56,9 @@ type scale struct {
 }
 
 func scaleOf(s studykit.Scale) scale {
-	ref := sut.ReferenceSurveyModel()
-	small := sut.SurveyModel{Years: 1, Teachers: 4, NewTeachers: 0, ClassesPerTeacher: 2, StudentsPerClass: 10, Days: 10, SurveysPerDay: 3, Prompts: 10, SubmitProb: 0.75, PhotoBytes: 20000}
-	mid := sut.SurveyModel{Years: 2, Teachers: 10, NewTeachers: 20, ClassesPerTeacher: 2, StudentsPerClass: 30, Days: 20, SurveysPerDay: 3, Prompts: 10, SubmitProb: 0.75, PhotoBytes: ref.PhotoBytes}
 	return scale{
-		model:        studykit.Pick(s, small, mid, ref),
-		maxResponses: studykit.Pick(s, 0, 30000, 0),
+		dataScale:    studykit.Pick(s, 0.003, 0.02, 1.0),
+		photoBytes:   studykit.Pick(s, 20000, PhotoBytes, PhotoBytes),
 		uploads:      studykit.Pick(s, []int{4, 16, 64}, []int{10, 40, 160}, []int{500, 1000, 2000}),
 		browses:      studykit.Pick(s, []int{2, 4, 6, 8}, []int{5, 10, 15, 20}, []int{100, 200, 300, 400}),
 		dur:          studykit.Pick(s, 6*time.Second, 30*time.Second, 10*time.Minute),
@@ -73,36 +80,36 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// The generated data: the logins the plans read, and the photo.
-	c := sc.model.Counts()
-	var students, teachers strings.Builder
-	students.WriteString("user,password,campaign\n")
-	for i := 1; i <= c.Students; i++ {
-		u, p := sut.SurveyStudent(i)
-		fmt.Fprintf(&students, "%s,%s,%s\n", u, p, sut.SurveyCampaign(1+(i-1)/sc.model.StudentsPerClass))
-	}
-	teachers.WriteString("user,password,campaign\n")
-	for t := 1; t <= c.Teachers; t++ {
-		fmt.Fprintf(&teachers, "teacher%04d,pw,%s\n", t, sut.SurveyCampaign(t))
-	}
-	photo, err := sut.SurveyPhoto(1, sc.model.PhotoBytes)
+	specPath, err := studykit.WriteFile(planDir, "school.yaml", SchoolYAML)
 	if err != nil {
 		return "", err
 	}
-	for name, b := range map[string][]byte{"students.csv": []byte(students.String()), "teachers.csv": []byte(teachers.String()), "photo.jpg": photo} {
-		if _, err := studykit.WriteFile(planDir, name, b); err != nil {
-			return "", err
-		}
+	// The data set: plateau datagen from the reference's model.
+	spec, err := datagen.Parse(specPath, SchoolYAML)
+	if err != nil {
+		return "", err
+	}
+	dataDir := filepath.Join(planDir, "data")
+	env.Logf("generating the data set (plateau datagen school.yaml --scale %g)…", sc.dataScale)
+	gen, err := datagen.Generate(ctx, spec, datagen.Options{Dir: dataDir, Scale: sc.dataScale})
+	if err != nil {
+		return "", fmt.Errorf("generating the data: %w", err)
+	}
+	photo, err := sut.SurveyPhoto(1, sc.photoBytes)
+	if err != nil {
+		return "", err
+	}
+	if _, err := studykit.WriteFile(planDir, "photo.jpg", photo); err != nil {
+		return "", err
 	}
 	logs, err := env.LogDir()
 	if err != nil {
 		return "", err
 	}
-	model, _ := json.Marshal(sc.model)
 	svc := env.NewServices()
 	defer svc.Stop()
-	env.Logf("generating the data (%d students, %d survey responses in the model)…", c.Students, c.Responses)
-	p, err := svc.Start(ctx, Service, "survey", "--db", filepath.Join(env.Dir, "ohmage.db"), "--model", string(model),
+	env.Logf("loading it into the survey service…")
+	p, err := svc.Start(ctx, Service, "survey", "--db", filepath.Join(env.Dir, "ohmage.db"), "--data", dataDir,
 		"--workers", strconv.Itoa(sc.workers), "--timeout", sc.proxyTimeout.String(), "--access-log", filepath.Join(logs, "ohmage-access.log"))
 	if err != nil {
 		return "", err
@@ -137,11 +144,11 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 		System: []study.KV{{Name: Service, Value: fmt.Sprintf("plateau demo serve-study survey (%d calls at once, proxy timeout %s, SQLite)", sc.workers, sc.proxyTimeout)},
 			{Name: "client", Value: fmt.Sprintf("plateau, client timeout %s", sc.clientTO)}},
 		Environment: []study.KV{{Name: "hosts", Value: "one machine, loopback; generator and service share its CPUs"},
-			{Name: "data", Value: "generated from the data-volume model at service start (in the demo, not with plateau datagen)"}},
+			{Name: "data", Value: fmt.Sprintf("plateau datagen school.yaml --scale %g (seed %d), loaded at service start", gen.Scale, gen.Seed)}},
 		Method: fmt.Sprintf("uploads with %s concurrent clients, then the 13-call browse flow with %s threads, %s each; each client repeats without think time",
 			joinInts(sc.uploads), joinInts(sc.browses), sc.dur),
 		Hypothesis: "one instance keeps uploads under two seconds and browsing under one second up to the middle level",
-	}, append(ups, brs...), sections(sc, ups, brs))
+	}, append(ups, brs...), sections(sc, gen, ups, brs))
 	return out, err
 }
 
@@ -154,28 +161,28 @@ func joinInts(v []int) string {
 }
 
 // sections are reference 002's tables in its order.
-func sections(sc scale, ups, brs []*studykit.Run) []doc.Section {
-	c := sc.model.Counts()
-	gen := c
-	if sc.maxResponses > 0 && int64(sc.maxResponses) < gen.Responses {
-		gen.Responses, gen.PromptResponses, gen.Imgs = int64(sc.maxResponses), int64(sc.maxResponses)*int64(sc.model.Prompts), int64(sc.maxResponses)
+func sections(sc scale, gen *datagen.Result, ups, brs []*studykit.Run) []doc.Section {
+	ref := sut.ReferenceSurveyModel().Counts()
+	rows := map[string]datagen.EntityResult{}
+	for _, e := range gen.Entities {
+		rows[e.Name] = e
 	}
 	dv := doc.Section{ID: "ref-data", Title: "Data volume"}
-	years := fmt.Sprintf("%d years", sc.model.Years)
-	if sc.model.Years == 1 {
-		years = "1 year"
+	t := studykit.Table(fmt.Sprintf("The data-volume model and the data set generated (scale %g)", gen.Scale), "Field", "Model (3 years, scale 1)", "Expected at this scale", "Generated")
+	for _, f := range []struct {
+		field, entity string
+		model         int64
+	}{{"Teachers", "teachers", int64(ref.Teachers)}, {"Classes", "classes", int64(ref.Classes)}, {"Students", "students", int64(ref.Students)},
+		{"Survey Responses", "responses", ref.Responses}} {
+		e := rows[f.entity]
+		studykit.AddRow(t, f.field, studykit.Int(f.model), studykit.F1(e.Expected), studykit.Int(e.Rows))
 	}
-	t := studykit.Table("The data-volume model ("+years+") and the data generated", "Field", "Model", "Generated")
-	mb := func(n int64) string { return studykit.F1(float64(n) * float64(sc.model.PhotoBytes) / 1e6) }
-	studykit.AddRow(t, "Teachers", strconv.Itoa(c.Teachers), strconv.Itoa(gen.Teachers))
-	studykit.AddRow(t, "Classes", strconv.Itoa(c.Classes), strconv.Itoa(gen.Classes))
-	studykit.AddRow(t, "Students", strconv.Itoa(c.Students), strconv.Itoa(gen.Students))
-	studykit.AddRow(t, "Survey Responses", studykit.Int(c.Responses), studykit.Int(gen.Responses))
-	studykit.AddRow(t, "Prompt Responses", studykit.Int(c.PromptResponses), studykit.Int(gen.PromptResponses))
-	studykit.AddRow(t, "Images", studykit.Int(c.Imgs), "one photo file, uploaded with each response")
-	studykit.AddRow(t, "Image Data (MB)", mb(c.Imgs), mb(gen.Imgs)+" (not stored: scaled copies are made and dropped)")
-	dv.Blocks = append(dv.Blocks, t, studykit.Note(fmt.Sprintf("Model: %d teachers the first year and %d more each year, %d new classes per teacher a year of %d students, %d surveys a day on %d days answered with probability %.2f, %d prompts each, one photo of %d bytes (with its two scaled copies).",
-		sc.model.Teachers, sc.model.NewTeachers, sc.model.ClassesPerTeacher, sc.model.StudentsPerClass, sc.model.SurveysPerDay, sc.model.Days, sc.model.SubmitProb, sc.model.Prompts, sc.model.PhotoBytes)))
+	resp := rows["responses"]
+	studykit.AddRow(t, "Prompt Responses", studykit.Int(ref.PromptResponses), studykit.F1(10*resp.Expected), studykit.Int(10*resp.Rows))
+	studykit.AddRow(t, "Images", studykit.Int(ref.Imgs), studykit.F1(resp.Expected), studykit.Int(resp.Rows))
+	studykit.AddRow(t, "Image Data (GB)", studykit.F1(float64(ref.Imgs)*PhotoBytes/1e9), studykit.F1(resp.Expected*PhotoBytes/1e9),
+		studykit.F2(float64(resp.Rows)*PhotoBytes/1e9)+" (modelled; uploads carry a real photo)")
+	dv.Blocks = append(dv.Blocks, t, studykit.Note("Model: the reference's arithmetic (40 teachers the first year and 80 more each year, 2 classes per teacher a year, 30 students per class, 180 days × 3 surveys × 0.75, 10 prompts, one photo of 104,638 bytes with its scaled copies). The data set is written by plateau datagen from examples/school-data/school.yaml (one year of responses per student) and loaded into the service; each response gets its 10 prompt responses there."))
 
 	up := doc.Section{ID: "ref-upload", Title: "Upload"}
 	t = studykit.Table("Survey-response upload", "Concurrent Threads", "Percentage of Successful Calls", "Response Time (ms)", "Calls", "Client timeouts", "Proxy timeouts (504)", "Throughput (calls/s)")

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/plateau-perf/plateau/internal/demo/study001"
+	"github.com/plateau-perf/plateau/internal/demo/study002"
 	"github.com/plateau-perf/plateau/internal/demo/study003"
 	"github.com/plateau-perf/plateau/internal/demo/study004"
 )
@@ -18,6 +19,7 @@ func TestDemoPlansMatchExamples(t *testing.T) {
 		"../../../examples/concurrency-sweep/plan.yaml":    study003.PlanYAML,
 		"../../../examples/concurrency-sweep/ids.csv":      study003.IDsCSV,
 		"../../../examples/concurrent-workloads/plan.yaml": study004.PlanYAML,
+		"../../../examples/school-data/school.yaml":        study002.SchoolYAML,
 	} {
 		ex, err := os.ReadFile(path)
 		if err != nil {

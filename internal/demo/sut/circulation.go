@@ -129,7 +129,7 @@ func NewCirculation(ctx context.Context, cfg CirculationConfig) (*Circulation, e
 		c.db, err = sql.Open("pgx", cfg.DSN)
 	} else {
 		var src string
-		if src, err = dsn(cfg.SQLite, "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)"); err == nil {
+		if src, err = dsn(cfg.SQLite, "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate"); err == nil {
 			c.db, err = sql.Open("sqlite", src)
 		}
 	}

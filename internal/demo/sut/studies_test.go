@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plateau-perf/plateau/internal/datagen"
 	"github.com/plateau-perf/plateau/internal/monitor/monitortest"
 )
 
@@ -253,30 +254,105 @@ func TestCompanyLogConfigurations(t *testing.T) {
 	}
 }
 
-// Uploads are multipart with a JPEG photo; a wrong password, a photo that
-// is no JPEG and a missing photo are refused.
-func TestSurveyUploadAndBrowse(t *testing.T) {
-	m := SurveyModel{Years: 1, Teachers: 2, ClassesPerTeacher: 1, StudentsPerClass: 5, Days: 4, SurveysPerDay: 3, Prompts: 10, SubmitProb: 0.75, PhotoBytes: 5000}
-	s, err := NewSurvey(context.Background(), SurveyConfig{DB: filepath.Join(t.TempDir(), "s.db"), Model: m, Seed: 1})
+// surveyData writes a small data set with plateau datagen in the shape of
+// examples/school-data/school.yaml.
+func surveyData(t *testing.T) (string, *datagen.Result) {
+	t.Helper()
+	spec, err := datagen.Parse("school.yaml", []byte(`seed: 7
+entities:
+  campaigns:
+    count: 2
+    fields:
+      campaign_id: seq
+      urn: {type: template, template: "urn:campaign:${campaign_id}"}
+      name: {type: choice, values: [Media, Sleep]}
+  teachers:
+    count: 2
+    fields:
+      teacher_id: seq
+      username: {type: template, template: "t${teacher_id}"}
+      password: {type: pattern, pattern: "Pw-****"}
+  classes:
+    parent: teachers
+    per_parent: 2
+    fields:
+      class_id: seq
+      teacher_id: parent.teacher_id
+      urn: {type: template, template: "urn:class:${class_id}"}
+      campaign_id: {type: ref, entity: campaigns}
+  students:
+    parent: classes
+    per_parent: 3
+    fields:
+      student_id: seq
+      class_id: parent.class_id
+      username: {type: template, template: "s${student_id}"}
+      password: {type: pattern, pattern: "Pw-****"}
+  responses:
+    parent: students
+    per_parent: 4
+    format: ndjson
+    fields:
+      response_id: seq
+      student_id: parent.student_id
+      campaign_id: parent.parent.campaign_id
+`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var n int
-	if err := s.db.QueryRow(`SELECT COUNT(*) FROM survey_response`).Scan(&n); err != nil || int64(n) != m.Counts().Responses {
-		t.Fatalf("generated %d responses (%v), model %d", n, err, m.Counts().Responses)
+	dir := t.TempDir()
+	res, err := datagen.Generate(context.Background(), spec, datagen.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, res
+}
+
+// csvField returns column col of the first data row of dir/name.
+func csvField(t *testing.T, dir, name, col string) string {
+	t.Helper()
+	var v string
+	if err := csvRows(dir, name, func(line int, r map[string]string) error {
+		if line == 2 {
+			v = r[col]
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// The survey service loads a datagen data set (every response with its
+// prompts); uploads are multipart with a JPEG photo, and a wrong password,
+// a photo that is no JPEG and a missing photo are refused; a teacher sees
+// the campaigns of their classes and the students who answered.
+func TestSurveyUploadAndBrowse(t *testing.T) {
+	data, gen := surveyData(t)
+	s, err := NewSurvey(context.Background(), SurveyConfig{DB: filepath.Join(t.TempDir(), "s.db"), DataDir: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n, p int
+	if err := s.db.QueryRow(`SELECT COUNT(*), (SELECT COUNT(*) FROM prompt_response) FROM survey_response`).Scan(&n, &p); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range gen.Entities {
+		if e.Name == "responses" && (int64(n) != e.Rows || int64(p) != 10*e.Rows) {
+			t.Fatalf("loaded %d responses and %d prompts; datagen wrote %d responses", n, p, e.Rows)
+		}
 	}
 	srv := startServer(t, s.Serve)
-	photo, err := SurveyPhoto(1, m.PhotoBytes)
+	photo, err := SurveyPhoto(1, 5000)
 	if err != nil {
 		t.Fatal(err)
 	}
+	student, pw := csvField(t, data, "students.csv", "username"), csvField(t, data, "students.csv", "password")
 	upload := func(pw string, img []byte) int {
 		var body bytes.Buffer
 		w := multipart.NewWriter(&body)
-		u, _ := SurveyStudent(1)
-		_ = w.WriteField("user", u)
+		_ = w.WriteField("user", student)
 		_ = w.WriteField("password", pw)
-		_ = w.WriteField("campaign_urn", SurveyCampaign(1))
 		_ = w.WriteField("surveys", `[{"survey_id":"daily"}]`)
 		if img != nil {
 			f, _ := w.CreateFormFile("images", "photo.jpg")
@@ -286,7 +362,6 @@ func TestSurveyUploadAndBrowse(t *testing.T) {
 		code, _, _ := send(t, http.MethodPost, srv.URL+"/app/survey/upload", w.FormDataContentType(), &body)
 		return code
 	}
-	_, pw := SurveyStudent(1)
 	if c := upload(pw, photo); c != 200 {
 		t.Errorf("upload: %d", c)
 	}
@@ -299,22 +374,34 @@ func TestSurveyUploadAndBrowse(t *testing.T) {
 	if c := upload(pw, nil); c != http.StatusBadRequest {
 		t.Errorf("no photo: %d", c)
 	}
-	code, _, body := send(t, http.MethodPost, srv.URL+"/app/user/auth_token", "application/x-www-form-urlencoded", strings.NewReader("user=teacher0001&password=pw"))
+	teacher, tpw := csvField(t, data, "teachers.csv", "username"), csvField(t, data, "teachers.csv", "password")
+	form := func(path, body string) (int, string) {
+		code, _, b := send(t, http.MethodPost, srv.URL+path, "application/x-www-form-urlencoded", strings.NewReader(body))
+		return code, b
+	}
+	code, body := form("/app/user/auth_token", "user="+teacher+"&password="+tpw)
 	var tok struct{ Token string }
 	if err := json.Unmarshal([]byte(body), &tok); code != 200 || err != nil || tok.Token == "" {
 		t.Fatalf("auth token: %d %s", code, body)
 	}
-	code, _, body = send(t, http.MethodPost, srv.URL+"/app/survey_response/read", "application/x-www-form-urlencoded",
-		strings.NewReader("auth_token="+tok.Token+"&output=users&campaign_urn="+SurveyCampaign(1)))
-	if code != 200 || !strings.Contains(body, "student00001") {
+	code, body = form("/app/campaign/read", "auth_token="+tok.Token+"&user="+teacher)
+	var camps struct{ Data [][2]string }
+	if err := json.Unmarshal([]byte(body), &camps); code != 200 || err != nil || len(camps.Data) == 0 {
+		t.Fatalf("campaigns: %d %s", code, body)
+	}
+	code, body = form("/app/survey_response/read", "auth_token="+tok.Token+"&output=users&campaign_urn="+camps.Data[0][0])
+	if code != 200 || !strings.Contains(body, `"s`) {
 		t.Errorf("responses' users: %d %s", code, body)
+	}
+	if code, _ := form("/app/survey_response/read", "auth_token=forged&campaign_urn="+camps.Data[0][0]); code != http.StatusUnauthorized {
+		t.Errorf("forged token: %d", code)
 	}
 }
 
 // A call that takes longer than the proxy timeout is answered 504.
 func TestSurveyProxyTimeout(t *testing.T) {
-	m := SurveyModel{Years: 1, Teachers: 1, ClassesPerTeacher: 1, StudentsPerClass: 1, Days: 1, SurveysPerDay: 1, Prompts: 1, SubmitProb: 1, PhotoBytes: 200000}
-	s, err := NewSurvey(context.Background(), SurveyConfig{DB: filepath.Join(t.TempDir(), "s.db"), Model: m, Seed: 1, Workers: 1, Timeout: time.Nanosecond})
+	data, _ := surveyData(t)
+	s, err := NewSurvey(context.Background(), SurveyConfig{DB: filepath.Join(t.TempDir(), "s.db"), DataDir: data, Workers: 1, Timeout: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}

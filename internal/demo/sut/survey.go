@@ -1,9 +1,11 @@
 package sut
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +16,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -21,9 +25,9 @@ import (
 
 // The survey service models reference study 002 (ohmage): teachers teach
 // classes of students, students upload survey responses with a photo, and
-// teachers browse the responses through a 13-call flow. Its data are
-// generated from a volume model (SurveyModel) the way the reference sized
-// its database.
+// teachers browse the responses through a 13-call flow. Its data set is
+// written by plateau datagen from the reference's data-volume model;
+// SurveyModel is that model's arithmetic, as the reference did it by hand.
 
 // SurveyModel is reference 002's data-volume model: Teachers in the first
 // year plus NewTeachers each year, each teaching ClassesPerTeacher new
@@ -72,22 +76,17 @@ func (m SurveyModel) Counts() SurveyCounts {
 	return c
 }
 
-// SurveyStudent is the login of generated student i (from 1).
-func SurveyStudent(i int) (user, password string) {
-	return fmt.Sprintf("student%05d", i), fmt.Sprintf("pw%05d", i)
-}
-
-// SurveyCampaign is the campaign URN of a class (from 1).
-func SurveyCampaign(class int) string { return fmt.Sprintf("urn:campaign:class%04d", class) }
-
 // SurveyConfig configures the survey service.
 type SurveyConfig struct {
-	DB    string // SQLite file, generated from Model on first start
-	Model SurveyModel
-	Seed  uint64
-	// MaxResponses caps the generated survey responses (the upload test
-	// adds more); 0 keeps the model's count.
-	MaxResponses int
+	// DB is the SQLite file; on first start it is filled from DataDir.
+	DB string
+	// DataDir holds a data set written by plateau datagen from the
+	// reference's model (examples/school-data/school.yaml): campaigns.csv,
+	// teachers.csv, classes.csv, students.csv and responses.ndjson.
+	DataDir string
+	// Prompts are the prompt responses stored per survey response
+	// (default 10, the reference's).
+	Prompts int
 	// Workers bounds the calls served at once (Tomcat's threads, default
 	// 8); a call that waited longer than Timeout for a worker or in all is
 	// answered 504 (nginx's timeout), default 5 s.
@@ -102,8 +101,10 @@ type SurveyConfig struct {
 //	GET  /app/user/whoami, /app/config/read
 //	POST /app/user/auth_token      form user, password → {"token"}
 //	POST /app/user_info/read, /app/campaign/read, /app/class/read,
-//	     /app/survey_response/read (form token, campaign_urn, output=users|responses)
-//	POST /app/survey/upload        multipart: user, password, campaign_urn, surveys (JSON), images (file)
+//	     /app/survey_response/read (form auth_token, user, campaign_urn, output=users|responses)
+//	POST /app/survey/upload        multipart: user, password, surveys (JSON), images (a JPEG file)
+//
+// The data set comes from plateau datagen (SurveyConfig.DataDir).
 type Survey struct {
 	cfg    SurveyConfig
 	db     *sql.DB
@@ -112,7 +113,7 @@ type Survey struct {
 	signer tokenSigner
 }
 
-// NewSurvey opens the database, generating it from the model when empty.
+// NewSurvey opens the database, loading the data set when it is empty.
 func NewSurvey(ctx context.Context, cfg SurveyConfig) (*Survey, error) {
 	if cfg.DB == "" {
 		return nil, errors.New("survey: no database file")
@@ -123,7 +124,12 @@ func NewSurvey(ctx context.Context, cfg SurveyConfig) (*Survey, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Second
 	}
-	src, err := dsn(cfg.DB, "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)")
+	if cfg.Prompts <= 0 {
+		cfg.Prompts = 10
+	}
+	// Write transactions take the lock when they begin (and wait for it),
+	// so a transaction never fails half-way on a concurrent writer.
+	src, err := dsn(cfg.DB, "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate")
 	if err != nil {
 		return nil, err
 	}
@@ -133,9 +139,9 @@ func NewSurvey(ctx context.Context, cfg SurveyConfig) (*Survey, error) {
 	}
 	db.SetMaxOpenConns(cfg.Workers)
 	s := &Survey{cfg: cfg, db: db, slots: make(chan struct{}, cfg.Workers), signer: tokenSigner{secret: []byte(newMessageID()), ttl: time.Hour}}
-	if err := s.generate(ctx); err != nil {
+	if err := s.load(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("survey: generating the data: %w", err)
+		return nil, fmt.Errorf("survey: loading the data set: %w", err)
 	}
 	if s.access, err = openLog(cfg.AccessLog, 0); err != nil {
 		db.Close()
@@ -144,13 +150,48 @@ func NewSurvey(ctx context.Context, cfg SurveyConfig) (*Survey, error) {
 	return s, nil
 }
 
-// generate fills an empty database from the model: teachers, classes
-// (one campaign each), students, and survey responses with their prompts.
-func (s *Survey) generate(ctx context.Context) error {
+// csvRows reads dir/name (with a header) and calls fn with each row as a
+// map of column → value; errors name the file and line.
+func csvRows(dir, name string, fn func(line int, row map[string]string) error) error {
+	path := filepath.Join(dir, name)
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	head, err := r.Read()
+	if err != nil {
+		return fmt.Errorf("%s: header: %w", path, err)
+	}
+	row := map[string]string{}
+	for line := 2; ; line++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		for i, h := range head {
+			if i < len(rec) {
+				row[h] = rec[i]
+			}
+		}
+		if err := fn(line, row); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+	}
+}
+
+// load fills an empty database from the data set: campaigns, teachers,
+// classes, students and survey responses (each with its prompt responses).
+func (s *Survey) load(ctx context.Context) error {
 	for _, q := range []string{
 		`CREATE TABLE IF NOT EXISTS user (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, password TEXT NOT NULL, role TEXT NOT NULL, class INTEGER)`,
-		`CREATE TABLE IF NOT EXISTS class (id INTEGER PRIMARY KEY, teacher INTEGER NOT NULL, campaign TEXT NOT NULL UNIQUE)`,
-		`CREATE TABLE IF NOT EXISTS survey_response (id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL, campaign TEXT NOT NULL, day INTEGER NOT NULL, data TEXT NOT NULL)`,
+		`CREATE TABLE IF NOT EXISTS campaign (id INTEGER PRIMARY KEY, urn TEXT NOT NULL UNIQUE, name TEXT NOT NULL)`,
+		`CREATE TABLE IF NOT EXISTS class (id INTEGER PRIMARY KEY, teacher INTEGER NOT NULL, urn TEXT NOT NULL, campaign TEXT NOT NULL)`,
+		`CREATE TABLE IF NOT EXISTS survey_response (id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL, campaign TEXT NOT NULL, data TEXT NOT NULL)`,
 		`CREATE INDEX IF NOT EXISTS survey_response_campaign ON survey_response (campaign, user_id)`,
 		`CREATE TABLE IF NOT EXISTS prompt_response (response_id INTEGER NOT NULL, prompt INTEGER NOT NULL, value TEXT NOT NULL)`,
 		`CREATE INDEX IF NOT EXISTS prompt_response_response ON prompt_response (response_id)`,
@@ -163,55 +204,96 @@ func (s *Survey) generate(ctx context.Context) error {
 	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM user`).Scan(&n); err != nil || n > 0 {
 		return err
 	}
-	m := s.cfg.Model
-	c := m.Counts()
-	r := rand.New(rand.NewPCG(s.cfg.Seed, 2))
+	if s.cfg.DataDir == "" {
+		return errors.New("the database is empty and no data set was given")
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	for t := 1; t <= c.Teachers; t++ {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO user (name, password, role) VALUES (?, ?, 'teacher')`, fmt.Sprintf("teacher%04d", t), "pw"); err != nil {
-			return err
-		}
+	dir := s.cfg.DataDir
+	campaigns := map[string]string{} // campaign_id → urn
+	if err := csvRows(dir, "campaigns.csv", func(_ int, r map[string]string) error {
+		campaigns[r["campaign_id"]] = r["urn"]
+		_, err := tx.ExecContext(ctx, `INSERT INTO campaign (id, urn, name) VALUES (?, ?, ?)`, r["campaign_id"], r["urn"], r["name"])
+		return err
+	}); err != nil {
+		return err
 	}
-	for k := 1; k <= c.Classes; k++ {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO class (id, teacher, campaign) VALUES (?, ?, ?)`, k, 1+(k-1)%c.Teachers, SurveyCampaign(k)); err != nil {
-			return err
-		}
-	}
-	maxResp := c.Responses
-	if s.cfg.MaxResponses > 0 && int64(s.cfg.MaxResponses) < maxResp {
-		maxResp = int64(s.cfg.MaxResponses)
-	}
-	perStudent := float64(maxResp) / float64(max(c.Students, 1))
-	respID := 0
-	for st := 1; st <= c.Students; st++ {
-		user, pw := SurveyStudent(st)
-		class := 1 + (st-1)/m.StudentsPerClass
-		res, err := tx.ExecContext(ctx, `INSERT INTO user (name, password, role, class) VALUES (?, ?, 'student', ?)`, user, pw, class)
+	teachers := map[string]int64{} // teacher_id → user id
+	if err := csvRows(dir, "teachers.csv", func(_ int, r map[string]string) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO user (name, password, role) VALUES (?, ?, 'teacher')`, r["username"], r["password"])
 		if err != nil {
 			return err
 		}
-		uid, _ := res.LastInsertId()
-		// Each student's share of the responses, drawn around the mean.
-		k := int(perStudent)
-		if r.Float64() < perStudent-float64(k) {
-			k++
+		teachers[r["teacher_id"]], _ = res.LastInsertId()
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := csvRows(dir, "classes.csv", func(_ int, r map[string]string) error {
+		t, ok := teachers[r["teacher_id"]]
+		c, okc := campaigns[r["campaign_id"]]
+		if !ok || !okc {
+			return fmt.Errorf("class %s: unknown teacher %q or campaign %q", r["class_id"], r["teacher_id"], r["campaign_id"])
 		}
-		for j := 0; j < k && int64(respID) < maxResp; j++ {
-			respID++
-			if _, err := tx.ExecContext(ctx, `INSERT INTO survey_response (id, user_id, campaign, day, data) VALUES (?, ?, ?, ?, ?)`,
-				respID, uid, SurveyCampaign(class), r.IntN(max(m.Days, 1)), `{"survey":"daily","location":"school"}`); err != nil {
+		_, err := tx.ExecContext(ctx, `INSERT INTO class (id, teacher, urn, campaign) VALUES (?, ?, ?, ?)`, r["class_id"], t, r["urn"], c)
+		return err
+	}); err != nil {
+		return err
+	}
+	students := map[int64]int64{} // student_id → user id
+	if err := csvRows(dir, "students.csv", func(_ int, r map[string]string) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO user (name, password, role, class) VALUES (?, ?, 'student', ?)`, r["username"], r["password"], r["class_id"])
+		if err != nil {
+			return err
+		}
+		id, _ := strconv.ParseInt(r["student_id"], 10, 64)
+		students[id], _ = res.LastInsertId()
+		return nil
+	}); err != nil {
+		return err
+	}
+	f, err := os.Open(filepath.Join(dir, "responses.ndjson"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	insR, err := tx.PrepareContext(ctx, `INSERT INTO survey_response (id, user_id, campaign, data) VALUES (?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	insP, err := tx.PrepareContext(ctx, `INSERT INTO prompt_response (response_id, prompt, value) VALUES (?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	for line := 1; sc.Scan(); line++ {
+		var r struct {
+			ResponseID int64  `json:"response_id"`
+			StudentID  int64  `json:"student_id"`
+			CampaignID *int64 `json:"campaign_id"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return fmt.Errorf("responses.ndjson:%d: %w", line, err)
+		}
+		u, ok := students[r.StudentID]
+		if !ok || r.CampaignID == nil {
+			return fmt.Errorf("responses.ndjson:%d: unknown student %d or no campaign", line, r.StudentID)
+		}
+		if _, err := insR.ExecContext(ctx, r.ResponseID, u, campaigns[strconv.FormatInt(*r.CampaignID, 10)], sc.Text()); err != nil {
+			return err
+		}
+		for p := 1; p <= s.cfg.Prompts; p++ {
+			if _, err := insP.ExecContext(ctx, r.ResponseID, p, strconv.FormatInt((r.ResponseID*7+int64(p))%5, 10)); err != nil {
 				return err
 			}
-			for p := 1; p <= m.Prompts; p++ {
-				if _, err := tx.ExecContext(ctx, `INSERT INTO prompt_response (response_id, prompt, value) VALUES (?, ?, ?)`, respID, p, strconv.Itoa(r.IntN(5))); err != nil {
-					return err
-				}
-			}
 		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("responses.ndjson: %w", err)
 	}
 	return tx.Commit()
 }
@@ -364,16 +446,21 @@ func (s *Survey) userInfo(w http.ResponseWriter, r *http.Request) {
 	s.queryRows(w, r, `SELECT name, role FROM user WHERE name = ?`, r.PostForm.Get("user"))
 }
 
+// campaigns lists the campaigns of the user's classes, or with
+// campaign_urn that campaign's definition.
 func (s *Survey) campaigns(w http.ResponseWriter, r *http.Request) {
 	if c := r.PostForm.Get("campaign_urn"); c != "" {
-		s.queryRows(w, r, `SELECT campaign, CAST(teacher AS TEXT) FROM class WHERE campaign = ?`, c)
+		s.queryRows(w, r, `SELECT urn, name FROM campaign WHERE urn = ?`, c)
 		return
 	}
-	s.queryRows(w, r, `SELECT campaign, CAST(teacher AS TEXT) FROM class ORDER BY id LIMIT 50`)
+	s.queryRows(w, r, `SELECT DISTINCT cl.campaign, cp.name FROM class cl JOIN campaign cp ON cp.urn = cl.campaign
+		WHERE cl.teacher = (SELECT id FROM user WHERE name = ?) ORDER BY cl.campaign`, r.PostForm.Get("user"))
 }
 
+// classes lists the students of the user's classes in the campaign.
 func (s *Survey) classes(w http.ResponseWriter, r *http.Request) {
-	s.queryRows(w, r, `SELECT u.name, c.campaign FROM user u JOIN class c ON c.id = u.class WHERE c.campaign = ?`, r.PostForm.Get("campaign_urn"))
+	s.queryRows(w, r, `SELECT u.name, c.urn FROM user u JOIN class c ON c.id = u.class
+		WHERE c.campaign = ? AND c.teacher = (SELECT id FROM user WHERE name = ?) ORDER BY u.name`, r.PostForm.Get("campaign_urn"), r.PostForm.Get("user"))
 }
 
 // responses is the heavy call: output=users lists who answered (a
@@ -428,6 +515,11 @@ func (s *Survey) upload(w http.ResponseWriter, r *http.Request) {
 		}
 		stored += b.Len()
 	}
+	var campaign string
+	if err := s.db.QueryRowContext(r.Context(), `SELECT c.campaign FROM user u JOIN class c ON c.id = u.class WHERE u.id = ?`, uid).Scan(&campaign); err != nil {
+		writeJSONError(w, http.StatusBadRequest, "the user is in no class")
+		return
+	}
 	tx, err := s.db.BeginTx(r.Context(), nil)
 	if err != nil {
 		writeJSONError(w, http.StatusInternalServerError, err.Error())
@@ -435,13 +527,13 @@ func (s *Survey) upload(w http.ResponseWriter, r *http.Request) {
 	}
 	defer tx.Rollback()
 	data, _ := json.Marshal(surveys[0])
-	res, err := tx.ExecContext(r.Context(), `INSERT INTO survey_response (user_id, campaign, day, data) VALUES (?, ?, 0, ?)`, uid, r.FormValue("campaign_urn"), string(data))
+	res, err := tx.ExecContext(r.Context(), `INSERT INTO survey_response (user_id, campaign, data) VALUES (?, ?, ?)`, uid, campaign, string(data))
 	if err != nil {
 		writeJSONError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
 	id, _ := res.LastInsertId()
-	for p := 1; p <= max(s.cfg.Model.Prompts, 1); p++ {
+	for p := 1; p <= s.cfg.Prompts; p++ {
 		if _, err := tx.ExecContext(r.Context(), `INSERT INTO prompt_response (response_id, prompt, value) VALUES (?, ?, ?)`, id, p, "uploaded"); err != nil {
 			writeJSONError(w, http.StatusInternalServerError, err.Error())
 			return
