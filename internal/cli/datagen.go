@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -106,4 +107,24 @@ func printExpected(st *State, s *datagen.Spec, opt datagen.Options) error {
 	}
 	_, err := fmt.Fprintf(st.Stdout, "about %.0f rows at scale %g\n", total, scale)
 	return err
+}
+
+// maxGeneratedRows bounds the rows a generate: feeder makes in memory
+// (every entity of its spec counts: the feeder's rows are those plateau
+// datagen writes, so the whole spec is made).
+const maxGeneratedRows = 10_000_000
+
+// generateFeeder makes a plan's generate: feeder: one entity of a datagen
+// spec, in memory (plan.Options.Generate).
+func generateFeeder(path, entity string, scale float64, seed *uint64) ([]string, [][]string, error) {
+	s, err := datagen.LoadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	cols, rows, err := datagen.Table(context.Background(), s, entity,
+		datagen.Options{Scale: scale, Seed: seed, MaxRows: maxGeneratedRows})
+	if errors.Is(err, datagen.ErrTooManyRows) {
+		err = fmt.Errorf("%w: for data this large run plateau datagen in a prepare: command and read its file", err)
+	}
+	return cols, rows, err
 }

@@ -91,7 +91,8 @@ func loadPlanWith(st *State, path string, set []string, prepared bool) (*plan.Pl
 	p, err := plan.LoadFile(path, plan.Options{Overrides: set, Env: st.Getenv, CheckSLA: sla.Check,
 		CheckMonitor:      func(t *plan.MonitorTarget) error { return builtin.Validate(monitorTarget(t)) },
 		CheckServerSource: checkServerSource,
-		Prepared:          prepared})
+		Prepared:          prepared,
+		Generate:          generateFeeder})
 	if err != nil {
 		var pe plan.Errors
 		if errors.As(err, &pe) {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -468,5 +469,43 @@ func TestCancelLeavesNoFiles(t *testing.T) {
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 0 {
 		t.Errorf("left %d files: %v", len(ents), ents)
+	}
+}
+
+// Table gives an entity's rows in memory exactly as Generate writes them
+// to its CSV file with the same seed and scale.
+func TestTableEqualsFile(t *testing.T) {
+	t.Parallel()
+	s, err := LoadFile(schoolSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := Generate(context.Background(), s, Options{Dir: dir, Scale: 0.005}); err != nil {
+		t.Fatal(err)
+	}
+	cols, rows, err := Table(context.Background(), s, "students", Options{Scale: 0.005})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, "students.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(cols, ",") != strings.Join(recs[0], ",") || len(rows) != len(recs)-1 || len(rows) == 0 {
+		t.Fatalf("columns %v vs %v, %d rows vs %d", cols, recs[0], len(rows), len(recs)-1)
+	}
+	for i, r := range rows {
+		if strings.Join(r, ",") != strings.Join(recs[i+1], ",") {
+			t.Fatalf("row %d: %v, the file has %v", i, r, recs[i+1])
+		}
+	}
+	if _, _, err := Table(context.Background(), s, "responses", Options{Scale: 0.005, MaxRows: 1000}); !errors.Is(err, ErrTooManyRows) {
+		t.Errorf("MaxRows: %v", err)
 	}
 }

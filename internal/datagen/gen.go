@@ -65,6 +65,9 @@ type PerParent struct {
 	Max     int64   `json:"max"`
 }
 
+// ErrTooManyRows is the error of a generation that reached Options.MaxRows.
+var ErrTooManyRows = errors.New("datagen: more rows than allowed")
+
 // ManifestFile is the file in the output directory that describes what
 // was generated (Result as JSON).
 const ManifestFile = "datagen.json"
@@ -98,6 +101,7 @@ type gen struct {
 	rows    int64
 	err     error // a generator's failure, checked after each row
 	maxRows int64
+	seed    uint64
 }
 
 // entState is an entity's current row (its children read it while they are
@@ -108,6 +112,7 @@ type entState struct {
 	fields   []compiled
 	w        rowWriter
 	rows     int64
+	bytes    int64
 	perCount func() int64
 	pp       PerParent
 	sumSq    float64
@@ -127,67 +132,19 @@ type compiled struct {
 // under the final name.
 func Generate(ctx context.Context, s *Spec, o Options) (*Result, error) {
 	start := time.Now()
-	g := &gen{spec: s, scale: s.Scale, ctx: ctx, ents: map[*Entity]*entState{}, maxRows: o.MaxRows}
-	if o.Scale > 0 {
-		g.scale = o.Scale
-	}
-	seed := s.Seed
-	if o.Seed != nil {
-		seed = *o.Seed
-	}
-	g.src = rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)
-	g.rng = rand.New(g.src)
-	g.faker = gofakeit.NewFaker(g.src, false)
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("datagen: %w", err)
 	}
-	for _, e := range s.Entities {
-		st, err := g.compile(e)
-		if err != nil {
-			return nil, err
-		}
-		g.ents[e] = st
-	}
-	var opened []*entState
-	fail := func(err error) (*Result, error) {
-		for _, st := range opened {
-			st.w.abort()
-		}
+	g, err := run(ctx, s, o, func(e *Entity) (rowWriter, error) {
+		return newRowWriter(filepath.Join(o.Dir, e.File), e)
+	})
+	if err != nil {
 		return nil, err
 	}
+	res := &Result{Seed: g.seed, Scale: g.scale}
 	for _, e := range s.Entities {
 		st := g.ents[e]
-		for a := e.parent; a != nil; a = a.parent {
-			st.anc = append(st.anc, g.ents[a])
-		}
-		w, err := newRowWriter(filepath.Join(o.Dir, e.File), e)
-		if err != nil {
-			return fail(err)
-		}
-		st.w = w
-		opened = append(opened, st)
-	}
-	// Depth first: each root row, then its children's rows (each with
-	// theirs), so only one row per entity is held at any time.
-	for _, e := range s.Entities {
-		if e.parent != nil {
-			continue
-		}
-		n := e.rows(g.scale)
-		for i := int64(0); i < n; i++ {
-			if err := g.emit(g.ents[e]); err != nil {
-				return fail(err)
-			}
-		}
-	}
-	res := &Result{Seed: seed, Scale: g.scale}
-	for _, e := range s.Entities {
-		st := g.ents[e]
-		n, err := st.w.close()
-		if err != nil {
-			return fail(fmt.Errorf("datagen: writing %s: %w", e.File, err))
-		}
-		er := EntityResult{Name: e.Name, File: e.File, Format: e.Format, Parent: e.Parent, Rows: st.rows, Bytes: n,
+		er := EntityResult{Name: e.Name, File: e.File, Format: e.Format, Parent: e.Parent, Rows: st.rows, Bytes: st.bytes,
 			Expected: g.expected(e)}
 		if e.parent != nil {
 			pp := st.pp
@@ -199,18 +156,106 @@ func Generate(ctx context.Context, s *Spec, o Options) (*Result, error) {
 		}
 		res.Entities = append(res.Entities, er)
 		res.Rows += st.rows
-		res.Bytes += n
-	}
-	for _, st := range opened {
-		if err := st.w.commit(); err != nil {
-			return fail(fmt.Errorf("datagen: %w", err))
-		}
+		res.Bytes += st.bytes
 	}
 	res.DurationS = time.Since(start).Seconds()
 	if err := writeManifest(filepath.Join(o.Dir, ManifestFile), res); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// Table makes the spec's data in memory and returns one entity's rows as
+// text (the values a CSV file would hold; a null is ""), for a plan's
+// data feeder. The other entities are made and dropped, so the rows are
+// exactly those Generate writes with the same seed and scale. o.Dir is
+// not used; set o.MaxRows to bound the memory.
+func Table(ctx context.Context, s *Spec, entity string, o Options) (cols []string, rows [][]string, err error) {
+	t := s.Entity(entity)
+	if t == nil {
+		return nil, nil, fmt.Errorf("datagen: %s has no entity %q", s.File, entity)
+	}
+	mem := &memWriter{e: t}
+	if _, err := run(ctx, s, o, func(e *Entity) (rowWriter, error) {
+		if e == t {
+			return mem, nil
+		}
+		return discard{}, nil
+	}); err != nil {
+		return nil, nil, err
+	}
+	for _, f := range t.Fields {
+		cols = append(cols, f.Name)
+	}
+	return cols, mem.rows, nil
+}
+
+// run makes every row of the spec into the writers open gives, depth
+// first: each root row, then its children's rows (each with theirs), so
+// only one row per entity is held at any time. It closes and commits the
+// writers, or aborts them all on an error.
+func run(ctx context.Context, s *Spec, o Options, open func(*Entity) (rowWriter, error)) (*gen, error) {
+	g := &gen{spec: s, scale: s.Scale, ctx: ctx, ents: map[*Entity]*entState{}, maxRows: o.MaxRows, seed: s.Seed}
+	if o.Scale > 0 {
+		g.scale = o.Scale
+	}
+	if o.Seed != nil {
+		g.seed = *o.Seed
+	}
+	g.src = rand.NewPCG(g.seed, g.seed^0x9e3779b97f4a7c15)
+	g.rng = rand.New(g.src)
+	g.faker = gofakeit.NewFaker(g.src, false)
+	for _, e := range s.Entities {
+		st, err := g.compile(e)
+		if err != nil {
+			return nil, err
+		}
+		g.ents[e] = st
+	}
+	var opened []*entState
+	fail := func(err error) (*gen, error) {
+		for _, st := range opened {
+			st.w.abort()
+		}
+		return nil, err
+	}
+	for _, e := range s.Entities {
+		st := g.ents[e]
+		for a := e.parent; a != nil; a = a.parent {
+			st.anc = append(st.anc, g.ents[a])
+		}
+		w, err := open(e)
+		if err != nil {
+			return fail(err)
+		}
+		st.w = w
+		opened = append(opened, st)
+	}
+	for _, e := range s.Entities {
+		if e.parent != nil {
+			continue
+		}
+		n := e.rows(g.scale)
+		for i := int64(0); i < n; i++ {
+			if err := g.emit(g.ents[e]); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	for _, e := range s.Entities {
+		st := g.ents[e]
+		n, err := st.w.close()
+		if err != nil {
+			return fail(fmt.Errorf("datagen: writing %s: %w", e.File, err))
+		}
+		st.bytes = n
+	}
+	for _, st := range opened {
+		if err := st.w.commit(); err != nil {
+			return fail(fmt.Errorf("datagen: %w", err))
+		}
+	}
+	return g, nil
 }
 
 func (g *gen) expected(e *Entity) float64 {
@@ -224,7 +269,7 @@ func (g *gen) expected(e *Entity) float64 {
 func (g *gen) emit(st *entState) error {
 	g.rows++
 	if g.maxRows > 0 && g.rows > g.maxRows {
-		return fmt.Errorf("datagen: more than %d rows", g.maxRows)
+		return fmt.Errorf("%w (%d)", ErrTooManyRows, g.maxRows)
 	}
 	if g.rows&4095 == 0 {
 		if err := g.ctx.Err(); err != nil {

@@ -108,6 +108,32 @@ func newRowWriter(path string, e *Entity) (rowWriter, error) {
 	}
 }
 
+// memWriter keeps an entity's rows as text in memory (Table).
+type memWriter struct {
+	e    *Entity
+	rows [][]string
+}
+
+func (m *memWriter) write(row []value) error {
+	rec := make([]string, len(row))
+	for i := range row {
+		rec[i] = cellText(&row[i], m.e.Fields[i])
+	}
+	m.rows = append(m.rows, rec)
+	return nil
+}
+func (m *memWriter) close() (int64, error) { return 0, nil }
+func (m *memWriter) commit() error         { return nil }
+func (m *memWriter) abort()                {}
+
+// discard drops an entity's rows (Table makes them for their children).
+type discard struct{}
+
+func (discard) write([]value) error   { return nil }
+func (discard) close() (int64, error) { return 0, nil }
+func (discard) commit() error         { return nil }
+func (discard) abort()                {}
+
 // csvWriter writes RFC 4180 CSV with a header row; a null is an empty
 // cell.
 type csvWriter struct {
@@ -115,17 +141,17 @@ type csvWriter struct {
 	cw  *csv.Writer
 	e   *Entity
 	rec []string
-	buf []byte
 }
 
 func (w *csvWriter) write(row []value) error {
 	for i := range row {
-		w.rec[i] = w.text(&row[i], w.e.Fields[i])
+		w.rec[i] = cellText(&row[i], w.e.Fields[i])
 	}
 	return w.cw.Write(w.rec)
 }
 
-func (w *csvWriter) text(v *value, f *Field) string {
+// cellText is a cell as CSV text; a null is empty.
+func cellText(v *value, f *Field) string {
 	if v.null {
 		return ""
 	}

@@ -882,14 +882,14 @@ func (d *decoder) checkFeeder(f *Feeder, n *yaml.Node, k keyset) bool {
 		return false
 	}
 	var srcs []string
-	for _, s := range []string{"csv", "json", "ndjson"} {
+	for _, s := range []string{"csv", "json", "ndjson", "generate"} {
 		if k.has(s) {
 			srcs = append(srcs, s)
 		}
 	}
 	switch {
 	case len(srcs) == 0:
-		d.errorf(at(n, k, "csv"), "data %q: missing csv, json or ndjson (the file)", f.Name)
+		d.errorf(at(n, k, "csv"), "data %q: missing csv, json or ndjson (the file), or generate", f.Name)
 		return false
 	case len(srcs) > 1:
 		d.errorf(at(n, k, srcs[1]), "data %q: has both %s and %s; use one", f.Name, srcs[0], srcs[1])
@@ -900,6 +900,9 @@ func (d *decoder) checkFeeder(f *Feeder, n *yaml.Node, k keyset) bool {
 	}
 	if k.has("delimiter") && srcs[0] != "csv" {
 		d.errorf(k["delimiter"].key, "data %q: delimiter applies to csv", f.Name)
+	}
+	if srcs[0] == "generate" {
+		return d.generateFeeder(f, at(n, k, "generate"))
 	}
 	file := map[string]string{"csv": f.CSV, "json": f.JSON, "ndjson": f.NDJSON}[srcs[0]]
 	if file == "" {

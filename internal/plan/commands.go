@@ -265,3 +265,51 @@ func (r *redactor) commands(n *yaml.Node) {
 		}
 	}
 }
+
+// generateFeeder makes a generate: feeder's rows through Options.Generate.
+func (d *decoder) generateFeeder(f *Feeder, n *yaml.Node) bool {
+	g := f.Generate
+	if g == nil {
+		return false // a bad generate: value, already reported
+	}
+	ok := true
+	if g.Spec == "" {
+		d.missing(d.resolve(n), "data %q: generate: missing spec (a plateau datagen spec file)", f.Name)
+		ok = false
+	}
+	if g.Entity == "" {
+		d.missing(d.resolve(n), "data %q: generate: missing entity (the spec's entity whose rows feed the plan)", f.Name)
+		ok = false
+	}
+	if g.Scale < 0 {
+		d.errorf(n, "data %q: generate: scale must be positive", f.Name)
+		ok = false
+	}
+	if g.Seed != nil && *g.Seed < 0 {
+		d.errorf(n, "data %q: generate: seed must not be negative", f.Name)
+		ok = false
+	}
+	if !ok {
+		return false
+	}
+	if d.opt.Generate == nil {
+		d.errorf(n, "data %q: generate: data generation is not available here", f.Name)
+		return false
+	}
+	path := g.Spec
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(d.dir, path)
+	}
+	var seed *uint64
+	if g.Seed != nil {
+		u := uint64(*g.Seed)
+		seed = &u
+	}
+	cols, rows, err := d.opt.Generate(path, g.Entity, g.Scale, seed)
+	if err != nil {
+		d.errorf(n, "data %q: generate: %v", f.Name, err)
+		return false
+	}
+	f.Columns, f.Rows = cols, rows
+	return true
+}

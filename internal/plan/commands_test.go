@@ -149,3 +149,57 @@ workloads:
 		t.Error("a missing data file without prepare: is not an error")
 	}
 }
+
+// generate: feeders are checked and made through Options.Generate, whose
+// error becomes a plan error at the generate: line.
+func TestGenerateFeederPlan(t *testing.T) {
+	t.Parallel()
+	src := `name: g
+target: http://127.0.0.1:9
+data:
+  a: {generate: {spec: s.yaml}}
+  b: {generate: {spec: s.yaml, entity: x, scale: -1}}
+  c: {generate: {spec: s.yaml, entity: y, sed: 1}}
+  d: {generate: {spec: s.yaml, entity: students}, delimiter: ";"}
+  e: {generate: {spec: s.yaml, entity: students}, csv: x.csv}
+workloads:
+  w:
+    scenario: [{request: {url: "/${d.student_id}"}}]
+    load: {users: 1, iterations: 1}
+`
+	var asked []string
+	gen := func(path, entity string, scale float64, seed *uint64) ([]string, [][]string, error) {
+		asked = append(asked, filepath.Base(path)+":"+entity)
+		if entity == "y" {
+			return nil, nil, errors.New("s.yaml:3:4: bad")
+		}
+		return []string{"student_id"}, [][]string{{"1"}, {"2"}}, nil
+	}
+	_, err := Parse("p.yaml", []byte(src), t.TempDir(), Options{Generate: gen})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{
+		`p.yaml:4:17: data "a": generate: missing entity`,
+		`p.yaml:5:17: data "b": generate: scale must be positive`,
+		`p.yaml:6:43: unknown key "sed" in generate (did you mean "seed"?)`,
+		`p.yaml:7:51: data "d": delimiter applies to csv`,
+		`p.yaml:8:17: data "e": has both csv and generate; use one`,
+		`p.yaml:6:17: data "c": generate: s.yaml:3:4: bad`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%s", want, err)
+		}
+	}
+	p, err := Parse("p.yaml", []byte(strings.Join(strings.Split(src, "\n")[:3], "\n")+"\n  d: {generate: {spec: s.yaml, entity: students, seed: 3}}\n"+
+		"workloads:\n  w:\n    scenario: [{request: {url: \"/${d.student_id}\"}}]\n    load: {users: 1, iterations: 1}\n"), t.TempDir(), Options{Generate: gen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Data["d"]; len(d.Rows) != 2 || d.Columns[0] != "student_id" || *d.Generate.Seed != 3 {
+		t.Errorf("feeder %+v", d)
+	}
+	if _, err := Parse("p.yaml", []byte(src), t.TempDir(), Options{}); err == nil || !strings.Contains(err.Error(), "data generation is not available here") {
+		t.Errorf("without Options.Generate: %v", err)
+	}
+}

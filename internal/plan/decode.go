@@ -295,6 +295,8 @@ func contextName(v any) string {
 		return "http"
 	case *Feeder:
 		return "data"
+	case *GenerateData:
+		return "generate"
 	case *Workload:
 		return "workload"
 	case *Step:

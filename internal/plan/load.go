@@ -36,6 +36,10 @@ type Options struct {
 	// file must exist now. Without it, a data file missing from a plan
 	// with prepare: commands is Pending, not an error.
 	Prepared bool
+	// Generate makes a generate: feeder's rows: entity of the datagen
+	// spec at path, at scale (0: the spec's) with seed (nil: the spec's).
+	// Nil: generate: feeders are an error.
+	Generate func(path, entity string, scale float64, seed *uint64) (cols []string, rows [][]string, err error)
 	// CheckServerSource checks one server_side source's kind and options
 	// with the importers' own rules, without reading the file. May be nil.
 	CheckServerSource func(s *ServerSource) error

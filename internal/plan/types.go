@@ -130,13 +130,16 @@ type Header struct {
 // with Declared columns), a JSON array of objects or NDJSON (one object a
 // line).
 type Feeder struct {
-	Name        string   `yaml:"-"`
-	CSV         string   `yaml:"csv"`          // path, relative to the plan file
-	JSON        string   `yaml:"json"`         // a JSON array of objects
-	NDJSON      string   `yaml:"ndjson"`       // one JSON object per line
-	Declared    []string `yaml:"columns"`      // a headerless CSV's column names
-	Order       string   `yaml:"order"`        // sequential (default) | random | unique | per_user
-	OnExhausted string   `yaml:"on_exhausted"` // stop | recycle (default: stop for unique, recycle otherwise)
+	Name   string `yaml:"-"`
+	CSV    string `yaml:"csv"`    // path, relative to the plan file
+	JSON   string `yaml:"json"`   // a JSON array of objects
+	NDJSON string `yaml:"ndjson"` // one JSON object per line
+	// Generate makes the rows with a datagen spec when the plan is
+	// loaded, instead of reading a file (plateau datagen; docs/datagen.md).
+	Generate    *GenerateData `yaml:"generate"`
+	Declared    []string      `yaml:"columns"`      // a headerless CSV's column names
+	Order       string        `yaml:"order"`        // sequential (default) | random | unique | per_user
+	OnExhausted string        `yaml:"on_exhausted"` // stop | recycle (default: stop for unique, recycle otherwise)
 	// OnEnd is what the end of the data does: recycle, stop_user (that
 	// user stops), stop_run (the run stops). It replaces on_exhausted
 	// (stop is stop_run there).
@@ -150,6 +153,17 @@ type Feeder struct {
 	// columns are unknown until the plan is loaded again after them.
 	Pending bool `yaml:"-"`
 	Pos     Pos  `yaml:"-"`
+}
+
+// GenerateData is a feeder's generate: one entity of a datagen spec, made
+// in memory at load time with the spec's seed (or Seed) and scale (or
+// Scale): the same rows plateau datagen writes to that entity's file.
+type GenerateData struct {
+	Spec   string  `yaml:"spec"`   // the spec file, relative to the plan file
+	Entity string  `yaml:"entity"` // the entity whose rows feed the plan
+	Scale  float64 `yaml:"scale"`  // 0: the spec's
+	Seed   *int    `yaml:"seed"`   // nil: the spec's
+	Pos    Pos     `yaml:"-"`
 }
 
 // Workload is one independently loaded scenario.
