@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/engine/proto/grpc/grpctest"
+	"github.com/plateau-perf/plateau/internal/nginxtest"
 )
 
 const grpcPlan = `name: grpc
@@ -151,5 +153,55 @@ func TestGRPCPlan(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TLS from http.tls (the CA bundle and SNI name) for a grpcs target; a
+// server without reflection fails a reflection step with
+// grpc_unimplemented; cleartext to a TLS server is grpc_unavailable.
+func TestGRPCTLSAndFailures(t *testing.T) {
+	certFile, keyFile := nginxtest.SelfSignedCert(t, t.TempDir())
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpctest.Start(t, grpctest.Options{TLS: &tls.Config{Certificates: []tls.Certificate{cert}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	d, _, _ := runPlan(t, ctx, fmt.Sprintf(`name: grpc-tls
+target: https://127.0.0.1:1
+http:
+  tls: {ca: %s, server_name: localhost}
+workloads:
+  w:
+    scenario:
+      - grpc: {name: tls, method: plateau.test.Echo/Say, proto: %s, message: {text: hi}, check: {json: {$.text: hi}}}
+      - grpc: {name: no reflection, method: plateau.test.Echo/Say}
+      - grpc: {name: cleartext, target: "grpc://%s", method: plateau.test.Echo/Say, proto: %[2]s}
+    load: {users: 2, iterations: 2}
+`, certFile, grpctest.Proto(), srv.Addr), "https://"+srv.Addr)
+	for _, c := range []struct {
+		label, msg string
+		errors     int64
+		class      core.ErrorClass
+	}{
+		{"tls", "", 0, 0},
+		{"no reflection", "reflection: grpc UNIMPLEMENTED: unknown service grpc.reflection.", 4, core.ErrGRPCUnimplemented},
+		{"cleartext", "grpc UNAVAILABLE: connection error", 4, core.ErrGRPCUnavailable},
+	} {
+		n, errs := labelAgg(d, c.label)
+		if n != 4 || errs != c.errors || c.errors > 0 && classCount(d, c.label, c.class) != c.errors {
+			t.Errorf("%s: %d samples, %d errors (%d of class %v); want 4, %d", c.label, n, errs, classCount(d, c.label, c.class), c.class, c.errors)
+		}
+		for k, a := range d.Run {
+			for ek := range a.Errs {
+				if k.Label == c.label && !strings.HasPrefix(ek.Message, c.msg) {
+					t.Errorf("%s: message %q, want %q…", c.label, ek.Message, c.msg)
+				}
+			}
+		}
+	}
+	if srv.Say(codes.OK) != 4 {
+		t.Errorf("the server answered %d calls, want 4 (the TLS ones)", srv.Say(codes.OK))
 	}
 }

@@ -158,7 +158,7 @@ func (c *Conn) reflect(ctx context.Context, name string) (*Method, error) {
 	fd, err := rc.FileContainingSymbol(protoreflect.FullName(svc))
 	if err != nil {
 		if s, ok := status.FromError(err); ok && s.Code() != codes.Unknown {
-			return nil, fmt.Errorf("reflection: %w", s.Err())
+			return nil, fmt.Errorf("reflection: %w", statusError{s})
 		}
 		if grpcreflect.IsElementNotFoundError(err) {
 			return nil, fmt.Errorf("reflection: the server has no service %s", svc)
