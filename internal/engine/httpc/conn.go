@@ -344,7 +344,16 @@ func (c *Client) dial(ctx context.Context, t *target, deadline time.Time) (*conn
 	}
 	var tc *net.TCPConn
 	for _, a := range addrs {
-		tc, err = c.dialer.DialTCP(ctx, "tcp", netip.AddrPort{}, netip.AddrPortFrom(a, dt.port))
+		// Not Dialer.DialTCP: given the zero AddrPort as local address it
+		// binds the socket to port 0 before connecting, which takes the
+		// ephemeral port from one range shared by every destination
+		// (about 28,000 connections in all, and binds slowing to a crawl
+		// near that), where connect alone picks a port per destination.
+		var nc net.Conn
+		nc, err = c.dialer.DialContext(ctx, "tcp", netip.AddrPortFrom(a, dt.port).String())
+		if err == nil {
+			tc = nc.(*net.TCPConn)
+		}
 		if err == nil || ctx.Err() != nil {
 			break
 		}
