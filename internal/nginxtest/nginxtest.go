@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -34,8 +35,12 @@ type Config struct {
 	// HTTP holds extra directives of the http block (log formats, limits).
 	HTTP string
 	// Server holds the server block's directives after listen (access
-	// log, locations).
+	// log, locations, more listen directives).
 	Server string
+	// WorkerConnections is nginx's worker_connections; 0 means 256. nginx
+	// inherits the test process's open-file limit, so raise that first
+	// for more than about a thousand.
+	WorkerConnections int
 }
 
 // Server is a running nginx.
@@ -118,6 +123,9 @@ http {
   }
 }
 `, dir, c.HTTP, listen, c.Server)
+	if c.WorkerConnections > 0 {
+		conf = strings.Replace(conf, "worker_connections 256;", fmt.Sprintf("worker_connections %d;", c.WorkerConnections), 1)
+	}
 	confPath := filepath.Join(dir, "nginx.conf")
 	logPath := filepath.Join(dir, "error.log")
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
