@@ -65,10 +65,11 @@ func runStudyDemo(ctx context.Context, st *State, id string, f demoFlags, sf stu
 	}
 	quiet := *st
 	quiet.Stdout = io.Discard
+	var progress io.Writer = st.Stderr
 	if f.quiet {
-		quiet.Stderr = io.Discard
+		quiet.Stderr, progress = io.Discard, nil
 	}
-	env := &studykit.Env{Exe: st.Exe, Dir: dir, Scale: scale, Postgres: sf.postgres, Stderr: st.Stderr,
+	env := &studykit.Env{Exe: st.Exe, Dir: dir, Scale: scale, Postgres: sf.postgres, Progress: progress, Stderr: st.Stderr,
 		Tool: strings.TrimSpace("plateau " + version()),
 		RunPlan: func(ctx context.Context, plan, out string, sets, monitors []string) error {
 			err := runPlan(ctx, &quiet, plan, runFlags{out: out, set: sets, monitors: monitors, quiet: true})

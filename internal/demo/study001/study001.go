@@ -67,9 +67,9 @@ type scale struct {
 func scaleOf(s studykit.Scale) scale {
 	return scale{
 		items:       studykit.Pick(s, 1000, 3000, 20000),
-		duration:    studykit.Pick(s, 4*time.Second, 30*time.Second, 45*time.Minute),
-		soak:        studykit.Pick(s, 12*time.Second, 2*time.Minute, 10*time.Hour),
-		rampPerUser: studykit.Pick(s, 20*time.Millisecond, 100*time.Millisecond, 10*time.Second),
+		duration:    studykit.Pick(s, 4*time.Second, 12*time.Second, 45*time.Minute),
+		soak:        studykit.Pick(s, 12*time.Second, 50*time.Second, 10*time.Hour),
+		rampPerUser: studykit.Pick(s, 20*time.Millisecond, 40*time.Millisecond, 10*time.Second),
 		think:       studykit.Pick(s, "uniform(100ms, 300ms)", "uniform(500ms, 1500ms)", "uniform(2s, 6s)"),
 		leakBytes:   studykit.Pick(s, 64<<10, 32<<10, 1<<10),
 		leakCost:    studykit.Pick(s, 20*time.Microsecond, 5*time.Microsecond, 3*time.Microsecond),

@@ -61,7 +61,7 @@ func scaleOf(s studykit.Scale) scale {
 		photoBytes:   studykit.Pick(s, 20000, PhotoBytes, PhotoBytes),
 		uploads:      studykit.Pick(s, []int{4, 16, 64}, []int{10, 40, 160}, []int{500, 1000, 2000}),
 		browses:      studykit.Pick(s, []int{2, 4, 6, 8}, []int{5, 10, 15, 20}, []int{100, 200, 300, 400}),
-		dur:          studykit.Pick(s, 6*time.Second, 30*time.Second, 10*time.Minute),
+		dur:          studykit.Pick(s, 6*time.Second, 20*time.Second, 10*time.Minute),
 		workers:      studykit.Pick(s, 4, 8, 200),
 		proxyTimeout: studykit.Pick(s, 250*time.Millisecond, time.Second, 60*time.Second),
 		clientTO:     studykit.Pick(s, time.Second, 3*time.Second, 120*time.Second),

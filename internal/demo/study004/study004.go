@@ -59,11 +59,11 @@ type scale struct {
 func scaleOf(s studykit.Scale) scale {
 	return scale{
 		users:       30,
-		ramp:        studykit.Pick(s, 2*time.Second, 10*time.Second, 5*time.Minute),
-		dur:         studykit.Pick(s, 12*time.Second, 60*time.Second, 50*time.Minute),
+		ramp:        studykit.Pick(s, 2*time.Second, 5*time.Second, 5*time.Minute),
+		dur:         studykit.Pick(s, 12*time.Second, 40*time.Second, 50*time.Minute),
 		think:       studykit.Pick(s, "300ms", "1s", "3s"),
-		importAfter: studykit.Pick(s, 4*time.Second, 20*time.Second, 10*time.Minute),
-		impDur:      studykit.Pick(s, 5*time.Second, 20*time.Second, 30*time.Minute),
+		importAfter: studykit.Pick(s, 4*time.Second, 12*time.Second, 10*time.Minute),
+		impDur:      studykit.Pick(s, 5*time.Second, 15*time.Second, 30*time.Minute),
 		pace:        studykit.Pick(s, 200*time.Millisecond, 500*time.Millisecond, time.Second),
 		records:     studykit.Pick(s, 500, 1000, 1000),
 		items:       studykit.Pick(s, 1000, 2000, 20000),

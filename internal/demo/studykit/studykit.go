@@ -7,7 +7,6 @@ package studykit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -59,6 +58,9 @@ type Env struct {
 	Dir      string // the demo's output directory
 	Scale    Scale
 	Postgres string // a PostgreSQL DSN the user pointed the demo at ("" = embedded store)
+	// Progress gets one line per step (nil: none); Stderr the services'
+	// own error output.
+	Progress io.Writer
 	Stderr   io.Writer
 	RunPlan  RunPlanFunc
 	Tool     string // "plateau v…", for the document
@@ -66,8 +68,8 @@ type Env struct {
 
 // Logf prints one progress line.
 func (e *Env) Logf(format string, a ...any) {
-	if e.Stderr != nil {
-		fmt.Fprintf(e.Stderr, "plateau demo: "+format+"\n", a...)
+	if e.Progress != nil {
+		fmt.Fprintf(e.Progress, "plateau demo: "+format+"\n", a...)
 	}
 }
 
@@ -314,7 +316,11 @@ func (r *Run) Resources(w Window) (map[string]Resource, []string, error) {
 		if !seen {
 			order = append(order, s.Target)
 		}
-		mean, mx, ok := meanMax(s.Points, w, map[bool]float64{true: 1, false: 1e-6}[cpu])
+		scale := 1.0 // CPU in %
+		if mem {
+			scale = 1e-6 // bytes → MB
+		}
+		mean, mx, ok := meanMax(s.Points, w, scale)
 		if ok && cpu && !res.HasCPU {
 			res.CPUMean, res.CPUMax, res.HasCPU = mean, mx, true
 		}
@@ -407,10 +413,6 @@ func Note(text string) *doc.Para { return &doc.Para{Note: true, Text: text} }
 
 // Para is a paragraph.
 func Para(text string) *doc.Para { return &doc.Para{Text: text} }
-
-// ErrInterrupted is returned when the demo was stopped before its runs
-// were done.
-var ErrInterrupted = errors.New("interrupted")
 
 // Phases are the run's phases (load steps) in order.
 func (r *Run) Phases() []core.Phase { return r.Data.Phases }
