@@ -57,7 +57,7 @@ type scale struct {
 
 func scaleOf(s studykit.Scale) scale {
 	return scale{
-		dataScale:    studykit.Pick(s, 0.003, 0.02, 1.0),
+		dataScale:    studykit.Pick(s, 0.003, 0.01, 1.0),
 		photoBytes:   studykit.Pick(s, 20000, PhotoBytes, PhotoBytes),
 		uploads:      studykit.Pick(s, []int{4, 16, 64}, []int{10, 40, 160}, []int{500, 1000, 2000}),
 		browses:      studykit.Pick(s, []int{2, 4, 6, 8}, []int{5, 10, 15, 20}, []int{100, 200, 300, 400}),
@@ -108,8 +108,14 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 	}
 	svc := env.NewServices()
 	defer svc.Stop()
-	env.Logf("loading it into the survey service…")
-	p, err := svc.Start(ctx, Service, "survey", "--db", filepath.Join(env.Dir, "ohmage.db"), "--data", dataDir,
+	// Loading is the data preparation, done before the service starts (at
+	// --full scale it takes long).
+	env.Logf("loading it into the survey service's database…")
+	db := filepath.Join(env.Dir, "ohmage.db")
+	if err := sut.LoadSurveyData(ctx, db, dataDir); err != nil {
+		return "", fmt.Errorf("loading the data: %w", err)
+	}
+	p, err := svc.Start(ctx, Service, "survey", "--db", db, "--data", dataDir,
 		"--workers", strconv.Itoa(sc.workers), "--timeout", sc.proxyTimeout.String(), "--access-log", filepath.Join(logs, "ohmage-access.log"))
 	if err != nil {
 		return "", err

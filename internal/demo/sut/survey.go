@@ -127,17 +127,10 @@ func NewSurvey(ctx context.Context, cfg SurveyConfig) (*Survey, error) {
 	if cfg.Prompts <= 0 {
 		cfg.Prompts = 10
 	}
-	// Write transactions take the lock when they begin (and wait for it),
-	// so a transaction never fails half-way on a concurrent writer.
-	src, err := dsn(cfg.DB, "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+	db, err := openSurveyDB(cfg.DB, cfg.Workers)
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite", src)
-	if err != nil {
-		return nil, fmt.Errorf("survey: %w", err)
-	}
-	db.SetMaxOpenConns(cfg.Workers)
 	s := &Survey{cfg: cfg, db: db, slots: make(chan struct{}, cfg.Workers), signer: tokenSigner{secret: []byte(newMessageID()), ttl: time.Hour}}
 	if err := s.load(ctx); err != nil {
 		db.Close()
@@ -148,6 +141,33 @@ func NewSurvey(ctx context.Context, cfg SurveyConfig) (*Survey, error) {
 		return nil, fmt.Errorf("survey: %w", err)
 	}
 	return s, nil
+}
+
+func openSurveyDB(path string, conns int) (*sql.DB, error) {
+	// Write transactions take the lock when they begin (and wait for it),
+	// so a transaction never fails half-way on a concurrent writer.
+	src, err := dsn(path, "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", src)
+	if err != nil {
+		return nil, fmt.Errorf("survey: %w", err)
+	}
+	db.SetMaxOpenConns(conns)
+	return db, nil
+}
+
+// LoadSurveyData fills the survey database at path from a datagen data
+// set (what NewSurvey does on first start), for a caller that loads the
+// data before it starts the service, as a test's preparation step does.
+func LoadSurveyData(ctx context.Context, path, dataDir string) error {
+	db, err := openSurveyDB(path, 1)
+	if err != nil {
+		return err
+	}
+	s := &Survey{cfg: SurveyConfig{DB: path, DataDir: dataDir, Prompts: 10}, db: db}
+	return errors.Join(s.load(ctx), db.Close())
 }
 
 // csvRows reads dir/name (with a header) and calls fn with each row as a
@@ -266,10 +286,6 @@ func (s *Survey) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	insP, err := tx.PrepareContext(ctx, `INSERT INTO prompt_response (response_id, prompt, value) VALUES (?, ?, ?)`)
-	if err != nil {
-		return err
-	}
 	for line := 1; sc.Scan(); line++ {
 		var r struct {
 			ResponseID int64  `json:"response_id"`
@@ -286,14 +302,16 @@ func (s *Survey) load(ctx context.Context) error {
 		if _, err := insR.ExecContext(ctx, r.ResponseID, u, campaigns[strconv.FormatInt(*r.CampaignID, 10)], sc.Text()); err != nil {
 			return err
 		}
-		for p := 1; p <= s.cfg.Prompts; p++ {
-			if _, err := insP.ExecContext(ctx, r.ResponseID, p, strconv.FormatInt((r.ResponseID*7+int64(p))%5, 10)); err != nil {
-				return err
-			}
-		}
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("responses.ndjson: %w", err)
+	}
+	// Each response's prompt responses, made by the database in one
+	// statement.
+	if _, err := tx.ExecContext(ctx, `INSERT INTO prompt_response (response_id, prompt, value)
+		WITH RECURSIVE n(p) AS (SELECT 1 UNION ALL SELECT p + 1 FROM n WHERE p < ?)
+		SELECT r.id, n.p, CAST((r.id * 7 + n.p) % 5 AS TEXT) FROM survey_response r, n`, s.cfg.Prompts); err != nil {
+		return err
 	}
 	return tx.Commit()
 }
