@@ -4,7 +4,7 @@
 // (8, 20, 30, 75), for the current release and the previous one (whose
 // patron check cannot use its index), then a soak of each at 30 users in
 // which the current release carries a planted slow leak. The data are
-// prepared before every test (open loans closed, items available), as the
+// prepared before every test (the earlier tests' loans removed, items available), as the
 // reference's preparation script did. With --postgres the circulation data
 // live in that PostgreSQL database, watched by a postgres monitor, so the
 // database tables (connections, top SQL) fill.
@@ -71,9 +71,9 @@ func scaleOf(s studykit.Scale) scale {
 		soak:        studykit.Pick(s, 12*time.Second, 50*time.Second, 10*time.Hour),
 		rampPerUser: studykit.Pick(s, 20*time.Millisecond, 40*time.Millisecond, 10*time.Second),
 		think:       studykit.Pick(s, "uniform(100ms, 300ms)", "uniform(500ms, 1500ms)", "uniform(2s, 6s)"),
-		leakBytes:   studykit.Pick(s, 64<<10, 32<<10, 1<<10),
-		leakCost:    studykit.Pick(s, 20*time.Microsecond, 5*time.Microsecond, 3*time.Microsecond),
-		history:     studykit.Pick(s, 5000, 20000, 200000),
+		leakBytes:   studykit.Pick(s, 64<<10, 64<<10, 1<<10),
+		leakCost:    studykit.Pick(s, 20*time.Microsecond, 20*time.Microsecond, 3*time.Microsecond),
+		history:     studykit.Pick(s, 5000, 5000, 200000),
 	}
 }
 
@@ -180,7 +180,7 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 		System: []study.KV{{Name: Service, Value: "plateau demo serve-study circulation (current and previous release)"},
 			{Name: "database", Value: store}},
 		Environment: []study.KV{{Name: "hosts", Value: "one machine, loopback; generator and service share its CPUs"},
-			{Name: "data", Value: fmt.Sprintf("%d items, %d patrons, %d closed loans of history; open loans closed and items made available before each test", sc.items, sc.items, sc.history)},
+			{Name: "data", Value: fmt.Sprintf("%d items, %d patrons, %d closed loans of history; the earlier tests' loans removed and items made available before each test", sc.items, sc.items, sc.history)},
 			{Name: "previous release", Value: "its patron check wraps the indexed column in a function, so it reads the whole loan table"},
 			{Name: "current release, soak", Value: "a planted slow leak: every check-out keeps memory that each check-in walks"}},
 		Method: fmt.Sprintf("tests 1–4: %s users for %s each (ramp-up %s per user, think time %s); test 5: %d users for %s; each test once per release, data prepared before each",

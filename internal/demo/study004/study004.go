@@ -110,7 +110,7 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 			{Name: "mod-data-import", Value: fmt.Sprintf("plateau demo serve-study data-import (%d hashing rounds per record)", sc.work)},
 			{Name: "database", Value: store}},
 		Environment: []study.KV{{Name: "hosts", Value: "one machine, loopback; generator and services share its CPUs, no CPU limit per service (the reference's CPU=0)"},
-			{Name: "data", Value: fmt.Sprintf("%d items and patrons; open loans closed and items made available before each test", sc.items)}},
+			{Name: "data", Value: fmt.Sprintf("%d items and patrons; the earlier tests' loans removed and items made available before each test", sc.items)}},
 		Method: fmt.Sprintf("%d users check out and in (think %s) for %s after a %s ramp-up; after %s a data import posts one chunk of %d records every %s for %s; the test runs %d times, services restarted in between",
 			sc.users, sc.think, sc.dur, sc.ramp, sc.importAfter, sc.records, sc.pace, sc.impDur, Repeats),
 		Hypothesis: "the services share the CPU fairly: check-in/check-out keeps working while the import runs, and no request fails for lack of CPU",

@@ -71,7 +71,7 @@ type CirculationConfig struct {
 //	GET  /circulation/loans?query=userBarcode==B  open loans of a patron
 //	POST /inventory/instances/batch        {"records":[…]} → 201 (the data import's writes)
 //	POST /data-import/…                    routed to the data-import module (DataImportURL)
-//	POST /admin/prepare                    resets loans and item statuses (the reference's data preparation)
+//	POST /admin/prepare                    removes the tests' loans, makes items available (the reference's data preparation)
 //	GET  /health
 //
 // Every call but login, prepare and health needs the X-Okapi-Token header.
@@ -220,11 +220,12 @@ func (c *Circulation) fill(ctx context.Context) error {
 	return tx.Commit()
 }
 
-// Prepare is the data preparation before a test: open loans closed, every
-// item available, imported instances removed.
+// Prepare is the data preparation before a test: the loans of earlier
+// tests removed (the history stays), every item available, imported
+// instances removed — each test starts from the same data.
 func (c *Circulation) Prepare(ctx context.Context) error {
 	for _, s := range []string{
-		`DELETE FROM loan WHERE status = 'Open'`,
+		`DELETE FROM loan WHERE id NOT LIKE 'h%'`,
 		`UPDATE item SET status = 'Available' WHERE status <> 'Available'`,
 		`DELETE FROM instance`,
 	} {
