@@ -35,8 +35,8 @@ var serverPathOpts = map[string]bool{"external": true}
 
 // serverInput turns a server_side source into an import input, with paths
 // relative to dir resolved; it checks the kind and options by building the
-// import source (which reads no file).
-func serverInput(s *plan.ServerSource, dir string) (importInput, error) {
+// import source (which reads no file) with clock.
+func serverInput(s *plan.ServerSource, dir string, clock importer.Clock) (importInput, error) {
 	types := importTypes()
 	t, ok := types[s.Kind]
 	if !ok || !slices.Contains(serverKinds, s.Kind) {
@@ -73,19 +73,17 @@ func serverInput(s *plan.ServerSource, dir string) (importInput, error) {
 	if in.name == "" {
 		in.name = importer.FileStem(in.path)
 	}
-	clock, err := importer.LoadClock("")
-	if err != nil {
-		return in, err
-	}
 	if _, err := t.build(in, clock); err != nil {
 		return in, err
 	}
 	return in, nil
 }
 
-// checkServerSource is the plan loader's check of one server_side source.
+// checkServerSource is the plan loader's check of one server_side source:
+// its kind, options and formats. Times without a zone are checked by
+// serverInputs, with the plan's server_side.tz.
 func checkServerSource(s *plan.ServerSource) error {
-	_, err := serverInput(s, "")
+	_, err := serverInput(s, "", importer.Clock{Loc: time.UTC})
 	return err
 }
 
@@ -111,20 +109,42 @@ func addAttachFlags(p *plan.Plan, attach []string) error {
 		if err := checkServerSource(&s); err != nil {
 			return fmt.Errorf("--attach %s: %w", a, err)
 		}
+		s.Pos = plan.Pos{} // from the command line
 		p.ServerSide.Sources = append(p.ServerSide.Sources, s)
 	}
 	return nil
 }
 
-// serverInputs are the plan's server_side sources as import inputs.
+// serverInputs are the plan's server_side sources as import inputs, each
+// checked with the plan's server_side.tz; a problem names the source's
+// line in the plan (or its --attach flag).
 func serverInputs(p *plan.Plan) ([]importInput, error) {
 	var ins []importInput
+	var errs plan.Errors
+	clock, err := importer.LoadClock(p.ServerSide.TZ)
+	if err != nil {
+		return nil, fmt.Errorf("server_side: tz: %w", err)
+	}
 	for i := range p.ServerSide.Sources {
-		in, err := serverInput(&p.ServerSide.Sources[i], p.Dir)
+		s := &p.ServerSide.Sources[i]
+		dir := p.Dir
+		if s.Pos.Line == 0 {
+			dir = "" // --attach: already absolute
+		}
+		in, err := serverInput(s, dir, clock)
 		if err != nil {
-			return nil, err
+			if s.Pos.Line == 0 {
+				return nil, fmt.Errorf("--attach %s:%s: %w", s.Kind, s.Path, err)
+			}
+			// The importers name their flags; a plan names its keys.
+			msg := strings.ReplaceAll(err.Error(), "give --tz", "set server_side: tz:")
+			errs = append(errs, plan.Error{File: p.File, Pos: s.Pos, Msg: s.Kind + " source: " + msg})
+			continue
 		}
 		ins = append(ins, in)
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("the plan has %d problem(s):\n%w", len(errs), errs)
 	}
 	return ins, nil
 }
@@ -153,7 +173,8 @@ func attachedServers(p *plan.Plan) map[string]bool {
 // completed within the run. A file that is missing or cannot be read is a
 // note in run.json (info) and on stderr: the run and its client-side
 // report stand without it.
-func attachServerSide(ctx context.Context, st *State, dir string, info *rundir.Info, ins []importInput, settle time.Duration) {
+func attachServerSide(ctx context.Context, st *State, dir string, info *rundir.Info, ins []importInput, side plan.ServerSide) {
+	settle := side.Settle
 	if len(ins) == 0 {
 		return
 	}
@@ -195,7 +216,7 @@ func attachServerSide(ctx context.Context, st *State, dir string, info *rundir.I
 	quiet := *st
 	quiet.Stderr = io.Discard
 	err := runImport(context.WithoutCancel(ctx), &quiet, importFlags{out: out, name: info.Name + " (server side)",
-		phaseList: info.CorePhases(end), from: info.Start, to: end}, use, importTypes())
+		tz: side.TZ, phaseList: info.CorePhases(end), from: info.Start, to: end}, use, importTypes())
 	if err != nil {
 		note("not attached: %v", err)
 		return

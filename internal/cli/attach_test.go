@@ -267,6 +267,7 @@ workloads:
 		{"server_side:\n  sources:\n    - accesslog: {path: a.log}", "no log format"},
 		{"server_side:\n  sources:\n    - jmeter: {path: a.jtl}", `unknown server_side kind "jmeter"`},
 		{"server_side:\n  sources:\n    - vmstat: {path: cpu.log, colour: red}", `unknown option "colour"`},
+		{"server_side:\n  sources:\n    - vmstat: {path: cpu.log, start: '2019-05-13T11:09:36', interval: 10s}", `p8.yaml:9:7: vmstat source: --start "2019-05-13T11:09:36" has no time zone: add one (e.g. 2019-05-13T11:10:14+02:00) or set server_side: tz:`},
 	}
 	for i, c := range cases {
 		p := filepath.Join(dir, fmt.Sprintf("p%d.yaml", i))
@@ -281,8 +282,16 @@ workloads:
 			t.Errorf("case %d: a run directory was written although the plan was refused", i)
 		}
 	}
+	// server_side.tz gives the zone of times written without one.
+	p := filepath.Join(dir, "tz.yaml")
+	if err := os.WriteFile(p, []byte(base+"server_side:\n  tz: Europe/Copenhagen\n  sources:\n    - vmstat: {path: cpu.log, start: '2019-05-13T11:09:36', interval: 10s}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, "check", p); code != ExitOK {
+		t.Errorf("server_side.tz: check exit %d: %s", code, stderr)
+	}
 	// --attach adds a source the requirement may select.
-	p := filepath.Join(dir, "attach.yaml")
+	p = filepath.Join(dir, "attach.yaml")
 	if err := os.WriteFile(p, []byte(base+"sla: ['avg(server_time{server=\"api\"}) < 1s during \"nope\"']\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

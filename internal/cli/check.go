@@ -51,5 +51,8 @@ func checkPlan(p *plan.Plan) error {
 	if err := engine.Check(p); err != nil {
 		return fmt.Errorf("the plan has 1 problem(s):\n%w", plan.Errors{{File: p.File, Pos: plan.Pos{Line: 1, Col: 1}, Msg: err.Error()}})
 	}
+	if _, err := serverInputs(p); err != nil {
+		return err
+	}
 	return checkSLANames(p)
 }

@@ -236,7 +236,7 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 		if nseg > 1 {
 			fmt.Fprintln(st.Stderr, "plateau: server side: a segment run does not read the servers' files (one generator's share is not the servers' traffic)")
 		} else {
-			attachServerSide(ctx, st, dir, info, serverIns, p.ServerSide.Settle)
+			attachServerSide(ctx, st, dir, info, serverIns, p.ServerSide)
 		}
 	}
 	// After the measured span (info.End): cleanup is not part of it.

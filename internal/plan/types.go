@@ -565,7 +565,11 @@ type MonitorTarget struct {
 type ServerSide struct {
 	// Settle is how long to wait after the load before the files are read,
 	// so the servers have flushed their last lines (default 2s).
-	Settle  time.Duration  `yaml:"settle"`
+	Settle time.Duration `yaml:"settle"`
+	// TZ is the zone of times the files write without one (vmstat -t
+	// naming a zone such as CEST, a time option without an offset): an
+	// IANA name, UTC or ±hh:mm, as plateau import --tz.
+	TZ      string         `yaml:"tz"`
 	Sources []ServerSource `yaml:"sources"`
 }
 
