@@ -3,6 +3,7 @@ package analysis
 import (
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis/sla"
@@ -259,6 +260,12 @@ func (d *Dataset) JudgeSLA(text string) SLAResult {
 		if d.Server == nil {
 			r.NoData = true
 			r.Error = "no server-side data: no access log was attached to this run"
+			for _, n := range d.Info.Notes {
+				if strings.HasPrefix(n, "server side: ") { // the attachment's own note says why
+					r.Error = "no server-side data: " + strings.TrimPrefix(n, "server side: ")
+					break
+				}
+			}
 			if d.ServerErr != nil {
 				r.Error = "server-side data unreadable: " + d.ServerErr.Error()
 			}

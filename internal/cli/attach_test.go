@@ -388,3 +388,46 @@ server_side: {settle: 1500ms}
 		t.Error("report.md does not show the attached vmstat's host")
 	}
 }
+
+// A file the plan attaches that is missing after the run is a note, not a
+// failure of the run: the client's view stands, the report and the
+// server-side requirement say which file could not be read.
+func TestRunAttachMissingFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a live load")
+	}
+	srv, _ := testServer(t)
+	p := writePlan(t, fmt.Sprintf(`name: missing
+target: %s
+workloads:
+  w:
+    scenario: [{request: {url: /x}}]
+    load: {users: 1, iterations: 5}
+server_side:
+  settle: 0s
+  sources:
+    - accesslog: {name: web, path: gone/access.log, format: combined_rt}
+sla:
+  - 'avg(server_time) < 1s'
+  - error_rate < 1%%
+`, srv.URL))
+	run := filepath.Join(t.TempDir(), "run")
+	code, stdout, stderr := runCLI(t, "run", p, "-o", run, "-q")
+	if code != ExitSLAFailed {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, ExitSLAFailed, stdout, stderr)
+	}
+	s := readSummary(t, run)
+	if s.Labels[len(s.Labels)-1].Samples != 5 || s.SLA[1].Error != "" || !s.SLA[1].Passed {
+		t.Errorf("the client's view does not stand: %+v", s.SLA[1])
+	}
+	if r := s.SLA[0]; r.Passed || !r.NoData || !strings.Contains(r.Error, "gone/access.log not read") {
+		t.Errorf("server_time requirement: passed %v, no data %v, error %q; want it unjudged naming the missing file", r.Passed, r.NoData, r.Error)
+	}
+	md, err := os.ReadFile(filepath.Join(run, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "No server-side data: accesslog") || !strings.Contains(string(md), "gone/access.log not read") {
+		t.Error("the report's server side does not say which file could not be read")
+	}
+}

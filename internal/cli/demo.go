@@ -115,8 +115,14 @@ func runDemo(ctx context.Context, st *State, f demoFlags) error {
 	// and the servers' view per step (reference 000's table). The back's
 	// logs stay in sut/logs for `plateau import accesslog`: mixing tiers
 	// would count every read twice.
+	// Absolute, as the plan resolves relative paths against its own
+	// directory.
+	logs, err := filepath.Abs(filepath.Join(work, "logs"))
+	if err != nil {
+		return err
+	}
 	sets := []string{"target=" + stack.Target, "workloads.read.load.steps=" + demoSteps(step, f.instances),
-		"server_side.sources=" + demoServerSources(filepath.Join(work, "logs"), f.instances)}
+		"server_side.sources=" + demoServerSources(logs, f.instances)}
 	err = runPlan(ctx, st, filepath.Join(planDir, "plan.yaml"), runFlags{out: filepath.Join(dir, "run"), set: sets, quiet: f.quiet})
 	stack.Stop() // flushes and closes every access log
 	fmt.Fprintf(st.Stdout, "demo service logs (access logs per instance, external-call logs): %s\n", filepath.Join(work, "logs"))

@@ -34,8 +34,12 @@ func TestDemoEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the demo stack (about 20 s)")
 	}
-	dir := filepath.Join(t.TempDir(), "demo")
-	cmd := plateauCmd("demo", "--step", "2s", "--patients", "3000", "-o", dir, "-q")
+	// A relative -o, as a user types it: the attached logs must still be
+	// found (the plan resolves relative paths against its own directory).
+	cwd := t.TempDir()
+	dir := filepath.Join(cwd, "demo")
+	cmd := plateauCmd("demo", "--step", "2s", "--patients", "3000", "-o", "demo", "-q")
+	cmd.Dir = cwd
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
