@@ -105,4 +105,5 @@ func TestPlanConstructsExample(t *testing.T) {
 			t.Errorf("trace lacks %q", want)
 		}
 	}
+	checkRunProse(t, out)
 }

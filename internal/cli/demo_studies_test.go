@@ -141,6 +141,11 @@ func TestStudyDemosInChromium(t *testing.T) {
 					t.Errorf("run %s made no requests", r.Name)
 				}
 			}
+			// Every run of the study (the example plans against the bundled
+			// services) has a report whose every sentence reads true.
+			if n := checkRunsProse(t, dir); n < 3 {
+				t.Errorf("%d run directories under the demo's output, want its runs", n)
+			}
 		})
 	}
 }

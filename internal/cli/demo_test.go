@@ -150,6 +150,11 @@ func TestDemoEndToEnd(t *testing.T) {
 			t.Errorf("child %d still running after the demo: %q", pid, b)
 		}
 	}
+	// Every report the demo wrote (the run and the server-side view) reads
+	// true, sentence by sentence.
+	if n := checkRunsProse(t, dir); n < 1 {
+		t.Error("no run directory under the demo's output")
+	}
 }
 
 // Ctrl-C during the demo stops the load, stops every child and still writes

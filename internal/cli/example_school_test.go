@@ -151,4 +151,5 @@ func TestExampleSchoolData(t *testing.T) {
 	if last := info.Prepare[1]; info.Start.Before(last.Start.Add(time.Duration(last.DurationS * float64(time.Second)))) {
 		t.Errorf("run starts %v, before the load ended", info.Start)
 	}
+	checkRunProse(t, out)
 }

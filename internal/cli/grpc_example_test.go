@@ -100,4 +100,8 @@ func TestGRPCEchoExample(t *testing.T) {
 	if err != nil || !strings.Contains(string(cmd), "say") || !strings.Contains(string(cmd), "count") {
 		t.Errorf("compare.md lacks the gRPC labels (%v)", err)
 	}
+	// Both runs' reports (one with failing calls) read true, sentence by sentence.
+	for _, o := range outs {
+		checkRunProse(t, o)
+	}
 }

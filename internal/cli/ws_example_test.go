@@ -94,4 +94,7 @@ func TestWebSocketChatExample(t *testing.T) {
 	if err != nil || !strings.Contains(string(cmd), "say") || !strings.Contains(string(cmd), "chat connect") {
 		t.Errorf("compare.md lacks the websocket labels (%v)", err)
 	}
+	for _, o := range outs {
+		checkRunProse(t, o)
+	}
 }

@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -133,149 +131,6 @@ func proseVariants() []proseVariant {
 	}
 }
 
-// proseRules are the defects no sentence of a report may have.
-var proseRules = []struct {
-	name string
-	re   *regexp.Regexp
-}{
-	{"NaN or infinity", regexp.MustCompile(`\bNaN\b|[+-]?Inf\b`)},
-	{"doubled or dangling punctuation", regexp.MustCompile(`[;,]\s*[.;,:]|:\s*[.;,]|[^.]\.\.(?:[^./]|$)|\s[.;,:](?:\s|$)|—\s*[.;,]|\(\s*\)|“\s*”|""|%\s*%`)},
-	{"empty slot", regexp.MustCompile(`\S {2,}\S|\b(?:in|at|of|from|to|on|for) [.;,)]|\bin $`)},
-	{"sentence starting lower-case after a full stop", regexp.MustCompile(`[a-z0-9)]\. [a-z]`)},
-	{"a claim of no traffic", regexp.MustCompile(`(?:^|[^.\d])0 B/s`)},
-	{"signed zero", regexp.MustCompile(`[-−+]0(?:\.0+)? (?:ms|%|req/s)`)},
-	{"a number in computer notation", regexp.MustCompile(`\d\.?\d*e[-+]\d+`)},
-	{"fractional users", regexp.MustCompile(`\d\.\d+ (?:concurrent )?users?\b`)},
-	{"unfinished sentence", regexp.MustCompile(`[;,:]$`)},
-}
-
-// repeatedRate finds a throughput quoted as its own context ("Throughput
-// 117 req/s over the run at 117 req/s").
-func repeatedRate(line string) string {
-	for _, sent := range strings.Split(line, "; ") {
-		ms := rpsRe.FindAllStringIndex(sent, -1)
-		for i := 1; i < len(ms); i++ {
-			a, b := sent[ms[i-1][0]:ms[i-1][1]], sent[ms[i][0]:ms[i][1]]
-			if a == b && strings.Contains(sent[ms[i-1][1]:ms[i][0]], " at ") {
-				return b
-			}
-		}
-	}
-	return ""
-}
-
-// prose returns the report's sentences: every Markdown line that is not a
-// table, a code block, a chart or a heading, with Markdown marks removed.
-func prose(md string) []string {
-	var out []string
-	inCode := false
-	unescape := strings.NewReplacer(`\_`, "_", `\~`, "~", `\*`, "*", "&lt;", "<", "&gt;", ">", "&amp;", "&", "**", "", "*", "")
-	for _, line := range strings.Split(md, "\n") {
-		switch {
-		case strings.HasPrefix(line, "```"):
-			inCode = !inCode
-			continue
-		case inCode, strings.HasPrefix(line, "|"), strings.HasPrefix(line, "!["), strings.HasPrefix(line, "<a id"),
-			strings.HasPrefix(line, "#"), strings.HasPrefix(line, "[Summary]"), strings.TrimSpace(line) == "":
-			continue
-		}
-		line = strings.TrimLeft(line, "-> ")
-		for _, mark := range []string{"✅ ", "⚠️ ", "❌ ", "— ", "ℹ️ "} {
-			line = strings.TrimPrefix(line, mark)
-		}
-		out = append(out, unescape.Replace(strings.TrimSpace(line)))
-	}
-	return out
-}
-
-// throughputs collects every throughput summary.json states.
-func throughputs(v any, key string, out *[]float64) {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, x := range v {
-			throughputs(x, k, out)
-		}
-	case []any:
-		for _, x := range v {
-			throughputs(x, key, out)
-		}
-	case float64:
-		if strings.Contains(key, "throughput") || strings.Contains(key, "rps") || key == "observed" || key == "load" || key == "rate_per_s" {
-			*out = append(*out, v)
-		}
-	}
-}
-
-var rpsRe = regexp.MustCompile(`(~?)([\d,]+(?:\.\d+)?) req/s`)
-
-// countRe finds stated request and error counts ("3,200 requests", "7 errors").
-var countRe = regexp.MustCompile(`\b(\d[\d,]*) (requests|errors)\b`)
-
-// counts collects the sample and error counts summary.json holds.
-func counts(v any, key string, out map[int64]bool) {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, x := range v {
-			counts(x, k, out)
-		}
-	case []any:
-		for _, x := range v {
-			counts(x, key, out)
-		}
-	case float64:
-		switch key {
-		case "samples", "errors", "total", "count":
-			out[int64(v)] = true
-		}
-	}
-}
-
-// countsAgree checks every stated request or error count against
-// summary.json.
-func countsAgree(line string, known map[int64]bool) string {
-	for _, m := range countRe.FindAllStringSubmatch(line, -1) {
-		n, err := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
-		if err == nil && !known[n] {
-			return m[0]
-		}
-	}
-	return ""
-}
-
-// agreesWithSummary checks that every throughput a sentence states is one
-// summary.json holds, at the precision printed.
-func agreesWithSummary(line string, tps []float64) string {
-	for _, ix := range rpsRe.FindAllStringSubmatchIndex(line, -1) {
-		m := []string{line[ix[0]:ix[1]], line[ix[2]:ix[3]], line[ix[4]:ix[5]]}
-		if before := strings.TrimRight(line[:ix[0]], " "); strings.HasSuffix(before, ">") || strings.HasSuffix(before, "<") || strings.HasSuffix(before, "=") {
-			continue // a requirement's limit, not a measurement
-		}
-		txt := strings.ReplaceAll(m[2], ",", "")
-		v, err := strconv.ParseFloat(txt, 64)
-		if err != nil {
-			continue
-		}
-		tol := 0.5
-		if i := strings.IndexByte(txt, '.'); i >= 0 {
-			tol = 0.5 * math.Pow(10, -float64(len(txt)-i-1))
-		}
-		if m[1] == "~" { // two significant digits
-			tol = 0.5 * math.Pow(10, math.Floor(math.Log10(math.Max(v, 1e-9)))-1)
-		}
-		ok := false
-		for _, x := range tps {
-			if math.Abs(x-v) <= tol*1.0001 {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			return m[0]
-		}
-	}
-	return ""
-}
-
 // TestProse renders the report of every variant and rejects sentences
 // with empty slots, broken punctuation, NaN, claims of no traffic, signed
 // zeros, fractional users, and throughputs summary.json does not hold.
@@ -298,36 +153,16 @@ func TestProse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var sum any
-			if err := json.Unmarshal(sj, &sum); err != nil {
-				t.Fatal(err)
-			}
-			var tps []float64
-			throughputs(sum, "", &tps)
-			known := map[int64]bool{}
-			counts(sum, "", known)
-			if ph, _ := sum.(map[string]any)["phases"].([]any); len(ph) == 0 && strings.Contains(string(md), "phase boundaries") {
-				t.Error("a run without phases speaks of phase boundaries")
-			}
-			lines := prose(string(md))
+			lines := reporttest.Sentences(string(md))
 			if len(lines) < 10 {
 				t.Fatalf("only %d lines of prose", len(lines))
 			}
-			for _, line := range lines {
-				for _, r := range proseRules {
-					if m := r.re.FindString(line); m != "" {
-						t.Errorf("%s (%q) in: %s", r.name, m, line)
-					}
-				}
-				if bad := countsAgree(line, known); bad != "" {
-					t.Errorf("%q is not a count of summary.json, in: %s", bad, line)
-				}
-				if rep := repeatedRate(line); rep != "" {
-					t.Errorf("%s quoted as its own context in: %s", rep, line)
-				}
-				if bad := agreesWithSummary(line, tps); bad != "" {
-					t.Errorf("%q is not a throughput of summary.json, in: %s", bad, line)
-				}
+			defects, err := reporttest.ProseDefects(md, sj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range defects {
+				t.Error(d)
 			}
 		})
 	}
@@ -388,8 +223,8 @@ func TestProseRulesCatchDefects(t *testing.T) {
 	}
 	for _, line := range bad {
 		hit := false
-		for _, r := range proseRules {
-			if r.re.MatchString(line) {
+		for _, r := range reporttest.ProseRules {
+			if r.Match(line) != "" {
 				hit = true
 			}
 		}
@@ -397,13 +232,13 @@ func TestProseRulesCatchDefects(t *testing.T) {
 			t.Errorf("no rule rejects %q", line)
 		}
 	}
-	if repeatedRate("Throughput 117 req/s over the run at 117 req/s: within the requirement > 5/s") == "" {
+	if reporttest.RepeatedRate("Throughput 117 req/s over the run at 117 req/s: within the requirement > 5/s") == "" {
 		t.Error("repeated throughput not caught")
 	}
-	if got := agreesWithSummary("Throughput +3.8 % (198 → 206 req/s)", []float64{198.03, 203.64}); got == "" {
+	if got := reporttest.AgreesWithSummary("Throughput +3.8 % (198 → 206 req/s)", []float64{198.03, 203.64}); got == "" {
 		t.Errorf("206 req/s accepted against 203.64")
 	}
-	if got := agreesWithSummary("at 203.6 req/s and ~200 req/s", []float64{203.64}); got != "" {
+	if got := reporttest.AgreesWithSummary("at 203.6 req/s and ~200 req/s", []float64{203.64}); got != "" {
 		t.Errorf("rejected %q", got)
 	}
 	_ = fmt.Sprint

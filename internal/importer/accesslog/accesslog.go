@@ -398,7 +398,7 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 	n := agg.Count()
 	if j != nil {
 		n /= 2
-		run.Note("%s: response times net of downstream calls (joined from %s by message id) are recorded under labels ending in %q; %d of %d requests had downstream calls", s.cfg.Path, s.cfg.External, NetSuffix, j.matched, n)
+		run.Note("%s: response times net of downstream calls (joined from %s by message id) are recorded under labels ending in %q; %d of the file's %d lines had downstream calls", s.cfg.Path, s.cfg.External, NetSuffix, j.matched, n)
 		if j.unmatched > 0 {
 			run.Note("%s: %d downstream calls matched no request of %s within %s", s.cfg.External, j.unmatched, s.cfg.Path, s.cfg.JoinWindow)
 		}
