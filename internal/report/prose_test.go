@@ -504,3 +504,21 @@ func TestKneeSaysTheLimitWasNotMonitored(t *testing.T) {
 		t.Errorf("summary.json capacity.bottleneck = %v", bn)
 	}
 }
+
+// The load generator's own CPU counts among the components: when it ran
+// out first (the hosts and database below their ceilings), the knee names
+// it rather than blaming the system.
+func TestKneeNamesTheGenerator(t *testing.T) {
+	t.Parallel()
+	steps := []reporttest.Step{{Users: 4, Seconds: 60}, {Users: 8, Seconds: 60}, {Users: 12, Seconds: 60}, {Users: 16, Seconds: 60}, {Users: 20, Seconds: 60}}
+	knee, concl, _, sum := capacityLines(t, reporttest.Options{Monitor: true, GeneratorCPU: 90, Steps: steps})
+	for what, line := range map[string]string{"knee verdict": knee, "throughput conclusion": concl} {
+		if !strings.Contains(line, "first monitored component to saturate was the load generator") || !strings.Contains(line, "of its cores") {
+			t.Errorf("the %s does not name the generator: %q", what, line)
+		}
+	}
+	c, _ := sum["capacity"].(map[string]any)
+	if bn, _ := c["bottleneck"].(map[string]any); bn["component"] != "the load generator" || bn["saturated"] != true {
+		t.Errorf("summary.json capacity.bottleneck = %v", bn)
+	}
+}

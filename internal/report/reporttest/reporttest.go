@@ -73,6 +73,10 @@ type Options struct {
 	// SaturateConnections records the database's max_connections (36), which
 	// its connections (12 + 20 × load) reach at the capacity.
 	SaturateConnections bool
+	// GeneratorCPU makes the generator's own CPU (run.json's
+	// generator_cpu_pct per phase) rise with the load to this percentage
+	// at the capacity.
+	GeneratorCPU float64
 	// IdleNetwork makes the hosts' network series read zero (a monitor
 	// watching an interface the traffic did not use).
 	IdleNetwork bool
@@ -124,7 +128,7 @@ func Write(dir string, o Options) error {
 		end := t.Add(time.Duration(s.Seconds) * time.Second)
 		e := end
 		info.Phases = append(info.Phases, rundir.PhaseInfo{Name: fmt.Sprintf("step %d", i+1), Workload: "read", Start: t, End: &e,
-			Users: s.Users, RampUpS: float64(s.RampUpS)})
+			Users: s.Users, RampUpS: float64(s.RampUpS), CPUPct: round2(o.GeneratorCPU * math.Min(1.1, float64(s.Users)/o.Capacity))})
 		t = end
 	}
 	runEnd := t
