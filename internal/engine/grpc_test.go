@@ -205,3 +205,32 @@ workloads:
 		t.Errorf("the server answered %d calls, want 4 (the TLS ones)", srv.Say(codes.OK))
 	}
 }
+
+// A grpc step in the run-level setup is not measured, and what it
+// extracts reaches every user's calls.
+func TestGRPCSetup(t *testing.T) {
+	srv := grpctest.Start(t, grpctest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	d, _, _ := runPlan(t, ctx, fmt.Sprintf(`name: grpc-setup
+target: http://127.0.0.1:1
+setup:
+  - grpc: {name: setup call, method: plateau.test.Echo/Say, proto: %[1]s, message: {text: from-setup},
+           extract: {first: {json: $.text}}}
+workloads:
+  w:
+    scenario:
+      - grpc: {name: use, method: plateau.test.Echo/Say, proto: %[1]s, message: {text: "${first}-${__user}"},
+               check: {regex: '"text":"from-setup-[0-9]"'}}
+    load: {users: 3, iterations: 2}
+`, grpctest.Proto()), "http://"+srv.Addr)
+	if n, _ := labelAgg(d, "setup call"); n != 0 {
+		t.Errorf("the setup call was measured %d times", n)
+	}
+	if n, errs := labelAgg(d, "use"); n != 6 || errs != 0 {
+		t.Errorf("use: %d samples, %d errors; want 6, 0", n, errs)
+	}
+	if srv.Say(codes.OK) != 7 {
+		t.Errorf("the server answered %d calls, want 7 (1 in setup)", srv.Say(codes.OK))
+	}
+}
