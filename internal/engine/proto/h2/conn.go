@@ -71,6 +71,8 @@ type stream struct {
 type conn struct {
 	key string
 	nc  net.Conn
+	// writeTimeout bounds one write (Config.Timeout); 0: none
+	writeTimeout time.Duration
 
 	// reader goroutine only
 	br  *bufio.Reader
@@ -239,6 +241,11 @@ func (cn *conn) writeLoop() {
 			return
 		}
 		if len(buf) > 0 {
+			if cn.writeTimeout > 0 {
+				// A server that stops reading fails the connection (its
+				// streams: timeout) instead of holding it forever.
+				_ = cn.nc.SetWriteDeadline(time.Now().Add(cn.writeTimeout))
+			}
 			if _, err := cn.nc.Write(buf); err != nil {
 				cn.fail(err)
 				return

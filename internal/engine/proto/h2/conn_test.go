@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/http2"
+
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/engine/httpc"
 	"github.com/plateau-perf/plateau/internal/nginxtest"
@@ -291,5 +293,44 @@ func TestSteadyStateAllocs(t *testing.T) {
 		if res.Status != 200 || !res.Reused || res.Header("content-length") != "2" {
 			t.Errorf("%s: status %d reused %v content-length %q", req.URL, res.Status, res.Reused, res.Header("content-length"))
 		}
+	}
+}
+
+// A server that stops reading cannot hold a connection forever: when a
+// write does not finish within the request timeout the connection is
+// closed (the server sees it end) and its requests fail as timeouts.
+func TestStalledServerClosesConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	closed := make(chan error, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		fr := http2.NewFramer(c, nil)
+		// Windows large enough for the client to fill the socket buffers.
+		fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1<<31 - 1})
+		fr.WriteWindowUpdate(0, 1<<31-1-65535)
+		time.Sleep(1500 * time.Millisecond) // read nothing meanwhile
+		_, err = io.Copy(io.Discard, c)     // then drain: ends when the client closed
+		closed <- err
+	}()
+	p := NewPool(Config{Timeout: 300 * time.Millisecond})
+	defer p.Close()
+	var res httpc.Result
+	body := make([]byte, 64<<20)
+	err = NewClient(p, nil).Do(context.Background(), &httpc.Request{Method: "POST", URL: "http://" + ln.Addr().String() + "/", Body: body}, &res)
+	if err == nil || res.Class != core.ErrTimeout {
+		t.Fatalf("got %v class %v, want a timeout", err, res.Class)
+	}
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the client kept the connection to a server that stopped reading")
 	}
 }

@@ -677,6 +677,7 @@ func (c *Client) acquire(ctx context.Context, t *target, deadline time.Time) (*c
 		cn := p.pick(t.key)
 		if cn == nil {
 			cn = newConn(t.key, p.cfg.MaxConcurrentStreams)
+			cn.writeTimeout = p.cfg.Timeout
 			p.conns[t.key] = append(p.conns[t.key], cn)
 			p.mu.Unlock()
 			start := time.Now()
