@@ -34,13 +34,11 @@ func recordUs(h *hdr.Histogram, us int64) {
 }
 
 // EncodeHist returns the compressed base64 V2 encoding (the "HISTFAAA…" form of
-// HdrHistogram interval logs, readable by the Java and Go libraries).
+// HdrHistogram interval logs, readable by the Java and Go libraries). A
+// HistEncoder does the same with reused buffers.
 func EncodeHist(h *hdr.Histogram) (string, error) {
-	b, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
-	if err != nil {
-		return "", fmt.Errorf("encoding histogram: %w", err)
-	}
-	return string(b), nil
+	var e HistEncoder
+	return e.Encode(h)
 }
 
 // DecodeHist is the inverse of EncodeHist.

@@ -121,11 +121,17 @@ func (r *IntervalRecord) AddDecoded(a *metrics.Agg, sp *metrics.Sparse) {
 
 // RecordOf encodes an aggregate as an interval record.
 func RecordOf(t int64, k metrics.Key, a *metrics.Agg) (IntervalRecord, error) {
+	var enc metrics.HistEncoder
+	return recordWith(&enc, t, k, a)
+}
+
+// recordWith is RecordOf with the caller's histogram encoder.
+func recordWith(enc *metrics.HistEncoder, t int64, k metrics.Key, a *metrics.Agg) (IntervalRecord, error) {
 	r := IntervalRecord{T: t, Workload: k.Workload, Phase: k.Phase, Label: k.Label, Tx: k.Tx, Derived: k.Derived,
 		Count: a.Count, Errors: a.Errors, SumUs: a.SumUs, SvcUs: a.SumServiceUs, Sent: a.Sent, Recv: a.Recv}
 	if a.Count > 0 {
 		r.MinUs, r.MaxUs = a.MinUs, a.MaxUs
-		h, err := metrics.EncodeHist(a.Hist)
+		h, err := enc.Encode(a.Hist)
 		if err != nil {
 			return r, err
 		}
@@ -144,6 +150,7 @@ type Writer struct {
 	intervals *os.File
 	iw        *bufio.Writer
 	enc       *json.Encoder
+	henc      metrics.HistEncoder // reused for every second's histograms
 }
 
 // Create makes dir (it may exist but must not hold a run) and writes the
@@ -202,7 +209,7 @@ func (w *Writer) WriteInterval(t time.Time, iv *metrics.Interval, users map[stri
 	}
 	sort.Slice(keys, func(i, j int) bool { return keyLess(keys[i], keys[j]) })
 	for _, k := range keys {
-		rec, err := RecordOf(sec, k, iv.Aggs[k])
+		rec, err := recordWith(&w.henc, sec, k, iv.Aggs[k])
 		if err != nil {
 			return err
 		}
