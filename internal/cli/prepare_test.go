@@ -289,3 +289,46 @@ workloads:
 		t.Errorf("merged run.json prepare %+v cleanup %+v", info.Prepare, info.Cleanup)
 	}
 }
+
+// Secrets from plateau's own environment (names that look secret) and
+// URL passwords in a command line are masked in the saved output, the
+// recorded command and the console.
+func TestPrepareMasksEnvironmentSecrets(t *testing.T) {
+	t.Setenv("SCHOOL_DB_PASSWORD", "pg-pass-0123456789")
+	srv, _ := stallServer(t, 0, 200)
+	p := writePlan(t, fmt.Sprintf(`name: masked
+target: %s
+prepare:
+  - name: show
+    run: 'echo "pw=$SCHOOL_DB_PASSWORD url=postgres://app:hunter2secret@127.0.0.1/db"'
+workloads:
+  w:
+    scenario: [{request: {url: /}}]
+    load: {users: 1, iterations: 1}
+`, srv.URL))
+	out := filepath.Join(t.TempDir(), "run")
+	code, stdout, stderr := runCLI(t, "run", p, "-o", out, "-q")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	info, err := rundir.ReadInfo(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, _ := os.ReadFile(filepath.Join(out, info.Prepare[0].Log))
+	if !strings.Contains(string(log), "pw=*** url=postgres://app:***@127.0.0.1/db") {
+		t.Errorf("log not masked:\n%s", log)
+	}
+	for what, text := range map[string]string{"log": string(log), "command": info.Prepare[0].Command, "stderr": stderr,
+		"run.json tail": strings.Join(info.Prepare[0].Tail, "\n")} {
+		if strings.Contains(text, "pg-pass-0123456789") || strings.Contains(text, "hunter2secret") {
+			t.Errorf("%s holds a secret: %s", what, text)
+		}
+	}
+	for _, f := range []string{"report.md", "report.html", "summary.json", "plan.yaml"} {
+		b, _ := os.ReadFile(filepath.Join(out, f))
+		if strings.Contains(string(b), "hunter2secret") || strings.Contains(string(b), "pg-pass-0123456789") {
+			t.Errorf("%s holds a secret", f)
+		}
+	}
+}
