@@ -113,5 +113,3 @@ func (l *logWriter) Close() error {
 
 // tail returns the last non-empty lines, oldest first.
 func (l *logWriter) tail() []string { return slices.Clone(l.last) }
-
-func slicesSort(s []string) { slices.Sort(s) }

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -207,6 +208,6 @@ func envList(m map[string]string) []string {
 	}
 	// Sorted, so the environment a command sees does not depend on map
 	// order (a later duplicate wins in exec).
-	slicesSort(out)
+	slices.Sort(out)
 	return out
 }
