@@ -21,6 +21,7 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"", "a", "- 1", "name: x\ntarget: http://h\nworkloads: {w: {scenario: [{think: 1s}], load: {users: 1, iterations: 1}}}\n",
 		"x-a: &a {b: *a}", "<<: [*a]", "name: ${", "a: !!binary aGk=", "? [a]\n: b\n", "workloads: {w: {scenario: [{request: {url: /, json: !!float .inf}}]}}",
+		"name: x\ntarget: http://h\nworkloads: {w: {scenario: [{think: 1s}], load: {users: 1, iterations: 1}}}\nserver_side: {settle: 1s, tz: UTC, sources: [{accesslog: {name: a, path: a.log, format: plateau, external: b.log}}, {vmstat: {path: c}}]}\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -299,8 +299,15 @@ func obsU(v float64, unit string) string {
 
 func (b *builder) scopeText(r analysis.SLAResult) string {
 	what := "all requests"
-	if e, err := sla.Parse(r.Expr); err == nil && e.Label != "" {
-		what = "label " + e.Label
+	if e, err := sla.Parse(r.Expr); err == nil {
+		switch {
+		case e.IsServer() && e.Server != "":
+			what = "server " + e.Server + "'s access log"
+		case e.IsServer():
+			what = "the attached access logs"
+		case e.Label != "":
+			what = "label " + e.Label
+		}
 	}
 	if r.Scope != "run" && r.Scope != "" {
 		return what + " in " + r.Scope

@@ -86,7 +86,8 @@ func TestHolds(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"avg(response_time) < 200ms", `p95(response_time{label="x"}) <= 1s during "a"`, "error_rate < 1%", "throughput >= 10/s"} {
+	for _, s := range []string{"avg(response_time) < 200ms", `p95(response_time{label="x"}) <= 1s during "a"`, "error_rate < 1%", "throughput >= 10/s",
+		`avg(server_time_net{server="lar-1"}) < 200ms during "s1"`, "p99(server_time) < 1s", `max(server_time{label="x"}) < 1s`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -113,7 +114,8 @@ func errorsAs(err error, pe **ParseError) bool {
 // and what parses once parses the same again from its own text.
 func FuzzParseRoundTrip(f *testing.F) {
 	for _, s := range []string{"avg(response_time) < 200ms", `p(99.9)(response_time{workload="a", label="b"}) < 1s`,
-		"p99.9(response_time) <= 2s during \"x\"", `error_rate{label='read: GET /x'} < 1%`, "throughput >= 10/m", "p(", "p9.(", "p()"} {
+		"p99.9(response_time) <= 2s during \"x\"", `error_rate{label='read: GET /x'} < 1%`, "throughput >= 10/m", "p(", "p9.(", "p()",
+		`p(99.9)(server_time{server='a'}) < 1s during "x"`, "median(server_time_net) >= 5ms"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -121,7 +123,7 @@ func FuzzParseRoundTrip(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if e.Metric == ResponseTime && e.Stat != "avg" && e.Stat != "min" && e.Stat != "max" && (e.Percentile <= 0 || e.Percentile >= 100) {
+		if (e.Metric == ResponseTime || e.IsServer()) && e.Stat != "avg" && e.Stat != "min" && e.Stat != "max" && (e.Percentile <= 0 || e.Percentile >= 100) {
 			t.Fatalf("%q: percentile %v", s, e.Percentile)
 		}
 		again, err := Parse(e.Text)
@@ -129,4 +131,41 @@ func FuzzParseRoundTrip(f *testing.F) {
 			t.Fatalf("%q reparsed as %+v, %v (first %+v)", s, again, err, e)
 		}
 	})
+}
+
+func TestServerTime(t *testing.T) {
+	e, err := Parse(`p95(server_time_net{server="lar-1"}) < 200ms during "s1"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Metric != ServerTimeNet || e.Server != "lar-1" || e.Percentile != 95 || e.Value != 200 || e.Phase != "s1" || !e.IsServer() || e.Unit() != "ms" {
+		t.Fatalf("parsed %+v", e)
+	}
+	if d := e.Describe(); d != `95th percentile server-side response time net of downstream calls of server "lar-1"` {
+		t.Errorf("Describe %q", d)
+	}
+	if _, err := Parse(`avg(server_time{label="x"}) < 1s`); err == nil || !strings.Contains(err.Error(), `only server="…" can be selected`) {
+		t.Errorf("a label selector on server_time: %v", err)
+	}
+	servers := map[string]bool{"lar-1": true, "web": false}
+	for _, c := range []struct{ expr, want string }{
+		{`avg(server_time) < 1s`, ""},
+		{`avg(server_time{server="web"}) < 1s`, ""},
+		{`avg(server_time_net{server="lar-1"}) < 1s`, ""},
+		{`avg(server_time{server="api"}) < 1s`, `no attached access log of a server named "api"`},
+		{`avg(server_time_net{server="web"}) < 1s`, "needs its access log joined"},
+		{`avg(server_time_net) < 1s`, `"web" has none`},
+	} {
+		e, err := Parse(c.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = e.CheckServers(servers)
+		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.expr, err, c.want)
+		}
+	}
+	if err := (&Expr{Metric: ServerTime}).CheckServers(nil); err == nil {
+		t.Error("server_time without an attached access log passed")
+	}
 }
