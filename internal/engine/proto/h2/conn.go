@@ -32,6 +32,7 @@ const (
 	// stay at the protocol's default 16 KiB, so the Framer's buffer does too.
 	readBufSize  = 4 << 10
 	keepWriteBuf = 64 << 10
+	maxQueued    = 256 << 10 // request body bytes queued ahead of the writer
 )
 
 // errConnClosed is the failure of a stream on a connection closed by Pool.Close.
@@ -236,6 +237,9 @@ func (cn *conn) writeLoop() {
 		cn.out.b = spare[:0]
 		cn.wakeSent = false
 		closed := cn.closed
+		if cn.waiters > 0 {
+			cn.cond.Broadcast() // body senders waiting for room in out
+		}
 		cn.mu.Unlock()
 		if closed {
 			return
@@ -368,7 +372,9 @@ func (w bodyWriter) Write(p []byte) (int, error) {
 	defer cn.mu.Unlock()
 	sent := 0
 	for len(p) > 0 {
-		for !s.ended && !cn.closed && (cn.sendWindow <= 0 || s.sendWindow <= 0) {
+		// Wait for window, and for the writer to take what is queued
+		// (a body is never held in memory much beyond maxQueued).
+		for !s.ended && !cn.closed && (cn.sendWindow <= 0 || s.sendWindow <= 0 || len(cn.out.b) >= maxQueued) {
 			cn.waiters++
 			cn.cond.Wait()
 			cn.waiters--
