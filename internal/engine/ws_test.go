@@ -383,3 +383,46 @@ workloads:
 		t.Errorf("server connections %d, want 5 (1 setup + 4)", srv.Conns.Load())
 	}
 }
+
+// Server push: 40 messages sent at once (more than the client's queue
+// holds, so the server is held back by flow control meanwhile) are all
+// received, in order, one sample each; a receive skips what does not
+// match.
+func TestWebSocketServerPush(t *testing.T) {
+	t.Parallel()
+	srv := wstest.NewChat(t, nil, 0)
+	plan := `name: ws-push
+target: http://127.0.0.1:1
+workloads:
+  w:
+    scenario:
+      - websocket:
+          name: feed
+          url: /feed
+          steps:
+            - send: {name: subscribe, text: push 40}
+            - receive: {name: first event, check: {body: event-1}, extract: {first: {regex: "event-(\\d+)"}}}
+            - loop:
+                count: 38
+                steps:
+                  - receive: {name: event, check: {regex: "^event-\\d+$"}, timeout: 2s, extract: {n: {regex: "event-(\\d+)"}}}
+            - receive: {name: last event, check: {body: event-40}, timeout: 2s}
+            - if:
+                cond: '${first} == "1" && ${n} == "39"'
+                steps: [{send: {name: in order, text: ok}}]
+    load: {users: 2, iterations: 2}
+`
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	d, _, _ := runPlan(t, ctx, plan, srv.URL)
+	want := map[string]int64{"subscribe": 4, "first event": 4, "event": 4 * 38, "last event": 4, "in order": 4}
+	for label, n := range want {
+		if got, errs := labelAgg(d, label); got != n || errs != 0 {
+			t.Errorf("%s: %d samples, %d errors; want %d and 0", label, got, errs, n)
+		}
+	}
+	// Per connection: the welcome, 40 events, and the echo of "ok".
+	if srv.Sent.Load() != 4*42 {
+		t.Errorf("server sent %d messages, want %d", srv.Sent.Load(), 4*42)
+	}
+}

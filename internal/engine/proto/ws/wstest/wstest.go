@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,7 +21,8 @@ import (
 // Chat is the server. It greets each connection with the text message
 // Welcome, echoes every message after ReplyDelay (binary as binary),
 // never answers "silent", closes with status 1011 on "close-abnormal" and
-// drops the TCP connection without a close frame on "drop". A request
+// drops the TCP connection without a close frame on "drop", and answers
+// "push N" with N messages "event-1" … "event-N" at once. A request
 // that is no upgrade gets 426 with its protocol as the body. Handshakes
 // without "X-Token: tok-123" are counted in BadToken (and still served).
 type Chat struct {
@@ -89,6 +91,17 @@ func (cs *Chat) serve(w http.ResponseWriter, r *http.Request) {
 		cs.Recv.Add(1)
 		if typ == websocket.MessageBinary {
 			cs.Binary.Add(1)
+		}
+		if n, ok := strings.CutPrefix(string(msg), "push "); ok {
+			// Server push: n text messages "event-1" … "event-n" at once.
+			k, _ := strconv.Atoi(n)
+			for i := 1; i <= k; i++ {
+				if c.Write(ctx, websocket.MessageText, []byte("event-"+strconv.Itoa(i))) != nil {
+					return
+				}
+				cs.Sent.Add(1)
+			}
+			continue
 		}
 		switch string(msg) {
 		case "silent":
