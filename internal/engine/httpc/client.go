@@ -74,9 +74,9 @@ type Config struct {
 	// Basic), http:// requests sent to the proxy with the absolute URL on
 	// the request line.
 	Proxy *url.URL
-	// Buffers, when set, lends connection buffers (8 KiB per connection)
-	// for the duration of a request only: an idle kept-alive connection
-	// holds none. Thousands of users that think between requests then
+	// Buffers, when set, lends connection buffers (2 KiB each way) only
+	// while a request is written and while its response is read: an idle
+	// kept-alive connection, and one waiting for the server, holds none. Thousands of users that think between requests then
 	// share a few buffers instead of holding their own.
 	Buffers *Buffers
 }

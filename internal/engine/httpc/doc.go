@@ -12,10 +12,15 @@
 // A load generator's virtual user is sequential: it sends one request and
 // waits for the answer. So here a Client belongs to one user and does the
 // whole exchange on the calling goroutine: it writes the request into a
-// reused bufio.Writer, flushes it in one system call, parses the response
-// head in place into reused buffers and discards or keeps the body. In steady
-// state (GET on a kept-alive connection, no redirect, no gzip) Do allocates
-// nothing; the tests assert it.
+// reused buffer, sends it in one system call and, on plain TCP, parks on the
+// socket's read readiness in the same RawConn.Read (no read that could only
+// fail with EAGAIN: one write and one read per request, like wrk), parses
+// the response head in place into reused buffers and discards or keeps the
+// body. With Config.Buffers, the write buffer is handed back before the wait
+// for the response and the read buffer borrowed when it arrives, so a user
+// waiting for the server or thinking holds neither. In steady state (GET on
+// a kept-alive connection, no redirect, no gzip) Do allocates nothing; the
+// tests assert it.
 //
 // Deadlines come from Config.Timeout (and the context's deadline) and are
 // set on the connection with SetDeadline, so no timer goroutine exists per
