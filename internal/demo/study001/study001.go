@@ -73,7 +73,7 @@ func scaleOf(s studykit.Scale) scale {
 		think:       studykit.Pick(s, "uniform(100ms, 300ms)", "uniform(500ms, 1500ms)", "uniform(2s, 6s)"),
 		leakBytes:   studykit.Pick(s, 64<<10, 64<<10, 1<<10),
 		leakCost:    studykit.Pick(s, 20*time.Microsecond, 20*time.Microsecond, 3*time.Microsecond),
-		history:     studykit.Pick(s, 5000, 5000, 200000),
+		history:     studykit.Pick(s, 12000, 12000, 200000),
 	}
 }
 
