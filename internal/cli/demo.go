@@ -123,7 +123,11 @@ func runDemo(ctx context.Context, st *State, f demoFlags) error {
 	}
 	sets := []string{"target=" + stack.Target, "workloads.read.load.steps=" + demoSteps(step, f.instances),
 		"server_side.sources=" + demoServerSources(logs, f.instances)}
-	err = runPlan(ctx, st, filepath.Join(planDir, "plan.yaml"), runFlags{out: filepath.Join(dir, "run"), set: sets, quiet: f.quiet})
+	// The balancer's worker pools, scraped from its metrics page: the
+	// capacity analysis judges them against their size, so when the fronts'
+	// workers are what ran out the report names them.
+	pools := []string{"prometheus:name=balancer-pool,url=" + stack.Target + demo.MetricsPath}
+	err = runPlan(ctx, st, filepath.Join(planDir, "plan.yaml"), runFlags{out: filepath.Join(dir, "run"), set: sets, quiet: f.quiet, monitors: pools})
 	stack.Stop() // flushes and closes every access log
 	fmt.Fprintf(st.Stdout, "demo service logs (access logs per instance, external-call logs): %s\n", filepath.Join(work, "logs"))
 	return err

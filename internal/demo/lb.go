@@ -3,14 +3,23 @@ package demo
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"sync/atomic"
 	"time"
 )
+
+// MetricsPath is where the balancer exposes its worker pools in the
+// Prometheus text format, so a run can monitor the pools (a prometheus
+// target) and the capacity analysis can judge them against their size:
+// lb_connections{backend} (requests a front is serving), lb_max_connections
+// {backend} (its workers) and lb_queued{backend} (requests waiting for one).
+const MetricsPath = "/-/lb-metrics"
 
 // Balancer spreads requests round-robin over backends, like the reference's
 // load balancer in front of two LAR columns. Each backend serves at most
@@ -23,8 +32,10 @@ type Balancer struct {
 }
 
 type backend struct {
+	host    string
 	proxy   *httputil.ReverseProxy
 	workers chan struct{}
+	queued  atomic.Int64
 }
 
 // NewBalancer returns a balancer over the given base URLs.
@@ -42,7 +53,7 @@ func NewBalancer(urls []string, workers int) (*Balancer, error) {
 		p := httputil.NewSingleHostReverseProxy(pu)
 		p.Transport = tr
 		p.ErrorHandler = proxyError
-		be := &backend{proxy: p}
+		be := &backend{host: pu.Host, proxy: p}
 		if workers > 0 {
 			be.workers = make(chan struct{}, workers)
 		}
@@ -52,16 +63,44 @@ func NewBalancer(urls []string, workers int) (*Balancer, error) {
 }
 
 func (b *Balancer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == MetricsPath {
+		b.metrics(w)
+		return
+	}
 	be := b.backends[(b.next.Add(1)-1)%uint64(len(b.backends))]
 	if be.workers != nil {
+		be.queued.Add(1)
 		select {
 		case be.workers <- struct{}{}:
+			be.queued.Add(-1)
 			defer func() { <-be.workers }()
 		case <-r.Context().Done():
+			be.queued.Add(-1)
 			return
 		}
 	}
 	be.proxy.ServeHTTP(w, r)
+}
+
+// metrics writes the worker pools' state in the Prometheus text format.
+func (b *Balancer) metrics(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	for _, m := range []struct {
+		name, help string
+		value      func(*backend) int
+	}{
+		{"lb_connections", "requests the backend is serving (workers in use)", func(be *backend) int { return len(be.workers) }},
+		{"lb_max_connections", "the backend's workers", func(be *backend) int { return cap(be.workers) }},
+		{"lb_queued", "requests waiting for a worker of the backend", func(be *backend) int { return int(be.queued.Load()) }},
+	} {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s gauge\n", m.name, m.help, m.name)
+		for _, be := range b.backends {
+			if be.workers == nil {
+				continue // no pool: nothing to fill
+			}
+			fmt.Fprintf(w, "%s{backend=%s} %d\n", m.name, strconv.Quote(be.host), m.value(be))
+		}
+	}
 }
 
 // Serve serves until ctx ends.

@@ -31,6 +31,8 @@ func TestUsesEveryKind(t *testing.T) {
 		{Name: "app", Kind: "jvm", Series: []*core.Series{flat("app", "jvm", "OU", "KB", 0, 10, 50), flat("app", "jvm", "OC", "KB", 0, 10, 100)}},
 		{Name: "db", Kind: "postgres", Series: []*core.Series{flat("db", "postgres", "connections_total", "", 0, 10, 95), flat("db", "postgres", "connections_active", "", 0, 10, 5), flat("db", "postgres", "connections_max", "", 0, 10, 100)}},
 		{Name: "my", Kind: "mysql", Series: []*core.Series{flat("my", "mysql", "connections", "", 0, 10, 10), flat("my", "mysql", "connections_max", "", 0, 10, 151)}},
+		{Name: "balancer-pool", Kind: "prometheus", Series: []*core.Series{flat("balancer-pool", "prometheus", "lb_connections{backend=127.0.0.1:4000}", "", 0, 10, 12),
+			flat("balancer-pool", "prometheus", "lb_max_connections{backend=127.0.0.1:4000}", "", 0, 10, 12), flat("balancer-pool", "prometheus", "lb_queued{backend=127.0.0.1:4000}", "", 0, 10, 30)}},
 		{Name: "k8s", Kind: "promql", Series: []*core.Series{flat("k8s", "promql", "pod_cpu_cores{pod=api-1}", "cores", 0, 10, 0.5), flat("k8s", "promql", "pod_cpu_limit_cores{pod=api-1}", "cores", 0, 10, 2),
 			flat("k8s", "promql", "pod_cpu_cores{pod=nolimit}", "cores", 0, 10, 7)}},
 	}
@@ -47,6 +49,7 @@ func TestUsesEveryKind(t *testing.T) {
 	want := map[string]float64{
 		"gen CPU": 0.6, "gen Memory": 0.75, "back CPU": 0.75, "svc Memory": 0.9, "app Old generation": 0.5,
 		"db Connections": 0.95, "my Connections": 10.0 / 151, "api-1 CPU": 0.25,
+		"balancer-pool backend=127.0.0.1:4000 Connections": 1, // the demo balancer's worker pool (internal/demo.MetricsPath)
 	}
 	for k, w := range want {
 		if r, ok := got[k]; !ok || math.Abs(r.Utilisation-w) > 1e-9 {
