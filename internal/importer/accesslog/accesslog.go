@@ -312,7 +312,7 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 		}
 		defer j.close()
 	}
-	labels := &labelFolder{max: s.cfg.MaxLabels, labels: agg.Labels()}
+	labels := &labelFolder{max: s.cfg.MaxLabels, labels: agg.Labels(), byStatus: s.cfg.ByStatus}
 	pool := sync.Pool{New: func() any {
 		p, _ := newParser(s.fmt, run.Clock())
 		return p
@@ -417,12 +417,13 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 // label per method, and maps each label to its net-of-downstream twin. Safe
 // for concurrent use.
 type labelFolder struct {
-	mu     sync.Mutex
-	max    int
-	known  map[string]int32
-	labels *importer.Labels
-	net    map[int32]int32
-	folded int64
+	mu       sync.Mutex
+	max      int
+	byStatus bool // labels end in " STATUS", kept when a path is folded
+	known    map[string]int32
+	labels   *importer.Labels
+	net      map[int32]int32
+	folded   int64
 }
 
 func (f *labelFolder) id(label []byte) int32 {
@@ -437,7 +438,11 @@ func (f *labelFolder) id(label []byte) int32 {
 	if len(f.known) >= f.max {
 		f.folded++
 		m, _, _ := bytes.Cut(label, []byte{' '})
-		return f.labels.ID(append(append(append([]byte(nil), m...), ' '), OtherPaths...))
+		folded := append(append(append([]byte(nil), m...), ' '), OtherPaths...)
+		if f.byStatus { // keep the status: "GET (other paths) 200"
+			folded = append(folded, label[bytes.LastIndexByte(label, ' '):]...)
+		}
+		return f.labels.ID(folded)
 	}
 	id := f.labels.ID(label)
 	f.known[string(label)] = id

@@ -217,3 +217,24 @@ func oracleJoin(t *testing.T, access, external string) map[string][2]float64 {
 	}
 	return out
 }
+
+// Paths beyond max-labels fold into "METHOD (other paths)"; read by status,
+// the folded label keeps each line's status, so the server-side table's
+// split by HTTP status stays whole.
+func TestFoldedLabelsKeepStatus(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	for i, st := range []int{200, 200, 404, 500, 200, 404} {
+		fmt.Fprintf(&b, "2019-05-13T11:10:1%d.000Z GET /p%c %d 5.000 m%d 127.0.0.1\n", i, 'a'+i, st, i)
+	}
+	p := writeFile(t, "access.log", b.String())
+	d, err := importLogs(t, importer.Options{}, Config{Path: p, Server: "web", Format: "plateau", ByStatus: true, MaxLabels: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for label, want := range map[string]int64{"GET /pa 200": 1, "GET /pb 200": 1, "GET (other paths) 404": 2, "GET (other paths) 500": 1, "GET (other paths) 200": 1} {
+		if n, _, _ := agg(t, d, "web", label); n != want {
+			t.Errorf("%s: %d, want %d", label, n, want)
+		}
+	}
+}
