@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/plateau-perf/plateau/internal/core"
@@ -26,6 +27,7 @@ type grpcStep struct {
 	firstLabel, msgLabel string
 	target               string // host:port
 	useTLS               bool
+	tr                   int // TLS setting (tlsSettings): 0 for http.tls
 	method               string
 	fixed                *grpcproto.Method // from the plan's .proto files; nil: reflection
 	message              tmpl
@@ -57,6 +59,7 @@ func (c *compiler) grpc(g *plan.GRPC) *grpcStep {
 	if st.target, st.useTLS, err = plan.ParseGRPCTarget(target); err != nil {
 		c.errs = append(c.errs, g.Name+": "+err.Error())
 	}
+	st.tr = c.tls.index(g.TLS)
 	if g.Desc != nil {
 		if st.fixed, err = grpcproto.NewMethod(g.Desc); err != nil {
 			c.errs = append(c.errs, g.Name+": "+err.Error())
@@ -91,42 +94,55 @@ func (c *compiler) grpc(g *plan.GRPC) *grpcStep {
 }
 
 // grpcConns are the run's gRPC connections: one per target and TLS
-// choice, shared by all users with http.connections: shared; otherwise
+// setting, shared by all users with http.connections: shared; otherwise
 // each user dials its own (grpcUser).
 type grpcConns struct {
-	cfg    grpcproto.Config
-	shared bool
-	mu     sync.Mutex
-	conns  map[string]*grpcproto.Conn
+	cfg      grpcproto.Config // without TLS
+	insecure bool             // http.insecure
+	shared   bool
+	mu       sync.Mutex
+	conns    map[string]*grpcproto.Conn
 }
 
 func newGRPCConns(h plan.HTTP, c httpc.Config) *grpcConns {
-	tc := c.TLSConfig
+	return &grpcConns{shared: h.Connections == plan.ConnShared, conns: map[string]*grpcproto.Conn{}, insecure: c.InsecureSkipVerify,
+		cfg: grpcproto.Config{ConnectTimeout: c.ConnectTimeout, Timeout: c.Timeout, MaxBody: c.MaxBody, UserAgent: c.UserAgent}}
+}
+
+// grpcTLS is TLS setting tr's configuration for a gRPC connection:
+// http.tls (tr 0) or a step's tls: over it, with http.insecure.
+func (e *Engine) grpcTLS(tr int) (*tls.Config, error) {
+	tc := e.clientCfg.TLSConfig
+	if tr > 0 {
+		t := e.trs.get(e, tr)
+		if t.err != nil {
+			return nil, t.err
+		}
+		tc = t.client.TLSConfig
+	}
 	if tc == nil {
 		tc = &tls.Config{}
 	}
 	tc = tc.Clone()
-	tc.InsecureSkipVerify = c.InsecureSkipVerify
-	return &grpcConns{shared: h.Connections == plan.ConnShared, conns: map[string]*grpcproto.Conn{},
-		cfg: grpcproto.Config{ConnectTimeout: c.ConnectTimeout, Timeout: c.Timeout, TLS: tc, MaxBody: c.MaxBody, UserAgent: c.UserAgent}}
+	tc.InsecureSkipVerify = e.grpc.insecure
+	return tc, nil
 }
 
-func (g *grpcConns) dial(target string, useTLS bool) (*grpcproto.Conn, error) {
+// dial makes a connection: cleartext when tc is nil.
+func (g *grpcConns) dial(target string, tc *tls.Config) (*grpcproto.Conn, error) {
 	cfg := g.cfg
-	if !useTLS {
-		cfg.TLS = nil
-	}
+	cfg.TLS = tc
 	return grpcproto.Dial(target, cfg)
 }
 
 // conn returns the shared connection to a target, dialled on first use.
-func (g *grpcConns) conn(key, target string, useTLS bool) (*grpcproto.Conn, error) {
+func (g *grpcConns) conn(key, target string, tc *tls.Config) (*grpcproto.Conn, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if c := g.conns[key]; c != nil {
 		return c, nil
 	}
-	c, err := g.dial(target, useTLS)
+	c, err := g.dial(target, tc)
 	if err == nil {
 		g.conns[key] = c
 	}
@@ -164,17 +180,24 @@ func (v *vu) grpcClient(g *grpcStep) (*grpcproto.Client, error) {
 	}
 	key := g.target
 	if g.useTLS {
-		key = "tls:" + key
+		key = "tls" + strconv.Itoa(g.tr) + ":" + key
 	}
 	if cl := v.grpc.clients[key]; cl != nil {
 		return cl, nil
+	}
+	var tc *tls.Config
+	if g.useTLS {
+		var err error
+		if tc, err = v.w.e.grpcTLS(g.tr); err != nil {
+			return nil, err
+		}
 	}
 	conns := v.w.e.grpc
 	var conn *grpcproto.Conn
 	var err error
 	if conns.shared {
-		conn, err = conns.conn(key, g.target, g.useTLS)
-	} else if conn, err = conns.dial(g.target, g.useTLS); err == nil {
+		conn, err = conns.conn(key, g.target, tc)
+	} else if conn, err = conns.dial(g.target, tc); err == nil {
 		v.grpc.own = append(v.grpc.own, conn)
 	}
 	if err != nil {
@@ -205,8 +228,9 @@ func (g *grpcStep) run(ctx context.Context, v *vu, measured bool, s *core.Sample
 		// status the server gave (UNIMPLEMENTED: no reflection service).
 		out.NotSent = true
 		v.res = httpc.Result{Start: time.Now(), Err: err, Class: core.ErrOther}
-		if st, ok := status.FromError(errors.Unwrap(err)); ok {
-			v.res.Class = core.GRPCClass(uint32(st.Code()))
+		var se interface{ GRPCStatus() *status.Status }
+		if errors.As(err, &se) && se.GRPCStatus().Code() != codes.OK {
+			v.res.Class = core.GRPCClass(uint32(se.GRPCStatus().Code()))
 		}
 	} else {
 		out = cl.Do(ctx, &grpcproto.Call{Method: m, Message: v.req.Body, Metadata: md, Timeout: g.timeout}, &v.res)

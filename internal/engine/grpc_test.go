@@ -178,6 +178,7 @@ workloads:
       - grpc: {name: tls, method: plateau.test.Echo/Say, proto: %s, message: {text: hi}, check: {json: {$.text: hi}}}
       - grpc: {name: no reflection, method: plateau.test.Echo/Say}
       - grpc: {name: cleartext, target: "grpc://%s", method: plateau.test.Echo/Say, proto: %[2]s}
+      - grpc: {name: bad sni, method: plateau.test.Echo/Say, proto: %[2]s, tls: {server_name: wrong.example}}
     load: {users: 2, iterations: 2}
 `, certFile, grpctest.Proto(), srv.Addr), "https://"+srv.Addr)
 	for _, c := range []struct {
@@ -188,6 +189,8 @@ workloads:
 		{"tls", "", 0, 0},
 		{"no reflection", "reflection: grpc UNIMPLEMENTED: unknown service grpc.reflection.", 4, core.ErrGRPCUnimplemented},
 		{"cleartext", "grpc UNAVAILABLE: connection error", 4, core.ErrGRPCUnavailable},
+		// The step's own tls: replaces http.tls's server name (the CA stays).
+		{"bad sni", "grpc UNAVAILABLE: connection error", 4, core.ErrGRPCUnavailable},
 	} {
 		n, errs := labelAgg(d, c.label)
 		if n != 4 || errs != c.errors || c.errors > 0 && classCount(d, c.label, c.class) != c.errors {
@@ -232,5 +235,36 @@ workloads:
 	}
 	if srv.Say(codes.OK) != 7 {
 		t.Errorf("the server answered %d calls, want 7 (1 in setup)", srv.Say(codes.OK))
+	}
+}
+
+// A method reflection does not find fails the call (class other), never
+// passes it.
+func TestGRPCReflectionNotFound(t *testing.T) {
+	srv := grpctest.Start(t, grpctest.Options{Reflection: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	d, _, _ := runPlan(t, ctx, `name: grpc-nf
+target: http://127.0.0.1:1
+workloads:
+  w:
+    scenario:
+      - grpc: {name: nope, method: plateau.test.Echo/Nope}
+      - grpc: {name: no service, method: plateau.test.Nope/Say}
+    load: {users: 1, iterations: 2}
+`, "http://"+srv.Addr)
+	for label, msg := range map[string]string{"nope": "reflection: service plateau.test.Echo has no method Nope",
+		"no service": "reflection: the server has no service plateau.test.Nope"} {
+		n, errs := labelAgg(d, label)
+		if n != 2 || errs != 2 || classCount(d, label, core.ErrOther) != 2 {
+			t.Errorf("%s: %d samples, %d errors (%d other); want 2 failed, class other", label, n, errs, classCount(d, label, core.ErrOther))
+		}
+		for k, a := range d.Run {
+			for ek := range a.Errs {
+				if k.Label == label && ek.Message != msg {
+					t.Errorf("%s: message %q, want %q", label, ek.Message, msg)
+				}
+			}
+		}
 	}
 }

@@ -572,6 +572,8 @@ func (d *decoder) special(owner any, key string, n *yaml.Node) bool {
 			dst = &o.TLS
 		case *WebSocket:
 			dst = &o.TLS
+		case *GRPC:
+			dst = &o.TLS
 		}
 		if dst != nil {
 			d.tlsKey = "tls"

@@ -41,6 +41,8 @@ type GRPC struct {
 	// Metadata are sent with the call (keys lower case; secret ones, such
 	// as authorization, are masked like headers).
 	Metadata []Header `yaml:"metadata"`
+	// TLS overrides http.tls fields for this step's TLS connections.
+	TLS *TLS `yaml:"tls"`
 	// Timeout is the call's deadline (default http.timeout); a call that
 	// passes it ends with DEADLINE_EXCEEDED.
 	Timeout time.Duration       `yaml:"timeout"`
