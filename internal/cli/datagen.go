@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/plateau-perf/plateau/internal/datagen"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 func newDatagenCmd(st *State) *cobra.Command {
@@ -74,9 +78,16 @@ bytes and the spread of rows per parent for each entity. See docs/datagen.md.
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			_, err = fmt.Fprintf(st.Stdout, "%d rows, %d bytes in %.2f s (seed %d, scale %g) → %s\n",
-				res.Rows, res.Bytes, res.DurationS, res.Seed, res.Scale, filepath.Join(out, datagen.ManifestFile))
-			return err
+			if _, err := fmt.Fprintf(st.Stdout, "%d rows, %d bytes in %.2f s (seed %d, scale %g) → %s\n",
+				res.Rows, res.Bytes, res.DurationS, res.Seed, res.Scale, filepath.Join(out, datagen.ManifestFile)); err != nil {
+				return err
+			}
+			// Run by a prepare command: the run's report states the data
+			// volume from a copy of the manifest in the run directory.
+			if runDir, ok := st.Getenv("PLATEAU_RUN_DIR"); ok && runDir != "" {
+				return keepManifest(runDir, args[0], out)
+			}
+			return nil
 		},
 	}
 	c.Flags().StringVarP(&out, "out", "o", "", "directory to write the data files into (created if missing)")
@@ -127,4 +138,26 @@ func generateFeeder(path, entity string, scale float64, seed *uint64) ([]string,
 		err = fmt.Errorf("%w: for data this large run plateau datagen in a prepare: command and read its file", err)
 	}
 	return cols, rows, err
+}
+
+// keepManifest copies dir's datagen.json into the run directory's datagen/
+// folder, named after the spec (spec.json, spec-2.json, …).
+func keepManifest(runDir, spec, dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, datagen.ManifestFile))
+	if err != nil {
+		return err
+	}
+	to := filepath.Join(runDir, rundir.DatagenDir)
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		return err
+	}
+	base := strings.TrimSuffix(filepath.Base(spec), filepath.Ext(spec))
+	name := filepath.Join(to, base+".json")
+	for i := 2; ; i++ {
+		if _, err := os.Stat(name); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		name = filepath.Join(to, fmt.Sprintf("%s-%d.json", base, i))
+	}
+	return os.WriteFile(name, b, 0o644)
 }

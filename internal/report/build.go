@@ -83,7 +83,7 @@ func build(in *input) *doc.Document {
 	}
 	if line := b.commandsLine(); line != nil {
 		r := secs[SecRuns]
-		r.Blocks = append(r.Blocks, line)
+		r.Blocks = append(append(r.Blocks, line), b.dataVolume()...)
 		secs[SecRuns] = r
 	}
 	secs[SecResults] = b.results()

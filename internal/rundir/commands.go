@@ -45,6 +45,11 @@ type CommandResult struct {
 	Tail []string `json:"output_tail,omitempty"`
 }
 
+// DatagenDir is the run directory's folder where `plateau datagen`, run
+// by a prepare command, leaves a copy of its datagen.json (one file per
+// generation), so the report can state the data volume the test ran on.
+const DatagenDir = "datagen"
+
 // MaxCommandLog bounds a command's saved output; the rest is counted in
 // OutputBytes, not kept.
 const MaxCommandLog = 64 << 20
