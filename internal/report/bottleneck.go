@@ -57,6 +57,12 @@ func (b *builder) bottleneck(cr *capacityRun) *resources.Bottleneck {
 		bn.Component = b.red.String(bn.Component)
 		bn.Target = b.red.String(bn.Target)
 		bn.Used, bn.Capacity, bn.Utilisation = round3(bn.Used), round3(bn.Capacity), round6(bn.Utilisation)
+		for i := range bn.Also {
+			r := &bn.Also[i]
+			r.Component, r.Target = b.red.String(r.Component), b.red.String(r.Target)
+			r.Used, r.Capacity, r.Utilisation = round3(r.Used), round3(r.Capacity), round6(r.Utilisation)
+		}
+		bn.AlsoPhase = b.red.String(bn.AlsoPhase)
 	}
 	return bn
 }
@@ -94,7 +100,15 @@ func bottleneckClause(bn *resources.Bottleneck, kind knee.LoadKind, atKnee bool)
 	case bn == nil:
 		return "no monitor recorded a component with a known capacity (CPU cores, a memory or connection limit), so the report cannot name the component that ran out"
 	case bn.Saturated:
-		return fmt.Sprintf("the first monitored component to saturate was %s, with %s on average in %s (%s)", bn.Component, readingText(bn.Reading), bn.Phase, loadU(bn.Load, kind))
+		out := fmt.Sprintf("the first monitored component to saturate was %s, with %s on average in %s (%s)", bn.Component, readingText(bn.Reading), bn.Phase, loadU(bn.Load, kind))
+		for i, r := range bn.Also {
+			if i == 2 {
+				out += fmt.Sprintf("; %s more were saturated by %s", count(int64(len(bn.Also)-2)), bn.AlsoPhase)
+				break
+			}
+			out += fmt.Sprintf("; %s was saturated too by %s, with %s", r.Component, bn.AlsoPhase, readingText(r))
+		}
+		return out
 	case !atKnee:
 		return fmt.Sprintf("no monitored component saturated: the busiest of %s read was %s, with %s on average in %s",
 			plural(int64(bn.Components), "component resource"), bn.Component, readingText(bn.Reading), bn.Phase)

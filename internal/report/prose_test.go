@@ -522,3 +522,20 @@ func TestKneeNamesTheGenerator(t *testing.T) {
 		t.Errorf("summary.json capacity.bottleneck = %v", bn)
 	}
 }
+
+// Two components full at the knee: the first is named as the bottleneck
+// and the other beside it, not left out.
+func TestKneeNamesEverySaturatedComponent(t *testing.T) {
+	t.Parallel()
+	steps := []reporttest.Step{{Users: 4, Seconds: 60}, {Users: 8, Seconds: 60}, {Users: 12, Seconds: 60}, {Users: 16, Seconds: 60}, {Users: 20, Seconds: 60}}
+	knee, _, _, sum := capacityLines(t, reporttest.Options{Monitor: true, SaturateCPU: true, SaturateConnections: true, Steps: steps})
+	if !strings.Contains(knee, "first monitored component to saturate") || !strings.Contains(knee, "saturated too") ||
+		!strings.Contains(knee, "docker0") || !strings.Contains(knee, "connections") {
+		t.Errorf("the knee verdict does not name both the hosts' CPU and the database's connections: %q", knee)
+	}
+	c, _ := sum["capacity"].(map[string]any)
+	bn, _ := c["bottleneck"].(map[string]any)
+	if also, _ := bn["also_saturated"].([]any); len(also) == 0 {
+		t.Errorf("summary.json capacity.bottleneck.also_saturated is empty: %v", bn)
+	}
+}

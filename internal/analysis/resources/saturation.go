@@ -84,6 +84,11 @@ type Bottleneck struct {
 	Reading
 	// Components is how many component resources were read in all.
 	Components int `json:"components"`
+	// Also lists the other components saturated in AlsoPhase, the last step
+	// looked at (the one after the knee): a full pool behind a full CPU is
+	// worth knowing too. Highest utilisation first.
+	Also      []Reading `json:"also_saturated"`
+	AlsoPhase string    `json:"also_phase,omitempty"`
 }
 
 // FirstSaturated decides which component saturated first: over the steps
@@ -120,7 +125,20 @@ func FirstSaturated(steps []PhaseReadings, knee int) *Bottleneck {
 			continue
 		}
 		if top.Utilisation >= SaturatedFrac {
-			return &Bottleneck{Saturated: true, Phase: s.Phase, Load: s.Load, Reading: top, Components: len(seen)}
+			bn := &Bottleneck{Saturated: true, Phase: s.Phase, Load: s.Load, Reading: top, Components: len(seen), Also: []Reading{}}
+			{
+				l := steps[min(last, len(steps)-1)]
+				for _, r := range l.Readings {
+					if r.Utilisation >= SaturatedFrac && (r.Component != top.Component || r.Resource != top.Resource) {
+						bn.Also = append(bn.Also, r)
+					}
+				}
+				sort.SliceStable(bn.Also, func(i, j int) bool { return bn.Also[i].Utilisation > bn.Also[j].Utilisation })
+				if len(bn.Also) > 0 {
+					bn.AlsoPhase = l.Phase
+				}
+			}
+			return bn
 		}
 		if best == nil || top.Utilisation > best.Utilisation {
 			best = &Bottleneck{Phase: s.Phase, Load: s.Load, Reading: top}
@@ -128,6 +146,7 @@ func FirstSaturated(steps []PhaseReadings, knee int) *Bottleneck {
 	}
 	if best != nil {
 		best.Components = len(seen)
+		best.Also = []Reading{}
 	}
 	return best
 }

@@ -91,6 +91,11 @@ func TestFirstSaturated(t *testing.T) {
 	if b := FirstSaturated(steps, 2); b.Component != "db" || b.Phase != "2" || b.Components != 3 {
 		t.Errorf("knee at step 3: %+v", b)
 	}
+	// db saturated first (step 2); by the step after the knee api (99 %) is
+	// full too, and is named beside it.
+	if b := FirstSaturated(steps, 1); b.AlsoPhase != "3" || len(b.Also) != 1 || b.Also[0].Component != "api" {
+		t.Errorf("also saturated: %+v", b)
+	}
 	if b := FirstSaturated([]PhaseReadings{{Phase: "1"}}, 0); b != nil {
 		t.Errorf("no readings: %+v", b)
 	}
