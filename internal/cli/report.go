@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/monitor/cloudwatch"
 	"github.com/plateau-perf/plateau/internal/monitor/promql"
 	"github.com/plateau-perf/plateau/internal/report"
 )
@@ -31,7 +35,7 @@ the report could not be written.`,
 		Example: `  plateau report runs/2025-05-13-lar
   plateau report runs/new --baseline runs/last-release
   plateau report runs/new --format html,json
-  plateau report runs/new --requery          # query Prometheus again for the run window`,
+  plateau report runs/new --requery          # query Prometheus/CloudWatch again for the run window`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fs, err := report.ParseFormats(formats)
@@ -41,11 +45,7 @@ the report could not be written.`,
 			if requery {
 				// Prometheus keeps its data: query the run window again
 				// (now with the time after the run) before writing.
-				lines, err := promql.Requery(cmd.Context(), args[0], st.Getenv, time.Now())
-				for _, l := range lines {
-					fmt.Fprintf(st.Stderr, "plateau report: requeried %s\n", l)
-				}
-				if err != nil {
+				if err := requeryMonitors(cmd.Context(), args[0], *st); err != nil {
 					return fmt.Errorf("report: %w", err)
 				}
 			}
@@ -67,7 +67,37 @@ the report could not be written.`,
 		},
 	}
 	cmd.Flags().StringVar(&baseline, "baseline", "", "run directory to compare against (fills the Comparison section)")
-	cmd.Flags().BoolVar(&requery, "requery", false, "run the promql monitors' range queries again over the run window (and the time after it) before writing")
+	cmd.Flags().BoolVar(&requery, "requery", false, "run the promql and cloudwatch monitors' queries again over the run window (and the time after it) before writing")
 	cmd.Flags().StringSliceVar(&formats, "format", nil, "formats to write: html, md, json, junit (comma-separated; default all)")
 	return cmd
+}
+
+// requeryMonitors reads again what the run's remote monitors keep after the
+// run: Prometheus-compatible servers (promql) and CloudWatch, which
+// publishes minutes late. A run with neither is an error: --requery then
+// has nothing to do.
+func requeryMonitors(ctx context.Context, runDir string, st State) error {
+	now := time.Now()
+	found := false
+	var errs []error
+	for _, rq := range []func() ([]string, error){
+		func() ([]string, error) { return promql.Requery(ctx, runDir, st.Getenv, now) },
+		func() ([]string, error) { return cloudwatch.Requery(ctx, runDir, now) },
+	} {
+		lines, err := rq()
+		if errors.Is(err, monitor.ErrNothingToRequery) {
+			continue
+		}
+		found = true
+		for _, l := range lines {
+			fmt.Fprintf(st.Stderr, "plateau report: requeried %s\n", l)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if !found {
+		return errors.New("--requery: the run has no promql or cloudwatch monitor targets")
+	}
+	return errors.Join(errs...)
 }

@@ -240,6 +240,10 @@ func Read(dir string) ([]core.Series, []TargetStatus, error) {
 	return out, statuses, nil
 }
 
+// ErrNothingToRequery is what a monitor kind's Requery returns for a run
+// that has no target of that kind (plateau report --requery asks each).
+var ErrNothingToRequery = errors.New("no target of this kind to query again")
+
 // RangeSuffix ends the name of a file of series computed after the run
 // (PromQL query_range, CloudWatch GetMetricData) in the series-file format.
 // Read gives them in place of the live samples of the same target.

@@ -14,10 +14,13 @@ package cloudwatch
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -142,6 +145,12 @@ func parse(tc monitor.TargetConfig) (*spec, error) {
 	if err := monitor.DecodeOptions(tc.Options, &c); err != nil {
 		return nil, err
 	}
+	return expand(c)
+}
+
+// expand checks a configuration and expands its recipes; Requery expands
+// the configuration a run recorded the same way.
+func expand(c Config) (*spec, error) {
 	if c.Endpoint != "" {
 		u, err := url.Parse(c.Endpoint)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -217,6 +226,20 @@ func Open(ctx context.Context, tc monitor.TargetConfig, env monitor.Env) (monito
 	if err != nil {
 		return nil, err
 	}
+	client, err := newClient(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now
+	if env.Now != nil {
+		now = env.Now
+	}
+	return &Collector{spec: s, client: client, env: env, target: monitor.TargetName(tc), start: now()}, nil
+}
+
+// newClient loads the AWS configuration (the credential chain; no request
+// is sent).
+func newClient(ctx context.Context, s *spec) (*cw.Client, error) {
 	var opts []func(*config.LoadOptions) error
 	if s.Region != "" {
 		opts = append(opts, config.WithRegion(s.Region))
@@ -231,16 +254,11 @@ func Open(ctx context.Context, tc monitor.TargetConfig, env monitor.Env) (monito
 	if cfg.Region == "" {
 		return nil, errors.New("no AWS region: set region: or AWS_REGION")
 	}
-	client := cw.NewFromConfig(cfg, func(o *cw.Options) {
+	return cw.NewFromConfig(cfg, func(o *cw.Options) {
 		if s.Endpoint != "" {
 			o.BaseEndpoint = aws.String(s.Endpoint)
 		}
-	})
-	now := time.Now
-	if env.Now != nil {
-		now = env.Now
-	}
-	return &Collector{spec: s, client: client, env: env, target: monitor.TargetName(tc), start: now()}, nil
+	}), nil
 }
 
 // Collect records nothing: CloudWatch is read once the run is over.
@@ -261,27 +279,103 @@ func (c *Collector) Finish(ctx context.Context) error {
 		now = c.env.Now
 	}
 	end := now()
+	sf := specFile{Target: c.target, Stem: c.env.Stem, Config: c.spec.Config, RunStart: c.start.UTC(), RunEnd: end.UTC()}
+	return c.queryWindow(ctx, c.env.Dir, &sf, end)
+}
+
+// SpecSuffix names <stem>.cloudwatch.json, what Requery needs to read a
+// finished run's window again: the configuration (region, profile and
+// endpoint names, metrics; never credentials) and the run's span.
+const SpecSuffix = ".cloudwatch.json"
+
+type specFile struct {
+	Target    string    `json:"target"`
+	Stem      string    `json:"stem"`
+	Config    Config    `json:"config"`
+	RunStart  time.Time `json:"run_start"`
+	RunEnd    time.Time `json:"run_end"`
+	QueriedAt time.Time `json:"queried_at"`
+}
+
+// queryWindow reads the run's window (widened by before/after, up to now)
+// and writes <stem>.range.csv, <stem>.notes.json and the spec file.
+func (c *Collector) queryWindow(ctx context.Context, dir string, sf *specFile, now time.Time) error {
 	period := orDefault(c.spec.Period, time.Minute).Truncate(time.Second)
 	if period < time.Second {
 		period = time.Second
 	}
-	from := c.start.Add(-orDefault(c.spec.Before, 5*time.Minute)).Truncate(period)
-	to := end.Add(orDefault(c.spec.After, 5*time.Minute))
-	if to.After(end) {
-		to = end
+	from := sf.RunStart.Add(-orDefault(c.spec.Before, 5*time.Minute)).Truncate(period)
+	to := sf.RunEnd.Add(orDefault(c.spec.After, 5*time.Minute))
+	if to.After(now) {
+		to = now
 	}
 	to = to.Truncate(period).Add(period)
 	series, notes := c.query(ctx, from, to, period)
 	var errs []error
 	if len(series) > 0 {
-		if err := monitor.WriteRange(c.env.Dir, c.env.Stem, c.target, monitor.KindCloudWatch, series); err != nil {
+		if err := monitor.WriteRange(dir, sf.Stem, sf.Target, monitor.KindCloudWatch, series); err != nil {
 			errs = append(errs, err)
 		}
-	}
-	if err := monitor.WriteNotes(c.env.Dir, c.env.Stem, notes); err != nil {
+	} else if err := os.Remove(filepath.Join(dir, sf.Stem+monitor.RangeSuffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		errs = append(errs, err)
 	}
+	if err := monitor.WriteNotes(dir, sf.Stem, notes); err != nil {
+		errs = append(errs, err)
+	}
+	sf.QueriedAt = now.UTC()
+	b, err := json.MarshalIndent(sf, "", "  ")
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, sf.Stem+SpecSuffix), append(b, '\n'), 0o644)
+	}
+	if err != nil {
+		errs = append(errs, fmt.Errorf("writing query spec: %w", err))
+	}
 	return errors.Join(errs...)
+}
+
+// Requery reads every cloudwatch target of a finished run again (its
+// monitor directory's *.cloudwatch.json) — CloudWatch publishes minutes
+// late, so a report written an hour later has the whole window — replacing
+// the range series and notes. It returns one line per target, and
+// monitor.ErrNothingToRequery when the run has no cloudwatch target.
+func Requery(ctx context.Context, runDir string, now time.Time) ([]string, error) {
+	dir := filepath.Join(runDir, monitor.SubDir)
+	files, err := filepath.Glob(filepath.Join(dir, "*"+SpecSuffix))
+	if err != nil {
+		return nil, fmt.Errorf("listing query specs: %w", err)
+	}
+	sort.Strings(files)
+	if len(files) == 0 {
+		return nil, monitor.ErrNothingToRequery
+	}
+	var out []string
+	var errs []error
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("requery: %w", err))
+			continue
+		}
+		var sf specFile
+		if err := json.Unmarshal(b, &sf); err != nil {
+			errs = append(errs, fmt.Errorf("requery: %s: %w", filepath.Base(f), err))
+			continue
+		}
+		s, err := expand(sf.Config)
+		if err == nil {
+			var client *cw.Client
+			if client, err = newClient(ctx, s); err == nil {
+				c := &Collector{spec: s, client: client, target: sf.Target}
+				err = c.queryWindow(ctx, dir, &sf, now)
+			}
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("requery %s: %w", sf.Target, err))
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: %d CloudWatch metrics", sf.Target, len(s.names)))
+	}
+	return out, errors.Join(errs...)
 }
 
 // query is one request per page of at most 500 metric queries.

@@ -2,6 +2,7 @@ package cloudwatch
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"os"
 	"slices"
@@ -131,8 +132,38 @@ func TestMotoECSAndRDS(t *testing.T) {
 	if !empty["ecs/ecs_memory_utilization_pct"] || !empty["rds/rds_freeable_memory"] {
 		t.Errorf("metrics nobody published are not named: %+v", notes)
 	}
+	// CloudWatch publishes late: a datum that arrives after the run is in
+	// the report's data once the run is read again (plateau report
+	// --requery), and the spec file it is read from holds no credentials.
+	late := time.Now().UTC()
+	put(t, client, "AWS/ECS", "CPUUtilization", map[string]string{"ClusterName": "folio", "ServiceName": "mod-circulation"}, late, 90)
+	lines, err := Requery(context.Background(), dir, time.Now().Add(time.Second))
+	if err != nil || len(lines) != 2 {
+		t.Fatalf("requery: %v %v", lines, err)
+	}
+	if series, _, err = monitor.Read(dir); err != nil {
+		t.Fatal(err)
+	}
+	got = map[string][]float64{}
+	for _, s := range series {
+		for _, p := range s.Points {
+			got[s.Metric] = append(got[s.Metric], p.V)
+		}
+	}
+	if late.Truncate(time.Minute).Equal(now.Add(-time.Minute)) {
+		check("ecs_cpu_utilization_pct{ClusterName=folio,ServiceName=mod-circulation}", []float64{80, 82, 87})
+	} else {
+		check("ecs_cpu_utilization_pct{ClusterName=folio,ServiceName=mod-circulation}", []float64{80, 82, 84, 90})
+	}
+	check("rds_connections{DBInstanceIdentifier=folio-db}", []float64{25, 26, 27})
+	if _, err := Requery(context.Background(), t.TempDir(), time.Now()); !errors.Is(err, monitor.ErrNothingToRequery) {
+		t.Errorf("a run without cloudwatch targets: %v", err)
+	}
 	// The secret key reaches no file.
 	ents, _ := os.ReadDir(dir + "/monitor")
+	if len(ents) == 0 {
+		t.Fatal("no monitor files")
+	}
 	for _, e := range ents {
 		b, _ := os.ReadFile(dir + "/monitor/" + e.Name())
 		if strings.Contains(string(b), "s3cr3t-aws-secret-key") || strings.Contains(string(b), "AKIDTESTTESTTEST") {

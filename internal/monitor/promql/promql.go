@@ -386,7 +386,7 @@ func Requery(ctx context.Context, runDir string, getenv func(string) (string, bo
 	}
 	sort.Strings(files)
 	if len(files) == 0 {
-		return nil, errors.New("requery: the run has no promql targets")
+		return nil, monitor.ErrNothingToRequery
 	}
 	var out []string
 	var errs []error
