@@ -431,3 +431,108 @@ sla:
 		t.Error("the report's server side does not say which file could not be read")
 	}
 }
+
+// jstat -gc -t output of a real JVM, written while a run goes and attached
+// to it, joins the run's monitor data: the report's resources have the
+// JVM's heap per step.
+func TestRunAttachesJstat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a live load, a JVM and jstat")
+	}
+	tool := func(name string) string {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s not found under CI (the JDK): %v", name, err)
+			}
+			t.Skipf("%s not installed", name)
+		}
+		return p
+	}
+	javac, java, jstatBin := tool("javac"), tool("java"), tool("jstat")
+	tmp := t.TempDir()
+	src, err := os.ReadFile(filepath.Join("..", "monitor", "jvm", "testdata", "Alloc.java"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "Alloc.java"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(javac, "-d", tmp, filepath.Join(tmp, "Alloc.java")).CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, out)
+	}
+	app := exec.Command(java, "-Xmx64m", "-Xmn8m", "-XX:+UseG1GC", "-XX:TieredStopAtLevel=1", "-cp", tmp, "Alloc")
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = app.Process.Kill(); _ = app.Wait() })
+	out, err := os.Create(filepath.Join(tmp, "gc.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	// jstat attaches once the JVM is up; -t stamps each sample with the
+	// seconds since the JVM started, and start: fixes the first one.
+	var js *exec.Cmd
+	var first time.Time
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		probe, _ := exec.Command(jstatBin, "-gc", strconv.Itoa(app.Process.Pid)).Output()
+		if len(probe) > 0 {
+			first = time.Now()
+			js = exec.Command(jstatBin, "-gc", "-t", strconv.Itoa(app.Process.Pid), "250")
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("jstat could not attach to the JVM within 20 s")
+		}
+	}
+	js.Stdout = out
+	if err := js.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = js.Process.Kill(); _ = js.Wait() })
+	srv, _ := testServer(t)
+	p := writePlan(t, fmt.Sprintf(`name: jstat
+target: %s
+workloads:
+  w:
+    scenario: [{request: {url: /x}}, {think: 50ms}]
+    load:
+      steps:
+        - {name: s1, users: 1, duration: 2s}
+        - {name: s2, users: 2, duration: 2s}
+server_side:
+  settle: 1s
+  sources:
+    - jstat: {name: app-jvm, path: %s, start: "%s"}
+`, srv.URL, out.Name(), first.UTC().Format(time.RFC3339Nano)))
+	run := filepath.Join(tmp, "run")
+	code, stdout, stderr := runCLI(t, "run", p, "-o", run, "-q")
+	if code != ExitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(run, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Resources []struct {
+			Target  string                        `json:"target"`
+			Kind    string                        `json:"kind"`
+			Phase   *string                       `json:"phase"`
+			Metrics map[string]map[string]float64 `json:"metrics"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	phases := map[string]bool{}
+	for _, r := range sum.Resources {
+		if r.Target == "app-jvm" && r.Kind == "jvm" && r.Phase != nil && r.Metrics["heap_used_bytes"]["mean"] > 0 {
+			phases[*r.Phase] = true
+		}
+	}
+	if !phases["s1"] || !phases["s2"] {
+		t.Errorf("the attached jstat's heap per step: %v, want s1 and s2 (resources %s)", phases, b)
+	}
+}
