@@ -332,3 +332,56 @@ workloads:
 		}
 	}
 }
+
+// Ctrl-C while a prepare command runs stops it (its process group), skips
+// the run, still runs the cleanup, and ends interrupted (exit 3).
+func TestInterruptDuringPrepare(t *testing.T) {
+	srv, seen := stallServer(t, 0, 200)
+	tmp := t.TempDir()
+	started, marker := filepath.Join(tmp, "started"), filepath.Join(tmp, "cleaned")
+	p := writePlan(t, fmt.Sprintf(`name: interrupted-prepare
+target: %s
+prepare:
+  - name: slow-load
+    run: touch %s; sleep 30
+cleanup:
+  - touch %s
+workloads:
+  w:
+    scenario: [{request: {url: /}}]
+    load: {users: 1, iterations: 1}
+`, srv.URL, started, marker))
+	out := filepath.Join(t.TempDir(), "run")
+	cmd := plateauCmd("run", p, "-o", out, "-q")
+	var stdout, stderr lockedBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	begin := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	code := exitCode(t, cmd.Wait())
+	if code != ExitNotHeld {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitNotHeld, stdout.String(), stderr.String())
+	}
+	if el := time.Since(begin); el > 20*time.Second {
+		t.Errorf("took %v: the prepare command was not stopped", el)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("cleanup did not run: %v", err)
+	}
+	if seen.Load() != 0 {
+		t.Errorf("%d requests sent after an interrupted prepare", seen.Load())
+	}
+	s := readSummary(t, out)
+	if s.Verdict != analysis.VerdictInterrupted || len(s.Prepare) != 1 || s.Prepare[0].Status != rundir.CommandInterrupted {
+		t.Errorf("verdict %q prepare %+v", s.Verdict, s.Prepare)
+	}
+}
