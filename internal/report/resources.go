@@ -382,6 +382,7 @@ func (b *builder) resources() doc.Section {
 	sec.Blocks = append(sec.Blocks, b.topSQL()...)
 	b.judgeResources(ts)
 	b.judgeServices(ts)
+	b.judgeRestarts()
 	return sec
 }
 

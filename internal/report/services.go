@@ -156,3 +156,24 @@ func amountPlain(v float64, rk resources.Rule) string {
 	}
 	return num3(v) + " " + rk.Word
 }
+
+// judgeRestarts names the containers whose restart counter rose during the
+// run (resources.Restarts): a restart under load is a failure of the
+// system under test even when no request failed.
+func (b *builder) judgeRestarts() {
+	rts := b.resourceTargets()
+	rs := resources.Restarts(rts, b.d.Start, b.d.End)
+	if len(rs) == 0 {
+		if n := resources.RestartCounters(rts); n > 0 {
+			b.conclude("Restarts", doc.OK, "none", fmt.Sprintf("the restart counters of %s stayed the same during the run", plural(int64(n), "container")))
+		}
+		return
+	}
+	var parts []string
+	for _, r := range rs {
+		parts = append(parts, fmt.Sprintf("%s restarted %s during the run", b.red.String(r.Component), plural(int64(math.Round(r.N)), "time")))
+	}
+	text := joinAnd(parts)
+	b.finding(doc.FindResources, doc.Fail, text)
+	b.conclude("Restarts", doc.Fail, fmt.Sprintf("%s restarted", plural(int64(len(rs)), "container")), text)
+}
