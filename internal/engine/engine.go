@@ -117,13 +117,11 @@ type Engine struct {
 	setupFails  atomic.Int64
 	setupMsg    atomic.Pointer[string] // first setup failure
 
-	mu       sync.Mutex // guards info, phaseCPU and phaseChecks
+	mu       sync.Mutex // guards info and phaseCPU
 	info     *rundir.Info
 	phaseCPU map[int]time.Duration // process CPU time when phase i started
-	// phaseChecks holds the workload's check counts when phase i started.
-	phaseChecks map[int]map[string]rundir.CheckCount
-	start       time.Time
-	expected    time.Duration
+	start    time.Time
+	expected time.Duration
 	// anchor is the instant the plan's schedule counts from: StartAt when
 	// set — also for a generator that starts late, so that its schedule
 	// stays aligned with the others' and past-due iterations are skipped
@@ -316,6 +314,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		e.info.Skipped = res.Skipped
 		if len(checks) > 0 {
 			e.info.Checks = checks
+			// Final per-phase counts: with the requests that were in
+			// flight when their phase ended.
+			for i := range e.info.Phases {
+				e.info.Phases[i].Checks = e.phaseCheckCounts(i)
+			}
 		}
 		e.saveLocked()
 		e.mu.Unlock()
@@ -429,26 +432,34 @@ func (e *Engine) startPhase(wl *workload, name string, users int, rate float64, 
 		e.phaseCPU = map[int]time.Duration{}
 	}
 	e.phaseCPU[idx] = processCPU()
-	if len(wl.prog.checks) > 0 {
-		if e.phaseChecks == nil {
-			e.phaseChecks = map[int]map[string]rundir.CheckCount{}
-		}
-		e.phaseChecks[idx] = wl.checkCounts()
-	}
 	e.saveLocked()
 	e.mu.Unlock()
 	wl.phase.Store(int32(idx))
 	return idx
 }
 
-// checkCounts is the workload's check outcomes so far, by check name.
-func (wl *workload) checkCounts() map[string]rundir.CheckCount {
-	out := map[string]rundir.CheckCount{}
-	for _, c := range wl.prog.checks {
-		n := out[c.name]
-		n.Passed += c.passed.Load()
-		n.Failed += c.failed.Load()
-		out[c.name] = n
+// phaseCheckCounts is phase idx's check outcomes by check name (nil when
+// none): those of the requests its samples count (checkStat.count).
+func (e *Engine) phaseCheckCounts(idx int) map[string]rundir.CheckCount {
+	var out map[string]rundir.CheckCount
+	for _, wl := range e.workloads {
+		for _, c := range wl.prog.checks {
+			pc := c.phase(idx, false)
+			if pc == nil {
+				continue
+			}
+			d := rundir.CheckCount{Passed: pc.passed.Load(), Failed: pc.failed.Load()}
+			if d.Passed+d.Failed == 0 {
+				continue
+			}
+			if out == nil {
+				out = map[string]rundir.CheckCount{}
+			}
+			n := out[c.name]
+			n.Passed += d.Passed
+			n.Failed += d.Failed
+			out[c.name] = n
+		}
 	}
 	return out
 }
@@ -465,24 +476,9 @@ func (e *Engine) endPhase(idx int, stopped string) {
 			p.CPUPct = math.Round(pct*10) / 10
 		}
 	}
-	if c0, ok := e.phaseChecks[idx]; ok {
-		for _, wl := range e.workloads {
-			if wl.spec.Name != p.Workload {
-				continue
-			}
-			for name, n := range wl.checkCounts() {
-				d := rundir.CheckCount{Passed: n.Passed - c0[name].Passed, Failed: n.Failed - c0[name].Failed}
-				if d.Passed+d.Failed == 0 {
-					continue
-				}
-				if p.Checks == nil {
-					p.Checks = map[string]rundir.CheckCount{}
-				}
-				p.Checks[name] = d
-			}
-		}
-		delete(e.phaseChecks, idx)
-	}
+	// So far: a request in flight now may still count here (its sample
+	// is tagged with this phase); the run's end writes the final counts.
+	p.Checks = e.phaseCheckCounts(idx)
 	e.saveLocked()
 	e.mu.Unlock()
 	// Samples completing from now on, until the workload's next phase

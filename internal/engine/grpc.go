@@ -347,6 +347,7 @@ func (u *grpcUser) mdScratch() []string {
 // a check lists others), then each check's conditions on the message.
 func (v *vu) judgeGRPC(g *grpcStep, s *core.Sample, out grpcproto.Outcome) {
 	code := uint32(out.Code)
+	phase := v.w.phase.Load()
 	for i := range g.req.checks {
 		c := &g.req.checks[i]
 		msg := ""
@@ -362,11 +363,10 @@ func (v *vu) judgeGRPC(g *grpcStep, s *core.Sample, out grpcproto.Outcome) {
 		default:
 			msg = v.check(c, s)
 		}
+		c.stat.count(phase, msg == "")
 		if msg == "" {
-			c.stat.passed.Add(1)
 			continue
 		}
-		c.stat.failed.Add(1)
 		if s.Class != core.ErrNone {
 			continue
 		}

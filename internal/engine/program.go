@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -172,10 +173,63 @@ type check struct {
 	maxDuration time.Duration
 }
 
-// checkStat counts a named check's outcomes over the run.
+// checkStat counts a named check's outcomes over the run and per phase.
+// An outcome belongs to the phase its sample is tagged with when the check
+// is judged (core.PhaseOf: the phase of the workload running when the
+// request completed; none after the last step ended), so each phase's
+// check counts and its samples are the same requests.
 type checkStat struct {
 	name           string
 	passed, failed atomic.Int64
+	// byPhase[i] counts phase i's outcomes; grown (copied) under mu, read
+	// without a lock.
+	byPhase atomic.Pointer[[]*phaseChecks]
+	mu      sync.Mutex
+}
+
+type phaseChecks struct{ passed, failed atomic.Int64 }
+
+// count records one outcome in the run's total and in phase's (none when
+// phase < 0).
+func (c *checkStat) count(phase int32, ok bool) {
+	if ok {
+		c.passed.Add(1)
+	} else {
+		c.failed.Add(1)
+	}
+	if phase < 0 {
+		return
+	}
+	pc := c.phase(int(phase), true)
+	if ok {
+		pc.passed.Add(1)
+	} else {
+		pc.failed.Add(1)
+	}
+}
+
+// phase is phase i's counters; nil when none were counted and !grow.
+func (c *checkStat) phase(i int, grow bool) *phaseChecks {
+	if p := c.byPhase.Load(); p != nil && i < len(*p) && (*p)[i] != nil {
+		return (*p)[i]
+	}
+	if !grow {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var cur []*phaseChecks
+	if p := c.byPhase.Load(); p != nil {
+		cur = *p
+	}
+	if i < len(cur) && cur[i] != nil {
+		return cur[i]
+	}
+	next := make([]*phaseChecks, max(len(cur), i+1))
+	copy(next, cur)
+	next[i] = &phaseChecks{}
+	c.byPhase.Store(&next)
+	return next[i]
 }
 
 type headerRe struct {

@@ -510,14 +510,14 @@ func (v *vu) judge(q *request, s *core.Sample) {
 	}
 	// Every check is evaluated and counted (thresholds on checks); the
 	// first failure is the sample's.
+	phase := v.w.phase.Load()
 	for i := range q.checks {
 		c := &q.checks[i]
 		msg := v.check(c, s)
+		c.stat.count(phase, msg == "")
 		if msg == "" {
-			c.stat.passed.Add(1)
 			continue
 		}
-		c.stat.failed.Add(1)
 		if s.Class != core.ErrNone {
 			continue
 		}

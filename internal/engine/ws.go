@@ -322,8 +322,9 @@ func (v *vu) await(ctx context.Context, st *wsState, r *wsReceiveStep, since tim
 			if skipped > 0 {
 				s.Message += " (" + strconv.Itoa(skipped) + " skipped; last: " + why + ")"
 			}
+			phase := v.w.phase.Load()
 			for i := range r.checks {
-				r.checks[i].stat.failed.Add(1)
+				r.checks[i].stat.count(phase, false)
 			}
 			return nil
 		}
@@ -345,8 +346,9 @@ func (v *vu) await(ctx context.Context, st *wsState, r *wsReceiveStep, since tim
 			skipped++
 			continue
 		}
+		phase := v.w.phase.Load()
 		for i := range r.checks {
-			r.checks[i].stat.passed.Add(1)
+			r.checks[i].stat.count(phase, true)
 		}
 		v.extractFailed = false
 		v.extract(r.extract, s)
