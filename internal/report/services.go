@@ -171,9 +171,10 @@ func (b *builder) judgeRestarts() {
 	}
 	var parts []string
 	for _, r := range rs {
-		parts = append(parts, fmt.Sprintf("%s restarted %s during the run", b.red.String(r.Component), plural(int64(math.Round(r.N)), "time")))
+		parts = append(parts, fmt.Sprintf("%s restarted %s", b.red.String(r.Component), plural(int64(math.Round(r.N)), "time")))
 	}
-	text := joinAnd(parts)
+	// "Container …" first: the sentence's capital must not change a name.
+	text := "container " + joinAnd(parts) + " during the run"
 	b.finding(doc.FindResources, doc.Fail, text)
 	b.conclude("Restarts", doc.Fail, fmt.Sprintf("%s restarted", plural(int64(len(rs)), "container")), text)
 }
