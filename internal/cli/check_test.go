@@ -85,3 +85,33 @@ workloads:
 		t.Errorf("checks during an unknown phase: exit %d, %q", code, errOut)
 	}
 }
+
+// A trend's label is one a requirement may select, known before the run.
+func TestCheckTrendLabel(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := `name: c
+target: http://127.0.0.1:9
+sla:
+  - p95(response_time{label="server time"}) < 200ms
+workloads:
+  w:
+    scenario:
+      - request: {url: /x, extract: {took: {json: $.took_ms}}}
+      - trend: {name: server time, value: "${took}"}
+    load: {users: 1, iterations: 1}
+`
+	pf := filepath.Join(dir, "p.yaml")
+	if err := os.WriteFile(pf, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runCLI(t, "check", pf); code != 0 {
+		t.Fatalf("an SLA on a trend: exit %d, %q %q", code, out, errOut)
+	}
+	if err := os.WriteFile(pf, []byte(strings.Replace(src, `label="server time"`, `label="server tme"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, "check", pf); code != 2 || !strings.Contains(errOut, `no label named "server tme"`) {
+		t.Errorf("an SLA on a misspelled trend: exit %d, %q", code, errOut)
+	}
+}
