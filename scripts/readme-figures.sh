@@ -77,9 +77,19 @@ if len(ph) >= 2 and s0 is not None and s1 is not None:
     s = (f"Between the first and the last step the clients' average response time went from "
          f"{c0:.0f} ms to {c1:.0f} ms, the front servers' own (the report's server side, from their "
          f"access logs) from {s0:.0f} ms to {s1:.0f} ms")
+    # The balancer's worker pools as the capacity analysis read them
+    # (plateau demo monitors them): the claim that they are where the
+    # system saturates is made only when the report found them full.
+    bn = (run.get("capacity") or {}).get("bottleneck") or {}
+    pools = [r for r in [bn] + (bn.get("also_saturated") or []) if r.get("target") == "balancer-pool"] if bn.get("saturated") else []
     if c1 > 1.3 * c0 and s1 < 1.15 * s0:
         s += (": the added time is spent in front of the servers, queued in the balancer's worker "
-              "pools (12 concurrent calls per front), which is where this system saturates.")
+              "pools (12 concurrent calls per front)")
+        if pools:
+            s += (f", which the report's capacity section finds full ({pools[0]['used']:.1f} of "
+                  f"{pools[0]['capacity']:.0f} calls in use per front on average).")
+        else:
+            s += "."
     else:
         s += "."
     claims.append(s)
