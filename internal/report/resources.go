@@ -383,6 +383,7 @@ func (b *builder) resources() doc.Section {
 	b.judgeResources(ts)
 	b.judgeServices(ts)
 	b.judgeRestarts()
+	b.judgeNetwork()
 	return sec
 }
 

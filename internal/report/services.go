@@ -178,3 +178,26 @@ func (b *builder) judgeRestarts() {
 	b.finding(doc.FindResources, doc.Fail, text)
 	b.conclude("Restarts", doc.Fail, fmt.Sprintf("%s restarted", plural(int64(len(rs)), "container")), text)
 }
+
+// judgeNetwork names the instances and pods whose network error or drop
+// rate read above zero during the run (resources.NetFaults).
+func (b *builder) judgeNetwork() {
+	fs := resources.NetFaults(b.resourceTargets(), b.d.Start, b.d.End)
+	if len(fs) == 0 {
+		return
+	}
+	var parts []string
+	for _, f := range fs {
+		parts = append(parts, fmt.Sprintf("%s on %s (about %s, at most %s/s)", f.What, b.red.String(f.Component), num3(f.N), num3(f.MaxPerS)))
+	}
+	text := "network " + joinAnd(parts) + " during the run"
+	b.finding(doc.FindResources, doc.Warn, text)
+	c, ok := b.conclusions["Network"]
+	if ok && c.Level != doc.NoData {
+		c.Evidence = clauses(c.Evidence, text)
+		c.Level, c.Verdict = max(c.Level, doc.Warn), "packets lost or refused"
+		b.conclusions["Network"] = c
+		return
+	}
+	b.conclude("Network", doc.Warn, "packets lost or refused", text)
+}

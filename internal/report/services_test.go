@@ -59,3 +59,54 @@ func TestBusiestService(t *testing.T) {
 		}
 	}
 }
+
+// TestNetworkFaultsAndRestarts: a node recipe's error rate that rises
+// during the run is a warning naming the instance, a drop rate that stays
+// zero is not named, and restart counters that did not move give a
+// "none" Restarts conclusion.
+func TestNetworkFaultsAndRestarts(t *testing.T) {
+	dir := t.TempDir()
+	if err := reporttest.Write(dir, reporttest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	mdir := filepath.Join(dir, monitor.SubDir)
+	if err := os.MkdirAll(mdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var buf []byte
+	prefix := monitor.LinePrefix("hosts", monitor.KindRecipe)
+	// 2 errors a second on 10.0.0.1 from 120 s to 150 s (60 errors); no drops.
+	for s := 0; s < 180; s += 5 {
+		at := reporttest.Start.Add(time.Duration(s) * time.Second)
+		e := 0.0
+		if s >= 120 && s < 150 {
+			e = 2
+		}
+		buf = monitor.AppendLine(buf, at, prefix, "net_errors_per_s{instance=10.0.0.1:9100}", "1/s", e)
+		buf = monitor.AppendLine(buf, at, prefix, "net_drops_per_s{instance=10.0.0.2:9100}", "1/s", 0)
+		buf = monitor.AppendLine(buf, at, prefix, "pod_restarts{container=c,pod=p}", "", 3)
+	}
+	if err := os.WriteFile(filepath.Join(mdir, "hosts.csv"), append([]byte(monitor.CSVHeader), buf...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Generate(dir, Options{Formats: []string{"md"}}); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := strings.ReplaceAll(string(md), `\`, "")
+	for _, want := range []string{
+		"Network errors on 10.0.0.1:9100 (about 60.0, at most 2.00/s) during the run",
+		"**Network:** packets lost or refused",
+		"**Restarts:** none — the restart counters of 1 container stayed the same during the run",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if strings.Contains(report, "10.0.0.2:9100 (about") || strings.Contains(report, "restarted") {
+		t.Errorf("report names a fault that did not happen:\n%s", report)
+	}
+}

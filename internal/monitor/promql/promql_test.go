@@ -75,6 +75,22 @@ func TestPrometheusNodeRecipe(t *testing.T) {
 			t.Errorf("busy %v%% out of range", v)
 		}
 	}
+	// Network errors and drops per instance: the machine's interfaces
+	// (eth0 …) are healthy, so the rates are there and zero — the rule that
+	// turns a rise into a finding is tested in internal/analysis/resources.
+	if _, err := os.Stat("/sys/class/net/eth0"); err == nil {
+		for _, m := range []string{"net_errors_per_s{" + inst + "}", "net_drops_per_s{" + inst + "}"} {
+			vs := by[m]
+			if len(vs) == 0 {
+				t.Errorf("no %s; series: %v", m, keys(by))
+			}
+			for _, v := range vs {
+				if v < 0 {
+					t.Errorf("%s = %v", m, v)
+				}
+			}
+		}
+	}
 	// One series per mode, labels kept.
 	for _, mode := range []string{"user", "system", "idle"} {
 		if len(by["cpu_seconds_by_mode{mode="+mode+"}"]) == 0 {
