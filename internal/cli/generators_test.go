@@ -117,6 +117,36 @@ func perSecond(t *testing.T, dir string) map[int64]int64 {
 	return out
 }
 
+// lateSlack returns, for a second s of the run in dir, how many requests
+// of an open-model rate may have moved across its boundaries because they
+// completed late: a request due in second s−1 that completes in s took at
+// least the time to the boundary from its intended start, and open-model
+// times count from the intended start, so at most rate × (the longest time
+// recorded in s) requests moved in, and likewise rate × (the longest in
+// s+1) moved out. On an idle machine (times of a millisecond) this is 0,
+// leaving the ±1 of the schedule; a loaded machine that stalls the
+// generator for 100 ms widens it by what the run itself recorded.
+func lateSlack(t *testing.T, dir string, rate int64) func(s int64) int64 {
+	t.Helper()
+	maxUs := map[int64]int64{}
+	err := rundir.ReadIntervals(dir, func(r *rundir.IntervalRecord) error {
+		if r.Users == nil && r.Dropped == nil && !r.Tx {
+			maxUs[r.T] = max(maxUs[r.T], r.MaxUs)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(s int64) int64 {
+		n := rate * max(maxUs[s], maxUs[s+1]) / 1_000_000
+		if n > 0 {
+			t.Logf("second %d: ±%d more: requests took up to %d ms", s, n, max(maxUs[s], maxUs[s+1])/1000)
+		}
+		return n
+	}
+}
+
 // groundTruth is one histogram fed every sample of the segments: all their
 // label records added in whatever order, seconds and phases ignored.
 func groundTruth(t *testing.T, dirs []string) *metrics.Agg {
@@ -193,10 +223,11 @@ func TestGeneratorsExact(t *testing.T) {
 				n, time.Since(began).Seconds(), secs, start.Sub(began).Seconds())
 
 			counts := perSecond(t, out)
+			slack := lateSlack(t, out, rate)
 			var total int64
 			for s := start.Unix(); s < start.Unix()+secs; s++ {
-				if c := counts[s]; c < rate-1 || c > rate+1 {
-					t.Errorf("second %d: %d requests, want %d ± 1 (all seconds: %v)", s-start.Unix(), c, rate, counts)
+				if c, tol := counts[s], 1+slack(s); c < rate-tol || c > rate+tol {
+					t.Errorf("second %d: %d requests, want %d ± %d (all seconds: %v)", s-start.Unix(), c, rate, tol, counts)
 				}
 			}
 			for _, c := range counts {
@@ -274,6 +305,28 @@ workloads:
     load: {users: 5, ramp_up: 2s, duration: 3s}
 `, srv.URL))
 	const n = 2
+	// A user that starts late on a loaded machine (a process stalled past
+	// its offset) is measured again, up to 3 times; starting early, the
+	// wrong users, or late in every attempt fail.
+	for attempt := 1; ; attempt++ {
+		late := runStriped(t, p, n)
+		if len(late) == 0 {
+			return
+		}
+		if attempt == 3 {
+			for _, l := range late {
+				t.Error(l)
+			}
+			return
+		}
+		t.Logf("attempt %d: %v; measuring again (the machine is busy)", attempt, late)
+	}
+}
+
+// runStriped runs the plan p on n segments and checks each segment's
+// users; it returns the users that started over 150 ms after their offset.
+func runStriped(t *testing.T, p string, n int) (late []string) {
+	t.Helper()
 	start := startInstant(1500 * time.Millisecond)
 	base := t.TempDir()
 	var dirs []string
@@ -309,11 +362,15 @@ workloads:
 		for u, at := range first {
 			// Ramp-up: global user v starts at 2s·v/5 after the start.
 			wantAt := start.Add(2 * time.Second * time.Duration(u-1) / 5)
-			if d := at.Sub(wantAt); d < -5*time.Millisecond || d > 150*time.Millisecond {
-				t.Errorf("user %d started %v after its ramp-up offset", u, d)
+			switch d := at.Sub(wantAt); {
+			case d < -5*time.Millisecond:
+				t.Errorf("user %d started %v before its ramp-up offset", u, -d)
+			case d > 150*time.Millisecond:
+				late = append(late, fmt.Sprintf("user %d started %v after its ramp-up offset", u, d))
 			}
 		}
 	}
+	return late
 }
 
 // firstStarts reads a JTL file: each thread's (user's) first timeStamp.
