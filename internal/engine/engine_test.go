@@ -210,8 +210,12 @@ func TestOpenModelRate(t *testing.T) {
 	d, _, _ := runPlan(t, context.Background(), simplePlan, srv.URL,
 		"workloads.w.load={rate: 200/s, duration: 3s, max_users: 50}")
 	n, _ := labelAgg(d, "get")
-	if n != 600 {
-		t.Errorf("open model 200/s × 3 s sent %d, want 600 (exact schedule)", n)
+	// Exact schedule: every one of the 600 iterations was sent, or — on a
+	// machine too busy to start it on time — dropped and counted.
+	if dr := d.Dropped["w"]; n+dr != 600 || n < 300 {
+		t.Errorf("open model 200/s × 3 s sent %d and dropped %d, want 600 in all (exact schedule), most sent", n, dr)
+	} else if dr > 0 {
+		t.Logf("%d iterations dropped: the generator could not start them on time (busy machine)", dr)
 	}
 }
 
@@ -221,9 +225,20 @@ func TestRampingStages(t *testing.T) {
 	d, _, _ := runPlan(t, context.Background(), simplePlan, srv.URL,
 		"workloads.w.load={stages: [{rate: 100/s, duration: 2s}, {rate: 100/s, duration: 1s}]}")
 	n, _ := labelAgg(d, "get")
-	// 0→100/s over 2 s = 100 iterations, then 100/s for 1 s = 100.
-	if n != 200 {
-		t.Errorf("ramping stages sent %d, want 200", n)
+	// 0→100/s over 2 s = 100 iterations, then 100/s for 1 s = 100: each
+	// sent, or dropped and counted when a busy machine (the race detector
+	// on 2 shared cores) could not start it on time.
+	if dr := d.Dropped["w"]; n+dr != 200 || n < 100 {
+		t.Errorf("ramping stages sent %d and dropped %d, want 200 in all, most sent", n, dr)
+	} else if dr > 0 {
+		t.Logf("%d iterations dropped: the generator could not start them on time (busy machine)", dr)
+	}
+	var planned int64
+	for _, p := range d.Info.Phases {
+		planned += p.Planned
+	}
+	if planned != 200 {
+		t.Errorf("phases planned %d iterations, want 200", planned)
 	}
 }
 
