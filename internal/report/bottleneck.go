@@ -86,6 +86,8 @@ func readingText(r resources.Reading) string {
 		return fmt.Sprintf("CPU %s of %s cores (%s)", num3(r.Used), num3(r.Capacity), share)
 	case r.Unit == "bytes":
 		return fmt.Sprintf("%s %s of %s (%s)", what, bytesU(r.Used), bytesU(r.Capacity), share)
+	case r.Unit == "bytes/s":
+		return fmt.Sprintf("%s %s/s of a %s/s link (%s)", what, bytesU(r.Used), bytesU(r.Capacity), share)
 	case r.Unit == "KB":
 		return fmt.Sprintf("%s %s of %s (%s)", what, bytesU(1024*r.Used), bytesU(1024*r.Capacity), share)
 	}

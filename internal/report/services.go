@@ -95,6 +95,10 @@ func (b *builder) judgeServices(ts []*target) {
 				return bytesU(p.mean) + " of " + bytesU(p.u.Capacity) + " memory (" + pct(100*p.frac) + ")"
 			case rk.Unit == "bytes":
 				return bytesU(p.mean) + " of memory"
+			case rk.Unit == "bytes/s" && !math.IsNaN(p.frac):
+				return bytesU(p.mean) + "/s of a " + bytesU(p.u.Capacity) + "/s link (" + pct(100*p.frac) + ")"
+			case rk.Unit == "bytes/s":
+				return bytesU(p.mean) + "/s"
 			case !math.IsNaN(p.frac):
 				return fmt.Sprintf("%s of %s %s (%s)", num3(p.mean), num3(p.u.Capacity), rk.Word, pct(100*p.frac))
 			}
@@ -153,6 +157,8 @@ func amountPlain(v float64, rk resources.Rule) string {
 		return pct(v)
 	case "bytes":
 		return bytesU(v)
+	case "bytes/s":
+		return bytesU(v) + "/s"
 	}
 	return num3(v) + " " + rk.Word
 }

@@ -63,7 +63,7 @@ func TestBusiestService(t *testing.T) {
 // TestNetworkFaultsAndRestarts: a node recipe's error rate that rises
 // during the run is a warning naming the instance, a drop rate that stays
 // zero is not named, and restart counters that did not move give a
-// "none" Restarts conclusion.
+// "none" Restarts conclusion; a link's traffic is judged against its speed.
 func TestNetworkFaultsAndRestarts(t *testing.T) {
 	dir := t.TempDir()
 	if err := reporttest.Write(dir, reporttest.Options{}); err != nil {
@@ -85,6 +85,14 @@ func TestNetworkFaultsAndRestarts(t *testing.T) {
 		buf = monitor.AppendLine(buf, at, prefix, "net_errors_per_s{instance=10.0.0.1:9100}", "1/s", e)
 		buf = monitor.AppendLine(buf, at, prefix, "net_drops_per_s{instance=10.0.0.2:9100}", "1/s", 0)
 		buf = monitor.AppendLine(buf, at, prefix, "pod_restarts{container=c,pod=p}", "", 3)
+		// 100 MB/s in over a 125 MB/s (1 Gbit/s) link in step 3, 1 MB/s out.
+		rx := 1e6
+		if s >= 120 {
+			rx = 100e6
+		}
+		buf = monitor.AppendLine(buf, at, prefix, "net_rx_bytes_per_s{instance=10.0.0.1:9100}", "bytes/s", rx)
+		buf = monitor.AppendLine(buf, at, prefix, "net_tx_bytes_per_s{instance=10.0.0.1:9100}", "bytes/s", 1e6)
+		buf = monitor.AppendLine(buf, at, prefix, "net_speed_bytes_per_s{instance=10.0.0.1:9100}", "bytes/s", 125e6)
 	}
 	if err := os.WriteFile(filepath.Join(mdir, "hosts.csv"), append([]byte(monitor.CSVHeader), buf...), 0o644); err != nil {
 		t.Fatal(err)
@@ -100,11 +108,16 @@ func TestNetworkFaultsAndRestarts(t *testing.T) {
 	for _, want := range []string{
 		"Network errors on 10.0.0.1:9100 (about 60.0, at most 2.00/s) during the run",
 		"**Network:** packets lost or refused",
+		"was 10.0.0.1:9100 in, with network 95.4 MiB/s of a 119 MiB/s link (80 %) on average in step 3",
+		"Busiest for network: 10.0.0.1:9100 in used 95.4 MiB/s of a 119 MiB/s link (80 %) on average in step 3; the other 1 stayed under 0.8 % of their limits",
 		"**Restarts:** none — the restart counters of 1 container stayed the same during the run",
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report.md lacks %q", want)
 		}
+	}
+	if os.Getenv("DUMP") != "" {
+		t.Log(report)
 	}
 	if strings.Contains(report, "10.0.0.2:9100 (about") || strings.Contains(report, "restarted") {
 		t.Errorf("report names a fault that did not happen:\n%s", report)

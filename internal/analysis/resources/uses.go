@@ -65,6 +65,11 @@ var ServiceRules = []Rule{
 		}},
 	{Aspect: "Memory", Unit: "%", Word: "% of memory",
 		Use: func(n string) bool { return strings.Contains(n, "mem") && strings.Contains(n, "utili") }},
+	{Aspect: "Network", Unit: "bytes/s", Word: "of the link's speed",
+		Use: func(n string) bool {
+			return strings.Contains(n, "net_") && (strings.Contains(n, "rx") || strings.Contains(n, "tx")) && !strings.Contains(n, "speed")
+		},
+		Limit: func(n string) bool { return strings.Contains(n, "net_") && strings.Contains(n, "speed") }},
 	{Aspect: "Connections", Unit: "", Word: "connections",
 		Use:   func(n string) bool { return strings.Contains(n, "connections") && !strings.Contains(n, "max") },
 		Limit: func(n string) bool { return strings.Contains(n, "max_connections") || n == "connections_max" }},
@@ -220,6 +225,9 @@ func ServiceUses(ts []Target, rk Rule) []Use {
 			for _, s := range f.series {
 				u := Use{Target: t.Name, Kind: t.Kind, Component: ServiceName(t.Name, s), Resource: rk.Aspect, Unit: rk.Unit,
 					Series: s, Capacity: math.NaN(), Labels: LabelMap(s.Metric)}
+				if rk.Aspect == "Network" { // each direction has the link's full speed
+					u.Component += map[bool]string{true: " in", false: " out"}[strings.Contains(f.name, "rx")]
+				}
 				if v, ok := limits[LabelsOf(s.Metric)]; ok {
 					u.Capacity = v
 				} else if v, ok := byInstance[u.Labels["instance"]]; ok {
