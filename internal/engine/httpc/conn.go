@@ -235,7 +235,7 @@ func (cn *conn) writeThenWait(fd uintptr) bool {
 	cn.awaitDone = true
 	w := &cn.bw
 	for {
-		n, err := syscall.Write(int(fd), w.buf)
+		n, err := rawWrite(fd, w.buf)
 		if err == syscall.EINTR {
 			continue
 		}
