@@ -209,14 +209,30 @@ func TestGeneratorsExact(t *testing.T) {
 	const rate, secs = 40, 3
 	for _, n := range []int{1, 2, 3, 7} {
 		t.Run(strconv.Itoa(n), func(t *testing.T) {
-			srv := startRowServer(t, "127.0.0.1:0")
-			plan := openPlan(t, srv.URL, rate, secs)
-			out := filepath.Join(t.TempDir(), "run")
-			start := startInstant(1500 * time.Millisecond)
-			began := time.Now()
-			cmd := plateauCmd("run", plan, "--generators", strconv.Itoa(n), "--start-at", start.Format(time.RFC3339Nano), "-o", out, "-q")
-			b, err := cmd.CombinedOutput()
-			if err != nil {
+			var (
+				srv          *rowServer
+				out          string
+				start, began time.Time
+			)
+			for attempt := 1; ; attempt++ {
+				srv = startRowServer(t, "127.0.0.1:0")
+				plan := openPlan(t, srv.URL, rate, secs)
+				out = filepath.Join(t.TempDir(), "run")
+				start = startInstant(1500 * time.Millisecond)
+				began = time.Now()
+				cmd := plateauCmd("run", plan, "--generators", strconv.Itoa(n), "--start-at", start.Format(time.RFC3339Nano), "-o", out, "-q")
+				b, err := cmd.CombinedOutput()
+				if err == nil {
+					break
+				}
+				// Exit 3: the run itself found that the planned load was
+				// not applied (iterations that could not start on time on
+				// this busy machine): measure again, up to 3 times.
+				var ee *exec.ExitError
+				if errors.As(err, &ee) && ee.ExitCode() == ExitNotHeld && attempt < 3 {
+					t.Logf("attempt %d: the run was invalid, measuring again:\n%s", attempt, b)
+					continue
+				}
 				t.Fatalf("plateau run --generators %d: %v\n%s", n, err, b)
 			}
 			t.Logf("N=%d: %.2f s from launch for a %d s load starting %.2f s after launch",

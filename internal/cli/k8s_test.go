@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -47,6 +48,26 @@ func TestK8sPodsAsProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs generator processes")
 	}
+	// A pod that exits 3 (a generator, or the merge for the whole run)
+	// found itself that the planned load was not applied on time (this
+	// busy machine): measure again, up to 3 times; any other failure fails
+	// at once.
+	for attempt := 1; ; attempt++ {
+		why := runK8sPods(t)
+		if why == "" {
+			return
+		}
+		if attempt == 3 {
+			t.Fatal(why)
+		}
+		t.Logf("attempt %d: %s; measuring again", attempt, why)
+	}
+}
+
+// runK8sPods runs the pods once; it returns why when the load was not
+// held (a pod exited 3), and fails t for anything else.
+func runK8sPods(t *testing.T) string {
+	t.Helper()
 	srv := startRowServer(t, "127.0.0.1:0")
 	const n, rate, secs = 3, 30, 3
 	planPath := openPlan(t, srv.URL, rate, secs)
@@ -116,10 +137,20 @@ func TestK8sPodsAsProcesses(t *testing.T) {
 	for i := 0; i < n; i++ {
 		start(pod(m.Job.Spec.Template.Spec.Containers[0], fmt.Sprintf("JOB_COMPLETION_INDEX=%d", i)))
 	}
+	notHeld := ""
 	for i, c := range cmds {
-		if err := c.Wait(); err != nil {
+		err := c.Wait()
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+		case errors.As(err, &ee) && ee.ExitCode() == ExitNotHeld:
+			notHeld = fmt.Sprintf("pod %d: %v\n%s", i, err, outs[i])
+		default:
 			t.Fatalf("pod %d: %v\n%s", i, err, outs[i])
 		}
+	}
+	if notHeld != "" {
+		return notHeld
 	}
 	runDir := strings.Replace(m.RunDir, k8s.ResultsMount, results, 1)
 	if b, err := os.ReadFile(filepath.Join(runDir, "merged.exit")); err != nil || strings.TrimSpace(string(b)) != "0" {
@@ -134,4 +165,5 @@ func TestK8sPodsAsProcesses(t *testing.T) {
 	if srv.total != rate*secs || len(srv.rows) != rate*secs {
 		t.Errorf("server saw %d requests, %d rows; want %d each", srv.total, len(srv.rows), rate*secs)
 	}
+	return ""
 }

@@ -587,8 +587,10 @@ workloads:
 	if len(forms) != 4 || forms[0] != "a&b=c d" {
 		t.Errorf("form values %q, want the variable sent intact 4 times", forms)
 	}
-	// A held stage at 40/s for 1 s is 40 iterations (a ramp from 0 would be 20).
-	if n, _ := labelAgg(d, "held"); n != 40 {
-		t.Errorf("held stage sent %d, want 40", n)
+	// A held stage at 40/s for 1 s is 40 iterations (a ramp from 0 would be
+	// 20): sent, or dropped and counted when a busy machine could not start
+	// them on time — never fewer in all.
+	if n, _ := labelAgg(d, "held"); n+d.Dropped["held"] != 40 || n <= 20 {
+		t.Errorf("held stage sent %d and dropped %d, want 40 in all, over 20 sent", n, d.Dropped["held"])
 	}
 }
