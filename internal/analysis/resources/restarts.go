@@ -18,9 +18,10 @@ type Restart struct {
 
 // IsRestartCounter reports whether a labelled series is a restart counter
 // (the kubernetes recipe's pod_restarts, kube-state-metrics'
-// kube_pod_container_status_restarts_total or a query of one).
-func IsRestartCounter(name string) bool {
-	return strings.Contains(strings.ToLower(name), "restarts")
+// kube_pod_container_status_restarts_total or a query of one) — not a rate
+// of one, as a direct scrape records counters (…_per_s, unit "/s").
+func IsRestartCounter(name, unit string) bool {
+	return strings.Contains(strings.ToLower(name), "restarts") && !strings.HasSuffix(name, "_per_s") && !strings.HasSuffix(unit, "/s")
 }
 
 // Restarts lists the components of labelled targets whose restart counter
@@ -34,7 +35,7 @@ func Restarts(ts []Target, from, to time.Time) []Restart {
 			continue
 		}
 		for _, s := range t.Series {
-			if !IsRestartCounter(BaseName(s.Metric)) {
+			if !IsRestartCounter(BaseName(s.Metric), s.Unit) {
 				continue
 			}
 			prev, n := math.NaN(), 0.0
@@ -72,7 +73,7 @@ func RestartCounters(ts []Target) int {
 			continue
 		}
 		for _, s := range t.Series {
-			if IsRestartCounter(BaseName(s.Metric)) && len(s.Points) > 0 {
+			if IsRestartCounter(BaseName(s.Metric), s.Unit) && len(s.Points) > 0 {
 				n++
 			}
 		}
