@@ -17,8 +17,8 @@ import (
 	"github.com/plateau-perf/plateau/internal/monitor/monitortest"
 )
 
-// recordedExposition serves a recorded exposition without its sample
-// timestamps; counters (families ending in _total) advance from their
+// recordedExposition serves a recorded exposition with its sample
+// timestamps replaced by the time of serving; counters (families ending in _total) advance from their
 // recorded value at rate(i) per second for the i-th counter series; restart
 // counters advance in whole steps, as real ones do.
 func recordedExposition(t *testing.T, path string, rate func(i int) float64) (addr string, rates map[string]float64) {
@@ -65,7 +65,10 @@ func recordedExposition(t *testing.T, path string, rate func(i int) float64) (ad
 	}
 	start := time.Now()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		el := time.Since(start).Seconds()
+		// Each sample carries the time its value was computed, so that a
+		// scrape delayed on a loaded machine does not skew the rate.
+		now := time.Now()
+		el, ms := now.Sub(start).Seconds(), now.UnixMilli()
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		for _, l := range lines {
 			if l.series == "" {
@@ -76,7 +79,7 @@ func recordedExposition(t *testing.T, path string, rate func(i int) float64) (ad
 			if l.whole {
 				inc = math.Floor(inc)
 			}
-			fmt.Fprintf(w, "%s %s\n", l.series, strconv.FormatFloat(l.value+inc, 'g', -1, 64))
+			fmt.Fprintf(w, "%s %s %d\n", l.series, strconv.FormatFloat(l.value+inc, 'g', -1, 64), ms)
 		}
 	}))
 	t.Cleanup(srv.Close)
