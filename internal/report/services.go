@@ -107,10 +107,15 @@ func (b *builder) judgeServices(ts []*target) {
 		rest := ""
 		if len(peaks) > 1 {
 			second := peaks[1]
+			// The second busiest bounds the rest: "at or under" its figure.
+			others, limits := fmt.Sprintf("the other %d", len(peaks)-1), "their limits"
+			if len(peaks) == 2 {
+				others, limits = "the other one", "its limit"
+			}
 			if withLimit {
-				rest = fmt.Sprintf("the other %d stayed under %s of their limits", len(peaks)-1, pct(100*second.frac))
+				rest = fmt.Sprintf("%s stayed at or under %s of %s", others, pct(100*second.frac), limits)
 			} else {
-				rest = fmt.Sprintf("the other %d stayed at or under %s on average", len(peaks)-1, amountPlain(second.mean, rk))
+				rest = fmt.Sprintf("%s stayed at or under %s on average", others, amountPlain(second.mean, rk))
 			}
 		}
 		lvl, verdict := doc.Info, "measured per service"

@@ -226,7 +226,7 @@ func ServiceUses(ts []Target, rk Rule) []Use {
 				u := Use{Target: t.Name, Kind: t.Kind, Component: ServiceName(t.Name, s), Resource: rk.Aspect, Unit: rk.Unit,
 					Series: s, Capacity: math.NaN(), Labels: LabelMap(s.Metric)}
 				if rk.Aspect == "Network" { // each direction has the link's full speed
-					u.Component += map[bool]string{true: " in", false: " out"}[strings.Contains(f.name, "rx")]
+					u.Component += map[bool]string{true: " (in)", false: " (out)"}[strings.Contains(f.name, "rx")]
 				}
 				if v, ok := limits[LabelsOf(s.Metric)]; ok {
 					u.Capacity = v
