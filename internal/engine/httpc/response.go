@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"iter"
+
+	"github.com/plateau-perf/plateau/internal/core"
 )
 
 // Parser limits. They bound the memory one hostile or broken server can make
@@ -43,14 +45,20 @@ func (e *ProtocolError) Error() string {
 
 func (e *ProtocolError) Unwrap() error { return e.Err }
 
-// protoErr builds a ProtocolError quoting at most 64 bytes of data.
+// protoErr builds a ProtocolError quoting at most 64 bytes of data when
+// they read as text (core.ReadableExcerpt).
 func protoErr(msg string, data []byte) error {
 	e := &ProtocolError{Msg: msg}
 	if data != nil {
 		if len(data) > 64 {
 			data = data[:64]
 		}
-		e.Data = fmt.Sprintf("%q", data)
+		if len(data) == 0 || core.ReadableExcerpt(data) {
+			e.Data = fmt.Sprintf("%q", data)
+		} else {
+			// Noise differs on every failure: one wording groups them.
+			e.Data = "(binary data)"
+		}
 	}
 	return e
 }
