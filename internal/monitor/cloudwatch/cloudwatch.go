@@ -339,43 +339,20 @@ func (c *Collector) queryWindow(ctx context.Context, dir string, sf *specFile, n
 // the range series and notes. It returns one line per target, and
 // monitor.ErrNothingToRequery when the run has no cloudwatch target.
 func Requery(ctx context.Context, runDir string, now time.Time) ([]string, error) {
-	dir := filepath.Join(runDir, monitor.SubDir)
-	files, err := filepath.Glob(filepath.Join(dir, "*"+SpecSuffix))
-	if err != nil {
-		return nil, fmt.Errorf("listing query specs: %w", err)
-	}
-	sort.Strings(files)
-	if len(files) == 0 {
-		return nil, monitor.ErrNothingToRequery
-	}
-	var out []string
-	var errs []error
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("requery: %w", err))
-			continue
-		}
-		var sf specFile
-		if err := json.Unmarshal(b, &sf); err != nil {
-			errs = append(errs, fmt.Errorf("requery: %s: %w", filepath.Base(f), err))
-			continue
-		}
+	return monitor.RequerySpecs(runDir, SpecSuffix, func(dir string, sf *specFile) (string, error) {
 		s, err := expand(sf.Config)
 		if err == nil {
 			var client *cw.Client
 			if client, err = newClient(ctx, s); err == nil {
 				c := &Collector{spec: s, client: client, target: sf.Target}
-				err = c.queryWindow(ctx, dir, &sf, now)
+				err = c.queryWindow(ctx, dir, sf, now)
 			}
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("requery %s: %w", sf.Target, err))
-			continue
+			return "", fmt.Errorf("%s: %w", sf.Target, err)
 		}
-		out = append(out, fmt.Sprintf("%s: %d CloudWatch metrics", sf.Target, len(s.names)))
-	}
-	return out, errors.Join(errs...)
+		return fmt.Sprintf("%s: %d CloudWatch metrics", sf.Target, len(s.names)), nil
+	})
 }
 
 // query is one request per page of at most 500 metric queries.

@@ -379,42 +379,18 @@ func queryRange(ctx context.Context, a v1.API, dir string, sf *specFile, now tim
 // monitor directory's *.promql.json), replacing the range series and notes.
 // It returns one line per target for the user.
 func Requery(ctx context.Context, runDir string, getenv func(string) (string, bool), now time.Time) ([]string, error) {
-	dir := filepath.Join(runDir, monitor.SubDir)
-	files, err := filepath.Glob(filepath.Join(dir, "*"+SpecSuffix))
-	if err != nil {
-		return nil, fmt.Errorf("listing query specs: %w", err)
-	}
-	sort.Strings(files)
-	if len(files) == 0 {
-		return nil, monitor.ErrNothingToRequery
-	}
-	var out []string
-	var errs []error
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("requery: %w", err))
-			continue
-		}
-		var sf specFile
-		if err := json.Unmarshal(b, &sf); err != nil {
-			errs = append(errs, fmt.Errorf("requery: %s: %w", filepath.Base(f), err))
-			continue
-		}
+	return monitor.RequerySpecs(runDir, SpecSuffix, func(dir string, sf *specFile) (string, error) {
 		s := &spec{Config: Config{URL: sf.URL, BearerTokenEnv: sf.BearerTokenEnv, UsernameEnv: sf.UsernameEnv,
 			PasswordEnv: sf.PasswordEnv, Headers: sf.Headers}}
 		a, _, err := newAPI(s, getenv)
+		if err == nil {
+			err = queryRange(ctx, a, dir, sf, now)
+		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("requery %s: %w", sf.Target, err))
-			continue
+			return "", fmt.Errorf("%s: %w", sf.Target, err)
 		}
-		if err := queryRange(ctx, a, dir, &sf, now); err != nil {
-			errs = append(errs, fmt.Errorf("requery %s: %w", sf.Target, err))
-			continue
-		}
-		out = append(out, fmt.Sprintf("%s: %d queries against %s", sf.Target, len(sf.Queries), sf.URL))
-	}
-	return out, errors.Join(errs...)
+		return fmt.Sprintf("%s: %d queries against %s", sf.Target, len(sf.Queries), sf.URL), nil
+	})
 }
 
 // Close implements monitor.Collector.
