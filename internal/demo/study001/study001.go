@@ -92,12 +92,7 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var csv strings.Builder
-	csv.WriteString("item_barcode,user_barcode\n")
-	for i := 1; i <= sc.items; i++ {
-		fmt.Fprintf(&csv, "%s,%s\n", sut.ItemBarcode(i), sut.PatronBarcode(i))
-	}
-	if _, err := studykit.WriteFile(planDir, "items.csv", []byte(csv.String())); err != nil {
+	if _, err := studykit.WriteFile(planDir, "items.csv", sut.ItemsCSV(sc.items)); err != nil {
 		return "", err
 	}
 	logs, err := env.LogDir()

@@ -174,6 +174,19 @@ func (c *Circulation) q(s string) string {
 func ItemBarcode(i int) string   { return strconv.Itoa(100000000 + i) }
 func PatronBarcode(i int) string { return strconv.Itoa(200000000 + i) }
 
+// ItemsCSV is the check-out/check-in plans' feeder of the first n items and
+// patrons (item_barcode,user_barcode with a header).
+func ItemsCSV(n int) []byte {
+	b := []byte("item_barcode,user_barcode\n")
+	for i := 1; i <= n; i++ {
+		b = append(b, ItemBarcode(i)...)
+		b = append(b, ',')
+		b = append(b, PatronBarcode(i)...)
+		b = append(b, '\n')
+	}
+	return b
+}
+
 // fill creates the tables and, when they are empty, the items, patrons and
 // loan history.
 func (c *Circulation) fill(ctx context.Context) error {
