@@ -39,42 +39,79 @@ func countsIndex(v int64) int {
 	return (bucket+1)<<subBucketHalfCountMag + sub - subBucketHalfCount
 }
 
-// lean is a histogram of response times in µs: counts up to the highest
-// index used, so a second whose times are all below a few ms costs a few KB.
+// lean is a histogram of response times in µs: a small open-addressing
+// table from HDR bucket index to count, so a label's second costs memory in
+// the number of distinct buckets it saw (tens of bytes each), not in the
+// range of its values (a dense array up to 2 s is ~100 KB), and merging
+// two follows the smaller one's distinct buckets. The zero value is empty.
 type lean struct {
-	counts  []int64
-	touched []int32 // indices with a non-zero count, unordered
+	slots []leanSlot // len 0 or a power of two; at most half used
+	used  []int32    // positions of used slots, unordered
+	shift uint8      // 32 − log2(len(slots))
+}
+
+// leanSlot is one bucket: key is the bucket index + 1 (0: free).
+type leanSlot struct {
+	key int32
+	n   int64
 }
 
 func (h *lean) record(us int64) {
 	us = min(max(us, metrics.HistLowestUs), metrics.HistHighestUs)
-	i := countsIndex(us)
-	if i >= len(h.counts) {
-		if i < cap(h.counts) {
-			h.counts = h.counts[:i+1]
-		} else {
-			n := make([]int64, i+1, max(i+1, 2*cap(h.counts)))
-			copy(n, h.counts)
-			h.counts = n
+	h.add(int32(countsIndex(us)), 1)
+}
+
+// add counts n values in bucket i.
+func (h *lean) add(i int32, n int64) {
+	if 2*(len(h.used)+1) > len(h.slots) {
+		h.grow()
+	}
+	mask := len(h.slots) - 1
+	p := int((uint32(i) * 0x9e3779b1) >> h.shift)
+	for {
+		s := &h.slots[p]
+		switch s.key {
+		case i + 1:
+			s.n += n
+			return
+		case 0:
+			s.key, s.n = i+1, n
+			h.used = append(h.used, int32(p))
+			return
 		}
+		p = (p + 1) & mask
 	}
-	if h.counts[i] == 0 {
-		h.touched = append(h.touched, int32(i))
+}
+
+func (h *lean) grow() {
+	old, oldUsed := h.slots, h.used
+	size := max(16, 2*len(old))
+	h.slots = make([]leanSlot, size)
+	h.used = make([]int32, 0, size/2)
+	h.shift = uint8(32 - bits.TrailingZeros(uint(size)))
+	for _, p := range oldUsed {
+		h.add(old[p].key-1, old[p].n)
 	}
-	h.counts[i]++
+}
+
+// merge adds o's counts.
+func (h *lean) merge(o *lean) {
+	for _, p := range o.used {
+		h.add(o.slots[p].key-1, o.slots[p].n)
+	}
 }
 
 func (h *lean) reset() {
-	for _, i := range h.touched {
-		h.counts[i] = 0
+	for _, p := range h.used {
+		h.slots[p] = leanSlot{}
 	}
-	h.counts = h.counts[:0]
-	h.touched = h.touched[:0]
+	h.used = h.used[:0]
 }
 
 // histEncoder encodes lean histograms; it reuses its buffers and zlib
 // writer. Not safe for concurrent use.
 type histEncoder struct {
+	sorted  []uint64 // bucket index << 32 | slot position
 	payload []byte
 	zbuf    bytes.Buffer
 	zw      *zlib.Writer
@@ -86,17 +123,22 @@ func (e *histEncoder) encode(h *lean) (string, error) {
 	// Counts: ZigZag LEB128; a run of zeros is one negative count. Only
 	// the touched indices are visited, so the cost follows the number of
 	// distinct values, not the range of the histogram.
-	slices.Sort(h.touched)
+	e.sorted = e.sorted[:0]
+	for _, p := range h.used {
+		e.sorted = append(e.sorted, uint64(h.slots[p].key-1)<<32|uint64(p))
+	}
+	slices.Sort(e.sorted)
 	counts := e.payload[:0]
 	prev := int32(-1)
-	for _, i := range h.touched {
+	for _, v := range e.sorted {
+		i, s := int32(v>>32), &h.slots[uint32(v)]
 		switch zeros := int64(i - prev - 1); {
 		case zeros > 1:
 			counts = binary.AppendUvarint(counts, zigzag(-zeros))
 		case zeros == 1:
 			counts = binary.AppendUvarint(counts, 0)
 		}
-		counts = binary.AppendUvarint(counts, zigzag(h.counts[i]))
+		counts = binary.AppendUvarint(counts, zigzag(s.n))
 		prev = i
 	}
 	hdrLen := 40

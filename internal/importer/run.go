@@ -319,12 +319,16 @@ type secAgg struct {
 	count, sum, min, max, sent, recv int64
 	hist                             lean
 	errs                             *metrics.Agg
+	// errl are a Partial's failures, merged into errs by AddPartial.
+	errl   []errCount
+	errIdx map[metrics.ErrKey]int // index of errl when it holds many kinds
 }
 
 func (g *secAgg) reset() {
-	h := g.hist
+	h, errl := g.hist, g.errl
 	h.reset()
-	*g = secAgg{hist: h}
+	clear(errl)
+	*g = secAgg{hist: h, errl: errl[:0]}
 }
 
 // Rec is one decoded request sample, in the compact form decoders produce.
@@ -487,7 +491,7 @@ func (a *Aggregator) Add(s *Rec) error {
 		}
 	}
 	if a.run.opt.KeepSamples && !s.Derived {
-		a.appendRaw(s, us)
+		a.raw = a.appendRawTo(a.raw, s, us)
 	}
 	if a.fig != nil && !s.Derived {
 		a.fig.add(s, us, a)
@@ -509,14 +513,15 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-func (a *Aggregator) appendRaw(s *Rec, us int64) {
+// appendRawTo appends s to dst as the raw sample copy (samples.jtl) holds it.
+func (a *Aggregator) appendRawTo(dst []byte, s *Rec, us int64) []byte {
 	start := s.End - us*1e3
 	smp := core.Sample{Label: a.labels.Name(s.Label), Intended: start, Start: start,
 		Elapsed: time.Duration(us) * time.Microsecond, Service: time.Duration(us) * time.Microsecond,
 		Connect: time.Duration(s.Connect) * time.Microsecond, TTFB: time.Duration(s.TTFB) * time.Microsecond,
 		BytesSent: s.Sent, BytesRecv: s.Recv, Status: int(s.Status), Class: s.Class, Message: s.Message,
 		Thread: s.Thread, URL: s.URL, AllThreads: max(s.Threads, 0), Transaction: s.Tx}
-	a.raw = rundir.AppendJTL(a.raw, &smp)
+	return rundir.AppendJTL(dst, &smp)
 }
 
 // flush writes and releases every open second before upTo (all when upTo is
@@ -542,7 +547,10 @@ func (a *Aggregator) flush(upTo int64) error {
 		if x.tx != y.tx {
 			return x.tx
 		}
-		return a.labels.Name(x.label) < a.labels.Name(y.label)
+		if nx, ny := a.labels.Name(x.label), a.labels.Name(y.label); nx != ny {
+			return nx < ny
+		}
+		return !x.derived && y.derived
 	})
 	a.recs = a.recs[:0]
 	lastSec := int64(math.MinInt64)

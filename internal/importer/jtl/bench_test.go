@@ -17,6 +17,12 @@ import (
 // 20 labels, ~2000 samples per second, 1 % failures, log-normal-ish times,
 // thread counts stepping up every 10 minutes.
 func writeSyntheticJTL(path string, size int64) (int64, error) {
+	return writeSyntheticRows(path, size, 0)
+}
+
+// writeSyntheticRows is writeSyntheticJTL stopping after rows samples
+// instead when rows > 0.
+func writeSyntheticRows(path string, size, rows int64) (int64, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return 0, err
@@ -27,7 +33,7 @@ func writeSyntheticJTL(path string, size int64) (int64, error) {
 	ts := int64(1557738614000)
 	var written, n int64
 	var line []byte
-	for written < size {
+	for (rows > 0 && n < rows) || (rows <= 0 && written < size) {
 		n++
 		ts += int64(r.IntN(2)) // ~2000/s
 		lb := r.IntN(20)
@@ -56,11 +62,16 @@ func writeSyntheticJTL(path string, size int64) (int64, error) {
 }
 
 // BenchmarkImportJTL imports a generated JTL of PLATEAU_BENCH_JTL_MB
-// megabytes (default 64) with all cores; it reports MB/s and samples/s.
+// megabytes (default 64), or of PLATEAU_BENCH_JTL_ROWS samples when that is
+// set, with all cores; it reports MB/s and samples/s.
 func BenchmarkImportJTL(b *testing.B) {
 	mb := int64(64)
 	if v := os.Getenv("PLATEAU_BENCH_JTL_MB"); v != "" {
 		mb, _ = strconv.ParseInt(v, 10, 64)
+	}
+	var rows int64
+	if v := os.Getenv("PLATEAU_BENCH_JTL_ROWS"); v != "" {
+		rows, _ = strconv.ParseInt(v, 10, 64)
 	}
 	dir := b.TempDir()
 	// PLATEAU_BENCH_JTL names a file to import, generated there when it
@@ -71,7 +82,7 @@ func BenchmarkImportJTL(b *testing.B) {
 	}
 	var n int64
 	if _, err := os.Stat(path); err != nil {
-		if n, err = writeSyntheticJTL(path, mb<<20); err != nil {
+		if n, err = writeSyntheticRows(path, mb<<20, rows); err != nil {
 			b.Fatal(err)
 		}
 	}

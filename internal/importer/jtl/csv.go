@@ -11,8 +11,10 @@ import (
 	"github.com/plateau-perf/plateau/internal/importer"
 )
 
-// batch is the decoded content of one chunk.
+// batch is the decoded content of one chunk: its samples aggregated in
+// part, or listed in recs when there is no part.
 type batch struct {
+	part     *importer.Partial
 	recs     []importer.Rec
 	probs    importer.ChunkProblems
 	empty    int64 // empty Transaction Controller samples skipped
@@ -31,6 +33,7 @@ type csvDecoder struct {
 	fields [][]byte
 	scr    []byte // unescaped quoted fields
 	keep   bool   // fill the fields only the raw sample copy needs
+	part   *importer.Partial
 }
 
 func (s *Source) importCSV(ctx context.Context, run *importer.Run, src io.Reader, head []byte) error {
@@ -55,6 +58,11 @@ func (s *Source) importCSV(ctx context.Context, run *importer.Run, src io.Reader
 	pool := sync.Pool{New: func() any {
 		return &csvDecoder{l: l, labels: agg.Labels().NewCache(), tp: tp, tpSet: true, cfg: &s.cfg, keep: run.KeepSamples()}
 	}}
+	// Each chunk's samples are aggregated on the goroutine that decodes
+	// it; the in-order consumer merges the partial aggregates. A chunk
+	// holding a sample too far out of order for that merge to be exact is
+	// decoded again on the consumer and added sample by sample.
+	parts := sync.Pool{New: func() any { return agg.NewPartial() }}
 	var empty, headers int64
 	probs := run.Problems()
 	err = importer.Parallel(ctx, src, run.Workers(), s.cfg.ChunkSize, importer.CutCSV('"'),
@@ -62,6 +70,9 @@ func (s *Source) importCSV(ctx context.Context, run *importer.Run, src io.Reader
 			d := pool.Get().(*csvDecoder)
 			defer pool.Put(d)
 			b := &batch{}
+			if !s.perSample {
+				b.part = parts.Get().(*importer.Partial)
+			}
 			b.probs.File = s.cfg.Path
 			d.decode(c, hasHeader, b)
 			if b.timeErr != nil {
@@ -73,6 +84,19 @@ func (s *Source) importCSV(ctx context.Context, run *importer.Run, src io.Reader
 			probs.Merge(&b.probs)
 			empty += b.empty
 			headers += b.headers
+			if b.part != nil {
+				ok, err := agg.AddPartial(b.part)
+				parts.Put(b.part)
+				if err != nil || ok {
+					s.merged++
+					return err
+				}
+				s.redone++
+				d := pool.Get().(*csvDecoder)
+				defer pool.Put(d)
+				b = &batch{} // problems and counts are already merged
+				d.decode(c, hasHeader, b)
+			}
 			for i := range b.recs {
 				if err := agg.Add(&b.recs[i]); err != nil {
 					return err
@@ -266,7 +290,11 @@ func (d *csvDecoder) decode(c *importer.Chunk, hasHeader bool, b *batch) {
 			line++
 		}
 	}
-	b.recs = make([]importer.Rec, 0, bytes.Count(data, []byte{'\n'})+1)
+	d.part = b.part
+	defer func() { d.part = nil }()
+	if d.part == nil {
+		b.recs = make([]importer.Rec, 0, bytes.Count(data, []byte{'\n'})+1)
+	}
 	for len(data) > 0 {
 		nl := bytes.IndexByte(data, '\n')
 		var raw, rest []byte
@@ -398,6 +426,10 @@ func (d *csvDecoder) record(fields [][]byte, raw []byte, lineNo int64, b *batch)
 		if v, ok := importer.ParseInt(get(colConnect)); ok {
 			r.Connect = v * 1000
 		}
+	}
+	if d.part != nil {
+		d.part.Add(&r)
+		return
 	}
 	b.recs = append(b.recs, r)
 }

@@ -44,7 +44,13 @@ type Config struct {
 }
 
 // Source imports one JTL file.
-type Source struct{ cfg Config }
+type Source struct {
+	cfg       Config
+	perSample bool // aggregate sample by sample on one goroutine (tests: the reference)
+	// chunks merged as partial aggregates, and added sample by sample
+	// because a sample came too late (tests)
+	merged, redone int
+}
 
 // New returns a source for cfg.
 func New(cfg Config) *Source {

@@ -1,0 +1,310 @@
+package importer
+
+import (
+	"math"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/metrics"
+)
+
+// Partial is the aggregate of one chunk of a source's samples, built on the
+// goroutine that decodes the chunk, so that the per-sample work of an
+// Aggregator (per-second histograms, counts, failures, thread counts, the
+// source tool's figures, the raw sample copy) runs on every core instead of
+// on the one goroutine that merges chunks in file order.
+// Aggregator.AddPartial merges it and leaves the aggregator exactly as Add
+// would have left it, sample by sample in the same order, whenever no sample
+// of the chunk arrives later than the aggregator's window (aggLag) — the
+// usual case for files written as samples complete. Otherwise AddPartial
+// declines and the caller feeds the chunk's samples to Add, so the records
+// written never depend on how the file was cut. Not safe for concurrent
+// use; its Aggregator's configuration is read, never written.
+type Partial struct {
+	a     *Aggregator
+	open  map[aggKey]*secAgg
+	cache [partialCache]partialSlot
+
+	users  map[int64]int32
+	uSec   int64 // the second whose thread count is in uN, not yet in users
+	uN     int32
+	uSet   bool
+	n      int64 // samples aggregated (inside From/To)
+	minSec int64
+	maxSec int64
+	late   bool // a sample more than aggLag seconds behind the chunk's newest
+
+	count, errors, outside int64
+	first, last            int64
+	raw                    []byte
+
+	fig      map[figKey]*figPart
+	figTotal figPart
+}
+
+// partialCache is the number of direct-mapped slots in front of the open
+// map: a second's labels and its neighbours' hit without hashing.
+const partialCache = 64
+
+type partialSlot struct {
+	k  aggKey
+	ag *secAgg
+}
+
+// figPart is one label's response times of a chunk, in file order.
+type figPart struct {
+	vals             []float64
+	count            int64
+	minStart, maxEnd int64
+}
+
+// errCount is one kind of failure of a chunk's second and label, in the
+// order its first sample came, with the samples' raw message (AddError
+// normalises it when the partial is merged).
+type errCount struct {
+	k metrics.ErrKey
+	n int64
+}
+
+// NewPartial returns an empty partial for a's samples.
+func (a *Aggregator) NewPartial() *Partial {
+	p := &Partial{a: a, open: map[aggKey]*secAgg{}, users: map[int64]int32{}}
+	p.clear()
+	return p
+}
+
+func (p *Partial) clear() {
+	p.cache = [partialCache]partialSlot{}
+	clear(p.open)
+	clear(p.users)
+	p.uSet = false
+	p.n, p.late = 0, false
+	p.minSec, p.maxSec = math.MaxInt64, math.MinInt64
+	p.count, p.errors, p.outside = 0, 0, 0
+	p.first, p.last = math.MaxInt64, math.MinInt64
+	p.raw = p.raw[:0]
+	for _, f := range p.fig {
+		f.vals = f.vals[:0]
+		f.count, f.minStart, f.maxEnd = 0, math.MaxInt64, math.MinInt64
+	}
+	p.figTotal = figPart{vals: p.figTotal.vals[:0], minStart: math.MaxInt64, maxEnd: math.MinInt64}
+}
+
+// Discard empties p without merging it (after AddPartial declined it).
+func (p *Partial) Discard() {
+	for _, ag := range p.open {
+		ag.reset()
+		p.a.run.histPool.Put(ag)
+	}
+	p.clear()
+}
+
+// Add aggregates one sample, as Aggregator.Add does.
+func (p *Partial) Add(s *Rec) {
+	a := p.a
+	if o := &a.run.opt; (!o.From.IsZero() && s.End < o.From.UnixNano()) || (!o.To.IsZero() && s.End > o.To.UnixNano()) {
+		if !s.Derived {
+			p.outside++
+		}
+		return
+	}
+	sec := floorDiv(s.End, 1e9)
+	if p.n > 0 && sec < p.maxSec-aggLag {
+		p.late = true
+	}
+	p.n++
+	p.minSec, p.maxSec = min(p.minSec, sec), max(p.maxSec, sec)
+	ph := int32(-1)
+	if len(a.phases) > 0 {
+		ph = int32(phaseOf(a.phases, s.End))
+		if ph < 0 && a.resolution > 0 {
+			ph = int32(core.PhaseOfCoarse(a.phases, "", time.Unix(0, s.End), a.resolution))
+		}
+	}
+	k := aggKey{sec: sec, label: s.Label, phase: ph, tx: s.Tx, derived: s.Derived}
+	c := &p.cache[(uint64(sec)*31+uint64(s.Label))%partialCache]
+	ag := c.ag
+	if ag == nil || c.k != k {
+		ag = p.open[k]
+		if ag == nil {
+			ag = a.run.histPool.Get().(*secAgg)
+			ag.min = math.MaxInt64
+			p.open[k] = ag
+		}
+		c.k, c.ag = k, ag
+	}
+	us := max(s.Elapsed, 0)
+	ag.count++
+	ag.sum += us
+	ag.min = min(ag.min, us)
+	ag.max = max(ag.max, us)
+	ag.hist.record(us)
+	ag.sent += s.Sent
+	ag.recv += s.Recv
+	if s.Class != core.ErrNone {
+		ag.addErr(metrics.ErrKey{Class: s.Class, Status: int(s.Status), Message: s.Message})
+		p.errors++
+	}
+	p.count++
+	start := s.End - us*1e3
+	p.first = min(p.first, start)
+	p.last = max(p.last, s.End)
+	if s.Threads >= 0 && !s.Tx {
+		if !p.uSet || sec != p.uSec {
+			p.flushUsers()
+			p.uSec, p.uSet = sec, true
+			if n, ok := p.users[sec]; ok {
+				p.uN = max(n, s.Threads)
+			} else {
+				p.uN = s.Threads
+			}
+		} else {
+			p.uN = max(p.uN, s.Threads)
+		}
+	}
+	if a.run.opt.KeepSamples && !s.Derived {
+		p.raw = a.appendRawTo(p.raw, s, us)
+	}
+	if a.fig != nil && !s.Derived {
+		p.addFig(s, us)
+	}
+}
+
+func (p *Partial) flushUsers() {
+	if p.uSet {
+		p.users[p.uSec] = p.uN
+	}
+}
+
+func (p *Partial) addFig(s *Rec, us int64) {
+	start, end := s.End-us*1e3, s.End
+	v := float64(us) / 1000
+	k := figKey{s.Label, s.Tx}
+	f := p.fig[k]
+	if f == nil {
+		if p.fig == nil {
+			p.fig = map[figKey]*figPart{}
+		}
+		f = &figPart{minStart: math.MaxInt64, maxEnd: math.MinInt64}
+		p.fig[k] = f
+	}
+	f.add(v, start, end)
+	if !s.Tx {
+		p.figTotal.add(v, start, end)
+	}
+}
+
+func (f *figPart) add(v float64, start, end int64) {
+	f.count++
+	f.minStart, f.maxEnd = min(f.minStart, start), max(f.maxEnd, end)
+	f.vals = append(f.vals, v)
+}
+
+// addAll appends a chunk's values as add would have one by one (the
+// chunk's span bounds are the same for each: add keeps their extremes).
+func (f *figLabel) addAll(p *figPart, window int) {
+	for _, v := range p.vals {
+		f.add(v, p.minStart, p.maxEnd, window)
+	}
+}
+
+// addErr counts one failure of kind k in a partial's second.
+func (g *secAgg) addErr(k metrics.ErrKey) {
+	if g.errIdx == nil {
+		for i := range g.errl {
+			if g.errl[i].k == k {
+				g.errl[i].n++
+				return
+			}
+		}
+		if len(g.errl) == 16 { // many kinds: index them
+			g.errIdx = make(map[metrics.ErrKey]int, 32)
+			for i, e := range g.errl {
+				g.errIdx[e.k] = i
+			}
+		}
+	}
+	if g.errIdx != nil {
+		if i, ok := g.errIdx[k]; ok {
+			g.errl[i].n++
+			return
+		}
+		g.errIdx[k] = len(g.errl)
+	}
+	g.errl = append(g.errl, errCount{k, 1})
+}
+
+// AddPartial merges p, which must hold the samples that follow those added
+// so far, and empties it for reuse. It reports false, changing nothing but
+// emptying p, when a sample of p came too late for the merge to equal adding
+// p's samples one by one; the caller then adds them with Add.
+func (a *Aggregator) AddPartial(p *Partial) (bool, error) {
+	if p.n > 0 && (p.late || p.minSec < a.water-aggLag) {
+		p.Discard()
+		return false, nil
+	}
+	defer p.clear()
+	a.outside += p.outside
+	if p.n == 0 {
+		return true, nil
+	}
+	for k, ag := range p.open {
+		errl := ag.errl
+		ag.errl, ag.errIdx = ag.errl[:0], nil
+		g := a.open[k]
+		if g == nil {
+			a.open[k] = ag
+			a.oldest = min(a.oldest, k.sec)
+			g = ag
+		} else {
+			g.count += ag.count
+			g.sum += ag.sum
+			g.min = min(g.min, ag.min)
+			g.max = max(g.max, ag.max)
+			g.hist.merge(&ag.hist)
+			g.sent += ag.sent
+			g.recv += ag.recv
+			ag.reset()
+			a.run.histPool.Put(ag)
+		}
+		for _, e := range errl {
+			if g.errs == nil {
+				g.errs = &metrics.Agg{}
+			}
+			g.errs.AddError(e.k, e.n)
+		}
+		clear(errl)
+	}
+	p.flushUsers()
+	for sec, n := range p.users {
+		if cur, ok := a.users[sec]; !ok || n > cur {
+			a.users[sec] = n
+		}
+	}
+	a.count += p.count
+	a.errors += p.errors
+	a.first = min(a.first, p.first)
+	a.last = max(a.last, p.last)
+	a.raw = append(a.raw, p.raw...)
+	if a.fig != nil {
+		for k, f := range p.fig {
+			if f.count == 0 {
+				continue
+			}
+			l := a.fig.labels[k]
+			if l == nil {
+				l = &figLabel{workload: a.workload, name: a.labels.Name(k.label), tx: k.tx, minStart: math.MaxInt64, maxEnd: math.MinInt64}
+				a.fig.labels[k] = l
+			}
+			l.addAll(f, a.fig.spec.Window)
+		}
+		a.fig.total.addAll(&p.figTotal, a.fig.spec.Window)
+	}
+	if p.maxSec > a.water {
+		a.water = p.maxSec
+		if a.water-a.oldest > aggLag {
+			return true, a.flush(a.water - aggLag)
+		}
+	}
+	return true, nil
+}
