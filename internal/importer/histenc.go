@@ -39,79 +39,97 @@ func countsIndex(v int64) int {
 	return (bucket+1)<<subBucketHalfCountMag + sub - subBucketHalfCount
 }
 
-// lean is a histogram of response times in µs: a small open-addressing
-// table from HDR bucket index to count, so a label's second costs memory in
-// the number of distinct buckets it saw (tens of bytes each), not in the
-// range of its values (a dense array up to 2 s is ~100 KB), and merging
-// two follows the smaller one's distinct buckets. The zero value is empty.
+// lean is a histogram of response times in µs: the HDR bucket indices of
+// recorded values are appended as they come and, now and then, sorted and
+// folded into runs of (bucket, count). Appending touches memory in order,
+// so recording costs no cache miss per value (a table indexed by bucket
+// does: ~100 KB per histogram up to 2 s), memory follows the number of
+// distinct buckets, and merging is a merge of sorted runs. The zero value
+// is empty.
 type lean struct {
-	slots []leanSlot // len 0 or a power of two; at most half used
-	used  []int32    // positions of used slots, unordered
-	shift uint8      // 32 − log2(len(slots))
+	runs  []leanRun // sorted by bucket, one per bucket
+	vals  []int32   // buckets recorded since the last fold, unsorted
+	spare []leanRun
 }
 
-// leanSlot is one bucket: key is the bucket index + 1 (0: free).
-type leanSlot struct {
-	key int32
+// leanRun is the count of one bucket.
+type leanRun struct {
+	idx int32
 	n   int64
 }
 
+// leanFold is how many values are appended before they are folded.
+const leanFold = 4096
+
 func (h *lean) record(us int64) {
 	us = min(max(us, metrics.HistLowestUs), metrics.HistHighestUs)
-	h.add(int32(countsIndex(us)), 1)
+	h.vals = append(h.vals, int32(countsIndex(us)))
+	if len(h.vals) >= leanFold {
+		h.fold()
+	}
 }
 
-// add counts n values in bucket i.
-func (h *lean) add(i int32, n int64) {
-	if 2*(len(h.used)+1) > len(h.slots) {
-		h.grow()
+// fold sorts the pending values into the runs.
+func (h *lean) fold() {
+	if len(h.vals) == 0 {
+		return
 	}
-	mask := len(h.slots) - 1
-	p := int((uint32(i) * 0x9e3779b1) >> h.shift)
-	for {
-		s := &h.slots[p]
-		switch s.key {
-		case i + 1:
-			s.n += n
-			return
-		case 0:
-			s.key, s.n = i+1, n
-			h.used = append(h.used, int32(p))
-			return
+	slices.Sort(h.vals)
+	add := h.spare[:0]
+	for i := 0; i < len(h.vals); {
+		j := i + 1
+		for j < len(h.vals) && h.vals[j] == h.vals[i] {
+			j++
 		}
-		p = (p + 1) & mask
+		add = append(add, leanRun{h.vals[i], int64(j - i)})
+		i = j
 	}
+	h.vals = h.vals[:0]
+	if len(h.runs) == 0 {
+		h.runs, h.spare = add, h.runs[:0]
+		return
+	}
+	h.spare = add
+	h.mergeRuns(add)
 }
 
-func (h *lean) grow() {
-	old, oldUsed := h.slots, h.used
-	size := max(16, 2*len(old))
-	h.slots = make([]leanSlot, size)
-	h.used = make([]int32, 0, size/2)
-	h.shift = uint8(32 - bits.TrailingZeros(uint(size)))
-	for _, p := range oldUsed {
-		h.add(old[p].key-1, old[p].n)
+// mergeRuns merges sorted runs into h.runs.
+func (h *lean) mergeRuns(add []leanRun) {
+	out := make([]leanRun, 0, len(h.runs)+len(add))
+	a := h.runs
+	for len(a) > 0 && len(add) > 0 {
+		switch {
+		case a[0].idx < add[0].idx:
+			out, a = append(out, a[0]), a[1:]
+		case a[0].idx > add[0].idx:
+			out, add = append(out, add[0]), add[1:]
+		default:
+			out = append(out, leanRun{a[0].idx, a[0].n + add[0].n})
+			a, add = a[1:], add[1:]
+		}
 	}
+	out = append(append(out, a...), add...)
+	h.runs = out
 }
 
-// merge adds o's counts.
+// merge adds o's counts; o is folded.
 func (h *lean) merge(o *lean) {
-	for _, p := range o.used {
-		h.add(o.slots[p].key-1, o.slots[p].n)
+	o.fold()
+	h.fold()
+	if len(h.runs) == 0 {
+		h.runs = append(h.runs, o.runs...)
+		return
 	}
+	h.mergeRuns(o.runs)
 }
 
 func (h *lean) reset() {
-	for _, p := range h.used {
-		h.slots[p] = leanSlot{}
-	}
-	h.used = h.used[:0]
+	h.runs, h.vals = h.runs[:0], h.vals[:0]
 }
 
 // histEncoder encodes lean histograms; it reuses its buffers and zlib
 // writer. Not safe for concurrent use.
 type histEncoder struct {
-	sorted  []uint64 // bucket index << 32 | slot position
 	payload []byte
 	zbuf    bytes.Buffer
 	zw      *zlib.Writer
@@ -121,17 +139,13 @@ type histEncoder struct {
 // encode returns the base64 V2 compressed encoding ("HISTFAAA…").
 func (e *histEncoder) encode(h *lean) (string, error) {
 	// Counts: ZigZag LEB128; a run of zeros is one negative count. Only
-	// the touched indices are visited, so the cost follows the number of
+	// the recorded buckets are visited, so the cost follows the number of
 	// distinct values, not the range of the histogram.
-	e.sorted = e.sorted[:0]
-	for _, p := range h.used {
-		e.sorted = append(e.sorted, uint64(h.slots[p].key-1)<<32|uint64(p))
-	}
-	slices.Sort(e.sorted)
+	h.fold()
 	counts := e.payload[:0]
 	prev := int32(-1)
-	for _, v := range e.sorted {
-		i, s := int32(v>>32), &h.slots[uint32(v)]
+	for _, s := range h.runs {
+		i := s.idx
 		switch zeros := int64(i - prev - 1); {
 		case zeros > 1:
 			counts = binary.AppendUvarint(counts, zigzag(-zeros))

@@ -38,7 +38,7 @@ type Partial struct {
 	first, last            int64
 	raw                    []byte
 
-	fig      map[figKey]*figPart
+	fig      []*figPart // by label id × 2 + tx
 	figTotal figPart
 }
 
@@ -84,10 +84,21 @@ func (p *Partial) clear() {
 	p.first, p.last = math.MaxInt64, math.MinInt64
 	p.raw = p.raw[:0]
 	for _, f := range p.fig {
+		if f == nil {
+			continue
+		}
 		f.vals = f.vals[:0]
 		f.count, f.minStart, f.maxEnd = 0, math.MaxInt64, math.MinInt64
 	}
 	p.figTotal = figPart{vals: p.figTotal.vals[:0], minStart: math.MaxInt64, maxEnd: math.MinInt64}
+}
+
+// Seal does what of the merge can be done before it, on the goroutine
+// that built p: it sorts each second's response times into histogram runs.
+func (p *Partial) Seal() {
+	for _, ag := range p.open {
+		ag.hist.fold()
+	}
 }
 
 // Discard empties p without merging it (after AddPartial declined it).
@@ -179,14 +190,17 @@ func (p *Partial) flushUsers() {
 func (p *Partial) addFig(s *Rec, us int64) {
 	start, end := s.End-us*1e3, s.End
 	v := float64(us) / 1000
-	k := figKey{s.Label, s.Tx}
-	f := p.fig[k]
+	i := int(s.Label) * 2
+	if s.Tx {
+		i++
+	}
+	if i >= len(p.fig) {
+		p.fig = append(p.fig, make([]*figPart, i+1-len(p.fig))...)
+	}
+	f := p.fig[i]
 	if f == nil {
-		if p.fig == nil {
-			p.fig = map[figKey]*figPart{}
-		}
 		f = &figPart{minStart: math.MaxInt64, maxEnd: math.MinInt64}
-		p.fig[k] = f
+		p.fig[i] = f
 	}
 	f.add(v, start, end)
 	if !s.Tx {
@@ -287,10 +301,11 @@ func (a *Aggregator) AddPartial(p *Partial) (bool, error) {
 	a.last = max(a.last, p.last)
 	a.raw = append(a.raw, p.raw...)
 	if a.fig != nil {
-		for k, f := range p.fig {
-			if f.count == 0 {
+		for i, f := range p.fig {
+			if f == nil || f.count == 0 {
 				continue
 			}
+			k := figKey{int32(i / 2), i%2 == 1}
 			l := a.fig.labels[k]
 			if l == nil {
 				l = &figLabel{workload: a.workload, name: a.labels.Name(k.label), tx: k.tx, minStart: math.MaxInt64, maxEnd: math.MinInt64}

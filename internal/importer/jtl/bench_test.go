@@ -2,6 +2,7 @@ package jtl
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -143,4 +144,49 @@ func TestSyntheticAgainstOracle(t *testing.T) {
 			t.Errorf("phase %s has no samples", p.Name)
 		}
 	}
+}
+
+// BenchmarkDecodeChunk decodes one 4 MB chunk of the generated JTL into a
+// partial aggregate, the work each import goroutine does per chunk; it
+// reports ns per row.
+func BenchmarkDecodeChunk(b *testing.B) {
+	dir := b.TempDir()
+	path := filepath.Join(dir, "chunk.jtl")
+	if _, err := writeSyntheticJTL(path, importer.DefaultChunkSize); err != nil {
+		b.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	run, err := importer.NewRun(importer.Options{Dir: filepath.Join(dir, "run")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := New(Config{Path: path})
+	l, _, err := s.layoutOf(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tp, err := s.timeParser(data, l, true, run.Clock())
+	if err != nil {
+		b.Fatal(err)
+	}
+	agg := run.Requests("jmeter")
+	agg.CollectFigures(importer.JMeterFigures)
+	d := &csvDecoder{l: l, labels: agg.Labels().NewCache(), tp: tp, tpSet: true, cfg: &s.cfg}
+	p := agg.NewPartial()
+	rows := bytes.Count(data, []byte{'\n'}) - 1
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		bt := &batch{part: p}
+		d.decode(&importer.Chunk{Data: data, Line: 1}, true, bt)
+		if bt.probs.Count != 0 {
+			b.Fatal("malformed lines")
+		}
+		p.Seal()
+		p.Discard()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rows), "ns/row")
 }

@@ -3,8 +3,10 @@ package jtl
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"math/bits"
 	"sync"
 
 	"github.com/plateau-perf/plateau/internal/core"
@@ -31,8 +33,9 @@ type csvDecoder struct {
 	tpSet  bool
 	cfg    *Config
 	fields [][]byte
-	scr    []byte // unescaped quoted fields
-	keep   bool   // fill the fields only the raw sample copy needs
+	fa     [32][]byte // split's fields
+	scr    []byte     // unescaped quoted fields
+	keep   bool       // fill the fields only the raw sample copy needs
 	part   *importer.Partial
 }
 
@@ -77,6 +80,9 @@ func (s *Source) importCSV(ctx context.Context, run *importer.Run, src io.Reader
 			d.decode(c, hasHeader, b)
 			if b.timeErr != nil {
 				return nil, b.timeErr
+			}
+			if b.part != nil {
+				b.part.Seal()
 			}
 			return b, nil
 		},
@@ -179,8 +185,50 @@ func (s *Source) timeParser(head []byte, l layout, hasHeader bool, clock importe
 func full(head []byte) bool { return len(head) > 0 && head[len(head)-1] == '\n' }
 
 // split splits one line with no quote into d.fields. It reports false when
-// the line has a quote (the caller then uses splitQuoted).
+// the line has a quote (the caller then uses splitQuoted). It looks at
+// eight bytes at a time for the delimiter and the quote.
 func (d *csvDecoder) split(line []byte) ([][]byte, []byte, bool) {
+	fs := &d.fa
+	n := 0
+	dl := uint64(d.l.delim) * ones
+	start, i := 0, 0
+	for ; i+8 <= len(line); i += 8 {
+		w := binary.LittleEndian.Uint64(line[i:])
+		for m := zeroBytes(w^dl) | zeroBytes(w^quotes); m != 0; m &= m - 1 {
+			j := i + bits.TrailingZeros64(m)>>3
+			if line[j] == '"' {
+				return nil, nil, false
+			}
+			if n == len(fs) {
+				return d.splitLong(line)
+			}
+			fs[n] = line[start:j]
+			n++
+			start = j + 1
+		}
+	}
+	for ; i < len(line); i++ {
+		switch line[i] {
+		case d.l.delim:
+			if n == len(fs) {
+				return d.splitLong(line)
+			}
+			fs[n] = line[start:i]
+			n++
+			start = i + 1
+		case '"':
+			return nil, nil, false
+		}
+	}
+	if n == len(fs) {
+		return d.splitLong(line)
+	}
+	fs[n] = line[start:]
+	return fs[:n+1], nil, true
+}
+
+// splitLong is split for a line of more fields than csvDecoder.fa holds.
+func (d *csvDecoder) splitLong(line []byte) ([][]byte, []byte, bool) {
 	if bytes.IndexByte(line, '"') >= 0 {
 		return nil, nil, false
 	}
@@ -194,6 +242,17 @@ func (d *csvDecoder) split(line []byte) ([][]byte, []byte, bool) {
 		d.fields = append(d.fields, line[:i])
 		line = line[i+1:]
 	}
+}
+
+const (
+	ones   = 0x0101010101010101
+	low7   = 0x7f7f7f7f7f7f7f7f
+	quotes = '"' * ones
+)
+
+// zeroBytes has the high bit set in exactly the bytes of x that are zero.
+func zeroBytes(x uint64) uint64 {
+	return ^(((x & low7) + low7) | x | low7)
 }
 
 // splitQuoted splits one RFC 4180 record starting at data, whose quoted
@@ -304,7 +363,9 @@ func (d *csvDecoder) decode(c *importer.Chunk, hasHeader bool, b *batch) {
 			raw, rest = data[:nl], data[nl+1:]
 		}
 		lineNo := line
-		raw = bytes.TrimSuffix(raw, []byte{'\r'})
+		if len(raw) > 0 && raw[len(raw)-1] == '\r' {
+			raw = raw[:len(raw)-1]
+		}
 		fields, _, ok := d.split(raw)
 		if !ok {
 			var bad string
@@ -373,9 +434,9 @@ func (d *csvDecoder) record(fields [][]byte, raw []byte, lineNo int64, b *batch)
 	code := get(colResponseCode)
 	success := true
 	if sf := get(colSuccess); d.l.idx[colSuccess] >= 0 {
-		switch {
-		case bytes.Equal(sf, []byte("true")) || bytes.Equal(sf, []byte("TRUE")) || bytes.Equal(sf, []byte("True")):
-		case bytes.Equal(sf, []byte("false")) || bytes.Equal(sf, []byte("FALSE")) || bytes.Equal(sf, []byte("False")):
+		switch string(sf) {
+		case "true", "TRUE", "True":
+		case "false", "FALSE", "False":
 			success = false
 		default:
 			b.probs.Add(lineNo, "success is neither true nor false", raw)
@@ -417,12 +478,12 @@ func (d *csvDecoder) record(fields [][]byte, raw []byte, lineNo int64, b *batch)
 		r.Thread = string(get(colThreadName))
 		r.URL = string(get(colURL))
 	}
-	if d.l.idx[colLatency] >= 0 {
+	if d.keep && d.l.idx[colLatency] >= 0 { // only the raw sample copy has them
 		if v, ok := importer.ParseInt(get(colLatency)); ok {
 			r.TTFB = v * 1000
 		}
 	}
-	if d.l.idx[colConnect] >= 0 {
+	if d.keep && d.l.idx[colConnect] >= 0 {
 		if v, ok := importer.ParseInt(get(colConnect)); ok {
 			r.Connect = v * 1000
 		}
