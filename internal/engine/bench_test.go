@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/plateau-perf/plateau/internal/engine/httpc"
 	"github.com/plateau-perf/plateau/internal/plan"
@@ -127,6 +128,50 @@ func TestIterationAllocs(t *testing.T) {
 		t.Errorf("per-request hot path allocates %d times per request, want 0", a)
 	}
 	t.Logf("%s, %d allocs/op", res, res.AllocsPerOp())
+	res = testing.Benchmark(BenchmarkUserThink)
+	if a := res.AllocsPerOp(); a > 0 {
+		t.Errorf("a closed-model user's request and think allocate %d times per iteration, want 0", a)
+	}
+	t.Logf("user loop with think: %s, %d allocs/op", res, res.AllocsPerOp())
+}
+
+// BenchmarkUserThink is a closed-model user's whole iteration — a request,
+// then a think step at the top level of the scenario, during which the user
+// is parked on its timer without a goroutine and continues on the timer's —
+// for b.N iterations. The think is 20 µs, so the op is mostly the park and
+// the wake-up; the user's one-time state (its vu, client, timer) is made
+// once and amortised.
+func BenchmarkUserThink(b *testing.B) {
+	v, w := benchVU(b, "name: b\ntarget: http://x\nworkloads:\n  w:\n    scenario:\n      - request: {name: get, url: /}\n      - think: 20us\n    load: {users: 1, duration: 1s}\n")
+	wl := v.w
+	v.close()
+	// The collector's rotation, as in runIterations (the raw JTL buffer
+	// is recycled, not grown).
+	stop := make(chan struct{})
+	rotated := make(chan struct{})
+	go func() {
+		defer close(rotated)
+		iv := wl.e.rec.Rotate(nil)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Second):
+				iv = wl.e.rec.Rotate(iv)
+			}
+		}
+	}()
+	defer func() { close(stop); <-rotated; _ = w }()
+	g := wl.newGroup(context.Background())
+	b.ReportAllocs()
+	b.ResetTimer()
+	g.add(1, 0, 0, 0, b.N)
+	g.wait(0, true)
+	b.StopTimer()
+	g.stop()
+	if n := wl.requests.Load(); n != int64(b.N) {
+		b.Fatalf("%d requests, want %d", n, b.N)
+	}
 }
 
 // BenchmarkIterationFlow is BenchmarkIteration's one request inside an if

@@ -54,31 +54,43 @@ func (wl *workload) run(ctx context.Context) string {
 // group is the set of closed-model users of a workload. Users persist across
 // steps; a step changes how many run.
 type group struct {
-	wl      *workload
-	ctx     context.Context // run context: requests finish unless this ends
-	stopCtx context.Context // ends when the workload's load ends (interrupts think time)
-	stopAll context.CancelFunc
-	mu      sync.Mutex
-	users   []*userRun // by global index (only this segment's users are non-nil)
-	wg      sync.WaitGroup
-	dataOut chan struct{}
-	once    sync.Once
-	alive   int // users started and not yet finished
-	aliveMu sync.Mutex
-	allDone chan struct{}
-	doneSet bool // allDone closed (guarded by aliveMu)
-	pace    time.Duration
-	paceAt  time.Time
-	total   int // global users in the current step
-}
-
-type userRun struct {
-	cancel context.CancelFunc
+	wl       *workload
+	ctx      context.Context // run context: requests finish unless this ends
+	unwatch  func() bool     // stops the watch that stops the users when ctx ends
+	mu       sync.Mutex
+	users    []*userRun // by global index (only this segment's users are non-nil)
+	stopping bool       // stopAll ran: users added now start stopped (mu)
+	wg       sync.WaitGroup
+	dataOut  chan struct{}
+	once     sync.Once
+	alive    int // users started and not yet finished
+	aliveMu  sync.Mutex
+	allDone  chan struct{}
+	doneSet  bool // allDone closed (guarded by aliveMu)
+	pace     time.Duration
+	paceAt   time.Time
+	total    int // global users in the current step
 }
 
 func (wl *workload) newGroup(ctx context.Context) *group {
-	sc, cancel := context.WithCancel(ctx)
-	return &group{wl: wl, ctx: ctx, stopCtx: sc, stopAll: cancel, dataOut: make(chan struct{}), allDone: make(chan struct{})}
+	g := &group{wl: wl, ctx: ctx, dataOut: make(chan struct{}), allDone: make(chan struct{})}
+	// The run's end (interrupt, graceful_stop) stops every user: a waiting
+	// one at once.
+	g.unwatch = context.AfterFunc(ctx, g.stopAll)
+	return g
+}
+
+// stopAll stops every user of the group (think time and pacing cut short,
+// requests in flight finish), and any added later.
+func (g *group) stopAll() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.stopping = true
+	for _, u := range g.users {
+		if u != nil {
+			u.stop()
+		}
+	}
 }
 
 // add sets the group to total global users: users [from, total) start,
@@ -91,7 +103,7 @@ func (g *group) add(total, from int, ramp, pace time.Duration, iterations int) {
 	g.pace, g.paceAt, g.total = pace, time.Now(), total
 	for v := total; v < len(g.users); v++ {
 		if u := g.users[v]; u != nil {
-			u.cancel()
+			u.stop()
 			g.users[v] = nil
 		}
 	}
@@ -103,8 +115,11 @@ func (g *group) add(total, from int, ramp, pace time.Duration, iterations int) {
 		if v%e.cfg.Segments != e.cfg.Segment {
 			continue
 		}
-		uctx, cancel := context.WithCancel(g.stopCtx)
-		g.users[v] = &userRun{cancel: cancel}
+		u := &userRun{g: g, idx: v, iterations: iterations}
+		if g.stopping {
+			u.stopped.Store(true)
+		}
+		g.users[v] = u
 		var delay time.Duration
 		if total > from && ramp > 0 {
 			delay = time.Duration(float64(ramp) * float64(v-from) / float64(total-from))
@@ -113,79 +128,7 @@ func (g *group) add(total, from int, ramp, pace time.Duration, iterations int) {
 		g.aliveMu.Lock()
 		g.alive++
 		g.aliveMu.Unlock()
-		go g.user(uctx, v, delay, iterations)
-	}
-}
-
-func (g *group) user(uctx context.Context, v int, delay time.Duration, iterations int) {
-	defer g.wg.Done()
-	defer func() {
-		g.aliveMu.Lock()
-		g.alive--
-		if g.alive == 0 && !g.doneSet {
-			g.doneSet = true
-			close(g.allDone)
-		}
-		g.aliveMu.Unlock()
-	}()
-	if sleep(uctx, delay) != nil {
-		return
-	}
-	wl := g.wl
-	vu := newVU(v+1, wl, wl.e)
-	defer vu.close()
-	vu.stopCtx = uctx
-	if err := vu.runSetup(g.ctx); err != nil {
-		if errors.Is(err, errDataExhausted) {
-			g.once.Do(func() { close(g.dataOut) })
-		} else if g.ctx.Err() == nil {
-			wl.e.setupFailed(err)
-		}
-		return
-	}
-	wl.active.Add(1)
-	wl.e.activeUsers.Add(1)
-	defer func() {
-		wl.active.Add(-1)
-		wl.e.activeUsers.Add(-1)
-	}()
-	for n := 0; iterations == 0 || n < iterations; n++ {
-		if uctx.Err() != nil {
-			break
-		}
-		var intended time.Time
-		g.mu.Lock()
-		pace, paceAt, total := g.pace, g.paceAt, g.total
-		g.mu.Unlock()
-		if pace > 0 {
-			// Each user starts one iteration per pace, users staggered
-			// evenly over the first pace: user v's k-th start is
-			// paceAt + v·pace/total + k·pace.
-			off := time.Duration(float64(pace) * float64(v) / float64(max(total, 1)))
-			k := int64(0)
-			if el := time.Since(paceAt) - off; el > 0 {
-				k = int64(math.Ceil(float64(el) / float64(pace)))
-			}
-			if vu.lastPaced >= 0 && k <= vu.lastPaced {
-				k = vu.lastPaced + 1
-			}
-			vu.lastPaced = k
-			intended = paceAt.Add(off + time.Duration(k)*pace)
-			if sleep(uctx, time.Until(intended)) != nil {
-				break
-			}
-		}
-		err := vu.iteration(g.ctx, intended)
-		if errors.Is(err, errDataExhausted) {
-			g.once.Do(func() { close(g.dataOut) })
-			break
-		}
-		if err != nil && (g.ctx.Err() != nil || errors.Is(err, errStopUser) || errors.Is(err, errStopRun)) {
-			break
-		}
-	}
-	if g.ctx.Err() == nil && len(vu.prog.teardown) > 0 {
-		_ = vu.runTeardown(g.ctx)
+		u.start(delay)
 	}
 }
 
@@ -201,6 +144,7 @@ func (g *group) runFor(d time.Duration, untilDone bool) string {
 // stop ends every user (think time cut short, requests in flight finish)
 // and waits for them.
 func (g *group) stop() {
+	g.unwatch()
 	g.stopAll()
 	g.wg.Wait()
 }

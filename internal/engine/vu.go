@@ -178,6 +178,16 @@ func (v *vu) runTeardown(ctx context.Context) error {
 // started (zero: now). An iteration that on_fail ends early counts as
 // skipped; stop_user and stop_run are returned to the load loop.
 func (v *vu) iteration(ctx context.Context, intended time.Time) error {
+	if err := v.beginIteration(intended); err != nil {
+		return err
+	}
+	return v.endIteration(runSteps(ctx, v, v.prog.scenario, true, &v.sample))
+}
+
+// beginIteration starts an iteration: its feeders' rows, its intended
+// start, a new cookie session if the plan says so. An error (the data ran
+// out) means the iteration does not run.
+func (v *vu) beginIteration(intended time.Time) error {
 	v.iter++
 	if err := v.advanceFeeders(v.prog.feeders); err != nil {
 		if errors.Is(err, errStopRun) {
@@ -190,7 +200,13 @@ func (v *vu) iteration(ctx context.Context, intended time.Time) error {
 		v.client.ClearCookies()
 	}
 	v.trace.iteration(v)
-	err := runSteps(ctx, v, v.prog.scenario, true, &v.sample)
+	return nil
+}
+
+// endIteration applies the outcome err of the iteration's steps: on_fail
+// next_iteration is a skipped iteration (nil), stop_user and stop_run are
+// skipped and returned, stop_run also stops the run.
+func (v *vu) endIteration(err error) error {
 	switch {
 	case err == nil:
 	case errors.Is(err, errNextIteration):
