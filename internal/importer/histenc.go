@@ -49,7 +49,8 @@ func countsIndex(v int64) int {
 type lean struct {
 	runs  []leanRun // sorted by bucket, one per bucket
 	vals  []int32   // buckets recorded since the last fold, unsorted
-	spare []leanRun
+	spare []leanRun // scratch
+	tmp   []int32   // scratch for sorting
 }
 
 // leanRun is the count of one bucket.
@@ -74,7 +75,7 @@ func (h *lean) fold() {
 	if len(h.vals) == 0 {
 		return
 	}
-	slices.Sort(h.vals)
+	h.tmp = sortBuckets(h.vals, h.tmp)
 	add := h.spare[:0]
 	for i := 0; i < len(h.vals); {
 		j := i + 1
@@ -91,6 +92,48 @@ func (h *lean) fold() {
 	}
 	h.spare = add
 	h.mergeRuns(add)
+}
+
+// sortBuckets sorts bucket indices (0 ≤ v < 1<<16: countsIndex of an hour
+// in µs is below 1<<15) by counting passes over their two bytes (LSD
+// radix), which for the hundreds of values of a label's second costs a few
+// ns per value where a comparison sort costs tens. tmp is scratch space,
+// returned grown if need be.
+func sortBuckets(v, tmp []int32) []int32 {
+	if len(v) < 64 {
+		slices.Sort(v)
+		return tmp
+	}
+	var c [2][256]int32
+	for _, x := range v {
+		c[0][x&0xff]++
+		c[1][x>>8&0xff]++
+	}
+	if cap(tmp) < len(v) {
+		tmp = make([]int32, len(v), 2*len(v))
+	}
+	tmp = tmp[:len(v)]
+	src, dst := v, tmp
+	for pass := range 2 {
+		shift, cnt := 8*pass, &c[pass]
+		if cnt[src[0]>>shift&0xff] == int32(len(v)) {
+			continue // every value has the same byte here
+		}
+		var sum int32
+		for i := range cnt {
+			cnt[i], sum = sum, sum+cnt[i]
+		}
+		for _, x := range src {
+			b := x >> shift & 0xff
+			dst[cnt[b]] = x
+			cnt[b]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &v[0] {
+		copy(v, src)
+	}
+	return tmp
 }
 
 // mergeRuns merges sorted runs into h.runs.

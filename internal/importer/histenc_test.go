@@ -2,6 +2,7 @@ package importer
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/plateau-perf/plateau/internal/metrics"
@@ -38,5 +39,27 @@ func TestLeanHistMatchesHDR(t *testing.T) {
 				got.Max(), ref.Max(), got.ValueAtQuantile(50), ref.ValueAtQuantile(50))
 		}
 		l.reset()
+	}
+}
+
+// TestSortBuckets compares the radix sort with slices.Sort.
+func TestSortBuckets(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(5, 6))
+	var tmp []int32
+	for _, n := range []int{0, 1, 63, 64, 65, 100, 1000, 4096, 10000} {
+		for _, spread := range []int32{1, 200, 256, 5000, 1<<15 - 1} {
+			base := r.Int32N(1<<15 - spread + 1)
+			v := make([]int32, n)
+			for i := range v {
+				v[i] = base + r.Int32N(spread)
+			}
+			want := slices.Clone(v)
+			slices.Sort(want)
+			tmp = sortBuckets(v, tmp)
+			if !slices.Equal(v, want) {
+				t.Fatalf("n=%d spread=%d: not sorted", n, spread)
+			}
+		}
 	}
 }

@@ -757,7 +757,7 @@ func (a *Aggregator) Close() error {
 			o.From.UTC().Format(time.RFC3339), o.To.UTC().Format(time.RFC3339))
 	}
 	if a.fig != nil && a.count > 0 {
-		a.run.AddFigures(a.fig.result())
+		a.run.AddFigures(a.fig.result(a.run.Workers()))
 		a.fig = nil
 	}
 	if a.count > 0 {

@@ -34,6 +34,7 @@ type csvDecoder struct {
 	cfg    *Config
 	fields [][]byte
 	fa     [32][]byte // split's fields
+	spans  []span     // splitQuoted's fields
 	scr    []byte     // unescaped quoted fields
 	keep   bool       // fill the fields only the raw sample copy needs
 	part   *importer.Partial
@@ -262,7 +263,8 @@ func zeroBytes(x uint64) uint64 {
 func (d *csvDecoder) splitQuoted(data []byte) ([][]byte, []byte, string) {
 	d.fields = d.fields[:0]
 	d.scr = d.scr[:0]
-	var spans []span
+	spans := d.spans[:0]
+	defer func() { d.spans = spans[:0] }()
 	i := 0
 	for {
 		if i < len(data) && data[i] == '"' {
