@@ -35,9 +35,13 @@ type csvDecoder struct {
 	fields [][]byte
 	fa     [32][]byte // split's fields
 	spans  []span     // splitQuoted's fields
-	scr    []byte     // unescaped quoted fields
-	keep   bool       // fill the fields only the raw sample copy needs
-	part   *importer.Partial
+	lc     [64]struct {
+		name []byte
+		id   int32
+	} // label cache
+	scr  []byte // unescaped quoted fields
+	keep bool   // fill the fields only the raw sample copy needs
+	part *importer.Partial
 }
 
 func (s *Source) importCSV(ctx context.Context, run *importer.Run, src io.Reader, head []byte) error {
@@ -185,47 +189,85 @@ func (s *Source) timeParser(head []byte, l layout, hasHeader bool, clock importe
 // full reports whether head ends at a line end (the whole head is lines).
 func full(head []byte) bool { return len(head) > 0 && head[len(head)-1] == '\n' }
 
-// split splits one line with no quote into d.fields. It reports false when
-// the line has a quote (the caller then uses splitQuoted). It looks at
-// eight bytes at a time for the delimiter and the quote.
+// split splits one line with no quote into fields. It reports false when
+// the line has a quote (the caller then uses splitQuoted).
 func (d *csvDecoder) split(line []byte) ([][]byte, []byte, bool) {
-	fs := &d.fa
+	f, n, ok := d.splitN(line, len(d.fa))
+	switch {
+	case !ok:
+		return nil, nil, false
+	case n > len(f):
+		return d.splitLong(line)
+	}
+	return f, nil, true
+}
+
+// splitN splits one line with no quote: it returns its first need fields
+// (all when it has fewer) and the number of fields it has, or false when the
+// line has a quote. It looks at eight bytes at a time for the delimiter and
+// the quote, and past the fields it needs only counts delimiters. need is at
+// most len(d.fa).
+func (d *csvDecoder) splitN(line []byte, need int) ([][]byte, int, bool) {
+	fs := d.fa[:need]
 	n := 0
 	dl := uint64(d.l.delim) * ones
 	start, i := 0, 0
 	for ; i+8 <= len(line); i += 8 {
 		w := binary.LittleEndian.Uint64(line[i:])
-		for m := zeroBytes(w^dl) | zeroBytes(w^quotes); m != 0; m &= m - 1 {
+		if zeroBytes(w^quotes) != 0 {
+			return nil, 0, false
+		}
+		m := zeroBytes(w ^ dl)
+		if n >= need {
+			n += bits.OnesCount64(m)
+			continue
+		}
+		for ; m != 0; m &= m - 1 {
 			j := i + bits.TrailingZeros64(m)>>3
-			if line[j] == '"' {
-				return nil, nil, false
-			}
-			if n == len(fs) {
-				return d.splitLong(line)
-			}
 			fs[n] = line[start:j]
 			n++
 			start = j + 1
+			if n == need {
+				n += bits.OnesCount64(m & (m - 1))
+				break
+			}
 		}
 	}
 	for ; i < len(line); i++ {
 		switch line[i] {
 		case d.l.delim:
-			if n == len(fs) {
-				return d.splitLong(line)
+			if n < need {
+				fs[n] = line[start:i]
 			}
-			fs[n] = line[start:i]
 			n++
 			start = i + 1
 		case '"':
-			return nil, nil, false
+			return nil, 0, false
 		}
 	}
-	if n == len(fs) {
-		return d.splitLong(line)
+	if n < need {
+		fs[n] = line[start:]
 	}
-	fs[n] = line[start:]
-	return fs[:n+1], nil, true
+	n++
+	return fs[:min(n, need)], n, true
+}
+
+// needed is how many leading fields record reads: up to the last column
+// it uses (len(d.fa) at most; 0 when a column it uses is beyond that).
+func (d *csvDecoder) needed() int {
+	cols := []int{colTimeStamp, colElapsed, colLabel, colResponseCode, colResponseMessage, colSuccess,
+		colFailureMessage, colBytes, colSentBytes, colAllThreads}
+	if d.keep {
+		cols = append(cols, colThreadName, colURL, colLatency, colConnect)
+	}
+	n := 0
+	for _, c := range cols {
+		n = max(n, d.l.idx[c]+1)
+	}
+	if n > len(d.fa) {
+		return 0
+	}
+	return n
 }
 
 // splitLong is split for a line of more fields than csvDecoder.fa holds.
@@ -356,6 +398,7 @@ func (d *csvDecoder) decode(c *importer.Chunk, hasHeader bool, b *batch) {
 	if d.part == nil {
 		b.recs = make([]importer.Rec, 0, bytes.Count(data, []byte{'\n'})+1)
 	}
+	need := d.needed()
 	for len(data) > 0 {
 		nl := bytes.IndexByte(data, '\n')
 		var raw, rest []byte
@@ -368,7 +411,14 @@ func (d *csvDecoder) decode(c *importer.Chunk, hasHeader bool, b *batch) {
 		if len(raw) > 0 && raw[len(raw)-1] == '\r' {
 			raw = raw[:len(raw)-1]
 		}
-		fields, _, ok := d.split(raw)
+		var fields [][]byte
+		var nf int
+		ok := false
+		if need > 0 {
+			fields, nf, ok = d.splitN(raw, need)
+		} else if fields, _, ok = d.split(raw); ok {
+			nf = len(fields)
+		}
 		if !ok {
 			var bad string
 			var after []byte
@@ -381,19 +431,36 @@ func (d *csvDecoder) decode(c *importer.Chunk, hasHeader bool, b *batch) {
 				raw = bytes.TrimRight(consumed, "\r\n")
 				line += int64(bytes.Count(consumed, []byte{'\n'}))
 				data = after
-				d.record(fields, raw, lineNo, b)
+				d.record(fields, len(fields), raw, lineNo, b)
 				continue
 			}
 		} else {
-			d.record(fields, raw, lineNo, b)
+			d.record(fields, nf, raw, lineNo, b)
 		}
 		line++
 		data = rest
 	}
 }
 
+// label returns the id of a label, from a small cache of the labels seen
+// last (no hashing of the name when it hits).
+func (d *csvDecoder) label(name []byte) int32 {
+	if len(name) == 0 {
+		return d.labels.ID(name)
+	}
+	e := &d.lc[(uint(len(name))*131+uint(name[len(name)-1])*31+uint(name[len(name)/2]))%uint(len(d.lc))]
+	if e.name != nil && string(e.name) == string(name) {
+		return e.id
+	}
+	e.id = d.labels.ID(name)
+	e.name = append(e.name[:0], name...)
+	return e.id
+}
+
 // record turns the fields of one line into a Rec, or counts it malformed.
-func (d *csvDecoder) record(fields [][]byte, raw []byte, lineNo int64, b *batch) {
+// The line has nf fields; fields holds at least those up to the last column
+// record reads (csvDecoder.needed).
+func (d *csvDecoder) record(fields [][]byte, nf int, raw []byte, lineNo int64, b *batch) {
 	if len(raw) == 0 {
 		return
 	}
@@ -401,8 +468,8 @@ func (d *csvDecoder) record(fields [][]byte, raw []byte, lineNo int64, b *batch)
 		b.headers++
 		return
 	}
-	if len(fields) != d.l.fields {
-		b.probs.Add(lineNo, fmt.Sprintf("%d fields, the header has %d", len(fields), d.l.fields), raw)
+	if nf != d.l.fields {
+		b.probs.Add(lineNo, fmt.Sprintf("%d fields, the header has %d", nf, d.l.fields), raw)
 		return
 	}
 	get := func(c int) []byte {
@@ -432,7 +499,7 @@ func (d *csvDecoder) record(fields [][]byte, raw []byte, lineNo int64, b *batch)
 	} else {
 		r.End = ts + el*1e6
 	}
-	r.Label = d.labels.ID(get(colLabel))
+	r.Label = d.label(get(colLabel))
 	code := get(colResponseCode)
 	success := true
 	if sf := get(colSuccess); d.l.idx[colSuccess] >= 0 {
