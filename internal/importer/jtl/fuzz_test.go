@@ -1,6 +1,7 @@
 package jtl
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/plateau-perf/plateau/internal/importer"
@@ -25,5 +26,41 @@ func FuzzCSV(f *testing.F) {
 			}
 		}
 		_, _ = detectDelimiter(data)
+	})
+}
+
+// FuzzSplit checks the eight-bytes-at-a-time field splitter against
+// bytes.Split for any line and delimiter.
+func FuzzSplit(f *testing.F) {
+	f.Add([]byte("1795307669713,147,GET /cart,200,OK,users 1-2,text,true,,139,117,2,2,http://x/cart,131,0,73"), byte(','))
+	f.Add([]byte("a;b;;c\"d;"), byte(';'))
+	f.Add([]byte(",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,"), byte(','))
+	f.Fuzz(func(t *testing.T, line []byte, delim byte) {
+		if delim == '"' || bytes.IndexByte(line, '\n') >= 0 {
+			return
+		}
+		d := &csvDecoder{l: layout{delim: delim}}
+		ref := bytes.Split(line, []byte{delim})
+		quoted := bytes.IndexByte(line, '"') >= 0
+		for _, need := range []int{1, 2, 5, 17, len(d.fa)} {
+			fs, nf, ok := d.splitN(line, need)
+			if ok == quoted {
+				t.Fatalf("need %d: ok %v with quote %v", need, ok, quoted)
+			}
+			if !ok {
+				continue
+			}
+			if nf != len(ref) || len(fs) != min(need, nf) {
+				t.Fatalf("need %d: %d fields (%d returned), want %d", need, nf, len(fs), len(ref))
+			}
+			for i := range fs {
+				if !bytes.Equal(fs[i], ref[i]) {
+					t.Fatalf("need %d: field %d %q, want %q", need, i, fs[i], ref[i])
+				}
+			}
+		}
+		if fs, _, ok := d.split(line); ok && len(fs) != len(ref) {
+			t.Fatalf("split: %d fields, want %d", len(fs), len(ref))
+		}
 	})
 }
