@@ -1,0 +1,109 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/engine"
+	"github.com/plateau-perf/plateau/internal/nginxtest"
+	"github.com/plateau-perf/plateau/internal/plan"
+	"github.com/plateau-perf/plateau/internal/rundir"
+)
+
+// BenchmarkLoad runs the peer harness's two CPU shapes in this process
+// against nginx on loopback (one worker, `return 200 'ok'`) and records what
+// the load generator costs: the process's CPU time (user+sys, getrusage)
+// per request while the engine runs, the rate it held and, for the open
+// model, the iterations it dropped.
+//
+//   - rate5000: the open model, 5,000 req/s, max_users 10, 5 s (issue 21's
+//     "CPU µs per request at 5,000 req/s").
+//   - closed50: 50 users in a closed loop, 5 s (the harness's max
+//     throughput; compare req/s and CPU per request with wrk -c50).
+//
+// Run it as the harness does, the generator on one core and nginx on the
+// other (nginx is not pinned here; pin the shell that runs the benchmark):
+//
+//	taskset -c 0 go test -run '^$' -bench BenchmarkLoad -benchtime 1x -cpu 1 ./internal/engine
+//
+// The figures are the result; nothing is asserted about time.
+func BenchmarkLoad(b *testing.B) {
+	if raceOn {
+		b.Skip("CPU per request means nothing under -race")
+	}
+	// plateau run's collector setting (internal/cli, runPlan), unless GOGC
+	// is set.
+	if _, set := os.LookupEnv("GOGC"); !set {
+		defer debug.SetGCPercent(debug.SetGCPercent(25))
+	}
+	ng := nginxtest.Start(b, nginxtest.Config{
+		HTTP:   "access_log off; keepalive_requests 1000000000; keepalive_timeout 300s;",
+		Server: "location / { default_type text/plain; return 200 'ok'; }",
+	})
+	shapes := []struct{ name, load string }{
+		{"rate5000", "{rate: 5000/s, duration: 5s, max_users: 10}"},
+		{"closed50", "{users: 50, duration: 5s}"},
+	}
+	for _, sh := range shapes {
+		b.Run(sh.name, func(b *testing.B) {
+			src := fmt.Sprintf("name: load\ntarget: http://%s\nworkloads:\n  w:\n    scenario:\n"+
+				"      - request: {name: get, url: /}\n    load: %s\n", ng.Addr, sh.load)
+			dir := b.TempDir()
+			pf := filepath.Join(dir, "plan.yaml")
+			if err := os.WriteFile(pf, []byte(src), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			p, err := plan.LoadFile(pf, plan.Options{Env: func(string) (string, bool) { return "", false }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var cpu time.Duration
+			var requests, dropped int64
+			var wall time.Duration
+			for i := range b.N {
+				out := filepath.Join(dir, fmt.Sprintf("run%d", i))
+				info := &rundir.Info{Tool: "plateau", Name: p.Name, Status: rundir.StatusRunning}
+				w, err := rundir.Create(out, info, p.Source, true)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c0, t0 := processCPU(b), time.Now()
+				res, err := engine.Run(context.Background(), engine.Config{Plan: p, Writer: w, Info: info,
+					SaveInfo: func(in *rundir.Info) error { return rundir.WriteInfo(out, in) }, Seed: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := w.Close(); err != nil {
+					b.Fatal(err)
+				}
+				cpu += processCPU(b) - c0
+				wall += time.Since(t0)
+				requests += res.Samples
+				for _, n := range res.Dropped {
+					dropped += n
+				}
+			}
+			if requests == 0 {
+				b.Fatal("no requests were made")
+			}
+			b.ReportMetric(float64(cpu.Microseconds())/float64(requests), "cpu-µs/req")
+			b.ReportMetric(float64(requests)/wall.Seconds(), "req/s")
+			b.ReportMetric(float64(dropped)/float64(b.N), "dropped/run")
+		})
+	}
+}
+
+// processCPU is the CPU time (user + system) this process has used.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
