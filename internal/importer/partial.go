@@ -214,11 +214,28 @@ func (f *figPart) add(v float64, start, end int64) {
 	f.vals = append(f.vals, v)
 }
 
-// addAll appends a chunk's values as add would have one by one (the
-// chunk's span bounds are the same for each: add keeps their extremes).
+// addAll appends a chunk's values as add would one by one: into the ring
+// of the last window values, by copying runs of them.
 func (f *figLabel) addAll(p *figPart, window int) {
-	for _, v := range p.vals {
-		f.add(v, p.minStart, p.maxEnd, window)
+	vals := p.vals
+	if len(vals) == 0 {
+		return
+	}
+	f.count += int64(len(vals))
+	f.minStart, f.maxEnd = min(f.minStart, p.minStart), max(f.maxEnd, p.maxEnd)
+	for len(vals) > 0 {
+		if window <= 0 || len(f.vals) < window {
+			n := len(vals)
+			if window > 0 {
+				n = min(n, window-len(f.vals))
+			}
+			f.vals = append(f.vals, vals[:n]...)
+			vals = vals[n:]
+			continue
+		}
+		n := copy(f.vals[f.next:], vals)
+		f.next = (f.next + n) % window
+		vals = vals[n:]
 	}
 }
 
@@ -263,8 +280,6 @@ func (a *Aggregator) AddPartial(p *Partial) (bool, error) {
 		return true, nil
 	}
 	for k, ag := range p.open {
-		errl := ag.errl
-		ag.errl, ag.errIdx = ag.errl[:0], nil
 		g := a.open[k]
 		if g == nil {
 			a.open[k] = ag
@@ -278,16 +293,22 @@ func (a *Aggregator) AddPartial(p *Partial) (bool, error) {
 			g.hist.merge(&ag.hist)
 			g.sent += ag.sent
 			g.recv += ag.recv
-			ag.reset()
-			a.run.histPool.Put(ag)
 		}
-		for _, e := range errl {
+		// The chunk's failures, in the order they came, as AddError would
+		// have counted them one by one (the kinds beyond the bound fold
+		// the same way).
+		for _, e := range ag.errl {
 			if g.errs == nil {
 				g.errs = &metrics.Agg{}
 			}
 			g.errs.AddError(e.k, e.n)
 		}
-		clear(errl)
+		clear(ag.errl)
+		ag.errl, ag.errIdx = ag.errl[:0], nil
+		if g != ag { // only now: the pool hands it to decoding goroutines
+			ag.reset()
+			a.run.histPool.Put(ag)
+		}
 	}
 	p.flushUsers()
 	for sec, n := range p.users {

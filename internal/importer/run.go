@@ -324,7 +324,10 @@ func assignPhases(dir string, phases []core.Phase) error {
 			break
 		}
 		if t, at, end, ok := phaseField(line); ok {
-			if !bytes.Contains(line, []byte(`,"users":`)) && !bytes.Contains(line, []byte(`,"dropped":`)) {
+			// users and dropped are the last fields when present: a line
+			// without them does not end in a map.
+			if !bytes.HasSuffix(line, []byte("}}\n")) ||
+				(!bytes.Contains(line, []byte(`,"users":`)) && !bytes.Contains(line, []byte(`,"dropped":`))) {
 				out = strconv.AppendInt(append(out[:0], line[:at]...), int64(phaseOf(phases, t*1e9)), 10)
 				out = append(out, line[end:]...)
 				line = out
