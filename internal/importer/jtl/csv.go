@@ -35,7 +35,7 @@ type csvDecoder struct {
 	fields [][]byte
 	fa     [32][]byte // split's fields
 	spans  []span     // splitQuoted's fields
-	lc     [64]struct {
+	lc     [1 << 6]struct {
 		name []byte
 		id   int32
 	} // label cache
@@ -448,7 +448,18 @@ func (d *csvDecoder) label(name []byte) int32 {
 	if len(name) == 0 {
 		return d.labels.ID(name)
 	}
-	e := &d.lc[(uint(len(name))*131+uint(name[len(name)-1])*31+uint(name[len(name)/2]))%uint(len(d.lc))]
+	// The slot is a hash of the length and the last eight bytes, where
+	// labels like "GET /api/items/07" differ.
+	var x uint64
+	if len(name) >= 8 {
+		x = binary.LittleEndian.Uint64(name[len(name)-8:])
+	} else {
+		for _, c := range name {
+			x = x<<8 | uint64(c)
+		}
+	}
+	x = (x ^ uint64(len(name))) * 0x9e3779b97f4a7c15
+	e := &d.lc[x>>(64-6)] // 64 slots
 	if e.name != nil && string(e.name) == string(name) {
 		return e.id
 	}
@@ -511,10 +522,12 @@ func (d *csvDecoder) record(fields [][]byte, nf int, raw []byte, lineNo int64, b
 			b.probs.Add(lineNo, "success is neither true nor false", raw)
 			return
 		}
-	} else if st, ok := importer.ParseInt(code); ok && core.StatusFails(int(st)) {
+	}
+	st, stOK := importer.ParseInt(code)
+	if d.l.idx[colSuccess] < 0 && stOK && core.StatusFails(int(st)) {
 		success = false
 	}
-	if st, ok := importer.ParseInt(code); ok && st >= 100 && st <= 999 {
+	if stOK && st >= 100 && st <= 999 {
 		r.Status = int32(st)
 	}
 	if !success {
