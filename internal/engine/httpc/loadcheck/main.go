@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command loadcheck measures httpc against a live server the way the peer
 // benchmark harness (shared/bench) measures load generators: closed loop
 // with N connections, or open loop at a fixed rate, reporting requests per
