@@ -76,3 +76,34 @@ func FuzzDetectTimeFormat(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseInt checks ParseInt, which reads eight digits at a time, against
+// a digit-by-digit reading (wrapping the same way on overflow).
+func FuzzParseInt(f *testing.F) {
+	for _, s := range []string{"0", "-1", "1557738614123", "12345678", "123456789", "9223372036854775807",
+		"-9223372036854775808", "1234567x", "12345678901234567890", "", "-", "1:345678", "123/5678"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, ok := ParseInt(b)
+		want, wok := int64(0), len(b) > 0 && len(b) <= 19
+		d := b
+		if wok && d[0] == '-' {
+			d = d[1:]
+			wok = len(d) > 0
+		}
+		for _, c := range d {
+			if c < '0' || c > '9' {
+				wok = false
+				break
+			}
+			want = want*10 + int64(c-'0')
+		}
+		if wok && b[0] == '-' {
+			want = -want
+		}
+		if ok != wok || ok && got != want {
+			t.Fatalf("ParseInt(%q) = %d, %v; want %d, %v", b, got, ok, want, wok)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -233,6 +234,17 @@ func parseInt(b []byte) (int64, bool) {
 		}
 	}
 	var v int64
+	for len(b) >= 8 { // eight digits at a time (epoch times have 10 to 19)
+		w := binary.LittleEndian.Uint64(b)
+		if w&0xf0f0f0f0f0f0f0f0 != 0x3030303030303030 || (w+0x0606060606060606)&0xf0f0f0f0f0f0f0f0 != 0x3030303030303030 {
+			return 0, false
+		}
+		w = (w & 0x0f0f0f0f0f0f0f0f) * 2561 >> 8
+		w = (w & 0x00ff00ff00ff00ff) * 6553601 >> 16
+		w = (w & 0x0000ffff0000ffff) * 42949672960001 >> 32
+		v = v*100000000 + int64(w)
+		b = b[8:]
+	}
 	for _, c := range b {
 		if c < '0' || c > '9' {
 			return 0, false
