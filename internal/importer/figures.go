@@ -3,6 +3,7 @@ package importer
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -39,6 +40,28 @@ func LegacyPercentile(sorted []float64, p float64) float64 {
 	return sorted[int(lo)-1] + d*(sorted[int(lo)]-sorted[int(lo)-1])
 }
 
+// legacyRanks are the 0-based ranks LegacyPercentile reads.
+func legacyRanks(n int, p float64) (int, int) {
+	pos := p * (float64(n) + 1) / 100
+	switch {
+	case pos < 1:
+		return 0, 0
+	case pos >= float64(n):
+		return n - 1, n - 1
+	}
+	lo := int(math.Floor(pos))
+	return lo - 1, lo
+}
+
+// k6Ranks are the 0-based ranks K6Percentile reads.
+func k6Ranks(n int, p float64) (int, int) {
+	if n == 1 {
+		return 0, 0
+	}
+	i := p / 100 * float64(n-1)
+	return int(math.Floor(i)), int(math.Ceil(i))
+}
+
 // K6Percentile is k6's TrendSink.P: position p/100·(n−1) over all values,
 // linear interpolation between the values either side.
 func K6Percentile(sorted []float64, p float64) float64 {
@@ -61,6 +84,10 @@ type FigureSpec struct {
 	PercentileRule, ThroughputRule string
 	// Percentile is the tool's definition.
 	Percentile func(sorted []float64, p float64) float64
+	// Ranks are the 0-based ranks of the n sorted values that Percentile
+	// reads for p (nil: the values are sorted in full), so that only those
+	// order statistics are put in place (selectRanks).
+	Ranks func(n int, p float64) (lo, hi int)
 	// Window keeps only each label's last Window response times in file
 	// order, as JMeter's dashboard does (jmeter.reportgenerator.
 	// statistic_window, 20,000); 0 keeps all (k6).
@@ -77,14 +104,14 @@ type FigureSpec struct {
 var JMeterFigures = FigureSpec{Tool: "JMeter", Method: "jmeter-legacy-window",
 	PercentileRule: "JMeter's dashboard definition: Apache Commons Math LEGACY (position p·(n+1), linear interpolation) over each label's last 20,000 samples (jmeter.reportgenerator.statistic_window)",
 	ThroughputRule: "JMeter's: a label's count over that label's own span (first start to last end); the total's over the span of the samples it counts (transaction samples left out of both)",
-	Percentile:     LegacyPercentile, Window: 20000, LabelSpans: true}
+	Percentile:     LegacyPercentile, Ranks: legacyRanks, Window: 20000, LabelSpans: true}
 
 // K6Figures is k6's end-of-test summary: linear interpolation over all
 // values; rates over the run.
 var K6Figures = FigureSpec{Tool: "k6", Method: "k6-linear",
 	PercentileRule: "k6's definition (TrendSink): position p·(n−1) over all values, linear interpolation",
 	ThroughputRule: "the run's: count over the run's span (first request start to last end)",
-	Percentile:     K6Percentile}
+	Percentile:     K6Percentile, Ranks: k6Ranks}
 
 // figLabel is one label's (or the total's) raw figures.
 type figLabel struct {
@@ -158,14 +185,27 @@ func (f *figures) result(workers int) *rundir.SourceFigures {
 	if f.total.count > 0 {
 		ls = append(ls, f.total)
 	}
-	// Sorting each label's values (20,000 for JMeter) is most of the work:
-	// labels are sorted on up to workers goroutines.
+	// Ordering each label's values (20,000 for JMeter) is most of the
+	// work: only the ranks the percentiles read are put in place, on up to
+	// workers goroutines.
+	pcts := []float64{50, 90, 95, 99}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(workers, len(ls)) {
 		wg.Go(func() {
+			var ranks []int
 			for i := int(next.Add(1)) - 1; i < len(ls); i = int(next.Add(1)) - 1 {
-				sort.Float64s(ls[i].vals)
+				v := ls[i].vals
+				if f.spec.Ranks == nil || len(v) == 0 {
+					sort.Float64s(v)
+					continue
+				}
+				ranks = ranks[:0]
+				for _, p := range pcts {
+					lo, hi := f.spec.Ranks(len(v), p)
+					ranks = append(ranks, lo, hi)
+				}
+				selectRanks(v, ranks)
 			}
 		})
 	}
@@ -176,7 +216,7 @@ func (f *figures) result(workers int) *rundir.SourceFigures {
 			return &v
 		}
 		out := rundir.SourceLabel{Workload: l.workload, Label: l.name, Tx: l.tx, Total: l.total, Count: l.count,
-			P50Ms: pc(50), P90Ms: pc(90), P95Ms: pc(95), P99Ms: pc(99)}
+			P50Ms: pc(pcts[0]), P90Ms: pc(pcts[1]), P95Ms: pc(pcts[2]), P99Ms: pc(pcts[3])}
 		if f.spec.LabelSpans && l.maxEnd > l.minStart {
 			out.SpanS = float64(l.maxEnd-l.minStart) / 1e9
 		}
@@ -238,4 +278,59 @@ func (r *Run) AddFigures(sf *rundir.SourceFigures) {
 		r.figures.ThroughputRule += "; " + sf.ThroughputRule
 	}
 	r.figures.Labels = append(r.figures.Labels, sf.Labels...)
+}
+
+// selectRanks reorders v so that v[r] is the value of rank r of sorted v
+// for each r in ranks (any order, duplicates allowed, 0 ≤ r < len(v)): a
+// quickselect for several ranks at once, a few passes over v where a sort
+// makes log₂ len(v). v holds no NaN.
+func selectRanks(v []float64, ranks []int) {
+	slices.Sort(ranks)
+	ranks = slices.Compact(ranks)
+	var sel func(lo, hi int, rs []int)
+	sel = func(lo, hi int, rs []int) {
+		for len(rs) > 0 {
+			if hi-lo <= 32 {
+				slices.Sort(v[lo:hi])
+				return
+			}
+			a, b, c := v[lo], v[lo+(hi-lo)/2], v[hi-1]
+			p := max(min(a, b), min(max(a, b), c)) // median of three
+			// Three-way partition: v[lo:lt] < p, v[lt:gt] == p, v[gt:hi] > p.
+			lt, i, gt := lo, lo, hi
+			for i < gt {
+				switch x := v[i]; {
+				case x < p:
+					v[lt], v[i] = v[i], v[lt]
+					lt++
+					i++
+				case x > p:
+					gt--
+					v[i], v[gt] = v[gt], v[i]
+				default:
+					i++
+				}
+			}
+			l := 0
+			for l < len(rs) && rs[l] < lt {
+				l++
+			}
+			r := l
+			for r < len(rs) && rs[r] < gt {
+				r++
+			}
+			left, right := rs[:l], rs[r:]
+			if len(left) > 0 && len(right) > 0 {
+				sel(lo, lt, left)
+				lo, rs = gt, right
+				continue
+			}
+			if len(left) > 0 {
+				hi, rs = lt, left
+			} else {
+				lo, rs = gt, right
+			}
+		}
+	}
+	sel(0, len(v), ranks)
 }

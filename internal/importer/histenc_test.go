@@ -63,3 +63,34 @@ func TestSortBuckets(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectRanks checks that percentiles read after selectRanks equal
+// those of fully sorted values, for both tools' definitions.
+func TestSelectRanks(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{1, 2, 3, 10, 33, 100, 1000, 20000} {
+		for _, distinct := range []int{1, 3, 50, 1 << 30} {
+			v := make([]float64, n)
+			for i := range v {
+				v[i] = float64(r.IntN(distinct)) / 1000
+			}
+			sorted := slices.Clone(v)
+			slices.Sort(sorted)
+			for _, spec := range []FigureSpec{JMeterFigures, K6Figures} {
+				w := slices.Clone(v)
+				var ranks []int
+				for _, p := range []float64{50, 90, 95, 99} {
+					lo, hi := spec.Ranks(n, p)
+					ranks = append(ranks, lo, hi)
+				}
+				selectRanks(w, ranks)
+				for _, p := range []float64{50, 90, 95, 99} {
+					if got, want := spec.Percentile(w, p), spec.Percentile(sorted, p); got != want {
+						t.Fatalf("%s n=%d distinct=%d p%v: %v, sorted %v", spec.Tool, n, distinct, p, got, want)
+					}
+				}
+			}
+		}
+	}
+}
