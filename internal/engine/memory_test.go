@@ -42,7 +42,8 @@ func TestMemoryPerUser(t *testing.T) {
 		debug.FreeOSMemory()
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
-		if f := os.Getenv("PLATEAU_MEMTEST_PROFILE"); f != "" && users > 1000 {
+		if f := os.Getenv("PLATEAU_MEMTEST_PROFILE"); f != "" {
+			f += "." + itoa(users)
 			if w, err := os.Create(f); err == nil {
 				_ = pprof.WriteHeapProfile(w)
 				w.Close()

@@ -3,10 +3,13 @@ package engine_test
 import (
 	"bufio"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -66,5 +69,81 @@ func TestThinkingUsersHoldNoGoroutine(t *testing.T) {
 	}
 	if n, errs := labelAgg(d, "get"); n != users || errs != 0 {
 		t.Errorf("%d requests (%d failed), want %d: one per user, none failed", n, errs, users)
+	}
+}
+
+// Users without ramp-up start through a window: 2,000 users "at once"
+// against a fast server never have all 2,000 goroutines alive together (each
+// would hold the 8 KiB stack of its first connection): at most 64 are in
+// their start at a time, a new one starting when one reaches its think time.
+// Every user still starts and sends its request. Not parallel: it counts the
+// process's goroutines.
+func TestStartWindowBoundsGoroutines(t *testing.T) {
+	const users = 2000
+	url := childServer(t)
+	runtime.GC()
+	before := runtime.NumGoroutine()
+	peak := 0
+	done := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			peak = max(peak, runtime.NumGoroutine())
+			time.Sleep(200 * time.Microsecond)
+		}
+	}()
+	d, _, _ := runPlan(t, context.Background(), simplePlan, url,
+		"workloads.w.load={users: "+itoa(users)+", duration: 3s}",
+		"workloads.w.scenario=[{request: {name: get, url: /}}, {think: 10s}]")
+	close(done)
+	<-sampled
+	t.Logf("goroutines: %d before, at most %d while %d users started", before, peak, users)
+	if peak-before > users/4 {
+		t.Errorf("%d goroutines more at the peak of the start, want fewer than %d (the start window is 64 users)", peak-before, users/4)
+	}
+	if n, errs := labelAgg(d, "get"); n != users || errs != 0 {
+		t.Errorf("%d requests (%d failed), want %d: one per user, none failed", n, errs, users)
+	}
+}
+
+// The start window waits for the CPU, not for a slow server: with a server
+// that answers after a second, 320 users without ramp-up (five windows)
+// still all send their first request at once — within a fraction of the
+// second — instead of one window per answer (four seconds).
+func TestStartWindowSlowServer(t *testing.T) {
+	t.Parallel()
+	const users = 320
+	var mu sync.Mutex
+	var first, last time.Time
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := time.Now()
+		mu.Lock()
+		if first.IsZero() {
+			first = now
+		}
+		last = now
+		mu.Unlock()
+		time.Sleep(time.Second)
+		w.Write([]byte("ok"))
+	}))
+	t.Cleanup(srv.Close)
+	d, _, _ := runPlan(t, context.Background(), simplePlan, srv.URL,
+		"workloads.w.load={users: "+itoa(users)+", duration: 3s}",
+		"workloads.w.scenario=[{request: {name: get, url: /}}, {think: 10s}]")
+	mu.Lock()
+	spread := last.Sub(first)
+	mu.Unlock()
+	t.Logf("%d users' first requests arrived within %v", users, spread.Round(time.Millisecond))
+	if spread > 1500*time.Millisecond {
+		t.Errorf("first requests spread over %v, want well under the 1 s a window's answers take", spread)
+	}
+	if n, errs := labelAgg(d, "get"); n != users || errs != 0 {
+		t.Errorf("%d requests (%d failed), want %d", n, errs, users)
 	}
 }

@@ -42,6 +42,7 @@ type userRun struct {
 	done     chan struct{} // made on demand by Done, closed by stop (mu)
 	stopped  atomic.Bool
 	active   bool // counted in the workload's active users
+	starting bool // started through the group's start window, not yet out of it
 }
 
 const (
@@ -79,7 +80,9 @@ func (u *userRun) Done() <-chan struct{} {
 
 // stop ends the user: a waiting user continues at once (and ends), a
 // running one stops at its next step that may stop (a request in flight
-// completes).
+// completes). stop may run the end of a waiting user on the caller's
+// goroutine: it must not hold locks the user's end takes (u.mu, the group's
+// aliveMu).
 func (u *userRun) stop() {
 	u.mu.Lock()
 	if u.stopped.Load() {
@@ -96,23 +99,34 @@ func (u *userRun) stop() {
 		u.timer.Stop() // should its callback run anyway, it finds parked false
 	}
 	u.mu.Unlock()
-	if resume {
-		go u.run()
-	}
-}
-
-// start runs the user after delay.
-func (u *userRun) start(delay time.Duration) {
-	if delay <= 0 {
-		go u.run()
+	if !resume {
 		return
 	}
-	u.park(delay)
+	if len(u.g.wl.prog.teardown) > 0 {
+		go u.run() // the teardown's requests run on the user's own goroutine
+		return
+	}
+	// Nothing left to run but the user's end (closing its connections):
+	// on this goroutine, so that stopping 100,000 waiting users does not
+	// start 100,000 goroutines at once.
+	u.run()
+}
+
+// started leaves the group's start window (startUsers).
+func (u *userRun) started() {
+	if u.starting {
+		u.starting = false
+		select {
+		case u.g.startDone <- struct{}{}:
+		default: // the window was given up on (slow starts)
+		}
+	}
 }
 
 // park hands the user to its timer for d. It reports false when the user
 // was stopped: the caller goes on (and stops) on its own goroutine.
 func (u *userRun) park(d time.Duration) bool {
+	u.started()
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.stopped.Load() {
@@ -198,6 +212,7 @@ func (u *userRun) run() {
 		if parked {
 			return
 		}
+		u.started()
 		u.pos = posNext
 		if u.ended(v.endIteration(err)) {
 			break
@@ -215,6 +230,12 @@ func (u *userRun) run() {
 func (u *userRun) steps() (parked bool, err error) {
 	v := u.v
 	sc := v.prog.scenario
+	if u.pos > 1 {
+		// Back from a think: one cut short by a stop ends the iteration.
+		if err := u.Err(); err != nil {
+			return false, err
+		}
+	}
 	for i := u.pos - 1; i < len(sc); i++ {
 		if t, ok := sc[i].(*thinkStep); ok {
 			if d := thinkTime(&t.think, v); d > 0 {
@@ -276,6 +297,7 @@ func (u *userRun) pace() time.Duration {
 // finish ends the user: its counters, connections and the group's
 // accounting.
 func (u *userRun) finish() {
+	u.started()
 	g := u.g
 	if u.active {
 		u.active = false
