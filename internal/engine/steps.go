@@ -109,13 +109,9 @@ func (t *txStep) run(ctx context.Context, v *vu, measured bool, s *core.Sample) 
 	err := runSteps(ctx, v, t.steps, measured, s)
 	in := v.tx
 	if measured && (err == nil || isOutcome(err)) && in.start != 0 {
-		failed := &in.fail
-		if !in.hasFail {
-			failed = &core.Sample{}
-		}
 		tx := core.Sample{Label: t.label, Intended: in.start, Start: in.start, Elapsed: in.elapsed,
-			Service: in.elapsed, Thread: v.thread, Transaction: true, Class: failed.Class,
-			Status: failed.Status, Message: failed.Message,
+			Service: in.elapsed, Thread: v.thread, Transaction: true, Class: in.failClass,
+			Status: in.failStatus, Message: in.failMsg,
 			GroupThreads: int32(v.w.active.Load()), AllThreads: int32(v.w.e.activeUsers.Load())}
 		v.w.e.record(v, t.label, true, &tx)
 	}
@@ -126,7 +122,7 @@ func (t *txStep) run(ctx context.Context, v *vu, measured bool, s *core.Sample) 
 		}
 		v.tx.elapsed += in.elapsed
 		if in.hasFail && !v.tx.hasFail {
-			v.tx.fail, v.tx.hasFail = in.fail, true
+			v.tx.hasFail, v.tx.failClass, v.tx.failStatus, v.tx.failMsg = true, in.failClass, in.failStatus, in.failMsg
 		}
 	}
 	return err

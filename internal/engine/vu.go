@@ -77,13 +77,24 @@ type vu struct {
 }
 
 // txState is a transaction's running sum: its requests' total time, the
-// intended start of its first request, and its first failure.
+// intended start of its first request, and its first failure's class,
+// status and message (what the transaction's sample takes from it; not the
+// whole sample, which would make every user 150 bytes bigger).
 type txState struct {
-	active  bool
-	elapsed time.Duration
-	start   int64
-	fail    core.Sample
-	hasFail bool
+	active     bool
+	hasFail    bool
+	failClass  core.ErrorClass
+	failStatus int
+	elapsed    time.Duration
+	start      int64
+	failMsg    string
+}
+
+// failed records s as the transaction's failure if it is the first.
+func (t *txState) failed(s *core.Sample) {
+	if !t.hasFail {
+		t.hasFail, t.failClass, t.failStatus, t.failMsg = true, s.Class, s.Status, s.Message
+	}
 }
 
 // The vu is the expressions' environment: its variables and last response.
@@ -501,8 +512,8 @@ func (v *vu) note(label string, s *core.Sample) {
 			v.tx.start = s.Intended
 		}
 		v.tx.elapsed += s.Elapsed
-		if s.Class != core.ErrNone && !v.tx.hasFail {
-			v.tx.fail, v.tx.hasFail = *s, true
+		if s.Class != core.ErrNone {
+			v.tx.failed(s)
 		}
 	}
 	s.GroupThreads = int32(v.w.active.Load())
