@@ -35,6 +35,11 @@ func FuzzSplit(f *testing.F) {
 	f.Add([]byte("1795307669713,147,GET /cart,200,OK,users 1-2,text,true,,139,117,2,2,http://x/cart,131,0,73"), byte(','))
 	f.Add([]byte("a;b;;c\"d;"), byte(';'))
 	f.Add([]byte(",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,"), byte(','))
+	for _, n := range []int{7, 8, 63, 64, 65, 511, 512, 513, 2000} { // around the mask words and the mask's end
+		line := bytes.Repeat([]byte("ab,c;"), n/5+1)[:n]
+		f.Add(line, byte(','))
+		f.Add(append(bytes.Repeat([]byte{','}, n-1), '"'), byte(','))
+	}
 	f.Fuzz(func(t *testing.T, line []byte, delim byte) {
 		if delim == '"' || bytes.IndexByte(line, '\n') >= 0 {
 			return
