@@ -86,6 +86,12 @@ func FuzzParseInt(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		got, ok := ParseInt(b)
+		// The same digits followed by other bytes within the capacity
+		// (ParseInt may read them and must ignore them).
+		padded := append(append([]byte(nil), b...), "9x-\x00 9999"...)[:len(b)]
+		if g2, ok2 := ParseInt(padded); g2 != got || ok2 != ok {
+			t.Fatalf("ParseInt(%q) = %d, %v, but %d, %v with bytes after it", b, got, ok, g2, ok2)
+		}
 		want, wok := int64(0), len(b) > 0 && len(b) <= 19
 		d := b
 		if wok && d[0] == '-' {

@@ -233,28 +233,51 @@ func parseInt(b []byte) (int64, bool) {
 			return 0, false
 		}
 	}
+	// Eight digits at a time: first the len(b) mod 8 leading ones, read
+	// as one word with '0's in front when the slice's capacity allows
+	// reading eight bytes, then whole words (epoch times have 10 to 19).
 	var v int64
-	for len(b) >= 8 { // eight digits at a time (epoch times have 10 to 19)
-		w := binary.LittleEndian.Uint64(b)
-		if w&0xf0f0f0f0f0f0f0f0 != 0x3030303030303030 || (w+0x0606060606060606)&0xf0f0f0f0f0f0f0f0 != 0x3030303030303030 {
-			return 0, false
+	if r := len(b) & 7; r != 0 {
+		if cap(b) >= 8 {
+			w := binary.LittleEndian.Uint64(b[:8])<<(64-8*r) | 0x3030303030303030>>(8*r)
+			d, ok := eightDigits(w)
+			if !ok {
+				return 0, false
+			}
+			v = int64(d)
+		} else {
+			for _, c := range b[:r] {
+				if c < '0' || c > '9' {
+					return 0, false
+				}
+				v = v*10 + int64(c-'0')
+			}
 		}
-		w = (w & 0x0f0f0f0f0f0f0f0f) * 2561 >> 8
-		w = (w & 0x00ff00ff00ff00ff) * 6553601 >> 16
-		w = (w & 0x0000ffff0000ffff) * 42949672960001 >> 32
-		v = v*100000000 + int64(w)
-		b = b[8:]
+		b = b[r:]
 	}
-	for _, c := range b {
-		if c < '0' || c > '9' {
+	for len(b) >= 8 {
+		d, ok := eightDigits(binary.LittleEndian.Uint64(b))
+		if !ok {
 			return 0, false
 		}
-		v = v*10 + int64(c-'0')
+		v = v*100000000 + int64(d)
+		b = b[8:]
 	}
 	if neg {
 		v = -v
 	}
 	return v, true
+}
+
+// eightDigits is the value of eight ASCII digits loaded little-endian
+// (the first digit in the low byte), or false when a byte is not a digit.
+func eightDigits(w uint64) (uint64, bool) {
+	if w&0xf0f0f0f0f0f0f0f0 != 0x3030303030303030 || (w+0x0606060606060606)&0xf0f0f0f0f0f0f0f0 != 0x3030303030303030 {
+		return 0, false
+	}
+	w = (w & 0x0f0f0f0f0f0f0f0f) * 2561 >> 8
+	w = (w & 0x00ff00ff00ff00ff) * 6553601 >> 16
+	return (w & 0x0000ffff0000ffff) * 42949672960001 >> 32, true
 }
 
 // ParseInt parses a decimal integer without allocating.
