@@ -178,9 +178,14 @@ type Client struct {
 	resolver *net.Resolver
 	sessions tls.ClientSessionCache
 
-	targets map[string]*target
+	// The caches are made on demand: most users send to one URL of one
+	// host, which last and slot0 hold without a map (an empty map and its
+	// first entry are ~250 bytes each, per user).
+	targets map[string]*target // with last, once a user sent to two URLs
 	last    *target
-	slots   map[string]*hostSlot
+	slot0   hostSlot // the first host's idle connection
+	slot0At string   // its key; "" until the first connection
+	slots   map[string]*hostSlot // every other host's
 	dns     map[string]dnsEntry
 	oneAddr [1]netip.Addr
 	spare   *conn // buffers of the last closed connection
@@ -227,9 +232,6 @@ func New(cfg Config) *Client {
 		cfg:       cfg,
 		pool:      cfg.Pool,
 		resolver:  cfg.Resolver,
-		targets:   make(map[string]*target),
-		slots:     make(map[string]*hostSlot),
-		dns:       make(map[string]dnsEntry),
 		idleProbe: idleProbeAfter,
 	}
 	if c.resolver == nil {
@@ -259,6 +261,10 @@ func (c *Client) Close() error {
 // closeIdle closes the idle connections of a per-user client.
 func (c *Client) closeIdle() error {
 	var errs []error
+	if c.slot0.idle != nil {
+		errs = append(errs, c.slot0.idle.nc.Close())
+		c.slot0.idle = nil
+	}
 	for _, s := range c.slots {
 		if s.idle != nil {
 			errs = append(errs, s.idle.nc.Close())
@@ -499,6 +505,13 @@ func (c *Client) release(t *target, cn *conn) {
 // every idle connection is closed and the caches start over, so a user that
 // wanders over many hosts holds a bounded number of sockets.
 func (c *Client) slotFor(t *target) *hostSlot {
+	if c.slot0At == "" {
+		c.slot0At = t.key
+	}
+	if t.key == c.slot0At {
+		t.slot = &c.slot0
+		return t.slot
+	}
 	s := c.slots[t.key]
 	if s == nil {
 		if len(c.slots) >= maxSlots {
@@ -506,6 +519,9 @@ func (c *Client) slotFor(t *target) *hostSlot {
 			clear(c.slots)
 			clear(c.targets)
 			c.last = nil
+		}
+		if c.slots == nil {
+			c.slots = make(map[string]*hostSlot)
 		}
 		s = &hostSlot{}
 		c.slots[t.key] = s

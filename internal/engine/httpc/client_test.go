@@ -608,10 +608,17 @@ func TestURLCacheAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.last = nil
-	t2, _ := c.target("http://example.test/a")
-	if t1 != t2 {
+	if t2, _ := c.target("http://example.test/a"); t1 != t2 {
 		t.Error("repeated URL was parsed again")
+	}
+	if c.targets != nil {
+		t.Error("one URL made the URL map (last alone holds it)")
+	}
+	if _, err := c.target("http://example.test/b"); err != nil {
+		t.Fatal(err)
+	}
+	if t2, _ := c.target("http://example.test/a"); t1 != t2 {
+		t.Error("the first URL was parsed again after a second one")
 	}
 	for i := range maxTargets + 10 {
 		if _, err := c.target(fmt.Sprintf("http://example.test/%d", i)); err != nil {
@@ -988,4 +995,46 @@ func TestLargeBodyWrittenPastSocketBuffer(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A per-user client keeps one idle connection per host — the first host's
+// in the client itself, the others' in a map made when a second host
+// appears — and Close closes all of them.
+func TestIdleConnectionPerHost(t *testing.T) {
+	var conns atomic.Int64
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
+	var srv [2]*httptest.Server
+	for i := range srv {
+		srv[i] = httptest.NewUnstartedServer(h)
+		srv[i].Config.ConnState = func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				conns.Add(1)
+			}
+		}
+		srv[i].Start()
+		t.Cleanup(srv[i].Close)
+	}
+	c := New(Config{})
+	for round := range 3 {
+		for i, s := range srv {
+			res := get(t, c, s.URL+"/x")
+			if res.Err != nil || res.Reused != (round > 0) {
+				t.Fatalf("round %d host %d: err %v reused %v", round, i, res.Err, res.Reused)
+			}
+		}
+	}
+	if c.slots == nil || len(c.slots) != 1 || c.slot0.idle == nil {
+		t.Errorf("first host in the client, the second in the map: slot0 %v, map %d", c.slot0.idle != nil, len(c.slots))
+	}
+	if n := conns.Load(); n != 2 {
+		t.Errorf("%d connections for 2 hosts, want 2", n)
+	}
+	c.Close()
+	if c.slot0.idle != nil || c.slots[c.last.key].idle != nil {
+		t.Error("Close left an idle connection")
+	}
+	if res := get(t, c, srv[0].URL+"/x"); res.Err != nil || res.Reused {
+		t.Errorf("after Close: err %v reused %v, want a new connection", res.Err, res.Reused)
+	}
+	c.Close()
 }

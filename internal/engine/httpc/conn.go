@@ -350,6 +350,9 @@ func (c *Client) resolve(ctx context.Context, t *target) ([]netip.Addr, error) {
 		if len(c.dns) >= maxTargets {
 			clear(c.dns)
 		}
+		if c.dns == nil {
+			c.dns = make(map[string]dnsEntry)
+		}
 		c.dns[t.hostname] = dnsEntry{addrs: ordered, expires: now.Add(c.cfg.DNSTTL)}
 	}
 	return ordered, nil

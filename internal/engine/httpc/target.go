@@ -113,10 +113,21 @@ func (c *Client) target(raw string) (*target, error) {
 	} else if c.cfg.Proxy != nil {
 		t.requestURI = "http://" + t.host + t.requestURI // absolute form, for the proxy
 	}
-	if len(c.targets) >= maxTargets {
+	switch {
+	case c.last == nil && len(c.targets) == 0:
+		// The first URL: last alone is the cache.
+	case len(c.targets) >= maxTargets:
 		clear(c.targets)
+		c.targets[raw] = t
+	default:
+		if c.targets == nil {
+			c.targets = make(map[string]*target)
+		}
+		if len(c.targets) == 0 && c.last != nil {
+			c.targets[c.last.raw] = c.last // a second URL: both in the map
+		}
+		c.targets[raw] = t
 	}
-	c.targets[raw] = t
 	c.last = t
 	return t, nil
 }
