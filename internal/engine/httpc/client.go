@@ -183,8 +183,8 @@ type Client struct {
 	// first entry are ~250 bytes each, per user).
 	targets map[string]*target // with last, once a user sent to two URLs
 	last    *target
-	slot0   hostSlot // the first host's idle connection
-	slot0At string   // its key; "" until the first connection
+	slot0   hostSlot             // the first host's idle connection
+	slot0At string               // its key; "" until the first connection
 	slots   map[string]*hostSlot // every other host's
 	dns     map[string]dnsEntry
 	oneAddr [1]netip.Addr
