@@ -39,7 +39,7 @@ type Config struct {
 	// it with sampleresult.timestamp.start=false (the shipped
 	// jmeter.properties sets true: timeStamp is the start).
 	TimestampEnd bool
-	// ChunkSize overrides importer.DefaultChunkSize (tests).
+	// ChunkSize overrides the size of the pieces a file is cut into (tests).
 	ChunkSize int
 }
 
