@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -83,7 +84,10 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 		return s.importXML(ctx, run, br)
 	}
 	run.AddSource(s.Describe() + " (CSV)")
-	return s.importCSV(ctx, run, br, head)
+	// The rest is read straight from the file: through br, every piece
+	// smaller than br's buffer would be copied once more.
+	rest, _ := br.Peek(br.Buffered())
+	return s.importCSV(ctx, run, io.MultiReader(bytes.NewReader(rest), f), head)
 }
 
 // Column names JMeter writes (CSVSaveService), lower-cased for matching.
