@@ -25,8 +25,7 @@ import (
 // its own kept-alive connection (per_user, one open file per user: skipped
 // where the limit cannot be raised that far) and with connections: shared
 // (a pool as large as the requests in flight at once), and records what
-// they cost: the live heap
-// plus goroutine stacks per user once every user has started and made its
+// they cost: the live heap plus goroutine stacks per user once every user has started and made its
 // first request (KiB/user), the process's peak RSS over the run
 // (peak-RSS-KiB/user, both above the baseline before the run), the request
 // rate held and the errors. The users start over ramp_up (30 s), think a
@@ -65,9 +64,10 @@ func benchUsers(b *testing.B, connections string) {
 		b.Fatal(err)
 	}
 	if rl.Cur < need {
+		hard := rl.Max
 		rl.Cur, rl.Max = need, max(rl.Max, need)
 		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
-			b.Skipf("%d users with connections: %s need %d open files; the limit (%d) cannot be raised (%v): raise ulimit -n, or set PLATEAU_BENCH_USERS", users, connections, need, rl.Max, err)
+			b.Skipf("%d users with connections: %s need %d open files; the limit (%d) cannot be raised (%v): raise ulimit -n, or set PLATEAU_BENCH_USERS", users, connections, need, hard, err)
 		}
 	}
 	// nginx: one worker, every port of the users' workloads, no log.
