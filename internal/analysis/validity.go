@@ -56,6 +56,11 @@ type PhaseValidity struct {
 	// most users active in any second of the phase.
 	MaxUsers  int `json:"max_users,omitempty"`
 	PeakUsers int `json:"peak_users"`
+	// DroppedLate is how many of the dropped iterations the generator's
+	// own lateness accounts for (it was behind its schedule by more than
+	// the queue holds when it dropped them; at most LateMaxMs).
+	DroppedLate int64   `json:"dropped_late_iterations,omitempty"`
+	LateMaxMs   float64 `json:"generator_late_max_ms,omitempty"`
 	// Requests per second and mean times: ResponseMs from the intended
 	// start (coordinated-omission-correct, the headline), ServiceMs from the
 	// actual send (what the server cost).
@@ -116,6 +121,7 @@ func (d *Dataset) JudgeValidity() *Validity {
 			pv.Model = "open"
 			pv.Planned, pv.Started, pv.MaxUsers = pi.Planned, pi.Started, pi.MaxUsers
 			pv.Dropped = max(pi.Planned-pi.Started, 0)
+			pv.DroppedLate, pv.LateMaxMs = min(pi.DroppedLate, pv.Dropped), pi.LateMaxMs
 			if span > 0 && pi.Planned > 0 {
 				pv.PlannedRate = round3(float64(pi.Planned) / span)
 				pv.AchievedRate = round3(float64(pi.Started) / span)
@@ -154,10 +160,20 @@ func (d *Dataset) JudgeValidity() *Validity {
 
 // droppedReason is the sentence for an open-model phase that did not hold
 // its rate: "planned 5,000/s, achieved 190/s: the 10 users allowed were all
-// busy; 24,000 iterations dropped".
+// busy; 24,000 iterations dropped". When most drops came while the
+// generator itself was behind its schedule (DroppedLate), the cause is the
+// generator, not busy users, and the sentence says so.
 func (pv *PhaseValidity) droppedReason(where string) string {
 	var why string
 	switch {
+	case pv.DroppedLate > 0 && 2*pv.DroppedLate >= pv.Dropped:
+		why = fmt.Sprintf("the generator itself fell behind its schedule, by up to %s ms, so iterations came due together faster than the %s allowed (max_users) could take them",
+			fmtNum(pv.LateMaxMs), usersAllowed(pv.MaxUsers))
+		if pv.CPUPct >= MaxGeneratorCPUPct {
+			why += " (it was short of CPU)"
+		} else {
+			why += " (it was paused: other processes on its CPU, or its own pauses)"
+		}
 	case pv.MaxUsers > 0 && pv.PeakUsers >= pv.MaxUsers:
 		why = fmt.Sprintf("the %s users allowed (max_users) were all busy", thousands(int64(pv.MaxUsers)))
 		if pv.MaxUsers == 1 {
@@ -168,7 +184,14 @@ func (pv *PhaseValidity) droppedReason(where string) string {
 			if w == 0 {
 				w = pv.ResponseMs
 			}
-			why += fmt.Sprintf(" (%s req/s × %s ms = %.1f requests in flight)", fmtNum(pv.RequestsPerS), fmtNum(w), pv.InFlight)
+			if 2*pv.InFlight < float64(pv.MaxUsers) {
+				// On average far fewer were needed: the shortfall came
+				// in bursts (the server stalled now and then).
+				why += fmt.Sprintf(" at times, though on average only %.1f requests were in flight (%s req/s × %s ms)",
+					pv.InFlight, fmtNum(pv.RequestsPerS), fmtNum(w))
+			} else {
+				why += fmt.Sprintf(" (%s req/s × %s ms = %.1f requests in flight)", fmtNum(pv.RequestsPerS), fmtNum(w), pv.InFlight)
+			}
 		}
 	case pv.CPUPct >= MaxGeneratorCPUPct:
 		why = "the generator was short of CPU"
@@ -177,6 +200,14 @@ func (pv *PhaseValidity) droppedReason(where string) string {
 	}
 	return fmt.Sprintf("%splanned %s/s, achieved %s/s: %s; %s of %s iterations dropped", where,
 		fmtNum(pv.PlannedRate), fmtNum(pv.AchievedRate), why, thousands(pv.Dropped), thousands(pv.Planned))
+}
+
+// usersAllowed is "10 users" or "one user".
+func usersAllowed(n int) string {
+	if n == 1 {
+		return "one user"
+	}
+	return thousands(int64(n)) + " users"
 }
 
 // phaseLabel prefixes a sentence with the phase when the run has several.

@@ -50,8 +50,17 @@ func TestValidity(t *testing.T) {
 			VerdictInvalid, "generator 1/2 in step 1 used 97% of its CPU"},
 		{"rate not held, users at max", rundir.StatusCompleted, "", nil,
 			func(p []rundir.PhaseInfo) {
+				p[2].Rate, p[2].Planned, p[2].Started, p[2].MaxUsers, p[2].PlannedS = 100, 1000, 200, 5, 10
+			}, VerdictInvalid, "step 3: planned 100/s, achieved 20/s: the 5 users allowed (max_users) were all busy (20 req/s × 300 ms = 6.0 requests in flight); 800 of 1,000 iterations dropped"},
+		{"rate not held, users at max now and then", rundir.StatusCompleted, "", nil,
+			func(p []rundir.PhaseInfo) {
 				p[2].Rate, p[2].Planned, p[2].Started, p[2].MaxUsers, p[2].PlannedS = 100, 1000, 200, 30, 10
-			}, VerdictInvalid, "step 3: planned 100/s, achieved 20/s: the 30 users allowed (max_users) were all busy (20 req/s × 300 ms = 6.0 requests in flight); 800 of 1,000 iterations dropped"},
+			}, VerdictInvalid, "step 3: planned 100/s, achieved 20/s: the 30 users allowed (max_users) were all busy at times, though on average only 6.0 requests were in flight (20 req/s × 300 ms); 800 of 1,000 iterations dropped"},
+		{"rate not held, the generator late", rundir.StatusCompleted, "", nil,
+			func(p []rundir.PhaseInfo) {
+				p[2].Rate, p[2].Planned, p[2].Started, p[2].MaxUsers, p[2].PlannedS = 100, 1000, 900, 30, 10
+				p[2].DroppedLate, p[2].LateMaxMs = 80, 16.4
+			}, VerdictInvalid, "step 3: planned 100/s, achieved 90/s: the generator itself fell behind its schedule, by up to 16.4 ms, so iterations came due together faster than the 30 users allowed (max_users) could take them (it was paused: other processes on its CPU, or its own pauses); 100 of 1,000 iterations dropped"},
 		{"1% dropped is still held", rundir.StatusCompleted, "", nil,
 			func(p []rundir.PhaseInfo) { p[0].Rate, p[0].Planned, p[0].Started, p[0].MaxUsers = 20, 200, 198, 100 },
 			VerdictNoRequirements, ""},

@@ -49,6 +49,8 @@ func alignPhases(segs []*Segment) ([]rundir.PhaseInfo, [][]int, []string) {
 			// generator's own CPU (the busiest one's as CPUPct).
 			a.p.Planned += p.Planned
 			a.p.Started += p.Started
+			a.p.DroppedLate += p.DroppedLate
+			a.p.LateMaxMs = max(a.p.LateMaxMs, p.LateMaxMs)
 			for name, n := range p.Checks {
 				if a.p.Checks == nil {
 					a.p.Checks = map[string]rundir.CheckCount{}

@@ -130,6 +130,13 @@ type PhaseInfo struct {
 	Planned  int64 `json:"planned_iterations,omitempty"`
 	Started  int64 `json:"started_iterations,omitempty"`
 	MaxUsers int   `json:"max_users,omitempty"`
+	// DroppedLate counts the dropped iterations that the generator's own
+	// lateness accounts for: when it handed them out it was already behind
+	// the schedule by more than the queue absorbs (max_users iterations at
+	// the peak rate), so they came due together however fast the server
+	// was. LateMaxMs is the most it was behind at such a drop.
+	DroppedLate int64   `json:"dropped_late,omitempty"`
+	LateMaxMs   float64 `json:"late_max_ms,omitempty"`
 	// PlannedS is the phase's planned length in seconds (0: unknown).
 	PlannedS float64 `json:"planned_s,omitempty"`
 	// CPUPct is the generator process's own CPU use during the phase, in
