@@ -169,6 +169,10 @@ func (g *group) startUsers(us []*userRun) {
 	idle := 0 // rounds without a start ending while the CPU was free
 	var t *time.Timer
 	for _, u := range us {
+		if u.stopped.Load() {
+			u.run() // stopped before it started: it only ends
+			continue
+		}
 		for inStart >= startWindow && !u.stopped.Load() {
 			select {
 			case <-g.startDone:

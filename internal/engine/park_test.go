@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -145,5 +146,37 @@ func TestStartWindowSlowServer(t *testing.T) {
 	}
 	if n, errs := labelAgg(d, "get"); n != users || errs != 0 {
 		t.Errorf("%d requests (%d failed), want %d", n, errs, users)
+	}
+}
+
+// A think cut short by the end of the load ends the iteration, as the
+// sleeping think did: the user, resumed from its timer, does not go on to the
+// steps after the think — not even a transaction's request, which a stopped
+// user would otherwise still send. The teardown still runs once per user.
+func TestStoppedThinkEndsIteration(t *testing.T) {
+	t.Parallel()
+	var a, b, down atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/a":
+			a.Add(1)
+		case "/b":
+			b.Add(1)
+		case "/down":
+			down.Add(1)
+		}
+		w.Write([]byte("ok"))
+	}))
+	t.Cleanup(srv.Close)
+	start := time.Now()
+	runPlan(t, context.Background(), simplePlan, srv.URL,
+		"workloads.w.load={users: 20, duration: 1s}",
+		"workloads.w.scenario=[{request: {name: a, url: /a}}, {think: 30s}, {transaction: {name: t, steps: [{request: {name: b, url: /b}}]}}]",
+		"workloads.w.teardown=[{request: {name: down, url: /down}}]")
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("run took %v: the 30 s think was not cut short", el)
+	}
+	if a.Load() != 20 || b.Load() != 0 || down.Load() != 20 {
+		t.Errorf("requests a %d, b %d, teardown %d; want 20, 0 (the cut think ends the iteration), 20", a.Load(), b.Load(), down.Load())
 	}
 }
