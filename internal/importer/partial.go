@@ -21,9 +21,10 @@ import (
 // written never depend on how the file was cut. Not safe for concurrent
 // use; its Aggregator's configuration is read, never written.
 type Partial struct {
-	a     *Aggregator
-	open  map[aggKey]*secAgg
-	cache [partialCache]partialSlot
+	a        *Aggregator
+	from, to int64 // the run's window (Options.From, To), Unix ns
+	open     map[aggKey]*secAgg
+	cache    [partialCache]partialSlot
 
 	users  map[int64]int32
 	uSec   int64 // the second whose thread count is in uN, not yet in users
@@ -68,7 +69,13 @@ type errCount struct {
 
 // NewPartial returns an empty partial for a's samples.
 func (a *Aggregator) NewPartial() *Partial {
-	p := &Partial{a: a, open: map[aggKey]*secAgg{}, users: map[int64]int32{}}
+	p := &Partial{a: a, open: map[aggKey]*secAgg{}, users: map[int64]int32{}, from: math.MinInt64, to: math.MaxInt64}
+	if o := &a.run.opt; !o.From.IsZero() {
+		p.from = o.From.UnixNano()
+	}
+	if o := &a.run.opt; !o.To.IsZero() {
+		p.to = o.To.UnixNano()
+	}
 	p.clear()
 	return p
 }
@@ -113,7 +120,7 @@ func (p *Partial) Discard() {
 // Add aggregates one sample, as Aggregator.Add does.
 func (p *Partial) Add(s *Rec) {
 	a := p.a
-	if o := &a.run.opt; (!o.From.IsZero() && s.End < o.From.UnixNano()) || (!o.To.IsZero() && s.End > o.To.UnixNano()) {
+	if s.End < p.from || s.End > p.to { // Options.From and To
 		if !s.Derived {
 			p.outside++
 		}
