@@ -11,11 +11,12 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
-	"os"
 	"strconv"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/plateau-perf/plateau/internal/engine/sockio"
 )
 
 // Buffer sizes. 2 KiB holds a typical request or response head in one
@@ -36,65 +37,17 @@ const (
 const idleProbeAfter = time.Second
 
 // counter wraps a connection and counts the bytes that pass through it, so
-// BytesSent/BytesRecv are exact without touching the data. On a plain TCP
-// socket (raw set) it reads with rawRead inside RawConn.Read, which keeps
-// net.Conn's deadlines, close safety and readiness wait.
+// BytesSent/BytesRecv are exact without touching the data.
 type counter struct {
-	nc  net.Conn
-	raw syscall.RawConn
-	r   int64 // bytes read from nc
-	w   int64 // bytes accepted by nc.Write
-	// State of one raw read: the caller's slice, and what the read gave.
-	rp     []byte
-	rn     int
-	rerr   error
-	readFn func(fd uintptr) bool // c.readRaw, bound once per conn
+	nc net.Conn
+	r  int64 // bytes read from nc
+	w  int64 // bytes accepted by nc.Write
 }
 
 func (c *counter) Read(p []byte) (int, error) {
-	if c.raw == nil || !rawIO || len(p) == 0 {
-		n, err := c.nc.Read(p)
-		c.r += int64(n)
-		return n, err
-	}
-	if c.readFn == nil {
-		c.readFn = c.readRaw
-	}
-	c.rp, c.rn, c.rerr = p, 0, nil
-	if err := c.raw.Read(c.readFn); err != nil {
-		c.rp = nil
-		// The same error net.Conn.Read gives (a deadline, a closed
-		// connection), named as a read.
-		if oe, ok := err.(*net.OpError); ok && oe.Op == "raw-read" {
-			oe.Op = "read"
-		}
-		return 0, err
-	}
-	n, err := c.rn, c.rerr
-	c.rp = nil
+	n, err := c.nc.Read(p)
 	c.r += int64(n)
 	return n, err
-}
-
-// readRaw is counter.Read's RawConn.Read callback: false (wait for
-// readiness) while the socket has nothing to read.
-func (c *counter) readRaw(fd uintptr) bool {
-	for {
-		n, err := rawRead(fd, c.rp)
-		switch {
-		case err == syscall.EINTR:
-			continue
-		case err == syscall.EAGAIN:
-			return false
-		case err != nil:
-			c.rerr = &net.OpError{Op: "read", Net: "tcp", Source: c.nc.LocalAddr(), Addr: c.nc.RemoteAddr(),
-				Err: os.NewSyscallError("read", err)}
-		case n == 0:
-			c.rerr = io.EOF
-		}
-		c.rn = n
-		return true
-	}
 }
 
 func (c *counter) Write(p []byte) (int, error) {
@@ -284,7 +237,7 @@ func (cn *conn) writeThenWait(fd uintptr) bool {
 	cn.awaitDone = true
 	w := &cn.bw
 	for {
-		n, err := rawWrite(fd, w.buf)
+		n, err := sockio.RawWrite(fd, w.buf)
 		if err == syscall.EINTR {
 			continue
 		}
@@ -423,15 +376,15 @@ func (c *Client) dial(ctx context.Context, t *target, deadline time.Time) (*conn
 		}
 		_ = tc.SetDeadline(time.Time{})
 	}
-	cn := c.newConn(tc)
+	// The connection reads and writes with raw system calls (sockio),
+	// under TLS too.
+	sc := sockio.Wrap(tc)
+	cn := c.newConn(sc)
 	if raw, err := tc.SyscallConn(); err == nil {
 		cn.raw = raw
-		if !t.https {
-			cn.cnt.raw = raw
-		}
 	}
 	if t.https {
-		tlc := tls.Client(tc, t.tlsConfig)
+		tlc := tls.Client(sc, t.tlsConfig)
 		if err := tlc.HandshakeContext(ctx); err != nil {
 			_ = tc.Close()
 			return nil, phaseTLS, &handshakeError{addr: t.key, err: err}
@@ -454,7 +407,7 @@ func (c *Client) newConn(nc net.Conn) *conn {
 		cn = &conn{}
 	}
 	cn.nc = nc
-	cn.cnt = counter{nc: nc, readFn: cn.cnt.readFn}
+	cn.cnt = counter{nc: nc}
 	cn.bw.out = &cn.cnt
 	if cn.br != nil {
 		cn.br.Reset(&cn.cnt)

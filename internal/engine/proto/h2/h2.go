@@ -44,6 +44,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/engine/httpc"
+	"github.com/plateau-perf/plateau/internal/engine/sockio"
 )
 
 // DefaultMaxConcurrentStreams is the streams per connection when
@@ -223,6 +224,7 @@ func (p *Pool) dialConn(ctx context.Context, cn *conn, t *target, deadline time.
 	if err != nil {
 		return err
 	}
+	nc = sockio.Wrap(nc) // raw system calls, under TLS too
 	if t.scheme == "https" {
 		if nc, err = p.handshakeTLS(ctx, nc, t.host); err != nil {
 			return err

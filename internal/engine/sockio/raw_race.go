@@ -1,6 +1,6 @@
 //go:build unix && race
 
-package httpc
+package sockio
 
 import "syscall"
 
@@ -8,9 +8,9 @@ import "syscall"
 // their annotations are what tells the detector that a response read from a
 // socket happens after the server wrote it (raw system calls carry none, and
 // tests that share state with an in-process server would report races).
-func rawWrite(fd uintptr, p []byte) (int, error) { return nonNegative(syscall.Write(int(fd), p)) }
+func RawWrite(fd uintptr, p []byte) (int, error) { return nonNegative(syscall.Write(int(fd), p)) }
 
-func rawRead(fd uintptr, p []byte) (int, error) { return nonNegative(syscall.Read(int(fd), p)) }
+func RawRead(fd uintptr, p []byte) (int, error) { return nonNegative(syscall.Read(int(fd), p)) }
 
 // nonNegative gives the raw calls' result on an error: 0 bytes, not -1.
 func nonNegative(n int, err error) (int, error) {
@@ -20,4 +20,4 @@ func nonNegative(n int, err error) (int, error) {
 	return n, nil
 }
 
-const rawIO = true
+const Available = true
