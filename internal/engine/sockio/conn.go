@@ -16,18 +16,21 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 )
 
-// Conn is a TCP connection whose Read and Write use raw system calls. Read
-// and Write may run concurrently (one each), as on a net.Conn; the other
+// Conn is a TCP connection whose Read and Write use raw system calls. As on
+// a net.Conn, any goroutine may call them at any time; calls of one kind
+// take turns (they would anyway, on the socket's own locks). The other
 // methods are the TCPConn's.
 type Conn struct {
 	*net.TCPConn
-	raw     syscall.RawConn
-	rd, wr  op
-	readFn  func(fd uintptr) bool
-	writeFn func(fd uintptr) bool
+	raw      syscall.RawConn
+	rmu, wmu sync.Mutex // held for the whole Read or Write: they own rd, wr
+	rd, wr   op
+	readFn   func(fd uintptr) bool
+	writeFn  func(fd uintptr) bool
 }
 
 // op is the state of one Read or Write: the caller's slice, the bytes
@@ -59,10 +62,12 @@ func (c *Conn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return c.TCPConn.Read(p)
 	}
+	c.rmu.Lock()
 	c.rd = op{p: p}
 	err := c.raw.Read(c.readFn)
 	n, rerr := c.rd.n, c.rd.err
 	c.rd = op{}
+	c.rmu.Unlock()
 	if err != nil {
 		return 0, renamed(err, "read")
 	}
@@ -71,10 +76,12 @@ func (c *Conn) Read(p []byte) (int, error) {
 
 // Write writes all of p, waiting while the send buffer is full.
 func (c *Conn) Write(p []byte) (int, error) {
+	c.wmu.Lock()
 	c.wr = op{p: p}
 	err := c.raw.Write(c.writeFn)
 	n, werr := c.wr.n, c.wr.err
 	c.wr = op{}
+	c.wmu.Unlock()
 	if err != nil {
 		return n, renamed(err, "write")
 	}

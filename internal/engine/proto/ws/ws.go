@@ -36,6 +36,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/engine/httpc"
+	"github.com/plateau-perf/plateau/internal/engine/sockio"
 )
 
 // DefaultMaxMessage is the bytes of a received message kept when
@@ -96,7 +97,14 @@ func NewDialer(cfg Config) *Dialer {
 	tc.NextProtos = []string{"http/1.1"}
 	dialer := &net.Dialer{Timeout: max(cfg.ConnectTimeout, 0)}
 	t := &http.Transport{
-		DialContext:         dialer.DialContext,
+		// Raw system calls on the socket (sockio), under TLS too.
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dialer.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return sockio.Wrap(c), nil
+		},
 		TLSClientConfig:     tc,
 		TLSHandshakeTimeout: max(cfg.ConnectTimeout, 0),
 		DisableCompression:  true,
