@@ -175,7 +175,9 @@ def measure(tool, argv, parse, timeout):
     cpu0 = children_cpu()
     out, rc, wall = run_measured(pin(argv, GEN_CPU), timeout)
     cpu = children_cpu() - cpu0
-    if rc not in (0,):
+    # plateau exits 3 ("invalid") when its own CPU was saturated, which a
+    # throughput benchmark on one core does by design; the numbers stand.
+    if rc not in ((0, 3) if tool.startswith("plateau") else (0,)):
         raise SystemExit(f"{tool} exited with {rc}:\n{out}")
     reqs, rps = parse(out)
     return {"tool": tool, "requests": reqs, "rps": rps, "cpu_s": cpu, "cpu_us_per_req": cpu / reqs * 1e6,
