@@ -53,6 +53,9 @@ type Server struct {
 	stopped bool
 }
 
+// PID is the nginx process (master_process is off: it serves too).
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
 // Start writes the configuration and starts nginx (one process), and
 // waits until it listens.
 func Start(t testing.TB, c Config) *Server {
