@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/engine"
 	"github.com/plateau-perf/plateau/internal/nginxtest"
 	"github.com/plateau-perf/plateau/internal/plan"
@@ -31,6 +32,9 @@ import (
 //     "CPU µs per request at 5,000 req/s").
 //   - closed50: 50 users in a closed loop, 5 s (the harness's max
 //     throughput; compare req/s and CPU per request with wrk -c50).
+//   - latency100: 100 req/s for 10 s to a server (a child process) that
+//     answers after 10 ms: the p50 over those 10 ms, counted from each
+//     request's intended start (issue 21's "p50 overhead").
 //
 // Run it as the harness does, the generator on one core and nginx on
 // another: pin the benchmark (taskset), and it moves nginx to a CPU outside
@@ -56,24 +60,29 @@ func BenchmarkLoad(b *testing.B) {
 		HTTP:   "access_log off; keepalive_requests 1000000000; keepalive_timeout 300s;",
 		Server: "location / { default_type text/plain; return 200 'ok'; }",
 	})
+	// The harness's delay server: a child process answering after 10 ms.
+	delayURL, delayPID := startChild(b, "PLATEAU_TEST_SERVE_DELAY=10ms")
 	if cpu, ok := otherCPU(); ok {
 		var set unix.CPUSet
 		set.Set(cpu)
-		if err := unix.SchedSetaffinity(ng.PID(), &set); err != nil {
-			b.Fatal(err)
+		for _, pid := range []int{ng.PID(), delayPID} {
+			if err := unix.SchedSetaffinity(pid, &set); err != nil {
+				b.Fatal(err)
+			}
 		}
-		b.Logf("nginx on CPU %d, outside the benchmark's CPUs", cpu)
+		b.Logf("the servers on CPU %d, outside the benchmark's CPUs", cpu)
 	} else {
-		b.Logf("nginx shares the benchmark's CPUs (pin the benchmark with taskset to keep them apart)")
+		b.Logf("the servers share the benchmark's CPUs (pin the benchmark with taskset to keep them apart)")
 	}
-	shapes := []struct{ name, load string }{
-		{"rate5000", "{rate: 5000/s, duration: 5s, max_users: 10}"},
-		{"closed50", "{users: 50, duration: 5s}"},
+	shapes := []struct{ name, target, load string }{
+		{"rate5000", "http://" + ng.Addr, "{rate: 5000/s, duration: 5s, max_users: 10}"},
+		{"closed50", "http://" + ng.Addr, "{users: 50, duration: 5s}"},
+		{"latency100", delayURL, "{rate: 100/s, duration: 10s, max_users: 10}"},
 	}
 	for _, sh := range shapes {
 		b.Run(sh.name, func(b *testing.B) {
-			src := fmt.Sprintf("name: load\ntarget: http://%s\nworkloads:\n  w:\n    scenario:\n"+
-				"      - request: {name: get, url: /}\n    load: %s\n", ng.Addr, sh.load)
+			src := fmt.Sprintf("name: load\ntarget: %s\nworkloads:\n  w:\n    scenario:\n"+
+				"      - request: {name: get, url: /}\n    load: %s\n", sh.target, sh.load)
 			dir := b.TempDir()
 			pf := filepath.Join(dir, "plan.yaml")
 			if err := os.WriteFile(pf, []byte(src), 0o644); err != nil {
@@ -86,6 +95,7 @@ func BenchmarkLoad(b *testing.B) {
 			var cpu time.Duration
 			var requests, dropped int64
 			var wall time.Duration
+			var p50 float64 // summed over runs
 			for i := range b.N {
 				out := filepath.Join(dir, fmt.Sprintf("run%d", i))
 				info := &rundir.Info{Tool: "plateau", Name: p.Name, Status: rundir.StatusRunning}
@@ -108,6 +118,13 @@ func BenchmarkLoad(b *testing.B) {
 				for _, n := range res.Dropped {
 					dropped += n
 				}
+				if sh.name == "latency100" {
+					d, err := analysis.Load(out)
+					if err != nil {
+						b.Fatal(err)
+					}
+					p50 += d.Total.QuantileMs(50) - 10 // the server's own 10 ms
+				}
 			}
 			if requests == 0 {
 				b.Fatal("no requests were made")
@@ -115,6 +132,10 @@ func BenchmarkLoad(b *testing.B) {
 			b.ReportMetric(float64(cpu.Microseconds())/float64(requests), "cpu-µs/req")
 			b.ReportMetric(float64(requests)/wall.Seconds(), "req/s")
 			b.ReportMetric(float64(dropped)/float64(b.N), "dropped/run")
+			if sh.name == "latency100" {
+				// From the intended start: coordinated-omission correct.
+				b.ReportMetric(p50/float64(b.N), "p50-overhead-ms")
+			}
 		})
 	}
 }

@@ -18,11 +18,17 @@ import (
 // childServer starts the test binary as an HTTP server in a child process
 // (TestMain, PLATEAU_TEST_SERVE) and returns its URL: its goroutines and
 // memory are not the generator's.
-func childServer(t *testing.T) string {
+func childServer(t testing.TB, env ...string) string {
+	url, _ := startChild(t, env...)
+	return url
+}
+
+// startChild is childServer that also returns the child's process id.
+func startChild(t testing.TB, env ...string) (string, int) {
 	t.Helper()
 	exe, _ := os.Executable()
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), "PLATEAU_TEST_SERVE=1")
+	cmd.Env = append(append(os.Environ(), "PLATEAU_TEST_SERVE=1"), env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +41,7 @@ func childServer(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return "http://" + strings.TrimSpace(addr)
+	return "http://" + strings.TrimSpace(addr), cmd.Process.Pid
 }
 
 // Users that think between requests hold no goroutine: 500 users, a
