@@ -307,6 +307,7 @@ func TestStalledServerClosesConnection(t *testing.T) {
 	}
 	defer ln.Close()
 	closed := make(chan error, 1)
+	drain := make(chan struct{})
 	go func() {
 		c, err := ln.Accept()
 		if err != nil {
@@ -317,8 +318,14 @@ func TestStalledServerClosesConnection(t *testing.T) {
 		// Windows large enough for the client to fill the socket buffers.
 		fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1<<31 - 1})
 		fr.WriteWindowUpdate(0, 1<<31-1-65535)
-		time.Sleep(1500 * time.Millisecond) // read nothing meanwhile
-		_, err = io.Copy(io.Discard, c)     // then drain: ends when the client closed
+		// Read nothing until the client has given up (not for a fixed
+		// time: on a loaded machine the client may not even have filled
+		// the buffers by then, and a drain would unstall it).
+		select {
+		case <-drain:
+		case <-time.After(8 * time.Second):
+		}
+		_, err = io.Copy(io.Discard, c) // then drain: ends when the client closed
 		closed <- err
 	}()
 	p := NewPool(Config{Timeout: 300 * time.Millisecond})
@@ -328,6 +335,7 @@ func TestStalledServerClosesConnection(t *testing.T) {
 	// The request may take longer than a write: the stalled write ends it.
 	err = NewClient(p, nil).Do(context.Background(), &httpc.Request{Method: "POST", URL: "http://" + ln.Addr().String() + "/",
 		Body: body, Timeout: 10 * time.Second}, &res)
+	close(drain)
 	if err == nil || res.Class != core.ErrTimeout || res.Total > 5*time.Second {
 		t.Fatalf("got %v class %v after %v, want a timeout from the stalled write", err, res.Class, res.Total)
 	}
