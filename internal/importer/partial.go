@@ -151,14 +151,7 @@ func (p *Partial) Add(s *Rec) {
 		}
 		c.k, c.ag = k, ag
 	}
-	us := max(s.Elapsed, 0)
-	ag.count++
-	ag.sum += us
-	ag.min = min(ag.min, us)
-	ag.max = max(ag.max, us)
-	ag.hist.record(us)
-	ag.sent += s.Sent
-	ag.recv += s.Recv
+	us := ag.addTimes(s)
 	if s.Class != core.ErrNone {
 		ag.addErr(metrics.ErrKey{Class: s.Class, Status: int(s.Status), Message: s.Message})
 		p.errors++

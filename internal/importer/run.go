@@ -345,20 +345,7 @@ func assignPhases(dir string, phases []core.Phase) error {
 		}
 		err = enc.Encode(&rec)
 	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("assigning phases: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("assigning phases: %w", err)
-	}
-	return nil
+	return replaceIntervals(f, bw, tmp, path, err)
 }
 
 // phaseField finds the second and the "ph" value of an interval record
@@ -414,22 +401,9 @@ func phaseField(line []byte) (t int64, at, end int, ok bool) {
 	return t, at, end, true
 }
 
-// assignPhasesJSON is assignPhases decoding and encoding every record.
-func assignPhasesJSON(dir string, phases []core.Phase) error {
-	path := filepath.Join(dir, rundir.IntervalsFile)
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("assigning phases: %w", err)
-	}
-	bw := bufio.NewWriterSize(f, 256<<10)
-	enc := json.NewEncoder(bw)
-	err = rundir.ReadIntervals(dir, func(rec *rundir.IntervalRecord) error {
-		if rec.Users == nil && rec.Dropped == nil {
-			rec.Phase = phaseOf(phases, rec.T*1e9)
-		}
-		return enc.Encode(rec)
-	})
+// replaceIntervals ends a rewrite of intervals.ndjson into tmp (through bw
+// on f): on success tmp replaces path, on err it is removed.
+func replaceIntervals(f *os.File, bw *bufio.Writer, tmp, path string, err error) error {
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -446,6 +420,25 @@ func assignPhasesJSON(dir string, phases []core.Phase) error {
 	return nil
 }
 
+// assignPhasesJSON is assignPhases decoding and encoding every record.
+func assignPhasesJSON(dir string, phases []core.Phase) error {
+	path := filepath.Join(dir, rundir.IntervalsFile)
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("assigning phases: %w", err)
+	}
+	bw := bufio.NewWriterSize(f, 256<<10)
+	enc := json.NewEncoder(bw)
+	err = rundir.ReadIntervals(dir, func(rec *rundir.IntervalRecord) error {
+		if rec.Users == nil && rec.Dropped == nil {
+			rec.Phase = phaseOf(phases, rec.T*1e9)
+		}
+		return enc.Encode(rec)
+	})
+	return replaceIntervals(f, bw, tmp, path, err)
+}
+
 // secAgg is one label's aggregate over one second. Errors are kept in a
 // metrics.Agg for its bounded, sorted failure breakdown (its histogram is
 // not used).
@@ -456,6 +449,21 @@ type secAgg struct {
 	// errl are a Partial's failures, merged into errs by AddPartial.
 	errl   []errCount
 	errIdx map[metrics.ErrKey]int // index of errl when it holds many kinds
+}
+
+// addTimes adds a record's time and bytes to the second (its failures are
+// counted by the caller: an Aggregator and a Partial keep them differently)
+// and returns the time in µs.
+func (g *secAgg) addTimes(s *Rec) int64 {
+	us := max(s.Elapsed, 0)
+	g.count++
+	g.sum += us
+	g.min = min(g.min, us)
+	g.max = max(g.max, us)
+	g.hist.record(us)
+	g.sent += s.Sent
+	g.recv += s.Recv
+	return us
 }
 
 func (g *secAgg) reset() {
@@ -598,14 +606,7 @@ func (a *Aggregator) Add(s *Rec) error {
 		a.open[k] = ag
 		a.oldest = min(a.oldest, sec)
 	}
-	us := max(s.Elapsed, 0)
-	ag.count++
-	ag.sum += us
-	ag.min = min(ag.min, us)
-	ag.max = max(ag.max, us)
-	ag.hist.record(us)
-	ag.sent += s.Sent
-	ag.recv += s.Recv
+	us := ag.addTimes(s)
 	if s.Class != core.ErrNone {
 		if ag.errs == nil {
 			ag.errs = &metrics.Agg{}
