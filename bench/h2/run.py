@@ -27,116 +27,33 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent.parent
-HOST = "127.0.0.1"
-GEN_CPU, SERVER_CPU = 0, 1
+sys.path.insert(0, str(HERE.parent))
+from benchlib import GEN_CPU, HOST, SERVER_CPU, Nginx, build_plateau, pin, require, run_measured, run_pinned  # noqa: E402
 
-NGINX_CONF = """worker_processes 1;
-daemon off;
-master_process off;
-pid {dir}/nginx.pid;
-error_log {dir}/error.log warn;
-events {{ worker_connections 1024; }}
-http {{
-  access_log off;
-  keepalive_requests 1000000000;
-  keepalive_timeout 300s;
-  http2_max_concurrent_streams 128;
-  server_tokens off;
-  client_body_temp_path {dir}; proxy_temp_path {dir}; fastcgi_temp_path {dir};
-  uwsgi_temp_path {dir}; scgi_temp_path {dir};
-  server {{
-    listen {host}:{tls_port} ssl http2;
+SERVERS = """  server {{
+    listen {host}:{tls} ssl http2;
     ssl_certificate {dir}/cert.pem;
     ssl_certificate_key {dir}/key.pem;
     location / {{ default_type text/plain; return 200 'ok'; }}
   }}
   server {{
-    listen {host}:{h2c_port} http2;
+    listen {host}:{h2c} http2;
     location / {{ default_type text/plain; return 200 'ok'; }}
-  }}
-}}
-"""
+  }}"""
 
 
-def free_port():
-    s = socket.socket()
-    s.bind((HOST, 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+def start_nginx(work: Path):
+    return Nginx(work, ("tls", "h2c"), lambda d, ports: SERVERS.format(host=HOST, dir=d, **ports), tls=True)
 
 
-def pin(argv, cpu):
-    return ["taskset", "-c", str(cpu)] + argv
-
-
-class Nginx:
-    def __init__(self, work: Path):
-        self.dir = work / "nginx"
-        self.dir.mkdir(parents=True)
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
-                        "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                        "-keyout", str(self.dir / "key.pem"), "-out", str(self.dir / "cert.pem")],
-                       check=True, capture_output=True)
-        self.tls_port, self.h2c_port = free_port(), free_port()
-        conf = self.dir / "nginx.conf"
-        conf.write_text(NGINX_CONF.format(dir=self.dir, host=HOST, tls_port=self.tls_port, h2c_port=self.h2c_port))
-        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-        self.proc = subprocess.Popen(pin([nginx, "-p", str(self.dir), "-e", str(self.dir / "error.log"),
-                                          "-c", str(conf)], SERVER_CPU),
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
-        for port in (self.tls_port, self.h2c_port):
-            for _ in range(100):
-                try:
-                    socket.create_connection((HOST, port), timeout=1).close()
-                    break
-                except OSError:
-                    time.sleep(0.05)
-            else:
-                self.stop()
-                raise SystemExit(f"nginx did not listen on {port}: {(self.dir / 'error.log').read_text()}")
-
-    def url(self, mode):
-        return f"https://{HOST}:{self.tls_port}/" if mode == "tls" else f"http://{HOST}:{self.h2c_port}/"
-
-    def stop(self):
-        try:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            self.proc.wait(timeout=5)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            pass
-
-
-def run_measured(argv, timeout):
-    """Runs argv; returns (stdout+stderr, CPU seconds of the process tree, wall seconds)."""
-    t0 = time.monotonic()
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        out, _ = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, _ = p.communicate()
-        raise SystemExit(f"{argv[0]} ran over {timeout}s:\n{out.decode(errors='replace')}")
-    wall = time.monotonic() - t0
-    # communicate() reaped the child; its rusage went into RUSAGE_CHILDREN.
-    return out.decode(errors="replace"), p.returncode, wall
-
-
-def children_cpu():
-    import resource
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
+def url_of(nginx, mode):
+    return f"https://{HOST}:{nginx.ports['tls']}/" if mode == "tls" else f"http://{HOST}:{nginx.ports['h2c']}/"
 
 
 def plateau_cmd(bin_, url, duration, work: Path):
@@ -172,9 +89,7 @@ def h2load_cmd(url, duration):
 
 
 def measure(tool, argv, parse, timeout):
-    cpu0 = children_cpu()
-    out, rc, wall = run_measured(pin(argv, GEN_CPU), timeout)
-    cpu = children_cpu() - cpu0
+    out, rc, cpu, wall = run_pinned(argv, timeout)
     # plateau exits 3 ("invalid") when its own CPU was saturated, which a
     # throughput benchmark on one core does by design; the numbers stand.
     if rc not in ((0, 3) if tool.startswith("plateau") else (0,)):
@@ -203,12 +118,6 @@ def strace_counts(tool, argv, parse, work: Path, timeout):
             "top": ", ".join(f"{k} {v / reqs:.2f}" for k, v in top)}
 
 
-def build_plateau(work: Path):
-    bin_ = work / "plateau"
-    subprocess.run(["go", "build", "-o", str(bin_), "./cmd/plateau"], cwd=REPO, check=True)
-    return str(bin_)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=3)
@@ -217,11 +126,7 @@ def main():
     ap.add_argument("--strace", action="store_true", help="also count system calls per request (short runs)")
     ap.add_argument("--plateau", default=os.environ.get("PLATEAU_BIN"))
     a = ap.parse_args()
-    for exe in ("nginx", "h2load", "openssl", "taskset"):
-        if not shutil.which(exe) and not (exe == "nginx" and os.path.exists("/usr/sbin/nginx")):
-            raise SystemExit(f"{exe} is not installed: run scripts/install-test-deps.sh")
-    if os.cpu_count() < 2:
-        raise SystemExit("needs 2 CPUs (generator and server pinned apart)")
+    require("nginx", "h2load", "openssl", "taskset")
     work = Path(tempfile.mkdtemp(prefix="h2bench-"))
     nginx = None
     try:
@@ -230,13 +135,13 @@ def main():
             name, _, path = spec.rpartition("=")
             builds["plateau" + (f" {name}" if name else "")] = path
         bin_ = next(iter(builds.values()))
-        nginx = Nginx(work)
+        nginx = start_nginx(work)
         modes = a.modes.split(",")
         rows = {m: [] for m in modes}
         tools = list(builds) + ["h2load"]
         for rep in range(a.reps):
             for m in modes:
-                url = nginx.url(m)
+                url = url_of(nginx, m)
                 order = tools if rep % 2 == 0 else tools[::-1]
                 got = {}
                 for tool in order:
@@ -270,7 +175,7 @@ def main():
             print("| mode | tool | system calls per request | top five per request |")
             print("|---|---|---|---|")
             for m in modes:
-                url = nginx.url(m)
+                url = url_of(nginx, m)
                 for tool in ("plateau", "h2load"):
                     argv, parse = plateau_cmd(bin_, url, 3, work) if tool == "plateau" else h2load_cmd(url, 3)
                     s = strace_counts(tool, argv, parse, work, 120)
