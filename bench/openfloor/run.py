@@ -61,7 +61,7 @@ def oha_cmd(bin_, url, a):
     def parse(text):
         j = json.loads(text[text.index("{"):])
         codes = j.get("statusCodeDistribution", {})
-        return sum(codes.values()), sum(v for k, v in codes.items() if k != "200") + len(j.get("errorDistribution", {}))
+        return sum(codes.values()), sum(v for k, v in codes.items() if k != "200") + sum(j.get("errorDistribution", {}).values())
     return [bin_, "--no-tui", "--output-format", "json", "-z", f"{a.duration}s", "-c", str(a.conns),
             "-q", str(a.rate), url], parse
 
