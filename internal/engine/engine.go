@@ -155,6 +155,9 @@ type workload struct {
 	phase    atomic.Int32 // current phase index in run.json
 	active   atomic.Int64 // users currently alive
 	requests atomic.Int64 // measured requests completed
+	// phaseReq0 is requests when the current phase became wl's (startPhase,
+	// on the goroutine that runs wl's phases and alone reads it).
+	phaseReq0 int64
 	dropped  atomic.Int64
 	skipped  atomic.Int64 // iterations ended early by on_fail
 	nextUser atomic.Int64
@@ -435,6 +438,7 @@ func (e *Engine) startPhase(wl *workload, name string, users int, rate float64, 
 	e.saveLocked()
 	e.mu.Unlock()
 	wl.phase.Store(int32(idx))
+	wl.phaseReq0 = wl.requests.Load()
 	return idx
 }
 

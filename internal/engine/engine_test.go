@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -288,6 +289,19 @@ func TestStepsAndStopRule(t *testing.T) {
 	}
 	if p1, p2 := d.PhaseTotal[0].Count, d.PhaseTotal[1].Count; float64(p2) < 1.5*float64(p1) {
 		t.Errorf("step 2 (4 users) %d samples vs step 1 (2 users) %d: want about double", p2, p1)
+	}
+	// The rule's figures are the phases' own, as the report's table shows
+	// them: the same requests over the same span.
+	m := regexp.MustCompile(`\(([0-9.]+) → ([0-9.]+) req/s\)`).FindStringSubmatch(d.Phases[2].Stopped)
+	if m == nil {
+		t.Fatalf("phase 3 stopped %q: no throughputs", d.Phases[2].Stopped)
+	}
+	for i, got := range m[1:] {
+		p := i + 1
+		want := fmt.Sprintf("%.2f", float64(d.PhaseTotal[p].Count)/d.Phases[p].Duration().Seconds())
+		if got != want {
+			t.Errorf("stop rule says %s req/s for step %d, its phase %s (%d requests over %v)", got, p+1, want, d.PhaseTotal[p].Count, d.Phases[p].Duration())
+		}
 	}
 }
 

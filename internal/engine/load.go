@@ -352,8 +352,6 @@ func (wl *workload) runSteps(ctx context.Context) string {
 			name = fmt.Sprintf("step %d", i+1)
 		}
 		name = wl.e.phaseName(wl, name)
-		startReq := wl.requests.Load()
-		began := time.Now()
 		var idx int
 		if float64(st.Rate) > 0 {
 			if g != nil {
@@ -375,21 +373,17 @@ func (wl *workload) runSteps(ctx context.Context) string {
 			g.add(st.Users, min(prevUsers, st.Users), st.RampUp, pace, 0)
 			prevUsers = st.Users
 			stopped = g.wait(st.Duration, false)
+			wl.e.endPhase(idx, stopped)
 		}
-		span := time.Since(began).Seconds()
-		tp := float64(wl.requests.Load()-startReq) / span
+		tp := wl.phaseThroughput(idx)
 		reason := stopped
 		if reason == "" && l.StopWhen != nil && prevTP > 0 {
 			gain := (tp - prevTP) / prevTP
 			if gain < l.StopWhen.Threshold {
 				reason = fmt.Sprintf("stop rule: throughput gain %.1f%% < %.4g%% (%.2f → %.2f req/s)",
 					100*gain, 100*l.StopWhen.Threshold, prevTP, tp)
+				wl.e.setStopped(idx, reason)
 			}
-		}
-		if idx >= 0 && float64(st.Rate) == 0 {
-			wl.e.endPhase(idx, reason)
-		} else if idx >= 0 && reason != "" {
-			wl.e.setStopped(idx, reason)
 		}
 		prevTP = tp
 		if reason != "" {
@@ -404,6 +398,26 @@ func (wl *workload) runSteps(ctx context.Context) string {
 		g.stop()
 	}
 	return stopped
+}
+
+// phaseThroughput is phase idx's requests per second counted as the
+// report's table counts them: the requests that completed while it was wl's
+// phase (from the switch in startPhase to the one in endPhase), over its span
+// in run.json. The stop rule judges these figures and its note quotes them,
+// so the note and the table cannot disagree. 0 when the phase did not end.
+func (wl *workload) phaseThroughput(idx int) float64 {
+	n := wl.requests.Load() - wl.phaseReq0
+	if idx < 0 {
+		return 0
+	}
+	e := wl.e
+	e.mu.Lock()
+	p := e.info.Phases[idx]
+	e.mu.Unlock()
+	if p.End == nil || !p.End.After(p.Start) {
+		return 0
+	}
+	return float64(n) / p.End.Sub(p.Start).Seconds()
 }
 
 func (e *Engine) setStopped(idx int, why string) {
