@@ -158,9 +158,9 @@ type workload struct {
 	// phaseReq0 is requests when the current phase became wl's (startPhase,
 	// on the goroutine that runs wl's phases and alone reads it).
 	phaseReq0 int64
-	dropped  atomic.Int64
-	skipped  atomic.Int64 // iterations ended early by on_fail
-	nextUser atomic.Int64
+	dropped   atomic.Int64
+	skipped   atomic.Int64 // iterations ended early by on_fail
+	nextUser  atomic.Int64
 	// cut is set when graceful_stop ran out and iterations still running
 	// were cut off.
 	cut atomic.Bool
