@@ -225,12 +225,7 @@ func (b *builder) panelChart(t *target, p panel, grid bool) *doc.Figure {
 	if grid {
 		w = chart.BucketWidth(to-from, 1, maxBuckets/2)
 	}
-	// Centre the buckets on the sampling clock: monitors sample every
-	// interval at a fixed phase, and a grid offset from it would put two
-	// samples in one bucket and none in the next, drawing false gaps.
-	if first := firstSample(t, p); !math.IsNaN(first) {
-		from = first - w/2 - math.Ceil((first-w/2-from)/w)*w
-	}
+	from = onSamplingClock(from, w, firstSample(t, p))
 	reduced := chart.Reduced{}
 	for _, l := range p.lines {
 		s := t.get(l.metrics...)
@@ -512,6 +507,18 @@ func (b *builder) resourceTable(t *target) *doc.Table {
 }
 
 // firstSample is the time of the panel's earliest sample (NaN without any).
+// onSamplingClock moves a bucket grid starting at from so that its buckets
+// are centred on the sampling clock whose first sample is at first (NaN:
+// no sample, from unchanged). Monitors and scrapes sample every interval at
+// a fixed phase, and a grid offset from it would put two samples in one
+// bucket and none in the next, drawing false gaps.
+func onSamplingClock(from, w, first float64) float64 {
+	if math.IsNaN(first) {
+		return from
+	}
+	return first - w/2 - math.Ceil((first-w/2-from)/w)*w
+}
+
 func firstSample(t *target, p panel) float64 {
 	first := math.NaN()
 	for _, l := range p.lines {

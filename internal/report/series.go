@@ -198,6 +198,13 @@ func (b *builder) familyChart(t *target, f *family, ranked []*core.Series, top i
 	}
 	from, to := unix(b.d.Start), math.Max(unix(b.d.End), unix(b.d.Start)+1)
 	w := chart.BucketWidth(to-from, 1, maxBuckets)
+	first := math.NaN()
+	for _, s := range ranked[:min(top, len(ranked))] {
+		if len(s.Points) > 0 && (math.IsNaN(first) || unix(s.Points[0].T) < first) {
+			first = unix(s.Points[0].T)
+		}
+	}
+	from = onSamplingClock(from, w, first)
 	reduced := chart.Reduced{}
 	drawn := 0
 	for _, s := range ranked {
