@@ -188,3 +188,51 @@ func TestLegendNeverRunsPastTheChart(t *testing.T) {
 		}
 	}
 }
+
+// Phase labels sit in the plot's top 16 px. A series along its ceiling (a
+// pool saturated at 12 connections) used to run through them; the axis now
+// leaves that band free, except where a percent axis would pass 100 for it.
+func TestPhaseLabelsAboveTheData(t *testing.T) {
+	t.Parallel()
+	frameRe := regexp.MustCompile(`<rect x="[\d.]+" y="([\d.]+)" width="[\d.]+" height="[\d.]+" fill="none" stroke="#999"`)
+	lineRe := regexp.MustCompile(`<polyline points="([^"]+)"`)
+	highest := func(t *testing.T, c *Chart) (top, line float64) {
+		svg := string(c.SVG())
+		wellFormed(t, []byte(svg))
+		f, l := frameRe.FindStringSubmatch(svg), lineRe.FindStringSubmatch(svg)
+		if f == nil || l == nil {
+			t.Fatalf("no plot frame or line in %s", svg)
+		}
+		top, _ = strconv.ParseFloat(f[1], 64)
+		line = math.Inf(1)
+		for _, pt := range strings.Fields(l[1]) {
+			y, _ := strconv.ParseFloat(pt[strings.IndexByte(pt, ',')+1:], 64)
+			line = math.Min(line, y)
+		}
+		return top, line
+	}
+	spans := []Span{{From: 0, To: 5, Label: "1: 2 nodes x 7 threads"}, {From: 5, To: 10, Label: "2: 2 nodes x 10 threads"}}
+	for _, tc := range []struct {
+		name   string
+		unit   string
+		ceil   float64
+		spans  []Span
+		labels bool // the band must be kept free
+	}{
+		{"saturated pool", "", 12, spans, true},
+		{"no phases", "", 12, nil, false},
+		{"ms", "ms", 400, spans, true},
+		{"CPU at 100 %", "%", 100, spans, false},
+		{"CPU at 60 %", "%", 60, spans, true},
+	} {
+		c := &Chart{Title: tc.name, XKind: Linear, Y: Axis{Unit: tc.unit}, Spans: tc.spans}
+		c.Series = []Series{{Name: "a", X: []float64{0, 2, 4, 6, 8, 10}, Y: []float64{tc.ceil / 4, tc.ceil, tc.ceil, tc.ceil, tc.ceil, tc.ceil}}}
+		top, line := highest(t, c)
+		if tc.labels && line < top+16 {
+			t.Errorf("%s: the line reaches %.1f px, %.1f px under the plot's top: into the phase labels", tc.name, line, line-top)
+		}
+		if !tc.labels && line > top+16 {
+			t.Errorf("%s: the line stays %.1f px under the plot's top: headroom where none was due", tc.name, line-top)
+		}
+	}
+}
