@@ -268,48 +268,68 @@ func (b *builder) resultsVerdict() *doc.Verdict {
 	return &doc.Verdict{Level: max(rtLevel, tpLevel), Text: sentences("verdict: " + clauses(rtMove, "throughput "+tpVerdict))}
 }
 
-// responseTimeVerdict judges every response-time requirement together: the
-// verdict names each one that broke (or held only over the run), and the
-// evidence quotes each requirement's own observed value and scope.
+// responseTimeVerdict judges every response-time requirement together and
+// names each one once, with its own observed value: the verdict names those
+// that broke ("breaks <expr> (440 ms over the run)") or held only over the
+// run, and counts the others, whose values the evidence gives
+// ("<expr>: 94.6 ms over the run").
 func (b *builder) responseTimeVerdict() (doc.Level, string, string) {
-	var held, partly, broken, obs []string
+	var held, partly, broken []string
 	for _, r := range b.s.SLA {
 		e, err := sla.Parse(r.Expr)
 		if err != nil || r.Error != "" || e.Metric == sla.ErrorRate || e.Metric == sla.Throughput || e.Metric == sla.Checks {
 			continue
 		}
-		where := "over the run"
-		if r.Scope != "run" {
-			where = "in " + r.Scope
+		seen := obsU(r.Observed, r.Unit)
+		switch {
+		case r.Scope == "run":
+			seen += " over the run"
+		case !strings.Contains(r.Expr, r.Scope):
+			seen += " in " + r.Scope
 		}
-		obs = append(obs, fmt.Sprintf("%s observed %s %s", r.Expr, obsU(r.Observed, r.Unit), where))
 		switch {
 		case !r.Passed:
-			broken = append(broken, r.Expr)
+			broken = append(broken, fmt.Sprintf("%s (%s)", r.Expr, seen))
 		case r.FirstBroken != "" && r.Scope == "run":
-			partly = append(partly, r.Expr)
+			partly = append(partly, fmt.Sprintf("%s (%s)", r.Expr, obsU(r.Observed, r.Unit)))
 		default:
-			held = append(held, r.Expr)
+			held = append(held, fmt.Sprintf("%s: %s", r.Expr, seen))
 		}
 	}
-	ev := strings.Join(obs, ", ")
+	ev := strings.Join(held, "; ")
+	others := func(n int) string {
+		if n == 1 {
+			return "the other requirement"
+		}
+		return fmt.Sprintf("the other %d", n)
+	}
 	switch {
-	case len(obs) == 0:
+	case len(held)+len(partly)+len(broken) == 0:
 		return doc.Info, "measured; no response-time requirement", ""
 	case len(broken) > 0:
 		v := "breaks " + joinAnd(broken)
-		if len(held)+len(partly) > 0 {
-			v += ", meets " + joinAnd(append(held, partly...))
+		switch {
+		case len(partly) > 0:
+			v += ", meets " + joinAnd(partly) + " over the run but not in every phase"
+			if len(held) > 0 {
+				v += ", and " + others(len(held))
+			}
+		case len(held) > 0:
+			v += ", meets " + others(len(held))
 		}
 		return doc.Fail, v, ev
 	case len(partly) > 0:
 		v := "meets " + joinAnd(partly) + " over the run but not in every phase"
-		if len(held) > 0 {
-			v += ", and " + joinAnd(held)
+		if n := len(held); n > 0 {
+			v += ", and " + others(n)
 		}
 		return doc.Warn, v, ev
+	case len(held) == 1:
+		return doc.OK, "meets its requirement", ev
+	case len(held) == 2:
+		return doc.OK, "meets both requirements", ev
 	}
-	return doc.OK, "meets " + joinAnd(held), ev
+	return doc.OK, fmt.Sprintf("meets all %d requirements", len(held)), ev
 }
 
 // throughputVerdict states what the capacity analysis found about scaling,
