@@ -4,12 +4,14 @@ time. The rules are the peer harness's (../shared/bench): loopback only, nginx w
 worker on CPU 1, the generator on CPU 0 (Go sizes GOMAXPROCS to the affinity: 1), CPU
 per request = the generator process's user + system time over its requests.
 """
+import contextlib
 import os
 import resource
 import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -60,7 +62,8 @@ def require(*exes):
 class Nginx:
     """nginx on CPU 1 serving `return 200 'ok'`. servers(dir, ports) returns the server
     blocks for the named ports (free loopback ports, chosen here); tls makes a
-    throwaway certificate dir/cert.pem, dir/key.pem first."""
+    throwaway certificate dir/cert.pem, dir/key.pem first. As a context manager it
+    stops nginx at the end of the block."""
 
     def __init__(self, work: Path, names, servers, tls=False):
         self.dir = work / "nginx"
@@ -88,12 +91,28 @@ class Nginx:
                 self.stop()
                 raise SystemExit(f"nginx did not listen on {port}: {(self.dir / 'error.log').read_text()}")
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_):
+        self.stop()
+
     def stop(self):
         try:
             os.killpg(self.proc.pid, signal.SIGTERM)
             self.proc.wait(timeout=5)
         except (ProcessLookupError, subprocess.TimeoutExpired):
             pass
+
+
+@contextlib.contextmanager
+def scratch(prefix):
+    """A temporary folder for one benchmark's files, removed however the run ends."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def run_measured(argv, timeout):

@@ -29,12 +29,11 @@ import re
 import shutil
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from benchlib import GEN_CPU, HOST, SERVER_CPU, Nginx, build_plateau, pin, require, run_measured, run_pinned  # noqa: E402
+from benchlib import GEN_CPU, HOST, SERVER_CPU, Nginx, build_plateau, pin, require, run_measured, run_pinned, scratch  # noqa: E402
 
 SERVERS = """  server {{
     listen {host}:{tls} ssl http2;
@@ -127,63 +126,57 @@ def main():
     ap.add_argument("--plateau", default=os.environ.get("PLATEAU_BIN"))
     a = ap.parse_args()
     require("nginx", "h2load", "openssl", "taskset")
-    work = Path(tempfile.mkdtemp(prefix="h2bench-"))
-    nginx = None
-    try:
+    with scratch("h2bench-") as work:
         builds = {}
         for i, spec in enumerate((a.plateau or build_plateau(work)).split(",")):
             name, _, path = spec.rpartition("=")
             builds["plateau" + (f" {name}" if name else "")] = path
         bin_ = next(iter(builds.values()))
-        nginx = start_nginx(work)
-        modes = a.modes.split(",")
-        rows = {m: [] for m in modes}
-        tools = list(builds) + ["h2load"]
-        for rep in range(a.reps):
+        with start_nginx(work) as nginx:
+            modes = a.modes.split(",")
+            rows = {m: [] for m in modes}
+            tools = list(builds) + ["h2load"]
+            for rep in range(a.reps):
+                for m in modes:
+                    url = url_of(nginx, m)
+                    order = tools if rep % 2 == 0 else tools[::-1]
+                    got = {}
+                    for tool in order:
+                        argv, parse = (plateau_cmd(builds[tool], url, a.duration, work) if tool in builds
+                                       else h2load_cmd(url, a.duration))
+                        got[tool] = measure(tool, argv, parse, a.duration * 6 + 60)
+                        print(f"rep {rep + 1} {m:4} {tool:12} {got[tool]['rps']:10.0f} req/s "
+                              f"{got[tool]['cpu_us_per_req']:6.2f} µs CPU/req", file=sys.stderr, flush=True)
+                    for b in builds:
+                        got[b]["ratio"] = got[b]["rps"] / got["h2load"]["rps"]
+                    rows[m].append(got)
+            load = os.getloadavg()
+            print(f"\nHTTP/2, 50 streams on one connection, nginx on CPU {SERVER_CPU}, generator on CPU {GEN_CPU}, "
+                  f"{a.duration} s per run, {a.reps} repetitions (median, min–max); load average after: "
+                  f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f}\n")
+            print("| mode | tool | req/s | CPU µs per request | plateau / h2load |")
+            print("|---|---|---|---|---|")
             for m in modes:
-                url = url_of(nginx, m)
-                order = tools if rep % 2 == 0 else tools[::-1]
-                got = {}
-                for tool in order:
-                    argv, parse = (plateau_cmd(builds[tool], url, a.duration, work) if tool in builds
-                                   else h2load_cmd(url, a.duration))
-                    got[tool] = measure(tool, argv, parse, a.duration * 6 + 60)
-                    print(f"rep {rep + 1} {m:4} {tool:12} {got[tool]['rps']:10.0f} req/s "
-                          f"{got[tool]['cpu_us_per_req']:6.2f} µs CPU/req", file=sys.stderr, flush=True)
-                for b in builds:
-                    got[b]["ratio"] = got[b]["rps"] / got["h2load"]["rps"]
-                rows[m].append(got)
-        load = os.getloadavg()
-        print(f"\nHTTP/2, 50 streams on one connection, nginx on CPU {SERVER_CPU}, generator on CPU {GEN_CPU}, "
-              f"{a.duration} s per run, {a.reps} repetitions (median, min–max); load average after: "
-              f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f}\n")
-        print("| mode | tool | req/s | CPU µs per request | plateau / h2load |")
-        print("|---|---|---|---|---|")
-        for m in modes:
-            for tool in tools:
-                rps = [r[tool]["rps"] for r in rows[m]]
-                cpu = [r[tool]["cpu_us_per_req"] for r in rows[m]]
-                ratio = [r[tool].get("ratio", 0) for r in rows[m]]
-                rcol = (f"**{statistics.median(ratio):.2f}×** ({min(ratio):.2f}–{max(ratio):.2f})"
-                        if tool in builds else "")
-                print(f"| {m} | {tool} | {statistics.median(rps):,.0f} ({min(rps):,.0f}–{max(rps):,.0f}) | "
-                      f"{statistics.median(cpu):.2f} ({min(cpu):.2f}–{max(cpu):.2f}) | {rcol} |")
-        if a.strace:
-            if not shutil.which("strace"):
-                raise SystemExit("strace is not installed")
-            print("\nSystem calls per request (`strace -c -f`, one 3 s run each; strace slows both tools):\n")
-            print("| mode | tool | system calls per request | top five per request |")
-            print("|---|---|---|---|")
-            for m in modes:
-                url = url_of(nginx, m)
-                for tool in ("plateau", "h2load"):
-                    argv, parse = plateau_cmd(bin_, url, 3, work) if tool == "plateau" else h2load_cmd(url, 3)
-                    s = strace_counts(tool, argv, parse, work, 120)
-                    print(f"| {m} | {tool} | {s['syscalls_per_req']:.3f} | {s['top']} |")
-    finally:
-        if nginx:
-            nginx.stop()
-        shutil.rmtree(work, ignore_errors=True)
+                for tool in tools:
+                    rps = [r[tool]["rps"] for r in rows[m]]
+                    cpu = [r[tool]["cpu_us_per_req"] for r in rows[m]]
+                    ratio = [r[tool].get("ratio", 0) for r in rows[m]]
+                    rcol = (f"**{statistics.median(ratio):.2f}×** ({min(ratio):.2f}–{max(ratio):.2f})"
+                            if tool in builds else "")
+                    print(f"| {m} | {tool} | {statistics.median(rps):,.0f} ({min(rps):,.0f}–{max(rps):,.0f}) | "
+                          f"{statistics.median(cpu):.2f} ({min(cpu):.2f}–{max(cpu):.2f}) | {rcol} |")
+            if a.strace:
+                if not shutil.which("strace"):
+                    raise SystemExit("strace is not installed")
+                print("\nSystem calls per request (`strace -c -f`, one 3 s run each; strace slows both tools):\n")
+                print("| mode | tool | system calls per request | top five per request |")
+                print("|---|---|---|---|")
+                for m in modes:
+                    url = url_of(nginx, m)
+                    for tool in ("plateau", "h2load"):
+                        argv, parse = plateau_cmd(bin_, url, 3, work) if tool == "plateau" else h2load_cmd(url, 3)
+                        s = strace_counts(tool, argv, parse, work, 120)
+                        print(f"| {m} | {tool} | {s['syscalls_per_req']:.3f} | {s['top']} |")
 
 
 if __name__ == "__main__":

@@ -30,12 +30,11 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from benchlib import GEN_CPU, HOST, REPO, SERVER_CPU, Nginx, build_plateau, require, run_pinned  # noqa: E402
+from benchlib import GEN_CPU, HOST, REPO, SERVER_CPU, Nginx, build_plateau, require, run_pinned, scratch  # noqa: E402
 
 SERVER = """  server {{
     listen {host}:{port};
@@ -82,66 +81,60 @@ def main():
     ap.add_argument("--json", help="also write every run's figures to this file")
     a = ap.parse_args()
     require("nginx", "cc", "go", "taskset")
-    work = Path(tempfile.mkdtemp(prefix="openfloor-"))
-    nginx = None
-    try:
+    with scratch("openfloor-") as work:
         floor, gofloor = str(work / "floor"), str(work / "gofloor")
         subprocess.run(["cc", "-O2", "-Wall", "-o", floor, str(HERE / "floor.c")], check=True)
         subprocess.run(["go", "build", "-o", gofloor, "./bench/openfloor/gofloor"], cwd=REPO, check=True)
         plateau = a.plateau or build_plateau(work)
-        nginx = Nginx(work, ("plain",), lambda d, ports: SERVER.format(host=HOST, port=ports["plain"]))
-        port = nginx.ports["plain"]
-        url = f"http://{HOST}:{port}"
-        tools = {
-            "plateau": lambda: plateau_cmd(plateau, url, a, work),
-            "c-floor-ms": lambda: ([floor, str(port), str(a.rate), str(a.duration), "ms", str(a.conns)], floor_parse),
-            "c-floor-exact": lambda: ([floor, str(port), str(a.rate), str(a.duration), "exact", str(a.conns)],
-                                      floor_parse),
-            "go-floor": lambda: ([gofloor, f"{HOST}:{port}", str(a.rate), str(a.duration), str(a.conns)],
-                                 floor_parse),
-        }
-        if a.oha:
-            tools["oha"] = lambda: oha_cmd(a.oha, url + "/", a)
-        runs = []
-        for rep in range(a.reps):
-            order = list(tools) if rep % 2 == 0 else list(tools)[::-1]
-            for tool in order:
-                argv, parse = tools[tool]()
-                out, rc, cpu, wall = run_pinned(argv, a.duration * 6 + 60)
-                # plateau exits 3 when it calls its own run invalid (iterations dropped
-                # or its CPU saturated): its figures are still reported, with the code.
-                if rc not in ((0, 3) if tool == "plateau" else (0,)):
-                    raise SystemExit(f"{tool} exited with {rc}:\n{out}")
-                reqs, errors = parse(out)
-                r = {"rep": rep + 1, "tool": tool, "requests": reqs, "errors": errors, "exit": rc,
-                     "cpu_s": cpu, "cpu_us_per_req": cpu / reqs * 1e6, "rps": reqs / a.duration}
-                runs.append(r)
-                print(f"rep {rep + 1} {tool:14} {reqs:7d} responses ({r['rps']:,.0f}/s), {errors} errors, "
-                      f"exit {rc}: {r['cpu_us_per_req']:6.1f} µs CPU/req", file=sys.stderr, flush=True)
-        if a.json:
-            Path(a.json).write_text(json.dumps(runs, indent=1))
-        load = os.getloadavg()
-        print(f"\n{a.rate} req/s, {a.conns} connections, {a.duration} s per run, nginx on CPU {SERVER_CPU}, "
-              f"generator on CPU {GEN_CPU}, {a.reps} repetitions, median (min–max); load average after: "
-              f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f}\n")
-        ref = "oha" if a.oha else None
-        print("| tool | responses/s | CPU µs per request |" + (" / oha (same repetition) |" if ref else ""))
-        print("|---|---|---|" + ("---|" if ref else ""))
-        for tool in tools:
-            mine = [r for r in runs if r["tool"] == tool]
-            cpu = [r["cpu_us_per_req"] for r in mine]
-            rps = [r["rps"] for r in mine]
-            line = (f"| {tool} | {statistics.median(rps):,.0f} | **{statistics.median(cpu):.1f}** "
-                    f"({min(cpu):.1f}–{max(cpu):.1f}) |")
-            if ref:
-                ratio = [r["cpu_us_per_req"] / next(o["cpu_us_per_req"] for o in runs
-                                                   if o["tool"] == ref and o["rep"] == r["rep"]) for r in mine]
-                line += f" {statistics.median(ratio):.2f}× ({min(ratio):.2f}–{max(ratio):.2f}) |"
-            print(line)
-    finally:
-        if nginx:
-            nginx.stop()
-        shutil.rmtree(work, ignore_errors=True)
+        with Nginx(work, ("plain",), lambda d, ports: SERVER.format(host=HOST, port=ports["plain"])) as nginx:
+            port = nginx.ports["plain"]
+            url = f"http://{HOST}:{port}"
+            tools = {
+                "plateau": lambda: plateau_cmd(plateau, url, a, work),
+                "c-floor-ms": lambda: ([floor, str(port), str(a.rate), str(a.duration), "ms", str(a.conns)], floor_parse),
+                "c-floor-exact": lambda: ([floor, str(port), str(a.rate), str(a.duration), "exact", str(a.conns)],
+                                          floor_parse),
+                "go-floor": lambda: ([gofloor, f"{HOST}:{port}", str(a.rate), str(a.duration), str(a.conns)],
+                                     floor_parse),
+            }
+            if a.oha:
+                tools["oha"] = lambda: oha_cmd(a.oha, url + "/", a)
+            runs = []
+            for rep in range(a.reps):
+                order = list(tools) if rep % 2 == 0 else list(tools)[::-1]
+                for tool in order:
+                    argv, parse = tools[tool]()
+                    out, rc, cpu, wall = run_pinned(argv, a.duration * 6 + 60)
+                    # plateau exits 3 when it calls its own run invalid (iterations dropped
+                    # or its CPU saturated): its figures are still reported, with the code.
+                    if rc not in ((0, 3) if tool == "plateau" else (0,)):
+                        raise SystemExit(f"{tool} exited with {rc}:\n{out}")
+                    reqs, errors = parse(out)
+                    r = {"rep": rep + 1, "tool": tool, "requests": reqs, "errors": errors, "exit": rc,
+                         "cpu_s": cpu, "cpu_us_per_req": cpu / reqs * 1e6, "rps": reqs / a.duration}
+                    runs.append(r)
+                    print(f"rep {rep + 1} {tool:14} {reqs:7d} responses ({r['rps']:,.0f}/s), {errors} errors, "
+                          f"exit {rc}: {r['cpu_us_per_req']:6.1f} µs CPU/req", file=sys.stderr, flush=True)
+            if a.json:
+                Path(a.json).write_text(json.dumps(runs, indent=1))
+            load = os.getloadavg()
+            print(f"\n{a.rate} req/s, {a.conns} connections, {a.duration} s per run, nginx on CPU {SERVER_CPU}, "
+                  f"generator on CPU {GEN_CPU}, {a.reps} repetitions, median (min–max); load average after: "
+                  f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f}\n")
+            ref = "oha" if a.oha else None
+            print("| tool | responses/s | CPU µs per request |" + (" / oha (same repetition) |" if ref else ""))
+            print("|---|---|---|" + ("---|" if ref else ""))
+            for tool in tools:
+                mine = [r for r in runs if r["tool"] == tool]
+                cpu = [r["cpu_us_per_req"] for r in mine]
+                rps = [r["rps"] for r in mine]
+                line = (f"| {tool} | {statistics.median(rps):,.0f} | **{statistics.median(cpu):.1f}** "
+                        f"({min(cpu):.1f}–{max(cpu):.1f}) |")
+                if ref:
+                    ratio = [r["cpu_us_per_req"] / next(o["cpu_us_per_req"] for o in runs
+                                                       if o["tool"] == ref and o["rep"] == r["rep"]) for r in mine]
+                    line += f" {statistics.median(ratio):.2f}× ({min(ratio):.2f}–{max(ratio):.2f}) |"
+                print(line)
 
 
 if __name__ == "__main__":
