@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/plateau-perf/plateau/internal/engine/wake"
 )
 
 // run drives the workload's load model and returns why it stopped early
@@ -528,6 +530,8 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Ti
 	first := true
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	precise := wake.New() // for gaps long enough to be slept exactly
+	defer precise.Close()
 	var prevAt time.Duration
 	var planned, started int64
 	late := lateDrops{queue: time.Hour}
@@ -542,23 +546,39 @@ loop:
 		}
 		intended := start.Add(at)
 		d := time.Until(intended)
-		// Go's timers fire about 0.5 ms late on Linux (the poller sleeps in
+		// Go's timers fire up to 1 ms late on Linux (the poller sleeps in
 		// whole milliseconds), and latency counts from the intended start,
-		// so that lateness would be added to every response time. Sleep on
-		// the timer until a short window before the start, then yield in a
-		// loop until it. The window is an eighth of the gap between
-		// iterations (at most 1 ms), which bounds the CPU spent spinning to
-		// about 1/8 of the idle time at low rates and to nothing at high
-		// rates, where the gaps are too short for the timer anyway.
+		// so that lateness would be added to every response time. Where the
+		// gap to the previous iteration is long enough (0.8 ms and more),
+		// sleep on a precise timer (package wake) until a margin before the
+		// start, then yield in a loop until it. The margin is what wake-ups
+		// on this machine were seen to take, at most an eighth of the gap
+		// (and 1 ms): the network is not polled while this loop spins, so a
+		// response arriving in it is held until the start, and the margin
+		// bounds that hold to about what waking the process would cost.
+		// Shorter gaps use Go's timer: its wake-ups come often enough, and
+		// a wake-up per iteration would cost more than the iteration.
 		spin := min(time.Millisecond, (at-prevAt)/8)
 		if spin < 100*time.Microsecond {
-			spin = 0 // high rate: the poller wakes often enough
+			spin = 0
+		} else {
+			spin = precise.Margin(spin)
 		}
 		prevAt = at
 		if d > spin {
-			timer.Reset(d - spin)
+			var c <-chan struct{}
+			var tc <-chan time.Time
+			if spin > 0 {
+				precise.Arm(intended.Add(-spin))
+				c = precise.C
+			} else {
+				timer.Reset(d)
+				tc = timer.C
+			}
 			select {
-			case <-timer.C:
+			case <-tc:
+			case <-c:
+				precise.Fired()
 			case <-ctx.Done():
 				stopped = "interrupted"
 				break loop

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package wake
+
+func newPrecise(chan struct{}) (source, bool) { return nil, false }
