@@ -20,6 +20,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/engine/httpc"
 	"github.com/plateau-perf/plateau/internal/engine/proto/h2"
+	"github.com/plateau-perf/plateau/internal/engine/wake"
 	"github.com/plateau-perf/plateau/internal/metrics"
 	"github.com/plateau-perf/plateau/internal/plan"
 	"github.com/plateau-perf/plateau/internal/plan/expr"
@@ -116,6 +117,10 @@ type Engine struct {
 	workloads   []*workload
 	setupFails  atomic.Int64
 	setupMsg    atomic.Pointer[string] // first setup failure
+	// paced wakes paced users at their iterations' intended starts; made
+	// by the first one (pacedQueue), closed when the run ends.
+	paced     *wake.Queue
+	pacedOnce sync.Once
 
 	mu       sync.Mutex // guards info and phaseCPU
 	info     *rundir.Info
@@ -176,6 +181,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	ctx, e.cancelRun = context.WithCancel(ctx)
 	e.trace = newTracer(cfg.Trace)
 	defer e.cancelRun()
+	defer e.closePaced()
 	if e.seed == 0 {
 		e.seed = uint64(time.Now().UnixNano())
 	}
@@ -641,4 +647,18 @@ var zeroTime time.Time
 
 func newRecorderForBench() *metrics.Recorder {
 	return metrics.NewRecorder(4*runtime.GOMAXPROCS(0), rundir.AppendJTL)
+}
+
+// pacedQueue is the run's queue for paced users' waits.
+func (e *Engine) pacedQueue() *wake.Queue {
+	e.pacedOnce.Do(func() { e.paced = wake.NewQueue() })
+	return e.paced
+}
+
+// closePaced stops the paced users' queue, if one was made.
+func (e *Engine) closePaced() {
+	e.pacedOnce.Do(func() {}) // none made from now on
+	if e.paced != nil {
+		e.paced.Close()
+	}
 }

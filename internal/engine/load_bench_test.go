@@ -35,6 +35,9 @@ import (
 //   - latency100: 100 req/s for 10 s to a server (a child process) that
 //     answers after 10 ms: the p50 over those 10 ms, counted from each
 //     request's intended start (issue 21's "p50 overhead").
+//   - paced100: the same 100 req/s from 2 closed-model users paced at
+//     20 ms, whose latency also counts from each iteration's intended
+//     start (package wake's Queue wakes them).
 //
 // Run it as the harness does, the generator on one core and nginx on
 // another: pin the benchmark (taskset), and it moves nginx to a CPU outside
@@ -78,6 +81,7 @@ func BenchmarkLoad(b *testing.B) {
 		{"rate5000", "http://" + ng.Addr, "{rate: 5000/s, duration: 5s, max_users: 10}"},
 		{"closed50", "http://" + ng.Addr, "{users: 50, duration: 5s}"},
 		{"latency100", delayURL, "{rate: 100/s, duration: 10s, max_users: 10}"},
+		{"paced100", delayURL, "{users: 2, pace: 20ms, duration: 10s}"},
 	}
 	for _, sh := range shapes {
 		b.Run(sh.name, func(b *testing.B) {
@@ -118,7 +122,7 @@ func BenchmarkLoad(b *testing.B) {
 				for _, n := range res.Dropped {
 					dropped += n
 				}
-				if sh.name == "latency100" {
+				if strings.HasPrefix(sh.name, "latency") || strings.HasPrefix(sh.name, "paced") {
 					d, err := analysis.Load(out)
 					if err != nil {
 						b.Fatal(err)
@@ -132,7 +136,7 @@ func BenchmarkLoad(b *testing.B) {
 			b.ReportMetric(float64(cpu.Microseconds())/float64(requests), "cpu-µs/req")
 			b.ReportMetric(float64(requests)/wall.Seconds(), "req/s")
 			b.ReportMetric(float64(dropped)/float64(b.N), "dropped/run")
-			if sh.name == "latency100" {
+			if strings.HasPrefix(sh.name, "latency") || strings.HasPrefix(sh.name, "paced") {
 				// From the intended start: coordinated-omission correct.
 				b.ReportMetric(p50/float64(b.N), "p50-overhead-ms")
 			}

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/plateau-perf/plateau/internal/engine/wake"
 )
 
 // userRun is one closed-model user of a group. A user that waits — its
@@ -26,9 +28,12 @@ import (
 // group's ctx). Exactly one goroutine runs the user at a time: parked (under
 // mu) hands the user from a goroutine to the timer and back.
 type userRun struct {
-	g          *group
-	v          *vu // made when the user starts (after its ramp-up delay)
-	timer      *time.Timer
+	g     *group
+	v     *vu // made when the user starts (after its ramp-up delay)
+	timer *time.Timer
+	// paced is the user's entry in the run's queue of paced waits
+	// (pacing needs the instant: latency counts from it).
+	paced      wake.Entry
 	idx        int // global user index, 0-based
 	iterations int // iterations to run; 0: no limit
 	n          int // iterations started
@@ -38,7 +43,7 @@ type userRun struct {
 	pos      int
 	intended time.Time
 	mu       sync.Mutex
-	parked   bool          // waiting on timer, no goroutine runs the user (mu)
+	parked   bool          // waiting on timer or paced, no goroutine runs the user (mu)
 	done     chan struct{} // made on demand by Done, closed by stop (mu)
 	stopped  atomic.Bool
 	active   bool // counted in the workload's active users
@@ -96,7 +101,13 @@ func (u *userRun) stop() {
 	resume := u.parked
 	if resume {
 		u.parked = false
-		u.timer.Stop() // should its callback run anyway, it finds parked false
+		// Should a callback run anyway, it finds parked false.
+		if u.timer != nil {
+			u.timer.Stop()
+		}
+		if u.paced.F != nil {
+			u.g.wl.e.paced.Cancel(&u.paced)
+		}
 	}
 	u.mu.Unlock()
 	if !resume {
@@ -138,6 +149,28 @@ func (u *userRun) park(d time.Duration) bool {
 	} else {
 		u.timer.Reset(d)
 	}
+	return true
+}
+
+// parkUntil hands the user to the run's paced queue until at (see park):
+// Go's timers fire up to 1 ms late, and a paced iteration's latency counts
+// from at.
+func (u *userRun) parkUntil(at time.Time) bool {
+	q := u.g.wl.e.pacedQueue()
+	if q == nil {
+		return u.park(time.Until(at)) // the run is over
+	}
+	u.started()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.stopped.Load() {
+		return false
+	}
+	u.parked = true
+	if u.paced.F == nil {
+		u.paced.F = u.wake
+	}
+	q.Schedule(&u.paced, at)
 	return true
 }
 
@@ -187,7 +220,7 @@ func (u *userRun) run() {
 			u.intended = time.Time{}
 			if d := u.pace(); d > 0 {
 				u.pos = posPaced
-				if u.park(d) {
+				if u.parkUntil(u.intended) {
 					return
 				}
 				break // stopped
