@@ -14,14 +14,17 @@ import (
 // engine's paced users wait on one: their latency counts from the instant.
 //
 // The spin before an instant is at most an eighth of the time since the
-// previous one fired (and 1 ms), so that instants close together cost no
-// more than the open model's dispatcher spends (load.go).
+// previous one fired (and 1 ms), as the open model's dispatcher spends
+// (load.go); instants closer together than 0.8 ms wait on Go's timer, like
+// the dispatcher's at high rates: a wake-up each would cost more than the
+// millisecond batches of Go's poller (docs/performance.md, the floor).
 type Queue struct {
 	mu     sync.Mutex
 	h      entries
 	t      *Timer
-	armed  time.Time // the instant t is armed for (zero: not armed)
-	last   time.Time // when an entry last fired
+	coarse *time.Timer // Go's timer, for instants close together
+	armed  time.Time   // the instant t or coarse is armed for (zero: not armed)
+	last   time.Time   // when an entry last fired
 	closed bool
 	done   chan struct{}
 }
@@ -37,7 +40,8 @@ type Entry struct {
 
 // NewQueue starts a Queue; Close stops it.
 func NewQueue() *Queue {
-	q := &Queue{t: New(), done: make(chan struct{}), last: time.Now()}
+	q := &Queue{t: New(), coarse: time.NewTimer(time.Hour), done: make(chan struct{}), last: time.Now()}
+	q.coarse.Stop()
 	go q.loop()
 	return q
 }
@@ -76,6 +80,7 @@ func (q *Queue) Close() {
 	if !q.closed {
 		q.closed = true
 		q.t.Close()
+		q.coarse.Stop()
 		close(q.done)
 	}
 }
@@ -85,44 +90,63 @@ func (q *Queue) spinLimit(at time.Time) time.Duration {
 	return min(time.Millisecond, max(0, at.Sub(q.last)/8))
 }
 
-// arm sets the Timer for the earliest entry, a margin before it (q.mu).
+// minSpin is the shortest spin worth a precise wake-up (load.go's rule).
+const minSpin = 100 * time.Microsecond
+
+// arm sets the Timer for the earliest entry, a margin before it, or Go's
+// timer for it when instants come close together (q.mu).
 func (q *Queue) arm() {
 	e := q.h[0]
-	at := e.at.Add(-q.t.Margin(q.spinLimit(e.at)))
+	limit := q.spinLimit(e.at)
+	at := e.at
+	if limit >= minSpin {
+		at = at.Add(-q.t.Margin(limit))
+	}
 	if !q.armed.IsZero() && !at.Before(q.armed) {
 		return // armed for an earlier instant already
 	}
 	q.armed = at
-	q.t.Arm(at)
+	if limit >= minSpin {
+		q.t.Arm(at)
+	} else {
+		q.coarse.Reset(time.Until(at))
+	}
 }
 
 func (q *Queue) loop() {
 	for {
+		precise := false
 		select {
 		case <-q.t.C:
+			precise = true
+		case <-q.coarse.C:
 		case <-q.done:
 			return
 		}
 		q.mu.Lock()
-		q.t.Fired()
+		if precise {
+			q.t.Fired()
+		}
 		q.armed = time.Time{}
-		if len(q.h) == 0 {
+		if len(q.h) == 0 || q.closed {
 			q.mu.Unlock()
 			continue
 		}
 		at := q.h[0].at
-		if time.Until(at) > q.t.Margin(q.spinLimit(at)) {
-			q.arm() // woken early for an entry cancelled meanwhile
+		if wait := time.Until(at); wait > 0 {
+			if !precise || wait > q.t.Margin(q.spinLimit(at)) {
+				q.arm() // woken for an entry cancelled meanwhile
+				q.mu.Unlock()
+				continue
+			}
 			q.mu.Unlock()
-			continue
+			// Spin to the instant; the network is not polled meanwhile,
+			// so the spin is kept to the margin (see Timer).
+			for time.Now().Before(at) {
+				runtime.Gosched()
+			}
+			q.mu.Lock()
 		}
-		q.mu.Unlock()
-		// Spin to the instant; the network is not polled meanwhile, so
-		// the spin is kept to the margin (see Timer).
-		for time.Now().Before(at) {
-			runtime.Gosched()
-		}
-		q.mu.Lock()
 		now := time.Now()
 		for len(q.h) > 0 && !q.h[0].at.After(now) {
 			e := heap.Pop(&q.h).(*Entry)

@@ -91,3 +91,37 @@ func TestQueueClose(t *testing.T) {
 		t.Fatal("Cancel found an entry scheduled on a closed Queue")
 	}
 }
+
+// TestQueueDense: instants 100 µs apart (10,000 a second, Go's timer's
+// range) all run, none early.
+func TestQueueDense(t *testing.T) {
+	q := NewQueue()
+	defer q.Close()
+	const n = 2000
+	es := make([]Entry, n)
+	var wg sync.WaitGroup
+	var early sync.Map
+	base := time.Now().Add(2 * time.Millisecond)
+	for i := range es {
+		at := base.Add(time.Duration(i) * 100 * time.Microsecond)
+		es[i].F = func() {
+			if time.Now().Before(at) {
+				early.Store(i, at)
+			}
+			wg.Done()
+		}
+		wg.Add(1)
+		q.Schedule(&es[i], at)
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("2,000 entries over 0.2 s did not all run in 20 s")
+	}
+	early.Range(func(k, _ any) bool {
+		t.Errorf("entry %v ran before its instant", k)
+		return true
+	})
+}
