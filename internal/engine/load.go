@@ -141,7 +141,7 @@ func (g *group) add(total, from int, ramp, pace time.Duration, iterations int) {
 		g.alive++
 		g.aliveMu.Unlock()
 		if delay > 0 {
-			u.park(delay)
+			u.park(delay, time.Time{})
 		} else {
 			now = append(now, u)
 		}
@@ -549,19 +549,15 @@ loop:
 		// Go's timers fire up to 1 ms late on Linux (the poller sleeps in
 		// whole milliseconds), and latency counts from the intended start,
 		// so that lateness would be added to every response time. Where the
-		// gap to the previous iteration is long enough (0.8 ms and more),
-		// sleep on a precise timer (package wake) until a margin before the
-		// start, then yield in a loop until it. The margin is what wake-ups
-		// on this machine were seen to take, at most an eighth of the gap
-		// (and 1 ms): the network is not polled while this loop spins, so a
-		// response arriving in it is held until the start, and the margin
-		// bounds that hold to about what waking the process would cost.
-		// Shorter gaps use Go's timer: its wake-ups come often enough, and
-		// a wake-up per iteration would cost more than the iteration.
-		spin := min(time.Millisecond, (at-prevAt)/8)
-		if spin < 100*time.Microsecond {
-			spin = 0
-		} else {
+		// gap to the previous iteration is long enough (wake.SpinLimit),
+		// sleep on a precise timer until a margin before the start, then
+		// yield in a loop until it. The margin is what wake-ups on this
+		// machine were seen to take, within that limit: the network is not
+		// polled while this loop spins, so a response arriving in it is
+		// held until the start, and the margin bounds that hold to about
+		// what waking the process would cost. Shorter gaps use Go's timer.
+		spin := wake.SpinLimit(at - prevAt)
+		if spin > 0 {
 			spin = precise.Margin(spin)
 		}
 		prevAt = at

@@ -135,9 +135,15 @@ func (u *userRun) started() {
 	}
 }
 
-// park hands the user to its timer for d. It reports false when the user
-// was stopped: the caller goes on (and stops) on its own goroutine.
-func (u *userRun) park(d time.Duration) bool {
+// park hands the user to its timer for d, or, when at is set (pacing),
+// to the run's paced queue until at: Go's timers fire up to 1 ms late, and
+// a paced iteration's latency counts from at. It reports false when the
+// user was stopped: the caller goes on (and stops) on its own goroutine.
+func (u *userRun) park(d time.Duration, at time.Time) bool {
+	var q *wake.Queue
+	if !at.IsZero() {
+		q = u.g.wl.e.pacedQueue() // nil once the run is over: the timer
+	}
 	u.started()
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -145,33 +151,17 @@ func (u *userRun) park(d time.Duration) bool {
 		return false
 	}
 	u.parked = true
-	if u.timer == nil {
+	switch {
+	case q != nil:
+		if u.paced == nil {
+			u.paced = &wake.Entry{F: u.wake}
+		}
+		q.Schedule(u.paced, at)
+	case u.timer == nil:
 		u.timer = time.AfterFunc(d, u.wake)
-	} else {
+	default:
 		u.timer.Reset(d)
 	}
-	return true
-}
-
-// parkUntil hands the user to the run's paced queue until at (see park):
-// Go's timers fire up to 1 ms late, and a paced iteration's latency counts
-// from at.
-func (u *userRun) parkUntil(at time.Time) bool {
-	q := u.g.wl.e.pacedQueue()
-	if q == nil {
-		return u.park(time.Until(at)) // the run is over
-	}
-	u.started()
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.stopped.Load() {
-		return false
-	}
-	u.parked = true
-	if u.paced == nil {
-		u.paced = &wake.Entry{F: u.wake}
-	}
-	q.Schedule(u.paced, at)
 	return true
 }
 
@@ -221,7 +211,7 @@ func (u *userRun) run() {
 			u.intended = time.Time{}
 			if d := u.pace(); d > 0 {
 				u.pos = posPaced
-				if u.parkUntil(u.intended) {
+				if u.park(d, u.intended) {
 					return
 				}
 				break // stopped
@@ -274,7 +264,7 @@ func (u *userRun) steps() (parked bool, err error) {
 		if t, ok := sc[i].(*thinkStep); ok {
 			if d := thinkTime(&t.think, v); d > 0 {
 				u.pos = i + 2
-				if u.park(d) {
+				if u.park(d, time.Time{}) {
 					return true, nil
 				}
 			}

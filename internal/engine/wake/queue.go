@@ -13,11 +13,9 @@ import (
 // microseconds of its instant instead of up to a millisecond after it. The
 // engine's paced users wait on one: their latency counts from the instant.
 //
-// The spin before an instant is at most an eighth of the time since the
-// previous one fired (and 1 ms), as the open model's dispatcher spends
-// (load.go); instants closer together than 0.8 ms wait on Go's timer, like
-// the dispatcher's at high rates: a wake-up each would cost more than the
-// millisecond batches of Go's poller (docs/performance.md, the floor).
+// The spin before an instant is bounded by SpinLimit of the time since the
+// previous one fired, as the open model's dispatcher's is by the gap between
+// its iterations.
 type Queue struct {
 	mu     sync.Mutex
 	h      entries
@@ -85,28 +83,20 @@ func (q *Queue) Close() {
 	}
 }
 
-// spinLimit is the spin's share of the time between firings, and its cap.
-func (q *Queue) spinLimit(at time.Time) time.Duration {
-	return min(time.Millisecond, max(0, at.Sub(q.last)/8))
-}
-
-// minSpin is the shortest spin worth a precise wake-up (load.go's rule).
-const minSpin = 100 * time.Microsecond
-
 // arm sets the Timer for the earliest entry, a margin before it, or Go's
 // timer for it when instants come close together (q.mu).
 func (q *Queue) arm() {
 	e := q.h[0]
-	limit := q.spinLimit(e.at)
+	limit := SpinLimit(e.at.Sub(q.last))
 	at := e.at
-	if limit >= minSpin {
+	if limit > 0 {
 		at = at.Add(-q.t.Margin(limit))
 	}
 	if !q.armed.IsZero() && !at.Before(q.armed) {
 		return // armed for an earlier instant already
 	}
 	q.armed = at
-	if limit >= minSpin {
+	if limit > 0 {
 		q.t.Arm(at)
 	} else {
 		q.coarse.Reset(time.Until(at))
@@ -134,7 +124,7 @@ func (q *Queue) loop() {
 		}
 		at := q.h[0].at
 		if wait := time.Until(at); wait > 0 {
-			if !precise || wait > q.t.Margin(q.spinLimit(at)) {
+			if !precise || wait > q.t.Margin(SpinLimit(at.Sub(q.last))) {
 				q.arm() // woken for an entry cancelled meanwhile
 				q.mu.Unlock()
 				continue

@@ -115,6 +115,20 @@ func (t *Timer) Margin(limit time.Duration) time.Duration {
 	return min(limit, t.est+minMargin)
 }
 
+// SpinLimit is the longest spin worth a precise wake-up before an instant
+// that comes gap after the previous one: an eighth of the gap (so spinning
+// takes at most an eighth of the idle time), at most 1 ms. It is 0 for gaps
+// under 0.8 ms: there a wake-up per instant would cost more than the
+// millisecond batches of Go's own timers, which wake often enough anyway
+// (docs/performance.md, "The floor at 5,000 req/s").
+func SpinLimit(gap time.Duration) time.Duration {
+	s := min(time.Millisecond, gap/8)
+	if s < 100*time.Microsecond {
+		return 0
+	}
+	return s
+}
+
 // Close releases the Timer; C receives nothing more.
 func (t *Timer) Close() {
 	t.once.Do(t.src.close)

@@ -112,3 +112,19 @@ func TestMarginLearns(t *testing.T) {
 		t.Fatalf("a Go timer's margin is %v, want the whole limit", got)
 	}
 }
+
+// TestSpinLimit: an eighth of the gap, at most 1 ms, none below 0.8 ms.
+func TestSpinLimit(t *testing.T) {
+	for _, c := range []struct{ gap, want time.Duration }{
+		{-time.Millisecond, 0},
+		{200 * time.Microsecond, 0},
+		{799 * time.Microsecond, 0},
+		{800 * time.Microsecond, 100 * time.Microsecond},
+		{4 * time.Millisecond, 500 * time.Microsecond},
+		{time.Second, time.Millisecond},
+	} {
+		if got := SpinLimit(c.gap); got != c.want {
+			t.Errorf("SpinLimit(%v) = %v, want %v", c.gap, got, c.want)
+		}
+	}
+}
