@@ -6,6 +6,9 @@
 // to and reads from. Nothing else: no parsing, timing, recording or files. It prints
 // its CPU per request (user+system time of the process / responses) as one JSON line.
 //
+// RATE 0 is the closed loop instead: each goroutine sends its next request as soon as
+// the last response has arrived, as wrk does (run.py --closed).
+//
 //	gofloor ADDR RATE SECONDS [CONNS]    (a 127.0.0.1 address)
 package main
 
@@ -16,6 +19,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -38,13 +42,15 @@ func run(args []string) error {
 	if len(args) > 3 {
 		conns, err3 = strconv.Atoi(args[3])
 	}
-	if err1 != nil || err2 != nil || err3 != nil || rate <= 0 || secs <= 0 || conns <= 0 {
+	if err1 != nil || err2 != nil || err3 != nil || rate < 0 || secs <= 0 || conns <= 0 {
 		return fmt.Errorf("bad arguments %q", args)
 	}
 	req := []byte("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: gofloor\r\n\r\n")
 	work := make(chan struct{}, conns)
 	done := make(chan error, conns)
 	count := make([]int, conns)
+	var stop atomic.Bool
+	closedLoop := rate == 0
 	for i := range conns {
 		c, err := net.Dial("tcp", args[0])
 		if err != nil {
@@ -52,7 +58,10 @@ func run(args []string) error {
 		}
 		go func() {
 			buf := make([]byte, 4096)
-			for range work {
+			for {
+				if _, ok := <-work; !ok && (!closedLoop || stop.Load()) {
+					break
+				}
 				if _, err := c.Write(req); err != nil {
 					done <- err
 					return
@@ -73,25 +82,33 @@ func run(args []string) error {
 			done <- nil
 		}()
 	}
-	period := time.Second / time.Duration(rate)
-	next := time.Now()
-	end := next.Add(time.Duration(secs) * time.Second)
 	dropped := 0
-	t := time.NewTimer(0)
-	for now := range t.C {
-		if now.After(end) {
-			break
-		}
-		for ; !next.After(now); next = next.Add(period) {
-			select {
-			case work <- struct{}{}:
-			default:
-				dropped++
+	if rate == 0 {
+		// Closed loop: the work channel is closed at the end; until then every
+		// goroutine finds a request to send at once.
+		close(work)
+		time.Sleep(time.Duration(secs) * time.Second)
+		stop.Store(true)
+	} else {
+		period := time.Second / time.Duration(rate)
+		next := time.Now()
+		end := next.Add(time.Duration(secs) * time.Second)
+		t := time.NewTimer(0)
+		for now := range t.C {
+			if now.After(end) {
+				break
 			}
+			for ; !next.After(now); next = next.Add(period) {
+				select {
+				case work <- struct{}{}:
+				default:
+					dropped++
+				}
+			}
+			t.Reset(time.Until(next))
 		}
-		t.Reset(time.Until(next))
+		close(work)
 	}
-	close(work)
 	total := 0
 	for range conns {
 		if err := <-done; err != nil {
