@@ -203,7 +203,7 @@ func (r *Run) writeRecords(recs []rundir.IntervalRecord) error {
 func (r *Run) writeRaw(b []byte) error {
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
-	return r.w.WriteInterval(time.Unix(0, 0), &metrics.Interval{Raw: b}, nil, nil)
+	return r.w.WriteSamples(b)
 }
 
 // Close finishes the run: derives phases if asked, writes run.json with the

@@ -66,18 +66,24 @@ func (r *Recorder) Record(shardIdx int, k Key, s *core.Sample) {
 }
 
 // Interval is what Rotate returns: the aggregates recorded since the last
-// rotation, merged over shards, and the raw lines in shard order.
+// rotation, merged over shards, and the raw lines, one buffer per shard in
+// shard order.
 type Interval struct {
 	Aggs map[Key]*Agg
-	Raw  []byte
+	Raw  [][]byte
 }
 
 // Rotate closes the current interval and returns it. into is reused when
 // non-nil (its Aggs are reset first), which keeps steady-state rotation free of
-// large allocations.
+// large allocations: each shard's raw-line buffer is swapped with into's
+// (written out since the last rotation), so no line is copied a second time
+// on its way to samples.jtl (6–7 MB a second at 60,000 requests/s).
 func (r *Recorder) Rotate(into *Interval) *Interval {
 	if into == nil {
 		into = &Interval{Aggs: make(map[Key]*Agg)}
+	}
+	if len(into.Raw) != len(r.shards) {
+		into.Raw = make([][]byte, len(r.shards))
 	}
 	for k, a := range into.Aggs {
 		if a.Count == 0 && a.Errors == 0 {
@@ -86,14 +92,12 @@ func (r *Recorder) Rotate(into *Interval) *Interval {
 		}
 		a.reset()
 	}
-	into.Raw = into.Raw[:0]
 	for i := range r.shards {
 		sh := &r.shards[i]
 		sh.mu.Lock()
 		full := sh.cur
 		sh.cur, sh.idle = sh.idle, full
-		into.Raw = append(into.Raw, sh.raw...)
-		sh.raw = sh.raw[:0]
+		into.Raw[i], sh.raw = sh.raw, into.Raw[i][:0]
 		// Merge under the lock: Record may take an idle aggregate at any
 		// time. A merge costs tens of µs per key once a second.
 		for k, a := range full {

@@ -195,9 +195,9 @@ func (w *Writer) Dir() string { return w.dir }
 // a users record; then flushes both files to the kernel so a SIGKILL loses
 // nothing already written.
 func (w *Writer) WriteInterval(t time.Time, iv *metrics.Interval, users map[string]int, dropped map[string]int64) error {
-	if w.samples != nil && len(iv.Raw) > 0 {
-		if _, err := w.samples.Write(iv.Raw); err != nil {
-			return fmt.Errorf("writing sample log: %w", err)
+	for _, raw := range iv.Raw {
+		if err := w.WriteSamples(raw); err != nil {
+			return err
 		}
 	}
 	sec := t.Unix()
@@ -224,6 +224,18 @@ func (w *Writer) WriteInterval(t time.Time, iv *metrics.Interval, users map[stri
 	}
 	if err := w.iw.Flush(); err != nil {
 		return fmt.Errorf("writing interval log: %w", err)
+	}
+	return nil
+}
+
+// WriteSamples appends raw samples.jtl lines (whole lines), straight to the
+// file: they come in buffers of a second's lines or an import's chunk.
+func (w *Writer) WriteSamples(b []byte) error {
+	if w.samples == nil || len(b) == 0 {
+		return nil
+	}
+	if _, err := w.samples.Write(b); err != nil {
+		return fmt.Errorf("writing sample log: %w", err)
 	}
 	return nil
 }
