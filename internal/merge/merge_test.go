@@ -115,7 +115,7 @@ func (f *fixture) write(t testing.TB, dir, seg string, keep func(i int) bool, re
 		t.Fatal(err)
 	}
 	for sec := 0; sec < min(f.seconds, stopAt); sec++ {
-		iv := &metrics.Interval{Aggs: map[metrics.Key]*metrics.Agg{}}
+		iv := &metrics.Interval{Aggs: map[metrics.Key]*metrics.Agg{}, Raw: make([][]byte, 1)}
 		users := map[string]int{"read": 0, "write": 0}
 		for i, x := range f.samples {
 			if x.sec != sec || !keep(i) {
@@ -128,7 +128,7 @@ func (f *fixture) write(t testing.TB, dir, seg string, keep func(i int) bool, re
 				iv.Aggs[k] = a
 			}
 			a.Add(&x.s)
-			iv.Raw = rundir.AppendJTL(iv.Raw, &x.s)
+			iv.Raw[0] = rundir.AppendJTL(iv.Raw[0], &x.s)
 			users[fxPhases[x.phase].Workload] = 1
 		}
 		if err := w.WriteInterval(f.t0.Add(time.Duration(sec)*time.Second), iv, users, map[string]int64{"read": 1}); err != nil {
