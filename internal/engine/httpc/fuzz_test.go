@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"testing"
 )
 
@@ -139,4 +140,93 @@ func FuzzTunnel(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzHeadBufferedAgrees holds readHeadBuffered, the parse of a head already
+// whole in the read buffer, to readHeadLines, the line-by-line reader: where
+// the first takes a head it must give the same error or the same status,
+// fields and raw lines, and leave the same bytes unread; where it declines
+// it must have consumed nothing.
+func FuzzHeadBufferedAgrees(f *testing.F) {
+	for _, s := range []string{
+		fixedResponse,
+		chunkedResponse,
+		"HTTP/1.1 200 OK\r\nServer: nginx\r\nDate: Sat, 28 Nov 2026 04:50:00 GMT\r\nContent-Type: text/plain\r\n" +
+			"Content-Length: 2\r\nConnection: keep-alive\r\n\r\nok",
+		"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
+		"HTTP/1.0 200 OK\n\nuntil the end",
+		"HTTP/1.1 200 OK\r\nX: a\r\n  folded\r\nContent-Length: 1\r\n\r\nz",
+		"HTTP/1.1 200 OK\r\n folded first\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nbad name: x\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+		"HTTP/1.1 101 Switching\r\nUpgrade: x\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nX: " + string(bytes.Repeat([]byte("y"), 3000)) + "\r\n\r\n",
+		"\r\n\r\n",
+		"garbage\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var fast, slow parser
+		fr := bufio.NewReaderSize(bytes.NewReader(data), readBufSize)
+		_, _ = fr.Peek(1) // the first read, as readResponse waits for the first byte
+		before := fr.Buffered()
+		done, ferr := fast.readHeadBuffered(fr)
+		if !done {
+			if fr.Buffered() != before {
+				t.Fatalf("declined the head but consumed %d bytes", before-fr.Buffered())
+			}
+			return
+		}
+		sr := bufio.NewReaderSize(bytes.NewReader(data), readBufSize)
+		serr := slow.readHeadLines(sr)
+		if (ferr == nil) != (serr == nil) || ferr != nil && ferr.Error() != serr.Error() {
+			t.Fatalf("buffered parse: %v; line reader: %v", ferr, serr)
+		}
+		if ferr != nil {
+			return
+		}
+		if fast.head != slow.head || !bytes.Equal(fast.hdr, slow.hdr) || !slices.Equal(fast.fields, slow.fields) {
+			t.Fatalf("buffered parse %+v %q %v; line reader %+v %q %v",
+				fast.head, fast.hdr, fast.fields, slow.head, slow.hdr, slow.fields)
+		}
+		frest, _ := io.ReadAll(fr)
+		srest, _ := io.ReadAll(sr)
+		if !bytes.Equal(frest, srest) {
+			t.Fatalf("left unread: buffered parse %q, line reader %q", frest, srest)
+		}
+	})
+}
+
+// TestHeadBufferedTakesWholeHeads: a head that arrived whole is parsed from
+// the buffer (the hot path), one that did not or a 1xx goes to the line
+// reader, and either way the response reads the same.
+func TestHeadBufferedTakesWholeHeads(t *testing.T) {
+	const nginx = "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n" +
+		"Connection: keep-alive\r\n\r\nok"
+	for _, c := range []struct {
+		name, data string
+		whole      bool
+	}{
+		{"whole", nginx, true},
+		{"cut inside the head", nginx[:40], false},
+		{"1xx first", "HTTP/1.1 100 Continue\r\n\r\n" + nginx, false},
+	} {
+		var p parser
+		br := bufio.NewReaderSize(bytes.NewReader([]byte(c.data)), readBufSize)
+		_, _ = br.Peek(1)
+		done, err := p.readHeadBuffered(br)
+		if done != c.whole || err != nil {
+			t.Errorf("%s: buffered parse done=%v err=%v, want done=%v", c.name, done, err, c.whole)
+		}
+		if !c.whole {
+			continue
+		}
+		if p.status != 200 || p.contentLength != 2 || len(p.fields) != 4 || p.close {
+			t.Errorf("%s: status %d, length %d, %d fields, close %v", c.name, p.status, p.contentLength, len(p.fields), p.close)
+		}
+		if rest, _ := io.ReadAll(br); string(rest) != "ok" {
+			t.Errorf("%s: body %q left unread, want \"ok\"", c.name, rest)
+		}
+	}
 }

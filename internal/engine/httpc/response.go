@@ -2,6 +2,7 @@ package httpc
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"fmt"
 	"io"
@@ -131,9 +132,62 @@ func (p *parser) readLine(br *bufio.Reader, total *int) (start, end int, err err
 	return start, end, nil
 }
 
-// readHead reads 1xx heads (skipped) and the final response head. firstByte
-// is called once the first byte of the response has arrived.
+// readHead reads 1xx heads (skipped) and the final response head.
 func (p *parser) readHead(br *bufio.Reader) error {
+	if done, err := p.readHeadBuffered(br); done {
+		return err
+	}
+	return p.readHeadLines(br)
+}
+
+// readHeadBuffered parses a final response head that is already whole in
+// br's buffer, as a small response is after its first read: it finds the
+// lines in the buffer and discards the head at the end, instead of a
+// ReadSlice call and a size check per line. It parses exactly as
+// readHeadLines does (the same line, status and field code), and reports
+// done = false, having consumed nothing, when the buffer ends inside the
+// head or the head is a 1xx (readHeadLines then reads it from the start).
+// FuzzHeadBufferedAgrees holds the two to the same results.
+func (p *parser) readHeadBuffered(br *bufio.Reader) (done bool, err error) {
+	buf, _ := br.Peek(br.Buffered()) // at most readBufSize < MaxHeaderBytes
+	p.hdr = p.hdr[:0]
+	p.fields = p.fields[:0]
+	p.head = head{contentLength: -1, location: -1}
+	for off := 0; ; {
+		i := bytes.IndexByte(buf[off:], '\n')
+		if i < 0 {
+			return false, nil
+		}
+		line := buf[off : off+i]
+		off += i + 1
+		if len(line) > 0 && line[len(line)-1] == '\r' {
+			line = line[:len(line)-1]
+		}
+		s := len(p.hdr)
+		p.hdr = append(p.hdr, line...)
+		e := len(p.hdr)
+		switch {
+		case s == 0:
+			if err := p.parseStatus(line); err != nil {
+				return true, err
+			}
+			if p.status < 200 && p.status != 101 {
+				return false, nil
+			}
+		case s == e:
+			_, _ = br.Discard(off)
+			return true, p.interpret()
+		default:
+			if err := p.addField(s, e); err != nil {
+				return true, err
+			}
+		}
+	}
+}
+
+// readHeadLines is readHead line by line from the reader: heads longer than
+// its buffer, heads arriving in pieces, and 1xx heads.
+func (p *parser) readHeadLines(br *bufio.Reader) error {
 	total := 0
 	for n1xx := 0; ; n1xx++ {
 		p.hdr = p.hdr[:0]
@@ -219,45 +273,54 @@ func (p *parser) readFields(br *bufio.Reader, total *int) error {
 		if s == e {
 			return nil
 		}
-		line := p.hdr[s:e]
-		if line[0] == ' ' || line[0] == '\t' {
-			// Obsolete line folding: the continuation joins the previous
-			// value. Lines are stored back to back, so extending the value's
-			// end is enough; the leading blanks separate the parts.
-			if len(p.fields) == 0 {
-				return protoErr("continuation line before any header", line)
-			}
-			f := &p.fields[len(p.fields)-1]
-			if te := trimRight(p.hdr, s, e); te > s {
-				if f.vs == f.ve {
-					f.vs = int32(s + (len(line) - len(trimLeftBytes(line))))
-				}
-				f.ve = int32(te)
-			}
-			continue
+		if err := p.addField(s, e); err != nil {
+			return err
 		}
-		colon := -1
-		for i, c := range line {
-			if c == ':' {
-				colon = i
-				break
-			}
-			if !isTokenChar(c) {
-				return protoErr("bad header name", line)
-			}
-		}
-		if colon <= 0 {
-			return protoErr("bad header line", line)
-		}
-		if len(p.fields) >= maxFields {
-			return protoErr(fmt.Sprintf("more than %d header fields", maxFields), nil)
-		}
-		vs := s + colon + 1
-		for vs < e && (p.hdr[vs] == ' ' || p.hdr[vs] == '\t') {
-			vs++
-		}
-		p.fields = append(p.fields, field{int32(s), int32(s + colon), int32(vs), int32(trimRight(p.hdr, vs, e))})
 	}
+}
+
+// addField adds the header line p.hdr[s:e] (not empty): a field, or the
+// continuation of the previous one.
+func (p *parser) addField(s, e int) error {
+	line := p.hdr[s:e]
+	if line[0] == ' ' || line[0] == '\t' {
+		// Obsolete line folding: the continuation joins the previous
+		// value. Lines are stored back to back, so extending the value's
+		// end is enough; the leading blanks separate the parts.
+		if len(p.fields) == 0 {
+			return protoErr("continuation line before any header", line)
+		}
+		f := &p.fields[len(p.fields)-1]
+		if te := trimRight(p.hdr, s, e); te > s {
+			if f.vs == f.ve {
+				f.vs = int32(s + (len(line) - len(trimLeftBytes(line))))
+			}
+			f.ve = int32(te)
+		}
+		return nil
+	}
+	colon := -1
+	for i, c := range line {
+		if c == ':' {
+			colon = i
+			break
+		}
+		if !isTokenChar(c) {
+			return protoErr("bad header name", line)
+		}
+	}
+	if colon <= 0 {
+		return protoErr("bad header line", line)
+	}
+	if len(p.fields) >= maxFields {
+		return protoErr(fmt.Sprintf("more than %d header fields", maxFields), nil)
+	}
+	vs := s + colon + 1
+	for vs < e && (p.hdr[vs] == ' ' || p.hdr[vs] == '\t') {
+		vs++
+	}
+	p.fields = append(p.fields, field{int32(s), int32(s + colon), int32(vs), int32(trimRight(p.hdr, vs, e))})
+	return nil
 }
 
 // interpret extracts the fields that decide framing, reuse and decoding.
