@@ -23,7 +23,7 @@ import (
 // idle, and a timer fires after an idle gap by definition. With os.File.Read
 // each expiry woke sysmon (a futex wake, its 20 µs sleep, a futex wait: three
 // context switches on the generator's CPU), and at 1,000 req/s plateau spent
-// more CPU than at 5,000 (docs/performance.md, "sysmon and the timerfd").
+// more CPU than at 5,000 (docs/performance.md, "Issue 21 on a third VM").
 type timerfd struct {
 	f     *os.File
 	rc    syscall.RawConn
