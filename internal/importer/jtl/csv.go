@@ -40,8 +40,10 @@ type csvDecoder struct {
 	tp     importer.TimeParser
 	tpSet  bool
 	cfg    *Config
-	fields [][]byte
-	fa     [32][]byte // split's fields
+	fields [][]byte   // splitQuoted's fields
+	fa     [33]int32  // −1, then splitFast's field ends
+	long   []int32    // splitAll's field ends
+	flat   []byte     // a quoted record's fields, one after the other
 	masks  [8]uint64  // splitMask's delimiter bits, 64 bytes a word
 	spans  []span     // splitQuoted's fields
 	lc     [1 << 6]struct {
@@ -50,6 +52,7 @@ type csvDecoder struct {
 	} // label cache
 	scr  []byte // unescaped quoted fields
 	keep bool   // fill the fields only the raw sample copy needs
+	slow bool   // split every line as a quoted record (tests: the reference)
 	part *importer.Partial
 }
 
@@ -164,20 +167,20 @@ func (s *Source) timeParser(head []byte, l layout, hasHeader bool, clock importe
 	}
 	var vals [][]byte
 	for len(rest) > 0 && len(vals) < 50 {
-		var fields [][]byte
+		var fields fieldRow
 		line, after, _ := bytes.Cut(rest, []byte{'\n'})
-		if f, _, ok := d.split(bytes.TrimSuffix(line, []byte{'\r'})); ok {
+		if f, ok := d.split(bytes.TrimSuffix(line, []byte{'\r'})); ok {
 			fields, rest = f, after
 		} else {
 			f, next, bad := d.splitQuoted(rest)
 			if bad != "" {
-				fields, rest = nil, after // malformed: counted later
+				rest = after // malformed: counted later
 			} else {
-				fields, rest = f, next
+				fields, rest = d.flatten(f), next
 			}
 		}
-		if i := l.idx[colTimeStamp]; i < len(fields) && len(fields) > 1 {
-			v := bytes.TrimSpace(fields[i])
+		if i := l.idx[colTimeStamp]; i < fields.fields() && fields.fields() > 1 {
+			v := bytes.TrimSpace(fields.field(i))
 			if len(v) > 0 && !bytes.EqualFold(v, []byte("timeStamp")) {
 				vals = append(vals, append([]byte(nil), v...))
 			}
@@ -202,88 +205,103 @@ func (s *Source) timeParser(head []byte, l layout, hasHeader bool, clock importe
 // full reports whether head ends at a line end (the whole head is lines).
 func full(head []byte) bool { return len(head) > 0 && head[len(head)-1] == '\n' }
 
-// split splits one line with no quote into fields. It reports false when
-// the line has a quote (the caller then uses splitQuoted).
-func (d *csvDecoder) split(line []byte) ([][]byte, []byte, bool) {
-	f, n, ok := d.splitN(line, len(d.fa))
-	switch {
-	case !ok:
-		return nil, nil, false
-	case n > len(f):
-		return d.splitLong(line)
-	}
-	return f, nil, true
+// fieldRow is one line's fields: field k is buf[ends[k]+1 : ends[k+1]],
+// and ends[0] is −1. The splitters store where each field ends, an int32,
+// rather than a slice header per field (three words, one of them a pointer
+// the garbage collector must be told about).
+type fieldRow struct {
+	buf  []byte
+	ends []int32
 }
 
-// splitN splits one line with no quote: it returns its first need fields
-// (all when it has fewer) and the number of fields it has, or false when the
-// line has a quote. It looks at eight bytes at a time for the delimiter and
-// the quote, and past the fields it needs only counts delimiters. need is at
-// most len(d.fa).
-func (d *csvDecoder) splitN(line []byte, need int) ([][]byte, int, bool) {
+func (r fieldRow) field(k int) []byte { return r.buf[r.ends[k]+1 : r.ends[k+1]] }
+
+// fields is how many fields the row holds.
+func (r fieldRow) fields() int { return len(r.ends) - 1 }
+
+// split splits one line into all its fields. It reports false when the
+// line has a quote (the caller then uses splitQuoted).
+func (d *csvDecoder) split(line []byte) (fieldRow, bool) {
+	if bytes.IndexByte(line, '"') >= 0 {
+		return fieldRow{}, false
+	}
+	return d.splitAll(line), true
+}
+
+// splitN splits one line with no quote: its first need fields (all when
+// it has fewer) and the number of fields it has, or false when the line
+// has a quote. need is at most len(d.fa) − 1.
+func (d *csvDecoder) splitN(line []byte, need int) (fieldRow, int, bool) {
+	if bytes.IndexByte(line, '"') >= 0 {
+		return fieldRow{}, 0, false
+	}
+	n := d.splitFast(line, need)
+	return fieldRow{line, d.fa[:min(n, need)+1]}, n, true
+}
+
+// splitFast fills d.fa[1:] with the ends of the first need fields of a line
+// that has no quote (the caller knows) and returns how many fields the line
+// has. It looks at eight bytes at a time for the delimiter, and past the
+// fields it needs only counts delimiters.
+func (d *csvDecoder) splitFast(line []byte, need int) int {
 	if len(line) <= 64*len(d.masks) {
 		return d.splitMask(line, need)
 	}
 	return d.splitEvents(line, need)
 }
 
-// splitMask is splitN for lines of up to 64 × len(d.masks) bytes. It
+// splitMask is splitFast for lines of up to 64 × len(d.masks) bytes. It
 // first makes a bit mask of the line's delimiters, eight bytes at a time
 // without a branch (the high bit of each byte that matches, gathered into
 // one byte by a multiplication), then reads the fields' ends off the mask:
 // the processor mispredicts a branch a few times a line instead of at
 // every delimiter, and the common line costs a third of the instructions.
-func (d *csvDecoder) splitMask(line []byte, need int) ([][]byte, int, bool) {
+func (d *csvDecoder) splitMask(line []byte, need int) int {
 	masks := &d.masks
 	dl := uint64(d.l.delim) * ones
-	var q uint64
 	i := 0
 	for ; i+64 <= len(line); i += 64 { // whole 64-byte words of the mask
 		b := line[i : i+64 : i+64]
-		m0, q0 := wordBits(binary.LittleEndian.Uint64(b[0:]), dl)
-		m1, q1 := wordBits(binary.LittleEndian.Uint64(b[8:]), dl)
-		m2, q2 := wordBits(binary.LittleEndian.Uint64(b[16:]), dl)
-		m3, q3 := wordBits(binary.LittleEndian.Uint64(b[24:]), dl)
-		m4, q4 := wordBits(binary.LittleEndian.Uint64(b[32:]), dl)
-		m5, q5 := wordBits(binary.LittleEndian.Uint64(b[40:]), dl)
-		m6, q6 := wordBits(binary.LittleEndian.Uint64(b[48:]), dl)
-		m7, q7 := wordBits(binary.LittleEndian.Uint64(b[56:]), dl)
-		masks[i>>6&7] = m0 | m1<<8 | m2<<16 | m3<<24 | m4<<32 | m5<<40 | m6<<48 | m7<<56
-		q |= q0 | q1 | q2 | q3 | q4 | q5 | q6 | q7
+		masks[i>>6&7] = delimBits(binary.LittleEndian.Uint64(b[0:]), dl) |
+			delimBits(binary.LittleEndian.Uint64(b[8:]), dl)<<8 |
+			delimBits(binary.LittleEndian.Uint64(b[16:]), dl)<<16 |
+			delimBits(binary.LittleEndian.Uint64(b[24:]), dl)<<24 |
+			delimBits(binary.LittleEndian.Uint64(b[32:]), dl)<<32 |
+			delimBits(binary.LittleEndian.Uint64(b[40:]), dl)<<40 |
+			delimBits(binary.LittleEndian.Uint64(b[48:]), dl)<<48 |
+			delimBits(binary.LittleEndian.Uint64(b[56:]), dl)<<56
 	}
 	words := i >> 6
 	if i < len(line) { // the last, partial word
 		var acc uint64
 		k := 0
 		for ; i+8 <= len(line); i, k = i+8, k+8 {
-			m, qb := wordBits(binary.LittleEndian.Uint64(line[i:]), dl)
-			acc |= m << k
-			q |= qb
+			acc |= delimBits(binary.LittleEndian.Uint64(line[i:]), dl) << k
 		}
-		for ; i < len(line); i, k = i+1, k+1 {
-			switch line[i] {
-			case d.l.delim:
-				acc |= 1 << k
-			case '"':
-				q = 1
+		if r := len(line) - i; r > 0 && len(line) >= 8 {
+			// The last eight bytes of the line, of which the first 8 − r
+			// were seen already: their bits are shifted out.
+			acc |= delimBits(binary.LittleEndian.Uint64(line[len(line)-8:]), dl) >> (8 - r) << k
+		} else {
+			for ; i < len(line); i, k = i+1, k+1 {
+				if line[i] == d.l.delim {
+					acc |= 1 << k
+				}
 			}
 		}
 		masks[words&7] = acc
 		words++
 	}
-	if q != 0 {
-		return nil, 0, false
-	}
-	fs := d.fa[:need]
-	n, start := 0, 0
+	d.fa[0] = -1
+	ends := d.fa[1 : need+1]
+	n := 0
 	w := 0
 	for ; w < words && n < need; w++ {
 		m := masks[w&7]
+		base := int32(w * 64)
 		for ; m != 0 && n < need; m &= m - 1 {
-			j := w*64 + bits.TrailingZeros64(m)
-			fs[n] = line[start:j]
+			ends[n] = base + int32(bits.TrailingZeros64(m))
 			n++
-			start = j + 1
 		}
 		if m != 0 { // the fields needed end in this word: count the rest
 			n += bits.OnesCount64(m)
@@ -293,45 +311,38 @@ func (d *csvDecoder) splitMask(line []byte, need int) ([][]byte, int, bool) {
 		n += bits.OnesCount64(masks[w&7])
 	}
 	if n < need {
-		fs[n] = line[start:]
+		ends[n] = int32(len(line))
 	}
-	n++
-	return fs[:min(n, need)], n, true
+	return n + 1
 }
 
-// wordBits returns, for eight bytes x, the delimiter bits (bit k set when
-// byte k is the delimiter; dl is the delimiter in every byte) and non-zero
-// quote bits when a byte is a quote.
-func wordBits(x, dl uint64) (uint64, uint64) {
-	return zeroBytes(x^dl) >> 7 * gather >> 56, zeroBytes(x ^ quotes)
+// delimBits returns, for eight bytes x, the delimiter bits: bit k set when
+// byte k is the delimiter (dl is the delimiter in every byte).
+func delimBits(x, dl uint64) uint64 {
+	return zeroBytes(x^dl) >> 7 * gather >> 56
 }
 
 // gather moves the high bits of a word's eight bytes, shifted down to the
 // bytes' low bits, into its top byte (bit k for byte k).
 const gather = 0x0102040810204080
 
-// splitEvents is splitN for long lines: it looks at eight bytes at a time
-// and visits each delimiter.
-func (d *csvDecoder) splitEvents(line []byte, need int) ([][]byte, int, bool) {
-	fs := d.fa[:need]
+// splitEvents is splitFast for long lines: it looks at eight bytes at a
+// time and visits each delimiter.
+func (d *csvDecoder) splitEvents(line []byte, need int) int {
+	d.fa[0] = -1
+	ends := d.fa[1 : need+1]
 	n := 0
 	dl := uint64(d.l.delim) * ones
-	start, i := 0, 0
+	i := 0
 	for ; i+8 <= len(line); i += 8 {
-		w := binary.LittleEndian.Uint64(line[i:])
-		if zeroBytes(w^quotes) != 0 {
-			return nil, 0, false
-		}
-		m := zeroBytes(w ^ dl)
+		m := zeroBytes(binary.LittleEndian.Uint64(line[i:]) ^ dl)
 		if n >= need {
 			n += bits.OnesCount64(m)
 			continue
 		}
 		for ; m != 0; m &= m - 1 {
-			j := i + bits.TrailingZeros64(m)>>3
-			fs[n] = line[start:j]
+			ends[n] = int32(i + bits.TrailingZeros64(m)>>3)
 			n++
-			start = j + 1
 			if n == need {
 				n += bits.OnesCount64(m & (m - 1))
 				break
@@ -339,26 +350,21 @@ func (d *csvDecoder) splitEvents(line []byte, need int) ([][]byte, int, bool) {
 		}
 	}
 	for ; i < len(line); i++ {
-		switch line[i] {
-		case d.l.delim:
+		if line[i] == d.l.delim {
 			if n < need {
-				fs[n] = line[start:i]
+				ends[n] = int32(i)
 			}
 			n++
-			start = i + 1
-		case '"':
-			return nil, 0, false
 		}
 	}
 	if n < need {
-		fs[n] = line[start:]
+		ends[n] = int32(len(line))
 	}
-	n++
-	return fs[:min(n, need)], n, true
+	return n + 1
 }
 
 // needed is how many leading fields record reads: up to the last column
-// it uses (len(d.fa) at most; 0 when a column it uses is beyond that).
+// it uses (len(d.fa) − 1 at most; 0 when a column it uses is beyond that).
 func (d *csvDecoder) needed() int {
 	cols := []int{colTimeStamp, colElapsed, colLabel, colResponseCode, colResponseMessage, colSuccess,
 		colFailureMessage, colBytes, colSentBytes, colAllThreads}
@@ -369,27 +375,23 @@ func (d *csvDecoder) needed() int {
 	for _, c := range cols {
 		n = max(n, d.l.idx[c]+1)
 	}
-	if n > len(d.fa) {
+	if n > len(d.fa)-1 {
 		return 0
 	}
 	return n
 }
 
-// splitLong is split for a line of more fields than csvDecoder.fa holds.
-func (d *csvDecoder) splitLong(line []byte) ([][]byte, []byte, bool) {
-	if bytes.IndexByte(line, '"') >= 0 {
-		return nil, nil, false
-	}
-	d.fields = d.fields[:0]
-	for {
-		i := bytes.IndexByte(line, d.l.delim)
-		if i < 0 {
-			d.fields = append(d.fields, line)
-			return d.fields, nil, true
+// splitAll splits a line with no quote into all its fields, however many.
+func (d *csvDecoder) splitAll(line []byte) fieldRow {
+	ends := append(d.long[:0], -1)
+	for i, c := range line {
+		if c == d.l.delim {
+			ends = append(ends, int32(i))
 		}
-		d.fields = append(d.fields, line[:i])
-		line = line[i+1:]
 	}
+	ends = append(ends, int32(len(line)))
+	d.long = ends
+	return fieldRow{line, ends}
 }
 
 const (
@@ -472,6 +474,18 @@ func (d *csvDecoder) splitQuoted(data []byte) ([][]byte, []byte, string) {
 // 1, of the record's data otherwise.
 type span struct{ scr, start, end int }
 
+// flatten copies a quoted record's fields into one row.
+func (d *csvDecoder) flatten(fields [][]byte) fieldRow {
+	flat, ends := d.flat[:0], append(d.long[:0], -1)
+	for _, f := range fields {
+		flat = append(flat, f...)
+		ends = append(ends, int32(len(flat)))
+		flat = append(flat, 0)
+	}
+	d.flat, d.long = flat, ends
+	return fieldRow{flat, ends}
+}
+
 func (d *csvDecoder) resolve(spans []span, data []byte) [][]byte {
 	for _, s := range spans {
 		if s.scr == 1 {
@@ -504,7 +518,24 @@ func (d *csvDecoder) decode(c *importer.Chunk, hasHeader bool, b *batch) {
 		b.recs = make([]importer.Rec, 0, bytes.Count(data, []byte{'\n'})+1)
 	}
 	need := d.needed()
+	// Where the next quote is, from the start of the chunk (len(all) when
+	// there is none): a line before it has none and is split without
+	// looking for one.
+	all := data
+	quote := 0
+	findQuote := func(from int) {
+		if q := bytes.IndexByte(all[from:], '"'); q >= 0 {
+			quote = from + q
+		} else {
+			quote = len(all)
+		}
+	}
+	findQuote(0)
 	for len(data) > 0 {
+		off := len(all) - len(data)
+		if off > quote {
+			findQuote(off)
+		}
 		nl := bytes.IndexByte(data, '\n')
 		var raw, rest []byte
 		if nl < 0 {
@@ -516,34 +547,34 @@ func (d *csvDecoder) decode(c *importer.Chunk, hasHeader bool, b *batch) {
 		if len(raw) > 0 && raw[len(raw)-1] == '\r' {
 			raw = raw[:len(raw)-1]
 		}
-		var fields [][]byte
-		var nf int
-		ok := false
-		if need > 0 {
-			fields, nf, ok = d.splitN(raw, need)
-		} else if fields, _, ok = d.split(raw); ok {
-			nf = len(fields)
-		}
-		if !ok {
-			var bad string
-			var after []byte
-			fields, after, bad = d.splitQuoted(data)
-			if bad != "" {
-				b.probs.Add(lineNo, bad, raw)
+		if quote >= off+len(raw) && !d.slow { // no quote in the line
+			var row fieldRow
+			var nf int
+			if need > 0 {
+				nf = d.splitFast(raw, need)
+				row = fieldRow{raw, d.fa[:min(nf, need)+1]}
 			} else {
-				// The record may have spanned several lines.
-				consumed := data[:len(data)-len(after)]
-				raw = bytes.TrimRight(consumed, "\r\n")
-				line += int64(bytes.Count(consumed, []byte{'\n'}))
-				data = after
-				d.record(fields, len(fields), raw, lineNo, b)
-				continue
+				row = d.splitAll(raw)
+				nf = row.fields()
 			}
-		} else {
-			d.record(fields, nf, raw, lineNo, b)
+			d.record(row, nf, raw, lineNo, b)
+			line++
+			data = rest
+			continue
 		}
-		line++
-		data = rest
+		fields, after, bad := d.splitQuoted(data)
+		if bad != "" {
+			b.probs.Add(lineNo, bad, raw)
+			line++
+			data = rest
+			continue
+		}
+		// The record may have spanned several lines.
+		consumed := data[:len(data)-len(after)]
+		raw = bytes.TrimRight(consumed, "\r\n")
+		line += int64(bytes.Count(consumed, []byte{'\n'}))
+		data = after
+		d.record(d.flatten(fields), len(fields), raw, lineNo, b)
 	}
 }
 
@@ -576,7 +607,7 @@ func (d *csvDecoder) label(name []byte) int32 {
 // record turns the fields of one line into a Rec, or counts it malformed.
 // The line has nf fields; fields holds at least those up to the last column
 // record reads (csvDecoder.needed).
-func (d *csvDecoder) record(fields [][]byte, nf int, raw []byte, lineNo int64, b *batch) {
+func (d *csvDecoder) record(fields fieldRow, nf int, raw []byte, lineNo int64, b *batch) {
 	if len(raw) == 0 {
 		return
 	}
@@ -590,7 +621,7 @@ func (d *csvDecoder) record(fields [][]byte, nf int, raw []byte, lineNo int64, b
 	}
 	get := func(c int) []byte {
 		if i := d.l.idx[c]; i >= 0 {
-			return fields[i]
+			return fields.field(i)
 		}
 		return nil
 	}

@@ -29,6 +29,44 @@ func FuzzCSV(f *testing.F) {
 	})
 }
 
+// FuzzDecodePaths holds the fast path (lines known to have no quote split
+// eight bytes at a time) to the quoted-record splitter on every line: the
+// same records and the same malformed lines, whatever the chunk.
+func FuzzDecodePaths(f *testing.F) {
+	f.Add([]byte("1795307669713,147,GET /cart,200,OK,users 1-2,text,true,,139,117,2,2,http://x/cart,131,0,73\n"), false)
+	f.Add([]byte("1,2,a,200,OK,t,text,true,,1,1,1,1,u,1,0,0\n1,2,\"a\"\"b\nc\",500,x,t,text,false,\"boom\",1,1,1,1,u,1,0,0\r\n3,4,b,200,OK,t,text,true,,1,1,1,1,u,1,0,0\n\"unterminated"), true)
+	f.Add([]byte("1,2,a,200,OK,t,text,true,,1,1,1,1,u\"v,1,0,0\n5,6,c,404,Not Found,t,text,false,,1,1,1,1,u,1,0,0"), false)
+	header := []byte("timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,failureMessage,bytes,sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect")
+	l, _ := parseHeader(header, ',')
+	f.Fuzz(func(t *testing.T, data []byte, keep bool) {
+		decode := func(slow bool) *batch {
+			tp, _ := importer.NewTimeParser("ms", importer.Clock{})
+			d := &csvDecoder{l: l, labels: importer.NewLabels().NewCache(), tp: tp, cfg: &Config{}, keep: keep, slow: slow}
+			b := &batch{}
+			d.decode(&importer.Chunk{Data: data, Line: 1, Seq: 1}, false, b)
+			return b
+		}
+		fast, ref := decode(false), decode(true)
+		if len(fast.recs) != len(ref.recs) {
+			t.Fatalf("%d records, the reference %d", len(fast.recs), len(ref.recs))
+		}
+		for i := range ref.recs {
+			if fast.recs[i] != ref.recs[i] {
+				t.Fatalf("record %d: %+v, the reference %+v", i, fast.recs[i], ref.recs[i])
+			}
+		}
+		if fast.probs.Count != ref.probs.Count || fast.empty != ref.empty || fast.headers != ref.headers {
+			t.Fatalf("%d malformed, %d empty, %d headers; the reference %d, %d, %d",
+				fast.probs.Count, fast.empty, fast.headers, ref.probs.Count, ref.empty, ref.headers)
+		}
+		for i := range ref.probs.First {
+			if fast.probs.First[i] != ref.probs.First[i] {
+				t.Fatalf("malformed line %d: %+v, the reference %+v", i, fast.probs.First[i], ref.probs.First[i])
+			}
+		}
+	})
+}
+
 // FuzzSplit checks the eight-bytes-at-a-time field splitter against
 // bytes.Split for any line and delimiter.
 func FuzzSplit(f *testing.F) {
@@ -47,7 +85,7 @@ func FuzzSplit(f *testing.F) {
 		d := &csvDecoder{l: layout{delim: delim}}
 		ref := bytes.Split(line, []byte{delim})
 		quoted := bytes.IndexByte(line, '"') >= 0
-		for _, need := range []int{1, 2, 5, 17, len(d.fa)} {
+		for _, need := range []int{1, 2, 5, 17, len(d.fa) - 1} {
 			fs, nf, ok := d.splitN(line, need)
 			if ok == quoted {
 				t.Fatalf("need %d: ok %v with quote %v", need, ok, quoted)
@@ -55,17 +93,24 @@ func FuzzSplit(f *testing.F) {
 			if !ok {
 				continue
 			}
-			if nf != len(ref) || len(fs) != min(need, nf) {
-				t.Fatalf("need %d: %d fields (%d returned), want %d", need, nf, len(fs), len(ref))
+			if nf != len(ref) || fs.fields() != min(need, nf) {
+				t.Fatalf("need %d: %d fields (%d returned), want %d", need, nf, fs.fields(), len(ref))
 			}
-			for i := range fs {
-				if !bytes.Equal(fs[i], ref[i]) {
-					t.Fatalf("need %d: field %d %q, want %q", need, i, fs[i], ref[i])
+			for i := range fs.fields() {
+				if !bytes.Equal(fs.field(i), ref[i]) {
+					t.Fatalf("need %d: field %d %q, want %q", need, i, fs.field(i), ref[i])
 				}
 			}
 		}
-		if fs, _, ok := d.split(line); ok && len(fs) != len(ref) {
-			t.Fatalf("split: %d fields, want %d", len(fs), len(ref))
+		if fs, ok := d.split(line); ok {
+			if fs.fields() != len(ref) {
+				t.Fatalf("split: %d fields, want %d", fs.fields(), len(ref))
+			}
+			for i := range ref {
+				if !bytes.Equal(fs.field(i), ref[i]) {
+					t.Fatalf("split: field %d %q, want %q", i, fs.field(i), ref[i])
+				}
+			}
 		}
 	})
 }
