@@ -40,12 +40,12 @@ type csvDecoder struct {
 	tp     importer.TimeParser
 	tpSet  bool
 	cfg    *Config
-	fields [][]byte   // splitQuoted's fields
-	fa     [33]int32  // −1, then splitFast's field ends
-	long   []int32    // splitAll's field ends
-	flat   []byte     // a quoted record's fields, one after the other
-	masks  [8]uint64  // splitMask's delimiter bits, 64 bytes a word
-	spans  []span     // splitQuoted's fields
+	fields [][]byte  // splitQuoted's fields
+	fa     [33]int32 // −1, then splitFast's field ends
+	long   []int32   // splitAll's field ends
+	flat   []byte    // a quoted record's fields, one after the other
+	masks  [8]uint64 // splitMask's delimiter bits, 64 bytes a word
+	spans  []span    // splitQuoted's fields
 	lc     [1 << 6]struct {
 		name []byte
 		id   int32
