@@ -40,12 +40,10 @@ type csvDecoder struct {
 	tp     importer.TimeParser
 	tpSet  bool
 	cfg    *Config
-	fields [][]byte  // splitQuoted's fields
-	fa     [33]int32 // −1, then splitFast's field ends
-	long   []int32   // splitAll's field ends
-	flat   []byte    // a quoted record's fields, one after the other
-	masks  [8]uint64 // splitMask's delimiter bits, 64 bytes a word
-	spans  []span    // splitQuoted's fields
+	fields [][]byte
+	fa     [32][]byte // split's fields
+	masks  [8]uint64  // splitMask's delimiter bits, 64 bytes a word
+	spans  []span     // splitQuoted's fields
 	lc     [1 << 6]struct {
 		name []byte
 		id   int32
@@ -167,20 +165,20 @@ func (s *Source) timeParser(head []byte, l layout, hasHeader bool, clock importe
 	}
 	var vals [][]byte
 	for len(rest) > 0 && len(vals) < 50 {
-		var fields fieldRow
+		var fields [][]byte
 		line, after, _ := bytes.Cut(rest, []byte{'\n'})
-		if f, ok := d.split(bytes.TrimSuffix(line, []byte{'\r'})); ok {
+		if f, _, ok := d.split(bytes.TrimSuffix(line, []byte{'\r'})); ok {
 			fields, rest = f, after
 		} else {
 			f, next, bad := d.splitQuoted(rest)
 			if bad != "" {
-				rest = after // malformed: counted later
+				fields, rest = nil, after // malformed: counted later
 			} else {
-				fields, rest = d.flatten(f), next
+				fields, rest = f, next
 			}
 		}
-		if i := l.idx[colTimeStamp]; i < fields.fields() && fields.fields() > 1 {
-			v := bytes.TrimSpace(fields.field(i))
+		if i := l.idx[colTimeStamp]; i < len(fields) && len(fields) > 1 {
+			v := bytes.TrimSpace(fields[i])
 			if len(v) > 0 && !bytes.EqualFold(v, []byte("timeStamp")) {
 				vals = append(vals, append([]byte(nil), v...))
 			}
@@ -205,45 +203,34 @@ func (s *Source) timeParser(head []byte, l layout, hasHeader bool, clock importe
 // full reports whether head ends at a line end (the whole head is lines).
 func full(head []byte) bool { return len(head) > 0 && head[len(head)-1] == '\n' }
 
-// fieldRow is one line's fields: field k is buf[ends[k]+1 : ends[k+1]],
-// and ends[0] is −1. The splitters store where each field ends, an int32,
-// rather than a slice header per field (three words, one of them a pointer
-// the garbage collector must be told about).
-type fieldRow struct {
-	buf  []byte
-	ends []int32
-}
-
-func (r fieldRow) field(k int) []byte { return r.buf[r.ends[k]+1 : r.ends[k+1]] }
-
-// fields is how many fields the row holds.
-func (r fieldRow) fields() int { return len(r.ends) - 1 }
-
-// split splits one line into all its fields. It reports false when the
-// line has a quote (the caller then uses splitQuoted).
-func (d *csvDecoder) split(line []byte) (fieldRow, bool) {
-	if bytes.IndexByte(line, '"') >= 0 {
-		return fieldRow{}, false
+// split splits one line with no quote into fields. It reports false when
+// the line has a quote (the caller then uses splitQuoted).
+func (d *csvDecoder) split(line []byte) ([][]byte, []byte, bool) {
+	f, n, ok := d.splitN(line, len(d.fa))
+	switch {
+	case !ok:
+		return nil, nil, false
+	case n > len(f):
+		return d.splitLong(line)
 	}
-	return d.splitAll(line), true
+	return f, nil, true
 }
 
-// splitN splits one line with no quote: its first need fields (all when
-// it has fewer) and the number of fields it has, or false when the line
-// has a quote. need is at most len(d.fa) − 1.
-func (d *csvDecoder) splitN(line []byte, need int) (fieldRow, int, bool) {
+// splitN splits one line with no quote: it returns its first need fields
+// (all when it has fewer) and the number of fields it has, or false when the
+// line has a quote. need is at most len(d.fa).
+func (d *csvDecoder) splitN(line []byte, need int) ([][]byte, int, bool) {
 	if bytes.IndexByte(line, '"') >= 0 {
-		return fieldRow{}, 0, false
+		return nil, 0, false
 	}
-	n := d.splitFast(line, need)
-	return fieldRow{line, d.fa[:min(n, need)+1]}, n, true
+	f, n := d.splitFast(line, need)
+	return f, n, true
 }
 
-// splitFast fills d.fa[1:] with the ends of the first need fields of a line
-// that has no quote (the caller knows) and returns how many fields the line
-// has. It looks at eight bytes at a time for the delimiter, and past the
-// fields it needs only counts delimiters.
-func (d *csvDecoder) splitFast(line []byte, need int) int {
+// splitFast is splitN for a line the caller knows has no quote. It looks at
+// eight bytes at a time for the delimiter, and past the fields it needs
+// only counts delimiters.
+func (d *csvDecoder) splitFast(line []byte, need int) ([][]byte, int) {
 	if len(line) <= 64*len(d.masks) {
 		return d.splitMask(line, need)
 	}
@@ -256,7 +243,7 @@ func (d *csvDecoder) splitFast(line []byte, need int) int {
 // one byte by a multiplication), then reads the fields' ends off the mask:
 // the processor mispredicts a branch a few times a line instead of at
 // every delimiter, and the common line costs a third of the instructions.
-func (d *csvDecoder) splitMask(line []byte, need int) int {
+func (d *csvDecoder) splitMask(line []byte, need int) ([][]byte, int) {
 	masks := &d.masks
 	dl := uint64(d.l.delim) * ones
 	i := 0
@@ -279,8 +266,8 @@ func (d *csvDecoder) splitMask(line []byte, need int) int {
 			acc |= delimBits(binary.LittleEndian.Uint64(line[i:]), dl) << k
 		}
 		if r := len(line) - i; r > 0 && len(line) >= 8 {
-			// The last eight bytes of the line, of which the first 8 − r
-			// were seen already: their bits are shifted out.
+			// The line's last eight bytes, of which the first 8 − r were
+			// seen already: their bits are shifted out.
 			acc |= delimBits(binary.LittleEndian.Uint64(line[len(line)-8:]), dl) >> (8 - r) << k
 		} else {
 			for ; i < len(line); i, k = i+1, k+1 {
@@ -292,16 +279,16 @@ func (d *csvDecoder) splitMask(line []byte, need int) int {
 		masks[words&7] = acc
 		words++
 	}
-	d.fa[0] = -1
-	ends := d.fa[1 : need+1]
-	n := 0
+	fs := d.fa[:need]
+	n, start := 0, 0
 	w := 0
 	for ; w < words && n < need; w++ {
 		m := masks[w&7]
-		base := int32(w * 64)
 		for ; m != 0 && n < need; m &= m - 1 {
-			ends[n] = base + int32(bits.TrailingZeros64(m))
+			j := w*64 + bits.TrailingZeros64(m)
+			fs[n] = line[start:j]
 			n++
+			start = j + 1
 		}
 		if m != 0 { // the fields needed end in this word: count the rest
 			n += bits.OnesCount64(m)
@@ -311,9 +298,10 @@ func (d *csvDecoder) splitMask(line []byte, need int) int {
 		n += bits.OnesCount64(masks[w&7])
 	}
 	if n < need {
-		ends[n] = int32(len(line))
+		fs[n] = line[start:]
 	}
-	return n + 1
+	n++
+	return fs[:min(n, need)], n
 }
 
 // delimBits returns, for eight bytes x, the delimiter bits: bit k set when
@@ -328,12 +316,11 @@ const gather = 0x0102040810204080
 
 // splitEvents is splitFast for long lines: it looks at eight bytes at a
 // time and visits each delimiter.
-func (d *csvDecoder) splitEvents(line []byte, need int) int {
-	d.fa[0] = -1
-	ends := d.fa[1 : need+1]
+func (d *csvDecoder) splitEvents(line []byte, need int) ([][]byte, int) {
+	fs := d.fa[:need]
 	n := 0
 	dl := uint64(d.l.delim) * ones
-	i := 0
+	start, i := 0, 0
 	for ; i+8 <= len(line); i += 8 {
 		m := zeroBytes(binary.LittleEndian.Uint64(line[i:]) ^ dl)
 		if n >= need {
@@ -341,8 +328,10 @@ func (d *csvDecoder) splitEvents(line []byte, need int) int {
 			continue
 		}
 		for ; m != 0; m &= m - 1 {
-			ends[n] = int32(i + bits.TrailingZeros64(m)>>3)
+			j := i + bits.TrailingZeros64(m)>>3
+			fs[n] = line[start:j]
 			n++
+			start = j + 1
 			if n == need {
 				n += bits.OnesCount64(m & (m - 1))
 				break
@@ -352,19 +341,21 @@ func (d *csvDecoder) splitEvents(line []byte, need int) int {
 	for ; i < len(line); i++ {
 		if line[i] == d.l.delim {
 			if n < need {
-				ends[n] = int32(i)
+				fs[n] = line[start:i]
 			}
 			n++
+			start = i + 1
 		}
 	}
 	if n < need {
-		ends[n] = int32(len(line))
+		fs[n] = line[start:]
 	}
-	return n + 1
+	n++
+	return fs[:min(n, need)], n
 }
 
 // needed is how many leading fields record reads: up to the last column
-// it uses (len(d.fa) − 1 at most; 0 when a column it uses is beyond that).
+// it uses (len(d.fa) at most; 0 when a column it uses is beyond that).
 func (d *csvDecoder) needed() int {
 	cols := []int{colTimeStamp, colElapsed, colLabel, colResponseCode, colResponseMessage, colSuccess,
 		colFailureMessage, colBytes, colSentBytes, colAllThreads}
@@ -375,29 +366,32 @@ func (d *csvDecoder) needed() int {
 	for _, c := range cols {
 		n = max(n, d.l.idx[c]+1)
 	}
-	if n > len(d.fa)-1 {
+	if n > len(d.fa) {
 		return 0
 	}
 	return n
 }
 
-// splitAll splits a line with no quote into all its fields, however many.
-func (d *csvDecoder) splitAll(line []byte) fieldRow {
-	ends := append(d.long[:0], -1)
-	for i, c := range line {
-		if c == d.l.delim {
-			ends = append(ends, int32(i))
-		}
+// splitLong is split for a line of more fields than csvDecoder.fa holds.
+func (d *csvDecoder) splitLong(line []byte) ([][]byte, []byte, bool) {
+	if bytes.IndexByte(line, '"') >= 0 {
+		return nil, nil, false
 	}
-	ends = append(ends, int32(len(line)))
-	d.long = ends
-	return fieldRow{line, ends}
+	d.fields = d.fields[:0]
+	for {
+		i := bytes.IndexByte(line, d.l.delim)
+		if i < 0 {
+			d.fields = append(d.fields, line)
+			return d.fields, nil, true
+		}
+		d.fields = append(d.fields, line[:i])
+		line = line[i+1:]
+	}
 }
 
 const (
-	ones   = 0x0101010101010101
-	low7   = 0x7f7f7f7f7f7f7f7f
-	quotes = '"' * ones
+	ones = 0x0101010101010101
+	low7 = 0x7f7f7f7f7f7f7f7f
 )
 
 // zeroBytes has the high bit set in exactly the bytes of x that are zero.
@@ -474,18 +468,6 @@ func (d *csvDecoder) splitQuoted(data []byte) ([][]byte, []byte, string) {
 // 1, of the record's data otherwise.
 type span struct{ scr, start, end int }
 
-// flatten copies a quoted record's fields into one row.
-func (d *csvDecoder) flatten(fields [][]byte) fieldRow {
-	flat, ends := d.flat[:0], append(d.long[:0], -1)
-	for _, f := range fields {
-		flat = append(flat, f...)
-		ends = append(ends, int32(len(flat)))
-		flat = append(flat, 0)
-	}
-	d.flat, d.long = flat, ends
-	return fieldRow{flat, ends}
-}
-
 func (d *csvDecoder) resolve(spans []span, data []byte) [][]byte {
 	for _, s := range spans {
 		if s.scr == 1 {
@@ -518,23 +500,18 @@ func (d *csvDecoder) decode(c *importer.Chunk, hasHeader bool, b *batch) {
 		b.recs = make([]importer.Rec, 0, bytes.Count(data, []byte{'\n'})+1)
 	}
 	need := d.needed()
-	// Where the next quote is, from the start of the chunk (len(all) when
-	// there is none): a line before it has none and is split without
-	// looking for one.
-	all := data
-	quote := 0
-	findQuote := func(from int) {
-		if q := bytes.IndexByte(all[from:], '"'); q >= 0 {
-			quote = from + q
-		} else {
-			quote = len(all)
-		}
+	// How far the next quote is from the start of data (len(data) when
+	// there is none): a line that ends before it has none and is split
+	// without looking for one.
+	quote := bytes.IndexByte(data, '"')
+	if quote < 0 {
+		quote = len(data)
 	}
-	findQuote(0)
 	for len(data) > 0 {
-		off := len(all) - len(data)
-		if off > quote {
-			findQuote(off)
+		if quote < 0 {
+			if quote = bytes.IndexByte(data, '"'); quote < 0 {
+				quote = len(data)
+			}
 		}
 		nl := bytes.IndexByte(data, '\n')
 		var raw, rest []byte
@@ -547,34 +524,40 @@ func (d *csvDecoder) decode(c *importer.Chunk, hasHeader bool, b *batch) {
 		if len(raw) > 0 && raw[len(raw)-1] == '\r' {
 			raw = raw[:len(raw)-1]
 		}
-		if quote >= off+len(raw) && !d.slow { // no quote in the line
-			var row fieldRow
-			var nf int
-			if need > 0 {
-				nf = d.splitFast(raw, need)
-				row = fieldRow{raw, d.fa[:min(nf, need)+1]}
+		var fields [][]byte
+		var nf int
+		ok := false
+		switch {
+		case quote < len(raw) || d.slow:
+		case need > 0:
+			fields, nf = d.splitFast(raw, need)
+			ok = true
+		default:
+			fields, _, ok = d.split(raw)
+			nf = len(fields)
+		}
+		if !ok {
+			var bad string
+			var after []byte
+			fields, after, bad = d.splitQuoted(data)
+			if bad != "" {
+				b.probs.Add(lineNo, bad, raw)
 			} else {
-				row = d.splitAll(raw)
-				nf = row.fields()
+				// The record may have spanned several lines.
+				consumed := data[:len(data)-len(after)]
+				raw = bytes.TrimSuffix(bytes.TrimSuffix(consumed, []byte{'\n'}), []byte{'\r'})
+				line += int64(bytes.Count(consumed, []byte{'\n'}))
+				quote -= len(consumed)
+				data = after
+				d.record(fields, len(fields), raw, lineNo, b)
+				continue
 			}
-			d.record(row, nf, raw, lineNo, b)
-			line++
-			data = rest
-			continue
+		} else {
+			d.record(fields, nf, raw, lineNo, b)
 		}
-		fields, after, bad := d.splitQuoted(data)
-		if bad != "" {
-			b.probs.Add(lineNo, bad, raw)
-			line++
-			data = rest
-			continue
-		}
-		// The record may have spanned several lines.
-		consumed := data[:len(data)-len(after)]
-		raw = bytes.TrimRight(consumed, "\r\n")
-		line += int64(bytes.Count(consumed, []byte{'\n'}))
-		data = after
-		d.record(d.flatten(fields), len(fields), raw, lineNo, b)
+		line++
+		quote -= len(data) - len(rest)
+		data = rest
 	}
 }
 
@@ -607,7 +590,7 @@ func (d *csvDecoder) label(name []byte) int32 {
 // record turns the fields of one line into a Rec, or counts it malformed.
 // The line has nf fields; fields holds at least those up to the last column
 // record reads (csvDecoder.needed).
-func (d *csvDecoder) record(fields fieldRow, nf int, raw []byte, lineNo int64, b *batch) {
+func (d *csvDecoder) record(fields [][]byte, nf int, raw []byte, lineNo int64, b *batch) {
 	if len(raw) == 0 {
 		return
 	}
@@ -621,7 +604,7 @@ func (d *csvDecoder) record(fields fieldRow, nf int, raw []byte, lineNo int64, b
 	}
 	get := func(c int) []byte {
 		if i := d.l.idx[c]; i >= 0 {
-			return fields.field(i)
+			return fields[i]
 		}
 		return nil
 	}
