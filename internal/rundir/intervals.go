@@ -149,7 +149,7 @@ type Writer struct {
 	samples   *os.File
 	intervals *os.File
 	iw        *bufio.Writer
-	enc       *json.Encoder
+	line      []byte // a record's JSON line
 	henc      metrics.HistEncoder // reused for every second's histograms
 }
 
@@ -184,7 +184,6 @@ func Create(dir string, info *Info, planSource []byte, rawSamples bool) (*Writer
 		return nil, fmt.Errorf("creating interval log: %w", err)
 	}
 	w.iw = bufio.NewWriterSize(w.intervals, 64<<10)
-	w.enc = json.NewEncoder(w.iw)
 	return w, nil
 }
 
@@ -213,13 +212,13 @@ func (w *Writer) WriteInterval(t time.Time, iv *metrics.Interval, users map[stri
 		if err != nil {
 			return err
 		}
-		if err := w.enc.Encode(&rec); err != nil {
-			return fmt.Errorf("writing interval log: %w", err)
+		if err := w.WriteRecord(&rec); err != nil {
+			return err
 		}
 	}
 	if len(users) > 0 || len(dropped) > 0 {
-		if err := w.enc.Encode(&IntervalRecord{T: sec, Phase: -1, Users: users, Dropped: dropped}); err != nil {
-			return fmt.Errorf("writing interval log: %w", err)
+		if err := w.WriteRecord(&IntervalRecord{T: sec, Phase: -1, Users: users, Dropped: dropped}); err != nil {
+			return err
 		}
 	}
 	if err := w.iw.Flush(); err != nil {
@@ -242,7 +241,8 @@ func (w *Writer) WriteSamples(b []byte) error {
 
 // WriteRecord appends a prepared record (importers, merge).
 func (w *Writer) WriteRecord(r *IntervalRecord) error {
-	if err := w.enc.Encode(r); err != nil {
+	w.line = append(r.AppendJSON(w.line[:0]), '\n')
+	if _, err := w.iw.Write(w.line); err != nil {
 		return fmt.Errorf("writing interval log: %w", err)
 	}
 	return nil
