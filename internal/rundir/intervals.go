@@ -149,7 +149,7 @@ type Writer struct {
 	samples   *os.File
 	intervals *os.File
 	iw        *bufio.Writer
-	line      []byte // a record's JSON line
+	line      []byte              // a record's JSON line
 	henc      metrics.HistEncoder // reused for every second's histograms
 }
 
