@@ -2,7 +2,8 @@ package plan
 
 import (
 	"strings"
-	"unicode/utf8"
+
+	"github.com/plateau-perf/plateau/internal/jsonesc"
 )
 
 // Built-in variables, defined in every template without declaring them. The
@@ -61,53 +62,7 @@ func (t *Template) Vars() []string {
 
 // appendJSONEscaped appends s escaped for use between the quotes of a JSON
 // string (the same escapes encoding/json uses, without HTML escaping).
-func appendJSONEscaped(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		// U+2028 and U+2029 are valid JSON but break JavaScript consumers.
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	return append(dst, s[start:]...)
-}
+func appendJSONEscaped(dst []byte, s string) []byte { return jsonesc.Append(dst, s, false) }
 
 // tmplRef is one ${...} found while scanning a template: its name and its
 // byte offset in the scanned text (for positions).

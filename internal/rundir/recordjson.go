@@ -3,7 +3,8 @@ package rundir
 import (
 	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/plateau-perf/plateau/internal/jsonesc"
 )
 
 // AppendJSON appends r as encoding/json encodes it (json.Marshal, the same
@@ -89,53 +90,7 @@ func appendJSONMap[V int | int64](b []byte, m map[string]V) []byte {
 	return append(b, '}')
 }
 
-// appendJSONString quotes s as encoding/json does with HTML escaping on:
-// ", \ and control bytes escaped, <, > and & as \u003c…, invalid UTF-8 as
-// \ufffd, U+2028 and U+2029 as \u2028 and \u2029.
+// appendJSONString quotes s as json.Marshal does (HTML escaping on).
 func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(append(b, s[start:i]...), `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(append(b, s[start:i]...), '\\', 'u', '2', '0', '2', hex[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	return append(append(b, s[start:]...), '"')
+	return append(jsonesc.Append(append(b, '"'), s, true), '"')
 }

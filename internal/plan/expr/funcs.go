@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/plateau-perf/plateau/internal/jsonesc"
 )
 
 // A function of the expression language. build checks the arguments it can
@@ -132,7 +134,7 @@ func init() {
 			return func(Env) Value { return num(float64(c.Add(1))) }, nil
 		}},
 		"jsonEscape": text1(func(s string) string {
-			b := appendJSONEscaped(nil, s)
+			b := jsonesc.Append(nil, s, false)
 			return string(b)
 		}),
 		"lower": text1(strings.ToLower),
@@ -415,27 +417,4 @@ func UUID() string {
 	out[23] = '-'
 	hex.Encode(out[24:], b[10:])
 	return string(out[:])
-}
-
-// appendJSONEscaped appends s escaped for the inside of a JSON string.
-func appendJSONEscaped(dst []byte, s string) []byte {
-	const hx = "0123456789abcdef"
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c == '\n':
-			dst = append(dst, '\\', 'n')
-		case c == '\r':
-			dst = append(dst, '\\', 'r')
-		case c == '\t':
-			dst = append(dst, '\\', 't')
-		case c < 0x20:
-			dst = append(dst, '\\', 'u', '0', '0', hx[c>>4], hx[c&0xf])
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return dst
 }
