@@ -503,10 +503,7 @@ func (d *csvDecoder) decode(c *importer.Chunk, hasHeader bool, b *batch) {
 	// How far the next quote is from the start of data (len(data) when
 	// there is none): a line that ends before it has none and is split
 	// without looking for one.
-	quote := bytes.IndexByte(data, '"')
-	if quote < 0 {
-		quote = len(data)
-	}
+	quote := -1 // negative: to be looked for from here
 	for len(data) > 0 {
 		if quote < 0 {
 			if quote = bytes.IndexByte(data, '"'); quote < 0 {
