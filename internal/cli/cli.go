@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
 	"sync"
 	"syscall"
 
@@ -92,6 +93,14 @@ func Interruptible(parent context.Context) (context.Context, context.CancelFunc)
 
 // Main runs the CLI and returns the exit code.
 func Main(ctx context.Context, st State) int {
+	if path, ok := st.Getenv("PLATEAU_CPUPROFILE"); ok && path != "" {
+		stop, err := startCPUProfile(path)
+		if err != nil {
+			fmt.Fprintf(st.Stderr, "plateau: PLATEAU_CPUPROFILE: %v\n", err)
+			return ExitError
+		}
+		defer stop()
+	}
 	root := newRoot(ctx, &st)
 	root.SetArgs(st.Args)
 	err := root.ExecuteContext(ctx)
@@ -107,6 +116,24 @@ func Main(ctx context.Context, st State) int {
 		fmt.Fprintf(st.Stderr, "plateau: %v\n", err)
 		return ExitError
 	}
+}
+
+// startCPUProfile writes a CPU profile of the whole command to path, for
+// `go tool pprof` and for the profile-guided build (cmd/plateau/default.pgo,
+// made by bench/pgo/profile.sh from the binary's own runs).
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // command constructors, one per file; each takes the shared state.
