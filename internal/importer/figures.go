@@ -132,7 +132,23 @@ func (f *figLabel) add(v float64, start, end int64, window int) {
 		f.next = (f.next + 1) % window
 		return
 	}
+	f.grow(1, window)
 	f.vals = append(f.vals, v)
+}
+
+// grow makes room for n more values by doubling, up to the window: append
+// grows a large slice by a quarter at a time, which allocated five times
+// the ring's final size on its way there.
+func (f *figLabel) grow(n, window int) {
+	need := len(f.vals) + n
+	if need <= cap(f.vals) {
+		return
+	}
+	c := max(need, 2*cap(f.vals), 256)
+	if window > 0 {
+		c = min(c, window)
+	}
+	f.vals = append(make([]float64, 0, c), f.vals...)
 }
 
 // figures collects the raw response times an Aggregator's source tool

@@ -49,7 +49,8 @@ func countsIndex(v int64) int {
 type lean struct {
 	runs  []leanRun // sorted by bucket, one per bucket
 	vals  []int32   // buckets recorded since the last fold, unsorted
-	spare []leanRun // scratch
+	spare []leanRun // scratch: the folded values
+	alt   []leanRun // scratch: the merge's output, then the old runs
 	tmp   []int32   // scratch for sorting
 }
 
@@ -138,7 +139,10 @@ func sortBuckets(v, tmp []int32) []int32 {
 
 // mergeRuns merges sorted runs into h.runs.
 func (h *lean) mergeRuns(add []leanRun) {
-	out := make([]leanRun, 0, len(h.runs)+len(add))
+	out := h.alt[:0]
+	if cap(out) < len(h.runs)+len(add) {
+		out = make([]leanRun, 0, 2*(len(h.runs)+len(add)))
+	}
 	a := h.runs
 	for len(a) > 0 && len(add) > 0 {
 		switch {
@@ -152,7 +156,7 @@ func (h *lean) mergeRuns(add []leanRun) {
 		}
 	}
 	out = append(append(out, a...), add...)
-	h.runs = out
+	h.runs, h.alt = out, h.runs[:0]
 }
 
 // merge adds o's counts; o is folded.
@@ -174,41 +178,47 @@ func (h *lean) reset() {
 // writer. Not safe for concurrent use.
 type histEncoder struct {
 	payload []byte
+	body    []byte
+	raw     []byte
 	zbuf    bytes.Buffer
 	zw      *zlib.Writer
-	out     []byte
 }
 
 // encode returns the base64 V2 compressed encoding ("HISTFAAA…").
 func (e *histEncoder) encode(h *lean) (string, error) {
+	b, err := e.appendEncoded(nil, h)
+	return string(b), err
+}
+
+// appendEncoded appends encode's text to dst: the aggregator puts a flush's
+// histograms in one buffer and makes one string of it, not one per record.
+func (e *histEncoder) appendEncoded(dst []byte, h *lean) ([]byte, error) {
 	// Counts: ZigZag LEB128; a run of zeros is one negative count. Only
 	// the recorded buckets are visited, so the cost follows the number of
 	// distinct values, not the range of the histogram.
 	h.fold()
-	counts := e.payload[:0]
+	const hdrLen = 40
+	body := append(e.body[:0], make([]byte, hdrLen)...)
 	prev := int32(-1)
 	for _, s := range h.runs {
 		i := s.idx
 		switch zeros := int64(i - prev - 1); {
 		case zeros > 1:
-			counts = binary.AppendUvarint(counts, zigzag(-zeros))
+			body = binary.AppendUvarint(body, zigzag(-zeros))
 		case zeros == 1:
-			counts = binary.AppendUvarint(counts, 0)
+			body = binary.AppendUvarint(body, 0)
 		}
-		counts = binary.AppendUvarint(counts, zigzag(s.n))
+		body = binary.AppendUvarint(body, zigzag(s.n))
 		prev = i
 	}
-	hdrLen := 40
-	body := make([]byte, hdrLen, hdrLen+len(counts))
 	binary.BigEndian.PutUint32(body[0:], v2EncodingCookie)
-	binary.BigEndian.PutUint32(body[4:], uint32(len(counts)))
+	binary.BigEndian.PutUint32(body[4:], uint32(len(body)-hdrLen))
 	binary.BigEndian.PutUint32(body[8:], 0) // normalizing index offset
 	binary.BigEndian.PutUint32(body[12:], metrics.HistDigits)
 	binary.BigEndian.PutUint64(body[16:], metrics.HistLowestUs)
 	binary.BigEndian.PutUint64(body[24:], uint64(metrics.HistHighestUs))
 	binary.BigEndian.PutUint64(body[32:], math.Float64bits(1))
-	body = append(body, counts...)
-	e.payload = counts[:0]
+	e.body = body
 
 	e.zbuf.Reset()
 	if e.zw == nil {
@@ -217,16 +227,16 @@ func (e *histEncoder) encode(h *lean) (string, error) {
 		e.zw.Reset(&e.zbuf)
 	}
 	if _, err := e.zw.Write(body); err != nil {
-		return "", fmt.Errorf("encoding histogram: %w", err)
+		return dst, fmt.Errorf("encoding histogram: %w", err)
 	}
 	if err := e.zw.Close(); err != nil {
-		return "", fmt.Errorf("encoding histogram: %w", err)
+		return dst, fmt.Errorf("encoding histogram: %w", err)
 	}
-	raw := make([]byte, 8, 8+e.zbuf.Len())
-	binary.BigEndian.PutUint32(raw[0:], v2CompressedCookie)
-	binary.BigEndian.PutUint32(raw[4:], uint32(e.zbuf.Len()))
+	raw := binary.BigEndian.AppendUint32(e.raw[:0], v2CompressedCookie)
+	raw = binary.BigEndian.AppendUint32(raw, uint32(e.zbuf.Len()))
 	raw = append(raw, e.zbuf.Bytes()...)
-	return base64.StdEncoding.EncodeToString(raw), nil
+	e.raw = raw
+	return base64.StdEncoding.AppendEncode(dst, raw), nil
 }
 
 func zigzag(v int64) uint64 { return uint64((v << 1) ^ (v >> 63)) }

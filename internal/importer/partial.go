@@ -229,6 +229,7 @@ func (f *figLabel) addAll(p *figPart, window int) {
 			if window > 0 {
 				n = min(n, window-len(f.vals))
 			}
+			f.grow(n, window)
 			f.vals = append(f.vals, vals[:n]...)
 			vals = vals[n:]
 			continue

@@ -523,6 +523,8 @@ type Aggregator struct {
 	recs     []rundir.IntervalRecord
 	raw      []byte
 	enc      histEncoder
+	hists    []byte    // a flush's encoded histograms, one after another
+	histAt   []histRef // where each record's histogram is in hists
 	count    int64
 	errors   int64
 	first    int64
@@ -687,7 +689,7 @@ func (a *Aggregator) flush(upTo int64) error {
 		}
 		return !x.derived && y.derived
 	})
-	a.recs = a.recs[:0]
+	a.recs, a.hists, a.histAt = a.recs[:0], a.hists[:0], a.histAt[:0]
 	lastSec := int64(math.MinInt64)
 	for _, k := range keys {
 		if k.sec != lastSec && lastSec != math.MinInt64 {
@@ -697,11 +699,12 @@ func (a *Aggregator) flush(upTo int64) error {
 		ag := a.open[k]
 		rec := rundir.IntervalRecord{T: k.sec, Workload: a.workload, Phase: int(k.phase), Label: a.labels.Name(k.label),
 			Tx: k.tx, Derived: k.derived, Count: ag.count, SumUs: ag.sum, SvcUs: ag.sum, MinUs: ag.min, MaxUs: ag.max, Sent: ag.sent, Recv: ag.recv}
-		h, err := a.enc.encode(&ag.hist)
-		if err != nil {
+		from := len(a.hists)
+		var err error
+		if a.hists, err = a.enc.appendEncoded(a.hists, &ag.hist); err != nil {
 			return err
 		}
-		rec.Hist = h
+		a.histAt = append(a.histAt, histRef{len(a.recs), from, len(a.hists)})
 		if ag.errs != nil {
 			rec.Errors = ag.errs.Errors
 			for _, e := range ag.errs.SortedErrors() {
@@ -716,6 +719,10 @@ func (a *Aggregator) flush(upTo int64) error {
 	if lastSec != math.MinInt64 {
 		a.usersRecord(lastSec)
 	}
+	hists := string(a.hists)
+	for _, r := range a.histAt {
+		a.recs[r.rec].Hist = hists[r.from:r.to]
+	}
 	if err := a.run.writeRecords(a.recs); err != nil {
 		return err
 	}
@@ -727,6 +734,9 @@ func (a *Aggregator) flush(upTo int64) error {
 	}
 	return nil
 }
+
+// histRef places record rec's histogram at hists[from:to].
+type histRef struct{ rec, from, to int }
 
 func (a *Aggregator) usersRecord(sec int64) {
 	n, ok := a.users[sec]
