@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -90,6 +91,73 @@ func TestSelectRanks(t *testing.T) {
 						t.Fatalf("%s n=%d distinct=%d p%v: %v, sorted %v", spec.Tool, n, distinct, p, got, want)
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestCountRanks checks countRanks against sorting, and that it declines
+// values it cannot count (fractions, a spread over countSpan, NaN)
+// leaving them untouched.
+func TestCountRanks(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(9, 10))
+	var counts []int32
+	for _, n := range []int{256, 1000, 20000} {
+		for _, spread := range []int{1, 3, 500, countSpan} {
+			for _, base := range []int{0, -7, 100000} {
+				v := make([]float64, n)
+				for i := range v {
+					v[i] = float64(base + r.IntN(spread))
+				}
+				sorted := slices.Clone(v)
+				slices.Sort(sorted)
+				for _, spec := range []FigureSpec{JMeterFigures, K6Figures} {
+					w := slices.Clone(v)
+					var ranks []int
+					for _, p := range []float64{50, 90, 95, 99} {
+						lo, hi := spec.Ranks(n, p)
+						ranks = append(ranks, lo, hi)
+					}
+					ranks = append(ranks, 0, n-1, ranks[0]) // the ends, and a duplicate
+					var ok bool
+					if counts, ok = countRanks(w, ranks, counts); !ok {
+						t.Fatalf("n=%d spread=%d base=%d: declined whole numbers", n, spread, base)
+					}
+					for _, rk := range ranks {
+						if w[rk] != sorted[rk] {
+							t.Fatalf("%s n=%d spread=%d base=%d rank %d: %v, sorted %v", spec.Tool, n, spread, base, rk, w[rk], sorted[rk])
+						}
+					}
+					for _, p := range []float64{50, 90, 95, 99} {
+						if got, want := spec.Percentile(w, p), spec.Percentile(sorted, p); got != want {
+							t.Fatalf("%s n=%d p%v: %v, sorted %v", spec.Tool, n, p, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+	declined := map[string]func(v []float64) []float64{
+		"a fraction":       func(v []float64) []float64 { v[17] = 1.5; return v },
+		"spread too wide":  func(v []float64) []float64 { v[3] = countSpan + 10; return v },
+		"NaN":              func(v []float64) []float64 { v[0] = math.NaN(); return v },
+		"infinity":         func(v []float64) []float64 { v[9] = math.Inf(1); return v },
+		"too few to count": func(v []float64) []float64 { return v[:100] },
+	}
+	for name, spoil := range declined {
+		v := make([]float64, 1000)
+		for i := range v {
+			v[i] = float64(r.IntN(100))
+		}
+		v = spoil(v)
+		orig := slices.Clone(v)
+		if _, ok := countRanks(v, []int{0, 50, 99}, nil); ok {
+			t.Errorf("%s: counted", name)
+		}
+		for i := range v {
+			if v[i] != orig[i] && !(math.IsNaN(v[i]) && math.IsNaN(orig[i])) {
+				t.Fatalf("%s: declined but changed v[%d]", name, i)
 			}
 		}
 	}
