@@ -33,13 +33,13 @@ sys.path.insert(0, str(HERE.parent))
 from benchlib import REPO, build_plateau, scratch  # noqa: E402
 
 
-def timed(argv, work: Path):
+def timed(argv, work: Path, cwd=None):
     """Runs argv; returns (wall s, CPU s, peak RSS MB), failing on a non-zero exit.
     Wall time to the microsecond (/usr/bin/time rounds to 10 ms, a twentieth of an
     import); CPU and peak RSS from the child's rusage."""
     with open(work / "stderr.txt", "w+") as errf:
         t0 = time.perf_counter()
-        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=errf)
+        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=errf, cwd=cwd)
         _, status, ru = os.wait4(p.pid, 0)
         wall = time.perf_counter() - t0
         p.returncode = os.waitstatus_to_exitcode(status)
@@ -79,7 +79,8 @@ def main():
         def jmeter():
             out = work / "jmeter-report"
             shutil.rmtree(out, ignore_errors=True)
-            return timed(["java", "-jar", str(jar), "-g", str(jtl), "-o", str(out)], work)
+            # cwd: JMeter writes jmeter.log into the folder it runs in
+            return timed(["java", "-jar", str(jar), "-g", str(jtl), "-o", str(out)], work, cwd=work)
 
         def imp():
             out = work / "imported"

@@ -119,8 +119,8 @@ func Main(ctx context.Context, st State) int {
 }
 
 // startCPUProfile writes a CPU profile of the whole command to path, for
-// `go tool pprof` and for the profile-guided build (cmd/plateau/default.pgo,
-// made by bench/pgo/profile.sh from the binary's own runs).
+// `go tool pprof`: the real binary profiled on the work the performance
+// figures measure (docs/performance.md).
 func startCPUProfile(path string) (stop func(), err error) {
 	f, err := os.Create(path)
 	if err != nil {

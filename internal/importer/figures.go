@@ -312,6 +312,7 @@ const countSpan = 1 << 16
 // ranks (v's other positions are left as they were, so v is no longer a
 // permutation of its values) and returns counts, its reusable table; it
 // reports false, changing nothing in v, when the values do not qualify.
+// It sorts ranks, as selectRanks does.
 func countRanks(v []float64, ranks []int, counts []int32) ([]int32, bool) {
 	if len(v) < 256 { // a quickselect is as cheap
 		return counts, false
@@ -336,11 +337,9 @@ func countRanks(v []float64, ranks []int, counts []int32) ([]int32, bool) {
 	for _, x := range v {
 		counts[int64(x)-base]++
 	}
-	rs := slices.Clone(ranks)
-	slices.Sort(rs)
-	rs = slices.Compact(rs)
+	slices.Sort(ranks)
 	below, b := 0, 0 // values in the buckets before b
-	for _, r := range rs {
+	for _, r := range ranks {
 		for below+int(counts[b]) <= r {
 			below += int(counts[b])
 			b++

@@ -177,11 +177,10 @@ func (h *lean) reset() {
 // histEncoder encodes lean histograms; it reuses its buffers and zlib
 // writer. Not safe for concurrent use.
 type histEncoder struct {
-	payload []byte
-	body    []byte
-	raw     []byte
-	zbuf    bytes.Buffer
-	zw      *zlib.Writer
+	body []byte
+	raw  []byte
+	zbuf bytes.Buffer
+	zw   *zlib.Writer
 }
 
 // encode returns the base64 V2 compressed encoding ("HISTFAAA…").

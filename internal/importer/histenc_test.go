@@ -80,12 +80,7 @@ func TestSelectRanks(t *testing.T) {
 			slices.Sort(sorted)
 			for _, spec := range []FigureSpec{JMeterFigures, K6Figures} {
 				w := slices.Clone(v)
-				var ranks []int
-				for _, p := range []float64{50, 90, 95, 99} {
-					lo, hi := spec.Ranks(n, p)
-					ranks = append(ranks, lo, hi)
-				}
-				selectRanks(w, ranks)
+				selectRanks(w, percentileRanks(spec, n))
 				for _, p := range []float64{50, 90, 95, 99} {
 					if got, want := spec.Percentile(w, p), spec.Percentile(sorted, p); got != want {
 						t.Fatalf("%s n=%d distinct=%d p%v: %v, sorted %v", spec.Tool, n, distinct, p, got, want)
@@ -94,6 +89,17 @@ func TestSelectRanks(t *testing.T) {
 			}
 		}
 	}
+}
+
+// percentileRanks are the ranks spec's p50, p90, p95 and p99 read of n
+// values.
+func percentileRanks(spec FigureSpec, n int) []int {
+	var ranks []int
+	for _, p := range []float64{50, 90, 95, 99} {
+		lo, hi := spec.Ranks(n, p)
+		ranks = append(ranks, lo, hi)
+	}
+	return ranks
 }
 
 // TestCountRanks checks countRanks against sorting, and that it declines
@@ -114,11 +120,7 @@ func TestCountRanks(t *testing.T) {
 				slices.Sort(sorted)
 				for _, spec := range []FigureSpec{JMeterFigures, K6Figures} {
 					w := slices.Clone(v)
-					var ranks []int
-					for _, p := range []float64{50, 90, 95, 99} {
-						lo, hi := spec.Ranks(n, p)
-						ranks = append(ranks, lo, hi)
-					}
+					ranks := percentileRanks(spec, n)
 					ranks = append(ranks, 0, n-1, ranks[0]) // the ends, and a duplicate
 					var ok bool
 					if counts, ok = countRanks(w, ranks, counts); !ok {
