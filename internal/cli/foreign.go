@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/executor"
+	"github.com/plateau-perf/plateau/internal/importer"
+	"github.com/plateau-perf/plateau/internal/plan"
+	"github.com/plateau-perf/plateau/internal/rundir"
+)
+
+// runForeign is `plateau run plan.jmx | script.js | locustfile.py`: the
+// script runs in its own tool (internal/executor) while plateau's monitors
+// watch the system under test on the same clock; the tool's result files,
+// written into the run directory, are then read by the importer of that
+// tool — the same decoders and figures as `plateau import` — and the
+// report is written as for plateau's own runs. See docs/run-foreign.md.
+func runForeign(ctx context.Context, st *State, script string, f runFlags) error {
+	tool, err := executor.For(script)
+	if err != nil {
+		return err
+	}
+	switch {
+	case f.generators > 0 || f.segment != "":
+		return fmt.Errorf("%s: --generators and --segment are not supported for %s scripts yet (run the tool's own distributed mode and import its results)", script, tool.Name())
+	case f.trace > 0:
+		return fmt.Errorf("%s: --trace is plateau's own engine's; %s has its own debugging", script, tool.Name())
+	case f.listen != "" || len(f.outputs) > 0:
+		return fmt.Errorf("%s: --listen and push outputs are not fed from %s's results yet; its results are read into the run directory when it ends", script, tool.Name())
+	case len(f.attach) > 0:
+		return fmt.Errorf("%s: --attach is not supported for %s scripts yet; import the servers' files into the run with plateau import", script, tool.Name())
+	}
+	set := map[string]string{}
+	for _, kv := range f.set {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("--set %q: want key=value (target, users, ramp_up, duration, rate)", kv)
+		}
+		set[k] = v
+	}
+	extra, err := parseMonitorFlags(f.monitors)
+	if err != nil {
+		return err
+	}
+	name := strings.TrimSuffix(filepath.Base(script), filepath.Ext(script))
+	dir := f.out
+	if dir == "" {
+		dir = filepath.Join("runs", safeName(name)+"-"+time.Now().UTC().Format("20060102T150405Z"))
+	}
+	spec := &executor.Spec{Script: script, Dir: dir, Props: f.props, Env: f.env, Set: set,
+		Getenv: func(k string) string { v, _ := st.Getenv(k); return v }}
+	_, statErr := os.Stat(dir)
+	fresh := errors.Is(statErr, os.ErrNotExist)
+	run, err := importer.NewRun(importer.Options{Dir: dir, Name: name, DerivePhases: true, MinPhase: 30 * time.Second,
+		Command: redactArgs(append([]string{"plateau"}, st.Args...)), Version: version(),
+		Logf: func(format string, args ...any) { fmt.Fprintf(st.Stderr, "plateau: "+format+"\n", args...) }})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(st.Stderr, "plateau: running %s in %s → %s\n", script, tool.Name(), dir)
+	mon := startMonitors(ctx, st, &plan.Plan{Name: name, Monitor: plan.Monitor{Interval: time.Second, Targets: extra}}, dir)
+	var progress io.Writer
+	if !f.quiet {
+		progress = st.Stderr
+	}
+	res, runErr := executor.Run(ctx, tool, spec, progress)
+	monErr := mon.stop()
+	if res == nil {
+		// The tool never started (not found, a bad override): leave no
+		// run directory behind.
+		_ = run.Close()
+		if fresh {
+			_ = os.RemoveAll(dir)
+		}
+		return runErr
+	}
+	out := filepath.Join(dir, "tool")
+	var ierr error
+	if runErr == nil {
+		run.Note("ran by %s: %s", tool.Name(), strings.Join(res.Command, " "))
+		ierr = tool.Source(spec, out).Import(context.WithoutCancel(ctx), run)
+		for _, n := range tool.Notes(spec, out, res.ExitCode) {
+			run.Note("%s", n)
+		}
+		if res.Interrupted {
+			how := "stopped it cleanly"
+			if res.Killed {
+				how = "did not stop within the grace period and was killed; its last results may be missing"
+			}
+			run.Note("interrupted: plateau sent %s SIGINT and it %s (exit code %d)", tool.Name(), how, res.ExitCode)
+		}
+	}
+	cerr := run.Close()
+	info, err := rundir.ReadInfo(dir)
+	if err != nil {
+		return errors.Join(runErr, ierr, cerr, err)
+	}
+	info.Status = rundir.StatusCompleted
+	switch {
+	case runErr != nil || ierr != nil:
+		info.Status = rundir.StatusFailed
+	case res.Interrupted:
+		info.Status, info.Stopped = rundir.StatusInterrupted, "interrupted"
+	}
+	if res != nil {
+		end := res.End.UTC()
+		if info.Start.IsZero() {
+			info.Start = res.Start.UTC()
+		}
+		info.End = &end
+	}
+	if monErr != nil {
+		info.Notes = append(info.Notes, "monitors: "+monErr.Error())
+	}
+	if err := rundir.WriteInfo(dir, info); err != nil {
+		return err
+	}
+	switch {
+	case runErr != nil:
+		return fmt.Errorf("run failed (what there is is in %s): %w", dir, runErr)
+	case ierr != nil:
+		return fmt.Errorf("%s exited with code %d and its results could not be read (its output: %s): %w", tool.Name(), res.ExitCode, res.Log, ierr)
+	case cerr != nil:
+		return fmt.Errorf("writing results: %w", cerr)
+	}
+	sum, err := writeReports(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(st.Stdout, "\nrun directory: %s\nreport:        %s\n", dir, filepath.Join(dir, "report.html"))
+	printSummary(st.Stdout, sum)
+	return verdictErr(sum)
+}
