@@ -368,3 +368,80 @@ func TestRunForeignRefusals(t *testing.T) {
 		}
 	}
 }
+
+func locustInstalled() bool {
+	if _, err := exec.LookPath("locust"); err == nil {
+		return true
+	}
+	_, err := os.Stat("/opt/plateau-locust/bin/locust")
+	return err == nil
+}
+
+// TestRunLocust runs a locustfile (a LoadTestShape of 2 then 4 users)
+// under plateau and checks every name's count and failures against
+// Locust's own stats CSV of the same run.
+func TestRunLocust(t *testing.T) {
+	foreignTool(t, "Locust", locustInstalled())
+	t.Parallel()
+	srv := shopServer()
+	defer srv.Close()
+	dir := filepath.Join(t.TempDir(), "run")
+	script := copyScript(t, "../importer/locust/testdata/locustfile.py")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	code, out, errOut := runCLICtx(ctx, "run", script, "--set", "target="+srv.URL, "--set", "duration=120",
+		"-e", "STEP_SECONDS=3", "--monitor", "host", "-o", dir, "-q")
+	if code != ExitOK && code != ExitSLAFailed {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "tool", "locust_stats.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Locust's stats: Type,Name,Request Count,Failure Count,… per name,
+	// and the Aggregated row.
+	want := map[string][2]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n")[1:] {
+		f := strings.Split(line, ",")
+		if len(f) < 4 {
+			continue
+		}
+		name := strings.TrimSpace(f[0] + " " + f[1])
+		if f[1] == "Aggregated" {
+			name = "TOTAL"
+		}
+		want[name] = [2]string{f[2], f[3]}
+	}
+	s := readSummary(t, dir)
+	got := map[string][2]string{}
+	for _, l := range s.Labels {
+		got[l.Label] = [2]string{fmt.Sprint(l.Samples), fmt.Sprint(l.Errors)}
+	}
+	if len(want) < 3 {
+		t.Fatalf("Locust's stats: %q", b)
+	}
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("%s: plateau %v (count, failures), Locust %v", name, got[name], w)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "monitor", "host.csv")); err != nil {
+		t.Errorf("no host monitor data: %v", err)
+	}
+}
+
+// TestRunLocustInterrupted: Ctrl-C in the middle of a Locust run.
+func TestRunLocustInterrupted(t *testing.T) {
+	foreignTool(t, "Locust", locustInstalled())
+	t.Parallel()
+	srv := shopServer()
+	defer srv.Close()
+	dir := filepath.Join(t.TempDir(), "run")
+	script := copyScript(t, "../importer/locust/testdata/locustfile.py")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go interruptWhen(ctx, cancel, filepath.Join(dir, "tool", "locust_stats_history.csv"), 4, 3*time.Minute)
+	code, out, errOut := runCLICtx(ctx, "run", script, "--set", "target="+srv.URL, "--set", "duration=600",
+		"-e", "STEP_SECONDS=300", "-o", dir, "-q")
+	checkInterrupted(t, dir, code, out, errOut)
+}
