@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,6 +57,108 @@ func runForeign(ctx context.Context, st *State, script string, f runFlags) error
 	}
 	spec := &executor.Spec{Script: script, Dir: dir, Props: f.props, Env: f.env, Set: set,
 		Getenv: func(k string) string { v, _ := st.Getenv(k); return v }}
+	return execForeign(ctx, st, foreignRun{tool: tool, spec: spec, name: name, monitors: extra}, f)
+}
+
+// foreignRun is one run of a foreign tool: from a script given on the
+// command line, or from a plan's engine workload (plan set).
+type foreignRun struct {
+	tool     executor.Tool
+	spec     *executor.Spec
+	name     string
+	monitors []plan.MonitorTarget
+	plan     *plan.Plan
+	server   []importInput
+}
+
+// runPlanForeign runs a plan whose workload names an engine: the plan's
+// monitors, SLA, context, server_side, prepare and cleanup apply as to
+// plateau's own runs.
+func runPlanForeign(ctx context.Context, st *State, p *plan.Plan, f runFlags) error {
+	var w *plan.Workload
+	for _, x := range p.Workloads {
+		switch {
+		case x.Engine == "":
+			return fmt.Errorf("%s: workload %q runs in plateau's engine and another in %s: a plan with an engine workload has only that one (yet)", p.File, x.Name, engineOf(p))
+		case w != nil:
+			return fmt.Errorf("%s: two engine workloads (%q, %q): one tool per run (yet)", p.File, w.Name, x.Name)
+		}
+		w = x
+	}
+	switch {
+	case f.generators > 0 || f.segment != "":
+		return fmt.Errorf("%s: --generators and --segment are not supported for %s workloads yet", p.File, w.Engine)
+	case f.trace > 0 || f.listen != "" || len(f.outputs) > 0:
+		return fmt.Errorf("%s: --trace, --listen and push outputs are not supported for %s workloads yet", p.File, w.Engine)
+	case len(f.props) > 0 || len(f.env) > 0:
+		return fmt.Errorf("%s: a plan gives JMeter properties and the script's environment in the workload (properties:, env:)", p.File)
+	}
+	script := w.Script
+	if !filepath.IsAbs(script) && p.File != "" {
+		script = filepath.Join(filepath.Dir(p.File), script)
+	}
+	tool, err := executor.For(script)
+	if err != nil {
+		return err
+	}
+	if tool.Name() != w.Engine {
+		return fmt.Errorf("%s: workload %q: engine %s, but %s is a %s script", p.File, w.Name, w.Engine, w.Script, tool.Name())
+	}
+	set := map[string]string{}
+	if w.Load.Users > 0 {
+		set["users"] = fmt.Sprint(w.Load.Users)
+	}
+	if w.Load.RampUp > 0 {
+		set["ramp_up"] = w.Load.RampUp.String()
+	}
+	if w.Load.Duration > 0 {
+		set["duration"] = w.Load.Duration.String()
+	}
+	if w.Load.Rate > 0 {
+		set["rate"] = fmt.Sprint(int(math.Round(float64(w.Load.Rate))))
+	}
+	if p.Target != "" && tool.Name() == "locust" {
+		set["target"] = p.Target
+	}
+	var props, env []string
+	for _, k := range sortedKeys(w.Properties) {
+		props = append(props, k+"="+w.Properties[k])
+	}
+	for _, k := range sortedKeys(w.Env) {
+		env = append(env, k+"="+w.Env[k])
+	}
+	extra, err := parseMonitorFlags(f.monitors)
+	if err != nil {
+		return err
+	}
+	serverIns, err := serverInputs(p)
+	if err != nil {
+		return err
+	}
+	dir := f.out
+	if dir == "" {
+		dir = filepath.Join("runs", safeName(p.Name)+"-"+time.Now().UTC().Format("20060102T150405Z"))
+	}
+	spec := &executor.Spec{Script: script, Dir: dir, Props: props, Env: env, Set: set,
+		Getenv: func(k string) string { v, _ := st.Getenv(k); return v }}
+	return execForeign(ctx, st, foreignRun{tool: tool, spec: spec, name: p.Name,
+		monitors: append(append([]plan.MonitorTarget(nil), p.Monitor.Targets...), extra...), plan: p, server: serverIns}, f)
+}
+
+func engineOf(p *plan.Plan) string {
+	for _, w := range p.Workloads {
+		if w.Engine != "" {
+			return w.Engine
+		}
+	}
+	return ""
+}
+
+// execForeign runs fr: the run directory, the plan's prepare commands,
+// the monitors, the tool, the import of its results, the server side,
+// cleanup and the report.
+func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) error {
+	tool, spec, dir, name := fr.tool, fr.spec, fr.spec.Dir, fr.name
 	_, statErr := os.Stat(dir)
 	fresh := errors.Is(statErr, os.ErrNotExist)
 	run, err := importer.NewRun(importer.Options{Dir: dir, Name: name, DerivePhases: true, MinPhase: 30 * time.Second,
@@ -64,8 +167,33 @@ func runForeign(ctx context.Context, st *State, script string, f runFlags) error
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(st.Stderr, "plateau: running %s in %s → %s\n", script, tool.Name(), dir)
-	mon := startMonitors(ctx, st, &plan.Plan{Name: name, Monitor: plan.Monitor{Interval: time.Second, Targets: extra}}, dir)
+	fmt.Fprintf(st.Stderr, "plateau: running %s in %s → %s\n", spec.Script, tool.Name(), dir)
+	var pinfo *rundir.Info
+	var cmds *planCommands
+	interval := time.Second
+	if p := fr.plan; p != nil {
+		pinfo = newInfo(st, p)
+		if p.Monitor.Interval > 0 {
+			interval = p.Monitor.Interval
+		}
+		if err := os.WriteFile(filepath.Join(dir, rundir.PlanFile), p.RedactedSource(), 0o644); err != nil {
+			_ = run.Close()
+			return err
+		}
+		cmds = newPlanCommands(st, p, dir, false)
+		if err := cmds.prepare(ctx, pinfo); err != nil {
+			_ = run.Close()
+			info, rerr := rundir.ReadInfo(dir)
+			if rerr == nil {
+				info.Status, info.Prepare = rundir.StatusFailed, pinfo.Prepare
+				info.Notes = append(info.Notes, err.Error())
+				cmds.cleanup(ctx, info)
+				_ = rundir.WriteInfo(dir, info)
+			}
+			return fmt.Errorf("prepare: %w", err)
+		}
+	}
+	mon := startMonitors(ctx, st, &plan.Plan{Name: name, Monitor: plan.Monitor{Interval: interval, Targets: fr.monitors}}, dir)
 	var progress io.Writer
 	if !f.quiet {
 		progress = st.Stderr
@@ -118,6 +246,16 @@ func runForeign(ctx context.Context, st *State, script string, f runFlags) error
 	}
 	if monErr != nil {
 		info.Notes = append(info.Notes, "monitors: "+monErr.Error())
+	}
+	if pinfo != nil {
+		// The plan's context, requirements and commands, as plateau's own
+		// runs record them.
+		info.PlanFile, info.Target, info.Context, info.SLA, info.Prepare = pinfo.PlanFile, pinfo.Target, pinfo.Context, pinfo.SLA, pinfo.Prepare
+		info.Secrets = pinfo.Secrets
+		if runErr == nil && ierr == nil && len(fr.server) > 0 {
+			attachServerSide(ctx, st, dir, info, fr.server, fr.plan.ServerSide)
+		}
+		cmds.cleanup(ctx, info)
 	}
 	if err := rundir.WriteInfo(dir, info); err != nil {
 		return err

@@ -445,3 +445,79 @@ func TestRunLocustInterrupted(t *testing.T) {
 		"-e", "STEP_SECONDS=300", "-o", dir, "-q")
 	checkInterrupted(t, dir, code, out, errOut)
 }
+
+// TestRunPlanEngineK6: a plan whose workload runs a k6 script: the plan's
+// load reaches k6 (--vus, --duration), its monitors watch the run, its SLA
+// is judged on k6's results and its prepare command runs first.
+func TestRunPlanEngineK6(t *testing.T) {
+	_, ok := k6Installed()
+	foreignTool(t, "k6", ok)
+	t.Parallel()
+	srv := shopServer()
+	defer srv.Close()
+	tmp := t.TempDir()
+	script := copyScript(t, "../importer/k6/testdata/script.js")
+	planPath := filepath.Join(tmp, "plan.yaml")
+	marker := filepath.Join(tmp, "prepared")
+	src := fmt.Sprintf(`name: k6 under plateau
+target: %s
+prepare:
+  - {name: mark, run: "touch %s"}
+monitor:
+  targets:
+    - host: {}
+workloads:
+  shop:
+    engine: k6
+    script: %s
+    env: {BASE: %s}
+    load: {users: 3, duration: 3s}
+sla:
+  - error_rate < 50%%
+  - p95(response_time) < 1ms
+`, srv.URL, marker, script, srv.URL)
+	if err := os.WriteFile(planPath, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "run")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	code, out, errOut := runCLICtx(ctx, "run", planPath, "-o", dir, "-q")
+	// p95 < 1 ms cannot hold against a server that sleeps 2 ms: the SLA
+	// is judged, and fails.
+	if code != ExitSLAFailed {
+		t.Fatalf("exit %d, want %d (SLA failed)\n%s\n%s", code, ExitSLAFailed, out, errOut)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("prepare command did not run: %v", err)
+	}
+	s := readSummary(t, dir)
+	if len(s.SLA) != 2 || !s.SLA[0].Passed || s.SLA[1].Passed {
+		t.Errorf("SLA %+v: want error_rate held and p95 failed", s.SLA)
+	}
+	// The plan's load reached k6: 3 VUs.
+	max := 0
+	d, err := analysis.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range d.Users {
+		max = maxInt(max, u.Total)
+	}
+	if max != 3 {
+		t.Errorf("max users %d, the plan asked for 3", max)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "monitor", "host.csv")); err != nil {
+		t.Errorf("the plan's host monitor did not run: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, rundir.PlanFile)); err != nil {
+		t.Errorf("no plan copy in the run directory: %v", err)
+	}
+}
+
+func maxInt(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
+}

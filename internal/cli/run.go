@@ -133,6 +133,12 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	if err != nil {
 		return err
 	}
+	if engineOf(p) != "" {
+		if len(f.attach) > 0 {
+			return errors.New("--attach is not supported with an engine workload yet; give the plan's server_side")
+		}
+		return runPlanForeign(ctx, st, p, f)
+	}
 	if err := addAttachFlags(p, f.attach); err != nil {
 		return err
 	}
