@@ -334,6 +334,10 @@ func TestRunK6Interrupted(t *testing.T) {
 	go interruptWhen(ctx, cancel, filepath.Join(dir, "tool", "k6.json"), 200, 3*time.Minute)
 	code, out, errOut := runCLICtx(ctx, "run", script, "-e", "BASE="+srv.URL, "-e", "SECONDS=600", "-o", dir, "-q")
 	checkInterrupted(t, dir, code, out, errOut)
+	// k6's graceful stop still writes its summary export.
+	if _, err := os.Stat(filepath.Join(dir, "tool", "summary.json")); err != nil {
+		t.Errorf("k6 left no summary export after SIGINT: %v", err)
+	}
 }
 
 // TestRunForeignRefusals: overrides a tool does not take are refused
