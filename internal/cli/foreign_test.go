@@ -399,37 +399,7 @@ func TestRunLocust(t *testing.T) {
 	if code != ExitOK && code != ExitSLAFailed {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "tool", "locust_stats.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Locust's stats: Type,Name,Request Count,Failure Count,… per name,
-	// and the Aggregated row.
-	want := map[string][2]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n")[1:] {
-		f := strings.Split(line, ",")
-		if len(f) < 4 {
-			continue
-		}
-		name := strings.TrimSpace(f[0] + " " + f[1])
-		if f[1] == "Aggregated" {
-			name = "TOTAL"
-		}
-		want[name] = [2]string{f[2], f[3]}
-	}
-	s := readSummary(t, dir)
-	got := map[string][2]string{}
-	for _, l := range s.Labels {
-		got[l.Label] = [2]string{fmt.Sprint(l.Samples), fmt.Sprint(l.Errors)}
-	}
-	if len(want) < 3 {
-		t.Fatalf("Locust's stats: %q", b)
-	}
-	for name, w := range want {
-		if got[name] != w {
-			t.Errorf("%s: plateau %v (count, failures), Locust %v", name, got[name], w)
-		}
-	}
+	checkLocustStats(t, dir)
 	if _, err := os.Stat(filepath.Join(dir, "monitor", "host.csv")); err != nil {
 		t.Errorf("no host monitor data: %v", err)
 	}
@@ -619,6 +589,75 @@ func TestRunK6PublicScript(t *testing.T) {
 	for _, w := range []string{"http_req_duration p(95)<500: held", "http_req_failed rate<0.01: held", "quickpizza_ingredients avg<8: held"} {
 		if !strings.Contains(th, w) {
 			t.Errorf("thresholds note %q lacks %q", th, w)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "monitor", "host.csv")); err != nil {
+		t.Errorf("no host monitor data: %v", err)
+	}
+}
+
+// checkLocustStats compares every name's count and failures in the report
+// with Locust's own stats CSV of the run.
+func checkLocustStats(t *testing.T, dir string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "tool", "locust_stats.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Locust's stats: Type,Name,Request Count,Failure Count,… per name,
+	// and the Aggregated row.
+	want := map[string][2]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n")[1:] {
+		f := strings.Split(line, ",")
+		if len(f) < 4 {
+			continue
+		}
+		name := strings.TrimSpace(f[0] + " " + f[1])
+		if f[1] == "Aggregated" {
+			name = "TOTAL"
+		}
+		want[name] = [2]string{f[2], f[3]}
+	}
+	s := readSummary(t, dir)
+	got := map[string][2]string{}
+	for _, l := range s.Labels {
+		got[l.Label] = [2]string{fmt.Sprint(l.Samples), fmt.Sprint(l.Errors)}
+	}
+	if len(want) < 3 {
+		t.Fatalf("Locust's stats: %q", b)
+	}
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("%s: plateau %v (count, failures), Locust %v", name, got[name], w)
+		}
+	}
+}
+
+// TestRunLocustPublicScript runs Locust's public quickstart locustfile
+// (internal/executor/testdata/locust-quickstart) under plateau.
+func TestRunLocustPublicScript(t *testing.T) {
+	foreignTool(t, "Locust", locustInstalled())
+	t.Parallel()
+	srv := shopServer()
+	defer srv.Close()
+	dir := filepath.Join(t.TempDir(), "run")
+	script := copyScript(t, "../executor/testdata/locust-quickstart/locustfile.py")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	code, out, errOut := runCLICtx(ctx, "run", script, "--set", "target="+srv.URL, "--set", "users=4", "--set", "ramp_up=1s",
+		"--set", "duration=6s", "--monitor", "host", "-o", dir, "-q")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	checkLocustStats(t, dir)
+	s := readSummary(t, dir)
+	names := map[string]bool{}
+	for _, l := range s.Labels {
+		names[l.Label] = true
+	}
+	for _, n := range []string{"POST /login", "GET /item"} {
+		if !names[n] {
+			t.Errorf("no %q in %v", n, names)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "monitor", "host.csv")); err != nil {
