@@ -664,3 +664,34 @@ func TestRunLocustPublicScript(t *testing.T) {
 		t.Errorf("no host monitor data: %v", err)
 	}
 }
+
+// TestRunK6BrokenScript: a script the tool rejects gives a clear error
+// naming the tool's exit code and its output, and a run marked failed.
+func TestRunK6BrokenScript(t *testing.T) {
+	_, ok := k6Installed()
+	foreignTool(t, "k6", ok)
+	t.Parallel()
+	tmp := t.TempDir()
+	script := filepath.Join(tmp, "broken.js")
+	if err := os.WriteFile(script, []byte("export default function () { this is not javascript }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "run")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	code, out, errOut := runCLICtx(ctx, "run", script, "-o", dir, "-q")
+	if code != ExitError || !strings.Contains(errOut, "k6 exited with code") || !strings.Contains(errOut, "k6.out.log") {
+		t.Fatalf("exit %d, stderr %q\n%s", code, errOut, out)
+	}
+	info, err := rundir.ReadInfo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Status != rundir.StatusFailed {
+		t.Errorf("status %q, want failed", info.Status)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "tool", "k6.out.log"))
+	if err != nil || !bytes.Contains(b, []byte("SyntaxError")) && !bytes.Contains(b, []byte("error")) {
+		t.Errorf("k6's output not kept: %v %q", err, b)
+	}
+}
