@@ -198,6 +198,7 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 	if !f.quiet {
 		progress = st.Stderr
 	}
+	cpu0, cpuOK := executor.SelfCPU()
 	res, runErr := executor.Run(ctx, tool, spec, progress)
 	monErr := mon.stop()
 	if res == nil {
@@ -216,6 +217,13 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 		ierr = tool.Source(spec, out).Import(context.WithoutCancel(ctx), run)
 		for _, n := range tool.Notes(spec, out, res.ExitCode) {
 			run.Note("%s", n)
+		}
+		// plateau's own work beside the tool: the monitors during the run
+		// and the import of its results (docs/run-foreign.md).
+		if cpu1, ok := executor.SelfCPU(); ok && cpuOK && res.ToolCPU > 0 {
+			own := cpu1 - cpu0
+			run.Note("CPU: %s used %.2f s; plateau's monitors and import beside it %.2f s (%.1f %% of the tool's)",
+				tool.Name(), res.ToolCPU.Seconds(), own.Seconds(), 100*own.Seconds()/res.ToolCPU.Seconds())
 		}
 		if res.Interrupted {
 			how := "stopped it cleanly"

@@ -20,7 +20,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/importer"
@@ -99,7 +98,9 @@ type Result struct {
 	Killed      bool // did not stop within the grace period
 	Log         string
 	Start, End  time.Time
-	Command     []string
+	// ToolCPU is the CPU time (user + system) the tool's process used.
+	ToolCPU time.Duration
+	Command []string
 }
 
 // checkSet refuses override keys a tool does not take, naming those it
@@ -175,7 +176,7 @@ func Run(ctx context.Context, tool Tool, spec *Spec, progress io.Writer) (*Resul
 		w = io.MultiWriter(lf, progress)
 	}
 	cmd.Stdout, cmd.Stderr = w, w
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	res := &Result{Tool: tool.Name(), Log: logPath, Command: redact(cmd.Args), Start: time.Now()}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", tool.Name(), err)
@@ -191,19 +192,18 @@ func Run(ctx context.Context, tool Tool, spec *Spec, progress io.Writer) (*Resul
 	case werr = <-done:
 	case <-ctx.Done():
 		res.Interrupted = true
-		// The whole process group: JMeter's and Locust's launchers start
-		// children.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+		interrupt(cmd)
 		select {
 		case werr = <-done:
 		case <-time.After(grace):
 			res.Killed = true
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			kill(cmd)
 			werr = <-done
 		}
 	}
 	res.End = time.Now()
 	res.ExitCode = cmd.ProcessState.ExitCode()
+	res.ToolCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	var ee *exec.ExitError
 	if werr != nil && !errors.As(werr, &ee) {
 		return res, fmt.Errorf("%s: %w", tool.Name(), werr)
