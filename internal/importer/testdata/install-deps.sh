@@ -16,8 +16,13 @@
 #   Locust  2.47.0 from PyPI into a virtualenv $LOCUST_VENV (default
 #           /opt/plateau-locust), linked as /usr/local/bin/locust. About a
 #           minute.
+#   Gatling 3.9.5 (a version that writes the text simulation.log the
+#           importer reads) from Maven Central into $GATLING_HOME/lib
+#           (default /tmp/plateau-gatling): gatling-charts-highcharts and
+#           its dependencies; simulations are compiled with javac against
+#           them and run with io.gatling.app.Gatling.
 #
-# Usage: install-deps.sh [apt] [jmeter] [k6] [locust]   (no argument = all)
+# Usage: install-deps.sh [apt] [jmeter] [k6] [locust] [gatling]   (no argument = all)
 # Tests find JMeter through $JMETER_HOME or /tmp/plateau-jmeter, k6 and
 # Locust through $K6/$LOCUST or PATH. Under CI=true a test whose tool is
 # missing fails instead of skipping.
@@ -28,6 +33,8 @@ K6_VERSION="${K6_VERSION:-1.8.1}"
 K6_BIN_DIR="${K6_BIN_DIR:-/usr/local/bin}"
 LOCUST_VERSION="${LOCUST_VERSION:-2.47.0}"
 LOCUST_VENV="${LOCUST_VENV:-/opt/plateau-locust}"
+GATLING_VERSION="${GATLING_VERSION:-3.9.5}"
+GATLING_HOME="${GATLING_HOME:-/tmp/plateau-gatling}"
 
 step_apt() {
   local need=()
@@ -103,6 +110,30 @@ step_locust() {
   locust --version
 }
 
+# Gatling from Maven Central, as JMeter: the charts module pulls in the
+# engine, the HTTP module, the Java DSL and the report generator.
+step_gatling() {
+  if [ -f "$GATLING_HOME/lib/gatling-app-${GATLING_VERSION}.jar" ]; then
+    return 0
+  fi
+  local work
+  work="$(mktemp -d)"
+  cat >"$work/pom.xml" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>plateau</groupId><artifactId>gatling-home</artifactId><version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>io.gatling.highcharts</groupId><artifactId>gatling-charts-highcharts</artifactId><version>${GATLING_VERSION}</version></dependency>
+  </dependencies>
+</project>
+POM
+  mkdir -p "$GATLING_HOME/lib"
+  (cd "$work" && mvn -B -q dependency:copy-dependencies -DoutputDirectory="$GATLING_HOME/lib")
+  rm -rf "$work"
+  test -f "$GATLING_HOME/lib/gatling-app-${GATLING_VERSION}.jar"
+}
+
 STEPS=("$@")
-[ ${#STEPS[@]} -eq 0 ] && STEPS=(apt jmeter k6 locust)
+[ ${#STEPS[@]} -eq 0 ] && STEPS=(apt jmeter k6 locust gatling)
 for s in "${STEPS[@]}"; do "step_$s"; done
