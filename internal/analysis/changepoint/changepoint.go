@@ -180,25 +180,19 @@ func newDetector(series []float64, o Options, rng *rand.Rand) *detector {
 		x: make([]float64, n), rank: make([]int32, n), vals: make([]float64, n), rnk: make([]int32, n),
 		tree: make([]node, n+1), tot: make([]float64, n+1), pre: make([]float64, n+1), sorted: make([]int32, 0, n)}
 	// Centre and scale, so the sums below stay well-conditioned whatever
-	// the series' unit and offset (10⁹ ns or 0.001 s).
-	var mean float64
-	for _, v := range series {
-		mean += v
+	// the series' unit and offset (10⁹ ns or 0.001 s) and cannot overflow
+	// (values near 10³⁰⁸): the statistic does not change.
+	m := maxAbs(series)
+	for i, v := range series {
+		d.x[i] = v / m
 	}
-	if n > 0 {
-		mean /= float64(n)
-	}
-	var ss float64
-	for _, v := range series {
-		ss += (v - mean) * (v - mean)
-	}
-	scale := 1.0
-	if ss > 0 {
-		scale = math.Sqrt(ss / float64(n))
+	mean, sd := meanSD(d.x)
+	if sd == 0 {
+		sd = 1
 	}
 	order := make([]int, n)
-	for i, v := range series {
-		d.x[i] = (v - mean) / scale
+	for i := range d.x {
+		d.x[i] = (d.x[i] - mean) / sd
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return d.x[order[a]] < d.x[order[b]] })
@@ -231,6 +225,11 @@ func (d *detector) totals(s, e int) {
 		below += v
 	}
 }
+
+// qTol is the relative precision of Q̂: the sums behind it are computed by
+// differences, so a window of equal values gives ±10⁻¹³ instead of 0, and
+// two statistics closer than this are taken as equal.
+const qTol = 1e-9
 
 // candidate is the best split of one window [start, end).
 type candidate struct {
@@ -339,7 +338,9 @@ func (d *detector) divide() (idx []int, pv []float64) {
 				best = c
 			}
 		}
-		if best.tau < 0 {
+		if best.tau < 0 || best.q <= qTol {
+			// no split, or only splits whose statistic is rounding noise
+			// (a window of equal values).
 			return idx, pv
 		}
 		p, ok := d.permutationTest(w, best.q)
@@ -371,7 +372,7 @@ func (d *detector) permutationTest(w []int, q float64) (p float64, ok bool) {
 				best = qp
 			}
 		}
-		if best >= q {
+		if best >= q-qTol*math.Max(1, math.Abs(q)) {
 			extreme++
 			if extreme > maxExtreme {
 				return float64(extreme+1) / float64(R+1), false
@@ -443,20 +444,45 @@ func (d *detector) prune(idx []int, pv []float64) ([]int, []float64) {
 
 // stats is the segment [s, e) of the original series.
 func stats(series []float64, s, e int) Segment {
-	seg := Segment{Start: s, End: e}
-	n := float64(e - s)
-	for _, v := range series[s:e] {
-		seg.Mean += v
+	m := maxAbs(series[s:e])
+	scaled := make([]float64, e-s)
+	for i, v := range series[s:e] {
+		scaled[i] = v / m
 	}
-	seg.Mean /= n
+	mean, sd := meanSD(scaled)
+	seg := Segment{Start: s, End: e, Mean: mean * m}
 	if e-s > 1 {
-		var ss float64
-		for _, v := range series[s:e] {
-			ss += (v - seg.Mean) * (v - seg.Mean)
-		}
-		seg.StdDev = math.Sqrt(ss / (n - 1))
+		seg.StdDev = sd * math.Sqrt(float64(e-s)/float64(e-s-1)) * m
 	}
 	return seg
+}
+
+// maxAbs is the largest |v|, or 1 when all are 0 (a divisor).
+func maxAbs(xs []float64) float64 {
+	m := 0.0
+	for _, v := range xs {
+		m = math.Max(m, math.Abs(v))
+	}
+	if m == 0 {
+		return 1
+	}
+	return m
+}
+
+// meanSD is the mean and the population standard deviation of xs.
+func meanSD(xs []float64) (mean, sd float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	for _, v := range xs {
+		mean += v
+	}
+	mean /= float64(len(xs))
+	var ss float64
+	for _, v := range xs {
+		ss += (v - mean) * (v - mean)
+	}
+	return mean, math.Sqrt(ss / float64(len(xs)))
 }
 
 // changePct is (after/before − 1) in percent, 0 when before is 0.

@@ -380,3 +380,92 @@ func TestProperties(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestHugeValues: values near the largest float64 neither overflow nor
+// change the answer.
+func TestHugeValues(t *testing.T) {
+	t.Parallel()
+	s := planted(21, level{40, 100, 5}, level{40, 130, 5})
+	huge := make([]float64, len(s))
+	for i, v := range s {
+		huge[i] = v * 1e305
+	}
+	a, err := Detect(s, Options{}, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Detect(huge, Options{}, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(indices(a), indices(b)) || len(a.Points) != 1 {
+		t.Fatalf("×1e305: %v, original %v", indices(b), indices(a))
+	}
+	pa, pb := a.Points[0], b.Points[0]
+	if math.IsInf(pb.After.Mean, 0) || math.Abs(pb.After.Mean/1e305-pa.After.Mean) > 1e-9*pa.After.Mean ||
+		math.Abs(pb.ChangePct-pa.ChangePct) > 1e-9 || math.Abs(pb.Before.StdDev/1e305-pa.Before.StdDev) > 1e-9*pa.Before.StdDev {
+		t.Errorf("×1e305: %+v, original %+v", pb, pa)
+	}
+}
+
+// FuzzDetect: any finite series gives an answer that tiles the series,
+// never a panic.
+func FuzzDetect(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 200, 201, 202, 203, 204, 205}, uint64(1), uint8(3))
+	f.Add([]byte{}, uint64(2), uint8(2))
+	f.Fuzz(func(t *testing.T, raw []byte, seed uint64, minSeg uint8) {
+		s := make([]float64, 0, len(raw)/2)
+		for i := 0; i+1 < len(raw); i += 2 {
+			s = append(s, float64(int16(uint16(raw[i])<<8|uint16(raw[i+1]))))
+		}
+		o := Options{MinSegment: 2 + int(minSeg%6), Permutations: 99}
+		res, err := Detect(s, o, rand.New(rand.NewPCG(seed, 0)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		end := 0
+		for _, g := range res.Segments {
+			if g.Start != end || g.End <= g.Start || math.IsNaN(g.Mean) || math.IsNaN(g.StdDev) {
+				t.Fatalf("segments %+v", res.Segments)
+			}
+			end = g.End
+		}
+		if end != len(s) || len(res.Points) != max(0, len(res.Segments)-1) {
+			t.Fatalf("segments %+v for %d points, %d change points", res.Segments, len(s), len(res.Points))
+		}
+	})
+}
+
+// TestTies: integer data with long runs of equal values (error counts,
+// whole milliseconds) give the real step and nothing else. Before the
+// statistic's rounding noise was taken as a tie, such a window split at
+// random places (found by FuzzDetect).
+func TestTies(t *testing.T) {
+	t.Parallel()
+	s := make([]float64, 2000)
+	for i := range s {
+		s[i] = 5
+		if i >= 1200 {
+			s[i] = 7
+		}
+		if i%97 == 0 {
+			s[i]++ // a few odd values
+		}
+	}
+	res, err := Detect(s, Options{}, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := indices(res); !slices.Equal(got, []int{1200}) {
+		t.Errorf("change points %v, want [1200]", got)
+	}
+	flat := make([]float64, 2000)
+	for i := range flat {
+		flat[i] = 4112
+	}
+	flat[0], flat[1] = 12336, 12336
+	res, _ = Detect(flat, Options{MinSegment: 7}, rand.New(rand.NewPCG(1, 1)))
+	if len(res.Points) > 1 {
+		t.Errorf("constant series with two odd points: %v", indices(res))
+	}
+}

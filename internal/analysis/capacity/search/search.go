@@ -436,6 +436,11 @@ func Next(s Settings, probes []Probe) (Decision, error) {
 		if err := validProbe(i, p); err != nil {
 			return Decision{}, fmt.Errorf("capacity search: %w", err)
 		}
+		// probes the search could not have asked for: another search's,
+		// or settings changed under it.
+		if p.Load < s.MinLoad || p.Load > s.Max || (s.Model == Closed && p.Load != Load(math.Round(float64(p.Load)))) {
+			return Decision{}, fmt.Errorf("capacity search: probe %d: load %v is not one this search probes (%v … %v %s)", i, p.Load, s.MinLoad, s.Max, s.Model.Unit())
+		}
 	}
 	st := newState(s, probes)
 	return st.next(), nil
@@ -712,7 +717,8 @@ func (st *state) forSamples(l Load) time.Duration {
 			return 0
 		}
 	}
-	return time.Duration(math.Ceil(float64(st.s.MinSamples) / rate * float64(time.Second)))
+	// at most a day: the budget check then stops an impossible probe.
+	return time.Duration(math.Min(math.Ceil(float64(st.s.MinSamples)/rate*float64(time.Second)), float64(24*time.Hour)))
 }
 
 func (st *state) stop(o Outcome, at Load) Decision {

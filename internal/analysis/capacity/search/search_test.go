@@ -448,6 +448,8 @@ func TestBadInput(t *testing.T) {
 		{"interval", ok, []Probe{{Load: 10, Requirements: []Requirement{req(5, 6, 7)}}}, "outside its interval"},
 		{"direction", ok, []Probe{{Load: 10, Requirements: []Requirement{{Name: "x"}}}}, `"x" has no direction`},
 		{"zero load", ok, []Probe{{Load: 0}}, "probe 0: load 0"},
+		{"above max", ok, []Probe{good(10, 10), good(200, 200)}, "probe 1: load 200 is not one this search probes (0.625 … 100 req/s)"},
+		{"half a user probed", Settings{Model: Closed, Start: 10, Max: 100}, []Probe{good(10.5, 10)}, "probe 0: load 10.5 is not one"},
 	} {
 		_, err := Next(c.s, c.probes)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -615,4 +617,35 @@ func BenchmarkNext(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FuzzNext: any settings and probes give a decision or an error, never a
+// panic, and a Run or Repeat decision names a load in [MinLoad, Max].
+func FuzzNext(f *testing.F) {
+	f.Add(true, 10.0, 100.0, 2.0, 5.0, 0.0, 20, 1.0, 50.0, 3.0, 0.5, 10.0, 0.0, 3)
+	f.Add(false, 1e-300, 1e300, 1.0000001, 0.0, 1e-9, 1, 1e-300, 1e300, 1e300, 100.0, 0.0, 100.0, 0)
+	f.Fuzz(func(t *testing.T, closed bool, start, maxLoad, growth, resPct, resAbs float64, maxProbes int, l, tput, v, w, errPct, minSamples float64, n int) {
+		m := Open
+		if closed {
+			m = Closed
+		}
+		s := Settings{Model: m, Start: Load(start), Max: Load(maxLoad), Growth: growth, ResolutionPct: resPct,
+			ResolutionAbs: Load(resAbs), MaxProbes: maxProbes % 100, MinSamples: int(minSamples) % 1000000, Duration: time.Second}
+		var probes []Probe
+		for i := range max(0, n%8) {
+			probes = append(probes, Probe{Load: Load(l * float64(i+1)), Throughput: tput, ErrorPct: errPct, Held: i%3 != 0,
+				Duration: time.Second, Requirements: []Requirement{{Name: "r", Limit: 1, Value: v, Low: v - w, High: v + w, Better: Lower}}})
+		}
+		d, err := Next(s, probes)
+		if err != nil {
+			return
+		}
+		sw := s.withDefaults()
+		if (d.Action == Run || d.Action == Repeat) && (d.Load < sw.MinLoad || d.Load > sw.Max || d.Duration < 0) {
+			t.Fatalf("decision %+v outside [%v, %v]", d, sw.MinLoad, sw.Max)
+		}
+		if d.Action == Stop && d.Answer == nil {
+			t.Fatal("stop without an answer")
+		}
+	})
 }
