@@ -130,7 +130,7 @@ func TestKnownCapacity(t *testing.T) {
 			if len(probes) > c.maxProbes {
 				t.Errorf("%d probes %v, want ≤ %d", len(probes), loads(probes), c.maxProbes)
 			}
-			t.Logf("capacity %v %s in [%v, %v) after %d probes", ans.Capacity, ans.Unit, ans.Capacity, ans.UpperBound, len(probes))
+			t.Logf("%s: capacity %v %s in [%v, %v) after %d probes", c.name, ans.Capacity, ans.Unit, ans.Capacity, ans.UpperBound, len(probes))
 		})
 	}
 }
@@ -208,6 +208,7 @@ func TestGeneratorSaturates(t *testing.T) {
 		if float64(ans.Capacity) > c.genMax || ans.Capacity == 0 {
 			t.Errorf("%s: at least %v, generator max %v", c.m.Unit(), ans.Capacity, c.genMax)
 		}
+		t.Logf("%s: limited by the load generator at %v, at least %v, after %d probes", c.m.Unit(), ans.At, ans.Capacity, len(probes))
 	}
 }
 
