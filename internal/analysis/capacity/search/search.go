@@ -175,13 +175,20 @@ type Settings struct {
 	// again or above it, and it stops ("collapsing") when the guard trips
 	// at the first load or at a load the system had handled before.
 	MaxErrorPct float64
-	// Throughput has stopped growing at a probe when, against a good
-	// probe at a load at least MinStepPct percent (default 20) lower, it
-	// grew by less than MinScalingPct percent (default 25) of the load's
-	// growth: doubling the users must add at least a quarter again the
-	// throughput. The step keeps throughput noise from being judged over
-	// a small load change.
-	MinScalingPct, MinStepPct float64
+	// Closed model: throughput has stopped growing once two probes at
+	// least MinStepPct percent (default 20) apart in load differ by less
+	// than MinGainPct percent (default 5) in throughput — the knee
+	// package's rule; the step keeps throughput noise from being judged
+	// over a small load change. The plateau is then the highest
+	// throughput seen; the knee is the lowest load whose throughput is
+	// within PlateauTolPct percent (default 1) of it. Loads above the
+	// knee are bad, and the search narrows the knee to the resolution
+	// from below.
+	MinGainPct, MinStepPct, PlateauTolPct float64
+	// MaxShortfallPct (open model, default 5): a probe whose throughput is
+	// more than this percentage below its arrival rate is bad, since the
+	// system fell behind the arrivals and requests queued.
+	MaxShortfallPct float64
 	// MaxRepeats is how often a marginal probe is repeated, each time
 	// twice as long, before it counts as bad (default 1; negative: never
 	// repeat).
@@ -195,8 +202,10 @@ const (
 	DefaultMaxProbes     = 20
 	DefaultDuration      = 30 * time.Second
 	DefaultMaxErrorPct   = 20.0
-	DefaultMinScalingPct = 25.0
+	DefaultMinGainPct    = 5.0
+	DefaultPlateauTolPct = 1.0
 	DefaultMinStepPct    = 20.0
+	DefaultMaxShortfall  = 5.0
 	DefaultMaxRepeats    = 1
 )
 
@@ -222,11 +231,17 @@ func (s Settings) withDefaults() Settings {
 	if s.MaxErrorPct == 0 {
 		s.MaxErrorPct = DefaultMaxErrorPct
 	}
-	if s.MinScalingPct == 0 {
-		s.MinScalingPct = DefaultMinScalingPct
+	if s.MinGainPct == 0 {
+		s.MinGainPct = DefaultMinGainPct
+	}
+	if s.PlateauTolPct == 0 {
+		s.PlateauTolPct = DefaultPlateauTolPct
 	}
 	if s.MinStepPct == 0 {
 		s.MinStepPct = DefaultMinStepPct
+	}
+	if s.MaxShortfallPct == 0 {
+		s.MaxShortfallPct = DefaultMaxShortfall
 	}
 	if s.MaxRepeats == 0 {
 		s.MaxRepeats = DefaultMaxRepeats
@@ -268,7 +283,7 @@ func (s Settings) validate() error {
 	if !(s.MaxErrorPct > 0 && s.MaxErrorPct <= 100) {
 		errs = append(errs, fmt.Errorf("error guard %v %% is not in (0, 100]", s.MaxErrorPct))
 	}
-	if !(s.MinScalingPct > 0) || !(s.MinStepPct > 0) {
+	if !(s.MinGainPct > 0) || !(s.MinStepPct > 0) || !(s.PlateauTolPct > 0 && s.PlateauTolPct < 100) || !(s.MaxShortfallPct > 0 && s.MaxShortfallPct < 100) {
 		errs = append(errs, errors.New("throughput scaling and step must be positive percentages"))
 	}
 	return errors.Join(errs...)
@@ -370,6 +385,10 @@ func (o Outcome) String() string {
 	return [...]string{"?", "found", "above max", "below min", "generator limited", "collapsing", "budget"}[max(0, min(int(o), 6))]
 }
 
+// MarshalText writes the outcome as its name ("found", "generator
+// limited" …), so JSON carries words, not numbers.
+func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
 // Limit is what made a probe bad.
 type Limit int
 
@@ -381,11 +400,19 @@ const (
 	ThroughputFlat         // throughput stopped growing
 	ErrorGuard             // the error rate passed Settings.MaxErrorPct
 	Generator              // the load generator saturated
+	Shortfall              // throughput fell behind the arrival rate (open model)
 )
 
 func (l Limit) String() string {
-	return [...]string{"none", "requirement", "load not held", "throughput flat", "error guard", "load generator"}[max(0, min(int(l), 5))]
+	return [...]string{"none", "requirement", "load not held", "throughput flat", "error guard", "load generator", "throughput short of the rate"}[max(0, min(int(l), 6))]
 }
+
+// MarshalText writes the limit as its name ("requirement", "load
+// generator" …).
+func (l Limit) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// MarshalText writes the model as its unit, "req/s" or "users".
+func (m Model) MarshalText() ([]byte, error) { return []byte(m.Unit()), nil }
 
 // Answer is the search's result.
 type Answer struct {
@@ -406,6 +433,12 @@ type Answer struct {
 	// At is the load of the probe that ended the search for
 	// GeneratorLimited and Collapsing.
 	At Load
+	// Below is, when LimitedBy is ThroughputFlat, the highest load probed
+	// below the throughput plateau: Capacity is then the knee, the lowest
+	// load probed on the plateau, and the true knee lies in (Below,
+	// Capacity] — the resolution applies to that interval, while every
+	// load above Capacity is past the knee by definition. 0 otherwise.
+	Below Load
 	// Probes is how many probes were run, Elapsed their total cost.
 	Probes  int
 	Elapsed time.Duration
@@ -451,10 +484,15 @@ type state struct {
 	probes []Probe
 	loads  []judged // by load, in the order first probed
 	spent  time.Duration
+	// knee is the lowest load on the throughput plateau (closed model), 0
+	// while no plateau is established; belowKnee the highest load probed
+	// below it.
+	knee, belowKnee Load
 }
 
 func newState(s Settings, probes []Probe) *state {
 	st := &state{s: s, probes: probes}
+	st.plateau()
 	for _, p := range probes {
 		st.spent += p.Elapsed
 	}
@@ -486,8 +524,47 @@ func newState(s Settings, probes []Probe) *state {
 	return st
 }
 
-// judge judges probe i on its own and against the good probes before it
-// (for throughput growth).
+// plateau finds the closed model's throughput plateau from every probe
+// that measured the system (held, generator not saturated, errors within
+// the guard): established when a load at least MinStepPct above another
+// gained less than MinGainPct throughput over it. It depends on
+// throughputs only, never on verdicts, so judging can use it.
+func (st *state) plateau() {
+	if st.s.Model != Closed {
+		return
+	}
+	valid := func(p Probe) bool {
+		return p.Held && !p.GeneratorSaturated && p.ErrorPct <= st.s.MaxErrorPct
+	}
+	established, top := false, 0.0
+	for _, y := range st.probes {
+		if !valid(y) {
+			continue
+		}
+		top = math.Max(top, y.Throughput)
+		for _, z := range st.probes {
+			if valid(z) && float64(z.Load) >= float64(y.Load)*(1+st.s.MinStepPct/100) &&
+				z.Throughput < y.Throughput*(1+st.s.MinGainPct/100) {
+				established = true
+			}
+		}
+	}
+	if !established || top <= 0 {
+		return
+	}
+	for _, p := range st.probes {
+		if valid(p) && p.Throughput >= top*(1-st.s.PlateauTolPct/100) && (st.knee == 0 || p.Load < st.knee) {
+			st.knee = p.Load
+		}
+	}
+	for _, p := range st.probes {
+		if valid(p) && p.Load < st.knee && p.Load > st.belowKnee {
+			st.belowKnee = p.Load
+		}
+	}
+}
+
+// judge judges probe i on its own and against the throughput plateau.
 func (st *state) judge(i int) (Verdict, Limit, string) {
 	p := st.probes[i]
 	if p.GeneratorSaturated {
@@ -510,21 +587,11 @@ func (st *state) judge(i int) (Verdict, Limit, string) {
 			}
 		}
 	}
-	// Throughput growth against the highest good load at least MinStepPct
-	// below: the reference is judged by what came before it.
-	ref := -1
-	for j := range st.loads {
-		l := st.loads[j]
-		if l.verdict == Holds && float64(l.load)*(1+st.s.MinStepPct/100) <= float64(p.Load) &&
-			l.probe < i && (ref < 0 || l.load > st.loads[ref].load) {
-			ref = j
-		}
+	if st.s.Model == Open && p.Throughput < float64(p.Load)*(1-st.s.MaxShortfallPct/100) {
+		return Breaks, Shortfall, ""
 	}
-	if ref >= 0 {
-		t0, l0 := st.probes[st.loads[ref].probe].Throughput, float64(st.loads[ref].load)
-		if p.Throughput-t0 < t0*(float64(p.Load)/l0-1)*st.s.MinScalingPct/100 {
-			return Breaks, ThroughputFlat, ""
-		}
+	if st.knee > 0 && p.Load > st.knee {
+		return Breaks, ThroughputFlat, ""
 	}
 	if marginal != "" {
 		return Marginal, RequirementBroke, marginal
@@ -575,19 +642,39 @@ func (st *state) next() Decision {
 		next := max(Load(float64(bad.load)/s.Growth), s.MinLoad)
 		return st.probe(Run, Down, st.round(next, s.MinLoad, bad.load-1), 0)
 	}
+	if st.knee > 0 && good.load == st.knee {
+		// The plateau limits: every load above the knee is flat by
+		// definition, so what is left is the knee itself, known to lie
+		// above the highest load probed below it.
+		if st.belowKnee == 0 {
+			if st.knee <= s.MinLoad {
+				return st.stop(Found, 0)
+			}
+			next := max(Load(float64(st.knee)/s.Growth), s.MinLoad)
+			return st.probe(Run, Down, st.round(next, s.MinLoad, st.knee-1), 0)
+		}
+		if mid := st.middle(st.belowKnee, st.knee); !st.resolved(st.belowKnee, st.knee) && st.find(mid) == nil {
+			return st.probe(Run, Bisect, mid, 0)
+		}
+		return st.stop(Found, 0)
+	}
 	if st.resolved(good.load, bad.load) {
 		return st.stop(Found, 0)
 	}
-	// A resolution in percent halves the bracket's ratio (geometric mean),
-	// one in the load's unit its width.
-	mid := (good.load + bad.load) / 2
-	if s.ResolutionAbs == 0 {
-		mid = Load(math.Sqrt(float64(good.load) * float64(bad.load)))
+	return st.probe(Run, Bisect, st.middle(good.load, bad.load), 0)
+}
+
+// middle is the next load between lo and hi: a resolution in percent
+// halves the ratio (geometric mean), one in the load's unit the width.
+func (st *state) middle(lo, hi Load) Load {
+	mid := (lo + hi) / 2
+	if st.s.ResolutionAbs == 0 {
+		mid = Load(math.Sqrt(float64(lo) * float64(hi)))
 	}
-	if s.Model == Closed {
+	if st.s.Model == Closed {
 		mid = Load(math.Round(float64(mid)))
 	}
-	return st.probe(Run, Bisect, mid, 0)
+	return mid
 }
 
 // bracket returns the highest good load and the lowest bad load above it
@@ -730,6 +817,9 @@ func (st *state) stop(o Outcome, at Load) Decision {
 	if bad != nil {
 		a.UpperBound = bad.load
 		a.LimitedBy, a.Requirement, a.Marginal = bad.limit, bad.requirement, bad.marginal
+	}
+	if good != nil && st.knee > 0 && good.load == st.knee {
+		a.LimitedBy, a.Requirement, a.Marginal, a.Below = ThroughputFlat, "", false, st.belowKnee
 	}
 	if o == Found && good == nil {
 		a.Outcome = BelowMin
