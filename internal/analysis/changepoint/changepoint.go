@@ -166,7 +166,6 @@ type detector struct {
 	rnk    []int32
 	tree   []node    // Fenwick tree over ranks
 	tot    []float64 // tot[rank]: Σ|z − z'| from that value to all others of its window
-	pre    []float64 // pre[k−s]: Σ|z_i − z_j| over s ≤ i < j < k
 	sorted []int32   // scratch for totals
 	byRank []float64 // x by rank
 }
@@ -178,7 +177,7 @@ func newDetector(series []float64, o Options, rng *rand.Rand) *detector {
 	n := len(series)
 	d := &detector{o: o, rng: rng, series: series,
 		x: make([]float64, n), rank: make([]int32, n), vals: make([]float64, n), rnk: make([]int32, n),
-		tree: make([]node, n+1), tot: make([]float64, n+1), pre: make([]float64, n+1), sorted: make([]int32, 0, n)}
+		tree: make([]node, n+1), tot: make([]float64, n+1), sorted: make([]int32, 0, n)}
 	// Centre and scale, so the sums below stay well-conditioned whatever
 	// the series' unit and offset (10⁹ ns or 0.001 s) and cannot overflow
 	// (values near 10³⁰⁸): the statistic does not change.

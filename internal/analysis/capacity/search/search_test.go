@@ -158,6 +158,7 @@ func TestNoise(t *testing.T) {
 				s.Start, s.Max, truth = 10, 1000, usersTruth
 			}
 			lo, hi := math.Inf(1), math.Inf(-1)
+			p95s := map[float64]bool{} // the p95 measured at the answer, per seed
 			for seed := range uint64(10) {
 				sys := openSystem(seed)
 				if m == Closed {
@@ -171,12 +172,21 @@ func TestNoise(t *testing.T) {
 				}
 				c := float64(ans.Capacity)
 				lo, hi = math.Min(lo, c), math.Max(hi, c)
+				for _, p := range probes {
+					if p.Load == ans.Capacity {
+						p95s[p.Requirements[0].Value] = true
+					}
+				}
 				if c > truth {
 					t.Errorf("seed %d: capacity %v above the noiseless %v", seed, c, truth)
 				}
 				if len(probes) > 12 {
 					t.Errorf("seed %d: %d probes", seed, len(probes))
 				}
+			}
+			// the noise is real: the seeds measured different p95s.
+			if len(p95s) < 5 {
+				t.Errorf("10 seeds measured only %d distinct p95s at their answers", len(p95s))
 			}
 			// agree within the resolution: the spread of the answers is no
 			// more than 5 % of the lowest (or one user).
