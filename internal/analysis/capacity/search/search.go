@@ -661,7 +661,44 @@ func (st *state) next() Decision {
 	if st.resolved(good.load, bad.load) {
 		return st.stop(Found, 0)
 	}
+	if l, ok := st.served(good.load, bad); ok {
+		return st.probe(Run, Bisect, l, 0)
+	}
 	return st.probe(Run, Bisect, st.middle(good.load, bad.load), 0)
+}
+
+// served uses what an overloaded open-model probe served: when the bad
+// probe completed fewer requests per second than it offered, the system's
+// capacity is about its throughput there, so the search probes that rate
+// rather than the middle of the bracket — and once it is the highest good
+// load, one resolution step above it, to close the bracket. Either way the
+// answer still rests on probes on both sides; this only saves halvings
+// when the limit is the system's throughput (two probes instead of four
+// from a factor 2).
+func (st *state) served(good Load, bad *judged) (Load, bool) {
+	if st.s.Model != Open {
+		return 0, false
+	}
+	t := Load(st.probes[bad.probe].Throughput)
+	if float64(t) >= float64(bad.load)*(1-st.s.MaxShortfallPct/100) {
+		return 0, false
+	}
+	next := t
+	if t <= good || st.find(t) != nil {
+		next = good + st.step(good)
+	}
+	if next > good && next < bad.load && st.find(next) == nil {
+		return next, true
+	}
+	return 0, false
+}
+
+// step is one resolution above load l.
+func (st *state) step(l Load) Load {
+	if st.s.ResolutionAbs > 0 {
+		return st.s.ResolutionAbs
+	}
+	return l * Load(st.s.ResolutionPct/100)
 }
 
 // middle is the next load between lo and hi: a resolution in percent
