@@ -8,13 +8,14 @@
 // probe and appends its result.
 //
 // The search probes upward geometrically from Settings.Start until a probe
-// is bad (a requirement breaks, the planned load is not held, or
-// throughput stops growing), then bisects between the highest good and the
-// lowest bad load to the resolution. A probe whose load generator
-// saturated is not evidence about the system, so the answer is then
-// "limited by the load generator", not a capacity; an error rate above the
-// guard stops the search at once ("collapsing"). The method is described in
-// docs/analysis-methods.md.
+// is bad (a requirement breaks, the planned load is not held, throughput
+// falls behind the arrival rate or stops growing), then bisects between
+// the highest good and the lowest bad load to the resolution. A probe
+// whose load generator saturated is not evidence about the system, so the
+// answer is then "limited by the load generator", not a capacity. An
+// error rate above the guard makes a probe bad, and stops the search
+// ("collapsing") when the system fails it at a load it had handled. The
+// method is described in docs/analysis-methods.md §6.
 package search
 
 import (
