@@ -90,9 +90,10 @@ func (o Options) validate() error {
 // Segment is a run of points between change points: the half-open index
 // range [Start, End) of the series and its figures, in the series' unit.
 type Segment struct {
-	Start, End int
-	Mean       float64
-	StdDev     float64 // sample standard deviation (n − 1); 0 for one point
+	Start  int     `json:"start"`
+	End    int     `json:"end"`
+	Mean   float64 `json:"mean"`
+	StdDev float64 `json:"stddev"` // sample standard deviation (n − 1); 0 for one point
 }
 
 // Len is the number of points in the segment.
@@ -102,33 +103,35 @@ func (s Segment) Len() int { return s.End - s.Start }
 type Point struct {
 	// Index is the first point at the new level: series[Index] belongs to
 	// After, series[Index−1] to Before (Otava's and MongoDB's convention).
-	Index int
+	Index int `json:"index"`
 	// Before and After are the segments on either side, bounded by the
 	// neighbouring change points or the ends of the series.
-	Before, After Segment
+	Before Segment `json:"before"`
+	After  Segment `json:"after"`
 	// ChangePct is the relative change in mean, in percent:
 	// (After.Mean/Before.Mean − 1) × 100. It is 0 when Before.Mean is 0.
-	ChangePct float64
+	ChangePct float64 `json:"change_pct"`
 	// MagnitudePct is the size of the change as the minimum effect judges
 	// it, in percent: the larger of |After/Before − 1| and |Before/After − 1|
 	// (Otava's change magnitude), so a halving and a doubling are the same
 	// effect. A mean of 0 on one side leaves the other direction.
-	MagnitudePct float64
+	MagnitudePct float64 `json:"magnitude_pct"`
 	// PValue is the permutation p-value of the split, (k+1)/(R+1) for k of
 	// R permutations at least as extreme: from the test that found it, or,
 	// when a neighbour was dropped, from the test of the split within its
 	// new neighbours.
-	PValue float64
+	PValue float64 `json:"p_value"`
 }
 
 // Result is what Detect found.
 type Result struct {
-	// Points are the change points in index order; empty when the series
-	// has none.
-	Points []Point
+	// Points are the change points in index order; empty (not nil) when
+	// the series has none.
+	Points []Point `json:"change_points"`
 	// Segments are the stretches between them, len(Points)+1 of them, in
-	// order; the last is the current level ("the last stable segment").
-	Segments []Segment
+	// order (none for an empty series); the last is the current level
+	// ("the last stable segment").
+	Segments []Segment `json:"segments"`
 }
 
 // Detect finds the change points of series with E-Divisive means and a
@@ -500,11 +503,12 @@ func magnitudePct(before, after float64) float64 {
 
 // describe turns the change points' indices into Points and Segments.
 func describe(series []float64, idx []int, pv []float64) Result {
-	w := windows(len(series), idx)
-	res := Result{Segments: make([]Segment, 0, len(w)-1)}
+	// never nil, so JSON says [] rather than null.
+	res := Result{Points: make([]Point, 0, len(idx)), Segments: make([]Segment, 0, len(idx)+1)}
 	if len(series) == 0 {
-		return Result{}
+		return res
 	}
+	w := windows(len(series), idx)
 	for i := 0; i+1 < len(w); i++ {
 		res.Segments = append(res.Segments, stats(series, w[i], w[i+1]))
 	}

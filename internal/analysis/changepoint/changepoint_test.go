@@ -1,6 +1,7 @@
 package changepoint
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -467,5 +468,30 @@ func TestTies(t *testing.T) {
 	res, _ = Detect(flat, Options{MinSegment: 7}, rand.New(rand.NewPCG(1, 1)))
 	if len(res.Points) > 1 {
 		t.Errorf("constant series with two odd points: %v", indices(res))
+	}
+}
+
+// TestJSON: the result's JSON names (history.json's change_points).
+func TestJSON(t *testing.T) {
+	t.Parallel()
+	res, err := Detect(planted(7, level{10, 100, 1}, level{10, 120, 1}), Options{}, rand.New(rand.NewPCG(1, 1)))
+	if err != nil || len(res.Points) != 1 {
+		t.Fatal(err, res)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{`"change_points":[{"index":10,"before":{"start":0,"end":10,"mean":`, `"stddev":`, `"change_pct":`, `"magnitude_pct":`, `"p_value":0.005`, `"segments":[`} {
+		if !strings.Contains(string(b), k) {
+			t.Errorf("%s lacks %s", b, k)
+		}
+	}
+	for _, s := range [][]float64{nil, {1, 2, 3}} {
+		r, _ := Detect(s, Options{}, rand.New(rand.NewPCG(1, 1)))
+		b, _ := json.Marshal(r.Points)
+		if string(b) != `[]` {
+			t.Errorf("%v: change points %s, want []", s, b)
+		}
 	}
 }
