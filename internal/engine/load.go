@@ -469,6 +469,15 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Ti
 	dataOut := make(chan struct{})
 	var once sync.Once
 	var spawned atomic.Int64
+	// tooLate counts iterations users took from the queue after the
+	// schedule's end: dropped, not started.
+	var tooLate atomic.Int64
+	// freed wakes the loop when a user finishes an iteration (it waits
+	// on it when every user is busy and the queue full).
+	freed := make(chan struct{}, 1)
+	// The schedule ends on the wall clock: nothing starts after end,
+	// however far behind the loop is.
+	end := begin.Add(a.Duration())
 	// free counts users that will take an iteration from the queue without
 	// finishing another first: idle ones and ones still starting.
 	var free atomic.Int64
@@ -502,6 +511,14 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Ti
 				if !ok {
 					break
 				}
+				if ctx.Err() != nil || !time.Now().Before(end) {
+					// Taken after the schedule's end (or the run's):
+					// not started, dropped.
+					tooLate.Add(1)
+					wl.dropped.Add(1)
+					free.Add(1)
+					continue
+				}
 				err := v.iteration(ctx, t)
 				if errors.Is(err, errDataExhausted) {
 					once.Do(func() { close(dataOut) })
@@ -511,6 +528,10 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Ti
 					break
 				}
 				free.Add(1)
+				select {
+				case freed <- struct{}{}:
+				default:
+				}
 			}
 			if ctx.Err() == nil && len(v.prog.teardown) > 0 {
 				_ = v.runTeardown(ctx)
@@ -524,7 +545,8 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Ti
 		spawn()
 	}
 	*idxOut = e.startPhase(wl, name, 0, rate, 0)
-	start := begin
+	sp := stripe{seg, nseg}
+	total := a.Count()
 	stopped := ""
 	const lateLimit = time.Second
 	first := true
@@ -538,14 +560,48 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Ti
 	if peak > 0 {
 		late.queue = time.Duration(float64(maxUsers) / peak * float64(time.Second))
 	}
+	// dropDue drops, in one step, this generator's iterations from k on
+	// that are due by now (at least k itself), and returns the next one.
+	// A loop that fell behind — a rate beyond what the machine can send, a
+	// process short of CPU — thus costs one step per wake-up, not one per
+	// planned iteration: 10¹²/s ends on time like 10/s.
+	//
+	// Then it waits for a user to finish (or a millisecond, so that drops
+	// are counted in the second they happen), instead of spinning on
+	// arrivals that are due and cannot start.
+	dropDue := func(k int64, now time.Time) int64 {
+		to := max(a.Due(now.Sub(begin)), k+1)
+		n := sp.count(k, to)
+		planned += n
+		wl.dropped.Add(n)
+		late.dropRange(a, sp, begin, k, to, now)
+		timer.Reset(time.Millisecond)
+		select {
+		case <-freed:
+			timer.Stop() // Go ≥ 1.23: no stale tick is left behind
+		case <-timer.C:
+		case <-ctx.Done():
+		case <-dataOut:
+		}
+		return sp.next(to)
+	}
+	k := sp.next(0)
 loop:
-	for k := seg; ; k += nseg {
+	for k < total {
+		if err := ctx.Err(); err != nil {
+			stopped = "interrupted"
+			break
+		}
 		at, ok := a.At(k)
 		if !ok {
 			break
 		}
-		intended := start.Add(at)
-		d := time.Until(intended)
+		intended := begin.Add(at)
+		now := time.Now()
+		if !now.Before(end) {
+			break // the schedule is over: the rest is dropped below
+		}
+		d := intended.Sub(now)
 		// Go's timers fire up to 1 ms late on Linux (the poller sleeps in
 		// whole milliseconds), and latency counts from the intended start,
 		// so that lateness would be added to every response time. Where the
@@ -586,33 +642,63 @@ loop:
 		for spin > 0 && time.Now().Before(intended) && ctx.Err() == nil {
 			runtime.Gosched()
 		}
-		planned++
+		if d > 0 {
+			now = time.Now()
+		}
 		if d <= 0 && first && (-d > lateLimit || intended.Before(e.lateFrom)) {
 			// A generator that starts late (distributed start) skips and
 			// counts what is already past due instead of bursting.
-			wl.dropped.Add(1)
+			to := max(a.Due(now.Add(-lateLimit).Sub(begin)), a.Due(e.lateFrom.Sub(begin)), k+1)
+			n := sp.count(k, to)
+			planned += n
+			wl.dropped.Add(n)
+			k = sp.next(to)
 			continue
 		}
 		first = false
 		// waiting is how many queued iterations no free user is on its
 		// way to take; they start when a busy user finishes.
 		if waiting := int64(len(work)) - free.Load(); waiting >= 0 && !spawn() && waiting >= int64(maxUsers) {
-			wl.dropped.Add(1) // every allowed user is busy and the queue is full
-			late.drop(intended)
+			// Every allowed user is busy and the queue is full: what is
+			// due now is dropped.
+			k = dropDue(k, now)
 			continue
 		}
 		select {
 		case work <- intended:
+			planned++
 			started++
+			k += nseg
 		default:
-			wl.dropped.Add(1)
-			late.drop(intended)
+			k = dropDue(k, now)
 		}
 	}
 	if ctx.Err() != nil && stopped == "" {
 		stopped = "interrupted"
 	}
-	// Nothing starts after the schedule: what is still queued is dropped.
+	// What was due and not handed out (the loop was behind at the end or
+	// at the interruption) is dropped, counted.
+	if k < total {
+		now := time.Now()
+		if to := a.Due(min(now.Sub(begin), end.Sub(begin))); to > k {
+			n := sp.count(k, to)
+			planned += n
+			wl.dropped.Add(n)
+			late.dropRange(a, sp, begin, k, to, now)
+		}
+	}
+	// Iterations still queued may start until the schedule's end (a busy
+	// user finishing), not after: then what is still queued is dropped, as
+	// is what a user takes from the queue after the end.
+	for len(work) > 0 && stopped == "" && time.Now().Before(end) {
+		select {
+		case <-ctx.Done():
+			stopped = "interrupted"
+		case <-dataOut:
+			stopped = "data exhausted"
+		case <-time.After(time.Millisecond):
+		}
+	}
 drain:
 	for {
 		select {
@@ -628,6 +714,7 @@ drain:
 	stopAll()
 	e.mu.Lock()
 	p := &e.info.Phases[*idxOut]
+	started -= tooLate.Load() // taken from the queue after the end: not started
 	p.Planned, p.Started, p.MaxUsers, p.PlannedS = planned, started, maxUsers, a.Duration().Seconds()
 	p.DroppedLate, p.LateMaxMs = late.n, float64(late.max.Microseconds())/1000
 	e.mu.Unlock()
@@ -648,11 +735,16 @@ type lateDrops struct {
 	max   time.Duration
 }
 
-// drop notes a dropped iteration intended to start at intended. It runs on
-// drops only: the hot path reads no extra clock.
-func (l *lateDrops) drop(intended time.Time) {
-	if late := time.Since(intended); late > l.queue {
-		l.n++
+// dropRange notes the dropped iterations [from, to) of stripe sp at now:
+// those due more than the queue holds before now count as late, without
+// walking them (the schedule's Due finds the boundary).
+func (l *lateDrops) dropRange(a *arrivals, sp stripe, begin time.Time, from, to int64, now time.Time) {
+	at, ok := a.At(sp.next(from))
+	if !ok {
+		return
+	}
+	if late := now.Sub(begin.Add(at)); late > l.queue {
 		l.max = max(l.max, late)
+		l.n += sp.count(from, min(to, a.Due(now.Add(-l.queue).Sub(begin))))
 	}
 }
