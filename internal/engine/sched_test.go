@@ -23,7 +23,7 @@ func TestArrivalsAtAndDue(t *testing.T) {
 		t     time.Duration
 		due   int64 // iterations with At(k) ≤ t
 	}{
-		{"10/s at 0", newArrivals(10, time.Second, nil), 10, 0, 1},                               // k=0 starts at 0
+		{"10/s at 0", newArrivals(10, time.Second, nil), 10, 0, 1}, // k=0 starts at 0
 		{"10/s just before 100ms", newArrivals(10, time.Second, nil), 10, 99 * time.Millisecond, 1},
 		{"10/s at 100ms", newArrivals(10, time.Second, nil), 10, 100 * time.Millisecond, 2},
 		{"10/s past the end", newArrivals(10, time.Second, nil), 10, time.Hour, 10},
