@@ -128,8 +128,8 @@ type Engine struct {
 	// phaseSched is the threads' run and run-queue time when phase i
 	// started (schedStat).
 	phaseSched map[int][2]time.Duration
-	start    time.Time
-	expected time.Duration
+	start      time.Time
+	expected   time.Duration
 	// anchor is the instant the plan's schedule counts from: StartAt when
 	// set — also for a generator that starts late, so that its schedule
 	// stays aligned with the others' and past-due iterations are skipped
