@@ -167,8 +167,8 @@ func (g *group) add(total, from int, ramp time.Duration, iterations int) {
 const startWindow = 64
 
 // start makes and starts the users of s, each at its ramp-up delay. Users
-// without a delay start all at once, as fast as the process can, but at
-// most startWindow of them in their start at a time — from their
+// without a delay (or past it) start all at once, as fast as the process
+// can, but at most startWindow of them in their start at a time — from their
 // goroutine's creation to their first wait (think, pacing), the end of
 // their first iteration or their end, whichever comes first. When no start
 // ends while the CPU is free (the starts wait for the server, not for the
@@ -232,7 +232,9 @@ func (g *group) start(s *starter) {
 				return
 			}
 		}
-		for delay <= 0 && inStart >= startWindow {
+		// Users whose ramp-up delay is past (a ramp too steep for the
+		// process) start through the window too.
+		for inStart >= startWindow {
 			select {
 			case <-g.startDone:
 				inStart--
@@ -275,10 +277,8 @@ func (g *group) start(s *starter) {
 		}
 		g.users[v] = u
 		g.mu.Unlock()
-		if delay <= 0 {
-			u.starting = true
-			inStart++
-		}
+		u.starting = true
+		inStart++
 		go u.run()
 	}
 }

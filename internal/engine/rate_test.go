@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -80,5 +81,40 @@ func TestOpenRateInterruptWhileBehind(t *testing.T) {
 	}
 	if el > 20*time.Second {
 		t.Errorf("the interrupted run took %v to return", el)
+	}
+}
+
+// A billion users (the plan checker refuses them with the machine's
+// limits; the engine is given them here) are made only as they start: the
+// run ends at its planned end, having allocated for the users it started,
+// not for a billion (it took 3 GB and ran past its duration when every
+// user was made up front). Not parallel: it reads the process's
+// allocation counter.
+func TestBillionUsersMadeLazily(t *testing.T) {
+	for _, load := range []string{"{users: 1000000000, duration: 1s, graceful_stop: 1s}",
+		"{users: 1000000000, ramp_up: 1s, duration: 1s, graceful_stop: 1s}"} {
+		srv := newAllergyServer(t)
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		start := time.Now()
+		d, _, _ := runPlan(t, context.Background(), simplePlan, srv.URL, "workloads.w.load="+load,
+			"workloads.w.scenario=[{request: {name: get, url: /}}, {think: 10s}]")
+		el := time.Since(start)
+		runtime.ReadMemStats(&m1)
+		alloc := m1.TotalAlloc - m0.TotalAlloc
+		sent := srv.requests.Load()
+		t.Logf("%s: %d users sent a request, %d MiB allocated, %v", load, sent, alloc>>20, el)
+		if d.Total.Count != sent || sent == 0 {
+			t.Errorf("%s: samples %d, server saw %d", load, d.Total.Count, sent)
+		}
+		// Each started user allocates its state and a connection: bound
+		// the allocation by what the started users can account for
+		// (64 KiB each, generously), far below a billion users' 3 GB.
+		if limit := uint64(sent)*64<<10 + 256<<20; alloc > limit {
+			t.Errorf("%s: %d MiB allocated for %d started users (limit %d MiB)", load, alloc>>20, sent, limit>>20)
+		}
+		if el > 20*time.Second {
+			t.Errorf("%s: run took %v", load, el)
+		}
 	}
 }
