@@ -87,7 +87,7 @@ func (v *Validity) Warnings() []Finding {
 type PhaseValidity struct {
 	Phase    string `json:"phase"`
 	Workload string `json:"workload,omitempty"`
-	Model    string `json:"model"` // "open" (arrival rate) or "closed" (users)
+	Model    string `json:"model"` // "open" (arrival rate), "pacing" (users × pace) or "closed" (users)
 	// Open model: iterations per second planned and started, over the
 	// phase's planned span; Planned = Started + Dropped.
 	PlannedRate  float64 `json:"planned_rate_per_s,omitempty"`
