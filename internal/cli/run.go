@@ -80,19 +80,22 @@ summary.json and the reports. Exit code 0 when every SLA holds, 1 when one fails
 	return c
 }
 
-// loadPlan loads a plan with the CLI's environment and SLA checker.
+// loadPlan loads a plan with the CLI's environment and SLA checker, its
+// load bounded by what this machine can hold.
 func loadPlan(st *State, path string, set []string) (*plan.Plan, error) {
-	return loadPlanWith(st, path, set, false)
+	return loadPlanWith(st, path, set, false, thisMachine(1))
 }
 
 // loadPlanWith is loadPlan; prepared says the plan's prepare commands have
-// run, so its data files must all exist (plan.Options.Prepared).
-func loadPlanWith(st *State, path string, set []string, prepared bool) (*plan.Plan, error) {
+// run, so its data files must all exist (plan.Options.Prepared); machine
+// bounds its load (nil: it runs elsewhere).
+func loadPlanWith(st *State, path string, set []string, prepared bool, machine *plan.Machine) (*plan.Plan, error) {
 	p, err := plan.LoadFile(path, plan.Options{Overrides: set, Env: st.Getenv, CheckSLA: sla.Check,
 		CheckMonitor:      func(t *plan.MonitorTarget) error { return builtin.Validate(monitorTarget(t)) },
 		CheckServerSource: checkServerSource,
 		Prepared:          prepared,
-		Generate:          generateFeeder})
+		Generate:          generateFeeder,
+		Machine:           machine})
 	if err != nil {
 		var pe plan.Errors
 		if errors.As(err, &pe) {
@@ -105,6 +108,16 @@ func loadPlanWith(st *State, path string, set []string, prepared bool) (*plan.Pl
 
 var segmentRE = regexp.MustCompile(`^(\d+)/(\d+)$`)
 
+// machine is what this generator's machine holds; a --segment i/N run
+// holds 1/N of the plan (a bad --segment is reported later).
+func (f runFlags) machine() *plan.Machine {
+	gens := 1
+	if m := segmentRE.FindStringSubmatch(f.segment); m != nil {
+		gens, _ = strconv.Atoi(m[2])
+	}
+	return thisMachine(gens)
+}
+
 func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error {
 	if _, set := st.Getenv("GOGC"); !set {
 		// The request path allocates nothing, so collections are rare
@@ -113,7 +126,7 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 		// user (1,000 users, 1 s think), no CPU change at 5,000 req/s.
 		debug.SetGCPercent(25)
 	}
-	p, err := loadPlan(st, planPath, f.set)
+	p, err := loadPlanWith(st, planPath, f.set, false, f.machine())
 	if err != nil {
 		return err
 	}
