@@ -186,6 +186,13 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	if err != nil {
 		return err
 	}
+	if err := w.Reserve(); err != nil {
+		_ = w.Close()
+		info.Status = rundir.StatusFailed
+		info.Notes = append(info.Notes, err.Error())
+		_ = rundir.WriteInfo(dir, info)
+		return err
+	}
 	fmt.Fprintf(st.Stderr, "plateau: running %s → %s\n", p.Name, dir)
 	// The plan's prepare commands run before anything else of the run,
 	// its cleanup commands after everything, whatever way the run ends.
@@ -230,7 +237,14 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 		Segment: seg, Segments: nseg, StartAt: startAt, Progress: prog.update, Interval: outs.hub.Publish,
 		Trace: traceWriter(traceFile),
 		Judge: judge,
+		StorageFailed: func(err error) {
+			prog.say(fmt.Sprintf("plateau: writing results to %s failed, stopping the load now: %v", dir, err))
+		},
 	})
+	storageErr := error(nil)
+	if res != nil {
+		storageErr = res.StorageErr
+	}
 	if traceFile != nil {
 		if err := traceFile.Close(); err != nil && runErr == nil {
 			runErr = fmt.Errorf("trace: %w", err)
@@ -245,7 +259,7 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	info.End = &end
 	// The servers' files are read before cleanup, which may stop the
 	// servers or remove what they wrote.
-	if runErr == nil && len(serverIns) > 0 {
+	if runErr == nil && storageErr == nil && len(serverIns) > 0 {
 		if nseg > 1 {
 			fmt.Fprintln(st.Stderr, "plateau: server side: a segment run does not read the servers' files (one generator's share is not the servers' traffic)")
 		} else {
@@ -258,6 +272,9 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	case runErr != nil:
 		info.Status = rundir.StatusFailed
 		info.Notes = append(info.Notes, runErr.Error())
+	case storageErr != nil:
+		info.Status, info.Stopped = rundir.StatusFailed, res.Stopped
+		info.Notes = append(info.Notes, res.Stopped)
 	case res.Stopped == "interrupted":
 		info.Status, info.Stopped = rundir.StatusInterrupted, res.Stopped
 	case strings.HasPrefix(res.Stopped, abortPrefix):
@@ -277,8 +294,22 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 		info.Notes = append(info.Notes, note)
 		fmt.Fprintf(st.Stderr, "plateau: %s\n", note)
 	}
-	if err := rundir.WriteInfo(dir, info); err != nil {
+	infoErr := rundir.WriteInfo(dir, info)
+	if storageErr != nil {
+		// Nothing more fits on the disk: no summary, no report. The
+		// results held in memory go to the console instead, and what was
+		// written up to the failure stays readable by plateau report.
+		printMemoryResults(st.Stdout, res)
+		err := fmt.Errorf("writing results to %s failed, the load stopped there (%v after its start): %w; "+
+			"the results above are the run's, held in memory; free space and run `plateau report %s` for a report of what was written",
+			dir, res.End.Sub(res.Start).Round(time.Second), storageErr, dir)
+		if infoErr != nil {
+			err = errors.Join(err, fmt.Errorf("finalising run.json: %w", infoErr))
+		}
 		return err
+	}
+	if infoErr != nil {
+		return infoErr
 	}
 	if runErr != nil {
 		return fmt.Errorf("run failed (results so far are in %s): %w", dir, runErr)
@@ -480,6 +511,36 @@ func printSummary(w io.Writer, s *analysis.Summary) {
 		}
 	}
 	printVerdict(w, s)
+}
+
+// printMemoryResults prints the results a run held in memory, by label,
+// when they could not all be written (a full disk).
+func printMemoryResults(w io.Writer, res *engine.Result) {
+	fmt.Fprintf(w, "\nresults held in memory (the run directory has them up to the failure):\n")
+	fmt.Fprintf(w, "%-32s %9s %8s %8s %8s %8s %8s %8s %7s\n", "label", "samples", "avg", "p50", "p90", "p95", "p99", "max", "err %")
+	row := func(label string, a *metrics.Agg) {
+		errPct := 0.0
+		if a.Count > 0 {
+			errPct = 100 * float64(a.Errors) / float64(a.Count)
+		}
+		maxMs := 0.0
+		if a.Count > 0 {
+			maxMs = float64(a.MaxUs) / 1000
+		}
+		fmt.Fprintf(w, "%-32s %9d %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %7.2f\n", trunc(label, 32), a.Count,
+			a.MeanMs(), a.QuantileMs(50), a.QuantileMs(90), a.QuantileMs(95), a.QuantileMs(99), maxMs, errPct)
+	}
+	names := make([]string, 0, len(res.Labels))
+	for n := range res.Labels {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		row(n, res.Labels[n])
+	}
+	if res.Total != nil {
+		row("total", res.Total)
+	}
 }
 
 func trunc(s string, n int) string {
