@@ -105,6 +105,9 @@ func parseYAML(name string, src []byte) (root *yaml.Node, perr *Error) {
 			root, perr = nil, &Error{File: name, Pos: Pos{1, 1}, Msg: fmt.Sprintf("cannot parse YAML: %v", r)}
 		}
 	}()
+	if pos, deep := yamlTooDeep(src, MaxYAMLDepth); deep {
+		return nil, &Error{File: name, Pos: pos, Msg: fmt.Sprintf("YAML nested deeper than %d levels", MaxYAMLDepth)}
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
