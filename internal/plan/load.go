@@ -43,6 +43,9 @@ type Options struct {
 	// CheckServerSource checks one server_side source's kind and options
 	// with the importers' own rules, without reading the file. May be nil.
 	CheckServerSource func(s *ServerSource) error
+	// FeederInMemory is the largest CSV file a feeder reads into memory;
+	// a larger one is indexed (RowIndex). 0: DefaultFeederInMemory.
+	FeederInMemory int64
 }
 
 // maxPlanBytes bounds the plan file size; a plan is hand-written text.
