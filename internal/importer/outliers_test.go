@@ -92,3 +92,41 @@ func TestPlausibleRule(t *testing.T) {
 		}
 	}
 }
+
+// A source's own span (Locust's history) that fails the rule does not
+// stretch the run: the samples' span stands, and a note says why.
+func TestImplausibleSourceSpanIgnored(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	dir := filepath.Join(t.TempDir(), "run")
+	r, err := NewRun(Options{Dir: dir, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := r.Requests("locust")
+	end := now.Add(-time.Hour)
+	a.SetSpan(0, end.UnixNano())
+	if err := a.Add(&Rec{End: end.UnixNano(), Elapsed: 1000, Label: a.Labels().ID([]byte("GET /")), Threads: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	info, err := rundir.ReadInfo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := end.Add(-time.Millisecond); !info.Start.Equal(want) {
+		t.Errorf("run starts %s, want the sample's start %s", info.Start, want)
+	}
+	found := false
+	for _, n := range info.Notes {
+		found = found || strings.Contains(n, "locust: the source's run span (1970-01-01T00:00:00Z")
+	}
+	if !found {
+		t.Errorf("no note on the implausible span: %q", info.Notes)
+	}
+}

@@ -806,7 +806,12 @@ func (a *Aggregator) Close() error {
 	if werr := a.run.writeRecords(a.recs); err == nil {
 		err = werr
 	}
-	if a.spanSet {
+	if w := a.run.plausible; a.spanSet && (a.spanStart < w.from || a.spanEnd > w.to) {
+		// The source's own span fails the plausible-times rule (a
+		// history row stamped 1970): the samples' span stands instead.
+		a.run.Note("%s: the source's run span (%s – %s) is implausible (docs/import.md, implausible times); the samples' own span is used",
+			a.workload, time.Unix(0, a.spanStart).UTC().Format(time.RFC3339), time.Unix(0, a.spanEnd).UTC().Format(time.RFC3339))
+	} else if a.spanSet {
 		a.first, a.last = a.spanStart, a.spanEnd
 	}
 	if a.outside > 0 {
