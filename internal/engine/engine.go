@@ -10,8 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -359,6 +361,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		e.saveLocked()
 		e.mu.Unlock()
+	}
+	for _, name := range slices.Sorted(maps.Keys(feeders)) {
+		if err := feeders[name].readErr.Load(); err != nil {
+			// A large data file read row by row changed under the run.
+			e.mu.Lock()
+			e.info.Notes = appendOnce(e.info.Notes, fmt.Sprintf("data %q: %v; such rows were given empty", name, *err))
+			e.saveLocked()
+			e.mu.Unlock()
+		}
 	}
 	if why := e.stoppedBy.Load(); why != nil {
 		res.Stopped = *why

@@ -946,7 +946,7 @@ func (d *decoder) checkFeeder(f *Feeder, n *yaml.Node, k keyset) bool {
 				return false
 			}
 		}
-		cols, rows, ferr = readCSV(path, []rune(f.Delimiter)[0], f.Declared)
+		cols, rows, f.Index, ferr = readCSV(path, []rune(f.Delimiter)[0], f.Declared, d.opt.FeederInMemory)
 	default:
 		cols, rows, ferr = readJSONData(path, srcs[0] == "ndjson")
 	}
