@@ -207,3 +207,35 @@ func keyValue(a string, isName func(string) bool) string {
 	}
 	return URL(a, isName)
 }
+
+// ReplacePairs rewrites the values of the name=value pairs of a query
+// string or form body: fn gets the decoded name and the raw value and
+// returns the new raw value, or false to keep it.
+func ReplacePairs(s string, fn func(name, raw string) (string, bool)) string {
+	return formPairRe.ReplaceAllStringFunc(s, func(m string) string {
+		sub := formPairRe.FindStringSubmatch(m)
+		nv, ok := fn(QueryUnescape(sub[1]), sub[2])
+		if !ok {
+			return m
+		}
+		return m[:len(m)-len(sub[2])] + nv
+	})
+}
+
+// ReplaceJSONMembers rewrites the string values of the members of JSON
+// text: fn gets the decoded name and value and returns the new value
+// (written as a JSON string), or false to keep it.
+func ReplaceJSONMembers(s string, fn func(name, value string) (string, bool)) string {
+	return jsonMemberRe.ReplaceAllStringFunc(s, func(m string) string {
+		sub := jsonMemberRe.FindStringSubmatch(m)
+		if len(sub[2]) < 2 || sub[2][0] != '"' {
+			return m
+		}
+		nv, ok := fn(JSONUnquote(`"`+sub[1]+`"`), JSONUnquote(sub[2]))
+		if !ok {
+			return m
+		}
+		j, _ := json.Marshal(nv)
+		return m[:len(m)-len(sub[2])] + string(j)
+	})
+}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/convert"
+	"github.com/plateau-perf/plateau/internal/secret"
 )
 
 // HAR is the part of a HAR file the converter reads.
@@ -246,6 +247,13 @@ func Convert(h *HAR, opt Options) (*convert.Plan, *convert.Report) {
 	p.Workloads = []*convert.Workload{wl}
 	rep.Notes = append(rep.Notes, "The load is one user running the recording once; set load (users, duration, rate) for a test.",
 		"Redirects are sent as recorded (http.redirects: 0): each redirect is its own entry in a HAR.")
+	// Passwords typed into forms, API keys in query strings, secret JSON
+	// members: the one secret rule, over the whole plan and the report.
+	held := make([]string, 0, len(c.secrets))
+	for v := range c.secrets {
+		held = append(held, v)
+	}
+	convert.HideSecrets(p, rep, "HAR_", held...)
 	return p, rep
 }
 
@@ -288,14 +296,9 @@ var dropHeaders = map[string]bool{
 	"if-none-match": true, "if-modified-since": true, "cache-control": true, "pragma": true,
 }
 
-func isSecretHeader(name string) bool {
-	n := strings.ToLower(name)
-	switch n {
-	case "authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token", "x-csrf-token", "x-xsrf-token":
-		return true
-	}
-	return strings.Contains(n, "token") || strings.Contains(n, "secret") || strings.Contains(n, "api-key") || strings.Contains(n, "apikey") || strings.Contains(n, "session")
-}
+// isSecretHeader is the secret rule (secret.IsName): Authorization,
+// Cookie, X-Api-Key, X-CSRF-Token, … are read from the environment.
+func isSecretHeader(name string) bool { return secret.IsName(name) }
 
 // itoa is strconv.Itoa (kept short at call sites).
 func itoa(n int) string { return strconv.Itoa(n) }
