@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -316,6 +317,21 @@ func (d *decoder) checkOnFail(v string, n *yaml.Node) {
 
 func (d *decoder) checkWorkload(w *Workload, n *yaml.Node, k keyset) {
 	d.checkOnFail(w.OnFail, at(n, k, "on_fail"))
+	if k.has("engine") {
+		if !slices.Contains(Engines, w.Engine) {
+			d.errorf(at(n, k, "engine"), "workload %q: engine %q is not %s", w.Name, w.Engine, strings.Join(Engines, ", "))
+		}
+		if w.Script == "" {
+			d.missing(n, "workload %q: engine %s needs its script (script: plan.jmx, script.js, locustfile.py)", w.Name, w.Engine)
+		}
+		if len(w.Scenario) > 0 || len(w.Setup) > 0 || len(w.Teardown) > 0 {
+			d.errorf(at(n, k, "engine"), "workload %q: an engine workload runs its script; it has no scenario, setup or teardown of plateau's", w.Name)
+		}
+		return
+	}
+	if k.has("script") || k.has("properties") || k.has("env") {
+		d.errorf(n, "workload %q: script, properties and env are for a workload with engine: jmeter, k6 or locust", w.Name)
+	}
 	if len(w.Scenario) == 0 {
 		if k.has("scenario") {
 			d.errorf(at(n, k, "scenario"), "workload %q: scenario has no steps", w.Name)
