@@ -1096,6 +1096,11 @@ func (c *conv) httpSampler(path string, e *Element, sc scope) []convert.Step {
 		}
 	}
 	r.Headers = append(r.Headers, sc.headers...)
+	if ct := jmeterContentType(e, d, method, raw, r, args); ct != "" && !hasHeader(r.Headers, "Content-Type") && !hasHeader(c.plan.HTTP.Headers, "Content-Type") {
+		// JMeter's HTTP client labels bodies itself when no Header
+		// Manager does: the server sees that label.
+		r.Headers = append(r.Headers, convert.KV{Name: "Content-Type", Value: ct})
+	}
 	r.Extract = sc.extract
 	r.Checks = mergeChecks(sc.checks)
 	if ms, err := strconv.Atoi(strings.TrimSpace(e.Str("HTTPSampler.response_timeout"))); err == nil && ms > 0 {
@@ -1116,4 +1121,34 @@ func (c *conv) httpSampler(path string, e *Element, sc scope) []convert.Step {
 	c.add(path, e, st, strings.Join(notes, "; "), need)
 	out := append([]convert.Step(nil), sc.before...)
 	return append(out, convert.Step{Request: r})
+}
+
+func hasHeader(list []convert.KV, name string) bool {
+	for _, h := range list {
+		if strings.EqualFold(h.Name, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// jmeterContentType is the Content-Type JMeter 5.6's HttpClient 4 sampler
+// sends when no Header Manager sets one (measured on the wire by the
+// wiretest harness): a raw body is text/plain, a POST without a raw body
+// (form fields or none) is form-urlencoded, both with the sampler's content
+// encoding as charset (UTF-8 when empty).
+func jmeterContentType(e *Element, d *httpDefaults, method string, raw bool, r *convert.Request, args []argument) string {
+	cs := strings.TrimSpace(firstNonEmpty(e.Str("HTTPSampler.contentEncoding"), d.encoding))
+	if cs == "" || strings.Contains(cs, "${") {
+		cs = "UTF-8"
+	}
+	switch {
+	case e.Bool("HTTPSampler.DO_MULTIPART_POST", false):
+		return ""
+	case raw && r.Body != nil && *r.Body != "":
+		return "text/plain; charset=" + cs
+	case method == "POST" && !raw:
+		return "application/x-www-form-urlencoded; charset=" + cs
+	}
+	return ""
 }
