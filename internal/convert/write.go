@@ -34,6 +34,13 @@ func (p *Plan) WriteTo(w io.Writer) (int64, error) {
 		for _, f := range p.Data {
 			m := mapping()
 			add(m, "csv", str(f.CSV))
+			if f.Headerless && len(f.Columns) > 0 {
+				seq := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+				for _, c := range f.Columns {
+					seq.Content = append(seq.Content, str(c))
+				}
+				add(m, "columns", seq)
+			}
 			if f.Order != "" {
 				add(m, "order", str(f.Order))
 			}

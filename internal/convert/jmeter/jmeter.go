@@ -35,6 +35,7 @@ func Convert(root *Element, opt Options) (*convert.Plan, *convert.Report) {
 		standIns: map[string]string{},
 		allVars:  map[string]bool{},
 		props:    map[string]string{},
+		csvFirst: map[string]string{},
 		root:     root,
 	}
 	if opt.ReadFile == nil {
@@ -51,8 +52,74 @@ func Convert(root *Element, opt Options) (*convert.Plan, *convert.Report) {
 		"Converted from " + filepath.Base(opt.Source) + " by plateau convert jmeter.",
 		"What was and was not converted: see the conversion report beside this file.",
 	}
+	c.scanProps(root)
 	c.testPlan(root)
 	return c.plan, c.report
+}
+
+// scanProps finds the scripts that only copy variables into properties
+// before anything is converted: a plan-level Header Manager reading
+// ${__P(token)} stands before the thread group whose script sets it.
+func (c *conv) scanProps(e *Element) {
+	if !e.Enabled {
+		return
+	}
+	if strings.HasSuffix(e.TestClass, "PostProcessor") || strings.HasSuffix(e.TestClass, "PreProcessor") {
+		if copies, ok := propsScript(firstNonEmpty(e.Str("script"), e.Str("BeanShellPostProcessor.script"))); ok {
+			for prop, v := range copies {
+				c.props[prop] = v
+			}
+		}
+	}
+	if e.TestClass == "CSVDataSet" {
+		c.scanCSV(e)
+	}
+	for _, k := range e.Children {
+		c.scanProps(k)
+	}
+}
+
+// scanCSV records the first data row of a CSV Data Set whose file is
+// readable, by variable name.
+func (c *conv) scanCSV(e *Element) {
+	names := strings.TrimSpace(e.Str("variableNames"))
+	file := c.fold(strings.TrimSpace(e.Str("filename")))
+	if strings.Contains(file, "${") {
+		return
+	}
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(filepath.Dir(c.opt.Source), file)
+	}
+	data, err := c.opt.ReadFile(file)
+	if err != nil {
+		return
+	}
+	delim := e.Str("delimiter")
+	if delim == "" {
+		delim = ","
+	}
+	if delim == `\t` {
+		delim = "\t"
+	}
+	lines := strings.SplitN(strings.TrimPrefix(string(data), "\ufeff"), "\n", 3)
+	var cols []string
+	row := ""
+	switch {
+	case names == "" && len(lines) >= 2:
+		cols, row = strings.Split(strings.TrimRight(lines[0], "\r"), delim), lines[1]
+	case names != "" && e.Bool("ignoreFirstLine", false) && len(lines) >= 2:
+		cols, row = strings.Split(names, ","), lines[1]
+	case names != "":
+		cols, row = strings.Split(names, ","), lines[0]
+	}
+	vals := strings.Split(strings.TrimRight(row, "\r"), delim)
+	for i, col := range cols {
+		if col = strings.TrimSpace(col); col != "" && i < len(vals) {
+			if _, seen := c.csvFirst[col]; !seen {
+				c.csvFirst[col] = strings.Trim(strings.TrimSpace(vals[i]), `"`)
+			}
+		}
+	}
 }
 
 type conv struct {
@@ -73,6 +140,10 @@ type conv struct {
 	// props maps a property to the variable a script copied into it
 	// (props.put("p", vars.get("v"))); ${__P(p)} then reads ${v}.
 	props map[string]string
+	// csvFirst holds the first data row of the plan's CSV data sets, by
+	// variable: a host or port JMeter reads from a data file is folded
+	// into the target from it.
+	csvFirst map[string]string
 	// inRunSetup is set while converting the run-level setup/teardown.
 	inRunSetup bool
 	// allVars are variables whose extractor now takes every match (a
@@ -120,6 +191,14 @@ func (c *conv) add(path string, e *Element, st convert.Status, note, needs strin
 		return // a module or include being inlined: accounted where it stands
 	}
 	c.report.Add(convert.Item{Path: path, Name: e.Name, Type: typeName(e), Status: st, Note: note, Needs: needs})
+}
+
+// behaviour records a difference in the traffic the converted plan sends.
+func (c *conv) behaviour(s string) {
+	if c.quiet > 0 {
+		return
+	}
+	c.report.AddBehaviour(s)
 }
 
 func join(path, name string) string {
@@ -383,6 +462,14 @@ func (c *conv) classicLoad(e *Element, l *convert.Load) []string {
 		}
 		l.Iterations = n
 	}
+	if m := envSecRe.FindStringSubmatch(l.Duration); m != nil && l.RampUp != "" && !strings.Contains(l.RampUp, "$") {
+		// duration from a property: its default must hold the ramp-up.
+		r, _ := time.ParseDuration(l.RampUp)
+		if d, err := strconv.Atoi(m[2]); err == nil && time.Duration(d)*time.Second < r {
+			l.Duration = "${env." + m[1] + ":-" + strconv.Itoa(int(r/time.Second)) + "}s"
+			notes = append(notes, "the duration's default ("+m[2]+"s) is shorter than the ramp-up; it is "+l.RampUp+" here")
+		}
+	}
 	if l.Duration != "" && l.RampUp != "" && !strings.Contains(l.RampUp+l.Duration, "$") {
 		r, _ := time.ParseDuration(l.RampUp)
 		d, _ := time.ParseDuration(l.Duration)
@@ -393,6 +480,8 @@ func (c *conv) classicLoad(e *Element, l *convert.Load) []string {
 	}
 	return notes
 }
+
+var envSecRe = regexp.MustCompile(`^\$\{env\.([A-Za-z0-9_]+):-(\d+)\}s$`)
 
 // concurrencyLoad reads the Concurrency Thread Group plugin.
 func (c *conv) concurrencyLoad(e *Element, l *convert.Load) []string {
@@ -1089,8 +1178,10 @@ func (c *conv) defineUndefined() {
 	}
 	sort.Strings(missing)
 	for _, m := range missing {
-		c.plan.SetVar(m, "")
-		c.report.Notes = append(c.report.Notes, "Variable "+m+" is used but set only by elements that were not converted (or by JMeter itself); the plan defines it empty.")
+		// JMeter sends a reference to a variable that is not set as it is
+		// written: "${name}". The plan starts with that text too.
+		c.plan.SetVar(m, convert.EscapeLiteral("${"+m+"}"))
+		c.report.Notes = append(c.report.Notes, "Variable "+m+" is used but set only by elements that were not converted (or by JMeter itself, or later in the iteration); until it is set the plan sends the text ${"+m+"}, as JMeter sends an unset variable.")
 	}
 }
 

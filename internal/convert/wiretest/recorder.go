@@ -148,7 +148,7 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		})
 	}
 	for k, v := range resp.Header {
-		w.Header().Set(k, strings.ReplaceAll(v, "{{n}}", fmt.Sprint(n)))
+		w.Header().Set(k, strings.ReplaceAll(strings.ReplaceAll(v, "{{n}}", fmt.Sprint(n)), "{{user}}", rec.User))
 	}
 	if resp.Status == 0 {
 		resp.Status = 200
