@@ -45,6 +45,7 @@ func (c *conv) scoped(path string, e *Element, sc *scope, planLevel bool) bool {
 		st, note, needs := convert.Converted, "plateau keeps a cookie jar per virtual user", ""
 		if e.Bool("CookieManager.clearEachIteration", false) {
 			st, note, needs = convert.Partial, "cookies are not cleared between iterations", "clear cookies each iteration"
+			c.behaviour("cookies a response set are sent again in later iterations; JMeter clears them at each iteration")
 		}
 		if len(e.props.arguments("CookieManager.cookies")) > 0 || hasItems(e, "CookieManager.cookies") {
 			st, note, needs = convert.Partial, "predefined cookies not converted", "predefined cookies"
@@ -960,11 +961,30 @@ func (c *conv) timer(path string, e *Element, sc *scope) {
 		if v == "" {
 			return 0, true
 		}
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return 0, false
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			return time.Duration(f * float64(time.Millisecond)), true
 		}
-		return time.Duration(f * float64(time.Millisecond)), true
+		// A variable or property holding a number: its value (a
+		// property's default) is the delay.
+		if n, ok := c.number(v, ""); ok && n != "" {
+			if i, err := strconv.Atoi(n); err == nil {
+				return time.Duration(i) * time.Millisecond, true
+			}
+			if m := envDefaultRe.FindStringSubmatch(n); m != nil {
+				if i, err := strconv.Atoi(m[2]); err == nil {
+					c.behaviour(fmt.Sprintf("think time %q: the delay %s is read from property %s at conversion (its default, %d ms); set it in the plan to change it", e.Name, v, m[1], i))
+					return time.Duration(i) * time.Millisecond, true
+				}
+			}
+		}
+		if strings.ContainsAny(v, "+-*/ ") && !strings.HasPrefix(v, "${__") {
+			// JMeter substitutes the variables and parses a whole number:
+			// "1000 + ${offset}" is not one, and JMeter waits 0 ms for it
+			// (measured with the wiretest harness). So does the plan.
+			c.behaviour(fmt.Sprintf("think time %q: JMeter reads the delay %q as 0 ms (an expression, not a number; only the random part waits), and so does this plan", e.Name, v))
+			return 0, true
+		}
+		return 0, false
 	}
 	st := convert.Converted
 	note, needs := "think time before each request in its scope", ""

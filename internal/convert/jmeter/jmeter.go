@@ -191,6 +191,33 @@ func (c *conv) add(path string, e *Element, st convert.Status, note, needs strin
 		return // a module or include being inlined: accounted where it stands
 	}
 	c.report.Add(convert.Item{Path: path, Name: e.Name, Type: typeName(e), Status: st, Note: note, Needs: needs})
+	if st == convert.NotConverted && !strings.HasPrefix(note, "inside ") {
+		c.report.AddBehaviour(notConvertedBehaviour(e, note))
+	}
+}
+
+// notConvertedBehaviour says what an element that was not converted
+// changes on the wire.
+func notConvertedBehaviour(e *Element, note string) string {
+	name := fmt.Sprintf("%s %q", typeName(e), e.Name)
+	tc := e.TestClass
+	switch {
+	case strings.HasSuffix(tc, "Timer"):
+		return name + ": pacing lost — requests in its scope run without this wait"
+	case strings.HasSuffix(tc, "PreProcessor"), strings.HasSuffix(tc, "PostProcessor"):
+		return name + ": not run — variables it sets keep their previous value (or are sent as ${name} text)"
+	case strings.HasSuffix(tc, "Assertion"):
+		return name + ": not checked — failures it would flag are not counted"
+	case strings.HasPrefix(tc, "HTTPSampler"):
+		return name + ": request not sent"
+	case strings.HasSuffix(tc, "Sampler"), strings.HasPrefix(tc, "JDBC"), strings.Contains(tc, "JMS"):
+		return name + ": not run (" + note + "); variables it sets are not set"
+	case strings.HasSuffix(tc, "Controller"), strings.HasSuffix(tc, "ThreadGroup"):
+		return name + ": its requests are not sent (" + note + ")"
+	case strings.HasSuffix(tc, "Manager"), strings.HasSuffix(tc, "Config"):
+		return name + ": not applied (" + note + ")"
+	}
+	return name + ": not converted (" + note + ")"
 }
 
 // behaviour records a difference in the traffic the converted plan sends.
@@ -698,8 +725,32 @@ func (c *conv) children(path string, kids []*Element, sc scope, top bool) (steps
 		steps = append(steps, convert.CommentStep(sc.comments...))
 		sc.comments = nil
 	}
-	for _, e := range ordered {
+	for i, e := range ordered {
 		p := join(path, e.Name)
+		if top && e.TestClass == "LoopController" && endless(e) {
+			// An endless loop in the thread group: JMeter never leaves it,
+			// so its body is the iteration; what came before runs once per
+			// user (the workload's setup) and what follows never runs.
+			c.add(p, e, convert.Converted, "loops forever: its steps are the workload's iteration, the steps before it its setup (once per user)", "")
+			setup = append(setup, steps...)
+			steps, _ = c.children(p, e.Children, sc, false)
+			// What follows is reached only through Module Controllers
+			// (FOLIO keeps its fragments there): converted for the
+			// report, its steps dropped.
+			if rest := ordered[i+1:]; len(rest) > 0 {
+				for _, k := range rest {
+					kp := join(path, k.Name)
+					if k.TestClass == "TestFragmentController" {
+						c.add(kp, k, convert.Converted, "test fragment: its steps are inlined where a Module Controller uses it", "")
+						c.countFragment(kp, k, sc)
+						continue
+					}
+					_ = c.element(kp, k, sc)
+				}
+				c.report.Notes = append(c.report.Notes, fmt.Sprintf("%d %s after the endless loop %q never run in JMeter except through Module Controllers; they are accounted as converted where they stand and inlined where used.", len(rest), pluralS(len(rest), "element"), e.Name))
+			}
+			return steps, setup
+		}
 		if top && e.TestClass == "OnceOnlyController" {
 			c.add(p, e, convert.Partial, "runs once per user as the workload's setup, which plateau does not measure", "")
 			s, _ := c.children(p, e.Children, sc, false)
@@ -1197,4 +1248,10 @@ func encodeQuery(t string) string {
 	}
 	b.WriteString(url.QueryEscape(t[last:]))
 	return b.String()
+}
+
+// endless reports whether a Loop Controller loops forever.
+func endless(e *Element) bool {
+	loops := strings.TrimSpace(e.Str("LoopController.loops"))
+	return loops == "-1" || (loops == "" && e.Bool("LoopController.continue_forever", false))
 }

@@ -30,7 +30,8 @@ type Options struct {
 	// normalized.
 	Normalize []Replace
 	// ThinkTolerance is the relative tolerance of think-time medians
-	// (default 0.3) beside an absolute 150 ms.
+	// (default 0.3) beside an absolute 60 ms (JMeter's own time between
+	// requests on a cold JVM).
 	ThinkTolerance float64
 	// Expected are differences the test explains; each must occur (an
 	// explanation of nothing is stale) and every other difference fails.
@@ -158,7 +159,7 @@ func Compare(j, p []Request, o Options) Result {
 
 	// Think times: gaps between a user's consecutive requests.
 	jm, pm := median(gaps(ju)), median(gaps(pu))
-	if math.Abs(float64(jm-pm)) > o.ThinkTolerance*float64(jm)+float64(150*time.Millisecond) {
+	if math.Abs(float64(jm-pm)) > o.ThinkTolerance*float64(jm)+float64(60*time.Millisecond) {
 		add("think", "median gap between a user's requests", jm.Round(time.Millisecond).String(), pm.Round(time.Millisecond).String())
 	}
 	// Ramp: the spread of users' first requests.
