@@ -36,6 +36,9 @@ func Convert(root *Element, opt Options) (*convert.Plan, *convert.Report) {
 		allVars:  map[string]bool{},
 		props:    map[string]string{},
 		csvFirst: map[string]string{},
+
+		pickWeights: map[string][]float64{},
+		pickSwitch:  map[string]pickScript{},
 		root:     root,
 	}
 	if opt.ReadFile == nil {
@@ -52,7 +55,6 @@ func Convert(root *Element, opt Options) (*convert.Plan, *convert.Report) {
 		"Converted from " + filepath.Base(opt.Source) + " by plateau convert jmeter.",
 		"What was and was not converted: see the conversion report beside this file.",
 	}
-	c.scanProps(root)
 	c.testPlan(root)
 	return c.plan, c.report
 }
@@ -144,6 +146,10 @@ type conv struct {
 	// variable: a host or port JMeter reads from a data file is folded
 	// into the target from it.
 	csvFirst map[string]string
+	// pickWeights and pickSwitch are the halves of random picks between
+	// controllers (pick.go), by the variable each sets.
+	pickWeights map[string][]float64
+	pickSwitch  map[string]pickScript
 	// inRunSetup is set while converting the run-level setup/teardown.
 	inRunSetup bool
 	// allVars are variables whose extractor now takes every match (a
@@ -151,6 +157,7 @@ type conv struct {
 	allVars map[string]bool
 
 	workloadName string
+	endlessSeen  bool // the thread group being converted has an endless loop
 	targetSet    bool
 	feeders      int
 	depth        int // module/include nesting, bounded
@@ -267,6 +274,9 @@ func (c *conv) testPlan(tp *Element) {
 	for _, a := range tp.props.arguments("TestPlan.user_defined_variables") {
 		c.defineVar(a.Name, a.Value)
 	}
+	// After the plan's variables (scripts' files and parameters read them),
+	// before any element that reads what scripts set.
+	c.scanProps(tp)
 	if tp.Bool("TestPlan.serialize_threadgroups", false) {
 		c.report.Notes = append(c.report.Notes, "The test plan runs thread groups one after another; plateau starts workloads together unless load.start_after delays them: set start_after per workload.")
 	}
@@ -276,7 +286,7 @@ func (c *conv) testPlan(tp *Element) {
 	root := scope{}
 	// Plan-level config first: it applies to every thread group.
 	var groups []*Element
-	for _, e := range tp.Children {
+	for _, e := range dataFirst(tp.Children) {
 		p := join(path, e.Name)
 		if !e.Enabled {
 			c.disabled(p, e)
@@ -294,6 +304,9 @@ func (c *conv) testPlan(tp *Element) {
 	if !c.targetSet {
 		c.pickTarget(tp)
 	}
+	// Random picks read the plan-level variables (script files and
+	// parameters): found once those are defined.
+	c.scanPicks(tp)
 	for _, e := range groups {
 		c.topLevel(join(path, e.Name), e, root)
 	}
@@ -404,9 +417,13 @@ func (c *conv) threadGroup(path string, e *Element, sc scope) {
 	note = strings.Join(notes, "; ")
 	c.add(path, e, status, note, needs)
 	sc = sc.clone()
+	c.endlessSeen = false
 	steps, setup := c.children(path, e.Children, sc, true)
 	wl.Scenario = steps
 	wl.Setup = setup
+	if c.endlessSeen && len(setup) > 0 && wl.OnFail == "next_iteration" {
+		c.behaviour("thread group " + quoteOr(e.Name) + ": after a failed request JMeter starts the thread group over, so the steps before its endless loop (the setup here, e.g. a login) run again; plateau goes on with the next iteration without them")
+	}
 	c.plan.Workloads = append(c.plan.Workloads, wl)
 }
 
@@ -700,7 +717,7 @@ func seconds(n string) string {
 // (defaults, headers, cookies, assertions, ...) are folded into *sc as they
 // come, so fn sees the scope of the children before it.
 func (c *conv) eachChild(path string, kids []*Element, sc *scope, fn func(p string, k *Element)) {
-	for _, k := range kids {
+	for _, k := range dataFirst(kids) {
 		p := join(path, k.Name)
 		if !k.Enabled {
 			c.disabled(p, k)
@@ -725,13 +742,20 @@ func (c *conv) children(path string, kids []*Element, sc scope, top bool) (steps
 		steps = append(steps, convert.CommentStep(sc.comments...))
 		sc.comments = nil
 	}
-	for i, e := range ordered {
+	for i := 0; i < len(ordered); i++ {
+		e := ordered[i]
 		p := join(path, e.Name)
+		if s, n := c.pickIfs(path, ordered, i, sc); n > 0 {
+			steps = append(steps, s...)
+			i += n - 1
+			continue
+		}
 		if top && e.TestClass == "LoopController" && endless(e) {
 			// An endless loop in the thread group: JMeter never leaves it,
 			// so its body is the iteration; what came before runs once per
 			// user (the workload's setup) and what follows never runs.
 			c.add(p, e, convert.Converted, "loops forever: its steps are the workload's iteration, the steps before it its setup (once per user)", "")
+			c.endlessSeen = true
 			setup = append(setup, steps...)
 			steps, _ = c.children(p, e.Children, sc, false)
 			// What follows is reached only through Module Controllers
@@ -804,6 +828,10 @@ func (c *conv) element(path string, e *Element, sc scope) []convert.Step {
 		return c.needsFeature(path, e, "critical section", "")
 	case "TestAction":
 		return c.testAction(path, e)
+	case "JSR223Sampler", "BeanShellSampler":
+		if c.pickScriptElement(path, e) {
+			return nil
+		}
 	case "DebugSampler":
 		c.add(path, e, convert.NotNeeded, "debug output; plateau's --trace shows variables", "")
 		return nil
@@ -1223,9 +1251,24 @@ func (c *conv) defineUndefined() {
 		check(convert.TemplateVars(kv.Value), nil)
 	}
 	check(convert.StepVars(run), nil)
+	var extracted []string
 	for _, wl := range c.plan.Workloads {
 		all := append(append(append([]convert.Step(nil), wl.Setup...), wl.Scenario...), wl.Teardown...)
 		check(convert.StepVars(all), convert.Defined(all))
+		for v := range convert.Defined(all) {
+			if !defined[v] && !seen[v] {
+				seen[v] = true
+				extracted = append(extracted, v)
+			}
+		}
+	}
+	// A variable an extractor sets is unset until it runs: JMeter sends a
+	// reference to it as written, "${name}", and so does the plan.
+	sort.Strings(extracted)
+	for _, v := range extracted {
+		if _, ok := c.plan.Var(v); !ok && !strings.ContainsAny(v, ".:") {
+			c.plan.SetVar(v, convert.EscapeLiteral("${"+v+"}"))
+		}
 	}
 	sort.Strings(missing)
 	for _, m := range missing {
@@ -1254,4 +1297,42 @@ func encodeQuery(t string) string {
 func endless(e *Element) bool {
 	loops := strings.TrimSpace(e.Str("LoopController.loops"))
 	return loops == "-1" || (loops == "" && e.Bool("LoopController.continue_forever", false))
+}
+
+// dataFirst orders a level's children with CSV Data Sets and User Defined
+// Variables first (stable): JMeter sets them up before any element of
+// their scope runs, so a Header Manager written above a data set still
+// reads its columns.
+func dataFirst(kids []*Element) []*Element {
+	n := 0
+	for _, k := range kids {
+		if k.TestClass == "CSVDataSet" || k.TestClass == "Arguments" {
+			n++
+		}
+	}
+	if n == 0 || n == len(kids) {
+		return kids
+	}
+	out := make([]*Element, 0, len(kids))
+	for _, k := range kids {
+		if k.TestClass == "CSVDataSet" || k.TestClass == "Arguments" {
+			out = append(out, k)
+		}
+	}
+	for _, k := range kids {
+		if k.TestClass != "CSVDataSet" && k.TestClass != "Arguments" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func (c *conv) scanPicks(e *Element) {
+	if !e.Enabled {
+		return
+	}
+	c.scanPick(e)
+	for _, k := range e.Children {
+		c.scanPicks(k)
+	}
 }

@@ -26,16 +26,24 @@ func (d Diff) String() string {
 type Options struct {
 	// Normalize rewrites volatile text (ids the server made up, random
 	// values) in paths, query, header values and bodies before they are
-	// compared; UUIDs and 10+ digit numbers (timestamps) are always
-	// normalized.
+	// compared; UUIDs, ISO times and 10+ digit numbers (timestamps) are
+	// always normalized.
 	Normalize []Replace
-	// ThinkTolerance is the relative tolerance of think-time medians
-	// (default 0.3) beside an absolute 60 ms (JMeter's own time between
-	// requests on a cold JVM).
+	// ThinkTolerance is twice the relative tolerance of the mean think
+	// time (default 0.3: 15 %).
 	ThinkTolerance float64
 	// Expected are differences the test explains; each must occur (an
 	// explanation of nothing is stale) and every other difference fails.
 	Expected []Expect
+	// Data maps the values of the plan's data files (4 characters or
+	// more) to the file they come from ("csv:users.csv"); set by Run. A
+	// value sent from a data file is compared as "a row of that file": a
+	// plan whose random branches read rows at different moments still
+	// matches, a value from nowhere (an empty column, a literal) does not.
+	Data map[string]string
+	// RampUp is the bounds' ramp (set by Run); without one the spread of
+	// first requests is not compared.
+	RampUp time.Duration
 }
 
 // Replace rewrites matches of Re with With.
@@ -54,16 +62,28 @@ type Expect struct {
 var (
 	uuidRe = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
 	longRe = regexp.MustCompile(`\d{10,}`)
+	timeRe = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?`)
 )
 
 func (o *Options) norm(s string) string {
 	s = uuidRe.ReplaceAllString(s, "{uuid}")
+	s = timeRe.ReplaceAllString(s, "{time}")
 	s = longRe.ReplaceAllString(s, "{n}")
 	for _, r := range o.Normalize {
 		s = r.Re.ReplaceAllString(s, r.With)
 	}
+	if len(o.Data) > 0 {
+		s = tokenRe.ReplaceAllStringFunc(s, func(t string) string {
+			if f, ok := o.Data[t]; ok {
+				return "{" + f + "}"
+			}
+			return t
+		})
+	}
 	return s
 }
+
+var tokenRe = regexp.MustCompile(`[A-Za-z0-9_.\-\[\]]{4,}`)
 
 // Endpoint names a request by method, host and normalized path.
 func (o *Options) endpoint(q Request) string {
@@ -157,27 +177,37 @@ func Compare(j, p []Request, o Options) Result {
 		}
 	}
 
-	// Think times: gaps between a user's consecutive requests.
-	jm, pm := median(gaps(ju)), median(gaps(pu))
-	if math.Abs(float64(jm-pm)) > o.ThinkTolerance*float64(jm)+float64(60*time.Millisecond) {
-		add("think", "median gap between a user's requests", jm.Round(time.Millisecond).String(), pm.Round(time.Millisecond).String())
+	// Think times: gaps between a user's consecutive requests. Their
+	// means are compared with a tolerance of three standard errors (the
+	// plans draw random waits), 15 % and 60 ms (JMeter's own time between
+	// requests on a cold JVM).
+	jg2, pg2 := gaps(ju), gaps(pu)
+	jm, pm := median(jg2), median(pg2)
+	jmean, jvar := meanVar(jg2)
+	pmean, pvar := meanVar(pg2)
+	se := math.Sqrt(jvar/float64(max(len(jg2), 1)) + pvar/float64(max(len(pg2), 1)))
+	if math.Abs(jmean-pmean) > 3*se+o.ThinkTolerance/2*jmean+float64(60*time.Millisecond) {
+		add("think", "mean gap between a user's requests", time.Duration(jmean).Round(time.Millisecond).String(), time.Duration(pmean).Round(time.Millisecond).String())
 	}
-	// Ramp: the spread of users' first requests.
+	// Ramp: the spread of users' first requests, when the bounds ramp
+	// (a first request also waits its think time: that is allowed for).
 	js, ps := spread(ju), spread(pu)
-	if math.Abs(float64(js-ps)) > 0.25*float64(js)+float64(time.Second) {
+	if o.RampUp > 0 && math.Abs(float64(js-ps)) > 0.25*float64(o.RampUp)+float64(time.Second)+3*math.Sqrt(jvar+pvar) {
 		add("ramp", "first requests spread over", js.Round(time.Millisecond).String(), ps.Round(time.Millisecond).String())
 	}
 	// Rate: requests per user per second of its active time.
 	jr, pr := rate(ju), rate(pu)
-	// With think times under 200 ms the rate measures the tools' own
-	// speed against an instant server, not the plan: not compared.
-	if jr > 0 && jm >= 200*time.Millisecond && math.Abs(jr-pr) > 0.35*jr+0.2 {
+	// With a mean gap under 200 ms the rate measures the tools' own speed
+	// against an instant server, not the plan: not compared; above, the
+	// think check already bounds it, this one names it.
+	if jr > 0 && jr <= 5 && math.Abs(jr-pr) > 0.35*jr+0.2+3*se/float64(time.Second)*jr*jr {
 		add("rate", "requests per user per second", fmt.Sprintf("%.2f", jr), fmt.Sprintf("%.2f", pr))
 	}
 	r.Summary = append(r.Summary,
 		fmt.Sprintf("requests: JMeter %d, plateau %d; users: %d, %d; endpoints: %d, %d", len(j), len(p), len(ju), len(pu), len(jc), len(pc)),
-		fmt.Sprintf("median think gap: JMeter %v, plateau %v; ramp spread %v, %v; rate/user %.2f/s, %.2f/s",
-			jm.Round(time.Millisecond), pm.Round(time.Millisecond), js.Round(time.Millisecond), ps.Round(time.Millisecond), jr, pr))
+		fmt.Sprintf("gap between a user's requests: JMeter median %v mean %v, plateau median %v mean %v; ramp spread %v, %v; rate/user %.2f/s, %.2f/s",
+			jm.Round(time.Millisecond), time.Duration(jmean).Round(time.Millisecond), pm.Round(time.Millisecond), time.Duration(pmean).Round(time.Millisecond),
+			js.Round(time.Millisecond), ps.Round(time.Millisecond), jr, pr))
 
 	used := make([]bool, len(o.Expected))
 	for _, d := range r.Diffs {
@@ -241,14 +271,22 @@ func (o *Options) values(rs []Request) map[string]map[string]bool {
 	}
 	for _, q := range rs {
 		ep := o.endpoint(q)
+		// A value naming the user who sent it (the recorder's canned
+		// tokens carry the user key) is the same value for every user.
+		self := func(v string) string {
+			if q.User == "" {
+				return v
+			}
+			return strings.ReplaceAll(v, q.User, "{self}")
+		}
 		for h, vs := range q.Header {
-			put(ep, "header:"+h, strings.Join(vs, ", "))
+			put(ep, "header:"+h, self(strings.Join(vs, ", ")))
 		}
 		if q.Query != "" {
 			// Raw: the encoding on the wire is compared too.
 			for _, kv := range strings.Split(q.Query, "&") {
 				k, v, _ := strings.Cut(kv, "=")
-				put(ep, "query:"+k, v)
+				put(ep, "query:"+k, self(v))
 			}
 		}
 		if q.Body != "" {
@@ -257,10 +295,10 @@ func (o *Options) values(rs []Request) map[string]map[string]bool {
 				for _, kv := range strings.Split(q.Body, "&") {
 					k, v, _ := strings.Cut(kv, "=")
 					ku, _ := url.QueryUnescape(k)
-					put(ep, "body:"+ku, v)
+					put(ep, "body:"+ku, self(v))
 				}
 			} else {
-				put(ep, "body:", q.Body)
+				put(ep, "body:", self(q.Body))
 			}
 		}
 	}
@@ -369,8 +407,8 @@ func sample(m map[string]bool) string {
 		keys = keys[:3]
 	}
 	for i, k := range keys {
-		if len(k) > 120 {
-			k = k[:120] + "…"
+		if len(k) > 400 {
+			k = k[:400] + "…"
 		}
 		keys[i] = fmt.Sprintf("%q", k)
 	}
@@ -390,4 +428,23 @@ func sortedKeys[V any](a, b map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// meanVar is the mean and variance (ns, ns²) of gaps under a minute.
+func meanVar(d []time.Duration) (float64, float64) {
+	var n, sum, sq float64
+	for _, x := range d {
+		if x > time.Minute {
+			continue
+		}
+		f := float64(x)
+		n++
+		sum += f
+		sq += f * f
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	m := sum / n
+	return m, math.Max(sq/n-m*m, 0)
 }

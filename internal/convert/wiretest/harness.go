@@ -2,6 +2,7 @@ package wiretest
 
 import (
 	"bytes"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +24,26 @@ type Case struct {
 	// environment variables the converted plan reads them from.
 	Props   map[string]string
 	Compare Options
+	// Rewrite edits the .jmx before both runs (the same source for both),
+	// e.g. https → http: the recorder does not intercept TLS.
+	Rewrite []Replace
+}
+
+func (c Case) rewrite(t testing.TB, dir string) {
+	if len(c.Rewrite) == 0 {
+		return
+	}
+	p := filepath.Join(dir, c.JMX)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range c.Rewrite {
+		b = r.Re.ReplaceAll(b, []byte(r.With))
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Outcome is what a Case produced.
@@ -42,12 +63,14 @@ func Run(t testing.TB, c Case) *Outcome {
 	t.Helper()
 	o := &Outcome{}
 	jdir := CopyDir(t, c.Dir)
+	c.rewrite(t, jdir)
 	jrec := NewRecorder(t, c.Rules...)
 	start := time.Now()
 	o.JMeter = RunJMeter(t, filepath.Join(jdir, c.JMX), jrec, c.Bounds, c.Props)
 	o.JMeterTime = time.Since(start)
 
 	pdir := CopyDir(t, c.Dir)
+	c.rewrite(t, pdir)
 	src := filepath.Join(pdir, c.JMX)
 	data, err := os.ReadFile(src)
 	if err != nil {
@@ -68,6 +91,10 @@ func Run(t testing.TB, c Case) *Outcome {
 	o.Plateau, o.Plan = RunPlateau(t, filepath.Dir(src), p, rep, prec, c.Bounds, env)
 	o.PlateauTime = time.Since(start)
 
+	c.Compare.RampUp = c.Bounds.RampUp
+	if c.Compare.Data == nil {
+		c.Compare.Data = dataValues(t, c.Dir)
+	}
 	o.Result = Compare(o.JMeter, o.Plateau, c.Compare)
 	for _, s := range o.Result.Summary {
 		t.Log(s)
@@ -99,4 +126,33 @@ func head(rs []Request, n int) string {
 		b.WriteString("  " + q.At.Round(time.Millisecond).String() + " " + q.Line() + "\n")
 	}
 	return b.String()
+}
+
+// dataValues reads every CSV file under dir: each field of 4 characters
+// or more maps to "csv:<file>".
+func dataValues(t testing.TB, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".csv") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		name := "csv:" + filepath.Base(p)
+		for _, line := range strings.Split(string(b), "\n") {
+			for _, f := range strings.FieldsFunc(line, func(r rune) bool { return r == ',' || r == ';' || r == '\t' || r == '\r' || r == '"' }) {
+				if f = strings.TrimSpace(f); len(f) >= 4 && tokenRe.FindString(f) == f {
+					out[f] = name
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

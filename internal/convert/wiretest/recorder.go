@@ -96,7 +96,13 @@ func NewRecorder(t testing.TB, rules ...Rule) *Recorder {
 // they are not compared.
 var transport = map[string]bool{
 	"Connection": true, "Proxy-Connection": true, "Keep-Alive": true, "Content-Length": true,
-	"User-Agent": true, "Accept-Encoding": true, "Te": true, UserHeader: true,
+	"Accept-Encoding": true, "Te": true, UserHeader: true,
+}
+
+// defaultUA reports a User-Agent a tool sends when the plan sets none
+// (JMeter's HttpClient, plateau's): not compared; one the plan sets is.
+func defaultUA(v string) bool {
+	return v == "plateau" || strings.HasPrefix(v, "Apache-HttpClient/")
 }
 
 // Transport reports whether a header is one the harness does not compare
@@ -111,7 +117,7 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	h := http.Header{}
 	for k, v := range req.Header {
-		if !transport[k] {
+		if !transport[k] && !(k == "User-Agent" && len(v) == 1 && defaultUA(v[0])) {
 			h[k] = v
 		}
 	}
@@ -148,7 +154,9 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		})
 	}
 	for k, v := range resp.Header {
-		w.Header().Set(k, strings.ReplaceAll(strings.ReplaceAll(v, "{{n}}", fmt.Sprint(n)), "{{user}}", rec.User))
+		// As written: servers such as Okapi send lower-case names, and a
+		// JMeter regex on the headers sees the case.
+		w.Header()[k] = []string{strings.ReplaceAll(strings.ReplaceAll(v, "{{n}}", fmt.Sprint(n)), "{{user}}", rec.User)}
 	}
 	if resp.Status == 0 {
 		resp.Status = 200

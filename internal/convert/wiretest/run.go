@@ -3,6 +3,7 @@ package wiretest
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"fmt"
 	"io/fs"
 	"os"
@@ -210,7 +211,53 @@ func RunJMeter(t testing.TB, jmx string, rec *Recorder, b Bounds, props map[stri
 	if dropped > 0 {
 		t.Fatalf("recorder dropped %d JMeter requests (bound %d)", dropped, maxRecorded)
 	}
+	for _, f := range jtlFailures(filepath.Join(dir, "jmeter.jtl"), 10) {
+		t.Logf("JMeter sample failed: %s", f)
+	}
 	return reqs
+}
+
+// jtlFailures lists up to n distinct failed samples of a CSV JTL (label,
+// code and message), to tell why JMeter took another path.
+func jtlFailures(path string, n int) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1
+	head, err := r.Read()
+	if err != nil {
+		return nil
+	}
+	col := map[string]int{}
+	for i, h := range head {
+		col[h] = i
+	}
+	get := func(rec []string, k string) string {
+		if i, ok := col[k]; ok && i < len(rec) {
+			return rec[i]
+		}
+		return ""
+	}
+	seen := map[string]bool{}
+	var out []string
+	for len(out) < n {
+		rec, err := r.Read()
+		if err != nil {
+			break
+		}
+		if get(rec, "success") != "false" {
+			continue
+		}
+		s := fmt.Sprintf("%s: %s %s", get(rec, "label"), get(rec, "responseCode"), get(rec, "failureMessage"))
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func tail(s string, n int) string {
