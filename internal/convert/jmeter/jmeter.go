@@ -39,7 +39,7 @@ func Convert(root *Element, opt Options) (*convert.Plan, *convert.Report) {
 
 		pickWeights: map[string][]float64{},
 		pickSwitch:  map[string]pickScript{},
-		root:     root,
+		root:        root,
 	}
 	if opt.ReadFile == nil {
 		c.opt.ReadFile = os.ReadFile
