@@ -14,20 +14,6 @@ import (
 	"time"
 )
 
-// Kind names, as used in plans, files and summary.json.
-const (
-	KindHost       = "host"
-	KindProcess    = "process"
-	KindJVM        = "jvm"
-	KindCgroup     = "cgroup"
-	KindPostgres   = "postgres"
-	KindPrometheus = "prometheus"
-	KindPromQL     = "promql"
-	KindRecipe     = "recipe"
-	KindMySQL      = "mysql"
-	KindCloudWatch = "cloudwatch"
-)
-
 // DefaultInterval is the sampling interval when neither the target nor the
 // session sets one.
 const DefaultInterval = time.Second
@@ -192,35 +178,4 @@ func (b *Batch) Reset(wall, mono time.Time) {
 	b.readings = b.readings[:0]
 	b.Time = wall
 	b.Mono = mono
-}
-
-// TargetStatus is the state of one target, as shown at start and in
-// summary.json.
-type TargetStatus struct {
-	Name string `json:"name"`
-	Kind string `json:"kind"`
-	// Started is false when the target could not be opened; Error says why.
-	Started bool   `json:"started"`
-	Error   string `json:"error,omitempty"`
-	// Method is how the target was read when there is a choice
-	// ("hsperfdata" or "jstat" for a JVM).
-	Method string `json:"method,omitempty"`
-	// Interval is the sampling interval in effect.
-	IntervalS float64 `json:"interval_s"`
-	// Samples counts successful samples.
-	Samples int `json:"samples"`
-	// Gaps are the spans during which the target was lost.
-	Gaps []Gap `json:"gaps,omitempty"`
-	// CPUSeconds is the monitor's own CPU cost: the sampling thread's CPU
-	// time plus helper child processes.
-	CPUSeconds float64 `json:"cpu_seconds"`
-}
-
-// Gap is a span during which a started target could not be read.
-type Gap struct {
-	Start time.Time `json:"start"`
-	// End is nil while the target is still lost; Stop closes open gaps at
-	// the stop time.
-	End   *time.Time `json:"end"`
-	Error string     `json:"error,omitempty"`
 }

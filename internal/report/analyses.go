@@ -15,7 +15,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/trend"
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/metrics"
-	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/report/chart"
 	"github.com/plateau-perf/plateau/internal/report/doc"
 )
@@ -60,10 +60,10 @@ func (b *builder) judgeResources(ts []*target) {
 	var busiest *cpuBusy
 	for _, t := range ts {
 		var s *core.Series
-		host := t.kind == monitor.KindHost
+		host := t.kind == mondata.KindHost
 		if host {
 			s = busySeries(t)
-		} else if t.kind == monitor.KindProcess || t.kind == monitor.KindCgroup {
+		} else if t.kind == mondata.KindProcess || t.kind == mondata.KindCgroup {
 			s = t.get("cpu_pct")
 		}
 		if s == nil {
@@ -173,7 +173,7 @@ func (b *builder) judgeResources(ts []*target) {
 	var gcEv []string
 	gcLvl := doc.OK
 	for _, t := range ts {
-		if t.kind != monitor.KindJVM {
+		if t.kind != mondata.KindJVM {
 			continue
 		}
 		y, f := t.get("YGC"), t.get("FGC")
@@ -259,17 +259,17 @@ func (b *builder) memoryTrends(ts []*target) []memTrend {
 		var what string
 		var limit float64
 		switch t.kind {
-		case monitor.KindJVM:
+		case mondata.KindJVM:
 			if mem = t.get("OU"); mem != nil {
 				what, gc, limit = "old generation", t.get("FGC"), last(t.get("OC"))
 			} else if mem = t.get("heap_used_bytes"); mem != nil {
 				what, limit = "heap", last(t.get("heap_committed_bytes"))
 			}
-		case monitor.KindProcess:
+		case mondata.KindProcess:
 			mem, what = t.get("rss_bytes"), "RSS"
-		case monitor.KindCgroup:
+		case mondata.KindCgroup:
 			mem, what, limit = t.get("memory_bytes"), "memory", last(t.get("memory_limit_bytes"))
-		case monitor.KindHost:
+		case mondata.KindHost:
 			mem, what, limit = t.get("mem_used_bytes"), "memory used", last(t.get("mem_total_bytes"))
 		}
 		if mem == nil {
@@ -959,7 +959,7 @@ func (b *builder) workloadPhases() []doc.Block {
 			Columns: []doc.Column{{Name: "Target"}, {Name: "Before", Align: doc.Right}, {Name: "During", Align: doc.Right}, {Name: "After", Align: doc.Right}}}
 		for _, tg := range ts {
 			s := busySeries(tg)
-			if tg.kind != monitor.KindHost {
+			if tg.kind != mondata.KindHost {
 				s = tg.get("cpu_pct")
 			}
 			if s == nil {

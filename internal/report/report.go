@@ -22,7 +22,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/core"
-	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/report/doc"
 	"github.com/plateau-perf/plateau/internal/report/html"
 	"github.com/plateau-perf/plateau/internal/report/jsonrep"
@@ -163,7 +163,7 @@ type input struct {
 	d       *analysis.Dataset
 	s       *analysis.Summary
 	series  []core.Series
-	targets []monitor.TargetStatus
+	targets []mondata.TargetStatus
 	monErr  error
 
 	baseDir string
@@ -201,7 +201,7 @@ func load(dir string, opt Options) (*input, error) {
 	in.plan = in.red.literal(in.plan)
 
 	in.s = analysis.Summarize(d, d.Info.SLA)
-	in.series, in.targets, in.monErr = monitor.Read(dir)
+	in.series, in.targets, in.monErr = mondata.Read(dir)
 	if in.monErr != nil {
 		in.notes = append(in.notes, fmt.Sprintf("monitor data unreadable: %v", in.monErr))
 	}

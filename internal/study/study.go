@@ -12,7 +12,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/analysis/knee"
 	"github.com/plateau-perf/plateau/internal/core"
-	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/report"
 )
 
@@ -210,7 +210,7 @@ func Build(f *File, notes *Notes) (*Study, error) {
 	// Resources per monitored target.
 	tidx := map[string]int{}
 	for i, d := range sets {
-		series, _, err := monitor.Read(d.Dir)
+		series, _, err := mondata.Read(d.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("run %s: reading monitor data: %w", f.Runs[i].Dir, err)
 		}
