@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/analysis/capacity"
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/analysis/knee"
 	"github.com/plateau-perf/plateau/internal/analysis/resources"
 	"github.com/plateau-perf/plateau/internal/analysis/trend"
 	"github.com/plateau-perf/plateau/internal/core"
-	"github.com/plateau-perf/plateau/internal/metrics"
 	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/report/chart"
 	"github.com/plateau-perf/plateau/internal/report/doc"
@@ -290,51 +290,6 @@ func (b *builder) memoryTrends(ts []*target) []memTrend {
 
 // ---- capacity -----------------------------------------------------------------
 
-// CapacityJSON is summary.json's capacity member.
-type CapacityJSON struct {
-	Knee              *KneeJSON  `json:"knee"`
-	KneeReason        string     `json:"knee_reason,omitempty"`
-	USL               *USLJSON   `json:"usl"`
-	USLReason         string     `json:"usl_reason,omitempty"`
-	MaxLoadMeetingSLA *float64   `json:"max_load_meeting_sla"`
-	LoadUnit          string     `json:"load_unit"` // users | req/s
-	Points            []CapPoint `json:"points"`
-	// Bottleneck is the monitored component that saturated first up to
-	// the step after the knee, or the busiest when none did; null when
-	// nothing with a known capacity was monitored.
-	Bottleneck *resources.Bottleneck `json:"bottleneck"`
-}
-
-// KneeJSON is the capacity knee.
-type KneeJSON struct {
-	Load          float64 `json:"load"`
-	ThroughputRPS float64 `json:"throughput_rps"`
-	MeanMs        float64 `json:"mean_ms"`
-	Sentence      string  `json:"sentence"`
-}
-
-// USLJSON is the Universal Scalability Law fit.
-type USLJSON struct {
-	Sigma             float64  `json:"sigma"`
-	Kappa             float64  `json:"kappa"`
-	Lambda            float64  `json:"lambda"`
-	PeakLoad          *float64 `json:"peak_load"`
-	PeakThroughputRPS *float64 `json:"peak_throughput_rps"`
-	R2                float64  `json:"r2"`
-}
-
-// CapPoint is one tested load level with its Little's-law check.
-type CapPoint struct {
-	Phase         string  `json:"phase"`
-	Load          float64 `json:"load"`
-	ThroughputRPS float64 `json:"throughput_rps"`
-	MeanMs        float64 `json:"mean_ms"`
-	P95Ms         float64 `json:"p95_ms"`
-	SLAMet        bool    `json:"sla_met"`
-	LittleRatio   float64 `json:"little_ratio,omitempty"`
-	LittleNote    string  `json:"little_note,omitempty"`
-}
-
 func finitePtr(v float64) *float64 {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return nil
@@ -476,8 +431,8 @@ func (b *builder) capacity() doc.Section {
 	if kind == knee.Rate {
 		unit, loadName = "req/s", "Offered rate (req/s)"
 	}
-	cj := &CapacityJSON{KneeReason: res.KneeReason, USLReason: res.USLReason, LoadUnit: unit, Points: []CapPoint{}}
-	if res.MaxLoadMeetingSLA != nil {
+	cj := &capacity.Result{KneeReason: res.KneeReason, USLReason: res.USLReason, LoadUnit: unit, Points: []capacity.Point{}}
+	if res.MaxLoadMeetingSLA != nil && len(b.s.SLA) > 0 {
 		v := *res.MaxLoadMeetingSLA
 		cj.MaxLoadMeetingSLA = &v
 	}
@@ -489,7 +444,11 @@ func (b *builder) capacity() doc.Section {
 		t.Columns = append(t.Columns, doc.Column{Name: "Little's law"})
 	}
 	for _, x := range pts {
-		cp := CapPoint{Phase: x.phase, Load: x.p.Load, ThroughputRPS: x.p.ThroughputRPS, MeanMs: x.p.MeanMs, P95Ms: x.p.P95Ms, SLAMet: x.p.SLAMet}
+		cp := capacity.Point{Phase: x.phase, Load: x.p.Load, ThroughputRPS: x.p.ThroughputRPS, MeanMs: x.p.MeanMs, P95Ms: x.p.P95Ms}
+		if len(b.s.SLA) > 0 {
+			met := x.p.SLAMet
+			cp.SLAMet = &met
+		}
 		lcell := doc.Cell{Text: "–"}
 		for _, l := range res.Little {
 			if checkLittle && l.Load == x.p.Load {
@@ -529,7 +488,7 @@ func (b *builder) capacity() doc.Section {
 		chart.Series{Name: "average response time", Color: colAvg, X: lx, Y: lm, Style: chart.LinePoints, Right: true})
 	if res.USL != nil {
 		u := *res.USL
-		cj.USL = &USLJSON{Sigma: round6(u.Sigma), Kappa: round6(u.Kappa), Lambda: round6(u.Lambda), PeakLoad: finitePtr(u.PeakLoad), PeakThroughputRPS: finitePtr(u.PeakThroughputRPS), R2: round6(u.R2)}
+		cj.USL = &capacity.USL{Sigma: round6(u.Sigma), Kappa: round6(u.Kappa), Lambda: round6(u.Lambda), PeakLoad: finitePtr(u.PeakLoad), PeakThroughputRPS: finitePtr(u.PeakThroughputRPS), R2: round6(u.R2)}
 		hi := lx[len(lx)-1] * 1.3
 		if finite(u.PeakLoad) && u.PeakLoad > hi && u.PeakLoad < 2*lx[len(lx)-1] {
 			hi = u.PeakLoad * 1.1
@@ -548,7 +507,7 @@ func (b *builder) capacity() doc.Section {
 	}
 	if res.Knee != nil {
 		k := res.Knee
-		cj.Knee = &KneeJSON{Load: k.Load, ThroughputRPS: round3(k.ThroughputRPS), MeanMs: round3(k.MeanMs), Sentence: k.Sentence()}
+		cj.Knee = &capacity.Knee{Load: k.Load, ThroughputRPS: round3(k.ThroughputRPS), MeanMs: round3(k.MeanMs), Sentence: k.Sentence()}
 		c.Markers = append(c.Markers, chart.Marker{X: k.Load, Label: "knee"})
 	}
 	var usl, kneeLine string
@@ -648,52 +607,6 @@ func finite(v float64) bool    { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // ---- trends -------------------------------------------------------------------
 
-// TrendsJSON is summary.json's trends member.
-type TrendsJSON struct {
-	Latency []LatencyTrend `json:"latency"`
-	Memory  []MemoryTrend  `json:"memory"`
-}
-
-// jnum is a number that encodes as null when it is not finite (an interval
-// bound the data cannot support).
-type jnum float64
-
-// MarshalJSON implements json.Marshaler.
-func (v jnum) MarshalJSON() ([]byte, error) {
-	f := float64(v)
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return []byte("null"), nil
-	}
-	return []byte(strconv.FormatFloat(math.Round(f*1000)/1000, 'f', -1, 64)), nil
-}
-
-// LatencyTrend is the drift of one label's per-minute statistic.
-type LatencyTrend struct {
-	Label           string     `json:"label"`
-	Phase           string     `json:"phase"` // "run" or the phase judged on its own
-	Stat            string     `json:"stat"`  // mean | p95
-	SlopeMsPerHour  jnum       `json:"slope_ms_per_hour"`
-	CILow           jnum       `json:"ci_low"`
-	CIHigh          jnum       `json:"ci_high"`
-	ChangeAt        *time.Time `json:"change_at"`
-	ChangeMs        jnum       `json:"change_ms"`
-	Significant     bool       `json:"significant"`
-	MinutesAnalyzed int        `json:"minutes"`
-}
-
-// MemoryTrend is one target's memory after GC.
-type MemoryTrend struct {
-	Target            string   `json:"target"`
-	What              string   `json:"what"`
-	SlopeBytesPerHour jnum     `json:"slope_bytes_per_hour"`
-	CILow             jnum     `json:"ci_low"`
-	CIHigh            jnum     `json:"ci_high"`
-	Verdict           string   `json:"verdict"`
-	Method            string   `json:"method"`
-	HoursToLimit      *float64 `json:"hours_to_limit,omitempty"`
-	Reason            string   `json:"reason,omitempty"`
-}
-
 // minTrendMinutes is the shortest run whose latency drift is judged.
 const minTrendMinutes = 10
 
@@ -713,7 +626,7 @@ func perMinute(minutes []analysis.Tick, from, to time.Time) (mean, p95 []core.Po
 
 func (b *builder) trends() doc.Section {
 	sec := doc.Section{ID: SecTrends, Title: "Trends"}
-	tj := &TrendsJSON{Latency: []LatencyTrend{}, Memory: []MemoryTrend{}}
+	tj := &trend.Trends{Latency: []trend.LatencyTrend{}, Memory: []trend.MemoryTrend{}}
 	// Drift is judged within a constant load: over the whole run when the
 	// load never changed, else within each phase long enough to have a
 	// trend (a step up in load is not a drift).
@@ -760,12 +673,12 @@ func (b *builder) trends() doc.Section {
 					if err != nil {
 						continue
 					}
-					lt := LatencyTrend{Label: l.name, Phase: sg.name, Stat: st.name, SlopeMsPerHour: jnum(r.SlopePerHour), CILow: jnum(r.CILow), CIHigh: jnum(r.CIHigh),
+					lt := trend.LatencyTrend{Label: l.name, Phase: sg.name, Stat: st.name, SlopeMsPerHour: trend.Num(r.SlopePerHour), CILow: trend.Num(r.CILow), CIHigh: trend.Num(r.CIHigh),
 						Significant: r.Significant, MinutesAnalyzed: r.N}
 					shift := "none"
 					if r.ChangeAt != nil {
 						at := r.ChangeAt.UTC()
-						lt.ChangeAt, lt.ChangeMs = &at, jnum(r.ChangeDelta)
+						lt.ChangeAt, lt.ChangeMs = &at, trend.Num(r.ChangeDelta)
 						shift = fmt.Sprintf("from %s (+%s) on: %s", hms(r.ChangeAt.In(b.d.Start.Location())), offset(*r.ChangeAt, b.d.Start), signedMs(r.ChangeDelta))
 					}
 					tj.Latency = append(tj.Latency, lt)
@@ -820,7 +733,7 @@ func (b *builder) trends() doc.Section {
 		t := &doc.Table{Caption: "Memory after garbage collection", Columns: []doc.Column{{Name: "Target"}, {Name: "Memory"}, {Name: "Slope", Align: doc.Right},
 			{Name: "95 % interval", Align: doc.Right}, {Name: "Method"}, {Name: "Verdict"}}}
 		for _, m := range b.memTrends {
-			mt := MemoryTrend{Target: m.target, What: m.what, SlopeBytesPerHour: jnum(m.res.SlopePerHour), CILow: jnum(m.res.CILow), CIHigh: jnum(m.res.CIHigh),
+			mt := trend.MemoryTrend{Target: m.target, What: m.what, SlopeBytesPerHour: trend.Num(m.res.SlopePerHour), CILow: trend.Num(m.res.CILow), CIHigh: trend.Num(m.res.CIHigh),
 				Verdict: string(m.res.Verdict), Method: m.res.Method, Reason: m.res.Reason}
 			if m.res.TimeToLimit != nil {
 				h := round3(m.res.TimeToLimit.Hours())
@@ -985,146 +898,6 @@ func (b *builder) workloadPhases() []doc.Block {
 
 // ---- comparison -----------------------------------------------------------------
 
-// ComparisonRow is one element of summary.json's comparison.
-type ComparisonRow struct {
-	Label       string  `json:"label"`
-	Phase       string  `json:"phase"`
-	BasePhase   string  `json:"base_phase,omitempty"`
-	BaseMeanMs  float64 `json:"base_mean_ms"`
-	NewMeanMs   float64 `json:"new_mean_ms"`
-	DeltaMs     float64 `json:"delta_ms"`
-	DeltaPct    float64 `json:"delta_pct"`
-	BaseP95Ms   float64 `json:"base_p95_ms"`
-	NewP95Ms    float64 `json:"new_p95_ms"`
-	P95DeltaPct float64 `json:"p95_delta_pct"`
-	BaseTputRPS float64 `json:"base_throughput_rps"`
-	NewTputRPS  float64 `json:"new_throughput_rps"`
-	BaseErrPct  float64 `json:"base_error_pct"`
-	NewErrPct   float64 `json:"new_error_pct"`
-	Significant bool    `json:"significant"`
-	Verdict     string  `json:"verdict"`
-	CliffsDelta float64 `json:"cliffs_delta"`
-	Note        string  `json:"note,omitempty"`
-	// base and cand are the full rows, for --fail-on rules.
-	base, cand core.LabelStats
-}
-
-// phasePair matches a phase of the new run with one of the baseline: by
-// name, else by load level, else by position.
-type phasePair struct {
-	newIdx, baseIdx int // −1 for the whole run
-}
-
-func matchPhases(nd, bd *analysis.Dataset) []phasePair {
-	pairs := []phasePair{{-1, -1}}
-	used := map[int]bool{}
-	for i, p := range nd.Phases {
-		j := -1
-		for k, q := range bd.Phases {
-			if !used[k] && q.Name == p.Name && q.Workload == p.Workload {
-				j = k
-				break
-			}
-		}
-		if j < 0 {
-			for k, q := range bd.Phases {
-				if !used[k] && q.Workload == p.Workload && ((p.Users > 0 && q.Users == p.Users) || (p.Rate > 0 && q.Rate == p.Rate)) {
-					j = k
-					break
-				}
-			}
-		}
-		if j >= 0 {
-			used[j] = true
-			pairs = append(pairs, phasePair{i, j})
-		}
-	}
-	if len(nd.Phases) <= 1 && len(bd.Phases) <= 1 {
-		return pairs[:1]
-	}
-	return pairs
-}
-
-// intervalsOf returns a label's per-second counts and means for the
-// comparison's noise model, within [from, to).
-func intervalsOf(ticks []analysis.Tick, from, to time.Time) []compare.Interval {
-	var out []compare.Interval
-	for _, t := range ticks {
-		if t.Count > 0 && !t.T.Before(from) && t.T.Before(to) {
-			out = append(out, compare.Interval{Count: t.Count, MeanMs: t.MeanMs})
-		}
-	}
-	return out
-}
-
-// Compare compares a candidate run with a baseline, label by label and
-// phase by phase (matched by name, else load level). Labels are matched by
-// workload and name; TOTAL compares all requests.
-func Compare(base, cand *analysis.Dataset, red func(string) string) []ComparisonRow {
-	if red == nil {
-		red = func(s string) string { return s }
-	}
-	var out []ComparisonRow
-	for _, pp := range matchPhases(cand, base) {
-		nm, bm := cand.Run, base.Run
-		nt, bt := cand.Total, base.Total
-		nspan, bspan := cand.Span(), base.Span()
-		nfrom, nto := cand.Start, cand.End.Add(time.Nanosecond)
-		bfrom, bto := base.Start, base.End.Add(time.Nanosecond)
-		phase, bphase := "run", ""
-		if pp.newIdx >= 0 {
-			nm, bm = cand.ByPhase[pp.newIdx], base.ByPhase[pp.baseIdx]
-			nt, bt = cand.PhaseTotal[pp.newIdx], base.PhaseTotal[pp.baseIdx]
-			np, bp := cand.Phases[pp.newIdx], base.Phases[pp.baseIdx]
-			nspan, bspan = np.Duration(), bp.Duration()
-			nfrom, nto, bfrom, bto = np.Start, np.End, bp.Start, bp.End
-			phase = red(np.Name)
-			if bp.Name != np.Name {
-				bphase = red(bp.Name)
-			}
-		}
-		type item struct {
-			label  string
-			na, ba *metrics.Agg
-			nt, bt []analysis.Tick
-		}
-		var items []item
-		for _, k := range cand.Labels() {
-			if a, ok := nm[k]; ok {
-				if b, ok := bm[k]; ok {
-					items = append(items, item{red(cand.LabelName(k)), a, b, cand.Timeline[k], base.Timeline[k]})
-				}
-			}
-		}
-		items = append(items, item{core.TotalLabel, nt, bt, cand.TotalTicks, base.TotalTicks})
-		for _, it := range items {
-			if it.na.Count == 0 || it.ba.Count == 0 {
-				continue
-			}
-			ns, bs := it.na.Stats(it.label, false, nspan), it.ba.Stats(it.label, false, bspan)
-			r, err := compare.Latency(compare.Run{Hist: it.ba.Hist, Intervals: intervalsOf(it.bt, bfrom, bto)},
-				compare.Run{Hist: it.na.Hist, Intervals: intervalsOf(it.nt, nfrom, nto)}, compare.Options{Seed: 1})
-			row := ComparisonRow{Label: it.label, Phase: phase, BasePhase: bphase, BaseMeanMs: bs.MeanMs, NewMeanMs: ns.MeanMs,
-				DeltaMs: round3(ns.MeanMs - bs.MeanMs), BaseP95Ms: bs.P95Ms, NewP95Ms: ns.P95Ms,
-				BaseTputRPS: bs.ThroughputRPS, NewTputRPS: ns.ThroughputRPS, BaseErrPct: bs.ErrorPct, NewErrPct: ns.ErrorPct,
-				Verdict: string(compare.NoChange), base: bs, cand: ns}
-			if bs.MeanMs > 0 {
-				row.DeltaPct = round3(100 * (ns.MeanMs - bs.MeanMs) / bs.MeanMs)
-			}
-			if bs.P95Ms > 0 {
-				row.P95DeltaPct = round3(100 * (ns.P95Ms - bs.P95Ms) / bs.P95Ms)
-			}
-			if err == nil {
-				row.Significant, row.Verdict, row.CliffsDelta, row.Note = r.Significant, string(r.Verdict), round3(r.CliffsDelta), r.Note
-			} else {
-				row.Note = err.Error()
-			}
-			out = append(out, row)
-		}
-	}
-	return out
-}
-
 func (b *builder) comparison() doc.Section {
 	sec := doc.Section{ID: SecComparison, Title: "Comparison"}
 	if b.in.base == nil {
@@ -1139,7 +912,7 @@ func (b *builder) comparison() doc.Section {
 		sec.Blocks = append(sec.Blocks, noData(msg))
 		return sec
 	}
-	rows := Compare(b.in.base, b.d, b.red.String)
+	rows := analysis.Compare(b.in.base, b.d, b.red.String)
 	b.s.Comparison = rows
 	baseName := b.red.String(nonEmpty(b.in.base.Info.Name, b.in.baseDir))
 	sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Baseline: %s (%s, %s). Deltas are this run minus the baseline; a difference is called faster or slower only when it is beyond run-to-run noise (rank test and confidence intervals over the latency histograms, widened by the variation between seconds) and at least 3 %% of the baseline.",
@@ -1165,10 +938,10 @@ func (b *builder) comparison() doc.Section {
 }
 
 // ComparisonTables renders comparison rows, one table per phase.
-func ComparisonTables(rows []ComparisonRow, baseName, newName string) []doc.Block {
+func ComparisonTables(rows []compare.Row, baseName, newName string) []doc.Block {
 	var blocks []doc.Block
 	var phases []string
-	byPhase := map[string][]ComparisonRow{}
+	byPhase := map[string][]compare.Row{}
 	for _, r := range rows {
 		if _, ok := byPhase[r.Phase]; !ok {
 			phases = append(phases, r.Phase)
@@ -1189,7 +962,7 @@ func ComparisonTables(rows []ComparisonRow, baseName, newName string) []doc.Bloc
 			{Name: "p95 " + baseName, Align: doc.Right}, {Name: "p95 " + newName, Align: doc.Right}, {Name: "p95 delta %", Align: doc.Right},
 			{Name: "Throughput (req/s)", Align: doc.Right}, {Name: "Error %", Align: doc.Right}, {Name: "Verdict"}}}
 		for _, r := range byPhase[p] {
-			v := doc.Cell{Text: r.Verdict}
+			v := doc.Cell{Text: string(r.Verdict)}
 			switch compare.Verdict(r.Verdict) {
 			case compare.Faster:
 				v.Level = doc.OK

@@ -47,7 +47,7 @@ type RunComparison struct {
 	// SamePhases is true when the run has the baseline's phases, so its
 	// whole-run delta compares like with like.
 	SamePhases bool
-	Rows       []ComparisonRow
+	Rows       []compare.Row
 	Outcomes   []RuleOutcome
 }
 
@@ -112,13 +112,13 @@ func CompareRuns(dirs []string, opt CompareOptions) (*CompareResult, error) {
 	res := &CompareResult{BaseDir: dirs[0], BaseName: runName(0), Kind: compare.Classify(facts)}
 	base := sets[0]
 	for i := 1; i < len(sets); i++ {
-		rc := RunComparison{Dir: dirs[i], Name: runName(i), Rows: Compare(base, sets[i], red.String), Load: facts[i].Load(),
+		rc := RunComparison{Dir: dirs[i], Name: runName(i), Rows: analysis.Compare(base, sets[i], red.String), Load: facts[i].Load(),
 			SamePhases: compare.SamePhases(facts[0], facts[i])}
 		for _, r := range rc.Rows {
 			if len(opt.Rules) == 0 {
 				break
 			}
-			outs, failed := compare.CheckAll(opt.Rules, r.base, r.cand)
+			outs, failed := compare.CheckAll(opt.Rules, r.Base, r.Cand)
 			for _, o := range outs {
 				rc.Outcomes = append(rc.Outcomes, RuleOutcome{Label: r.Label, Phase: r.Phase, Outcome: o})
 			}
