@@ -18,6 +18,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/report/chart"
 	"github.com/plateau-perf/plateau/internal/report/doc"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // ---- resource verdicts --------------------------------------------------------
@@ -376,6 +377,10 @@ func (b *builder) capacityAnalysis() *capacityRun {
 		}
 		if len(loads) >= 2 {
 			cr.pts, cr.kind, workload = byWorkload[w], kinds[w], w
+			// In order of load, so "from … to …" reads from the lowest
+			// load to the highest whatever order the phases ran in (a
+			// Locust run that went down from 10 users to 1).
+			sort.SliceStable(cr.pts, func(i, j int) bool { return cr.pts[i].p.Load < cr.pts[j].p.Load })
 			break
 		}
 	}
@@ -400,7 +405,10 @@ func (b *builder) capacityAnalysis() *capacityRun {
 	// iteration would have to be known as well.
 	// Times taken at the servers say nothing about how many of the
 	// generator's users were busy.
-	cr.checkLittle = (cr.kind == knee.Rate || b.noThinkTime()) && !b.serverTimes()
+	// An import does not say how long its users thought between requests
+	// (nor what rate was asked), so the check has nothing to stand on.
+	h := b.holds()
+	cr.checkLittle = h.PlannedLoad && (cr.kind == knee.Rate || h.ThinkTime && b.noThinkTime()) && !b.serverTimes()
 	cr.res, cr.err = knee.Analyze(kps, knee.Options{Kind: cr.kind, MinGain: b.stopGain(workload), ServerTimes: b.serverTimes()})
 	if cr.err == nil {
 		cr.bn = b.bottleneck(cr)
@@ -411,7 +419,7 @@ func (b *builder) capacityAnalysis() *capacityRun {
 // serverTimes reports whether the response times were measured at the
 // servers (an imported access log) rather than by a load generator.
 func (b *builder) serverTimes() bool {
-	return b.source() == sourceAccessLog
+	return b.source() == rundir.SourceAccessLog
 }
 
 func (b *builder) capacity() doc.Section {
@@ -551,6 +559,8 @@ func (b *builder) capacity() doc.Section {
 		}
 	}
 	switch {
+	case !checkLittle && !b.holds().PlannedLoad && !b.serverTimes():
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "Little's-law check of the generator skipped: the imported data do not say what load was asked or how long the users waited between requests."})
 	case !checkLittle && b.serverTimes():
 		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "Little's-law check of the generator skipped: the times are the servers' own, so they do not say how many of the generator's users were busy."})
 	case !checkLittle:

@@ -61,17 +61,21 @@ func environment(in *input) map[string]string {
 			env[k] = in.red.String(v)
 		}
 	}
-	set("host", h.Hostname)
-	set("os", h.OS)
-	set("kernel", h.Kernel)
-	set("cpu", h.CPUModel)
-	if h.CPUs > 0 {
-		set("cpus", fmt.Sprint(h.CPUs))
+	// run.json's host is the load generator's only when the run's data
+	// hold it; an import records the machine that read the files.
+	if _, holds := in.d.Info.Origin(); holds.GeneratorEnv {
+		set("host", h.Hostname)
+		set("os", h.OS)
+		set("kernel", h.Kernel)
+		set("cpu", h.CPUModel)
+		if h.CPUs > 0 {
+			set("cpus", fmt.Sprint(h.CPUs))
+		}
+		if h.MemBytes > 0 {
+			set("memory", bytesU(float64(h.MemBytes)))
+		}
+		set("go", h.GoVersion)
 	}
-	if h.MemBytes > 0 {
-		set("memory", bytesU(float64(h.MemBytes)))
-	}
-	set("go", h.GoVersion)
 	set("tool", strings.TrimSpace(nonEmpty(in.d.Info.Tool, "plateau")+" "+in.version))
 	set("segment", in.d.Info.Segment)
 	return env
@@ -80,7 +84,12 @@ func environment(in *input) map[string]string {
 func (b *builder) appendix() doc.Section {
 	sec := doc.Section{ID: SecAppendix, Title: "Appendix"}
 	env := b.extra.Environment
-	t := &doc.Table{Caption: "Environment (load generator)", Columns: []doc.Column{{Name: "Item"}, {Name: "Value"}}}
+	caption := "Environment (load generator)"
+	if !b.holds().GeneratorEnv {
+		caption = "Environment"
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "The load generator's environment (host, CPU, memory) is not in the imported data, so it is not known here."})
+	}
+	t := &doc.Table{Caption: caption, Columns: []doc.Column{{Name: "Item"}, {Name: "Value"}}}
 	for _, k := range []struct{ key, name string }{{"host", "Host"}, {"os", "OS"}, {"kernel", "Kernel"}, {"cpu", "CPU"},
 		{"cpus", "CPU cores"}, {"memory", "Memory"}, {"go", "Go runtime"}, {"tool", "Tool"}, {"segment", "Generator segment"}} {
 		if v, ok := env[k.key]; ok {

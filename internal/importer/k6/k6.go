@@ -36,6 +36,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/importer"
 	"github.com/plateau-perf/plateau/internal/importer/accesslog"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // Config describes one k6 JSON stream.
@@ -112,6 +113,7 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 		how = " (gzip)"
 	}
 	run.AddSource("k6 JSON stream " + s.cfg.Path + how)
+	run.SetOrigin(rundir.SourceK6, rundir.HoldsOf(rundir.SourceK6))
 	host := primaryHost(head)
 
 	agg := run.Requests(s.cfg.Workload)

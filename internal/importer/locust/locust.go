@@ -387,6 +387,7 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 		return err
 	}
 	run.AddSource("Locust stats " + s.stats + " (whole-run figures per name)")
+	run.SetOrigin(rundir.SourceLocust, rundir.HoldsOf(rundir.SourceLocust))
 	if ff, err := os.Open(s.failures); err == nil {
 		err = readFailures(ff, s.failures, st, probs)
 		ff.Close()
