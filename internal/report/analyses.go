@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
-	"github.com/plateau-perf/plateau/internal/analysis/capacity"
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/analysis/knee"
 	"github.com/plateau-perf/plateau/internal/analysis/resources"
@@ -291,129 +290,24 @@ func (b *builder) memoryTrends(ts []*target) []memTrend {
 
 // ---- capacity -----------------------------------------------------------------
 
-func finitePtr(v float64) *float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	v = math.Round(v*1000) / 1000
-	return &v
-}
+// capacityAnalysis is the run's capacity analysis (analysis.Capacity,
+// computed once when the run was loaded): every section that speaks of
+// scaling reads it, so they all name the same knee.
+func (b *builder) capacityAnalysis() *analysis.CapacityRun { return b.in.capRun }
 
-// capPoint is one phase as a point of the capacity analysis.
-type capPoint struct {
-	phase string
-	p     knee.Point
-}
-
-// capacityRun is the capacity analysis of the run, computed once and used
-// by every section that speaks of scaling (summary, results verdict,
-// capacity, conclusions), so they all name the same knee.
-type capacityRun struct {
-	pts         []capPoint
-	kind        knee.LoadKind
-	res         knee.Result
-	err         error
-	checkLittle bool
-	// why is set when there is no analysis: the sentence saying why.
-	why string
-	// bn is the component that saturated first (nil: nothing with a
-	// capacity was monitored).
-	bn *resources.Bottleneck
-}
-
-// stopGain is the stop rule's threshold of the workload (a fraction), or 0
-// when the plan had none: the knee uses it as its own threshold.
-func (b *builder) stopGain(workload string) float64 {
-	for _, w := range b.d.Info.Workloads {
-		if w.Name == workload && w.StopGainPct > 0 {
-			return w.StopGainPct / 100
-		}
+// capacityWhy is the sentence saying why a run has no capacity analysis;
+// "" when it has one.
+func (b *builder) capacityWhy() string {
+	cr := b.capacityAnalysis()
+	switch cr.Skip {
+	case analysis.CapacityTooFewPhases:
+		return "it needs phases at two or more different loads of one workload (a stepped run, or several runs at different loads); this run has " + plural(int64(cr.Phases), "phase")
+	case analysis.CapacityConcurrentOnly:
+		return fmt.Sprintf("it needs phases at two or more different loads of one workload; the %d phases here belong to %d workloads running side by side, each at one load, and concurrent workloads are not load steps", cr.Phases, cr.Workloads)
+	case analysis.CapacitySameLoad:
+		return fmt.Sprintf("it needs phases at two or more different loads of one workload; all %d phases here ran at the same load", cr.Phases)
 	}
-	return 0
-}
-
-// capacityAnalysis collects one point per phase with samples and a stated
-// load, in the first workload that has at least two distinct loads (two
-// concurrent workloads are not load steps of one another), and runs the
-// knee analysis.
-func (b *builder) capacityAnalysis() *capacityRun {
-	if b.capRun != nil {
-		return b.capRun
-	}
-	cr := &capacityRun{kind: knee.Users}
-	b.capRun = cr
-	byWorkload := map[string][]capPoint{}
-	kinds := map[string]knee.LoadKind{}
-	var order []string
-	for i, p := range b.d.Phases {
-		tot := phaseTotal(b.s, i)
-		load := float64(p.Users)
-		k := knee.Users
-		if p.Rate > 0 {
-			load, k = p.Rate, knee.Rate
-		}
-		if tot.Samples == 0 || load <= 0 {
-			continue
-		}
-		met := true
-		for _, r := range b.s.SLA {
-			for _, pc := range r.PerPhase {
-				if pc.Phase == b.red.String(p.Name) && !pc.Passed {
-					met = false
-				}
-			}
-		}
-		if _, ok := byWorkload[p.Workload]; !ok {
-			order = append(order, p.Workload)
-		}
-		kinds[p.Workload] = k
-		byWorkload[p.Workload] = append(byWorkload[p.Workload], capPoint{b.red.String(p.Name), knee.Point{Load: load, ThroughputRPS: tot.ThroughputRPS, MeanMs: tot.MeanMs, P95Ms: tot.P95Ms, SLAMet: met}})
-	}
-	workload := ""
-	for _, w := range order {
-		loads := map[float64]bool{}
-		for _, x := range byWorkload[w] {
-			loads[x.p.Load] = true
-		}
-		if len(loads) >= 2 {
-			cr.pts, cr.kind, workload = byWorkload[w], kinds[w], w
-			// In order of load, so "from … to …" reads from the lowest
-			// load to the highest whatever order the phases ran in (a
-			// Locust run that went down from 10 users to 1).
-			sort.SliceStable(cr.pts, func(i, j int) bool { return cr.pts[i].p.Load < cr.pts[j].p.Load })
-			break
-		}
-	}
-	if len(cr.pts) < 2 {
-		switch {
-		case len(b.d.Phases) < 2:
-			cr.why = "it needs phases at two or more different loads of one workload (a stepped run, or several runs at different loads); this run has " + plural(int64(len(b.d.Phases)), "phase")
-		case len(order) > 1:
-			cr.why = fmt.Sprintf("it needs phases at two or more different loads of one workload; the %d phases here belong to %d workloads running side by side, each at one load, and concurrent workloads are not load steps", len(b.d.Phases), len(order))
-		default:
-			cr.why = fmt.Sprintf("it needs phases at two or more different loads of one workload; all %d phases here ran at the same load", len(b.d.Phases))
-		}
-		return cr
-	}
-	var kps []knee.Point
-	for _, x := range cr.pts {
-		kps = append(kps, x.p)
-	}
-	// Little's law needs the time each user spends between requests; it is
-	// only checked when that is known to be zero (no think time, no
-	// pacing): with pacing or think time per iteration, requests per
-	// iteration would have to be known as well.
-	// Times taken at the servers say nothing about how many of the
-	// generator's users were busy.
-	// An import does not say how long its users thought between requests
-	// (nor what rate was asked), so the check has nothing to stand on.
-	h := b.holds()
-	cr.checkLittle = h.PlannedLoad && (cr.kind == knee.Rate || h.ThinkTime && b.noThinkTime()) && !b.serverTimes()
-	cr.res, cr.err = knee.Analyze(kps, knee.Options{Kind: cr.kind, MinGain: b.stopGain(workload), ServerTimes: b.serverTimes()})
-	if cr.err == nil {
-		cr.bn = b.bottleneck(cr)
-	}
-	return cr
+	return ""
 }
 
 // serverTimes reports whether the response times were measured at the
@@ -425,24 +319,19 @@ func (b *builder) serverTimes() bool {
 func (b *builder) capacity() doc.Section {
 	sec := doc.Section{ID: SecCapacity, Title: "Capacity"}
 	cr := b.capacityAnalysis()
-	if cr.why != "" {
-		sec.Blocks = append(sec.Blocks, noData(sentence("no capacity analysis: "+cr.why)))
+	if why := b.capacityWhy(); why != "" {
+		sec.Blocks = append(sec.Blocks, noData(sentence("no capacity analysis: "+why)))
 		return sec
 	}
-	pts, kind, res, checkLittle := cr.pts, cr.kind, cr.res, cr.checkLittle
-	if cr.err != nil {
-		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence("capacity analysis failed: " + cr.err.Error())})
+	pts, kind, res, checkLittle := cr.Steps, cr.Kind, cr.Knee, cr.CheckLittle
+	if cr.Err != nil {
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence("capacity analysis failed: " + cr.Err.Error())})
 		return sec
 	}
 	unit := "users"
 	loadName := "Users"
 	if kind == knee.Rate {
 		unit, loadName = "req/s", "Offered rate (req/s)"
-	}
-	cj := &capacity.Result{KneeReason: res.KneeReason, USLReason: res.USLReason, LoadUnit: unit, Points: []capacity.Point{}}
-	if res.MaxLoadMeetingSLA != nil && len(b.s.SLA) > 0 {
-		v := *res.MaxLoadMeetingSLA
-		cj.MaxLoadMeetingSLA = &v
 	}
 	// Table: load against throughput and response time.
 	t := &doc.Table{Caption: "Throughput and response time against offered load", Columns: []doc.Column{{Name: "Phase"}, {Name: loadName, Align: doc.Right},
@@ -452,16 +341,9 @@ func (b *builder) capacity() doc.Section {
 		t.Columns = append(t.Columns, doc.Column{Name: "Little's law"})
 	}
 	for _, x := range pts {
-		cp := capacity.Point{Phase: x.phase, Load: x.p.Load, ThroughputRPS: x.p.ThroughputRPS, MeanMs: x.p.MeanMs, P95Ms: x.p.P95Ms}
-		if len(b.s.SLA) > 0 {
-			met := x.p.SLAMet
-			cp.SLAMet = &met
-		}
 		lcell := doc.Cell{Text: "–"}
 		for _, l := range res.Little {
-			if checkLittle && l.Load == x.p.Load {
-				cp.LittleRatio = math.Round(l.Ratio*1000) / 1000
-				cp.LittleNote = l.Note
+			if checkLittle && l.Load == x.Point.Load {
 				lcell = doc.Cell{Text: fmt.Sprintf("%s of the asked load", pct(100*l.Ratio))}
 				if l.Short {
 					lcell.Level = doc.Warn
@@ -469,16 +351,15 @@ func (b *builder) capacity() doc.Section {
 				}
 			}
 		}
-		cj.Points = append(cj.Points, cp)
 		met := doc.Cell{Text: "yes", Level: doc.OK}
-		if !x.p.SLAMet {
+		if !x.Point.SLAMet {
 			met = doc.Cell{Text: "no", Level: doc.Fail}
 		}
 		if len(b.s.SLA) == 0 {
 			met = doc.Cell{Text: "–"}
 		}
-		row := doc.Row{Cells: []doc.Cell{{Text: x.phase}, {Text: num3(x.p.Load)}, {Text: rate(x.p.ThroughputRPS)},
-			{Text: ms(x.p.MeanMs)}, {Text: ms(x.p.P95Ms)}, met}}
+		row := doc.Row{Cells: []doc.Cell{{Text: b.red.String(x.Name)}, {Text: num3(x.Point.Load)}, {Text: rate(x.Point.ThroughputRPS)},
+			{Text: ms(x.Point.MeanMs)}, {Text: ms(x.Point.P95Ms)}, met}}
 		if checkLittle {
 			row.Cells = append(row.Cells, lcell)
 		}
@@ -496,7 +377,6 @@ func (b *builder) capacity() doc.Section {
 		chart.Series{Name: "average response time", Color: colAvg, X: lx, Y: lm, Style: chart.LinePoints, Right: true})
 	if res.USL != nil {
 		u := *res.USL
-		cj.USL = &capacity.USL{Sigma: round6(u.Sigma), Kappa: round6(u.Kappa), Lambda: round6(u.Lambda), PeakLoad: finitePtr(u.PeakLoad), PeakThroughputRPS: finitePtr(u.PeakThroughputRPS), R2: round6(u.R2)}
 		hi := lx[len(lx)-1] * 1.3
 		if finite(u.PeakLoad) && u.PeakLoad > hi && u.PeakLoad < 2*lx[len(lx)-1] {
 			hi = u.PeakLoad * 1.1
@@ -515,7 +395,6 @@ func (b *builder) capacity() doc.Section {
 	}
 	if res.Knee != nil {
 		k := res.Knee
-		cj.Knee = &capacity.Knee{Load: k.Load, ThroughputRPS: round3(k.ThroughputRPS), MeanMs: round3(k.MeanMs), Sentence: k.Sentence()}
 		c.Markers = append(c.Markers, chart.Marker{X: k.Load, Label: "knee"})
 	}
 	var usl, kneeLine string
@@ -529,17 +408,16 @@ func (b *builder) capacity() doc.Section {
 	// Verdicts in words.
 	if res.Knee != nil {
 		s := upperFirst(res.Knee.Sentence())
-		bn := bottleneckClause(cr.bn, kind, true)
+		bn := bottleneckClause(cr.Bottleneck, kind, true)
 		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence("Knee: "+s, bn)})
 		b.dropFindings(doc.FindCapacity)
 		b.finding(doc.FindCapacity, doc.Warn, s, bn)
 	} else {
 		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Info, Text: sentence("No knee: " + res.KneeReason)})
-		if cr.bn != nil {
-			sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentence("Up to the highest tested load, " + bottleneckClause(cr.bn, kind, false))})
+		if cr.Bottleneck != nil {
+			sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentence("Up to the highest tested load, " + bottleneckClause(cr.Bottleneck, kind, false))})
 		}
 	}
-	cj.Bottleneck = cr.bn
 	if res.USL != nil {
 		u := res.USL
 		peak := "no peak within reach (coherency κ ≈ 0: throughput approaches λ/σ)"
@@ -571,7 +449,6 @@ func (b *builder) capacity() doc.Section {
 			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(fmt.Sprintf("Little's law at %s: %s", loadU(l.Load, kind), l.Note))})
 		}
 	}
-	b.s.Capacity = cj
 	return sec
 }
 
@@ -596,19 +473,6 @@ func loadU(v float64, kind knee.LoadKind) string {
 		s = "~" + s
 	}
 	return s
-}
-
-// noThinkTime reports whether every workload sends its next request as soon
-// as the last one completed.
-func (b *builder) noThinkTime() bool {
-	for _, w := range b.d.Info.Workloads {
-		switch strings.TrimSpace(strings.ToLower(w.Think)) {
-		case "", "0", "0s", "none":
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }

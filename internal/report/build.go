@@ -51,8 +51,6 @@ type builder struct {
 	// memTrends are the memory-after-GC verdicts, shared by the
 	// conclusions and the trends section.
 	memTrends []memTrend
-	// capRun is the capacity analysis, computed once (capacityAnalysis).
-	capRun *capacityRun
 }
 
 // Aspects judged in the conclusions, in reference 000's order.
@@ -519,5 +517,19 @@ func redactSummary(s *analysis.Summary, r *Redactor) {
 		e := &s.Errors.Details[i]
 		e.Message = r.String(e.Message)
 		e.Label = r.String(e.Label)
+	}
+	if c := s.Capacity; c != nil {
+		for i := range c.Points {
+			c.Points[i].Phase = r.String(c.Points[i].Phase)
+		}
+		// The bottleneck is shared with the capacity analysis the
+		// sections word, so they print the masked names too.
+		if bn := c.Bottleneck; bn != nil {
+			bn.Component, bn.Target = r.String(bn.Component), r.String(bn.Target)
+			bn.Phase, bn.AlsoPhase = r.String(bn.Phase), r.String(bn.AlsoPhase)
+			for i := range bn.Also {
+				bn.Also[i].Component, bn.Also[i].Target = r.String(bn.Also[i].Component), r.String(bn.Also[i].Target)
+			}
+		}
 	}
 }

@@ -165,6 +165,7 @@ type input struct {
 	series  []core.Series
 	targets []mondata.TargetStatus
 	monErr  error
+	capRun  *analysis.CapacityRun
 
 	baseDir string
 	base    *analysis.Dataset
@@ -206,6 +207,10 @@ func load(dir string, opt Options) (*input, error) {
 		in.notes = append(in.notes, fmt.Sprintf("monitor data unreadable: %v", in.monErr))
 	}
 	in.readServerMonitor()
+	// The capacity analysis runs on the names as recorded, before the
+	// report masks them (the summary's redaction covers its result).
+	in.capRun = analysis.Capacity(d, in.s, resourceTargetsOf(groupTargets(in.targets, in.series)))
+	in.s.Capacity = in.capRun.Result
 	if opt.Baseline != "" {
 		if bd, err := analysis.Load(opt.Baseline); err != nil {
 			in.notes = append(in.notes, fmt.Sprintf("baseline %s unreadable: %v", opt.Baseline, err))

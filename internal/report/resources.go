@@ -34,7 +34,10 @@ func (t *target) get(names ...string) *core.Series {
 
 // monTargets groups the monitor series by target, in the order the session
 // started them.
-func (b *builder) monTargets() []*target {
+func (b *builder) monTargets() []*target { return groupTargets(b.in.targets, b.in.series) }
+
+// groupTargets groups monitor series by target, statuses first.
+func groupTargets(targets []mondata.TargetStatus, series []core.Series) []*target {
 	var out []*target
 	idx := map[string]*target{}
 	add := func(name, kind string) *target {
@@ -46,12 +49,12 @@ func (b *builder) monTargets() []*target {
 		out = append(out, t)
 		return t
 	}
-	for i := range b.in.targets {
-		st := &b.in.targets[i]
+	for i := range targets {
+		st := &targets[i]
 		add(st.Name, st.Kind).status = st
 	}
-	for i := range b.in.series {
-		s := &b.in.series[i]
+	for i := range series {
+		s := &series[i]
 		t := add(s.Target, s.Kind)
 		if t.kind == "" {
 			t.kind = s.Kind

@@ -320,10 +320,10 @@ func (b *builder) resultsVerdict() *doc.Verdict {
 	// The movement of response time with throughput is stated over the
 	// load steps of one workload; concurrent workloads are not steps.
 	var rtMove string
-	if cr := b.capacityAnalysis(); cr.why == "" && len(cr.pts) > 1 && !noTimes {
-		f, l := cr.pts[0], cr.pts[len(cr.pts)-1]
+	if cr := b.capacityAnalysis(); cr.Skip == analysis.CapacityDone && len(cr.Steps) > 1 && !noTimes {
+		f, l := cr.Steps[0], cr.Steps[len(cr.Steps)-1]
 		rtMove = fmt.Sprintf("average response time went from %s in %s to %s in %s while throughput went from %s to %s",
-			msU(f.p.MeanMs), f.phase, msU(l.p.MeanMs), l.phase, rps(f.p.ThroughputRPS), rps(l.p.ThroughputRPS))
+			msU(f.Point.MeanMs), b.red.String(f.Name), msU(l.Point.MeanMs), b.red.String(l.Name), rps(f.Point.ThroughputRPS), rps(l.Point.ThroughputRPS))
 	}
 	b.conclude("Response time", rtLevel, rtVerdict, rtEvidence, rtMove)
 	tpLevel, tpVerdict, tpEvidence := b.throughputVerdict(ts)
@@ -405,7 +405,7 @@ func (b *builder) responseTimeVerdict() (doc.Level, string, string) {
 // states the range of throughput and claims no growth.
 func (b *builder) throughputVerdict(ts []core.LabelStats) (doc.Level, string, string) {
 	cr := b.capacityAnalysis()
-	if cr.why != "" || cr.err != nil {
+	if why := b.capacityWhy(); why != "" || cr.Err != nil {
 		lo, hi := ts[0].ThroughputRPS, ts[0].ThroughputRPS
 		for _, t := range ts {
 			lo, hi = min(lo, t.ThroughputRPS), max(hi, t.ThroughputRPS)
@@ -414,18 +414,21 @@ func (b *builder) throughputVerdict(ts []core.LabelStats) (doc.Level, string, st
 		if rate(lo) == rate(hi) {
 			span = fmt.Sprintf("%s in each of %d phases", rps(lo), len(ts))
 		}
-		return doc.Info, span, "no scaling judged: " + cr.why
+		if why == "" {
+			why = "the analysis failed: " + cr.Err.Error()
+		}
+		return doc.Info, span, "no scaling judged: " + why
 	}
-	res := cr.res
-	first, last := cr.pts[0], cr.pts[len(cr.pts)-1]
+	res := cr.Knee
+	first, last := cr.Steps[0], cr.Steps[len(cr.Steps)-1]
 	switch res.Outcome {
 	case knee.Stopped:
 		k := res.Knee
-		return doc.Warn, fmt.Sprintf("stopped scaling at %s (%s)", loadU(k.Load, cr.kind), rps(k.ThroughputRPS)), clauses(k.Evidence(), bottleneckClause(cr.bn, cr.kind, true))
+		return doc.Warn, fmt.Sprintf("stopped scaling at %s (%s)", loadU(k.Load, cr.Kind), rps(k.ThroughputRPS)), clauses(k.Evidence(), bottleneckClause(cr.Bottleneck, cr.Kind, true))
 	case knee.Scaling:
 		thr := pct(100 * res.MinGain)
 		return doc.OK, "kept growing up to the highest tested load", fmt.Sprintf("from %s at %s to %s at %s; beyond every tested load it still grew by more than the %s threshold",
-			rps(first.p.ThroughputRPS), loadU(first.p.Load, cr.kind), rps(last.p.ThroughputRPS), loadU(last.p.Load, cr.kind), thr)
+			rps(first.Point.ThroughputRPS), loadU(first.Point.Load, cr.Kind), rps(last.Point.ThroughputRPS), loadU(last.Point.Load, cr.Kind), thr)
 	}
 	return doc.Warn, "stopped growing without a rise in response time", res.KneeReason
 }
