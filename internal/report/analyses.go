@@ -484,12 +484,22 @@ func finite(v float64) bool    { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 // minTrendMinutes is the shortest run whose latency drift is judged.
 const minTrendMinutes = 10
 
+// A drift verdict also needs enough requests behind its points: a minute
+// with fewer than minMinuteSamples requests gives no per-minute value, and a
+// segment with fewer than minDriftSamples requests in all is "not enough
+// data to judge", whatever its slope or shift (a mean that "rose by 35 s"
+// on 4 requests says nothing).
+const (
+	minMinuteSamples = 5
+	minDriftSamples  = 200
+)
+
 // perMinute returns a label's per-minute means and p95s within [from, to),
 // each from the minute's merged histogram (analysis.Dataset.Minutes). A
 // minute belongs to the span when its middle does.
 func perMinute(minutes []analysis.Tick, from, to time.Time) (mean, p95 []core.Point) {
 	for _, m := range minutes {
-		if mid := m.T.Add(30 * time.Second); m.Count == 0 || mid.Before(from) || !mid.Before(to) {
+		if mid := m.T.Add(30 * time.Second); m.Count < minMinuteSamples || mid.Before(from) || !mid.Before(to) {
 			continue
 		}
 		mean = append(mean, core.Point{T: m.T, V: m.MeanMs})
@@ -532,10 +542,16 @@ func (b *builder) trends() doc.Section {
 		if len(ls) > 1 {
 			ls = append(ls, lk{"all requests", b.d.TotalMinutes})
 		}
-		var drifts []string
+		var drifts, thin []string
 		for _, sg := range segs {
 			for _, l := range ls {
 				mean, p95 := perMinute(l.ticks, sg.from, sg.to)
+				var samples int64
+				for _, m := range l.ticks {
+					if mid := m.T.Add(30 * time.Second); m.Count >= minMinuteSamples && !mid.Before(sg.from) && mid.Before(sg.to) {
+						samples += m.Count
+					}
+				}
 				for _, st := range []struct {
 					name string
 					pts  []core.Point
@@ -555,7 +571,6 @@ func (b *builder) trends() doc.Section {
 						lt.ChangeAt, lt.ChangeMs = &at, trend.Num(r.ChangeDelta)
 						shift = fmt.Sprintf("from %s (+%s) on: %s", hms(r.ChangeAt.In(b.d.Start.Location())), offset(*r.ChangeAt, b.d.Start), signedMs(r.ChangeDelta))
 					}
-					tj.Latency = append(tj.Latency, lt)
 					verdict := doc.Cell{Text: "flat", Level: doc.OK}
 					// A drift is worth a warning when latency rose; a
 					// fall is stated without one.
@@ -563,7 +578,14 @@ func (b *builder) trends() doc.Section {
 					if r.ChangeAt != nil {
 						up = r.ChangeDelta > 0
 					}
+					enough := samples >= minDriftSamples
 					switch {
+					case r.Significant && !enough:
+						verdict = doc.Cell{Text: "not enough data to judge", Level: doc.NoData}
+						lt.Significant = false
+						if st.name == "mean" {
+							thin = append(thin, fmt.Sprintf("%s over %s: %s in %d minutes", l.name, sg.name, plural(samples, "request"), r.N))
+						}
 					case r.Significant && up:
 						verdict = doc.Cell{Text: "drifts up", Level: doc.Warn}
 						if r.ChangeAt != nil {
@@ -574,6 +596,7 @@ func (b *builder) trends() doc.Section {
 					case r.Significant:
 						verdict = doc.Cell{Text: "drifts down", Level: doc.Info}
 					}
+					tj.Latency = append(tj.Latency, lt)
 					t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: l.name}, {Text: sg.name}, {Text: st.name}, {Text: signed1(r.SlopePerHour)},
 						{Text: signed1(r.CILow) + " … " + signed1(r.CIHigh)}, {Text: shift}, verdict}})
 				}
@@ -581,6 +604,10 @@ func (b *builder) trends() doc.Section {
 		}
 		if len(t.Rows) > 0 {
 			sec.Blocks = append(sec.Blocks, t)
+		}
+		if len(thin) > 0 {
+			sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence(fmt.Sprintf("Not enough data to judge a drift for %s: a verdict needs at least %s under one load and %d requests in each minute counted",
+				strings.Join(thin, "; "), plural(minDriftSamples, "request"), minMinuteSamples))})
 		}
 		switch {
 		case len(t.Rows) == 0:
@@ -592,6 +619,8 @@ func (b *builder) trends() doc.Section {
 			text := "Latency drift: " + strings.Join(drifts, "; ")
 			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(text)})
 			b.finding(doc.FindDrift, doc.Warn, text)
+		case len(thin) > 0:
+			// said once above, with the numbers: no "level" claim either
 		default:
 			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: "No latency drift: per-minute mean and p95 stay level under constant load (no significant slope, no level shift)."})
 		}
