@@ -37,16 +37,16 @@ type CapacityStep struct {
 type CapacityRun struct {
 	// Skip is CapacityDone when the analysis ran; else why not, with the
 	// run's number of phases and of workloads with phases.
-	Skip                CapacitySkip
-	Phases, Workloads   int
-	Workload            string
-	Kind                knee.LoadKind
-	Steps               []CapacityStep // in order of load, lowest first
-	Knee                knee.Result
-	Err                 error
-	CheckLittle         bool
-	ServerTimes         bool
-	Bottleneck          *resources.Bottleneck
+	Skip              CapacitySkip
+	Phases, Workloads int
+	Workload          string
+	Kind              knee.LoadKind
+	Steps             []CapacityStep // in order of load, lowest first
+	Knee              knee.Result
+	Err               error
+	CheckLittle       bool
+	ServerTimes       bool
+	Bottleneck        *resources.Bottleneck
 	// Result is summary.json's capacity member; nil when skipped or failed.
 	Result *capacity.Result
 }
