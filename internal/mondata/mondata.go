@@ -39,11 +39,51 @@ const (
 	KindCloudWatch = "cloudwatch"
 )
 
+// Role is what a monitored target is to the test: the report judges CPU,
+// memory and network on the system under test and states the load
+// generator's health on a line of its own.
+type Role string
+
+// Roles, as written in a plan (monitor target role:) and events.jsonl.
+const (
+	// RoleUnknown is a target whose role was not recorded (an older run,
+	// an imported series): the report treats it as part of the system
+	// under test.
+	RoleUnknown   Role = ""
+	RoleSUT       Role = "system_under_test"
+	RoleGenerator Role = "generator" // the load generator's own host or process
+	RoleDatabase  Role = "database"
+	RoleBalancer  Role = "balancer"
+)
+
+// Roles lists the roles a plan may state.
+var Roles = []Role{RoleSUT, RoleGenerator, RoleDatabase, RoleBalancer}
+
+// ParseRole reads a role as a plan writes it ("sut" is short for
+// system_under_test).
+func ParseRole(s string) (Role, bool) {
+	if s == "sut" {
+		return RoleSUT, true
+	}
+	for _, r := range Roles {
+		if string(r) == s {
+			return r, true
+		}
+	}
+	return RoleUnknown, false
+}
+
+// UnderTest reports whether the role is (or is taken as) part of the
+// system under test: everything but the load generator.
+func (r Role) UnderTest() bool { return r != RoleGenerator }
+
 // TargetStatus is the state of one target, as shown at start and in
 // summary.json.
 type TargetStatus struct {
 	Name string `json:"name"`
 	Kind string `json:"kind"`
+	// Role is what the target is to the test; omitted when not recorded.
+	Role Role `json:"role,omitempty"`
 	// Started is false when the target could not be opened; Error says why.
 	Started bool   `json:"started"`
 	Error   string `json:"error,omitempty"`
@@ -98,6 +138,7 @@ type Event struct {
 	Time       time.Time `json:"time"`
 	Target     string    `json:"target"`
 	Kind       string    `json:"kind"`
+	Role       Role      `json:"role,omitempty"`
 	Event      string    `json:"event"`
 	Error      string    `json:"error,omitempty"`
 	Method     string    `json:"method,omitempty"`
@@ -340,6 +381,9 @@ func readEvents(path string) ([]TargetStatus, []string, error) {
 			out = append(out, TargetStatus{Name: e.Target, Kind: e.Kind})
 		}
 		st := &out[i]
+		if e.Role != RoleUnknown {
+			st.Role = e.Role
+		}
 		switch e.Event {
 		case EventStarted:
 			st.Started = true

@@ -120,3 +120,24 @@ func OpenStatementLog(dir, stem, target string) (*StatementLog, error) {
 func ReadStatementLogs(runDir string) ([]*StatementHistory, error) {
 	return mondata.ReadStatementLogs(runDir)
 }
+
+// Role is mondata.Role.
+type Role = mondata.Role
+
+// DefaultRole is a target's role: the plan's, else the load generator for
+// a host target reading this machine's /proc (plateau runs there), a
+// database for postgres and mysql, and the system under test otherwise.
+func DefaultRole(c TargetConfig) Role {
+	if c.Role != mondata.RoleUnknown {
+		return c.Role
+	}
+	switch c.Kind {
+	case KindHost:
+		if c.Path == "" || c.Path == "/proc" {
+			return mondata.RoleGenerator
+		}
+	case KindPostgres, KindMySQL:
+		return mondata.RoleDatabase
+	}
+	return mondata.RoleSUT
+}

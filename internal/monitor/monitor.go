@@ -12,6 +12,8 @@ package monitor
 import (
 	"context"
 	"time"
+
+	"github.com/plateau-perf/plateau/internal/mondata"
 )
 
 // DefaultInterval is the sampling interval when neither the target nor the
@@ -56,6 +58,9 @@ type TargetConfig struct {
 	Series []string
 	// Interval overrides the session interval; 0 means the session default.
 	Interval time.Duration
+	// Role is what the target is to the test (plan role:); empty takes
+	// DefaultRole.
+	Role mondata.Role
 	// Options are the fields of kinds that parse their own configuration
 	// (promql, recipe, mysql, cloudwatch), as decoded YAML values; the kind
 	// reads them with DecodeOptions.

@@ -56,8 +56,10 @@ func (b *builder) judgeResources(ts []*target) {
 		}
 		return "the run"
 	}
-	// CPU: the busiest phase of each host (busy %) or process (% of a core).
-	var busiest *cpuBusy
+	// CPU: the busiest phase of each host (busy %) or process (% of a core)
+	// of the system under test; the load generator's own host is judged
+	// apart, on its own line.
+	var busiest, gen *cpuBusy
 	for _, t := range ts {
 		var s *core.Series
 		host := t.kind == mondata.KindHost
@@ -76,8 +78,12 @@ func (b *builder) judgeResources(ts []*target) {
 			}
 			// Hosts are compared on their own scale (0–100 %); a process's
 			// per-core percentage only when no host was watched.
-			if busiest == nil || (host && !busiest.host) || (host == busiest.host && st.Mean > busiest.mean) {
-				busiest = &cpuBusy{target: b.red.String(t.name), phase: phaseName(i), mean: st.Mean, max: st.Max, host: host}
+			into := &busiest
+			if t.role() == mondata.RoleGenerator {
+				into = &gen
+			}
+			if c := *into; c == nil || (host && !c.host) || (host == c.host && st.Mean > c.mean) {
+				*into = &cpuBusy{target: b.red.String(t.name), phase: phaseName(i), mean: st.Mean, max: st.Max, host: host}
 			}
 		}
 	}
@@ -98,12 +104,33 @@ func (b *builder) judgeResources(ts []*target) {
 		ev := fmt.Sprintf("busiest: %s at %s %s on average in %s (peak %s %s)", busiest.target, num3(busiest.mean), unit, busiest.phase, num3(busiest.max), unit)
 		b.conclude("CPU", lvl, verdict, ev)
 		b.finding(doc.FindResources, lvl, fmt.Sprintf("CPU %s: %s averaged %s %s in %s (peak %s %s)", verdict, busiest.target, num3(busiest.mean), unit, busiest.phase, num3(busiest.max), unit))
+	} else if gen != nil {
+		b.conclude("CPU", doc.NoData, "not measured for the system under test", "only the load generator's own host ("+gen.target+") was monitored; its health is stated apart")
 	}
-	// Network: the highest phase means in and out per host.
-	var netEv, idle []string
+	if gen != nil {
+		unit := "% busy"
+		if !gen.host {
+			unit = "% of one core"
+		}
+		lvl, verdict := doc.OK, "kept up"
+		if g := resources.GradeCPU(gen.mean, gen.host); g == resources.CPUSaturated || g == resources.CPUHigh {
+			lvl, verdict = doc.Warn, "busy: it may have limited the load it could apply"
+		}
+		ev := fmt.Sprintf("%s at %s %s on average in %s (peak %s %s)", gen.target, num3(gen.mean), unit, gen.phase, num3(gen.max), unit)
+		b.conclude("Load generator", lvl, verdict, ev)
+		b.finding(doc.FindResources, lvl, fmt.Sprintf("Load generator %s: %s", verdict, ev))
+	}
+	// Network: the highest phase means in and out per host of the system
+	// under test. The generator's own interfaces do not carry a test run
+	// over loopback, so their figures are not the test's traffic.
+	var netEv, idle, genNet []string
 	for _, t := range ts {
 		rx, tx := t.get("net_rx_bytes_per_s"), t.get("net_tx_bytes_per_s")
 		if rx == nil && tx == nil {
+			continue
+		}
+		if t.role() == mondata.RoleGenerator && b.loopbackTarget() {
+			genNet = append(genNet, b.red.String(t.name))
 			continue
 		}
 		bestIn, bestOut, at := 0.0, 0.0, ""
@@ -143,6 +170,8 @@ func (b *builder) judgeResources(ts []*target) {
 		b.conclude("Network", doc.Info, "measured", "highest phase means: "+strings.Join(netEv, "; "))
 	} else if len(idle) > 0 {
 		b.conclude("Network", doc.NoData, "no traffic recorded", "the monitored interfaces of "+joinAnd(idle)+" read zero throughout: the load used another interface, or the counters were not updated")
+	} else if len(genNet) > 0 {
+		b.conclude("Network", doc.NoData, "not measured", "the test ran over loopback, which the monitored interfaces of "+joinAnd(genNet)+" (the load generator's host) do not carry; their figures are other traffic")
 	}
 	b.memTrends = b.memoryTrends(ts)
 	if len(b.memTrends) > 0 {

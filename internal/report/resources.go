@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"math"
+	"net"
+	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -20,6 +22,14 @@ type target struct {
 	byMetric   map[string]*core.Series
 	metrics    []string // in file order
 	status     *mondata.TargetStatus
+}
+
+// role is what the target is to the test (unknown: the system under test).
+func (t *target) role() mondata.Role {
+	if t.status == nil {
+		return mondata.RoleUnknown
+	}
+	return t.status.Role
 }
 
 // get returns the first of the named metrics the target has.
@@ -542,4 +552,21 @@ func allZero(s *core.Series) bool {
 		}
 	}
 	return true
+}
+
+// loopbackTarget reports whether the run's target is on this machine's
+// loopback interface (127.0.0.0/8, ::1, localhost).
+func (b *builder) loopbackTarget() bool {
+	t := b.d.Info.Target
+	if t == "" {
+		return false
+	}
+	if u, err := url.Parse(t); err == nil && u.Host != "" {
+		t = u.Hostname()
+	}
+	if t == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(t)
+	return ip != nil && ip.IsLoopback()
 }

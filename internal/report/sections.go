@@ -46,6 +46,8 @@ func noEvidence(aspect string) string {
 		return "no monitor recorded it; add a host, process or cgroup target under monitor: in the plan"
 	case "GC":
 		return "no JVM was monitored; add a jvm target under monitor: in the plan"
+	case "Load generator":
+		return "the load generator's host was not monitored; add a host target under monitor: in the plan"
 	}
 	return "no data"
 }
