@@ -847,19 +847,13 @@ func (b *builder) comparison() doc.Section {
 	rows := analysis.Compare(b.in.base, b.d, b.red.String)
 	b.s.Comparison = rows
 	baseName := b.red.String(nonEmpty(b.in.base.Info.Name, b.in.baseDir))
-	sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Baseline: %s (%s, %s). Deltas are this run minus the baseline; a difference is called faster or slower only when it is beyond run-to-run noise (rank test and confidence intervals over the latency histograms, widened by the variation between seconds) and at least 3 %% of the baseline.",
-		baseName, clock(b.in.base.Start), b.red.String(b.in.baseDir))})
+	sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Baseline: %s (%s, %s). Deltas are this run minus the baseline; a difference is called faster or slower only when it is beyond run-to-run noise (rank test and confidence intervals over the latency histograms, widened by the variation between seconds) and at least %s of the baseline.",
+		baseName, clock(b.in.base.Start), b.red.String(b.in.baseDir), pct(compare.DefaultMinEffectPct))})
 	sec.Blocks = append(sec.Blocks, ComparisonTables(rows, "baseline", "this run")...)
 	// Headline: the all-requests row of the whole run.
 	for _, r := range rows {
 		if r.Label == core.TotalLabel && r.Phase == "run" {
-			lvl := doc.Info
-			switch compare.Verdict(r.Verdict) {
-			case compare.Faster:
-				lvl = doc.OK
-			case compare.Slower:
-				lvl = doc.Warn
-			}
+			lvl := verdictLevel(r.Verdict)
 			text := fmt.Sprintf("Compared with %s: %s — average %s → %s (%+.1f %%), p95 %s → %s (%+.1f %%)", baseName, r.Verdict,
 				msU(r.BaseMeanMs), msU(r.NewMeanMs), r.DeltaPct, msU(r.BaseP95Ms), msU(r.NewP95Ms), r.P95DeltaPct)
 			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: lvl, Text: sentence(text)})
@@ -894,13 +888,7 @@ func ComparisonTables(rows []compare.Row, baseName, newName string) []doc.Block 
 			{Name: "p95 " + baseName, Align: doc.Right}, {Name: "p95 " + newName, Align: doc.Right}, {Name: "p95 delta %", Align: doc.Right},
 			{Name: "Throughput (req/s)", Align: doc.Right}, {Name: "Error %", Align: doc.Right}, {Name: "Verdict"}}}
 		for _, r := range byPhase[p] {
-			v := doc.Cell{Text: string(r.Verdict)}
-			switch compare.Verdict(r.Verdict) {
-			case compare.Faster:
-				v.Level = doc.OK
-			case compare.Slower:
-				v.Level = doc.Fail
-			}
+			v := doc.Cell{Text: string(r.Verdict), Level: verdictLevel(r.Verdict)}
 			t.Rows = append(t.Rows, doc.Row{Total: r.Label == core.TotalLabel, Cells: []doc.Cell{{Text: r.Label},
 				{Text: ms(r.BaseMeanMs)}, {Text: ms(r.NewMeanMs)}, {Text: fmt.Sprintf("%+.1f", r.DeltaMs)}, {Text: fmt.Sprintf("%+.1f %%", r.DeltaPct)},
 				{Text: ms(r.BaseP95Ms)}, {Text: ms(r.NewP95Ms)}, {Text: fmt.Sprintf("%+.1f %%", r.P95DeltaPct)},

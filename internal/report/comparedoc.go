@@ -154,13 +154,7 @@ func compareDoc(res *CompareResult, sets []*analysis.Dataset, runName func(int) 
 	for _, rc := range res.Runs {
 		for _, r := range rc.Rows {
 			if r.Label == core.TotalLabel && r.Phase == "run" {
-				lvl := doc.Info
-				switch compare.Verdict(r.Verdict) {
-				case compare.Faster:
-					lvl = doc.OK
-				case compare.Slower:
-					lvl = doc.Fail
-				}
+				lvl := verdictLevel(r.Verdict)
 				l.Items = append(l.Items, doc.Item{Level: lvl, Lead: rc.Name, Text: sentences(
 					clauses(fmt.Sprintf("%s %s — average %s → %s (%+.1f %%), p95 %s → %s (%+.1f %%), throughput %s → %s",
 						compare.VerdictPhrase(compare.Verdict(r.Verdict)), res.BaseName, msU(r.BaseMeanMs), msU(r.NewMeanMs), r.DeltaPct,
@@ -193,7 +187,7 @@ func compareDoc(res *CompareResult, sets []*analysis.Dataset, runName func(int) 
 		sum.Blocks = append(sum.Blocks, &doc.Heading{Text: "Fail-on rules tripped"}, tl)
 	}
 	cmp := doc.Section{ID: SecComparison, Title: "Comparison"}
-	cmp.Blocks = append(cmp.Blocks, &doc.Para{Text: "Deltas are the run minus the baseline. A difference is called faster or slower only when it is beyond run-to-run noise (rank test and confidence intervals over the latency histograms, widened by the variation between seconds) and at least 3 % of the baseline; see docs/analysis-methods.md."})
+	cmp.Blocks = append(cmp.Blocks, &doc.Para{Text: "Deltas are the run minus the baseline. A difference is called faster or slower only when it is beyond run-to-run noise (rank test and confidence intervals over the latency histograms, widened by the variation between seconds) and at least " + pct(compare.DefaultMinEffectPct) + " of the baseline; see docs/analysis-methods.md."})
 	for _, rc := range res.Runs {
 		cmp.Blocks = append(cmp.Blocks, &doc.Heading{Text: rc.Name + " vs " + res.BaseName})
 		cmp.Blocks = append(cmp.Blocks, ComparisonTables(rc.Rows, "base", "new")...)
@@ -338,4 +332,17 @@ func SeriesSection(sp *compare.Summary) doc.Section {
 		chart.Series{Name: "average response time", Color: chart.Palette[1], X: x, Y: mean, Width: 2, Style: chart.LinePoints, Right: true})
 	sec.Blocks = append(sec.Blocks, &doc.Figure{Name: "compare-series", Title: c.Title, SVG: c.SVG()})
 	return sec
+}
+
+// verdictLevel is the one mapping from a comparison verdict to a level,
+// for the headline, the summary and the tables alike: slower is a warning
+// (only a --fail-on rule makes a comparison fail), faster good news.
+func verdictLevel(v compare.Verdict) doc.Level {
+	switch v {
+	case compare.Faster:
+		return doc.OK
+	case compare.Slower:
+		return doc.Warn
+	}
+	return doc.Info
 }
