@@ -102,10 +102,10 @@ func (b *builder) judgeResources(ts []*target) {
 			unit = "% of one core"
 		}
 		ev := fmt.Sprintf("busiest: %s at %s %s on average in %s (peak %s %s)", busiest.target, num3(busiest.mean), unit, busiest.phase, num3(busiest.max), unit)
-		b.conclude("CPU", lvl, verdict, ev)
+		b.conclude(doc.AspectCPU, lvl, verdict, ev)
 		b.finding(doc.FindResources, lvl, fmt.Sprintf("CPU %s: %s averaged %s %s in %s (peak %s %s)", verdict, busiest.target, num3(busiest.mean), unit, busiest.phase, num3(busiest.max), unit))
 	} else if gen != nil {
-		b.conclude("CPU", doc.NoData, "not measured for the system under test", "only the load generator's own host ("+gen.target+") was monitored; its health is stated apart")
+		b.conclude(doc.AspectCPU, doc.NoData, "not measured for the system under test", "only the load generator's own host ("+gen.target+") was monitored; its health is stated apart")
 	}
 	if gen != nil {
 		unit := "% busy"
@@ -117,7 +117,7 @@ func (b *builder) judgeResources(ts []*target) {
 			lvl, verdict = doc.Warn, "busy: it may have limited the load it could apply"
 		}
 		ev := fmt.Sprintf("%s at %s %s on average in %s (peak %s %s)", gen.target, num3(gen.mean), unit, gen.phase, num3(gen.max), unit)
-		b.conclude("Load generator", lvl, verdict, ev)
+		b.conclude(doc.AspectGenerator, lvl, verdict, ev)
 		b.finding(doc.FindResources, lvl, fmt.Sprintf("Load generator %s: %s", verdict, ev))
 	}
 	// Network: the highest phase means in and out per host of the system
@@ -167,11 +167,11 @@ func (b *builder) judgeResources(ts []*target) {
 		if len(netEv) > 3 {
 			netEv = append(netEv[:3], fmt.Sprintf("and %d more", len(netEv)-3))
 		}
-		b.conclude("Network", doc.Info, "measured", "highest phase means: "+strings.Join(netEv, "; "))
+		b.conclude(doc.AspectNetwork, doc.Info, "measured", "highest phase means: "+strings.Join(netEv, "; "))
 	} else if len(idle) > 0 {
-		b.conclude("Network", doc.NoData, "no traffic recorded", "the monitored interfaces of "+joinAnd(idle)+" read zero throughout: the load used another interface, or the counters were not updated")
+		b.conclude(doc.AspectNetwork, doc.NoData, "no traffic recorded", "the monitored interfaces of "+joinAnd(idle)+" read zero throughout: the load used another interface, or the counters were not updated")
 	} else if len(genNet) > 0 {
-		b.conclude("Network", doc.NoData, "not measured", "the test ran over loopback, which the monitored interfaces of "+joinAnd(genNet)+" (the load generator's host) do not carry; their figures are other traffic")
+		b.conclude(doc.AspectNetwork, doc.NoData, "not measured", "the test ran over loopback, which the monitored interfaces of "+joinAnd(genNet)+" (the load generator's host) do not carry; their figures are other traffic")
 	}
 	b.memTrends = b.memoryTrends(ts)
 	if len(b.memTrends) > 0 {
@@ -187,15 +187,15 @@ func (b *builder) judgeResources(ts []*target) {
 		switch {
 		case len(growing) > 0:
 			ev := "growing after GC: " + strings.Join(growing, "; ")
-			b.conclude("Memory", doc.Warn, "grows over the run: possible leak", ev)
+			b.conclude(doc.AspectMemory, doc.Warn, "grows over the run: possible leak", ev)
 			b.finding(doc.FindMemory, doc.Warn, "Memory grows after garbage collection: "+strings.Join(growing, "; "))
 		case len(stable) > 0:
 			m := b.memTrends[0]
 			ev := fmt.Sprintf("stable after GC: %s (%s %s/h, %s)", strings.Join(stable, ", "), m.target, b.signedMemQty(m, m.res.SlopePerHour), m.res.Method)
-			b.conclude("Memory", doc.OK, "handled well: no leak signal", ev)
+			b.conclude(doc.AspectMemory, doc.OK, "handled well: no leak signal", ev)
 			b.finding(doc.FindMemory, doc.OK, fmt.Sprintf("Memory stable after garbage collection (%s): no leak signal", strings.Join(stable, ", ")))
 		default:
-			b.conclude("Memory", doc.NoData, "too short to judge a trend", b.memTrends[0].res.Reason)
+			b.conclude(doc.AspectMemory, doc.NoData, "too short to judge a trend", b.memTrends[0].res.Reason)
 		}
 	}
 	// GC: collections per JVM over the run.
@@ -241,7 +241,7 @@ func (b *builder) judgeResources(ts []*target) {
 		if gcLvl == doc.Warn {
 			verdict = "busy: frequent full collections or a high GC time share"
 		}
-		b.conclude("GC", gcLvl, verdict, strings.Join(gcEv, "; "))
+		b.conclude(doc.AspectGC, gcLvl, verdict, strings.Join(gcEv, "; "))
 	}
 }
 

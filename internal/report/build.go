@@ -46,20 +46,17 @@ type builder struct {
 	// become the summary bullets.
 	findings []doc.Finding
 	// conclusions per aspect, filled by the sections that judge them.
-	conclusions map[string]doc.Conclusion
+	conclusions map[doc.Aspect]doc.Conclusion
 	figN        int
 	// memTrends are the memory-after-GC verdicts, shared by the
 	// conclusions and the trends section.
 	memTrends []memTrend
 }
 
-// Aspects judged in the conclusions, in reference 000's order.
-var aspects = []string{"Response time", "Throughput", "CPU", "Network", "Memory", "GC", "Errors"}
-
 func build(in *input) *doc.Document {
 	redactSummary(in.s, in.red)
 	sortErrors(in.s.Errors.Details)
-	b := &builder{in: in, d: in.d, s: in.s, red: in.red, conclusions: map[string]doc.Conclusion{}}
+	b := &builder{in: in, d: in.d, s: in.s, red: in.red, conclusions: map[doc.Aspect]doc.Conclusion{}}
 	b.extra = &doc.Extra{Generated: in.now.UTC().Truncate(time.Second), Notes: in.notes, Environment: environment(in)}
 	b.doc = &doc.Document{
 		Title:     "Performance report: " + in.red.String(nonEmpty(in.d.Info.Name, "unnamed run")),
@@ -149,7 +146,7 @@ func (b *builder) dropFindings(k doc.FindingKind) {
 
 // conclude records the verdict on one aspect; its evidence is built from
 // clauses.
-func (b *builder) conclude(aspect string, l doc.Level, verdict string, evidence ...string) {
+func (b *builder) conclude(aspect doc.Aspect, l doc.Level, verdict string, evidence ...string) {
 	b.conclusions[aspect] = doc.Conclusion{Aspect: aspect, Level: l, Verdict: clause(verdict), Evidence: clauses(evidence...)}
 }
 

@@ -149,8 +149,8 @@ func (b *builder) results() doc.Section {
 	if all.Samples == 0 {
 		sec.Blocks = append(sec.Blocks, noData("No samples were recorded: there are no response times to report."))
 		b.finding(doc.FindNoSamples, doc.Fail, "No samples were recorded")
-		b.conclude("Response time", doc.NoData, "no samples", "the run recorded no requests")
-		b.conclude("Throughput", doc.NoData, "no samples", "the run recorded no requests")
+		b.conclude(doc.AspectResponseTime, doc.NoData, "no samples", "the run recorded no requests")
+		b.conclude(doc.AspectThroughput, doc.NoData, "no samples", "the run recorded no requests")
 		return sec
 	}
 	overall := fmt.Sprintf("%s over %s: min %s, average %s, median %s, p95 %s, p99 %s, max %s; %s overall",
@@ -305,12 +305,12 @@ func (b *builder) resultsVerdict() *doc.Verdict {
 		rtLevel, rtVerdict, rtEvidence = doc.NoData, "not measured", "the data hold no response times (an access log without a request-time field): only requests, statuses and sizes"
 	}
 	if allFailed {
-		b.conclude("Throughput", doc.Fail, "none sustained: every request failed", fmt.Sprintf("%s over %s, %s failed", plural(all.Samples, "request"), dur(b.d.Span()), thousands(b.d.Total.Errors)))
+		b.conclude(doc.AspectThroughput, doc.Fail, "none sustained: every request failed", fmt.Sprintf("%s over %s, %s failed", plural(all.Samples, "request"), dur(b.d.Span()), thousands(b.d.Total.Errors)))
 	}
 	if len(ps) < 2 {
-		b.conclude("Response time", rtLevel, rtVerdict, rtEvidence)
+		b.conclude(doc.AspectResponseTime, rtLevel, rtVerdict, rtEvidence)
 		if !allFailed {
-			b.conclude("Throughput", doc.Info, fmt.Sprintf("%s sustained", rps(all.ThroughputRPS)), fmt.Sprintf("%s over %s", plural(all.Samples, "request"), dur(b.d.Span())))
+			b.conclude(doc.AspectThroughput, doc.Info, fmt.Sprintf("%s sustained", rps(all.ThroughputRPS)), fmt.Sprintf("%s over %s", plural(all.Samples, "request"), dur(b.d.Span())))
 		}
 		if noTimes {
 			return &doc.Verdict{Level: doc.NoData, Text: fmt.Sprintf("Verdict: response time not measured (the data hold no response times); %s at %s.", plural(all.Samples, "request"), rps(all.ThroughputRPS))}
@@ -325,12 +325,12 @@ func (b *builder) resultsVerdict() *doc.Verdict {
 		rtMove = fmt.Sprintf("average response time went from %s in %s to %s in %s while throughput went from %s to %s",
 			msU(f.Point.MeanMs), b.red.String(f.Name), msU(l.Point.MeanMs), b.red.String(l.Name), rps(f.Point.ThroughputRPS), rps(l.Point.ThroughputRPS))
 	}
-	b.conclude("Response time", rtLevel, rtVerdict, rtEvidence, rtMove)
+	b.conclude(doc.AspectResponseTime, rtLevel, rtVerdict, rtEvidence, rtMove)
 	tpLevel, tpVerdict, tpEvidence := b.throughputVerdict(ts)
 	if allFailed {
 		tpLevel, tpVerdict = doc.Fail, "none sustained: every request failed"
 	} else {
-		b.conclude("Throughput", tpLevel, tpVerdict, tpEvidence)
+		b.conclude(doc.AspectThroughput, tpLevel, tpVerdict, tpEvidence)
 	}
 	return &doc.Verdict{Level: max(rtLevel, tpLevel), Text: sentences("verdict: " + clauses(rtMove, "throughput "+tpVerdict))}
 }
@@ -443,7 +443,7 @@ func (b *builder) errors() doc.Section {
 		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: fmt.Sprintf("No errors in %s.", plural(all.Samples, "request"))})
 		if all.Samples > 0 {
 			b.finding(doc.FindNoErrors, doc.OK, "No errors in "+plural(all.Samples, "request"))
-			b.conclude("Errors", doc.OK, "none", fmt.Sprintf("0 of %s failed", plural(all.Samples, "request")))
+			b.conclude(doc.AspectErrors, doc.OK, "none", fmt.Sprintf("0 of %s failed", plural(all.Samples, "request")))
 		}
 		return sec
 	}
@@ -517,7 +517,7 @@ func (b *builder) errors() doc.Section {
 	head := fmt.Sprintf("%s in %s (%s)", plural(es.Total, "error"), plural(all.Samples, "request"), share(es.Total))
 	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: lvl, Text: sentence("Verdict: "+head, top, where)})
 	b.finding(doc.FindErrors, lvl, head, top, where)
-	b.conclude("Errors", lvl, fmt.Sprintf("%s (%s)", plural(es.Total, "error"), share(es.Total)), top, where)
+	b.conclude(doc.AspectErrors, lvl, fmt.Sprintf("%s (%s)", plural(es.Total, "error"), share(es.Total)), top, where)
 	return sec
 }
 

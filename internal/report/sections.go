@@ -3,7 +3,6 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -17,15 +16,12 @@ func (b *builder) conclusionsSection() doc.Section {
 	sec := doc.Section{ID: SecConclusions, Title: "Conclusions", Blocks: b.validityConclusion()}
 	l := &doc.List{}
 	// Aspects judged only for some runs (connections, from database
-	// monitors) follow the fixed ones.
-	all := slices.Clone(aspects)
-	for _, a := range slices.Sorted(maps.Keys(b.conclusions)) {
-		if !slices.Contains(all, a) {
-			all = append(all, a)
-		}
-	}
-	for _, a := range all {
+	// monitors; the load generator) follow the fixed ones.
+	for _, a := range doc.AllAspects() {
 		c, ok := b.conclusions[a]
+		if !ok && int(a) >= doc.FixedAspects {
+			continue
+		}
 		if !ok {
 			c = doc.Conclusion{Aspect: a, Level: doc.NoData, Verdict: "not measured", Evidence: noEvidence(a)}
 		}
@@ -34,20 +30,18 @@ func (b *builder) conclusionsSection() doc.Section {
 		if c.Evidence != "" {
 			text += " — " + c.Evidence
 		}
-		l.Items = append(l.Items, doc.Item{Level: c.Level, Lead: a, Text: finish(text)})
+		l.Items = append(l.Items, doc.Item{Level: c.Level, Lead: a.String(), Text: finish(text)})
 	}
 	sec.Blocks = append(sec.Blocks, l)
 	return sec
 }
 
-func noEvidence(aspect string) string {
+func noEvidence(aspect doc.Aspect) string {
 	switch aspect {
-	case "CPU", "Network", "Memory":
+	case doc.AspectCPU, doc.AspectNetwork, doc.AspectMemory:
 		return "no monitor recorded it; add a host, process or cgroup target under monitor: in the plan"
-	case "GC":
+	case doc.AspectGC:
 		return "no JVM was monitored; add a jvm target under monitor: in the plan"
-	case "Load generator":
-		return "the load generator's host was not monitored; add a host target under monitor: in the plan"
 	}
 	return "no data"
 }
