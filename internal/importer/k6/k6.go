@@ -39,6 +39,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/importer"
 	"github.com/plateau-perf/plateau/internal/importer/accesslog"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // Config describes one k6 JSON stream.
@@ -130,6 +131,7 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 		host = primaryHost(head)
 		run.AddSource("k6 JSON stream " + s.cfg.Path + how)
 	}
+	run.SetOrigin(rundir.SourceK6, rundir.HoldsOf(rundir.SourceK6))
 
 	agg := run.Requests(s.cfg.Workload)
 	agg.CollectFigures(importer.K6Figures)
