@@ -148,6 +148,9 @@ type Feeder struct {
 	// Columns and Rows are filled by Load from the file (header row = Columns).
 	Columns []string   `yaml:"-"`
 	Rows    [][]string `yaml:"-"`
+	// Index holds a CSV larger than Options.FeederInMemory instead of Rows: the
+	// rows' offsets in the file, read one by one (Len and Row read either).
+	Index *RowIndex `yaml:"-"`
 	// Pending marks a data file that did not exist when the plan was
 	// loaded, in a plan whose prepare: commands may write it: its
 	// columns are unknown until the plan is loaded again after them.
@@ -568,6 +571,9 @@ type MonitorTarget struct {
 	Targets  []string      `yaml:"targets"` // prometheus: several host:port endpoints
 	Series   []string      `yaml:"series"`
 	Interval time.Duration `yaml:"interval"`
+	// Role is what the target is to the test: system_under_test (sut),
+	// generator, database or balancer; empty takes the kind's default.
+	Role string `yaml:"role"`
 	// Options holds the fields of kinds that parse their own configuration
 	// (promql, mysql, cloudwatch): every key but name and interval, as
 	// decoded YAML values. The monitor kind checks them (CheckMonitor).

@@ -39,6 +39,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/importer"
 	"github.com/plateau-perf/plateau/internal/importer/accesslog"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // Config describes one k6 JSON stream.
@@ -130,6 +131,7 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 		host = primaryHost(head)
 		run.AddSource("k6 JSON stream " + s.cfg.Path + how)
 	}
+	run.SetOrigin(rundir.SourceK6, rundir.HoldsOf(rundir.SourceK6))
 
 	agg := run.Requests(s.cfg.Workload)
 	agg.CollectFigures(importer.K6Figures)
@@ -139,6 +141,7 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 	}
 	var tot tally
 	var vus timeline
+	var lines int64 // whole lines consumed
 	probs := run.Problems()
 	tp, _ := importer.NewTimeParser("iso8601", run.Clock())
 	cut := importer.CutLines
@@ -158,6 +161,7 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 			return b, nil
 		},
 		func(c *importer.Chunk, b *batch) error {
+			lines = c.Line - 1 + int64(bytes.Count(c.Data, []byte{'\n'}))
 			probs.Merge(&b.probs)
 			tot.add(&b.tally)
 			for _, p := range b.vus {
@@ -177,6 +181,15 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 		})
 	if cerr := agg.Close(); err == nil {
 		err = cerr
+	}
+	if gz && errors.Is(err, io.ErrUnexpectedEOF) {
+		// A cut stream (k6 killed before it closed the file, a copy cut
+		// short) is an error, not a run: imported it would pass off the
+		// part before the cut as the whole test. The message says how much
+		// there was and how to import that part knowingly.
+		return fmt.Errorf("%s: the gzip stream is truncated (%w) after %d lines: %d requests, %d failed, were read before the cut; "+
+			"to import that part, decompress what there is (gzip -dc %s > out.json; gzip reports the same error) and import out.json",
+			s.cfg.Path, err, lines, tot.requests, tot.failed, s.cfg.Path)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.cfg.Path, err)
