@@ -35,6 +35,7 @@ var (
 	reDuration = regexp.MustCompile(`(<(?:string|long|int)Prop name="ThreadGroup\.duration">)[^<]*(</(?:string|long|int)Prop>)`)
 	reLoops    = regexp.MustCompile(`(<(?:string|int)Prop name="LoopController\.loops">)[^<]*(</(?:string|int)Prop>)`)
 	reTGOpen   = regexp.MustCompile(`<ThreadGroup [^>]*>`)
+	reTGBlock  = regexp.MustCompile(`(?s)<ThreadGroup [^>]*>.*?</ThreadGroup>`)
 )
 
 // jmeterHome finds JMeter: $JMETER_HOME, or where the install script puts
@@ -84,20 +85,27 @@ func overridePlan(src []byte, set map[string]string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !reDuration.MatchString(s) || !reSched.MatchString(s) {
-			// Add the scheduler and its duration to each Thread Group.
-			s = reTGOpen.ReplaceAllStringFunc(s, func(open string) string {
-				return open + "\n        <boolProp name=\"ThreadGroup.scheduler\">true</boolProp>" +
-					"\n        <stringProp name=\"ThreadGroup.duration\">" + fmt.Sprint(n) + "</stringProp>"
-			})
-			s = reSched.ReplaceAllString(s, "${1}true${2}")
-		} else {
-			repl(reSched, "true")
-			repl(reDuration, fmt.Sprint(n))
-		}
-		// Loop until the duration ends, as JMeter's own scheduler does
-		// with infinite loops.
-		repl(reLoops, "-1")
+		// Each Thread Group on its own: one may have the scheduler's
+		// properties and another not.
+		s = reTGBlock.ReplaceAllStringFunc(s, func(tg string) string {
+			if reSched.MatchString(tg) {
+				tg = reSched.ReplaceAllString(tg, "${1}true${2}")
+			} else {
+				tg = reTGOpen.ReplaceAllStringFunc(tg, func(open string) string {
+					return open + "\n        <boolProp name=\"ThreadGroup.scheduler\">true</boolProp>"
+				})
+			}
+			if reDuration.MatchString(tg) {
+				tg = reDuration.ReplaceAllString(tg, "${1}"+fmt.Sprint(n)+"${2}")
+			} else {
+				tg = reTGOpen.ReplaceAllStringFunc(tg, func(open string) string {
+					return open + "\n        <stringProp name=\"ThreadGroup.duration\">" + fmt.Sprint(n) + "</stringProp>"
+				})
+			}
+			// Loop until the duration ends, as JMeter's own scheduler
+			// does with infinite loops.
+			return reLoops.ReplaceAllString(tg, "${1}-1${2}")
+		})
 	}
 	return []byte(s), nil
 }

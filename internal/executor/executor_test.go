@@ -1,0 +1,140 @@
+package executor
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeBin makes an executable file standing for a tool, so that the
+// command lines can be built without the tool installed.
+func fakeBin(t *testing.T, name string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestK6Overrides(t *testing.T) {
+	t.Parallel()
+	bin := fakeBin(t, "k6")
+	env := func(k string) string {
+		if k == "K6" {
+			return bin
+		}
+		return ""
+	}
+	for _, c := range []struct {
+		set  map[string]string
+		want string
+	}{
+		{map[string]string{"users": "20", "duration": "2m"}, "--vus 20 --duration 120s"},
+		{map[string]string{"users": "20", "ramp_up": "30s", "duration": "1m"}, "--stage 30s:20,60s:20"},
+		{map[string]string{"rate": "50"}, "--rps 50"},
+	} {
+		spec := &Spec{Script: "s.js", Dir: t.TempDir(), Set: c.set, Env: []string{"BASE=http://127.0.0.1:1"}, Getenv: env}
+		cmd, err := k6{}.Command(spec, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := strings.Join(cmd.Args, " ")
+		if !strings.Contains(line, c.want) || !strings.Contains(line, "-e BASE=http://127.0.0.1:1") || !strings.Contains(line, "--summary-export=") {
+			t.Errorf("%v: %s", c.set, line)
+		}
+	}
+	for _, bad := range []map[string]string{{"users": "0"}, {"duration": "soon"}, {"ramp_up": "10s"}, {"target": "http://x"}} {
+		if _, err := (k6{}).Command(&Spec{Script: "s.js", Set: bad, Getenv: env}, t.TempDir()); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}
+
+func TestLocustOverrides(t *testing.T) {
+	t.Parallel()
+	bin := fakeBin(t, "locust")
+	env := func(k string) string {
+		if k == "LOCUST" {
+			return bin
+		}
+		return ""
+	}
+	spec := &Spec{Script: "l.py", Set: map[string]string{"users": "100", "ramp_up": "50s", "duration": "10m", "target": "http://127.0.0.1:8080"}, Getenv: env}
+	cmd, err := locust{}.Command(spec, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Join(cmd.Args, " ")
+	for _, w := range []string{"--users 100", "--spawn-rate 2", "--run-time 600s", "--host http://127.0.0.1:8080", "--headless", "--csv-full-history"} {
+		if !strings.Contains(line, w) {
+			t.Errorf("%s lacks %q", line, w)
+		}
+	}
+}
+
+func TestJMeterPlanOverrides(t *testing.T) {
+	t.Parallel()
+	src := []byte(`<ThreadGroup guiclass="ThreadGroupGui" testclass="ThreadGroup" testname="a">
+  <stringProp name="ThreadGroup.num_threads">${__P(VUSERS,1)}</stringProp>
+  <stringProp name="ThreadGroup.ramp_time">1</stringProp>
+  <elementProp name="ThreadGroup.main_controller" elementType="LoopController">
+    <stringProp name="LoopController.loops">10</stringProp>
+  </elementProp>
+</ThreadGroup>
+<ThreadGroup guiclass="ThreadGroupGui" testclass="ThreadGroup" testname="b">
+  <intProp name="ThreadGroup.num_threads">4</intProp>
+  <intProp name="ThreadGroup.ramp_time">0</intProp>
+  <boolProp name="ThreadGroup.scheduler">false</boolProp>
+  <stringProp name="ThreadGroup.duration"></stringProp>
+  <elementProp name="ThreadGroup.main_controller" elementType="LoopController">
+    <intProp name="LoopController.loops">-1</intProp>
+  </elementProp>
+</ThreadGroup>`)
+	out, err := overridePlan(src, map[string]string{"users": "25", "ramp_up": "1m", "duration": "5m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	for _, w := range []string{
+		`<stringProp name="ThreadGroup.num_threads">25</stringProp>`, `<intProp name="ThreadGroup.num_threads">25</intProp>`,
+		`<stringProp name="ThreadGroup.ramp_time">60</stringProp>`, `<intProp name="ThreadGroup.ramp_time">60</intProp>`,
+		`<boolProp name="ThreadGroup.scheduler">true</boolProp>`, `<stringProp name="ThreadGroup.duration">300</stringProp>`,
+		`<stringProp name="LoopController.loops">-1</stringProp>`,
+	} {
+		if !strings.Contains(s, w) {
+			t.Errorf("overridden plan lacks %s:\n%s", w, s)
+		}
+	}
+	if strings.Count(s, `name="ThreadGroup.scheduler">true`) != 2 || strings.Count(s, `name="ThreadGroup.duration">300`) != 2 {
+		t.Errorf("not every Thread Group got the scheduler and the duration:\n%s", s)
+	}
+	if _, err := overridePlan([]byte(`<kg.apc.jmeter.threads.UltimateThreadGroup/>`), map[string]string{"users": "2"}); err == nil {
+		t.Error("a plan without a standard Thread Group was accepted")
+	}
+}
+
+func TestRedact(t *testing.T) {
+	t.Parallel()
+	got := strings.Join(redact([]string{"k6", "-e", "API_TOKEN=abc", "-Jpassword=pw", "-Jhost=127.0.0.1"}), " ")
+	if strings.Contains(got, "abc") || strings.Contains(got, "=pw") || !strings.Contains(got, "host=127.0.0.1") {
+		t.Errorf("redacted: %s", got)
+	}
+}
+
+func TestFor(t *testing.T) {
+	t.Parallel()
+	for script, want := range map[string]string{"a.jmx": "jmeter", "b.js": "k6", "c.py": "locust"} {
+		tool, err := For(script)
+		if err != nil || tool.Name() != want {
+			t.Errorf("%s: %v %v", script, tool, err)
+		}
+	}
+	if _, err := For("Sim.scala"); err == nil || !strings.Contains(err.Error(), "plateau import gatling") {
+		t.Errorf("a Gatling simulation: %v", err)
+	}
+	if IsScript("plan.yaml") || !IsScript("x.JMX") {
+		t.Error("IsScript")
+	}
+}
