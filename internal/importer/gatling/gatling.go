@@ -37,6 +37,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/importer"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // Config describes one simulation.log.
@@ -90,6 +91,8 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 		return importer.Refuse(s.cfg.Path, "a Gatling simulation.log (the text log of Gatling 2.x–3.11)", head)
 	}
 	run.AddSource("Gatling simulation.log " + s.cfg.Path + how)
+	// Whole-ms times from start to end, no sizes, no planned load.
+	run.SetOrigin(rundir.SourceGatling, rundir.HoldsOf(rundir.SourceGatling))
 	agg := run.Requests(s.cfg.Workload)
 	agg.CollectFigures(importer.GatlingFigures)
 	var tot tally

@@ -147,6 +147,9 @@ func TestMatchesGatlingStats(t *testing.T) {
 	if info.Figures == nil || len(info.Figures.Labels) == 0 {
 		t.Fatal("no source figures in run.json")
 	}
+	if k, h := info.Origin(); k != rundir.SourceGatling || !h.Durations || h.Bytes {
+		t.Errorf("origin %q %+v: want gatling, durations and no bytes", k, h)
+	}
 	for _, l := range info.Figures.Labels {
 		if l.SpanS != 640 {
 			t.Errorf("%s: span %v s, Gatling's run lasted 640 s", l.Label, l.SpanS)
