@@ -333,6 +333,9 @@ func runImport(ctx context.Context, st *State, f importFlags, ins []importInput,
 	if n := run.Problems().Total(); n > 0 {
 		fmt.Fprintf(st.Stderr, "plateau import: %d malformed lines skipped; see %s/import.log\n", n, f.out)
 	}
+	if n := run.Implausible(); n > 0 {
+		fmt.Fprintf(st.Stderr, "plateau import: %d implausible samples or readings left out by the implausible-times rule (docs/import.md); see %s/import.log\n", n, f.out)
+	}
 	fmt.Fprintf(st.Stderr, "plateau import: wrote %s (plateau report %s)\n", f.out, f.out)
 	return nil
 }

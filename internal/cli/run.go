@@ -25,6 +25,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/plan"
 	"github.com/plateau-perf/plateau/internal/report"
 	"github.com/plateau-perf/plateau/internal/rundir"
+	"github.com/plateau-perf/plateau/internal/secret"
 )
 
 // runFlags are the flags of `plateau run`.
@@ -39,10 +40,13 @@ type runFlags struct {
 	// generators > 0 runs the plan on that many local generator
 	// processes (generators.go).
 	generators int
-	listen     string   // --listen ADDR: /metrics and the live view (outputs.go)
-	trace      int      // --trace N: N iterations of one user per workload, traced to trace.txt
-	outputs    []string // --out KIND=URL push outputs (outputs.go)
-	attach     []string // --attach TYPE:[NAME=]PATH[,key=value…] server-side files (attach.go)
+	listen     string // --listen ADDR: /metrics and the live view (outputs.go)
+	// listenToken, when set, is required on every request to --listen
+	// (default $PLATEAU_LISTEN_TOKEN).
+	listenToken string
+	trace       int      // --trace N: N iterations of one user per workload, traced to trace.txt
+	outputs     []string // --out KIND=URL push outputs (outputs.go)
+	attach      []string // --attach TYPE:[NAME=]PATH[,key=value…] server-side files (attach.go)
 }
 
 func newRunCmd(st *State) *cobra.Command {
@@ -66,6 +70,7 @@ summary.json and the reports. Exit code 0 when every SLA holds, 1 when one fails
 		"run directory to write (default runs/<name>-<UTC timestamp>); or, repeatable, a push output KIND=URL: "+
 			"prometheus-rw=URL (remote write), otlp=URL (OTLP/HTTP metrics), influxdb=URL (line protocol)")
 	c.Flags().StringVar(&f.listen, "listen", "", "serve /metrics (Prometheus) and the live view (/) on this address while the run goes, e.g. 127.0.0.1:9464")
+	c.Flags().StringVar(&f.listenToken, "listen-token", "", "require this bearer token on every request to --listen (default $"+listenTokenEnv+"): Authorization: Bearer TOKEN, or open /?token=TOKEN")
 	c.Flags().StringArrayVar(&f.set, "set", nil, "override a plan value, e.g. --set workloads.read.load.users=20 (repeatable)")
 	c.Flags().StringVar(&f.segment, "segment", "", "run segment i/N of the plan (0-based i) for distributed generation")
 	c.Flags().StringVar(&f.startAt, "start-at", "", "start the load at this RFC 3339 instant (distributed generation)")
@@ -80,19 +85,22 @@ summary.json and the reports. Exit code 0 when every SLA holds, 1 when one fails
 	return c
 }
 
-// loadPlan loads a plan with the CLI's environment and SLA checker.
+// loadPlan loads a plan with the CLI's environment and SLA checker, its
+// load bounded by what this machine can hold.
 func loadPlan(st *State, path string, set []string) (*plan.Plan, error) {
-	return loadPlanWith(st, path, set, false)
+	return loadPlanWith(st, path, set, false, thisMachine(1))
 }
 
 // loadPlanWith is loadPlan; prepared says the plan's prepare commands have
-// run, so its data files must all exist (plan.Options.Prepared).
-func loadPlanWith(st *State, path string, set []string, prepared bool) (*plan.Plan, error) {
+// run, so its data files must all exist (plan.Options.Prepared); machine
+// bounds its load (nil: it runs elsewhere).
+func loadPlanWith(st *State, path string, set []string, prepared bool, machine *plan.Machine) (*plan.Plan, error) {
 	p, err := plan.LoadFile(path, plan.Options{Overrides: set, Env: st.Getenv, CheckSLA: sla.Check,
 		CheckMonitor:      func(t *plan.MonitorTarget) error { return builtin.Validate(monitorTarget(t)) },
 		CheckServerSource: checkServerSource,
 		Prepared:          prepared,
-		Generate:          generateFeeder})
+		Generate:          generateFeeder,
+		Machine:           machine})
 	if err != nil {
 		var pe plan.Errors
 		if errors.As(err, &pe) {
@@ -105,6 +113,16 @@ func loadPlanWith(st *State, path string, set []string, prepared bool) (*plan.Pl
 
 var segmentRE = regexp.MustCompile(`^(\d+)/(\d+)$`)
 
+// machine is what this generator's machine holds; a --segment i/N run
+// holds 1/N of the plan (a bad --segment is reported later).
+func (f runFlags) machine() *plan.Machine {
+	gens := 1
+	if m := segmentRE.FindStringSubmatch(f.segment); m != nil {
+		gens, _ = strconv.Atoi(m[2])
+	}
+	return thisMachine(gens)
+}
+
 func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error {
 	if _, set := st.Getenv("GOGC"); !set {
 		// The request path allocates nothing, so collections are rare
@@ -113,7 +131,7 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 		// user (1,000 users, 1 s think), no CPU change at 5,000 req/s.
 		debug.SetGCPercent(25)
 	}
-	p, err := loadPlan(st, planPath, f.set)
+	p, err := loadPlanWith(st, planPath, f.set, false, f.machine())
 	if err != nil {
 		return err
 	}
@@ -165,6 +183,15 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	if dir == "" {
 		dir = filepath.Join("runs", safeName(p.Name)+"-"+time.Now().UTC().Format("20060102T150405Z"))
 	}
+	// The listener is bound before the run directory exists: a bad or
+	// busy address leaves no run behind.
+	ln, err := openListener(st, f)
+	if err != nil {
+		return err
+	}
+	if ln != nil {
+		defer ln.Close() // Serve owns it once started; a second Close is harmless
+	}
 	info := newInfo(st, p)
 	if nseg > 1 {
 		info.Segment = fmt.Sprintf("%d/%d", seg, nseg)
@@ -204,10 +231,13 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	if nseg > 1 {
 		generator = strconv.Itoa(seg)
 	}
-	outs, runCtx, err := startOutputs(ctx, st, f, p, generator)
+	outs, runCtx, err := startOutputs(ctx, st, f, p, generator, ln)
 	if err != nil {
 		_ = w.Close()
 		cmds.cleanup(ctx, info)
+		end := time.Now()
+		info.End, info.Status = &end, rundir.StatusFailed
+		info.Notes = append(info.Notes, err.Error())
 		_ = rundir.WriteInfo(dir, info)
 		return err
 	}
@@ -335,9 +365,23 @@ func safeName(s string) string {
 	return s
 }
 
+// planArgs is redactArgs with the plan's secret names (its secrets: list,
+// the variables found secret by use) and literal secret values, which
+// --set may have given.
+func planArgs(p *plan.Plan, args []string) []string {
+	set := p.SecretSet()
+	isName := func(n string) bool { return p.IsSecret(n) || set.Vars[n] }
+	vals := secret.NewValues(set.Literals...)
+	out := secret.Args(args, isName)
+	for i := range out {
+		out[i] = vals.String(out[i])
+	}
+	return out
+}
+
 func newInfo(st *State, p *plan.Plan) *rundir.Info {
 	in := &rundir.Info{Tool: "plateau", Version: version(), Name: p.Name, PlanFile: p.File, Target: p.Target,
-		Command: redactArgs(append([]string{"plateau"}, st.Args...)), Host: hostInfo(), Start: time.Now(),
+		Command: planArgs(p, append([]string{"plateau"}, st.Args...)), Host: hostInfo(), Start: time.Now(),
 		Status: rundir.StatusRunning, Phases: []rundir.PhaseInfo{}}
 	if p.Description != "" || len(p.System) > 0 || len(p.Environment) > 0 || p.Method != "" || p.Hypothesis != "" {
 		in.Context = &rundir.Context{Description: p.Description, System: p.System, Environment: p.Environment, Method: p.Method, Hypothesis: p.Hypothesis}
@@ -360,19 +404,10 @@ func newInfo(st *State, p *plan.Plan) *rundir.Info {
 	return in
 }
 
-// redactArgs hides --set values whose key looks secret.
-func redactArgs(args []string) []string {
-	out := make([]string, len(args))
-	copy(out, args)
-	for i, a := range out {
-		low := strings.ToLower(a)
-		if strings.Contains(low, "=") && (strings.Contains(low, "token") || strings.Contains(low, "password") ||
-			strings.Contains(low, "authorization") || strings.Contains(low, "secret") || strings.Contains(low, "cookie")) {
-			out[i] = a[:strings.IndexByte(a, '=')+1] + "***"
-		}
-	}
-	return out
-}
+// redactArgs masks a command line by the secret rule (secret.Args): the
+// values of secret flags (--listen-token), of --set keys with a secret
+// segment (vars.api_key, pwd …), URL passwords and secret parameters.
+func redactArgs(args []string) []string { return secret.Args(args, secret.IsName) }
 
 func workloadInfo(w *plan.Workload) rundir.WorkloadInfo {
 	l := &w.Load

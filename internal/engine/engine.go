@@ -10,8 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -147,11 +149,14 @@ type Engine struct {
 	memLabels  map[string]*metrics.Agg
 	memTotal   *metrics.Agg
 
-	mu       sync.Mutex // guards info and phaseCPU
+	mu       sync.Mutex // guards info, phaseCPU and phaseSched
 	info     *rundir.Info
 	phaseCPU map[int]time.Duration // process CPU time when phase i started
-	start    time.Time
-	expected time.Duration
+	// phaseSched is the threads' run and run-queue time when phase i
+	// started (schedStat).
+	phaseSched map[int][2]time.Duration
+	start      time.Time
+	expected   time.Duration
 	// anchor is the instant the plan's schedule counts from: StartAt when
 	// set — also for a generator that starts late, so that its schedule
 	// stays aligned with the others' and past-due iterations are skipped
@@ -357,6 +362,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		e.saveLocked()
 		e.mu.Unlock()
 	}
+	for _, name := range slices.Sorted(maps.Keys(feeders)) {
+		if err := feeders[name].readErr.Load(); err != nil {
+			// A large data file read row by row changed under the run.
+			e.mu.Lock()
+			e.info.Notes = appendOnce(e.info.Notes, fmt.Sprintf("data %q: %v; such rows were given empty", name, *err))
+			e.saveLocked()
+			e.mu.Unlock()
+		}
+	}
 	if why := e.stoppedBy.Load(); why != nil {
 		res.Stopped = *why
 		// The phases saw their context end: say why.
@@ -467,6 +481,12 @@ func (e *Engine) startPhase(wl *workload, name string, users int, rate float64, 
 		e.phaseCPU = map[int]time.Duration{}
 	}
 	e.phaseCPU[idx] = processCPU()
+	if run, wait, ok := schedStat(); ok {
+		if e.phaseSched == nil {
+			e.phaseSched = map[int][2]time.Duration{}
+		}
+		e.phaseSched[idx] = [2]time.Duration{run, wait}
+	}
 	e.saveLocked()
 	e.mu.Unlock()
 	wl.phase.Store(int32(idx))
@@ -516,6 +536,17 @@ func (e *Engine) endPhase(idx int, stopped string) {
 		if wall := now.Sub(p.Start); wall >= minCPUSpan && c0 >= 0 {
 			pct := 100 * float64(processCPU()-c0) / (float64(wall) * float64(runtime.NumCPU()))
 			p.CPUPct = math.Round(pct*10) / 10
+		}
+	}
+	if s0, ok := e.phaseSched[idx]; ok {
+		if run, wait, ok := schedStat(); ok && now.Sub(p.Start) >= minCPUSpan {
+			// Threads that ended took their times with them: a
+			// negative difference is no wait.
+			run, wait = max(run-s0[0], 0), max(wait-s0[1], 0)
+			p.RunQueueMs = math.Round(float64(wait.Microseconds())/100) / 10
+			if run+wait > 0 {
+				p.RunQueuePct = math.Round(1000*float64(wait)/float64(run+wait)) / 10
+			}
 		}
 	}
 	// So far: a request in flight now may still count here (its sample

@@ -148,6 +148,9 @@ type Feeder struct {
 	// Columns and Rows are filled by Load from the file (header row = Columns).
 	Columns []string   `yaml:"-"`
 	Rows    [][]string `yaml:"-"`
+	// Index holds a CSV larger than Options.FeederInMemory instead of Rows: the
+	// rows' offsets in the file, read one by one (Len and Row read either).
+	Index *RowIndex `yaml:"-"`
 	// Pending marks a data file that did not exist when the plan was
 	// loaded, in a plan whose prepare: commands may write it: its
 	// columns are unknown until the plan is loaded again after them.

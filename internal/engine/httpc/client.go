@@ -737,6 +737,22 @@ func (c *Client) Cookie(rawURL, name string) string {
 	return ""
 }
 
+// CookieValues appends to dst the values of the cookies the jar would send
+// to rawURL: credentials a server may echo, to mask in what is written.
+func (c *Client) CookieValues(rawURL string, dst []string) []string {
+	if c.jar == nil || !c.jarUsed {
+		return dst
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return dst
+	}
+	for _, ck := range c.jar.Cookies(u) {
+		dst = append(dst, ck.Value)
+	}
+	return dst
+}
+
 // SetCookie stores a cookie for rawURL's host in the jar, as if the server
 // had set it.
 func (c *Client) SetCookie(rawURL, name, value string) {

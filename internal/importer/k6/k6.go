@@ -118,6 +118,7 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 	agg.CollectFigures(importer.K6Figures)
 	var tot tally
 	var vus timeline
+	var lines int64 // whole lines consumed
 	probs := run.Problems()
 	tp, _ := importer.NewTimeParser("iso8601", run.Clock())
 	err = importer.Parallel(ctx, br, run.Workers(), s.cfg.ChunkSize, importer.CutLines,
@@ -129,6 +130,7 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 			return b, nil
 		},
 		func(c *importer.Chunk, b *batch) error {
+			lines = c.Line - 1 + int64(bytes.Count(c.Data, []byte{'\n'}))
 			probs.Merge(&b.probs)
 			tot.add(&b.tally)
 			for _, p := range b.vus {
@@ -148,6 +150,15 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 		})
 	if cerr := agg.Close(); err == nil {
 		err = cerr
+	}
+	if gz && errors.Is(err, io.ErrUnexpectedEOF) {
+		// A cut stream (k6 killed before it closed the file, a copy cut
+		// short) is an error, not a run: imported it would pass off the
+		// part before the cut as the whole test. The message says how much
+		// there was and how to import that part knowingly.
+		return fmt.Errorf("%s: the gzip stream is truncated (%w) after %d lines: %d requests, %d failed, were read before the cut; "+
+			"to import that part, decompress what there is (gzip -dc %s > out.json; gzip reports the same error) and import out.json",
+			s.cfg.Path, err, lines, tot.requests, tot.failed, s.cfg.Path)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.cfg.Path, err)
