@@ -20,6 +20,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/analysis/sla"
 	"github.com/plateau-perf/plateau/internal/engine"
+	"github.com/plateau-perf/plateau/internal/executor"
 	"github.com/plateau-perf/plateau/internal/metrics"
 	"github.com/plateau-perf/plateau/internal/monitor/builtin"
 	"github.com/plateau-perf/plateau/internal/plan"
@@ -47,19 +48,32 @@ type runFlags struct {
 	trace       int      // --trace N: N iterations of one user per workload, traced to trace.txt
 	outputs     []string // --out KIND=URL push outputs (outputs.go)
 	attach      []string // --attach TYPE:[NAME=]PATH[,key=value…] server-side files (attach.go)
+	props       []string // -J name=value: JMeter properties (foreign.go)
+	env         []string // -e NAME=value: a foreign script's environment (foreign.go)
 }
 
 func newRunCmd(st *State) *cobra.Command {
 	var f runFlags
 	c := &cobra.Command{
-		Use:   "run PLAN.yaml",
+		Use:   "run PLAN.yaml | plan.jmx | script.js | locustfile.py",
 		Short: "Run a test plan, watch the system under test and write the report",
 		Long: `Run a test plan. Writes a run directory (default runs/<name>-<UTC time>) with the plan
 as run, run.json, raw samples (samples.jtl), per-second aggregates, monitor data,
 summary.json and the reports. Exit code 0 when every SLA holds, 1 when one fails,
-2 when the run could not be done. Ctrl-C stops the load and still writes everything.`,
+2 when the run could not be done. Ctrl-C stops the load and still writes everything.
+
+A JMeter plan (.jmx), a k6 script (.js) or a locustfile (.py) runs in its own tool
+under plateau's monitors, with -J name=value (JMeter properties), -e NAME=value (the
+script's environment) and --set target=URL|users=N|ramp_up=…|duration=…|rate=N mapped
+onto the tool's load settings; its results become the run's (docs/run-foreign.md).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if executor.IsScript(args[0]) {
+				return runForeign(cmd.Context(), st, args[0], f)
+			}
+			if len(f.props) > 0 || len(f.env) > 0 {
+				return fmt.Errorf("-J and -e are for JMeter, k6 and Locust scripts; a plan takes --set")
+			}
 			if f.generators > 0 {
 				return runGenerators(cmd.Context(), st, args[0], f)
 			}
@@ -81,6 +95,8 @@ summary.json and the reports. Exit code 0 when every SLA holds, 1 when one fails
 	c.Flags().IntVar(&f.trace, "trace", 0, "debug the plan: run N iterations of one user per workload and write every request, response, extracted variable and branch to trace.txt in the run directory (secrets masked)")
 	c.Flags().StringArrayVar(&f.attach, "attach", nil,
 		"read a file the servers write into the run directory after the load, with the run's phases (like the plan's server_side), e.g. --attach 'accesslog:web1=/var/log/nginx/access.log,format=combined_rt' (accesslog, vmstat, jstat, dockerstats; repeatable)")
+	c.Flags().StringArrayVarP(&f.props, "jmeter-property", "J", nil, "a JMeter property for a .jmx plan, name=value, as JMeter's own -J (repeatable)")
+	c.Flags().StringArrayVarP(&f.env, "env", "e", nil, "an environment variable for a k6, JMeter or Locust script, NAME=value, as k6's own -e (repeatable)")
 	c.Flags().IntVarP(&f.generators, "generators", "g", 0, "run the plan on N local generator processes (segments i/N), then merge")
 	return c
 }
@@ -134,6 +150,12 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	p, err := loadPlanWith(st, planPath, f.set, false, f.machine())
 	if err != nil {
 		return err
+	}
+	if engineOf(p) != "" {
+		if len(f.attach) > 0 {
+			return errors.New("--attach is not supported with an engine workload yet; give the plan's server_side")
+		}
+		return runPlanForeign(ctx, st, p, f)
 	}
 	if err := addAttachFlags(p, f.attach); err != nil {
 		return err
@@ -382,7 +404,7 @@ func planArgs(p *plan.Plan, args []string) []string {
 func newInfo(st *State, p *plan.Plan) *rundir.Info {
 	in := &rundir.Info{Tool: "plateau", Version: version(), Name: p.Name, PlanFile: p.File, Target: p.Target,
 		Command: planArgs(p, append([]string{"plateau"}, st.Args...)), Host: hostInfo(), Start: time.Now(),
-		Status: rundir.StatusRunning, Phases: []rundir.PhaseInfo{}}
+		Status: rundir.StatusRunning, Phases: []rundir.PhaseInfo{}, SourceKind: rundir.SourceLive}
 	if p.Description != "" || len(p.System) > 0 || len(p.Environment) > 0 || p.Method != "" || p.Hypothesis != "" {
 		in.Context = &rundir.Context{Description: p.Description, System: p.System, Environment: p.Environment, Method: p.Method, Hypothesis: p.Hypothesis}
 	}

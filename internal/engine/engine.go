@@ -741,3 +741,12 @@ func (e *Engine) closePaced() {
 		e.paced.Close()
 	}
 }
+
+func appendOnce(xs []string, s string) []string {
+	for _, x := range xs {
+		if x == s {
+			return xs
+		}
+	}
+	return append(xs, s)
+}
