@@ -646,16 +646,6 @@ func (e *Engine) collect(stop <-chan struct{}) {
 	}
 }
 
-// appendOnce appends s to xs unless it is there already.
-func appendOnce(xs []string, s string) []string {
-	for _, x := range xs {
-		if x == s {
-			return xs
-		}
-	}
-	return append(xs, s)
-}
-
 // accumulate adds a second's requests to the run's results in memory, by
 // label and in total (transactions and derived labels left out).
 func accumulate(iv *metrics.Interval, run map[string]*metrics.Agg, total *metrics.Agg) {
