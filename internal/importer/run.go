@@ -197,6 +197,15 @@ func (r *Run) AddSource(desc string) {
 	r.info.Source = append(r.info.Source, desc)
 }
 
+// SetOrigin records in run.json where the run's samples came from and what
+// they hold (rundir.Info.AddSourceKind: a second, different request source
+// makes the run mixed).
+func (r *Run) SetOrigin(k rundir.SourceKind, h rundir.Holds) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.info.AddSourceKind(k, h)
+}
+
 // See widens the run's time span to include t (Unix ns).
 func (r *Run) See(t int64) {
 	r.mu.Lock()

@@ -43,6 +43,10 @@ type Options struct {
 	// CheckServerSource checks one server_side source's kind and options
 	// with the importers' own rules, without reading the file. May be nil.
 	CheckServerSource func(s *ServerSource) error
+	// Machine, when set, bounds the load by what the machine can hold
+	// (CPUs, open files, memory): a plan asking for more is refused at the
+	// key that asks. Nil: no machine bounds.
+	Machine *Machine
 	// FeederInMemory is the largest CSV file a feeder reads into memory;
 	// a larger one is indexed (RowIndex). 0: DefaultFeederInMemory.
 	FeederInMemory int64
