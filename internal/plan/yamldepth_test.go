@@ -106,3 +106,26 @@ func FuzzYAMLDepth(f *testing.F) {
 		}
 	})
 }
+
+// YAMLSyntaxError (the data-spec and study readers' error positions) does
+// not hand a depth bomb to goccy/go-yaml either.
+func TestYAMLSyntaxErrorOfDepthBomb(t *testing.T) {
+	t.Parallel()
+	src := []byte("entities:\n  x: " + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + "\n")
+	var doc yaml.Node
+	yerr := yaml.Unmarshal(src, &doc)
+	if yerr == nil {
+		t.Fatal("yaml.v3 took 20,000 levels")
+	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	e := YAMLSyntaxError("spec.yaml", src, yerr)
+	runtime.ReadMemStats(&m1)
+	if got := m1.TotalAlloc - m0.TotalAlloc; got > 8<<20 {
+		t.Errorf("placing the error allocated %d MB", got>>20)
+	}
+	if e.Pos.Line != 2 || e.Pos.Col < 2 {
+		t.Errorf("error at %d:%d: %s", e.Pos.Line, e.Pos.Col, e.Msg)
+	}
+	t.Logf("%s:%d:%d: %s", e.File, e.Pos.Line, e.Pos.Col, e.Msg)
+}
