@@ -1136,10 +1136,38 @@ func (c *conv) httpSampler(path string, e *Element, sc scope) []convert.Step {
 		r.Body = &s
 	} else if len(args) > 0 {
 		if hasBody && !e.Bool("HTTPSampler.DO_MULTIPART_POST", false) {
+			raw := false
 			for _, a := range args {
-				t := c.translate(a.Value)
-				needs = append(needs, t.Needs...)
-				r.Form = append(r.Form, convert.KV{Name: plainText(a.Name), Value: t.T})
+				raw = raw || !a.Encode
+			}
+			if raw {
+				// JMeter sends a field without "always encode" as it is
+				// written ("1234+Test+St." stays so); plateau's form:
+				// would encode it: the body is written out instead, each
+				// encoded field encoded as JMeter does.
+				var parts []string
+				for _, a := range args {
+					n, v := c.translate(a.Name), c.translate(a.Value)
+					needs = append(needs, n.Needs...)
+					needs = append(needs, v.Needs...)
+					nt, vt := n.T, v.T
+					if a.Encode {
+						nt, vt = encodeValue(nt), encodeValue(vt)
+					}
+					if a.UseEquals || vt != "" {
+						parts = append(parts, nt+"="+vt)
+					} else {
+						parts = append(parts, nt)
+					}
+				}
+				body := strings.Join(parts, "&")
+				r.Body = &body
+			} else {
+				for _, a := range args {
+					t := c.translate(a.Value)
+					needs = append(needs, t.Needs...)
+					r.Form = append(r.Form, convert.KV{Name: plainText(a.Name), Value: t.T})
+				}
 			}
 		} else {
 			var q []string
@@ -1150,7 +1178,7 @@ func (c *conv) httpSampler(path string, e *Element, sc scope) []convert.Step {
 				needs = append(needs, val.Needs...)
 				n, v := name.T, val.T
 				if a.Encode {
-					n, v = encodeQuery(n), encodeQuery(v)
+					n, v = encodeValue(n), encodeValue(v)
 				}
 				if a.UseEquals || v != "" {
 					q = append(q, n+"="+v)
@@ -1170,6 +1198,12 @@ func (c *conv) httpSampler(path string, e *Element, sc scope) []convert.Step {
 		}
 	}
 	r.URL = c.joinPath(u)
+	if strings.Contains(strings.TrimPrefix(r.URL, leadRef(r.URL)), "${") {
+		// JMeter puts values into the path and into unencoded query
+		// arguments as they are; encoded arguments are wrapped in
+		// urlencode() above.
+		r.NoEncode = true
+	}
 	if files := e.props.prop("HTTPsampler.Files"); files != nil && len(files.children) > 0 {
 		if coll := files.prop("HTTPFileArgs.files"); coll != nil && len(coll.children) > 0 {
 			notes = append(notes, "file upload not converted")
@@ -1367,4 +1401,57 @@ func (c *conv) constValue(pn string) (string, bool) {
 		return "", false
 	}
 	return v, true
+}
+
+// leadRef is a reference that starts a URL ("${base}"), which plateau
+// leaves alone anyway.
+func leadRef(u string) string {
+	if strings.HasPrefix(u, "${") {
+		if i := strings.IndexByte(u, '}'); i > 0 {
+			return u[:i+1]
+		}
+	}
+	return ""
+}
+
+// encodeValue encodes a template as JMeter's "always encode" does
+// (java.net.URLEncoder: space → +): literal parts now, references through
+// urlencode() when the request is sent. ${env.…} is left as it is.
+func encodeValue(t string) string {
+	var b strings.Builder
+	last := 0
+	for _, loc := range refRe.FindAllStringIndex(t, -1) {
+		b.WriteString(javaURLEncode(t[last:loc[0]]))
+		ref := t[loc[0]:loc[1]]
+		inner := ref[2 : len(ref)-1]
+		if strings.HasPrefix(inner, "env.") || strings.Contains(inner, ":") {
+			b.WriteString(ref)
+		} else {
+			b.WriteString("${urlencode(" + inner + ")}")
+		}
+		last = loc[1]
+	}
+	b.WriteString(javaURLEncode(t[last:]))
+	return b.String()
+}
+
+// javaURLEncode is java.net.URLEncoder.encode(s, UTF-8): letters, digits
+// and .-*_ stay, space is +, everything else %XX.
+func javaURLEncode(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case ch >= 'a' && ch <= 'z', ch >= 'A' && ch <= 'Z', ch >= '0' && ch <= '9', ch == '.', ch == '-', ch == '*', ch == '_':
+			b.WriteByte(ch)
+		case ch == ' ':
+			b.WriteByte('+')
+		default:
+			b.WriteByte('%')
+			b.WriteByte(hex[ch>>4])
+			b.WriteByte(hex[ch&15])
+		}
+	}
+	return b.String()
 }

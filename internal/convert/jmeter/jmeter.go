@@ -1271,6 +1271,7 @@ func (c *conv) defineUndefined() {
 		}
 	}
 	sort.Strings(missing)
+	c.unsetInURLs(missing)
 	for _, m := range missing {
 		// JMeter sends a reference to a variable that is not set as it is
 		// written: "${name}". The plan starts with that text too.
@@ -1334,5 +1335,39 @@ func (c *conv) scanPicks(e *Element) {
 	c.scanPick(e)
 	for _, k := range e.Children {
 		c.scanPicks(k)
+	}
+}
+
+// unsetInURLs says which requests JMeter cannot send: a URL holding a
+// variable nothing sets keeps "${name}", and "{" is not allowed in a URI
+// (JMeter fails the sample with URISyntaxException before sending it).
+func (c *conv) unsetInURLs(missing []string) {
+	var walk func(steps []convert.Step)
+	walk = func(steps []convert.Step) {
+		for _, s := range steps {
+			if r := s.Request; r != nil {
+				for _, m := range missing {
+					if strings.Contains(r.URL, "${"+m+"}") {
+						c.report.AddBehaviour(fmt.Sprintf("request %q: its URL holds ${%s}, which nothing sets; JMeter cannot build that URL and sends nothing, plateau sends the text ${%s} encoded", r.Name, m, m))
+					}
+				}
+			}
+			for _, g := range []*convert.Group{s.Transaction, s.Loop, s.If, s.Foreach} {
+				if g != nil {
+					walk(g.Steps)
+					walk(g.Else)
+				}
+			}
+			for _, b := range s.Choose {
+				walk(b.Steps)
+			}
+		}
+	}
+	walk(c.plan.Setup)
+	walk(c.plan.Teardown)
+	for _, wl := range c.plan.Workloads {
+		walk(wl.Setup)
+		walk(wl.Scenario)
+		walk(wl.Teardown)
 	}
 }
