@@ -533,6 +533,9 @@ func (c *conv) csv(path string, e *Element) {
 		notes = append(notes, "quoted fields are read as CSV quoting")
 	}
 	c.plan.Data = append(c.plan.Data, f)
+	if c.inEndless == 0 {
+		c.outside = append(c.outside, f.Name)
+	}
 	c.add(path, e, st, strings.Join(notes, "; "), needs)
 }
 
@@ -1110,16 +1113,12 @@ func (c *conv) httpSampler(path string, e *Element, sc scope) []convert.Step {
 	case strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://"):
 	case domain != "":
 		o := c.origin(proto, domain, port)
-		if !strings.HasPrefix(u, "/") {
-			u = "/" + u
-		}
+		u = c.leadSlash(u)
 		if o != c.plan.Target {
 			u = o + u
 		}
 	default:
-		if !strings.HasPrefix(u, "/") {
-			u = "/" + u
-		}
+		u = c.leadSlash(u)
 	}
 	// Arguments: query for methods without a body, form or raw body otherwise.
 	args := append(append([]argument(nil), d.args...), e.props.arguments("HTTPsampler.Arguments")...)
@@ -1197,7 +1196,7 @@ func (c *conv) httpSampler(path string, e *Element, sc scope) []convert.Step {
 			}
 		}
 	}
-	r.URL = c.joinPath(u)
+	r.URL = u
 	if strings.Contains(strings.TrimPrefix(r.URL, leadRef(r.URL)), "${") {
 		// JMeter puts values into the path and into unencoded query
 		// arguments as they are; encoded arguments are wrapped in
@@ -1346,49 +1345,23 @@ func (c *conv) counterConfig(path string, e *Element) {
 	c.behaviour("Counter " + name + ": never counts; every use sends " + quoteOr(start))
 }
 
-// joinPath makes a converted URL's path what JMeter 5.6 sends: its HTTP
-// client collapses repeated slashes in the path, so "/${ctx}/login" with
-// ctx "/doorman" goes out as "/doorman/login", not "//doorman/login". A
-// constant whose value starts with "/" (a User Defined Variable) is folded
-// in (a plan URL must start with "/"); literal "//" in the path becomes "/".
-func (c *conv) joinPath(u string) string {
-	pre := ""
-	if i := strings.Index(u, "://"); i >= 0 {
-		rest := u[i+3:]
-		j := strings.IndexByte(rest, '/')
-		if j < 0 {
-			return u
+// leadSlash gives a path its leading "/" as JMeter does: JMeter adds one
+// only when the path, its variables substituted, does not start with "/"
+// (it keeps a "//" the plan writes: "/${ctx}" with ctx "/api" is sent as
+// "//api"). A path starting with a constant that holds "/…" (a User
+// Defined Variable) gets the constant folded in, since a plan URL must
+// start with "/".
+func (c *conv) leadSlash(u string) string {
+	if strings.HasPrefix(u, "/") {
+		return u
+	}
+	if m := leadVarRe.FindStringSubmatch(u); m != nil {
+		if v, ok := c.constValue(m[1]); ok && strings.HasPrefix(v, "/") {
+			return v + u[len(m[0]):]
 		}
-		pre, u = u[:i+3+j], rest[j:]
+		c.behaviour(fmt.Sprintf("a path starting with ${%s} gets a leading \"/\" here; JMeter adds it only when the value does not start with one", m[1]))
 	}
-	path, query, hasQ := strings.Cut(u, "?")
-	var b strings.Builder
-	for i := 0; i < len(path); i++ {
-		if path[i] == '/' {
-			// "/${x}" where x holds "/…": the slash is x's.
-			if m := leadVarRe.FindStringSubmatch(path[i+1:]); m != nil {
-				if v, ok := c.constValue(m[1]); ok && strings.HasPrefix(v, "/") && !strings.Contains(v, "?") {
-					// The URL must start with "/": the value is folded in.
-					if !strings.HasSuffix(b.String(), "/") {
-						b.WriteString(v)
-					} else {
-						b.WriteString(v[1:])
-					}
-					i += len(m[0])
-					continue
-				}
-			}
-			if b.Len() > 0 && strings.HasSuffix(b.String(), "/") {
-				continue
-			}
-		}
-		b.WriteByte(path[i])
-	}
-	out := pre + b.String()
-	if hasQ {
-		out += "?" + query
-	}
-	return out
+	return "/" + u
 }
 
 var leadVarRe = regexp.MustCompile(`^\$\{([A-Za-z0-9_]+)\}`)

@@ -158,9 +158,15 @@ type conv struct {
 
 	workloadName string
 	endlessSeen  bool // the thread group being converted has an endless loop
-	targetSet    bool
-	feeders      int
-	depth        int // module/include nesting, bounded
+	inEndless    int  // > 0 while converting an endless loop's body
+	// outside are the feeders of data sets outside any endless loop;
+	// groups and endlessGroups count the thread groups converted to
+	// workloads and those whose iteration is an endless loop.
+	outside               []string
+	groups, endlessGroups int
+	targetSet             bool
+	feeders               int
+	depth                 int // module/include nesting, bounded
 	// quiet > 0 while inlining a Module Controller's target or an included
 	// file: those elements are accounted once, where they stand in the tree.
 	quiet int
@@ -318,7 +324,25 @@ func (c *conv) testPlan(tp *Element) {
 			Load:     convert.Load{Users: "1", Iterations: "1"},
 		})
 	}
+	c.perUserData()
 	c.defineUndefined()
+}
+
+// perUserData: when every workload's iteration is an endless loop, a data
+// set outside the loops advances once per user in JMeter (at the thread
+// group's one iteration), so each user keeps one row: order per_user.
+func (c *conv) perUserData() {
+	if c.groups == 0 || c.endlessGroups != c.groups {
+		return
+	}
+	for _, name := range c.outside {
+		for i := range c.plan.Data {
+			if f := &c.plan.Data[i]; f.Name == name && f.Order == "" {
+				f.Order = "per_user"
+				c.report.Notes = append(c.report.Notes, "Data "+name+" is read outside the endless loop: JMeter gives each user one row for the whole run, as order: per_user does.")
+			}
+		}
+	}
 }
 
 // topLevel converts a child of the test plan that is not a config element.
@@ -421,6 +445,10 @@ func (c *conv) threadGroup(path string, e *Element, sc scope) {
 	steps, setup := c.children(path, e.Children, sc, true)
 	wl.Scenario = steps
 	wl.Setup = setup
+	c.groups++
+	if c.endlessSeen {
+		c.endlessGroups++
+	}
 	if c.endlessSeen && len(setup) > 0 && wl.OnFail == "next_iteration" {
 		c.behaviour("thread group " + quoteOr(e.Name) + ": after a failed request JMeter starts the thread group over, so the steps before its endless loop (the setup here, e.g. a login) run again; plateau goes on with the next iteration without them")
 	}
@@ -756,6 +784,8 @@ func (c *conv) children(path string, kids []*Element, sc scope, top bool) (steps
 			// user (the workload's setup) and what follows never runs.
 			c.add(p, e, convert.Converted, "loops forever: its steps are the workload's iteration, the steps before it its setup (once per user)", "")
 			c.endlessSeen = true
+			c.inEndless++
+			defer func() { c.inEndless-- }()
 			setup = append(setup, steps...)
 			steps, _ = c.children(p, e.Children, sc, false)
 			// What follows is reached only through Module Controllers
