@@ -399,6 +399,16 @@ func (c *conv) threadGroup(path string, e *Element, sc scope) {
 				steps, once := c.children(path, e.Children, sc.clone(), true)
 				c.inRunSetup = false
 				steps = append(once, steps...)
+				// JMeter's setUp group follows its "on sampler error" like any
+				// group (default: continue), where a failing run-level setup
+				// request stops plateau's run: the requests say continue.
+				switch e.Str("ThreadGroup.on_sample_error") {
+				case "", "continue":
+					setOnFail(steps, "continue")
+				case "stoptest", "stoptestnow":
+				default:
+					c.behaviour("the " + kind + " thread group " + quoteOr(e.Name) + " stops itself after a failed request and JMeter runs the test; plateau stops the run")
+				}
 				if kind == "setUp" {
 					c.plan.Setup = append(c.plan.Setup, steps...)
 				} else {
@@ -1399,5 +1409,24 @@ func (c *conv) unsetInURLs(missing []string) {
 		walk(wl.Setup)
 		walk(wl.Scenario)
 		walk(wl.Teardown)
+	}
+}
+
+// setOnFail sets on_fail on every request in steps that has none.
+func setOnFail(steps []convert.Step, v string) {
+	for i := range steps {
+		st := &steps[i]
+		if st.Request != nil && st.Request.OnFail == "" {
+			st.Request.OnFail = v
+		}
+		for _, g := range []*convert.Group{st.Transaction, st.Loop, st.If, st.Foreach} {
+			if g != nil {
+				setOnFail(g.Steps, v)
+				setOnFail(g.Else, v)
+			}
+		}
+		for j := range st.Choose {
+			setOnFail(st.Choose[j].Steps, v)
+		}
 	}
 }

@@ -116,3 +116,17 @@ func TestRealServiceCombHouserush(t *testing.T) {
 		Rewrite: []Replace{{regexp.MustCompile(`/usr/jmeter/users\.csv`), "users.csv"}},
 	})
 }
+
+// TestRealFOLIOTemplateLoginFails: the template's setUp login answers
+// 500. JMeter's setUp group carries on (on sampler error: continue) and the
+// test runs; the converted plan's run-level setup must not stop the run
+// (Run fails the test when the plateau run ends in an error).
+func TestRealFOLIOTemplateLoginFails(t *testing.T) {
+	Run(t, Case{
+		Dir: "testdata/folio-template", JMX: "appName_workflowName.jmx",
+		Rules:   append([]Rule{{Method: "POST", Path: regexp.MustCompile(`^/authn/login$`), Resp: Response{Status: 500, Body: "down"}}}, folio...),
+		Bounds:  Bounds{Users: 2, Duration: 6 * time.Second},
+		Props:   map[string]string{"HOSTNAME": "folio.test"},
+		Rewrite: httpsToHTTP,
+	})
+}
