@@ -571,6 +571,9 @@ type MonitorTarget struct {
 	Targets  []string      `yaml:"targets"` // prometheus: several host:port endpoints
 	Series   []string      `yaml:"series"`
 	Interval time.Duration `yaml:"interval"`
+	// Role is what the target is to the test: system_under_test (sut),
+	// generator, database or balancer; empty takes the kind's default.
+	Role string `yaml:"role"`
 	// Options holds the fields of kinds that parse their own configuration
 	// (promql, mysql, cloudwatch): every key but name and interval, as
 	// decoded YAML values. The monitor kind checks them (CheckMonitor).
