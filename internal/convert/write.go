@@ -453,6 +453,9 @@ func (r *Request) node() *yaml.Node {
 	if r.Redirects != nil {
 		add(m, "redirects", num(*r.Redirects))
 	}
+	if r.NoEncode {
+		add(m, "encode", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "false"})
+	}
 	if r.OnFail != "" {
 		add(m, "on_fail", str(r.OnFail))
 	}
