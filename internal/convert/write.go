@@ -49,6 +49,13 @@ func (p *Plan) writeTo(w io.Writer, chunk int) (int64, error) {
 		for _, f := range p.Data {
 			m := mapping()
 			add(m, "csv", str(f.CSV))
+			if f.Headerless && len(f.Columns) > 0 {
+				seq := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+				for _, c := range f.Columns {
+					seq.Content = append(seq.Content, str(c))
+				}
+				add(m, "columns", seq)
+			}
 			if f.Order != "" {
 				add(m, "order", str(f.Order))
 			}
