@@ -20,6 +20,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/metrics"
 	"github.com/plateau-perf/plateau/internal/rundir"
+	"github.com/plateau-perf/plateau/internal/secret"
 )
 
 // Options configures a Run.
@@ -68,6 +69,7 @@ type Options struct {
 // use by several sources.
 type Run struct {
 	opt    Options
+	rule   *secret.Rule // the secret rule, for messages and URLs
 	dir    string
 	w      *rundir.Writer
 	wmu    sync.Mutex // serialises w
@@ -137,7 +139,7 @@ func NewRun(opt Options) (*Run, error) {
 	if name == "" {
 		name = filepath.Base(filepath.Clean(opt.Dir))
 	}
-	r := &Run{opt: opt, dir: opt.Dir, probs: NewProblems(), workloads: map[string]bool{},
+	r := &Run{opt: opt, rule: secret.NewRule(nil, nil), dir: opt.Dir, probs: NewProblems(), workloads: map[string]bool{},
 		first: math.MaxInt64, threads: map[int64]int32{}}
 	r.histPool.New = func() any { return &secAgg{} }
 	r.plausible = plausibleWindow(opt.Now)
@@ -578,6 +580,7 @@ type Aggregator struct {
 	outside            int64 // samples left out by Options.From/To (derived views not counted)
 	implausible        implausible
 	hours              map[int64]int64 // request samples per hour, merged into the run's at Close
+	mask               *masker
 }
 
 // SetTimeResolution says the source's completion times are known only to
@@ -592,7 +595,8 @@ func (r *Run) Requests(workload string) *Aggregator {
 	r.workloads[workload] = true
 	r.mu.Unlock()
 	return &Aggregator{run: r, workload: workload, labels: NewLabels(), open: map[aggKey]*secAgg{},
-		users: map[int64]int32{}, oldest: math.MaxInt64, phases: r.phases, first: math.MaxInt64, implausible: newImplausible(), hours: map[int64]int64{}}
+		users: map[int64]int32{}, oldest: math.MaxInt64, phases: r.phases, first: math.MaxInt64, implausible: newImplausible(), hours: map[int64]int64{},
+		mask: newMasker(r.rule)}
 }
 
 // Labels is the aggregator's label table; decoders intern labels in it.
@@ -658,6 +662,9 @@ func (a *Aggregator) Add(s *Rec) error {
 		a.oldest = min(a.oldest, sec)
 	}
 	us := ag.addTimes(s)
+	if s.Message != "" {
+		s.Message = a.mask.message(s.Message)
+	}
 	if s.Class != core.ErrNone {
 		if ag.errs == nil {
 			ag.errs = &metrics.Agg{}
@@ -711,13 +718,15 @@ func floorDiv(a, b int64) int64 {
 }
 
 // appendRawTo appends s to dst as the raw sample copy (samples.jtl) holds it.
+// Its URL is masked by the secret rule (message masking is the caller's:
+// Add and Partial.Add mask the message before anything reads it).
 func (a *Aggregator) appendRawTo(dst []byte, s *Rec, us int64) []byte {
 	start := s.End - us*1e3
 	smp := core.Sample{Label: a.labels.Name(s.Label), Intended: start, Start: start,
 		Elapsed: time.Duration(us) * time.Microsecond, Service: time.Duration(us) * time.Microsecond,
 		Connect: time.Duration(s.Connect) * time.Microsecond, TTFB: time.Duration(s.TTFB) * time.Microsecond,
 		BytesSent: s.Sent, BytesRecv: s.Recv, Status: int(s.Status), Class: s.Class, Message: s.Message,
-		Thread: s.Thread, URL: s.URL, AllThreads: max(s.Threads, 0), Transaction: s.Tx}
+		Thread: s.Thread, URL: a.mask.url(s.URL), AllThreads: max(s.Threads, 0), Transaction: s.Tx}
 	return rundir.AppendJTL(dst, &smp)
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/convert"
 	"github.com/plateau-perf/plateau/internal/plan/expr"
+	"github.com/plateau-perf/plateau/internal/secret"
 )
 
 // scoped handles config elements, pre/post processors, assertions, timers
@@ -198,13 +199,9 @@ func setHeader(list []convert.KV, h convert.KV) []convert.KV {
 	return append(list, h)
 }
 
-func isSecretHeader(name string) bool {
-	switch strings.ToLower(name) {
-	case "authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token", "x-okapi-token":
-		return true
-	}
-	return false
-}
+// isSecretHeader is the secret rule (secret.IsName): Authorization,
+// Cookie, X-Api-Key, X-Okapi-Token, … are read from the environment.
+func isSecretHeader(name string) bool { return secret.IsName(name) }
 
 func (c *conv) httpDefaults(path string, e *Element, sc *scope) {
 	d := &httpDefaults{

@@ -56,6 +56,9 @@ func Convert(root *Element, opt Options) (*convert.Plan, *convert.Report) {
 		"What was and was not converted: see the conversion report beside this file.",
 	}
 	c.testPlan(root)
+	// Literal secrets (a variable named api_key, a password header …):
+	// the one secret rule every converter ends with.
+	convert.HideSecrets(c.plan, c.report, "")
 	return c.plan, c.report
 }
 
