@@ -413,8 +413,9 @@ func runCapacity(ctx context.Context, st *State, planPath string, f capacityFlag
 			fmt.Fprintln(st.Stderr, " no summary")
 			return fmt.Errorf("%s: the run wrote no summary (console output in %s)", name, filepath.Join(dir, name, "console.txt"))
 		}
+		interrupted := ctx.Err() != nil || sum.Verdict == analysis.VerdictInterrupted
 		pr, err := probeFromSummary(sum, reqs, d)
-		if err != nil {
+		if err != nil && !interrupted {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		cp := capacityProbe{N: n, Dir: name, Phase: phaseName(d.Phase), Repeat: d.Action == search.Repeat,
@@ -424,7 +425,7 @@ func runCapacity(ctx context.Context, st *State, planPath string, f capacityFlag
 		for _, r := range pr.Requirements {
 			cp.Requirements = append(cp.Requirements, capacityProbeReq{Expr: r.Name, Observed: r.Value, Limit: r.Limit, Verdict: r.Judge().String()})
 		}
-		if ctx.Err() != nil || sum.Verdict == analysis.VerdictInterrupted {
+		if interrupted {
 			// An interrupted probe is not evidence: recorded, not judged.
 			cp.Interrupted = true
 			cs.Probes = append(cs.Probes, cp)
@@ -550,7 +551,18 @@ func answerSentence(a *search.Answer, interrupted bool) string {
 	case search.AboveMax:
 		s = "capacity ≥ " + fmtLoad(a.Capacity, u) + " (--max): every probe up to it was good"
 	default:
+		if a.Capacity == 0 {
+			s = "no capacity found: no load probed was shown good"
+			if a.UpperBound > 0 {
+				s += " (" + fmtLoad(a.UpperBound, u) + " was bad, limited by " + limitText(a) + ")"
+			}
+			break
+		}
 		s = "capacity = " + fmtLoad(a.Capacity, u)
+		if a.UpperBound == 0 && a.Outcome == search.Budget {
+			// stopped before any probe was bad: a lower bound
+			s = "capacity ≥ " + fmtLoad(a.Capacity, u)
+		}
 		if a.UpperBound > 0 {
 			s += " [" + fmtLoad(a.Capacity, u) + ", " + fmtLoad(a.UpperBound, u) + ")"
 		}
@@ -560,7 +572,7 @@ func answerSentence(a *search.Answer, interrupted bool) string {
 		if a.UpperBound > 0 || a.LimitedBy != search.NoLimit {
 			s += ", limited by " + limitText(a)
 		}
-		if a.Outcome == search.Budget {
+		if a.Outcome == search.Budget && !interrupted {
 			s += " — not to the resolution: the probe or time budget ran out"
 		}
 	}

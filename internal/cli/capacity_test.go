@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -289,3 +291,54 @@ func TestCapacityRefuses(t *testing.T) {
 	}
 }
 
+// Ctrl-C during a probe: the search stops, keeps that probe's run
+// directory (marked interrupted, not judged), writes capacity.json with
+// what the probes before it showed, and exits 3.
+func TestCapacityInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs probes against a loopback server")
+	}
+	ps := newPoolServer(t, 4, 20*time.Millisecond)
+	planPath := writePlan(t, fmt.Sprintf(`name: pool-int
+target: %s
+workloads:
+  api:
+    scenario:
+      - request: {name: work, url: /work}
+    load: {rate: 20/s, duration: 1m, graceful_stop: 1s}
+sla:
+  - p50(response_time) < 60ms
+`, ps.URL))
+	out := filepath.Join(t.TempDir(), "cap")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// cancel once the second probe's run directory exists
+		for ctx.Err() == nil {
+			if _, err := os.Stat(filepath.Join(out, "probe-02", "run.json")); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	var stdout, stderr bytes.Buffer
+	code := Main(ctx, State{Args: []string{"capacity", planPath, "-o", out, "--max", "400",
+		"--warmup", "200ms", "--probe", "3s", "--cooldown", "0s"}, Stdin: bytes.NewReader(nil), Stdout: &stdout, Stderr: &stderr,
+		Getenv: func(string) (string, bool) { return "", false }})
+	if code != ExitNotHeld {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, ExitNotHeld, stdout.String(), stderr.String())
+	}
+	cs := readCapacity(t, out)
+	t.Logf("stdout:\n%s", stdout.String())
+	if !cs.Interrupted || len(cs.Probes) != 2 || cs.Probes[0].Interrupted || !cs.Probes[1].Interrupted {
+		t.Fatalf("interrupted %v, probes %+v", cs.Interrupted, cs.Probes)
+	}
+	// the first probe (20 req/s, well under the pool's 200) held
+	if cs.Load != 20 || !strings.Contains(stdout.String(), "interrupted") {
+		t.Errorf("answer %q, load %g", cs.Sentence, cs.Load)
+	}
+	if !strings.HasPrefix(stdout.String(), "capacity ≥ 20 req/s") {
+		t.Errorf("stdout:\n%s", stdout.String())
+	}
+}
