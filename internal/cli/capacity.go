@@ -40,6 +40,10 @@ type capacityFlags struct {
 	maxErrors  float64
 }
 
+// maxCutProbes is how often in a row a probe the engine cut short (not
+// interrupted by the user) is run again before the search gives up.
+const maxCutProbes = 2
+
 // The names of a probe's two phases: the warm-up, excluded from every
 // figure the search judges, and the measured part.
 const (
@@ -293,6 +297,9 @@ type capacityProbe struct {
 	Verdict            string             `json:"test_status"` // the probe run's summary.json verdict
 	Requirements       []capacityProbeReq `json:"requirements"`
 	Interrupted        bool               `json:"interrupted,omitempty"`
+	// CutShort: the engine stopped the probe's run before its end (a
+	// generator late by more than graceful_stop); not judged, run again.
+	CutShort bool `json:"cut_short,omitempty"`
 }
 
 type capacityProbeReq struct {
@@ -383,6 +390,7 @@ func runCapacity(ctx context.Context, st *State, planPath string, f capacityFlag
 	var probes []search.Probe
 	began := time.Now()
 	var ans *search.Answer
+	cut := 0 // probes in a row the engine cut short
 	for ans == nil {
 		d, err := search.Next(s, probes)
 		if err != nil {
@@ -413,7 +421,7 @@ func runCapacity(ctx context.Context, st *State, planPath string, f capacityFlag
 			fmt.Fprintln(st.Stderr, " no summary")
 			return fmt.Errorf("%s: the run wrote no summary (console output in %s)", name, filepath.Join(dir, name, "console.txt"))
 		}
-		interrupted := ctx.Err() != nil || sum.Verdict == analysis.VerdictInterrupted
+		interrupted := ctx.Err() != nil || sum.Verdict == analysis.VerdictInterrupted || sum.Status == "interrupted"
 		pr, err := probeFromSummary(sum, reqs, d)
 		if err != nil && !interrupted {
 			return fmt.Errorf("%s: %w", name, err)
@@ -427,11 +435,25 @@ func runCapacity(ctx context.Context, st *State, planPath string, f capacityFlag
 		}
 		if interrupted {
 			// An interrupted probe is not evidence: recorded, not judged.
-			cp.Interrupted = true
+			cp.Interrupted, cp.CutShort = ctx.Err() != nil, ctx.Err() == nil
 			cs.Probes = append(cs.Probes, cp)
-			fmt.Fprintln(st.Stderr, " interrupted")
-			break
+			if ctx.Err() != nil {
+				fmt.Fprintln(st.Stderr, " interrupted")
+				break
+			}
+			// Stopped without a Ctrl-C: the engine cut the measured
+			// step at the load's planned end plus graceful_stop, which a
+			// generator running late on a busy machine passes. Run the
+			// same probe again, a bounded number of times.
+			cut++
+			fmt.Fprintf(st.Stderr, " cut short by the engine (generator late by more than graceful_stop); running it again\n")
+			if cut > maxCutProbes {
+				return fmt.Errorf("%s: the probe at %g %s was cut short %d times in a row without an interrupt: the generator ran late by more than the workload's graceful_stop; give a longer graceful_stop or a less loaded machine",
+					name, float64(d.Load), model.Unit(), cut)
+			}
+			continue
 		}
+		cut = 0
 		cs.Probes = append(cs.Probes, cp)
 		probes = append(probes, pr)
 		fmt.Fprintf(st.Stderr, " %.1f req/s, %.2f%% errors%s\n", pr.Throughput, pr.ErrorPct, probeNote(pr))
@@ -609,6 +631,9 @@ func printProbes(w io.Writer, cs *capacitySearch) {
 		}
 		if p.Interrupted {
 			rs = []string{"interrupted: not judged"}
+		}
+		if p.CutShort {
+			rs = []string{"cut short by the engine: not judged, run again"}
 		}
 		fmt.Fprintf(w, "%-9s %-7s %10g %10.1f %8.2f %-6s  %s\n", p.Dir, p.Phase, math.Round(p.Load*10)/10, p.ThroughputRPS, p.ErrorPct, held, strings.Join(rs, "; "))
 	}

@@ -75,7 +75,8 @@ func readCapacity(t *testing.T, dir string) *capacitySearch {
 	return cf.Capacity.Search
 }
 
-// The open model: 4 workers × 20 ms = 200 req/s. A rate above it queues
+// The open model: 2 workers × 20 ms = 100 req/s (low, so that a generator
+// short of CPU on a loaded machine still holds the rate). A rate above it queues
 // without bound, so p95 < 100ms breaks and the throughput falls short of
 // the rate; below it nothing queues (arrivals are evenly spaced). The
 // search must bracket the capacity to its resolution.
@@ -83,19 +84,19 @@ func TestCapacityOpenModelKnownTarget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs probes against a loopback server for ~20 s")
 	}
-	ps := newPoolServer(t, 4, 20*time.Millisecond)
+	ps := newPoolServer(t, 2, 20*time.Millisecond)
 	planPath := writePlan(t, fmt.Sprintf(`name: pool-open
 target: %s
 workloads:
   api:
     scenario:
       - request: {name: work, url: /work}
-    load: {rate: 50/s, duration: 1m, max_users: 400, graceful_stop: 1s}
+    load: {rate: 25/s, duration: 1m, max_users: 400, graceful_stop: 2s}
 sla:
   - p50(response_time) < 60ms
 `, ps.URL))
 	out := filepath.Join(t.TempDir(), "cap")
-	code, stdout, stderr := runCLI(t, "capacity", planPath, "-o", out, "--max", "800", "--resolution", "10%",
+	code, stdout, stderr := runCLI(t, "capacity", planPath, "-o", out, "--max", "400", "--resolution", "10%",
 		"--warmup", "500ms", "--probe", "1500ms", "--cooldown", "200ms", "--max-probes", "12")
 	if code != ExitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
@@ -118,7 +119,7 @@ sla:
 	if cs.LimitedBy == "" || cs.LimitedBy == "none" {
 		t.Errorf("limited_by %q", cs.LimitedBy)
 	}
-	// From 50 req/s: 50, 100, 200, 400 up, then bisecting a factor 2 to
+	// From 25 req/s: 25, 50, 100, 200 up, then bisecting a factor 2 to
 	// 10 % (3 halvings), plus the served-rate shortcut and one repeat.
 	if n := len(cs.Probes); n > 10 {
 		t.Errorf("%d probes, want at most 10", n)
@@ -146,7 +147,7 @@ workloads:
     scenario:
       - request: {name: work, url: /work}
       - think: 80ms
-    load: {users: 5, duration: 1m, graceful_stop: 1s}
+    load: {users: 5, duration: 1m, graceful_stop: 2s}
 sla:
   - p50(response_time) < 40ms
 `, ps.URL))
@@ -305,7 +306,7 @@ workloads:
   api:
     scenario:
       - request: {name: work, url: /work}
-    load: {rate: 20/s, duration: 1m, graceful_stop: 1s}
+    load: {rate: 20/s, duration: 1m, graceful_stop: 2s}
 sla:
   - p50(response_time) < 60ms
 `, ps.URL))
