@@ -343,3 +343,42 @@ sla:
 		t.Errorf("stdout:\n%s", stdout.String())
 	}
 }
+
+// A rate far beyond what this generator sends: the generator falls behind
+// its own schedule and drops what came due, so the probe is not evidence
+// about the target and the search says "limited by the load generator"
+// instead of reporting a capacity. (The target answers at once; max_users
+// bounds what reaches it.)
+func TestCapacityGeneratorLimited(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a probe against a loopback server")
+	}
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		w.Write([]byte("ok"))
+	}))
+	t.Cleanup(srv.Close)
+	planPath := writePlan(t, fmt.Sprintf(`name: gen-limited
+target: %s
+workloads:
+  api:
+    scenario:
+      - request: {name: work, url: /work}
+    load: {rate: 500000/s, duration: 1m, max_users: 4, graceful_stop: 2s}
+`, srv.URL))
+	out := filepath.Join(t.TempDir(), "cap")
+	code, stdout, stderr := runCLI(t, "capacity", planPath, "-o", out, "--max", "500000",
+		"--warmup", "0s", "--probe", "1s", "--cooldown", "0s", "--max-probes", "3")
+	cs := readCapacity(t, out)
+	t.Logf("exit %d; %d requests reached the target\n%s\n%s", code, n.Load(), stdout, stderr)
+	if code != ExitOK {
+		t.Fatalf("exit %d", code)
+	}
+	if cs.Outcome != "generator limited" || cs.At != 500000 || len(cs.Probes) != 1 || !cs.Probes[0].GeneratorSaturated {
+		t.Fatalf("outcome %q at %g after %d probes; want generator limited at 500000 after 1", cs.Outcome, cs.At, len(cs.Probes))
+	}
+	if !strings.HasPrefix(stdout, "limited by the load generator at 500000 req/s") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+}
