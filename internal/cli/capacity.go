@@ -49,7 +49,18 @@ const maxCutProbes = 2
 const (
 	probeWarmupPhase  = "warm-up"
 	probeMeasurePhase = "measure"
+	// probeTailPhase follows the measured phase at the same load, so
+	// that the measured phase ends on schedule: its throughput counts the
+	// responses completed within it, not those of a run's last phase,
+	// which waits for the requests still in flight (graceful_stop).
+	probeTailPhase = "tail"
 )
+
+// probeTail is the length of a probe's tail phase: a fifth of the
+// measured part, between 200 ms and 5 s.
+func probeTail(measure time.Duration) time.Duration {
+	return min(max(measure/5, 200*time.Millisecond), 5*time.Second)
+}
 
 func newCapacityCmd(st *State) *cobra.Command {
 	var f capacityFlags
@@ -176,8 +187,8 @@ func parseResolution(s string, m search.Model) (pct float64, abs search.Load, er
 }
 
 // probeLoad is the --set value that replaces the workload's load with a
-// probe's: a warm-up step (when there is one) and the measured step, at
-// the same load, keeping the plan's max_users, ramp_up (in the first
+// probe's: a warm-up step (when there is one), the measured step and a
+// short tail step, at the same load, keeping the plan's max_users, ramp_up (in the first
 // step), graceful_stop and start_after.
 func probeLoad(orig plan.Load, m search.Model, load search.Load, warmup, measure time.Duration) string {
 	at := func(rampUp time.Duration) string {
@@ -193,10 +204,9 @@ func probeLoad(orig plan.Load, m search.Model, load search.Load, warmup, measure
 	var steps []string
 	if warmup > 0 {
 		steps = append(steps, fmt.Sprintf("{name: %s, %s, duration: %s}", probeWarmupPhase, at(min(orig.RampUp, warmup)), warmup))
-		steps = append(steps, fmt.Sprintf("{name: %s, %s, duration: %s}", probeMeasurePhase, at(0), measure))
-	} else {
-		steps = append(steps, fmt.Sprintf("{name: %s, %s, duration: %s}", probeMeasurePhase, at(0), measure))
 	}
+	steps = append(steps, fmt.Sprintf("{name: %s, %s, duration: %s}", probeMeasurePhase, at(0), measure))
+	steps = append(steps, fmt.Sprintf("{name: %s, %s, duration: %s}", probeTailPhase, at(0), probeTail(measure)))
 	v := "{steps: [" + strings.Join(steps, ", ") + "]"
 	if orig.MaxUsers > 0 {
 		v += ", max_users: " + strconv.Itoa(orig.MaxUsers)
@@ -213,7 +223,7 @@ func probeLoad(orig plan.Load, m search.Model, load search.Load, warmup, measure
 // probeFromSummary is what one probe's run showed, for the search: the
 // measured phase's throughput, error rate, requirements and validity.
 func probeFromSummary(s *analysis.Summary, reqs []*sla.Expr, d search.Decision) (search.Probe, error) {
-	p := search.Probe{Load: d.Load, Duration: d.Duration, Elapsed: d.Warmup + d.Duration + d.Cooldown, Held: true}
+	p := search.Probe{Load: d.Load, Duration: d.Duration, Elapsed: d.Warmup + d.Duration + probeTail(d.Duration) + d.Cooldown, Held: true}
 	phase := -1
 	for i, ph := range s.Phases {
 		if ph.Name == probeMeasurePhase {

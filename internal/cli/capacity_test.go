@@ -197,8 +197,8 @@ func checkProbeDirs(t *testing.T, out string, cs *capacitySearch) {
 				measured = &s.Phases[i]
 			}
 		}
-		if measured == nil || len(s.Phases) != 2 {
-			t.Fatalf("%s: phases %+v, want warm-up and measure", p.Dir, s.Phases)
+		if measured == nil || len(s.Phases) != 3 {
+			t.Fatalf("%s: phases %+v, want warm-up, measure and tail", p.Dir, s.Phases)
 		}
 		for _, l := range measured.Labels {
 			if l.Label == core.TotalLabel && math.Abs(l.ThroughputRPS-p.ThroughputRPS) > 1e-9 {
