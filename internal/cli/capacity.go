@@ -418,7 +418,7 @@ func runCapacity(ctx context.Context, st *State, planPath string, f capacityFlag
 		var console bytes.Buffer
 		pst := *st
 		pst.Stdout, pst.Stderr = &console, &console
-		fmt.Fprintf(st.Stderr, "plateau: %s: %g %s for %s (%s)…", name, float64(d.Load), model.Unit(), d.Duration, phaseName(d.Phase))
+		fmt.Fprintf(st.Stderr, "plateau: %s: %s for %s (%s)…", name, fmtLoad(d.Load, model.Unit()), d.Duration, phaseName(d.Phase))
 		runErr := runPlan(ctx, &pst, planPath, runFlags{out: filepath.Join(dir, name), set: set, quiet: true,
 			onSummary: func(s *analysis.Summary) { sum = s }})
 		_ = os.WriteFile(filepath.Join(dir, name, "console.txt"), console.Bytes(), 0o644)

@@ -382,3 +382,55 @@ workloads:
 		t.Errorf("stdout:\n%s", stdout)
 	}
 }
+
+func TestParseResolution(t *testing.T) {
+	cases := []struct {
+		in   string
+		m    search.Model
+		pct  float64
+		abs  search.Load
+		fail bool
+	}{
+		{"5%", search.Open, 5, 0, false},
+		{"7.5", search.Closed, 7.5, 0, false},
+		{"10users", search.Closed, 0, 10, false},
+		{"1 user", search.Closed, 0, 1, false},
+		{"20/s", search.Open, 0, 20, false},
+		{"20/s", search.Closed, 0, 0, true},
+		{"10users", search.Open, 0, 0, true},
+		{"0%", search.Open, 0, 0, true},
+		{"-5", search.Open, 0, 0, true},
+		{"100%", search.Open, 0, 0, true},
+		{"NaN", search.Open, 0, 0, true},
+		{"", search.Open, 0, 0, true},
+	}
+	for _, c := range cases {
+		pct, abs, err := parseResolution(c.in, c.m)
+		if (err != nil) != c.fail || (err == nil && (pct != c.pct || abs != c.abs)) {
+			t.Errorf("%q: %v %v %v", c.in, pct, abs, err)
+		}
+	}
+}
+
+// A probe's load replaces the workload's: warm-up, measure and tail at the
+// probe's load, keeping max_users, graceful_stop and start_after; the
+// value loads as a plan.
+func TestProbeLoadIsAPlan(t *testing.T) {
+	orig := writePlan(t, "name: p\ntarget: http://127.0.0.1:9\nworkloads:\n  a:\n    scenario: [{request: {url: /}}]\n    load: {rate: 10/s, duration: 1m, max_users: 7, graceful_stop: 3s}\n")
+	st := &State{Getenv: func(string) (string, bool) { return "", false }}
+	p, err := loadPlan(st, orig, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := probeLoad(p.Workloads[0].Load, search.Open, 38.168549999999996, 2*time.Second, 5*time.Second)
+	q, err := loadPlan(st, orig, []string{"workloads.a.load=" + v})
+	if err != nil {
+		t.Fatalf("%s: %v", v, err)
+	}
+	l := q.Workloads[0].Load
+	if len(l.Steps) != 3 || l.Steps[0].Name != probeWarmupPhase || l.Steps[1].Name != probeMeasurePhase || l.Steps[2].Name != probeTailPhase ||
+		l.Steps[1].Duration != 5*time.Second || l.Steps[2].Duration != time.Second || math.Abs(l.Steps[1].Rate.PerSecond()-38.16855) > 1e-6 ||
+		l.MaxUsers != 7 || l.GracefulStop != 3*time.Second {
+		t.Errorf("%s → %+v", v, l)
+	}
+}
