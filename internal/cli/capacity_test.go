@@ -76,13 +76,15 @@ func readCapacity(t *testing.T, dir string) *capacitySearch {
 }
 
 // The open model: 2 workers × 20 ms = 100 req/s (low, so that a generator
-// short of CPU on a loaded machine still holds the rate). A rate above it queues
+// short of CPU on a loaded machine still holds the rate; 3 s probes, so
+// that one iteration a starved generator drops is not over the 1 % that
+// makes a phase's load not held: at 1.5 s and 50/s it was, 1 of 75). A rate above it queues
 // without bound, so p95 < 100ms breaks and the throughput falls short of
 // the rate; below it nothing queues (arrivals are evenly spaced). The
 // search must bracket the capacity to its resolution.
 func TestCapacityOpenModelKnownTarget(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs probes against a loopback server for ~20 s")
+		t.Skip("runs probes against a loopback server for ~30 s")
 	}
 	ps := newPoolServer(t, 2, 20*time.Millisecond)
 	planPath := writePlan(t, fmt.Sprintf(`name: pool-open
@@ -97,7 +99,7 @@ sla:
 `, ps.URL))
 	out := filepath.Join(t.TempDir(), "cap")
 	code, stdout, stderr := runCLI(t, "capacity", planPath, "-o", out, "--max", "400", "--resolution", "10%",
-		"--warmup", "500ms", "--probe", "1500ms", "--cooldown", "200ms", "--max-probes", "12")
+		"--warmup", "500ms", "--probe", "3s", "--cooldown", "200ms", "--max-probes", "12")
 	if code != ExitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
