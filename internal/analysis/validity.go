@@ -29,22 +29,65 @@ const (
 	// MaxGeneratorCPUPct is the generator's own CPU use (percent of its
 	// cores, during a phase) from which its measurements are suspect.
 	MaxGeneratorCPUPct = 90.0
+
+	// MaxRunQueuePct is the share of its runnable time the generator's
+	// threads may wait on a run queue (other processes holding its CPUs)
+	// before it counts as starved: its response times then include that
+	// wait.
+	MaxRunQueuePct = 20.0
+	// MinRunQueueMsPerS is the least run-queue wait, in ms per second of
+	// the phase summed over threads, that starvation needs (a short wait
+	// on an idle generator is a large share of almost nothing).
+	MinRunQueueMsPerS = 20.0
 )
+
+// ReasonKind is what a validity finding is about: later stages branch on
+// it, never on the sentence.
+type ReasonKind string
+
+const (
+	ReasonDropped      ReasonKind = "dropped"           // open model: iterations dropped
+	ReasonMissedSlots  ReasonKind = "missed_slots"      // pacing: slots not started by the phase's end
+	ReasonGeneratorCPU ReasonKind = "generator_cpu"     // the generator used most of its CPU
+	ReasonStarved      ReasonKind = "generator_starved" // the generator waited for a CPU held by others
+)
+
+// Finding is one validity finding: its kind, the phase, the sentence, and
+// whether it makes the run invalid (Reasons lists those sentences) or is
+// a warning beside a valid verdict.
+type Finding struct {
+	Kind        ReasonKind `json:"kind"`
+	Phase       string     `json:"phase,omitempty"`
+	Text        string     `json:"text"`
+	Invalidates bool       `json:"invalidates"`
+}
 
 // Validity says whether the run applied the load its plan asked for, with
 // the figures that decide it. It is summary.json's "validity".
 type Validity struct {
-	Verdict string          `json:"verdict"` // "valid" or "invalid"
-	Reasons []string        `json:"reasons"` // why invalid, one sentence each
-	Dropped int64           `json:"dropped_iterations"`
-	Phases  []PhaseValidity `json:"phases"`
+	Verdict  string          `json:"verdict"` // "valid" or "invalid"
+	Reasons  []string        `json:"reasons"` // why invalid, one sentence each
+	Findings []Finding       `json:"findings,omitempty"`
+	Dropped  int64           `json:"dropped_iterations"`
+	Phases   []PhaseValidity `json:"phases"`
+}
+
+// Warnings are the findings that do not make the run invalid.
+func (v *Validity) Warnings() []Finding {
+	var out []Finding
+	for _, f := range v.Findings {
+		if !f.Invalidates {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // PhaseValidity is one phase's planned against achieved load.
 type PhaseValidity struct {
 	Phase    string `json:"phase"`
 	Workload string `json:"workload,omitempty"`
-	Model    string `json:"model"` // "open" (arrival rate) or "closed" (users)
+	Model    string `json:"model"` // "open" (arrival rate), "pacing" (users × pace) or "closed" (users)
 	// Open model: iterations per second planned and started, over the
 	// phase's planned span; Planned = Started + Dropped.
 	PlannedRate  float64 `json:"planned_rate_per_s,omitempty"`
@@ -76,8 +119,25 @@ type PhaseValidity struct {
 	// cores); CPUBySegment per generator in a merged run.
 	CPUPct       float64            `json:"generator_cpu_pct,omitempty"`
 	CPUBySegment map[string]float64 `json:"generator_cpu_pct_by_segment,omitempty"`
-	Held         bool               `json:"held"`
-	Reasons      []string           `json:"reasons,omitempty"`
+	// RunQueueMs is the generator's threads' wait on a run queue during
+	// the phase (summed), RunQueuePct its share of their runnable time;
+	// Starved when that share reached MaxRunQueuePct.
+	RunQueueMs  float64  `json:"generator_run_queue_wait_ms,omitempty"`
+	RunQueuePct float64  `json:"generator_run_queue_wait_pct,omitempty"`
+	Starved     bool     `json:"generator_starved,omitempty"`
+	Held        bool     `json:"held"`
+	Reasons     []string `json:"reasons,omitempty"`
+	// Kinds are the kinds of Reasons, in the same order.
+	Kinds []ReasonKind `json:"reason_kinds,omitempty"`
+}
+
+// add notes a finding of phase pv: an invalidating one among its reasons.
+func (v *Validity) add(pv *PhaseValidity, kind ReasonKind, text string, invalidates bool) {
+	v.Findings = append(v.Findings, Finding{Kind: kind, Phase: pv.Phase, Text: text, Invalidates: invalidates})
+	if invalidates {
+		pv.Reasons = append(pv.Reasons, text)
+		pv.Kinds = append(pv.Kinds, kind)
+	}
 }
 
 // JudgeValidity compares each phase's planned load with what the run applied.
@@ -117,8 +177,15 @@ func (d *Dataset) JudgeValidity() *Validity {
 		}
 		pv.PeakUsers = d.peakUsers(p)
 		pv.CPUPct, pv.CPUBySegment = pi.CPUPct, pi.CPUBySegment
+		pv.RunQueueMs, pv.RunQueuePct = pi.RunQueueMs, pi.RunQueuePct
+		if s := p.Duration().Seconds(); s > 0 && pv.RunQueuePct >= MaxRunQueuePct && pv.RunQueueMs/s >= MinRunQueueMsPerS {
+			pv.Starved = true
+		}
 		if pi.Planned > 0 || p.Rate > 0 {
 			pv.Model = "open"
+			if pi.Paced {
+				pv.Model = "pacing"
+			}
 			pv.Planned, pv.Started, pv.MaxUsers = pi.Planned, pi.Started, pi.MaxUsers
 			pv.Dropped = max(pi.Planned-pi.Started, 0)
 			pv.DroppedLate, pv.LateMaxMs = min(pi.DroppedLate, pv.Dropped), pi.LateMaxMs
@@ -129,7 +196,11 @@ func (d *Dataset) JudgeValidity() *Validity {
 				pv.PlannedRate = p.Rate
 			}
 			if pi.Planned > 0 && 100*float64(pv.Dropped)/float64(pi.Planned) > MaxDroppedPct {
-				pv.Reasons = append(pv.Reasons, pv.droppedReason(d.phaseLabel(p)))
+				if pi.Paced {
+					v.add(&pv, ReasonMissedSlots, pv.missedReason(d.phaseLabel(p)), true)
+				} else {
+					v.add(&pv, ReasonDropped, pv.droppedReason(d.phaseLabel(p)), true)
+				}
 			}
 		}
 		cpu := pv.CPUBySegment
@@ -142,9 +213,16 @@ func (d *Dataset) JudgeValidity() *Validity {
 				if seg != "" {
 					who = "generator " + seg
 				}
-				pv.Reasons = append(pv.Reasons, fmt.Sprintf("%s%s used %.0f%% of its CPU: it may have limited the load and added to the response times",
-					who, d.inPhase(p), pct))
+				v.add(&pv, ReasonGeneratorCPU, fmt.Sprintf("%s%s used %.0f%% of its CPU: it may have limited the load and added to the response times",
+					who, d.inPhase(p), pct), true)
 			}
+		}
+		if pv.Starved {
+			// A warning, not a reason for invalid: the load may still
+			// have been applied, and a loaded CI machine would otherwise
+			// fail every run; the response times are stated as suspect.
+			v.add(&pv, ReasonStarved, fmt.Sprintf("the generator%s was starved of CPU: its threads waited %s%% of their runnable time for a CPU held by other processes (%s ms in all), so its response times include its own waiting",
+				d.inPhase(p), fmtNum(pv.RunQueuePct), thousands(int64(math.Round(pv.RunQueueMs)))), false)
 		}
 		if len(pv.Reasons) > 0 {
 			pv.Held = false
@@ -160,45 +238,83 @@ func (d *Dataset) JudgeValidity() *Validity {
 
 // droppedReason is the sentence for an open-model phase that did not hold
 // its rate: "planned 5,000/s, achieved 190/s: the 10 users allowed were all
-// busy; 24,000 iterations dropped". When most drops came while the
-// generator itself was behind its schedule (DroppedLate), the cause is the
-// generator, not busy users, and the sentence says so.
+// busy; 24,000 iterations dropped". A drop is the generator's own
+// (DroppedLate) when the loop handing out iterations was already behind its
+// schedule by more than the queue holds; the others came while every
+// allowed user was busy. Each cause is named with its count when both
+// occurred; max_users is blamed only for the drops it caused, and only when
+// the users were at the cap.
 func (pv *PhaseValidity) droppedReason(where string) string {
+	late, busy := pv.DroppedLate, pv.Dropped-pv.DroppedLate
+	atCap := pv.MaxUsers > 0 && pv.PeakUsers >= pv.MaxUsers
 	var why string
-	switch {
-	case pv.DroppedLate > 0 && 2*pv.DroppedLate >= pv.Dropped:
-		why = fmt.Sprintf("the generator itself fell behind its schedule, by up to %s ms, so iterations came due together faster than the %s allowed (max_users) could take them",
+	behind := func() string {
+		w := fmt.Sprintf("the generator itself fell behind its schedule, by up to %s ms, so iterations came due together faster than the %s allowed (max_users) could take them",
 			fmtNum(pv.LateMaxMs), usersAllowed(pv.MaxUsers))
-		if pv.CPUPct >= MaxGeneratorCPUPct {
-			why += " (it was short of CPU)"
-		} else {
-			why += " (it was paused: other processes on its CPU, or its own pauses)"
+		switch {
+		case pv.Starved:
+			w += fmt.Sprintf(" (it was starved of CPU: its threads waited %s%% of their runnable time for a CPU held by other processes)", fmtNum(pv.RunQueuePct))
+		case pv.CPUPct >= MaxGeneratorCPUPct:
+			w += " (it was short of CPU)"
+		case pv.RunQueuePct > 0 || pv.RunQueueMs > 0:
+			w += " (neither short of CPU nor starved by other processes: the rate is beyond what it can send)"
+		default:
+			w += " (it was paused: other processes on its CPU, or its own pauses)"
 		}
-	case pv.MaxUsers > 0 && pv.PeakUsers >= pv.MaxUsers:
-		why = fmt.Sprintf("the %s users allowed (max_users) were all busy", thousands(int64(pv.MaxUsers)))
+		return w
+	}
+	users := func() string {
+		w := fmt.Sprintf("the %s users allowed (max_users) were all busy", thousands(int64(pv.MaxUsers)))
 		if pv.MaxUsers == 1 {
-			why = "the one user allowed (max_users) was busy"
+			w = "the one user allowed (max_users) was busy"
 		}
 		if pv.InFlight > 0 {
-			w := pv.ServiceMs
-			if w == 0 {
-				w = pv.ResponseMs
+			t := pv.ServiceMs
+			if t == 0 {
+				t = pv.ResponseMs
 			}
 			if 2*pv.InFlight < float64(pv.MaxUsers) {
 				// On average far fewer were needed: the shortfall came
 				// in bursts (the server stalled now and then).
-				why += fmt.Sprintf(" at times, though on average only %.1f requests were in flight (%s req/s × %s ms)",
-					pv.InFlight, fmtNum(pv.RequestsPerS), fmtNum(w))
+				w += fmt.Sprintf(" at times, though on average only %.1f requests were in flight (%s req/s × %s ms)",
+					pv.InFlight, fmtNum(pv.RequestsPerS), fmtNum(t))
 			} else {
-				why += fmt.Sprintf(" (%s req/s × %s ms = %.1f requests in flight)", fmtNum(pv.RequestsPerS), fmtNum(w), pv.InFlight)
+				w += fmt.Sprintf(" (%s req/s × %s ms = %.1f requests in flight)", fmtNum(pv.RequestsPerS), fmtNum(t), pv.InFlight)
 			}
 		}
+		return w
+	}
+	switch {
+	case late > 0 && busy > 0 && atCap && 10*late >= pv.Dropped && 10*busy >= pv.Dropped:
+		// Both causes, each at least a tenth of the drops.
+		why = fmt.Sprintf("%s for %s of them, and %s for the other %s", behind(), thousands(late), users(), thousands(busy))
+	case late > 0 && 2*late >= pv.Dropped:
+		why = behind()
+	case atCap:
+		why = users()
+	case late > 0:
+		why = behind()
 	case pv.CPUPct >= MaxGeneratorCPUPct:
 		why = "the generator was short of CPU"
+	case pv.Starved:
+		why = "the generator was starved of CPU by other processes"
 	default:
 		why = "iterations could not start on time"
 	}
 	return fmt.Sprintf("%splanned %s/s, achieved %s/s: %s; %s of %s iterations dropped", where,
+		fmtNum(pv.PlannedRate), fmtNum(pv.AchievedRate), why, thousands(pv.Dropped), thousands(pv.Planned))
+}
+
+// missedReason is the sentence for a pacing phase whose users did not start
+// all their slots by its end: each user runs the slots it missed after an
+// overrun, one after the other and timed from its slot, so the missed ones
+// are those it had not caught up by the end.
+func (pv *PhaseValidity) missedReason(where string) string {
+	why := "the users overran their pace and had not caught up by the end"
+	if pv.Starved {
+		why += fmt.Sprintf(" (the generator was starved of CPU: its threads waited %s%% of their runnable time for a CPU)", fmtNum(pv.RunQueuePct))
+	}
+	return fmt.Sprintf("%splanned %s/s (users × pace), achieved %s/s: %s; %s of %s paced iterations missed", where,
 		fmtNum(pv.PlannedRate), fmtNum(pv.AchievedRate), why, thousands(pv.Dropped), thousands(pv.Planned))
 }
 

@@ -59,8 +59,26 @@ func TestValidity(t *testing.T) {
 		{"rate not held, the generator late", rundir.StatusCompleted, "", nil,
 			func(p []rundir.PhaseInfo) {
 				p[2].Rate, p[2].Planned, p[2].Started, p[2].MaxUsers, p[2].PlannedS = 100, 1000, 900, 30, 10
-				p[2].DroppedLate, p[2].LateMaxMs = 80, 16.4
+				p[2].DroppedLate, p[2].LateMaxMs = 95, 16.4
 			}, VerdictInvalid, "step 3: planned 100/s, achieved 90/s: the generator itself fell behind its schedule, by up to 16.4 ms, so iterations came due together faster than the 30 users allowed (max_users) could take them (it was paused: other processes on its CPU, or its own pauses); 100 of 1,000 iterations dropped"},
+		// 35 % of the drops late: both causes named, each with its count,
+		// and the starvation read from the run queue, not guessed.
+		{"rate not held, partly the starved generator", rundir.StatusCompleted, "", nil,
+			func(p []rundir.PhaseInfo) {
+				p[2].Rate, p[2].Planned, p[2].Started, p[2].MaxUsers, p[2].PlannedS = 100, 1000, 900, 30, 10
+				p[2].DroppedLate, p[2].LateMaxMs = 35, 16.4
+				p[2].RunQueueMs, p[2].RunQueuePct = 4000, 61.5
+			}, VerdictInvalid, "step 3: planned 100/s, achieved 90/s: the generator itself fell behind its schedule, by up to 16.4 ms, so iterations came due together faster than the 30 users allowed (max_users) could take them (it was starved of CPU: its threads waited 61.5% of their runnable time for a CPU held by other processes) for 35 of them, and the 30 users allowed (max_users) were all busy at times, though on average only 6.0 requests were in flight (20 req/s × 300 ms) for the other 65; 100 of 1,000 iterations dropped"},
+		// Late drops, users never at the cap: max_users is not blamed.
+		{"rate not held, users below the cap", rundir.StatusCompleted, "", nil,
+			func(p []rundir.PhaseInfo) {
+				p[2].Rate, p[2].Planned, p[2].Started, p[2].MaxUsers, p[2].PlannedS = 100, 1000, 900, 500, 10
+				p[2].DroppedLate, p[2].LateMaxMs = 35, 16.4
+			}, VerdictInvalid, "step 3: planned 100/s, achieved 90/s: the generator itself fell behind its schedule, by up to 16.4 ms, so iterations came due together faster than the 500 users allowed (max_users) could take them (it was paused: other processes on its CPU, or its own pauses); 100 of 1,000 iterations dropped"},
+		{"pacing slots missed", rundir.StatusCompleted, "", nil,
+			func(p []rundir.PhaseInfo) {
+				p[1].Paced, p[1].Planned, p[1].Started, p[1].PlannedS = true, 1000, 900, 10
+			}, VerdictInvalid, "step 2: planned 100/s (users × pace), achieved 90/s: the users overran their pace and had not caught up by the end; 100 of 1,000 paced iterations missed"},
 		{"1% dropped is still held", rundir.StatusCompleted, "", nil,
 			func(p []rundir.PhaseInfo) { p[0].Rate, p[0].Planned, p[0].Started, p[0].MaxUsers = 20, 200, 198, 100 },
 			VerdictNoRequirements, ""},
@@ -89,6 +107,30 @@ func TestValidity(t *testing.T) {
 				t.Errorf("verdict reasons %q do not name the abort", s.VerdictReasons)
 			}
 		})
+	}
+}
+
+// A generator starved by other processes (its threads waited most of their
+// runnable time on a run queue) is a typed warning beside a valid verdict:
+// the load was applied, its response times include the generator's wait.
+func TestValidityStarvedGenerator(t *testing.T) {
+	t.Parallel()
+	d := withPhases(t, rundir.StatusCompleted, "", func(p []rundir.PhaseInfo) {
+		p[1].RunQueueMs, p[1].RunQueuePct = 3867, 78.5
+		p[2].RunQueueMs, p[2].RunQueuePct = 5, 40 // a large share of almost nothing
+	})
+	s := Summarize(d, nil)
+	v := s.Validity
+	if s.Verdict != VerdictNoRequirements || v.Verdict != "valid" {
+		t.Errorf("verdict %q, validity %q: starvation warns, it does not invalidate", s.Verdict, v.Verdict)
+	}
+	w := v.Warnings()
+	if len(w) != 1 || w[0].Kind != ReasonStarved || w[0].Phase != "step 2" ||
+		!strings.Contains(w[0].Text, "the generator in step 2 was starved of CPU: its threads waited 78.5% of their runnable time for a CPU held by other processes (3,867 ms in all)") {
+		t.Errorf("warnings %+v", w)
+	}
+	if !v.Phases[1].Starved || v.Phases[2].Starved || !v.Phases[1].Held {
+		t.Errorf("phases starved %v %v, held %v", v.Phases[1].Starved, v.Phases[2].Starved, v.Phases[1].Held)
 	}
 }
 

@@ -81,7 +81,7 @@ func printK8s(st *State, planPath string, f k8sFlags) error {
 	}
 	// Load the plan as the generators will, so a broken plan fails here
 	// and not in N pods.
-	p, err := loadPlan(st, planPath, f.set)
+	p, err := loadPlanWith(st, planPath, f.set, false, nil) // the pods' machines are not this one
 	if err != nil {
 		return err
 	}

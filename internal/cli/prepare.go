@@ -139,7 +139,7 @@ func reloadPrepared(st *State, p *plan.Plan, planPath string, f runFlags) (*plan
 	if !pending {
 		return p, nil
 	}
-	np, err := loadPlanWith(st, planPath, f.set, true)
+	np, err := loadPlanWith(st, planPath, f.set, true, f.machine())
 	if err != nil {
 		return nil, fmt.Errorf("after the prepare commands: %w", err)
 	}

@@ -52,6 +52,9 @@ func printVerdict(w io.Writer, s *analysis.Summary) {
 		} else if line := heldLine(v); line != "" {
 			fmt.Fprintf(w, "load: held (%s)\n", line)
 		}
+		for _, f := range v.Warnings() {
+			fmt.Fprintf(w, "  warning: %s\n", f.Text)
+		}
 	}
 	var total, errs int64
 	for _, l := range s.Labels {

@@ -165,7 +165,7 @@ func BenchmarkUserThink(b *testing.B) {
 	g := wl.newGroup(context.Background())
 	b.ReportAllocs()
 	b.ResetTimer()
-	g.add(1, 0, 0, 0, b.N)
+	g.add(1, 0, 0, b.N)
 	g.wait(0, true)
 	b.StopTimer()
 	g.stop()

@@ -33,7 +33,8 @@ func (wl *workload) run(ctx context.Context) string {
 		name := wl.e.phaseName(wl, "")
 		idx := wl.e.startPhase(wl, name, l.Users, 0, l.RampUp)
 		g := wl.newGroup(ctx)
-		g.add(l.Users, 0, l.RampUp, l.Pace, l.Iterations)
+		ep := g.setPace(l.Pace, l.Users)
+		g.add(l.Users, 0, l.RampUp, l.Iterations)
 		// The load ends on the common schedule (a late generator ends
 		// with the others); at least 1ns, as 0 means "no time limit".
 		d := max(time.Until(wl.e.anchor.Add(l.StartAfter+l.Duration)), time.Nanosecond)
@@ -48,6 +49,7 @@ func (wl *workload) run(ctx context.Context) string {
 			stopped = g.runFor(d, l.Iterations > 0)
 		}
 		stopped = wl.cutNote(stopped)
+		wl.e.pacedPhase(idx, ep)
 		wl.e.endPhase(idx, stopped)
 		return stopped
 	}
@@ -60,18 +62,22 @@ type group struct {
 	ctx      context.Context // run context: requests finish unless this ends
 	unwatch  func() bool     // stops the watch that stops the users when ctx ends
 	mu       sync.Mutex
-	users    []*userRun // by global index (only this segment's users are non-nil)
+	users    []*userRun // by global index, as they start (only this segment's are non-nil)
 	stopping bool       // stopAll ran: users added now start stopped (mu)
+	stopped  chan struct{}
+	// next is the global index of the next user to add: users [0, next)
+	// run or are due to start (a starter makes each when its time comes).
+	next     int
+	starters map[*starter]bool // starters still adding users (mu)
 	wg       sync.WaitGroup
 	dataOut  chan struct{}
 	once     sync.Once
-	alive    int // users started and not yet finished
+	alive    int // users started or due to start, and not yet finished
 	aliveMu  sync.Mutex
 	allDone  chan struct{}
 	doneSet  bool // allDone closed (guarded by aliveMu)
-	pace     time.Duration
-	paceAt   time.Time
-	total    int // global users in the current step
+	// ep is the current pacing schedule (nil: no pacing), mu.
+	ep *paceEpoch
 	// startDone receives a token from each user started through the
 	// start window (startUsers) when its start is over.
 	startDone chan struct{}
@@ -79,7 +85,7 @@ type group struct {
 
 func (wl *workload) newGroup(ctx context.Context) *group {
 	g := &group{wl: wl, ctx: ctx, dataOut: make(chan struct{}), allDone: make(chan struct{}),
-		startDone: make(chan struct{}, startWindow)}
+		startDone: make(chan struct{}, startWindow), stopped: make(chan struct{}), starters: map[*starter]bool{}}
 	// The run's end (interrupt, graceful_stop) stops every user: a waiting
 	// one at once.
 	g.unwatch = context.AfterFunc(ctx, g.stopAll)
@@ -87,11 +93,16 @@ func (wl *workload) newGroup(ctx context.Context) *group {
 }
 
 // stopAll stops every user of the group (think time and pacing cut short,
-// requests in flight finish), and any added later.
+// requests in flight finish), and any added later; users not started yet
+// never start. Their missed pacing slots are counted.
 func (g *group) stopAll() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.stopping = true
+	if !g.stopping {
+		g.stopping = true
+		close(g.stopped)
+	}
+	g.closeEpochLocked(time.Now())
 	for _, u := range g.users {
 		if u != nil {
 			u.stop()
@@ -99,16 +110,29 @@ func (g *group) stopAll() {
 	}
 }
 
-// add sets the group to total global users: users [from, total) start,
-// staggered over ramp; users beyond total stop after their iteration.
-// Global user v belongs to segment v mod N.
-func (g *group) add(total, from int, ramp, pace time.Duration, iterations int) {
+// starter adds users [from, to) of a step, each when its ramp-up delay
+// comes: a user exists from its start on, so 10⁶ users ramping up over an
+// hour hold nothing before their turn. limit lowers when a later step
+// removes users the starter has not made yet (mu).
+type starter struct {
+	from, to, limit int
+	begin           time.Time
+	ramp            time.Duration
+	rampFrom        int // the ramp counts from this user (the step's from)
+	iterations      int
+}
+
+// add sets the group to total global users: users [next, total) start,
+// staggered over ramp from user from on; users beyond total stop after
+// their iteration. Global user v belongs to segment v mod N.
+func (g *group) add(total, from int, ramp time.Duration, iterations int) {
 	e := g.wl.e
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.pace, g.paceAt, g.total = pace, time.Now(), total
+	now := time.Now()
 	for v := total; v < len(g.users); v++ {
 		if u := g.users[v]; u != nil {
+			g.leaveEpochLocked(u, now)
 			u.stop()
 			g.users[v] = nil
 		}
@@ -116,48 +140,40 @@ func (g *group) add(total, from int, ramp, pace time.Duration, iterations int) {
 	if len(g.users) > total {
 		g.users = g.users[:total]
 	}
-	var now []*userRun // users without a ramp-up delay
-	defer func() {
-		if len(now) > 0 {
-			go g.startUsers(now)
-		}
-	}()
-	for v := len(g.users); v < total; v++ {
-		g.users = append(g.users, nil)
-		if v%e.cfg.Segments != e.cfg.Segment {
-			continue
-		}
-		u := &userRun{g: g, idx: v, iterations: iterations}
-		if g.stopping {
-			u.stopped.Store(true)
-		}
-		g.users[v] = u
-		var delay time.Duration
-		if total > from && ramp > 0 {
-			delay = time.Duration(float64(ramp) * float64(v-from) / float64(total-from))
-		}
-		g.wg.Add(1)
-		g.aliveMu.Lock()
-		g.alive++
-		g.aliveMu.Unlock()
-		if delay > 0 {
-			u.park(delay, time.Time{})
-		} else {
-			now = append(now, u)
-		}
+	for s := range g.starters {
+		s.limit = min(s.limit, total)
 	}
+	if total <= g.next {
+		g.next = total
+		return
+	}
+	sp := stripe{int64(e.cfg.Segment), int64(e.cfg.Segments)}
+	n := int(sp.count(int64(g.next), int64(total)))
+	s := &starter{from: g.next, to: total, limit: total, begin: now, ramp: ramp, rampFrom: from, iterations: iterations}
+	g.next = total
+	if n == 0 {
+		return
+	}
+	// Counted alive now: the group is not done while users are due.
+	g.wg.Add(n)
+	g.aliveMu.Lock()
+	g.alive += n
+	g.aliveMu.Unlock()
+	g.starters[s] = true
+	go g.start(s)
 }
 
-// startWindow is how many users startUsers lets be in their start at once.
+// startWindow is how many users start lets be in their start at once.
 const startWindow = 64
 
-// startUsers starts users that have no ramp-up delay: all at once, as fast
-// as the process can, but at most startWindow of them in their start at a
-// time — from their goroutine's creation to their first wait (think,
-// pacing), the end of their first iteration or their end, whichever comes
-// first. When no start ends while the CPU is free (the starts wait for the
-// server, not for the process) for a millisecond, another window opens: the
-// starts are never slower than startWindow users a millisecond.
+// start makes and starts the users of s, each at its ramp-up delay. Users
+// without a delay (or past it) start all at once, as fast as the process
+// can, but at most startWindow of them in their start at a time — from their
+// goroutine's creation to their first wait (think, pacing), the end of
+// their first iteration or their end, whichever comes first. When no start
+// ends while the CPU is free (the starts wait for the server, not for the
+// process) for a millisecond, another window opens: the starts are never
+// slower than startWindow users a millisecond.
 //
 // Without the window, n users starting at once are n goroutines at once,
 // each with the stack its first connection needs (8 KiB: net's dial path
@@ -166,21 +182,66 @@ const startWindow = 64
 // this machine): the scheduler runs every new goroutine before it polls the
 // network, so the users piled up waiting for connections that were already
 // there.
-func (g *group) startUsers(us []*userRun) {
+func (g *group) start(s *starter) {
+	e := g.wl.e
+	sp := stripe{int64(e.cfg.Segment), int64(e.cfg.Segments)}
 	inStart := 0
 	idle := 0 // rounds without a start ending while the CPU was free
 	var t *time.Timer
-	for _, u := range us {
-		if u.stopped.Load() {
-			u.run() // stopped before it started: it only ends
-			continue
+	wait := func(d time.Duration) bool {
+		if t == nil {
+			t = time.NewTimer(d)
+		} else {
+			t.Reset(d)
 		}
-		for inStart >= startWindow && !u.stopped.Load() {
+		select {
+		case <-t.C:
+			return true
+		case <-g.stopped:
+			return false
+		}
+	}
+	v := int(sp.next(int64(s.from)))
+	defer func() {
+		if t != nil {
+			t.Stop()
+		}
+		g.mu.Lock()
+		delete(g.starters, s)
+		g.mu.Unlock()
+		// The users not made (removed by a later step, or the group
+		// stopped) are no longer due.
+		if n := int(sp.count(int64(v), int64(s.to))); n > 0 {
+			g.aliveMu.Lock()
+			g.alive -= n
+			if g.alive == 0 && !g.doneSet {
+				g.doneSet = true
+				close(g.allDone)
+			}
+			g.aliveMu.Unlock()
+			g.wg.Add(-n)
+		}
+	}()
+	for ; v < s.to; v += int(sp.n) {
+		var delay time.Duration
+		if s.to > s.rampFrom && s.ramp > 0 {
+			delay = time.Duration(float64(s.ramp) * float64(v-s.rampFrom) / float64(s.to-s.rampFrom))
+		}
+		if delay > 0 {
+			if d := time.Until(s.begin.Add(delay)); d > 0 && !wait(d) {
+				return
+			}
+		}
+		// Users whose ramp-up delay is past (a ramp too steep for the
+		// process) start through the window too.
+		for inStart >= startWindow {
 			select {
 			case <-g.startDone:
 				inStart--
 				idle = 0
 				continue
+			case <-g.stopped:
+				return
 			default:
 			}
 			// Let whatever is runnable run first (Gosched puts this
@@ -201,18 +262,28 @@ func (g *group) startUsers(us []*userRun) {
 				if idle++; time.Duration(idle)*startPoll >= time.Millisecond {
 					inStart, idle = 0, 0 // the server is slow: another window
 				}
+			case <-g.stopped:
+				return
 			}
 		}
+		g.mu.Lock()
+		if g.stopping || v >= s.limit {
+			g.mu.Unlock()
+			return
+		}
+		u := &userRun{g: g, idx: v, iterations: s.iterations}
+		for len(g.users) <= v {
+			g.users = append(g.users, nil)
+		}
+		g.users[v] = u
+		g.mu.Unlock()
 		u.starting = true
 		inStart++
 		go u.run()
 	}
-	if t != nil {
-		t.Stop()
-	}
 }
 
-// startPoll is how long startUsers waits for a start to end before it
+// startPoll is how long start waits for a start to end before it
 // counts a round without one.
 const startPoll = 100 * time.Microsecond
 
@@ -273,10 +344,7 @@ func (g *group) rampDown(users, target int, d time.Duration) string {
 		if why := g.wait(time.Until(start.Add(time.Duration(users-k)*step)), false); why != "" {
 			return why
 		}
-		g.mu.Lock()
-		pace := g.pace
-		g.mu.Unlock()
-		g.add(k, k, 0, pace, 0)
+		g.add(k, k, 0, 0)
 	}
 	return ""
 }
@@ -302,10 +370,7 @@ func (wl *workload) runUserStages(ctx context.Context) string {
 					return "interrupted"
 				}
 			}
-			g.add(st.Users, prev, ramp, 0, 0)
-			g.mu.Lock()
-			g.pace = 0
-			g.mu.Unlock()
+			g.add(st.Users, prev, ramp, 0)
 			stopped = g.waitFull(st.Duration)
 		} else {
 			stopped = g.rampDown(prev, st.Users, st.Duration)
@@ -372,9 +437,12 @@ func (wl *workload) runSteps(ctx context.Context) string {
 			if pace == 0 {
 				pace = l.Pace
 			}
-			g.add(st.Users, min(prevUsers, st.Users), st.RampUp, pace, 0)
+			ep := g.setPace(pace, st.Users)
+			g.add(st.Users, min(prevUsers, st.Users), st.RampUp, 0)
 			prevUsers = st.Users
 			stopped = g.wait(st.Duration, false)
+			g.closeEpoch()
+			wl.e.pacedPhase(idx, ep)
 			wl.e.endPhase(idx, stopped)
 		}
 		tp := wl.phaseThroughput(idx)
@@ -469,6 +537,15 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Ti
 	dataOut := make(chan struct{})
 	var once sync.Once
 	var spawned atomic.Int64
+	// tooLate counts iterations users took from the queue after the
+	// schedule's end: dropped, not started.
+	var tooLate atomic.Int64
+	// freed wakes the loop when a user finishes an iteration (it waits
+	// on it when every user is busy and the queue full).
+	freed := make(chan struct{}, 1)
+	// The schedule ends on the wall clock: nothing starts after end,
+	// however far behind the loop is.
+	end := begin.Add(a.Duration())
 	// free counts users that will take an iteration from the queue without
 	// finishing another first: idle ones and ones still starting.
 	var free atomic.Int64
@@ -502,6 +579,14 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Ti
 				if !ok {
 					break
 				}
+				if ctx.Err() != nil || !time.Now().Before(end) {
+					// Taken after the schedule's end (or the run's):
+					// not started, dropped.
+					tooLate.Add(1)
+					wl.dropped.Add(1)
+					free.Add(1)
+					continue
+				}
 				err := v.iteration(ctx, t)
 				if errors.Is(err, errDataExhausted) {
 					once.Do(func() { close(dataOut) })
@@ -511,6 +596,10 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Ti
 					break
 				}
 				free.Add(1)
+				select {
+				case freed <- struct{}{}:
+				default:
+				}
 			}
 			if ctx.Err() == nil && len(v.prog.teardown) > 0 {
 				_ = v.runTeardown(ctx)
@@ -524,7 +613,8 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Ti
 		spawn()
 	}
 	*idxOut = e.startPhase(wl, name, 0, rate, 0)
-	start := begin
+	sp := stripe{seg, nseg}
+	total := a.Count()
 	stopped := ""
 	const lateLimit = time.Second
 	first := true
@@ -538,14 +628,48 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Ti
 	if peak > 0 {
 		late.queue = time.Duration(float64(maxUsers) / peak * float64(time.Second))
 	}
+	// dropDue drops, in one step, this generator's iterations from k on
+	// that are due by now (at least k itself), and returns the next one.
+	// A loop that fell behind — a rate beyond what the machine can send, a
+	// process short of CPU — thus costs one step per wake-up, not one per
+	// planned iteration: 10¹²/s ends on time like 10/s.
+	//
+	// Then it waits for a user to finish (or a millisecond, so that drops
+	// are counted in the second they happen), instead of spinning on
+	// arrivals that are due and cannot start.
+	dropDue := func(k int64, now time.Time) int64 {
+		to := max(a.Due(now.Sub(begin)), k+1)
+		n := sp.count(k, to)
+		planned += n
+		wl.dropped.Add(n)
+		late.dropRange(a, sp, begin, k, to, now)
+		timer.Reset(time.Millisecond)
+		select {
+		case <-freed:
+			timer.Stop() // Go ≥ 1.23: no stale tick is left behind
+		case <-timer.C:
+		case <-ctx.Done():
+		case <-dataOut:
+		}
+		return sp.next(to)
+	}
+	k := sp.next(0)
 loop:
-	for k := seg; ; k += nseg {
+	for k < total {
+		if err := ctx.Err(); err != nil {
+			stopped = "interrupted"
+			break
+		}
 		at, ok := a.At(k)
 		if !ok {
 			break
 		}
-		intended := start.Add(at)
-		d := time.Until(intended)
+		intended := begin.Add(at)
+		now := time.Now()
+		if !now.Before(end) {
+			break // the schedule is over: the rest is dropped below
+		}
+		d := intended.Sub(now)
 		// Go's timers fire up to 1 ms late on Linux (the poller sleeps in
 		// whole milliseconds), and latency counts from the intended start,
 		// so that lateness would be added to every response time. Where the
@@ -586,33 +710,63 @@ loop:
 		for spin > 0 && time.Now().Before(intended) && ctx.Err() == nil {
 			runtime.Gosched()
 		}
-		planned++
+		if d > 0 {
+			now = time.Now()
+		}
 		if d <= 0 && first && (-d > lateLimit || intended.Before(e.lateFrom)) {
 			// A generator that starts late (distributed start) skips and
 			// counts what is already past due instead of bursting.
-			wl.dropped.Add(1)
+			to := max(a.Due(now.Add(-lateLimit).Sub(begin)), a.Due(e.lateFrom.Sub(begin)), k+1)
+			n := sp.count(k, to)
+			planned += n
+			wl.dropped.Add(n)
+			k = sp.next(to)
 			continue
 		}
 		first = false
 		// waiting is how many queued iterations no free user is on its
 		// way to take; they start when a busy user finishes.
 		if waiting := int64(len(work)) - free.Load(); waiting >= 0 && !spawn() && waiting >= int64(maxUsers) {
-			wl.dropped.Add(1) // every allowed user is busy and the queue is full
-			late.drop(intended)
+			// Every allowed user is busy and the queue is full: what is
+			// due now is dropped.
+			k = dropDue(k, now)
 			continue
 		}
 		select {
 		case work <- intended:
+			planned++
 			started++
+			k += nseg
 		default:
-			wl.dropped.Add(1)
-			late.drop(intended)
+			k = dropDue(k, now)
 		}
 	}
 	if ctx.Err() != nil && stopped == "" {
 		stopped = "interrupted"
 	}
-	// Nothing starts after the schedule: what is still queued is dropped.
+	// What was due and not handed out (the loop was behind at the end or
+	// at the interruption) is dropped, counted.
+	if k < total {
+		now := time.Now()
+		if to := a.Due(min(now.Sub(begin), end.Sub(begin))); to > k {
+			n := sp.count(k, to)
+			planned += n
+			wl.dropped.Add(n)
+			late.dropRange(a, sp, begin, k, to, now)
+		}
+	}
+	// Iterations still queued may start until the schedule's end (a busy
+	// user finishing), not after: then what is still queued is dropped, as
+	// is what a user takes from the queue after the end.
+	for len(work) > 0 && stopped == "" && time.Now().Before(end) {
+		select {
+		case <-ctx.Done():
+			stopped = "interrupted"
+		case <-dataOut:
+			stopped = "data exhausted"
+		case <-time.After(time.Millisecond):
+		}
+	}
 drain:
 	for {
 		select {
@@ -628,6 +782,7 @@ drain:
 	stopAll()
 	e.mu.Lock()
 	p := &e.info.Phases[*idxOut]
+	started -= tooLate.Load() // taken from the queue after the end: not started
 	p.Planned, p.Started, p.MaxUsers, p.PlannedS = planned, started, maxUsers, a.Duration().Seconds()
 	p.DroppedLate, p.LateMaxMs = late.n, float64(late.max.Microseconds())/1000
 	e.mu.Unlock()
@@ -648,11 +803,16 @@ type lateDrops struct {
 	max   time.Duration
 }
 
-// drop notes a dropped iteration intended to start at intended. It runs on
-// drops only: the hot path reads no extra clock.
-func (l *lateDrops) drop(intended time.Time) {
-	if late := time.Since(intended); late > l.queue {
-		l.n++
+// dropRange notes the dropped iterations [from, to) of stripe sp at now:
+// those due more than the queue holds before now count as late, without
+// walking them (the schedule's Due finds the boundary).
+func (l *lateDrops) dropRange(a *arrivals, sp stripe, begin time.Time, from, to int64, now time.Time) {
+	at, ok := a.At(sp.next(from))
+	if !ok {
+		return
+	}
+	if late := now.Sub(begin.Add(at)); late > l.queue {
 		l.max = max(l.max, late)
+		l.n += sp.count(from, min(to, a.Due(now.Add(-l.queue).Sub(begin))))
 	}
 }

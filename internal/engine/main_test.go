@@ -13,7 +13,15 @@ import (
 // (PLATEAU_TEST_SERVE=1), for measurements that must not count the server's
 // memory or CPU with the generator's; PLATEAU_TEST_SERVE_DELAY (a duration)
 // makes it answer after that long, like the harness's delay server.
+//
+// PLATEAU_TEST_SPIN=1 makes it burn a CPU instead, for at most 30 s: another
+// process on the generator's cores.
 func TestMain(m *testing.M) {
+	if os.Getenv("PLATEAU_TEST_SPIN") == "1" {
+		for t0 := time.Now(); time.Since(t0) < 30*time.Second; {
+		}
+		os.Exit(0)
+	}
 	if os.Getenv("PLATEAU_TEST_SERVE") == "1" {
 		delay, _ := time.ParseDuration(os.Getenv("PLATEAU_TEST_SERVE_DELAY"))
 		ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -65,8 +65,9 @@ func (a *arrivals) add(r0, r1 float64, d time.Duration) {
 	a.total += in
 }
 
-// Count is the number of whole iterations in the schedule.
-func (a *arrivals) Count() int64 { return int64(math.Floor(a.total + 1e-9)) }
+// Count is the number of iterations in the schedule: those At starts (k
+// with k < N(end); 2.5 planned arrivals start k = 0, 1 and 2).
+func (a *arrivals) Count() int64 { return max(int64(math.Ceil(a.total-1e-9)), 0) }
 
 // Duration is the schedule's length.
 func (a *arrivals) Duration() time.Duration {
@@ -102,6 +103,72 @@ func (a *arrivals) At(k int64) (time.Duration, bool) {
 		return s.start + time.Duration(t*float64(time.Second)), true
 	}
 	return 0, false
+}
+
+// cumulative is N(t), the arrivals scheduled in [0, t] as a real number:
+// iteration k starts when N reaches k (At is its inverse).
+func (a *arrivals) cumulative(t time.Duration) float64 {
+	if t < 0 {
+		return 0
+	}
+	for _, s := range a.segs {
+		if t >= s.start+s.dur {
+			continue
+		}
+		tau := (t - s.start).Seconds()
+		slope := (s.r1 - s.r0) / s.duration
+		return s.before + s.r0*tau + slope*tau*tau/2
+	}
+	return a.total
+}
+
+// Due is how many iterations are due by t: the first k with At(k) > t
+// (Count when none). It is exact against At, so the iterations [k, Due(t))
+// are precisely those of k onwards due by t: a loop that fell behind drops
+// them in one step, counted, instead of walking them one by one.
+func (a *arrivals) Due(t time.Duration) int64 {
+	n := a.Count()
+	if t < 0 || n == 0 {
+		return 0
+	}
+	k := int64(math.Floor(a.cumulative(t))) + 1
+	k = min(max(k, 0), n)
+	// N(t) and At round differently: step to the exact boundary (a step
+	// or two at most).
+	for k > 0 {
+		if at, _ := a.At(k - 1); at <= t {
+			break
+		}
+		k--
+	}
+	for k < n {
+		if at, _ := a.At(k); at > t {
+			break
+		}
+		k++
+	}
+	return k
+}
+
+// stripe is this generator's share of the global iterations: k = seg,
+// seg+n, seg+2n, … (several generators share a plan).
+type stripe struct{ seg, n int64 }
+
+// next is the first of this generator's iterations at or after k.
+func (s stripe) next(k int64) int64 {
+	if s.n <= 1 {
+		return k
+	}
+	return k + ((s.seg-k)%s.n+s.n)%s.n
+}
+
+// count is how many of this generator's iterations lie in [from, to).
+func (s stripe) count(from, to int64) int64 {
+	from = s.next(from)
+	if to <= from {
+		return 0
+	}
+	return (to-from-1)/max(s.n, 1) + 1
 }
 
 // PeakRate is the highest rate in the schedule.

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +48,12 @@ type userRun struct {
 	stopped  atomic.Bool
 	active   bool // counted in the workload's active users
 	starting bool // started through the group's start window, not yet out of it
+	// slotEp is the pacing schedule the user is in and slotNext its next
+	// slot there (the group's mu); paceEp the schedule of the slot it
+	// runs (its own goroutine).
+	slotEp   *paceEpoch
+	slotNext int64
+	paceEp   *paceEpoch
 }
 
 const (
@@ -223,6 +228,9 @@ func (u *userRun) run() {
 				break // stopped while it waited for its pacing
 			}
 			u.n++
+			if u.paceEp != nil {
+				u.paceEp.started.Add(1)
+			}
 			if err := v.beginIteration(u.intended); err != nil {
 				if u.ended(err) {
 					break
@@ -289,33 +297,6 @@ func (u *userRun) ended(err error) bool {
 		return true
 	}
 	return err != nil && (g.ctx.Err() != nil || errors.Is(err, errStopUser) || errors.Is(err, errStopRun))
-}
-
-// pace returns how long the user waits before its next iteration under the
-// group's pacing (0 without), and sets u.intended to that iteration's
-// intended start.
-func (u *userRun) pace() time.Duration {
-	g := u.g
-	g.mu.Lock()
-	pace, paceAt, total := g.pace, g.paceAt, g.total
-	g.mu.Unlock()
-	if pace <= 0 {
-		return 0
-	}
-	// Each user starts one iteration per pace, users staggered evenly over
-	// the first pace: user v's k-th start is paceAt + v·pace/total + k·pace.
-	v := u.v
-	off := time.Duration(float64(pace) * float64(u.idx) / float64(max(total, 1)))
-	k := int64(0)
-	if el := time.Since(paceAt) - off; el > 0 {
-		k = int64(math.Ceil(float64(el) / float64(pace)))
-	}
-	if v.lastPaced >= 0 && k <= v.lastPaced {
-		k = v.lastPaced + 1
-	}
-	v.lastPaced = k
-	u.intended = paceAt.Add(off + time.Duration(k)*pace)
-	return time.Until(u.intended)
 }
 
 // finish ends the user: its counters, connections and the group's

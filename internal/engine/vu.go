@@ -71,9 +71,8 @@ type vu struct {
 	trace *tracer
 	// stopCtx ends when this user must stop: think time is cut short and
 	// the iteration abandoned, while a request in flight still completes.
-	stopCtx   context.Context
-	lastPaced int64
-	sample    core.Sample // reused: a sample is only borrowed by the recorder
+	stopCtx context.Context
+	sample  core.Sample // reused: a sample is only borrowed by the recorder
 }
 
 // txState is a transaction's running sum: its requests' total time, the
@@ -129,7 +128,7 @@ func (v *vu) Rand() *mrand.Rand { return v.rng }
 
 func newVU(id int, w *workload, e *Engine) *vu {
 	v := &vu{id: id, prog: w.prog, w: w, shard: id, vars: make([]string, len(w.prog.slots.names)),
-		client: httpc.New(e.clientCfg), rng: mrand.New(mrand.NewPCG(uint64(id), e.seed)), lastPaced: -1,
+		client: httpc.New(e.clientCfg), rng: mrand.New(mrand.NewPCG(uint64(id), e.seed)),
 		stopCtx: context.Background()}
 	v.thread = w.prog.name + " 1-" + strconv.Itoa(id)
 	v.trace = e.trace

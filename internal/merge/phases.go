@@ -51,6 +51,9 @@ func alignPhases(segs []*Segment) ([]rundir.PhaseInfo, [][]int, []string) {
 			a.p.Started += p.Started
 			a.p.DroppedLate += p.DroppedLate
 			a.p.LateMaxMs = max(a.p.LateMaxMs, p.LateMaxMs)
+			if p.RunQueuePct > a.p.RunQueuePct { // the most starved generator's
+				a.p.RunQueuePct, a.p.RunQueueMs = p.RunQueuePct, p.RunQueueMs
+			}
 			for name, n := range p.Checks {
 				if a.p.Checks == nil {
 					a.p.Checks = map[string]rundir.CheckCount{}

@@ -250,6 +250,11 @@ func (d *decoder) after(ptr any, n *yaml.Node, k keyset) {
 		if v.Duration <= 0 {
 			d.errorf(at(n, k, "duration"), "stage: duration must be positive")
 		}
+		if v.ByUsers {
+			d.demand(at(n, k, "users"), "users", float64(v.Users), true)
+		} else {
+			d.demand(at(n, k, "rate"), "rate", float64(v.Rate), true)
+		}
 	case *LoadStep:
 		d.checkLoadStep(v, n, k)
 	case *Monitor:
@@ -312,6 +317,21 @@ func (d *decoder) checkOnFail(v string, n *yaml.Node) {
 
 func (d *decoder) checkWorkload(w *Workload, n *yaml.Node, k keyset) {
 	d.checkOnFail(w.OnFail, at(n, k, "on_fail"))
+	if k.has("engine") {
+		if !slices.Contains(Engines, w.Engine) {
+			d.errorf(at(n, k, "engine"), "workload %q: engine %q is not %s", w.Name, w.Engine, strings.Join(Engines, ", "))
+		}
+		if w.Script == "" {
+			d.missing(n, "workload %q: engine %s needs its script (script: plan.jmx, script.js, locustfile.py)", w.Name, w.Engine)
+		}
+		if len(w.Scenario) > 0 || len(w.Setup) > 0 || len(w.Teardown) > 0 {
+			d.errorf(at(n, k, "engine"), "workload %q: an engine workload runs its script; it has no scenario, setup or teardown of plateau's", w.Name)
+		}
+		return
+	}
+	if k.has("script") || k.has("properties") || k.has("env") {
+		d.errorf(n, "workload %q: script, properties and env are for a workload with engine: jmeter, k6 or locust", w.Name)
+	}
 	if len(w.Scenario) == 0 {
 		if k.has("scenario") {
 			d.errorf(at(n, k, "scenario"), "workload %q: scenario has no steps", w.Name)
@@ -658,6 +678,12 @@ func (d *decoder) checkLoad(l *Load, n *yaml.Node, k keyset) {
 			d.errorf(at(n, k, "duration"), "load: duration must be positive")
 		}
 	}
+	if k.has("users") {
+		d.demand(at(n, k, "users"), "users", float64(l.Users), true)
+	}
+	if k.has("rate") {
+		d.demand(at(n, k, "rate"), "rate", float64(l.Rate), true)
+	}
 	switch model {
 	case "closed":
 		positive("users", l.Users)
@@ -736,6 +762,7 @@ func (d *decoder) checkLoad(l *Load, n *yaml.Node, k keyset) {
 			l.MaxUsers = DefaultMaxUsers
 		} else {
 			positive("max_users", l.MaxUsers)
+			d.demand(at(n, k, "max_users"), "max_users", float64(l.MaxUsers), true)
 		}
 	} else if k.has("max_users") {
 		d.errorf(k["max_users"].key, "max_users applies only to the open model (rate)")
@@ -780,10 +807,12 @@ func (d *decoder) checkLoadStep(s *LoadStep, n *yaml.Node, k keyset) {
 		if s.Users < 1 {
 			d.errorf(at(n, k, "users"), "load step: users must be at least 1")
 		}
+		d.demand(at(n, k, "users"), "users", float64(s.Users), true)
 	case k.has("rate"):
 		if s.Rate <= 0 {
 			d.errorf(at(n, k, "rate"), "load step: rate must be positive")
 		}
+		d.demand(at(n, k, "rate"), "rate", float64(s.Rate), true)
 		for _, key := range []string{"pace", "ramp_up"} {
 			if k.has(key) {
 				d.errorf(k[key].key, "load step: %s applies only to steps of users", key)
@@ -933,7 +962,7 @@ func (d *decoder) checkFeeder(f *Feeder, n *yaml.Node, k keyset) bool {
 				return false
 			}
 		}
-		cols, rows, ferr = readCSV(path, []rune(f.Delimiter)[0], f.Declared)
+		cols, rows, f.Index, ferr = readCSV(path, []rune(f.Delimiter)[0], f.Declared, d.opt.FeederInMemory)
 	default:
 		cols, rows, ferr = readJSONData(path, srcs[0] == "ndjson")
 	}
@@ -1199,6 +1228,7 @@ func (d *decoder) checkPlan(p *Plan, n *yaml.Node, k keyset) {
 		d.errorf(at(n, k, "workloads"), "plan: workloads is empty")
 	}
 	d.checkRefs(p)
+	d.checkMachine(p)
 }
 
 func (d *decoder) checkTarget(p *Plan, n *yaml.Node, k keyset) {

@@ -64,6 +64,7 @@ type decoder struct {
 	badData   map[string]bool        // feeders whose CSV could not be read
 	prepare   bool                   // the plan has prepare: commands (data files may not exist yet)
 	protos    map[string]protoResult // .proto files compiled, by file list
+	demands   []demand               // load sizes to check against Options.Machine
 
 	// failed holds the value nodes already reported, so a bad value is
 	// reported once ("users: ten"), not again by the checks that see its

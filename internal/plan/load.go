@@ -43,6 +43,13 @@ type Options struct {
 	// CheckServerSource checks one server_side source's kind and options
 	// with the importers' own rules, without reading the file. May be nil.
 	CheckServerSource func(s *ServerSource) error
+	// Machine, when set, bounds the load by what the machine can hold
+	// (CPUs, open files, memory): a plan asking for more is refused at the
+	// key that asks. Nil: no machine bounds.
+	Machine *Machine
+	// FeederInMemory is the largest CSV file a feeder reads into memory;
+	// a larger one is indexed (RowIndex). 0: DefaultFeederInMemory.
+	FeederInMemory int64
 }
 
 // maxPlanBytes bounds the plan file size; a plan is hand-written text.
@@ -105,6 +112,9 @@ func parseYAML(name string, src []byte) (root *yaml.Node, perr *Error) {
 			root, perr = nil, &Error{File: name, Pos: Pos{1, 1}, Msg: fmt.Sprintf("cannot parse YAML: %v", r)}
 		}
 	}()
+	if pos, deep := yamlTooDeep(src, MaxYAMLDepth); deep {
+		return nil, &Error{File: name, Pos: pos, Msg: fmt.Sprintf("YAML nested deeper than %d levels", MaxYAMLDepth)}
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {

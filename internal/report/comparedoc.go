@@ -100,7 +100,7 @@ func CompareRuns(dirs []string, opt CompareOptions) (*CompareResult, error) {
 	var names, values []string
 	for i, d := range sets {
 		names = append(names, d.Info.Secrets...)
-		values = append(values, reds[i].values.List()...)
+		values = append(values, reds[i].Values()...)
 	}
 	red := NewRedactor(names, values)
 	facts := make([]compare.RunFacts, len(sets))

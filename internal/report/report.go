@@ -199,7 +199,7 @@ func load(dir string, opt Options) (*input, error) {
 		in.notes = append(in.notes, fmt.Sprintf("plan copy unreadable: %v", err))
 	}
 	in.red = NewRedactor(d.Info.Secrets, secretValues)
-	in.plan = in.red.literal(in.plan)
+	in.plan = in.red.Literal(in.plan)
 
 	in.s = analysis.Summarize(d, d.Info.SLA)
 	in.series, in.targets, in.monErr = mondata.Read(dir)

@@ -57,14 +57,27 @@ func (b *builder) testStatus() doc.Verdict {
 
 // validityBlocks states why the planned load was not applied, one item per
 // reason; nothing when it was.
+// Warnings beside the verdict (a starved generator) follow, one item each.
 func (b *builder) validityBlocks() []doc.Block {
 	v := b.s.Validity
-	if v == nil || v.Verdict != "invalid" {
+	if v == nil {
 		return nil
 	}
 	l := &doc.List{}
-	for _, r := range v.Reasons {
-		l.Items = append(l.Items, doc.Item{Level: doc.Fail, Lead: "Load not held", Text: finish(b.red.String(r))})
+	if v.Verdict == "invalid" {
+		for _, r := range v.Reasons {
+			l.Items = append(l.Items, doc.Item{Level: doc.Fail, Lead: "Load not held", Text: finish(b.red.String(r))})
+		}
+	}
+	for _, f := range v.Warnings() {
+		lead := "Load"
+		if f.Kind == analysis.ReasonStarved {
+			lead = "Generator starved"
+		}
+		l.Items = append(l.Items, doc.Item{Level: doc.Warn, Lead: lead, Text: finish(b.red.String(f.Text))})
+	}
+	if len(l.Items) == 0 {
+		return nil
 	}
 	return []doc.Block{l}
 }
@@ -91,7 +104,7 @@ func (b *builder) validityTable() []doc.Block {
 		return func(p analysis.PhaseValidity) doc.Cell { return doc.Cell{Text: f(p)} }
 	}
 	open := func(p analysis.PhaseValidity, s string) string {
-		if p.Model != "open" {
+		if p.Model != "open" && p.Model != "pacing" {
 			return "–"
 		}
 		return s

@@ -15,6 +15,7 @@ const (
 	SourceJMeter    SourceKind = "jmeter"    // an imported JMeter JTL
 	SourceK6        SourceKind = "k6"        // an imported k6 JSON stream (and summary export)
 	SourceLocust    SourceKind = "locust"    // imported Locust CSV statistics
+	SourceGatling   SourceKind = "gatling"   // an imported Gatling simulation.log
 	SourceAccessLog SourceKind = "accesslog" // an imported server access log: the servers' own times
 	SourceSystem    SourceKind = "system"    // only system statistics (vmstat, jstat, docker stats): no requests
 	SourceMixed     SourceKind = "mixed"     // several request sources, or one this version does not know
@@ -57,7 +58,7 @@ func HoldsOf(k SourceKind) Holds {
 		return Holds{Durations: true, PlannedLoad: true, COCorrection: true, ThinkTime: true, Bytes: true, GeneratorEnv: true}
 	case SourceJMeter, SourceK6:
 		return Holds{Durations: true, Bytes: true}
-	case SourceLocust:
+	case SourceLocust, SourceGatling:
 		return Holds{Durations: true}
 	case SourceAccessLog:
 		return Holds{Durations: true, Bytes: true}
@@ -97,6 +98,8 @@ func legacyKind(in *Info) SourceKind {
 			k = SourceK6
 		case strings.HasPrefix(s, "Locust"):
 			k = SourceLocust
+		case strings.HasPrefix(s, "Gatling"):
+			k = SourceGatling
 		case strings.HasPrefix(s, "access log"), strings.HasPrefix(s, "external-call log"):
 			k = SourceAccessLog
 		case strings.HasPrefix(s, "vmstat"), strings.HasPrefix(s, "jstat"), strings.HasPrefix(s, "docker stats"):

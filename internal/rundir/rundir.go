@@ -136,6 +136,11 @@ type PhaseInfo struct {
 	Planned  int64 `json:"planned_iterations,omitempty"`
 	Started  int64 `json:"started_iterations,omitempty"`
 	MaxUsers int   `json:"max_users,omitempty"`
+	// Paced marks a pacing phase: Planned counts the users' slots due
+	// before its end, Started those started (a user late on its pace runs
+	// its missed slots one after the other, timed from each slot); the
+	// rest were missed, counted with the dropped iterations.
+	Paced bool `json:"paced,omitempty"`
 	// DroppedLate counts the dropped iterations that the generator's own
 	// lateness accounts for: when it handed them out it was already behind
 	// the schedule by more than the queue absorbs (max_users iterations at
@@ -150,6 +155,13 @@ type PhaseInfo struct {
 	// same per generator in a merged run.
 	CPUPct       float64            `json:"generator_cpu_pct,omitempty"`
 	CPUBySegment map[string]float64 `json:"generator_cpu_pct_by_segment,omitempty"`
+	// RunQueueMs is how long the generator's threads, summed, waited on a
+	// run queue for a CPU during the phase (Linux schedstat), and
+	// RunQueuePct that wait's share of the time they were runnable (ran +
+	// waited): the generator's starvation by other processes, which its
+	// own CPU share does not show.
+	RunQueueMs  float64 `json:"run_queue_wait_ms,omitempty"`
+	RunQueuePct float64 `json:"run_queue_wait_pct,omitempty"`
 	// Aborted counts requests cut off in flight (interrupt, graceful_stop
 	// reached); they are recorded as samples of class "aborted".
 	Aborted int64 `json:"aborted,omitempty"`
