@@ -18,15 +18,15 @@ import (
 func TestSaysOnlyWhatTheDataHold(t *testing.T) {
 	t.Parallel()
 	want := map[string]rundir.SourceKind{
-		"stepped with monitors":                 rundir.SourceLive,
-		"every request fails":                   rundir.SourceLive,
-		"import JMeter JTL":                     rundir.SourceJMeter,
-		"import k6 JSON":                        rundir.SourceK6,
+		"stepped with monitors":                  rundir.SourceLive,
+		"every request fails":                    rundir.SourceLive,
+		"import JMeter JTL":                      rundir.SourceJMeter,
+		"import k6 JSON":                         rundir.SourceK6,
 		"import k6 JSON with its summary export": rundir.SourceK6,
-		"import nginx access log":               rundir.SourceAccessLog,
-		"import access log without durations":   rundir.SourceAccessLog,
-		"import Locust CSV":                     rundir.SourceLocust,
-		"vmstat alone":                          rundir.SourceSystem,
+		"import nginx access log":                rundir.SourceAccessLog,
+		"import access log without durations":    rundir.SourceAccessLog,
+		"import Locust CSV":                      rundir.SourceLocust,
+		"vmstat alone":                           rundir.SourceSystem,
 	}
 	for _, v := range proseVariants() {
 		kind, ok := want[v.name]
