@@ -50,6 +50,9 @@ type runFlags struct {
 	attach      []string // --attach TYPE:[NAME=]PATH[,key=value…] server-side files (attach.go)
 	props       []string // -J name=value: JMeter properties (foreign.go)
 	env         []string // -e NAME=value: a foreign script's environment (foreign.go)
+	// onSummary, when set, receives the run's summary once its reports
+	// are written (plateau capacity judges each probe on it).
+	onSummary func(*analysis.Summary)
 }
 
 func newRunCmd(st *State) *cobra.Command {
@@ -359,6 +362,9 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	sum, err := writeReports(dir)
 	if err != nil {
 		return err
+	}
+	if f.onSummary != nil {
+		f.onSummary(sum)
 	}
 	outs.done(sum.Verdict, sum.Passed, filepath.Join(dir, "report.html"))
 	fmt.Fprintf(st.Stdout, "\nrun directory: %s\nreport:        %s\n", dir, filepath.Join(dir, "report.html"))

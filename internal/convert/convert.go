@@ -163,7 +163,10 @@ type Request struct {
 	Checks    []Check
 	Timeout   time.Duration
 	Redirects *int
-	OnFail    string
+	// NoEncode sends values substituted into the URL as they are
+	// (encode: false); the URL text then encodes what it must itself.
+	NoEncode bool
+	OnFail   string
 	// Comment is written above the request (partial conversions).
 	Comment []string
 }

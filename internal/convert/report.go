@@ -85,6 +85,11 @@ type Report struct {
 	// requests differ from the source's ("requests run unconditionally",
 	// "pacing lost", "header empty"); written first.
 	Behaviour []string
+	// Secrets maps each environment variable HideSecrets introduced to the
+	// value it replaced, for a caller that runs the plan at once with the
+	// source's values (the differential tests). Never written: neither
+	// WriteTo nor the plan writer reads it.
+	Secrets map[string]string
 	// Verified says the written plan loaded with plateau's plan loader;
 	// VerifyError is the loader's message when it did not.
 	Verified    bool

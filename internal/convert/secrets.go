@@ -33,7 +33,7 @@ func HideSecrets(p *Plan, rep *Report, prefix string, recorded ...string) {
 			if lit, ok := literal(kv.Value); ok {
 				kv.Value = "${env." + h.env(kv.Name) + "}"
 				h.byValue[lit] = kv.Name
-				h.report(h.env(kv.Name), "the variable "+kv.Name)
+				h.report(h.env(kv.Name), "the variable "+kv.Name, lit)
 				p.AddSecret(kv.Name)
 			}
 		}
@@ -88,7 +88,11 @@ func (h *hider) env(name string) string {
 	return h.prefix + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_", " ", "_").Replace(VarName(name)))
 }
 
-func (h *hider) report(env, what string) {
+func (h *hider) report(env, what, value string) {
+	if h.rep.Secrets == nil {
+		h.rep.Secrets = map[string]string{}
+	}
+	h.rep.Secrets[env] = value
 	for _, e := range h.rep.Env {
 		if e.Env == env {
 			return
@@ -123,7 +127,7 @@ func (h *hider) hold(name, lit, what string) string {
 	h.p.SetVar(v, "${env."+env+"}")
 	h.p.AddSecret(v)
 	h.byValue[lit] = v
-	h.report(env, what)
+	h.report(env, what, lit)
 	return "${" + v + "}"
 }
 

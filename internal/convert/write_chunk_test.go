@@ -3,6 +3,7 @@ package convert
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,5 +55,22 @@ func TestChunkedStepsSameText(t *testing.T) {
 	}
 	if n := len(pl.Workloads[0].Scenario); n != 1000 {
 		t.Errorf("%d steps loaded, want 1000", n)
+	}
+}
+
+// TestVerifyAsCheck: Verify reads the plan back as plateau check does, so
+// a plan beyond check's size limit is not reported as passing.
+func TestVerifyAsCheck(t *testing.T) {
+	big := strings.Repeat("x", 17<<20)
+	p := &Plan{Name: "big", Target: "http://127.0.0.1:1", Workloads: []*Workload{{Name: "w", Load: Load{Users: "1", Iterations: "1"},
+		Scenario: []Step{{Request: &Request{Name: "r", Method: "POST", URL: "/", Body: &big}}}}}}
+	_, err := Verify(p, "big.yaml", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "big.yaml") || !strings.Contains(err.Error(), "larger than 16 MiB") {
+		t.Fatalf("a 17 MiB plan verified: %v", err)
+	}
+	small := "x"
+	p.Workloads[0].Scenario[0].Request.Body = &small
+	if _, err := Verify(p, "small.yaml", t.TempDir()); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -488,11 +488,13 @@ func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sam
 }
 
 // account ends a request's (or gRPC call's) sample: in setup a failure
-// stops the user; measured, it adds to the running transaction and is
-// recorded. aborted says the exchange was cut off by ctx.
+// stops the user unless the request says on_fail: continue (a JMeter setUp
+// group carries on after a failed request); measured, it adds to the
+// running transaction and is recorded. aborted says the exchange was cut
+// off by ctx.
 func (v *vu) account(ctx context.Context, q *request, measured bool, s *core.Sample, aborted bool) error {
 	if !measured {
-		if s.Class != core.ErrNone {
+		if s.Class != core.ErrNone && (q.onFail != plan.OnFailContinue || aborted) {
 			return fmt.Errorf("%w: %s: %s", errSetupFailed, q.label, s.Message)
 		}
 		return nil

@@ -42,6 +42,7 @@ type Partial struct {
 
 	fig      []*figPart // by label id × 2 + tx
 	figTotal figPart
+	mask     *masker
 }
 
 // partialCache is the number of direct-mapped slots in front of the open
@@ -70,7 +71,7 @@ type errCount struct {
 
 // NewPartial returns an empty partial for a's samples.
 func (a *Aggregator) NewPartial() *Partial {
-	p := &Partial{a: a, open: map[aggKey]*secAgg{}, users: map[int64]int32{}, from: math.MinInt64, to: math.MaxInt64}
+	p := &Partial{a: a, open: map[aggKey]*secAgg{}, users: map[int64]int32{}, from: math.MinInt64, to: math.MaxInt64, mask: newMasker(a.run.rule)}
 	if o := &a.run.opt; !o.From.IsZero() {
 		p.from = o.From.UnixNano()
 	}
@@ -162,6 +163,9 @@ func (p *Partial) Add(s *Rec) {
 		c.k, c.ag = k, ag
 	}
 	us := ag.addTimes(s)
+	if s.Message != "" {
+		s.Message = p.mask.message(s.Message)
+	}
 	if s.Class != core.ErrNone {
 		ag.addErr(metrics.ErrKey{Class: s.Class, Status: int(s.Status), Message: s.Message})
 		p.errors++

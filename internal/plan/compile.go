@@ -139,7 +139,13 @@ func (d *decoder) template(n *yaml.Node, key string, jsonEsc bool) (Template, bo
 	}
 	var b partBuilder
 	ok := d.templateParts(n, key, jsonEsc, &b)
-	return Template{Raw: n.Value, Parts: b.done()}, ok
+	parts := b.done()
+	if len(parts) == 0 && n.Value != "" {
+		// The whole value was ${env.X:-} with X unset: it is empty, not
+		// its raw text (a template without parts is read from Raw).
+		parts = []Part{{Lit: ""}}
+	}
+	return Template{Raw: n.Value, Parts: parts}, ok
 }
 
 // partBuilder accumulates template parts, merging adjacent literals in a

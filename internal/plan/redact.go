@@ -13,7 +13,7 @@ const Redacted = secret.Mask
 
 // RedactedSource returns Source with secret values replaced by "***":
 // values of secret headers, form fields, JSON members and query parameters
-// (core.IsSecretName, or named in Secrets), of secret vars (named secret, or
+// (secret.IsName, or named in Secrets), of secret vars (named secret, or
 // feeding a secret header, field or parameter: see SecretSet), secret
 // key=value pairs and JSON members of raw bodies, and passwords inside URLs
 // and DSNs. This is the text to write into a run directory or a report.

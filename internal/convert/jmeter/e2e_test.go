@@ -137,7 +137,11 @@ func TestEndToEndAgainstJMeter(t *testing.T) {
 	p, rep := Convert(root, Options{Source: filepath.Join(dir, "e2e.jmx")})
 	pf, text := converttest.Write(t, dir, p, rep)
 	ps, pport := startShop(t)
-	d, res := converttest.Run(t, pf, map[string]string{"port": pport}, time.Minute)
+	env := map[string]string{"port": pport}
+	for k, v := range rep.Secrets { // literal secrets, read from the environment
+		env[k] = v
+	}
+	d, res := converttest.Run(t, pf, env, time.Minute)
 	t.Logf("plateau result: %+v", res)
 	plog := ps.log
 

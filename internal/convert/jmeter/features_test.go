@@ -49,7 +49,7 @@ func TestFeatures(t *testing.T) {
 		{"clean up", convert.Converted, "teardown:"},
 		{"steps", convert.Converted, "- users: 30"},
 		{"shoppers", convert.Converted, "on_fail: next_iteration"},
-		{"accounts", convert.Converted, `u: "${accounts.login}"`},
+		{"accounts", convert.Converted, `body: "u=${accounts.login}"`},
 		{"think", convert.Converted, "think: uniform(500ms, 1500ms)"},
 		{"once", convert.Partial, ""},
 		{"session cookie", convert.Converted, "sid: {cookie: SID}"},

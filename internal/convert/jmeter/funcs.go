@@ -1,6 +1,7 @@
 package jmeter
 
 import (
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -178,6 +179,14 @@ func (c *conv) function(inner string, out *text) string {
 		if x := c.exprArg(arg(1)); algo != "" && x != "" && arg(2) == "" && arg(3) == "" && arg(4) == "" {
 			return "${" + algo + "(" + x + ")}"
 		}
+	case "__FileToString":
+		// A file's text, read when the sampler runs: a data file beside
+		// the plan is inlined (its bytes are what JMeter sends).
+		if arg(2) == "" {
+			if b, ok := c.readPlanFile(arg(0)); ok && arg(1) == "" {
+				return convert.EscapeLiteral(string(b))
+			}
+		}
 	case "__threadGroupName":
 		return convert.EscapeLiteral(c.workloadName)
 	case "__V":
@@ -293,3 +302,24 @@ func envName(prop string) string {
 // property prop (${__P(prop)} → ${env.NAME}); -Jprop=value on JMeter's
 // command line is NAME=value in plateau's environment.
 func EnvName(prop string) string { return envName(prop) }
+
+// readPlanFile reads a file a function names, relative to the plan's
+// directory (a leading directory computed by a script — FOLIO's
+// ${global_BaseDir} — is the plan's directory); at most 1 MiB.
+func (c *conv) readPlanFile(raw string) ([]byte, bool) {
+	f := strings.TrimSpace(c.fold(raw))
+	// A property in the path: its default.
+	f = envDefaultRe.ReplaceAllString(f, "$2")
+	if f == "" || strings.Contains(f, "${") {
+		return nil, false
+	}
+	if !filepath.IsAbs(f) || strings.HasPrefix(strings.TrimSpace(raw), "${") {
+		f = filepath.Join(filepath.Dir(c.opt.Source), strings.TrimLeft(f, "/"))
+	}
+	b, err := c.opt.ReadFile(f)
+	if err != nil || len(b) > 1<<20 {
+		return nil, false
+	}
+	c.report.Notes = append(c.report.Notes, "The text of "+raw+" is written into the plan where ${__FileToString(…)} read it ("+strconv.Itoa(len(b))+" bytes).")
+	return b, true
+}

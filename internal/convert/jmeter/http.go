@@ -12,6 +12,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/convert"
 	"github.com/plateau-perf/plateau/internal/plan/expr"
+	"github.com/plateau-perf/plateau/internal/secret"
 )
 
 // scoped handles config elements, pre/post processors, assertions, timers
@@ -198,13 +199,9 @@ func setHeader(list []convert.KV, h convert.KV) []convert.KV {
 	return append(list, h)
 }
 
-func isSecretHeader(name string) bool {
-	switch strings.ToLower(name) {
-	case "authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token", "x-okapi-token":
-		return true
-	}
-	return false
-}
+// isSecretHeader is the secret rule (secret.IsName): Authorization,
+// Cookie, X-Api-Key, X-Okapi-Token, … are read from the environment.
+func isSecretHeader(name string) bool { return secret.IsName(name) }
 
 func (c *conv) httpDefaults(path string, e *Element, sc *scope) {
 	d := &httpDefaults{
@@ -533,6 +530,9 @@ func (c *conv) csv(path string, e *Element) {
 		notes = append(notes, "quoted fields are read as CSV quoting")
 	}
 	c.plan.Data = append(c.plan.Data, f)
+	if c.inEndless == 0 {
+		c.outside = append(c.outside, f.Name)
+	}
 	c.add(path, e, st, strings.Join(notes, "; "), needs)
 }
 
@@ -1110,16 +1110,12 @@ func (c *conv) httpSampler(path string, e *Element, sc scope) []convert.Step {
 	case strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://"):
 	case domain != "":
 		o := c.origin(proto, domain, port)
-		if !strings.HasPrefix(u, "/") {
-			u = "/" + u
-		}
+		u = c.leadSlash(u)
 		if o != c.plan.Target {
 			u = o + u
 		}
 	default:
-		if !strings.HasPrefix(u, "/") {
-			u = "/" + u
-		}
+		u = c.leadSlash(u)
 	}
 	// Arguments: query for methods without a body, form or raw body otherwise.
 	args := append(append([]argument(nil), d.args...), e.props.arguments("HTTPsampler.Arguments")...)
@@ -1136,10 +1132,38 @@ func (c *conv) httpSampler(path string, e *Element, sc scope) []convert.Step {
 		r.Body = &s
 	} else if len(args) > 0 {
 		if hasBody && !e.Bool("HTTPSampler.DO_MULTIPART_POST", false) {
+			raw := false
 			for _, a := range args {
-				t := c.translate(a.Value)
-				needs = append(needs, t.Needs...)
-				r.Form = append(r.Form, convert.KV{Name: plainText(a.Name), Value: t.T})
+				raw = raw || !a.Encode
+			}
+			if raw {
+				// JMeter sends a field without "always encode" as it is
+				// written ("1234+Test+St." stays so); plateau's form:
+				// would encode it: the body is written out instead, each
+				// encoded field encoded as JMeter does.
+				var parts []string
+				for _, a := range args {
+					n, v := c.translate(a.Name), c.translate(a.Value)
+					needs = append(needs, n.Needs...)
+					needs = append(needs, v.Needs...)
+					nt, vt := n.T, v.T
+					if a.Encode {
+						nt, vt = encodeValue(nt), encodeValue(vt)
+					}
+					if a.UseEquals || vt != "" {
+						parts = append(parts, nt+"="+vt)
+					} else {
+						parts = append(parts, nt)
+					}
+				}
+				body := strings.Join(parts, "&")
+				r.Body = &body
+			} else {
+				for _, a := range args {
+					t := c.translate(a.Value)
+					needs = append(needs, t.Needs...)
+					r.Form = append(r.Form, convert.KV{Name: plainText(a.Name), Value: t.T})
+				}
 			}
 		} else {
 			var q []string
@@ -1150,7 +1174,7 @@ func (c *conv) httpSampler(path string, e *Element, sc scope) []convert.Step {
 				needs = append(needs, val.Needs...)
 				n, v := name.T, val.T
 				if a.Encode {
-					n, v = encodeQuery(n), encodeQuery(v)
+					n, v = encodeValue(n), encodeValue(v)
 				}
 				if a.UseEquals || v != "" {
 					q = append(q, n+"="+v)
@@ -1169,7 +1193,13 @@ func (c *conv) httpSampler(path string, e *Element, sc scope) []convert.Step {
 			}
 		}
 	}
-	r.URL = c.joinPath(u)
+	r.URL = u
+	if strings.Contains(strings.TrimPrefix(r.URL, leadRef(r.URL)), "${") {
+		// JMeter puts values into the path and into unencoded query
+		// arguments as they are; encoded arguments are wrapped in
+		// urlencode() above.
+		r.NoEncode = true
+	}
 	if files := e.props.prop("HTTPsampler.Files"); files != nil && len(files.children) > 0 {
 		if coll := files.prop("HTTPFileArgs.files"); coll != nil && len(coll.children) > 0 {
 			notes = append(notes, "file upload not converted")
@@ -1312,49 +1342,23 @@ func (c *conv) counterConfig(path string, e *Element) {
 	c.behaviour("Counter " + name + ": never counts; every use sends " + quoteOr(start))
 }
 
-// joinPath makes a converted URL's path what JMeter 5.6 sends: its HTTP
-// client collapses repeated slashes in the path, so "/${ctx}/login" with
-// ctx "/doorman" goes out as "/doorman/login", not "//doorman/login". A
-// constant whose value starts with "/" (a User Defined Variable) is folded
-// in (a plan URL must start with "/"); literal "//" in the path becomes "/".
-func (c *conv) joinPath(u string) string {
-	pre := ""
-	if i := strings.Index(u, "://"); i >= 0 {
-		rest := u[i+3:]
-		j := strings.IndexByte(rest, '/')
-		if j < 0 {
-			return u
+// leadSlash gives a path its leading "/" as JMeter does: JMeter adds one
+// only when the path, its variables substituted, does not start with "/"
+// (it keeps a "//" the plan writes: "/${ctx}" with ctx "/api" is sent as
+// "//api"). A path starting with a constant that holds "/…" (a User
+// Defined Variable) gets the constant folded in, since a plan URL must
+// start with "/".
+func (c *conv) leadSlash(u string) string {
+	if strings.HasPrefix(u, "/") {
+		return u
+	}
+	if m := leadVarRe.FindStringSubmatch(u); m != nil {
+		if v, ok := c.constValue(m[1]); ok && strings.HasPrefix(v, "/") {
+			return v + u[len(m[0]):]
 		}
-		pre, u = u[:i+3+j], rest[j:]
+		c.behaviour(fmt.Sprintf("a path starting with ${%s} gets a leading \"/\" here; JMeter adds it only when the value does not start with one", m[1]))
 	}
-	path, query, hasQ := strings.Cut(u, "?")
-	var b strings.Builder
-	for i := 0; i < len(path); i++ {
-		if path[i] == '/' {
-			// "/${x}" where x holds "/…": the slash is x's.
-			if m := leadVarRe.FindStringSubmatch(path[i+1:]); m != nil {
-				if v, ok := c.constValue(m[1]); ok && strings.HasPrefix(v, "/") && !strings.Contains(v, "?") {
-					// The URL must start with "/": the value is folded in.
-					if !strings.HasSuffix(b.String(), "/") {
-						b.WriteString(v)
-					} else {
-						b.WriteString(v[1:])
-					}
-					i += len(m[0])
-					continue
-				}
-			}
-			if b.Len() > 0 && strings.HasSuffix(b.String(), "/") {
-				continue
-			}
-		}
-		b.WriteByte(path[i])
-	}
-	out := pre + b.String()
-	if hasQ {
-		out += "?" + query
-	}
-	return out
+	return "/" + u
 }
 
 var leadVarRe = regexp.MustCompile(`^\$\{([A-Za-z0-9_]+)\}`)
@@ -1367,4 +1371,57 @@ func (c *conv) constValue(pn string) (string, bool) {
 		return "", false
 	}
 	return v, true
+}
+
+// leadRef is a reference that starts a URL ("${base}"), which plateau
+// leaves alone anyway.
+func leadRef(u string) string {
+	if strings.HasPrefix(u, "${") {
+		if i := strings.IndexByte(u, '}'); i > 0 {
+			return u[:i+1]
+		}
+	}
+	return ""
+}
+
+// encodeValue encodes a template as JMeter's "always encode" does
+// (java.net.URLEncoder: space → +): literal parts now, references through
+// urlencode() when the request is sent. ${env.…} is left as it is.
+func encodeValue(t string) string {
+	var b strings.Builder
+	last := 0
+	for _, loc := range refRe.FindAllStringIndex(t, -1) {
+		b.WriteString(javaURLEncode(t[last:loc[0]]))
+		ref := t[loc[0]:loc[1]]
+		inner := ref[2 : len(ref)-1]
+		if strings.HasPrefix(inner, "env.") || strings.Contains(inner, ":") {
+			b.WriteString(ref)
+		} else {
+			b.WriteString("${urlencode(" + inner + ")}")
+		}
+		last = loc[1]
+	}
+	b.WriteString(javaURLEncode(t[last:]))
+	return b.String()
+}
+
+// javaURLEncode is java.net.URLEncoder.encode(s, UTF-8): letters, digits
+// and .-*_ stay, space is +, everything else %XX.
+func javaURLEncode(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case ch >= 'a' && ch <= 'z', ch >= 'A' && ch <= 'Z', ch >= '0' && ch <= '9', ch == '.', ch == '-', ch == '*', ch == '_':
+			b.WriteByte(ch)
+		case ch == ' ':
+			b.WriteByte('+')
+		default:
+			b.WriteByte('%')
+			b.WriteByte(hex[ch>>4])
+			b.WriteByte(hex[ch&15])
+		}
+	}
+	return b.String()
 }

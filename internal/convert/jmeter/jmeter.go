@@ -56,6 +56,9 @@ func Convert(root *Element, opt Options) (*convert.Plan, *convert.Report) {
 		"What was and was not converted: see the conversion report beside this file.",
 	}
 	c.testPlan(root)
+	// Literal secrets (a variable named api_key, a password header …):
+	// the one secret rule every converter ends with.
+	convert.HideSecrets(c.plan, c.report, "")
 	return c.plan, c.report
 }
 
@@ -158,9 +161,15 @@ type conv struct {
 
 	workloadName string
 	endlessSeen  bool // the thread group being converted has an endless loop
-	targetSet    bool
-	feeders      int
-	depth        int // module/include nesting, bounded
+	inEndless    int  // > 0 while converting an endless loop's body
+	// outside are the feeders of data sets outside any endless loop;
+	// groups and endlessGroups count the thread groups converted to
+	// workloads and those whose iteration is an endless loop.
+	outside               []string
+	groups, endlessGroups int
+	targetSet             bool
+	feeders               int
+	depth                 int // module/include nesting, bounded
 	// quiet > 0 while inlining a Module Controller's target or an included
 	// file: those elements are accounted once, where they stand in the tree.
 	quiet int
@@ -318,7 +327,25 @@ func (c *conv) testPlan(tp *Element) {
 			Load:     convert.Load{Users: "1", Iterations: "1"},
 		})
 	}
+	c.perUserData()
 	c.defineUndefined()
+}
+
+// perUserData: when every workload's iteration is an endless loop, a data
+// set outside the loops advances once per user in JMeter (at the thread
+// group's one iteration), so each user keeps one row: order per_user.
+func (c *conv) perUserData() {
+	if c.groups == 0 || c.endlessGroups != c.groups {
+		return
+	}
+	for _, name := range c.outside {
+		for i := range c.plan.Data {
+			if f := &c.plan.Data[i]; f.Name == name && f.Order == "" {
+				f.Order = "per_user"
+				c.report.Notes = append(c.report.Notes, "Data "+name+" is read outside the endless loop: JMeter gives each user one row for the whole run, as order: per_user does.")
+			}
+		}
+	}
 }
 
 // topLevel converts a child of the test plan that is not a config element.
@@ -375,6 +402,16 @@ func (c *conv) threadGroup(path string, e *Element, sc scope) {
 				steps, once := c.children(path, e.Children, sc.clone(), true)
 				c.inRunSetup = false
 				steps = append(once, steps...)
+				// JMeter's setUp group follows its "on sampler error" like any
+				// group (default: continue), where a failing run-level setup
+				// request stops plateau's run: the requests say continue.
+				switch e.Str("ThreadGroup.on_sample_error") {
+				case "", "continue":
+					setOnFail(steps, "continue")
+				case "stoptest", "stoptestnow":
+				default:
+					c.behaviour("the " + kind + " thread group " + quoteOr(e.Name) + " stops itself after a failed request and JMeter runs the test; plateau stops the run")
+				}
 				if kind == "setUp" {
 					c.plan.Setup = append(c.plan.Setup, steps...)
 				} else {
@@ -421,6 +458,10 @@ func (c *conv) threadGroup(path string, e *Element, sc scope) {
 	steps, setup := c.children(path, e.Children, sc, true)
 	wl.Scenario = steps
 	wl.Setup = setup
+	c.groups++
+	if c.endlessSeen {
+		c.endlessGroups++
+	}
 	if c.endlessSeen && len(setup) > 0 && wl.OnFail == "next_iteration" {
 		c.behaviour("thread group " + quoteOr(e.Name) + ": after a failed request JMeter starts the thread group over, so the steps before its endless loop (the setup here, e.g. a login) run again; plateau goes on with the next iteration without them")
 	}
@@ -756,6 +797,8 @@ func (c *conv) children(path string, kids []*Element, sc scope, top bool) (steps
 			// user (the workload's setup) and what follows never runs.
 			c.add(p, e, convert.Converted, "loops forever: its steps are the workload's iteration, the steps before it its setup (once per user)", "")
 			c.endlessSeen = true
+			c.inEndless++
+			defer func() { c.inEndless-- }()
 			setup = append(setup, steps...)
 			steps, _ = c.children(p, e.Children, sc, false)
 			// What follows is reached only through Module Controllers
@@ -1271,6 +1314,7 @@ func (c *conv) defineUndefined() {
 		}
 	}
 	sort.Strings(missing)
+	c.unsetInURLs(missing)
 	for _, m := range missing {
 		// JMeter sends a reference to a variable that is not set as it is
 		// written: "${name}". The plan starts with that text too.
@@ -1334,5 +1378,58 @@ func (c *conv) scanPicks(e *Element) {
 	c.scanPick(e)
 	for _, k := range e.Children {
 		c.scanPicks(k)
+	}
+}
+
+// unsetInURLs says which requests JMeter cannot send: a URL holding a
+// variable nothing sets keeps "${name}", and "{" is not allowed in a URI
+// (JMeter fails the sample with URISyntaxException before sending it).
+func (c *conv) unsetInURLs(missing []string) {
+	var walk func(steps []convert.Step)
+	walk = func(steps []convert.Step) {
+		for _, s := range steps {
+			if r := s.Request; r != nil {
+				for _, m := range missing {
+					if strings.Contains(r.URL, "${"+m+"}") {
+						c.report.AddBehaviour(fmt.Sprintf("request %q: its URL holds ${%s}, which nothing sets; JMeter cannot build that URL and sends nothing, plateau sends the text ${%s} encoded", r.Name, m, m))
+					}
+				}
+			}
+			for _, g := range []*convert.Group{s.Transaction, s.Loop, s.If, s.Foreach} {
+				if g != nil {
+					walk(g.Steps)
+					walk(g.Else)
+				}
+			}
+			for _, b := range s.Choose {
+				walk(b.Steps)
+			}
+		}
+	}
+	walk(c.plan.Setup)
+	walk(c.plan.Teardown)
+	for _, wl := range c.plan.Workloads {
+		walk(wl.Setup)
+		walk(wl.Scenario)
+		walk(wl.Teardown)
+	}
+}
+
+// setOnFail sets on_fail on every request in steps that has none.
+func setOnFail(steps []convert.Step, v string) {
+	for i := range steps {
+		st := &steps[i]
+		if st.Request != nil && st.Request.OnFail == "" {
+			st.Request.OnFail = v
+		}
+		for _, g := range []*convert.Group{st.Transaction, st.Loop, st.If, st.Foreach} {
+			if g != nil {
+				setOnFail(g.Steps, v)
+				setOnFail(g.Else, v)
+			}
+		}
+		for j := range st.Choose {
+			setOnFail(st.Choose[j].Steps, v)
+		}
 	}
 }

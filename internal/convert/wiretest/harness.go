@@ -86,6 +86,11 @@ func Run(t testing.TB, c Case) *Outcome {
 	for k, v := range c.Props {
 		env[jmeter.EnvName(k)] = v
 	}
+	// The source's literal secrets, which the converted plan reads from
+	// the environment (convert.HideSecrets).
+	for k, v := range rep.Secrets {
+		env[k] = v
+	}
 	prec := NewRecorder(t, c.Rules...)
 	start = time.Now()
 	o.Plateau, o.Plan = RunPlateau(t, filepath.Dir(src), p, rep, prec, c.Bounds, env)

@@ -59,8 +59,74 @@ func TestRealFOLIOCheckInCheckOut(t *testing.T) {
 	Run(t, Case{
 		Dir: "testdata/folio-cico", JMX: "circulation_checkInCheckOut_orchid.jmx",
 		Rules:   folio,
-		Bounds:  Bounds{Users: 2, Duration: 20 * time.Second},
+		Bounds:  Bounds{Users: 4, Duration: 14 * time.Second},
 		Props:   map[string]string{"HOSTNAME": "folio.test"},
-		Rewrite: []Replace{{regexp.MustCompile(`(<stringProp name="HTTPSampler.protocol">)https(</stringProp>)`), "${1}http${2}"}},
+		Rewrite: httpsToHTTP,
+		// 43/57 between check-in and check-out, a few iterations a user.
+		Compare: Options{RandomBranches: true},
+	})
+}
+
+// httpsToHTTP runs a plan over http: the recorder does not intercept TLS.
+var httpsToHTTP = []Replace{{regexp.MustCompile(`(<stringProp name="HTTPSampler.protocol">)https(</stringProp>)`), "${1}http${2}"}}
+
+// TestRealFOLIORTAC: FOLIO's RTAC plans (edge and module APIs): a login,
+// then holdings lookups for instance ids.
+func TestRealFOLIORTAC(t *testing.T) {
+	for _, jmx := range []string{"edge_rtac_listInstanceIds.jmx", "mod_rtac_listInstanceIds.jmx"} {
+		t.Run(jmx, func(t *testing.T) {
+			Run(t, Case{
+				Dir: "testdata/folio-rtac", JMX: jmx,
+				Rules:   folio,
+				Bounds:  Bounds{Users: 2, Duration: 8 * time.Second},
+				Props:   map[string]string{"HOST": "folio.test"},
+				Rewrite: httpsToHTTP,
+			})
+		})
+	}
+}
+
+// TestRealFOLIOTemplate: FOLIO's script template (the skeleton its team
+// starts every workflow from): a setUp login whose token a script copies
+// into a property, then requests with ids from a data file.
+func TestRealFOLIOTemplate(t *testing.T) {
+	Run(t, Case{
+		Dir: "testdata/folio-template", JMX: "appName_workflowName.jmx",
+		Rules:   folio,
+		Bounds:  Bounds{Users: 2, Duration: 8 * time.Second},
+		Props:   map[string]string{"HOSTNAME": "folio.test"},
+		Rewrite: httpsToHTTP,
+	})
+}
+
+// TestRealServiceCombHouserush: ServiceComb's house-sale rush plan: users
+// from a CSV log in (a While loop until a token comes), look up the sale,
+// pick a house with a script and order it.
+func TestRealServiceCombHouserush(t *testing.T) {
+	Run(t, Case{
+		Dir: "testdata/servicecomb-houserush", JMX: "houserush.jmx",
+		Rules: []Rule{
+			{Path: regexp.MustCompile(`signin`), Resp: Response{
+				Header: map[string]string{"Authorization": "tok-{{user}}"}, Body: `{"token":"tok-{{user}}","id":7}`}},
+		},
+		Bounds: Bounds{Users: 2, Duration: 8 * time.Second},
+		// The plan's data file is an absolute path on its author's
+		// machine; the harness points it at the file beside the plan
+		// (generated with the project's generateUser.sh 100 199).
+		Rewrite: []Replace{{regexp.MustCompile(`/usr/jmeter/users\.csv`), "users.csv"}},
+	})
+}
+
+// TestRealFOLIOTemplateLoginFails: the template's setUp login answers
+// 500. JMeter's setUp group carries on (on sampler error: continue) and the
+// test runs; the converted plan's run-level setup must not stop the run
+// (Run fails the test when the plateau run ends in an error).
+func TestRealFOLIOTemplateLoginFails(t *testing.T) {
+	Run(t, Case{
+		Dir: "testdata/folio-template", JMX: "appName_workflowName.jmx",
+		Rules:   append([]Rule{{Method: "POST", Path: regexp.MustCompile(`^/authn/login$`), Resp: Response{Status: 500, Body: "down"}}}, folio...),
+		Bounds:  Bounds{Users: 2, Duration: 6 * time.Second},
+		Props:   map[string]string{"HOSTNAME": "folio.test"},
+		Rewrite: httpsToHTTP,
 	})
 }

@@ -1,0 +1,650 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
+	"github.com/plateau-perf/plateau/internal/analysis/sla"
+	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/plan"
+)
+
+// capacityFlags are the flags of `plateau capacity`.
+type capacityFlags struct {
+	out        string
+	set        []string
+	start      float64
+	max        float64
+	resolution string
+	failBelow  float64
+	warmup     time.Duration
+	probe      time.Duration
+	cooldown   time.Duration
+	maxProbes  int
+	maxTime    time.Duration
+	minSamples int
+	maxErrors  float64
+}
+
+// maxCutProbes is how often in a row a probe the engine cut short (not
+// interrupted by the user) is run again before the search gives up.
+const maxCutProbes = 2
+
+// The names of a probe's two phases: the warm-up, excluded from every
+// figure the search judges, and the measured part.
+const (
+	probeWarmupPhase  = "warm-up"
+	probeMeasurePhase = "measure"
+	// probeTailPhase follows the measured phase at the same load, so
+	// that the measured phase ends on schedule: its throughput counts the
+	// responses completed within it, not those of a run's last phase,
+	// which waits for the requests still in flight (graceful_stop).
+	probeTailPhase = "tail"
+)
+
+// probeTail is the length of a probe's tail phase: a fifth of the
+// measured part, between 200 ms and 5 s.
+func probeTail(measure time.Duration) time.Duration {
+	return min(max(measure/5, 200*time.Millisecond), 5*time.Second)
+}
+
+func newCapacityCmd(st *State) *cobra.Command {
+	var f capacityFlags
+	c := &cobra.Command{
+		Use:   "capacity PLAN.yaml",
+		Short: "Search for the highest load at which the plan's requirements hold",
+		Long: `Search for the capacity: the highest load at which every requirement of the plan holds,
+the load is applied and the throughput keeps up. The plan's one workload is probed at
+loads chosen by the search (docs/analysis-methods.md §6): the arrival rate when its load
+has rate: (req/s), the number of users when it has users: — upward in geometric steps
+until a probe is bad, then bisecting to the resolution. Each probe is a full run of the
+plan at that load (a warm-up phase, excluded, then the measured phase), written with its
+report to DIR/probe-01, probe-02 …; DIR/capacity.json holds the answer and the probes
+(docs/capacity.md).
+
+Exit code 0 when the search ended, 1 when the capacity found is below --fail-below,
+2 when it could not be done, 3 when it was interrupted (Ctrl-C stops the probe running,
+keeps its run directory and prints what the probes before it showed).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCapacity(cmd.Context(), st, args[0], f)
+		},
+	}
+	c.Flags().StringVarP(&f.out, "out", "o", "", "directory for capacity.json and the probes' run directories (default runs/<name>-capacity-<UTC time>)")
+	c.Flags().StringArrayVar(&f.set, "set", nil, "override a plan value before the search, as plateau run's --set (repeatable)")
+	c.Flags().Float64Var(&f.start, "start", 0, "first load probed, in req/s or users (default the plan's load)")
+	c.Flags().Float64Var(&f.max, "max", 0, "highest load probed, in req/s or users (default 16 × the first load)")
+	c.Flags().StringVar(&f.resolution, "resolution", "5%", "stop when the capacity is bracketed this closely: a percentage (5%) or a load (10users, 20/s)")
+	c.Flags().Float64Var(&f.failBelow, "fail-below", 0, "exit 1 when the capacity found is below this load (for CI)")
+	c.Flags().DurationVar(&f.warmup, "warmup", 10*time.Second, "warm-up of each probe, excluded from its figures")
+	c.Flags().DurationVar(&f.probe, "probe", search.DefaultDuration, "measured part of each probe (at least)")
+	c.Flags().DurationVar(&f.cooldown, "cooldown", 5*time.Second, "pause after each probe")
+	c.Flags().IntVar(&f.maxProbes, "max-probes", search.DefaultMaxProbes, "most probes to run, repeats included")
+	c.Flags().DurationVar(&f.maxTime, "max-time", 0, "most time the probes may take in all (0: no bound)")
+	c.Flags().IntVar(&f.minSamples, "min-samples", 0, "completed requests a probe needs for its requirements to be judged (lengthens a probe)")
+	c.Flags().Float64Var(&f.maxErrors, "max-error-pct", search.DefaultMaxErrorPct, "error-rate guard, in percent: a probe above it is bad, and the search stops when the system fails it at a load it had handled")
+	return c
+}
+
+// searchedWorkload is the one workload of the plan that the search
+// varies, with its model and the load the plan gives it.
+func searchedWorkload(p *plan.Plan) (*plan.Workload, search.Model, float64, error) {
+	if len(p.Workloads) != 1 {
+		names := make([]string, len(p.Workloads))
+		for i, w := range p.Workloads {
+			names[i] = w.Name
+		}
+		return nil, 0, 0, fmt.Errorf("capacity searches a plan with one workload; this one has %d (%s): several workloads are not supported yet, split the plan",
+			len(p.Workloads), strings.Join(names, ", "))
+	}
+	w := p.Workloads[0]
+	l := w.Load
+	switch {
+	case len(l.Steps) > 0 || len(l.Stages) > 0:
+		return nil, 0, 0, fmt.Errorf("workload %s: capacity searches a load of rate: or users:, not steps or stages (the search chooses the loads)", w.Name)
+	case l.Iterations > 0:
+		return nil, 0, 0, fmt.Errorf("workload %s: capacity needs a load that lasts a time, not iterations", w.Name)
+	case l.Pace > 0:
+		return nil, 0, 0, fmt.Errorf("workload %s: capacity with pace: is not supported yet; give users: with think time, or rate:", w.Name)
+	case l.Rate > 0:
+		return w, search.Open, l.Rate.PerSecond(), nil
+	case l.Users > 0:
+		return w, search.Closed, float64(l.Users), nil
+	}
+	return nil, 0, 0, fmt.Errorf("workload %s: capacity needs a load with rate: or users:", w.Name)
+}
+
+// capacityRequirements parses the plan's requirements for the search: each
+// is judged over a probe's measured phase, so none may name a phase of
+// its own, and each needs a direction.
+func capacityRequirements(p *plan.Plan) ([]*sla.Expr, error) {
+	var out []*sla.Expr
+	for _, s := range p.SLA {
+		e, err := sla.Parse(s.Expr)
+		if err != nil {
+			return nil, fmt.Errorf("sla %q: %w", s.Expr, err)
+		}
+		if e.Phase != "" {
+			return nil, fmt.Errorf("sla %q: a requirement during one phase is not supported by capacity (each probe has its own phases); drop the during", s.Expr)
+		}
+		if e.Op == "==" || e.Op == "!=" {
+			return nil, fmt.Errorf("sla %q: capacity needs a requirement with a side (<, <=, >, >=)", s.Expr)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// parseResolution reads --resolution: "5%" or "5" (percent of the load),
+// "10users" or "20/s" (in the load's unit).
+func parseResolution(s string, m search.Model) (pct float64, abs search.Load, err error) {
+	t := strings.TrimSpace(s)
+	num := func(v string) (float64, error) {
+		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || !(x > 0) || math.IsInf(x, 0) {
+			return 0, fmt.Errorf("--resolution %q: want a positive percentage (5%%) or load (10users, 20/s)", s)
+		}
+		return x, nil
+	}
+	switch {
+	case strings.HasSuffix(t, "%"):
+		pct, err = num(strings.TrimSuffix(t, "%"))
+	case strings.HasSuffix(t, "users"), strings.HasSuffix(t, "user"):
+		if m != search.Closed {
+			return 0, 0, fmt.Errorf("--resolution %q: users for a workload with rate:; give req/s (20/s) or a percentage", s)
+		}
+		var x float64
+		x, err = num(strings.TrimSuffix(strings.TrimSuffix(t, "users"), "user"))
+		abs = search.Load(x)
+	case strings.HasSuffix(t, "/s"):
+		if m != search.Open {
+			return 0, 0, fmt.Errorf("--resolution %q: req/s for a workload with users:; give users (10users) or a percentage", s)
+		}
+		var x float64
+		x, err = num(strings.TrimSuffix(t, "/s"))
+		abs = search.Load(x)
+	default:
+		pct, err = num(t)
+	}
+	if pct >= 100 {
+		return 0, 0, fmt.Errorf("--resolution %q: a percentage below 100", s)
+	}
+	return pct, abs, err
+}
+
+// probeLoad is the --set value that replaces the workload's load with a
+// probe's: a warm-up step (when there is one), the measured step and a
+// short tail step, at the same load, keeping the plan's max_users, ramp_up (in the first
+// step), graceful_stop and start_after.
+func probeLoad(orig plan.Load, m search.Model, load search.Load, warmup, measure time.Duration) string {
+	at := func(rampUp time.Duration) string {
+		if m == search.Open {
+			return "rate: " + strconv.FormatFloat(float64(load), 'f', -1, 64) + "/s"
+		}
+		s := "users: " + strconv.Itoa(int(math.Round(float64(load))))
+		if rampUp > 0 {
+			s += ", ramp_up: " + rampUp.String()
+		}
+		return s
+	}
+	var steps []string
+	if warmup > 0 {
+		steps = append(steps, fmt.Sprintf("{name: %s, %s, duration: %s}", probeWarmupPhase, at(min(orig.RampUp, warmup)), warmup))
+	}
+	steps = append(steps, fmt.Sprintf("{name: %s, %s, duration: %s}", probeMeasurePhase, at(0), measure))
+	steps = append(steps, fmt.Sprintf("{name: %s, %s, duration: %s}", probeTailPhase, at(0), probeTail(measure)))
+	v := "{steps: [" + strings.Join(steps, ", ") + "]"
+	if orig.MaxUsers > 0 {
+		v += ", max_users: " + strconv.Itoa(orig.MaxUsers)
+	}
+	if orig.GracefulStop > 0 {
+		v += ", graceful_stop: " + orig.GracefulStop.String()
+	}
+	if orig.StartAfter > 0 {
+		v += ", start_after: " + orig.StartAfter.String()
+	}
+	return v + "}"
+}
+
+// probeFromSummary is what one probe's run showed, for the search: the
+// measured phase's throughput, error rate, requirements and validity.
+func probeFromSummary(s *analysis.Summary, reqs []*sla.Expr, d search.Decision) (search.Probe, error) {
+	p := search.Probe{Load: d.Load, Duration: d.Duration, Elapsed: d.Warmup + d.Duration + probeTail(d.Duration) + d.Cooldown, Held: true}
+	phase := -1
+	for i, ph := range s.Phases {
+		if ph.Name == probeMeasurePhase {
+			phase = i
+		}
+	}
+	if phase < 0 {
+		return p, fmt.Errorf("the probe's run has no %q phase", probeMeasurePhase)
+	}
+	ph := s.Phases[phase]
+	for _, l := range ph.Labels {
+		if l.Label == core.TotalLabel {
+			p.Throughput, p.ErrorPct = l.ThroughputRPS, l.ErrorPct
+		}
+	}
+	if v := s.Validity; v != nil {
+		for _, pv := range v.Phases {
+			if pv.Phase != ph.Name {
+				continue
+			}
+			p.Held = pv.Held
+			for _, k := range pv.Kinds {
+				// The generator's own shortage: its CPU, or iterations it
+				// dropped because it fell behind its schedule (not because
+				// the system kept every allowed user busy).
+				if k == analysis.ReasonGeneratorCPU || (k == analysis.ReasonDropped && 2*pv.DroppedLate >= pv.Dropped) {
+					p.GeneratorSaturated = true
+				}
+			}
+		}
+	}
+	for i, e := range reqs {
+		if i >= len(s.SLA) {
+			return p, fmt.Errorf("the probe's summary judged %d requirement(s), the plan has %d", len(s.SLA), len(reqs))
+		}
+		r := s.SLA[i]
+		obs, found := math.NaN(), false
+		for _, pc := range r.PerPhase {
+			if pc.Phase == ph.Name {
+				obs, found = pc.Observed, true
+			}
+		}
+		if !found || math.IsNaN(obs) || math.IsInf(obs, 0) {
+			// No request in the measured phase to judge it on: the
+			// requirement is not shown to hold.
+			obs = breaking(e)
+		}
+		better := search.Lower
+		if e.Op == ">" || e.Op == ">=" {
+			better = search.Higher
+		}
+		// summary.json carries no interval for a requirement's statistic
+		// yet: the point value is its own interval (never marginal).
+		p.Requirements = append(p.Requirements, search.Requirement{Name: r.Expr, Limit: e.Value,
+			Value: obs, Low: obs, High: obs, Better: better})
+	}
+	return p, nil
+}
+
+// breaking is a value on the wrong side of e's limit.
+func breaking(e *sla.Expr) float64 {
+	if e.Op == ">" || e.Op == ">=" {
+		return math.Min(e.Value-1, 0)
+	}
+	return math.Max(e.Value+1, 2*e.Value)
+}
+
+// capacityProbe is one probe as capacity.json records it.
+type capacityProbe struct {
+	N                  int                `json:"n"`
+	Dir                string             `json:"dir"`
+	Phase              string             `json:"phase"` // up, down, bisect, verify
+	Repeat             bool               `json:"repeat,omitempty"`
+	Load               float64            `json:"load"`
+	WarmupS            float64            `json:"warmup_s"`
+	DurationS          float64            `json:"duration_s"`
+	ThroughputRPS      float64            `json:"throughput_rps"`
+	ErrorPct           float64            `json:"error_pct"`
+	Held               bool               `json:"held"`
+	GeneratorSaturated bool               `json:"generator_saturated"`
+	Verdict            string             `json:"test_status"` // the probe run's summary.json verdict
+	Requirements       []capacityProbeReq `json:"requirements"`
+	Interrupted        bool               `json:"interrupted,omitempty"`
+	// CutShort: the engine stopped the probe's run before its end (a
+	// generator late by more than graceful_stop); not judged, run again.
+	CutShort bool `json:"cut_short,omitempty"`
+}
+
+type capacityProbeReq struct {
+	Expr     string  `json:"expr"`
+	Observed float64 `json:"observed"`
+	Limit    float64 `json:"limit"`
+	Verdict  string  `json:"verdict"` // holds, breaks
+}
+
+// capacitySearch is capacity.json's capacity.search.
+type capacitySearch struct {
+	Workload string `json:"workload"`
+	Unit     string `json:"unit"` // req/s or users
+	Outcome  string `json:"outcome"`
+	// Load is the capacity: the highest load probed good (0 when none).
+	Load float64 `json:"load"`
+	// UpperBound is the lowest load probed bad above it (0: none): the
+	// capacity lies in [load, upper_bound).
+	UpperBound  float64 `json:"upper_bound"`
+	LimitedBy   string  `json:"limited_by"`
+	Requirement string  `json:"requirement,omitempty"`
+	Marginal    bool    `json:"marginal,omitempty"`
+	At          float64 `json:"at,omitempty"`
+	Below       float64 `json:"below,omitempty"`
+	Interrupted bool    `json:"interrupted,omitempty"`
+	// Sentence is the console's answer line.
+	Sentence   string          `json:"sentence"`
+	Resolution string          `json:"resolution"`
+	ElapsedS   float64         `json:"elapsed_s"`
+	Probes     []capacityProbe `json:"probes"`
+}
+
+type capacityFile struct {
+	Name     string `json:"name"`
+	Capacity struct {
+		Search *capacitySearch `json:"search"`
+	} `json:"capacity"`
+}
+
+func runCapacity(ctx context.Context, st *State, planPath string, f capacityFlags) error {
+	p, err := loadPlan(st, planPath, f.set)
+	if err != nil {
+		return err
+	}
+	if engineOf(p) != "" {
+		return errors.New("capacity drives plateau's own engine; a workload run by another tool is not supported yet")
+	}
+	w, model, planLoad, err := searchedWorkload(p)
+	if err != nil {
+		return err
+	}
+	reqs, err := capacityRequirements(p)
+	if err != nil {
+		return err
+	}
+	start := f.start
+	if start == 0 {
+		start = planLoad
+	}
+	if model == search.Closed {
+		start = math.Round(start)
+	}
+	maxLoad := f.max
+	if maxLoad == 0 {
+		maxLoad = 16 * start
+	}
+	pct, abs, err := parseResolution(f.resolution, model)
+	if err != nil {
+		return err
+	}
+	s := search.Settings{Model: model, Start: search.Load(start), Max: search.Load(maxLoad),
+		ResolutionPct: pct, ResolutionAbs: abs, MaxProbes: f.maxProbes, MaxTime: f.maxTime,
+		Warmup: f.warmup, Duration: f.probe, Cooldown: f.cooldown, MinSamples: f.minSamples,
+		MaxErrorPct: f.maxErrors}
+	if _, err := search.Next(s, nil); err != nil {
+		return err
+	}
+	dir := f.out
+	if dir == "" {
+		dir = filepath.Join("runs", safeName(p.Name)+"-capacity-"+time.Now().UTC().Format("20060102T150405Z"))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("capacity: %w", err)
+	}
+	fmt.Fprintf(st.Stderr, "plateau: capacity of %s (%s), from %g to at most %g %s → %s\n", p.Name, w.Name, start, maxLoad, model.Unit(), dir)
+
+	cs := &capacitySearch{Workload: w.Name, Unit: model.Unit(), Resolution: f.resolution}
+	var probes []search.Probe
+	began := time.Now()
+	var ans *search.Answer
+	cut := 0 // probes in a row the engine cut short
+	for ans == nil {
+		d, err := search.Next(s, probes)
+		if err != nil {
+			return err
+		}
+		if d.Action == search.Stop {
+			ans = d.Answer
+			break
+		}
+		n := len(cs.Probes) + 1
+		name := fmt.Sprintf("probe-%02d", n)
+		set := append(append([]string(nil), f.set...),
+			"workloads."+w.Name+".load="+probeLoad(w.Load, model, d.Load, d.Warmup, d.Duration))
+		var sum *analysis.Summary
+		var console bytes.Buffer
+		pst := *st
+		pst.Stdout, pst.Stderr = &console, &console
+		fmt.Fprintf(st.Stderr, "plateau: %s: %s for %s (%s)…", name, fmtLoad(d.Load, model.Unit()), d.Duration, phaseName(d.Phase))
+		runErr := runPlan(ctx, &pst, planPath, runFlags{out: filepath.Join(dir, name), set: set, quiet: true,
+			onSummary: func(s *analysis.Summary) { sum = s }})
+		_ = os.WriteFile(filepath.Join(dir, name, "console.txt"), console.Bytes(), 0o644)
+		var nh *notHeldError
+		if runErr != nil && !errors.Is(runErr, ErrSLAFailed) && !errors.As(runErr, &nh) {
+			fmt.Fprintln(st.Stderr, " failed")
+			return fmt.Errorf("%s: %w (its console output is in %s)", name, runErr, filepath.Join(dir, name, "console.txt"))
+		}
+		if sum == nil {
+			fmt.Fprintln(st.Stderr, " no summary")
+			return fmt.Errorf("%s: the run wrote no summary (console output in %s)", name, filepath.Join(dir, name, "console.txt"))
+		}
+		interrupted := ctx.Err() != nil || sum.Verdict == analysis.VerdictInterrupted || sum.Status == "interrupted"
+		pr, err := probeFromSummary(sum, reqs, d)
+		if err != nil && !interrupted {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		cp := capacityProbe{N: n, Dir: name, Phase: phaseName(d.Phase), Repeat: d.Action == search.Repeat,
+			Load: float64(d.Load), WarmupS: d.Warmup.Seconds(), DurationS: d.Duration.Seconds(),
+			ThroughputRPS: pr.Throughput, ErrorPct: pr.ErrorPct, Held: pr.Held, GeneratorSaturated: pr.GeneratorSaturated,
+			Verdict: sum.Verdict, Requirements: []capacityProbeReq{}}
+		for _, r := range pr.Requirements {
+			cp.Requirements = append(cp.Requirements, capacityProbeReq{Expr: r.Name, Observed: r.Value, Limit: r.Limit, Verdict: r.Judge().String()})
+		}
+		if interrupted {
+			// An interrupted probe is not evidence: recorded, not judged.
+			cp.Interrupted, cp.CutShort = ctx.Err() != nil, ctx.Err() == nil
+			cs.Probes = append(cs.Probes, cp)
+			if ctx.Err() != nil {
+				fmt.Fprintln(st.Stderr, " interrupted")
+				break
+			}
+			// Stopped without a Ctrl-C: the engine cut the measured
+			// step at the load's planned end plus graceful_stop, which a
+			// generator running late on a busy machine passes. Run the
+			// same probe again, a bounded number of times.
+			cut++
+			fmt.Fprintf(st.Stderr, " cut short by the engine (generator late by more than graceful_stop); running it again\n")
+			if cut > maxCutProbes {
+				return fmt.Errorf("%s: the probe at %g %s was cut short %d times in a row without an interrupt: the generator ran late by more than the workload's graceful_stop; give a longer graceful_stop or a less loaded machine",
+					name, float64(d.Load), model.Unit(), cut)
+			}
+			continue
+		}
+		cut = 0
+		cs.Probes = append(cs.Probes, cp)
+		probes = append(probes, pr)
+		fmt.Fprintf(st.Stderr, " %.1f req/s, %.2f%% errors%s\n", pr.Throughput, pr.ErrorPct, probeNote(pr))
+		if d.Cooldown > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(d.Cooldown):
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if ans == nil {
+		// Interrupted: the answer as far as the probes so far show it —
+		// the search's own budget stop, with no probe left to run.
+		cs.Interrupted = true
+		b := s
+		b.MaxProbes = max(1, len(probes))
+		if len(probes) == 0 {
+			ans = &search.Answer{Outcome: search.Budget, Unit: model.Unit()}
+		} else {
+			d, err := search.Next(b, probes)
+			if err != nil {
+				return err
+			}
+			if d.Action != search.Stop {
+				return errors.New("capacity: the search did not stop at its budget")
+			}
+			ans = d.Answer
+		}
+	}
+	cs.Outcome = ans.Outcome.String()
+	cs.Load, cs.UpperBound = float64(ans.Capacity), float64(ans.UpperBound)
+	cs.LimitedBy, cs.Requirement, cs.Marginal = ans.LimitedBy.String(), ans.Requirement, ans.Marginal
+	cs.At, cs.Below = float64(ans.At), float64(ans.Below)
+	cs.ElapsedS = math.Round(time.Since(began).Seconds()*1000) / 1000
+	cs.Sentence = answerSentence(ans, cs.Interrupted)
+	var cf capacityFile
+	cf.Name = p.Name
+	cf.Capacity.Search = cs
+	b, err := json.MarshalIndent(cf, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "capacity.json"), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("capacity: %w", err)
+	}
+	// The answer first, then the probes it rests on.
+	fmt.Fprintln(st.Stdout, cs.Sentence)
+	printProbes(st.Stdout, cs)
+	fmt.Fprintf(st.Stdout, "\n%d probe(s) in %s; %s\n", len(cs.Probes), time.Duration(cs.ElapsedS*float64(time.Second)).Round(time.Second), filepath.Join(dir, "capacity.json"))
+	switch {
+	case cs.Interrupted:
+		return &notHeldError{verdict: "interrupted", why: "the search was stopped; the answer above rests on the probes before it"}
+	case f.failBelow > 0 && cs.Load < f.failBelow:
+		fmt.Fprintf(st.Stdout, "capacity %g %s is below --fail-below %g\n", cs.Load, cs.Unit, f.failBelow)
+		return ErrSLAFailed
+	}
+	return nil
+}
+
+func phaseName(p search.Phase) string {
+	switch p {
+	case search.Up:
+		return "up"
+	case search.Down:
+		return "down"
+	case search.Bisect:
+		return "bisect"
+	case search.Verify:
+		return "verify"
+	}
+	return "?"
+}
+
+func probeNote(p search.Probe) string {
+	var notes []string
+	if p.GeneratorSaturated {
+		notes = append(notes, "generator saturated")
+	} else if !p.Held {
+		notes = append(notes, "load not held")
+	}
+	for _, r := range p.Requirements {
+		if r.Judge() != search.Holds {
+			notes = append(notes, r.Name+" "+r.Judge().String())
+		}
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(notes, "; ")
+}
+
+// fmtLoad is a load in its unit: "191.3 req/s", "20 users".
+func fmtLoad(l search.Load, unit string) string {
+	return strconv.FormatFloat(math.Round(float64(l)*10)/10, 'f', -1, 64) + " " + unit
+}
+
+// answerSentence is the console's first line.
+func answerSentence(a *search.Answer, interrupted bool) string {
+	u := a.Unit
+	var s string
+	switch a.Outcome {
+	case search.GeneratorLimited:
+		s = "limited by the load generator at " + fmtLoad(a.At, u) + ": not a capacity of the system"
+		if a.Capacity > 0 {
+			s += "; it held at least " + fmtLoad(a.Capacity, u)
+		}
+	case search.Collapsing:
+		s = "collapsing at " + fmtLoad(a.At, u) + ": the error rate passed the guard at a load the system had handled (or at the first)"
+	case search.BelowMin:
+		s = "capacity below the lowest load probed"
+		if a.UpperBound > 0 {
+			s += " (" + fmtLoad(a.UpperBound, u) + ", limited by " + limitText(a) + ")"
+		}
+	case search.AboveMax:
+		s = "capacity ≥ " + fmtLoad(a.Capacity, u) + " (--max): every probe up to it was good"
+	default:
+		if a.Capacity == 0 {
+			s = "no capacity found: no load probed was shown good"
+			if a.UpperBound > 0 {
+				s += " (" + fmtLoad(a.UpperBound, u) + " was bad, limited by " + limitText(a) + ")"
+			}
+			break
+		}
+		s = "capacity = " + fmtLoad(a.Capacity, u)
+		if a.UpperBound == 0 && a.Outcome == search.Budget {
+			// stopped before any probe was bad: a lower bound
+			s = "capacity ≥ " + fmtLoad(a.Capacity, u)
+		}
+		if a.UpperBound > 0 {
+			s += " [" + fmtLoad(a.Capacity, u) + ", " + fmtLoad(a.UpperBound, u) + ")"
+		}
+		if a.Below > 0 {
+			s += ", the knee in (" + fmtLoad(a.Below, u) + ", " + fmtLoad(a.Capacity, u) + "]"
+		}
+		if a.UpperBound > 0 || a.LimitedBy != search.NoLimit {
+			s += ", limited by " + limitText(a)
+		}
+		if a.Outcome == search.Budget && !interrupted {
+			s += " — not to the resolution: the probe or time budget ran out"
+		}
+	}
+	if interrupted {
+		s += " (interrupted: as far as the probes before it show)"
+	}
+	return s
+}
+
+func limitText(a *search.Answer) string {
+	if a.LimitedBy == search.RequirementBroke {
+		t := a.Requirement
+		if a.Marginal {
+			t += " (marginal)"
+		}
+		return t
+	}
+	return a.LimitedBy.String()
+}
+
+func printProbes(w io.Writer, cs *capacitySearch) {
+	fmt.Fprintf(w, "\n%-9s %-7s %10s %10s %8s %-6s  %s\n", "probe", "phase", cs.Unit, "req/s", "err %", "held", "requirements")
+	for _, p := range cs.Probes {
+		held := "yes"
+		switch {
+		case p.GeneratorSaturated:
+			held = "gen"
+		case !p.Held:
+			held = "no"
+		}
+		var rs []string
+		for _, r := range p.Requirements {
+			rs = append(rs, fmt.Sprintf("%s: %g %s", r.Expr, math.Round(r.Observed*10)/10, r.Verdict))
+		}
+		if p.Interrupted {
+			rs = []string{"interrupted: not judged"}
+		}
+		if p.CutShort {
+			rs = []string{"cut short by the engine: not judged, run again"}
+		}
+		fmt.Fprintf(w, "%-9s %-7s %10g %10.1f %8.2f %-6s  %s\n", p.Dir, p.Phase, math.Round(p.Load*10)/10, p.ThroughputRPS, p.ErrorPct, held, strings.Join(rs, "; "))
+	}
+}

@@ -1,0 +1,438 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
+	"github.com/plateau-perf/plateau/internal/analysis/sla"
+	"github.com/plateau-perf/plateau/internal/core"
+)
+
+// poolServer is a loopback target with a known capacity: W workers (a
+// semaphore), each request holding one for the service time S, the others
+// waiting in line. Its capacity is W/S requests per second; it measures
+// the service time it actually gave (a sleep on a loaded machine runs
+// long), so the test compares with W over that.
+type poolServer struct {
+	*httptest.Server
+	workers int
+	served  atomic.Int64
+	busyNs  atomic.Int64
+}
+
+func newPoolServer(t *testing.T, workers int, service time.Duration) *poolServer {
+	ps := &poolServer{workers: workers}
+	sem := make(chan struct{}, workers)
+	ps.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sem <- struct{}{}
+		t0 := time.Now()
+		time.Sleep(service)
+		ps.busyNs.Add(int64(time.Since(t0)))
+		ps.served.Add(1)
+		<-sem
+		w.Write([]byte("ok"))
+	}))
+	t.Cleanup(ps.Close)
+	return ps
+}
+
+// capacityRPS is W over the mean service time given so far.
+func (ps *poolServer) capacityRPS() float64 {
+	n := ps.served.Load()
+	if n == 0 {
+		return 0
+	}
+	mean := time.Duration(ps.busyNs.Load() / n).Seconds()
+	return float64(ps.workers) / mean
+}
+
+func readCapacity(t *testing.T, dir string) *capacitySearch {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "capacity.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cf capacityFile
+	if err := json.Unmarshal(b, &cf); err != nil {
+		t.Fatal(err)
+	}
+	if cf.Capacity.Search == nil {
+		t.Fatalf("capacity.json has no capacity.search:\n%s", b)
+	}
+	return cf.Capacity.Search
+}
+
+// The open model: 2 workers × 20 ms = 100 req/s (low, so that a generator
+// short of CPU on a loaded machine still holds the rate; 3 s probes, so
+// that one iteration a starved generator drops is not over the 1 % that
+// makes a phase's load not held: at 1.5 s and 50/s it was, 1 of 75). A rate above it queues
+// without bound, so p95 < 100ms breaks and the throughput falls short of
+// the rate; below it nothing queues (arrivals are evenly spaced). The
+// search must bracket the capacity to its resolution.
+func TestCapacityOpenModelKnownTarget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs probes against a loopback server for ~30 s")
+	}
+	ps := newPoolServer(t, 2, 20*time.Millisecond)
+	planPath := writePlan(t, fmt.Sprintf(`name: pool-open
+target: %s
+workloads:
+  api:
+    scenario:
+      - request: {name: work, url: /work}
+    load: {rate: 25/s, duration: 1m, max_users: 400, graceful_stop: 2s}
+sla:
+  - p50(response_time) < 60ms
+`, ps.URL))
+	out := filepath.Join(t.TempDir(), "cap")
+	code, stdout, stderr := runCLI(t, "capacity", planPath, "-o", out, "--max", "400", "--resolution", "10%",
+		"--warmup", "500ms", "--probe", "3s", "--cooldown", "200ms", "--max-probes", "12")
+	if code != ExitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	cs := readCapacity(t, out)
+	c := ps.capacityRPS()
+	t.Logf("known capacity %.1f req/s; answer %s after %d probes in %.1f s\n%s", c, cs.Sentence, len(cs.Probes), cs.ElapsedS, stdout)
+	if cs.Unit != "req/s" || cs.Outcome != "found" || cs.Workload != "api" {
+		t.Fatalf("unit %q outcome %q workload %q", cs.Unit, cs.Outcome, cs.Workload)
+	}
+	// Within the resolution (10 %) of the true capacity, with one more
+	// step of slack for a loaded machine: never above it by more than the
+	// resolution, and not below 0.8 of it.
+	if cs.Load > 1.1*c || cs.Load < 0.8*c {
+		t.Errorf("capacity %.1f req/s, the target's is %.1f", cs.Load, c)
+	}
+	if cs.UpperBound <= cs.Load || cs.UpperBound > 1.1*cs.Load*1.0001 {
+		t.Errorf("bracket [%g, %g) is not within 10%%", cs.Load, cs.UpperBound)
+	}
+	if cs.LimitedBy == "" || cs.LimitedBy == "none" {
+		t.Errorf("limited_by %q", cs.LimitedBy)
+	}
+	// From 25 req/s: 25, 50, 100, 200 up, then bisecting a factor 2 to
+	// 10 % (3 halvings), plus the served-rate shortcut and one repeat.
+	if n := len(cs.Probes); n > 10 {
+		t.Errorf("%d probes, want at most 10", n)
+	}
+	checkProbeDirs(t, out, cs)
+	if !strings.HasPrefix(stdout, "capacity = ") {
+		t.Errorf("the answer is not the first line:\n%s", stdout)
+	}
+}
+
+// The closed model: with 80 ms think time each user asks about 10 req/s,
+// so the 200 req/s pool serves W·(S+Z)/S = 20 users before requests queue;
+// above that the throughput X stays flat and the response time is
+// N/X − Z (the interactive response-time law). The requirement p50 < 40ms
+// therefore breaks at N = X·(40 ms + Z), about 22 users: the answer.
+func TestCapacityClosedModelKnownTarget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs probes against a loopback server for ~20 s")
+	}
+	ps := newPoolServer(t, 4, 20*time.Millisecond)
+	planPath := writePlan(t, fmt.Sprintf(`name: pool-closed
+target: %s
+workloads:
+  api:
+    scenario:
+      - request: {name: work, url: /work}
+      - think: 80ms
+    load: {users: 5, duration: 1m, graceful_stop: 2s}
+sla:
+  - p50(response_time) < 40ms
+`, ps.URL))
+	out := filepath.Join(t.TempDir(), "cap")
+	code, stdout, stderr := runCLI(t, "capacity", planPath, "-o", out, "--max", "80", "--resolution", "10%",
+		"--warmup", "500ms", "--probe", "1500ms", "--cooldown", "200ms", "--max-probes", "12")
+	if code != ExitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	cs := readCapacity(t, out)
+	c := ps.capacityRPS()
+	// the users at which the median response time reaches 40 ms
+	known := c * (0.040 + 0.080)
+	t.Logf("known capacity %.1f users (%.1f req/s); answer %s after %d probes in %.1f s\n%s", known, c, cs.Sentence, len(cs.Probes), cs.ElapsedS, stdout)
+	if cs.Unit != "users" || (cs.Outcome != "found" && cs.Outcome != "budget") {
+		t.Fatalf("unit %q outcome %q", cs.Unit, cs.Outcome)
+	}
+	// within the resolution (10 %), with one more step of slack for a
+	// loaded machine
+	if cs.Load > 1.2*known || cs.Load < 0.8*known {
+		t.Errorf("capacity %g users, the target serves %.1f", cs.Load, known)
+	}
+	if n := len(cs.Probes); n > 12 {
+		t.Errorf("%d probes, want at most 12", n)
+	}
+	checkProbeDirs(t, out, cs)
+}
+
+// checkProbeDirs: every probe has its own run directory with its report,
+// and the throughput capacity.json records is the measured phase's.
+func checkProbeDirs(t *testing.T, out string, cs *capacitySearch) {
+	t.Helper()
+	for _, p := range cs.Probes {
+		dir := filepath.Join(out, p.Dir)
+		for _, f := range []string{"summary.json", "report.html", "plan.yaml"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("%s: %v", p.Dir, err)
+			}
+		}
+		s := readSummary(t, dir)
+		if !p.Held && s.Validity != nil {
+			t.Logf("%s: load not held: %s", p.Dir, strings.Join(s.Validity.Reasons, "; "))
+		}
+		var measured *analysis.PhaseSummary
+		for i := range s.Phases {
+			if s.Phases[i].Name == probeMeasurePhase {
+				measured = &s.Phases[i]
+			}
+		}
+		if measured == nil || len(s.Phases) != 3 {
+			t.Fatalf("%s: phases %+v, want warm-up, measure and tail", p.Dir, s.Phases)
+		}
+		for _, l := range measured.Labels {
+			if l.Label == core.TotalLabel && math.Abs(l.ThroughputRPS-p.ThroughputRPS) > 1e-9 {
+				t.Errorf("%s: capacity.json throughput %g, the measured phase's %g", p.Dir, p.ThroughputRPS, l.ThroughputRPS)
+			}
+		}
+	}
+}
+
+// The mapping from a probe's summary to the search's probe, on the
+// validity the analysis writes: a generator short of CPU, or dropping
+// iterations because it fell behind its own schedule, saturated; drops
+// because the system kept every allowed user busy are the system's (load
+// not held, not the generator's).
+func TestProbeFromSummaryValidity(t *testing.T) {
+	e, err := sla.Parse("p95(response_time) < 100ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := func(kinds []analysis.ReasonKind, dropped, late int64) *analysis.Summary {
+		return &analysis.Summary{
+			Phases: []analysis.PhaseSummary{{Name: probeWarmupPhase}, {Name: probeMeasurePhase,
+				Labels: []core.LabelStats{{Label: core.TotalLabel, ThroughputRPS: 190, ErrorPct: 2}}}},
+			SLA: []analysis.SLAResult{{Expr: e.Text, PerPhase: []analysis.PhaseCheck{{Phase: probeWarmupPhase, Observed: 500}, {Phase: probeMeasurePhase, Observed: 40}}}},
+			Validity: &analysis.Validity{Phases: []analysis.PhaseValidity{{Phase: probeWarmupPhase, Held: true},
+				{Phase: probeMeasurePhase, Held: len(kinds) == 0, Kinds: kinds, Dropped: dropped, DroppedLate: late}}},
+		}
+	}
+	d := search.Decision{Load: 200, Duration: time.Second}
+	cases := []struct {
+		name            string
+		s               *analysis.Summary
+		held, saturated bool
+	}{
+		{"held", base(nil, 0, 0), true, false},
+		{"users busy", base([]analysis.ReasonKind{analysis.ReasonDropped}, 100, 0), false, false},
+		{"generator behind", base([]analysis.ReasonKind{analysis.ReasonDropped}, 100, 80), false, true},
+		{"generator cpu", base([]analysis.ReasonKind{analysis.ReasonGeneratorCPU}, 0, 0), false, true},
+	}
+	for _, c := range cases {
+		p, err := probeFromSummary(c.s, []*sla.Expr{e}, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Held != c.held || p.GeneratorSaturated != c.saturated {
+			t.Errorf("%s: held %v saturated %v, want %v %v", c.name, p.Held, p.GeneratorSaturated, c.held, c.saturated)
+		}
+		// the measured phase's figures, not the warm-up's
+		if p.Throughput != 190 || p.ErrorPct != 2 || len(p.Requirements) != 1 || p.Requirements[0].Value != 40 || p.Requirements[0].Limit != 100 {
+			t.Errorf("%s: %+v", c.name, p)
+		}
+	}
+	// no request in the measured phase: the requirement is not shown to hold
+	s := base(nil, 0, 0)
+	s.SLA[0].PerPhase = s.SLA[0].PerPhase[:1]
+	p, err := probeFromSummary(s, []*sla.Expr{e}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Requirements[0].Judge() != search.Breaks {
+		t.Errorf("unjudged requirement judged %v", p.Requirements[0].Judge())
+	}
+}
+
+// What the search refuses, before any load is sent.
+func TestCapacityRefuses(t *testing.T) {
+	cases := []struct{ name, load, sla, flags, want string }{
+		{"two workloads", "", "", "", "several workloads are not supported yet"},
+		{"steps", "{steps: [{users: 1, duration: 1s}]}", "", "", "not steps or stages"},
+		{"during", "{users: 1, duration: 1s}", `- p95(response_time) < 1s during "x"`, "", "during"},
+		{"resolution", "{users: 1, duration: 1s}", "", "20/s", "req/s for a workload with users"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			body := "name: r\ntarget: http://127.0.0.1:9\nworkloads:\n  a:\n    scenario: [{request: {url: /}}]\n    load: " + c.load + "\n"
+			if c.load == "" {
+				body = "name: r\ntarget: http://127.0.0.1:9\nworkloads:\n  a:\n    scenario: [{request: {url: /}}]\n    load: {users: 1, duration: 1s}\n  b:\n    scenario: [{request: {url: /}}]\n    load: {users: 1, duration: 1s}\n"
+			}
+			if c.sla != "" {
+				body += "sla:\n  " + c.sla + "\n"
+			}
+			args := []string{"capacity", writePlan(t, body), "-o", filepath.Join(t.TempDir(), "c")}
+			if c.flags != "" {
+				args = append(args, "--resolution", c.flags)
+			}
+			code, _, stderr := runCLI(t, args...)
+			if code != ExitError || !strings.Contains(stderr, c.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, c.want)
+			}
+		})
+	}
+}
+
+// Ctrl-C during a probe: the search stops, keeps that probe's run
+// directory (marked interrupted, not judged), writes capacity.json with
+// what the probes before it showed, and exits 3.
+func TestCapacityInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs probes against a loopback server")
+	}
+	ps := newPoolServer(t, 4, 20*time.Millisecond)
+	planPath := writePlan(t, fmt.Sprintf(`name: pool-int
+target: %s
+workloads:
+  api:
+    scenario:
+      - request: {name: work, url: /work}
+    load: {rate: 20/s, duration: 1m, graceful_stop: 2s}
+sla:
+  - p50(response_time) < 60ms
+`, ps.URL))
+	out := filepath.Join(t.TempDir(), "cap")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// cancel once the second probe's run directory exists
+		for ctx.Err() == nil {
+			if _, err := os.Stat(filepath.Join(out, "probe-02", "run.json")); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	var stdout, stderr bytes.Buffer
+	code := Main(ctx, State{Args: []string{"capacity", planPath, "-o", out, "--max", "400",
+		"--warmup", "200ms", "--probe", "3s", "--cooldown", "0s"}, Stdin: bytes.NewReader(nil), Stdout: &stdout, Stderr: &stderr,
+		Getenv: func(string) (string, bool) { return "", false }})
+	if code != ExitNotHeld {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, ExitNotHeld, stdout.String(), stderr.String())
+	}
+	cs := readCapacity(t, out)
+	t.Logf("stdout:\n%s", stdout.String())
+	if !cs.Interrupted || len(cs.Probes) != 2 || cs.Probes[0].Interrupted || !cs.Probes[1].Interrupted {
+		t.Fatalf("interrupted %v, probes %+v", cs.Interrupted, cs.Probes)
+	}
+	// the first probe (20 req/s, well under the pool's 200) held
+	if cs.Load != 20 || !strings.Contains(stdout.String(), "interrupted") {
+		t.Errorf("answer %q, load %g", cs.Sentence, cs.Load)
+	}
+	if !strings.HasPrefix(stdout.String(), "capacity ≥ 20 req/s") {
+		t.Errorf("stdout:\n%s", stdout.String())
+	}
+}
+
+// A rate far beyond what this generator sends: the generator falls behind
+// its own schedule and drops what came due, so the probe is not evidence
+// about the target and the search says "limited by the load generator"
+// instead of reporting a capacity. (The target answers at once; max_users
+// bounds what reaches it.)
+func TestCapacityGeneratorLimited(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a probe against a loopback server")
+	}
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		w.Write([]byte("ok"))
+	}))
+	t.Cleanup(srv.Close)
+	planPath := writePlan(t, fmt.Sprintf(`name: gen-limited
+target: %s
+workloads:
+  api:
+    scenario:
+      - request: {name: work, url: /work}
+    load: {rate: 500000/s, duration: 1m, max_users: 4, graceful_stop: 2s}
+`, srv.URL))
+	out := filepath.Join(t.TempDir(), "cap")
+	code, stdout, stderr := runCLI(t, "capacity", planPath, "-o", out, "--max", "500000",
+		"--warmup", "0s", "--probe", "1s", "--cooldown", "0s", "--max-probes", "3")
+	cs := readCapacity(t, out)
+	t.Logf("exit %d; %d requests reached the target\n%s\n%s", code, n.Load(), stdout, stderr)
+	if code != ExitOK {
+		t.Fatalf("exit %d", code)
+	}
+	if cs.Outcome != "generator limited" || cs.At != 500000 || len(cs.Probes) != 1 || !cs.Probes[0].GeneratorSaturated {
+		t.Fatalf("outcome %q at %g after %d probes; want generator limited at 500000 after 1", cs.Outcome, cs.At, len(cs.Probes))
+	}
+	if !strings.HasPrefix(stdout, "limited by the load generator at 500000 req/s") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+}
+
+func TestParseResolution(t *testing.T) {
+	cases := []struct {
+		in   string
+		m    search.Model
+		pct  float64
+		abs  search.Load
+		fail bool
+	}{
+		{"5%", search.Open, 5, 0, false},
+		{"7.5", search.Closed, 7.5, 0, false},
+		{"10users", search.Closed, 0, 10, false},
+		{"1 user", search.Closed, 0, 1, false},
+		{"20/s", search.Open, 0, 20, false},
+		{"20/s", search.Closed, 0, 0, true},
+		{"10users", search.Open, 0, 0, true},
+		{"0%", search.Open, 0, 0, true},
+		{"-5", search.Open, 0, 0, true},
+		{"100%", search.Open, 0, 0, true},
+		{"NaN", search.Open, 0, 0, true},
+		{"", search.Open, 0, 0, true},
+	}
+	for _, c := range cases {
+		pct, abs, err := parseResolution(c.in, c.m)
+		if (err != nil) != c.fail || (err == nil && (pct != c.pct || abs != c.abs)) {
+			t.Errorf("%q: %v %v %v", c.in, pct, abs, err)
+		}
+	}
+}
+
+// A probe's load replaces the workload's: warm-up, measure and tail at the
+// probe's load, keeping max_users, graceful_stop and start_after; the
+// value loads as a plan.
+func TestProbeLoadIsAPlan(t *testing.T) {
+	orig := writePlan(t, "name: p\ntarget: http://127.0.0.1:9\nworkloads:\n  a:\n    scenario: [{request: {url: /}}]\n    load: {rate: 10/s, duration: 1m, max_users: 7, graceful_stop: 3s}\n")
+	st := &State{Getenv: func(string) (string, bool) { return "", false }}
+	p, err := loadPlan(st, orig, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := probeLoad(p.Workloads[0].Load, search.Open, 38.168549999999996, 2*time.Second, 5*time.Second)
+	q, err := loadPlan(st, orig, []string{"workloads.a.load=" + v})
+	if err != nil {
+		t.Fatalf("%s: %v", v, err)
+	}
+	l := q.Workloads[0].Load
+	if len(l.Steps) != 3 || l.Steps[0].Name != probeWarmupPhase || l.Steps[1].Name != probeMeasurePhase || l.Steps[2].Name != probeTailPhase ||
+		l.Steps[1].Duration != 5*time.Second || l.Steps[2].Duration != time.Second || math.Abs(l.Steps[1].Rate.PerSecond()-38.16855) > 1e-6 ||
+		l.MaxUsers != 7 || l.GracefulStop != 3*time.Second {
+		t.Errorf("%s → %+v", v, l)
+	}
+}

@@ -1,0 +1,116 @@
+package wiretest
+
+import (
+	"bytes"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/convert/jmeter"
+)
+
+// stream builds requests of users "g/1" and "g/2": each path in order,
+// gap apart, with the header X-Tenant: tenant.
+func stream(paths []string, gap time.Duration, tenant string) []Request {
+	var out []Request
+	for u, user := range []string{"g/1", "g/2"} {
+		at := time.Duration(u) * time.Millisecond
+		for i := 0; i < 5; i++ {
+			for _, p := range paths {
+				h := http.Header{}
+				if tenant != "-" {
+					h.Set("X-Tenant", tenant)
+				}
+				out = append(out, Request{User: user, Method: "GET", Host: "h", Path: p, Header: h, At: at})
+				at += gap
+			}
+		}
+	}
+	return out
+}
+
+func kinds(r Result) string {
+	var k []string
+	for _, d := range r.Diffs {
+		k = append(k, d.Kind+" "+d.Subject)
+	}
+	return strings.Join(k, "; ")
+}
+
+// TestCompare: the comparison finds each kind of difference the converter
+// used to make, and none between equal streams.
+func TestCompare(t *testing.T) {
+	base := stream([]string{"/login", "/items", "/cart"}, 100*time.Millisecond, "acme")
+	if r := Compare(base, stream([]string{"/login", "/items", "/cart"}, 100*time.Millisecond, "acme"), Options{}); len(r.Diffs) != 0 {
+		t.Errorf("equal streams differ: %s", kinds(r))
+	}
+	for _, tc := range []struct {
+		name string
+		p    []Request
+		want string
+	}{
+		{"header empty", stream([]string{"/login", "/items", "/cart"}, 100*time.Millisecond, ""), "header GET h/login X-Tenant"},
+		{"header missing", stream([]string{"/login", "/items", "/cart"}, 100*time.Millisecond, "-"), "header GET h/items X-Tenant"},
+		{"request never sent", stream([]string{"/login", "/items"}, 100*time.Millisecond, "acme"), "endpoint GET h/cart"},
+		{"double slash", stream([]string{"/login", "//items", "/cart"}, 100*time.Millisecond, "acme"), "endpoint GET h//items"},
+		{"order", stream([]string{"/login", "/cart", "/items"}, 100*time.Millisecond, "acme"), "order GET h/items → GET h/cart"},
+		{"pacing lost", stream([]string{"/login", "/items", "/cart"}, 0, "acme"), "think"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Compare(base, tc.p, Options{})
+			if !strings.Contains(kinds(r), tc.want) {
+				t.Errorf("differences %q do not name %q", kinds(r), tc.want)
+			}
+			if len(r.Unexplained) != len(r.Diffs) {
+				t.Errorf("%d of %d differences unexplained, want all", len(r.Unexplained), len(r.Diffs))
+			}
+		})
+	}
+	// An explanation covers its difference; one that covers nothing is stale.
+	r := Compare(base, stream([]string{"/login", "/items"}, 100*time.Millisecond, "acme"), Options{Expected: []Expect{
+		{Kind: "endpoint", Why: "the cart is not converted"}, {Kind: "order", Why: "so the order changes"},
+		{Kind: "first", Why: "covers nothing"}}})
+	if len(r.Unexplained) != 0 || len(r.Stale) != 1 {
+		t.Errorf("unexplained %v, stale %v; want none and the one covering nothing", r.Unexplained, r.Stale)
+	}
+}
+
+// TestPrepareJMX: the rewritten plans parse, every thread group carries
+// the user-key Header Manager and the bounds, setUp groups keep theirs.
+func TestPrepareJMX(t *testing.T) {
+	for _, f := range []string{"testdata/folio-cico/circulation_checkInCheckOut_orchid.jmx", "testdata/servicecomb-workshop/workshop.jmx", "testdata/folio-template/appName_workflowName.jmx"} {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := PrepareJMX(src, Bounds{Users: 3, RampUp: 2 * time.Second, Duration: 7 * time.Second})
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		root, err := jmeter.Parse(bytes.NewReader(out))
+		if err != nil {
+			t.Fatalf("%s: rewritten plan does not parse: %v", f, err)
+		}
+		n := 0
+		for _, g := range root.Children {
+			if !strings.HasSuffix(g.TestClass, "ThreadGroup") {
+				continue
+			}
+			n++
+			if len(g.Children) == 0 || g.Children[0].TestClass != "HeaderManager" || g.Children[0].Name != "wiretest user key" {
+				t.Errorf("%s: thread group %q lacks the user key Header Manager", f, g.Name)
+			}
+			if g.TestClass == "ThreadGroup" && (g.Str("ThreadGroup.num_threads") != "3" || g.Str("ThreadGroup.duration") != "7" || g.Str("ThreadGroup.ramp_time") != "2") {
+				t.Errorf("%s: thread group %q not bounded: %q users, %q s, ramp %q", f, g.Name, g.Str("ThreadGroup.num_threads"), g.Str("ThreadGroup.duration"), g.Str("ThreadGroup.ramp_time"))
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no thread group", f)
+		}
+	}
+	if _, err := PrepareJMX([]byte("<jmeterTestPlan/>"), Bounds{Users: 1}); err == nil {
+		t.Error("a plan without thread groups was accepted")
+	}
+}
