@@ -72,7 +72,7 @@ func TestImportedSystemStatisticsReachReport(t *testing.T) {
 	// the whole run (id 50−i, wa 2: busy 48+i; the first report, since boot, is left out: mean 54.5, max 60);
 	// jstat heap used = (S0U+S1U+EU+OU) KiB.
 	for _, re := range []string{
-		`\| \*\*Whole run\*\* \| \*\*54\.5\*\* \| \*\*60\.0\*\* \|`,
+		`\| \*\*Whole run\*\* \| \*\*54\.5\*\* \| \*\*60\*\* \|`,
 		`\| \*\*Whole run\*\* \| \*\*[0-9.]+ MiB\*\* \| \*\*90\.4 MiB\*\* \|`,
 		`CPU:\*\* never near the ceiling — busiest: host1`,
 		`\*\*tbl/cave per phase\*\*`,

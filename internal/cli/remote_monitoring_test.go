@@ -91,7 +91,7 @@ monitor:
 		"Top SQL — pg", "SELECT count(*) FROM pg_class WHERE relpages >= $1 /* lookup */", // the service's statement
 		"top statements in step 1", "top statements in step 2",
 		"Query broken (databases): query failed", "Query nothing (databases): the query returned no series", // named notes
-		"**Connections:**", "of 40.0 connections", "**CPU:**", "busy on average in step",
+		"**Connections:**", "of 40 connections", "**CPU:**", "busy on average in step",
 		"Before mean",
 		"mode_pct of hosts, the 2 series with the highest mean during the run of", // top: 2
 	} {

@@ -172,6 +172,8 @@ func num3(v float64) string {
 		return "–"
 	case v == 0:
 		return "0"
+	case v == math.Trunc(v) && math.Abs(v) < 1e15:
+		return thousands(int64(v)) // a count stays whole: "12 of 12", not "12.0 of 12.0"
 	case math.Abs(v) >= 1000:
 		return thousands(int64(math.Round(v)))
 	case math.Abs(v) >= 100:

@@ -17,6 +17,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/importer/jtl"
 	"github.com/plateau-perf/plateau/internal/importer/k6"
 	"github.com/plateau-perf/plateau/internal/importer/locust"
+	"github.com/plateau-perf/plateau/internal/importer/vmstat"
 	"github.com/plateau-perf/plateau/internal/report"
 	"github.com/plateau-perf/plateau/internal/report/reporttest"
 )
@@ -128,6 +129,23 @@ func proseVariants() []proseVariant {
 		{"import k6 JSON", imported(func() importer.Source {
 			return k6.New(k6.Config{Path: imp + "k6/testdata/k6-v1.8.1/out.json.gz"})
 		}, true)},
+		{"interrupted", synthetic(reporttest.Options{Killed: true, Monitor: true})},
+		{"vmstat alone", func(t *testing.T, dir string) {
+			t.Helper()
+			var b strings.Builder
+			b.WriteString("procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu----- -----timestamp-----\n")
+			b.WriteString(" r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st                 UTC\n")
+			start := time.Date(2025, 5, 13, 11, 0, 0, 0, time.UTC)
+			for i := range 120 {
+				fmt.Fprintf(&b, " 1  0      0 %d  10240 204800    0    0     0    12  310  520 %2d  3 %2d  0  0 %s\n",
+					800000-i*100, 20+i%7, 77-i%7, start.Add(time.Duration(i)*time.Second).Format("2006-01-02 15:04:05"))
+			}
+			path := filepath.Join(t.TempDir(), "vmstat.log")
+			if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			imported(func() importer.Source { return vmstat.New(vmstat.Config{Path: path, Target: "app01"}) }, false)(t, dir)
+		}},
 		{"import k6 JSON with its summary export", imported(func() importer.Source {
 			return k6.New(k6.Config{Path: imp + "k6/testdata/k6-v1.8.1/out.json.gz", Summary: imp + "k6/testdata/k6-v1.8.1/summary.json"})
 		}, true)},

@@ -325,8 +325,15 @@ func (b *builder) resources() doc.Section {
 		return sec
 	}
 	b.s.Resources = b.resourceEntries()
-	sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("%d monitored %s, sampled on the same clock as the load. Charts of the same kind are laid out side by side, one per target; phase boundaries are drawn as vertical lines. The tables give each metric's mean and maximum per phase.",
-		withData, map[bool]string{true: "target", false: "targets"}[withData == 1])})
+	clock, phases := "sampled on the same clock as the load", " Phase boundaries are drawn as vertical lines. The tables give each metric's mean and maximum per phase."
+	if b.d.Total == nil || b.d.Total.Count == 0 {
+		clock = "with no load recorded beside them"
+	}
+	if len(b.d.Phases) == 0 {
+		phases = " The run records no phases: the tables give each metric's mean and maximum over the run."
+	}
+	sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("%d monitored %s, %s. Charts of the same kind are laid out side by side, one per target.%s",
+		withData, map[bool]string{true: "target", false: "targets"}[withData == 1], clock, phases)})
 	// Group targets by kind, keeping first-seen order.
 	var kinds []string
 	byKind := map[string][]*target{}

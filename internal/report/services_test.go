@@ -50,7 +50,7 @@ func TestBusiestService(t *testing.T) {
 	}
 	report := strings.ReplaceAll(string(md), `\`, "")
 	for _, want := range []string{
-		"mod-circulation used 3.40 of 4.00 cores (85 %) on average in step 3; the other one stayed at or under 25 % of its limit",
+		"mod-circulation used 3.40 of 4 cores (85 %) on average in step 3; the other one stayed at or under 25 % of its limit",
 		"**CPU:** saturated",
 		"folio — pod_cpu_cores per phase",
 	} {
@@ -106,7 +106,7 @@ func TestNetworkFaultsAndRestarts(t *testing.T) {
 	}
 	report := strings.ReplaceAll(string(md), `\`, "")
 	for _, want := range []string{
-		"Network errors on 10.0.0.1:9100 (about 60.0, at most 2.00/s) during the run",
+		"Network errors on 10.0.0.1:9100 (about 60, at most 2/s) during the run",
 		"**Network:** packets lost or refused",
 		"was 10.0.0.1:9100 (in), with network 95.4 MiB/s of a 119 MiB/s link (80 %) on average in step 3",
 		"Busiest for network: 10.0.0.1:9100 (in) used 95.4 MiB/s of a 119 MiB/s link (80 %) on average in step 3; the other one stayed at or under 0.8 % of its limit",

@@ -27,6 +27,8 @@ func (b *builder) timingMethod() string {
 		return "Times are JMeter's elapsed times as the JTL recorded them: from just before the request was sent to the last byte of the response, in milliseconds; JMeter does not correct for late starts"
 	case rundir.SourceK6:
 		return "Times are k6's http_req_duration: sending, waiting and receiving, without connection setup, in milliseconds; k6 does not correct for late starts"
+	case rundir.SourceGatling:
+		return "Times are Gatling's response times as its simulation.log recorded them: from the request's start to the end of its response, in milliseconds"
 	case rundir.SourceLocust:
 		return "Times are Locust's response times, from sending the request to the response read, in milliseconds, rebuilt from Locust's CSV statistics"
 	case rundir.SourceAccessLog:

@@ -58,7 +58,7 @@ func HoldsOf(k SourceKind) Holds {
 		return Holds{Durations: true, PlannedLoad: true, COCorrection: true, ThinkTime: true, Bytes: true, GeneratorEnv: true}
 	case SourceJMeter, SourceK6:
 		return Holds{Durations: true, Bytes: true}
-	case SourceLocust:
+	case SourceLocust, SourceGatling:
 		return Holds{Durations: true}
 	case SourceAccessLog:
 		return Holds{Durations: true, Bytes: true}
