@@ -518,8 +518,13 @@ func (wl *workload) runOpen(ctx context.Context, name string, a *arrivals, maxUs
 // than a second overdue when the loop first reaches them (a generator that
 // started after the common start) are skipped and counted as dropped.
 //
-// Nothing starts after the schedule's end: iterations still queued then are
-// dropped; those running may finish within graceful_stop (ctx ends then).
+// Nothing starts after the schedule's end, which is on the wall clock:
+// iterations still queued then are dropped; those running may finish within
+// graceful_stop (ctx ends then). A loop behind its schedule never walks the
+// iterations it cannot start: it drops all that are due in one step
+// (arrivals.Due), so a rate no machine can send ends on time, and the
+// context is checked on every step, so an interrupt stops it at once.
+// Started counts iterations a user began: what was sent.
 func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Time, a *arrivals, maxUsers int, rate float64, idxOut *int) string {
 	e := wl.e
 	if maxUsers <= 0 {
