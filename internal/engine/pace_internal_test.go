@@ -44,10 +44,10 @@ func TestPaceEpochMissed(t *testing.T) {
 		missed   int64
 	}{
 		{"caught up", 10, 1000 * time.Millisecond, 0},
-		{"in its last slot's pace", 9, 950 * time.Millisecond, 0}, // slot 9 at 900 ms, due within the last 100 ms
-		{"one pace behind", 9, 1001 * time.Millisecond, 0},        // slot 9 due 101 ms before the end
-		{"a second behind", 0, 1001 * time.Millisecond, 10},       // slots 0…9 due, 0…9 more than a pace before
-		{"stalled 2 s", 5, 2500 * time.Millisecond, 19},           // slots 5…23 (at ≤ 2.4 s)
+		{"in its last slot's pace", 9, 950 * time.Millisecond, 0},  // slot 9 at 900 ms, due within the last 100 ms
+		{"more than a pace behind", 9, 1001 * time.Millisecond, 1}, // slot 9 due 101 ms before the end
+		{"a second behind", 0, 1001 * time.Millisecond, 10},        // slots 0…9 due, 0…9 more than a pace before
+		{"stalled 2 s", 5, 2500 * time.Millisecond, 19},            // slots 5…23 (at ≤ 2.4 s)
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
