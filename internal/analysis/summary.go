@@ -6,9 +6,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plateau-perf/plateau/internal/analysis/capacity"
+	"github.com/plateau-perf/plateau/internal/analysis/compare"
+	"github.com/plateau-perf/plateau/internal/analysis/resources"
 	"github.com/plateau-perf/plateau/internal/analysis/sla"
+	"github.com/plateau-perf/plateau/internal/analysis/trend"
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/metrics"
+	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
@@ -49,12 +54,20 @@ type Summary struct {
 	// ServerSide is the servers' view from the access logs attached to the
 	// run (per server, phase and HTTP status); null when none was.
 	ServerSide *ServerSide `json:"server_side"`
-	// Sections filled by other analyses; nil when not computed.
-	Resources  any `json:"resources"`
-	Capacity   any `json:"capacity"`
-	Trends     any `json:"trends"`
-	Comparison any `json:"comparison"`
-	Monitors   any `json:"monitors,omitempty"`
+	// Resources are the monitored series' statistics per target, metric
+	// and phase; null when the run has no monitor data.
+	Resources []resources.Entry `json:"resources"`
+	// Capacity is the capacity analysis over the load steps; null when
+	// the run has no steps at two or more loads of one workload.
+	Capacity *capacity.Result `json:"capacity"`
+	// Trends are the latency drifts and memory growths.
+	Trends *trend.Trends `json:"trends"`
+	// Comparison is the run against a baseline, label by label and phase
+	// by phase; null without a baseline.
+	Comparison []compare.Row `json:"comparison"`
+	// Monitors are the monitored targets with their state; omitted when
+	// the run watched none.
+	Monitors []mondata.TargetStatus `json:"monitors,omitempty"`
 }
 
 // PhaseSummary is one phase with its own label table.
@@ -123,6 +136,9 @@ func Summarize(d *Dataset, slas []string) *Summary {
 			Rate: p.Rate, Stopped: p.Stopped}
 		ps.Labels = d.labelRows(d.ByPhase[i], d.PhaseTotal[i], p.Duration())
 		s.Phases = append(s.Phases, ps)
+	}
+	if s.Phases == nil {
+		s.Phases = []PhaseSummary{} // docs/summary.md: a list is [] when empty
 	}
 	s.Errors = ErrorSummary{ByClass: map[string]int64{}, ByStatus: map[string]int64{}, Details: d.Errors}
 	if s.Errors.Details == nil {

@@ -26,6 +26,8 @@ type convertOptions struct {
 type converter struct {
 	short string
 	run   func(path string, src []byte, o convertOptions) (*convert.Plan, *convert.Report, error)
+	// streams: run reads path itself (src is nil), in bounded memory.
+	streams bool
 }
 
 // converters is the plugin map of plateau convert.
@@ -43,14 +45,10 @@ func converters() map[string]converter {
 			},
 		},
 		"har": {
-			short: "a browser recording (HAR 1.2)",
-			run: func(path string, src []byte, o convertOptions) (*convert.Plan, *convert.Report, error) {
-				h, err := har.Parse(bytes.NewReader(src))
-				if err != nil {
-					return nil, nil, err
-				}
-				p, r := har.Convert(h, har.Options{Source: path, KeepAssets: o.keepAssets})
-				return p, r, nil
+			short:   "a browser recording (HAR 1.2)",
+			streams: true,
+			run: func(path string, _ []byte, o convertOptions) (*convert.Plan, *convert.Report, error) {
+				return har.ConvertFile(path, har.Options{Source: path, KeepAssets: o.keepAssets})
 			},
 		},
 		"postman": {
@@ -106,9 +104,12 @@ The written plan is loaded with plateau's plan loader before convert returns.`,
 }
 
 func runConvert(st *State, kind string, cv converter, path string, o convertOptions) error {
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("convert %s: %w", kind, err)
+	var src []byte
+	if !cv.streams {
+		var err error
+		if src, err = os.ReadFile(path); err != nil {
+			return fmt.Errorf("convert %s: %w", kind, err)
+		}
 	}
 	p, rep, err := cv.run(path, src, o)
 	if err != nil {

@@ -49,6 +49,20 @@ func runGenerators(ctx context.Context, st *State, planPath string, f runFlags) 
 	if err := checkSLANames(p); err != nil {
 		return err
 	}
+	if f.listen != "" {
+		// Every generator's address is checked before anything is
+		// created; each child warns in its log, the parent here.
+		for i := 0; i < n; i++ {
+			if _, err := generatorListen(f.listen, i); err != nil {
+				return err
+			}
+		}
+		if listenBeyond(f.listen) {
+			fmt.Fprintf(st.Stderr, "plateau: warning: --listen %s binds beyond loopback: anyone who can reach this machine can watch the generators and stop them; use 127.0.0.1:PORT, or set --listen-token (or %s)\n", f.listen, listenTokenEnv)
+		}
+	} else if f.listenToken != "" {
+		return errors.New("--listen-token needs --listen")
+	}
 	dir := f.out
 	if dir == "" {
 		dir = filepath.Join("runs", safeName(p.Name)+"-"+time.Now().UTC().Format("20060102T150405Z"))
@@ -157,6 +171,11 @@ func startGenerators(st *State, planPath string, f runFlags, n int, start time.T
 		if err == nil {
 			cmd := exec.Command(st.Exe, args...)
 			cmd.Stdout, cmd.Stderr = logf, logf
+			if f.listenToken != "" {
+				// Through the environment: a command line shows in ps
+				// and in each generator's run.json.
+				cmd.Env = append(os.Environ(), listenTokenEnv+"="+f.listenToken)
+			}
 			// Own process group: a Ctrl-C in the terminal reaches the
 			// parent only, which stops the children gracefully itself.
 			// The child dies with its parent (see childAttr).

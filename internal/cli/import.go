@@ -17,6 +17,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/importer"
 	"github.com/plateau-perf/plateau/internal/importer/accesslog"
 	"github.com/plateau-perf/plateau/internal/importer/dockerstats"
+	"github.com/plateau-perf/plateau/internal/importer/gatling"
 	"github.com/plateau-perf/plateau/internal/importer/jstat"
 	"github.com/plateau-perf/plateau/internal/importer/jtl"
 	"github.com/plateau-perf/plateau/internal/importer/k6"
@@ -91,10 +92,15 @@ func importTypes() map[string]importType {
 			build: buildDockerStats,
 		},
 		"k6": {
-			short: "k6 --out json stream (plain or gzipped), with its --summary-export as a side summary",
+			short: "k6 --out json stream or --out csv file (plain or gzipped), with its --summary-export as a side summary",
 			opts: []importOpt{{"workload", "workload name for the samples (default k6; NAME=PATH also sets it)"},
 				{"summary", "the run's --summary-export file: k6's whole-run figures, quoted next to the import's"}},
 			build: buildK6,
+		},
+		"gatling": {
+			short: "Gatling simulation.log (the text log of Gatling 2.x–3.11; plain or gzipped)",
+			opts:  []importOpt{{"workload", "workload name for the samples (default gatling; NAME=PATH also sets it)"}},
+			build: buildGatling,
 		},
 		"locust": {
 			short: "Locust --csv results (PREFIX_stats.csv, _stats_history.csv, _failures.csv)",
@@ -333,6 +339,9 @@ func runImport(ctx context.Context, st *State, f importFlags, ins []importInput,
 	if n := run.Problems().Total(); n > 0 {
 		fmt.Fprintf(st.Stderr, "plateau import: %d malformed lines skipped; see %s/import.log\n", n, f.out)
 	}
+	if n := run.Implausible(); n > 0 {
+		fmt.Fprintf(st.Stderr, "plateau import: %d implausible samples or readings left out by the implausible-times rule (docs/import.md); see %s/import.log\n", n, f.out)
+	}
 	fmt.Fprintf(st.Stderr, "plateau import: wrote %s (plateau report %s)\n", f.out, f.out)
 	return nil
 }
@@ -461,6 +470,14 @@ func buildK6(in importInput, _ importer.Clock) (importer.Source, error) {
 		cfg.Workload = in.name
 	}
 	return k6.New(cfg), nil
+}
+
+func buildGatling(in importInput, _ importer.Clock) (importer.Source, error) {
+	cfg := gatling.Config{Path: in.path, Workload: in.opts["workload"]}
+	if cfg.Workload == "" && in.name != "" {
+		cfg.Workload = in.name
+	}
+	return gatling.New(cfg), nil
 }
 
 func buildLocust(in importInput, clock importer.Clock) (importer.Source, error) {

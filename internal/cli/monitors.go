@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/monitor"
 	"github.com/plateau-perf/plateau/internal/monitor/builtin"
 	"github.com/plateau-perf/plateau/internal/plan"
@@ -31,7 +32,14 @@ func monitorTargets(p *plan.Plan) []monitor.TargetConfig {
 func monitorTarget(t *plan.MonitorTarget) monitor.TargetConfig {
 	return monitor.TargetConfig{Kind: t.Kind, Name: t.Name, Pid: t.Pid, PidFile: t.PidFile,
 		Match: t.Match, Children: t.Children, Path: t.Path, DSN: t.DSN, URL: t.URL, Endpoints: t.Targets,
-		Series: t.Series, Interval: t.Interval, Options: t.Options}
+		Series: t.Series, Interval: t.Interval, Options: t.Options, Role: planRole(t.Role)}
+}
+
+// planRole is a plan's role: ("sut" short for system_under_test); the plan
+// has checked it.
+func planRole(s string) monitor.Role {
+	r, _ := mondata.ParseRole(s)
+	return r
 }
 
 // startMonitors starts the plan's monitors; a monitor that cannot start is

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/output/remotewrite"
 	"github.com/plateau-perf/plateau/internal/plan"
 	"github.com/plateau-perf/plateau/internal/rundir"
+	"github.com/plateau-perf/plateau/internal/secret"
 )
 
 // outputKinds are the push outputs `--out KIND=URL` can name; each parses
@@ -103,7 +105,7 @@ var errStoppedLive = errors.New("stopped from the live view")
 
 // startOutputs starts the hub, the listener and the push outputs. It returns
 // the context the run should use: the live view's stop button cancels it.
-func startOutputs(ctx context.Context, st *State, f runFlags, p *plan.Plan, generator string) (*liveOutputs, context.Context, error) {
+func startOutputs(ctx context.Context, st *State, f runFlags, p *plan.Plan, generator string, ln *listener) (*liveOutputs, context.Context, error) {
 	var names []string
 	for _, w := range p.Workloads {
 		names = append(names, w.Name)
@@ -125,12 +127,7 @@ func startOutputs(ctx context.Context, st *State, f runFlags, p *plan.Plan, gene
 		}
 		lo.hub.Add(kind, redactURL(raw), out)
 	}
-	if f.listen != "" {
-		ln, err := net.Listen("tcp", f.listen)
-		if err != nil {
-			cancel(nil)
-			return nil, nil, fmt.Errorf("--listen: %w", err)
-		}
+	if ln != nil {
 		lo.addr = ln.Addr().String()
 		lo.prom = prom.New(generator)
 		lo.hub.Add("prometheus", "http://"+lo.addr+"/metrics", lo.prom)
@@ -143,9 +140,12 @@ func startOutputs(ctx context.Context, st *State, f runFlags, p *plan.Plan, gene
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", lo.prom.Handler())
 		mux.Handle("/", lo.live.Handler())
-		lo.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		lo.srv = &http.Server{Handler: live.Guard(mux, live.GuardOptions{Token: ln.token, Hosts: ln.hosts}), ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = lo.srv.Serve(ln) }()
 		fmt.Fprintf(st.Stderr, "plateau: live view on http://%s/ , Prometheus metrics on http://%s/metrics\n", lo.addr, lo.addr)
+		if ln.token != "" {
+			fmt.Fprintf(st.Stderr, "plateau: the listener needs its token (%s): open http://%s/?token=TOKEN, or send Authorization: Bearer TOKEN\n", ln.tokenFrom, lo.addr)
+		}
 	}
 	return lo, runCtx, nil
 }
@@ -223,14 +223,87 @@ func redactURL(raw string) string {
 	}
 	q := u.Query()
 	for k := range q {
-		low := strings.ToLower(k)
-		if strings.Contains(low, "token") || strings.Contains(low, "password") || strings.Contains(low, "key") ||
-			strings.Contains(low, "secret") || low == "p" || low == "u" {
-			q.Set(k, "***")
+		// The secret rule, and InfluxDB 1's u= and p=.
+		if secret.IsName(k) || k == "p" || k == "u" {
+			q.Set(k, secret.Mask)
 		}
 	}
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// listenTokenEnv is the environment variable --listen-token defaults to.
+const listenTokenEnv = "PLATEAU_LISTEN_TOKEN"
+
+// listener is the --listen socket, opened before the run directory is
+// created so that a bad address leaves nothing behind.
+type listener struct {
+	net.Listener
+	token     string   // bearer token every request must carry, or ""
+	tokenFrom string   // "--listen-token" or the variable's name
+	hosts     []string // Host names served besides IP literals and localhost
+}
+
+// openListener binds --listen (nil when it is not set), warns on the
+// console when the address reaches beyond loopback, and reads the token.
+func openListener(st *State, f runFlags) (*listener, error) {
+	if f.listen == "" {
+		if f.listenToken != "" {
+			return nil, errors.New("--listen-token needs --listen")
+		}
+		return nil, nil
+	}
+	host, _, err := net.SplitHostPort(f.listen)
+	if err != nil {
+		return nil, fmt.Errorf("--listen %q: want HOST:PORT, e.g. 127.0.0.1:9464: %w", f.listen, err)
+	}
+	l := &listener{token: f.listenToken, tokenFrom: "--listen-token"}
+	if l.token == "" {
+		if v, ok := st.Getenv(listenTokenEnv); ok && strings.TrimSpace(v) != "" {
+			l.token, l.tokenFrom = strings.TrimSpace(v), listenTokenEnv
+		}
+	}
+	if host != "" && net.ParseIP(strings.Trim(host, "[]")) == nil {
+		l.hosts = append(l.hosts, host)
+	}
+	if name, err := os.Hostname(); err == nil && name != "" {
+		l.hosts = append(l.hosts, name)
+		if short, _, ok := strings.Cut(name, "."); ok {
+			l.hosts = append(l.hosts, short)
+		}
+	}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return nil, fmt.Errorf("--listen: %w", err)
+	}
+	l.Listener = ln
+	if live.Beyond(ln.Addr()) {
+		what := "every interface"
+		if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsUnspecified() {
+			what = ta.IP.String()
+		}
+		if l.token == "" {
+			fmt.Fprintf(st.Stderr, "plateau: warning: --listen %s binds %s, beyond loopback: anyone who can reach this machine can watch the run and stop it; use 127.0.0.1:PORT, or set --listen-token (or %s)\n", f.listen, what, listenTokenEnv)
+		} else {
+			fmt.Fprintf(st.Stderr, "plateau: warning: --listen %s binds %s, beyond loopback: the token guards it, but travels in clear over plain HTTP\n", f.listen, what)
+		}
+	}
+	return l, nil
+}
+
+// listenBeyond reports whether a --listen address binds beyond loopback
+// (no host, an unspecified or non-loopback address, a name other than
+// localhost).
+func listenBeyond(listen string) bool {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return false
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip == nil || ip.IsUnspecified() || !ip.IsLoopback()
 }
 
 // generatorListen is generator i's --listen address under --generators:

@@ -80,6 +80,15 @@ func (p *progressPrinter) update(pr *engine.Progress) {
 
 func (p *progressPrinter) done() {}
 
+// say prints a message at once, even with -q, below the panel: the panel
+// is redrawn under it rather than over it.
+func (p *progressPrinter) say(msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintln(p.w, msg)
+	p.lines = 0
+}
+
 func fmtDur(d time.Duration) string {
 	d = d.Round(time.Second)
 	h, m, s := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60

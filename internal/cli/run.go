@@ -20,11 +20,13 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/analysis/sla"
 	"github.com/plateau-perf/plateau/internal/engine"
+	"github.com/plateau-perf/plateau/internal/executor"
 	"github.com/plateau-perf/plateau/internal/metrics"
 	"github.com/plateau-perf/plateau/internal/monitor/builtin"
 	"github.com/plateau-perf/plateau/internal/plan"
 	"github.com/plateau-perf/plateau/internal/report"
 	"github.com/plateau-perf/plateau/internal/rundir"
+	"github.com/plateau-perf/plateau/internal/secret"
 )
 
 // runFlags are the flags of `plateau run`.
@@ -39,23 +41,39 @@ type runFlags struct {
 	// generators > 0 runs the plan on that many local generator
 	// processes (generators.go).
 	generators int
-	listen     string   // --listen ADDR: /metrics and the live view (outputs.go)
-	trace      int      // --trace N: N iterations of one user per workload, traced to trace.txt
-	outputs    []string // --out KIND=URL push outputs (outputs.go)
-	attach     []string // --attach TYPE:[NAME=]PATH[,key=value…] server-side files (attach.go)
+	listen     string // --listen ADDR: /metrics and the live view (outputs.go)
+	// listenToken, when set, is required on every request to --listen
+	// (default $PLATEAU_LISTEN_TOKEN).
+	listenToken string
+	trace       int      // --trace N: N iterations of one user per workload, traced to trace.txt
+	outputs     []string // --out KIND=URL push outputs (outputs.go)
+	attach      []string // --attach TYPE:[NAME=]PATH[,key=value…] server-side files (attach.go)
+	props       []string // -J name=value: JMeter properties (foreign.go)
+	env         []string // -e NAME=value: a foreign script's environment (foreign.go)
 }
 
 func newRunCmd(st *State) *cobra.Command {
 	var f runFlags
 	c := &cobra.Command{
-		Use:   "run PLAN.yaml",
+		Use:   "run PLAN.yaml | plan.jmx | script.js | locustfile.py",
 		Short: "Run a test plan, watch the system under test and write the report",
 		Long: `Run a test plan. Writes a run directory (default runs/<name>-<UTC time>) with the plan
 as run, run.json, raw samples (samples.jtl), per-second aggregates, monitor data,
 summary.json and the reports. Exit code 0 when every SLA holds, 1 when one fails,
-2 when the run could not be done. Ctrl-C stops the load and still writes everything.`,
+2 when the run could not be done. Ctrl-C stops the load and still writes everything.
+
+A JMeter plan (.jmx), a k6 script (.js) or a locustfile (.py) runs in its own tool
+under plateau's monitors, with -J name=value (JMeter properties), -e NAME=value (the
+script's environment) and --set target=URL|users=N|ramp_up=…|duration=…|rate=N mapped
+onto the tool's load settings; its results become the run's (docs/run-foreign.md).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if executor.IsScript(args[0]) {
+				return runForeign(cmd.Context(), st, args[0], f)
+			}
+			if len(f.props) > 0 || len(f.env) > 0 {
+				return fmt.Errorf("-J and -e are for JMeter, k6 and Locust scripts; a plan takes --set")
+			}
 			if f.generators > 0 {
 				return runGenerators(cmd.Context(), st, args[0], f)
 			}
@@ -66,6 +84,7 @@ summary.json and the reports. Exit code 0 when every SLA holds, 1 when one fails
 		"run directory to write (default runs/<name>-<UTC timestamp>); or, repeatable, a push output KIND=URL: "+
 			"prometheus-rw=URL (remote write), otlp=URL (OTLP/HTTP metrics), influxdb=URL (line protocol)")
 	c.Flags().StringVar(&f.listen, "listen", "", "serve /metrics (Prometheus) and the live view (/) on this address while the run goes, e.g. 127.0.0.1:9464")
+	c.Flags().StringVar(&f.listenToken, "listen-token", "", "require this bearer token on every request to --listen (default $"+listenTokenEnv+"): Authorization: Bearer TOKEN, or open /?token=TOKEN")
 	c.Flags().StringArrayVar(&f.set, "set", nil, "override a plan value, e.g. --set workloads.read.load.users=20 (repeatable)")
 	c.Flags().StringVar(&f.segment, "segment", "", "run segment i/N of the plan (0-based i) for distributed generation")
 	c.Flags().StringVar(&f.startAt, "start-at", "", "start the load at this RFC 3339 instant (distributed generation)")
@@ -76,6 +95,8 @@ summary.json and the reports. Exit code 0 when every SLA holds, 1 when one fails
 	c.Flags().IntVar(&f.trace, "trace", 0, "debug the plan: run N iterations of one user per workload and write every request, response, extracted variable and branch to trace.txt in the run directory (secrets masked)")
 	c.Flags().StringArrayVar(&f.attach, "attach", nil,
 		"read a file the servers write into the run directory after the load, with the run's phases (like the plan's server_side), e.g. --attach 'accesslog:web1=/var/log/nginx/access.log,format=combined_rt' (accesslog, vmstat, jstat, dockerstats; repeatable)")
+	c.Flags().StringArrayVarP(&f.props, "jmeter-property", "J", nil, "a JMeter property for a .jmx plan, name=value, as JMeter's own -J (repeatable)")
+	c.Flags().StringArrayVarP(&f.env, "env", "e", nil, "an environment variable for a k6, JMeter or Locust script, NAME=value, as k6's own -e (repeatable)")
 	c.Flags().IntVarP(&f.generators, "generators", "g", 0, "run the plan on N local generator processes (segments i/N), then merge")
 	return c
 }
@@ -130,6 +151,12 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	if err != nil {
 		return err
 	}
+	if engineOf(p) != "" {
+		if len(f.attach) > 0 {
+			return errors.New("--attach is not supported with an engine workload yet; give the plan's server_side")
+		}
+		return runPlanForeign(ctx, st, p, f)
+	}
 	if err := addAttachFlags(p, f.attach); err != nil {
 		return err
 	}
@@ -178,12 +205,28 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	if dir == "" {
 		dir = filepath.Join("runs", safeName(p.Name)+"-"+time.Now().UTC().Format("20060102T150405Z"))
 	}
+	// The listener is bound before the run directory exists: a bad or
+	// busy address leaves no run behind.
+	ln, err := openListener(st, f)
+	if err != nil {
+		return err
+	}
+	if ln != nil {
+		defer ln.Close() // Serve owns it once started; a second Close is harmless
+	}
 	info := newInfo(st, p)
 	if nseg > 1 {
 		info.Segment = fmt.Sprintf("%d/%d", seg, nseg)
 	}
 	w, err := rundir.Create(dir, info, p.RedactedSource(), !f.noSamples)
 	if err != nil {
+		return err
+	}
+	if err := w.Reserve(); err != nil {
+		_ = w.Close()
+		info.Status = rundir.StatusFailed
+		info.Notes = append(info.Notes, err.Error())
+		_ = rundir.WriteInfo(dir, info)
 		return err
 	}
 	fmt.Fprintf(st.Stderr, "plateau: running %s → %s\n", p.Name, dir)
@@ -210,10 +253,13 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	if nseg > 1 {
 		generator = strconv.Itoa(seg)
 	}
-	outs, runCtx, err := startOutputs(ctx, st, f, p, generator)
+	outs, runCtx, err := startOutputs(ctx, st, f, p, generator, ln)
 	if err != nil {
 		_ = w.Close()
 		cmds.cleanup(ctx, info)
+		end := time.Now()
+		info.End, info.Status = &end, rundir.StatusFailed
+		info.Notes = append(info.Notes, err.Error())
 		_ = rundir.WriteInfo(dir, info)
 		return err
 	}
@@ -230,7 +276,14 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 		Segment: seg, Segments: nseg, StartAt: startAt, Progress: prog.update, Interval: outs.hub.Publish,
 		Trace: traceWriter(traceFile),
 		Judge: judge,
+		StorageFailed: func(err error) {
+			prog.say(fmt.Sprintf("plateau: writing results to %s failed, stopping the load now: %v", dir, err))
+		},
 	})
+	storageErr := error(nil)
+	if res != nil {
+		storageErr = res.StorageErr
+	}
 	if traceFile != nil {
 		if err := traceFile.Close(); err != nil && runErr == nil {
 			runErr = fmt.Errorf("trace: %w", err)
@@ -245,7 +298,7 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	info.End = &end
 	// The servers' files are read before cleanup, which may stop the
 	// servers or remove what they wrote.
-	if runErr == nil && len(serverIns) > 0 {
+	if runErr == nil && storageErr == nil && len(serverIns) > 0 {
 		if nseg > 1 {
 			fmt.Fprintln(st.Stderr, "plateau: server side: a segment run does not read the servers' files (one generator's share is not the servers' traffic)")
 		} else {
@@ -258,6 +311,9 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	case runErr != nil:
 		info.Status = rundir.StatusFailed
 		info.Notes = append(info.Notes, runErr.Error())
+	case storageErr != nil:
+		info.Status, info.Stopped = rundir.StatusFailed, res.Stopped
+		info.Notes = append(info.Notes, res.Stopped)
 	case res.Stopped == "interrupted":
 		info.Status, info.Stopped = rundir.StatusInterrupted, res.Stopped
 	case strings.HasPrefix(res.Stopped, abortPrefix):
@@ -277,8 +333,22 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 		info.Notes = append(info.Notes, note)
 		fmt.Fprintf(st.Stderr, "plateau: %s\n", note)
 	}
-	if err := rundir.WriteInfo(dir, info); err != nil {
+	infoErr := rundir.WriteInfo(dir, info)
+	if storageErr != nil {
+		// Nothing more fits on the disk: no summary, no report. The
+		// results held in memory go to the console instead, and what was
+		// written up to the failure stays readable by plateau report.
+		printMemoryResults(st.Stdout, res)
+		err := fmt.Errorf("writing results to %s failed, the load stopped there (%v after its start): %w; "+
+			"the results above are the run's, held in memory; free space and run `plateau report %s` for a report of what was written",
+			dir, res.End.Sub(res.Start).Round(time.Second), storageErr, dir)
+		if infoErr != nil {
+			err = errors.Join(err, fmt.Errorf("finalising run.json: %w", infoErr))
+		}
 		return err
+	}
+	if infoErr != nil {
+		return infoErr
 	}
 	if runErr != nil {
 		return fmt.Errorf("run failed (results so far are in %s): %w", dir, runErr)
@@ -317,10 +387,24 @@ func safeName(s string) string {
 	return s
 }
 
+// planArgs is redactArgs with the plan's secret names (its secrets: list,
+// the variables found secret by use) and literal secret values, which
+// --set may have given.
+func planArgs(p *plan.Plan, args []string) []string {
+	set := p.SecretSet()
+	isName := func(n string) bool { return p.IsSecret(n) || set.Vars[n] }
+	vals := secret.NewValues(set.Literals...)
+	out := secret.Args(args, isName)
+	for i := range out {
+		out[i] = vals.String(out[i])
+	}
+	return out
+}
+
 func newInfo(st *State, p *plan.Plan) *rundir.Info {
 	in := &rundir.Info{Tool: "plateau", Version: version(), Name: p.Name, PlanFile: p.File, Target: p.Target,
-		Command: redactArgs(append([]string{"plateau"}, st.Args...)), Host: hostInfo(), Start: time.Now(),
-		Status: rundir.StatusRunning, Phases: []rundir.PhaseInfo{}}
+		Command: planArgs(p, append([]string{"plateau"}, st.Args...)), Host: hostInfo(), Start: time.Now(),
+		Status: rundir.StatusRunning, Phases: []rundir.PhaseInfo{}, SourceKind: rundir.SourceLive}
 	if p.Description != "" || len(p.System) > 0 || len(p.Environment) > 0 || p.Method != "" || p.Hypothesis != "" {
 		in.Context = &rundir.Context{Description: p.Description, System: p.System, Environment: p.Environment, Method: p.Method, Hypothesis: p.Hypothesis}
 	}
@@ -342,19 +426,10 @@ func newInfo(st *State, p *plan.Plan) *rundir.Info {
 	return in
 }
 
-// redactArgs hides --set values whose key looks secret.
-func redactArgs(args []string) []string {
-	out := make([]string, len(args))
-	copy(out, args)
-	for i, a := range out {
-		low := strings.ToLower(a)
-		if strings.Contains(low, "=") && (strings.Contains(low, "token") || strings.Contains(low, "password") ||
-			strings.Contains(low, "authorization") || strings.Contains(low, "secret") || strings.Contains(low, "cookie")) {
-			out[i] = a[:strings.IndexByte(a, '=')+1] + "***"
-		}
-	}
-	return out
-}
+// redactArgs masks a command line by the secret rule (secret.Args): the
+// values of secret flags (--listen-token), of --set keys with a secret
+// segment (vars.api_key, pwd …), URL passwords and secret parameters.
+func redactArgs(args []string) []string { return secret.Args(args, secret.IsName) }
 
 func workloadInfo(w *plan.Workload) rundir.WorkloadInfo {
 	l := &w.Load
@@ -480,6 +555,36 @@ func printSummary(w io.Writer, s *analysis.Summary) {
 		}
 	}
 	printVerdict(w, s)
+}
+
+// printMemoryResults prints the results a run held in memory, by label,
+// when they could not all be written (a full disk).
+func printMemoryResults(w io.Writer, res *engine.Result) {
+	fmt.Fprintf(w, "\nresults held in memory (the run directory has them up to the failure):\n")
+	fmt.Fprintf(w, "%-32s %9s %8s %8s %8s %8s %8s %8s %7s\n", "label", "samples", "avg", "p50", "p90", "p95", "p99", "max", "err %")
+	row := func(label string, a *metrics.Agg) {
+		errPct := 0.0
+		if a.Count > 0 {
+			errPct = 100 * float64(a.Errors) / float64(a.Count)
+		}
+		maxMs := 0.0
+		if a.Count > 0 {
+			maxMs = float64(a.MaxUs) / 1000
+		}
+		fmt.Fprintf(w, "%-32s %9d %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %7.2f\n", trunc(label, 32), a.Count,
+			a.MeanMs(), a.QuantileMs(50), a.QuantileMs(90), a.QuantileMs(95), a.QuantileMs(99), maxMs, errPct)
+	}
+	names := make([]string, 0, len(res.Labels))
+	for n := range res.Labels {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		row(n, res.Labels[n])
+	}
+	if res.Total != nil {
+		row("total", res.Total)
+	}
 }
 
 func trunc(s string, n int) string {

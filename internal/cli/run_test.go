@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 func testServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
@@ -103,9 +105,25 @@ sla:
 }
 
 // A run killed with SIGKILL leaves a directory from which the summary is
-// rebuilt, losing at most the last second of samples.
+// rebuilt, losing only what came after the last flushed second. The test
+// counts what the code wrote, not seconds of wall time: every request the
+// server answered before the end of the last second in intervals.ndjson is
+// recovered, but for those still in flight when that second was cut (at
+// most one per user). (It once asserted the loss at most 1.2 × the mean
+// rate, which a loaded machine's slower start and late flush broke.)
 func TestSIGKILLRecovery(t *testing.T) {
-	srv, served := testServer(t)
+	var (
+		mu       sync.Mutex
+		answered []time.Time
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("ok"))
+		mu.Lock()
+		answered = append(answered, time.Now())
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	const users = 4
 	p := writePlan(t, fmt.Sprintf(`name: killed
 target: %s
 workloads:
@@ -113,20 +131,37 @@ workloads:
     scenario:
       - request: {name: get, url: /}
       - think: 10ms
-    load: {users: 4, duration: 60s}
-`, srv.URL))
+    load: {users: %d, duration: 60s}
+`, srv.URL, users))
 	out := filepath.Join(t.TempDir(), "run")
 	cmd := plateauCmd("run", p, "-o", out, "-q")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2500 * time.Millisecond)
-	killed := time.Now()
+	// Kill once two seconds are on disk (a condition polled, not a sleep).
+	flushed := func() (last int64) {
+		_ = rundir.ReadIntervals(out, func(r *rundir.IntervalRecord) error {
+			if r.Users == nil && r.Dropped == nil {
+				last = max(last, r.T)
+			}
+			return nil
+		})
+		return last
+	}
+	for first, deadline := int64(0), time.Now().Add(2*time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no second written in 2 minutes")
+		}
+		if l := flushed(); first == 0 {
+			first = l
+		} else if l > first {
+			break
+		}
+	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	atKill := served.Load()
 	if _, err := os.Stat(filepath.Join(out, "summary.json")); err == nil {
 		t.Fatal("summary.json exists after SIGKILL: the run was not killed mid-way")
 	}
@@ -138,17 +173,18 @@ workloads:
 	if s.Status != "running" || len(s.Phases) != 1 {
 		t.Errorf("status %q, phases %d", s.Status, len(s.Phases))
 	}
-	// What is lost is at most the last second's requests. The rate is
-	// the server's count over the time the load ran — from the phase's
-	// start in run.json, not from the launch: a loaded machine can take a
-	// second or more to start the process.
-	info := readRunInfo(t, out)
-	if len(info.Phases) == 0 {
-		t.Fatal("run.json holds no phase")
+	end := time.Unix(flushed()+1, 0) // the end of the last second on disk
+	mu.Lock()
+	atKill, before := int64(len(answered)), int64(0)
+	for _, a := range answered {
+		if a.Before(end) {
+			before++
+		}
 	}
-	span := killed.Sub(info.Phases[0].Start).Seconds()
-	lost := atKill - tot.Samples
-	if tot.Samples == 0 || lost < 0 || span <= 0 || float64(lost) > 1.2*float64(atKill)/max(span, 1) {
-		t.Errorf("recovered %d samples, server answered %d in %.2f s of load: lost %d (more than the last second)", tot.Samples, atKill, span, lost)
+	mu.Unlock()
+	if tot.Samples == 0 || tot.Samples > atKill || tot.Samples < before-users {
+		t.Errorf("recovered %d samples; the server answered %d, %d of them before the last second on disk ended (in flight then: at most %d)",
+			tot.Samples, atKill, before, users)
 	}
+	t.Logf("recovered %d of %d answered (%d before the last flushed second ended)", tot.Samples, atKill, before)
 }

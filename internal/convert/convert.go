@@ -55,6 +55,9 @@ type Feeder struct {
 	Order       string // "" = sequential
 	OnExhausted string // "" = default
 	Delimiter   string // "" = ","
+	// Headerless: the file has no header row; Columns name its fields
+	// (written as columns:).
+	Headerless bool
 	// Columns are the columns the converted plan reads; Verify writes a
 	// stand-in file with them when the CSV file is not beside the plan.
 	Columns []string

@@ -81,10 +81,24 @@ type Report struct {
 	Env []EnvVar
 	// Notes are free remarks, one sentence each.
 	Notes []string
+	// Behaviour lists, in terms of traffic, how the converted plan's
+	// requests differ from the source's ("requests run unconditionally",
+	// "pacing lost", "header empty"); written first.
+	Behaviour []string
 	// Verified says the written plan loaded with plateau's plan loader;
 	// VerifyError is the loader's message when it did not.
 	Verified    bool
 	VerifyError string
+}
+
+// AddBehaviour records a difference in behaviour once.
+func (r *Report) AddBehaviour(s string) {
+	for _, x := range r.Behaviour {
+		if x == s {
+			return
+		}
+	}
+	r.Behaviour = append(r.Behaviour, s)
 }
 
 // Add records one element.
@@ -161,6 +175,15 @@ func (r *Report) WriteTo(w io.Writer) (int64, error) {
 	var b strings.Builder
 	c := r.Count()
 	fmt.Fprintf(&b, "# Conversion of %s (%s)\n\n", mdText(r.Source), r.Kind)
+	if len(r.Behaviour) > 0 {
+		b.WriteString("## What the converted plan sends differently\n\n")
+		for _, s := range r.Behaviour {
+			fmt.Fprintf(&b, "- %s\n", mdText(s))
+		}
+		b.WriteString("\n")
+	} else {
+		b.WriteString("The converted plan sends the same requests as the source (no known difference in behaviour).\n\n")
+	}
 	fmt.Fprintf(&b, "%d enabled elements: %d converted, %d converted in part, %d not needed in plateau, %d not converted",
 		c.Enabled, c.Converted, c.Partial, c.NotNeeded, c.NotConverted)
 	if c.Disabled > 0 {

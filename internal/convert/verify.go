@@ -2,6 +2,7 @@ package convert
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -61,9 +62,16 @@ func Verify(p *Plan, name, dir string) (*plan.Plan, error) {
 		}
 		return "", false
 	}
-	pl, err := plan.Parse(name, src, tmp, plan.Options{Env: env})
+	// The file is read back as `plateau check` reads it (plan.LoadFile,
+	// its size limit included), so the report's "passes" is true of the
+	// command the user runs next.
+	file := filepath.Join(tmp, "plan.yaml")
+	if err := os.WriteFile(file, src, 0o644); err != nil {
+		return nil, fmt.Errorf("verifying plan: %w", err)
+	}
+	pl, err := plan.LoadFile(file, plan.Options{Env: env})
 	if err != nil {
-		return nil, err
+		return nil, errors.New(strings.ReplaceAll(err.Error(), file, name))
 	}
 	// What plateau check adds to the loader: the plan compiles into the
 	// engine's program.

@@ -14,7 +14,22 @@ import (
 // three converters: comments left by unconverted elements sit where the
 // element was, and every value is quoted as YAML needs (a "${…}" inside a
 // flow mapping, a "yes" that must stay text).
-func (p *Plan) WriteTo(w io.Writer) (int64, error) {
+func (p *Plan) WriteTo(w io.Writer) (int64, error) { return p.writeTo(w, chunkSteps) }
+
+// chunkSteps is the number of steps of a workload's list encoded as one
+// YAML tree. A longer list (a recording of 100,000 requests) is encoded in
+// pieces spliced into the document, so the writer never holds a tree of
+// millions of nodes: its memory is bounded by a piece plus the text.
+const chunkSteps = 256
+
+// stepChunk is a long step list written in pieces where token stands.
+type stepChunk struct {
+	token string
+	list  []Step
+}
+
+func (p *Plan) writeTo(w io.Writer, chunk int) (int64, error) {
+	var chunks []stepChunk
 	doc := &yaml.Node{Kind: yaml.DocumentNode}
 	root := mapping()
 	doc.Content = []*yaml.Node{root}
@@ -34,6 +49,13 @@ func (p *Plan) WriteTo(w io.Writer) (int64, error) {
 		for _, f := range p.Data {
 			m := mapping()
 			add(m, "csv", str(f.CSV))
+			if f.Headerless && len(f.Columns) > 0 {
+				seq := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+				for _, c := range f.Columns {
+					seq.Content = append(seq.Content, str(c))
+				}
+				add(m, "columns", seq)
+			}
 			if f.Order != "" {
 				add(m, "order", str(f.Order))
 			}
@@ -78,6 +100,12 @@ func (p *Plan) WriteTo(w io.Writer) (int64, error) {
 			if len(part.steps) == 0 && !part.need {
 				continue
 			}
+			if countSteps(part.steps) > chunk {
+				tok := fmt.Sprintf("__plateau_steps_%d__", len(chunks))
+				chunks = append(chunks, stepChunk{tok, part.steps})
+				add(m, part.key, str(tok))
+				continue
+			}
 			seq, foot := steps(part.steps)
 			add(m, part.key, seq)
 			if foot != "" {
@@ -105,8 +133,108 @@ func (p *Plan) WriteTo(w io.Writer) (int64, error) {
 	if err := enc.Close(); err != nil {
 		return 0, fmt.Errorf("writing plan: %w", err)
 	}
-	n, err := w.Write(buf.Bytes())
-	return int64(n), err
+	if len(chunks) == 0 {
+		n, err := w.Write(buf.Bytes())
+		return int64(n), err
+	}
+	// Splice each long list in where its token stands.
+	var total int64
+	rest := buf.Bytes()
+	for _, c := range chunks {
+		i := bytes.Index(rest, []byte(" "+c.token+"\n"))
+		if i < 0 {
+			return total, fmt.Errorf("writing plan: lost the place of a step list")
+		}
+		line := bytes.LastIndexByte(rest[:i], '\n') + 1
+		indent := string(rest[line : line+len(rest[line:i])-len(bytes.TrimLeft(rest[line:i], " "))]) + "  "
+		n, err := w.Write(rest[:i])
+		total += int64(n)
+		if err != nil {
+			return total, err
+		}
+		if n, err = io.WriteString(w, "\n"); err != nil {
+			return total + int64(n), err
+		}
+		total += int64(n)
+		m, err := writeSteps(w, c.list, indent, chunk)
+		total += m
+		if err != nil {
+			return total, err
+		}
+		rest = rest[i+len(c.token)+2:]
+	}
+	n, err := w.Write(rest)
+	return total + int64(n), err
+}
+
+// countSteps is the number of list items steps writes (comment-only steps
+// join the next item).
+func countSteps(list []Step) int {
+	n := 0
+	for i := range list {
+		s := &list[i]
+		if !(s.Comment != nil && s.Request == nil && s.Think == nil && s.Transaction == nil && s.Loop == nil) {
+			n++
+		}
+	}
+	return n
+}
+
+// writeSteps writes a step list as the sequence steps would build, at
+// indent, chunk items at a time.
+func writeSteps(w io.Writer, list []Step, indent string, chunk int) (int64, error) {
+	var total int64
+	var buf bytes.Buffer
+	flush := func(part []Step) error {
+		seq, foot := steps(part)
+		buf.Reset()
+		enc := yaml.NewEncoder(&buf)
+		enc.SetIndent(2)
+		if err := enc.Encode(seq); err != nil {
+			return fmt.Errorf("writing plan: %w", err)
+		}
+		if err := enc.Close(); err != nil {
+			return fmt.Errorf("writing plan: %w", err)
+		}
+		text := buf.String()
+		if foot != "" {
+			text += foot + "\n"
+		}
+		for _, l := range strings.SplitAfter(text, "\n") {
+			if l == "" {
+				continue
+			}
+			if l != "\n" {
+				l = indent + l
+			}
+			n, err := io.WriteString(w, l)
+			total += int64(n)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	start, items := 0, 0
+	for i := range list {
+		s := &list[i]
+		if s.Comment != nil && s.Request == nil && s.Think == nil && s.Transaction == nil && s.Loop == nil {
+			continue
+		}
+		if items == chunk {
+			// Comment-only steps before step i belong to it: cut there.
+			cut := i
+			for cut > start && list[cut-1].Comment != nil && list[cut-1].Request == nil && list[cut-1].Think == nil && list[cut-1].Transaction == nil && list[cut-1].Loop == nil {
+				cut--
+			}
+			if err := flush(list[start:cut]); err != nil {
+				return total, err
+			}
+			start, items = cut, 0
+		}
+		items++
+	}
+	return total, flush(list[start:])
 }
 
 // Bytes is WriteTo into memory.

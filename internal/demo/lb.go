@@ -10,6 +10,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -32,13 +33,18 @@ type Balancer struct {
 }
 
 type backend struct {
-	host    string
+	host string
+	// name is how the pool metrics label the backend: its own name when
+	// given (NAME=URL), so a report names the saturated pool by the
+	// front it serves, not by an address; else host.
+	name    string
 	proxy   *httputil.ReverseProxy
 	workers chan struct{}
 	queued  atomic.Int64
 }
 
-// NewBalancer returns a balancer over the given base URLs.
+// NewBalancer returns a balancer over the given base URLs, each optionally
+// named as NAME=URL (the name labels the backend's pool metrics).
 func NewBalancer(urls []string, workers int) (*Balancer, error) {
 	if len(urls) == 0 {
 		return nil, errors.New("balancer: no backends")
@@ -46,6 +52,10 @@ func NewBalancer(urls []string, workers int) (*Balancer, error) {
 	b := &Balancer{}
 	tr := &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 90 * time.Second}
 	for _, u := range urls {
+		name := ""
+		if i := strings.IndexByte(u, '='); i > 0 && !strings.Contains(u[:i], "/") {
+			name, u = u[:i], u[i+1:]
+		}
 		pu, err := url.Parse(u)
 		if err != nil {
 			return nil, err
@@ -53,7 +63,10 @@ func NewBalancer(urls []string, workers int) (*Balancer, error) {
 		p := httputil.NewSingleHostReverseProxy(pu)
 		p.Transport = tr
 		p.ErrorHandler = proxyError
-		be := &backend{host: pu.Host, proxy: p}
+		if name == "" {
+			name = pu.Host
+		}
+		be := &backend{host: pu.Host, name: name, proxy: p}
 		if workers > 0 {
 			be.workers = make(chan struct{}, workers)
 		}
@@ -98,7 +111,7 @@ func (b *Balancer) metrics(w http.ResponseWriter) {
 			if be.workers == nil {
 				continue // no pool: nothing to fill
 			}
-			fmt.Fprintf(w, "%s{backend=%s} %d\n", m.name, strconv.Quote(be.host), m.value(be))
+			fmt.Fprintf(w, "%s{backend=%s} %d\n", m.name, strconv.Quote(be.name), m.value(be))
 		}
 	}
 }

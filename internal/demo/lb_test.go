@@ -26,7 +26,7 @@ func TestBalancerMetrics(t *testing.T) {
 		<-release
 	}))
 	defer back.Close()
-	b, err := NewBalancer([]string{back.URL}, 2)
+	b, err := NewBalancer([]string{"lar-1=" + back.URL}, 2) // named: the pool is labelled by its front
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestBalancerMetrics(t *testing.T) {
 		})
 	}
 	arrived.Wait()
-	host := strings.TrimPrefix(back.URL, "http://")
+	host := "lar-1"
 	want := map[string]float64{"lb_connections": 2, "lb_max_connections": 2, "lb_queued": 1}
 	var got map[string]float64
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {

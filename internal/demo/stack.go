@@ -105,7 +105,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		if err != nil {
 			return nil, err
 		}
-		fronts = append(fronts, "http://"+p.Addr)
+		fronts = append(fronts, name+"=http://"+p.Addr)
 	}
 	args := []string{"lb", "--workers", strconv.Itoa(o.Workers)}
 	for _, f := range fronts {

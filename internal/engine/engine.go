@@ -10,8 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -35,7 +37,12 @@ var (
 // Config is what a run needs.
 type Config struct {
 	Plan   *plan.Plan
-	Writer *rundir.Writer // interval and sample output; required
+	Writer ResultWriter // interval and sample output (a *rundir.Writer); required
+	// StorageFailed, when set, is called once, from the collector, at the
+	// first failure to write the results (a full disk): the run stops
+	// there (Result.StorageErr), and the CLI says so on the console at
+	// once.
+	StorageFailed func(error)
 	// Info is run.json; the engine adds phases as they start and end and
 	// saves it through SaveInfo (atomic write) each time.
 	Info     *rundir.Info
@@ -63,6 +70,12 @@ type Config struct {
 	// so it copies what it keeps and must not block (internal/output).
 	Interval func(sec time.Time, iv *metrics.Interval, users map[string]int, dropped map[string]int64)
 	Seed     uint64
+}
+
+// ResultWriter appends each second's results to the run directory
+// (*rundir.Writer); tests inject failures through it.
+type ResultWriter interface {
+	WriteInterval(t time.Time, iv *metrics.Interval, users map[string]int, dropped map[string]int64) error
 }
 
 // Progress is the live view of a run, for the terminal panel.
@@ -98,6 +111,13 @@ type Result struct {
 	// request); SetupError is the first such failure.
 	SetupFailures int64
 	SetupError    string
+	// StorageErr is the first failure to write the results: the run
+	// stopped at it, and nothing was written from then on. Labels and
+	// Total are the run's results as held in memory (every second,
+	// written or not) for the console; the summary is not computed.
+	StorageErr error
+	Labels     map[string]*metrics.Agg // requests by label (no transactions)
+	Total      *metrics.Agg
 }
 
 // Engine is one run of a plan.
@@ -121,6 +141,13 @@ type Engine struct {
 	// by the first one (pacedQueue), closed when the run ends.
 	paced     *wake.Queue
 	pacedOnce sync.Once
+
+	// storageErr is the first failed write of the results (collector);
+	// memLabels and memTotal the run's results in memory. The collector
+	// alone writes them; Run reads them after it ended.
+	storageErr error
+	memLabels  map[string]*metrics.Agg
+	memTotal   *metrics.Agg
 
 	mu       sync.Mutex // guards info, phaseCPU and phaseSched
 	info     *rundir.Info
@@ -335,6 +362,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		e.saveLocked()
 		e.mu.Unlock()
 	}
+	for _, name := range slices.Sorted(maps.Keys(feeders)) {
+		if err := feeders[name].readErr.Load(); err != nil {
+			// A large data file read row by row changed under the run.
+			e.mu.Lock()
+			e.info.Notes = appendOnce(e.info.Notes, fmt.Sprintf("data %q: %v; such rows were given empty", name, *err))
+			e.saveLocked()
+			e.mu.Unlock()
+		}
+	}
 	if why := e.stoppedBy.Load(); why != nil {
 		res.Stopped = *why
 		// The phases saw their context end: say why.
@@ -352,6 +388,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if res.SetupFailures = e.setupFails.Load(); res.SetupFailures > 0 {
 		res.SetupError = *e.setupMsg.Load()
 	}
+	res.StorageErr, res.Labels, res.Total = e.storageErr, e.memLabels, e.memTotal
 	return res, nil
 }
 
@@ -549,6 +586,7 @@ func (e *Engine) collect(stop <-chan struct{}) {
 	var iv *metrics.Interval
 	run := map[string]*metrics.Agg{}
 	total := metrics.NewAgg()
+	e.memLabels, e.memTotal = run, total
 	var droppedTotal int64
 	lastDropped := make([]int64, len(e.workloads))
 	flush := func(sec time.Time) {
@@ -570,11 +608,21 @@ func (e *Engine) collect(stop <-chan struct{}) {
 				droppedTotal += d
 			}
 		}
-		if err := e.cfg.Writer.WriteInterval(sec, iv, users, dropped); err != nil {
-			// A full disk must not stop the load; the summary notes it.
-			e.mu.Lock()
-			e.info.Notes = appendOnce(e.info.Notes, "writing results failed: "+err.Error())
-			e.mu.Unlock()
+		accumulate(iv, run, total)
+		if e.storageErr == nil {
+			if err := e.cfg.Writer.WriteInterval(sec, iv, users, dropped); err != nil {
+				// A full disk: results from now on would be lost, so
+				// the load stops now rather than after the whole plan
+				// (issue 31); nothing more is written.
+				e.storageErr = err
+				why := "writing results failed: " + err.Error()
+				if e.stoppedBy.CompareAndSwap(nil, &why) {
+					e.cancelRun()
+				}
+				if e.cfg.StorageFailed != nil {
+					e.cfg.StorageFailed(err)
+				}
+			}
 		}
 		if e.cfg.Interval != nil {
 			e.cfg.Interval(sec, iv, users, dropped)
@@ -598,13 +646,21 @@ func (e *Engine) collect(stop <-chan struct{}) {
 	}
 }
 
-func appendOnce(xs []string, s string) []string {
-	for _, x := range xs {
-		if x == s {
-			return xs
+// accumulate adds a second's requests to the run's results in memory, by
+// label and in total (transactions and derived labels left out).
+func accumulate(iv *metrics.Interval, run map[string]*metrics.Agg, total *metrics.Agg) {
+	for k, a := range iv.Aggs {
+		if k.Tx || k.Derived {
+			continue
 		}
+		total.Merge(a)
+		r := run[k.Label]
+		if r == nil {
+			r = metrics.NewAgg()
+			run[k.Label] = r
+		}
+		r.Merge(a)
 	}
-	return append(xs, s)
 }
 
 func (e *Engine) progress(sec time.Time, iv *metrics.Interval, run map[string]*metrics.Agg, total *metrics.Agg, users map[string]int, dropped int64) {
@@ -614,13 +670,6 @@ func (e *Engine) progress(sec time.Time, iv *metrics.Interval, run map[string]*m
 			continue
 		}
 		second.Merge(a)
-		total.Merge(a)
-		r := run[k.Label]
-		if r == nil {
-			r = metrics.NewAgg()
-			run[k.Label] = r
-		}
-		r.Merge(a)
 	}
 	el := time.Since(e.start)
 	p := &Progress{Elapsed: el, Dropped: dropped}
@@ -681,4 +730,13 @@ func (e *Engine) closePaced() {
 	if e.paced != nil {
 		e.paced.Close()
 	}
+}
+
+func appendOnce(xs []string, s string) []string {
+	for _, x := range xs {
+		if x == s {
+			return xs
+		}
+	}
+	return append(xs, s)
 }

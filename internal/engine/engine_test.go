@@ -212,9 +212,18 @@ func TestOpenModelRate(t *testing.T) {
 		"workloads.w.load={rate: 200/s, duration: 3s, max_users: 50}")
 	n, _ := labelAgg(d, "get")
 	// Exact schedule: every one of the 600 iterations was sent, or — on a
-	// machine too busy to start it on time — dropped and counted.
-	if dr := d.Dropped["w"]; n+dr != 600 || n < 300 {
-		t.Errorf("open model 200/s × 3 s sent %d and dropped %d, want 600 in all (exact schedule), most sent", n, dr)
+	// machine too busy to start it on time — dropped and counted; what
+	// the phase says it planned and started agrees with what was sent.
+	// (How many a busy machine drops is not this test's to bound: "most
+	// sent" failed under -race beside other work.)
+	var planned, started int64
+	for _, p := range d.Info.Phases {
+		planned += p.Planned
+		started += p.Started
+	}
+	if dr := d.Dropped["w"]; n+dr != 600 || n == 0 || planned != 600 || started != n {
+		t.Errorf("open model 200/s × 3 s sent %d and dropped %d (phases: planned %d, started %d), want 600 in all (exact schedule), started = sent",
+			n, dr, planned, started)
 	} else if dr > 0 {
 		t.Logf("%d iterations dropped: the generator could not start them on time (busy machine)", dr)
 	}

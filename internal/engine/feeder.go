@@ -13,7 +13,8 @@ import (
 type feeder struct {
 	name      string
 	columns   []string
-	rows      [][]string
+	data      *plan.Feeder // its rows: in memory, or read through an index (plan.RowIndex)
+	n         int64
 	order     string
 	recycle   bool
 	cursor    atomic.Int64
@@ -21,6 +22,7 @@ type feeder struct {
 	exhausted atomic.Bool
 	used      atomic.Int64 // rows handed out
 	onEnd     string       // plan.EndStopUser or EndStopRun when set by on_end
+	readErr   atomic.Pointer[error]
 }
 
 func newFeeder(f *plan.Feeder, seg, segN int) *feeder {
@@ -29,20 +31,20 @@ func newFeeder(f *plan.Feeder, seg, segN int) *feeder {
 		order = "sequential"
 	}
 	recycle := f.OnExhausted == "recycle" || (f.OnExhausted == "" && order != "unique")
-	return &feeder{name: f.Name, columns: f.Columns, rows: f.Rows, order: order, recycle: recycle,
+	return &feeder{name: f.Name, columns: f.Columns, data: f, n: f.Len(), order: order, recycle: recycle,
 		seg: int64(seg), segN: int64(max(segN, 1)), onEnd: f.OnEnd}
 }
 
 // next returns a row, or nil when the feeder is exhausted and must not
 // recycle. rng is the calling user's generator (random order).
 func (f *feeder) next(rng *rand.Rand) []string {
-	n := int64(len(f.rows))
+	n := f.n
 	if n == 0 {
 		return nil
 	}
 	if f.order == "random" {
 		f.used.Add(1)
-		return f.rows[rng.Int64N(n)]
+		return f.row(rng.Int64N(n))
 	}
 	k := f.cursor.Add(1) - 1
 	g := f.seg + k*f.segN // global row index of this generator's k-th row
@@ -54,5 +56,18 @@ func (f *feeder) next(rng *rand.Rand) []string {
 		g %= n
 	}
 	f.used.Add(1)
-	return f.rows[g]
+	return f.row(g)
+}
+
+// row returns global row g. A large file's row is read from the file,
+// which Load checked row by row; should it fail now (the file changed
+// during the run), the row's fields are empty rather than stale, and the
+// first such error is kept for the run's notes.
+func (f *feeder) row(g int64) []string {
+	r, err := f.data.Row(g)
+	if err != nil {
+		f.readErr.CompareAndSwap(nil, &err)
+		return make([]string, len(f.columns))
+	}
+	return r
 }

@@ -71,7 +71,7 @@ func TestThinkingUsersHoldNoGoroutine(t *testing.T) {
 	if during-before > users/10 {
 		t.Errorf("%d goroutines more while %d users think, want fewer than %d (a thinking user holds none)", during-before, users, users/10)
 	}
-	if el > 6*time.Second {
+	if el > 9500*time.Millisecond { // a think not cut short ends at 10 s or later, however idle the machine
 		t.Errorf("run took %v: the 10 s think was not cut short at the 2 s end", el)
 	}
 	if n, errs := labelAgg(d, "get"); n != users || errs != 0 {

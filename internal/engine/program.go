@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/engine/httpc"
 	"github.com/plateau-perf/plateau/internal/engine/proto/h2"
 	"github.com/plateau-perf/plateau/internal/plan"
@@ -49,7 +48,7 @@ type program struct {
 
 // secretHeader reports whether a header's value must never be logged.
 func (p *program) secretHeader(name string) bool {
-	return core.IsSecretName(name) || p.secrets[strings.ToLower(name)]
+	return secret.IsName(name) || p.secrets[strings.ToLower(name)]
 }
 
 type request struct {

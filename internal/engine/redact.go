@@ -9,7 +9,8 @@ import (
 
 // secretValues returns the secret values this user may have sent or may
 // see echoed, longest first: values of secret headers of the current
-// request (and the credential after "Bearer "/"Basic "), values of secret
+// request (and the credential after "Bearer "/"Basic "), the values of the
+// cookies the user's jar sends with it, values of secret
 // variables (named secret, or feeding a secret header, cookie, field or
 // parameter: plan.SecretSet) and the plan's literal secrets. The slice is
 // scratch, valid until the next call. Only failures call it.
@@ -21,6 +22,19 @@ func (v *vu) secretValues() []string {
 			if _, tok, ok := strings.Cut(h.Value, " "); ok && len(tok) >= secret.MinLen {
 				out = append(out, tok) // "Bearer <token>"
 			}
+		}
+	}
+	// The jar's cookies for this request: set by a server or by the
+	// plan's cookies:, each a credential whatever its name.
+	if v.client != nil && v.req.URL != "" {
+		n := len(out)
+		out = v.client.CookieValues(v.req.URL, out)
+		for i := n; i < len(out); {
+			if len(out[i]) < secret.MinLen {
+				out = append(out[:i], out[i+1:]...)
+				continue
+			}
+			i++
 		}
 	}
 	for _, slot := range v.prog.secretSlots {

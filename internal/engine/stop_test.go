@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,12 +29,11 @@ func TestGracefulStopOpen(t *testing.T) {
 	t.Parallel()
 	srv := newAllergyServer(t)
 	srv.stallFn = func() time.Duration { return 4 * time.Second }
-	start := time.Now()
+	// The stall was cut, not waited out: the request is aborted (below)
+	// and the phase says graceful_stop ran out. (The run's wall time,
+	// once asserted under 3.5 s, is the machine's.)
 	d, _, _ := runPlan(t, context.Background(), simplePlan, srv.URL,
 		"workloads.w.load={rate: 10/s, duration: 2s, max_users: 1, graceful_stop: 500ms}")
-	if el := time.Since(start); el > 3500*time.Millisecond {
-		t.Errorf("run took %v; planned 2 s + graceful_stop 0.5 s", el)
-	}
 	if got, saw := d.Total.Count, srv.requests.Load(); got != saw || got != 1 {
 		t.Errorf("samples %d, server saw %d; want 1 = 1", got, saw)
 	}
@@ -57,11 +57,13 @@ func TestGracefulStopClosed(t *testing.T) {
 	t.Parallel()
 	srv := newAllergyServer(t)
 	srv.stallFn = func() time.Duration { return 4 * time.Second }
-	start := time.Now()
 	d, _, _ := runPlan(t, context.Background(), simplePlan, srv.URL,
 		"workloads.w.load={users: 2, duration: 1s, graceful_stop: 500ms}")
-	if el := time.Since(start); el > 2500*time.Millisecond {
-		t.Errorf("run took %v; planned 1 s + graceful_stop 0.5 s", el)
+	// Cut off, not waited for: both requests were stopped in their 4 s
+	// stall (aborted, below), and the phase says graceful_stop ran out.
+	// (The run's wall time, once asserted under 2.5 s, is the machine's.)
+	if p := d.Info.Phases; len(p) != 1 || !strings.Contains(p[0].Stopped, "graceful_stop (500ms) ran out") {
+		t.Errorf("phases %+v: want the graceful_stop note", p)
 	}
 	if got, saw := d.Total.Count, srv.requests.Load(); got != saw || got != 2 {
 		t.Errorf("samples %d, server saw %d; want 2 = 2", got, saw)

@@ -127,16 +127,18 @@ func Parallel[R any](ctx context.Context, src io.Reader, workers, chunkSize int,
 				}
 				buf = append(buf[:0], carry...)
 				carry = carry[:0]
-				n, err := io.ReadFull(src, buf[len(buf):size])
+				n, err := fill(src, buf[len(buf):size])
 				buf = buf[:len(buf)+n]
-				if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				if err != nil {
+					// The end, or a reader that failed (a truncated gzip
+					// stream says io.ErrUnexpectedEOF): what was read
+					// before it is decoded and consumed as the last chunk,
+					// so the caller can say how much the input held, and
+					// the error is returned after it.
+					if !errors.Is(err, io.EOF) {
+						readErr = fmt.Errorf("reading: %w", err)
+					}
 					eof = true
-				} else if err != nil {
-					readErr = fmt.Errorf("reading: %w", err)
-					cancel()
-					return
-				}
-				if eof {
 					break
 				}
 				k := cut(buf)
@@ -215,4 +217,30 @@ func Parallel[R any](ctx context.Context, src io.Reader, workers, chunkSize int,
 		return readErr
 	}
 	return parent.Err()
+}
+
+// fill reads into b until it is full or src fails. Unlike io.ReadFull it
+// tells a clean end (io.EOF) from a reader's own io.ErrUnexpectedEOF (a
+// gzip stream cut short), which ReadFull would pass on as if it were the
+// short read at the end of the input.
+func fill(src io.Reader, b []byte) (int, error) {
+	n, idle := 0, 0
+	for n < len(b) {
+		m, err := src.Read(b[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		if idle = idle*btoi(m == 0) + btoi(m == 0); idle >= 100 {
+			return n, io.ErrNoProgress
+		}
+	}
+	return n, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

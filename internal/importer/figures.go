@@ -113,6 +113,17 @@ var K6Figures = FigureSpec{Tool: "k6", Method: "k6-linear",
 	ThroughputRule: "the run's: count over the run's span (first request start to last end)",
 	Percentile:     K6Percentile, Ranks: k6Ranks}
 
+// GatlingFigures is Gatling's report (js/stats.json): its percentiles are
+// read from a T-Digest of all response times, which for the sizes of one
+// run lies on linear interpolation between order statistics (position
+// p·(n−1), k6's definition), and stats.json rounds them to whole
+// milliseconds; every label's and the total's rate is its count over the
+// run's duration in whole seconds (Run.SetFigureSpans).
+var GatlingFigures = FigureSpec{Tool: "Gatling", Method: "gatling-linear",
+	PercentileRule: "Gatling's report: its T-Digest's percentiles, which are linear interpolation between order statistics (position p·(n−1)) over all values; Gatling prints them rounded to whole ms",
+	ThroughputRule: "Gatling's: count over the run's duration rounded up to whole seconds (first user start or request to last)",
+	Percentile:     K6Percentile, Ranks: k6Ranks}
+
 // figLabel is one label's (or the total's) raw figures.
 type figLabel struct {
 	vals           []float64 // ms; a ring of the last Window values when Window > 0

@@ -1,4 +1,4 @@
-// Package importer turns files written by other tools (JMeter, access logs,
+// Package importer turns files written by other tools (JMeter, Gatling, access logs,
 // vmstat, jstat, docker stats, k6, Locust) into a plateau run directory, so
 // `plateau report` and `plateau compare` work on them unchanged.
 //

@@ -36,6 +36,7 @@ type Partial struct {
 	late   bool // a sample more than aggLag seconds behind the chunk's newest
 
 	count, errors, outside int64
+	implausible            implausible
 	first, last            int64
 	raw                    []byte
 
@@ -88,6 +89,7 @@ func (p *Partial) clear() {
 	p.n, p.late = 0, false
 	p.minSec, p.maxSec = math.MaxInt64, math.MinInt64
 	p.count, p.errors, p.outside = 0, 0, 0
+	p.implausible = newImplausible()
 	p.first, p.last = math.MaxInt64, math.MinInt64
 	p.raw = p.raw[:0]
 	for _, f := range p.fig {
@@ -124,6 +126,14 @@ func (p *Partial) Add(s *Rec) {
 		if !s.Derived {
 			p.outside++
 		}
+		return
+	}
+	if s.Derived {
+		c := newImplausible()
+		if !c.sample(a.run.plausible, s.End, s.Elapsed) {
+			return
+		}
+	} else if !p.implausible.sample(a.run.plausible, s.End, s.Elapsed) {
 		return
 	}
 	sec := floorDiv(s.End, 1e9)
@@ -277,6 +287,7 @@ func (a *Aggregator) AddPartial(p *Partial) (bool, error) {
 	}
 	defer p.clear()
 	a.outside += p.outside
+	a.implausible.merge(&p.implausible)
 	if p.n == 0 {
 		return true, nil
 	}

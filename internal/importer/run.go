@@ -53,6 +53,9 @@ type Options struct {
 	// (server logs attached to a live run hold traffic from before and
 	// after it; the run's own window is what its report is about).
 	From, To time.Time
+	// Now is the import's clock for the plausible-time rule (outliers.go);
+	// time.Now() when zero.
+	Now time.Time
 }
 
 // Run is a run directory being built from imported files. Sources add
@@ -80,6 +83,28 @@ type Run struct {
 	histPool  sync.Pool // *secAgg
 	figures   *rundir.SourceFigures
 	noTimes   map[string]bool // workloads without response times
+	plausible window          // the times the outlier rule accepts
+	implausN  int64           // samples and readings the rule left out
+}
+
+// Implausible is the number of request samples and server readings the
+// outlier rule (outliers.go) left out, over every source.
+func (r *Run) Implausible() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.implausN
+}
+
+// noteImplausible records what the outlier rule left out of one source.
+func (r *Run) noteImplausible(c *implausible, source, what string) {
+	n := c.note(source, what, r.plausible)
+	if n == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.notes = append(r.notes, n)
+	r.implausN += c.total()
 }
 
 // MarkNoTimes records that workload's source has no response times (an
@@ -110,6 +135,7 @@ func NewRun(opt Options) (*Run, error) {
 	r := &Run{opt: opt, dir: opt.Dir, probs: NewProblems(), workloads: map[string]bool{},
 		first: math.MaxInt64, threads: map[int64]int32{}}
 	r.histPool.New = func() any { return &secAgg{} }
+	r.plausible = plausibleWindow(opt.Now)
 	r.phases = append([]core.Phase(nil), opt.Phases...)
 	sort.SliceStable(r.phases, func(i, j int) bool { return r.phases[i].Start.Before(r.phases[j].Start) })
 	host, _ := os.Hostname()
@@ -163,6 +189,15 @@ func (r *Run) AddSource(desc string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.info.Source = append(r.info.Source, desc)
+}
+
+// SetOrigin records in run.json where the run's samples came from and what
+// they hold (rundir.Info.AddSourceKind: a second, different request source
+// makes the run mixed).
+func (r *Run) SetOrigin(k rundir.SourceKind, h rundir.Holds) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.info.AddSourceKind(k, h)
 }
 
 // See widens the run's time span to include t (Unix ns).
@@ -535,6 +570,7 @@ type Aggregator struct {
 	fig                *figures // nil unless CollectFigures
 	resolution         time.Duration
 	outside            int64 // samples left out by Options.From/To (derived views not counted)
+	implausible        implausible
 }
 
 // SetTimeResolution says the source's completion times are known only to
@@ -549,7 +585,7 @@ func (r *Run) Requests(workload string) *Aggregator {
 	r.workloads[workload] = true
 	r.mu.Unlock()
 	return &Aggregator{run: r, workload: workload, labels: NewLabels(), open: map[aggKey]*secAgg{},
-		users: map[int64]int32{}, oldest: math.MaxInt64, phases: r.phases, first: math.MaxInt64}
+		users: map[int64]int32{}, oldest: math.MaxInt64, phases: r.phases, first: math.MaxInt64, implausible: newImplausible()}
 }
 
 // Labels is the aggregator's label table; decoders intern labels in it.
@@ -557,6 +593,9 @@ func (a *Aggregator) Labels() *Labels { return a.labels }
 
 // Count is the number of samples added.
 func (a *Aggregator) Count() int64 { return a.count }
+
+// Implausible is the number of samples the outlier rule left out so far.
+func (a *Aggregator) Implausible() int64 { return a.implausible.total() }
 
 // Errors is the number of failed samples added.
 func (a *Aggregator) Errors() int64 { return a.errors }
@@ -575,7 +614,7 @@ func (a *Aggregator) SetSpan(start, end int64) {
 // whether or not a request completed in it). The second's user count is the
 // highest reading, as with the samples' own thread counts.
 func (a *Aggregator) AddUsers(t int64, n int32) {
-	if n < 0 {
+	if n < 0 || !a.implausible.time(a.run.plausible, t) {
 		return
 	}
 	sec := floorDiv(t, 1e9)
@@ -590,6 +629,9 @@ func (a *Aggregator) Add(s *Rec) error {
 		if !s.Derived {
 			a.outside++
 		}
+		return nil
+	}
+	if !a.plausible(s) {
 		return nil
 	}
 	sec := floorDiv(s.End, 1e9)
@@ -640,6 +682,17 @@ func (a *Aggregator) Add(s *Rec) error {
 		}
 	}
 	return nil
+}
+
+// plausible applies the outlier rule (outliers.go) to s, counting it when
+// it fails (a derived view restates a counted sample and is dropped with it
+// uncounted).
+func (a *Aggregator) plausible(s *Rec) bool {
+	if s.Derived {
+		c := newImplausible()
+		return c.sample(a.run.plausible, s.End, s.Elapsed)
+	}
+	return a.implausible.sample(a.run.plausible, s.End, s.Elapsed)
 }
 
 func floorDiv(a, b int64) int64 {
@@ -762,7 +815,12 @@ func (a *Aggregator) Close() error {
 	if werr := a.run.writeRecords(a.recs); err == nil {
 		err = werr
 	}
-	if a.spanSet {
+	if w := a.run.plausible; a.spanSet && (a.spanStart < w.from || a.spanEnd > w.to) {
+		// The source's own span fails the plausible-times rule (a
+		// history row stamped 1970): the samples' span stands instead.
+		a.run.Note("%s: the source's run span (%s – %s) is implausible (docs/import.md, implausible times); the samples' own span is used",
+			a.workload, time.Unix(0, a.spanStart).UTC().Format(time.RFC3339), time.Unix(0, a.spanEnd).UTC().Format(time.RFC3339))
+	} else if a.spanSet {
 		a.first, a.last = a.spanStart, a.spanEnd
 	}
 	if a.outside > 0 {
@@ -770,6 +828,7 @@ func (a *Aggregator) Close() error {
 		a.run.Note("%s: %d requests completed outside the run (%s – %s) and were left out", a.workload, a.outside,
 			o.From.UTC().Format(time.RFC3339), o.To.UTC().Format(time.RFC3339))
 	}
+	a.run.noteImplausible(&a.implausible, a.workload, "request")
 	if a.fig != nil && a.count > 0 {
 		a.run.AddFigures(a.fig.result(a.run.Workers()))
 		a.fig = nil

@@ -52,6 +52,11 @@ type SeriesWriter struct {
 	firstT   time.Time
 	run      *Run
 	err      error
+	// implausible counts the readings left out by the outlier rule
+	// (outliers.go); skipT is the time of the last one, so its other
+	// metrics are not counted again.
+	implausible implausible
+	skipT       time.Time
 }
 
 // Series opens the series file of target. method names the import
@@ -79,7 +84,7 @@ func (r *Run) Series(target, kind, method string, interval time.Duration) (*Seri
 		return nil, fmt.Errorf("writing series header: %w", err)
 	}
 	w := &SeriesWriter{d: d, f: f, file: file, target: target, kind: kind, method: method, interval: interval, run: r,
-		prefix: monitor.LinePrefix(target, kind)}
+		prefix: monitor.LinePrefix(target, kind), implausible: newImplausible()}
 	d.writers = append(d.writers, w)
 	return w, nil
 }
@@ -87,6 +92,13 @@ func (r *Run) Series(target, kind, method string, interval time.Duration) (*Seri
 // Add appends one reading.
 func (w *SeriesWriter) Add(t time.Time, metric, unit string, v float64) {
 	if w.err != nil {
+		return
+	}
+	if !w.skipT.IsZero() && t.Equal(w.skipT) {
+		return
+	}
+	if !t.Equal(w.lastT) && !w.implausible.time(w.run.plausible, saturatedNano(t)) {
+		w.skipT = t
 		return
 	}
 	if !t.Equal(w.lastT) {
@@ -128,6 +140,7 @@ func (d *seriesDir) close() error {
 		return fmt.Errorf("writing monitor events: %w", err)
 	}
 	for _, w := range d.writers {
+		w.run.noteImplausible(&w.implausible, w.target, "reading")
 		w.flushBuf()
 		errs = append(errs, w.err)
 		if err := w.f.Close(); err != nil {

@@ -15,6 +15,17 @@ func Sniff(head []byte) string {
 	switch {
 	case len(b) == 0:
 		return "an empty file"
+	case bytes.HasPrefix(line, []byte("RUN\t")) || bytes.HasPrefix(line, []byte("ASSERTION\t")) ||
+		(bytes.HasPrefix(line, []byte("USER\t")) || bytes.HasPrefix(line, []byte("REQUEST\t"))) && bytes.Count(line, []byte{'\t'}) >= 3:
+		return "a Gatling simulation.log"
+	case gatlingBinary(head):
+		return "a binary Gatling simulation.log (Gatling 3.12 or later)"
+	case bytes.HasPrefix(line, []byte("metric_name,timestamp,metric_value")):
+		return "a k6 CSV output (--out csv)"
+	case bytes.HasPrefix(b, []byte("{")) && bytes.Contains(b, []byte(`"numberOfRequests"`)) && bytes.Contains(b, []byte(`"meanResponseTime"`)):
+		return "a Gatling report's statistics (js/stats.json or global_stats.json)"
+	case bytes.HasPrefix(b, []byte("var stats =")) || bytes.HasPrefix(b, []byte("var stats=")):
+		return "a Gatling report's statistics (js/stats.json or global_stats.json)"
 	case bytes.HasPrefix(b, []byte("<?xml")) || bytes.HasPrefix(b, []byte("<testResults")):
 		if bytes.Contains(b, []byte("<testResults")) {
 			return "a JMeter XML JTL"
@@ -50,6 +61,18 @@ func Sniff(head []byte) string {
 	return ""
 }
 
+// gatlingBinary tells the binary simulation.log of Gatling 3.12+: it
+// starts with the run record's header byte (0) and holds the Gatling
+// version and the simulation's class name as length-prefixed strings.
+func gatlingBinary(head []byte) bool {
+	if len(head) < 16 || head[0] != 0 {
+		return false
+	}
+	h := head[:min(len(head), 512)]
+	return bytes.Contains(h, []byte("Simulation")) || bytes.Contains(h, []byte("simulation")) ||
+		bytes.Contains(h, []byte("io.gatling"))
+}
+
 // Refuse builds the error for a file that is not what its source type
 // expects: it names the file, what was expected, what it looks like, and
 // which source type reads it when Sniff knows.
@@ -59,8 +82,14 @@ func Refuse(path, want string, head []byte) error {
 	switch got {
 	case "a JMeter CSV JTL", "a JMeter XML JTL":
 		hint = "; import it with `plateau import jmeter`"
-	case "a k6 JSON output stream (--out json)", "a k6 summary export (--summary-export)":
+	case "a k6 JSON output stream (--out json)", "a k6 summary export (--summary-export)", "a k6 CSV output (--out csv)":
 		hint = "; import it with `plateau import k6`"
+	case "a Gatling simulation.log":
+		hint = "; import it with `plateau import gatling`"
+	case "a binary Gatling simulation.log (Gatling 3.12 or later)":
+		hint = "; plateau reads the text simulation.log of Gatling 2.x–3.11, not yet this binary one"
+	case "a Gatling report's statistics (js/stats.json or global_stats.json)":
+		hint = "; they are whole-run figures only: import the run's simulation.log with `plateau import gatling`"
 	case "a Locust --csv stats file", "a Locust --csv stats history file":
 		hint = "; import it with `plateau import locust`"
 	case "vmstat output":

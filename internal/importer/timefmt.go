@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -179,13 +180,13 @@ func (p *TimeParser) Parse(b []byte) (int64, error) {
 	switch p.Kind {
 	case EpochMs:
 		v, ok := parseInt(b)
-		if !ok {
+		if !ok || v > math.MaxInt64/1_000_000 || v < math.MinInt64/1_000_000 {
 			return 0, fmt.Errorf("bad epoch ms %q", Quote(b))
 		}
 		return v * 1e6, nil
 	case EpochUs:
 		v, ok := parseInt(b)
-		if !ok {
+		if !ok || v > math.MaxInt64/1_000 || v < math.MinInt64/1_000 {
 			return 0, fmt.Errorf("bad epoch µs %q", Quote(b))
 		}
 		return v * 1e3, nil
@@ -209,6 +210,9 @@ func (p *TimeParser) Parse(b []byte) (int64, error) {
 		t, err := time.ParseInLocation(p.layout, string(b), p.locOrUTC())
 		if err != nil {
 			return 0, fmt.Errorf("time %q does not match %s: %w", Quote(b), TimeFormatFlag, err)
+		}
+		if y := t.Year(); y < 1678 || y > 2261 { // beyond what Unix nanoseconds hold
+			return 0, fmt.Errorf("time %q is out of range", Quote(b))
 		}
 		return t.UnixNano(), nil
 	}
@@ -410,7 +414,7 @@ func (p *TimeParser) parseISO(b []byte) (int64, error) {
 		}
 		f[j] = v
 	}
-	if f[1] < 1 || f[1] > 12 || f[2] < 1 || f[2] > 31 || f[3] > 24 || f[4] > 59 || f[5] > 60 {
+	if f[0] < 1678 || f[0] > 2261 || f[1] < 1 || f[1] > 12 || f[2] < 1 || f[2] > 31 || f[3] > 24 || f[4] > 59 || f[5] > 60 {
 		return bad()
 	}
 	var t time.Time
@@ -475,7 +479,7 @@ func (p *TimeParser) parseNginx(b []byte) (int64, error) {
 	s, ok7 := digits2(b[18:20])
 	zh, ok8 := digits2(zone[2:4])
 	zm, ok9 := digits2(zone[4:6])
-	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7 && ok8 && ok9) || d < 1 || d > 31 || h > 24 || mi > 59 || s > 60 {
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7 && ok8 && ok9) || y1*100+y2 < 1678 || y1*100+y2 > 2261 || d < 1 || d > 31 || h > 24 || mi > 59 || s > 60 {
 		return bad()
 	}
 	off := zh*3600 + zm*60

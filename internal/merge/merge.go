@@ -143,6 +143,7 @@ func Merge(opts Options) (*Result, error) {
 	info := &Info{Info: &base}
 	info.Phases = phases
 	info.Segment = ""
+	info.SourceKind, info.Holds = rundir.SourceMerged, nil // segments of live runs: what a live run holds
 	info.Command = opts.Command
 	info.Notes = nil
 	info.Status = rundir.StatusRunning

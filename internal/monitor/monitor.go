@@ -12,20 +12,8 @@ package monitor
 import (
 	"context"
 	"time"
-)
 
-// Kind names, as used in plans, files and summary.json.
-const (
-	KindHost       = "host"
-	KindProcess    = "process"
-	KindJVM        = "jvm"
-	KindCgroup     = "cgroup"
-	KindPostgres   = "postgres"
-	KindPrometheus = "prometheus"
-	KindPromQL     = "promql"
-	KindRecipe     = "recipe"
-	KindMySQL      = "mysql"
-	KindCloudWatch = "cloudwatch"
+	"github.com/plateau-perf/plateau/internal/mondata"
 )
 
 // DefaultInterval is the sampling interval when neither the target nor the
@@ -70,6 +58,9 @@ type TargetConfig struct {
 	Series []string
 	// Interval overrides the session interval; 0 means the session default.
 	Interval time.Duration
+	// Role is what the target is to the test (plan role:); empty takes
+	// DefaultRole.
+	Role mondata.Role
 	// Options are the fields of kinds that parse their own configuration
 	// (promql, recipe, mysql, cloudwatch), as decoded YAML values; the kind
 	// reads them with DecodeOptions.
@@ -192,35 +183,4 @@ func (b *Batch) Reset(wall, mono time.Time) {
 	b.readings = b.readings[:0]
 	b.Time = wall
 	b.Mono = mono
-}
-
-// TargetStatus is the state of one target, as shown at start and in
-// summary.json.
-type TargetStatus struct {
-	Name string `json:"name"`
-	Kind string `json:"kind"`
-	// Started is false when the target could not be opened; Error says why.
-	Started bool   `json:"started"`
-	Error   string `json:"error,omitempty"`
-	// Method is how the target was read when there is a choice
-	// ("hsperfdata" or "jstat" for a JVM).
-	Method string `json:"method,omitempty"`
-	// Interval is the sampling interval in effect.
-	IntervalS float64 `json:"interval_s"`
-	// Samples counts successful samples.
-	Samples int `json:"samples"`
-	// Gaps are the spans during which the target was lost.
-	Gaps []Gap `json:"gaps,omitempty"`
-	// CPUSeconds is the monitor's own CPU cost: the sampling thread's CPU
-	// time plus helper child processes.
-	CPUSeconds float64 `json:"cpu_seconds"`
-}
-
-// Gap is a span during which a started target could not be read.
-type Gap struct {
-	Start time.Time `json:"start"`
-	// End is nil while the target is still lost; Stop closes open gaps at
-	// the stop time.
-	End   *time.Time `json:"end"`
-	Error string     `json:"error,omitempty"`
 }

@@ -213,3 +213,24 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 	t.Fatal("timed out")
 }
+
+// TestDefaultRole: a host target reading this machine is the load
+// generator's host, a database monitor a database, the rest the system
+// under test; a plan's role wins.
+func TestDefaultRole(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		cfg  TargetConfig
+		want Role
+	}{
+		{TargetConfig{Kind: KindHost}, "generator"},
+		{TargetConfig{Kind: KindHost, Path: "/host/proc"}, "system_under_test"},
+		{TargetConfig{Kind: KindPostgres}, "database"},
+		{TargetConfig{Kind: KindProcess}, "system_under_test"},
+		{TargetConfig{Kind: KindHost, Role: "system_under_test"}, "system_under_test"},
+	} {
+		if got := DefaultRole(c.cfg); got != c.want {
+			t.Errorf("%+v: role %q, want %q", c.cfg, got, c.want)
+		}
+	}
+}

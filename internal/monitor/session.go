@@ -150,7 +150,7 @@ func Start(ctx context.Context, opt Options) (*Session, error) {
 
 	for i, t := range s.targets {
 		if t.coll == nil {
-			s.event(event{Time: s.now(), Target: t.cfg.Name, Kind: t.cfg.Kind, Event: EventFailed, Error: t.st.Error})
+			s.event(event{Time: s.now(), Target: t.cfg.Name, Kind: t.cfg.Kind, Role: DefaultRole(t.cfg), Event: EventFailed, Error: t.st.Error})
 			s.logf("monitor %s (%s): not started: %s", t.cfg.Name, t.cfg.Kind, t.st.Error)
 			continue
 		}
@@ -160,7 +160,7 @@ func Start(ctx context.Context, opt Options) (*Session, error) {
 			_ = t.coll.Close()
 			t.coll = nil
 			t.st.Error = err.Error()
-			s.event(event{Time: s.now(), Target: t.cfg.Name, Kind: t.cfg.Kind, Event: EventFailed, Error: t.st.Error})
+			s.event(event{Time: s.now(), Target: t.cfg.Name, Kind: t.cfg.Kind, Role: DefaultRole(t.cfg), Event: EventFailed, Error: t.st.Error})
 			continue
 		}
 		t.out = out
@@ -168,7 +168,7 @@ func Start(ctx context.Context, opt Options) (*Session, error) {
 		if m, ok := t.coll.(MethodReporter); ok {
 			t.st.Method = m.Method()
 		}
-		s.event(event{Time: s.now(), Target: t.cfg.Name, Kind: t.cfg.Kind, Event: EventStarted,
+		s.event(event{Time: s.now(), Target: t.cfg.Name, Kind: t.cfg.Kind, Role: DefaultRole(t.cfg), Event: EventStarted,
 			Method: t.st.Method, File: file, IntervalS: t.interval.Seconds()})
 	}
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -316,6 +317,21 @@ func (d *decoder) checkOnFail(v string, n *yaml.Node) {
 
 func (d *decoder) checkWorkload(w *Workload, n *yaml.Node, k keyset) {
 	d.checkOnFail(w.OnFail, at(n, k, "on_fail"))
+	if k.has("engine") {
+		if !slices.Contains(Engines, w.Engine) {
+			d.errorf(at(n, k, "engine"), "workload %q: engine %q is not %s", w.Name, w.Engine, strings.Join(Engines, ", "))
+		}
+		if w.Script == "" {
+			d.missing(n, "workload %q: engine %s needs its script (script: plan.jmx, script.js, locustfile.py)", w.Name, w.Engine)
+		}
+		if len(w.Scenario) > 0 || len(w.Setup) > 0 || len(w.Teardown) > 0 {
+			d.errorf(at(n, k, "engine"), "workload %q: an engine workload runs its script; it has no scenario, setup or teardown of plateau's", w.Name)
+		}
+		return
+	}
+	if k.has("script") || k.has("properties") || k.has("env") {
+		d.errorf(n, "workload %q: script, properties and env are for a workload with engine: jmeter, k6 or locust", w.Name)
+	}
 	if len(w.Scenario) == 0 {
 		if k.has("scenario") {
 			d.errorf(at(n, k, "scenario"), "workload %q: scenario has no steps", w.Name)
@@ -946,7 +962,7 @@ func (d *decoder) checkFeeder(f *Feeder, n *yaml.Node, k keyset) bool {
 				return false
 			}
 		}
-		cols, rows, ferr = readCSV(path, []rune(f.Delimiter)[0], f.Declared)
+		cols, rows, f.Index, ferr = readCSV(path, []rune(f.Delimiter)[0], f.Declared, d.opt.FeederInMemory)
 	default:
 		cols, rows, ferr = readJSONData(path, srcs[0] == "ndjson")
 	}
@@ -966,12 +982,12 @@ func (d *decoder) checkFeeder(f *Feeder, n *yaml.Node, k keyset) bool {
 
 // monitorFields lists, per target kind, the fields that apply to it.
 var monitorFields = map[string][]string{
-	"host":       {"name", "path", "interval"},
-	"process":    {"name", "pid", "pid_file", "match", "children", "interval"},
-	"jvm":        {"name", "pid", "pid_file", "match", "interval"},
-	"cgroup":     {"name", "path", "pid", "interval"},
-	"postgres":   {"name", "dsn", "interval"},
-	"prometheus": {"name", "url", "targets", "series", "interval"},
+	"host":       {"name", "path", "interval", "role"},
+	"process":    {"name", "pid", "pid_file", "match", "children", "interval", "role"},
+	"jvm":        {"name", "pid", "pid_file", "match", "interval", "role"},
+	"cgroup":     {"name", "path", "pid", "interval", "role"},
+	"postgres":   {"name", "dsn", "interval", "role"},
+	"prometheus": {"name", "url", "targets", "series", "interval", "role"},
 }
 
 // optionKinds are the monitor kinds that parse their own fields: the plan
@@ -1075,7 +1091,7 @@ func (d *decoder) optionTarget(kind string, kindNode, body *yaml.Node) (MonitorT
 		common := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: body.Line, Column: body.Column}
 		for _, p := range d.pairs(body) {
 			switch p.key.Value {
-			case "name", "interval":
+			case "name", "interval", "role":
 				common.Content = append(common.Content, p.key, p.val)
 			default:
 				t.Options[p.key.Value] = d.optionValue(p.val, p.key.Value, 0)
@@ -1085,6 +1101,7 @@ func (d *decoder) optionTarget(kind string, kindNode, body *yaml.Node) (MonitorT
 		if k.has("interval") && t.Interval <= 0 {
 			d.errorf(at(common, k, "interval"), "%s target: interval must be positive", kind)
 		}
+		d.checkRole(&t, common, k)
 	}
 	t.Pos = d.pos(kindNode)
 	if d.opt.CheckMonitor != nil {
@@ -1130,10 +1147,21 @@ func (d *decoder) optionValue(n *yaml.Node, key string, depth int) any {
 	return v
 }
 
+// monitorRoles are the roles a monitor target may state.
+var monitorRoles = []string{"system_under_test", "sut", "generator", "database", "balancer"}
+
+// checkRole rejects an unknown role.
+func (d *decoder) checkRole(t *MonitorTarget, n *yaml.Node, k keyset) {
+	if k.has("role") && !slices.Contains(monitorRoles, t.Role) {
+		d.errorf(at(n, k, "role"), "%s target: unknown role %q (roles: %s)", t.Kind, t.Role, strings.Join(monitorRoles, ", "))
+	}
+}
+
 func (d *decoder) checkMonitorTarget(t *MonitorTarget, n *yaml.Node, k keyset) {
 	if k.has("interval") && t.Interval <= 0 {
 		d.errorf(at(n, k, "interval"), "%s target: interval must be positive", t.Kind)
 	}
+	d.checkRole(t, n, k)
 	def := t.Kind
 	switch t.Kind {
 	case "process", "jvm":

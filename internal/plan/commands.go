@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/plateau-perf/plateau/internal/secret"
 )
 
 // Command is one prepare or cleanup command: a program run outside the
@@ -241,7 +243,7 @@ func (r *redactor) commands(n *yaml.Node) {
 	if n.Kind != yaml.SequenceNode {
 		return
 	}
-	url := func(s string) string { return redactURL(s, r.isSecret) }
+	url := func(s string) string { return secret.URL(s, r.isSecret) }
 	for _, item := range n.Content {
 		switch item.Kind {
 		case yaml.ScalarNode, yaml.AliasNode:

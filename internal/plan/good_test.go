@@ -324,3 +324,25 @@ func TestWebSocketFixture(t *testing.T) {
 		t.Errorf("check names %q, want %q", got, wantChecks)
 	}
 }
+
+// TestMonitorRole: a target states what it is to the test (role:); an
+// unknown role is an error naming the roles.
+func TestMonitorRole(t *testing.T) {
+	t.Parallel()
+	src := "name: r\ntarget: http://127.0.0.1:1\nworkloads:\n  w:\n    scenario: [{request: {url: /}}]\n    load: {users: 1, iterations: 1}\nmonitor:\n  targets:\n    - host: {role: generator}\n    - process: {name: db, match: postgres, role: database}\n    - prometheus: {name: q, url: 'http://127.0.0.1:9100/metrics', role: sut}\n"
+	p, err := Parse("r.yaml", []byte(src), ".", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tg := range p.Monitor.Targets {
+		got = append(got, tg.Name+"="+tg.Role)
+	}
+	if strings.Join(got, " ") != "host=generator db=database q=sut" {
+		t.Errorf("roles %v", got)
+	}
+	_, err = Parse("r.yaml", []byte(strings.Replace(src, "role: database", "role: backend", 1)), ".", Options{})
+	if err == nil || !strings.Contains(err.Error(), `unknown role "backend"`) || !strings.Contains(err.Error(), "system_under_test") {
+		t.Errorf("unknown role: %v", err)
+	}
+}

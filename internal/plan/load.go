@@ -47,6 +47,9 @@ type Options struct {
 	// (CPUs, open files, memory): a plan asking for more is refused at the
 	// key that asks. Nil: no machine bounds.
 	Machine *Machine
+	// FeederInMemory is the largest CSV file a feeder reads into memory;
+	// a larger one is indexed (RowIndex). 0: DefaultFeederInMemory.
+	FeederInMemory int64
 }
 
 // maxPlanBytes bounds the plan file size; a plan is hand-written text.
@@ -109,6 +112,9 @@ func parseYAML(name string, src []byte) (root *yaml.Node, perr *Error) {
 			root, perr = nil, &Error{File: name, Pos: Pos{1, 1}, Msg: fmt.Sprintf("cannot parse YAML: %v", r)}
 		}
 	}()
+	if pos, deep := yamlTooDeep(src, MaxYAMLDepth); deep {
+		return nil, &Error{File: name, Pos: pos, Msg: fmt.Sprintf("YAML nested deeper than %d levels", MaxYAMLDepth)}
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {

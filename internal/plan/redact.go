@@ -2,14 +2,14 @@ package plan
 
 import (
 	"bytes"
-	"regexp"
-	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/plateau-perf/plateau/internal/secret"
 )
 
 // Redacted is what a secret value is replaced with.
-const Redacted = "***"
+const Redacted = secret.Mask
 
 // RedactedSource returns Source with secret values replaced by "***":
 // values of secret headers, form fields, JSON members and query parameters
@@ -63,16 +63,19 @@ func (r *redactor) walk(n *yaml.Node, top bool) {
 			switch {
 			case k.Value == "headers" || k.Value == "form" || k.Value == "query" || k.Value == "metadata":
 				r.names(v, r.isSecret)
+			case k.Value == "cookies" && !top:
+				// A request's cookies: every value is a cookie's.
+				r.names(v, func(string) bool { return true })
 			case k.Value == "vars" && top:
 				r.names(v, r.isSecretVar)
 			case (k.Value == "prepare" || k.Value == "cleanup") && top:
 				r.commands(v)
 			case k.Value == "dsn" || k.Value == "url" || k.Value == "target":
-				r.scalar(v, func(s string) string { return redactURL(s, r.isSecret) })
+				r.scalar(v, func(s string) string { return secret.URL(s, r.isSecret) })
 			case (k.Value == "json" || k.Value == "message") && !top:
 				r.members(v)
 			case k.Value == "body" && !top:
-				r.scalar(v, func(s string) string { return redactText(s, r.isSecret) })
+				r.scalar(v, func(s string) string { return secret.Body(s, r.isSecret) })
 			}
 			r.walk(v, false)
 		}
@@ -84,13 +87,13 @@ func (r *redactor) walk(n *yaml.Node, top bool) {
 }
 
 // names replaces the values of secret entries of a name → value mapping.
-func (r *redactor) names(m *yaml.Node, secret func(string) bool) {
+func (r *redactor) names(m *yaml.Node, isSecret func(string) bool) {
 	if m.Kind != yaml.MappingNode {
 		return
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		if secret(m.Content[i].Value) {
-			r.scalar(m.Content[i+1], redactValue)
+		if isSecret(m.Content[i].Value) {
+			r.scalar(m.Content[i+1], secret.Value)
 		}
 	}
 }
@@ -118,7 +121,7 @@ func (r *redactor) members(n *yaml.Node) {
 // all masks every scalar under n.
 func (r *redactor) all(n *yaml.Node) {
 	if n.Kind == yaml.ScalarNode || n.Kind == yaml.AliasNode {
-		r.scalar(n, redactValue)
+		r.scalar(n, secret.Value)
 		return
 	}
 	for _, c := range n.Content {
@@ -141,67 +144,7 @@ func (r *redactor) scalar(v *yaml.Node, f func(string) string) {
 	}
 }
 
-var pureRefRe = regexp.MustCompile(`^\s*\$\{[^}]*\}\s*$`)
-
-// redactValue hides a secret value, except one that is only a ${name}
-// reference: that holds no secret and tells the reader where it comes from.
-func redactValue(v string) string {
-	if pureRefRe.MatchString(v) {
-		return v
-	}
-	return Redacted
-}
-
-var dsnPasswordRe = regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('[^']*'|\S+)`)
-
-// redactURL hides the password of "scheme://user:pass@host", of key=value
-// DSNs ("host=db password=s3cret") and the values of secret query
-// parameters ("?api_key=***"); a value that is only a ${name} reference
-// stays.
-func redactURL(s string, secret func(string) bool) string {
-	if i := strings.Index(s, "://"); i >= 0 {
-		rest := s[i+3:]
-		end := strings.IndexAny(rest, "/?#")
-		if end < 0 {
-			end = len(rest)
-		}
-		if at := strings.LastIndexByte(rest[:end], '@'); at >= 0 {
-			if c := strings.IndexByte(rest[:at], ':'); c >= 0 {
-				s = s[:i+3] + rest[:c+1] + Redacted + rest[at:]
-			}
-		}
-	}
-	if q := strings.IndexByte(s, '?'); q >= 0 {
-		s = s[:q] + redactPairs(s[q:], secret)
-	}
-	return dsnPasswordRe.ReplaceAllString(s, "${1}"+Redacted)
-}
-
-// RedactURL is redactURL with the plan's secret names: the URL text a
-// sample may record when its template holds a secret.
-func (p *Plan) RedactURL(s string) string { return redactURL(s, p.IsSecret) }
-
-// redactPairs masks the values of secret key=value pairs.
-func redactPairs(s string, secret func(string) bool) string {
-	return formPairRe.ReplaceAllStringFunc(s, func(m string) string {
-		sub := formPairRe.FindStringSubmatch(m)
-		name := queryUnescape(sub[1])
-		if !secret(name) || sub[2] == "" || pureRefRe.MatchString(sub[2]) || sub[2] == Redacted {
-			return m
-		}
-		return m[:len(m)-len(sub[2])] + Redacted
-	})
-}
-
-// redactText masks the secret members of a raw body: JSON members and
-// key=value pairs with secret names.
-func redactText(s string, secret func(string) bool) string {
-	s = jsonMemberRe.ReplaceAllStringFunc(s, func(m string) string {
-		sub := jsonMemberRe.FindStringSubmatch(m)
-		if !secret(jsonUnquote(`"`+sub[1]+`"`)) || pureRefRe.MatchString(strings.Trim(sub[2], `"`)) {
-			return m
-		}
-		return m[:len(m)-len(sub[2])] + `"` + Redacted + `"`
-	})
-	return redactPairs(s, secret)
-}
+// RedactURL masks the passwords and secret query parameters of a URL with
+// the plan's secret names (secret.URL): the URL text a sample may record
+// when its template holds a secret.
+func (p *Plan) RedactURL(s string) string { return secret.URL(s, p.IsSecret) }

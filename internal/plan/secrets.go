@@ -1,21 +1,19 @@
 package plan
 
 import (
-	"encoding/json"
-	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/secret"
 )
 
 // IsSecret reports whether a header, form field, JSON member, query
 // parameter or variable called name holds a secret in this plan: by
-// default (core.IsSecretName) or because the plan lists it under secrets.
+// default (secret.IsName) or because the plan lists it under secrets.
 func (p *Plan) IsSecret(name string) bool {
-	if core.IsSecretName(name) {
+	if secret.IsName(name) {
 		return true
 	}
 	for _, s := range p.Secrets {
@@ -141,6 +139,10 @@ func (f *secretFinder) request(r *Request) {
 	for _, h := range r.Headers {
 		f.header(h)
 	}
+	// A cookie's value is a credential whatever its name.
+	for _, c := range r.Cookies {
+		f.template(&c.Value, false)
+	}
 	for _, h := range r.Form {
 		if f.p.IsSecret(h.Name) {
 			f.template(&h.Value, false)
@@ -196,16 +198,13 @@ func (f *secretFinder) literal(s string) {
 	}
 }
 
-// schemeless drops "Bearer " or "Basic " from an Authorization value: the
-// word is no secret, and masking it would mask the word everywhere.
+// schemeless drops "Bearer " or "Basic " from an Authorization value
+// (secret.Schemeless) when scheme is set.
 func schemeless(s string, scheme bool) string {
 	if !scheme {
 		return s
 	}
-	if i := strings.IndexByte(s, ' '); i > 0 && !strings.ContainsAny(s[:i], "=:/") {
-		return s[i+1:]
-	}
-	return s
+	return secret.Schemeless(s)
 }
 
 // placeholder stands for the variable of part i in a template's flat text.
@@ -243,19 +242,12 @@ func (f *secretFinder) value(t *Template, v string, unescape func(string) string
 	f.literal(unescape(v[last:]))
 }
 
-var (
-	// "key": "value" or "key": 123 in JSON text.
-	jsonMemberRe = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"\s*:\s*("(?:[^"\\]|\\.)*"|[^\s,}\]"{\[]+)`)
-	// key=value in a query string or form body.
-	formPairRe = regexp.MustCompile(`(?:^|[?&;\s])([^=&?;\s]+)=([^&;#\s]*)`)
-)
-
 // text finds secret members of a JSON or form body.
 func (f *secretFinder) text(t *Template) {
 	s := flat(t)
-	for _, m := range jsonMemberRe.FindAllStringSubmatch(s, -1) {
-		if f.p.IsSecret(jsonUnquote(`"` + m[1] + `"`)) {
-			v := m[2]
+	for _, m := range secret.JSONMembers(s) {
+		if f.p.IsSecret(secret.JSONUnquote(`"` + m[0] + `"`)) {
+			v := m[1]
 			if len(v) >= 2 && v[0] == '"' {
 				v = v[1 : len(v)-1]
 			}
@@ -281,34 +273,12 @@ func (f *secretFinder) query(t *Template) {
 }
 
 func (f *secretFinder) pairs(t *Template, s string) {
-	for _, m := range formPairRe.FindAllStringSubmatch(s, -1) {
-		name, err := url.QueryUnescape(m[1])
-		if err != nil {
-			name = m[1]
-		}
-		if f.p.IsSecret(name) {
-			f.value(t, m[2], queryUnescape)
+	for _, m := range secret.FormPairs(s) {
+		if f.p.IsSecret(secret.QueryUnescape(m[0])) {
+			f.value(t, m[1], secret.QueryUnescape)
 		}
 	}
-}
-
-func jsonUnquote(s string) string {
-	if len(s) < 2 || s[0] != '"' {
-		return s
-	}
-	var out string
-	if json.Unmarshal([]byte(s), &out) != nil {
-		return strings.Trim(s, `"`)
-	}
-	return out
 }
 
 // jsonPiece decodes a piece of JSON string content.
-func jsonPiece(s string) string { return jsonUnquote(`"` + s + `"`) }
-
-func queryUnescape(s string) string {
-	if u, err := url.QueryUnescape(s); err == nil {
-		return u
-	}
-	return s
-}
+func jsonPiece(s string) string { return secret.JSONUnquote(`"` + s + `"`) }

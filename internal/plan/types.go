@@ -148,6 +148,9 @@ type Feeder struct {
 	// Columns and Rows are filled by Load from the file (header row = Columns).
 	Columns []string   `yaml:"-"`
 	Rows    [][]string `yaml:"-"`
+	// Index holds a CSV larger than Options.FeederInMemory instead of Rows: the
+	// rows' offsets in the file, read one by one (Len and Row read either).
+	Index *RowIndex `yaml:"-"`
 	// Pending marks a data file that did not exist when the plan was
 	// loaded, in a plan whose prepare: commands may write it: its
 	// columns are unknown until the plan is loaded again after them.
@@ -178,8 +181,22 @@ type Workload struct {
 	// stop_run. Empty: a failed extraction skips to the next iteration, a
 	// failed check continues.
 	OnFail string `yaml:"on_fail"`
-	Pos    Pos    `yaml:"-"`
+	// Engine runs the workload in another tool instead of plateau's
+	// engine: jmeter, k6 or locust, with Script (a .jmx, .js or .py,
+	// relative to the plan), JMeter Properties (-J) and the script's Env
+	// (-e). The workload's load (users, ramp_up, duration, rate) and the
+	// plan's target are mapped onto the tool's own settings; the plan's
+	// monitors, SLA, server_side, prepare and cleanup apply unchanged
+	// (docs/run-foreign.md).
+	Engine     string            `yaml:"engine"`
+	Script     string            `yaml:"script"`
+	Properties map[string]string `yaml:"properties"`
+	Env        map[string]string `yaml:"env"`
+	Pos        Pos               `yaml:"-"`
 }
+
+// Engines a workload may name besides plateau's own.
+var Engines = []string{"jmeter", "k6", "locust"}
 
 // What a failed request does (on_fail).
 const (
@@ -554,6 +571,9 @@ type MonitorTarget struct {
 	Targets  []string      `yaml:"targets"` // prometheus: several host:port endpoints
 	Series   []string      `yaml:"series"`
 	Interval time.Duration `yaml:"interval"`
+	// Role is what the target is to the test: system_under_test (sut),
+	// generator, database or balancer; empty takes the kind's default.
+	Role string `yaml:"role"`
 	// Options holds the fields of kinds that parse their own configuration
 	// (promql, mysql, cloudwatch): every key but name and interval, as
 	// decoded YAML values. The monitor kind checks them (CheckMonitor).

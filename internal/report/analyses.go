@@ -14,10 +14,10 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/resources"
 	"github.com/plateau-perf/plateau/internal/analysis/trend"
 	"github.com/plateau-perf/plateau/internal/core"
-	"github.com/plateau-perf/plateau/internal/metrics"
-	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/report/chart"
 	"github.com/plateau-perf/plateau/internal/report/doc"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // ---- resource verdicts --------------------------------------------------------
@@ -56,14 +56,16 @@ func (b *builder) judgeResources(ts []*target) {
 		}
 		return "the run"
 	}
-	// CPU: the busiest phase of each host (busy %) or process (% of a core).
-	var busiest *cpuBusy
+	// CPU: the busiest phase of each host (busy %) or process (% of a core)
+	// of the system under test; the load generator's own host is judged
+	// apart, on its own line.
+	var busiest, gen *cpuBusy
 	for _, t := range ts {
 		var s *core.Series
-		host := t.kind == monitor.KindHost
+		host := t.kind == mondata.KindHost
 		if host {
 			s = busySeries(t)
-		} else if t.kind == monitor.KindProcess || t.kind == monitor.KindCgroup {
+		} else if t.kind == mondata.KindProcess || t.kind == mondata.KindCgroup {
 			s = t.get("cpu_pct")
 		}
 		if s == nil {
@@ -76,8 +78,12 @@ func (b *builder) judgeResources(ts []*target) {
 			}
 			// Hosts are compared on their own scale (0–100 %); a process's
 			// per-core percentage only when no host was watched.
-			if busiest == nil || (host && !busiest.host) || (host == busiest.host && st.Mean > busiest.mean) {
-				busiest = &cpuBusy{target: b.red.String(t.name), phase: phaseName(i), mean: st.Mean, max: st.Max, host: host}
+			into := &busiest
+			if t.role() == mondata.RoleGenerator {
+				into = &gen
+			}
+			if c := *into; c == nil || (host && !c.host) || (host == c.host && st.Mean > c.mean) {
+				*into = &cpuBusy{target: b.red.String(t.name), phase: phaseName(i), mean: st.Mean, max: st.Max, host: host}
 			}
 		}
 	}
@@ -96,14 +102,35 @@ func (b *builder) judgeResources(ts []*target) {
 			unit = "% of one core"
 		}
 		ev := fmt.Sprintf("busiest: %s at %s %s on average in %s (peak %s %s)", busiest.target, num3(busiest.mean), unit, busiest.phase, num3(busiest.max), unit)
-		b.conclude("CPU", lvl, verdict, ev)
+		b.conclude(doc.AspectCPU, lvl, verdict, ev)
 		b.finding(doc.FindResources, lvl, fmt.Sprintf("CPU %s: %s averaged %s %s in %s (peak %s %s)", verdict, busiest.target, num3(busiest.mean), unit, busiest.phase, num3(busiest.max), unit))
+	} else if gen != nil {
+		b.conclude(doc.AspectCPU, doc.NoData, "not measured for the system under test", "only the load generator's own host ("+gen.target+") was monitored; its health is stated apart")
 	}
-	// Network: the highest phase means in and out per host.
-	var netEv, idle []string
+	if gen != nil {
+		unit := "% busy"
+		if !gen.host {
+			unit = "% of one core"
+		}
+		lvl, verdict := doc.OK, "kept up"
+		if g := resources.GradeCPU(gen.mean, gen.host); g == resources.CPUSaturated || g == resources.CPUHigh {
+			lvl, verdict = doc.Warn, "busy: it may have limited the load it could apply"
+		}
+		ev := fmt.Sprintf("%s at %s %s on average in %s (peak %s %s)", gen.target, num3(gen.mean), unit, gen.phase, num3(gen.max), unit)
+		b.conclude(doc.AspectGenerator, lvl, verdict, ev)
+		b.finding(doc.FindResources, lvl, fmt.Sprintf("Load generator %s: %s", verdict, ev))
+	}
+	// Network: the highest phase means in and out per host of the system
+	// under test. The generator's own interfaces do not carry a test run
+	// over loopback, so their figures are not the test's traffic.
+	var netEv, idle, genNet []string
 	for _, t := range ts {
 		rx, tx := t.get("net_rx_bytes_per_s"), t.get("net_tx_bytes_per_s")
 		if rx == nil && tx == nil {
+			continue
+		}
+		if t.role() == mondata.RoleGenerator && b.loopbackTarget() {
+			genNet = append(genNet, b.red.String(t.name))
 			continue
 		}
 		bestIn, bestOut, at := 0.0, 0.0, ""
@@ -140,9 +167,11 @@ func (b *builder) judgeResources(ts []*target) {
 		if len(netEv) > 3 {
 			netEv = append(netEv[:3], fmt.Sprintf("and %d more", len(netEv)-3))
 		}
-		b.conclude("Network", doc.Info, "measured", "highest phase means: "+strings.Join(netEv, "; "))
+		b.conclude(doc.AspectNetwork, doc.Info, "measured", "highest phase means: "+strings.Join(netEv, "; "))
 	} else if len(idle) > 0 {
-		b.conclude("Network", doc.NoData, "no traffic recorded", "the monitored interfaces of "+joinAnd(idle)+" read zero throughout: the load used another interface, or the counters were not updated")
+		b.conclude(doc.AspectNetwork, doc.NoData, "no traffic recorded", "the monitored interfaces of "+joinAnd(idle)+" read zero throughout: the load used another interface, or the counters were not updated")
+	} else if len(genNet) > 0 {
+		b.conclude(doc.AspectNetwork, doc.NoData, "not measured", "the test ran over loopback, which the monitored interfaces of "+joinAnd(genNet)+" (the load generator's host) do not carry; their figures are other traffic")
 	}
 	b.memTrends = b.memoryTrends(ts)
 	if len(b.memTrends) > 0 {
@@ -158,22 +187,22 @@ func (b *builder) judgeResources(ts []*target) {
 		switch {
 		case len(growing) > 0:
 			ev := "growing after GC: " + strings.Join(growing, "; ")
-			b.conclude("Memory", doc.Warn, "grows over the run: possible leak", ev)
+			b.conclude(doc.AspectMemory, doc.Warn, "grows over the run: possible leak", ev)
 			b.finding(doc.FindMemory, doc.Warn, "Memory grows after garbage collection: "+strings.Join(growing, "; "))
 		case len(stable) > 0:
 			m := b.memTrends[0]
 			ev := fmt.Sprintf("stable after GC: %s (%s %s/h, %s)", strings.Join(stable, ", "), m.target, b.signedMemQty(m, m.res.SlopePerHour), m.res.Method)
-			b.conclude("Memory", doc.OK, "handled well: no leak signal", ev)
+			b.conclude(doc.AspectMemory, doc.OK, "handled well: no leak signal", ev)
 			b.finding(doc.FindMemory, doc.OK, fmt.Sprintf("Memory stable after garbage collection (%s): no leak signal", strings.Join(stable, ", ")))
 		default:
-			b.conclude("Memory", doc.NoData, "too short to judge a trend", b.memTrends[0].res.Reason)
+			b.conclude(doc.AspectMemory, doc.NoData, "too short to judge a trend", b.memTrends[0].res.Reason)
 		}
 	}
 	// GC: collections per JVM over the run.
 	var gcEv []string
 	gcLvl := doc.OK
 	for _, t := range ts {
-		if t.kind != monitor.KindJVM {
+		if t.kind != mondata.KindJVM {
 			continue
 		}
 		y, f := t.get("YGC"), t.get("FGC")
@@ -212,7 +241,7 @@ func (b *builder) judgeResources(ts []*target) {
 		if gcLvl == doc.Warn {
 			verdict = "busy: frequent full collections or a high GC time share"
 		}
-		b.conclude("GC", gcLvl, verdict, strings.Join(gcEv, "; "))
+		b.conclude(doc.AspectGC, gcLvl, verdict, strings.Join(gcEv, "; "))
 	}
 }
 
@@ -259,17 +288,17 @@ func (b *builder) memoryTrends(ts []*target) []memTrend {
 		var what string
 		var limit float64
 		switch t.kind {
-		case monitor.KindJVM:
+		case mondata.KindJVM:
 			if mem = t.get("OU"); mem != nil {
 				what, gc, limit = "old generation", t.get("FGC"), last(t.get("OC"))
 			} else if mem = t.get("heap_used_bytes"); mem != nil {
 				what, limit = "heap", last(t.get("heap_committed_bytes"))
 			}
-		case monitor.KindProcess:
+		case mondata.KindProcess:
 			mem, what = t.get("rss_bytes"), "RSS"
-		case monitor.KindCgroup:
+		case mondata.KindCgroup:
 			mem, what, limit = t.get("memory_bytes"), "memory", last(t.get("memory_limit_bytes"))
-		case monitor.KindHost:
+		case mondata.KindHost:
 			mem, what, limit = t.get("mem_used_bytes"), "memory used", last(t.get("mem_total_bytes"))
 		}
 		if mem == nil {
@@ -290,196 +319,48 @@ func (b *builder) memoryTrends(ts []*target) []memTrend {
 
 // ---- capacity -----------------------------------------------------------------
 
-// CapacityJSON is summary.json's capacity member.
-type CapacityJSON struct {
-	Knee              *KneeJSON  `json:"knee"`
-	KneeReason        string     `json:"knee_reason,omitempty"`
-	USL               *USLJSON   `json:"usl"`
-	USLReason         string     `json:"usl_reason,omitempty"`
-	MaxLoadMeetingSLA *float64   `json:"max_load_meeting_sla"`
-	LoadUnit          string     `json:"load_unit"` // users | req/s
-	Points            []CapPoint `json:"points"`
-	// Bottleneck is the monitored component that saturated first up to
-	// the step after the knee, or the busiest when none did; null when
-	// nothing with a known capacity was monitored.
-	Bottleneck *resources.Bottleneck `json:"bottleneck"`
-}
+// capacityAnalysis is the run's capacity analysis (analysis.Capacity,
+// computed once when the run was loaded): every section that speaks of
+// scaling reads it, so they all name the same knee.
+func (b *builder) capacityAnalysis() *analysis.CapacityRun { return b.in.capRun }
 
-// KneeJSON is the capacity knee.
-type KneeJSON struct {
-	Load          float64 `json:"load"`
-	ThroughputRPS float64 `json:"throughput_rps"`
-	MeanMs        float64 `json:"mean_ms"`
-	Sentence      string  `json:"sentence"`
-}
-
-// USLJSON is the Universal Scalability Law fit.
-type USLJSON struct {
-	Sigma             float64  `json:"sigma"`
-	Kappa             float64  `json:"kappa"`
-	Lambda            float64  `json:"lambda"`
-	PeakLoad          *float64 `json:"peak_load"`
-	PeakThroughputRPS *float64 `json:"peak_throughput_rps"`
-	R2                float64  `json:"r2"`
-}
-
-// CapPoint is one tested load level with its Little's-law check.
-type CapPoint struct {
-	Phase         string  `json:"phase"`
-	Load          float64 `json:"load"`
-	ThroughputRPS float64 `json:"throughput_rps"`
-	MeanMs        float64 `json:"mean_ms"`
-	P95Ms         float64 `json:"p95_ms"`
-	SLAMet        bool    `json:"sla_met"`
-	LittleRatio   float64 `json:"little_ratio,omitempty"`
-	LittleNote    string  `json:"little_note,omitempty"`
-}
-
-func finitePtr(v float64) *float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
+// capacityWhy is the sentence saying why a run has no capacity analysis;
+// "" when it has one.
+func (b *builder) capacityWhy() string {
+	cr := b.capacityAnalysis()
+	switch cr.Skip {
+	case analysis.CapacityTooFewPhases:
+		return "it needs phases at two or more different loads of one workload (a stepped run, or several runs at different loads); this run has " + plural(int64(cr.Phases), "phase")
+	case analysis.CapacityConcurrentOnly:
+		return fmt.Sprintf("it needs phases at two or more different loads of one workload; the %d phases here belong to %d workloads running side by side, each at one load, and concurrent workloads are not load steps", cr.Phases, cr.Workloads)
+	case analysis.CapacitySameLoad:
+		return fmt.Sprintf("it needs phases at two or more different loads of one workload; all %d phases here ran at the same load", cr.Phases)
 	}
-	v = math.Round(v*1000) / 1000
-	return &v
-}
-
-// capPoint is one phase as a point of the capacity analysis.
-type capPoint struct {
-	phase string
-	p     knee.Point
-}
-
-// capacityRun is the capacity analysis of the run, computed once and used
-// by every section that speaks of scaling (summary, results verdict,
-// capacity, conclusions), so they all name the same knee.
-type capacityRun struct {
-	pts         []capPoint
-	kind        knee.LoadKind
-	res         knee.Result
-	err         error
-	checkLittle bool
-	// why is set when there is no analysis: the sentence saying why.
-	why string
-	// bn is the component that saturated first (nil: nothing with a
-	// capacity was monitored).
-	bn *resources.Bottleneck
-}
-
-// stopGain is the stop rule's threshold of the workload (a fraction), or 0
-// when the plan had none: the knee uses it as its own threshold.
-func (b *builder) stopGain(workload string) float64 {
-	for _, w := range b.d.Info.Workloads {
-		if w.Name == workload && w.StopGainPct > 0 {
-			return w.StopGainPct / 100
-		}
-	}
-	return 0
-}
-
-// capacityAnalysis collects one point per phase with samples and a stated
-// load, in the first workload that has at least two distinct loads (two
-// concurrent workloads are not load steps of one another), and runs the
-// knee analysis.
-func (b *builder) capacityAnalysis() *capacityRun {
-	if b.capRun != nil {
-		return b.capRun
-	}
-	cr := &capacityRun{kind: knee.Users}
-	b.capRun = cr
-	byWorkload := map[string][]capPoint{}
-	kinds := map[string]knee.LoadKind{}
-	var order []string
-	for i, p := range b.d.Phases {
-		tot := phaseTotal(b.s, i)
-		load := float64(p.Users)
-		k := knee.Users
-		if p.Rate > 0 {
-			load, k = p.Rate, knee.Rate
-		}
-		if tot.Samples == 0 || load <= 0 {
-			continue
-		}
-		met := true
-		for _, r := range b.s.SLA {
-			for _, pc := range r.PerPhase {
-				if pc.Phase == b.red.String(p.Name) && !pc.Passed {
-					met = false
-				}
-			}
-		}
-		if _, ok := byWorkload[p.Workload]; !ok {
-			order = append(order, p.Workload)
-		}
-		kinds[p.Workload] = k
-		byWorkload[p.Workload] = append(byWorkload[p.Workload], capPoint{b.red.String(p.Name), knee.Point{Load: load, ThroughputRPS: tot.ThroughputRPS, MeanMs: tot.MeanMs, P95Ms: tot.P95Ms, SLAMet: met}})
-	}
-	workload := ""
-	for _, w := range order {
-		loads := map[float64]bool{}
-		for _, x := range byWorkload[w] {
-			loads[x.p.Load] = true
-		}
-		if len(loads) >= 2 {
-			cr.pts, cr.kind, workload = byWorkload[w], kinds[w], w
-			break
-		}
-	}
-	if len(cr.pts) < 2 {
-		switch {
-		case len(b.d.Phases) < 2:
-			cr.why = "it needs phases at two or more different loads of one workload (a stepped run, or several runs at different loads); this run has " + plural(int64(len(b.d.Phases)), "phase")
-		case len(order) > 1:
-			cr.why = fmt.Sprintf("it needs phases at two or more different loads of one workload; the %d phases here belong to %d workloads running side by side, each at one load, and concurrent workloads are not load steps", len(b.d.Phases), len(order))
-		default:
-			cr.why = fmt.Sprintf("it needs phases at two or more different loads of one workload; all %d phases here ran at the same load", len(b.d.Phases))
-		}
-		return cr
-	}
-	var kps []knee.Point
-	for _, x := range cr.pts {
-		kps = append(kps, x.p)
-	}
-	// Little's law needs the time each user spends between requests; it is
-	// only checked when that is known to be zero (no think time, no
-	// pacing): with pacing or think time per iteration, requests per
-	// iteration would have to be known as well.
-	// Times taken at the servers say nothing about how many of the
-	// generator's users were busy.
-	cr.checkLittle = (cr.kind == knee.Rate || b.noThinkTime()) && !b.serverTimes()
-	cr.res, cr.err = knee.Analyze(kps, knee.Options{Kind: cr.kind, MinGain: b.stopGain(workload), ServerTimes: b.serverTimes()})
-	if cr.err == nil {
-		cr.bn = b.bottleneck(cr)
-	}
-	return cr
+	return ""
 }
 
 // serverTimes reports whether the response times were measured at the
 // servers (an imported access log) rather than by a load generator.
 func (b *builder) serverTimes() bool {
-	return b.source() == sourceAccessLog
+	return b.source() == rundir.SourceAccessLog
 }
 
 func (b *builder) capacity() doc.Section {
 	sec := doc.Section{ID: SecCapacity, Title: "Capacity"}
 	cr := b.capacityAnalysis()
-	if cr.why != "" {
-		sec.Blocks = append(sec.Blocks, noData(sentence("no capacity analysis: "+cr.why)))
+	if why := b.capacityWhy(); why != "" {
+		sec.Blocks = append(sec.Blocks, noData(sentence("no capacity analysis: "+why)))
 		return sec
 	}
-	pts, kind, res, checkLittle := cr.pts, cr.kind, cr.res, cr.checkLittle
-	if cr.err != nil {
-		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence("capacity analysis failed: " + cr.err.Error())})
+	pts, kind, res, checkLittle := cr.Steps, cr.Kind, cr.Knee, cr.CheckLittle
+	if cr.Err != nil {
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence("capacity analysis failed: " + cr.Err.Error())})
 		return sec
 	}
 	unit := "users"
 	loadName := "Users"
 	if kind == knee.Rate {
 		unit, loadName = "req/s", "Offered rate (req/s)"
-	}
-	cj := &CapacityJSON{KneeReason: res.KneeReason, USLReason: res.USLReason, LoadUnit: unit, Points: []CapPoint{}}
-	if res.MaxLoadMeetingSLA != nil {
-		v := *res.MaxLoadMeetingSLA
-		cj.MaxLoadMeetingSLA = &v
 	}
 	// Table: load against throughput and response time.
 	t := &doc.Table{Caption: "Throughput and response time against offered load", Columns: []doc.Column{{Name: "Phase"}, {Name: loadName, Align: doc.Right},
@@ -489,12 +370,9 @@ func (b *builder) capacity() doc.Section {
 		t.Columns = append(t.Columns, doc.Column{Name: "Little's law"})
 	}
 	for _, x := range pts {
-		cp := CapPoint{Phase: x.phase, Load: x.p.Load, ThroughputRPS: x.p.ThroughputRPS, MeanMs: x.p.MeanMs, P95Ms: x.p.P95Ms, SLAMet: x.p.SLAMet}
 		lcell := doc.Cell{Text: "–"}
 		for _, l := range res.Little {
-			if checkLittle && l.Load == x.p.Load {
-				cp.LittleRatio = math.Round(l.Ratio*1000) / 1000
-				cp.LittleNote = l.Note
+			if checkLittle && l.Load == x.Point.Load {
 				lcell = doc.Cell{Text: fmt.Sprintf("%s of the asked load", pct(100*l.Ratio))}
 				if l.Short {
 					lcell.Level = doc.Warn
@@ -502,16 +380,15 @@ func (b *builder) capacity() doc.Section {
 				}
 			}
 		}
-		cj.Points = append(cj.Points, cp)
 		met := doc.Cell{Text: "yes", Level: doc.OK}
-		if !x.p.SLAMet {
+		if !x.Point.SLAMet {
 			met = doc.Cell{Text: "no", Level: doc.Fail}
 		}
 		if len(b.s.SLA) == 0 {
 			met = doc.Cell{Text: "–"}
 		}
-		row := doc.Row{Cells: []doc.Cell{{Text: x.phase}, {Text: num3(x.p.Load)}, {Text: rate(x.p.ThroughputRPS)},
-			{Text: ms(x.p.MeanMs)}, {Text: ms(x.p.P95Ms)}, met}}
+		row := doc.Row{Cells: []doc.Cell{{Text: b.red.String(x.Name)}, {Text: num3(x.Point.Load)}, {Text: rate(x.Point.ThroughputRPS)},
+			{Text: ms(x.Point.MeanMs)}, {Text: ms(x.Point.P95Ms)}, met}}
 		if checkLittle {
 			row.Cells = append(row.Cells, lcell)
 		}
@@ -529,7 +406,6 @@ func (b *builder) capacity() doc.Section {
 		chart.Series{Name: "average response time", Color: colAvg, X: lx, Y: lm, Style: chart.LinePoints, Right: true})
 	if res.USL != nil {
 		u := *res.USL
-		cj.USL = &USLJSON{Sigma: round6(u.Sigma), Kappa: round6(u.Kappa), Lambda: round6(u.Lambda), PeakLoad: finitePtr(u.PeakLoad), PeakThroughputRPS: finitePtr(u.PeakThroughputRPS), R2: round6(u.R2)}
 		hi := lx[len(lx)-1] * 1.3
 		if finite(u.PeakLoad) && u.PeakLoad > hi && u.PeakLoad < 2*lx[len(lx)-1] {
 			hi = u.PeakLoad * 1.1
@@ -548,7 +424,6 @@ func (b *builder) capacity() doc.Section {
 	}
 	if res.Knee != nil {
 		k := res.Knee
-		cj.Knee = &KneeJSON{Load: k.Load, ThroughputRPS: round3(k.ThroughputRPS), MeanMs: round3(k.MeanMs), Sentence: k.Sentence()}
 		c.Markers = append(c.Markers, chart.Marker{X: k.Load, Label: "knee"})
 	}
 	var usl, kneeLine string
@@ -562,17 +437,16 @@ func (b *builder) capacity() doc.Section {
 	// Verdicts in words.
 	if res.Knee != nil {
 		s := upperFirst(res.Knee.Sentence())
-		bn := bottleneckClause(cr.bn, kind, true)
+		bn := bottleneckClause(cr.Bottleneck, kind, true)
 		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence("Knee: "+s, bn)})
 		b.dropFindings(doc.FindCapacity)
 		b.finding(doc.FindCapacity, doc.Warn, s, bn)
 	} else {
 		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Info, Text: sentence("No knee: " + res.KneeReason)})
-		if cr.bn != nil {
-			sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentence("Up to the highest tested load, " + bottleneckClause(cr.bn, kind, false))})
+		if cr.Bottleneck != nil {
+			sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentence("Up to the highest tested load, " + bottleneckClause(cr.Bottleneck, kind, false))})
 		}
 	}
-	cj.Bottleneck = cr.bn
 	if res.USL != nil {
 		u := res.USL
 		peak := "no peak within reach (coherency κ ≈ 0: throughput approaches λ/σ)"
@@ -592,6 +466,8 @@ func (b *builder) capacity() doc.Section {
 		}
 	}
 	switch {
+	case !checkLittle && !b.holds().PlannedLoad && !b.serverTimes():
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "Little's-law check of the generator skipped: the imported data do not say what load was asked or how long the users waited between requests."})
 	case !checkLittle && b.serverTimes():
 		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "Little's-law check of the generator skipped: the times are the servers' own, so they do not say how many of the generator's users were busy."})
 	case !checkLittle:
@@ -602,7 +478,6 @@ func (b *builder) capacity() doc.Section {
 			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(fmt.Sprintf("Little's law at %s: %s", loadU(l.Load, kind), l.Note))})
 		}
 	}
-	b.s.Capacity = cj
 	return sec
 }
 
@@ -629,80 +504,31 @@ func loadU(v float64, kind knee.LoadKind) string {
 	return s
 }
 
-// noThinkTime reports whether every workload sends its next request as soon
-// as the last one completed.
-func (b *builder) noThinkTime() bool {
-	for _, w := range b.d.Info.Workloads {
-		switch strings.TrimSpace(strings.ToLower(w.Think)) {
-		case "", "0", "0s", "none":
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 func round3(v float64) float64 { return math.Round(v*1e3) / 1e3 }
 func finite(v float64) bool    { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // ---- trends -------------------------------------------------------------------
 
-// TrendsJSON is summary.json's trends member.
-type TrendsJSON struct {
-	Latency []LatencyTrend `json:"latency"`
-	Memory  []MemoryTrend  `json:"memory"`
-}
-
-// jnum is a number that encodes as null when it is not finite (an interval
-// bound the data cannot support).
-type jnum float64
-
-// MarshalJSON implements json.Marshaler.
-func (v jnum) MarshalJSON() ([]byte, error) {
-	f := float64(v)
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return []byte("null"), nil
-	}
-	return []byte(strconv.FormatFloat(math.Round(f*1000)/1000, 'f', -1, 64)), nil
-}
-
-// LatencyTrend is the drift of one label's per-minute statistic.
-type LatencyTrend struct {
-	Label           string     `json:"label"`
-	Phase           string     `json:"phase"` // "run" or the phase judged on its own
-	Stat            string     `json:"stat"`  // mean | p95
-	SlopeMsPerHour  jnum       `json:"slope_ms_per_hour"`
-	CILow           jnum       `json:"ci_low"`
-	CIHigh          jnum       `json:"ci_high"`
-	ChangeAt        *time.Time `json:"change_at"`
-	ChangeMs        jnum       `json:"change_ms"`
-	Significant     bool       `json:"significant"`
-	MinutesAnalyzed int        `json:"minutes"`
-}
-
-// MemoryTrend is one target's memory after GC.
-type MemoryTrend struct {
-	Target            string   `json:"target"`
-	What              string   `json:"what"`
-	SlopeBytesPerHour jnum     `json:"slope_bytes_per_hour"`
-	CILow             jnum     `json:"ci_low"`
-	CIHigh            jnum     `json:"ci_high"`
-	Verdict           string   `json:"verdict"`
-	Method            string   `json:"method"`
-	HoursToLimit      *float64 `json:"hours_to_limit,omitempty"`
-	Reason            string   `json:"reason,omitempty"`
-}
-
 // minTrendMinutes is the shortest run whose latency drift is judged.
 const minTrendMinutes = 10
+
+// A drift verdict also needs enough requests behind its points: a minute
+// with fewer than minMinuteSamples requests gives no per-minute value, and a
+// segment with fewer than minDriftSamples requests in all is "not enough
+// data to judge", whatever its slope or shift (a mean that "rose by 35 s"
+// on 4 requests says nothing).
+const (
+	minMinuteSamples = 5
+	minDriftSamples  = 200
+)
 
 // perMinute returns a label's per-minute means and p95s within [from, to),
 // each from the minute's merged histogram (analysis.Dataset.Minutes). A
 // minute belongs to the span when its middle does.
 func perMinute(minutes []analysis.Tick, from, to time.Time) (mean, p95 []core.Point) {
 	for _, m := range minutes {
-		if mid := m.T.Add(30 * time.Second); m.Count == 0 || mid.Before(from) || !mid.Before(to) {
+		if mid := m.T.Add(30 * time.Second); m.Count < minMinuteSamples || mid.Before(from) || !mid.Before(to) {
 			continue
 		}
 		mean = append(mean, core.Point{T: m.T, V: m.MeanMs})
@@ -713,7 +539,7 @@ func perMinute(minutes []analysis.Tick, from, to time.Time) (mean, p95 []core.Po
 
 func (b *builder) trends() doc.Section {
 	sec := doc.Section{ID: SecTrends, Title: "Trends"}
-	tj := &TrendsJSON{Latency: []LatencyTrend{}, Memory: []MemoryTrend{}}
+	tj := &trend.Trends{Latency: []trend.LatencyTrend{}, Memory: []trend.MemoryTrend{}}
 	// Drift is judged within a constant load: over the whole run when the
 	// load never changed, else within each phase long enough to have a
 	// trend (a step up in load is not a drift).
@@ -745,10 +571,16 @@ func (b *builder) trends() doc.Section {
 		if len(ls) > 1 {
 			ls = append(ls, lk{"all requests", b.d.TotalMinutes})
 		}
-		var drifts []string
+		var drifts, thin []string
 		for _, sg := range segs {
 			for _, l := range ls {
 				mean, p95 := perMinute(l.ticks, sg.from, sg.to)
+				var samples int64
+				for _, m := range l.ticks {
+					if mid := m.T.Add(30 * time.Second); m.Count >= minMinuteSamples && !mid.Before(sg.from) && mid.Before(sg.to) {
+						samples += m.Count
+					}
+				}
 				for _, st := range []struct {
 					name string
 					pts  []core.Point
@@ -760,15 +592,14 @@ func (b *builder) trends() doc.Section {
 					if err != nil {
 						continue
 					}
-					lt := LatencyTrend{Label: l.name, Phase: sg.name, Stat: st.name, SlopeMsPerHour: jnum(r.SlopePerHour), CILow: jnum(r.CILow), CIHigh: jnum(r.CIHigh),
+					lt := trend.LatencyTrend{Label: l.name, Phase: sg.name, Stat: st.name, SlopeMsPerHour: trend.Num(r.SlopePerHour), CILow: trend.Num(r.CILow), CIHigh: trend.Num(r.CIHigh),
 						Significant: r.Significant, MinutesAnalyzed: r.N}
 					shift := "none"
 					if r.ChangeAt != nil {
 						at := r.ChangeAt.UTC()
-						lt.ChangeAt, lt.ChangeMs = &at, jnum(r.ChangeDelta)
+						lt.ChangeAt, lt.ChangeMs = &at, trend.Num(r.ChangeDelta)
 						shift = fmt.Sprintf("from %s (+%s) on: %s", hms(r.ChangeAt.In(b.d.Start.Location())), offset(*r.ChangeAt, b.d.Start), signedMs(r.ChangeDelta))
 					}
-					tj.Latency = append(tj.Latency, lt)
 					verdict := doc.Cell{Text: "flat", Level: doc.OK}
 					// A drift is worth a warning when latency rose; a
 					// fall is stated without one.
@@ -776,7 +607,14 @@ func (b *builder) trends() doc.Section {
 					if r.ChangeAt != nil {
 						up = r.ChangeDelta > 0
 					}
+					enough := samples >= minDriftSamples
 					switch {
+					case r.Significant && !enough:
+						verdict = doc.Cell{Text: "not enough data to judge", Level: doc.NoData}
+						lt.Significant = false
+						if st.name == "mean" {
+							thin = append(thin, fmt.Sprintf("%s over %s: %s in %d minutes", l.name, sg.name, plural(samples, "request"), r.N))
+						}
 					case r.Significant && up:
 						verdict = doc.Cell{Text: "drifts up", Level: doc.Warn}
 						if r.ChangeAt != nil {
@@ -787,6 +625,7 @@ func (b *builder) trends() doc.Section {
 					case r.Significant:
 						verdict = doc.Cell{Text: "drifts down", Level: doc.Info}
 					}
+					tj.Latency = append(tj.Latency, lt)
 					t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: l.name}, {Text: sg.name}, {Text: st.name}, {Text: signed1(r.SlopePerHour)},
 						{Text: signed1(r.CILow) + " … " + signed1(r.CIHigh)}, {Text: shift}, verdict}})
 				}
@@ -794,6 +633,10 @@ func (b *builder) trends() doc.Section {
 		}
 		if len(t.Rows) > 0 {
 			sec.Blocks = append(sec.Blocks, t)
+		}
+		if len(thin) > 0 {
+			sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence(fmt.Sprintf("Not enough data to judge a drift for %s: a verdict needs at least %s under one load and %d requests in each minute counted",
+				strings.Join(thin, "; "), plural(minDriftSamples, "request"), minMinuteSamples))})
 		}
 		switch {
 		case len(t.Rows) == 0:
@@ -805,6 +648,8 @@ func (b *builder) trends() doc.Section {
 			text := "Latency drift: " + strings.Join(drifts, "; ")
 			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(text)})
 			b.finding(doc.FindDrift, doc.Warn, text)
+		case len(thin) > 0:
+			// said once above, with the numbers: no "level" claim either
 		default:
 			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: "No latency drift: per-minute mean and p95 stay level under constant load (no significant slope, no level shift)."})
 		}
@@ -820,7 +665,7 @@ func (b *builder) trends() doc.Section {
 		t := &doc.Table{Caption: "Memory after garbage collection", Columns: []doc.Column{{Name: "Target"}, {Name: "Memory"}, {Name: "Slope", Align: doc.Right},
 			{Name: "95 % interval", Align: doc.Right}, {Name: "Method"}, {Name: "Verdict"}}}
 		for _, m := range b.memTrends {
-			mt := MemoryTrend{Target: m.target, What: m.what, SlopeBytesPerHour: jnum(m.res.SlopePerHour), CILow: jnum(m.res.CILow), CIHigh: jnum(m.res.CIHigh),
+			mt := trend.MemoryTrend{Target: m.target, What: m.what, SlopeBytesPerHour: trend.Num(m.res.SlopePerHour), CILow: trend.Num(m.res.CILow), CIHigh: trend.Num(m.res.CIHigh),
 				Verdict: string(m.res.Verdict), Method: m.res.Method, Reason: m.res.Reason}
 			if m.res.TimeToLimit != nil {
 				h := round3(m.res.TimeToLimit.Hours())
@@ -959,7 +804,7 @@ func (b *builder) workloadPhases() []doc.Block {
 			Columns: []doc.Column{{Name: "Target"}, {Name: "Before", Align: doc.Right}, {Name: "During", Align: doc.Right}, {Name: "After", Align: doc.Right}}}
 		for _, tg := range ts {
 			s := busySeries(tg)
-			if tg.kind != monitor.KindHost {
+			if tg.kind != mondata.KindHost {
 				s = tg.get("cpu_pct")
 			}
 			if s == nil {
@@ -985,146 +830,6 @@ func (b *builder) workloadPhases() []doc.Block {
 
 // ---- comparison -----------------------------------------------------------------
 
-// ComparisonRow is one element of summary.json's comparison.
-type ComparisonRow struct {
-	Label       string  `json:"label"`
-	Phase       string  `json:"phase"`
-	BasePhase   string  `json:"base_phase,omitempty"`
-	BaseMeanMs  float64 `json:"base_mean_ms"`
-	NewMeanMs   float64 `json:"new_mean_ms"`
-	DeltaMs     float64 `json:"delta_ms"`
-	DeltaPct    float64 `json:"delta_pct"`
-	BaseP95Ms   float64 `json:"base_p95_ms"`
-	NewP95Ms    float64 `json:"new_p95_ms"`
-	P95DeltaPct float64 `json:"p95_delta_pct"`
-	BaseTputRPS float64 `json:"base_throughput_rps"`
-	NewTputRPS  float64 `json:"new_throughput_rps"`
-	BaseErrPct  float64 `json:"base_error_pct"`
-	NewErrPct   float64 `json:"new_error_pct"`
-	Significant bool    `json:"significant"`
-	Verdict     string  `json:"verdict"`
-	CliffsDelta float64 `json:"cliffs_delta"`
-	Note        string  `json:"note,omitempty"`
-	// base and cand are the full rows, for --fail-on rules.
-	base, cand core.LabelStats
-}
-
-// phasePair matches a phase of the new run with one of the baseline: by
-// name, else by load level, else by position.
-type phasePair struct {
-	newIdx, baseIdx int // −1 for the whole run
-}
-
-func matchPhases(nd, bd *analysis.Dataset) []phasePair {
-	pairs := []phasePair{{-1, -1}}
-	used := map[int]bool{}
-	for i, p := range nd.Phases {
-		j := -1
-		for k, q := range bd.Phases {
-			if !used[k] && q.Name == p.Name && q.Workload == p.Workload {
-				j = k
-				break
-			}
-		}
-		if j < 0 {
-			for k, q := range bd.Phases {
-				if !used[k] && q.Workload == p.Workload && ((p.Users > 0 && q.Users == p.Users) || (p.Rate > 0 && q.Rate == p.Rate)) {
-					j = k
-					break
-				}
-			}
-		}
-		if j >= 0 {
-			used[j] = true
-			pairs = append(pairs, phasePair{i, j})
-		}
-	}
-	if len(nd.Phases) <= 1 && len(bd.Phases) <= 1 {
-		return pairs[:1]
-	}
-	return pairs
-}
-
-// intervalsOf returns a label's per-second counts and means for the
-// comparison's noise model, within [from, to).
-func intervalsOf(ticks []analysis.Tick, from, to time.Time) []compare.Interval {
-	var out []compare.Interval
-	for _, t := range ticks {
-		if t.Count > 0 && !t.T.Before(from) && t.T.Before(to) {
-			out = append(out, compare.Interval{Count: t.Count, MeanMs: t.MeanMs})
-		}
-	}
-	return out
-}
-
-// Compare compares a candidate run with a baseline, label by label and
-// phase by phase (matched by name, else load level). Labels are matched by
-// workload and name; TOTAL compares all requests.
-func Compare(base, cand *analysis.Dataset, red func(string) string) []ComparisonRow {
-	if red == nil {
-		red = func(s string) string { return s }
-	}
-	var out []ComparisonRow
-	for _, pp := range matchPhases(cand, base) {
-		nm, bm := cand.Run, base.Run
-		nt, bt := cand.Total, base.Total
-		nspan, bspan := cand.Span(), base.Span()
-		nfrom, nto := cand.Start, cand.End.Add(time.Nanosecond)
-		bfrom, bto := base.Start, base.End.Add(time.Nanosecond)
-		phase, bphase := "run", ""
-		if pp.newIdx >= 0 {
-			nm, bm = cand.ByPhase[pp.newIdx], base.ByPhase[pp.baseIdx]
-			nt, bt = cand.PhaseTotal[pp.newIdx], base.PhaseTotal[pp.baseIdx]
-			np, bp := cand.Phases[pp.newIdx], base.Phases[pp.baseIdx]
-			nspan, bspan = np.Duration(), bp.Duration()
-			nfrom, nto, bfrom, bto = np.Start, np.End, bp.Start, bp.End
-			phase = red(np.Name)
-			if bp.Name != np.Name {
-				bphase = red(bp.Name)
-			}
-		}
-		type item struct {
-			label  string
-			na, ba *metrics.Agg
-			nt, bt []analysis.Tick
-		}
-		var items []item
-		for _, k := range cand.Labels() {
-			if a, ok := nm[k]; ok {
-				if b, ok := bm[k]; ok {
-					items = append(items, item{red(cand.LabelName(k)), a, b, cand.Timeline[k], base.Timeline[k]})
-				}
-			}
-		}
-		items = append(items, item{core.TotalLabel, nt, bt, cand.TotalTicks, base.TotalTicks})
-		for _, it := range items {
-			if it.na.Count == 0 || it.ba.Count == 0 {
-				continue
-			}
-			ns, bs := it.na.Stats(it.label, false, nspan), it.ba.Stats(it.label, false, bspan)
-			r, err := compare.Latency(compare.Run{Hist: it.ba.Hist, Intervals: intervalsOf(it.bt, bfrom, bto)},
-				compare.Run{Hist: it.na.Hist, Intervals: intervalsOf(it.nt, nfrom, nto)}, compare.Options{Seed: 1})
-			row := ComparisonRow{Label: it.label, Phase: phase, BasePhase: bphase, BaseMeanMs: bs.MeanMs, NewMeanMs: ns.MeanMs,
-				DeltaMs: round3(ns.MeanMs - bs.MeanMs), BaseP95Ms: bs.P95Ms, NewP95Ms: ns.P95Ms,
-				BaseTputRPS: bs.ThroughputRPS, NewTputRPS: ns.ThroughputRPS, BaseErrPct: bs.ErrorPct, NewErrPct: ns.ErrorPct,
-				Verdict: string(compare.NoChange), base: bs, cand: ns}
-			if bs.MeanMs > 0 {
-				row.DeltaPct = round3(100 * (ns.MeanMs - bs.MeanMs) / bs.MeanMs)
-			}
-			if bs.P95Ms > 0 {
-				row.P95DeltaPct = round3(100 * (ns.P95Ms - bs.P95Ms) / bs.P95Ms)
-			}
-			if err == nil {
-				row.Significant, row.Verdict, row.CliffsDelta, row.Note = r.Significant, string(r.Verdict), round3(r.CliffsDelta), r.Note
-			} else {
-				row.Note = err.Error()
-			}
-			out = append(out, row)
-		}
-	}
-	return out
-}
-
 func (b *builder) comparison() doc.Section {
 	sec := doc.Section{ID: SecComparison, Title: "Comparison"}
 	if b.in.base == nil {
@@ -1139,22 +844,16 @@ func (b *builder) comparison() doc.Section {
 		sec.Blocks = append(sec.Blocks, noData(msg))
 		return sec
 	}
-	rows := Compare(b.in.base, b.d, b.red.String)
+	rows := analysis.Compare(b.in.base, b.d, b.red.String)
 	b.s.Comparison = rows
 	baseName := b.red.String(nonEmpty(b.in.base.Info.Name, b.in.baseDir))
-	sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Baseline: %s (%s, %s). Deltas are this run minus the baseline; a difference is called faster or slower only when it is beyond run-to-run noise (rank test and confidence intervals over the latency histograms, widened by the variation between seconds) and at least 3 %% of the baseline.",
-		baseName, clock(b.in.base.Start), b.red.String(b.in.baseDir))})
+	sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Baseline: %s (%s, %s). Deltas are this run minus the baseline; a difference is called faster or slower only when it is beyond run-to-run noise (rank test and confidence intervals over the latency histograms, widened by the variation between seconds) and at least %s of the baseline.",
+		baseName, clock(b.in.base.Start), b.red.String(b.in.baseDir), pct(compare.DefaultMinEffectPct))})
 	sec.Blocks = append(sec.Blocks, ComparisonTables(rows, "baseline", "this run")...)
 	// Headline: the all-requests row of the whole run.
 	for _, r := range rows {
 		if r.Label == core.TotalLabel && r.Phase == "run" {
-			lvl := doc.Info
-			switch compare.Verdict(r.Verdict) {
-			case compare.Faster:
-				lvl = doc.OK
-			case compare.Slower:
-				lvl = doc.Warn
-			}
+			lvl := verdictLevel(r.Verdict)
 			text := fmt.Sprintf("Compared with %s: %s — average %s → %s (%+.1f %%), p95 %s → %s (%+.1f %%)", baseName, r.Verdict,
 				msU(r.BaseMeanMs), msU(r.NewMeanMs), r.DeltaPct, msU(r.BaseP95Ms), msU(r.NewP95Ms), r.P95DeltaPct)
 			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: lvl, Text: sentence(text)})
@@ -1165,10 +864,10 @@ func (b *builder) comparison() doc.Section {
 }
 
 // ComparisonTables renders comparison rows, one table per phase.
-func ComparisonTables(rows []ComparisonRow, baseName, newName string) []doc.Block {
+func ComparisonTables(rows []compare.Row, baseName, newName string) []doc.Block {
 	var blocks []doc.Block
 	var phases []string
-	byPhase := map[string][]ComparisonRow{}
+	byPhase := map[string][]compare.Row{}
 	for _, r := range rows {
 		if _, ok := byPhase[r.Phase]; !ok {
 			phases = append(phases, r.Phase)
@@ -1189,13 +888,7 @@ func ComparisonTables(rows []ComparisonRow, baseName, newName string) []doc.Bloc
 			{Name: "p95 " + baseName, Align: doc.Right}, {Name: "p95 " + newName, Align: doc.Right}, {Name: "p95 delta %", Align: doc.Right},
 			{Name: "Throughput (req/s)", Align: doc.Right}, {Name: "Error %", Align: doc.Right}, {Name: "Verdict"}}}
 		for _, r := range byPhase[p] {
-			v := doc.Cell{Text: r.Verdict}
-			switch compare.Verdict(r.Verdict) {
-			case compare.Faster:
-				v.Level = doc.OK
-			case compare.Slower:
-				v.Level = doc.Fail
-			}
+			v := doc.Cell{Text: string(r.Verdict), Level: verdictLevel(r.Verdict)}
 			t.Rows = append(t.Rows, doc.Row{Total: r.Label == core.TotalLabel, Cells: []doc.Cell{{Text: r.Label},
 				{Text: ms(r.BaseMeanMs)}, {Text: ms(r.NewMeanMs)}, {Text: fmt.Sprintf("%+.1f", r.DeltaMs)}, {Text: fmt.Sprintf("%+.1f %%", r.DeltaPct)},
 				{Text: ms(r.BaseP95Ms)}, {Text: ms(r.NewP95Ms)}, {Text: fmt.Sprintf("%+.1f %%", r.P95DeltaPct)},

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/plateau-perf/plateau/internal/analysis/knee"
@@ -15,9 +14,12 @@ import (
 // conclusions and the summary alike).
 
 // resourceTargets is the monitor data as the resources package reads it.
-func (b *builder) resourceTargets() []resources.Target {
+func (b *builder) resourceTargets() []resources.Target { return resourceTargetsOf(b.monTargets()) }
+
+// resourceTargetsOf converts grouped targets for the resources package.
+func resourceTargetsOf(ts []*target) []resources.Target {
 	var out []resources.Target
-	for _, t := range b.monTargets() {
+	for _, t := range ts {
 		rt := resources.Target{Name: t.name, Kind: t.kind}
 		for _, m := range t.metrics {
 			if s := t.byMetric[m]; s != nil {
@@ -27,44 +29,6 @@ func (b *builder) resourceTargets() []resources.Target {
 		out = append(out, rt)
 	}
 	return out
-}
-
-// bottleneck reads every monitored component (and the generator's own CPU)
-// in each load step and decides which saturated first up to the step after
-// the knee (all steps without a knee). Nil when nothing with a capacity was
-// read.
-func (b *builder) bottleneck(cr *capacityRun) *resources.Bottleneck {
-	uses := resources.Uses(b.resourceTargets(), b.d.Info.Host.CPUs)
-	gen := map[string]float64{}
-	if b.s.Validity != nil {
-		for _, pv := range b.s.Validity.Phases {
-			gen[pv.Phase] = pv.CPUPct
-		}
-	}
-	pts := append([]capPoint(nil), cr.pts...)
-	sort.SliceStable(pts, func(i, j int) bool { return pts[i].p.Load < pts[j].p.Load })
-	kneeIdx := -1
-	var steps []resources.PhaseReadings
-	for i, x := range pts {
-		steps = append(steps, resources.PhaseReadings{Phase: x.phase, Load: x.p.Load,
-			Readings: resources.Readings(uses, b.phaseByName(x.phase), gen[x.phase])})
-		if cr.res.Knee != nil && kneeIdx < 0 && x.p.Load >= cr.res.Knee.Load {
-			kneeIdx = i
-		}
-	}
-	bn := resources.FirstSaturated(steps, kneeIdx)
-	if bn != nil {
-		bn.Component = b.red.String(bn.Component)
-		bn.Target = b.red.String(bn.Target)
-		bn.Used, bn.Capacity, bn.Utilisation = round3(bn.Used), round3(bn.Capacity), round6(bn.Utilisation)
-		for i := range bn.Also {
-			r := &bn.Also[i]
-			r.Component, r.Target = b.red.String(r.Component), b.red.String(r.Target)
-			r.Used, r.Capacity, r.Utilisation = round3(r.Used), round3(r.Capacity), round6(r.Utilisation)
-		}
-		bn.AlsoPhase = b.red.String(bn.AlsoPhase)
-	}
-	return bn
 }
 
 // readingText words a reading's figure: "CPU 73 % busy", "CPU 1.9 of 2

@@ -46,22 +46,17 @@ type builder struct {
 	// become the summary bullets.
 	findings []doc.Finding
 	// conclusions per aspect, filled by the sections that judge them.
-	conclusions map[string]doc.Conclusion
+	conclusions map[doc.Aspect]doc.Conclusion
 	figN        int
 	// memTrends are the memory-after-GC verdicts, shared by the
 	// conclusions and the trends section.
 	memTrends []memTrend
-	// capRun is the capacity analysis, computed once (capacityAnalysis).
-	capRun *capacityRun
 }
-
-// Aspects judged in the conclusions, in reference 000's order.
-var aspects = []string{"Response time", "Throughput", "CPU", "Network", "Memory", "GC", "Errors"}
 
 func build(in *input) *doc.Document {
 	redactSummary(in.s, in.red)
 	sortErrors(in.s.Errors.Details)
-	b := &builder{in: in, d: in.d, s: in.s, red: in.red, conclusions: map[string]doc.Conclusion{}}
+	b := &builder{in: in, d: in.d, s: in.s, red: in.red, conclusions: map[doc.Aspect]doc.Conclusion{}}
 	b.extra = &doc.Extra{Generated: in.now.UTC().Truncate(time.Second), Notes: in.notes, Environment: environment(in)}
 	b.doc = &doc.Document{
 		Title:     "Performance report: " + in.red.String(nonEmpty(in.d.Info.Name, "unnamed run")),
@@ -151,7 +146,7 @@ func (b *builder) dropFindings(k doc.FindingKind) {
 
 // conclude records the verdict on one aspect; its evidence is built from
 // clauses.
-func (b *builder) conclude(aspect string, l doc.Level, verdict string, evidence ...string) {
+func (b *builder) conclude(aspect doc.Aspect, l doc.Level, verdict string, evidence ...string) {
 	b.conclusions[aspect] = doc.Conclusion{Aspect: aspect, Level: l, Verdict: clause(verdict), Evidence: clauses(evidence...)}
 }
 
@@ -519,5 +514,19 @@ func redactSummary(s *analysis.Summary, r *Redactor) {
 		e := &s.Errors.Details[i]
 		e.Message = r.String(e.Message)
 		e.Label = r.String(e.Label)
+	}
+	if c := s.Capacity; c != nil {
+		for i := range c.Points {
+			c.Points[i].Phase = r.String(c.Points[i].Phase)
+		}
+		// The bottleneck is shared with the capacity analysis the
+		// sections word, so they print the masked names too.
+		if bn := c.Bottleneck; bn != nil {
+			bn.Component, bn.Target = r.String(bn.Component), r.String(bn.Target)
+			bn.Phase, bn.AlsoPhase = r.String(bn.Phase), r.String(bn.AlsoPhase)
+			for i := range bn.Also {
+				bn.Also[i].Component, bn.Also[i].Target = r.String(bn.Also[i].Component), r.String(bn.Also[i].Target)
+			}
+		}
 	}
 }

@@ -136,25 +136,10 @@ func (b *builder) timeCharts() []*doc.Figure {
 	figs := []*doc.Figure{b.figure("response-time", rt, "Average and 95th percentile response time of all requests per second (transactions excluded)."+bucketNote(avgR))}
 
 	// Throughput: a second without records had no completions, so it
-	// counts as zero rather than as a gap.
-	secs := int(math.Ceil(to - from))
-	tx, ty, te := make([]float64, 0, secs), make([]float64, 0, secs), make([]float64, 0, secs)
-	j := 0
-	for s := 0; s < secs; s++ {
-		sec := math.Floor(from) + float64(s)
-		v, e := 0.0, 0.0
-		for j < n && x[j] < sec {
-			j++
-		}
-		for j < n && x[j] == sec {
-			v += cnt[j]
-			e += errs[j]
-			j++
-		}
-		tx, ty, te = append(tx, sec), append(ty, v), append(te, e)
-	}
-	tpR := chart.Reduce(tx, ty, nil, from, to, w)
-	erR := chart.Reduce(tx, te, nil, from, to, w)
+	// counts as zero rather than as a gap (counted per bucket, so the
+	// memory is the buckets', not one value per second of the span).
+	tpR := chart.ReduceCounts(x, cnt, from, to, w)
+	erR := chart.ReduceCounts(x, errs, from, to, w)
 	tp := b.timeChart("Throughput")
 	tp.Y = chart.Axis{Label: "Requests per second", Unit: "req/s"}
 	// The errors' area is drawn first so the completed line stays visible

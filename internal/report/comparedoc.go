@@ -47,7 +47,7 @@ type RunComparison struct {
 	// SamePhases is true when the run has the baseline's phases, so its
 	// whole-run delta compares like with like.
 	SamePhases bool
-	Rows       []ComparisonRow
+	Rows       []compare.Row
 	Outcomes   []RuleOutcome
 }
 
@@ -100,7 +100,7 @@ func CompareRuns(dirs []string, opt CompareOptions) (*CompareResult, error) {
 	var names, values []string
 	for i, d := range sets {
 		names = append(names, d.Info.Secrets...)
-		values = append(values, reds[i].values.List()...)
+		values = append(values, reds[i].Values()...)
 	}
 	red := NewRedactor(names, values)
 	facts := make([]compare.RunFacts, len(sets))
@@ -112,13 +112,13 @@ func CompareRuns(dirs []string, opt CompareOptions) (*CompareResult, error) {
 	res := &CompareResult{BaseDir: dirs[0], BaseName: runName(0), Kind: compare.Classify(facts)}
 	base := sets[0]
 	for i := 1; i < len(sets); i++ {
-		rc := RunComparison{Dir: dirs[i], Name: runName(i), Rows: Compare(base, sets[i], red.String), Load: facts[i].Load(),
+		rc := RunComparison{Dir: dirs[i], Name: runName(i), Rows: analysis.Compare(base, sets[i], red.String), Load: facts[i].Load(),
 			SamePhases: compare.SamePhases(facts[0], facts[i])}
 		for _, r := range rc.Rows {
 			if len(opt.Rules) == 0 {
 				break
 			}
-			outs, failed := compare.CheckAll(opt.Rules, r.base, r.cand)
+			outs, failed := compare.CheckAll(opt.Rules, r.Base, r.Cand)
 			for _, o := range outs {
 				rc.Outcomes = append(rc.Outcomes, RuleOutcome{Label: r.Label, Phase: r.Phase, Outcome: o})
 			}
@@ -154,13 +154,7 @@ func compareDoc(res *CompareResult, sets []*analysis.Dataset, runName func(int) 
 	for _, rc := range res.Runs {
 		for _, r := range rc.Rows {
 			if r.Label == core.TotalLabel && r.Phase == "run" {
-				lvl := doc.Info
-				switch compare.Verdict(r.Verdict) {
-				case compare.Faster:
-					lvl = doc.OK
-				case compare.Slower:
-					lvl = doc.Fail
-				}
+				lvl := verdictLevel(r.Verdict)
 				l.Items = append(l.Items, doc.Item{Level: lvl, Lead: rc.Name, Text: sentences(
 					clauses(fmt.Sprintf("%s %s — average %s → %s (%+.1f %%), p95 %s → %s (%+.1f %%), throughput %s → %s",
 						compare.VerdictPhrase(compare.Verdict(r.Verdict)), res.BaseName, msU(r.BaseMeanMs), msU(r.NewMeanMs), r.DeltaPct,
@@ -193,7 +187,7 @@ func compareDoc(res *CompareResult, sets []*analysis.Dataset, runName func(int) 
 		sum.Blocks = append(sum.Blocks, &doc.Heading{Text: "Fail-on rules tripped"}, tl)
 	}
 	cmp := doc.Section{ID: SecComparison, Title: "Comparison"}
-	cmp.Blocks = append(cmp.Blocks, &doc.Para{Text: "Deltas are the run minus the baseline. A difference is called faster or slower only when it is beyond run-to-run noise (rank test and confidence intervals over the latency histograms, widened by the variation between seconds) and at least 3 % of the baseline; see docs/analysis-methods.md."})
+	cmp.Blocks = append(cmp.Blocks, &doc.Para{Text: "Deltas are the run minus the baseline. A difference is called faster or slower only when it is beyond run-to-run noise (rank test and confidence intervals over the latency histograms, widened by the variation between seconds) and at least " + pct(compare.DefaultMinEffectPct) + " of the baseline; see docs/analysis-methods.md."})
 	for _, rc := range res.Runs {
 		cmp.Blocks = append(cmp.Blocks, &doc.Heading{Text: rc.Name + " vs " + res.BaseName})
 		cmp.Blocks = append(cmp.Blocks, ComparisonTables(rc.Rows, "base", "new")...)
@@ -338,4 +332,17 @@ func SeriesSection(sp *compare.Summary) doc.Section {
 		chart.Series{Name: "average response time", Color: chart.Palette[1], X: x, Y: mean, Width: 2, Style: chart.LinePoints, Right: true})
 	sec.Blocks = append(sec.Blocks, &doc.Figure{Name: "compare-series", Title: c.Title, SVG: c.SVG()})
 	return sec
+}
+
+// verdictLevel is the one mapping from a comparison verdict to a level,
+// for the headline, the summary and the tables alike: slower is a warning
+// (only a --fail-on rule makes a comparison fail), faster good news.
+func verdictLevel(v compare.Verdict) doc.Level {
+	switch v {
+	case compare.Faster:
+		return doc.OK
+	case compare.Slower:
+		return doc.Warn
+	}
+	return doc.Info
 }

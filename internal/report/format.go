@@ -19,6 +19,11 @@ func ms(v float64) string {
 		return "–"
 	case v == 0:
 		return "0"
+	case v == math.Trunc(v):
+		// A whole number of milliseconds (an access log's or Locust's
+		// integer data, a source tool's rounded percentile) is printed
+		// whole: "3 ms", never digits the data do not have ("3.00 ms").
+		return thousands(int64(v))
 	case math.Abs(v) < 10:
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	case math.Abs(v) < 100:

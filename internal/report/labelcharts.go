@@ -55,8 +55,7 @@ func (b *builder) labelCharts() []doc.Block {
 		col := chart.Palette[i%len(chart.Palette)]
 		r := chart.Reduce(x, mean, cnt, from, to, w)
 		rt.Series = append(rt.Series, chart.Series{Name: name, Color: col, X: r.X, Y: r.Mean})
-		tx, ty := perSecondCounts(ticks, from, to)
-		tr := chart.Reduce(tx, ty, nil, from, to, w)
+		tr := chart.ReduceCounts(x, cnt, from, to, w)
 		tp.Series = append(tp.Series, chart.Series{Name: name, Color: col, X: tr.X, Y: tr.Mean})
 		bucket = tr
 	}
@@ -83,26 +82,4 @@ func (b *builder) labelCharts() []doc.Block {
 		blocks = append(blocks, t)
 	}
 	return blocks
-}
-
-// perSecondCounts turns a label's ticks into one count per second of
-// [from, to): a second without a record had no completions, a zero rather
-// than a gap.
-func perSecondCounts(ticks []analysis.Tick, from, to float64) (x, y []float64) {
-	secs := int(math.Ceil(to - from))
-	x, y = make([]float64, 0, secs), make([]float64, 0, secs)
-	j := 0
-	for s := 0; s < secs; s++ {
-		sec := math.Floor(from) + float64(s)
-		v := 0.0
-		for j < len(ticks) && float64(ticks[j].T.Unix()) < sec {
-			j++
-		}
-		for j < len(ticks) && float64(ticks[j].T.Unix()) == sec {
-			v += float64(ticks[j].Count)
-			j++
-		}
-		x, y = append(x, sec), append(y, v)
-	}
-	return x, y
 }

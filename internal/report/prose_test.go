@@ -84,6 +84,27 @@ func writeAccessLog(t *testing.T, dir string) (string, []core.Phase) {
 	return path, phases
 }
 
+// writeAccessLogNoTimes writes an nginx combined access log (no request
+// time field) of three minutes at 5 requests a second, one 500 in fifty.
+func writeAccessLogNoTimes(t *testing.T, dir string) string {
+	t.Helper()
+	start := time.Date(2025, 5, 13, 11, 10, 0, 0, time.UTC)
+	var b strings.Builder
+	for n := range 900 {
+		status := 200
+		if (n+1)%50 == 0 {
+			status = 500
+		}
+		at := start.Add(time.Duration(n) * time.Second / 5)
+		fmt.Fprintf(&b, "127.0.0.1 - - [%s] \"GET /api/items/%d HTTP/1.1\" %d 512 \"-\" \"curl/8\"\n", at.Format("02/Jan/2006:15:04:05 -0700"), 1000+n%40, status)
+	}
+	path := filepath.Join(dir, "access.log")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // proseVariants is the grid of report shapes the prose rules must hold
 // for: a demo-like stepped run with monitors, the same without monitors,
 // without SLA, one step, constant load, every request failing, and
@@ -107,6 +128,9 @@ func proseVariants() []proseVariant {
 		{"import k6 JSON", imported(func() importer.Source {
 			return k6.New(k6.Config{Path: imp + "k6/testdata/k6-v1.8.1/out.json.gz"})
 		}, true)},
+		{"import k6 JSON with its summary export", imported(func() importer.Source {
+			return k6.New(k6.Config{Path: imp + "k6/testdata/k6-v1.8.1/out.json.gz", Summary: imp + "k6/testdata/k6-v1.8.1/summary.json"})
+		}, true)},
 		{"import nginx access log", func(t *testing.T, dir string) {
 			t.Helper()
 			path, phases := writeAccessLog(t, t.TempDir())
@@ -115,6 +139,24 @@ func proseVariants() []proseVariant {
 				t.Fatal(err)
 			}
 			src, err := accesslog.New(accesslog.Config{Path: path, Server: "web", Format: "combined_rt"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := src.Import(context.Background(), run); err != nil {
+				t.Fatal(err)
+			}
+			if err := run.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"import access log without durations", func(t *testing.T, dir string) {
+			t.Helper()
+			path := writeAccessLogNoTimes(t, t.TempDir())
+			run, err := importer.NewRun(importer.Options{Dir: dir, Name: "nginx", Clock: importer.Clock{Loc: time.UTC}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, err := accesslog.New(accesslog.Config{Path: path, Server: "web", Format: "combined"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -231,6 +273,32 @@ func TestProseRulesCatchDefects(t *testing.T) {
 		if !hit {
 			t.Errorf("no rule rejects %q", line)
 		}
+	}
+	for _, c := range []struct {
+		line    string
+		noTimes bool
+	}{
+		{"900 requests in 2m 59s at 5.0 req/s; average 0 ms, p95 0 ms.", true},
+		{"Verdict: response time measured; no response-time requirement.", true},
+	} {
+		if reporttest.MeasuredWithoutData(c.line, c.noTimes) == "" {
+			t.Errorf("a time stated without durations not caught: %q", c.line)
+		}
+	}
+	if m := reporttest.MeasuredWithoutData("average 12 ms, p95 30 ms", false); m != "" {
+		t.Errorf("a time stated with durations rejected: %q", m)
+	}
+	for _, line := range []string{"the rebuilt mean is off by 0.000 ms", "the rebuilt mean is off by -0.019 ms", "mean rose by -3 ms", "p95 fell by +12 %"} {
+		if reporttest.SignAgainstWord(line) == "" {
+			t.Errorf("a verdict word against its number not caught: %q", line)
+		}
+	}
+	if m := reporttest.SignAgainstWord("mean rose by 35 ms; p95 fell by -4 %"); m != "" {
+		t.Errorf("agreeing words rejected: %q", m)
+	}
+	locust := []byte(`{"labels":[{"label":"TOTAL","min_ms":2008,"max_ms":2057,"p50_ms":2000,"p95_ms":2000,"p99_ms":2100}]}`)
+	if ds, _ := reporttest.ProseDefects([]byte("min 2,008 ms, median 2,000 ms\n"), locust); len(ds) == 0 {
+		t.Error("a percentile below the minimum without a note not caught")
 	}
 	if reporttest.RepeatedRate("Throughput 117 req/s over the run at 117 req/s: within the requirement > 5/s") == "" {
 		t.Error("repeated throughput not caught")

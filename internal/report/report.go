@@ -22,7 +22,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/core"
-	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/report/doc"
 	"github.com/plateau-perf/plateau/internal/report/html"
 	"github.com/plateau-perf/plateau/internal/report/jsonrep"
@@ -163,8 +163,9 @@ type input struct {
 	d       *analysis.Dataset
 	s       *analysis.Summary
 	series  []core.Series
-	targets []monitor.TargetStatus
+	targets []mondata.TargetStatus
 	monErr  error
+	capRun  *analysis.CapacityRun
 
 	baseDir string
 	base    *analysis.Dataset
@@ -198,14 +199,18 @@ func load(dir string, opt Options) (*input, error) {
 		in.notes = append(in.notes, fmt.Sprintf("plan copy unreadable: %v", err))
 	}
 	in.red = NewRedactor(d.Info.Secrets, secretValues)
-	in.plan = in.red.literal(in.plan)
+	in.plan = in.red.Literal(in.plan)
 
 	in.s = analysis.Summarize(d, d.Info.SLA)
-	in.series, in.targets, in.monErr = monitor.Read(dir)
+	in.series, in.targets, in.monErr = mondata.Read(dir)
 	if in.monErr != nil {
 		in.notes = append(in.notes, fmt.Sprintf("monitor data unreadable: %v", in.monErr))
 	}
 	in.readServerMonitor()
+	// The capacity analysis runs on the names as recorded, before the
+	// report masks them (the summary's redaction covers its result).
+	in.capRun = analysis.Capacity(d, in.s, resourceTargetsOf(groupTargets(in.targets, in.series)))
+	in.s.Capacity = in.capRun.Result
 	if opt.Baseline != "" {
 		if bd, err := analysis.Load(opt.Baseline); err != nil {
 			in.notes = append(in.notes, fmt.Sprintf("baseline %s unreadable: %v", opt.Baseline, err))

@@ -3,13 +3,15 @@ package report
 import (
 	"fmt"
 	"math"
+	"net"
+	"net/url"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis/resources"
 	"github.com/plateau-perf/plateau/internal/core"
-	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/report/chart"
 	"github.com/plateau-perf/plateau/internal/report/doc"
 )
@@ -19,7 +21,15 @@ type target struct {
 	name, kind string
 	byMetric   map[string]*core.Series
 	metrics    []string // in file order
-	status     *monitor.TargetStatus
+	status     *mondata.TargetStatus
+}
+
+// role is what the target is to the test (unknown: the system under test).
+func (t *target) role() mondata.Role {
+	if t.status == nil {
+		return mondata.RoleUnknown
+	}
+	return t.status.Role
 }
 
 // get returns the first of the named metrics the target has.
@@ -34,7 +44,10 @@ func (t *target) get(names ...string) *core.Series {
 
 // monTargets groups the monitor series by target, in the order the session
 // started them.
-func (b *builder) monTargets() []*target {
+func (b *builder) monTargets() []*target { return groupTargets(b.in.targets, b.in.series) }
+
+// groupTargets groups monitor series by target, statuses first.
+func groupTargets(targets []mondata.TargetStatus, series []core.Series) []*target {
 	var out []*target
 	idx := map[string]*target{}
 	add := func(name, kind string) *target {
@@ -46,12 +59,12 @@ func (b *builder) monTargets() []*target {
 		out = append(out, t)
 		return t
 	}
-	for i := range b.in.targets {
-		st := &b.in.targets[i]
+	for i := range targets {
+		st := &targets[i]
 		add(st.Name, st.Kind).status = st
 	}
-	for i := range b.in.series {
-		s := &b.in.series[i]
+	for i := range series {
+		s := &series[i]
 		t := add(s.Target, s.Kind)
 		if t.kind == "" {
 			t.kind = s.Kind
@@ -149,7 +162,7 @@ func panelsFor(t *target) []panel {
 	cpuPct := chart.Axis{Label: "CPU (%)", Unit: "%", Min: 0, Max: 100, Fixed: true}
 	mem := chart.Axis{Label: "Memory", Unit: "bytes"}
 	switch t.kind {
-	case monitor.KindHost:
+	case mondata.KindHost:
 		return []panel{
 			{key: "cpu", title: "CPU", axis: cpuPct, stacked: true, note: "stacked; the white space above is idle",
 				lines: []line{{metrics: []string{"cpu_user_pct"}, name: "user", color: "#4e79a7"}, {metrics: []string{"cpu_system_pct"}, name: "system", color: "#e15759"},
@@ -161,7 +174,7 @@ func panelsFor(t *target) []panel {
 			{key: "disk", title: "Disk", axis: chart.Axis{Label: "Disk", Unit: "bytes/s"}, lines: []line{
 				{metrics: []string{"disk_read_bytes_per_s"}, name: "read", color: "#59a14f"}, {metrics: []string{"disk_write_bytes_per_s"}, name: "written", color: "#f28e2b"}}},
 		}
-	case monitor.KindProcess, monitor.KindCgroup:
+	case mondata.KindProcess, mondata.KindCgroup:
 		cpu := panel{key: "cpu", title: "CPU", axis: chart.Axis{Label: "CPU (% of one core)", Unit: "%"}, stacked: true, note: "stacked",
 			lines: []line{{metrics: []string{"cpu_user_pct"}, name: "user", color: "#4e79a7"}, {metrics: []string{"cpu_system_pct"}, name: "system", color: "#e15759"}}}
 		if t.get("cpu_user_pct") == nil {
@@ -174,7 +187,7 @@ func panelsFor(t *target) []panel {
 			{key: "io", title: "I/O", axis: chart.Axis{Label: "I/O", Unit: "bytes/s"}, lines: []line{
 				{metrics: []string{"io_read_bytes_per_s"}, name: "read", color: "#59a14f"}, {metrics: []string{"io_write_bytes_per_s"}, name: "written", color: "#f28e2b"}}},
 		}
-	case monitor.KindJVM:
+	case mondata.KindJVM:
 		return []panel{
 			{key: "heap", title: "JVM heap", axis: mem, lines: []line{{metrics: []string{"EU"}, name: "young used (EU)", color: "#edc948"},
 				{metrics: []string{"OU"}, name: "old used (OU)", color: "#e15759"}, {metrics: []string{"heap_used_bytes"}, name: "heap used", color: "#4e79a7"}}},
@@ -182,7 +195,7 @@ func panelsFor(t *target) []panel {
 				{metrics: []string{"YGC"}, name: "young (YGC)", color: "#4e79a7"}, {metrics: []string{"FGC"}, name: "full (FGC)", color: "#e15759"},
 				{metrics: []string{"CGC"}, name: "concurrent (CGC)", color: "#59a14f"}}},
 		}
-	case monitor.KindPostgres:
+	case mondata.KindPostgres:
 		return []panel{
 			{key: "connections", title: "Database connections", axis: chart.Axis{Label: "Connections", Unit: ""}, lines: []line{
 				{metrics: []string{"connections_total"}, name: "total", color: "#4e79a7"}, {metrics: []string{"connections_active"}, name: "active", color: "#e15759"},
@@ -271,10 +284,10 @@ func (b *builder) panelChart(t *target, p panel, grid bool) *doc.Figure {
 
 // kindTitle names a group of targets.
 func kindTitle(kind string, n int) string {
-	names := map[string]string{monitor.KindHost: "Hosts", monitor.KindProcess: "Processes", monitor.KindCgroup: "Containers and services (cgroups)",
-		monitor.KindJVM: "JVMs", monitor.KindPostgres: "Databases (PostgreSQL)", monitor.KindPrometheus: "Prometheus endpoints",
-		monitor.KindPromQL: "PromQL queries", monitor.KindRecipe: "PromQL recipes", monitor.KindMySQL: "Databases (MySQL/MariaDB)",
-		monitor.KindCloudWatch: "CloudWatch metrics"}
+	names := map[string]string{mondata.KindHost: "Hosts", mondata.KindProcess: "Processes", mondata.KindCgroup: "Containers and services (cgroups)",
+		mondata.KindJVM: "JVMs", mondata.KindPostgres: "Databases (PostgreSQL)", mondata.KindPrometheus: "Prometheus endpoints",
+		mondata.KindPromQL: "PromQL queries", mondata.KindRecipe: "PromQL recipes", mondata.KindMySQL: "Databases (MySQL/MariaDB)",
+		mondata.KindCloudWatch: "CloudWatch metrics"}
 	if s, ok := names[kind]; ok {
 		return s
 	}
@@ -392,17 +405,17 @@ type keyMetric struct {
 
 func keyMetrics(t *target) []keyMetric {
 	switch t.kind {
-	case monitor.KindHost:
+	case mondata.KindHost:
 		return []keyMetric{{name: "CPU busy", metrics: []string{"cpu_busy_pct"}, busy: true}, {name: "Memory used", metrics: []string{"mem_used_bytes"}},
 			{name: "Net in", metrics: []string{"net_rx_bytes_per_s"}}, {name: "Net out", metrics: []string{"net_tx_bytes_per_s"}}}
-	case monitor.KindProcess, monitor.KindCgroup:
+	case mondata.KindProcess, mondata.KindCgroup:
 		return []keyMetric{{name: "CPU", metrics: []string{"cpu_pct"}}, {name: "Memory", metrics: []string{"rss_bytes", "memory_bytes"}},
 			{name: "Threads", metrics: []string{"threads", "pids"}}}
-	case monitor.KindJVM:
+	case mondata.KindJVM:
 		return []keyMetric{{name: "Heap used", metrics: []string{"heap_used_bytes"}}, {name: "Old used", metrics: []string{"OU"}},
 			{name: "Young GCs", metrics: []string{"YGC"}, counter: true}, {name: "Full GCs", metrics: []string{"FGC"}, counter: true},
 			{name: "GC time", metrics: []string{"gc_time_pct"}}}
-	case monitor.KindPostgres:
+	case mondata.KindPostgres:
 		return []keyMetric{{name: "Connections", metrics: []string{"connections_total"}}, {name: "Active", metrics: []string{"connections_active"}},
 			{name: "Commits/s", metrics: []string{"xact_commit_per_s"}}}
 	}
@@ -539,4 +552,21 @@ func allZero(s *core.Series) bool {
 		}
 	}
 	return true
+}
+
+// loopbackTarget reports whether the run's target is on this machine's
+// loopback interface (127.0.0.0/8, ::1, localhost).
+func (b *builder) loopbackTarget() bool {
+	t := b.d.Info.Target
+	if t == "" {
+		return false
+	}
+	if u, err := url.Parse(t); err == nil && u.Host != "" {
+		t = u.Hostname()
+	}
+	if t == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(t)
+	return ip != nil && ip.IsLoopback()
 }

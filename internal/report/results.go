@@ -149,17 +149,23 @@ func (b *builder) results() doc.Section {
 	if all.Samples == 0 {
 		sec.Blocks = append(sec.Blocks, noData("No samples were recorded: there are no response times to report."))
 		b.finding(doc.FindNoSamples, doc.Fail, "No samples were recorded")
-		b.conclude("Response time", doc.NoData, "no samples", "the run recorded no requests")
-		b.conclude("Throughput", doc.NoData, "no samples", "the run recorded no requests")
+		b.conclude(doc.AspectResponseTime, doc.NoData, "no samples", "the run recorded no requests")
+		b.conclude(doc.AspectThroughput, doc.NoData, "no samples", "the run recorded no requests")
 		return sec
 	}
-	sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentences(
-		fmt.Sprintf("%s over %s: min %s, average %s, median %s, p95 %s, p99 %s, max %s; %s overall",
-			plural(all.Samples, "request"), dur(b.d.Span()), msU(all.MinMs), msU(all.MeanMs), msU(all.P50Ms), msU(all.P95Ms), msU(all.P99Ms), msU(all.MaxMs), rps(all.ThroughputRPS)),
+	overall := fmt.Sprintf("%s over %s: min %s, average %s, median %s, p95 %s, p99 %s, max %s; %s overall",
+		plural(all.Samples, "request"), dur(b.d.Span()), msU(all.MinMs), msU(all.MeanMs), msU(all.P50Ms), msU(all.P95Ms), msU(all.P99Ms), msU(all.MaxMs), rps(all.ThroughputRPS))
+	if !b.holds().Durations || all.NoTimes {
+		overall = fmt.Sprintf("%s over %s; %s overall", plural(all.Samples, "request"), dur(b.d.Span()), rps(all.ThroughputRPS))
+	}
+	sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentences(overall,
 		b.timingMethod(),
 		"throughput counts completed requests per second of the span; a phase counts the requests that completed while it ran")})
 	sec.Blocks = append(sec.Blocks, b.skippedBlocks()...)
 	sec.Blocks = append(sec.Blocks, b.statsTable("Whole run, per label (transactions first, then requests)", b.s.Labels))
+	if n := b.percentilesOutside(); n != nil {
+		sec.Blocks = append(sec.Blocks, n)
+	}
 	for _, f := range b.timeCharts() {
 		sec.Blocks = append(sec.Blocks, f)
 	}
@@ -183,6 +189,44 @@ func (b *builder) results() doc.Section {
 	}
 	sec.Blocks = append(sec.Blocks, b.resultsVerdict())
 	return sec
+}
+
+// percentilesOutside is the note, said once, when a percentile quoted from
+// the source tool lies outside the measured [min, max] of its label (Locust
+// rounds its percentiles to two significant figures): nil when none does.
+func (b *builder) percentilesOutside() *doc.Para {
+	var cases []string
+	for _, r := range b.s.Labels {
+		if r.NoTimes || r.Samples == 0 {
+			continue
+		}
+		for _, p := range []struct {
+			name string
+			v    float64
+		}{{"median", r.P50Ms}, {"p90", r.P90Ms}, {"p95", r.P95Ms}, {"p99", r.P99Ms}} {
+			if p.v < r.MinMs || p.v > r.MaxMs {
+				cases = append(cases, fmt.Sprintf("%s of %s, %s, against %s–%s", p.name, b.red.String(r.Label), msU(p.v), ms(r.MinMs), msU(r.MaxMs)))
+			}
+		}
+	}
+	if len(cases) == 0 {
+		return nil
+	}
+	why := "the source tool's percentiles are its own figures, not recomputed"
+	if b.s.PercentileMethod == "locust-rounded" {
+		why = "Locust rounds the percentiles it writes (to two significant figures above 100 ms, to whole milliseconds below), while min and max are exact"
+	}
+	n := len(cases)
+	if n > 3 {
+		cases = append(cases[:3], fmt.Sprintf("%d more", n-3))
+	}
+	verb := "lie"
+	if n == 1 {
+		verb = "lies"
+	}
+	// "outside the measured range" is the phrase reporttest.PercentileNote
+	// looks for.
+	return &doc.Para{Note: true, Text: sentences(fmt.Sprintf("%s %s outside the measured range (%s)", plural(int64(n), "quoted percentile"), verb, strings.Join(cases, "; ")), why)}
 }
 
 func (b *builder) phaseByName(name string) core.Phase {
@@ -213,6 +257,11 @@ func (b *builder) measuredPhases() ([]core.Phase, []core.LabelStats) {
 func (b *builder) resultsVerdict() *doc.Verdict {
 	all := b.s.Labels[len(b.s.Labels)-1]
 	ps, ts := b.measuredPhases()
+	// Without durations (an access log with no request-time field) no
+	// sentence states a response time; the conclusion says so once.
+	noTimes := !b.holds().Durations || all.NoTimes
+	// Every request failed: no load was sustained, whatever the rate.
+	allFailed := b.d.Total != nil && b.d.Total.Count > 0 && b.d.Total.Errors == b.d.Total.Count
 	// Volume and peak throughput.
 	if len(ps) > 1 {
 		peak := 0
@@ -224,8 +273,11 @@ func (b *builder) resultsVerdict() *doc.Verdict {
 		b.finding(doc.FindVolume, doc.Info, fmt.Sprintf("%s in %s over %d phases", plural(all.Samples, "request"), dur(b.d.Span()), len(ps)),
 			fmt.Sprintf("highest throughput %s in %s (%s)", rps(ts[peak].ThroughputRPS), b.red.String(ps[peak].Name), loadText(ps[peak])))
 	} else {
-		b.finding(doc.FindVolume, doc.Info, fmt.Sprintf("%s in %s at %s", plural(all.Samples, "request"), dur(b.d.Span()), rps(all.ThroughputRPS)),
-			fmt.Sprintf("average %s, p95 %s", msU(all.MeanMs), msU(all.P95Ms)))
+		times := fmt.Sprintf("average %s, p95 %s", msU(all.MeanMs), msU(all.P95Ms))
+		if noTimes {
+			times = ""
+		}
+		b.finding(doc.FindVolume, doc.Info, fmt.Sprintf("%s in %s at %s", plural(all.Samples, "request"), dur(b.d.Span()), rps(all.ThroughputRPS)), times)
 	}
 	// Slowest label.
 	var slow *core.LabelStats
@@ -238,7 +290,7 @@ func (b *builder) resultsVerdict() *doc.Verdict {
 			slow = r
 		}
 	}
-	if slow != nil && len(b.s.Labels) > 2 {
+	if slow != nil && len(b.s.Labels) > 2 && !noTimes {
 		kind := "request"
 		if slow.Transaction {
 			kind = "transaction"
@@ -249,22 +301,37 @@ func (b *builder) resultsVerdict() *doc.Verdict {
 	rtEvidence := fmt.Sprintf("average %s, p95 %s, p99 %s over the run", msU(all.MeanMs), msU(all.P95Ms), msU(all.P99Ms))
 	rtLevel, rtVerdict, rtReqs := b.responseTimeVerdict()
 	rtEvidence = clauses(rtReqs, rtEvidence)
+	if noTimes {
+		rtLevel, rtVerdict, rtEvidence = doc.NoData, "not measured", "the data hold no response times (an access log without a request-time field): only requests, statuses and sizes"
+	}
+	if allFailed {
+		b.conclude(doc.AspectThroughput, doc.Fail, "none sustained: every request failed", fmt.Sprintf("%s over %s, %s failed", plural(all.Samples, "request"), dur(b.d.Span()), thousands(b.d.Total.Errors)))
+	}
 	if len(ps) < 2 {
-		b.conclude("Response time", rtLevel, rtVerdict, rtEvidence)
-		b.conclude("Throughput", doc.Info, fmt.Sprintf("%s sustained", rps(all.ThroughputRPS)), fmt.Sprintf("%s over %s", plural(all.Samples, "request"), dur(b.d.Span())))
+		b.conclude(doc.AspectResponseTime, rtLevel, rtVerdict, rtEvidence)
+		if !allFailed {
+			b.conclude(doc.AspectThroughput, doc.Info, fmt.Sprintf("%s sustained", rps(all.ThroughputRPS)), fmt.Sprintf("%s over %s", plural(all.Samples, "request"), dur(b.d.Span())))
+		}
+		if noTimes {
+			return &doc.Verdict{Level: doc.NoData, Text: fmt.Sprintf("Verdict: response time not measured (the data hold no response times); %s at %s.", plural(all.Samples, "request"), rps(all.ThroughputRPS))}
+		}
 		return &doc.Verdict{Level: rtLevel, Text: fmt.Sprintf("Verdict: response time %s — %s at %s.", rtVerdict, rtEvidence, rps(all.ThroughputRPS))}
 	}
 	// The movement of response time with throughput is stated over the
 	// load steps of one workload; concurrent workloads are not steps.
 	var rtMove string
-	if cr := b.capacityAnalysis(); cr.why == "" && len(cr.pts) > 1 {
-		f, l := cr.pts[0], cr.pts[len(cr.pts)-1]
+	if cr := b.capacityAnalysis(); cr.Skip == analysis.CapacityDone && len(cr.Steps) > 1 && !noTimes {
+		f, l := cr.Steps[0], cr.Steps[len(cr.Steps)-1]
 		rtMove = fmt.Sprintf("average response time went from %s in %s to %s in %s while throughput went from %s to %s",
-			msU(f.p.MeanMs), f.phase, msU(l.p.MeanMs), l.phase, rps(f.p.ThroughputRPS), rps(l.p.ThroughputRPS))
+			msU(f.Point.MeanMs), b.red.String(f.Name), msU(l.Point.MeanMs), b.red.String(l.Name), rps(f.Point.ThroughputRPS), rps(l.Point.ThroughputRPS))
 	}
-	b.conclude("Response time", rtLevel, rtVerdict, rtEvidence, rtMove)
+	b.conclude(doc.AspectResponseTime, rtLevel, rtVerdict, rtEvidence, rtMove)
 	tpLevel, tpVerdict, tpEvidence := b.throughputVerdict(ts)
-	b.conclude("Throughput", tpLevel, tpVerdict, tpEvidence)
+	if allFailed {
+		tpLevel, tpVerdict = doc.Fail, "none sustained: every request failed"
+	} else {
+		b.conclude(doc.AspectThroughput, tpLevel, tpVerdict, tpEvidence)
+	}
 	return &doc.Verdict{Level: max(rtLevel, tpLevel), Text: sentences("verdict: " + clauses(rtMove, "throughput "+tpVerdict))}
 }
 
@@ -338,7 +405,7 @@ func (b *builder) responseTimeVerdict() (doc.Level, string, string) {
 // states the range of throughput and claims no growth.
 func (b *builder) throughputVerdict(ts []core.LabelStats) (doc.Level, string, string) {
 	cr := b.capacityAnalysis()
-	if cr.why != "" || cr.err != nil {
+	if why := b.capacityWhy(); why != "" || cr.Err != nil {
 		lo, hi := ts[0].ThroughputRPS, ts[0].ThroughputRPS
 		for _, t := range ts {
 			lo, hi = min(lo, t.ThroughputRPS), max(hi, t.ThroughputRPS)
@@ -347,18 +414,21 @@ func (b *builder) throughputVerdict(ts []core.LabelStats) (doc.Level, string, st
 		if rate(lo) == rate(hi) {
 			span = fmt.Sprintf("%s in each of %d phases", rps(lo), len(ts))
 		}
-		return doc.Info, span, "no scaling judged: " + cr.why
+		if why == "" {
+			why = "the analysis failed: " + cr.Err.Error()
+		}
+		return doc.Info, span, "no scaling judged: " + why
 	}
-	res := cr.res
-	first, last := cr.pts[0], cr.pts[len(cr.pts)-1]
+	res := cr.Knee
+	first, last := cr.Steps[0], cr.Steps[len(cr.Steps)-1]
 	switch res.Outcome {
 	case knee.Stopped:
 		k := res.Knee
-		return doc.Warn, fmt.Sprintf("stopped scaling at %s (%s)", loadU(k.Load, cr.kind), rps(k.ThroughputRPS)), clauses(k.Evidence(), bottleneckClause(cr.bn, cr.kind, true))
+		return doc.Warn, fmt.Sprintf("stopped scaling at %s (%s)", loadU(k.Load, cr.Kind), rps(k.ThroughputRPS)), clauses(k.Evidence(), bottleneckClause(cr.Bottleneck, cr.Kind, true))
 	case knee.Scaling:
 		thr := pct(100 * res.MinGain)
 		return doc.OK, "kept growing up to the highest tested load", fmt.Sprintf("from %s at %s to %s at %s; beyond every tested load it still grew by more than the %s threshold",
-			rps(first.p.ThroughputRPS), loadU(first.p.Load, cr.kind), rps(last.p.ThroughputRPS), loadU(last.p.Load, cr.kind), thr)
+			rps(first.Point.ThroughputRPS), loadU(first.Point.Load, cr.Kind), rps(last.Point.ThroughputRPS), loadU(last.Point.Load, cr.Kind), thr)
 	}
 	return doc.Warn, "stopped growing without a rise in response time", res.KneeReason
 }
@@ -373,7 +443,7 @@ func (b *builder) errors() doc.Section {
 		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: fmt.Sprintf("No errors in %s.", plural(all.Samples, "request"))})
 		if all.Samples > 0 {
 			b.finding(doc.FindNoErrors, doc.OK, "No errors in "+plural(all.Samples, "request"))
-			b.conclude("Errors", doc.OK, "none", fmt.Sprintf("0 of %s failed", plural(all.Samples, "request")))
+			b.conclude(doc.AspectErrors, doc.OK, "none", fmt.Sprintf("0 of %s failed", plural(all.Samples, "request")))
 		}
 		return sec
 	}
@@ -447,7 +517,7 @@ func (b *builder) errors() doc.Section {
 	head := fmt.Sprintf("%s in %s (%s)", plural(es.Total, "error"), plural(all.Samples, "request"), share(es.Total))
 	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: lvl, Text: sentence("Verdict: "+head, top, where)})
 	b.finding(doc.FindErrors, lvl, head, top, where)
-	b.conclude("Errors", lvl, fmt.Sprintf("%s (%s)", plural(es.Total, "error"), share(es.Total)), top, where)
+	b.conclude(doc.AspectErrors, lvl, fmt.Sprintf("%s (%s)", plural(es.Total, "error"), share(es.Total)), top, where)
 	return sec
 }
 

@@ -3,7 +3,6 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -17,15 +16,12 @@ func (b *builder) conclusionsSection() doc.Section {
 	sec := doc.Section{ID: SecConclusions, Title: "Conclusions", Blocks: b.validityConclusion()}
 	l := &doc.List{}
 	// Aspects judged only for some runs (connections, from database
-	// monitors) follow the fixed ones.
-	all := slices.Clone(aspects)
-	for _, a := range slices.Sorted(maps.Keys(b.conclusions)) {
-		if !slices.Contains(all, a) {
-			all = append(all, a)
-		}
-	}
-	for _, a := range all {
+	// monitors; the load generator) follow the fixed ones.
+	for _, a := range doc.AllAspects() {
 		c, ok := b.conclusions[a]
+		if !ok && int(a) >= doc.FixedAspects {
+			continue
+		}
 		if !ok {
 			c = doc.Conclusion{Aspect: a, Level: doc.NoData, Verdict: "not measured", Evidence: noEvidence(a)}
 		}
@@ -34,17 +30,17 @@ func (b *builder) conclusionsSection() doc.Section {
 		if c.Evidence != "" {
 			text += " — " + c.Evidence
 		}
-		l.Items = append(l.Items, doc.Item{Level: c.Level, Lead: a, Text: finish(text)})
+		l.Items = append(l.Items, doc.Item{Level: c.Level, Lead: a.String(), Text: finish(text)})
 	}
 	sec.Blocks = append(sec.Blocks, l)
 	return sec
 }
 
-func noEvidence(aspect string) string {
+func noEvidence(aspect doc.Aspect) string {
 	switch aspect {
-	case "CPU", "Network", "Memory":
+	case doc.AspectCPU, doc.AspectNetwork, doc.AspectMemory:
 		return "no monitor recorded it; add a host, process or cgroup target under monitor: in the plan"
-	case "GC":
+	case doc.AspectGC:
 		return "no JVM was monitored; add a jvm target under monitor: in the plan"
 	}
 	return "no data"
@@ -61,17 +57,21 @@ func environment(in *input) map[string]string {
 			env[k] = in.red.String(v)
 		}
 	}
-	set("host", h.Hostname)
-	set("os", h.OS)
-	set("kernel", h.Kernel)
-	set("cpu", h.CPUModel)
-	if h.CPUs > 0 {
-		set("cpus", fmt.Sprint(h.CPUs))
+	// run.json's host is the load generator's only when the run's data
+	// hold it; an import records the machine that read the files.
+	if _, holds := in.d.Info.Origin(); holds.GeneratorEnv {
+		set("host", h.Hostname)
+		set("os", h.OS)
+		set("kernel", h.Kernel)
+		set("cpu", h.CPUModel)
+		if h.CPUs > 0 {
+			set("cpus", fmt.Sprint(h.CPUs))
+		}
+		if h.MemBytes > 0 {
+			set("memory", bytesU(float64(h.MemBytes)))
+		}
+		set("go", h.GoVersion)
 	}
-	if h.MemBytes > 0 {
-		set("memory", bytesU(float64(h.MemBytes)))
-	}
-	set("go", h.GoVersion)
 	set("tool", strings.TrimSpace(nonEmpty(in.d.Info.Tool, "plateau")+" "+in.version))
 	set("segment", in.d.Info.Segment)
 	return env
@@ -80,7 +80,12 @@ func environment(in *input) map[string]string {
 func (b *builder) appendix() doc.Section {
 	sec := doc.Section{ID: SecAppendix, Title: "Appendix"}
 	env := b.extra.Environment
-	t := &doc.Table{Caption: "Environment (load generator)", Columns: []doc.Column{{Name: "Item"}, {Name: "Value"}}}
+	caption := "Environment (load generator)"
+	if !b.holds().GeneratorEnv {
+		caption = "Environment"
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "The load generator's environment (host, CPU, memory) is not in the imported data, so it is not known here."})
+	}
+	t := &doc.Table{Caption: caption, Columns: []doc.Column{{Name: "Item"}, {Name: "Value"}}}
 	for _, k := range []struct{ key, name string }{{"host", "Host"}, {"os", "OS"}, {"kernel", "Kernel"}, {"cpu", "CPU"},
 		{"cpus", "CPU cores"}, {"memory", "Memory"}, {"go", "Go runtime"}, {"tool", "Tool"}, {"segment", "Generator segment"}} {
 		if v, ok := env[k.key]; ok {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/core"
-	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/report/chart"
 	"github.com/plateau-perf/plateau/internal/report/doc"
 )
@@ -117,7 +117,7 @@ func seriesLabel(s *core.Series) string {
 func (b *builder) labelledBlocks(group []*target) []doc.Block {
 	var out []doc.Block
 	notes := b.monitorNotes()
-	hints, err := monitor.ReadHints(b.in.dir)
+	hints, err := mondata.ReadHints(b.in.dir)
 	if err != nil {
 		out = append(out, &doc.Verdict{Level: doc.Warn, Text: sentence("monitor hints unreadable: " + b.red.String(err.Error()))})
 	}
@@ -150,18 +150,18 @@ func (b *builder) labelledBlocks(group []*target) []doc.Block {
 }
 
 // monitorNotes reads the monitors' notes (a few small files).
-func (b *builder) monitorNotes() []monitor.Note {
-	ns, err := monitor.ReadNotes(b.in.dir)
+func (b *builder) monitorNotes() []mondata.Note {
+	ns, err := mondata.ReadNotes(b.in.dir)
 	if err != nil {
-		return []monitor.Note{{Level: monitor.NoteError, Text: "monitor notes unreadable: " + err.Error()}}
+		return []mondata.Note{{Level: mondata.NoteError, Text: "monitor notes unreadable: " + err.Error()}}
 	}
 	return ns
 }
 
 // noteBlock renders one monitor note.
-func (b *builder) noteBlock(n monitor.Note) doc.Block {
+func (b *builder) noteBlock(n mondata.Note) doc.Block {
 	lvl := doc.Warn
-	if n.Level == monitor.NoteInfo {
+	if n.Level == mondata.NoteInfo {
 		lvl = doc.Info
 	}
 	lead := "monitor " + b.red.String(n.Target)

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
-	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/report/doc"
 	"github.com/plateau-perf/plateau/internal/rundir"
 )
@@ -217,10 +217,10 @@ func optMs(v *float64) string {
 // resources section shows them with the live monitors'.
 func (in *input) readServerMonitor() {
 	sd := filepath.Join(in.dir, rundir.ServerDir)
-	if _, err := os.Stat(filepath.Join(sd, monitor.SubDir)); err != nil {
+	if _, err := os.Stat(filepath.Join(sd, mondata.SubDir)); err != nil {
 		return
 	}
-	series, targets, err := monitor.Read(sd)
+	series, targets, err := mondata.Read(sd)
 	if err != nil {
 		in.notes = append(in.notes, fmt.Sprintf("server-side monitor data unreadable: %v", err))
 		return

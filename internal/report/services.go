@@ -144,15 +144,16 @@ func (b *builder) judgeServices(ts []*target) {
 			b.finding(doc.FindResources, lvl, "busiest for "+strings.ToLower(rk.Aspect)+": "+lead, rest)
 		}
 		ev := clauses("busiest: "+lead, rest)
-		if c, ok := b.conclusions[rk.Aspect]; ok && c.Level != doc.NoData {
+		aspect := resourceAspect(rk.Aspect)
+		if c, ok := b.conclusions[aspect]; ok && c.Level != doc.NoData {
 			c.Evidence = clauses(c.Evidence, "per service, "+ev)
 			if lvl > c.Level {
 				c.Level, c.Verdict = lvl, verdict
 			}
-			b.conclusions[rk.Aspect] = c
+			b.conclusions[aspect] = c
 			continue
 		}
-		b.conclude(rk.Aspect, lvl, verdict, ev)
+		b.conclude(aspect, lvl, verdict, ev)
 	}
 }
 
@@ -176,7 +177,7 @@ func (b *builder) judgeRestarts() {
 	rs := resources.Restarts(rts, b.d.Start, b.d.End)
 	if len(rs) == 0 {
 		if n := resources.RestartCounters(rts); n > 0 {
-			b.conclude("Restarts", doc.OK, "none", fmt.Sprintf("the restart counters of %s stayed the same during the run", plural(int64(n), "container")))
+			b.conclude(doc.AspectRestarts, doc.OK, "none", fmt.Sprintf("the restart counters of %s stayed the same during the run", plural(int64(n), "container")))
 		}
 		return
 	}
@@ -187,7 +188,7 @@ func (b *builder) judgeRestarts() {
 	// "Container …" first: the sentence's capital must not change a name.
 	text := "container " + joinAnd(parts) + " during the run"
 	b.finding(doc.FindResources, doc.Fail, text)
-	b.conclude("Restarts", doc.Fail, fmt.Sprintf("%s restarted", plural(int64(len(rs)), "container")), text)
+	b.conclude(doc.AspectRestarts, doc.Fail, fmt.Sprintf("%s restarted", plural(int64(len(rs)), "container")), text)
 }
 
 // judgeNetwork names the instances and pods whose network error or drop
@@ -203,12 +204,25 @@ func (b *builder) judgeNetwork() {
 	}
 	text := "network " + joinAnd(parts) + " during the run"
 	b.finding(doc.FindResources, doc.Warn, text)
-	c, ok := b.conclusions["Network"]
+	c, ok := b.conclusions[doc.AspectNetwork]
 	if ok && c.Level != doc.NoData {
 		c.Evidence = clauses(c.Evidence, text)
 		c.Level, c.Verdict = max(c.Level, doc.Warn), "packets lost or refused"
-		b.conclusions["Network"] = c
+		b.conclusions[doc.AspectNetwork] = c
 		return
 	}
-	b.conclude("Network", doc.Warn, "packets lost or refused", text)
+	b.conclude(doc.AspectNetwork, doc.Warn, "packets lost or refused", text)
+}
+
+// resourceAspect is the conclusion aspect of a resources rule.
+func resourceAspect(r string) doc.Aspect {
+	switch r {
+	case resources.CPU:
+		return doc.AspectCPU
+	case resources.Memory:
+		return doc.AspectMemory
+	case resources.Network:
+		return doc.AspectNetwork
+	}
+	return doc.AspectConnections
 }

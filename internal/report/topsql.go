@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/report/doc"
 )
 
@@ -21,15 +21,15 @@ const (
 
 // topSQL returns the top-SQL blocks of every database target.
 func (b *builder) topSQL() []doc.Block {
-	whole, err := monitor.ReadStatements(b.in.dir)
+	whole, err := mondata.ReadStatements(b.in.dir)
 	if err != nil {
 		return []doc.Block{&doc.Verdict{Level: doc.Warn, Text: sentence("top statements unreadable: " + b.red.String(err.Error()))}}
 	}
-	logs, err := monitor.ReadStatementLogs(b.in.dir)
+	logs, err := mondata.ReadStatementLogs(b.in.dir)
 	if err != nil {
 		return []doc.Block{&doc.Verdict{Level: doc.Warn, Text: sentence("statements log unreadable: " + b.red.String(err.Error()))}}
 	}
-	byTarget := map[string]*monitor.StatementHistory{}
+	byTarget := map[string]*mondata.StatementHistory{}
 	for _, h := range logs {
 		byTarget[h.Target] = h
 	}
@@ -48,7 +48,7 @@ func (b *builder) topSQL() []doc.Block {
 					continue
 				}
 				out = append(out, b.statementTable(fmt.Sprintf("%s — top statements in %s (%s – %s)", name, b.red.String(p.Name), hms(p.Start), hms(p.End)), ps,
-					"Statement increments are logged every "+dur(monitor.StatementEvery)+", so a phase's figures cover the logging intervals that ended in it."))
+					"Statement increments are logged every "+dur(mondata.StatementEvery)+", so a phase's figures cover the logging intervals that ended in it."))
 			}
 		}
 		out = append(out, b.statementTable(fmt.Sprintf("%s — top statements over the whole run (%s – %s)", name, hms(st.Start), hms(st.End)), st, ""))
@@ -57,7 +57,7 @@ func (b *builder) topSQL() []doc.Block {
 }
 
 // statementTable lists the top statements of one span.
-func (b *builder) statementTable(caption string, st monitor.Statements, note string) *doc.Table {
+func (b *builder) statementTable(caption string, st mondata.Statements, note string) *doc.Table {
 	tb := &doc.Table{Caption: caption, Columns: []doc.Column{{Name: "#", Align: doc.Right}, {Name: "Statement"},
 		{Name: "Calls", Align: doc.Right}, {Name: "Total time", Align: doc.Right}, {Name: "Mean (ms)", Align: doc.Right}, {Name: "Share", Align: doc.Right}}}
 	all := st.AllMs

@@ -91,31 +91,83 @@ func (b *builder) validityTable() []doc.Block {
 	if v == nil || len(v.Phases) == 0 {
 		return nil
 	}
-	t := &doc.Table{Caption: "Load applied: planned against achieved, per phase",
-		Columns: []doc.Column{{Name: "Phase"}, {Name: "Planned /s", Align: doc.Right}, {Name: "Achieved /s", Align: doc.Right},
-			{Name: "Dropped", Align: doc.Right}, {Name: "Users (max)", Align: doc.Right}, {Name: "Req/s", Align: doc.Right},
-			{Name: "Response ms (from intended start)", Align: doc.Right}, {Name: "Service ms (from send)", Align: doc.Right},
-			{Name: "In flight (Little)", Align: doc.Right}, {Name: "Generator CPU", Align: doc.Right}, {Name: "Held"}}}
+	h := b.holds()
+	// Each column is shown only when the data holds its quantity: an
+	// import has no planned load to judge against and no intended start,
+	// and a run where no request succeeded held no load at all.
+	notRun := b.s.Verdict == analysis.VerdictNotRun
+	type col struct {
+		c    doc.Column
+		cell func(p analysis.PhaseValidity) doc.Cell
+	}
+	txt := func(f func(p analysis.PhaseValidity) string) func(p analysis.PhaseValidity) doc.Cell {
+		return func(p analysis.PhaseValidity) doc.Cell { return doc.Cell{Text: f(p)} }
+	}
+	open := func(p analysis.PhaseValidity, s string) string {
+		if p.Model != "open" && p.Model != "pacing" {
+			return "–"
+		}
+		return s
+	}
+	cols := []col{{doc.Column{Name: "Phase"}, txt(func(p analysis.PhaseValidity) string { return b.red.String(p.Phase) })}}
+	if h.PlannedLoad {
+		cols = append(cols,
+			col{doc.Column{Name: "Planned /s", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return open(p, rate(p.PlannedRate)) })},
+			col{doc.Column{Name: "Achieved /s", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return open(p, rate(p.AchievedRate)) })},
+			col{doc.Column{Name: "Dropped", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return open(p, thousands(p.Dropped)) })})
+	}
+	cols = append(cols,
+		col{doc.Column{Name: "Users (max)", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string {
+			users := intOrDash(p.PeakUsers)
+			if p.MaxUsers > 0 {
+				users += " (" + thousands(int64(p.MaxUsers)) + ")"
+			}
+			return users
+		})},
+		col{doc.Column{Name: "Req/s", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return rate(p.RequestsPerS) })})
+	if h.Durations && h.COCorrection {
+		cols = append(cols,
+			col{doc.Column{Name: "Response ms (from intended start)", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return ms(p.ResponseMs) })},
+			col{doc.Column{Name: "Service ms (from send)", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return msOrDash(p.ServiceMs) })})
+	} else if h.Durations {
+		cols = append(cols, col{doc.Column{Name: "Response ms", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return ms(p.ResponseMs) })})
+	}
+	if h.Durations {
+		cols = append(cols, col{doc.Column{Name: "In flight (Little)", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return num3(p.InFlight) })})
+	}
+	if h.GeneratorEnv {
+		cols = append(cols, col{doc.Column{Name: "Generator CPU", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string {
+			if p.CPUPct > 0 {
+				return pct(p.CPUPct)
+			}
+			return "–"
+		})})
+	}
+	if h.PlannedLoad {
+		cols = append(cols, col{doc.Column{Name: "Held"}, func(p analysis.PhaseValidity) doc.Cell {
+			switch {
+			case notRun:
+				return doc.Cell{Text: "–", Level: doc.NoData} // no request succeeded: no load was held
+			case !p.Held:
+				return doc.Cell{Text: "no", Level: doc.Fail}
+			}
+			return doc.Cell{Text: "yes", Level: doc.OK}
+		}})
+	}
+	caption := "Load applied: planned against achieved, per phase"
+	if !h.PlannedLoad {
+		caption = "Load recorded per phase (the imported data hold no planned load to judge it against)"
+	}
+	t := &doc.Table{Caption: caption}
+	for _, c := range cols {
+		t.Columns = append(t.Columns, c.c)
+	}
 	for _, p := range v.Phases {
-		users := intOrDash(p.PeakUsers)
-		if p.MaxUsers > 0 {
-			users += " (" + thousands(int64(p.MaxUsers)) + ")"
+		row := doc.Row{}
+		for _, c := range cols {
+			row.Cells = append(row.Cells, c.cell(p))
 		}
-		planned, achieved, dropped := "–", "–", "–"
-		if p.Model == "open" || p.Model == "pacing" {
-			planned, achieved, dropped = rate(p.PlannedRate), rate(p.AchievedRate), thousands(p.Dropped)
-		}
-		cpu := "–"
-		if p.CPUPct > 0 {
-			cpu = pct(p.CPUPct)
-		}
-		held, lvl := "yes", doc.OK
-		if !p.Held {
-			held, lvl = "no", doc.Fail
-		}
-		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(p.Phase)}, {Text: planned}, {Text: achieved},
-			{Text: dropped}, {Text: users}, {Text: rate(p.RequestsPerS)}, {Text: ms(p.ResponseMs)}, {Text: msOrDash(p.ServiceMs)},
-			{Text: num3(p.InFlight)}, {Text: cpu}, {Text: held, Level: lvl}}})
+		t.Rows = append(t.Rows, row)
 	}
 	return []doc.Block{t}
 }

@@ -151,7 +151,17 @@ type Writer struct {
 	iw        *bufio.Writer
 	line      []byte              // a record's JSON line
 	henc      metrics.HistEncoder // reused for every second's histograms
+	failed    error               // the first failed write; nothing is written after it
 }
+
+// SpareFile is room a live run's directory holds in reserve while the
+// run writes (Reserve): SpareSize bytes, given back (the file removed) at the first
+// failed write and when the writer closes, so that run.json can still be
+// finalised on a disk the results filled. A run killed outright leaves it.
+const (
+	SpareFile = ".spare"
+	SpareSize = 64 << 10
+)
 
 // Create makes dir (it may exist but must not hold a run) and writes the
 // plan, run.json and the sample log header.
@@ -187,6 +197,24 @@ func Create(dir string, info *Info, planSource []byte, rawSamples bool) (*Writer
 	return w, nil
 }
 
+// Reserve writes the spare room (SpareFile) a live run keeps for its last
+// run.json.
+func (w *Writer) Reserve() error {
+	if err := os.WriteFile(filepath.Join(w.dir, SpareFile), make([]byte, SpareSize), 0o644); err != nil {
+		return fmt.Errorf("reserving room for run.json in %s: %w", w.dir, err)
+	}
+	return nil
+}
+
+// fail records the first failed write and gives back the spare room.
+func (w *Writer) fail(err error) error {
+	if w.failed == nil {
+		w.failed = err
+		_ = os.Remove(filepath.Join(w.dir, SpareFile))
+	}
+	return err
+}
+
 // Dir is the run directory.
 func (w *Writer) Dir() string { return w.dir }
 
@@ -194,6 +222,16 @@ func (w *Writer) Dir() string { return w.dir }
 // a users record; then flushes both files to the kernel so a SIGKILL loses
 // nothing already written.
 func (w *Writer) WriteInterval(t time.Time, iv *metrics.Interval, users map[string]int, dropped map[string]int64) error {
+	if w.failed != nil {
+		return w.failed
+	}
+	if err := w.writeInterval(t, iv, users, dropped); err != nil {
+		return w.fail(err)
+	}
+	return nil
+}
+
+func (w *Writer) writeInterval(t time.Time, iv *metrics.Interval, users map[string]int, dropped map[string]int64) error {
 	for _, raw := range iv.Raw {
 		if err := w.WriteSamples(raw); err != nil {
 			return err
@@ -248,11 +286,14 @@ func (w *Writer) WriteRecord(r *IntervalRecord) error {
 	return nil
 }
 
-// Close flushes and closes the files.
+// Close flushes and closes the files and gives back the spare room.
 func (w *Writer) Close() error {
 	var errs []error
-	if w.iw != nil {
+	if w.iw != nil && w.failed == nil {
 		errs = append(errs, w.iw.Flush())
+	}
+	if err := os.Remove(filepath.Join(w.dir, SpareFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, err)
 	}
 	if w.samples != nil {
 		errs = append(errs, w.samples.Close())

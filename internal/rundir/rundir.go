@@ -68,7 +68,13 @@ type Info struct {
 	Secrets   []string              `json:"secrets,omitempty"` // names of secret headers/variables (never values)
 	Segment   string                `json:"segment,omitempty"` // "i/N" for a distributed generator
 	Source    []string              `json:"source,omitempty"`  // imported files
-	Notes     []string              `json:"notes,omitempty"`
+	// SourceKind is where the request samples came from (live, merged,
+	// imported from jmeter, k6, locust, accesslog …) and Holds what the
+	// data holds; read them with Origin, which also answers for run.json
+	// files written before these fields.
+	SourceKind SourceKind `json:"source_kind,omitempty"`
+	Holds      *Holds     `json:"holds,omitempty"`
+	Notes      []string   `json:"notes,omitempty"`
 	// Figures holds an imported run's whole-run figures as the tool that
 	// wrote the files defines them (percentiles, throughput denominators);
 	// the summary and report show these for the run as a whole. Nil for

@@ -1,7 +1,7 @@
 // Package secret masks secret values in text that leaves a run: failure
 // messages, URLs, labels' examples, plan copies and report text. It knows
 // secrets by value (a token, a password), not by name; which names are
-// secret is core.IsSecretName's rule.
+// secret is IsName's rule (names.go).
 //
 // Two rules make a mask safe against cut text. Callers mask before they
 // cut (an error excerpt is cut after masking, never before), and a value

@@ -6,7 +6,6 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/analysis/knee"
-	"github.com/plateau-perf/plateau/internal/core"
 )
 
 // Capacity is one run's scalability as the knee analysis (the report's,
@@ -28,45 +27,18 @@ type Capacity struct {
 	MaxLoadMeetingSLA float64 `json:"max_load_meeting_sla,omitzero"`
 }
 
-// runCapacity analyses one run's phases of its first workload with two or
-// more load levels; ok is false when the run has no such steps.
+// runCapacity is the run report's own capacity analysis of one run
+// (analysis.Capacity, the same knee the run's report names); ok is false
+// when the run has no load steps.
 func runCapacity(name string, d *analysis.Dataset, sum *analysis.Summary) (Capacity, bool) {
-	byW := map[string][]knee.Point{}
-	kind := map[string]knee.LoadKind{}
-	var order []string
-	for i, p := range d.Phases {
-		load, k := float64(p.Users), knee.Users
-		if p.Rate > 0 {
-			load, k = p.Rate, knee.Rate
-		}
-		if i >= len(d.PhaseTotal) || d.PhaseTotal[i].Count == 0 || load <= 0 {
-			continue
-		}
-		st := d.PhaseTotal[i].Stats(core.TotalLabel, false, p.Duration())
-		met := true
-		for _, r := range sum.SLA {
-			for _, pc := range r.PerPhase {
-				if pc.Phase == p.Name && !pc.Passed {
-					met = false
-				}
-			}
-		}
-		if _, ok := byW[p.Workload]; !ok {
-			order = append(order, p.Workload)
-		}
-		kind[p.Workload] = k
-		byW[p.Workload] = append(byW[p.Workload], knee.Point{Load: load, ThroughputRPS: st.ThroughputRPS, MeanMs: st.MeanMs, P95Ms: st.P95Ms, SLAMet: met})
+	cr := analysis.Capacity(d, sum, nil)
+	if cr.Skip != analysis.CapacityDone {
+		return Capacity{}, false
 	}
-	for _, w := range order {
-		loads := map[float64]bool{}
-		for _, p := range byW[w] {
-			loads[p.Load] = true
-		}
-		if len(loads) >= 2 {
-			return capacityOf(name, byW[w], kind[w])
-		}
+	if cr.Err != nil {
+		return Capacity{Run: name, Knee: fmt.Sprintf("no analysis: %v", cr.Err)}, true
 	}
-	return Capacity{}, false
+	return capacityFrom(name, cr.Knee, len(sum.SLA) > 0), true
 }
 
 // capacityOf runs the knee analysis over points.
@@ -75,6 +47,12 @@ func capacityOf(name string, pts []knee.Point, k knee.LoadKind) (Capacity, bool)
 	if err != nil {
 		return Capacity{Run: name, Knee: fmt.Sprintf("no analysis: %v", err)}, true
 	}
+	return capacityFrom(name, res, true), true
+}
+
+// capacityFrom is a knee analysis's result as the study states it; without
+// requirements no load met them.
+func capacityFrom(name string, res knee.Result, hasSLA bool) Capacity {
 	c := Capacity{Run: name, Knee: res.Sentence()}
 	if res.Knee != nil {
 		c.KneeLoad = res.Knee.Load
@@ -82,8 +60,8 @@ func capacityOf(name string, pts []knee.Point, k knee.LoadKind) (Capacity, bool)
 	if u := res.USL; u != nil && !math.IsInf(u.PeakLoad, 0) && !math.IsInf(u.PeakThroughputRPS, 0) {
 		c.USLPeakLoad, c.USLPeakRPS = round2(u.PeakLoad), round2(u.PeakThroughputRPS)
 	}
-	if res.MaxLoadMeetingSLA != nil {
+	if res.MaxLoadMeetingSLA != nil && hasSLA {
 		c.MaxLoadMeetingSLA = *res.MaxLoadMeetingSLA
 	}
-	return c, true
+	return c
 }

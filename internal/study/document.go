@@ -120,7 +120,7 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 			}
 			v := doc.Cell{Text: "baseline"}
 			if c.Verdict != "" {
-				v = doc.Cell{Text: signedPct(c.DeltaPct) + " " + c.Verdict}
+				v = doc.Cell{Text: signedPct(c.DeltaPct) + " " + string(c.Verdict)}
 				switch compare.Verdict(c.Verdict) {
 				case compare.Faster:
 					v.Level = doc.OK
@@ -272,7 +272,7 @@ func junit(s *Study) ([]byte, error) {
 				continue
 			}
 			t := tc{Name: c.Run + ": " + l.Label, Classname: "study.vs_baseline"}
-			if c.Verdict == string(compare.Slower) {
+			if c.Verdict == compare.Slower {
 				t.Failure = &failure{Message: fmt.Sprintf("slower than %s: average %s", s.Baseline, signedPct(c.DeltaPct))}
 				st.Failures++
 			}

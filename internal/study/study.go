@@ -12,7 +12,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/analysis/knee"
 	"github.com/plateau-perf/plateau/internal/core"
-	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/report"
 )
 
@@ -67,12 +67,12 @@ type Label struct {
 
 // LabelCell is one label in one run, against the baseline.
 type LabelCell struct {
-	Run      string  `json:"run"`
-	Present  bool    `json:"present"`
-	MeanMs   float64 `json:"mean_ms"`
-	P95Ms    float64 `json:"p95_ms"`
-	DeltaPct float64 `json:"delta_pct"` // mean, against the baseline
-	Verdict  string  `json:"verdict,omitempty"`
+	Run      string          `json:"run"`
+	Present  bool            `json:"present"`
+	MeanMs   float64         `json:"mean_ms"`
+	P95Ms    float64         `json:"p95_ms"`
+	DeltaPct float64         `json:"delta_pct"` // mean, against the baseline
+	Verdict  compare.Verdict `json:"verdict,omitempty"`
 }
 
 // Resource is one monitored target's CPU and memory in each run.
@@ -197,7 +197,7 @@ func Build(f *File, notes *Notes) (*Study, error) {
 			s.Labels[idx[core.TotalLabel]].Cells[i] = LabelCell{Run: names[i], Present: d.Total.Count > 0, MeanMs: st.MeanMs, P95Ms: st.P95Ms}
 			continue
 		}
-		for _, row := range report.Compare(base, d, nil) {
+		for _, row := range analysis.Compare(base, d, nil) {
 			if row.Phase != "run" {
 				continue
 			}
@@ -210,7 +210,7 @@ func Build(f *File, notes *Notes) (*Study, error) {
 	// Resources per monitored target.
 	tidx := map[string]int{}
 	for i, d := range sets {
-		series, _, err := monitor.Read(d.Dir)
+		series, _, err := mondata.Read(d.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("run %s: reading monitor data: %w", f.Runs[i].Dir, err)
 		}
@@ -379,7 +379,7 @@ func conclusions(s *Study, bi int) []string {
 			fmt.Sprintf("average %.1f ms → %.1f ms (%s), throughput %.2f → %.2f req/s", total.Cells[bi].MeanMs, c.MeanMs, signedPct(c.DeltaPct), s.Runs[bi].ThroughputRPS, r.ThroughputRPS)))
 		var worse []string
 		for _, l := range s.Labels[:len(s.Labels)-1] {
-			if l.Cells[i].Verdict == string(compare.Slower) {
+			if l.Cells[i].Verdict == compare.Slower {
 				worse = append(worse, fmt.Sprintf("%s (%s)", l.Label, signedPct(l.Cells[i].DeltaPct)))
 			}
 		}

@@ -80,10 +80,10 @@ runs:
 		if !same.Present || !slow.Present {
 			t.Fatalf("%s: missing cells %+v", l.Label, l.Cells)
 		}
-		if same.DeltaPct != 0 || same.Verdict != string(compare.NoChange) {
+		if same.DeltaPct != 0 || same.Verdict != compare.NoChange {
 			t.Errorf("%s, same build: Δ %+.2f %% %s, want 0 and no change", l.Label, same.DeltaPct, same.Verdict)
 		}
-		if slow.DeltaPct < 27 || slow.DeltaPct > 33 || slow.Verdict != string(compare.Slower) {
+		if slow.DeltaPct < 27 || slow.DeltaPct > 33 || slow.Verdict != compare.Slower {
 			t.Errorf("%s, 30 %% slower: Δ %+.2f %% %s", l.Label, slow.DeltaPct, slow.Verdict)
 		}
 	}

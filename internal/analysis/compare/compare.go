@@ -46,6 +46,10 @@ type Run struct {
 	Intervals []Interval
 }
 
+// DefaultMinEffectPct is the smallest change, in percent of the baseline,
+// called faster or slower by default; the report's sentences read it.
+const DefaultMinEffectPct = 3
+
 // Options tunes Latency. The zero value selects every default.
 type Options struct {
 	// MinEffectPct is the smallest change, in percent of the baseline, that
@@ -71,7 +75,7 @@ const MinIntervals = 10
 
 func (o Options) withDefaults() Options {
 	if o.MinEffectPct == 0 {
-		o.MinEffectPct = 3
+		o.MinEffectPct = DefaultMinEffectPct
 	}
 	if o.MinEffectPct < 0 {
 		o.MinEffectPct = 0

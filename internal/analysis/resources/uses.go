@@ -31,6 +31,15 @@ type Use struct {
 	Labels   map[string]string
 }
 
+// The resources a component uses, as Use.Resource, Reading.Resource and
+// Rule.Aspect name them.
+const (
+	CPU         = "CPU"
+	Memory      = "Memory"
+	Network     = "Network"
+	Connections = "Connections"
+)
+
 // Rule pairs usage series with their limit series by metric name, for
 // labelled monitors (PromQL, recipes, scrapes, CloudWatch, MySQL) and
 // PostgreSQL. Rules of one Aspect are alternatives, tried in order.
@@ -45,32 +54,32 @@ type Rule struct {
 
 // ServiceRules are the usage/limit pairings of labelled series.
 var ServiceRules = []Rule{
-	{Aspect: "CPU", Unit: "cores", Word: "cores",
+	{Aspect: CPU, Unit: "cores", Word: "cores",
 		Use: func(n string) bool {
 			return !strings.Contains(n, "limit") && !strings.Contains(n, "request") && !strings.Contains(n, "capacity")
 		},
 		Limit: func(n string) bool {
 			return strings.Contains(n, "cpu") && (strings.Contains(n, "limit") || strings.Contains(n, "capacity"))
 		}},
-	{Aspect: "CPU", Unit: "%", Word: "% busy",
+	{Aspect: CPU, Unit: "%", Word: "% busy",
 		Use: func(n string) bool {
 			return strings.Contains(n, "cpu") && (strings.Contains(n, "busy") || strings.Contains(n, "utili"))
 		}},
-	{Aspect: "Memory", Unit: "bytes", Word: "of memory",
+	{Aspect: Memory, Unit: "bytes", Word: "of memory",
 		Use: func(n string) bool {
 			return strings.Contains(n, "mem") && !strings.Contains(n, "limit") && !strings.Contains(n, "total") && !strings.Contains(n, "max")
 		},
 		Limit: func(n string) bool {
 			return strings.Contains(n, "mem") && (strings.Contains(n, "limit") || strings.Contains(n, "total") || strings.Contains(n, "max"))
 		}},
-	{Aspect: "Memory", Unit: "%", Word: "% of memory",
+	{Aspect: Memory, Unit: "%", Word: "% of memory",
 		Use: func(n string) bool { return strings.Contains(n, "mem") && strings.Contains(n, "utili") }},
-	{Aspect: "Network", Unit: "bytes/s", Word: "of the link's speed",
+	{Aspect: Network, Unit: "bytes/s", Word: "of the link's speed",
 		Use: func(n string) bool {
 			return strings.Contains(n, "net_") && (strings.Contains(n, "rx") || strings.Contains(n, "tx")) && !strings.Contains(n, "speed")
 		},
 		Limit: func(n string) bool { return strings.Contains(n, "net_") && strings.Contains(n, "speed") }},
-	{Aspect: "Connections", Unit: "", Word: "connections",
+	{Aspect: Connections, Unit: "", Word: "connections",
 		Use:   func(n string) bool { return strings.Contains(n, "connections") && !strings.Contains(n, "max") },
 		Limit: func(n string) bool { return strings.Contains(n, "max_connections") || n == "connections_max" }},
 }
@@ -225,7 +234,7 @@ func ServiceUses(ts []Target, rk Rule) []Use {
 			for _, s := range f.series {
 				u := Use{Target: t.Name, Kind: t.Kind, Component: ServiceName(t.Name, s), Resource: rk.Aspect, Unit: rk.Unit,
 					Series: s, Capacity: math.NaN(), Labels: LabelMap(s.Metric)}
-				if rk.Aspect == "Network" { // each direction has the link's full speed
+				if rk.Aspect == Network { // each direction has the link's full speed
 					u.Component += map[bool]string{true: " (in)", false: " (out)"}[strings.Contains(f.name, "rx")]
 				}
 				if v, ok := limits[LabelsOf(s.Metric)]; ok {

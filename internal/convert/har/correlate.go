@@ -32,14 +32,27 @@ type correlator struct {
 	names    map[string]bool
 	setCook  map[string]bool // cookie names set by recorded responses
 	all      []*convert.Request
+	// held is the size of the response bodies kept for correlation, at
+	// most corrBudget: older bodies are forgotten (counted), so a long
+	// recording converts in bounded memory.
+	held      int
+	budget    int
+	forgotten int
+	oldest    int // index in prev of the oldest body still held
 }
+
+// corrBudget bounds the response bodies kept for correlation by default.
+const corrBudget = 64 << 20
 
 type recorded struct {
 	n    int // entry number, from 1
 	req  *convert.Request
 	resp *Response
 	body string
-	json any // decoded body, nil when not JSON
+	// isJSON: the body is a JSON document. It is decoded only when it may
+	// hold a value searched for (the text holds it, or has escapes), so a
+	// recording's decoded trees are never all held at once.
+	isJSON bool
 }
 
 // minCorrelate is the shortest value correlated: shorter values (ids like
@@ -140,12 +153,11 @@ func (c *correlator) request(i int, e *Entry, target string) (*convert.Request, 
 		}
 		h.Value = c.secret(h.Name, h.Value)
 	}
-	rec := recorded{n: n, req: r, resp: &e.Response, body: responseBody(&e.Response)}
+	// Only the status and headers of the response are kept beside its
+	// body: the entry itself is not held once converted.
+	rec := recorded{n: n, req: r, resp: &Response{Status: e.Response.Status, Headers: e.Response.Headers}, body: responseBody(&e.Response)}
 	if strings.Contains(strings.ToLower(e.Response.Content.MimeType), "json") || looksJSON(rec.body) {
-		var v any
-		if json.Unmarshal([]byte(rec.body), &v) == nil {
-			rec.json = v
-		}
+		rec.isJSON = json.Valid([]byte(rec.body))
 	}
 	for _, h := range e.Response.Headers {
 		if strings.EqualFold(h.Name, "Set-Cookie") {
@@ -154,6 +166,18 @@ func (c *correlator) request(i int, e *Entry, target string) (*convert.Request, 
 		}
 	}
 	c.prev = append(c.prev, rec)
+	c.held += len(rec.body)
+	for c.held > c.budget && c.oldest < len(c.prev)-1 {
+		old := &c.prev[c.oldest]
+		if old.body != "" {
+			c.held -= len(old.body)
+			old.body, old.isJSON = "", false
+			c.forgotten++
+		}
+		old.resp = &Response{Status: old.resp.Status}
+		c.oldest++
+	}
+
 	c.all = append(c.all, r)
 	return r, strings.Join(notes, "; ")
 }
@@ -291,9 +315,12 @@ func (c *correlator) correlate(v string, n int) bool {
 	for k := len(c.prev) - 1; k >= 0; k-- {
 		rec := &c.prev[k]
 		// A JSON value.
-		if rec.json != nil {
-			if path, key, ok := findJSON(rec.json, v, "$", ""); ok {
-				return c.made(v, rec, convert.Extract{JSON: path}, key, "json "+path)
+		if rec.isJSON && (strings.Contains(rec.body, v) || strings.Contains(rec.body, `\`)) {
+			var j any
+			if json.Unmarshal([]byte(rec.body), &j) == nil {
+				if path, key, ok := findJSON(j, v, "$", ""); ok {
+					return c.made(v, rec, convert.Extract{JSON: path}, key, "json "+path)
+				}
 			}
 		}
 		// A whole response header.

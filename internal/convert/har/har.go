@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/convert"
+	"github.com/plateau-perf/plateau/internal/secret"
 )
 
 // HAR is the part of a HAR file the converter reads.
@@ -104,10 +105,48 @@ type Options struct {
 	// MinThink is the smallest gap between entries kept as a think time
 	// (default 200ms): shorter gaps are the browser's own work.
 	MinThink time.Duration
+	// CorrelationBudget bounds the response bodies kept to look values up
+	// in (default 64 MiB); older bodies are forgotten, and the report says
+	// how many.
+	CorrelationBudget int
 }
 
-// Convert builds the plan and its report.
+// Convert builds the plan and its report from a HAR held in memory.
 func Convert(h *HAR, opt Options) (*convert.Plan, *convert.Report) {
+	metas := make([]meta, len(h.Log.Entries))
+	for i := range h.Log.Entries {
+		metas[i] = metaOf(&h.Log.Entries[i])
+	}
+	p, rep, _ := convertFrom(metas, h.Log.Pages, func(i int) (*Entry, error) { return &h.Log.Entries[i], nil }, opt)
+	return p, rep
+}
+
+// meta is what the converter needs of an entry before it converts it:
+// the order, the target, the page groups and the think times. A streamed
+// conversion keeps only this per entry (and the entry's place in the file),
+// never the entries themselves.
+type meta struct {
+	start         time.Time
+	ms            float64 // the entry's time
+	method, url   string
+	pageref       string
+	asset         bool // static asset by extension or content type
+	from, to      int64
+	parseURLError bool
+}
+
+func metaOf(e *Entry) meta {
+	m := meta{ms: e.Time, method: e.Request.Method, url: e.Request.URL, pageref: e.Pageref}
+	m.start, _ = time.Parse(time.RFC3339Nano, e.StartedDateTime)
+	if u, err := url.Parse(e.Request.URL); err == nil {
+		m.asset = isAsset(e, u)
+	}
+	return m
+}
+
+// convertFrom converts the entries described by metas, loading each kept
+// one with load when its turn comes.
+func convertFrom(metas []meta, pages []Page, load func(int) (*Entry, error), opt Options) (*convert.Plan, *convert.Report, error) {
 	if opt.MinThink == 0 {
 		opt.MinThink = 200 * time.Millisecond
 	}
@@ -122,30 +161,22 @@ func Convert(h *HAR, opt Options) (*convert.Plan, *convert.Report) {
 	p.HTTP.Redirects = &zero
 
 	// Order by start time (HAR writers do not all keep order).
-	entries := make([]*Entry, 0, len(h.Log.Entries))
-	for i := range h.Log.Entries {
-		entries = append(entries, &h.Log.Entries[i])
-	}
-	starts := make([]time.Time, len(entries))
-	for i, e := range entries {
-		starts[i], _ = time.Parse(time.RFC3339Nano, e.StartedDateTime)
-	}
-	idx := make([]int, len(entries))
+	idx := make([]int, len(metas))
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return starts[idx[a]].Before(starts[idx[b]]) })
+	sort.SliceStable(idx, func(a, b int) bool { return metas[idx[a]].start.Before(metas[idx[b]].start) })
 
 	// Target: the most used origin among kept entries.
 	var kept []int
 	for _, i := range idx {
-		e := entries[i]
-		u, err := url.Parse(e.Request.URL)
-		path := fmt.Sprintf("entry %d: %s %s", i+1, e.Request.Method, e.Request.URL)
+		m := &metas[i]
+		u, err := url.Parse(m.url)
+		path := fmt.Sprintf("entry %d: %s %s", i+1, m.method, m.url)
 		switch {
 		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 			rep.Add(convert.Item{Path: path, Type: "entry", Status: convert.NotConverted, Note: "not an http(s) URL"})
-		case !opt.KeepAssets && isAsset(e, u):
+		case !opt.KeepAssets && m.asset:
 			rep.Add(convert.Item{Path: path, Type: "entry", Status: convert.NotNeeded, Note: "static asset (kept with --keep-assets)"})
 		default:
 			kept = append(kept, i)
@@ -154,7 +185,7 @@ func Convert(h *HAR, opt Options) (*convert.Plan, *convert.Report) {
 	origins := map[string]int{}
 	best := ""
 	for _, i := range kept {
-		u, _ := url.Parse(entries[i].Request.URL)
+		u, _ := url.Parse(metas[i].url)
 		o := u.Scheme + "://" + u.Host
 		origins[o]++
 		if best == "" || origins[o] > origins[best] {
@@ -167,7 +198,10 @@ func Convert(h *HAR, opt Options) (*convert.Plan, *convert.Report) {
 	}
 	p.Target = best
 
-	c := &correlator{plan: p, report: rep, secrets: map[string]string{}}
+	if opt.CorrelationBudget <= 0 {
+		opt.CorrelationBudget = corrBudget
+	}
+	c := &correlator{plan: p, report: rep, secrets: map[string]string{}, budget: opt.CorrelationBudget}
 	wl := &convert.Workload{Name: "recording", Load: convert.Load{Users: "1", Iterations: "1"}}
 	var curPage string
 	var group *convert.Group
@@ -178,10 +212,10 @@ func Convert(h *HAR, opt Options) (*convert.Plan, *convert.Report) {
 		group = nil
 	}
 	pageTitle := map[string]string{}
-	for _, pg := range h.Log.Pages {
+	for _, pg := range pages {
 		pageTitle[pg.ID] = pg.Title
 	}
-	isKept := map[int]bool{}
+	isKept := make([]bool, len(metas))
 	for _, i := range kept {
 		isKept[i] = true
 	}
@@ -190,16 +224,20 @@ func Convert(h *HAR, opt Options) (*convert.Plan, *convert.Report) {
 	var prevEnd time.Time
 	first := true
 	for _, i := range idx {
-		e := entries[i]
-		st := starts[i]
-		end := st.Add(time.Duration(e.Time * float64(time.Millisecond)))
+		m := &metas[i]
+		st := m.start
+		end := st.Add(time.Duration(m.ms * float64(time.Millisecond)))
 		if !isKept[i] {
 			if end.After(prevEnd) {
 				prevEnd = end
 			}
 			continue
 		}
-		grouped := e.Pageref != "" && len(h.Log.Pages) > 1
+		e, err := load(i)
+		if err != nil {
+			return nil, nil, fmt.Errorf("entry %d: %w", i+1, err)
+		}
+		grouped := e.Pageref != "" && len(pages) > 1
 		if grouped && (e.Pageref != curPage || group == nil) {
 			flush()
 		}
@@ -246,7 +284,17 @@ func Convert(h *HAR, opt Options) (*convert.Plan, *convert.Report) {
 	p.Workloads = []*convert.Workload{wl}
 	rep.Notes = append(rep.Notes, "The load is one user running the recording once; set load (users, duration, rate) for a test.",
 		"Redirects are sent as recorded (http.redirects: 0): each redirect is its own entry in a HAR.")
-	return p, rep
+	if c.forgotten > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("Correlation searched the latest %.0f MiB of response bodies: %d older responses were no longer searched for values later requests sent.", float64(opt.CorrelationBudget)/(1<<20), c.forgotten))
+	}
+	// Passwords typed into forms, API keys in query strings, secret JSON
+	// members: the one secret rule, over the whole plan and the report.
+	held := make([]string, 0, len(c.secrets))
+	for v := range c.secrets {
+		held = append(held, v)
+	}
+	convert.HideSecrets(p, rep, "HAR_", held...)
+	return p, rep, nil
 }
 
 func plainName(s string) string {
@@ -288,14 +336,9 @@ var dropHeaders = map[string]bool{
 	"if-none-match": true, "if-modified-since": true, "cache-control": true, "pragma": true,
 }
 
-func isSecretHeader(name string) bool {
-	n := strings.ToLower(name)
-	switch n {
-	case "authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token", "x-csrf-token", "x-xsrf-token":
-		return true
-	}
-	return strings.Contains(n, "token") || strings.Contains(n, "secret") || strings.Contains(n, "api-key") || strings.Contains(n, "apikey") || strings.Contains(n, "session")
-}
+// isSecretHeader is the secret rule (secret.IsName): Authorization,
+// Cookie, X-Api-Key, X-CSRF-Token, … are read from the environment.
+func isSecretHeader(name string) bool { return secret.IsName(name) }
 
 // itoa is strconv.Itoa (kept short at call sites).
 func itoa(n int) string { return strconv.Itoa(n) }

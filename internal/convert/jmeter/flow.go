@@ -94,7 +94,8 @@ func (c *conv) ifController(path string, e *Element, sc scope) []convert.Step {
 		st, note = convert.Partial, note+"; JMeter evaluated it before each child, plateau once"
 	}
 	c.add(path, e, st, note, "")
-	s, _ := c.children(path, e.Children, sc, false)
+	var s []convert.Step
+	c.branch(func() { s, _ = c.children(path, e.Children, sc, false) })
 	return []convert.Step{{If: &convert.Group{Cond: cond, Steps: nonEmpty(s)}}}
 }
 
@@ -169,7 +170,9 @@ func (c *conv) randomController(path string, e *Element, sc scope) []convert.Ste
 	c.add(path, e, convert.Converted, "one child at random each time (choose, equal weights)", "")
 	var branches []convert.Branch
 	c.eachChild(path, e.Children, &sc, func(p string, k *Element) {
-		branches = append(branches, convert.Branch{Name: plainText(k.Name), Weight: 1, Steps: nonEmpty(c.element(p, k, sc))})
+		var steps []convert.Step
+		c.branch(func() { steps = c.element(p, k, sc) })
+		branches = append(branches, convert.Branch{Name: plainText(k.Name), Weight: 1, Steps: nonEmpty(steps)})
 	})
 	if len(branches) == 0 {
 		return nil

@@ -288,3 +288,8 @@ func envName(prop string) string {
 	}
 	return b.String()
 }
+
+// EnvName is the environment variable a converted plan reads for the JMeter
+// property prop (${__P(prop)} → ${env.NAME}); -Jprop=value on JMeter's
+// command line is NAME=value in plateau's environment.
+func EnvName(prop string) string { return envName(prop) }

@@ -45,6 +45,7 @@ func (c *conv) scoped(path string, e *Element, sc *scope, planLevel bool) bool {
 		st, note, needs := convert.Converted, "plateau keeps a cookie jar per virtual user", ""
 		if e.Bool("CookieManager.clearEachIteration", false) {
 			st, note, needs = convert.Partial, "cookies are not cleared between iterations", "clear cookies each iteration"
+			c.behaviour("cookies a response set are sent again in later iterations; JMeter clears them at each iteration")
 		}
 		if len(e.props.arguments("CookieManager.cookies")) > 0 || hasItems(e, "CookieManager.cookies") {
 			st, note, needs = convert.Partial, "predefined cookies not converted", "predefined cookies"
@@ -101,12 +102,10 @@ func (c *conv) scoped(path string, e *Element, sc *scope, planLevel bool) bool {
 		c.add(path, e, st, note, "")
 		return true
 	case "RandomVariableConfig":
-		c.add(path, e, convert.NotConverted, "random variable "+e.Str("variableName"), "template function __Random")
-		c.plan.SetVar(c.varRef(e.Str("variableName")), e.Str("minimumValue"))
+		c.randomVariable(path, e)
 		return true
 	case "CounterConfig":
-		c.add(path, e, convert.NotConverted, "counter "+e.Str("CounterConfig.name"), "template function __counter")
-		c.plan.SetVar(c.varRef(e.Str("CounterConfig.name")), e.Str("CounterConfig.start"))
+		c.counterConfig(path, e)
 		return true
 	}
 	if isListener(e) {
@@ -268,7 +267,7 @@ func (c *conv) origin(proto, domain, port string) string {
 	if !strings.HasPrefix(proto, "${") && proto != "http" && proto != "https" {
 		proto = "http"
 	}
-	host := c.fold(strings.TrimSpace(domain))
+	host := c.foldWith(strings.TrimSpace(domain), true)
 	host = envDefaultRe.ReplaceAllStringFunc(host, func(m string) string {
 		sub := envDefaultRe.FindStringSubmatch(m)
 		if hostRe.MatchString(sub[2]) {
@@ -277,7 +276,7 @@ func (c *conv) origin(proto, domain, port string) string {
 		c.report.Notes = append(c.report.Notes, "The host default "+sub[2]+" is not a host name; localhost stands in (set "+sub[1]+").")
 		return "${env." + sub[1] + ":-localhost}"
 	})
-	p := c.fold(strings.TrimSpace(port))
+	p := c.foldWith(strings.TrimSpace(port), true)
 	if host == "" || !hostRe.MatchString(envDefaultRe.ReplaceAllString(host, "h")) {
 		c.report.Notes = append(c.report.Notes, "The host "+quoteOr(domain)+" is not a host name plateau can use as a target; ${env.TARGET_HOST:-localhost} stands in.")
 		host = "${env.TARGET_HOST:-localhost}"
@@ -296,6 +295,12 @@ func (c *conv) origin(proto, domain, port string) string {
 // fold translates text and replaces references to User Defined Variables by
 // their values, for places where plateau takes no variables (target).
 func (c *conv) fold(s string) string {
+	return c.foldWith(s, false)
+}
+
+// foldWith is fold; with data it also folds in the first row of CSV data
+// sets (for a host or port JMeter reads per user from a file).
+func (c *conv) foldWith(s string, data bool) string {
 	for range 5 {
 		changed := false
 		for name, v := range c.consts {
@@ -303,6 +308,16 @@ func (c *conv) fold(s string) string {
 			if strings.Contains(s, ref) {
 				s = strings.ReplaceAll(s, ref, v)
 				changed = true
+			}
+		}
+		if data {
+			for name, v := range c.csvFirst {
+				ref := "${" + name + "}"
+				if strings.Contains(s, ref) {
+					s = strings.ReplaceAll(s, ref, v)
+					changed = true
+					c.behaviour("every request goes to the plan's target; JMeter read ${" + name + "} for the host or port from a data file per user (its first row, " + v + ", is in the target)")
+				}
 			}
 		}
 		if !changed {
@@ -465,21 +480,34 @@ func (c *conv) csv(path string, e *Element) {
 		}
 	} else {
 		// JMeter splits the variable names on commas, whatever the
-		// file's delimiter.
+		// file's delimiter. Without ignoreFirstLine every row is data: the
+		// plan declares the columns (a headerless CSV).
+		var cols []string
 		for _, col := range strings.Split(names, ",") {
-			col = strings.TrimSpace(col)
-			if col == "" {
-				continue
+			if col = strings.TrimSpace(col); col != "" {
+				cols = append(cols, col)
 			}
-			pc := convert.VarName(col)
-			f.Columns = append(f.Columns, pc)
-			c.vars[col] = name + "." + pc
 		}
-		if !e.Bool("ignoreFirstLine", false) {
-			st, needs = convert.Partial, "CSV columns named in the plan"
-			notes = append(notes, "the file has no header row; plateau reads column names from the first row, so add the header \""+strings.Join(f.Columns, delim)+"\" to the file")
+		header := c.csvHeader(file, delim)
+		if e.Bool("ignoreFirstLine", false) && len(header) == len(cols) {
+			// JMeter skips the first line; plateau reads it as the header:
+			// each variable is the file's column at its position.
+			for i, col := range cols {
+				f.Columns = append(f.Columns, header[i])
+				c.vars[col] = name + "." + header[i]
+			}
+			notes = append(notes, "the first line (skipped by JMeter) names the columns; the variables read them by position")
 		} else {
-			notes = append(notes, "plateau names the columns from the file's first row (JMeter skipped it): it must read \""+strings.Join(f.Columns, delim)+"\"")
+			f.Headerless = true
+			for _, col := range cols {
+				pc := convert.VarName(col)
+				f.Columns = append(f.Columns, pc)
+				c.vars[col] = name + "." + pc
+			}
+			if e.Bool("ignoreFirstLine", false) {
+				st = convert.Partial
+				notes = append(notes, "JMeter skips the file's first line; plateau reads it as data (its first line could not be read here or has another number of fields)")
+			}
 		}
 	}
 	recycle := e.Bool("recycle", true)
@@ -506,6 +534,33 @@ func (c *conv) csv(path string, e *Element) {
 	}
 	c.plan.Data = append(c.plan.Data, f)
 	c.add(path, e, st, strings.Join(notes, "; "), needs)
+}
+
+// csvHeader reads the first line of a data file named by the plan,
+// split at delim, when the file is there; its fields must be names plateau
+// can use as columns, else nil.
+func (c *conv) csvHeader(file, delim string) []string {
+	full := file
+	if !filepath.IsAbs(full) {
+		full = filepath.Join(filepath.Dir(c.opt.Source), file)
+	}
+	data, err := c.opt.ReadFile(full)
+	if err != nil {
+		return nil
+	}
+	first, _, _ := strings.Cut(strings.TrimPrefix(string(data), "\ufeff"), "\n")
+	if delim == `\t` {
+		delim = "\t"
+	}
+	var out []string
+	for _, col := range strings.Split(strings.TrimRight(first, "\r"), delim) {
+		col = strings.Trim(strings.TrimSpace(col), `"`)
+		if col == "" || convert.VarName(col) != col {
+			return nil
+		}
+		out = append(out, col)
+	}
+	return out
 }
 
 func csvColumns(names, _ string) string {
@@ -706,12 +761,19 @@ func propsScript(script string) (map[string]string, bool) {
 		}
 		m := propsPutRe.FindStringSubmatch(l)
 		if m == nil {
+			// ${__setProperty(name,${var},)}: the function JMeter
+			// evaluates before running the script.
+			m = setPropRe.FindStringSubmatch(l)
+		}
+		if m == nil {
 			return nil, false
 		}
 		out[m[1]] = m[2]
 	}
 	return out, len(out) > 0
 }
+
+var setPropRe = regexp.MustCompile(`^\$\{__setProperty\(\s*([A-Za-z0-9_.\-]+)\s*,\s*\$\{([A-Za-z0-9_.\-]+)\}\s*(?:,\s*(?:false)?\s*)?\)\};?$`)
 
 // setCookieRe recognises a header regex that reads one cookie.
 var setCookieRe = regexp.MustCompile(`^(?:\(\?i\))?Set-Cookie:\s*([A-Za-z0-9_.\-]+)=`)
@@ -899,11 +961,30 @@ func (c *conv) timer(path string, e *Element, sc *scope) {
 		if v == "" {
 			return 0, true
 		}
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return 0, false
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			return time.Duration(f * float64(time.Millisecond)), true
 		}
-		return time.Duration(f * float64(time.Millisecond)), true
+		// A variable or property holding a number: its value (a
+		// property's default) is the delay.
+		if n, ok := c.number(v, ""); ok && n != "" {
+			if i, err := strconv.Atoi(n); err == nil {
+				return time.Duration(i) * time.Millisecond, true
+			}
+			if m := envDefaultRe.FindStringSubmatch(n); m != nil {
+				if i, err := strconv.Atoi(m[2]); err == nil {
+					c.behaviour(fmt.Sprintf("think time %q: the delay %s is read from property %s at conversion (its default, %d ms); set it in the plan to change it", e.Name, v, m[1], i))
+					return time.Duration(i) * time.Millisecond, true
+				}
+			}
+		}
+		if strings.ContainsAny(v, "+-*/ ") && !strings.HasPrefix(v, "${__") {
+			// JMeter substitutes the variables and parses a whole number:
+			// "1000 + ${offset}" is not one, and JMeter waits 0 ms for it
+			// (measured with the wiretest harness). So does the plan.
+			c.behaviour(fmt.Sprintf("think time %q: JMeter reads the delay %q as 0 ms (an expression, not a number; only the random part waits), and so does this plan", e.Name, v))
+			return 0, true
+		}
+		return 0, false
 	}
 	st := convert.Converted
 	note, needs := "think time before each request in its scope", ""
@@ -1088,7 +1169,7 @@ func (c *conv) httpSampler(path string, e *Element, sc scope) []convert.Step {
 			}
 		}
 	}
-	r.URL = u
+	r.URL = c.joinPath(u)
 	if files := e.props.prop("HTTPsampler.Files"); files != nil && len(files.children) > 0 {
 		if coll := files.prop("HTTPFileArgs.files"); coll != nil && len(coll.children) > 0 {
 			notes = append(notes, "file upload not converted")
@@ -1096,6 +1177,11 @@ func (c *conv) httpSampler(path string, e *Element, sc scope) []convert.Step {
 		}
 	}
 	r.Headers = append(r.Headers, sc.headers...)
+	if ct := jmeterContentType(e, d, method, raw, r, args); ct != "" && !hasHeader(r.Headers, "Content-Type") && !hasHeader(c.plan.HTTP.Headers, "Content-Type") {
+		// JMeter's HTTP client labels bodies itself when no Header
+		// Manager does: the server sees that label.
+		r.Headers = append(r.Headers, convert.KV{Name: "Content-Type", Value: ct})
+	}
 	r.Extract = sc.extract
 	r.Checks = mergeChecks(sc.checks)
 	if ms, err := strconv.Atoi(strings.TrimSpace(e.Str("HTTPSampler.response_timeout"))); err == nil && ms > 0 {
@@ -1116,4 +1202,169 @@ func (c *conv) httpSampler(path string, e *Element, sc scope) []convert.Step {
 	c.add(path, e, st, strings.Join(notes, "; "), need)
 	out := append([]convert.Step(nil), sc.before...)
 	return append(out, convert.Step{Request: r})
+}
+
+func hasHeader(list []convert.KV, name string) bool {
+	for _, h := range list {
+		if strings.EqualFold(h.Name, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// jmeterContentType is the Content-Type JMeter 5.6's HttpClient 4 sampler
+// sends when no Header Manager sets one (measured on the wire by the
+// wiretest harness): a raw body is text/plain, a POST without a raw body
+// (form fields or none) is form-urlencoded, both with the sampler's content
+// encoding as charset (UTF-8 when empty).
+func jmeterContentType(e *Element, d *httpDefaults, method string, raw bool, r *convert.Request, args []argument) string {
+	cs := strings.TrimSpace(firstNonEmpty(e.Str("HTTPSampler.contentEncoding"), d.encoding))
+	if cs == "" || strings.Contains(cs, "${") {
+		cs = "UTF-8"
+	}
+	switch {
+	case e.Bool("HTTPSampler.DO_MULTIPART_POST", false):
+		return ""
+	case raw && r.Body != nil && *r.Body != "":
+		return "text/plain; charset=" + cs
+	case method == "POST" && !raw:
+		return "application/x-www-form-urlencoded; charset=" + cs
+	}
+	return ""
+}
+
+// numArg is a function argument for a number JMeter reads from text: a
+// literal, or a property (an environment variable with its default, put
+// in quotes: plateau substitutes it when the plan loads); "" otherwise.
+func (c *conv) numArg(v string) string {
+	v = strings.TrimSpace(v)
+	if _, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return v
+	}
+	if n, ok := c.number(v, ""); ok && n != "" {
+		if _, err := strconv.ParseInt(n, 10, 64); err == nil {
+			return n
+		}
+		return n
+	}
+	return ""
+}
+
+// randomVariable converts a Random Variable: every reference to it draws
+// randomInt(min, max).
+func (c *conv) randomVariable(path string, e *Element) {
+	name := strings.TrimSpace(e.Str("variableName"))
+	lo, hi := c.numArg(e.Str("minimumValue")), c.numArg(e.Str("maximumValue"))
+	if name == "" || lo == "" || hi == "" {
+		c.add(path, e, convert.NotConverted, "random variable "+name+": minimum or maximum is not a number or property", "template function __Random")
+		if name != "" {
+			c.plan.SetVar(c.varRef(name), "")
+		}
+		return
+	}
+	// A bound read from a property goes through a plan variable: function
+	// arguments take variables, not ${env.…}.
+	for _, b := range []struct {
+		v      *string
+		suffix string
+	}{{&lo, "_min"}, {&hi, "_max"}} {
+		if _, err := strconv.ParseInt(*b.v, 10, 64); err != nil {
+			vn := convert.VarName(name + b.suffix)
+			c.plan.SetVar(vn, *b.v)
+			*b.v = vn
+		}
+	}
+	c.vars[name] = "randomInt(" + lo + ", " + hi + ")"
+	notes := []string{"each use draws randomInt(" + lo + ", " + hi + ")"}
+	st := convert.Partial
+	c.behaviour("Random Variable " + name + ": each use draws a new number; JMeter draws one per iteration" +
+		map[bool]string{true: " per user", false: " shared by all users"}[e.Bool("perThread", false)] + ", so two uses in one iteration may differ")
+	if f := strings.TrimSpace(e.Str("outputFormat")); f != "" {
+		notes = append(notes, "output format "+f+" not applied")
+		c.behaviour("Random Variable " + name + ": sent without its output format " + f)
+	}
+	if strings.TrimSpace(e.Str("randomSeed")) != "" {
+		notes = append(notes, "seed not kept")
+	}
+	c.add(path, e, st, strings.Join(notes, "; "), "")
+}
+
+// counterConfig converts a Counter that counts 1, 2, 3… for all users
+// into counter("name"); other counters keep their start value.
+func (c *conv) counterConfig(path string, e *Element) {
+	name := strings.TrimSpace(e.Str("CounterConfig.name"))
+	start, incr := strings.TrimSpace(e.Str("CounterConfig.start")), strings.TrimSpace(e.Str("CounterConfig.incr"))
+	end := strings.TrimSpace(e.Str("CounterConfig.end"))
+	perUser := e.Bool("CounterConfig.per_user", false)
+	if name == "" {
+		c.add(path, e, convert.NotConverted, "a counter without a variable name", "")
+		return
+	}
+	if (start == "1" || start == "") && (incr == "1" || incr == "") && end == "" && !perUser && strings.TrimSpace(e.Str("CounterConfig.format")) == "" {
+		c.vars[name] = "counter(\"" + convert.VarName(name) + "\")"
+		c.add(path, e, convert.Partial, "counter(\""+convert.VarName(name)+"\"): 1, 2, 3… for all users, one step per use (JMeter: per iteration)", "")
+		c.behaviour("Counter " + name + ": counts one step per use; JMeter counts one per iteration")
+		return
+	}
+	c.add(path, e, convert.NotConverted, "counter "+name+" (start "+start+", step "+incr+map[bool]string{true: ", per user", false: ""}[perUser]+"): its variable keeps the start value", "template function __counter")
+	c.plan.SetVar(c.varRef(name), start)
+	c.behaviour("Counter " + name + ": never counts; every use sends " + quoteOr(start))
+}
+
+// joinPath makes a converted URL's path what JMeter 5.6 sends: its HTTP
+// client collapses repeated slashes in the path, so "/${ctx}/login" with
+// ctx "/doorman" goes out as "/doorman/login", not "//doorman/login". A
+// constant whose value starts with "/" (a User Defined Variable) is folded
+// in (a plan URL must start with "/"); literal "//" in the path becomes "/".
+func (c *conv) joinPath(u string) string {
+	pre := ""
+	if i := strings.Index(u, "://"); i >= 0 {
+		rest := u[i+3:]
+		j := strings.IndexByte(rest, '/')
+		if j < 0 {
+			return u
+		}
+		pre, u = u[:i+3+j], rest[j:]
+	}
+	path, query, hasQ := strings.Cut(u, "?")
+	var b strings.Builder
+	for i := 0; i < len(path); i++ {
+		if path[i] == '/' {
+			// "/${x}" where x holds "/…": the slash is x's.
+			if m := leadVarRe.FindStringSubmatch(path[i+1:]); m != nil {
+				if v, ok := c.constValue(m[1]); ok && strings.HasPrefix(v, "/") && !strings.Contains(v, "?") {
+					// The URL must start with "/": the value is folded in.
+					if !strings.HasSuffix(b.String(), "/") {
+						b.WriteString(v)
+					} else {
+						b.WriteString(v[1:])
+					}
+					i += len(m[0])
+					continue
+				}
+			}
+			if b.Len() > 0 && strings.HasSuffix(b.String(), "/") {
+				continue
+			}
+		}
+		b.WriteByte(path[i])
+	}
+	out := pre + b.String()
+	if hasQ {
+		out += "?" + query
+	}
+	return out
+}
+
+var leadVarRe = regexp.MustCompile(`^\$\{([A-Za-z0-9_]+)\}`)
+
+// constValue is the constant value of a plan variable (a User Defined
+// Variable, in its plateau name).
+func (c *conv) constValue(pn string) (string, bool) {
+	v, ok := c.plan.Var(pn)
+	if !ok || strings.Contains(v, "${") {
+		return "", false
+	}
+	return v, true
 }

@@ -35,7 +35,11 @@ func Convert(root *Element, opt Options) (*convert.Plan, *convert.Report) {
 		standIns: map[string]string{},
 		allVars:  map[string]bool{},
 		props:    map[string]string{},
-		root:     root,
+		csvFirst: map[string]string{},
+
+		pickWeights: map[string][]float64{},
+		pickSwitch:  map[string]pickScript{},
+		root:        root,
 	}
 	if opt.ReadFile == nil {
 		c.opt.ReadFile = os.ReadFile
@@ -53,6 +57,71 @@ func Convert(root *Element, opt Options) (*convert.Plan, *convert.Report) {
 	}
 	c.testPlan(root)
 	return c.plan, c.report
+}
+
+// scanProps finds the scripts that only copy variables into properties
+// before anything is converted: a plan-level Header Manager reading
+// ${__P(token)} stands before the thread group whose script sets it.
+func (c *conv) scanProps(e *Element) {
+	if !e.Enabled {
+		return
+	}
+	if strings.HasSuffix(e.TestClass, "PostProcessor") || strings.HasSuffix(e.TestClass, "PreProcessor") {
+		if copies, ok := propsScript(firstNonEmpty(e.Str("script"), e.Str("BeanShellPostProcessor.script"))); ok {
+			for prop, v := range copies {
+				c.props[prop] = v
+			}
+		}
+	}
+	if e.TestClass == "CSVDataSet" {
+		c.scanCSV(e)
+	}
+	for _, k := range e.Children {
+		c.scanProps(k)
+	}
+}
+
+// scanCSV records the first data row of a CSV Data Set whose file is
+// readable, by variable name.
+func (c *conv) scanCSV(e *Element) {
+	names := strings.TrimSpace(e.Str("variableNames"))
+	file := c.fold(strings.TrimSpace(e.Str("filename")))
+	if strings.Contains(file, "${") {
+		return
+	}
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(filepath.Dir(c.opt.Source), file)
+	}
+	data, err := c.opt.ReadFile(file)
+	if err != nil {
+		return
+	}
+	delim := e.Str("delimiter")
+	if delim == "" {
+		delim = ","
+	}
+	if delim == `\t` {
+		delim = "\t"
+	}
+	lines := strings.SplitN(strings.TrimPrefix(string(data), "\ufeff"), "\n", 3)
+	var cols []string
+	row := ""
+	switch {
+	case names == "" && len(lines) >= 2:
+		cols, row = strings.Split(strings.TrimRight(lines[0], "\r"), delim), lines[1]
+	case names != "" && e.Bool("ignoreFirstLine", false) && len(lines) >= 2:
+		cols, row = strings.Split(names, ","), lines[1]
+	case names != "":
+		cols, row = strings.Split(names, ","), lines[0]
+	}
+	vals := strings.Split(strings.TrimRight(row, "\r"), delim)
+	for i, col := range cols {
+		if col = strings.TrimSpace(col); col != "" && i < len(vals) {
+			if _, seen := c.csvFirst[col]; !seen {
+				c.csvFirst[col] = strings.Trim(strings.TrimSpace(vals[i]), `"`)
+			}
+		}
+	}
 }
 
 type conv struct {
@@ -73,6 +142,14 @@ type conv struct {
 	// props maps a property to the variable a script copied into it
 	// (props.put("p", vars.get("v"))); ${__P(p)} then reads ${v}.
 	props map[string]string
+	// csvFirst holds the first data row of the plan's CSV data sets, by
+	// variable: a host or port JMeter reads from a data file is folded
+	// into the target from it.
+	csvFirst map[string]string
+	// pickWeights and pickSwitch are the halves of random picks between
+	// controllers (pick.go), by the variable each sets.
+	pickWeights map[string][]float64
+	pickSwitch  map[string]pickScript
 	// inRunSetup is set while converting the run-level setup/teardown.
 	inRunSetup bool
 	// allVars are variables whose extractor now takes every match (a
@@ -80,6 +157,7 @@ type conv struct {
 	allVars map[string]bool
 
 	workloadName string
+	endlessSeen  bool // the thread group being converted has an endless loop
 	targetSet    bool
 	feeders      int
 	depth        int // module/include nesting, bounded
@@ -120,6 +198,41 @@ func (c *conv) add(path string, e *Element, st convert.Status, note, needs strin
 		return // a module or include being inlined: accounted where it stands
 	}
 	c.report.Add(convert.Item{Path: path, Name: e.Name, Type: typeName(e), Status: st, Note: note, Needs: needs})
+	if st == convert.NotConverted && !strings.HasPrefix(note, "inside ") {
+		c.report.AddBehaviour(notConvertedBehaviour(e, note))
+	}
+}
+
+// notConvertedBehaviour says what an element that was not converted
+// changes on the wire.
+func notConvertedBehaviour(e *Element, note string) string {
+	name := fmt.Sprintf("%s %q", typeName(e), e.Name)
+	tc := e.TestClass
+	switch {
+	case strings.HasSuffix(tc, "Timer"):
+		return name + ": pacing lost — requests in its scope run without this wait"
+	case strings.HasSuffix(tc, "PreProcessor"), strings.HasSuffix(tc, "PostProcessor"):
+		return name + ": not run — variables it sets keep their previous value (or are sent as ${name} text)"
+	case strings.HasSuffix(tc, "Assertion"):
+		return name + ": not checked — failures it would flag are not counted"
+	case strings.HasPrefix(tc, "HTTPSampler"):
+		return name + ": request not sent"
+	case strings.HasSuffix(tc, "Sampler"), strings.HasPrefix(tc, "JDBC"), strings.Contains(tc, "JMS"):
+		return name + ": not run (" + note + "); variables it sets are not set"
+	case strings.HasSuffix(tc, "Controller"), strings.HasSuffix(tc, "ThreadGroup"):
+		return name + ": its requests are not sent (" + note + ")"
+	case strings.HasSuffix(tc, "Manager"), strings.HasSuffix(tc, "Config"):
+		return name + ": not applied (" + note + ")"
+	}
+	return name + ": not converted (" + note + ")"
+}
+
+// behaviour records a difference in the traffic the converted plan sends.
+func (c *conv) behaviour(s string) {
+	if c.quiet > 0 {
+		return
+	}
+	c.report.AddBehaviour(s)
 }
 
 func join(path, name string) string {
@@ -161,6 +274,9 @@ func (c *conv) testPlan(tp *Element) {
 	for _, a := range tp.props.arguments("TestPlan.user_defined_variables") {
 		c.defineVar(a.Name, a.Value)
 	}
+	// After the plan's variables (scripts' files and parameters read them),
+	// before any element that reads what scripts set.
+	c.scanProps(tp)
 	if tp.Bool("TestPlan.serialize_threadgroups", false) {
 		c.report.Notes = append(c.report.Notes, "The test plan runs thread groups one after another; plateau starts workloads together unless load.start_after delays them: set start_after per workload.")
 	}
@@ -170,7 +286,7 @@ func (c *conv) testPlan(tp *Element) {
 	root := scope{}
 	// Plan-level config first: it applies to every thread group.
 	var groups []*Element
-	for _, e := range tp.Children {
+	for _, e := range dataFirst(tp.Children) {
 		p := join(path, e.Name)
 		if !e.Enabled {
 			c.disabled(p, e)
@@ -188,6 +304,9 @@ func (c *conv) testPlan(tp *Element) {
 	if !c.targetSet {
 		c.pickTarget(tp)
 	}
+	// Random picks read the plan-level variables (script files and
+	// parameters): found once those are defined.
+	c.scanPicks(tp)
 	for _, e := range groups {
 		c.topLevel(join(path, e.Name), e, root)
 	}
@@ -298,9 +417,13 @@ func (c *conv) threadGroup(path string, e *Element, sc scope) {
 	note = strings.Join(notes, "; ")
 	c.add(path, e, status, note, needs)
 	sc = sc.clone()
+	c.endlessSeen = false
 	steps, setup := c.children(path, e.Children, sc, true)
 	wl.Scenario = steps
 	wl.Setup = setup
+	if c.endlessSeen && len(setup) > 0 && wl.OnFail == "next_iteration" {
+		c.behaviour("thread group " + quoteOr(e.Name) + ": after a failed request JMeter starts the thread group over, so the steps before its endless loop (the setup here, e.g. a login) run again; plateau goes on with the next iteration without them")
+	}
 	c.plan.Workloads = append(c.plan.Workloads, wl)
 }
 
@@ -383,6 +506,14 @@ func (c *conv) classicLoad(e *Element, l *convert.Load) []string {
 		}
 		l.Iterations = n
 	}
+	if m := envSecRe.FindStringSubmatch(l.Duration); m != nil && l.RampUp != "" && !strings.Contains(l.RampUp, "$") {
+		// duration from a property: its default must hold the ramp-up.
+		r, _ := time.ParseDuration(l.RampUp)
+		if d, err := strconv.Atoi(m[2]); err == nil && time.Duration(d)*time.Second < r {
+			l.Duration = "${env." + m[1] + ":-" + strconv.Itoa(int(r/time.Second)) + "}s"
+			notes = append(notes, "the duration's default ("+m[2]+"s) is shorter than the ramp-up; it is "+l.RampUp+" here")
+		}
+	}
 	if l.Duration != "" && l.RampUp != "" && !strings.Contains(l.RampUp+l.Duration, "$") {
 		r, _ := time.ParseDuration(l.RampUp)
 		d, _ := time.ParseDuration(l.Duration)
@@ -393,6 +524,8 @@ func (c *conv) classicLoad(e *Element, l *convert.Load) []string {
 	}
 	return notes
 }
+
+var envSecRe = regexp.MustCompile(`^\$\{env\.([A-Za-z0-9_]+):-(\d+)\}s$`)
 
 // concurrencyLoad reads the Concurrency Thread Group plugin.
 func (c *conv) concurrencyLoad(e *Element, l *convert.Load) []string {
@@ -584,7 +717,7 @@ func seconds(n string) string {
 // (defaults, headers, cookies, assertions, ...) are folded into *sc as they
 // come, so fn sees the scope of the children before it.
 func (c *conv) eachChild(path string, kids []*Element, sc *scope, fn func(p string, k *Element)) {
-	for _, k := range kids {
+	for _, k := range dataFirst(kids) {
 		p := join(path, k.Name)
 		if !k.Enabled {
 			c.disabled(p, k)
@@ -609,8 +742,39 @@ func (c *conv) children(path string, kids []*Element, sc scope, top bool) (steps
 		steps = append(steps, convert.CommentStep(sc.comments...))
 		sc.comments = nil
 	}
-	for _, e := range ordered {
+	for i := 0; i < len(ordered); i++ {
+		e := ordered[i]
 		p := join(path, e.Name)
+		if s, n := c.pickIfs(path, ordered, i, sc); n > 0 {
+			steps = append(steps, s...)
+			i += n - 1
+			continue
+		}
+		if top && e.TestClass == "LoopController" && endless(e) {
+			// An endless loop in the thread group: JMeter never leaves it,
+			// so its body is the iteration; what came before runs once per
+			// user (the workload's setup) and what follows never runs.
+			c.add(p, e, convert.Converted, "loops forever: its steps are the workload's iteration, the steps before it its setup (once per user)", "")
+			c.endlessSeen = true
+			setup = append(setup, steps...)
+			steps, _ = c.children(p, e.Children, sc, false)
+			// What follows is reached only through Module Controllers
+			// (FOLIO keeps its fragments there): converted for the
+			// report, its steps dropped.
+			if rest := ordered[i+1:]; len(rest) > 0 {
+				for _, k := range rest {
+					kp := join(path, k.Name)
+					if k.TestClass == "TestFragmentController" {
+						c.add(kp, k, convert.Converted, "test fragment: its steps are inlined where a Module Controller uses it", "")
+						c.countFragment(kp, k, sc)
+						continue
+					}
+					_ = c.element(kp, k, sc)
+				}
+				c.report.Notes = append(c.report.Notes, fmt.Sprintf("%d %s after the endless loop %q never run in JMeter except through Module Controllers; they are accounted as converted where they stand and inlined where used.", len(rest), pluralS(len(rest), "element"), e.Name))
+			}
+			return steps, setup
+		}
 		if top && e.TestClass == "OnceOnlyController" {
 			c.add(p, e, convert.Partial, "runs once per user as the workload's setup, which plateau does not measure", "")
 			s, _ := c.children(p, e.Children, sc, false)
@@ -664,6 +828,10 @@ func (c *conv) element(path string, e *Element, sc scope) []convert.Step {
 		return c.needsFeature(path, e, "critical section", "")
 	case "TestAction":
 		return c.testAction(path, e)
+	case "JSR223Sampler", "BeanShellSampler":
+		if c.pickScriptElement(path, e) {
+			return nil
+		}
 	case "DebugSampler":
 		c.add(path, e, convert.NotNeeded, "debug output; plateau's --trace shows variables", "")
 		return nil
@@ -1083,14 +1251,31 @@ func (c *conv) defineUndefined() {
 		check(convert.TemplateVars(kv.Value), nil)
 	}
 	check(convert.StepVars(run), nil)
+	var extracted []string
 	for _, wl := range c.plan.Workloads {
 		all := append(append(append([]convert.Step(nil), wl.Setup...), wl.Scenario...), wl.Teardown...)
 		check(convert.StepVars(all), convert.Defined(all))
+		for v := range convert.Defined(all) {
+			if !defined[v] && !seen[v] {
+				seen[v] = true
+				extracted = append(extracted, v)
+			}
+		}
+	}
+	// A variable an extractor sets is unset until it runs: JMeter sends a
+	// reference to it as written, "${name}", and so does the plan.
+	sort.Strings(extracted)
+	for _, v := range extracted {
+		if _, ok := c.plan.Var(v); !ok && !strings.ContainsAny(v, ".:") {
+			c.plan.SetVar(v, convert.EscapeLiteral("${"+v+"}"))
+		}
 	}
 	sort.Strings(missing)
 	for _, m := range missing {
-		c.plan.SetVar(m, "")
-		c.report.Notes = append(c.report.Notes, "Variable "+m+" is used but set only by elements that were not converted (or by JMeter itself); the plan defines it empty.")
+		// JMeter sends a reference to a variable that is not set as it is
+		// written: "${name}". The plan starts with that text too.
+		c.plan.SetVar(m, convert.EscapeLiteral("${"+m+"}"))
+		c.report.Notes = append(c.report.Notes, "Variable "+m+" is used but set only by elements that were not converted (or by JMeter itself, or later in the iteration); until it is set the plan sends the text ${"+m+"}, as JMeter sends an unset variable.")
 	}
 }
 
@@ -1106,4 +1291,48 @@ func encodeQuery(t string) string {
 	}
 	b.WriteString(url.QueryEscape(t[last:]))
 	return b.String()
+}
+
+// endless reports whether a Loop Controller loops forever.
+func endless(e *Element) bool {
+	loops := strings.TrimSpace(e.Str("LoopController.loops"))
+	return loops == "-1" || (loops == "" && e.Bool("LoopController.continue_forever", false))
+}
+
+// dataFirst orders a level's children with CSV Data Sets and User Defined
+// Variables first (stable): JMeter sets them up before any element of
+// their scope runs, so a Header Manager written above a data set still
+// reads its columns.
+func dataFirst(kids []*Element) []*Element {
+	n := 0
+	for _, k := range kids {
+		if k.TestClass == "CSVDataSet" || k.TestClass == "Arguments" {
+			n++
+		}
+	}
+	if n == 0 || n == len(kids) {
+		return kids
+	}
+	out := make([]*Element, 0, len(kids))
+	for _, k := range kids {
+		if k.TestClass == "CSVDataSet" || k.TestClass == "Arguments" {
+			out = append(out, k)
+		}
+	}
+	for _, k := range kids {
+		if k.TestClass != "CSVDataSet" && k.TestClass != "Arguments" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func (c *conv) scanPicks(e *Element) {
+	if !e.Enabled {
+		return
+	}
+	c.scanPick(e)
+	for _, k := range e.Children {
+		c.scanPicks(k)
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/plateau-perf/plateau/internal/convert"
+	"github.com/plateau-perf/plateau/internal/secret"
 )
 
 // Collection is a Postman collection v2.1 (v2.0 reads the same way).
@@ -208,6 +209,9 @@ func Convert(col *Collection, opt Options) (*convert.Plan, *convert.Report) {
 	c.plan.Workloads = []*convert.Workload{wl}
 	c.defineUndefined()
 	c.report.Notes = append(c.report.Notes, "The load is one user running the collection once, as the Postman runner does; set load for a test.")
+	// Secret headers, query parameters, form fields and JSON members
+	// written as literals: the one secret rule, over the plan and report.
+	convert.HideSecrets(c.plan, c.report, "")
 	return c.plan, c.report
 }
 
@@ -273,15 +277,8 @@ func (c *conv) chooseTarget(col *Collection) {
 	}
 }
 
-func secretName(k string) bool {
-	k = strings.ToLower(k)
-	for _, w := range []string{"password", "passwd", "secret", "token", "apikey", "api_key", "api-key"} {
-		if strings.Contains(k, w) {
-			return true
-		}
-	}
-	return false
-}
+// secretName is the secret rule (secret.IsName).
+func secretName(k string) bool { return secret.IsName(k) }
 
 func withScheme(s string) string {
 	if strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") {

@@ -415,13 +415,13 @@ func idempotent(method string) bool {
 // retrying once on a new connection when a reused one turns out stale.
 func (c *Client) exchange(ctx context.Context, done <-chan struct{}, t *target, method string,
 	hdrs []Header, body []byte, deadline time.Time, slack time.Duration, exact bool, res *Result) (phase, error) {
-	retried := false
+	retried, fresh := false, false
 	for {
-		cn, reused, ph, err := c.acquire(ctx, t, deadline, retried, res)
+		cn, reused, ph, err := c.acquire(ctx, t, deadline, fresh, res)
 		if err != nil {
 			return ph, err
 		}
-		res.Reused = reused
+		res.Reused, cn.reused = reused, reused
 		cn.setDeadline(deadline, slack, exact)
 		if done != nil && !c.cancel.set(cn, done) {
 			c.closeConn(cn)
@@ -434,8 +434,15 @@ func (c *Client) exchange(ctx context.Context, done <-chan struct{}, t *target, 
 			nothingSent := cn.cnt.w == sent0
 			c.cancel.clear(done)
 			c.closeConn(cn)
+			var closed *closedError
+			if reused && !fresh && nothingSent && errors.As(err, &closed) && ctx.Err() == nil {
+				// Found closed before anything was sent, like an idle
+				// connection the probe drops: not a retry.
+				fresh = true
+				continue
+			}
 			if reused && !retried && !isTimeout(err) && (nothingSent || idempotent(method)) && ctx.Err() == nil {
-				retried, res.Retried = true, true
+				retried, fresh, res.Retried = true, true, true
 				continue
 			}
 			return phaseWrite, fmt.Errorf("sending request: %w", err)
@@ -448,7 +455,7 @@ func (c *Client) exchange(ctx context.Context, done <-chan struct{}, t *target, 
 		if err != nil {
 			c.closeConn(cn)
 			if reused && !retried && got == 0 && idempotent(method) && connLost(err) && ctx.Err() == nil {
-				retried, res.Retried = true, true
+				retried, fresh, res.Retried = true, true, true
 				continue
 			}
 			return phaseRead, err
@@ -728,6 +735,22 @@ func (c *Client) Cookie(rawURL, name string) string {
 		}
 	}
 	return ""
+}
+
+// CookieValues appends to dst the values of the cookies the jar would send
+// to rawURL: credentials a server may echo, to mask in what is written.
+func (c *Client) CookieValues(rawURL string, dst []string) []string {
+	if c.jar == nil || !c.jarUsed {
+		return dst
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return dst
+	}
+	for _, ck := range c.jar.Cookies(u) {
+		dst = append(dst, ck.Value)
+	}
+	return dst
 }
 
 // SetCookie stores a cookie for rawURL's host in the jar, as if the server

@@ -13,8 +13,8 @@
 // waits for the answer. So here a Client belongs to one user and does the
 // whole exchange on the calling goroutine: it writes the request into a
 // reused buffer, sends it in one system call and, on plain TCP, parks on the
-// socket's read readiness in the same RawConn.Read (no read that could only
-// fail with EAGAIN: one write and one read per request, like wrk), parses
+// socket's read readiness in the same RawConn.Read (a peek for a close the
+// server queued, the write, the wait, one read), parses
 // the response head in place into reused buffers and discards or keeps the
 // body. With Config.Buffers, the write buffer is handed back before the wait
 // for the response and the read buffer borrowed when it arrives, so a user
@@ -53,11 +53,19 @@
 //
 // # Stale connections and the retry rule
 //
-// A server may close a kept-alive connection while it is idle. Before
-// reusing a connection idle for more than a second, the client peeks at the
-// socket without blocking and drops it if the server has closed it. A close
-// can still race with the request, so when a reused connection fails the
-// request is sent again, once, on a new connection if
+// A server may close a kept-alive connection while it is idle, or
+// half-close it right after a response (shut its sending side and read on,
+// as lingering closes do). On a plain TCP connection the client peeks at the
+// socket (one non-blocking MSG_PEEK) just before writing each request,
+// inside the same poller registration as the wait for the response: a close,
+// a reset or unasked bytes found there drop the connection and the request
+// goes out on a new one (not a retry: nothing was sent, as net/http's
+// transport drops an idle connection its reader saw closed), and a close
+// that arrives after the peek wakes the wait. Before reusing a TLS
+// connection idle for more than a second, or one for a streamed body, the
+// client peeks the same way. A close can still race with the request, so
+// when a reused connection fails the request is sent again, once, on a new
+// connection if
 //
 //   - writing the request failed before any byte was accepted by the
 //     connection (whatever the method: the server saw nothing), or

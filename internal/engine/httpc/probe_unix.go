@@ -2,19 +2,24 @@
 
 package httpc
 
-import "syscall"
+import (
+	"syscall"
+
+	"github.com/plateau-perf/plateau/internal/engine/sockio"
+)
 
 // peekAlive looks at the socket without blocking and without consuming
 // anything: no data yet means the connection is open and idle; end of stream
 // or an error means the server closed it. Pending data on a plain connection
 // is an unsolicited response, which also makes it unusable; on TLS it may be a
 // session ticket, so the connection is given the benefit of the doubt (the
-// retry rule covers the rare wrong guess).
+// retry rule covers the rare wrong guess). It runs in RawConn.Control, not
+// Read, so a read deadline that passed while the connection sat idle does
+// not make a live connection look dead.
 func peekAlive(rc syscall.RawConn, isTLS bool) bool {
-	var b [1]byte
 	alive := false
-	err := rc.Read(func(fd uintptr) bool {
-		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	err := rc.Control(func(fd uintptr) {
+		n, err := sockio.RawPeek(fd)
 		switch {
 		case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK:
 			alive = true
@@ -23,7 +28,6 @@ func peekAlive(rc syscall.RawConn, isTLS bool) bool {
 		default:
 			alive = isTLS
 		}
-		return true // never wait for readiness: this is a poll, not a read
 	})
 	return err == nil && alive
 }

@@ -11,3 +11,6 @@ func RawWrite(fd uintptr, p []byte) (int, error) { return 0, errors.ErrUnsupport
 func RawRead(fd uintptr, p []byte) (int, error) { return 0, errors.ErrUnsupported }
 
 const Available = false
+
+// RawPeek is not available here; callers treat the connection as open.
+func RawPeek(fd uintptr) (int, error) { return 0, errors.ErrUnsupported }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/importer"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // NetSuffix is appended to a label for the response time net of downstream
@@ -297,6 +298,9 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 		return fmt.Errorf("%s:1: the first line does not match the log format %q: %s: %q", s.cfg.Path, s.fmt.Source, bad, importer.Quote(first))
 	}
 	run.AddSource(s.Describe())
+	h := rundir.HoldsOf(rundir.SourceAccessLog)
+	h.Durations = !s.noTimes
+	run.SetOrigin(rundir.SourceAccessLog, h)
 	agg := run.Requests(s.cfg.Server)
 	if iso := probe.vals[roleTimeISO]; !s.fmt.uses(roleTimeMsec) && (iso == nil || !bytes.ContainsAny(iso, ".,")) {
 		agg.SetTimeResolution(time.Second) // $time_local, $time_iso8601, %t: whole seconds

@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/importer"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // Config describes one docker stats file.
@@ -157,14 +158,17 @@ func (s *Source) read(ctx context.Context, run *importer.Run, r io.Reader) (*sin
 	switch detect(head) {
 	case formatTable:
 		run.AddSource(s.Describe() + " (CLI table: no times, whole-run figures only)")
+		run.SetOrigin(rundir.SourceSystem, rundir.Holds{})
 		k.method = "import: docker stats (CLI table)"
 		err = s.readLines(ctx, run, br, k, formatTable)
 	case formatCLIJSON:
 		run.AddSource(s.Describe() + " (CLI --format '{{json .}}' lines)")
+		run.SetOrigin(rundir.SourceSystem, rundir.Holds{})
 		k.method = "import: docker stats (CLI JSON lines)"
 		err = s.readLines(ctx, run, br, k, formatCLIJSON)
 	case formatEngine:
 		run.AddSource(s.Describe() + " (Engine API stats stream)")
+		run.SetOrigin(rundir.SourceSystem, rundir.Holds{})
 		k.method = "import: docker stats (Engine API)"
 		err = s.readEngine(ctx, run, br, k)
 	default:

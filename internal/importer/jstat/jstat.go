@@ -21,6 +21,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/importer"
 	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // Config describes one jstat log.
@@ -220,6 +221,7 @@ func (s *Source) read(ctx context.Context, run *importer.Run, r io.Reader) error
 		return fmt.Errorf("%s: no jstat samples", s.cfg.Path)
 	}
 	run.AddSource(s.Describe())
+	run.SetOrigin(rundir.SourceSystem, rundir.Holds{})
 	run.Logf("%s: %d samples", s.cfg.Path, w.Samples())
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/importer"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // Config describes one JTL file.
@@ -81,9 +82,11 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 			return importer.Refuse(s.cfg.Path, "a JMeter JTL (CSV or XML)", head)
 		}
 		run.AddSource(s.Describe() + " (XML)")
+		run.SetOrigin(rundir.SourceJMeter, rundir.HoldsOf(rundir.SourceJMeter))
 		return s.importXML(ctx, run, br)
 	}
 	run.AddSource(s.Describe() + " (CSV)")
+	run.SetOrigin(rundir.SourceJMeter, rundir.HoldsOf(rundir.SourceJMeter))
 	// The rest is read straight from the file: through br, every piece
 	// smaller than br's buffer would be copied once more.
 	rest, _ := br.Peek(br.Buffered())

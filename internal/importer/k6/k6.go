@@ -1,6 +1,8 @@
 // Package k6 imports what k6 records: the `--out json` stream (one JSON
-// object per line, plain or gzipped as k6 writes it for a .gz file name)
-// and, as a side summary, the `--summary-export` file.
+// object per line, plain or gzipped as k6 writes it for a .gz file name),
+// the `--out csv` file (one row per point, the same metrics and tags in
+// columns; plain or gzipped) and, as a side summary, the
+// `--summary-export` file.
 //
 // Every http_req_duration point is one request sample: its time is when the
 // request ended (k6 stamps all of a request's metrics with its end), its
@@ -32,10 +34,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/importer"
 	"github.com/plateau-perf/plateau/internal/importer/accesslog"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // Config describes one k6 JSON stream.
@@ -64,7 +68,7 @@ func New(cfg Config) *Source {
 
 // Describe says what the source is.
 func (s *Source) Describe() string {
-	d := "k6 JSON stream " + s.cfg.Path
+	d := "k6 output " + s.cfg.Path
 	if s.cfg.Summary != "" {
 		d += " with summary export " + s.cfg.Summary
 	}
@@ -76,6 +80,7 @@ var _ importer.Source = (*Source)(nil)
 const (
 	kindStream  = "a k6 JSON output stream (--out json)"
 	kindSummary = "a k6 summary export (--summary-export)"
+	kindCSV     = "a k6 CSV output (--out csv)"
 )
 
 // Import reads the stream into run.
@@ -98,37 +103,65 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 	}
 	br := src.(*bufio.Reader)
 	head, _ := br.Peek(64 << 10)
+	csvOut := false
 	switch importer.Sniff(head) {
 	case kindStream:
+	case kindCSV:
+		csvOut = true
 	case kindSummary:
 		return fmt.Errorf("%s is a k6 summary export: it holds whole-run figures only (no times, no requests), "+
 			"so it cannot be a run by itself; import the --out json stream of the same run and give this file "+
 			"with --summary (k6:out.json,summary=%s)", s.cfg.Path, s.cfg.Path)
 	default:
-		return importer.Refuse(s.cfg.Path, "a k6 --out json stream", head)
+		return importer.Refuse(s.cfg.Path, "a k6 --out json stream or --out csv file", head)
 	}
 	how := ""
 	if gz {
 		how = " (gzip)"
 	}
-	run.AddSource("k6 JSON stream " + s.cfg.Path + how)
-	host := primaryHost(head)
+	var cols *csvColumns
+	host := ""
+	if csvOut {
+		if cols, err = readCSVHeader(head); err != nil {
+			return fmt.Errorf("%s: %w", s.cfg.Path, err)
+		}
+		host = cols.primaryHost(head)
+		run.AddSource("k6 CSV output " + s.cfg.Path + how)
+	} else {
+		host = primaryHost(head)
+		run.AddSource("k6 JSON stream " + s.cfg.Path + how)
+	}
+	run.SetOrigin(rundir.SourceK6, rundir.HoldsOf(rundir.SourceK6))
 
 	agg := run.Requests(s.cfg.Workload)
 	agg.CollectFigures(importer.K6Figures)
+	if cols != nil && cols.wholeSeconds {
+		// k6's default CSV time format (unix) writes whole seconds.
+		agg.SetTimeResolution(time.Second)
+	}
 	var tot tally
 	var vus timeline
+	var lines int64 // whole lines consumed
 	probs := run.Problems()
 	tp, _ := importer.NewTimeParser("iso8601", run.Clock())
-	err = importer.Parallel(ctx, br, run.Workers(), s.cfg.ChunkSize, importer.CutLines,
+	cut := importer.CutLines
+	if csvOut {
+		cut = importer.CutCSV('"')
+	}
+	err = importer.Parallel(ctx, br, run.Workers(), s.cfg.ChunkSize, cut,
 		func(c *importer.Chunk) (*batch, error) {
 			d := &decoder{labels: agg.Labels().NewCache(), tp: tp, host: host, keep: run.KeepSamples()}
 			b := &batch{}
 			b.probs.File = s.cfg.Path
-			d.decode(c.Data, c.Line, b)
+			if cols != nil {
+				d.decodeCSV(c.Data, c.Line, cols, b)
+			} else {
+				d.decode(c.Data, c.Line, b)
+			}
 			return b, nil
 		},
 		func(c *importer.Chunk, b *batch) error {
+			lines = c.Line - 1 + int64(bytes.Count(c.Data, []byte{'\n'}))
 			probs.Merge(&b.probs)
 			tot.add(&b.tally)
 			for _, p := range b.vus {
@@ -149,10 +182,23 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 	if cerr := agg.Close(); err == nil {
 		err = cerr
 	}
+	if gz && errors.Is(err, io.ErrUnexpectedEOF) {
+		// A cut stream (k6 killed before it closed the file, a copy cut
+		// short) is an error, not a run: imported it would pass off the
+		// part before the cut as the whole test. The message says how much
+		// there was and how to import that part knowingly.
+		return fmt.Errorf("%s: the gzip stream is truncated (%w) after %d lines: %d requests, %d failed, were read before the cut; "+
+			"to import that part, decompress what there is (gzip -dc %s > out.json; gzip reports the same error) and import out.json",
+			s.cfg.Path, err, lines, tot.requests, tot.failed, s.cfg.Path)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.cfg.Path, err)
 	}
 	tot.noVUs = vus.seen == 0
+	if cols != nil && cols.wholeSeconds {
+		run.Note("%s: k6's CSV times are whole seconds (its default time format, unix): each request is placed in the second it ended, "+
+			"and spans and phase bounds are known to the second (K6_CSV_TIME_FORMAT=unix_milli writes milliseconds)", s.cfg.Path)
+	}
 	s.notes(run, &tot, agg)
 	if agg.Count() == 0 {
 		return fmt.Errorf("%s: no http_req_duration points: nothing to import", s.cfg.Path)
@@ -362,12 +408,17 @@ func (d *decoder) line(raw []byte, lineNo int64, b *batch) {
 		b.probs.Add(lineNo, "point without a numeric value", raw)
 		return
 	}
-	v := *p.Data.Value
 	t, err := d.tp.Parse([]byte(p.Data.Time))
 	if err != nil {
 		b.probs.Add(lineNo, "time: "+err.Error(), raw)
 		return
 	}
+	d.add(p, *p.Data.Value, t, lineNo, raw, b)
+}
+
+// add adds one point of a wanted metric, its value v at t (Unix ns), read
+// from a JSON line or a CSV row.
+func (d *decoder) add(p *point, v float64, t int64, lineNo int64, raw []byte, b *batch) {
 	tags := &p.Data.Tags
 	switch p.Metric {
 	case "http_req_duration":

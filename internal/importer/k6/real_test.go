@@ -70,14 +70,17 @@ func TestRealK6(t *testing.T) {
 	defer srv.Close()
 	dir := t.TempDir()
 	out, sum := filepath.Join(dir, "out.json.gz"), filepath.Join(dir, "summary.json")
+	outCSV := filepath.Join(dir, "out.csv")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	script, err := filepath.Abs("testdata/script.js")
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The same points written twice: as the JSON stream and as CSV (k6's
+	// default CSV time format, whole seconds).
 	cmd := exec.CommandContext(ctx, bin, "run", "--quiet", "--no-usage-report", "--out", "json="+out,
-		"--summary-export="+sum, script)
+		"--out", "csv="+outCSV, "--summary-export="+sum, script)
 	cmd.Env = append(os.Environ(), "BASE="+srv.URL, "SECONDS=4", "K6_NO_COLOR=1")
 	cmd.Dir = dir
 	if b, err := cmd.CombinedOutput(); err != nil {
@@ -91,5 +94,15 @@ func TestRealK6(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkAgainstSummary(t, d, s, readLines(t, out))
+	lines := readLines(t, out)
+	checkAgainstSummary(t, d, s, lines)
+	// The CSV of the same run: k6's own figures, and every label's figures
+	// equal to the JSON import's (rates within 1 %: the CSV's times are
+	// whole seconds).
+	c, err := importStream(t, Config{Path: outCSV, Summary: sum}, importer.Options{DerivePhases: true, MinPhase: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAgainstSummary(t, c, s, lines)
+	sameFigures(t, c, d, 0.01)
 }

@@ -387,6 +387,7 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 		return err
 	}
 	run.AddSource("Locust stats " + s.stats + " (whole-run figures per name)")
+	run.SetOrigin(rundir.SourceLocust, rundir.HoldsOf(rundir.SourceLocust))
 	if ff, err := os.Open(s.failures); err == nil {
 		err = readFailures(ff, s.failures, st, probs)
 		ff.Close()
@@ -406,9 +407,16 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 		l.order = newSpread(l.count)
 		total += l.count
 		totalFail += l.fail
-		if l.shape.SumError != 0 {
-			run.Note("%s: %s: Locust's average %.3f ms cannot be reached with its percentiles; the rebuilt mean is off by %.3f ms",
-				s.stats, l.name, l.avgMs, float64(l.shape.SumError)/1000/float64(l.count))
+		// SumError is the part of Locust's sum the shape could not
+		// reach: positive leaves the rebuilt mean below Locust's average.
+		// A difference that rounds to 0.000 ms is no problem to note.
+		if off := float64(l.shape.SumError) / 1000 / float64(l.count); math.Abs(off) >= 0.0005 {
+			side := "below"
+			if off < 0 {
+				side = "above"
+			}
+			run.Note("%s: %s: Locust's average %.3f ms cannot be reached with its percentiles; the rebuilt mean is %.3f ms %s it",
+				s.stats, l.name, l.avgMs, math.Abs(off), side)
 		}
 	}
 	if st.total != nil && (st.total.count != total || st.total.fail != totalFail) {

@@ -44,7 +44,10 @@ step_apt() {
 }
 
 step_jmeter() {
-  if [ -f "$JMETER_HOME/bin/ApacheJMeter.jar" ] && [ -f "$JMETER_HOME/bin/jmeter.properties" ]; then
+  # ApacheJMeter_java holds the JSR223 and BeanShell samplers real plans use
+  # (the converter's differential harness runs them).
+  if [ -f "$JMETER_HOME/bin/ApacheJMeter.jar" ] && [ -f "$JMETER_HOME/bin/jmeter.properties" ] &&
+    [ -f "$JMETER_HOME/lib/ext/ApacheJMeter_java-${JMETER_VERSION}.jar" ]; then
     return 0
   fi
   local work
@@ -61,6 +64,7 @@ step_jmeter() {
     <dependency><groupId>org.apache.jmeter</groupId><artifactId>ApacheJMeter_http</artifactId><version>${JMETER_VERSION}</version></dependency>
     <dependency><groupId>org.apache.jmeter</groupId><artifactId>ApacheJMeter_components</artifactId><version>${JMETER_VERSION}</version></dependency>
     <dependency><groupId>org.apache.jmeter</groupId><artifactId>ApacheJMeter_functions</artifactId><version>${JMETER_VERSION}</version></dependency>
+    <dependency><groupId>org.apache.jmeter</groupId><artifactId>ApacheJMeter_java</artifactId><version>${JMETER_VERSION}</version></dependency>
   </dependencies>
 </project>
 POM

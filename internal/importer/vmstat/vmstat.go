@@ -19,6 +19,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/importer"
 	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // Config describes one vmstat log.
@@ -196,6 +197,7 @@ func (s *Source) read(ctx context.Context, run *importer.Run, r io.Reader) error
 		return fmt.Errorf("%s: no vmstat reports", s.cfg.Path)
 	}
 	run.AddSource(s.Describe())
+	run.SetOrigin(rundir.SourceSystem, rundir.Holds{})
 	run.Note("%s: the first report (averages since boot) left out", s.cfg.Path)
 	if !stamped {
 		run.Note("%s: no timestamps; report k placed at %s + k × %s", s.cfg.Path, s.cfg.Start.UTC().Format(time.RFC3339), interval)

@@ -76,3 +76,70 @@ func Reduce(x, y, weights []float64, from, to, w float64) Reduced {
 	}
 	return r
 }
+
+// ReduceCounts is Reduce over a per-second count series in which every
+// second without a point counts as zero (a second without completions had
+// none, not a gap): the seconds are floor(from), floor(from)+1, … up to
+// ceil(to−from) of them, and those before from or past the last bucket are
+// dropped, as Reduce drops them. x holds whole seconds in ascending order
+// (points with equal x are summed). Memory and time are O(len(x) + buckets),
+// never O(to − from): a run stamped over decades still costs at most its
+// buckets, where spelling the zeros out would cost one value per second.
+func ReduceCounts(x, y []float64, from, to, w float64) Reduced {
+	n := int(math.Ceil((to - from) / w))
+	if n < 1 {
+		n = 1
+	}
+	r := Reduced{X: make([]float64, n), Mean: make([]float64, n), Lo: make([]float64, n), Hi: make([]float64, n), Bucket: w}
+	sum := make([]float64, n)
+	have := make([]int, n) // seconds of the bucket with a point
+	for i := range r.Lo {
+		r.Lo[i], r.Hi[i] = math.Inf(1), math.Inf(-1)
+		r.X[i] = from + (float64(i)+0.5)*w
+	}
+	first := math.Floor(from)
+	last := first + math.Ceil(to-from) - 1 // the last second of the grid
+	lowest := math.Max(first, math.Ceil(from))
+	for i := 0; i < len(x) && i < len(y); {
+		sec := x[i]
+		v := 0.0
+		for i < len(x) && i < len(y) && x[i] == sec {
+			if finite(y[i]) {
+				v += y[i]
+			}
+			i++
+		}
+		if sec != math.Floor(sec) || sec < lowest || sec > last {
+			continue
+		}
+		b := int((sec - from) / w)
+		if b < 0 || b >= n {
+			continue
+		}
+		sum[b] += v
+		have[b]++
+		r.Lo[b] = math.Min(r.Lo[b], v)
+		r.Hi[b] = math.Max(r.Hi[b], v)
+	}
+	for b := range n {
+		// The grid's seconds that fall in bucket b: lo ≤ s < hi, s whole,
+		// lowest ≤ s ≤ last.
+		lo := math.Max(math.Ceil(from+float64(b)*w), lowest)
+		hi := math.Min(math.Ceil(from+float64(b+1)*w)-1, last)
+		secs := math.Max(hi-lo+1, 0)
+		zeros := secs - float64(have[b])
+		if zeros > 0 {
+			r.Lo[b] = math.Min(r.Lo[b], 0)
+			r.Hi[b] = math.Max(r.Hi[b], 0)
+		}
+		if secs <= 0 {
+			r.Mean[b], r.Lo[b], r.Hi[b] = math.NaN(), math.NaN(), math.NaN()
+		} else {
+			r.Mean[b] = sum[b] / secs
+		}
+		if secs > 1 {
+			r.Reduced = true
+		}
+	}
+	return r
+}

@@ -11,6 +11,7 @@
 package doc
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
@@ -246,10 +247,56 @@ func (k FindingKind) Rank() int {
 	return len(FindingKinds)
 }
 
+// Aspect is what a conclusion judges. The fixed aspects are always stated
+// (reference 000's order), the others only when a run has them.
+type Aspect int
+
+// Aspects, in the order the conclusions list them.
+const (
+	AspectResponseTime Aspect = iota
+	AspectThroughput
+	AspectCPU
+	AspectNetwork
+	AspectMemory
+	AspectGC
+	AspectErrors
+	// Judged only for some runs:
+	AspectConnections // from database or pool monitors
+	AspectGenerator   // the load generator's own health
+	AspectRestarts    // services that restarted
+	aspectCount
+)
+
+// FixedAspects is how many aspects every report states.
+const FixedAspects = int(AspectErrors) + 1
+
+var aspectNames = [aspectCount]string{"Response time", "Throughput", "CPU", "Network", "Memory", "GC", "Errors",
+	"Connections", "Load generator", "Restarts"}
+
+// AllAspects lists every aspect in order.
+func AllAspects() []Aspect {
+	out := make([]Aspect, aspectCount)
+	for i := range out {
+		out[i] = Aspect(i)
+	}
+	return out
+}
+
+// String is the aspect's name as the report prints it.
+func (a Aspect) String() string {
+	if a >= 0 && a < aspectCount {
+		return aspectNames[a]
+	}
+	return "unknown"
+}
+
+// MarshalJSON writes the aspect's name (summary.json report.conclusions).
+func (a Aspect) MarshalJSON() ([]byte, error) { return json.Marshal(a.String()) }
+
 // Conclusion is the verdict on one aspect (response time, throughput, CPU,
-// network, memory, GC, errors).
+// network, memory, GC, errors, and the others a run has).
 type Conclusion struct {
-	Aspect   string `json:"aspect"`
+	Aspect   Aspect `json:"aspect"`
 	Level    Level  `json:"level"`
 	Verdict  string `json:"verdict"`
 	Evidence string `json:"evidence"`

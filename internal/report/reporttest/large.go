@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/metrics"
-	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
@@ -77,12 +77,12 @@ func WriteLarge(dir string, l Large) error {
 	if !l.Monitor {
 		return nil
 	}
-	mdir := filepath.Join(dir, monitor.SubDir)
+	mdir := filepath.Join(dir, mondata.SubDir)
 	if err := os.MkdirAll(mdir, 0o755); err != nil {
 		return err
 	}
 	var events []byte
-	for _, tg := range []struct{ name, kind string }{{"app-host", monitor.KindHost}, {"app", monitor.KindJVM}} {
+	for _, tg := range []struct{ name, kind string }{{"app-host", mondata.KindHost}, {"app", mondata.KindJVM}} {
 		file := tg.name + ".csv"
 		e, _ := json.Marshal(map[string]any{"time": Start.Format(time.RFC3339Nano), "target": tg.name, "kind": tg.kind, "event": "started", "file": file, "interval_s": 1})
 		events = append(append(events, e...), '\n')
@@ -91,14 +91,14 @@ func WriteLarge(dir string, l Large) error {
 			return err
 		}
 		bw := bufio.NewWriterSize(f, 1<<20)
-		bw.WriteString(monitor.CSVHeader)
+		bw.WriteString(mondata.CSVHeader)
 		eu, ygc := 0.0, 0.0
 		for s := 0; s < secs; s++ {
 			ts := Start.Add(time.Duration(s) * time.Second).UTC().Format("2006-01-02T15:04:05.000Z07:00")
 			row := func(metric, unit string, v float64) {
 				fmt.Fprintf(bw, "%s,%s,%s,%s,%s,%s\n", ts, tg.name, tg.kind, metric, unit, strconv.FormatFloat(v, 'f', -1, 64))
 			}
-			if tg.kind == monitor.KindHost {
+			if tg.kind == mondata.KindHost {
 				u := 30 + 5*rng.NormFloat64()
 				row("cpu_user_pct", "%", round2(u))
 				row("cpu_system_pct", "%", round2(6+rng.NormFloat64()))
@@ -126,5 +126,5 @@ func WriteLarge(dir string, l Large) error {
 			return err
 		}
 	}
-	return os.WriteFile(filepath.Join(mdir, monitor.EventsFile), events, 0o644)
+	return os.WriteFile(filepath.Join(mdir, mondata.EventsFile), events, 0o644)
 }

@@ -184,7 +184,15 @@ func ProseDefects(md, summaryJSON []byte) ([]string, error) {
 	if ph, _ := sum.(map[string]any)["phases"].([]any); len(ph) == 0 && strings.Contains(string(md), "phase boundaries") {
 		out = append(out, "a run without phases speaks of phase boundaries")
 	}
+	noTimes := totalNoTimes(sum)
+	out = append(out, percentilesOutside(sum, string(md))...)
 	for _, line := range Sentences(string(md)) {
+		if m := MeasuredWithoutData(line, noTimes); m != "" {
+			out = append(out, fmt.Sprintf("a response time (%q) stated for data that hold none, in: %s", m, line))
+		}
+		if m := SignAgainstWord(line); m != "" {
+			out = append(out, fmt.Sprintf("a verdict word against the sign or size of its number (%q) in: %s", m, line))
+		}
 		for _, r := range ProseRules {
 			if m := r.Match(line); m != "" {
 				out = append(out, fmt.Sprintf("%s (%q) in: %s", r.name, m, line))

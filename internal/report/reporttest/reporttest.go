@@ -19,7 +19,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/metrics"
-	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
@@ -353,15 +353,15 @@ type target struct {
 }
 
 // writeMonitor writes monitor/<target>.csv and monitor/events.jsonl in the
-// format monitor.Read reads: two app servers (host), two JVMs and a
+// format mondata.Read reads: two app servers (host), two JVMs and a
 // database, at one sample per second.
 func writeMonitor(dir string, info *rundir.Info, seconds int, o Options, rng *rand.Rand) error {
-	mdir := filepath.Join(dir, monitor.SubDir)
+	mdir := filepath.Join(dir, mondata.SubDir)
 	if err := os.MkdirAll(mdir, 0o755); err != nil {
 		return err
 	}
-	targets := []target{{"docker01", monitor.KindHost, "procfs", 0.21}, {"docker02", monitor.KindHost, "procfs", 0.19},
-		{"lar", monitor.KindJVM, "hsperfdata", 0.35}, {"cave", monitor.KindJVM, "hsperfdata", 0.33}, {"db", monitor.KindPostgres, "sql", 0.8}}
+	targets := []target{{"docker01", mondata.KindHost, "procfs", 0.21}, {"docker02", mondata.KindHost, "procfs", 0.19},
+		{"lar", mondata.KindJVM, "hsperfdata", 0.35}, {"cave", mondata.KindJVM, "hsperfdata", 0.33}, {"db", mondata.KindPostgres, "sql", 0.8}}
 	var events bytes.Buffer
 	ev := func(t time.Time, tg target, kind string, extra map[string]any) {
 		m := map[string]any{"time": t.UTC().Format(time.RFC3339Nano), "target": tg.name, "kind": tg.kind, "event": kind}
@@ -384,9 +384,9 @@ func writeMonitor(dir string, info *rundir.Info, seconds int, o Options, rng *ra
 	}
 	for ti, tg := range targets {
 		file := tg.name + ".csv"
-		ev(info.Start, tg, monitor.EventStarted, map[string]any{"method": tg.method, "file": file, "interval_s": 1})
+		ev(info.Start, tg, mondata.EventStarted, map[string]any{"method": tg.method, "file": file, "interval_s": 1})
 		var b bytes.Buffer
-		b.WriteString(monitor.CSVHeader)
+		b.WriteString(mondata.CSVHeader)
 		eu, ou, ygc, fgc := 50e6, 120e6+float64(ti)*10e6, 0.0, 0.0
 		row := func(t time.Time, metric, unit string, v float64) {
 			fmt.Fprintf(&b, "%s,%s,%s,%s,%s,%s\n", t.UTC().Format("2006-01-02T15:04:05.000Z07:00"), tg.name, tg.kind, metric, unit,
@@ -396,7 +396,7 @@ func writeMonitor(dir string, info *rundir.Info, seconds int, o Options, rng *ra
 			t := info.Start.Add(time.Duration(s) * time.Second)
 			l := load(s)
 			switch tg.kind {
-			case monitor.KindHost:
+			case mondata.KindHost:
 				user := 6 + 48*l + 3*rng.NormFloat64()
 				if o.SaturateCPU {
 					user = math.Min(86, 10+76*l+rng.NormFloat64())
@@ -416,7 +416,7 @@ func writeMonitor(dir string, info *rundir.Info, seconds int, o Options, rng *ra
 				}
 				row(t, "net_rx_bytes_per_s", "bytes/s", rx)
 				row(t, "net_tx_bytes_per_s", "bytes/s", tx)
-			case monitor.KindJVM:
+			case mondata.KindJVM:
 				eu += 4e6 + 30e6*l*(1+0.2*rng.NormFloat64())
 				if eu > 400e6 {
 					eu, ygc = 20e6, ygc+1
@@ -433,7 +433,7 @@ func writeMonitor(dir string, info *rundir.Info, seconds int, o Options, rng *ra
 				row(t, "YGC", "", ygc)
 				row(t, "FGC", "", fgc)
 				row(t, "heap_used_bytes", "bytes", math.Round(eu+ou))
-			case monitor.KindPostgres:
+			case mondata.KindPostgres:
 				row(t, "connections_total", "", math.Round(12+20*l))
 				row(t, "connections_active", "", math.Round(math.Max(0, 1+8*l+rng.NormFloat64())))
 				if o.SaturateConnections {
@@ -444,9 +444,9 @@ func writeMonitor(dir string, info *rundir.Info, seconds int, o Options, rng *ra
 		if err := os.WriteFile(filepath.Join(mdir, file), b.Bytes(), 0o644); err != nil {
 			return err
 		}
-		ev(info.Start.Add(time.Duration(seconds)*time.Second), tg, monitor.EventStopped, map[string]any{"samples": seconds, "cpu_seconds": tg.cpuSeconds * float64(seconds) / 60})
+		ev(info.Start.Add(time.Duration(seconds)*time.Second), tg, mondata.EventStopped, map[string]any{"samples": seconds, "cpu_seconds": tg.cpuSeconds * float64(seconds) / 60})
 	}
-	return os.WriteFile(filepath.Join(mdir, monitor.EventsFile), events.Bytes(), 0o644)
+	return os.WriteFile(filepath.Join(mdir, mondata.EventsFile), events.Bytes(), 0o644)
 }
 
 func round2(v float64) float64 { return math.Round(v*100) / 100 }

@@ -100,8 +100,8 @@ type conn struct {
 	limit    int    // Config.MaxConcurrentStreams
 	peerMax  uint32 // the server's SETTINGS_MAX_CONCURRENT_STREAMS
 	closed   bool
-	err      error // why the connection failed
-	goaway   *http2.GoAwayError
+	err      error         // why the connection failed
+	goaway   *GoAwayError  // the server's GOAWAY, Refused set
 	quit     chan struct{} // closed with the connection: stops the writer
 
 	// writing, under mu
@@ -291,7 +291,7 @@ func (cn *conn) start(s *stream, rq *request) (bool, error) {
 			return false, errRetry{cn.err}
 		}
 		if cn.goaway != nil {
-			return false, errRetry{*cn.goaway}
+			return false, errRetry{cn.goaway}
 		}
 		return false, errRetry{errors.New("http2: stream ids exhausted")}
 	}
@@ -475,6 +475,13 @@ func (cn *conn) fail(err error) {
 		cn.mu.Unlock()
 		return
 	}
+	if ga := cn.goaway; ga != nil && err != errConnClosed {
+		if ce := http2.ConnectionError(0); !errors.As(err, &ce) { // not one plateau detected
+			// The server said GOAWAY, then closed: its code and debug
+			// data say why, the EOF that followed does not.
+			err = &GoAwayError{Code: ga.Code, Debug: ga.Debug}
+		}
+	}
 	cn.closed = true
 	cn.err = err
 	nc := cn.nc
@@ -502,7 +509,7 @@ func (cn *conn) readLoop() {
 				_ = cn.wfr.WriteRSTStream(se.StreamID, se.Code)
 				cn.flush()
 				if s := cn.streams[se.StreamID]; s != nil {
-					cn.finish(s, se)
+					cn.finish(s, localReset(se))
 				}
 				cn.mu.Unlock()
 				continue
@@ -544,7 +551,7 @@ func (cn *conn) frame(f http2.Frame) error {
 		if s := cn.streams[f.StreamID]; s != nil {
 			// REFUSED_STREAM: not processed, unless a response began.
 			s.retry = f.ErrCode == http2.ErrCodeRefusedStream && !s.gotHead
-			cn.finish(s, http2.StreamError{StreamID: f.StreamID, Code: f.ErrCode})
+			cn.finish(s, &ResetError{Code: f.ErrCode})
 		}
 		cn.mu.Unlock()
 	case *http2.SettingsFrame:
@@ -563,8 +570,8 @@ func (cn *conn) frame(f http2.Frame) error {
 		}
 	case *http2.GoAwayFrame:
 		cn.mu.Lock()
-		ga := http2.GoAwayError{LastStreamID: f.LastStreamID, ErrCode: f.ErrCode, DebugData: string(f.DebugData())}
-		cn.goaway = &ga
+		ga := goAway(f.ErrCode, f.DebugData(), true)
+		cn.goaway = ga
 		for id, s := range cn.streams {
 			if id > f.LastStreamID {
 				s.retry = true
@@ -664,10 +671,10 @@ func (cn *conn) headers(id uint32, frag []byte, endHeaders, endStream, first boo
 	var serr error
 	switch {
 	case cn.tooBig:
-		serr = http2.StreamError{StreamID: id, Code: http2.ErrCodeProtocol,
+		serr = &StreamError{Code: http2.ErrCodeProtocol,
 			Cause: fmt.Errorf("response header list larger than %d bytes", maxHeaderList)}
 	case s.status == 0:
-		serr = http2.StreamError{StreamID: id, Code: http2.ErrCodeProtocol, Cause: errors.New("response without :status")}
+		serr = &StreamError{Code: http2.ErrCodeProtocol, Cause: errors.New("response without :status")}
 	case s.status < 200 && s.status != 101:
 		s.hdr = s.hdr[:0] // informational: the final head follows
 		return nil
@@ -728,7 +735,7 @@ func (cn *conn) data(f *http2.DataFrame) error {
 	if !s.gotHead {
 		_ = cn.wfr.WriteRSTStream(s.id, http2.ErrCodeProtocol)
 		cn.flush()
-		cn.finish(s, http2.StreamError{StreamID: s.id, Code: http2.ErrCodeProtocol, Cause: errors.New("DATA before the response head")})
+		cn.finish(s, &StreamError{Code: http2.ErrCodeProtocol, Cause: errors.New("DATA before the response head")})
 		return nil
 	}
 	p := f.Data()

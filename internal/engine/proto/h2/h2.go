@@ -889,22 +889,32 @@ func unwrapURL(err error) error {
 	return err
 }
 
-// Classify maps an HTTP/2 failure to its class: a reset stream is
-// h2_stream_reset, a connection-level protocol error or a TLS server
-// that does not speak h2 is protocol; the rest as for HTTP/1.1.
+// Classify maps an HTTP/2 failure to its class: a stream the server reset
+// is h2_stream_reset; a GOAWAY with NO_ERROR that caught the request is
+// reset, one with an error code protocol (the server declared a connection
+// error); a stream or connection error plateau detected (the server broke
+// the protocol) and a TLS server that does not speak h2 are protocol; the
+// rest as for HTTP/1.1.
 func Classify(err error) core.ErrorClass {
-	var se http2.StreamError
-	var ce http2.ConnectionError
-	var ga http2.GoAwayError
-	var nh errNotH2
+	var (
+		re  *ResetError
+		se  *StreamError
+		xse http2.StreamError
+		ga  *GoAwayError
+		ce  http2.ConnectionError
+		nh  errNotH2
+	)
 	switch {
 	case errors.Is(err, context.Canceled):
 		return core.ErrOther
-	case errors.As(err, &se):
+	case errors.As(err, &re):
 		return core.ErrH2StreamReset
 	case errors.As(err, &ga):
-		return core.ErrReset
-	case errors.As(err, &ce), errors.As(err, &nh):
+		if ga.Code == http2.ErrCodeNo {
+			return core.ErrReset
+		}
+		return core.ErrProtocol
+	case errors.As(err, &se), errors.As(err, &xse), errors.As(err, &ce), errors.As(err, &nh):
 		return core.ErrProtocol
 	}
 	return httpc.Classify(err)

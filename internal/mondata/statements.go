@@ -1,4 +1,4 @@
-package monitor
+package mondata
 
 import (
 	"bufio"
@@ -135,7 +135,7 @@ func WriteStatements(dir, stem string, rep Statements) error {
 	if err != nil {
 		return fmt.Errorf("encoding top statements: %w", err)
 	}
-	return writeAtomic(filepath.Join(dir, stem+StatementsSuffix), append(b, '\n'))
+	return WriteAtomic(filepath.Join(dir, stem+StatementsSuffix), append(b, '\n'))
 }
 
 // ReadStatements reads every statements file of a run directory, in file
@@ -273,7 +273,7 @@ func readStatementLog(p string) (*StatementHistory, error) {
 		return nil, fmt.Errorf("reading statements log: %w", err)
 	}
 	defer f.Close()
-	r, _, err := completeLines(f)
+	r, _, err := CompleteLines(f)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}

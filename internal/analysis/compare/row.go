@@ -1,0 +1,29 @@
+package compare
+
+import "github.com/plateau-perf/plateau/internal/core"
+
+// Row is one element of summary.json's comparison: one label in one
+// phase (or the whole run) of a candidate run against its baseline.
+type Row struct {
+	Label       string  `json:"label"`
+	Phase       string  `json:"phase"`
+	BasePhase   string  `json:"base_phase,omitempty"`
+	BaseMeanMs  float64 `json:"base_mean_ms"`
+	NewMeanMs   float64 `json:"new_mean_ms"`
+	DeltaMs     float64 `json:"delta_ms"`
+	DeltaPct    float64 `json:"delta_pct"`
+	BaseP95Ms   float64 `json:"base_p95_ms"`
+	NewP95Ms    float64 `json:"new_p95_ms"`
+	P95DeltaPct float64 `json:"p95_delta_pct"`
+	BaseTputRPS float64 `json:"base_throughput_rps"`
+	NewTputRPS  float64 `json:"new_throughput_rps"`
+	BaseErrPct  float64 `json:"base_error_pct"`
+	NewErrPct   float64 `json:"new_error_pct"`
+	Significant bool    `json:"significant"`
+	Verdict     Verdict `json:"verdict"`
+	CliffsDelta float64 `json:"cliffs_delta"`
+	Note        string  `json:"note,omitempty"`
+	// Base and Cand are the full rows, for --fail-on rules.
+	Base core.LabelStats `json:"-"`
+	Cand core.LabelStats `json:"-"`
+}

@@ -1,0 +1,55 @@
+package trend
+
+import (
+	"math"
+	"strconv"
+	"time"
+)
+
+// Trends is summary.json's trends member: the latency drift of every label
+// judged within a constant load and the memory-after-GC growth of every
+// monitored target that has one.
+type Trends struct {
+	Latency []LatencyTrend `json:"latency"`
+	Memory  []MemoryTrend  `json:"memory"`
+}
+
+// Num is a number that encodes as null when it is not finite (an interval
+// bound the data cannot support), else rounded to 3 decimals.
+type Num float64
+
+// MarshalJSON implements json.Marshaler.
+func (v Num) MarshalJSON() ([]byte, error) {
+	f := float64(v)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return []byte(strconv.FormatFloat(math.Round(f*1000)/1000, 'f', -1, 64)), nil
+}
+
+// LatencyTrend is the drift of one label's per-minute statistic.
+type LatencyTrend struct {
+	Label           string     `json:"label"`
+	Phase           string     `json:"phase"` // "run" or the phase judged on its own
+	Stat            string     `json:"stat"`  // mean | p95
+	SlopeMsPerHour  Num        `json:"slope_ms_per_hour"`
+	CILow           Num        `json:"ci_low"`
+	CIHigh          Num        `json:"ci_high"`
+	ChangeAt        *time.Time `json:"change_at"`
+	ChangeMs        Num        `json:"change_ms"`
+	Significant     bool       `json:"significant"`
+	MinutesAnalyzed int        `json:"minutes"`
+}
+
+// MemoryTrend is one target's memory after GC.
+type MemoryTrend struct {
+	Target            string   `json:"target"`
+	What              string   `json:"what"`
+	SlopeBytesPerHour Num      `json:"slope_bytes_per_hour"`
+	CILow             Num      `json:"ci_low"`
+	CIHigh            Num      `json:"ci_high"`
+	Verdict           string   `json:"verdict"`
+	Method            string   `json:"method"`
+	HoursToLimit      *float64 `json:"hours_to_limit,omitempty"`
+	Reason            string   `json:"reason,omitempty"`
+}

@@ -1,0 +1,323 @@
+package wiretest
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/convert"
+	"github.com/plateau-perf/plateau/internal/convert/converttest"
+)
+
+// Bounds are the load both sides run: every thread group / workload gets
+// Users users ramped over RampUp and runs for Duration (a plan's own loop
+// counts are replaced by "loop until the duration ends", so an endless
+// plan ends too). Iterations > 0 runs that many iterations instead (with
+// Duration as a cap).
+type Bounds struct {
+	Users      int
+	RampUp     time.Duration
+	Duration   time.Duration
+	Iterations int
+}
+
+// JMeter locates JMeter 5.6.3 as the install scripts put it ($JMETER_HOME,
+// default /tmp/plateau-jmeter). Without it the test skips, and fails under
+// CI=true (CI must run internal/convert/jmeter/testdata/install-deps.sh).
+func JMeter(t testing.TB) (java, jar string) {
+	t.Helper()
+	home := os.Getenv("JMETER_HOME")
+	if home == "" {
+		home = "/tmp/plateau-jmeter"
+	}
+	jar = filepath.Join(home, "bin", "ApacheJMeter.jar")
+	java, err := exec.LookPath("java")
+	_, jerr := os.Stat(jar)
+	if err != nil || jerr != nil {
+		msg := fmt.Sprintf("JMeter not installed (java: %v, %s: %v); run internal/convert/jmeter/testdata/install-deps.sh", err, jar, jerr)
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return java, jar
+}
+
+// CopyDir copies the directory holding a plan and its data files into a
+// fresh temporary directory and returns it.
+func CopyDir(t testing.TB, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+var (
+	tgOpenRe = regexp.MustCompile(`<(ThreadGroup|SetupThreadGroup|PostThreadGroup)\s[^>]*>`)
+	tgPropRe = regexp.MustCompile(`(?s)<(stringProp|intProp|longProp|boolProp) name="ThreadGroup\.(num_threads|ramp_time|scheduler|duration|delay)"\s*(/>|>.*?</(stringProp|intProp|longProp|boolProp)>)\s*`)
+	mainRe   = regexp.MustCompile(`(?s)<elementProp name="ThreadGroup\.main_controller".*?</elementProp>\s*`)
+	backRe   = regexp.MustCompile(`(<BackendListener\s[^>]*)enabled="true"`)
+)
+
+// PrepareJMX rewrites a .jmx for the harness: each thread group gets the
+// bounds and a Header Manager sending the user key; Backend Listeners
+// (which would send metrics off the machine) are disabled.
+func PrepareJMX(src []byte, b Bounds) ([]byte, error) {
+	s := string(src)
+	var out strings.Builder
+	last := 0
+	n := 0
+	for _, loc := range tgOpenRe.FindAllStringSubmatchIndex(s, -1) {
+		if loc[0] < last {
+			continue
+		}
+		tag := s[loc[2]:loc[3]]
+		end := strings.Index(s[loc[1]:], "</"+tag+">")
+		if end < 0 {
+			return nil, fmt.Errorf("thread group at byte %d has no end tag", loc[0])
+		}
+		end += loc[1]
+		body := s[loc[1]:end]
+		body = tgPropRe.ReplaceAllString(body, "")
+		body = mainRe.ReplaceAllString(body, "")
+		loops := "-1"
+		if b.Iterations > 0 {
+			loops = fmt.Sprint(b.Iterations)
+		}
+		users := b.Users
+		group := "${__threadGroupName}"
+		switch tag {
+		case "SetupThreadGroup":
+			group = "setup"
+		case "PostThreadGroup":
+			group = "teardown"
+		}
+		props := fmt.Sprintf(`
+        <elementProp name="ThreadGroup.main_controller" elementType="LoopController" guiclass="LoopControlPanel" testclass="LoopController" testname="Loop Controller" enabled="true">
+          <boolProp name="LoopController.continue_forever">false</boolProp>
+          <stringProp name="LoopController.loops">%s</stringProp>
+        </elementProp>
+        <stringProp name="ThreadGroup.num_threads">%d</stringProp>
+        <stringProp name="ThreadGroup.ramp_time">%d</stringProp>
+        <boolProp name="ThreadGroup.scheduler">true</boolProp>
+        <stringProp name="ThreadGroup.duration">%d</stringProp>
+        <stringProp name="ThreadGroup.delay">0</stringProp>
+`, loops, users, int(b.RampUp/time.Second), int((b.Duration+time.Second-1)/time.Second))
+		if tag != "ThreadGroup" {
+			// setUp/tearDown groups keep their own users and loops: they
+			// are the plan's one-off passes.
+			props = ""
+			body = s[loc[1]:end]
+		}
+		out.WriteString(s[last:loc[1]])
+		out.WriteString(props)
+		out.WriteString(body)
+		out.WriteString("</" + tag + ">")
+		rest := s[end+len("</"+tag+">"):]
+		trimmed := strings.TrimLeft(rest, " \t\r\n")
+		skip := len(rest) - len(trimmed)
+		hm := fmt.Sprintf(`
+        <HeaderManager guiclass="HeaderPanel" testclass="HeaderManager" testname="wiretest user key" enabled="true">
+          <collectionProp name="HeaderManager.headers">
+            <elementProp name="" elementType="Header">
+              <stringProp name="Header.name">%s</stringProp>
+              <stringProp name="Header.value">%s/${__threadNum}</stringProp>
+            </elementProp>
+          </collectionProp>
+        </HeaderManager>
+        <hashTree/>
+`, UserHeader, group)
+		switch {
+		case strings.HasPrefix(trimmed, "<hashTree/>"):
+			out.WriteString(rest[:skip] + "<hashTree>" + hm + "</hashTree>")
+			last = end + len("</"+tag+">") + skip + len("<hashTree/>")
+		case strings.HasPrefix(trimmed, "<hashTree>"):
+			out.WriteString(rest[:skip] + "<hashTree>" + hm)
+			last = end + len("</"+tag+">") + skip + len("<hashTree>")
+		default:
+			return nil, fmt.Errorf("thread group at byte %d is not followed by its hashTree", loc[0])
+		}
+		n++
+	}
+	out.WriteString(s[last:])
+	if n == 0 {
+		return nil, fmt.Errorf("no ThreadGroup, SetupThreadGroup or PostThreadGroup (plugin thread groups are not bounded by the harness)")
+	}
+	return backRe.ReplaceAll([]byte(out.String()), []byte(`${1}enabled="false"`)), nil
+}
+
+// RunJMeter runs the .jmx at jmx (in a directory of its own: JMeter
+// resolves data files against it and writes its log there) under JMeter
+// in non-GUI mode through the recorder, with props as -J properties, and
+// returns what the recorder saw.
+func RunJMeter(t testing.TB, jmx string, rec *Recorder, b Bounds, props map[string]string) []Request {
+	t.Helper()
+	java, jar := JMeter(t)
+	src, err := os.ReadFile(jmx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prepared, err := PrepareJMX(src, b)
+	if err != nil {
+		t.Fatalf("%s: %v", jmx, err)
+	}
+	dir := filepath.Dir(jmx)
+	run := filepath.Join(dir, "wiretest-"+filepath.Base(jmx))
+	if err := os.WriteFile(run, prepared, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-jar", jar, "-n", "-t", run,
+		"-l", filepath.Join(dir, "jmeter.jtl"), "-j", filepath.Join(dir, "jmeter.log"),
+		"-H", "127.0.0.1", "-P", rec.Port, "-Jsummariser.out=false"}
+	for k, v := range props {
+		args = append(args, "-J"+k+"="+v)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), b.Duration+2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, java, args...)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		log, _ := os.ReadFile(filepath.Join(dir, "jmeter.log"))
+		t.Fatalf("jmeter: %v\n%s\n%s", err, out.String(), tail(string(log), 4000))
+	}
+	reqs, dropped := rec.Requests()
+	if dropped > 0 {
+		t.Fatalf("recorder dropped %d JMeter requests (bound %d)", dropped, maxRecorded)
+	}
+	for _, f := range jtlFailures(filepath.Join(dir, "jmeter.jtl"), 10) {
+		t.Logf("JMeter sample failed: %s", f)
+	}
+	return reqs
+}
+
+// jtlFailures lists up to n distinct failed samples of a CSV JTL (label,
+// code and message), to tell why JMeter took another path.
+func jtlFailures(path string, n int) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1
+	head, err := r.Read()
+	if err != nil {
+		return nil
+	}
+	col := map[string]int{}
+	for i, h := range head {
+		col[h] = i
+	}
+	get := func(rec []string, k string) string {
+		if i, ok := col[k]; ok && i < len(rec) {
+			return rec[i]
+		}
+		return ""
+	}
+	seen := map[string]bool{}
+	var out []string
+	for len(out) < n {
+		rec, err := r.Read()
+		if err != nil {
+			break
+		}
+		if get(rec, "success") != "false" {
+			continue
+		}
+		s := fmt.Sprintf("%s: %s %s", get(rec, "label"), get(rec, "responseCode"), get(rec, "failureMessage"))
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+// PreparePlan applies the bounds to a converted plan and adds the user key
+// header to every request: "<workload>/${__user}", "setup/1" and
+// "teardown/1" for the run-level setup and teardown.
+func PreparePlan(p *convert.Plan, b Bounds) {
+	for _, wl := range p.Workloads {
+		wl.Load = convert.Load{Users: fmt.Sprint(b.Users), Duration: convert.Dur(b.Duration)}
+		if b.RampUp > 0 {
+			wl.Load.RampUp = convert.Dur(b.RampUp)
+		}
+		if b.Iterations > 0 {
+			wl.Load.Duration = ""
+			wl.Load.Iterations = fmt.Sprint(b.Iterations)
+		}
+		key := wl.Name + "/${__user}"
+		tag(wl.Setup, key)
+		tag(wl.Scenario, key)
+		tag(wl.Teardown, key)
+	}
+	tag(p.Setup, "setup/1")
+	tag(p.Teardown, "teardown/1")
+}
+
+func tag(steps []convert.Step, key string) {
+	for i := range steps {
+		s := &steps[i]
+		if s.Request != nil {
+			s.Request.Headers = append(s.Request.Headers, convert.KV{Name: UserHeader, Value: key})
+		}
+		for _, g := range []*convert.Group{s.Transaction, s.Loop, s.If, s.Foreach} {
+			if g != nil {
+				tag(g.Steps, key)
+				tag(g.Else, key)
+			}
+		}
+		for j := range s.Choose {
+			tag(s.Choose[j].Steps, key)
+		}
+	}
+}
+
+// RunPlateau writes the converted plan (bounded and keyed with PreparePlan)
+// into dir, runs it with plateau's engine through the recorder, with env as
+// the environment, and returns what the recorder saw and the plan text.
+func RunPlateau(t testing.TB, dir string, p *convert.Plan, rep *convert.Report, rec *Recorder, b Bounds, env map[string]string) ([]Request, string) {
+	t.Helper()
+	PreparePlan(p, b)
+	pf, text := converttest.Write(t, dir, p, rep)
+	converttest.Run(t, pf, env, b.Duration+time.Minute, "http.proxy="+rec.URL)
+	reqs, dropped := rec.Requests()
+	if dropped > 0 {
+		t.Fatalf("recorder dropped %d plateau requests (bound %d)", dropped, maxRecorded)
+	}
+	return reqs, text
+}

@@ -1,0 +1,269 @@
+// Package executor runs a load test in its own tool — JMeter, k6 or
+// Locust — under plateau: it finds the tool, starts it non-interactively
+// with the user's overrides mapped onto the tool's own load settings, keeps
+// its exit code and log, stops it cleanly on Ctrl-C, and says which of the
+// importers reads the result files it had the tool write, so that the run
+// directory holds the same figures the tool itself reports.
+//
+// The package starts processes and builds command lines only; the run
+// directory, the monitors and the report are the CLI's (internal/cli
+// runForeign), and the decoding is the importers', reused as they are.
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/importer"
+)
+
+// Spec is one foreign run.
+type Spec struct {
+	// Script is the tool's script: plan.jmx, script.js, locustfile.py.
+	Script string
+	// Dir is the run directory; the tool's outputs, its log and the
+	// script as run go to Dir/tool.
+	Dir string
+	// Props are JMeter properties (-J name=value); the other tools refuse
+	// them.
+	Props []string
+	// Env is the script's environment (-e NAME=value): k6's -e, an
+	// environment variable for JMeter (${__env(NAME)} … ) and Locust.
+	Env []string
+	// Set are the load overrides: target, users, ramp_up, duration, rate
+	// (see each tool's Apply).
+	Set map[string]string
+	// Grace is how long the tool has to stop after Ctrl-C before it is
+	// killed (default 30 s).
+	Grace time.Duration
+	// Getenv reads plateau's environment (tool locations); nil: os.Getenv.
+	Getenv func(string) string
+
+	temp []string // files Command wrote outside the run directory, removed by Run
+}
+
+// Tool is one foreign load-test tool.
+type Tool interface {
+	// Name is the tool's name: "jmeter", "k6", "locust".
+	Name() string
+	// Command builds the tool's command line for spec, writing its
+	// outputs under out (Spec.Dir/tool).
+	Command(spec *Spec, out string) (*exec.Cmd, error)
+	// Source is the importer that reads what the command wrote.
+	Source(spec *Spec, out string) importer.Source
+	// Notes says what the tool's exit code and files mean beyond the
+	// samples (its own thresholds, assertions); called after the run.
+	Notes(spec *Spec, out string, exit int) []string
+}
+
+// For picks the tool of a script by its name and, where that is not
+// enough, its content: .jmx → JMeter, .js/.mjs/.ts → k6, .py → Locust.
+func For(script string) (Tool, error) {
+	switch strings.ToLower(filepath.Ext(script)) {
+	case ".jmx":
+		return jmeter{}, nil
+	case ".js", ".mjs", ".ts", ".cjs":
+		return k6{}, nil
+	case ".py":
+		return locust{}, nil
+	case ".scala", ".java", ".kt":
+		return nil, fmt.Errorf("%s: Gatling simulations cannot be run by plateau yet; run Gatling and import its simulation.log with `plateau import gatling`", script)
+	}
+	return nil, fmt.Errorf("%s: not a script plateau can run (a JMeter .jmx, a k6 .js or a Locust .py), nor a plan (.yaml)", script)
+}
+
+// IsScript says whether path names a foreign tool's script rather than a
+// plateau plan.
+func IsScript(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".jmx", ".js", ".mjs", ".ts", ".cjs", ".py", ".scala", ".java", ".kt":
+		return true
+	}
+	return false
+}
+
+// Result is what the tool left.
+type Result struct {
+	Tool        string
+	ExitCode    int  // the tool's exit code (−1 when it was killed)
+	Interrupted bool // stopped by Ctrl-C (the context)
+	Killed      bool // did not stop within the grace period
+	Log         string
+	Start, End  time.Time
+	Command     []string
+}
+
+// checkSet refuses override keys a tool does not take, naming those it
+// does.
+func checkSet(tool string, set map[string]string, allowed ...string) error {
+	var bad []string
+	for k := range set {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || k == a
+		}
+		if !ok {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	sort.Strings(bad)
+	return fmt.Errorf("%s takes --set %s; not %s (see docs/run-foreign.md)", tool, strings.Join(allowed, ", "), strings.Join(bad, ", "))
+}
+
+// seconds reads a duration override ("90s", "2m", "45") as whole seconds.
+func seconds(key, v string) (int, error) {
+	if d, err := time.ParseDuration(v); err == nil {
+		if d < 0 {
+			return 0, fmt.Errorf("--set %s=%s: negative", key, v)
+		}
+		return int(d.Round(time.Second) / time.Second), nil
+	}
+	var n int
+	if _, err := fmt.Sscanf(v, "%d", &n); err != nil || fmt.Sprint(n) != v || n < 0 {
+		return 0, fmt.Errorf("--set %s=%s: want a duration such as 90s or 2m", key, v)
+	}
+	return n, nil
+}
+
+func positive(key, v string) (int, error) {
+	var n int
+	if _, err := fmt.Sscanf(v, "%d", &n); err != nil || fmt.Sprint(n) != v || n < 1 {
+		return 0, fmt.Errorf("--set %s=%s: want a whole number of at least 1", key, v)
+	}
+	return n, nil
+}
+
+// Run starts the tool, waits for it, and stops it on ctx's end: SIGINT
+// first (each tool's own clean stop: JMeter's and k6's shutdown, Locust's
+// quit), SIGKILL after Spec.Grace. The tool's standard output and error go
+// to its log file in out and to progress (when not nil).
+func Run(ctx context.Context, tool Tool, spec *Spec, progress io.Writer) (*Result, error) {
+	out := filepath.Join(spec.Dir, "tool")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	cmd, err := tool.Command(spec, out)
+	defer func() {
+		for _, f := range spec.temp {
+			_ = os.Remove(f)
+		}
+		spec.temp = nil
+	}()
+	if err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(out, tool.Name()+".out.log")
+	lf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer lf.Close()
+	var w io.Writer = lf
+	if progress != nil {
+		w = io.MultiWriter(lf, progress)
+	}
+	cmd.Stdout, cmd.Stderr = w, w
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	res := &Result{Tool: tool.Name(), Log: logPath, Command: redact(cmd.Args), Start: time.Now()}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", tool.Name(), err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	grace := spec.Grace
+	if grace <= 0 {
+		grace = 30 * time.Second
+	}
+	var werr error
+	select {
+	case werr = <-done:
+	case <-ctx.Done():
+		res.Interrupted = true
+		// The whole process group: JMeter's and Locust's launchers start
+		// children.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+		select {
+		case werr = <-done:
+		case <-time.After(grace):
+			res.Killed = true
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			werr = <-done
+		}
+	}
+	res.End = time.Now()
+	res.ExitCode = cmd.ProcessState.ExitCode()
+	var ee *exec.ExitError
+	if werr != nil && !errors.As(werr, &ee) {
+		return res, fmt.Errorf("%s: %w", tool.Name(), werr)
+	}
+	return res, nil
+}
+
+// redact masks the values of overrides whose names suggest secrets, for
+// the command line kept in run.json.
+func redact(args []string) []string {
+	out := append([]string(nil), args...)
+	for i, a := range out {
+		eq := strings.IndexByte(a, '=')
+		if eq < 0 {
+			continue
+		}
+		lk := strings.ToLower(a[:eq])
+		for _, s := range []string{"pass", "secret", "token", "key", "auth", "cookie", "credential"} {
+			if strings.Contains(lk, s) {
+				out[i] = a[:eq+1] + "***"
+				break
+			}
+		}
+	}
+	return out
+}
+
+// envList turns NAME=value pairs into an environment added to plateau's.
+func envList(env []string) ([]string, error) {
+	out := os.Environ()
+	for _, e := range env {
+		k, _, ok := strings.Cut(e, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("-e %q: want NAME=value", e)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func getenv(spec *Spec, k string) string {
+	if spec.Getenv != nil {
+		return spec.Getenv(k)
+	}
+	return os.Getenv(k)
+}
+
+// find looks for a program: $ENV, then PATH, then the places the project's
+// install scripts put it.
+func find(spec *Spec, envVar, name string, places ...string) (string, error) {
+	if p := getenv(spec, envVar); p != "" {
+		return p, nil
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	for _, p := range places {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s not found: set $%s, put it on PATH, or install it with internal/importer/testdata/install-deps.sh %s", name, envVar, name)
+}

@@ -1,0 +1,177 @@
+package executor
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/plateau-perf/plateau/internal/importer"
+	"github.com/plateau-perf/plateau/internal/importer/jtl"
+)
+
+// jmeter runs a .jmx plan in non-GUI mode (`-n`) with a CSV JTL of every
+// sample written to the run directory (its default columns, times in epoch
+// ms, field names printed) and JMeter's own log beside it.
+//
+// Overrides: -J name=value are JMeter properties, as on JMeter's command
+// line. users, ramp_up and duration are written into every Thread Group of
+// a copy of the plan (num_threads, ramp_time, and the scheduler with
+// duration and endless loops), the copy being placed beside the plan so
+// that its relative paths (CSV Data Set files) still resolve, and removed
+// after the run. rate and target are the plan's own business (a Constant
+// Throughput Timer or a host read from ${__P(…)}): pass them with -J.
+type jmeter struct{}
+
+func (jmeter) Name() string { return "jmeter" }
+
+var (
+	reThreads  = regexp.MustCompile(`(<(?:string|int)Prop name="ThreadGroup\.num_threads">)[^<]*(</(?:string|int)Prop>)`)
+	reRamp     = regexp.MustCompile(`(<(?:string|int)Prop name="ThreadGroup\.ramp_time">)[^<]*(</(?:string|int)Prop>)`)
+	reSched    = regexp.MustCompile(`(<boolProp name="ThreadGroup\.scheduler">)[^<]*(</boolProp>)`)
+	reDuration = regexp.MustCompile(`(<(?:string|long|int)Prop name="ThreadGroup\.duration">)[^<]*(</(?:string|long|int)Prop>)`)
+	reLoops    = regexp.MustCompile(`(<(?:string|int)Prop name="LoopController\.loops">)[^<]*(</(?:string|int)Prop>)`)
+	reTGOpen   = regexp.MustCompile(`<ThreadGroup [^>]*>`)
+)
+
+// jmeterHome finds JMeter: $JMETER_HOME, or where the install script puts
+// it.
+func jmeterHome(spec *Spec) (java, jar string, err error) {
+	home := getenv(spec, "JMETER_HOME")
+	if home == "" {
+		home = "/tmp/plateau-jmeter"
+	}
+	jar = filepath.Join(home, "bin", "ApacheJMeter.jar")
+	if _, err := os.Stat(jar); err != nil {
+		return "", "", fmt.Errorf("JMeter not found (%s): set $JMETER_HOME, or install it with internal/importer/testdata/install-deps.sh jmeter", jar)
+	}
+	java, err = exec.LookPath("java")
+	if err != nil {
+		return "", "", fmt.Errorf("JMeter needs java on PATH: %w", err)
+	}
+	return java, jar, nil
+}
+
+// overridePlan writes users, ramp_up and duration into every Thread Group
+// of the plan's XML.
+func overridePlan(src []byte, set map[string]string) ([]byte, error) {
+	s := string(src)
+	if !reTGOpen.MatchString(s) {
+		return nil, fmt.Errorf("the plan has no standard Thread Group to apply --set users/ramp_up/duration to; use -J with ${__P(…)} in the plan")
+	}
+	repl := func(re *regexp.Regexp, v string) {
+		s = re.ReplaceAllString(s, "${1}"+v+"${2}")
+	}
+	if v, ok := set["users"]; ok {
+		n, err := positive("users", v)
+		if err != nil {
+			return nil, err
+		}
+		repl(reThreads, fmt.Sprint(n))
+	}
+	if v, ok := set["ramp_up"]; ok {
+		n, err := seconds("ramp_up", v)
+		if err != nil {
+			return nil, err
+		}
+		repl(reRamp, fmt.Sprint(n))
+	}
+	if v, ok := set["duration"]; ok {
+		n, err := seconds("duration", v)
+		if err != nil {
+			return nil, err
+		}
+		if !reDuration.MatchString(s) || !reSched.MatchString(s) {
+			// Add the scheduler and its duration to each Thread Group.
+			s = reTGOpen.ReplaceAllStringFunc(s, func(open string) string {
+				return open + "\n        <boolProp name=\"ThreadGroup.scheduler\">true</boolProp>" +
+					"\n        <stringProp name=\"ThreadGroup.duration\">" + fmt.Sprint(n) + "</stringProp>"
+			})
+			s = reSched.ReplaceAllString(s, "${1}true${2}")
+		} else {
+			repl(reSched, "true")
+			repl(reDuration, fmt.Sprint(n))
+		}
+		// Loop until the duration ends, as JMeter's own scheduler does
+		// with infinite loops.
+		repl(reLoops, "-1")
+	}
+	return []byte(s), nil
+}
+
+func (jmeter) Command(spec *Spec, out string) (*exec.Cmd, error) {
+	if err := checkSet("JMeter", spec.Set, "users", "ramp_up", "duration"); err != nil {
+		return nil, fmt.Errorf("%w; a rate or a target is the plan's own (a Constant Throughput Timer, a host from ${__P(host)}): pass it with -J", err)
+	}
+	java, jar, err := jmeterHome(spec)
+	if err != nil {
+		return nil, err
+	}
+	script, err := filepath.Abs(spec.Script)
+	if err != nil {
+		return nil, err
+	}
+	plan := script
+	if len(spec.Set) > 0 {
+		b, err := os.ReadFile(script)
+		if err != nil {
+			return nil, err
+		}
+		nb, err := overridePlan(b, spec.Set)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", spec.Script, err)
+		}
+		// Beside the plan, so that its relative file paths resolve (a
+		// name of its own: two runs of one plan may go at once); kept in
+		// the run directory too, as run.
+		f, err := os.CreateTemp(filepath.Dir(script), ".plateau-*-"+filepath.Base(script))
+		if err != nil {
+			return nil, fmt.Errorf("writing the plan with the overrides beside %s: %w", script, err)
+		}
+		plan = f.Name()
+		spec.temp = append(spec.temp, plan)
+		_, werr := f.Write(nb)
+		if err := errors.Join(werr, f.Close()); err != nil {
+			return nil, fmt.Errorf("writing the plan with the overrides beside %s: %w", script, err)
+		}
+		if err := os.WriteFile(filepath.Join(out, "plan-as-run.jmx"), nb, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	args := []string{"-jar", jar, "-n", "-t", plan, "-l", filepath.Join(out, "results.jtl"), "-j", filepath.Join(out, "jmeter.log"),
+		// A CSV JTL in the form the importer reads best: JMeter's defaults,
+		// made explicit so that a user.properties cannot change them.
+		"-Jjmeter.save.saveservice.output_format=csv", "-Jjmeter.save.saveservice.print_field_names=true",
+		"-Jjmeter.save.saveservice.timestamp_format=ms", "-Jjmeter.save.saveservice.thread_counts=true",
+		"-Jsummariser.interval=5"}
+	for _, p := range spec.Props {
+		k, _, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("-J %q: want name=value", p)
+		}
+		args = append(args, "-J"+p)
+	}
+	cmd := exec.Command(java, args...)
+	cmd.Dir = filepath.Dir(script)
+	if cmd.Env, err = envList(spec.Env); err != nil {
+		return nil, err
+	}
+	return cmd, nil
+}
+
+func (jmeter) Source(spec *Spec, out string) importer.Source {
+	return jtl.New(jtl.Config{Path: filepath.Join(out, "results.jtl"), Workload: "jmeter"})
+}
+
+// Notes reports JMeter's exit code.
+// Assertions are in the samples: a sample whose assertion failed is a
+// failed sample of class check, as JMeter's own dashboard counts it.
+func (jmeter) Notes(spec *Spec, out string, exit int) []string {
+	if exit != 0 {
+		return []string{fmt.Sprintf("JMeter exited with code %d (its log is tool/jmeter.log)", exit)}
+	}
+	return nil
+}

@@ -1,0 +1,141 @@
+package executor
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/plateau-perf/plateau/internal/importer"
+	k6imp "github.com/plateau-perf/plateau/internal/importer/k6"
+)
+
+// k6 runs a k6 script: `k6 run` with its JSON stream and summary export
+// written to the run directory.
+//
+// Overrides: users → --vus, duration → --duration, ramp_up (with users)
+// → --stage RAMP:USERS,DURATION:USERS (a ramp, then a hold), rate →
+// --rps (k6's global cap on requests per second). k6's shortcut options
+// replace the script's own scenarios, as they do on k6's command line. A
+// target is the script's business: pass it with -e NAME=URL.
+type k6 struct{}
+
+func (k6) Name() string { return "k6" }
+
+func (k6) Command(spec *Spec, out string) (*exec.Cmd, error) {
+	if len(spec.Props) > 0 {
+		return nil, fmt.Errorf("-J sets JMeter properties; a k6 script takes -e NAME=value")
+	}
+	if err := checkSet("k6", spec.Set, "users", "ramp_up", "duration", "rate"); err != nil {
+		return nil, err
+	}
+	var err error
+	args := []string{"run", "--no-usage-report", "--no-color",
+		"--out", "json=" + filepath.Join(out, "k6.json"), "--summary-export=" + filepath.Join(out, "summary.json")}
+	for _, e := range spec.Env {
+		if _, _, ok := strings.Cut(e, "="); !ok {
+			return nil, fmt.Errorf("-e %q: want NAME=value", e)
+		}
+		args = append(args, "-e", e)
+	}
+	users := 0
+	if v, ok := spec.Set["users"]; ok {
+		if users, err = positive("users", v); err != nil {
+			return nil, err
+		}
+	}
+	dur, ramp := -1, -1
+	if v, ok := spec.Set["duration"]; ok {
+		if dur, err = seconds("duration", v); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := spec.Set["ramp_up"]; ok {
+		if ramp, err = seconds("ramp_up", v); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case ramp >= 0:
+		if users == 0 || dur < 0 {
+			return nil, fmt.Errorf("--set ramp_up needs users and duration for k6 (a ramp to USERS, then a hold for DURATION)")
+		}
+		args = append(args, "--stage", fmt.Sprintf("%ds:%d,%ds:%d", ramp, users, dur, users))
+	default:
+		if users > 0 {
+			args = append(args, "--vus", fmt.Sprint(users))
+		}
+		if dur >= 0 {
+			args = append(args, "--duration", fmt.Sprintf("%ds", dur))
+		}
+	}
+	if v, ok := spec.Set["rate"]; ok {
+		r, err := positive("rate", v)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--rps", fmt.Sprint(r))
+	}
+	script, err := filepath.Abs(spec.Script)
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, script)
+	bin, err := find(spec, "K6", "k6", "/usr/local/bin/k6", "/tmp/k6bin/k6")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = filepath.Dir(script)
+	cmd.Env = append(os.Environ(), "K6_NO_COLOR=1")
+	return cmd, nil
+}
+
+func (k6) Source(spec *Spec, out string) importer.Source {
+	cfg := k6imp.Config{Path: filepath.Join(out, "k6.json"), Workload: "k6"}
+	if _, err := os.Stat(filepath.Join(out, "summary.json")); err == nil {
+		cfg.Summary = filepath.Join(out, "summary.json")
+	}
+	return k6imp.New(cfg)
+}
+
+// Notes reports k6's own thresholds from its summary export, and what its
+// exit code says (99: a threshold was crossed).
+func (k6) Notes(spec *Spec, out string, exit int) []string {
+	var notes []string
+	if b, err := os.ReadFile(filepath.Join(out, "summary.json")); err == nil {
+		var s struct {
+			Metrics map[string]struct {
+				Thresholds map[string]bool `json:"thresholds"`
+			} `json:"metrics"`
+		}
+		if json.Unmarshal(b, &s) == nil {
+			var th []string
+			for m, v := range s.Metrics {
+				for expr, failed := range v.Thresholds {
+					// The summary export marks a crossed threshold true.
+					state := "held"
+					if failed {
+						state = "crossed"
+					}
+					th = append(th, fmt.Sprintf("%s %s: %s", m, expr, state))
+				}
+			}
+			sort.Strings(th)
+			if len(th) > 0 {
+				notes = append(notes, "k6's own thresholds (beside plateau's SLA): "+strings.Join(th, "; "))
+			}
+		}
+	}
+	switch exit {
+	case 0:
+	case 99:
+		notes = append(notes, "k6 exited with code 99: one of its own thresholds was crossed")
+	default:
+		notes = append(notes, fmt.Sprintf("k6 exited with code %d (its output is in tool/k6.out.log)", exit))
+	}
+	return notes
+}

@@ -1,0 +1,156 @@
+package k6
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/importer"
+	"github.com/plateau-perf/plateau/internal/rundir"
+)
+
+// labelRows is the report's rows by label.
+func labelRows(d *analysis.Dataset) map[string]core.LabelStats {
+	out := map[string]core.LabelStats{}
+	for _, r := range analysis.Summarize(d, nil).Labels {
+		if r.Transaction {
+			r.Label = "tx " + r.Label
+		}
+		out[r.Label] = r
+	}
+	return out
+}
+
+// sameFigures compares a CSV import with a JSON import of the same points:
+// counts, failures, min, max, mean and percentiles equal (the same µs
+// values), rates within rateTol (CSV times may be whole seconds).
+func sameFigures(t *testing.T, csvRun, jsonRun *analysis.Dataset, rateTol float64) {
+	t.Helper()
+	c, j := labelRows(csvRun), labelRows(jsonRun)
+	if len(c) != len(j) || len(c) < 2 {
+		t.Fatalf("CSV labels %v, JSON labels %v", keys(c), keys(j))
+	}
+	for name, jr := range j {
+		cr, ok := c[name]
+		if !ok {
+			t.Errorf("label %q only in the JSON import (CSV: %v)", name, keys(c))
+			continue
+		}
+		for _, f := range []struct {
+			what string
+			a, b float64
+		}{{"count", float64(cr.Samples), float64(jr.Samples)}, {"errors", float64(cr.Errors), float64(jr.Errors)},
+			{"min", cr.MinMs, jr.MinMs}, {"max", cr.MaxMs, jr.MaxMs}, {"mean", cr.MeanMs, jr.MeanMs},
+			{"p50", cr.P50Ms, jr.P50Ms}, {"p90", cr.P90Ms, jr.P90Ms}, {"p95", cr.P95Ms, jr.P95Ms}, {"p99", cr.P99Ms, jr.P99Ms}} {
+			if f.a != f.b {
+				t.Errorf("%s %s: CSV %v, JSON %v", name, f.what, f.a, f.b)
+			}
+		}
+		if math.Abs(cr.ThroughputRPS-jr.ThroughputRPS) > rateTol*jr.ThroughputRPS+0.0005 {
+			t.Errorf("%s rate: CSV %v, JSON %v", name, cr.ThroughputRPS, jr.ThroughputRPS)
+		}
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestPublicCSVEqualsJSON(t *testing.T) {
+	t.Parallel()
+	const fx = "testdata/public-finance"
+	dir := filepath.Join(t.TempDir(), "csv")
+	c, err := importStream(t, Config{Path: filepath.Join(fx, "k6-results.csv.gz")}, importer.Options{Dir: dir, DerivePhases: true, MinPhase: 10e9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := importStream(t, Config{Path: filepath.Join(fx, "k6-results.json.gz")}, importer.Options{DerivePhases: true, MinPhase: 10e9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFigures(t, c, j, 0.01)
+	if n := c.Total.Count; n != 60 {
+		t.Errorf("%d requests, the run made 60", n)
+	}
+	info, err := rundir.ReadInfo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var whole, iters bool
+	for _, n := range info.Notes {
+		whole = whole || strings.Contains(n, "whole seconds")
+		iters = iters || strings.Contains(n, "20 iterations")
+	}
+	if !whole || !iters {
+		t.Errorf("notes lack the whole-second times or the iterations: %q", info.Notes)
+	}
+	if len(c.Phases) != 1 || c.Phases[0].Users != 1 {
+		t.Errorf("phases %+v, want one of 1 user", c.Phases)
+	}
+}
+
+// TestCSVRows: the time formats, quoted fields, failures and malformed
+// rows of hand-written CSV.
+func TestCSVRows(t *testing.T) {
+	t.Parallel()
+	const header = "metric_name,timestamp,metric_value,check,error,error_code,expected_response,group,method,name,proto,scenario,service,status,subproto,tls_version,url,extra_tags,metadata\n"
+	body := header +
+		"http_req_duration,1700000000,12.500000,,,,true,,GET,http://127.0.0.1:8080/items/17,HTTP/1.1,default,,200,,,http://127.0.0.1:8080/items/17,,\n" +
+		"http_req_duration,1700000000123,20.000000,,,,true,,GET,http://127.0.0.1:8080/items/18,HTTP/1.1,default,,200,,,http://127.0.0.1:8080/items/18,,\n" +
+		"http_req_duration,1700000001123456,30.000000,,,,false,,POST,\"pay, now\",HTTP/1.1,default,,503,,,http://127.0.0.1:8080/pay,,\n" +
+		"http_req_duration,2023-11-14T22:13:22.5Z,1.000000,,\"dial tcp 127.0.0.1:1: connect: connection refused\",1212,false,,GET,http://127.0.0.1:1/down,,default,,0,,,http://127.0.0.1:1/down,,\n" +
+		"http_req_duration,yesterday,1.0,,,,true,,GET,x,,,,200,,,x,,\n" +
+		"http_req_duration,1700000002,-1.0,,,,true,,GET,x,,,,200,,,x,,\n" +
+		"http_req_duration,1700000002\n" +
+		"group_duration,1700000002,40.000000,,,,,::shop,,,,default,,,,,,,\n" +
+		"checks,1700000002,1.000000,status is 200,,,,,,,,default,,,,,,,\n" +
+		"vus,1700000002,3.000000,,,,,,,,,,,,,,,,\n"
+	p := filepath.Join(t.TempDir(), "out.csv")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	d, err := importStream(t, Config{Path: p}, importer.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := labelRows(d)
+	for _, w := range []struct {
+		label  string
+		n, err int64
+		mean   float64
+	}{{"GET /items/{id}", 2, 0, 16.25}, {"POST pay, now", 1, 1, 30}, {"GET 127.0.0.1:1/down", 1, 1, 1}, {"tx ::shop", 1, 0, 40}, {"TOTAL", 4, 2, 15.875}} {
+		r, ok := rows[w.label]
+		if !ok {
+			t.Errorf("no label %q: %v", w.label, keys(rows))
+			continue
+		}
+		if r.Samples != w.n || r.Errors != w.err || math.Abs(r.MeanMs-w.mean) > 1e-9 {
+			t.Errorf("%s: %d, %d errors, mean %v; want %d, %d, %v", w.label, r.Samples, r.Errors, r.MeanMs, w.n, w.err, w.mean)
+		}
+	}
+	classes := map[string]int64{}
+	for _, e := range d.Errors {
+		classes[e.Class] += e.Count
+	}
+	if classes["refused"] != 1 || classes["http_5xx"] != 1 {
+		t.Errorf("error classes %v", classes)
+	}
+	log, err := os.ReadFile(filepath.Join(dir, rundir.ImportLogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{p + ":6", p + ":7", p + ":8", "3 malformed"} {
+		if !strings.Contains(string(log), w) {
+			t.Errorf("import.log lacks %q:\n%s", w, log)
+		}
+	}
+}

@@ -1,0 +1,148 @@
+// Package internal_test holds the module's layering rules as a test:
+// cmd → cli → engine/importers/monitors/analysis/report → metrics → core.
+// The report renders what the analysis computed and never reaches down into
+// the parts that produce data (monitor, importer, engine); the analysis
+// never knows how it is said (report); nothing but the binary drives cli.
+package internal_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/plateau-perf/plateau/"
+
+// pkg is the part of `go list -json` the rules read.
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+// under reports whether path is dir or a package below it (dir relative to
+// the module, e.g. "internal/report").
+func under(path, dir string) bool {
+	p := strings.TrimPrefix(path, module)
+	return p != path && (p == dir || strings.HasPrefix(p, dir+"/"))
+}
+
+// rule forbids packages under From to depend, directly or not, on any
+// package under one of To.
+type rule struct {
+	From string
+	To   []string
+	// Direct checks only the package's own imports (not the transitive
+	// ones): cli may be imported by cmd, which nothing imports.
+	Direct bool
+	// Except are packages under From the rule does not apply to.
+	Except []string
+}
+
+var rules = []rule{
+	{From: "internal/report", To: []string{"internal/monitor", "internal/importer", "internal/engine", "internal/cli"}},
+	{From: "internal/analysis", To: []string{"internal/report", "internal/engine", "internal/monitor", "internal/importer", "internal/cli", "internal/study"}},
+	{From: "internal/study", To: []string{"internal/monitor", "internal/importer", "internal/engine", "internal/cli"}},
+	{From: "internal", To: []string{"internal/cli"}, Direct: true, Except: []string{"internal/cli"}},
+}
+
+// violations applies rules to the packages and returns one line per
+// forbidden dependency.
+func violations(pkgs []pkg, rules []rule) []string {
+	var out []string
+	for _, p := range pkgs {
+		for _, r := range rules {
+			if !under(p.ImportPath, r.From) {
+				continue
+			}
+			skip := false
+			for _, e := range r.Except {
+				skip = skip || under(p.ImportPath, e)
+			}
+			if skip {
+				continue
+			}
+			deps := p.Deps
+			if r.Direct {
+				deps = p.Imports
+			}
+			for _, d := range deps {
+				for _, to := range r.To {
+					if under(d, to) {
+						out = append(out, strings.TrimPrefix(p.ImportPath, module)+" depends on "+strings.TrimPrefix(d, module))
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to read the import graph: %v", err)
+	}
+	cmd := exec.Command(goBin, "list", "-json", "../...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	outb, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(bytes.NewReader(outb))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("decoding go list: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 50 {
+		t.Fatalf("go list found %d packages; the module has far more", len(pkgs))
+	}
+	return pkgs
+}
+
+// TestLayering fails when a package depends on one its layer must not
+// know: report (and study) on monitor, importer or engine; analysis on
+// report; anything but the binary on cli. Test files may (a report test
+// builds its run with an importer).
+func TestLayering(t *testing.T) {
+	for _, v := range violations(listPackages(t), rules) {
+		t.Error(v)
+	}
+}
+
+// TestLayeringRulesBite: the rules catch each kind of forbidden edge, so a
+// green TestLayering means something.
+func TestLayeringRulesBite(t *testing.T) {
+	m := func(s string) string { return module + s }
+	pkgs := []pkg{
+		{ImportPath: m("internal/report/html"), Deps: []string{m("internal/core"), m("internal/monitor/host")}},
+		{ImportPath: m("internal/report"), Deps: []string{m("internal/importer")}},
+		{ImportPath: m("internal/analysis/trend"), Deps: []string{m("internal/report/doc")}},
+		{ImportPath: m("internal/demo"), Imports: []string{m("internal/cli")}},
+		{ImportPath: m("internal/cli/sub"), Imports: []string{m("internal/cli")}},
+		{ImportPath: m("cmd/plateau"), Imports: []string{m("internal/cli")}},
+		{ImportPath: m("internal/reportx"), Deps: []string{m("internal/engine")}},
+	}
+	got := violations(pkgs, rules)
+	want := []string{
+		"internal/report/html depends on internal/monitor/host",
+		"internal/report depends on internal/importer",
+		"internal/analysis/trend depends on internal/report/doc",
+		"internal/demo depends on internal/cli",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
