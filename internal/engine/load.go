@@ -543,7 +543,7 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Ti
 	var once sync.Once
 	var spawned atomic.Int64
 	// tooLate counts iterations users took from the queue after the
-	// schedule's end: dropped, not started.
+	// run's end: dropped, not started.
 	var tooLate atomic.Int64
 	// freed wakes the loop when a user finishes an iteration (it waits
 	// on it when every user is busy and the queue full).
@@ -584,9 +584,13 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Ti
 				if !ok {
 					break
 				}
-				if ctx.Err() != nil || !time.Now().Before(end) {
-					// Taken after the schedule's end (or the run's):
-					// not started, dropped.
+				if ctx.Err() != nil {
+					// Taken after the run's end (an interrupt, or
+					// graceful_stop out): not started, dropped. An
+					// iteration handed out before the schedule's end
+					// starts even if this goroutine runs a little
+					// later (a loaded machine); what is still queued at
+					// the end is dropped by the loop.
 					tooLate.Add(1)
 					wl.dropped.Add(1)
 					free.Add(1)
