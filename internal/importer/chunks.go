@@ -244,3 +244,14 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// TruncatedGzip is the error of a gzip stream cut short (the tool that
+// wrote it was killed before it closed the file, a copy was cut), for
+// every importer that reads gzip: the import fails rather than pass off
+// the part before the cut as the whole run; read says what came before it
+// ("1306 lines, 125 requests (12 failed)"), and the message how to import
+// that part knowingly.
+func TruncatedGzip(path string, err error, read string) error {
+	return fmt.Errorf("%s: the gzip stream is truncated (%w) after %s; to import that part, "+
+		"decompress what there is (gzip -dc %s > part.log; gzip reports the same error) and import that file", path, err, read, path)
+}

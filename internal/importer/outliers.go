@@ -3,6 +3,7 @@ package importer
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -111,8 +112,11 @@ func (c *implausible) note(source, what string, w window) string {
 	return fmt.Sprintf("%s: %d implausible %s left out (docs/import.md, implausible times): %s", source, n, word, strings.Join(parts, "; "))
 }
 
-// dur prints a whole number of hours as "24 h".
+// dur prints a whole number of days as "7 days", of hours as "24 h".
 func dur(d time.Duration) string {
+	if day := 24 * time.Hour; d > day && d%day == 0 {
+		return fmt.Sprintf("%d days", d/day)
+	}
 	if d >= time.Hour && d%time.Hour == 0 {
 		return fmt.Sprintf("%d h", d/time.Hour)
 	}
@@ -135,4 +139,74 @@ func saturatedNano(t time.Time) int64 {
 		return math.MinInt64
 	}
 	return t.UnixNano()
+}
+
+// The bulk rule (docs/import.md, implausible times): request samples whose
+// completion hours form a group apart from the rest — more than BulkGap
+// from any other sample — holding under BulkShare of all requests, and
+// lying before or after every larger group, are far from the bulk of the
+// data. The import is then made again without them (the CLI, with
+// Options.From/To set to the bulk and Options.Bulk), so they count
+// nowhere, and a note says how many there were.
+const (
+	BulkGap   = 7 * 24 * time.Hour
+	BulkShare = 0.01
+)
+
+// Bulk returns the span of the bulk of the run's request samples (whole
+// hours) and how many lie outside it, when some do by the bulk rule.
+func (r *Run) Bulk() (from, to time.Time, far int64, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.hours) == 0 {
+		return time.Time{}, time.Time{}, 0, false
+	}
+	hs := make([]int64, 0, len(r.hours))
+	var total int64
+	for h, n := range r.hours {
+		hs = append(hs, h)
+		total += n
+	}
+	slices.Sort(hs)
+	type group struct{ first, last, n int64 }
+	var gs []group
+	gap := int64(BulkGap / time.Hour)
+	for i, h := range hs {
+		if i == 0 || h-hs[i-1] > gap {
+			gs = append(gs, group{first: h, last: h})
+		}
+		g := &gs[len(gs)-1]
+		g.last = h
+		g.n += r.hours[h]
+	}
+	big := func(g group) bool { return float64(g.n) >= BulkShare*float64(total) }
+	lo, hi := 0, len(gs)-1
+	for lo < len(gs) && !big(gs[lo]) {
+		far += gs[lo].n
+		lo++
+	}
+	if lo == len(gs) { // no group is large: nothing stands out
+		return time.Time{}, time.Time{}, 0, false
+	}
+	for hi > lo && !big(gs[hi]) {
+		far += gs[hi].n
+		hi--
+	}
+	if far == 0 {
+		return time.Time{}, time.Time{}, 0, false
+	}
+	return time.Unix(gs[lo].first*3600, 0), time.Unix((gs[hi].last+1)*3600, 0).Add(-time.Nanosecond), far, true
+}
+
+// noteFar records what the bulk rule left out of one source.
+func (r *Run) noteFar(source, what string, n int64, from, to time.Time) {
+	word := what + "s"
+	if n == 1 {
+		word = what
+	}
+	r.Note("%s: %d %s far from the bulk of the data left out (in groups of under %.0f%% of the requests, more than %s from the rest; docs/import.md, implausible times); the bulk: %s – %s",
+		source, n, word, 100*BulkShare, dur(BulkGap), from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))
+	r.mu.Lock()
+	r.implausN += n
+	r.mu.Unlock()
 }

@@ -130,3 +130,40 @@ func TestImplausibleSourceSpanIgnored(t *testing.T) {
 		t.Errorf("no note on the implausible span: %q", info.Notes)
 	}
 }
+
+// The bulk rule: groups of hours more than BulkGap apart; the outer
+// groups under BulkShare of the requests are far, inner ones and large
+// ones are not.
+func TestBulk(t *testing.T) {
+	t.Parallel()
+	h := func(days, hour int64) int64 { return 500_000 + days*24 + hour } // hours since 1970, around 2027
+	many := map[int64]int64{}                                             // 101 groups of one request: none is 1 %
+	for i := range int64(101) {
+		many[h(10*i, 0)] = 1
+	}
+	for _, c := range []struct {
+		name  string
+		hours map[int64]int64
+		far   int64
+		from  int64 // hour
+		to    int64 // last hour
+	}{
+		{"one group", map[int64]int64{h(0, 0): 800, h(0, 1): 10}, 0, 0, 0},
+		{"30 sparse days", map[int64]int64{h(0, 0): 5, h(6, 0): 1, h(12, 0): 1, h(18, 0): 1, h(24, 0): 1, h(30, 0): 5}, 0, 0, 0},
+		{"a stray row years before", map[int64]int64{h(-8000, 3): 1, h(0, 0): 800, h(0, 1): 10}, 1, h(0, 0), h(0, 1)},
+		{"stray rows on both sides", map[int64]int64{h(-30, 0): 2, h(0, 0): 800, h(40, 5): 3}, 5, h(0, 0), h(0, 0)},
+		{"two sessions a month apart", map[int64]int64{h(0, 0): 500, h(31, 0): 500}, 0, 0, 0},
+		{"a small group between two large", map[int64]int64{h(0, 0): 500, h(15, 0): 1, h(31, 0): 500}, 0, 0, 0},
+		{"only small groups", many, 0, 0, 0},
+	} {
+		r := &Run{hours: c.hours}
+		from, to, far, ok := r.Bulk()
+		if far != c.far || ok != (c.far > 0) {
+			t.Errorf("%s: %d far (ok %v), want %d", c.name, far, ok, c.far)
+			continue
+		}
+		if ok && (from.Unix() != c.from*3600 || to.Unix() != (c.to+1)*3600-1) {
+			t.Errorf("%s: bulk %s – %s, want hours %d – %d", c.name, from.UTC(), to.UTC(), c.from, c.to)
+		}
+	}
+}

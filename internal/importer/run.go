@@ -56,6 +56,10 @@ type Options struct {
 	// Now is the import's clock for the plausible-time rule (outliers.go);
 	// time.Now() when zero.
 	Now time.Time
+	// Bulk says From and To are the bulk of the data as a first import
+	// found it (Run.Bulk): what lies outside is far from the rest, and is
+	// said so; server readings outside are left out too.
+	Bulk bool
 }
 
 // Run is a run directory being built from imported files. Sources add
@@ -85,6 +89,7 @@ type Run struct {
 	noTimes   map[string]bool // workloads without response times
 	plausible window          // the times the outlier rule accepts
 	implausN  int64           // samples and readings the rule left out
+	hours     map[int64]int64 // request samples per hour of completion (Run.Bulk)
 }
 
 // Implausible is the number of request samples and server readings the
@@ -136,6 +141,7 @@ func NewRun(opt Options) (*Run, error) {
 		first: math.MaxInt64, threads: map[int64]int32{}}
 	r.histPool.New = func() any { return &secAgg{} }
 	r.plausible = plausibleWindow(opt.Now)
+	r.hours = map[int64]int64{}
 	r.phases = append([]core.Phase(nil), opt.Phases...)
 	sort.SliceStable(r.phases, func(i, j int) bool { return r.phases[i].Start.Before(r.phases[j].Start) })
 	host, _ := os.Hostname()
@@ -571,6 +577,7 @@ type Aggregator struct {
 	resolution         time.Duration
 	outside            int64 // samples left out by Options.From/To (derived views not counted)
 	implausible        implausible
+	hours              map[int64]int64 // request samples per hour, merged into the run's at Close
 }
 
 // SetTimeResolution says the source's completion times are known only to
@@ -585,7 +592,7 @@ func (r *Run) Requests(workload string) *Aggregator {
 	r.workloads[workload] = true
 	r.mu.Unlock()
 	return &Aggregator{run: r, workload: workload, labels: NewLabels(), open: map[aggKey]*secAgg{},
-		users: map[int64]int32{}, oldest: math.MaxInt64, phases: r.phases, first: math.MaxInt64, implausible: newImplausible()}
+		users: map[int64]int32{}, oldest: math.MaxInt64, phases: r.phases, first: math.MaxInt64, implausible: newImplausible(), hours: map[int64]int64{}}
 }
 
 // Labels is the aggregator's label table; decoders intern labels in it.
@@ -750,6 +757,9 @@ func (a *Aggregator) flush(upTo int64) error {
 		}
 		lastSec = k.sec
 		ag := a.open[k]
+		if !k.tx && !k.derived {
+			a.hours[floorDiv(k.sec, 3600)] += ag.count
+		}
 		rec := rundir.IntervalRecord{T: k.sec, Workload: a.workload, Phase: int(k.phase), Label: a.labels.Name(k.label),
 			Tx: k.tx, Derived: k.derived, Count: ag.count, SumUs: ag.sum, SvcUs: ag.sum, MinUs: ag.min, MaxUs: ag.max, Sent: ag.sent, Recv: ag.recv}
 		from := len(a.hists)
@@ -823,7 +833,15 @@ func (a *Aggregator) Close() error {
 	} else if a.spanSet {
 		a.first, a.last = a.spanStart, a.spanEnd
 	}
-	if a.outside > 0 {
+	a.run.mu.Lock()
+	for h, n := range a.hours {
+		a.run.hours[h] += n
+	}
+	a.run.mu.Unlock()
+	if a.outside > 0 && a.run.opt.Bulk {
+		o := &a.run.opt
+		a.run.noteFar(a.workload, "request", a.outside, o.From, o.To)
+	} else if a.outside > 0 {
 		o := &a.run.opt
 		a.run.Note("%s: %d requests completed outside the run (%s – %s) and were left out", a.workload, a.outside,
 			o.From.UTC().Format(time.RFC3339), o.To.UTC().Format(time.RFC3339))

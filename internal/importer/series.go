@@ -57,6 +57,7 @@ type SeriesWriter struct {
 	// metrics are not counted again.
 	implausible implausible
 	skipT       time.Time
+	far         int64 // readings outside the bulk (Options.Bulk)
 }
 
 // Series opens the series file of target. method names the import
@@ -101,6 +102,11 @@ func (w *SeriesWriter) Add(t time.Time, metric, unit string, v float64) {
 		w.skipT = t
 		return
 	}
+	if o := &w.run.opt; o.Bulk && !t.Equal(w.lastT) && (t.Before(o.From) || t.After(o.To)) {
+		w.far++
+		w.skipT = t
+		return
+	}
 	if !t.Equal(w.lastT) {
 		w.samples++
 		w.lastT = t
@@ -141,6 +147,9 @@ func (d *seriesDir) close() error {
 	}
 	for _, w := range d.writers {
 		w.run.noteImplausible(&w.implausible, w.target, "reading")
+		if w.far > 0 {
+			w.run.noteFar(w.target, "reading", w.far, w.run.opt.From, w.run.opt.To)
+		}
 		w.flushBuf()
 		errs = append(errs, w.err)
 		if err := w.f.Close(); err != nil {

@@ -151,6 +151,9 @@ func yamlError(name string, src []byte, err error) *Error {
 	gpos, gmsg, gok := syntaxPos(src)
 	pos := Pos{1, 1}
 	switch {
+	case gok && strings.Contains(msg, "exceeded max depth"):
+		// yaml.v3's own limit (10,000): say plateau's, where it is passed.
+		pos, msg = gpos, gmsg
 	case gok && strings.Contains(msg, "unexpected end of stream"):
 		// An unclosed quote or bracket: goccy points at where it opened.
 		pos, msg = gpos, gmsg
@@ -178,6 +181,10 @@ func syntaxPos(src []byte) (pos Pos, msg string, ok bool) {
 			ok = false
 		}
 	}()
+	if pos, deep := yamlTooDeep(src, MaxYAMLDepth); deep {
+		// goccy has no depth limit: 20,000 levels cost it 640 MB.
+		return pos, fmt.Sprintf("nested deeper than %d levels", MaxYAMLDepth), true
+	}
 	_, err := goccyparser.ParseBytes(src, 0)
 	var se *goccy.SyntaxError
 	if !errors.As(err, &se) || se.Token == nil || se.Token.Position == nil {

@@ -16,8 +16,10 @@ import (
 // sequences, block mappings — is refused at the first level past the limit,
 // with its line and column, before any parser builds anything: the whole
 // check allocates a few MB where goccy/go-yaml spent 640 MB.
+//
+// Not parallel: TotalAlloc counts the whole process, so the test runs
+// alone.
 func TestYAMLDepthBombRefused(t *testing.T) {
-	t.Parallel()
 	const n = 20000
 	var block strings.Builder
 	block.WriteString("target: http://127.0.0.1:1\n")
@@ -105,4 +107,27 @@ func FuzzYAMLDepth(f *testing.F) {
 			t.Fatalf("yaml.v3 builds %d levels, the scan sees fewer:\n%q", d, src)
 		}
 	})
+}
+
+// YAMLSyntaxError (the data-spec and study readers' error positions) does
+// not hand a depth bomb to goccy/go-yaml either.
+// Not parallel, as TestYAMLDepthBombRefused.
+func TestYAMLSyntaxErrorOfDepthBomb(t *testing.T) {
+	src := []byte("entities:\n  x: " + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + "\n")
+	var doc yaml.Node
+	yerr := yaml.Unmarshal(src, &doc)
+	if yerr == nil {
+		t.Fatal("yaml.v3 took 20,000 levels")
+	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	e := YAMLSyntaxError("spec.yaml", src, yerr)
+	runtime.ReadMemStats(&m1)
+	if got := m1.TotalAlloc - m0.TotalAlloc; got > 8<<20 {
+		t.Errorf("placing the error allocated %d MB", got>>20)
+	}
+	if e.Pos.Line != 2 || e.Pos.Col < 2 {
+		t.Errorf("error at %d:%d: %s", e.Pos.Line, e.Pos.Col, e.Msg)
+	}
+	t.Logf("%s:%d:%d: %s", e.File, e.Pos.Line, e.Pos.Col, e.Msg)
 }

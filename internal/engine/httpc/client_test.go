@@ -1146,6 +1146,16 @@ func TestHalfClosingServers(t *testing.T) {
 			if res.Err != nil || res.Retried || res.Reused {
 				t.Fatalf("POST after the close arrived: err %v retried %v reused %v", res.Err, res.Retried, res.Reused)
 			}
+			// The same through a shared pool.
+			pc := New(Config{MaxBody: 10, Timeout: 10 * time.Second, Pool: NewPool(0)})
+			pc.idleProbe = time.Hour
+			defer pc.Close()
+			for i := range n {
+				var res Result
+				if err := pc.Do(context.Background(), &Request{URL: s.URL}, &res); err != nil || string(res.Body) != "ok" {
+					t.Fatalf("pooled request %d: %v (class %s) after %v", i, err, res.Class, res.Total)
+				}
+			}
 		})
 	}
 }

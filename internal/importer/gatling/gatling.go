@@ -28,7 +28,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"sort"
@@ -130,6 +132,9 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 		})
 	if cerr := agg.Close(); err == nil {
 		err = cerr
+	}
+	if how != "" && errors.Is(err, io.ErrUnexpectedEOF) {
+		return importer.TruncatedGzip(s.cfg.Path, err, fmt.Sprintf("%d requests (%d KO)", tot.requests, tot.failed))
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.cfg.Path, err)

@@ -187,9 +187,7 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 		// short) is an error, not a run: imported it would pass off the
 		// part before the cut as the whole test. The message says how much
 		// there was and how to import that part knowingly.
-		return fmt.Errorf("%s: the gzip stream is truncated (%w) after %d lines: %d requests, %d failed, were read before the cut; "+
-			"to import that part, decompress what there is (gzip -dc %s > out.json; gzip reports the same error) and import out.json",
-			s.cfg.Path, err, lines, tot.requests, tot.failed, s.cfg.Path)
+		return importer.TruncatedGzip(s.cfg.Path, err, fmt.Sprintf("%d lines, %d requests (%d failed)", lines, tot.requests, tot.failed))
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.cfg.Path, err)

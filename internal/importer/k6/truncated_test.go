@@ -54,7 +54,7 @@ func TestTruncatedGzipIsAnError(t *testing.T) {
 					t.Fatal("a truncated gzip stream imported without an error")
 				}
 				msg := err.Error()
-				for _, w := range []string{p, "gzip stream is truncated", fmt.Sprintf(": %d requests,", want), "gzip -dc"} {
+				for _, w := range []string{p, "gzip stream is truncated", fmt.Sprintf(" lines, %d requests (", want), "gzip -dc"} {
 					if !strings.Contains(msg, w) {
 						t.Errorf("error %q lacks %q", msg, w)
 					}
