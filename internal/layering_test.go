@@ -41,6 +41,9 @@ type rule struct {
 	Direct bool
 	// Except are packages under From the rule does not apply to.
 	Except []string
+	// StdlibOnly forbids every dependency outside the standard library
+	// (To is then unused): a pure algorithm the rest builds on.
+	StdlibOnly bool
 }
 
 var rules = []rule{
@@ -48,6 +51,14 @@ var rules = []rule{
 	{From: "internal/analysis", To: []string{"internal/report", "internal/engine", "internal/monitor", "internal/importer", "internal/cli", "internal/study"}},
 	{From: "internal/study", To: []string{"internal/monitor", "internal/importer", "internal/engine", "internal/cli"}},
 	{From: "internal", To: []string{"internal/cli"}, Direct: true, Except: []string{"internal/cli"}},
+	{From: "internal/analysis/changepoint", StdlibOnly: true},
+	{From: "internal/analysis/capacity/search", StdlibOnly: true},
+}
+
+// stdlib reports whether an import path is the standard library's: its
+// first element has no dot (a module path's host has one).
+func stdlib(path string) bool {
+	return !strings.Contains(strings.Split(path, "/")[0], ".")
 }
 
 // violations applies rules to the packages and returns one line per
@@ -71,6 +82,9 @@ func violations(pkgs []pkg, rules []rule) []string {
 				deps = p.Imports
 			}
 			for _, d := range deps {
+				if r.StdlibOnly && !stdlib(d) {
+					out = append(out, strings.TrimPrefix(p.ImportPath, module)+" depends on "+strings.TrimPrefix(d, module)+" (standard library only)")
+				}
 				for _, to := range r.To {
 					if under(d, to) {
 						out = append(out, strings.TrimPrefix(p.ImportPath, module)+" depends on "+strings.TrimPrefix(d, module))
@@ -134,6 +148,7 @@ func TestLayeringRulesBite(t *testing.T) {
 		{ImportPath: m("internal/cli/sub"), Imports: []string{m("internal/cli")}},
 		{ImportPath: m("cmd/plateau"), Imports: []string{m("internal/cli")}},
 		{ImportPath: m("internal/reportx"), Deps: []string{m("internal/engine")}},
+		{ImportPath: m("internal/analysis/changepoint"), Deps: []string{"sort", "vendor/golang.org/x/net/dns/dnsmessage", "gonum.org/v1/gonum/stat"}},
 	}
 	got := violations(pkgs, rules)
 	want := []string{
@@ -141,6 +156,7 @@ func TestLayeringRulesBite(t *testing.T) {
 		"internal/report depends on internal/importer",
 		"internal/analysis/trend depends on internal/report/doc",
 		"internal/demo depends on internal/cli",
+		"internal/analysis/changepoint depends on gonum.org/v1/gonum/stat (standard library only)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
