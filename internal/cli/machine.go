@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/plateau-perf/plateau/internal/plan"
 )
@@ -17,11 +16,7 @@ import (
 // generators (--generators) share this machine, so they count as one.
 func thisMachine(generators int) *plan.Machine {
 	m := &plan.Machine{CPUs: runtime.NumCPU(), Generators: max(generators, 1)}
-	var rl syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil && rl.Max < 1<<40 {
-		// Go raises the soft limit to the hard one at start.
-		m.OpenFiles = int(rl.Max)
-	}
+	m.OpenFiles = openFileLimit()
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
 		for _, l := range strings.Split(string(b), "\n") {
 			if f := strings.Fields(l); len(f) >= 2 && f[0] == "MemTotal:" {
