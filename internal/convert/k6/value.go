@@ -93,12 +93,12 @@ func (s *scope) set(name string, v *value) bool {
 
 var undef = &value{k: kUndef, lit: true}
 
-func str(s string) *value     { return &value{k: kStr, segs: []seg{{lit: s}}, lit: true} }
-func num(f float64) *value    { return &value{k: kNum, f: f, lit: true} }
-func boolean(b bool) *value   { return &value{k: kBool, b: b, lit: true} }
-func ref(r string) *value     { return &value{k: kStr, segs: []seg{{ref: r}}} }
-func numRef(r string) *value  { return &value{k: kNum, segs: []seg{{ref: r}}} }
-func mod(name string) *value  { return &value{k: kMod, name: name} }
+func str(s string) *value    { return &value{k: kStr, segs: []seg{{lit: s}}, lit: true} }
+func num(f float64) *value   { return &value{k: kNum, f: f, lit: true} }
+func boolean(b bool) *value  { return &value{k: kBool, b: b, lit: true} }
+func ref(r string) *value    { return &value{k: kStr, segs: []seg{{ref: r}}} }
+func numRef(r string) *value { return &value{k: kNum, segs: []seg{{ref: r}}} }
+func mod(name string) *value { return &value{k: kMod, name: name} }
 func unknown(why string) *value {
 	return &value{k: kUnknown, why: why}
 }

@@ -109,7 +109,7 @@ var transport = map[string]bool{
 // defaultUA reports a User-Agent a tool sends when the plan sets none
 // (JMeter's HttpClient, plateau's): not compared; one the plan sets is.
 func defaultUA(v string) bool {
-	return v == "plateau" || strings.HasPrefix(v, "Apache-HttpClient/")
+	return v == "plateau" || strings.HasPrefix(v, "Apache-HttpClient/") || strings.HasPrefix(v, "Grafana k6/") || strings.HasPrefix(v, "k6/")
 }
 
 // Transport reports whether a header is one the harness does not compare
