@@ -389,6 +389,10 @@ func goValue(x any, depth int) *value {
 	return unknown("a JSON value")
 }
 
+// maxCalls bounds the script function calls one conversion follows (a
+// script that recurses twice per call would otherwise take 2^24 calls).
+const maxCalls = 10_000
+
 // maxOpen bounds a file open() inlines into the plan.
 const maxOpen = 1 << 20
 
@@ -433,6 +437,9 @@ func (c *conv) resolve(p string) string {
 func (c *conv) invoke(fn *fnDef, args []ast.Expression, fr *frame, at ast.Node) *value {
 	if fr.depth >= 24 {
 		return c.notConverted(at, fr, "calls nested deeper than 24 (recursion) are not converted")
+	}
+	if c.calls++; c.calls > maxCalls {
+		return c.notConverted(at, fr, fmt.Sprintf("more than %d function calls: the rest is not converted", maxCalls))
 	}
 	nf := &frame{sc: newScope(fn.scope), steps: fr.steps, setup: fr.setup, depth: fr.depth + 1}
 	if fn.params != nil {

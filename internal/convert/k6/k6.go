@@ -36,6 +36,7 @@ type conv struct {
 	reqs      []*convert.Request
 	last      *convert.Request
 	nsteps    int
+	calls     int
 	checks    int
 }
 
@@ -685,11 +686,11 @@ func (c *conv) thresholds(opts *value) {
 			}
 			out, why := c.threshold(key, expr)
 			if why != "" {
-				c.rep.Add(convert.Item{Path: at, Name: key + ": " + expr, Type: "threshold", Status: convert.NotConverted, Note: why})
+				c.rep.Add(convert.Item{Path: at + " " + strconv.Quote(expr), Name: key + ": " + expr, Type: "threshold", Status: convert.NotConverted, Note: why})
 				continue
 			}
 			c.plan.SLA = append(c.plan.SLA, convert.SLA{Expr: out, Abort: abort, Grace: grace})
-			c.rep.Add(convert.Item{Path: at, Name: key + ": " + expr, Type: "threshold", Status: convert.Converted, Note: "sla: " + out})
+			c.rep.Add(convert.Item{Path: at + " " + strconv.Quote(expr), Name: key + ": " + expr, Type: "threshold", Status: convert.Converted, Note: "sla: " + out})
 		}
 	}
 }
