@@ -54,7 +54,10 @@ type HTTP struct {
 	ConnectTimeout time.Duration
 	Redirects      *int
 	Cookies        *bool
-	Headers        []KV
+	// CookiesPerIteration empties each user's jar at every iteration
+	// (cookies: per_iteration), as k6 and JMeter's clearEachIteration do.
+	CookiesPerIteration bool
+	Headers             []KV
 }
 
 // KV is one name → value pair kept in order (headers, vars, form fields).

@@ -279,7 +279,9 @@ func (p *Plan) httpNode() *yaml.Node {
 	if p.HTTP.Redirects != nil {
 		add(h, "redirects", num(*p.HTTP.Redirects))
 	}
-	if p.HTTP.Cookies != nil {
+	if p.HTTP.CookiesPerIteration {
+		add(h, "cookies", str("per_iteration"))
+	} else if p.HTTP.Cookies != nil {
 		add(h, "cookies", boolean(*p.HTTP.Cookies))
 	}
 	if len(p.HTTP.Headers) > 0 {

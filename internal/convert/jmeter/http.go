@@ -45,8 +45,8 @@ func (c *conv) scoped(path string, e *Element, sc *scope, planLevel bool) bool {
 		c.plan.HTTP.Cookies = &t
 		st, note, needs := convert.Converted, "plateau keeps a cookie jar per virtual user", ""
 		if e.Bool("CookieManager.clearEachIteration", false) {
-			st, note, needs = convert.Partial, "cookies are not cleared between iterations", "clear cookies each iteration"
-			c.behaviour("cookies a response set are sent again in later iterations; JMeter clears them at each iteration")
+			c.plan.HTTP.CookiesPerIteration = true
+			note = "a cookie jar per virtual user, emptied at each iteration (cookies: per_iteration)"
 		}
 		if len(e.props.arguments("CookieManager.cookies")) > 0 || hasItems(e, "CookieManager.cookies") {
 			st, note, needs = convert.Partial, "predefined cookies not converted", "predefined cookies"

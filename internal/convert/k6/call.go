@@ -442,6 +442,10 @@ func (c *conv) invoke(fn *fnDef, args []ast.Expression, fr *frame, at ast.Node) 
 		return c.notConverted(at, fr, fmt.Sprintf("more than %d function calls: the rest is not converted", maxCalls))
 	}
 	nf := &frame{sc: newScope(fn.scope), steps: fr.steps, setup: fr.setup, depth: fr.depth + 1}
+	if fn.s != nil && fn.s != c.s {
+		prev := c.s
+		defer func() { c.s = prev }()
+	}
 	if fn.params != nil {
 		for i, b := range fn.params.List {
 			v := undef
@@ -452,6 +456,9 @@ func (c *conv) invoke(fn *fnDef, args []ast.Expression, fr *frame, at ast.Node) 
 			}
 			c.bind(b.Target, v, nf)
 		}
+	}
+	if fn.s != nil {
+		c.s = fn.s
 	}
 	switch body := fn.body.(type) {
 	case *ast.BlockStatement:
@@ -506,6 +513,7 @@ func (c *conv) sharedArray(e *ast.NewExpression, fr *frame) *value {
 		c.item(e, "SharedArray", convert.NotConverted, why)
 		return unknown(why)
 	}
+	c.feeders = append(c.feeders, f)
 	c.item(e, "SharedArray", convert.Converted, "data set "+f.name+" from "+f.file)
 	return &value{k: kData, feed: f}
 }
@@ -832,4 +840,66 @@ func sortStrings(s []string) {
 			s[j], s[j-1] = s[j-1], s[j]
 		}
 	}
+}
+
+// fromModule is a name imported from a script file beside the script
+// (import { a } from './lib.js'): the file is parsed and its top level
+// converted once, as k6 evaluates it once.
+func (c *conv) fromModule(path, name string) *value {
+	sc := c.module(path)
+	if sc == nil {
+		return unknown("an import from " + path + " (not readable beside the script)")
+	}
+	ms := c.modScripts[sc]
+	switch name {
+	case "*":
+		o := &value{k: kObj, m: map[string]*value{}}
+		for k, v := range sc.vars {
+			o.keys = append(o.keys, k)
+			o.m[k] = v
+		}
+		sortStrings(o.keys)
+		return o
+	case "default":
+		name = defaultName
+	}
+	if local, ok := ms.Exports[name]; ok {
+		name = local
+	}
+	if v, ok := sc.vars[name]; ok {
+		return v
+	}
+	return unknown("the name " + name + " (not in " + path + ")")
+}
+
+// maxModules bounds the script files one conversion reads.
+const maxModules = 64
+
+func (c *conv) module(path string) *scope {
+	base := filepath.Dir(c.s.Name)
+	full := filepath.Clean(filepath.Join(base, path))
+	if sc, ok := c.modules[full]; ok {
+		return sc // nil while it is being read: an import cycle
+	}
+	if len(c.modules) >= maxModules {
+		return nil
+	}
+	c.modules[full] = nil
+	b, err := os.ReadFile(full)
+	if err != nil || len(b) > maxSource {
+		return nil
+	}
+	ms, err := Parse(full, b)
+	if err != nil {
+		c.note("the module " + path + " does not parse: " + err.Error())
+		return nil
+	}
+	prev := c.s
+	c.s = ms
+	fr := &frame{sc: newScope(nil), steps: new([]convert.Step)}
+	c.stmts(ms.Program.Body, fr)
+	c.s = prev
+	c.modules[full] = fr.sc
+	c.modScripts[fr.sc] = ms
+	return fr.sc
 }

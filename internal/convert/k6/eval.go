@@ -37,7 +37,7 @@ func (c *conv) stmts(list []ast.Statement, fr *frame) {
 	// Function declarations are hoisted.
 	for _, st := range list {
 		if fd, ok := st.(*ast.FunctionDeclaration); ok && fd.Function.Name != nil {
-			fr.sc.vars[string(fd.Function.Name.Name)] = &value{k: kFunc, fn: &fnDef{name: string(fd.Function.Name.Name), params: fd.Function.ParameterList, body: fd.Function.Body, scope: fr.sc}}
+			fr.sc.vars[string(fd.Function.Name.Name)] = &value{k: kFunc, fn: &fnDef{s: c.s, name: string(fd.Function.Name.Name), params: fd.Function.ParameterList, body: fd.Function.Body, scope: fr.sc}}
 		}
 	}
 	for _, st := range list {
@@ -268,9 +268,9 @@ func (c *conv) expr(e ast.Expression, fr *frame) *value {
 		}
 		return a
 	case *ast.FunctionLiteral:
-		return &value{k: kFunc, fn: &fnDef{params: e.ParameterList, body: e.Body, scope: fr.sc}}
+		return &value{k: kFunc, fn: &fnDef{s: c.s, params: e.ParameterList, body: e.Body, scope: fr.sc}}
 	case *ast.ArrowFunctionLiteral:
-		return &value{k: kFunc, fn: &fnDef{params: e.ParameterList, body: e.Body, scope: fr.sc}}
+		return &value{k: kFunc, fn: &fnDef{s: c.s, params: e.ParameterList, body: e.Body, scope: fr.sc}}
 	case *ast.UnaryExpression:
 		x := c.expr(e.Operand, fr)
 		switch e.Operator {
@@ -389,6 +389,8 @@ func (c *conv) importValue(im Import) *value {
 		return mod("papaparse")
 	case strings.Contains(m, "k6-summary"):
 		return mod("summary." + im.Name)
+	case strings.HasPrefix(m, "./") || strings.HasPrefix(m, "../"):
+		return c.fromModule(m, im.Name)
 	}
 	return unknown("an import from " + m)
 }
@@ -397,7 +399,19 @@ func (c *conv) importValue(im Import) *value {
 func (c *conv) member(v *value, name string, at ast.Node) *value {
 	switch v.k {
 	case kMod:
+		switch v.name {
+		case "resp.headers":
+			return &value{k: kHeader, req: v.req, name: name}
+		case "resp.cookies":
+			return &value{k: kHeader, req: v.req, name: "cookie:" + name}
+		}
 		return c.modMember(v.name, name)
+	case kHeader:
+		// res.cookies.name[0].value
+		if strings.HasPrefix(v.name, "cookie:") && (name == "0" || name == "value") {
+			return v
+		}
+		return unknown("the member " + name + " of a response header")
 	case kObj:
 		if x, ok := v.m[name]; ok {
 			return x

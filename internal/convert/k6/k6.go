@@ -22,22 +22,24 @@ type Options struct {
 }
 
 type conv struct {
-	s         *Script
-	dir       string
-	plan      *convert.Plan
-	rep       *convert.Report
-	globals   *scope
-	used      map[string]bool
-	feedNames map[string]bool
-	feeders   []*feeder
-	opaques   []string
-	notes     map[string]bool
-	seen      map[string]bool
-	reqs      []*convert.Request
-	last      *convert.Request
-	nsteps    int
-	calls     int
-	checks    int
+	s          *Script
+	dir        string
+	plan       *convert.Plan
+	rep        *convert.Report
+	globals    *scope
+	used       map[string]bool
+	feedNames  map[string]bool
+	feeders    []*feeder
+	opaques    []string
+	notes      map[string]bool
+	seen       map[string]bool
+	reqs       []*convert.Request
+	last       *convert.Request
+	nsteps     int
+	modules    map[string]*scope
+	modScripts map[*scope]*Script
+	calls      int
+	checks     int
 }
 
 // Convert converts a parsed script into a plan and its conversion report.
@@ -48,15 +50,19 @@ func Convert(s *Script, o Options) (*convert.Plan, *convert.Report) {
 	}
 	c := &conv{
 		s: s, dir: filepath.Dir(src),
-		plan:      &convert.Plan{Name: strings.TrimSuffix(filepath.Base(src), filepath.Ext(src))},
-		rep:       &convert.Report{Source: src, Kind: "k6"},
-		globals:   newScope(nil),
-		used:      map[string]bool{},
-		feedNames: map[string]bool{},
-		notes:     map[string]bool{},
-		seen:      map[string]bool{},
+		plan:       &convert.Plan{Name: strings.TrimSuffix(filepath.Base(src), filepath.Ext(src))},
+		rep:        &convert.Report{Source: src, Kind: "k6"},
+		globals:    newScope(nil),
+		used:       map[string]bool{},
+		feedNames:  map[string]bool{},
+		notes:      map[string]bool{},
+		seen:       map[string]bool{},
+		modules:    map[string]*scope{},
+		modScripts: map[*scope]*Script{},
 	}
 	c.plan.Header = []string{"Converted from the k6 script " + filepath.Base(src) + " by plateau convert k6."}
+	// Every k6 VU keeps a cookie jar, emptied at each iteration.
+	c.plan.HTTP.CookiesPerIteration = true
 	// The module: imports, constants, functions, options.
 	mf := &frame{sc: c.globals, steps: new([]convert.Step)}
 	c.stmts(s.Program.Body, mf)
@@ -111,6 +117,11 @@ func Convert(s *Script, o Options) (*convert.Plan, *convert.Report) {
 
 // callFn calls a script function with values as its arguments.
 func (c *conv) callFn(f *fnDef, args []*value, fr *frame) *value {
+	if f.s != nil && f.s != c.s {
+		prev := c.s
+		c.s = f.s
+		defer func() { c.s = prev }()
+	}
 	if f.params != nil {
 		for i, b := range f.params.List {
 			v := undef
@@ -427,6 +438,13 @@ func (c *conv) workloads(opts *value, fn func(string) *fnDef, data *value) {
 		if f == nil {
 			c.rep.Add(convert.Item{Path: at, Name: name, Type: "scenario", Status: convert.NotConverted, Note: "its function " + exec + " is not in the script"})
 			return
+		}
+		if sc.k == kObj {
+			if o := sc.m["options"]; o != nil && o.k == kObj && o.m["browser"] != nil {
+				c.rep.Add(convert.Item{Path: at, Name: name, Type: "scenario", Status: convert.NotConverted, Note: "a k6 browser scenario (it drives a real browser); plateau sends HTTP requests, not page loads"})
+				c.rep.AddBehaviour("the browser scenario " + name + " is not run")
+				return
+			}
 		}
 		wl := &convert.Workload{Name: convert.VarName(name), OnFail: "continue"}
 		fr := &frame{sc: newScope(f.scope), steps: &wl.Scenario}
@@ -813,27 +831,10 @@ func (c *conv) data() {
 
 func (c *conv) feederList() []*feeder {
 	var out []*feeder
-	seen := map[*feeder]bool{}
-	var walk func(v *value, depth int)
-	walk = func(v *value, depth int) {
-		if v == nil || depth > 8 {
-			return
+	for _, f := range c.feeders {
+		if len(f.orders) > 0 {
+			out = append(out, f)
 		}
-		if v.feed != nil && !seen[v.feed] && len(v.feed.orders) > 0 {
-			seen[v.feed] = true
-			out = append(out, v.feed)
-		}
-		for _, x := range v.m {
-			walk(x, depth+1)
-		}
-	}
-	names := make([]string, 0, len(c.globals.vars))
-	for k := range c.globals.vars {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		walk(c.globals.vars[k], 0)
 	}
 	return out
 }

@@ -59,6 +59,7 @@ type value struct {
 }
 
 type fnDef struct {
+	s      *Script // the file it is written in
 	name   string
 	params *ast.ParameterList
 	body   ast.ConciseBody
@@ -187,6 +188,9 @@ func (c *conv) jsonText(v *value, depth int) (string, bool) {
 		}
 		return template(v.segs), true
 	case kStr, kJSON, kRow, kHeader:
+		if v.k == kJSON {
+			c.rep.AddBehaviour("a value taken from a response's JSON and put into a JSON body is sent as a JSON string: when the response held a number or a boolean, k6 sends it as one (\"pizza_id\":7), the plan as text (\"pizza_id\":\"7\")")
+		}
 		segs, ok := c.segsOf(v)
 		if !ok {
 			return "", false

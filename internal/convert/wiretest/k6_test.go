@@ -126,3 +126,37 @@ func TestK6Units(t *testing.T) {
 		t.Errorf("plateau sent %d requests, k6 %d", len(o.Plateau), len(o.K6))
 	}
 }
+
+// TestK6QuickPizzaLoginAction: a CSRF token from a cookie, a login whose
+// token every later request sends, and a pizza id from one response in
+// the next body.
+func TestK6QuickPizzaLoginAction(t *testing.T) {
+	rules := []Rule{
+		{Method: "POST", Path: regexp.MustCompile(`^/api/csrf-token$`), Resp: Response{Header: map[string]string{"Set-Cookie": "csrf_token=csrf-{{n}}; Path=/"}, Body: "{}"}},
+		{Method: "POST", Path: regexp.MustCompile(`^/api/users/token/login$`), Resp: Response{Body: `{"token":"tok{{n}}"}`}},
+		{Method: "POST", Path: regexp.MustCompile(`^/api/ratings$`), Resp: Response{Status: 201, Body: `{"id":1}`}},
+	}
+	o := RunK6Case(t, K6Case{Dir: "testdata/k6/quickpizza", Script: "17.login-action.js", Rules: append(rules, pizza...), Env: quickpizzaEnv,
+		Compare: Options{
+			// The recorder numbers its answers: the CSRF cookie and token
+			// differ by request number, the same on both sides in kind.
+			Normalize: []Replace{{regexp.MustCompile(`csrf-\d+`), "csrf-{n}"}, {regexp.MustCompile(`tok\d+`), "tok{n}"}},
+			Expected: []Expect{{Kind: "body", Subject: regexp.MustCompile(`^POST quickpizza.test/api/ratings`),
+				Why: "pizza_id comes from the response's JSON number 7: k6 sends 7, the plan \"7\" (said in the report)"}},
+		}})
+	var csrf, auth int
+	for _, q := range o.Plateau {
+		if q.Path == "/api/users/token/login" && strings.Contains(q.Body, `"csrf":"csrf-`) {
+			csrf++
+		}
+		if q.Path == "/api/ratings" && strings.HasPrefix(q.Header.Get("Authorization"), "token tok") {
+			auth++
+		}
+	}
+	if csrf == 0 || auth == 0 {
+		t.Errorf("plateau sent the CSRF cookie value in %d logins and the login token in %d ratings", csrf, auth)
+	}
+	if !strings.Contains(strings.Join(o.Report.Behaviour, "\n"), "pizza_id") {
+		t.Errorf("the report does not say the JSON number is sent as text: %q", o.Report.Behaviour)
+	}
+}
