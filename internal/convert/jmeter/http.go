@@ -81,7 +81,14 @@ func (c *conv) scoped(path string, e *Element, sc *scope, planLevel bool) bool {
 	case "ConstantTimer", "UniformRandomTimer", "GaussianRandomTimer", "PoissonRandomTimer":
 		c.timer(path, e, sc)
 		return true
-	case "ConstantThroughputTimer", "PreciseThroughputTimer", "kg.apc.jmeter.timers.VariableThroughputTimer":
+	case "ConstantThroughputTimer", "PreciseThroughputTimer":
+		if c.throughputTimer(path, e) {
+			return true
+		}
+		c.add(path, e, convert.NotConverted, "throughput shaping whose target is not a number; use an open load (rate) or pacing instead", "throughput timer")
+		sc.comments = append(sc.comments, fmt.Sprintf("not converted: %s %q: use load.rate or load.pace", typeName(e), e.Name))
+		return true
+	case "kg.apc.jmeter.timers.VariableThroughputTimer":
 		c.add(path, e, convert.NotConverted, "throughput shaping; use an open load (rate) or pacing instead", "throughput timer")
 		sc.comments = append(sc.comments, fmt.Sprintf("not converted: %s %q: use load.rate or load.pace", typeName(e), e.Name))
 		return true

@@ -272,7 +272,12 @@ func tail(s string, n int) string {
 // "teardown/1" for the run-level setup and teardown.
 func PreparePlan(p *convert.Plan, b Bounds) {
 	for _, wl := range p.Workloads {
+		pace := wl.Load.Pace
 		wl.Load = convert.Load{Users: fmt.Sprint(b.Users), Duration: convert.Dur(b.Duration)}
+		if pace != "" && b.Iterations == 0 {
+			// A throughput timer's pacing stays: it is the plan's rate.
+			wl.Load.Pace = pace
+		}
 		if b.RampUp > 0 {
 			wl.Load.RampUp = convert.Dur(b.RampUp)
 		}

@@ -1,6 +1,8 @@
 package wiretest
 
 import (
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -44,5 +46,71 @@ func TestElements(t *testing.T) {
 	}
 	if len(o.JMeter) < 10 {
 		t.Errorf("JMeter sent %d requests", len(o.JMeter))
+	}
+}
+
+// TestThroughputTimers: a Constant Throughput Timer (120/min per user, from
+// a property's default) and a Precise Throughput Timer (240 per 60 s over
+// the group) become pacing; the rates on the wire match JMeter's.
+func TestThroughputTimers(t *testing.T) {
+	o := Run(t, Case{
+		Dir: "testdata/units", JMX: "throughput.jmx",
+		Bounds: Bounds{Users: 2, Duration: 6 * time.Second},
+		// JMeter's Precise Throughput Timer schedules from the test's
+		// start: threads that start late (a JVM on a busy machine) first
+		// send the backlog at once (8 requests in 50 ms measured), which
+		// shortens JMeter's mean gap; its rate after that is the plan's.
+		// Its Constant Throughput Timer catches up the same way after a
+		// stall (a median gap of 241 ms measured at a load average of 26
+		// on 2 cores, 500 ms on a quiet one), so JMeter's counts are
+		// bounded loosely and plateau's pacing tightly.
+		Compare: Options{ThinkTolerance: 2.0},
+	})
+	count := func(rs []Request, path string) int {
+		n := 0
+		for _, q := range rs {
+			if q.Path == path {
+				n++
+			}
+		}
+		return n
+	}
+	for _, c := range []struct {
+		path       string
+		jmin, jmax int
+	}{{"/ctt", 10, 40}, {"/ptt", 10, 40}} {
+		j, p := count(o.JMeter, c.path), count(o.Plateau, c.path)
+		// 2 users for 6 s at 2/s each (ctt), 4/s shared (ptt): 24 slots,
+		// the first staggered over a pace.
+		if j < c.jmin || j > c.jmax || p < 20 || p > 26 {
+			t.Errorf("%s: JMeter %d (want %d–%d), plateau %d (want 20–26) requests", c.path, j, c.jmin, c.jmax, p)
+		}
+	}
+}
+
+// TestCookiesClearedEachIteration: a Cookie Manager with
+// clearEachIteration: the cookie /set answers is sent to /use in the same
+// iteration and never to the next iteration's /set, by both tools.
+func TestCookiesClearedEachIteration(t *testing.T) {
+	o := Run(t, Case{
+		Dir: "testdata/units", JMX: "cookies.jmx",
+		Rules: []Rule{{Path: regexp.MustCompile(`^/set$`), Resp: Response{Header: map[string]string{"Set-Cookie": "sid=s{{n}}; Path=/"}, Body: "{}"}}},
+		Bounds: Bounds{Users: 1, Iterations: 4, Duration: 20 * time.Second},
+		// The cookie's value is the recorder's request number.
+		Compare: Options{Normalize: []Replace{{regexp.MustCompile(`sid=s\d+`), "sid=s{n}"}}},
+	})
+	for side, rs := range map[string][]Request{"JMeter": o.JMeter, "plateau": o.Plateau} {
+		sets, uses := 0, 0
+		for _, q := range rs {
+			switch {
+			case q.Path == "/set" && q.Header.Get("Cookie") != "":
+				sets++
+			case q.Path == "/use" && strings.HasPrefix(q.Header.Get("Cookie"), "sid=s"):
+				uses++
+			}
+		}
+		if sets != 0 || uses != 4 {
+			t.Errorf("%s: a cookie on %d of /set (want 0) and on %d of 4 /use", side, sets, uses)
+		}
 	}
 }
