@@ -94,7 +94,7 @@ func TestThroughputTimers(t *testing.T) {
 func TestCookiesClearedEachIteration(t *testing.T) {
 	o := Run(t, Case{
 		Dir: "testdata/units", JMX: "cookies.jmx",
-		Rules: []Rule{{Path: regexp.MustCompile(`^/set$`), Resp: Response{Header: map[string]string{"Set-Cookie": "sid=s{{n}}; Path=/"}, Body: "{}"}}},
+		Rules:  []Rule{{Path: regexp.MustCompile(`^/set$`), Resp: Response{Header: map[string]string{"Set-Cookie": "sid=s{{n}}; Path=/"}, Body: "{}"}}},
 		Bounds: Bounds{Users: 1, Iterations: 4, Duration: 20 * time.Second},
 		// The cookie's value is the recorder's request number.
 		Compare: Options{Normalize: []Replace{{regexp.MustCompile(`sid=s\d+`), "sid=s{n}"}}},
