@@ -65,6 +65,10 @@ func (c *conv) scoped(path string, e *Element, sc *scope, planLevel bool) bool {
 	case "CSVDataSet":
 		c.csv(path, e)
 		return true
+	case "UserParameters":
+		if c.userParams(path, e) {
+			return true
+		}
 	case "Arguments":
 		for _, a := range e.props.arguments("") {
 			c.defineVar(a.Name, a.Value)

@@ -1363,7 +1363,7 @@ func endless(e *Element) bool {
 func dataFirst(kids []*Element) []*Element {
 	n := 0
 	for _, k := range kids {
-		if k.TestClass == "CSVDataSet" || k.TestClass == "Arguments" {
+		if k.TestClass == "CSVDataSet" || k.TestClass == "Arguments" || k.TestClass == "UserParameters" {
 			n++
 		}
 	}
@@ -1372,12 +1372,12 @@ func dataFirst(kids []*Element) []*Element {
 	}
 	out := make([]*Element, 0, len(kids))
 	for _, k := range kids {
-		if k.TestClass == "CSVDataSet" || k.TestClass == "Arguments" {
+		if k.TestClass == "CSVDataSet" || k.TestClass == "Arguments" || k.TestClass == "UserParameters" {
 			out = append(out, k)
 		}
 	}
 	for _, k := range kids {
-		if k.TestClass != "CSVDataSet" && k.TestClass != "Arguments" {
+		if k.TestClass != "CSVDataSet" && k.TestClass != "Arguments" && k.TestClass != "UserParameters" {
 			out = append(out, k)
 		}
 	}

@@ -114,3 +114,30 @@ func TestCookiesClearedEachIteration(t *testing.T) {
 		}
 	}
 }
+
+// TestUserParameters: a User Parameters pre-processor with two value
+// sets for three threads: thread n sends set n modulo 2, on both tools
+// (user 3 is ann/admin again), in every iteration.
+func TestUserParameters(t *testing.T) {
+	o := Run(t, Case{
+		Dir: "testdata/units", JMX: "userparams.jmx",
+		Bounds: Bounds{Users: 3, Iterations: 2, Duration: 20 * time.Second},
+	})
+	for side, rs := range map[string][]Request{"JMeter": o.JMeter, "plateau": o.Plateau} {
+		got := map[string]bool{}
+		for _, q := range rs {
+			got[q.Path+" "+q.Header.Get("X-Role")] = true
+		}
+		if len(rs) != 6 || !got["/who/ann admin"] || !got["/who/bob clerk"] || len(got) != 2 {
+			t.Errorf("%s sent %d requests with %v; want 6, ann/admin and bob/clerk only", side, len(rs), got)
+		}
+	}
+	// Per user: JMeter's thread 3 and plateau's user 3 both send ann.
+	for side, rs := range map[string][]Request{"JMeter": o.JMeter, "plateau": o.Plateau} {
+		for _, q := range rs {
+			if strings.HasSuffix(q.User, "/3") && q.Path != "/who/ann" {
+				t.Errorf("%s: user 3 sent %s, want /who/ann", side, q.Path)
+			}
+		}
+	}
+}
