@@ -138,3 +138,32 @@ func TestUserParameters(t *testing.T) {
 		}
 	}
 }
+
+// TestControllersFromProperties: a Throughput Controller whose share is a
+// property (25 %), one by executions (the first 2 per thread, a property),
+// and a Switch Controller whose value is a property naming a child ("b"),
+// then set to an index (-JBRANCH=0): the same requests on both tools.
+func TestControllersFromProperties(t *testing.T) {
+	for _, c := range []struct {
+		props map[string]string
+		want  string
+	}{{nil, "/branch-b"}, {map[string]string{"BRANCH": "0"}, "/branch-a"}} {
+		o := Run(t, Case{
+			Dir: "testdata/units", JMX: "controllers.jmx",
+			Bounds:  Bounds{Users: 2, Iterations: 12, Duration: 30 * time.Second},
+			Props:   c.props,
+			Compare: Options{RandomBranches: true},
+		})
+		for side, rs := range map[string][]Request{"JMeter": o.JMeter, "plateau": o.Plateau} {
+			n := map[string]int{}
+			for _, q := range rs {
+				n[q.Path]++
+			}
+			// 2 users × 12 iterations: /every 24, /first 2 per user, the
+			// switch's one child every time, /quarter about a quarter.
+			if n["/every"] != 24 || n["/first"] != 4 || n[c.want] != 24 || n["/quarter"] < 1 || n["/quarter"] > 14 {
+				t.Errorf("%s (props %v): %v", side, c.props, n)
+			}
+		}
+	}
+}
