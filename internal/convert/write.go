@@ -63,7 +63,11 @@ func (p *Plan) writeTo(w io.Writer, chunk int) (int64, error) {
 			if f.Order != "" {
 				add(m, "order", str(f.Order))
 			}
-			if f.OnExhausted != "" {
+			switch f.OnExhausted {
+			case "":
+			case "stop_user", "stop_run":
+				add(m, "on_end", str(f.OnExhausted))
+			default:
 				add(m, "on_exhausted", str(f.OnExhausted))
 			}
 			if f.Delimiter != "" && f.Delimiter != "," {

@@ -524,7 +524,8 @@ func (c *conv) csv(path string, e *Element) {
 	case recycle:
 		f.OnExhausted = "recycle"
 	case stop:
-		f.OnExhausted = "stop"
+		// JMeter stops the thread that found no row; the others go on.
+		f.OnExhausted = "stop_user"
 	default:
 		f.OnExhausted = "stop"
 		notes = append(notes, "JMeter sends <EOF> after the last row; plateau stops the workload")
@@ -532,6 +533,14 @@ func (c *conv) csv(path string, e *Element) {
 	}
 	switch e.Str("shareMode") {
 	case "", "shareMode.all":
+	case "shareMode.group":
+		if c.threadGroups() > 1 {
+			st = convert.Partial
+			needs = firstNonEmpty(needs, "CSV share mode per thread/group")
+			notes = append(notes, "share mode per thread group: plateau shares the rows among the users of every workload")
+		} else {
+			notes = append(notes, "shared by the users of its one thread group")
+		}
 	default:
 		st = convert.Partial
 		needs = firstNonEmpty(needs, "CSV share mode per thread/group")
@@ -1435,4 +1444,25 @@ func javaURLEncode(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// threadGroups counts the plan's enabled thread groups that become
+// workloads (setUp/tearDown groups aside).
+func (c *conv) threadGroups() int {
+	n := 0
+	var walk func(e *Element)
+	walk = func(e *Element) {
+		if !e.Enabled {
+			return
+		}
+		if strings.HasSuffix(e.TestClass, "ThreadGroup") && e.TestClass != "SetupThreadGroup" && e.TestClass != "PostThreadGroup" {
+			n++
+			return
+		}
+		for _, k := range e.Children {
+			walk(k)
+		}
+	}
+	walk(c.root)
+	return n
 }
