@@ -301,14 +301,27 @@ func (c *conv) expr(e ast.Expression, fr *frame) *value {
 				c.globals.vars[string(l.Name)] = v
 			}
 		case *ast.DotExpression:
-			if o := c.expr(l.Left, fr); o.k == kObj {
+			o := c.expr(l.Left, fr)
+			if o.k == kMod && o.name == "globalThis" {
+				c.gthis.vars[string(l.Identifier.Name)] = v
+				return v
+			}
+			if o.k == kArr && len(o.items) == 0 {
+				o.k, o.m = kObj, map[string]*value{}
+			}
+			if o.k == kObj {
 				if _, ok := o.m[string(l.Identifier.Name)]; !ok {
 					o.keys = append(o.keys, string(l.Identifier.Name))
 				}
 				o.m[string(l.Identifier.Name)] = v
 			}
 		case *ast.BracketExpression:
-			if o := c.expr(l.Left, fr); o.k == kObj {
+			o := c.expr(l.Left, fr)
+			if o.k == kArr && len(o.items) == 0 {
+				// globalThis.vars = []; vars["x"] = … : used as an object
+				o.k, o.m = kObj, map[string]*value{}
+			}
+			if o.k == kObj {
 				if k, ok := c.expr(l.Member, fr).text(); ok {
 					if _, ok := o.m[k]; !ok {
 						o.keys = append(o.keys, k)
@@ -355,6 +368,8 @@ func (c *conv) ident(name string, fr *frame) *value {
 		return undef
 	case "__ENV":
 		return mod("__ENV")
+	case "globalThis":
+		return mod("globalThis")
 	case "__VU":
 		return numRef("__user")
 	case "__ITER":
@@ -370,6 +385,9 @@ func (c *conv) ident(name string, fr *frame) *value {
 	}
 	if globalNames[name] {
 		return mod(name)
+	}
+	if v, ok := c.gthis.vars[name]; ok {
+		return v
 	}
 	return unknown("the name " + name + " (not defined in the script)")
 }
@@ -400,6 +418,14 @@ func (c *conv) member(v *value, name string, at ast.Node) *value {
 	switch v.k {
 	case kMod:
 		switch v.name {
+		case "globalThis":
+			if x, ok := c.gthis.vars[name]; ok {
+				return x
+			}
+			if x, ok := c.globals.get(name); ok {
+				return x
+			}
+			return undef
 		case "resp.headers":
 			return &value{k: kHeader, req: v.req, name: name}
 		case "resp.cookies":
@@ -434,12 +460,19 @@ func (c *conv) member(v *value, name string, at ast.Node) *value {
 		return &value{k: kMod, name: "string." + name, items: []*value{v}}
 	case kResp:
 		switch name {
-		case "status", "body", "timings", "cookies", "status_text", "url", "error", "error_code", "proto":
+		case "url":
+			segs := parseTemplate(v.req.URL)
+			return &value{k: kStr, segs: segs, lit: isLit(segs)}
+		case "status", "body", "timings", "cookies", "status_text", "error", "error_code", "proto":
 			return &value{k: kMod, name: "resp." + name, req: v.req}
 		case "headers":
 			return &value{k: kMod, name: "resp.headers", req: v.req}
 		case "json", "html", "clickLink", "submitForm":
 			return &value{k: kMod, name: "resp." + name, req: v.req}
+		case "request":
+			segs := parseTemplate(v.req.URL)
+			return &value{k: kObj, keys: []string{"method", "url"}, m: map[string]*value{
+				"method": str(v.req.Method), "url": {k: kStr, segs: segs, lit: isLit(segs)}}}
 		}
 		return unknown("the response field " + name)
 	case kJSON:

@@ -24,6 +24,12 @@ func (c *conv) request(e *ast.CallExpression, fr *frame, method string, args []a
 	r := &convert.Request{Method: method}
 	var notes []string
 	r.URL = c.render(args[ui], fr)
+	if !sendable(r.URL) {
+		c.item(e, "http."+strings.ToLower(method), convert.NotConverted, "its URL "+c.s.Text(args[ui], 60)+" is known only at run time")
+		c.rep.AddBehaviour(fmt.Sprintf("%s: the request is not sent (its URL is known only at run time)", c.s.Pos(start(e))))
+		c.comment(fr, e, "request not converted (URL known only at run time)")
+		return unknown("the response of a request that is not converted")
+	}
 	if bi >= 0 && bi < len(args) {
 		c.body(r, args[bi], c.expr(args[bi], fr), &notes)
 	}
@@ -243,7 +249,20 @@ func (c *conv) check(e *ast.CallExpression, fr *frame) *value {
 	}
 	obj, ok := e.ArgumentList[1].(*ast.ObjectLiteral)
 	if !ok {
-		return c.notConverted(e, fr, "check() whose conditions are not an object literal")
+		// An object built before the call: {} then obj[name] = fn.
+		v := c.expr(e.ArgumentList[1], fr)
+		if v.k != kObj || len(v.keys) == 0 {
+			return c.notConverted(e, fr, "check() whose conditions are not an object")
+		}
+		for _, name := range v.keys {
+			fn := v.m[name]
+			if fn.k != kFunc {
+				c.item(e, "check", convert.NotConverted, fmt.Sprintf("check %q: not a function", name))
+				continue
+			}
+			c.checkOne(e, fr, subj, name, fnPredicate(fn.fn))
+		}
+		return unknown("the result of check()")
 	}
 	for _, p := range obj.Value {
 		kp, ok := p.(*ast.PropertyKeyed)
@@ -257,22 +276,57 @@ func (c *conv) check(e *ast.CallExpression, fr *frame) *value {
 			continue
 		}
 		body, param := predicate(kp.Value)
-		if body == nil {
-			c.item(p, "check", convert.NotConverted, fmt.Sprintf("check %q: the condition is not a function returning an expression", name))
-			continue
-		}
-		pc := &predConv{c: c, fr: fr, param: param, req: subj.req}
-		ck := convert.Check{Name: name}
-		if !pc.into(body, &ck, false) {
-			c.item(p, "check", convert.NotConverted, fmt.Sprintf("check %q: %s is outside the converted checks (status, body contains, JSON value, header, duration)", name, c.s.Text(body, 80)))
-			c.comment(fr, p, fmt.Sprintf("check %q not converted", name))
-			continue
-		}
-		subj.req.Checks = append(subj.req.Checks, ck)
-		c.item(p, "check", convert.Converted, fmt.Sprintf("check %q", name))
-		c.checks++
+		c.checkOne(p, fr, subj, name, pred{body, param})
 	}
 	return unknown("the result of check()")
+}
+
+type pred struct {
+	body  ast.Expression
+	param string
+}
+
+func fnPredicate(f *fnDef) pred {
+	param := ""
+	if f.params != nil && len(f.params.List) > 0 {
+		if id, ok := f.params.List[0].Target.(*ast.Identifier); ok {
+			param = string(id.Name)
+		}
+	}
+	switch b := f.body.(type) {
+	case *ast.ExpressionBody:
+		return pred{b.Expression, param}
+	case *ast.BlockStatement:
+		if len(b.List) == 1 {
+			if r, ok := b.List[0].(*ast.ReturnStatement); ok {
+				return pred{r.Argument, param}
+			}
+		}
+	}
+	return pred{}
+}
+
+// checkOne adds one named check to the response's request.
+func (c *conv) checkOne(p ast.Node, fr *frame, subj *value, name string, pr pred) {
+	if pr.body == nil {
+		c.item(p, "check", convert.NotConverted, fmt.Sprintf("check %q: the condition is not a function returning an expression", name))
+		return
+	}
+	pc := &predConv{c: c, fr: fr, param: pr.param, req: subj.req}
+	ck := convert.Check{Name: name}
+	if !pc.into(pr.body, &ck, false) {
+		c.item(p, "check", convert.NotConverted, fmt.Sprintf("check %q: %s is outside the converted checks (status, body contains, JSON value, header, duration)", name, c.s.Text(pr.body, 80)))
+		c.comment(fr, p, fmt.Sprintf("check %q not converted", name))
+		return
+	}
+	for _, x := range subj.req.Checks {
+		if x.Name == ck.Name {
+			return // the same check reached again (a helper called twice)
+		}
+	}
+	subj.req.Checks = append(subj.req.Checks, ck)
+	c.item(p, "check", convert.Converted, fmt.Sprintf("check %q", name))
+	c.checks++
 }
 
 // predicate returns the returned expression of a one-parameter function
@@ -760,4 +814,10 @@ func negate(op token.Token) token.Token {
 		return token.LESS
 	}
 	return op
+}
+
+// sendable reports whether a URL template names where it goes: an
+// absolute URL, a path, or a base URL from the environment.
+func sendable(u string) bool {
+	return strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "/") || strings.HasPrefix(u, "${env.")
 }

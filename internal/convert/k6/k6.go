@@ -27,6 +27,7 @@ type conv struct {
 	plan       *convert.Plan
 	rep        *convert.Report
 	globals    *scope
+	gthis      *scope // globalThis.x, shared by every module
 	used       map[string]bool
 	feedNames  map[string]bool
 	feeders    []*feeder
@@ -53,6 +54,7 @@ func Convert(s *Script, o Options) (*convert.Plan, *convert.Report) {
 		plan:       &convert.Plan{Name: strings.TrimSuffix(filepath.Base(src), filepath.Ext(src))},
 		rep:        &convert.Report{Source: src, Kind: "k6"},
 		globals:    newScope(nil),
+		gthis:      newScope(nil),
 		used:       map[string]bool{},
 		feedNames:  map[string]bool{},
 		notes:      map[string]bool{},
