@@ -31,7 +31,7 @@ func TestConvertCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(rep), "60 enabled elements") || !strings.Contains(string(rep), "## Not converted (6)") {
+	if !strings.Contains(string(rep), "60 enabled elements") || !strings.Contains(string(rep), "## Not converted (5)") {
 		t.Errorf("report:\n%s", rep)
 	}
 	// The Authorization Manager's credentials are read from the
