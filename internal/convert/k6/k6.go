@@ -508,10 +508,15 @@ func (c *conv) load(l *convert.Load, sc *value) []string {
 		switch {
 		case sc.k == kObj && sc.m["stages"] != nil:
 			executor = "ramping-vus"
+		case sc.k == kObj && sc.m["iterations"] != nil:
+			// iterations with a duration: k6 shares the iterations, the
+			// duration is their limit.
+			executor = "shared-iterations"
+			if d, ok := dur("duration"); ok {
+				notes = append(notes, "the duration "+d+" is k6's limit on the shared iterations; the plan runs the iterations")
+			}
 		case sc.k == kObj && sc.m["duration"] != nil:
 			executor = "constant-vus"
-		case sc.k == kObj && sc.m["iterations"] != nil:
-			executor = "shared-iterations"
 		default:
 			executor = "shared-iterations"
 		}

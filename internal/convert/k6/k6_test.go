@@ -207,3 +207,19 @@ export { run as default };
 		t.Errorf("plan:\n%s", plan)
 	}
 }
+
+// options.iterations with a duration is k6's shared-iterations (the
+// duration its limit), not a constant load.
+func TestIterationsWithDuration(t *testing.T) {
+	p, _, _, md := convertSrc(t, "i.js", `import http from 'k6/http';
+export const options = { vus: 2, iterations: 6, duration: '30s' };
+export default function () { http.get('http://api.test/x'); }
+`)
+	l := p.Workloads[0].Load
+	if l.Users != "2" || l.Iterations != "3" || l.Duration != "" {
+		t.Errorf("load %+v, want 2 users × 3 iterations", l)
+	}
+	if !strings.Contains(md, "k6's limit on the shared iterations") {
+		t.Errorf("report does not say the duration is a limit:\n%s", md)
+	}
+}
