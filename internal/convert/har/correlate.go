@@ -517,6 +517,12 @@ func (c *correlator) secret(header, value string) string {
 		what += " (the part after \"" + strings.TrimSpace(prefix) + "\")"
 	}
 	c.report.Env = append(c.report.Env, convert.EnvVar{Env: env, What: what + "; no response in the recording returned it"})
+	// For a caller that replays at once with the recorded values (the
+	// differential tests); never written.
+	if c.report.Secrets == nil {
+		c.report.Secrets = map[string]string{}
+	}
+	c.report.Secrets[env] = raw
 	return prefix + "${" + name + "}"
 }
 

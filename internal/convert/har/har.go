@@ -136,7 +136,7 @@ type meta struct {
 }
 
 func metaOf(e *Entry) meta {
-	m := meta{ms: e.Time, method: e.Request.Method, url: e.Request.URL, pageref: e.Pageref}
+	m := meta{ms: e.Time, method: e.Request.Method, url: resolveURL(e), pageref: e.Pageref}
 	m.start, _ = time.Parse(time.RFC3339Nano, e.StartedDateTime)
 	if u, err := url.Parse(e.Request.URL); err == nil {
 		m.asset = isAsset(e, u)
@@ -223,6 +223,7 @@ func convertFrom(metas []meta, pages []Page, load func(int) (*Entry, error), opt
 	// assets included.
 	var prevEnd time.Time
 	first := true
+	relative := 0
 	for _, i := range idx {
 		m := &metas[i]
 		st := m.start
@@ -236,6 +237,11 @@ func convertFrom(metas []meta, pages []Page, load func(int) (*Entry, error), opt
 		e, err := load(i)
 		if err != nil {
 			return nil, nil, fmt.Errorf("entry %d: %w", i+1, err)
+		}
+		if e.Request.URL != m.url {
+			// A relative URL resolved against the entry's Host header.
+			e.Request.URL = m.url
+			relative++
 		}
 		grouped := e.Pageref != "" && len(pages) > 1
 		if grouped && (e.Pageref != curPage || group == nil) {
@@ -284,6 +290,9 @@ func convertFrom(metas []meta, pages []Page, load func(int) (*Entry, error), opt
 	p.Workloads = []*convert.Workload{wl}
 	rep.Notes = append(rep.Notes, "The load is one user running the recording once; set load (users, duration, rate) for a test.",
 		"Redirects are sent as recorded (http.redirects: 0): each redirect is its own entry in a HAR.")
+	if relative > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d entries recorded a path without scheme and host (a server-side capture); they are sent to their Host header over http (the recording does not say https).", relative))
+	}
 	if c.forgotten > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("Correlation searched the latest %.0f MiB of response bodies: %d older responses were no longer searched for values later requests sent.", float64(opt.CorrelationBudget)/(1<<20), c.forgotten))
 	}
@@ -342,3 +351,21 @@ func isSecretHeader(name string) bool { return secret.IsName(name) }
 
 // itoa is strconv.Itoa (kept short at call sites).
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// resolveURL is the entry's URL; a recorder that writes the path only
+// (server-side capture: "/api/users" with a Host header) gets
+// http://HOST/path — the scheme is not recorded, http is assumed.
+func resolveURL(e *Entry) string {
+	u := e.Request.URL
+	if !strings.HasPrefix(u, "/") || strings.HasPrefix(u, "//") {
+		return u
+	}
+	for _, h := range e.Request.Headers {
+		if strings.EqualFold(h.Name, "Host") || h.Name == ":authority" {
+			if host := strings.TrimSpace(h.Value); host != "" && !strings.ContainsAny(host, "/?#@ ") {
+				return "http://" + host + u
+			}
+		}
+	}
+	return u
+}

@@ -2,6 +2,7 @@ package wiretest
 
 import (
 	"bytes"
+	"encoding/base64"
 	"net/http"
 	"net/url"
 	"os"
@@ -30,6 +31,15 @@ func HARRequests(h *har.HAR) []Request {
 		if err != nil {
 			continue
 		}
+		if u.Host == "" {
+			// A server-side capture records the path; the host is its
+			// Host header.
+			for _, kv := range e.Request.Headers {
+				if strings.EqualFold(kv.Name, "Host") {
+					u.Host = kv.Value
+				}
+			}
+		}
 		at, _ := time.Parse(time.RFC3339Nano, e.StartedDateTime)
 		if first.IsZero() {
 			first = at
@@ -54,9 +64,11 @@ func HARRequests(h *har.HAR) []Request {
 }
 
 // HARRules answer each recorded request as the recorded site did: its
-// status, content type and body, by method and path.
+// status, content type and body (decoded from base64 when the HAR says),
+// by method and path, the responses to one endpoint in their order.
 func HARRules(h *har.HAR) []Rule {
 	var out []Rule
+	idx := map[string]int{}
 	for i := range h.Log.Entries {
 		e := &h.Log.Entries[i]
 		u, err := url.Parse(e.Request.URL)
@@ -67,11 +79,24 @@ func HARRules(h *har.HAR) []Rule {
 		if p == "" {
 			p = "/"
 		}
-		resp := Response{Status: e.Response.Status, Header: map[string]string{}, Body: e.Response.Content.Text}
+		body := e.Response.Content.Text
+		if e.Response.Content.Encoding == "base64" {
+			if b, err := base64.StdEncoding.DecodeString(body); err == nil {
+				body = string(b)
+			}
+		}
+		resp := Response{Status: e.Response.Status, Header: map[string]string{}, Body: body}
 		if ct := e.Response.Content.MimeType; ct != "" {
 			resp.Header["Content-Type"] = ct
 		}
-		out = append(out, Rule{Method: e.Request.Method, Path: regexp.MustCompile("^" + regexp.QuoteMeta(p) + "$"), Resp: resp})
+		k := e.Request.Method + " " + p
+		j, ok := idx[k]
+		if !ok {
+			j = len(out)
+			idx[k] = j
+			out = append(out, Rule{Method: e.Request.Method, Path: regexp.MustCompile("^" + regexp.QuoteMeta(p) + "$"), Resp: resp})
+		}
+		out[j].Seq = append(out[j].Seq, resp)
 	}
 	return out
 }

@@ -15,3 +15,14 @@ func TestHARFiddlerExport(t *testing.T) {
 		t.Errorf("query %q, want the recorded name=tom&hobby=basketball&hobby=swim", q)
 	}
 }
+
+// TestHARServerSideCapture replays train-ticket's sample.har (80 entries
+// an Akita agent recorded on the server: paths without scheme or host, a
+// Host header, base64 response bodies, folder names created by POSTs and
+// read back by GETs) through a recorder answering as the site did.
+func TestHARServerSideCapture(t *testing.T) {
+	o := RunHAR(t, "testdata/har/train-ticket-akita.har", Options{})
+	if len(o.HAR) != 80 || len(o.Plateau) != 80 {
+		t.Fatalf("HAR %d entries, plateau %d requests; want 80 and 80", len(o.HAR), len(o.Plateau))
+	}
+}
