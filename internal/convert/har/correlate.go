@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"regexp"
 	"sort"
@@ -38,6 +39,8 @@ type correlator struct {
 	held      int
 	budget    int
 	forgotten int
+	// notModified counts recorded 304 answers (checked as 200 or 304).
+	notModified int
 	oldest    int // index in prev of the oldest body still held
 }
 
@@ -124,7 +127,12 @@ func (c *correlator) request(i int, e *Entry, target string) (*convert.Request, 
 			}
 		}
 	}
-	if s := e.Response.Status; s >= 100 && s < 600 {
+	if s := e.Response.Status; s == http.StatusNotModified {
+		// The conditional headers that made the 304 are not sent (the
+		// plan has no browser cache): the server answers 200.
+		r.Check.Status = []int{200, 304}
+		c.notModified++
+	} else if s >= 100 && s < 600 {
 		r.Check.Status = []int{s}
 	}
 

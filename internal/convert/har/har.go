@@ -105,6 +105,10 @@ type Options struct {
 	// MinThink is the smallest gap between entries kept as a think time
 	// (default 200ms): shorter gaps are the browser's own work.
 	MinThink time.Duration
+	// MaxThink caps a gap between entries (default 1m): a longer one is a
+	// paused recording or sessions recorded apart, not a user's think
+	// time; the report says how many were capped.
+	MaxThink time.Duration
 	// CorrelationBudget bounds the response bodies kept to look values up
 	// in (default 64 MiB); older bodies are forgotten, and the report says
 	// how many.
@@ -149,6 +153,9 @@ func metaOf(e *Entry) meta {
 func convertFrom(metas []meta, pages []Page, load func(int) (*Entry, error), opt Options) (*convert.Plan, *convert.Report, error) {
 	if opt.MinThink == 0 {
 		opt.MinThink = 200 * time.Millisecond
+	}
+	if opt.MaxThink == 0 {
+		opt.MaxThink = time.Minute
 	}
 	rep := &convert.Report{Source: opt.Source, Kind: "HAR"}
 	name := strings.TrimSuffix(path.Base(strings.ReplaceAll(opt.Source, "\\", "/")), path.Ext(opt.Source))
@@ -223,7 +230,8 @@ func convertFrom(metas []meta, pages []Page, load func(int) (*Entry, error), opt
 	// assets included.
 	var prevEnd time.Time
 	first := true
-	relative := 0
+	relative, capped := 0, 0
+	var longest time.Duration
 	for _, i := range idx {
 		m := &metas[i]
 		st := m.start
@@ -249,6 +257,11 @@ func convertFrom(metas []meta, pages []Page, load func(int) (*Entry, error), opt
 		}
 		if !first && !st.IsZero() && !prevEnd.IsZero() {
 			if gap := st.Sub(prevEnd); gap >= opt.MinThink {
+				if gap > opt.MaxThink {
+					capped++
+					longest = max(longest, gap)
+					gap = opt.MaxThink
+				}
 				think := convert.Step{Think: &convert.Think{Fixed: gap.Round(10 * time.Millisecond)}}
 				if group != nil {
 					group.Steps = append(group.Steps, think)
@@ -290,6 +303,12 @@ func convertFrom(metas []meta, pages []Page, load func(int) (*Entry, error), opt
 	p.Workloads = []*convert.Workload{wl}
 	rep.Notes = append(rep.Notes, "The load is one user running the recording once; set load (users, duration, rate) for a test.",
 		"Redirects are sent as recorded (http.redirects: 0): each redirect is its own entry in a HAR.")
+	if capped > 0 {
+		rep.AddBehaviour(fmt.Sprintf("%d %s between entries longer than %s (the longest %s: the recording paused, or joins sessions recorded apart) %s shortened to %s", capped, map[bool]string{true: "pause", false: "pauses"}[capped == 1], convert.Dur(opt.MaxThink), longest.Round(time.Second), map[bool]string{true: "is", false: "are"}[capped == 1], convert.Dur(opt.MaxThink)))
+	}
+	if c.notModified > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d recorded 304 (Not Modified) answers are checked as 200 or 304: the conditional headers that asked for them (If-None-Match, If-Modified-Since) belong to the browser's cache and are not sent.", c.notModified))
+	}
 	if relative > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d entries recorded a path without scheme and host (a server-side capture); they are sent to their Host header over http (the recording does not say https).", relative))
 	}
