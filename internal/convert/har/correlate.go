@@ -41,7 +41,7 @@ type correlator struct {
 	forgotten int
 	// notModified counts recorded 304 answers (checked as 200 or 304).
 	notModified int
-	oldest    int // index in prev of the oldest body still held
+	oldest      int // index in prev of the oldest body still held
 }
 
 // corrBudget bounds the response bodies kept for correlation by default.
