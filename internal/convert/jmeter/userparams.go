@@ -12,7 +12,7 @@ import (
 // literal: JMeter gives thread n (from 0) the value set n modulo the
 // number of sets, once per thread. The sets become a CSV file the
 // conversion writes beside the plan, read one row per user (per_user,
-// recycled: user n gets row n modulo the rows). Values that hold
+// recycled: the rows go to users in the order they start). Values that hold
 // functions or variables are left to the generic not-converted path
 // (false).
 func (c *conv) userParams(path string, e *Element) bool {
@@ -64,7 +64,7 @@ func (c *conv) userParams(path string, e *Element) bool {
 	for i, n := range names {
 		c.vars[n] = name + "." + cols[i]
 	}
-	note := fmt.Sprintf("%d value %s, one per user (user n gets set n modulo %d, as JMeter's thread n), written as %s beside the plan", len(rows), map[bool]string{true: "set", false: "sets"}[len(rows) == 1], len(rows), file)
+	note := fmt.Sprintf("%d value %s, one per user for all its iterations, shared out in turn as JMeter does (written as %s beside the plan); JMeter gives thread n set n modulo %d, plateau the next set to each user as it starts, so user numbers and sets may pair differently", len(rows), map[bool]string{true: "set", false: "sets"}[len(rows) == 1], file, len(rows))
 	c.add(path, e, convert.Converted, note, "")
 	return true
 }
