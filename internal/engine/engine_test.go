@@ -287,12 +287,14 @@ func TestPacing(t *testing.T) {
 	n, _ := labelAgg(d, "get")
 	// 10 users × one iteration per 500 ms over 3 s = 60 (±1 per user at
 	// the edge) planned; every planned slot is a sample or a missed slot.
+	// A user's slots count from its own start, which a starved
+	// generator makes late: ≈60 holds for one that got its CPU.
 	p := d.Info.Phases[0]
-	if p.Planned < 55 || p.Planned > 70 || p.Started != n {
-		t.Errorf("pacing planned %d slots and started %d, sent %d; want ≈60 planned, each started one sent", p.Planned, p.Started, n)
+	if p.Planned > 70 || p.Started > p.Planned || p.Started != n {
+		t.Errorf("pacing planned %d slots and started %d, sent %d; want at most ≈60 planned, each started one sent", p.Planned, p.Started, n)
 	}
-	if pct, bad := starved(d); !bad && (n < 55 || n > 70) {
-		t.Errorf("pacing sent %d with the generator on its CPU (run-queue wait %.1f%%), want ≈60", n, pct)
+	if pct, bad := starved(d); !bad && (n < 55 || n > 70 || p.Planned < 55) {
+		t.Errorf("pacing planned %d and sent %d with the generator on its CPU (run-queue wait %.1f%%), want ≈60", p.Planned, n, pct)
 	}
 }
 
@@ -459,13 +461,14 @@ func TestCoordinatedOmission(t *testing.T) {
 		if p99 := a.QuantileMs(99); p99 < 500 {
 			t.Errorf("p99 = %.1f ms, want ≥ 500 ms: the 1 s stall must show", p99)
 		}
-		if pct, bad := starved(d); bad {
+		pct, bad := starved(d)
+		if bad {
 			t.Logf("generator starved (run-queue wait %.1f%%): its own lateness is in every time from the intended start; the median is not judged", pct)
 		} else if p50 := a.QuantileMs(50); p50 > 50 {
 			t.Errorf("p50 = %.1f ms, want small", p50)
 		}
-		if a.Count+d.Dropped["w"] != 500 || d.Dropped["w"] > 5 {
-			t.Errorf("samples %d + dropped %d, want 500 scheduled, ~none dropped", a.Count, d.Dropped["w"])
+		if a.Count+d.Dropped["w"] != 500 || (!bad && d.Dropped["w"] > 5) {
+			t.Errorf("samples %d + dropped %d (generator run-queue wait %.1f%%), want 500 scheduled, ~none dropped", a.Count, d.Dropped["w"], pct)
 		}
 	})
 	t.Run("2 users", func(t *testing.T) {
