@@ -54,6 +54,19 @@ func (d Direction) MarshalText() ([]byte, error) {
 	return []byte("higher_is_worse"), nil
 }
 
+// UnmarshalText reads a direction from history.json.
+func (d *Direction) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "lower_is_worse":
+		*d = LowerIsWorse
+	case "higher_is_worse":
+		*d = HigherIsWorse
+	default:
+		return fmt.Errorf("direction %q is not higher_is_worse or lower_is_worse", b)
+	}
+	return nil
+}
+
 // Series is one figure over the stored runs of one plan.
 type Series struct {
 	// Key identifies the series: plan, metric, and the label and phase (a
