@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -224,59 +226,102 @@ func Analyze(runs []*Run, opt Options) (*Analysis, error) {
 	if p := int(math.Ceil(1/o.Alpha)) - 1; p > changepoint.DefaultPermutations {
 		cpo.Permutations = p
 	}
-	vals := make([]float64, 0, len(runs))
-	for i, s := range a.Series {
-		vals = vals[:0]
-		for _, p := range s.Points {
-			vals = append(vals, p.Value)
-		}
-		// One stream per series (PCG's second word), so a series' result
-		// does not depend on which other series the store holds.
-		rng := rand.New(rand.NewPCG(o.Seed, hashString(s.key())))
-		res, err := changepoint.Detect(vals, cpo, rng)
-		if err != nil {
-			return nil, fmt.Errorf("history: series %s: %w", s.Name, err)
-		}
-		for _, cp := range res.Points {
-			pt := s.Points[cp.Index]
-			s.ChangePoints = append(s.ChangePoints, ChangePoint{Point: cp.Index, Run: pt.Run, RunID: pt.RunID,
-				BeforeMean: cp.Before.Mean, AfterMean: cp.After.Mean, BeforeRuns: cp.Before.Len(), AfterRuns: cp.After.Len(),
-				ChangePct: cp.ChangePct, PValue: cp.PValue, Worse: s.Direction.worse(cp.Before.Mean, cp.After.Mean)})
-		}
-		if s.ChangePoints == nil {
-			s.ChangePoints = []ChangePoint{}
-		}
-		if len(vals) >= 2 {
-			j, err := judgeLatest(s, vals, cpo, rand.New(rand.NewPCG(o.Seed, hashString(s.key())^1)), o)
-			if err != nil {
-				return nil, fmt.Errorf("history: series %s: %w", s.Name, err)
+	// Series are independent (each with its own random stream), so they
+	// are analysed in parallel; the result does not depend on the order.
+	errs := make([]error, len(a.Series))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, min(runtime.GOMAXPROCS(0), len(a.Series))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var vals []float64
+			for i := range next {
+				vals = vals[:0]
+				for _, p := range a.Series[i].Points {
+					vals = append(vals, p.Value)
+				}
+				errs[i] = analyzeSeries(a.Series[i], vals, cpo, o)
 			}
-			a.Series[i].Latest = j
+		}()
+	}
+	for i := range a.Series {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("history: series %s: %w", a.Series[i].Name, err)
 		}
 	}
 	return a, nil
 }
 
-// judgeLatest compares the last point with the last stable segment of the
-// points before it (their change points found afresh, so a step at the
-// latest run cannot hide in its own segment).
-func judgeLatest(s *Series, vals []float64, cpo changepoint.Options, rng *rand.Rand, o Options) (*Judgement, error) {
-	n := len(vals)
-	prev := vals[:n-1]
-	res, err := changepoint.Detect(prev, cpo, rng)
+// analyzeSeries finds the change points of s (values vals) and judges
+// its latest point.
+func analyzeSeries(s *Series, vals []float64, cpo changepoint.Options, o Options) error {
+	// One stream per series (PCG's second word), so a series' result does
+	// not depend on which other series the store holds.
+	rng := rand.New(rand.NewPCG(o.Seed, hashString(s.key())))
+	res, err := changepoint.Detect(vals, cpo, rng)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	seg := res.Segments[len(res.Segments)-1]
+	s.ChangePoints = []ChangePoint{}
+	for _, cp := range res.Points {
+		pt := s.Points[cp.Index]
+		s.ChangePoints = append(s.ChangePoints, ChangePoint{Point: cp.Index, Run: pt.Run, RunID: pt.RunID,
+			BeforeMean: cp.Before.Mean, AfterMean: cp.After.Mean, BeforeRuns: cp.Before.Len(), AfterRuns: cp.After.Len(),
+			ChangePct: cp.ChangePct, PValue: cp.PValue, Worse: s.Direction.worse(cp.Before.Mean, cp.After.Mean)})
+	}
+	if len(vals) >= 2 {
+		s.Latest = judgeLatest(s, vals, res, o)
+	}
+	return nil
+}
+
+// judgeLatest compares the last point with the last stable segment before
+// it: the last segment of the series without its last point. A change
+// point needs MinSegment (≥ 2) points after it, so the latest point is
+// never a segment of its own: a step at the latest run stays in the last
+// segment, which is why it is left out of the segment it is judged
+// against.
+func judgeLatest(s *Series, vals []float64, res changepoint.Result, o Options) *Judgement {
+	n := len(vals)
+	from := res.Segments[len(res.Segments)-1].Start
+	if from > n-2 {
+		from = n - 2
+	}
+	seg := vals[from : n-1]
+	mean, sd := meanSD(seg)
 	last := s.Points[n-1]
-	j := &Judgement{Run: last.Run, RunID: last.RunID, Value: last.Value, SegmentFrom: seg.Start, SegmentTo: seg.End,
-		SegmentMean: seg.Mean, SegmentSD: seg.StdDev}
-	if seg.Mean != 0 {
-		j.ChangePct = (last.Value/seg.Mean - 1) * 100
+	j := &Judgement{Run: last.Run, RunID: last.RunID, Value: last.Value, SegmentFrom: from, SegmentTo: n - 1,
+		SegmentMean: mean, SegmentSD: sd}
+	if mean != 0 {
+		j.ChangePct = (last.Value/mean - 1) * 100
 	}
-	j.PValue = predictionP(last.Value, seg.Mean, seg.StdDev, seg.Len())
-	j.Worse = j.PValue <= o.Alpha && math.Abs(j.ChangePct) > o.ThresholdPct && s.Direction.worse(seg.Mean, last.Value)
-	return j, nil
+	j.PValue = predictionP(last.Value, mean, sd, len(seg))
+	j.Worse = j.PValue <= o.Alpha && math.Abs(j.ChangePct) > o.ThresholdPct && s.Direction.worse(mean, last.Value)
+	return j
+}
+
+// meanSD is the mean and sample standard deviation (n − 1; 0 for one
+// value).
+func meanSD(v []float64) (float64, float64) {
+	var sum float64
+	for _, x := range v {
+		sum += x
+	}
+	m := sum / float64(len(v))
+	if len(v) < 2 {
+		return m, 0
+	}
+	var ss float64
+	for _, x := range v {
+		ss += (x - m) * (x - m)
+	}
+	return m, math.Sqrt(ss / float64(len(v)-1))
 }
 
 // predictionP is the two-sided p-value of x as one more draw from a normal
