@@ -51,9 +51,11 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 				return nil, fmt.Errorf("history: creating %s: %w", dir, err)
 			}
 		}
-		// WAL lets a report read while a run adds; the busy timeout makes
-		// two writers (two runs ending together) wait for each other.
-		s.db, err = sql.Open("sqlite", "file:"+dsn+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)")
+		// WAL lets a report read while a run adds; the busy timeout and
+		// immediate transactions make two writers (two runs ending
+		// together) wait for each other instead of failing. The path is
+		// a URI filename: its reserved characters are escaped.
+		s.db, err = sql.Open("sqlite", "file:"+strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(dsn)+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("history: opening %s: %w", s.where, err)
