@@ -392,8 +392,8 @@ func printHistoryCheck(w io.Writer, a *history.Analysis, runs []*history.Run) er
 	worse := a.Worse()
 	for _, s := range worse {
 		j := s.Latest
-		fmt.Fprintf(w, "WORSE  %s: %s against %s ± %s over runs %d–%d (%+.1f %%, p = %.3g)\n", s.Name, fmtFloat(j.Value), fmtFloat(j.SegmentMean),
-			fmtFloat(j.SegmentSD), s.Points[j.SegmentFrom].Run+1, s.Points[j.SegmentTo-1].Run+1, j.ChangePct, j.PValue)
+		fmt.Fprintf(w, "WORSE  %s: %s against the median %s ± %s of runs %d–%d (%+.1f %%, p = %.3g)\n", s.Name, fmtFloat(j.Value), fmtFloat(j.SegmentMedian),
+			fmtFloat(j.SegmentSpread), s.Points[j.SegmentFrom].Run+1, s.Points[j.SegmentTo-1].Run+1, j.ChangePct, j.PValue)
 	}
 	if len(worse) > 0 {
 		fmt.Fprintf(w, "history check: the latest run of %s (%s, %s) is significantly worse than the last stable segment in %d of %d series (threshold %g %%, alpha %g)\n",
@@ -448,8 +448,8 @@ func writeHistoryJUnit(path string, a *history.Analysis, runs []*history.Run) er
 			continue
 		}
 		c := hjCase{Name: ser.Name, Classname: "history." + plan}
-		desc := fmt.Sprintf("latest %s against the last stable segment's %s ± %s (runs %d–%d): %+.1f %%, p = %.3g",
-			fmtFloat(j.Value), fmtFloat(j.SegmentMean), fmtFloat(j.SegmentSD), ser.Points[j.SegmentFrom].Run+1, ser.Points[j.SegmentTo-1].Run+1, j.ChangePct, j.PValue)
+		desc := fmt.Sprintf("latest %s against the last stable segment's median %s ± %s (runs %d–%d): %+.1f %%, p = %.3g",
+			fmtFloat(j.Value), fmtFloat(j.SegmentMedian), fmtFloat(j.SegmentSpread), ser.Points[j.SegmentFrom].Run+1, ser.Points[j.SegmentTo-1].Run+1, j.ChangePct, j.PValue)
 		if j.Worse {
 			c.Failure = &hjFailure{Message: "significantly worse than the last stable segment", Type: "regression", Text: desc}
 			s.Failures++

@@ -58,8 +58,10 @@ func slowableFront(t *testing.T, back string, latency time.Duration) string {
 }
 
 // TestHistoryDemoSlowdown: 30 short runs of the demo's plan, the demo
-// service slowed from run 15 on (its external calls take 8 ms instead of
-// 1 ms). history check passes on run 14 and fails as soon as run 15 is
+// service slowed from run 15 on (its three external calls take 60 ms each
+// instead of 10 ms). A busy test machine can double a 1.5-second run's
+// latency by itself, so the check is given a threshold of 150 % (a CI
+// pipeline sets its own for its own noise) and the planted step is +400 %. history check passes on run 14 and fails as soon as run 15 is
 // added; the report finds one change point in the read's response time,
 // at run 15; a run added twice is stored once.
 func TestHistoryDemoSlowdown(t *testing.T) {
@@ -74,7 +76,7 @@ func TestHistoryDemoSlowdown(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = back.Close() })
 	backURL := serve(t, back.Serve)
-	fast, slow := slowableFront(t, backURL, time.Millisecond), slowableFront(t, backURL, 8*time.Millisecond)
+	fast, slow := slowableFront(t, backURL, 10*time.Millisecond), slowableFront(t, backURL, 60*time.Millisecond)
 
 	planDir := filepath.Join(work, "plan")
 	if err := os.MkdirAll(planDir, 0o755); err != nil {
@@ -106,12 +108,13 @@ func TestHistoryDemoSlowdown(t *testing.T) {
 		// The demo's plan, shortened to its first step for 1.5 s (its six
 		// steps take two minutes), without the demo's process monitors
 		// and access logs (the services run in this process) and so
-		// without the requirement on the servers' own times.
+		// without its requirements on time (the slowed runs break them;
+		// here the history is what judges).
 		code, out, errOut := runCLI(t, "run", filepath.Join(planDir, "plan.yaml"), "-q", "-o", dir, "--history", db,
 			"--set", "target="+target,
 			"--set", `workloads.read.load.steps=[{name: "1: 2 nodes x 7 threads", users: 3, duration: 1500ms}]`,
 			"--set", "monitor.targets=[]", "--set", "server_side.sources=[]",
-			"--set", `sla=["avg(response_time) < 200ms during \"1: 2 nodes x 7 threads\"", "error_rate < 1%"]`)
+			"--set", `sla=["error_rate < 1%"]`)
 		if code != ExitOK {
 			t.Fatalf("run %d: exit %d\n%s\n%s", i, code, out, errOut)
 		}
@@ -126,14 +129,14 @@ func TestHistoryDemoSlowdown(t *testing.T) {
 		dirs = append(dirs, dir)
 		switch i {
 		case slowFrom - 1:
-			code, out, errOut = runCLI(t, "history", "check", "--db", db, "--junit", junit)
+			code, out, errOut = runCLI(t, "history", "check", "--db", db, "--junit", junit, "--threshold", "150")
 			if code != ExitOK {
 				t.Fatalf("history check after run %d: exit %d, want 0\n%s\n%s", i, code, out, errOut)
 			}
 		case slowFrom:
-			code, out, errOut = runCLI(t, "history", "check", "--db", db, "--junit", junit)
-			if code != ExitSLAFailed || !strings.Contains(out, "WORSE  list allergies p95") {
-				t.Fatalf("history check after run %d: exit %d, want 1 naming the read's p95\n%s\n%s", i, code, out, errOut)
+			code, out, errOut = runCLI(t, "history", "check", "--db", db, "--junit", junit, "--threshold", "150")
+			if code != ExitSLAFailed || !strings.Contains(out, "WORSE  list allergies p95 (ms)") || !strings.Contains(out, "WORSE  list allergies mean (ms)") {
+				t.Fatalf("history check after run %d: exit %d, want 1 naming the read's p95 and mean\n%s\n%s", i, code, out, errOut)
 			}
 			b, err := os.ReadFile(junit)
 			if err != nil {
@@ -184,6 +187,10 @@ func TestHistoryDemoSlowdown(t *testing.T) {
 	}
 	checked := 0
 	for _, ser := range a.Series {
+		for _, cp := range ser.ChangePoints {
+			t.Logf("found: %s: before run %d, %+.1f %%, p = %.3f", ser.Name, cp.Run+1, cp.ChangePct, cp.PValue)
+		}
+
 		if ser.Label != "list allergies" || ser.Phase != history.WholeRun || (ser.Metric != history.MetricP95 && ser.Metric != history.MetricMean) {
 			continue
 		}

@@ -122,17 +122,24 @@ type Judgement struct {
 	RunID string  `json:"run_id"`
 	Value float64 `json:"value"`
 	// Segment is the stretch of points it is compared with ([From, To) of
-	// Series.Points), its mean and sample standard deviation.
-	SegmentFrom int     `json:"segment_from"`
-	SegmentTo   int     `json:"segment_to"`
-	SegmentMean float64 `json:"segment_mean"`
-	SegmentSD   float64 `json:"segment_sd"`
-	ChangePct   float64 `json:"change_pct"`
+	// Series.Points): its median and spread, on which the judgement
+	// stands, and its mean and sample standard deviation, for the reader.
+	// The spread is 1.4826 × the median absolute deviation (the standard
+	// deviation of normal data, but one noisy run in the segment does not
+	// inflate it and so hide a regression).
+	SegmentFrom   int     `json:"segment_from"`
+	SegmentTo     int     `json:"segment_to"`
+	SegmentMedian float64 `json:"segment_median"`
+	SegmentSpread float64 `json:"segment_spread"`
+	SegmentMean   float64 `json:"segment_mean"`
+	SegmentSD     float64 `json:"segment_sd"`
+	// ChangePct is the latest value against the segment's median, in %.
+	ChangePct float64 `json:"change_pct"`
 	// PValue is the two-sided probability of a value at least this far
-	// from the segment's mean were the latest run one more run of the
-	// segment (Student's t prediction interval with the segment's run-to-
-	// run spread); 1 when the segment has a single run and the value
-	// equals it, 0 when the segment has no spread and the value differs.
+	// from the segment's median were the latest run one more run of the
+	// segment (Student's t prediction interval on n − 1 degrees of
+	// freedom, with the spread above); 1 when the segment has a single
+	// run, 0 when it has no spread and the value differs.
 	PValue float64 `json:"p_value"`
 	// Worse is set when the latest run is significantly worse (PValue ≤
 	// Alpha) by more than the threshold (|ChangePct| > ThresholdPct).
@@ -295,15 +302,37 @@ func judgeLatest(s *Series, vals []float64, res changepoint.Result, o Options) *
 	}
 	seg := vals[from : n-1]
 	mean, sd := meanSD(seg)
+	med, spread := medianSpread(seg)
 	last := s.Points[n-1]
 	j := &Judgement{Run: last.Run, RunID: last.RunID, Value: last.Value, SegmentFrom: from, SegmentTo: n - 1,
-		SegmentMean: mean, SegmentSD: sd}
-	if mean != 0 {
-		j.ChangePct = (last.Value/mean - 1) * 100
+		SegmentMedian: med, SegmentSpread: spread, SegmentMean: mean, SegmentSD: sd}
+	if med != 0 {
+		j.ChangePct = (last.Value/med - 1) * 100
 	}
-	j.PValue = predictionP(last.Value, mean, sd, len(seg))
-	j.Worse = j.PValue <= o.Alpha && math.Abs(j.ChangePct) > o.ThresholdPct && s.Direction.worse(mean, last.Value)
+	j.PValue = predictionP(last.Value, med, spread, len(seg))
+	j.Worse = j.PValue <= o.Alpha && math.Abs(j.ChangePct) > o.ThresholdPct && s.Direction.worse(med, last.Value)
 	return j
+}
+
+// medianSpread is the median of v and 1.4826 × the median absolute
+// deviation from it.
+func medianSpread(v []float64) (float64, float64) {
+	med := median(slices.Clone(v))
+	dev := make([]float64, len(v))
+	for i, x := range v {
+		dev[i] = math.Abs(x - med)
+	}
+	return med, 1.4826 * median(dev)
+}
+
+// median sorts v and returns its median.
+func median(v []float64) float64 {
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
 }
 
 // meanSD is the mean and sample standard deviation (n − 1; 0 for one
@@ -325,7 +354,7 @@ func meanSD(v []float64) (float64, float64) {
 }
 
 // predictionP is the two-sided p-value of x as one more draw from a normal
-// sample of n values with mean m and standard deviation sd: the t
+// sample of n values with centre m and standard deviation sd: the t
 // statistic (x−m)/(sd·√(1+1/n)) on n−1 degrees of freedom.
 func predictionP(x, m, sd float64, n int) float64 {
 	d := x - m

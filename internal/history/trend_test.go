@@ -131,3 +131,24 @@ func TestLatestJudgement(t *testing.T) {
 		}
 	}
 }
+
+// TestOneNoisyRunHidesNothing: one run far off in the stable segment (a
+// hiccup of the test machine) does not widen the segment enough to hide a
+// regression of the latest run, as a mean ± standard deviation would.
+func TestOneNoisyRunHidesNothing(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(11, 12))
+	vals := noisy(rng, 14, 100, 1.5)
+	vals[6] = 170
+	a, err := history.Analyze(runsOf(append(vals, 115)), history.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := p95Series(t, a).Latest
+	if j == nil || !j.Worse || j.SegmentTo != 14 {
+		t.Fatalf("judgement %+v: a +15 %% latest run must be worse", j)
+	}
+	if j.SegmentSD < 15 || j.SegmentSpread > 3 {
+		t.Errorf("sd %.1f, spread %.1f: the hiccup should widen the first, not the second", j.SegmentSD, j.SegmentSpread)
+	}
+}
