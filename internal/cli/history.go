@@ -385,7 +385,11 @@ percent. Each run holds thousands of samples, so one run is enough to judge.
 // when a series is worse.
 func printHistoryCheck(w io.Writer, a *history.Analysis, runs []*history.Run) error {
 	if len(runs) < 2 {
-		fmt.Fprintf(w, "history check: %d run stored for this plan, nothing to compare the latest with: passed\n", len(runs))
+		what := "no run stored"
+		if len(runs) == 1 {
+			what = "one run stored for " + runs[0].Plan
+		}
+		fmt.Fprintf(w, "history check: %s, nothing to compare the latest with: passed\n", what)
 		return nil
 	}
 	latest := runs[len(runs)-1]

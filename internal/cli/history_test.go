@@ -15,6 +15,8 @@ import (
 	"github.com/plateau-perf/plateau/internal/demo"
 	"github.com/plateau-perf/plateau/internal/demo/sut"
 	"github.com/plateau-perf/plateau/internal/history"
+	"github.com/plateau-perf/plateau/internal/monitor/monitortest"
+	"github.com/plateau-perf/plateau/internal/report/reporttest"
 )
 
 // serve runs a demo service on a loopback port until the test ends.
@@ -213,5 +215,44 @@ func TestHistoryDemoSlowdown(t *testing.T) {
 	code, stdout, _ = runCLI(t, "history", "show", "--db", db, "--label", "list allergies")
 	if code != ExitOK || strings.Count(stdout, "release=r2") != runs-slowFrom+1 || !strings.Contains(stdout, "30 runs") {
 		t.Errorf("history show: exit %d\n%s", code, stdout)
+	}
+}
+
+// TestHistoryCommandsPostgres: the commands against a real PostgreSQL by
+// URL, and their answers to a directory that holds no run and to an empty
+// store.
+func TestHistoryCommandsPostgres(t *testing.T) {
+	dsn := monitortest.Postgres(t)
+	code, out, errOut := runCLI(t, "history", "check", "--db", dsn)
+	if code != ExitOK || !strings.Contains(out, "no run stored, nothing to compare") {
+		t.Errorf("check of an empty store: exit %d\n%s%s", code, out, errOut)
+	}
+	dir := t.TempDir()
+	if err := reporttest.Write(dir, reporttest.Options{Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runCLI(t, "history", "add", dir, "--db", dsn, "--tag", "release=quesnelia")
+	if code != ExitError || !strings.Contains(errOut, "no summary.json") || !strings.Contains(errOut, dir) {
+		t.Errorf("adding a run without summary.json: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := runCLI(t, "report", dir); code != ExitSLAFailed && code != ExitOK {
+		t.Fatalf("report: exit %d\n%s", code, errOut)
+	}
+	empty := t.TempDir()
+	code, out, errOut = runCLI(t, "history", "add", dir, empty, "--db", dsn, "--tag", "release=quesnelia")
+	if code != ExitError || !strings.Contains(out, "added "+dir) || !strings.Contains(errOut, empty) {
+		t.Errorf("adding a run and a directory without one: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "history", "show", "--db", dsn, "--tag", "release=quesnelia")
+	if code != ExitOK || !strings.Contains(out, "release=quesnelia") || !strings.Contains(out, "1 runs") {
+		t.Errorf("show: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "history", "show", "--db", dsn, "--since", "yesterday")
+	if code != ExitError || !strings.Contains(errOut, `--since "yesterday"`) {
+		t.Errorf("show --since yesterday: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "history", "report", "--db", dsn)
+	if code != ExitError || !strings.Contains(errOut, "out") {
+		t.Errorf("report without -o: exit %d\n%s%s", code, out, errOut)
 	}
 }
