@@ -350,7 +350,12 @@ func meanSD(v []float64) (float64, float64) {
 	for _, x := range v {
 		ss += (x - m) * (x - m)
 	}
-	return m, math.Sqrt(ss / float64(len(v)-1))
+	sd := math.Sqrt(ss / float64(len(v)-1))
+	if sd <= 1e-12*math.Abs(m) {
+		// Equal values whose mean rounding left a residue.
+		sd = 0
+	}
+	return m, sd
 }
 
 // predictionP is the two-sided p-value of x as one more draw from a normal

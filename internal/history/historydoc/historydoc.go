@@ -109,7 +109,7 @@ func runName(runs []*history.Run, i int) string {
 
 func latestSection(a *history.Analysis, runs []*history.Run) doc.Section {
 	t := &doc.Table{Caption: "The latest run against the last stable segment before it",
-		Columns: []doc.Column{{Name: "Series"}, {Name: "Latest", Align: doc.Right}, {Name: "Stable segment", Align: doc.Right}, {Name: "Mean ± sd", Align: doc.Right},
+		Columns: []doc.Column{{Name: "Series"}, {Name: "Latest", Align: doc.Right}, {Name: "Segment median ± spread", Align: doc.Right}, {Name: "Mean ± sd", Align: doc.Right},
 			{Name: "Runs", Align: doc.Right}, {Name: "Change", Align: doc.Right}, {Name: "p-value", Align: doc.Right}, {Name: "Verdict"}},
 		Note: "Stable segment: the runs since the last change point before the latest run, their median ± spread (1.4826 × the median absolute deviation, so one noisy run does not widen it); the change is against the median. p-value: how likely a run this far from the segment's median is, were it one more run of the segment (Student's t prediction interval)."}
 	for _, s := range a.Series {
