@@ -384,15 +384,24 @@ percent. Each run holds thousands of samples, so one run is enough to judge.
 // printHistoryCheck prints the check's outcome and returns ErrSLAFailed
 // when a series is worse.
 func printHistoryCheck(w io.Writer, a *history.Analysis, runs []*history.Run) error {
-	if len(runs) < 2 {
+	var comparable []*history.Run
+	for _, r := range runs {
+		if history.Comparable(r) {
+			comparable = append(comparable, r)
+		}
+	}
+	if len(comparable) < 2 {
 		what := "no run stored"
-		if len(runs) == 1 {
-			what = "one run stored for " + runs[0].Plan
+		switch {
+		case len(comparable) == 1:
+			what = "one comparable run stored for " + comparable[0].Plan
+		case len(runs) > 0:
+			what = "no comparable run stored (interrupted, or no request succeeded)"
 		}
 		fmt.Fprintf(w, "history check: %s, nothing to compare the latest with: passed\n", what)
 		return nil
 	}
-	latest := runs[len(runs)-1]
+	latest := comparable[len(comparable)-1]
 	worse := a.Worse()
 	for _, s := range worse {
 		j := s.Latest

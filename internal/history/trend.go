@@ -12,6 +12,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/analysis/changepoint"
 	"github.com/plateau-perf/plateau/internal/core"
 )
@@ -394,7 +395,8 @@ func (s *Series) key() string {
 	return strings.Join([]string{s.Plan, s.Metric, s.Label, s.Phase, s.Target}, "\x00")
 }
 
-// Extract draws the series of runs (oldest first): per plan, for every
+// Extract draws the series of runs (oldest first), of the Comparable
+// ones: per plan, for every
 // label over the whole run and per phase, its p95, mean, error % and
 // throughput; the capacity knee's throughput; and per monitored target
 // with CPU, its mean CPU and CPU per request. A series holds the runs that
@@ -416,6 +418,9 @@ func Extract(runs []*Run, label string) []*Series {
 		p.Points = append(p.Points, SeriesPoint{Run: run, RunID: r.ID, Value: v})
 	}
 	for i, r := range runs {
+		if !Comparable(r) {
+			continue
+		}
 		var totalRPS float64
 		for _, l := range r.Labels {
 			if l.Phase == WholeRun && l.Label == core.TotalLabel {
@@ -463,6 +468,13 @@ func Extract(runs []*Run, label string) []*Series {
 			cmp.Compare(metricRank(a.Metric), metricRank(b.Metric)))
 	})
 	return out
+}
+
+// Comparable reports whether a run's figures belong in the series: not
+// when it was interrupted (its figures cover only part of its load) or no
+// request of it succeeded. Such runs stay stored and listed.
+func Comparable(r *Run) bool {
+	return r.Verdict != analysis.VerdictInterrupted && r.Verdict != analysis.VerdictNotRun
 }
 
 func with(s Series, metric, name, unit string, d Direction) Series {

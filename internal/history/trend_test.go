@@ -152,3 +152,25 @@ func TestOneNoisyRunHidesNothing(t *testing.T) {
 		t.Errorf("sd %.1f, spread %.1f: the hiccup should widen the first, not the second", j.SegmentSD, j.SegmentSpread)
 	}
 }
+
+// TestInterruptedRunsLeftOut: an interrupted run (part of its load) and a
+// run where no request succeeded are listed but in no series, so neither
+// is judged as the latest run nor makes a change point.
+func TestInterruptedRunsLeftOut(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, 6))
+	runs := runsOf(noisy(rng, 12, 100, 1))
+	runs[5].Verdict, runs[5].Labels[0].P95Ms = "interrupted", 400
+	runs[11].Verdict, runs[11].Labels[0].P95Ms = "could not run", 900
+	a, err := history.Analyze(runs, history.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p95Series(t, a)
+	if len(a.Runs) != 12 || len(s.Points) != 10 {
+		t.Fatalf("%d runs listed, %d points, want 12 and 10", len(a.Runs), len(s.Points))
+	}
+	if s.Latest == nil || s.Latest.Run != 10 || s.Latest.Worse || len(s.ChangePoints) != 0 {
+		t.Errorf("latest %+v, change points %+v: the last comparable run is run 11, at the same level", s.Latest, s.ChangePoints)
+	}
+}

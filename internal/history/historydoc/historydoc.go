@@ -66,13 +66,20 @@ func Build(a *history.Analysis, runs []*history.Run, tool string, now time.Time)
 	for _, s := range a.Series {
 		nCP += len(s.ChangePoints)
 	}
+	latest, comparable := -1, 0
+	for i, r := range runs {
+		if history.Comparable(r) {
+			latest = i
+			comparable++
+		}
+	}
 	switch {
-	case len(runs) < 2:
-		d.Status = doc.Verdict{Level: doc.NoData, Text: "One run stored: nothing to compare it with yet."}
+	case comparable < 2:
+		d.Status = doc.Verdict{Level: doc.NoData, Text: fmt.Sprintf("%d comparable runs stored (not interrupted, a request succeeded): nothing to compare the latest with yet.", comparable)}
 	case len(worse) > 0:
-		d.Status = doc.Verdict{Level: doc.Fail, Text: fmt.Sprintf("The latest run (%s) is significantly worse than the last stable segment in %d of %d series.", runName(runs, len(runs)-1), len(worse), len(a.Series))}
+		d.Status = doc.Verdict{Level: doc.Fail, Text: fmt.Sprintf("The latest run (%s) is significantly worse than the last stable segment in %d of %d series.", runName(runs, latest), len(worse), len(a.Series))}
 	default:
-		d.Status = doc.Verdict{Level: doc.OK, Text: fmt.Sprintf("The latest run (%s) is not significantly worse than the last stable segment in any of %d series.", runName(runs, len(runs)-1), len(a.Series))}
+		d.Status = doc.Verdict{Level: doc.OK, Text: fmt.Sprintf("The latest run (%s) is not significantly worse than the last stable segment in any of %d series.", runName(runs, latest), len(a.Series))}
 	}
 	summary := []doc.Block{&doc.Para{Text: fmt.Sprintf("%d change points found in %d series over %d runs (E-Divisive means, permutation test at α = %s, minimum effect %s %%). A run is judged worse when it lies outside the last stable segment's spread at α and differs by more than %s %%.",
 		nCP, len(a.Series), len(runs), fmtNum(a.Options.Alpha), fmtNum(math.Max(a.Options.MinChangePct, 0)), fmtNum(a.Options.ThresholdPct))}}
@@ -82,6 +89,9 @@ func Build(a *history.Analysis, runs []*history.Run, tool string, now time.Time)
 			names = append(names, fmt.Sprintf("%s (runs %d–%d)", r.Label, int(r.From+0.5), int(r.To-0.5)))
 		}
 		summary = append(summary, &doc.Para{Text: "Releases: " + strings.Join(names, ", ") + "."})
+	}
+	if left := len(runs) - comparable; left > 0 {
+		summary = append(summary, &doc.Para{Text: fmt.Sprintf("%d of the runs are in no series: interrupted, or no request of them succeeded (listed under Runs).", left)})
 	}
 	d.Sections = append(d.Sections, doc.Section{ID: "summary", Title: "Summary", Blocks: summary})
 	d.Sections = append(d.Sections, latestSection(a, runs))
