@@ -53,6 +53,11 @@ type Config struct {
 	Summary string
 	// ChunkSize overrides importer.DefaultChunkSize (tests).
 	ChunkSize int
+	// Follow, when set, makes the import follow the file while k6 is
+	// still writing it, until Follow is closed (k6 has exited): the
+	// requests reach the run as they are written (importer.Follower). A
+	// Summary that does not exist when the stream ends is then left out.
+	Follow <-chan struct{}
 }
 
 // Source imports one k6 JSON stream.
@@ -85,7 +90,13 @@ const (
 
 // Import reads the stream into run.
 func (s *Source) Import(ctx context.Context, run *importer.Run) error {
-	f, err := os.Open(s.cfg.Path)
+	var f io.ReadCloser
+	var err error
+	if s.cfg.Follow != nil {
+		f, err = importer.Follow(s.cfg.Path, s.cfg.Follow, streamHead)
+	} else {
+		f, err = os.Open(s.cfg.Path)
+	}
 	if err != nil {
 		return fmt.Errorf("opening k6 output: %w", err)
 	}
@@ -202,9 +213,23 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 		return fmt.Errorf("%s: no http_req_duration points: nothing to import", s.cfg.Path)
 	}
 	if s.cfg.Summary != "" {
+		if _, err := os.Stat(s.cfg.Summary); err != nil && s.cfg.Follow != nil {
+			return nil // k6 wrote none (it was killed)
+		}
 		return s.sideSummary(run, &tot)
 	}
 	return nil
+}
+
+// streamHead says whether a followed stream's head is whole: it holds the
+// first request (primaryHost reads its host), or the first line of a CSV
+// output's data.
+func streamHead(b []byte) bool {
+	if bytes.HasPrefix(b, []byte("metric_name,")) {
+		return bytes.Count(b, []byte{'\n'}) >= 2
+	}
+	i := bytes.Index(b, []byte(`{"metric":"http_req_duration"`))
+	return i >= 0 && bytes.IndexByte(b[i:], '\n') >= 0
 }
 
 func (s *Source) notes(run *importer.Run, tot *tally, agg *importer.Aggregator) {
