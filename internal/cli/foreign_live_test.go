@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -249,4 +251,98 @@ func countMatching(path string, match func([]byte) bool) int64 {
 		b = b[i+1:]
 	}
 	return n
+}
+
+func gatlingInstalled() bool {
+	home := os.Getenv("GATLING_HOME")
+	if home == "" {
+		home = "/tmp/plateau-gatling"
+	}
+	m, _ := filepath.Glob(filepath.Join(home, "lib", "gatling-app-*.jar"))
+	_, jerr := exec.LookPath("javac")
+	return len(m) > 0 && jerr == nil
+}
+
+// TestRunGatling runs a Java simulation in Gatling 3.9.5 under plateau
+// with a host monitor and --listen: the report counts every request the
+// loopback server answered, and its per-request figures equal the
+// stats.json of the report Gatling generated itself.
+func TestRunGatling(t *testing.T) {
+	foreignTool(t, "Gatling (with javac)", gatlingInstalled())
+	t.Parallel()
+	srv, served := countingServer()
+	defer srv.Close()
+	tmp := t.TempDir()
+	src, err := os.ReadFile("../importer/gatling/testdata/sim/LoopbackSimulation.java")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(tmp, "sim", "LoopbackSimulation.java")
+	if err := os.MkdirAll(filepath.Dir(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(script, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "run")
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	addr := promtest.FreePort(t)
+	code, out, errOut := runCLICtx(ctx, "run", script, "-J", "base="+srv.URL, "--monitor", "host", "--listen", addr, "-o", dir, "-q")
+	// The simulation's third request expects 404 and gets 200: KO.
+	if code != ExitOK && code != ExitSLAFailed {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	s := readSummary(t, dir)
+	rows := map[string][3]float64{}
+	for _, l := range s.Labels {
+		rows[l.Label] = [3]float64{float64(l.Samples), float64(l.Errors), l.MaxMs}
+	}
+	// 20 users × 3 requests.
+	if n := served.Load(); n != 60 || rows["TOTAL"][0] != float64(n) {
+		t.Errorf("server answered %d requests, the report counts %v (want 60 each)", n, rows["TOTAL"][0])
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "tool", "results", "*", "js", "stats.json"))
+	if len(logs) != 1 {
+		t.Fatalf("Gatling's report: %v", logs)
+	}
+	b, err := os.ReadFile(logs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Contents map[string]struct {
+			Name  string `json:"name"`
+			Stats struct {
+				N   struct{ Total any } `json:"numberOfRequests"`
+				Max struct{ Total any } `json:"maxResponseTime"`
+			} `json:"stats"`
+			Contents map[string]json.RawMessage `json:"contents"`
+		} `json:"contents"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	compared := 0
+	for _, c := range st.Contents {
+		label := c.Name
+		if len(c.Contents) > 0 {
+			continue // a group: the importer's test compares groups
+		}
+		r, ok := rows[label]
+		if !ok {
+			t.Errorf("Gatling's %q not in the report (%v)", label, rows)
+			continue
+		}
+		if fmt.Sprint(c.Stats.N.Total) != fmt.Sprint(r[0]) || fmt.Sprint(c.Stats.Max.Total) != fmt.Sprint(r[2]) {
+			t.Errorf("%s: report count %v max %v, Gatling %v, %v", label, r[0], r[2], c.Stats.N.Total, c.Stats.Max.Total)
+		}
+		compared++
+	}
+	if compared < 2 || rows["missing"][1] != 20 {
+		t.Errorf("%d requests compared; missing KO %v (want 20)", compared, rows["missing"][1])
+	}
+	if _, err := os.Stat(filepath.Join(dir, "monitor", "host.csv")); err != nil {
+		t.Errorf("no host monitor data: %v", err)
+	}
 }

@@ -1,5 +1,5 @@
-// Package executor runs a load test in its own tool — JMeter, k6 or
-// Locust — under plateau: it finds the tool, starts it non-interactively
+// Package executor runs a load test in its own tool — JMeter, k6, Locust
+// or Gatling — under plateau: it finds the tool, starts it non-interactively
 // with the user's overrides mapped onto the tool's own load settings, keeps
 // its exit code and log, stops it cleanly on Ctrl-C, and says which of the
 // importers reads the result files it had the tool write, so that the run
@@ -82,8 +82,8 @@ type Tool interface {
 	Notes(spec *Spec, out string, exit int) []string
 }
 
-// For picks the tool of a script by its name and, where that is not
-// enough, its content: .jmx → JMeter, .js/.mjs/.ts → k6, .py → Locust.
+// For picks the tool of a script by its name: .jmx → JMeter, .js/.mjs/.ts
+// → k6, .py → Locust, .java (.scala, .kt) → Gatling.
 func For(script string) (Tool, error) {
 	switch strings.ToLower(filepath.Ext(script)) {
 	case ".jmx":
@@ -93,9 +93,9 @@ func For(script string) (Tool, error) {
 	case ".py":
 		return locust{}, nil
 	case ".scala", ".java", ".kt":
-		return nil, fmt.Errorf("%s: Gatling simulations cannot be run by plateau yet; run Gatling and import its simulation.log with `plateau import gatling`", script)
+		return gatling{}, nil
 	}
-	return nil, fmt.Errorf("%s: not a script plateau can run (a JMeter .jmx, a k6 .js or a Locust .py), nor a plan (.yaml)", script)
+	return nil, fmt.Errorf("%s: not a script plateau can run (a JMeter .jmx, a k6 .js, a Locust .py or a Gatling .java simulation), nor a plan (.yaml)", script)
 }
 
 // IsScript says whether path names a foreign tool's script rather than a
