@@ -172,7 +172,9 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 			return b, nil
 		},
 		func(c *importer.Chunk, b *batch) error {
-			lines = c.Line - 1 + int64(bytes.Count(c.Data, []byte{'\n'}))
+			if gz { // for the message of a cut stream only
+				lines = c.Line - 1 + int64(bytes.Count(c.Data, []byte{'\n'}))
+			}
 			probs.Merge(&b.probs)
 			tot.add(&b.tally)
 			for _, p := range b.vus {
@@ -352,6 +354,7 @@ type decoder struct {
 	host   string // the first request's scheme://host, stripped from labels
 	keep   bool
 	pt     point
+	val    float64 // fastPoint's value, pointed to by pt
 	lb     []byte
 }
 
@@ -391,7 +394,10 @@ func (d *decoder) decode(data []byte, line int64, b *batch) {
 		} else {
 			data = nil
 		}
-		d.line(bytes.TrimRight(raw, "\r \t"), line, b)
+		for len(raw) > 0 && (raw[len(raw)-1] == '\r' || raw[len(raw)-1] == ' ' || raw[len(raw)-1] == '\t') {
+			raw = raw[:len(raw)-1] // bytes.TrimRight builds its cutset for every line
+		}
+		d.line(raw, line, b)
 		line++
 	}
 }
@@ -401,19 +407,27 @@ func (d *decoder) line(raw []byte, lineNo int64, b *batch) {
 		return
 	}
 	// Fast path: k6 writes Point lines as {"metric":"NAME","type":"Point",…}.
+	withTags := true
 	if bytes.HasPrefix(raw, pointPrefix) {
 		rest := raw[len(pointPrefix):]
-		if q := bytes.IndexByte(rest, '"'); q >= 0 && !wanted[string(rest[:q])] {
-			if raw[len(raw)-1] != '}' {
-				b.probs.Add(lineNo, "truncated JSON line", raw)
+		if q := bytes.IndexByte(rest, '"'); q >= 0 {
+			m := rest[:q]
+			if !wanted[string(m)] {
+				if raw[len(raw)-1] != '}' {
+					b.probs.Add(lineNo, "truncated JSON line", raw)
+				}
+				return
 			}
-			return
+			// Only these metrics' tags are read (add).
+			withTags = string(m) == "http_req_duration" || string(m) == "group_duration" || string(m) == "checks"
 		}
 	}
-	d.pt = point{}
-	if err := json.Unmarshal(raw, &d.pt); err != nil {
-		b.probs.Add(lineNo, "not a JSON object: "+jsonErr(err), raw)
-		return
+	if !fastPoint(raw, &d.pt, &d.val, withTags) {
+		d.pt = point{}
+		if err := json.Unmarshal(raw, &d.pt); err != nil {
+			b.probs.Add(lineNo, "not a JSON object: "+jsonErr(err), raw)
+			return
+		}
 	}
 	p := &d.pt
 	switch p.Type {
