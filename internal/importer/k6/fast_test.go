@@ -72,10 +72,10 @@ func TestFastPointEdges(t *testing.T) {
 		{`{"metric":"vus","type":"Point","data":{"time":"2026-01-01T00:00:00Z","value":3,"tags":null}}`, true},
 		{`{"metric":"vus","type":"Point","data":{"time":"2026-01-01T00:00:00Z","value":3,"tags":{}}}`, true},
 		{`{"metric":"x","type":"Point","data":{"time":"t","value":-0.5e-3,"tags":{"Status":"200","name":"é"}}}`, true},
-		{`{"metric":"x","type":"Point","data":{"time":"t","value":1,"tags":{"name":"a\"b"}}}`, false},        // an escape
-		{`{"metric":"x","type":"Point","data":{"time":"t","value":01,"tags":{}}}`, false},                   // not JSON
-		{`{"metric":"x","type":"Point","data":{"time":"t","value":1e999,"tags":{}}}`, false},                // out of range
-		{`{"metric":"x","type":"Point","data":{"time":"t","value":1,"tags":{"status":200}}}`, false},        // not a string
+		{`{"metric":"x","type":"Point","data":{"time":"t","value":1,"tags":{"name":"a\"b"}}}`, false},         // an escape
+		{`{"metric":"x","type":"Point","data":{"time":"t","value":01,"tags":{}}}`, false},                     // not JSON
+		{`{"metric":"x","type":"Point","data":{"time":"t","value":1e999,"tags":{}}}`, false},                  // out of range
+		{`{"metric":"x","type":"Point","data":{"time":"t","value":1,"tags":{"status":200}}}`, false},          // not a string
 		{`{"metric":"x","type":"Point","data":{"time":"t","value":1,"tags":{},"metadata":{"a":"b"}}}`, false}, // metadata: encoding/json
 		{`{"metric":"x","type":"Point","data":{"time":"t","value":1,"tags":{}}}}`, false},
 		{"{\"metric\":\"x\",\"type\":\"Point\",\"data\":{\"time\":\"t\",\"value\":1,\"tags\":{\"name\":\"\xff\"}}}", false},
