@@ -346,3 +346,47 @@ func TestRunGatling(t *testing.T) {
 		t.Errorf("no host monitor data: %v", err)
 	}
 }
+
+// TestRunGatlingLive: Gatling's simulation.log is read as Gatling writes
+// it (in its own buffered bursts), and Ctrl-C stops Gatling with what it
+// wrote reported as an interrupted run.
+func TestRunGatlingLive(t *testing.T) {
+	foreignTool(t, "Gatling (with javac)", gatlingInstalled())
+	t.Parallel()
+	srv, served := countingServer()
+	defer srv.Close()
+	tmp := t.TempDir()
+	script := filepath.Join(tmp, "sim", "LongSimulation.java")
+	if err := os.MkdirAll(filepath.Dir(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(script, []byte(`package sim;
+
+import static io.gatling.javaapi.core.CoreDsl.*;
+import static io.gatling.javaapi.http.HttpDsl.*;
+
+import io.gatling.javaapi.core.*;
+import io.gatling.javaapi.http.*;
+import java.time.Duration;
+
+public class LongSimulation extends Simulation {
+  HttpProtocolBuilder httpProtocol = http.baseUrl(System.getProperty("base"));
+  ScenarioBuilder scn = scenario("long").forever().on(exec(http("cart").get("/cart")).pause(Duration.ofMillis(10)));
+  {
+    setUp(scn.injectOpen(atOnceUsers(3))).protocols(httpProtocol).maxDuration(Duration.ofMinutes(10));
+  }
+}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "run")
+	// Requests in the log: its whole REQUEST lines.
+	written := func() int64 {
+		logs, _ := filepath.Glob(filepath.Join(dir, "tool", "results", "*", "simulation.log"))
+		if len(logs) != 1 {
+			return 0
+		}
+		return countMatching(logs[0], func(line []byte) bool { return bytes.HasPrefix(line, []byte("REQUEST\t")) })
+	}
+	checkLiveMidRun(t, dir, []string{script, "-J", "base=" + srv.URL}, served, 300, written)
+}
