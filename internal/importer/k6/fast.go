@@ -45,10 +45,12 @@ func fastPoint(raw []byte, p *point, val *float64, withTags bool) bool {
 	}
 	rest = rest[n:]
 	*p = point{}
-	p.Metric, p.Type = string(metric), "Point"
-	p.Data.Time = string(tm)
+	p.Metric, p.Type = intern(metric), "Point"
+	p.rawTime = tm // parsed from the line's bytes, not copied
 	*val = v
 	p.Data.Value = val
+	var last []byte // the tag value converted last, and its string:
+	var lastS string // a name k6 took from the URL is the URL again
 	switch {
 	case !withTags:
 		return bytes.HasPrefix(rest, []byte(`,"tags":`)) && bytes.HasSuffix(rest, []byte("}}"))
@@ -74,7 +76,10 @@ func fastPoint(raw []byte, p *point, val *float64, withTags bool) bool {
 			if s, rest, ok = plainString(rest); !ok {
 				return false
 			}
-			setTag(p, k, s)
+			if !bytes.Equal(s, last) || last == nil {
+				last, lastS = s, intern(s)
+			}
+			setTag(p, k, lastS)
 			if len(rest) == 0 {
 				return false
 			}
@@ -157,7 +162,7 @@ func numberLen(b []byte) int {
 // encoding/json skips fields the struct does not have. JSON's own
 // matching of keys is case-insensitive, so the keys are compared the same
 // way (k6 writes them in lower case).
-func setTag(p *point, k, v []byte) {
+func setTag(p *point, k []byte, v string) {
 	t := &p.Data.Tags
 	var dst *string
 	switch {
@@ -182,5 +187,61 @@ func setTag(p *point, k, v []byte) {
 	default:
 		return
 	}
-	*dst = string(v)
+	*dst = v
+}
+
+// intern returns the string of b, without a copy for the values k6
+// writes on every line (metric names, methods, statuses, flags).
+func intern(b []byte) string {
+	switch string(b) {
+	case "":
+		return ""
+	case "http_req_duration":
+		return "http_req_duration"
+	case "http_req_failed":
+		return "http_req_failed"
+	case "iterations":
+		return "iterations"
+	case "vus":
+		return "vus"
+	case "group_duration":
+		return "group_duration"
+	case "checks":
+		return "checks"
+	case "true":
+		return "true"
+	case "false":
+		return "false"
+	case "GET":
+		return "GET"
+	case "POST":
+		return "POST"
+	case "PUT":
+		return "PUT"
+	case "DELETE":
+		return "DELETE"
+	case "PATCH":
+		return "PATCH"
+	case "HEAD":
+		return "HEAD"
+	case "OPTIONS":
+		return "OPTIONS"
+	case "200":
+		return "200"
+	case "201":
+		return "201"
+	case "204":
+		return "204"
+	case "304":
+		return "304"
+	case "400":
+		return "400"
+	case "404":
+		return "404"
+	case "500":
+		return "500"
+	case "0":
+		return "0"
+	}
+	return string(b)
 }

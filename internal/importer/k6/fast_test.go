@@ -36,7 +36,10 @@ func checkFast(t *testing.T, line []byte) bool {
 	if jp.Data.Value == nil || (*jp.Data.Value != v && !(math.IsNaN(v) && math.IsNaN(*jp.Data.Value))) {
 		t.Fatalf("%q: value %v, encoding/json %v", line, v, jp.Data.Value)
 	}
-	fp.Data.Value, jp.Data.Value = nil, nil
+	if string(fp.rawTime) != jp.Data.Time || fp.Data.Time != "" {
+		t.Fatalf("%q: time %q (%q), encoding/json %q", line, fp.rawTime, fp.Data.Time, jp.Data.Time)
+	}
+	fp.Data.Value, jp.Data.Value, fp.rawTime, jp.Data.Time = nil, nil, nil, ""
 	if !reflect.DeepEqual(fp, jp) {
 		t.Fatalf("%q:\nfastPoint     %+v\nencoding/json %+v", line, fp, jp)
 	}

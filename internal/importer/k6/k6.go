@@ -377,6 +377,9 @@ type point struct {
 			Check            string `json:"check"`
 		} `json:"tags"`
 	} `json:"data"`
+	// rawTime is data.time as fastPoint found it in the line (valid while
+	// the line is; Data.Time is then empty).
+	rawTime []byte
 }
 
 // wanted are the metrics whose points are decoded; the others are skipped
@@ -445,7 +448,11 @@ func (d *decoder) line(raw []byte, lineNo int64, b *batch) {
 		b.probs.Add(lineNo, "point without a numeric value", raw)
 		return
 	}
-	t, err := d.tp.Parse([]byte(p.Data.Time))
+	tb := p.rawTime
+	if tb == nil {
+		tb = []byte(p.Data.Time)
+	}
+	t, err := d.tp.Parse(tb)
 	if err != nil {
 		b.probs.Add(lineNo, "time: "+err.Error(), raw)
 		return
