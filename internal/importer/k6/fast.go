@@ -49,7 +49,7 @@ func fastPoint(raw []byte, p *point, val *float64, withTags bool) bool {
 	p.rawTime = tm // parsed from the line's bytes, not copied
 	*val = v
 	p.Data.Value = val
-	var last []byte // the tag value converted last, and its string:
+	var last []byte  // the tag value converted last, and its string:
 	var lastS string // a name k6 took from the URL is the URL again
 	switch {
 	case !withTags:
