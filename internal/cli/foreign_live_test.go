@@ -390,3 +390,45 @@ public class LongSimulation extends Simulation {
 	}
 	checkLiveMidRun(t, dir, []string{script, "-J", "base=" + srv.URL}, served, 300, written)
 }
+
+// TestRunPlanEngineLive: a plan's k6 workload feeds --listen as a script
+// run does.
+func TestRunPlanEngineLive(t *testing.T) {
+	_, ok := k6Installed()
+	foreignTool(t, "k6", ok)
+	t.Parallel()
+	srv, served := countingServer()
+	defer srv.Close()
+	tmp := t.TempDir()
+	script := filepath.Join(tmp, "live.js")
+	if err := os.WriteFile(script, []byte(`import http from 'k6/http';
+import { sleep } from 'k6';
+export default function () {
+  http.get(__ENV.BASE + '/cart');
+  sleep(0.05);
+}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	planPath := filepath.Join(tmp, "plan.yaml")
+	if err := os.WriteFile(planPath, []byte(fmt.Sprintf(`name: k6 live
+target: %s
+workloads:
+  shop:
+    engine: k6
+    script: live.js
+    env: {BASE: %s}
+    load: {users: 2, duration: 10m}
+sla:
+  - error_rate < 1%%
+`, srv.URL, srv.URL)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "run")
+	written := func() int64 {
+		return countMatching(filepath.Join(dir, "tool", "k6.json"), func(line []byte) bool {
+			return bytes.HasPrefix(line, []byte(`{"metric":"http_req_duration","type":"Point"`))
+		})
+	}
+	checkLiveMidRun(t, dir, []string{planPath}, served, 200, written)
+}
