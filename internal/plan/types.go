@@ -199,7 +199,7 @@ type Workload struct {
 }
 
 // Engines a workload may name besides plateau's own.
-var Engines = []string{"jmeter", "k6", "locust"}
+var Engines = []string{"jmeter", "k6", "locust", "gatling"}
 
 // What a failed request does (on_fail).
 const (
