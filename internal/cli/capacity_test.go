@@ -10,12 +10,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/analysis/capacity"
 	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
 	"github.com/plateau-perf/plateau/internal/analysis/sla"
 	"github.com/plateau-perf/plateau/internal/core"
@@ -59,13 +61,13 @@ func (ps *poolServer) capacityRPS() float64 {
 	return float64(ps.workers) / mean
 }
 
-func readCapacity(t *testing.T, dir string) *capacitySearch {
+func readCapacity(t *testing.T, dir string) *capacity.Search {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "capacity.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cf capacityFile
+	var cf analysis.SearchFileContent
 	if err := json.Unmarshal(b, &cf); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +108,7 @@ sla:
 	cs := readCapacity(t, out)
 	c := ps.capacityRPS()
 	t.Logf("known capacity %.1f req/s; answer %s after %d probes in %.1f s\n%s", c, cs.Sentence, len(cs.Probes), cs.ElapsedS, stdout)
-	if cs.Unit != "req/s" || cs.Outcome != "found" || cs.Workload != "api" {
+	if cs.Unit != "req/s" || cs.Outcome != search.Found || cs.Workload != "api" {
 		t.Fatalf("unit %q outcome %q workload %q", cs.Unit, cs.Outcome, cs.Workload)
 	}
 	// Within the resolution (10 %) of the true capacity, with one more
@@ -118,7 +120,7 @@ sla:
 	if cs.UpperBound <= cs.Load || cs.UpperBound > 1.1*cs.Load*1.0001 {
 		t.Errorf("bracket [%g, %g) is not within 10%%", cs.Load, cs.UpperBound)
 	}
-	if cs.LimitedBy == "" || cs.LimitedBy == "none" {
+	if cs.LimitedBy == search.NoLimit {
 		t.Errorf("limited_by %q", cs.LimitedBy)
 	}
 	// From 25 req/s: 25, 50, 100, 200 up, then bisecting a factor 2 to
@@ -129,6 +131,66 @@ sla:
 	checkProbeDirs(t, out, cs)
 	if !strings.HasPrefix(stdout, "capacity = ") {
 		t.Errorf("the answer is not the first line:\n%s", stdout)
+	}
+	checkSearchReport(t, out, cs)
+}
+
+// checkSearchReport: the search's directory is a run whose summary.json
+// carries the same capacity.search as capacity.json, whose probes' verdicts
+// agree with the answer, and whose report opens with the capacity.
+func checkSearchReport(t *testing.T, out string, cs *capacity.Search) {
+	t.Helper()
+	s := readSummary(t, out)
+	if s.Capacity == nil || s.Capacity.Search == nil {
+		t.Fatal("summary.json has no capacity.search")
+	}
+	ss := s.Capacity.Search
+	if ss.Load != cs.Load || ss.Unit != cs.Unit || ss.LimitedBy != cs.LimitedBy || len(ss.Probes) != len(cs.Probes) {
+		t.Errorf("summary.json's capacity.search %+v differs from capacity.json's %+v", ss, cs)
+	}
+	shown := false
+	for _, p := range cs.Probes {
+		switch {
+		case p.Verdict == capacity.NotJudged:
+		case p.Load <= cs.Load && p.Verdict != capacity.Good && p.Load == cs.Load:
+			t.Errorf("%s at the capacity %g is %s", p.Dir, cs.Load, p.Verdict)
+		case cs.UpperBound > 0 && p.Load == cs.UpperBound && p.Verdict != capacity.Bad:
+			t.Errorf("%s at the upper bound %g is %s", p.Dir, cs.UpperBound, p.Verdict)
+		}
+		if p.Dir == cs.Shown {
+			shown = true
+			if p.Load != cs.Load {
+				t.Errorf("the report shows %s at %g, not the capacity %g", p.Dir, p.Load, cs.Load)
+			}
+		}
+		if p.Verdict != capacity.NotJudged && p.MeanMs <= 0 {
+			t.Errorf("%s: no mean response time", p.Dir)
+		}
+	}
+	if !shown {
+		t.Errorf("shown probe %q is not a probe", cs.Shown)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	summary, _, _ := strings.Cut(string(md), "## Requirements")
+	want := "Capacity: " + strconv.FormatFloat(math.Round(cs.Load*10)/10, 'f', 1, 64)
+	if cs.Load >= 100 {
+		want = "Capacity: " + strconv.FormatFloat(math.Round(cs.Load), 'f', 0, 64)
+	}
+	if !strings.Contains(summary, want) || !strings.Contains(summary, cs.Requirement) {
+		t.Errorf("the report's summary does not open with %q limited by %q:\n%s", want, cs.Requirement, summary)
+	}
+	for _, p := range cs.Probes {
+		if !strings.Contains(string(md), "| "+p.Dir+" |") {
+			t.Errorf("the report's probe table has no row for %s", p.Dir)
+		}
+	}
+	if keep := os.Getenv("PLATEAU_KEEP_SEARCH"); keep != "" {
+		if err := os.CopyFS(keep, os.DirFS(out)); err != nil {
+			t.Log(err)
+		}
 	}
 }
 
@@ -164,7 +226,7 @@ sla:
 	// the users at which the median response time reaches 40 ms
 	known := c * (0.040 + 0.080)
 	t.Logf("known capacity %.1f users (%.1f req/s); answer %s after %d probes in %.1f s\n%s", known, c, cs.Sentence, len(cs.Probes), cs.ElapsedS, stdout)
-	if cs.Unit != "users" || (cs.Outcome != "found" && cs.Outcome != "budget") {
+	if cs.Unit != "users" || (cs.Outcome != search.Found && cs.Outcome != search.Budget) {
 		t.Fatalf("unit %q outcome %q", cs.Unit, cs.Outcome)
 	}
 	// within the resolution (10 %), with one more step of slack for a
@@ -180,7 +242,7 @@ sla:
 
 // checkProbeDirs: every probe has its own run directory with its report,
 // and the throughput capacity.json records is the measured phase's.
-func checkProbeDirs(t *testing.T, out string, cs *capacitySearch) {
+func checkProbeDirs(t *testing.T, out string, cs *capacity.Search) {
 	t.Helper()
 	for _, p := range cs.Probes {
 		dir := filepath.Join(out, p.Dir)
@@ -377,7 +439,7 @@ workloads:
 	if code != ExitOK {
 		t.Fatalf("exit %d", code)
 	}
-	if cs.Outcome != "generator limited" || cs.At != 500000 || len(cs.Probes) != 1 || !cs.Probes[0].GeneratorSaturated {
+	if cs.Outcome != search.GeneratorLimited || cs.At != 500000 || len(cs.Probes) != 1 || !cs.Probes[0].GeneratorSaturated {
 		t.Fatalf("outcome %q at %g after %d probes; want generator limited at 500000 after 1", cs.Outcome, cs.At, len(cs.Probes))
 	}
 	if !strings.HasPrefix(stdout, "limited by the load generator at 500000 req/s") {

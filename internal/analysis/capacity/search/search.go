@@ -864,3 +864,74 @@ func (st *state) stop(o Outcome, at Load) Decision {
 	}
 	return Decision{Action: Stop, Answer: a}
 }
+
+// MarshalText writes the verdict as its name ("holds", "breaks",
+// "marginal").
+func (v Verdict) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
+
+func (p Phase) String() string {
+	return [...]string{"?", "up", "down", "bisect", "verify"}[max(0, min(int(p), 4))]
+}
+
+// MarshalText writes the phase as its name ("up", "down", "bisect",
+// "verify").
+func (p Phase) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// Judgement is the search's view of one probe after all the probes: its
+// verdict on the probe's own figures and against the throughput plateau
+// the later probes established (closed model), and what made it bad.
+type Judgement struct {
+	Verdict     Verdict
+	Limit       Limit  // NoLimit when it held
+	Requirement string // the requirement, when Limit is RequirementBroke
+}
+
+// Judge returns the search's judgement of each probe, in order, with the
+// same rules Next applies: a probe that was good when it ran can be judged
+// past the knee once later probes showed the throughput plateau. A
+// marginal probe is Marginal here, whatever its repeats decided.
+func Judge(s Settings, probes []Probe) ([]Judgement, error) {
+	s = s.withDefaults()
+	if err := s.validate(); err != nil {
+		return nil, fmt.Errorf("capacity search: %w", err)
+	}
+	for i, p := range probes {
+		if err := validProbe(i, p); err != nil {
+			return nil, fmt.Errorf("capacity search: %w", err)
+		}
+	}
+	st := newState(s, probes)
+	out := make([]Judgement, len(probes))
+	for i := range probes {
+		v, l, r := st.judge(i)
+		out[i] = Judgement{Verdict: v, Limit: l, Requirement: r}
+	}
+	return out, nil
+}
+
+// unmarshalName sets *v to the value whose String is text, among the
+// values 0 … n-1.
+func unmarshalName[T interface {
+	~int
+	String() string
+}](v *T, text []byte, n int, what string) error {
+	for i := range n {
+		if T(i).String() == string(text) {
+			*v = T(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown %s %q", what, text)
+}
+
+// UnmarshalText reads an outcome's name.
+func (o *Outcome) UnmarshalText(b []byte) error { return unmarshalName(o, b, 7, "outcome") }
+
+// UnmarshalText reads a limit's name.
+func (l *Limit) UnmarshalText(b []byte) error { return unmarshalName(l, b, 7, "limit") }
+
+// UnmarshalText reads a verdict's name.
+func (v *Verdict) UnmarshalText(b []byte) error { return unmarshalName(v, b, 4, "verdict") }
+
+// UnmarshalText reads a phase's name.
+func (p *Phase) UnmarshalText(b []byte) error { return unmarshalName(p, b, 5, "phase") }
