@@ -141,6 +141,7 @@ func (b *builder) searchShownNote(cs *capacity.Search) string {
 		if p.Dir == cs.Shown {
 			t += fmt.Sprintf(" The rest of this report is the run of %s at %s, %s; each probe's own report is in its directory (%s/report.html).",
 				b.red.String(p.Dir), searchLoad(cs, p.Load), shownWhy(cs, p), b.red.String(p.Dir))
+			break
 		}
 	}
 	return t
