@@ -87,7 +87,8 @@ Exit code 0 when the search ended, 1 when the capacity found is below --fail-bel
 keeps its run directory and prints what the probes before it showed).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCapacity(cmd.Context(), st, args[0], f)
+			return runCapacity(cmd.Context(), st, CapacityRequest{Plan: args[0], Set: f.set, Out: f.out,
+				Overrides: f.overrides(cmd.Flags().Changed)})
 		},
 	}
 	c.Flags().StringVarP(&f.out, "out", "o", "", "directory for capacity.json and the probes' run directories (default runs/<name>-capacity-<UTC time>)")
@@ -108,21 +109,7 @@ keeps its run directory and prints what the probes before it showed).`,
 
 // searchedWorkload is the one workload of the plan that the search
 // varies, with its model and the load the plan gives it.
-func searchedWorkload(p *plan.Plan, name string) (*plan.Workload, search.Model, float64, error) {
-	if name != "" {
-		var ws []*plan.Workload
-		for _, w := range p.Workloads {
-			if w.Name == name {
-				ws = append(ws, w)
-			}
-		}
-		if len(ws) == 0 {
-			return nil, 0, 0, fmt.Errorf("capacity: the plan has no workload %s", name)
-		}
-		if len(p.Workloads) > 1 {
-			return nil, 0, 0, fmt.Errorf("workload %s: a search in a plan with several workloads is not supported yet; give the searched workload a plan of its own", name)
-		}
-	}
+func searchedWorkload(p *plan.Plan) (*plan.Workload, search.Model, float64, error) {
 	if len(p.Workloads) != 1 {
 		names := make([]string, len(p.Workloads))
 		for i, w := range p.Workloads {
@@ -169,41 +156,13 @@ func capacityRequirements(p *plan.Plan) ([]*sla.Expr, error) {
 	return out, nil
 }
 
-// parseResolution reads --resolution: "5%" or "5" (percent of the load),
-// "10users" or "20/s" (in the load's unit).
-func parseResolution(s string, m search.Model) (pct float64, abs search.Load, err error) {
-	t := strings.TrimSpace(s)
-	num := func(v string) (float64, error) {
-		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || !(x > 0) || math.IsInf(x, 0) {
-			return 0, fmt.Errorf("--resolution %q: want a positive percentage (5%%) or load (10users, 20/s)", s)
-		}
-		return x, nil
+// parseResolution reads --resolution (search.ParseResolution).
+func parseResolution(s string, m search.Model) (float64, search.Load, error) {
+	pct, abs, err := search.ParseResolution(s, m)
+	if err != nil {
+		return 0, 0, fmt.Errorf("--resolution %w", err)
 	}
-	switch {
-	case strings.HasSuffix(t, "%"):
-		pct, err = num(strings.TrimSuffix(t, "%"))
-	case strings.HasSuffix(t, "users"), strings.HasSuffix(t, "user"):
-		if m != search.Closed {
-			return 0, 0, fmt.Errorf("--resolution %q: users for a workload with rate:; give req/s (20/s) or a percentage", s)
-		}
-		var x float64
-		x, err = num(strings.TrimSuffix(strings.TrimSuffix(t, "users"), "user"))
-		abs = search.Load(x)
-	case strings.HasSuffix(t, "/s"):
-		if m != search.Open {
-			return 0, 0, fmt.Errorf("--resolution %q: req/s for a workload with users:; give users (10users) or a percentage", s)
-		}
-		var x float64
-		x, err = num(strings.TrimSuffix(t, "/s"))
-		abs = search.Load(x)
-	default:
-		pct, err = num(t)
-	}
-	if pct >= 100 {
-		return 0, 0, fmt.Errorf("--resolution %q: a percentage below 100", s)
-	}
-	return pct, abs, err
+	return pct, abs, nil
 }
 
 // probeLoad is the --set value that replaces the workload's load with a
@@ -311,18 +270,36 @@ func breaking(e *sla.Expr) float64 {
 	return math.Max(e.Value+1, 2*e.Value)
 }
 
-// CapacityConfig is one capacity search: the plan with its overrides, where
-// to write, and the search's settings. The same search runs for `plateau
-// capacity` (from its flags) and for a workload whose load has search:
-// (from the plan); DefaultCapacityConfig holds the defaults of both.
-type CapacityConfig struct {
+// CapacityRequest asks for one capacity search: the plan with its
+// overrides, where to write, and the settings that override the plan's
+// search: block (CapacityOverrides; a nil field keeps the plan's value or
+// the default).
+type CapacityRequest struct {
 	// Plan is the plan file; Set its overrides (as plateau run's --set).
 	Plan string
 	Set  []string
 	// Out is the search's directory (default runs/<name>-capacity-<UTC>).
 	Out string
-	// Workload names the workload searched; "" when the plan has one.
-	Workload string
+	// Monitors are --monitor targets added to every probe's plan.
+	Monitors []string
+	// Formats of the search's report (nil: all).
+	Formats   []string
+	Overrides CapacityOverrides
+}
+
+// CapacityOverrides are the search's settings given outside the plan
+// (plateau capacity's flags); nil means not given.
+type CapacityOverrides struct {
+	Start, Max                       *float64
+	Resolution                       *string
+	Warmup, Probe, Cooldown, MaxTime *time.Duration
+	MaxProbes, MinSamples            *int
+	MaxErrorPct, FailBelow           *float64
+}
+
+// CapacityConfig is a search's settings, consolidated: defaults ← the
+// workload's search: block ← CapacityOverrides.
+type CapacityConfig struct {
 	// Start is the first load probed (0: the plan's), Max the highest
 	// (0: 16 × Start), in req/s or users.
 	Start, Max float64
@@ -335,14 +312,39 @@ type CapacityConfig struct {
 	MaxTime                 time.Duration
 	MinSamples              int
 	MaxErrorPct             float64
-	// Formats of the search's report ("" or nil: all).
-	Formats []string
+	// FailBelow: the caller fails (exit 1) below this capacity; 0 never.
+	FailBelow float64
 }
 
-// DefaultCapacityConfig is the search's defaults for plan.
-func DefaultCapacityConfig(plan string) CapacityConfig {
-	return CapacityConfig{Plan: plan, Resolution: "5%", Warmup: 10 * time.Second, Probe: search.DefaultDuration,
-		Cooldown: 5 * time.Second, MaxProbes: search.DefaultMaxProbes, MaxErrorPct: search.DefaultMaxErrorPct}
+// capacityConfig layers the defaults, the workload's search: block and
+// the overrides.
+func capacityConfig(l plan.Load, o CapacityOverrides) CapacityConfig {
+	s := plan.DefaultLoadSearch()
+	if l.Search != nil {
+		s = *l.Search
+	}
+	c := CapacityConfig{Start: s.Start, Max: s.Max, Resolution: s.Resolution, Warmup: s.Warmup, Probe: s.Probe,
+		Cooldown: s.Cooldown, MaxProbes: s.MaxProbes, MaxTime: s.MaxTime, MinSamples: s.MinSamples,
+		MaxErrorPct: s.MaxErrorPct, FailBelow: s.FailBelow}
+	override(&c.Start, o.Start)
+	override(&c.Max, o.Max)
+	override(&c.Resolution, o.Resolution)
+	override(&c.Warmup, o.Warmup)
+	override(&c.Probe, o.Probe)
+	override(&c.Cooldown, o.Cooldown)
+	override(&c.MaxTime, o.MaxTime)
+	override(&c.MaxProbes, o.MaxProbes)
+	override(&c.MinSamples, o.MinSamples)
+	override(&c.MaxErrorPct, o.MaxErrorPct)
+	override(&c.FailBelow, o.FailBelow)
+	return c
+}
+
+// override sets *dst to *v when v is set.
+func override[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
 }
 
 // CapacityResult is a finished capacity search.
@@ -350,6 +352,8 @@ type CapacityResult struct {
 	// Search is the answer with its probes, as summary.json's
 	// capacity.search.
 	Search *capacity.Search
+	// Config is the settings the search ran with.
+	Config CapacityConfig
 	// Dir is the search's directory: capacity.json, the probes' run
 	// directories and the search's report.
 	Dir string
@@ -359,19 +363,41 @@ type CapacityResult struct {
 	ReportErr error
 }
 
-func (f capacityFlags) config(plan string) CapacityConfig {
-	return CapacityConfig{Plan: plan, Set: f.set, Out: f.out, Start: f.start, Max: f.max, Resolution: f.resolution,
-		Warmup: f.warmup, Probe: f.probe, Cooldown: f.cooldown, MaxProbes: f.maxProbes, MaxTime: f.maxTime,
-		MinSamples: f.minSamples, MaxErrorPct: f.maxErrors}
+// overrides are the flags given on the command line.
+func (f capacityFlags) overrides(changed func(string) bool) CapacityOverrides {
+	var o CapacityOverrides
+	pick := func(name string, set func()) {
+		if changed(name) {
+			set()
+		}
+	}
+	pick("start", func() { o.Start = &f.start })
+	pick("max", func() { o.Max = &f.max })
+	pick("resolution", func() { o.Resolution = &f.resolution })
+	pick("warmup", func() { o.Warmup = &f.warmup })
+	pick("probe", func() { o.Probe = &f.probe })
+	pick("cooldown", func() { o.Cooldown = &f.cooldown })
+	pick("max-time", func() { o.MaxTime = &f.maxTime })
+	pick("max-probes", func() { o.MaxProbes = &f.maxProbes })
+	pick("min-samples", func() { o.MinSamples = &f.minSamples })
+	pick("max-error-pct", func() { o.MaxErrorPct = &f.maxErrors })
+	pick("fail-below", func() { o.FailBelow = &f.failBelow })
+	return o
 }
 
-func runCapacity(ctx context.Context, st *State, planPath string, f capacityFlags) error {
-	res, err := SearchCapacity(ctx, st, f.config(planPath))
+func runCapacity(ctx context.Context, st *State, r CapacityRequest) error {
+	res, err := SearchCapacity(ctx, st, r)
 	if err != nil {
 		return err
 	}
+	printCapacity(st, res)
+	return capacityVerdict(st.Stdout, res.Search, res.Config.FailBelow)
+}
+
+// printCapacity prints a finished search: the answer first, then what
+// limited it and the probes it rests on, then where it is written.
+func printCapacity(st *State, res *CapacityResult) {
 	cs := res.Search
-	// The answer first, then what limited it and the probes it rests on.
 	printSearch(st.Stdout, cs)
 	fmt.Fprintf(st.Stdout, "\n%d probe(s) in %s; %s\n", len(cs.Probes), time.Duration(cs.ElapsedS*float64(time.Second)).Round(time.Second), filepath.Join(res.Dir, analysis.SearchFile))
 	if res.ReportErr != nil {
@@ -379,7 +405,37 @@ func runCapacity(ctx context.Context, st *State, planPath string, f capacityFlag
 	} else {
 		fmt.Fprintf(st.Stdout, "report: %s\n", filepath.Join(res.Dir, "report.html"))
 	}
-	return capacityVerdict(st.Stdout, cs, f.failBelow)
+}
+
+// searched says a workload of the plan asks for a capacity search (its
+// load has search:).
+func searched(p *plan.Plan) bool {
+	for _, w := range p.Workloads {
+		if w.Load.Search != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// runSearchPlan is plateau run of a plan whose workload's load has
+// search:: the same search as plateau capacity, with the plan's settings.
+func runSearchPlan(ctx context.Context, st *State, planPath string, f runFlags) error {
+	switch {
+	case f.segment != "" || f.generators > 0 || f.listen != "" || len(f.outputs) > 0 || f.trace > 0 || len(f.attach) > 0 || f.startAt != "":
+		return errors.New("a plan whose load has search: runs a capacity search; --segment, --generators, --listen, --out, --trace, --attach and --start-at are not supported with it yet")
+	}
+	res, err := SearchCapacity(ctx, st, CapacityRequest{Plan: planPath, Set: f.set, Out: f.out, Monitors: f.monitors})
+	if err != nil {
+		return err
+	}
+	if !f.quiet {
+		printCapacity(st, res)
+	}
+	if f.onSummary != nil && res.Summary != nil {
+		f.onSummary(res.Summary)
+	}
+	return capacityVerdict(st.Stdout, res.Search, res.Config.FailBelow)
 }
 
 // capacityVerdict decides the exit of a search: interrupted, below
@@ -391,9 +447,9 @@ func capacityVerdict(w io.Writer, cs *capacity.Search, failBelow float64) error 
 		return &notHeldError{verdict: "interrupted", why: "the search was stopped; the answer above rests on the probes before it"}
 	case failBelow > 0 && cs.Load < failBelow && (cs.Outcome == search.GeneratorLimited || cs.Outcome == search.Budget && cs.UpperBound == 0):
 		// Only a lower bound below the threshold: not a capacity below it.
-		return fmt.Errorf("capacity: --fail-below %g: the search could not show the capacity (%s), only that it is at least %g %s", failBelow, cs.Outcome, cs.Load, cs.Unit)
+		return fmt.Errorf("capacity: %s required (--fail-below, or fail_below in the plan's search:): the search could not show the capacity (%s), only that it is at least %s", fmtLoad(search.Load(failBelow), cs.Unit), cs.Outcome, fmtLoad(search.Load(cs.Load), cs.Unit))
 	case failBelow > 0 && cs.Load < failBelow:
-		fmt.Fprintf(w, "capacity %g %s is below --fail-below %g\n", cs.Load, cs.Unit, failBelow)
+		fmt.Fprintf(w, "capacity %s is below the %s required (--fail-below, or fail_below in the plan's search:)\n", fmtLoad(search.Load(cs.Load), cs.Unit), fmtLoad(search.Load(failBelow), cs.Unit))
 		return ErrSLAFailed
 	}
 	return nil
@@ -407,18 +463,19 @@ func capacityVerdict(w io.Writer, cs *capacity.Search, failBelow float64) error 
 // workload or configuration and reading CapacityResult.Search. An error
 // means the search could not be done; its outcome (found, generator
 // limited …) is in the result.
-func SearchCapacity(ctx context.Context, st *State, c CapacityConfig) (*CapacityResult, error) {
-	p, err := loadPlan(st, c.Plan, c.Set)
+func SearchCapacity(ctx context.Context, st *State, r CapacityRequest) (*CapacityResult, error) {
+	p, err := loadPlan(st, r.Plan, r.Set)
 	if err != nil {
 		return nil, err
 	}
 	if engineOf(p) != "" {
 		return nil, errors.New("capacity drives plateau's own engine; a workload run by another tool is not supported yet")
 	}
-	w, model, planLoad, err := searchedWorkload(p, c.Workload)
+	w, model, planLoad, err := searchedWorkload(p)
 	if err != nil {
 		return nil, err
 	}
+	c := capacityConfig(w.Load, r.Overrides)
 	reqs, err := capacityRequirements(p)
 	if err != nil {
 		return nil, err
@@ -445,7 +502,7 @@ func SearchCapacity(ctx context.Context, st *State, c CapacityConfig) (*Capacity
 	if _, err := search.Next(s, nil); err != nil {
 		return nil, err
 	}
-	dir := c.Out
+	dir := r.Out
 	if dir == "" {
 		dir = filepath.Join("runs", safeName(p.Name)+"-capacity-"+time.Now().UTC().Format("20060102T150405Z"))
 	}
@@ -457,7 +514,7 @@ func SearchCapacity(ctx context.Context, st *State, c CapacityConfig) (*Capacity
 	}
 	fmt.Fprintf(st.Stderr, "plateau: capacity of %s (%s), from %g to at most %g %s → %s\n", p.Name, w.Name, start, maxLoad, model.Unit(), dir)
 
-	cs := &capacity.Search{Workload: w.Name, Unit: model.Unit(), Resolution: c.Resolution, Probes: []capacity.SearchProbe{}}
+	cs := &capacity.Search{Workload: w.Name, Unit: model.Unit(), Resolution: strings.TrimSpace(c.Resolution), Probes: []capacity.SearchProbe{}}
 	var probes []search.Probe
 	var judgedAt []int // index in cs.Probes of each judged probe
 	var readings [][]resources.Reading
@@ -475,7 +532,7 @@ func SearchCapacity(ctx context.Context, st *State, c CapacityConfig) (*Capacity
 		}
 		n := len(cs.Probes) + 1
 		name := fmt.Sprintf("probe-%02d", n)
-		set := append(append([]string(nil), c.Set...),
+		set := append(append([]string(nil), r.Set...),
 			"workloads."+w.Name+".load="+probeLoad(w.Load, model, d.Load, d.Warmup, d.Duration))
 		var sum *analysis.Summary
 		var console bytes.Buffer
@@ -483,7 +540,7 @@ func SearchCapacity(ctx context.Context, st *State, c CapacityConfig) (*Capacity
 		pst.Stdout, pst.Stderr = &console, &console
 		fmt.Fprintf(st.Stderr, "plateau: %s: %s for %s (%s)…", name, fmtLoad(d.Load, model.Unit()), d.Duration, d.Phase)
 		probeDir := filepath.Join(dir, name)
-		runErr := runPlan(ctx, &pst, c.Plan, runFlags{out: probeDir, set: set, quiet: true,
+		runErr := runPlan(ctx, &pst, r.Plan, runFlags{out: probeDir, set: set, quiet: true, monitors: r.Monitors,
 			onSummary: func(s *analysis.Summary) { sum = s }})
 		_ = os.WriteFile(filepath.Join(probeDir, "console.txt"), console.Bytes(), 0o644)
 		var nh *notHeldError
@@ -583,7 +640,7 @@ func SearchCapacity(ctx context.Context, st *State, c CapacityConfig) (*Capacity
 	cs.Sentence = answerSentence(ans, cs.Interrupted)
 	analysis.FinishSearch(cs, readings)
 	cs.Shown = shownProbe(cs)
-	res := &CapacityResult{Search: cs, Dir: dir}
+	res := &CapacityResult{Search: cs, Config: c, Dir: dir}
 	if cs.Shown != "" {
 		if err := copyRun(filepath.Join(dir, cs.Shown), dir); err != nil {
 			res.ReportErr = err
@@ -601,7 +658,7 @@ func SearchCapacity(ctx context.Context, st *State, c CapacityConfig) (*Capacity
 		return nil, fmt.Errorf("capacity: %w", err)
 	}
 	if cs.Shown != "" {
-		rr, err := report.Write(dir, report.Options{Formats: c.Formats, Version: version()})
+		rr, err := report.Write(dir, report.Options{Formats: r.Formats, Version: version()})
 		if rr != nil {
 			res.Summary = rr.Summary
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
 	"github.com/plateau-perf/plateau/internal/analysis/sla"
 	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/plan"
 )
 
 // poolServer is a loopback target with a known capacity: W workers (a
@@ -496,5 +497,74 @@ func TestProbeLoadIsAPlan(t *testing.T) {
 		l.Steps[1].Duration != 5*time.Second || l.Steps[2].Duration != time.Second || math.Abs(l.Steps[1].Rate.PerSecond()-38.16855) > 1e-6 ||
 		l.MaxUsers != 7 || l.GracefulStop != 3*time.Second {
 		t.Errorf("%s → %+v", v, l)
+	}
+}
+
+// A plan whose load has search: runs the capacity search inside plateau
+// run — the same search as plateau capacity (one code path), with the
+// plan's settings, fail_below included: the 100 req/s pool is below 1000,
+// so the run fails (exit 1) with the capacity in its summary.json.
+func TestRunPlanWithSearch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs probes against a loopback server for ~25 s")
+	}
+	ps := newPoolServer(t, 2, 20*time.Millisecond)
+	planPath := writePlan(t, fmt.Sprintf(`name: pool-search
+target: %s
+workloads:
+  api:
+    scenario:
+      - request: {name: work, url: /work}
+    load:
+      rate: 25/s
+      max_users: 400
+      graceful_stop: 2s
+      search: {max: 400, resolution: 10%%, warmup: 500ms, probe: 3s, cooldown: 200ms, max_probes: 12, fail_below: 1000}
+sla:
+  - p50(response_time) < 60ms
+`, ps.URL))
+	out := filepath.Join(t.TempDir(), "run")
+	code, stdout, stderr := runCLI(t, "run", planPath, "-o", out)
+	cs := readCapacity(t, out)
+	c := ps.capacityRPS()
+	t.Logf("exit %d; known capacity %.1f req/s; answer %s\n%s", code, c, cs.Sentence, stdout)
+	if code != ExitSLAFailed {
+		t.Fatalf("exit %d, want %d (capacity below fail_below 1000)\nstderr:\n%s", code, ExitSLAFailed, stderr)
+	}
+	// How close to the capacity is TestCapacityOpenModelKnownTarget's
+	// question; here only that the answer is not above what the target
+	// can serve (a starved machine can make a probe below it bad, never
+	// one above it good).
+	if cs.Outcome != search.Found || cs.Load > 1.1*c || cs.Load <= 0 {
+		t.Errorf("outcome %s, capacity %g req/s; the target's is %.1f", cs.Outcome, cs.Load, c)
+	}
+	if !strings.Contains(stdout, "is below the 1000 req/s required") {
+		t.Errorf("stdout does not say the capacity is below the threshold:\n%s", stdout)
+	}
+	for _, p := range cs.Probes {
+		if p.DurationS != 3 || p.WarmupS != 0.5 {
+			t.Errorf("%s: warm-up %g s, measured %g s; the plan's search asks 0.5 and 3", p.Dir, p.WarmupS, p.DurationS)
+		}
+	}
+	checkSearchReport(t, out, cs)
+}
+
+// The search's settings: defaults ← the plan's search: ← the flags given.
+func TestCapacityConfigLayers(t *testing.T) {
+	t.Parallel()
+	d := capacityConfig(plan.Load{}, CapacityOverrides{})
+	if d.Resolution != "5%" || d.Warmup != 10*time.Second || d.Probe != search.DefaultDuration || d.MaxProbes != search.DefaultMaxProbes {
+		t.Errorf("defaults %+v", d)
+	}
+	fromPlan := plan.DefaultLoadSearch()
+	fromPlan.Max, fromPlan.Resolution, fromPlan.Probe, fromPlan.FailBelow = 900, "20/s", 3*time.Second, 50
+	c := capacityConfig(plan.Load{Search: &fromPlan}, CapacityOverrides{})
+	if c.Max != 900 || c.Resolution != "20/s" || c.Probe != 3*time.Second || c.FailBelow != 50 || c.Warmup != 10*time.Second {
+		t.Errorf("from the plan %+v", c)
+	}
+	maxFlag, probeFlag := 400.0, time.Second
+	c = capacityConfig(plan.Load{Search: &fromPlan}, CapacityOverrides{Max: &maxFlag, Probe: &probeFlag})
+	if c.Max != 400 || c.Probe != time.Second || c.Resolution != "20/s" || c.FailBelow != 50 {
+		t.Errorf("flags over the plan %+v", c)
 	}
 }

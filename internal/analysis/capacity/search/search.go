@@ -22,6 +22,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -935,3 +937,41 @@ func (v *Verdict) UnmarshalText(b []byte) error { return unmarshalName(v, b, 4, 
 
 // UnmarshalText reads a phase's name.
 func (p *Phase) UnmarshalText(b []byte) error { return unmarshalName(p, b, 5, "phase") }
+
+// ParseResolution reads a resolution: "5%" or "5" (percent of the load),
+// "10users" or "20/s" (in the load's unit, which must be model's). The
+// error quotes s and says what is wanted.
+func ParseResolution(s string, m Model) (pct float64, abs Load, err error) {
+	t := strings.TrimSpace(s)
+	num := func(v string) (float64, error) {
+		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || !(x > 0) || math.IsInf(x, 0) {
+			return 0, fmt.Errorf("%q: want a positive percentage (5%%) or load (10users, 20/s)", s)
+		}
+		return x, nil
+	}
+	switch {
+	case strings.HasSuffix(t, "%"):
+		pct, err = num(strings.TrimSuffix(t, "%"))
+	case strings.HasSuffix(t, "users"), strings.HasSuffix(t, "user"):
+		if m != Closed {
+			return 0, 0, fmt.Errorf("%q: users for a workload with rate:; give req/s (20/s) or a percentage", s)
+		}
+		var x float64
+		x, err = num(strings.TrimSuffix(strings.TrimSuffix(t, "users"), "user"))
+		abs = Load(x)
+	case strings.HasSuffix(t, "/s"):
+		if m != Open {
+			return 0, 0, fmt.Errorf("%q: req/s for a workload with users:; give users (10users) or a percentage", s)
+		}
+		var x float64
+		x, err = num(strings.TrimSuffix(t, "/s"))
+		abs = Load(x)
+	default:
+		pct, err = num(t)
+	}
+	if err == nil && pct >= 100 {
+		return 0, 0, fmt.Errorf("%q: a percentage below 100", s)
+	}
+	return pct, abs, err
+}
