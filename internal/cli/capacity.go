@@ -557,6 +557,18 @@ func SearchCapacity(ctx context.Context, st *State, r CapacityRequest) (*Capacit
 		if err != nil && !interrupted {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
+		if interrupted && ctx.Err() == nil && err == nil && measuredFully(sum, d.Duration) {
+			// The engine cut the run at its planned end plus
+			// graceful_stop, but only after the measured phase had run
+			// its length: the backlog of an overloaded system (every
+			// allowed user busy, arrivals late) outlasted the grace. That
+			// is evidence: the planned load was not applied in time —
+			// unless the generator itself saturated, which
+			// probeFromSummary has read from the phase's validity.
+			interrupted = false
+			pr.Held = false
+			fmt.Fprint(st.Stderr, " (cut at graceful_stop after its measured phase: load not held)")
+		}
 		fig, _ := analysis.PhaseFigures(sum, probeMeasurePhase)
 		cp := capacity.SearchProbe{N: n, Dir: name, Phase: d.Phase, Repeat: d.Action == search.Repeat,
 			Load: float64(d.Load), WarmupS: d.Warmup.Seconds(), DurationS: d.Duration.Seconds(),
@@ -667,6 +679,17 @@ func SearchCapacity(ctx context.Context, st *State, r CapacityRequest) (*Capacit
 		res.ReportErr = errors.New("no probe ran to its end, so there is no run to report on")
 	}
 	return res, nil
+}
+
+// measuredFully says the probe's measured phase ran at least its planned
+// length.
+func measuredFully(s *analysis.Summary, planned time.Duration) bool {
+	for _, ph := range s.Phases {
+		if ph.Name == probeMeasurePhase {
+			return ph.End.Sub(ph.Start) >= planned
+		}
+	}
+	return false
 }
 
 // probeReadings reads the monitored components of a probe's run over its
