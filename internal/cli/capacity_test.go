@@ -568,3 +568,75 @@ func TestCapacityConfigLayers(t *testing.T) {
 		t.Errorf("flags over the plan %+v", c)
 	}
 }
+
+// An overloaded open-model probe: one 20 ms worker (50 req/s) offered
+// 200/s with 50 users allowed. The backlog of busy users outlasts a short
+// graceful_stop, so the engine cuts the run after its measured phase: that
+// is evidence (the load was not held), not a probe to run again.
+func TestCapacityCutAtGracefulStopIsJudged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a probe against a loopback server")
+	}
+	ps := newPoolServer(t, 1, 20*time.Millisecond)
+	planPath := writePlan(t, fmt.Sprintf(`name: overloaded
+target: %s
+workloads:
+  api:
+    scenario:
+      - request: {name: work, url: /work}
+    load: {rate: 200/s, duration: 1m, max_users: 50, graceful_stop: 200ms}
+`, ps.URL))
+	out := filepath.Join(t.TempDir(), "cap")
+	code, stdout, stderr := runCLI(t, "capacity", planPath, "-o", out, "--max", "200",
+		"--warmup", "0s", "--probe", "1s", "--cooldown", "0s", "--max-probes", "1", "--max-error-pct", "100")
+	t.Logf("exit %d\n%s\n%s", code, stdout, stderr)
+	if code != ExitOK {
+		t.Fatalf("exit %d", code)
+	}
+	cs := readCapacity(t, out)
+	if len(cs.Probes) != 1 {
+		t.Fatalf("%d probes, want the one probe judged", len(cs.Probes))
+	}
+	p := cs.Probes[0]
+	// (Its requests cut off count as errors, so the error guard is
+	// lifted here to see the load not held.)
+	if p.CutShort || p.Verdict != capacity.Bad || p.Held || p.LimitedBy != search.LoadNotHeld {
+		t.Errorf("probe %+v: want judged bad, load not held", p)
+	}
+	if cs.Outcome != search.Budget || cs.UpperBound != 200 {
+		t.Errorf("outcome %s, upper bound %g: want the budget spent with 200 req/s bad", cs.Outcome, cs.UpperBound)
+	}
+}
+
+// --fail-below (and fail_below): a capacity found below it fails (1); a
+// search that only showed a lower bound below it cannot say (2); at or
+// above it, or without it, the search passes.
+func TestCapacityVerdictFailBelow(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name      string
+		cs        capacity.Search
+		failBelow float64
+		want      int
+	}{
+		{"found above", capacity.Search{Outcome: search.Found, Load: 120, UpperBound: 126}, 100, ExitOK},
+		{"found below", capacity.Search{Outcome: search.Found, Load: 80, UpperBound: 84}, 100, ExitSLAFailed},
+		{"no threshold", capacity.Search{Outcome: search.Found, Load: 80, UpperBound: 84}, 0, ExitOK},
+		{"below min", capacity.Search{Outcome: search.BelowMin, UpperBound: 2}, 100, ExitSLAFailed},
+		{"generator limited below", capacity.Search{Outcome: search.GeneratorLimited, Load: 50, At: 100}, 100, ExitError},
+		{"budget, nothing bad yet", capacity.Search{Outcome: search.Budget, Load: 50}, 100, ExitError},
+		{"budget, bracketed", capacity.Search{Outcome: search.Budget, Load: 50, UpperBound: 80}, 100, ExitSLAFailed},
+		{"above max", capacity.Search{Outcome: search.AboveMax, Load: 400}, 100, ExitOK},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.cs.Unit = "req/s"
+			var out bytes.Buffer
+			err := capacityVerdict(&out, &c.cs, c.failBelow)
+			if got := exitCodeOf(err); got != c.want {
+				t.Errorf("exit %d (%v), want %d", got, err, c.want)
+			}
+		})
+	}
+}
