@@ -44,6 +44,7 @@ type capacityFlags struct {
 	maxTime    time.Duration
 	minSamples int
 	maxErrors  float64
+	monitors   []string
 }
 
 // maxCutProbes is how often in a row a probe the engine cut short (not
@@ -79,8 +80,13 @@ loads chosen by the search (docs/analysis-methods.md §6): the arrival rate when
 has rate: (req/s), the number of users when it has users: — upward in geometric steps
 until a probe is bad, then bisecting to the resolution. Each probe is a full run of the
 plan at that load (a warm-up phase, excluded, then the measured phase), written with its
-report to DIR/probe-01, probe-02 …; DIR/capacity.json holds the answer and the probes
-(docs/capacity.md).
+report to DIR/probe-01, probe-02 …; DIR/capacity.json holds the answer and the probes,
+and DIR itself is the run of the probe at the capacity with the search's report: its
+summary opens with the capacity, the requirement that limited it and the component that
+saturated first, its summary.json carries capacity.search (docs/capacity.md).
+
+A workload whose load has a search: block (docs/plan.md) gives the search's settings;
+these flags override them one by one, and plateau run of such a plan runs the same search.
 
 Exit code 0 when the search ended, 1 when the capacity found is below --fail-below,
 2 when it could not be done, 3 when it was interrupted (Ctrl-C stops the probe running,
@@ -88,10 +94,11 @@ keeps its run directory and prints what the probes before it showed).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCapacity(cmd.Context(), st, CapacityRequest{Plan: args[0], Set: f.set, Out: f.out,
-				Overrides: f.overrides(cmd.Flags().Changed)})
+				Monitors: f.monitors, Overrides: f.overrides(cmd.Flags().Changed)})
 		},
 	}
 	c.Flags().StringVarP(&f.out, "out", "o", "", "directory for capacity.json and the probes' run directories (default runs/<name>-capacity-<UTC time>)")
+	c.Flags().StringArrayVar(&f.monitors, "monitor", nil, "watch a target in every probe, as plateau run's --monitor KIND:key=value,… (repeatable): what saturated first is read from them")
 	c.Flags().StringArrayVar(&f.set, "set", nil, "override a plan value before the search, as plateau run's --set (repeatable)")
 	c.Flags().Float64Var(&f.start, "start", 0, "first load probed, in req/s or users (default the plan's load)")
 	c.Flags().Float64Var(&f.max, "max", 0, "highest load probed, in req/s or users (default 16 × the first load)")
@@ -876,8 +883,10 @@ func printSearch(w io.Writer, cs *capacity.Search) {
 		if bn.Saturated {
 			fmt.Fprintf(w, "saturated first: %s %s at %s (%s, %.0f %% of its capacity)\n", what, bn.Resource, fmtLoad(search.Load(bn.Load), cs.Unit), bn.Phase, 100*bn.Utilisation)
 		} else {
-			fmt.Fprintf(w, "no monitored component saturated; the busiest: %s %s, %.0f %% of its capacity at %s (%s)\n", what, bn.Resource, 100*bn.Utilisation, fmtLoad(search.Load(bn.Load), cs.Unit), bn.Phase)
+			fmt.Fprintf(w, "no monitored component saturated (the busiest: %s %s, %.0f %% of its capacity at %s, %s): the limit lies outside what was monitored\n", what, bn.Resource, 100*bn.Utilisation, fmtLoad(search.Load(bn.Load), cs.Unit), bn.Phase)
 		}
+	} else if len(cs.Probes) > 0 {
+		fmt.Fprintln(w, "what saturated first is not known: nothing with a known capacity was monitored (add targets under monitor: in the plan)")
 	}
 	if u := cs.USL; u != nil {
 		fmt.Fprintf(w, "USL fit over the probes: σ = %.4g, κ = %.4g, R² = %.3f", u.Sigma, u.Kappa, u.R2)
