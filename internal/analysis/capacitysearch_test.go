@@ -108,3 +108,26 @@ func TestFinishSearchBottleneck(t *testing.T) {
 		t.Errorf("bottleneck %+v from no readings", cs.Bottleneck)
 	}
 }
+
+// A fitted peak inside the probed range that promises far more than any
+// probe measured is contradicted by the probes; one beyond the range, or
+// near what was measured, is not.
+func TestUSLContradicted(t *testing.T) {
+	pts := []knee.Point{{Load: 5, ThroughputRPS: 50, MeanMs: 100}, {Load: 10, ThroughputRPS: 90, MeanMs: 110}, {Load: 20, ThroughputRPS: 100, MeanMs: 200}}
+	for _, c := range []struct {
+		peakLoad, peakX float64
+		kind            knee.LoadKind
+		want            bool
+	}{
+		{12, 300, knee.Users, true},           // inside, three times the best measured
+		{12, 110, knee.Users, false},          // inside, near the best measured
+		{30, 300, knee.Users, false},          // beyond the probed range: an extrapolation, judged elsewhere
+		{math.Inf(1), 300, knee.Users, false}, // no peak
+		{3, 300, knee.Rate, true},             // open model: concurrency 5, 9.9, 20 in flight
+	} {
+		got := contradicted(knee.USL{PeakLoad: c.peakLoad, PeakThroughputRPS: c.peakX}, pts, c.kind)
+		if got != c.want {
+			t.Errorf("peak %v req/s at %v: contradicted %v, want %v", c.peakX, c.peakLoad, got, c.want)
+		}
+	}
+}
