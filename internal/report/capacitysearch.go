@@ -160,6 +160,9 @@ func (b *builder) capacitySearchSection() doc.Section {
 	sec := doc.Section{ID: SecCapacity, Title: "Capacity"}
 	level, lead := b.searchAnswer(cs)
 	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: level, Text: sentence(lead)})
+	// The conclusions' throughput is the search's answer, not the shown
+	// probe's own rate.
+	b.conclude(doc.AspectThroughput, level, strings.TrimSuffix(lead, "."), fmt.Sprintf("a search of %s (capacity section)", plural(int64(len(cs.Probes)), "probe")))
 	kind := searchKind(cs)
 	sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentence(upperFirst(bottleneckClause(cs.Bottleneck, kind, true)))})
 

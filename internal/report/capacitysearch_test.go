@@ -106,6 +106,10 @@ func TestCapacitySearchReport(t *testing.T) {
 			t.Errorf("capacity section lacks %q:\n%s", want, capSec)
 		}
 	}
+	concl := md[strings.Index(md, "## Conclusions"):]
+	if !strings.Contains(concl, "**Throughput:** Capacity: 40 users, between 40 users and 42 users") {
+		t.Errorf("the conclusions' throughput is not the search's answer:\n%s", concl[:min(len(concl), 1500)])
+	}
 	if strings.Contains(capSec, "no capacity analysis") {
 		t.Errorf("the search's capacity section says there is none:\n%s", capSec)
 	}
