@@ -149,19 +149,26 @@ func checkSearchReport(t *testing.T, out string, cs *capacity.Search) {
 	if ss.Load != cs.Load || ss.Unit != cs.Unit || ss.LimitedBy != cs.LimitedBy || len(ss.Probes) != len(cs.Probes) {
 		t.Errorf("summary.json's capacity.search %+v differs from capacity.json's %+v", ss, cs)
 	}
+	// The latest probe at each load stands for it (a verified load is
+	// probed twice).
+	latest := map[float64]capacity.SearchProbe{}
+	for _, p := range cs.Probes {
+		if p.Verdict != capacity.NotJudged {
+			latest[p.Load] = p
+		}
+	}
+	if p := latest[cs.Load]; p.Verdict != capacity.Good {
+		t.Errorf("%s at the capacity %g is %s", p.Dir, cs.Load, p.Verdict)
+	}
+	if p, ok := latest[cs.UpperBound]; cs.UpperBound > 0 && (!ok || p.Verdict != capacity.Bad) {
+		t.Errorf("%s at the upper bound %g is %s", p.Dir, cs.UpperBound, p.Verdict)
+	}
 	shown := false
 	for _, p := range cs.Probes {
-		switch {
-		case p.Verdict == capacity.NotJudged:
-		case p.Load <= cs.Load && p.Verdict != capacity.Good && p.Load == cs.Load:
-			t.Errorf("%s at the capacity %g is %s", p.Dir, cs.Load, p.Verdict)
-		case cs.UpperBound > 0 && p.Load == cs.UpperBound && p.Verdict != capacity.Bad:
-			t.Errorf("%s at the upper bound %g is %s", p.Dir, cs.UpperBound, p.Verdict)
-		}
 		if p.Dir == cs.Shown {
 			shown = true
-			if p.Load != cs.Load {
-				t.Errorf("the report shows %s at %g, not the capacity %g", p.Dir, p.Load, cs.Load)
+			if p.Load != cs.Load || p.Verdict != capacity.Good {
+				t.Errorf("the report shows %s at %g (%s), not the capacity %g", p.Dir, p.Load, p.Verdict, cs.Load)
 			}
 		}
 		if p.Verdict != capacity.NotJudged && p.MeanMs <= 0 {
@@ -179,6 +186,9 @@ func checkSearchReport(t *testing.T, out string, cs *capacity.Search) {
 	want := "Capacity: " + strconv.FormatFloat(math.Round(cs.Load*10)/10, 'f', 1, 64)
 	if cs.Load >= 100 {
 		want = "Capacity: " + strconv.FormatFloat(math.Round(cs.Load), 'f', 0, 64)
+	}
+	if cs.Unit == "users" {
+		want = fmt.Sprintf("Capacity: %d user", int(cs.Load))
 	}
 	if !strings.Contains(summary, want) || !strings.Contains(summary, cs.Requirement) {
 		t.Errorf("the report's summary does not open with %q limited by %q:\n%s", want, cs.Requirement, summary)
@@ -239,6 +249,9 @@ sla:
 		t.Errorf("%d probes, want at most 12", n)
 	}
 	checkProbeDirs(t, out, cs)
+	if cs.Outcome == search.Found {
+		checkSearchReport(t, out, cs)
+	}
 }
 
 // checkProbeDirs: every probe has its own run directory with its report,
