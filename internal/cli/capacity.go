@@ -521,7 +521,8 @@ func SearchCapacity(ctx context.Context, st *State, r CapacityRequest) (*Capacit
 	}
 	fmt.Fprintf(st.Stderr, "plateau: capacity of %s (%s), from %g to at most %g %s → %s\n", p.Name, w.Name, start, maxLoad, model.Unit(), dir)
 
-	cs := &capacity.Search{Workload: w.Name, Unit: model.Unit(), Resolution: strings.TrimSpace(c.Resolution), Probes: []capacity.SearchProbe{}}
+	cs := &capacity.Search{Workload: w.Name, Unit: model.Unit(), Resolution: strings.TrimSpace(c.Resolution),
+		FailBelow: c.FailBelow, Probes: []capacity.SearchProbe{}}
 	var probes []search.Probe
 	var judgedAt []int // index in cs.Probes of each judged probe
 	var readings [][]resources.Reading

@@ -111,6 +111,18 @@ func (b *builder) searchAnswer(cs *capacity.Search) (doc.Level, string) {
 			lead += " — not to the resolution: the probe or time budget ran out"
 		}
 	}
+	if cs.FailBelow > 0 {
+		switch {
+		case cs.Load >= cs.FailBelow:
+			lead += fmt.Sprintf("; at least the %s required", l(cs.FailBelow))
+		case cs.Outcome == search.GeneratorLimited || cs.Outcome == search.Budget && cs.UpperBound == 0:
+			level = doc.Warn
+			lead += fmt.Sprintf("; whether it reaches the %s required is not known", l(cs.FailBelow))
+		default:
+			level = doc.Fail
+			lead += fmt.Sprintf(" — below the %s required", l(cs.FailBelow))
+		}
+	}
 	if cs.Interrupted {
 		if level != doc.Fail {
 			level = doc.Warn

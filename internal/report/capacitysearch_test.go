@@ -154,3 +154,26 @@ func TestNoSearchNoSearchMember(t *testing.T) {
 		t.Errorf("summary.json of a stepped run has a capacity search")
 	}
 }
+
+// fail_below: the answer says whether the capacity reaches what is
+// required, and fails when it does not.
+func TestCapacitySearchReportFailBelow(t *testing.T) {
+	base := capacity.Search{Workload: "api", Unit: "req/s", Outcome: search.Found, Load: 80, UpperBound: 84,
+		LimitedBy: search.RequirementBroke, Requirement: "p50(response_time) < 60ms", Resolution: "5%", Shown: "probe-01",
+		Probes: []capacity.SearchProbe{probe(1, 80, 80, 20, capacity.Good, search.NoLimit), probe(2, 84, 80, 70, capacity.Bad, search.RequirementBroke)}}
+	for _, c := range []struct {
+		failBelow float64
+		want      string
+	}{
+		{100, "❌ **Capacity: 80.0 req/s, between 80.0 req/s and 84.0 req/s (the search's resolution 5%), limited by the requirement p50(response\\_time) &lt; 60ms — below the 100 req/s required"},
+		{50, "✅ **Capacity: 80.0 req/s, between 80.0 req/s and 84.0 req/s (the search's resolution 5%), limited by the requirement p50(response\\_time) &lt; 60ms; at least the 50.0 req/s required"},
+	} {
+		cs := base
+		cs.FailBelow = c.failBelow
+		_, md := searchRun(t, &cs)
+		if !strings.Contains(md, c.want) {
+			summary, _, _ := strings.Cut(md, "## Scope")
+			t.Errorf("fail_below %g: want %q in\n%s", c.failBelow, c.want, summary)
+		}
+	}
+}

@@ -40,6 +40,10 @@ type Search struct {
 	// Sentence is the console's answer line, as the search's caller
 	// worded it.
 	Sentence string `json:"sentence"`
+	// FailBelow is the capacity required (--fail-below, or fail_below in
+	// the plan's search:), in Unit; 0 when none was. A Load below it fails
+	// the search's command (exit 1), whatever the shown run's verdict.
+	FailBelow float64 `json:"fail_below,omitempty"`
 	// Resolution is the resolution asked ("5%", "10users", "20/s").
 	Resolution string  `json:"resolution"`
 	ElapsedS   float64 `json:"elapsed_s"`
