@@ -11,6 +11,8 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/capacity"
 	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
 	"github.com/plateau-perf/plateau/internal/analysis/resources"
+	"github.com/plateau-perf/plateau/internal/report/doc"
+	"github.com/plateau-perf/plateau/internal/report/junit"
 	"github.com/plateau-perf/plateau/internal/report/reporttest"
 )
 
@@ -170,7 +172,17 @@ func TestCapacitySearchReportFailBelow(t *testing.T) {
 	} {
 		cs := base
 		cs.FailBelow = c.failBelow
-		_, md := searchRun(t, &cs)
+		cs.Sentence = "capacity = 80 req/s"
+		s, md := searchRun(t, &cs)
+		// junit.xml: a capacity test case, failed below the requirement.
+		x, err := junit.Encode(&doc.Document{Summary: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		below := strings.Contains(string(x), `<failure message="capacity 80 req/s is below the 100 req/s required" type="capacity.below">`)
+		if below != (c.failBelow > 80) || !strings.Contains(string(x), `name="capacity of api" classname="capacity.search"`) {
+			t.Errorf("fail_below %g: junit.xml\n%s", c.failBelow, x)
+		}
 		if !strings.Contains(md, c.want) {
 			summary, _, _ := strings.Cut(md, "## Scope")
 			t.Errorf("fail_below %g: want %q in\n%s", c.failBelow, c.want, summary)
