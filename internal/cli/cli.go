@@ -165,7 +165,7 @@ func newRoot(ctx context.Context, st *State) *cobra.Command {
 // commands lists the subcommands; plugins are a plain list here rather than
 // init() side effects.
 func commands() []commandFunc {
-	return []commandFunc{newVersionCmd, newRunCmd, newCheckCmd, newReportCmd, newCompareCmd, newImportCmd, newDemoCmd, newMergeCmd, newK8sCmd, newConvertCmd, newExportCmd, newStudyCmd, newDatagenCmd, newCapacityCmd}
+	return []commandFunc{newVersionCmd, newRunCmd, newCheckCmd, newReportCmd, newCompareCmd, newImportCmd, newDemoCmd, newMergeCmd, newK8sCmd, newConvertCmd, newExportCmd, newStudyCmd, newDatagenCmd, newCapacityCmd, newHistoryCmd}
 }
 
 func newVersionCmd(st *State) *cobra.Command {

@@ -281,6 +281,7 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 		return err
 	}
 	fmt.Fprintf(st.Stdout, "\nrun directory: %s\nreport:        %s\n", dir, filepath.Join(dir, "report.html"))
+	addToHistory(ctx, st, dir, f.history, nil)
 	printSummary(st.Stdout, sum)
 	return verdictErr(sum)
 }

@@ -254,8 +254,9 @@ func TestRampingStages(t *testing.T) {
 	// 0→100/s over 2 s = 100 iterations, then 100/s for 1 s = 100: each
 	// sent, or dropped and counted when a busy machine (the race detector
 	// on 2 shared cores) could not start it on time.
-	if dr := d.Dropped["w"]; n+dr != 200 || n < 100 {
-		t.Errorf("ramping stages sent %d and dropped %d, want 200 in all, most sent", n, dr)
+	pct, bad := starved(d)
+	if dr := d.Dropped["w"]; n+dr != 200 || (!bad && n < 100) {
+		t.Errorf("ramping stages sent %d and dropped %d (generator run-queue wait %.1f%%), want 200 in all, most sent", n, dr, pct)
 	} else if dr > 0 {
 		t.Logf("%d iterations dropped: the generator could not start them on time (busy machine)", dr)
 	}
@@ -286,12 +287,14 @@ func TestPacing(t *testing.T) {
 	n, _ := labelAgg(d, "get")
 	// 10 users × one iteration per 500 ms over 3 s = 60 (±1 per user at
 	// the edge) planned; every planned slot is a sample or a missed slot.
+	// A user's slots count from its own start, which a starved
+	// generator makes late: ≈60 holds for one that got its CPU.
 	p := d.Info.Phases[0]
-	if p.Planned < 55 || p.Planned > 70 || p.Started != n {
-		t.Errorf("pacing planned %d slots and started %d, sent %d; want ≈60 planned, each started one sent", p.Planned, p.Started, n)
+	if p.Planned > 70 || p.Started > p.Planned || p.Started != n {
+		t.Errorf("pacing planned %d slots and started %d, sent %d; want at most ≈60 planned, each started one sent", p.Planned, p.Started, n)
 	}
-	if pct, bad := starved(d); !bad && (n < 55 || n > 70) {
-		t.Errorf("pacing sent %d with the generator on its CPU (run-queue wait %.1f%%), want ≈60", n, pct)
+	if pct, bad := starved(d); !bad && (n < 55 || n > 70 || p.Planned < 55) {
+		t.Errorf("pacing planned %d and sent %d with the generator on its CPU (run-queue wait %.1f%%), want ≈60", p.Planned, n, pct)
 	}
 }
 
@@ -321,8 +324,10 @@ func TestStepsAndStopRule(t *testing.T) {
 			t.Errorf("phase %d has no samples", i)
 		}
 	}
-	if p1, p2 := d.PhaseTotal[0].Count, d.PhaseTotal[1].Count; float64(p2) < 3*float64(p1) {
-		t.Errorf("step 2 (8 users) %d samples vs step 1 (1 user) %d: want several times more", p2, p1)
+	if p1, p2 := d.PhaseTotal[0].Count, d.PhaseTotal[1].Count; p2 <= p1 {
+		t.Errorf("step 2 (8 users) %d samples vs step 1 (1 user) %d: want more", p2, p1)
+	} else if pct, bad := starved(d); !bad && float64(p2) < 3*float64(p1) {
+		t.Errorf("step 2 (8 users) %d samples vs step 1 (1 user) %d with the generator on its CPU (run-queue wait %.1f%%): want several times more", p2, p1, pct)
 	}
 	// The rule's figures are the phases' own, as the report's table shows
 	// them: the same requests over the same span.
@@ -456,13 +461,14 @@ func TestCoordinatedOmission(t *testing.T) {
 		if p99 := a.QuantileMs(99); p99 < 500 {
 			t.Errorf("p99 = %.1f ms, want ≥ 500 ms: the 1 s stall must show", p99)
 		}
-		if pct, bad := starved(d); bad {
+		pct, bad := starved(d)
+		if bad {
 			t.Logf("generator starved (run-queue wait %.1f%%): its own lateness is in every time from the intended start; the median is not judged", pct)
 		} else if p50 := a.QuantileMs(50); p50 > 50 {
 			t.Errorf("p50 = %.1f ms, want small", p50)
 		}
-		if a.Count+d.Dropped["w"] != 500 || d.Dropped["w"] > 5 {
-			t.Errorf("samples %d + dropped %d, want 500 scheduled, ~none dropped", a.Count, d.Dropped["w"])
+		if a.Count+d.Dropped["w"] != 500 || (!bad && d.Dropped["w"] > 5) {
+			t.Errorf("samples %d + dropped %d (generator run-queue wait %.1f%%), want 500 scheduled, ~none dropped", a.Count, d.Dropped["w"], pct)
 		}
 	})
 	t.Run("2 users", func(t *testing.T) {

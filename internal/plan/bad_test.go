@@ -28,6 +28,11 @@ var badFixtures = map[string][]string{
 		`8:28: unknown key "methd" in request (did you mean "method"?)`,
 		`9:12: unknown key "usres" in load (did you mean "users"?)`,
 	},
+	"history.bad.yaml": {
+		`9:7: history: db is empty (leave it out for the default file)`,
+		`10:3: unknown key "tagz" in history (did you mean "tags"?)`,
+		`11:10: bad variable name "": use letters, digits, _ and -`,
+	},
 	"wrong-type.bad.yaml": {
 		`4:13: insecure: expected true or false, got "maybe"`,
 		`5:14: redirects: expected a whole number, got "lots"`,

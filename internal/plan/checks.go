@@ -267,6 +267,10 @@ func (d *decoder) after(ptr any, n *yaml.Node, k keyset) {
 		if k.has("settle") && v.Settle < 0 {
 			d.errorf(at(n, k, "settle"), "server_side: settle must not be negative")
 		}
+	case *History:
+		if k.has("db") && strings.TrimSpace(v.DB) == "" {
+			d.errorf(at(n, k, "db"), "history: db is empty (leave it out for the default file)")
+		}
 	}
 }
 

@@ -348,6 +348,8 @@ func contextName(v any) string {
 		return "monitor target"
 	case *ServerSide:
 		return "server_side"
+	case *History:
+		return "history"
 	}
 	return fmt.Sprintf("%T", v)
 }
