@@ -156,6 +156,9 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	if err != nil {
 		return err
 	}
+	if searched(p) {
+		return runSearchPlan(ctx, st, planPath, f)
+	}
 	if engineOf(p) != "" {
 		if len(f.attach) > 0 {
 			return errors.New("--attach is not supported with an engine workload yet; give the plan's server_side")

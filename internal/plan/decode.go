@@ -300,6 +300,8 @@ func contextName(v any) string {
 		return "generate"
 	case *Workload:
 		return "workload"
+	case *LoadSearch:
+		return "search"
 	case *Step:
 		return "step"
 	case *Request:
@@ -561,6 +563,8 @@ func (d *decoder) preset(ptr any) {
 	case *Feeder:
 		v.Order = OrderSequential
 		v.Delimiter = ","
+	case *LoadSearch:
+		presetSearch(v)
 	}
 }
 

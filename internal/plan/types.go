@@ -501,7 +501,10 @@ type Load struct {
 	// may finish before their requests are cut off (recorded as aborted);
 	// default DefaultGracefulStop. Nothing new starts after the load ends.
 	GracefulStop time.Duration `yaml:"graceful_stop"`
-	Pos          Pos           `yaml:"-"`
+	// Search, for a load of rate: or users:, asks for a capacity search
+	// over it instead of one run at it (search.go); nil otherwise.
+	Search *LoadSearch `yaml:"search"`
+	Pos    Pos         `yaml:"-"`
 }
 
 // Rate is an arrival rate in iterations per second. YAML: "200/s", "30/m", "5/1s".
