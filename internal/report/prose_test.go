@@ -202,14 +202,10 @@ func TestProse(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "run")
 			v.make(t, dir)
 			now := func() time.Time { return time.Date(2025, 5, 14, 9, 0, 0, 0, time.UTC) }
-			if _, err := report.Write(dir, report.Options{Formats: []string{"json", "md"}, Now: now}); err != nil {
+			if _, err := report.Write(dir, report.Options{Formats: []string{"json", "md", "html"}, Now: now}); err != nil {
 				t.Fatal(err)
 			}
 			md, err := os.ReadFile(filepath.Join(dir, "report.md"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			sj, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -217,7 +213,7 @@ func TestProse(t *testing.T) {
 			if len(lines) < 10 {
 				t.Fatalf("only %d lines of prose", len(lines))
 			}
-			defects, err := reporttest.ProseDefects(md, sj)
+			defects, err := reporttest.RunDefects(dir)
 			if err != nil {
 				t.Fatal(err)
 			}

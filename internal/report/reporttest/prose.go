@@ -139,8 +139,8 @@ func countsAgree(line string, known map[int64]bool) string {
 func AgreesWithSummary(line string, tps []float64) string {
 	for _, ix := range rpsRe.FindAllStringSubmatchIndex(line, -1) {
 		m := []string{line[ix[0]:ix[1]], line[ix[2]:ix[3]], line[ix[4]:ix[5]]}
-		if before := strings.TrimRight(line[:ix[0]], " "); strings.HasSuffix(before, ">") || strings.HasSuffix(before, "<") || strings.HasSuffix(before, "=") {
-			continue // a requirement's limit, not a measurement
+		if notMeasured(line[:ix[0]]) {
+			continue // a requirement's limit or a prediction, not a measurement
 		}
 		txt := strings.ReplaceAll(m[2], ",", "")
 		v, err := strconv.ParseFloat(txt, 64)
@@ -185,10 +185,14 @@ func ProseDefects(md, summaryJSON []byte) ([]string, error) {
 		out = append(out, "a run without phases speaks of phase boundaries")
 	}
 	noTimes := totalNoTimes(sum)
+	tables := ParseTables(string(md))
 	out = append(out, percentilesOutside(sum, string(md))...)
 	for _, line := range Sentences(string(md)) {
 		if m := MeasuredWithoutData(line, noTimes); m != "" {
 			out = append(out, fmt.Sprintf("a response time (%q) stated for data that hold none, in: %s", m, line))
+		}
+		if m := AgreesWithTables(line, tables); m != "" {
+			out = append(out, fmt.Sprintf("a figure its table does not hold (%s) in: %s", m, line))
 		}
 		if m := SignAgainstWord(line); m != "" {
 			out = append(out, fmt.Sprintf("a verdict word against the sign or size of its number (%q) in: %s", m, line))
