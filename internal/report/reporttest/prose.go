@@ -39,6 +39,7 @@ var ProseRules = []ProseRule{
 	{"a number in computer notation", regexp.MustCompile(`\d\.?\d*e[-+]\d+`)},
 	{"fractional users", regexp.MustCompile(`\d\.\d+ (?:concurrent )?users?\b`)},
 	{"unfinished sentence", regexp.MustCompile(`[;,:]$`)},
+	{"a count or rate over a span of no time", regexp.MustCompile(`\b(?:in|over) 0s\b`)},
 }
 
 // RepeatedRate finds a throughput quoted as its own context ("Throughput
@@ -101,7 +102,8 @@ func throughputs(v any, key string, out *[]float64) {
 var rpsRe = regexp.MustCompile(`(~?)([\d,]+(?:\.\d+)?) req/s`)
 
 // countRe finds stated request and error counts ("3,200 requests", "7 errors").
-var countRe = regexp.MustCompile(`\b(\d[\d,]*) (requests|errors)\b`)
+// A decimal ("1.9 requests in flight") is a mean, not a count.
+var countRe = regexp.MustCompile(`(?:^|[^\d.,])(\d[\d,]*) (requests|errors)\b`)
 
 // counts collects the sample and error counts summary.json holds.
 func counts(v any, key string, out map[int64]bool) {
@@ -128,7 +130,7 @@ func countsAgree(line string, known map[int64]bool) string {
 	for _, m := range countRe.FindAllStringSubmatch(line, -1) {
 		n, err := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
 		if err == nil && !known[n] {
-			return m[0]
+			return strings.TrimSpace(m[1] + " " + m[2])
 		}
 	}
 	return ""

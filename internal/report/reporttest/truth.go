@@ -249,7 +249,7 @@ var sentenceFigures = []struct {
 	{qErrorPct, regexp.MustCompile(`\b[Ee]rror rate\s+(\d[\d,]*(?:\.\d+)?) %`)},
 	{qErrorPct, regexp.MustCompile(`\berrors? in [\d,]+ requests \((\d[\d,]*(?:\.\d+)?) %\)`)},
 	{qThroughput, regexp.MustCompile(`(?:^|[^\d,.~])(~?\d[\d,]*(?:\.\d+)?) req/s\b`)},
-	{qRequests, regexp.MustCompile(`\b(\d[\d,]*) requests (?:in|over)\b`)},
+	{qRequests, regexp.MustCompile(`(?:^|[^\d.,])(\d[\d,]*) requests (?:in|over) [^f]`)},
 	{qRequests, regexp.MustCompile(`\bof (\d[\d,]*) requests\b`)},
 }
 

@@ -217,3 +217,18 @@ func TestRunDefectsReadsHTML(t *testing.T) {
 		t.Errorf("an HTML report without its prose: %v", ds)
 	}
 }
+
+// A mean of requests in flight is not a count of requests.
+func TestCountsAreWholeNumbers(t *testing.T) {
+	t.Parallel()
+	line := "the 2 users were all busy (1.9 requests in flight); 3,200 requests over 3m 00s"
+	if m := countsAgree(line, map[int64]bool{3200: true}); m != "" {
+		t.Errorf("a mean read as a count: %q", m)
+	}
+	if m := AgreesWithTables(line, ParseTables(report)); m != "" {
+		t.Errorf("a mean read as a count: %q", m)
+	}
+	if m := countsAgree("7 errors in 3,201 requests", map[int64]bool{3200: true, 7: true}); m != "3,201 requests" {
+		t.Errorf("got %q", m)
+	}
+}
