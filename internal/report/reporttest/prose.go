@@ -127,7 +127,11 @@ func counts(v any, key string, out map[int64]bool) {
 // countsAgree checks every stated request or error count against
 // summary.json.
 func countsAgree(line string, known map[int64]bool) string {
-	for _, m := range countRe.FindAllStringSubmatch(line, -1) {
+	for _, ix := range countRe.FindAllStringSubmatchIndex(line, -1) {
+		m := []string{line[ix[0]:ix[1]], line[ix[2]:ix[3]], line[ix[4]:ix[5]]}
+		if strings.HasPrefix(line[ix[1]:], " of the ") {
+			continue // a part of something ("164 requests of the stats file are later …"), not a total
+		}
 		n, err := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
 		if err == nil && !known[n] {
 			return strings.TrimSpace(m[1] + " " + m[2])
