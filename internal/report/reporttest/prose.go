@@ -203,6 +203,9 @@ func ProseDefects(md, summaryJSON []byte) ([]string, error) {
 		if m := SignAgainstWord(line); m != "" {
 			out = append(out, fmt.Sprintf("a verdict word against the sign or size of its number (%q) in: %s", m, line))
 		}
+		if m := DirectionAgainstWord(line); m != "" {
+			out = append(out, fmt.Sprintf("a change that reads backwards (%q) in: %s", m, line))
+		}
 		for _, r := range ProseRules {
 			if m := r.Match(line); m != "" {
 				out = append(out, fmt.Sprintf("%s (%q) in: %s", r.name, m, line))

@@ -361,8 +361,8 @@ func HoldsDefects(md, runJSON []byte) ([]string, error) {
 
 // RunDefects reads a rendered run directory — report.md, summary.json,
 // run.json and, when written, report.html — and returns every defect of
-// ProseDefects and HoldsDefects, and of the HTML's sentences against the
-// same rules.
+// ProseDefects, HoldsDefects, TableSignDefects and SummaryDefects, and of
+// the HTML's sentences against the same rules.
 func RunDefects(dir string) ([]string, error) {
 	read := func(name string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, name)) }
 	md, err := read("report.md")
@@ -387,6 +387,11 @@ func RunDefects(dir string) ([]string, error) {
 	}
 	out = append(out, hd...)
 	out = append(out, TableSignDefects(string(md))...)
+	sd, err := SummaryDefects(sj)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, sd...)
 	html, err := read("report.html")
 	if errors.Is(err, fs.ErrNotExist) {
 		return out, nil
@@ -531,4 +536,69 @@ func TableSignDefects(md string) []string {
 		}
 	}
 	return out
+}
+
+// listKeys are summary.json fields docs/summary.md documents as lists:
+// `[]` when empty, never null.
+var listKeys = map[string]bool{"phases": true, "labels": true, "sla": true, "errors": true, "verdict_reasons": true,
+	"points": true, "also_saturated": true, "probes": true, "notes": true, "segments": true, "by_message": true, "by_class": true}
+
+// SummaryDefects checks summary.json against its documented contract: a
+// list is `[]` when empty, never null; a run without requirements has no
+// highest load meeting them.
+func SummaryDefects(summaryJSON []byte) ([]string, error) {
+	var sum any
+	if err := json.Unmarshal(summaryJSON, &sum); err != nil {
+		return nil, fmt.Errorf("summary.json: %w", err)
+	}
+	var out []string
+	var walk func(v any, path string)
+	walk = func(v any, path string) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if x == nil && listKeys[k] {
+					out = append(out, fmt.Sprintf("summary.json %s.%s is null; a list is [] when empty", path, k))
+				}
+				walk(x, path+"."+k)
+			}
+		case []any:
+			for i, x := range v {
+				walk(x, fmt.Sprintf("%s[%d]", path, i))
+			}
+		}
+	}
+	walk(sum, "")
+	m, _ := sum.(map[string]any)
+	if sla, _ := m["sla"].([]any); len(sla) == 0 {
+		if c, _ := m["capacity"].(map[string]any); c != nil && c["max_load_meeting_sla"] != nil {
+			out = append(out, fmt.Sprintf("summary.json capacity.max_load_meeting_sla is %v for a run without requirements", c["max_load_meeting_sla"]))
+		}
+	}
+	return out, nil
+}
+
+// directionRe finds a change stated from one figure to another ("grew
+// from 2.0 req/s at 10 users to 0.211 req/s at 1 user").
+var directionRe = regexp.MustCompile(`\b(grew|growing|grow|rose|rising|increased|fell|falling|dropped|decreased)\b[^;.]*?\bfrom (\d[\d,]*(?:\.\d+)?) (req/s|ms|%|users)\b[^;]*?\bto (\d[\d,]*(?:\.\d+)?) (req/s|ms|%|users)\b`)
+
+// DirectionAgainstWord returns the offending text when a sentence says a
+// quantity grew (or fell) from one figure to another that is smaller (or
+// larger) — a conclusion that reads backwards.
+func DirectionAgainstWord(line string) string {
+	for _, m := range directionRe.FindAllStringSubmatch(line, -1) {
+		if m[3] != m[5] {
+			continue
+		}
+		a, errA := strconv.ParseFloat(strings.ReplaceAll(m[2], ",", ""), 64)
+		b, errB := strconv.ParseFloat(strings.ReplaceAll(m[4], ",", ""), 64)
+		if errA != nil || errB != nil {
+			continue
+		}
+		up := strings.HasPrefix(m[1], "gr") || strings.HasPrefix(m[1], "ri") || strings.HasPrefix(m[1], "ro") || m[1] == "increased"
+		if (up && b < a) || (!up && b > a) {
+			return m[0]
+		}
+	}
+	return ""
 }

@@ -232,3 +232,45 @@ func TestCountsAreWholeNumbers(t *testing.T) {
 		t.Errorf("got %q", m)
 	}
 }
+
+// A change stated from one figure to another agrees with its word.
+func TestDirectionAgainstWordBites(t *testing.T) {
+	t.Parallel()
+	for _, line := range []string{
+		"kept growing up to the highest tested load — from 2.0 req/s at 10 users to 0.211 req/s at 1 user",
+		"mean rose from 120 ms to 95.0 ms",
+		"throughput fell from 10.0 req/s to 12.5 req/s",
+	} {
+		if DirectionAgainstWord(line) == "" {
+			t.Errorf("not caught: %q", line)
+		}
+	}
+	for _, line := range []string{
+		"kept growing up to the highest tested load — from 11.0 req/s at 2 users to 14.5 req/s at 4 users",
+		"average response time went from 6.26 ms in 2 users to 6.66 ms in 4 users",
+		"throughput fell from 12.5 req/s to 10.0 req/s",
+	} {
+		if m := DirectionAgainstWord(line); m != "" {
+			t.Errorf("agreeing sentence rejected: %q", m)
+		}
+	}
+}
+
+// summary.json keeps its contract: lists [] when empty, and no load
+// "meeting" requirements a run does not have.
+func TestSummaryDefectsBite(t *testing.T) {
+	t.Parallel()
+	good := `{"sla":[{"expr":"p95(response_time) < 1s"}],"phases":[],"errors":{"by_message":[{"phases":[]}]},"capacity":{"max_load_meeting_sla":{"load":4}}}`
+	if ds, err := SummaryDefects([]byte(good)); err != nil || len(ds) != 0 {
+		t.Fatalf("sound summary: %v %v", ds, err)
+	}
+	for _, bad := range []string{
+		`{"sla":[],"phases":null}`,
+		`{"sla":[],"errors":{"by_message":[{"phases":null}]}}`,
+		`{"sla":[],"capacity":{"max_load_meeting_sla":{"load":10,"sla_met":true}}}`,
+	} {
+		if ds, _ := SummaryDefects([]byte(bad)); len(ds) != 1 {
+			t.Errorf("%s: %v", bad, ds)
+		}
+	}
+}
