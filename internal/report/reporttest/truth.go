@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/net/html"
 )
@@ -544,8 +545,9 @@ var listKeys = map[string]bool{"phases": true, "labels": true, "sla": true, "err
 	"points": true, "also_saturated": true, "probes": true, "notes": true, "segments": true, "by_message": true, "by_class": true}
 
 // SummaryDefects checks summary.json against its documented contract: a
-// list is `[]` when empty, never null; a run without requirements has no
-// highest load meeting them.
+// list is `[]` when empty, never null; no phase ends after its run (by
+// more than the second the records are rounded to); a run without
+// requirements has no highest load meeting them.
 func SummaryDefects(summaryJSON []byte) ([]string, error) {
 	var sum any
 	if err := json.Unmarshal(summaryJSON, &sum); err != nil {
@@ -570,6 +572,15 @@ func SummaryDefects(summaryJSON []byte) ([]string, error) {
 	}
 	walk(sum, "")
 	m, _ := sum.(map[string]any)
+	if end, err := time.Parse(time.RFC3339Nano, fmt.Sprint(m["end"])); err == nil {
+		ps, _ := m["phases"].([]any)
+		for _, p := range ps {
+			p, _ := p.(map[string]any)
+			if pe, err := time.Parse(time.RFC3339Nano, fmt.Sprint(p["end"])); err == nil && pe.After(end.Add(time.Second)) {
+				out = append(out, fmt.Sprintf("summary.json phase %v ends at %s, after its run (%s)", p["name"], pe.Format(time.RFC3339), end.Format(time.RFC3339)))
+			}
+		}
+	}
 	if sla, _ := m["sla"].([]any); len(sla) == 0 {
 		if c, _ := m["capacity"].(map[string]any); c != nil && c["max_load_meeting_sla"] != nil {
 			out = append(out, fmt.Sprintf("summary.json capacity.max_load_meeting_sla is %v for a run without requirements", c["max_load_meeting_sla"]))

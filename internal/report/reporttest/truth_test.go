@@ -268,6 +268,7 @@ func TestSummaryDefectsBite(t *testing.T) {
 		`{"sla":[],"phases":null}`,
 		`{"sla":[],"errors":{"by_message":[{"phases":null}]}}`,
 		`{"sla":[],"capacity":{"max_load_meeting_sla":{"load":10,"sla_met":true}}}`,
+		`{"sla":[],"end":"2025-05-13T11:13:00Z","phases":[{"name":"step 3","end":"2025-05-13T11:14:00Z"}]}`,
 	} {
 		if ds, _ := SummaryDefects([]byte(bad)); len(ds) != 1 {
 			t.Errorf("%s: %v", bad, ds)
