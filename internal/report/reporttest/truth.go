@@ -481,10 +481,12 @@ func HTMLSentences(b []byte) ([]string, error) {
 	return out, nil
 }
 
-// TableSignDefects checks the comparison tables: a row whose verdict is
-// "slower" (or "worse", "regressed") must not have a negative change of
-// its average or p95, nor one called "faster" ("better", "improved") a
-// positive one.
+// TableSignDefects checks the tables with a verdict column: a comparison
+// row whose verdict is "slower" (or "worse", "regressed") must not have a
+// negative change of its average or p95, nor one called "faster"
+// ("better", "improved") a positive one; a latency-drift row that "drifts"
+// without a level shift must have a slope interval that excludes zero, on
+// the side its verdict names.
 func TableSignDefects(md string) []string {
 	var out []string
 	var hdr []string
@@ -519,6 +521,7 @@ func TableSignDefects(md string) []string {
 			continue
 		}
 		v := strings.ToLower(cells[verdict])
+		out = append(out, driftRowDefects(hdr, cells, v)...)
 		up := strings.Contains(v, "slower") || strings.Contains(v, "worse") || strings.Contains(v, "regressed")
 		down := strings.Contains(v, "faster") || strings.Contains(v, "better") || strings.Contains(v, "improved")
 		if !up && !down {
@@ -612,4 +615,48 @@ func DirectionAgainstWord(line string) string {
 		}
 	}
 	return ""
+}
+
+// intervalRe reads a table's 95 % interval ("-38.3 … +6.1").
+var intervalRe = regexp.MustCompile(`^([-−+]?\d[\d,]*(?:\.\d+)?)\s*…\s*([-−+]?\d[\d,]*(?:\.\d+)?)$`)
+
+func signedFloat(s string) (float64, bool) {
+	s = strings.ReplaceAll(strings.ReplaceAll(s, "−", "-"), ",", "")
+	v, err := strconv.ParseFloat(s, 64)
+	return v, err == nil
+}
+
+// driftRowDefects judges one latency-drift row: "drifts up" or "drifts
+// down" stands on its slope when no level shift was found, so the slope's
+// 95 % interval must lie wholly on that side of zero.
+func driftRowDefects(hdr, cells []string, verdict string) []string {
+	if !strings.HasPrefix(verdict, "drifts") {
+		return nil
+	}
+	ci, shift := -1, -1
+	for i, h := range hdr {
+		switch {
+		case strings.Contains(h, "95 % interval"):
+			ci = i
+		case h == "level shift":
+			shift = i
+		}
+	}
+	if ci < 0 || ci >= len(cells) || (shift >= 0 && shift < len(cells) && cells[shift] != "none") {
+		return nil
+	}
+	m := intervalRe.FindStringSubmatch(strings.TrimSpace(cells[ci]))
+	if m == nil {
+		return nil
+	}
+	lo, ok1 := signedFloat(m[1])
+	hi, ok2 := signedFloat(m[2])
+	if !ok1 || !ok2 {
+		return nil
+	}
+	up := strings.Contains(verdict, "up")
+	if (up && lo <= 0) || (!up && hi >= 0) {
+		return []string{fmt.Sprintf("drift row %q says %q with a slope interval of %s and no level shift", cells[0], verdict, cells[ci])}
+	}
+	return nil
 }

@@ -275,3 +275,27 @@ func TestSummaryDefectsBite(t *testing.T) {
 		}
 	}
 }
+
+// A drift verdict stands on a slope interval that excludes zero (or on a
+// level shift).
+func TestDriftRowsBite(t *testing.T) {
+	t.Parallel()
+	table := "| Label | Over | Statistic | Slope (ms/h) | 95 % interval | Level shift | Verdict |\n|---|---|---|---:|---:|---|---|\n"
+	sound := table +
+		"| GET /a | run | mean | +35.5 | +12.0 … +59.0 | none | drifts up |\n" +
+		"| GET /b | run | mean | -20.0 | -30.0 … -10.0 | none | drifts down |\n" +
+		"| GET /c | run | mean | +2.0 | -10.0 … +14.0 | from 11:20:00 (+10m 00s) on: +40 ms | drifts up |\n" +
+		"| GET /d | run | p95 | -16.1 | -38.3 … +6.1 | none | flat |\n"
+	if ds := TableSignDefects(sound); len(ds) != 0 {
+		t.Errorf("sound drift table rejected: %v", ds)
+	}
+	for _, row := range []string{
+		"| GET /a | run | mean | +35,541 | −2,000 … +73,000 | none | drifts up |\n",
+		"| GET /b | run | mean | -20.0 | -30.0 … +1.0 | none | drifts down |\n",
+		"| GET /c | run | mean | -20.0 | -30.0 … -10.0 | none | drifts up |\n",
+	} {
+		if ds := TableSignDefects(table + row); len(ds) != 1 {
+			t.Errorf("not caught: %s → %v", row, ds)
+		}
+	}
+}
