@@ -192,6 +192,7 @@ func ProseDefects(md, summaryJSON []byte) ([]string, error) {
 	}
 	noTimes := totalNoTimes(sum)
 	tables := ParseTables(string(md))
+	whole := wholeData(sum)
 	out = append(out, percentilesOutside(sum, string(md))...)
 	for _, line := range Sentences(string(md)) {
 		if m := MeasuredWithoutData(line, noTimes); m != "" {
@@ -202,6 +203,9 @@ func ProseDefects(md, summaryJSON []byte) ([]string, error) {
 		}
 		if m := SignAgainstWord(line); m != "" {
 			out = append(out, fmt.Sprintf("a verdict word against the sign or size of its number (%q) in: %s", m, line))
+		}
+		if m := DigitsBeyondData(line, whole); m != "" {
+			out = append(out, fmt.Sprintf("digits the data do not have (%q: every time is whole milliseconds) in: %s", m, line))
 		}
 		if m := DirectionAgainstWord(line); m != "" {
 			out = append(out, fmt.Sprintf("a change that reads backwards (%q) in: %s", m, line))

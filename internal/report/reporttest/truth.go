@@ -660,3 +660,46 @@ func driftRowDefects(hdr, cells []string, verdict string) []string {
 	}
 	return nil
 }
+
+// wholeData reports whether every time summary.json states per label is a
+// whole number of milliseconds (an access log's, Locust's or JMeter's
+// integer data with nearest-rank percentiles): then no sentence may print
+// a minimum, maximum or percentile with decimals ("median 3.00 ms").
+func wholeData(sum any) bool {
+	rs := labelRows(sum)
+	if len(rs) == 0 {
+		return false
+	}
+	for _, r := range rs {
+		if r.noTimes {
+			continue
+		}
+		for _, v := range []float64{r.min, r.max, r.p50, r.p90, r.p95, r.p99} {
+			if !math.IsNaN(v) && v != math.Trunc(v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// DigitsBeyondData returns the offending figure when a sentence prints a
+// minimum, maximum or percentile with more digits than the data have.
+func DigitsBeyondData(line string, whole bool) string {
+	if !whole {
+		return ""
+	}
+	for _, sf := range sentenceFigures {
+		switch sf.q {
+		case qMin, qMax, qMedian, qP90, qP95, qP99:
+		default:
+			continue
+		}
+		for _, m := range sf.re.FindAllStringSubmatch(line, -1) {
+			if strings.Contains(m[1], ".") {
+				return strings.TrimSpace(m[0])
+			}
+		}
+	}
+	return ""
+}

@@ -299,3 +299,25 @@ func TestDriftRowsBite(t *testing.T) {
 		}
 	}
 }
+
+// Whole-millisecond data are quoted whole.
+func TestDigitsBeyondDataBites(t *testing.T) {
+	t.Parallel()
+	whole := []byte(`{"labels":[{"label":"TOTAL","samples":900,"min_ms":2,"max_ms":40,"p50_ms":3,"p90_ms":9,"p95_ms":12,"p99_ms":30}]}`)
+	for md, want := range map[string]int{
+		"900 requests over 3m 00s: min 2 ms, average 6.47 ms, median 3 ms, p95 12 ms.\n":    0,
+		"900 requests over 3m 00s: min 2 ms, average 6.47 ms, median 3.00 ms, p95 12 ms.\n": 1,
+	} {
+		ds, err := ProseDefects([]byte(md), whole)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ds) != want {
+			t.Errorf("%q: %v", md, ds)
+		}
+	}
+	frac := []byte(`{"labels":[{"label":"TOTAL","samples":900,"min_ms":2.1,"max_ms":40,"p50_ms":3.04,"p90_ms":9,"p95_ms":12,"p99_ms":30}]}`)
+	if ds, _ := ProseDefects([]byte("900 requests over 3m 00s: min 2.10 ms, median 3.04 ms.\n"), frac); len(ds) != 0 {
+		t.Errorf("fractional data: %v", ds)
+	}
+}
