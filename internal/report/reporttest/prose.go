@@ -192,6 +192,7 @@ func ProseDefects(md, summaryJSON []byte) ([]string, error) {
 	}
 	noTimes := totalNoTimes(sum)
 	tables := ParseTables(string(md))
+	rows := ParseRows(string(md))
 	whole := wholeData(sum)
 	out = append(out, percentilesOutside(sum, string(md))...)
 	for _, line := range Sentences(string(md)) {
@@ -200,6 +201,8 @@ func ProseDefects(md, summaryJSON []byte) ([]string, error) {
 		}
 		if m := AgreesWithTables(line, tables); m != "" {
 			out = append(out, fmt.Sprintf("a figure its table does not hold (%s) in: %s", m, line))
+		} else if m := AgreesWithRow(line, rows); m != "" {
+			out = append(out, fmt.Sprintf("a figure its row does not hold (%s) in: %s", m, line))
 		}
 		if m := SignAgainstWord(line); m != "" {
 			out = append(out, fmt.Sprintf("a verdict word against the sign or size of its number (%q) in: %s", m, line))

@@ -192,12 +192,27 @@ func columnQuantity(h string) quantity {
 // Tables holds, per quantity, every figure the report's tables state.
 type Tables map[quantity][]figure
 
+// Rows holds, per row name (a table's first cell: a label, a phase),
+// per quantity, the figures of every row with that name.
+type Rows map[string]Tables
+
 var cellNumRe = regexp.MustCompile(`~?\d[\d,]*(?:\.\d+)?`)
 
 // ParseTables reads every Markdown table of a report and files the
 // figures of its columns by quantity.
 func ParseTables(md string) Tables {
-	out := Tables{}
+	t, _ := parseTables(md)
+	return t
+}
+
+// ParseRows is ParseTables by row name.
+func ParseRows(md string) Rows {
+	_, r := parseTables(md)
+	return r
+}
+
+func parseTables(md string) (Tables, Rows) {
+	out, rows := Tables{}, Rows{}
 	unescape := strings.NewReplacer(`\_`, "_", `\~`, "~", `\*`, "*", `\#`, "#", "&lt;", "<", "&gt;", ">", "&amp;", "&", "**", "")
 	var cols []quantity
 	prevHeader := ""
@@ -220,6 +235,7 @@ func ParseTables(md string) Tables {
 			prevHeader = line
 			continue
 		}
+		name := strings.TrimSpace(unescape.Replace(cells[0]))
 		for i, c := range cells {
 			if i >= len(cols) || cols[i] == "" {
 				continue
@@ -228,11 +244,17 @@ func ParseTables(md string) Tables {
 			if n := cellNumRe.FindString(c); n != "" {
 				if f, ok := parseFigure(n); ok {
 					out[cols[i]] = append(out[cols[i]], f)
+					if name != "" {
+						if rows[name] == nil {
+							rows[name] = Tables{}
+						}
+						rows[name][cols[i]] = append(rows[name][cols[i]], f)
+					}
 				}
 			}
 		}
 	}
-	return out
+	return out, rows
 }
 
 // sentenceFigures find a quantity named in a sentence with its number.
@@ -406,7 +428,7 @@ func RunDefects(dir string) ([]string, error) {
 	if n := len(Sentences(string(md))); len(hs) < n*3/4 {
 		out = append(out, fmt.Sprintf("report.html has %d sentences, report.md %d", len(hs), n))
 	}
-	tables := ParseTables(string(md))
+	tables, rows := parseTables(string(md))
 	for _, line := range hs {
 		for _, r := range ProseRules {
 			if m := r.Match(line); m != "" {
@@ -415,6 +437,8 @@ func RunDefects(dir string) ([]string, error) {
 		}
 		if m := AgreesWithTables(line, tables); m != "" {
 			out = append(out, fmt.Sprintf("html: a figure its table does not hold (%s) in: %s", m, line))
+		} else if m := AgreesWithRow(line, rows); m != "" {
+			out = append(out, fmt.Sprintf("html: a figure its row does not hold (%s) in: %s", m, line))
 		}
 		if m := SignAgainstWord(line); m != "" {
 			out = append(out, fmt.Sprintf("html: a verdict word against the sign or size of its number (%q) in: %s", m, line))
@@ -702,4 +726,47 @@ func DigitsBeyondData(line string, whole bool) string {
 		}
 	}
 	return ""
+}
+
+// AgreesWithRow checks a sentence that names one table row ("Slowest
+// transaction: Read allergies, average 339 ms, p95 658 ms"): the figures
+// in the clause after the name (to the next ";" or the end) must be that
+// row's, not merely some row's. Names of fewer than four characters, and
+// sentences naming several rows, are not judged.
+func AgreesWithRow(line string, rows Rows) string {
+	best, at := "", -1
+	for name := range rows {
+		if len(name) < 4 || name == "TOTAL" {
+			continue
+		}
+		i := strings.Index(line, name)
+		if i < 0 {
+			continue
+		}
+		// Whole names only: "GET /a" is not named by "GET /ab".
+		if j := i + len(name); j < len(line) && (line[j] == '/' || line[j] == '-' || line[j] == '_' || isAlnum(line[j])) {
+			continue
+		}
+		switch {
+		case len(name) > len(best) && (at < 0 || strings.Contains(name, best)):
+			best, at = name, i
+		case !strings.Contains(best, name):
+			return "" // several rows named: not judged
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	clause := line[at+len(best):]
+	if k := strings.Index(clause, ";"); k >= 0 {
+		clause = clause[:k]
+	}
+	if m := AgreesWithTables(clause, rows[best]); m != "" {
+		return best + ": " + m
+	}
+	return ""
+}
+
+func isAlnum(b byte) bool {
+	return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 }

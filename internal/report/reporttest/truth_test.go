@@ -321,3 +321,27 @@ func TestDigitsBeyondDataBites(t *testing.T) {
 		t.Errorf("fractional data: %v", ds)
 	}
 }
+
+// A sentence naming a row states that row's figures, not another row's.
+func TestAgreesWithRowBites(t *testing.T) {
+	t.Parallel()
+	rows := ParseRows(report)
+	if m := AgreesWithRow("Slowest request: GET /a, average 243 ms, p95 512 ms over 1,600 samples.", rows); m != "" {
+		t.Errorf("the row's own figures rejected: %s", m)
+	}
+	// 440 ms is a p95 of the report (the total's), not GET /a's.
+	if m := AgreesWithRow("Slowest request: GET /a, average 243 ms, p95 440 ms over 1,600 samples.", rows); !strings.HasPrefix(m, "GET /a: p95") {
+		t.Errorf("another row's p95 accepted: %q", m)
+	}
+	if m := AgreesWithTables("Slowest request: GET /a, average 243 ms, p95 440 ms.", ParseTables(report)); m != "" {
+		t.Fatalf("the table check alone should accept it: %s", m)
+	}
+	// After the clause the row's name governs ends, figures are not the row's.
+	if m := AgreesWithRow("GET /a is slowest (p95 512 ms); all requests p95 440 ms.", rows); m != "" {
+		t.Errorf("a figure after the clause judged against the row: %s", m)
+	}
+	// A longer name that merely starts with a row's name is not that row.
+	if m := AgreesWithRow("GET /ab: p95 440 ms.", rows); m != "" {
+		t.Errorf("a different name taken for the row: %s", m)
+	}
+}
