@@ -730,8 +730,8 @@ func DigitsBeyondData(line string, whole bool) string {
 
 // AgreesWithRow checks a sentence that names one table row ("Slowest
 // transaction: Read allergies, average 339 ms, p95 658 ms"): the figures
-// in the clause after the name (to the next ";" or the end) must be that
-// row's, not merely some row's. Names of fewer than four characters, and
+// in the clause after the name (to the next ";", "over the run" or the
+// end) must be that row's, not merely some row's. Names of fewer than four characters, and
 // sentences naming several rows, are not judged.
 func AgreesWithRow(line string, rows Rows) string {
 	best, at := "", -1
@@ -758,8 +758,12 @@ func AgreesWithRow(line string, rows Rows) string {
 		return ""
 	}
 	clause := line[at+len(best):]
-	if k := strings.Index(clause, ";"); k >= 0 {
-		clause = clause[:k]
+	// The clause ends at the next ";", or where the run's context begins
+	// ("p95 of X 4.04 ms over the run at 20.3 req/s": the rate is the run's).
+	for _, end := range []string{";", " over the run", " of all requests"} {
+		if k := strings.Index(clause, end); k >= 0 {
+			clause = clause[:k]
+		}
 	}
 	if m := AgreesWithTables(clause, rows[best]); m != "" {
 		return best + ": " + m

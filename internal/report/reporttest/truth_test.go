@@ -340,6 +340,9 @@ func TestAgreesWithRowBites(t *testing.T) {
 	if m := AgreesWithRow("GET /a is slowest (p95 512 ms); all requests p95 440 ms.", rows); m != "" {
 		t.Errorf("a figure after the clause judged against the row: %s", m)
 	}
+	if m := AgreesWithRow(`95th percentile response time of "GET /a" 512 ms over the run at 17.8 req/s.`, rows); m != "" {
+		t.Errorf("the run's rate judged against the row: %s", m)
+	}
 	// A longer name that merely starts with a row's name is not that row.
 	if m := AgreesWithRow("GET /ab: p95 440 ms.", rows); m != "" {
 		t.Errorf("a different name taken for the row: %s", m)
