@@ -734,24 +734,51 @@ func DigitsBeyondData(line string, whole bool) string {
 // end) must be that row's, not merely some row's. Names of fewer than four characters, and
 // sentences naming several rows, are not judged.
 func AgreesWithRow(line string, rows Rows) string {
-	best, at := "", -1
+	// Every whole-name mention of a row, then those not inside a longer
+	// one ("concurrency 1" inside "concurrency 16" is not a mention).
+	type span struct {
+		name   string
+		at, to int
+	}
+	var spans []span
 	for name := range rows {
 		if len(name) < 4 || name == "TOTAL" {
 			continue
 		}
-		i := strings.Index(line, name)
-		if i < 0 {
-			continue
+		for off := 0; ; {
+			i := strings.Index(line[off:], name)
+			if i < 0 {
+				break
+			}
+			i += off
+			j := i + len(name)
+			off = i + 1
+			if j < len(line) && (line[j] == '/' || line[j] == '-' || line[j] == '_' || isAlnum(line[j])) {
+				continue // "GET /a" is not named by "GET /ab"
+			}
+			if i > 0 && isAlnum(line[i-1]) {
+				continue
+			}
+			spans = append(spans, span{name, i, j})
 		}
-		// Whole names only: "GET /a" is not named by "GET /ab".
-		if j := i + len(name); j < len(line) && (line[j] == '/' || line[j] == '-' || line[j] == '_' || isAlnum(line[j])) {
-			continue
+	}
+	best, at := "", -1
+	for _, a := range spans {
+		inside := false
+		for _, b := range spans {
+			if b.name != a.name && b.at <= a.at && a.to <= b.to {
+				inside = true
+				break
+			}
 		}
 		switch {
-		case len(name) > len(best) && (at < 0 || strings.Contains(name, best)):
-			best, at = name, i
-		case !strings.Contains(best, name):
+		case inside:
+		case best == "":
+			best, at = a.name, a.at
+		case best != a.name:
 			return "" // several rows named: not judged
+		case a.at < at:
+			at = a.at
 		}
 	}
 	if best == "" {

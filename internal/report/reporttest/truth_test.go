@@ -343,6 +343,14 @@ func TestAgreesWithRowBites(t *testing.T) {
 	if m := AgreesWithRow(`95th percentile response time of "GET /a" 512 ms over the run at 17.8 req/s.`, rows); m != "" {
 		t.Errorf("the run's rate judged against the row: %s", m)
 	}
+	// Two rows named, one a prefix of the other: not judged against either.
+	two := ParseRows("| Phase | Throughput (req/s) |\n|---|---:|\n| concurrency 1 | 104 |\n| concurrency 16 | 804 |\n")
+	if m := AgreesWithRow("went from 9.55 ms in concurrency 1 to 19.9 ms in concurrency 16 while throughput went from 104 req/s to 804 req/s", two); m != "" {
+		t.Errorf("a sentence naming two rows judged against one: %s", m)
+	}
+	if m := AgreesWithRow("held up to concurrency 16 at 104 req/s", two); m == "" {
+		t.Error("concurrency 1's rate accepted for concurrency 16")
+	}
 	// A longer name that merely starts with a row's name is not that row.
 	if m := AgreesWithRow("GET /ab: p95 440 ms.", rows); m != "" {
 		t.Errorf("a different name taken for the row: %s", m)
