@@ -223,6 +223,7 @@ func Load(dir string) (*Dataset, error) {
 	}
 	d.Phases = info.CorePhases(d.End)
 	for _, acc := range errs {
+		acc.detail.Phases = []string{} // docs/summary.md: a list is [] when empty (a run without phases)
 		for p := range acc.phases {
 			if p >= 0 && p < len(d.Phases) {
 				acc.detail.Phases = append(acc.detail.Phases, d.Phases[p].Name)

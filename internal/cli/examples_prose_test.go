@@ -12,27 +12,25 @@ import (
 	"github.com/plateau-perf/plateau/internal/report/reporttest"
 )
 
-// checkRunProse renders the report of the run directory dir (Markdown and
-// summary.json, beside what the run wrote) and rejects every sentence with
-// a defect of reporttest.ProseRules or a number summary.json does not hold
-// (the prose grid of internal/report, applied to a real run).
+// checkRunProse renders the report of the run directory dir (Markdown,
+// HTML and summary.json, beside what the run wrote) and rejects every
+// sentence with a defect of reporttest.ProseRules, a number summary.json
+// or its own table does not hold, or a claim run.json's holds forbid
+// (reporttest.RunDefects: the prose grid of internal/report, applied to a
+// real run).
 func checkRunProse(t *testing.T, dir string) {
 	t.Helper()
-	if _, err := report.Write(dir, report.Options{Formats: []string{"md", "json"}}); err != nil {
+	if _, err := report.Write(dir, report.Options{Formats: []string{"md", "json", "html"}}); err != nil {
 		t.Fatalf("report of %s: %v", dir, err)
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sj, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	if n := len(reporttest.Sentences(string(md))); n < 10 {
 		t.Errorf("%s: only %d sentences of prose", dir, n)
 	}
-	defects, err := reporttest.ProseDefects(md, sj)
+	defects, err := reporttest.RunDefects(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

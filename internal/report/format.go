@@ -113,10 +113,15 @@ func thousands(n int64) string {
 	return b.String()
 }
 
-// dur formats a duration for tables: "45s", "15m 04s", "10h 00m".
+// dur formats a duration for tables: "45s", "15m 04s", "10h 00m"; a span
+// shorter than a second in milliseconds ("74 ms"), never "0s" for a run
+// that took time.
 func dur(d time.Duration) string {
 	if d < 0 {
 		d = 0
+	}
+	if d > 0 && d < 500*time.Millisecond {
+		return msU(float64(d.Round(time.Millisecond)) / float64(time.Millisecond))
 	}
 	d = d.Round(time.Second)
 	h, m, s := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60

@@ -14,6 +14,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/importer"
 	"github.com/plateau-perf/plateau/internal/importer/accesslog"
+	"github.com/plateau-perf/plateau/internal/importer/jstat"
 	"github.com/plateau-perf/plateau/internal/importer/jtl"
 	"github.com/plateau-perf/plateau/internal/importer/k6"
 	"github.com/plateau-perf/plateau/internal/importer/locust"
@@ -188,6 +189,44 @@ func proseVariants() []proseVariant {
 		{"import Locust CSV", imported(func() importer.Source {
 			return locust.New(locust.Config{Path: imp + "locust/testdata/locust-2.47.0/run_stats.csv"})
 		}, false)},
+		// The same Locust run's history goes from 2 to 4 users (at
+		// 1795310554): one phase per user count, as a phases file gives them
+		// (the run is too short for derived phases).
+		{"import Locust with a change of user count", func(t *testing.T, dir string) {
+			t.Helper()
+			at := func(s int64) time.Time { return time.Unix(s, 0).UTC() }
+			phases := []core.Phase{{Name: "2 users", Start: at(1795310549), End: at(1795310554), Users: 2}, {Name: "4 users", Start: at(1795310554), End: at(1795310558), Users: 4}}
+			run, err := importer.NewRun(importer.Options{Dir: dir, Name: "locust", Phases: phases, Clock: importer.Clock{Loc: time.UTC}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := locust.New(locust.Config{Path: imp + "locust/testdata/locust-2.47.0/run_stats.csv"}).Import(context.Background(), run); err != nil {
+				t.Fatal(err)
+			}
+			if err := run.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"jstat alone", func(t *testing.T, dir string) {
+			t.Helper()
+			var b strings.Builder
+			b.WriteString("Timestamp        S0C         S1C         S0U         S1U          EC           EU           OC           OU          MC         MU       CCSC      CCSU     YGC     YGCT     FGC    FGCT     CGC    CGCT       GCT   \n")
+			eu, ygc, ygct := 0.0, 0, 0.0
+			for i := range 120 {
+				eu += 9000
+				if eu > 200000 {
+					eu, ygc, ygct = 4000, ygc+1, ygct+0.004
+				}
+				fmt.Fprintf(&b, "%9.1f %11.1f %11.1f %11.1f %11.1f %12.1f %12.1f %12.1f %12.1f %10.1f %10.1f %9.1f %9.1f %6d %8.3f %6d %7.3f %6d %7.3f %9.3f\n",
+					float64(10+i), 0.0, 8192.0, 0.0, 2048.0, 210944.0, eu, 262144.0, 40000.0+float64(i*10), 30000.0, 29000.0, 4000.0, 3500.0, ygc, ygct, 0, 0.0, 0, 0.0, ygct)
+			}
+			path := filepath.Join(t.TempDir(), "jstat.log")
+			if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Date(2025, 5, 13, 11, 0, 0, 0, time.UTC)
+			imported(func() importer.Source { return jstat.New(jstat.Config{Path: path, Target: "app", JVMStart: start}) }, false)(t, dir)
+		}},
 	}
 }
 
@@ -202,14 +241,10 @@ func TestProse(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "run")
 			v.make(t, dir)
 			now := func() time.Time { return time.Date(2025, 5, 14, 9, 0, 0, 0, time.UTC) }
-			if _, err := report.Write(dir, report.Options{Formats: []string{"json", "md"}, Now: now}); err != nil {
+			if _, err := report.Write(dir, report.Options{Formats: []string{"json", "md", "html"}, Now: now}); err != nil {
 				t.Fatal(err)
 			}
 			md, err := os.ReadFile(filepath.Join(dir, "report.md"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			sj, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -217,7 +252,7 @@ func TestProse(t *testing.T) {
 			if len(lines) < 10 {
 				t.Fatalf("only %d lines of prose", len(lines))
 			}
-			defects, err := reporttest.ProseDefects(md, sj)
+			defects, err := reporttest.RunDefects(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -280,6 +315,7 @@ func TestProseRulesCatchDefects(t *testing.T) {
 		"p95 NaN ms",
 		"contention σ = 9.827e-16, coherency κ = 0.000558",
 		"Error rate 0.08 %% (11 of 13,029 requests).",
+		"80 requests in 0s at 1,083 req/s; average 0.45 ms.",
 	}
 	for _, line := range bad {
 		hit := false

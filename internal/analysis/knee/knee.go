@@ -360,7 +360,7 @@ func fitSupported(points []Point, distinct int, o Options) (*USL, string) {
 	for _, n := range loads {
 		nmax = math.Max(nmax, n)
 	}
-	params := fmt.Sprintf("σ = %.3g, κ = %.3g, R² = %.3f", u.Sigma, u.Kappa, u.R2)
+	params := fmt.Sprintf("σ = %s, κ = %s, R² = %s", sig3(u.Sigma), sig3(u.Kappa), r2Text(u.R2, o.MinR2))
 	switch {
 	case u.R2 < o.MinR2:
 		return nil, fmt.Sprintf("the USL does not describe these data (%s; R² below %.2f)", params, o.MinR2)
@@ -413,6 +413,30 @@ func loadWords(k LoadKind, l float64) string {
 		return "1 concurrent user"
 	}
 	return roughlyExact(l) + " concurrent users"
+}
+
+// sig3 prints a fitted parameter with 3 significant digits in plain
+// notation ("0.000831", never "8.31e-04"); a value below 1e-6 — a
+// coefficient the bounded fit pinned at zero, "5.68e-16" — is "0".
+func sig3(v float64) string {
+	if math.Abs(v) < 1e-6 {
+		return "0"
+	}
+	d := max(2-int(math.Floor(math.Log10(math.Abs(v)))), 0)
+	return strconv.FormatFloat(v, 'f', d, 64)
+}
+
+// r2Text prints R² to 3 decimals, or to as many more as it takes not to
+// round a value below the threshold up to it ("R² = 0.7996; below 0.80",
+// never "R² = 0.800; below 0.80").
+func r2Text(r2, threshold float64) string {
+	for d := 3; d < 8; d++ {
+		s := strconv.FormatFloat(r2, 'f', d, 64)
+		if v, _ := strconv.ParseFloat(s, 64); r2 >= threshold || v < threshold {
+			return s
+		}
+	}
+	return strconv.FormatFloat(r2, 'f', -1, 64)
 }
 
 // roughlyExact prints whole numbers without decimals and others with up to 3

@@ -466,3 +466,27 @@ func TestOpenModelKnee(t *testing.T) {
 		t.Errorf("max load meeting SLA %v, want 600", r.MaxLoadMeetingSLA)
 	}
 }
+
+// A skipped fit's parameters read as numbers a reader knows: no computer
+// notation for a coefficient pinned at zero, and an R² below the
+// threshold is never printed as reaching it.
+func TestFitParamsInPlainNotation(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{{5.68e-16, "0"}, {0.000831, "0.000831"}, {0.0000831, "0.0000831"}, {0.0123, "0.0123"}, {1.5, "1.50"}, {12345, "12345"}} {
+		if got := sig3(c.v); got != c.want {
+			t.Errorf("sig3(%g) = %q, want %q", c.v, got, c.want)
+		}
+	}
+	if got := r2Text(0.79996, 0.8); got != "0.79996" {
+		t.Errorf("r2Text(0.79996, 0.8) = %q", got)
+	}
+	if got := r2Text(0.7996, 0.8); got != "0.7996" {
+		t.Errorf("r2Text(0.7996, 0.8) = %q", got)
+	}
+	if got := r2Text(0.95, 0.8); got != "0.950" {
+		t.Errorf("r2Text(0.95, 0.8) = %q", got)
+	}
+}

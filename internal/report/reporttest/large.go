@@ -21,13 +21,22 @@ import (
 // optionally one host and one JVM monitored every second.
 type Large struct {
 	Duration time.Duration
-	// Rate is the samples per second over both labels.
+	// Rate is the samples per second over all labels.
 	Rate    float64
 	Monitor bool
+	// Labels is the number of request labels the rate is split over;
+	// 0 means the two of the scale test, "GET /items" and "POST /orders".
+	Labels int
 }
 
 // Samples is the number of samples the run holds.
-func (l Large) Samples() int64 { return int64(l.Rate) * int64(l.Duration/time.Second) }
+func (l Large) Samples() int64 {
+	n := 2
+	if l.Labels > 0 {
+		n = l.Labels
+	}
+	return int64(math.Round(l.Rate/float64(n))) * int64(n) * int64(l.Duration/time.Second)
+}
 
 // WriteLarge writes the run fast: it encodes a few dozen distinct
 // histograms per label once and reuses them, so building 24 hours of
@@ -44,15 +53,21 @@ func WriteLarge(dir string, l Large) error {
 		return err
 	}
 	rng := rand.New(rand.NewPCG(9, 9))
-	perLabel := int(math.Round(l.Rate / 2))
-	const variants = 32
 	labels := []string{"GET /items", "POST /orders"}
+	if l.Labels > 0 {
+		labels = labels[:0]
+		for i := range l.Labels {
+			labels = append(labels, fmt.Sprintf("GET /api/resource-%02d", i+1))
+		}
+	}
+	perLabel := int(math.Round(l.Rate / float64(len(labels))))
+	const variants = 32
 	recs := make([][]rundir.IntervalRecord, len(labels))
 	for li, name := range labels {
 		for v := 0; v < variants; v++ {
 			a := metrics.NewAgg()
 			for range perLabel {
-				a.AddValue(int64(lognormal(rng, 80+40*float64(li), 0.4) * 1000))
+				a.AddValue(int64(lognormal(rng, 80+40*float64(li%4), 0.4) * 1000))
 			}
 			r, err := rundir.RecordOf(0, metrics.Key{Workload: "soak", Phase: 0, Label: name}, a)
 			if err != nil {

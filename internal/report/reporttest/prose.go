@@ -39,6 +39,7 @@ var ProseRules = []ProseRule{
 	{"a number in computer notation", regexp.MustCompile(`\d\.?\d*e[-+]\d+`)},
 	{"fractional users", regexp.MustCompile(`\d\.\d+ (?:concurrent )?users?\b`)},
 	{"unfinished sentence", regexp.MustCompile(`[;,:]$`)},
+	{"a count or rate over a span of no time", regexp.MustCompile(`\b(?:in|over) 0s\b`)},
 }
 
 // RepeatedRate finds a throughput quoted as its own context ("Throughput
@@ -101,7 +102,8 @@ func throughputs(v any, key string, out *[]float64) {
 var rpsRe = regexp.MustCompile(`(~?)([\d,]+(?:\.\d+)?) req/s`)
 
 // countRe finds stated request and error counts ("3,200 requests", "7 errors").
-var countRe = regexp.MustCompile(`\b(\d[\d,]*) (requests|errors)\b`)
+// A decimal ("1.9 requests in flight") is a mean, not a count.
+var countRe = regexp.MustCompile(`(?:^|[^\d.,])(\d[\d,]*) (requests|errors)\b`)
 
 // counts collects the sample and error counts summary.json holds.
 func counts(v any, key string, out map[int64]bool) {
@@ -125,10 +127,14 @@ func counts(v any, key string, out map[int64]bool) {
 // countsAgree checks every stated request or error count against
 // summary.json.
 func countsAgree(line string, known map[int64]bool) string {
-	for _, m := range countRe.FindAllStringSubmatch(line, -1) {
+	for _, ix := range countRe.FindAllStringSubmatchIndex(line, -1) {
+		m := []string{line[ix[0]:ix[1]], line[ix[2]:ix[3]], line[ix[4]:ix[5]]}
+		if strings.HasPrefix(line[ix[1]:], " of the ") {
+			continue // a part of something ("164 requests of the stats file are later …"), not a total
+		}
 		n, err := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
 		if err == nil && !known[n] {
-			return m[0]
+			return strings.TrimSpace(m[1] + " " + m[2])
 		}
 	}
 	return ""
@@ -139,8 +145,8 @@ func countsAgree(line string, known map[int64]bool) string {
 func AgreesWithSummary(line string, tps []float64) string {
 	for _, ix := range rpsRe.FindAllStringSubmatchIndex(line, -1) {
 		m := []string{line[ix[0]:ix[1]], line[ix[2]:ix[3]], line[ix[4]:ix[5]]}
-		if before := strings.TrimRight(line[:ix[0]], " "); strings.HasSuffix(before, ">") || strings.HasSuffix(before, "<") || strings.HasSuffix(before, "=") {
-			continue // a requirement's limit, not a measurement
+		if notMeasured(line[:ix[0]]) {
+			continue // a requirement's limit or a prediction, not a measurement
 		}
 		txt := strings.ReplaceAll(m[2], ",", "")
 		v, err := strconv.ParseFloat(txt, 64)
@@ -185,13 +191,27 @@ func ProseDefects(md, summaryJSON []byte) ([]string, error) {
 		out = append(out, "a run without phases speaks of phase boundaries")
 	}
 	noTimes := totalNoTimes(sum)
+	tables := ParseTables(string(md))
+	rows := ParseRows(string(md))
+	whole := wholeData(sum)
 	out = append(out, percentilesOutside(sum, string(md))...)
 	for _, line := range Sentences(string(md)) {
 		if m := MeasuredWithoutData(line, noTimes); m != "" {
 			out = append(out, fmt.Sprintf("a response time (%q) stated for data that hold none, in: %s", m, line))
 		}
+		if m := AgreesWithTables(line, tables); m != "" {
+			out = append(out, fmt.Sprintf("a figure its table does not hold (%s) in: %s", m, line))
+		} else if m := AgreesWithRow(line, rows); m != "" {
+			out = append(out, fmt.Sprintf("a figure its row does not hold (%s) in: %s", m, line))
+		}
 		if m := SignAgainstWord(line); m != "" {
 			out = append(out, fmt.Sprintf("a verdict word against the sign or size of its number (%q) in: %s", m, line))
+		}
+		if m := DigitsBeyondData(line, whole); m != "" {
+			out = append(out, fmt.Sprintf("digits the data do not have (%q: every time is whole milliseconds) in: %s", m, line))
+		}
+		if m := DirectionAgainstWord(line); m != "" {
+			out = append(out, fmt.Sprintf("a change that reads backwards (%q) in: %s", m, line))
 		}
 		for _, r := range ProseRules {
 			if m := r.Match(line); m != "" {
