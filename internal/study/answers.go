@@ -86,8 +86,9 @@ type CapacityPoint struct {
 	P95Ms         float64 `json:"p95_ms"`
 	ErrorPct      float64 `json:"error_pct"`
 	SLAMet        *bool   `json:"sla_met,omitempty"`
-	// Generator says the generator was short of CPU or starved here
-	// (validity's findings); Invalid that the load was not held.
+	// Generator says the generator was starved of CPU here (a warning of
+	// validity); Invalid that a finding made the step invalid (the load
+	// not held, the generator's CPU at its ceiling).
 	Generator bool `json:"generator_short,omitempty"`
 	Invalid   bool `json:"invalid,omitempty"`
 }
@@ -201,6 +202,35 @@ func (m *member) generatorShort(phase string) (bool, string) {
 	return false, ""
 }
 
+// invalid reports whether a finding that makes the run invalid (the load
+// not held, the generator's CPU at its ceiling) fell in the phase ("" for
+// any).
+func (m *member) invalid(phase string) bool {
+	if m.sum.Validity == nil {
+		return false
+	}
+	for _, f := range m.sum.Validity.Findings {
+		if f.Invalidates && (phase == "" || f.Phase == phase || f.Phase == "") {
+			return true
+		}
+	}
+	return false
+}
+
+// starved reports whether the generator was starved of CPU (a warning)
+// in the phase ("" for any).
+func (m *member) starved(phase string) bool {
+	if m.sum.Validity == nil {
+		return false
+	}
+	for _, f := range m.sum.Validity.Findings {
+		if f.Kind == analysis.ReasonStarved && (phase == "" || f.Phase == phase || f.Phase == "") {
+			return true
+		}
+	}
+	return false
+}
+
 // loadNotHeld reports whether the run's load was not applied as planned
 // in the phase ("" for any).
 func (m *member) loadNotHeld(phase string) bool {
@@ -287,6 +317,19 @@ func (k Kind) words() string {
 	return string(k)
 }
 
+// joinSentences joins one-line parts into sentences, each after the
+// first starting upper-case (report.Sentence does the first).
+func joinSentences(parts []string) string {
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		if i > 0 && p != "" {
+			p = strings.ToUpper(p[:1]) + p[1:]
+		}
+		out[i] = p
+	}
+	return strings.Join(out, ". ")
+}
+
 // ---- release comparison ----
 
 func answerRelease(q Question, ms []*member, base *member) Answer {
@@ -321,7 +364,7 @@ func answerRelease(q Question, ms []*member, base *member) Answer {
 		}
 		var b *member
 		for _, x := range ms {
-			if x.f.Release == bRel && x.group() == c.group() && x.f.Config == c.f.Config && x.f.Repeat == "" {
+			if x != c && x.f.Release == bRel && x.group() == c.group() && sameConfig(x, c) && x.f.Repeat == "" {
 				b = x
 				break
 			}
@@ -436,6 +479,12 @@ func answerRelease(q Question, ms []*member, base *member) Answer {
 		}
 	}
 	return a
+}
+
+// sameConfig: two runs of one configuration, or a run that names none
+// (a configuration inferred from roles is the baseline's own).
+func sameConfig(a, b *member) bool {
+	return a.f.Config == b.f.Config || a.f.Config == "" || b.f.Config == ""
 }
 
 // levelOf is a release row's level for the one-line answer.
@@ -589,9 +638,8 @@ func steppedCapacity(q Question, m *member, limits []Limit) CapacityRow {
 	for _, s := range cr.Steps {
 		st := m.sum.Phases[s.Phase].Labels
 		tot := st[len(st)-1]
-		short, _ := m.generatorShort(s.Name)
 		p := CapacityPoint{Load: s.Point.Load, Phase: s.Name, Run: m.name, ThroughputRPS: tot.ThroughputRPS, MeanMs: tot.MeanMs, P95Ms: tot.P95Ms,
-			ErrorPct: tot.ErrorPct, SLAMet: slaMet(q, m, s.Phase), Generator: short, Invalid: m.loadNotHeld(s.Name)}
+			ErrorPct: tot.ErrorPct, SLAMet: slaMet(q, m, s.Phase), Generator: m.starved(s.Name), Invalid: m.invalid(s.Name)}
 		row.Points = append(row.Points, p)
 		kp := s.Point
 		kp.SLAMet = p.SLAMet == nil || *p.SLAMet
@@ -625,9 +673,8 @@ func seriesCapacity(q Question, group []*member, limits []Limit) CapacityRow {
 			continue
 		}
 		st := m.d.Total.Stats(core.TotalLabel, false, m.d.Span())
-		short, _ := m.generatorShort("")
 		p := CapacityPoint{Load: l, Run: m.name, ThroughputRPS: st.ThroughputRPS, MeanMs: st.MeanMs, P95Ms: st.P95Ms, ErrorPct: st.ErrorPct,
-			SLAMet: slaMet(q, m, -1), Generator: short, Invalid: m.loadNotHeld("")}
+			SLAMet: slaMet(q, m, -1), Generator: m.starved(""), Invalid: m.invalid("")}
 		row.Points = append(row.Points, p)
 		pts = append(pts, knee.Point{Load: l, ThroughputRPS: st.ThroughputRPS, MeanMs: st.MeanMs, P95Ms: st.P95Ms, SLAMet: p.SLAMet == nil || *p.SLAMet})
 		whole := core.Phase{Name: m.name, Start: m.d.Start, End: m.d.End}
@@ -719,7 +766,7 @@ func finishCapacity(row *CapacityRow, res knee.Result, rate bool, limits []Limit
 		parts = append(parts, fmt.Sprintf(text.CapGenerator, fmt.Sprintf("its CPU %s %% at %s", num(math.Round(bn.Used)), loadWords(bn.Load, rate))))
 	case len(genAt) > 0:
 		row.GeneratorLimited, row.Limiter = true, "generator"
-		parts = append(parts, fmt.Sprintf(text.CapGenerator, "load not held at "+list(genAt)))
+		parts = append(parts, fmt.Sprintf(text.CapGenerator, "the load was not held, or the generator's CPU was at its ceiling, at "+list(genAt)))
 	case bn != nil && bn.Saturated:
 		row.Limiter = "component"
 		parts = append(parts, fmt.Sprintf(text.CapComponent, bn.Component, strings.ToLower(bn.Resource), pctWords(100*bn.Utilisation), loadWords(bn.Load, rate)))
@@ -783,7 +830,7 @@ func answerCapacity(q Question, ms []*member, limits []Limit) Answer {
 			}
 		}
 	}
-	a.Line = strings.Join(lines, ". ")
+	a.Line = joinSentences(lines)
 	a.Evidence = lines
 	if allGen && a.Outcome == Passed {
 		a.Outcome = Inconclusive
@@ -851,7 +898,7 @@ func answerConfigurations(q Question, ms []*member, limits []Limit) Answer {
 		return a
 	}
 	a.Outcome = Passed
-	a.Line = strings.Join(lines, ". ")
+	a.Line = joinSentences(lines)
 	gen := 0
 	for _, r := range a.Capacity {
 		if r.GeneratorLimited {
@@ -943,7 +990,7 @@ func answerRepeatability(q Question, ms []*member) Answer {
 	if a.Outcome == "" {
 		a.Outcome = Passed
 	}
-	a.Line = strings.Join(lines, ". ")
+	a.Line = joinSentences(lines)
 	a.Evidence = lines
 	for _, m := range ms {
 		if short, why := m.generatorShort(""); short {
@@ -1064,7 +1111,7 @@ func answerSoak(q Question, ms []*member) Answer {
 	if a.Outcome == "" {
 		a.Outcome = Passed
 	}
-	a.Line = strings.Join(lines, ". ")
+	a.Line = joinSentences(lines)
 	a.Evidence = lines
 	if indicative != "" {
 		a.Confidence, a.ConfidenceWhy = text.ConfIndicative, fmt.Sprintf(text.SoakIndicative, indicative)

@@ -234,13 +234,15 @@ func outcomeLevel(o Outcome) doc.Level {
 // answersSection is the first screen: one line per question.
 func answersSection(s *Study) doc.Section {
 	sec := doc.Section{ID: "answers", Title: "Answers"}
+	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: outcomeLevel(s.Status), Text: "Study status: " + s.Status.Word() + " — " + report.Sentence(s.StatusWhy)})
 	l := &doc.List{}
 	for _, a := range s.Answers {
 		t := report.Sentence(a.Line)
 		if a.Confidence != text.ConfHigh {
 			t += " " + report.Sentence("confidence "+a.Confidence+": "+a.ConfidenceWhy)
 		}
-		l.Items = append(l.Items, doc.Item{Level: outcomeLevel(a.Outcome), Lead: a.Outcome.Word() + " — " + a.Question.Text, Text: t})
+		k := a.Question.Kind.words()
+		l.Items = append(l.Items, doc.Item{Level: outcomeLevel(a.Outcome), Lead: a.Outcome.Word() + " — " + strings.ToUpper(k[:1]) + k[1:], Text: t})
 	}
 	if len(s.Answers) == 0 {
 		l.Items = append(l.Items, doc.Item{Level: doc.Warn, Text: report.Sentence(text.NoQuestions)})
@@ -375,7 +377,7 @@ func causesSection(s *Study) *doc.Section {
 			if b.Saturated {
 				state = "saturated"
 			}
-			bn = fmt.Sprintf("%s %s at %s of capacity (%s, %s)", b.Component, strings.ToLower(b.Resource), pctWords(100*b.Utilisation), b.Phase, state)
+			bn = fmt.Sprintf("%s %s at %s of capacity (%s, %s)", b.Component, b.Resource, pctWords(100*b.Utilisation), b.Phase, state)
 		}
 		var errs []string
 		for _, e := range c.Errors {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
+	"github.com/plateau-perf/plateau/internal/analysis/knee"
 	"github.com/plateau-perf/plateau/internal/analysis/resources"
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/mondata"
@@ -43,7 +44,7 @@ func (m *member) soak() bool { return m.role == Soak }
 func (m *member) level() string {
 	if m.stepped() {
 		lo, hi := m.cap.Steps[0].Point.Load, m.cap.Steps[len(m.cap.Steps)-1].Point.Load
-		return fmt.Sprintf("steps of %s–%s", num(lo), loadWords(hi, m.cap.Kind == 1))
+		return fmt.Sprintf("steps of %s–%s", num(lo), loadWords(hi, m.cap.Kind == knee.Rate))
 	}
 	switch {
 	case m.f.Users > 0:
@@ -135,15 +136,28 @@ func resolveFactors(ms []*member) {
 		if m.f.Users == 0 && m.f.Rate == 0 {
 			m.f.Users, m.f.Rate = m.facts.Users, m.facts.Rate
 		}
-		if !anyRelease && m.role == Candidate {
-			m.f.Release = "candidate"
-		}
 		if !anyConfig && configs && (m.role == Configuration || m.role == Baseline) {
 			m.f.Config = m.name
 		}
 		if m.f.Repeat == "" && m.role == Repeat {
 			nrep++
 			m.f.Repeat = strconv.Itoa(nrep)
+		}
+	}
+	// Without release factors, a candidate is another release only when
+	// it ran as the baseline did (same workload and load): a candidate at
+	// another load is a point of the same release's series.
+	if !anyRelease {
+		var base *member
+		for _, m := range ms {
+			if m.role == Baseline {
+				base = m
+			}
+		}
+		for _, m := range ms {
+			if base != nil && m.role == Candidate && m.group() == base.group() {
+				m.f.Release = "candidate"
+			}
 		}
 	}
 }

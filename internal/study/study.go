@@ -267,7 +267,7 @@ func InferQuestions(ms []*member, base *member) []Question {
 	add := func(k Kind) { out = append(out, Question{Kind: k, Inferred: true}) }
 	for _, c := range ms {
 		if c.f.Release != base.f.Release && slices.ContainsFunc(ms, func(b *member) bool {
-			return b.f.Release == base.f.Release && b.group() == c.group() && b.f.Config == c.f.Config
+			return b != c && b.f.Release == base.f.Release && b.group() == c.group() && sameConfig(b, c)
 		}) {
 			add(Release)
 			break

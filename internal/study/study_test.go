@@ -106,7 +106,10 @@ runs:
 		t.Fatalf("files %q", files)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, MarkdownFile))
-	for _, want := range []string{"Release 1.5: all requests slower than release 1.4", "Same build: all requests no significant change from release 1.4",
+	if s.Status != Failed || len(s.Answers) != 1 || s.Answers[0].Question.Kind != Release || s.Answers[0].Outcome != Failed {
+		t.Fatalf("status %s, answers %+v", s.Status, s.Answers)
+	}
+	for _, want := range []string{"FAILED", "Release comparison per matching workload and load", "slower at read, 8 users (+3", "(vs release 1.4)",
 		"| cpu | 4 vCPU |", "Hypothesis: The cache makes checkout faster.", "Warm the cache before the run.", "Resources across runs"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("study.md lacks %q", want)
@@ -210,10 +213,13 @@ func TestStudySeries(t *testing.T) {
 		t.Fatalf("kind %s, run %+v", s.Kind, s.Runs[1])
 	}
 	md := string(markdown.Render(Document(s, time.Unix(0, 0), "t")))
-	if n := len(s.Capacity); n != 1 || s.Capacity[0].Run != "all runs (as one sweep)" || s.Capacity[0].Knee == "" {
-		t.Fatalf("capacity %+v", s.Capacity)
+	if len(s.Capacity) != 0 || len(s.Series) != 1 || len(s.Series[0].Runs) != 3 {
+		t.Fatalf("capacity %+v, series %+v", s.Capacity, s.Series)
 	}
-	if !strings.Contains(md, "Throughput and response time against load") || !strings.Contains(md, "different load levels") || !strings.Contains(md, "Capacity side by side") {
+	if len(s.Answers) == 0 || s.Answers[0].Question.Kind != CapacityQ || len(s.Answers[0].Capacity) != 1 || len(s.Answers[0].Capacity[0].Points) != 3 {
+		t.Fatalf("answers %+v", s.Answers)
+	}
+	if !strings.Contains(md, "Throughput and response time against load") || !strings.Contains(md, "Load series: read") || !strings.Contains(md, "Capacity side by side") {
 		t.Fatalf("study.md has no load series:\n%s", md)
 	}
 }
