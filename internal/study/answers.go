@@ -1153,7 +1153,6 @@ func pointMean(ps []core.Point) float64 {
 	return s / float64(len(ps))
 }
 
-
 // ---- interference ----
 
 func answerInterference(q Question, ms []*member) Answer {

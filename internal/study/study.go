@@ -18,14 +18,14 @@ import (
 // Study is the result of a study: every number in the document, for
 // study.json.
 type Study struct {
-	Title       string     `json:"title"`
-	Description string     `json:"description,omitempty"`
-	System      []KV       `json:"system,omitempty"`
-	Environment []KV       `json:"environment,omitempty"`
-	Method      string     `json:"method,omitempty"`
-	Hypothesis  string     `json:"hypothesis,omitempty"`
-	Baseline    string     `json:"baseline"`
-	Kind        string     `json:"kind"` // series (load levels differ) or repeats
+	Title       string `json:"title"`
+	Description string `json:"description,omitempty"`
+	System      []KV   `json:"system,omitempty"`
+	Environment []KV   `json:"environment,omitempty"`
+	Method      string `json:"method,omitempty"`
+	Hypothesis  string `json:"hypothesis,omitempty"`
+	Baseline    string `json:"baseline"`
+	Kind        string `json:"kind"` // series (load levels differ) or repeats
 	// Status is the study's outcome from its answers (passed, failed,
 	// inconclusive); StatusWhy says why in one sentence.
 	Status    Outcome `json:"status"`
@@ -42,11 +42,11 @@ type Study struct {
 	// different levels.
 	Series []Series `json:"series,omitempty"`
 	// Limits are the configured limits the study file states.
-	Limits []Limit `json:"limits,omitempty"`
-	Runs   []Run   `json:"runs"`
-	Labels      []Label    `json:"labels"`
-	Resources   []Resource `json:"resources,omitempty"`
-	Repeats     *Spread    `json:"repeat_spread,omitempty"`
+	Limits    []Limit    `json:"limits,omitempty"`
+	Runs      []Run      `json:"runs"`
+	Labels    []Label    `json:"labels"`
+	Resources []Resource `json:"resources,omitempty"`
+	Repeats   *Spread    `json:"repeat_spread,omitempty"`
 	// Capacity is each stepped run's knee, USL peak and highest load
 	// meeting the SLA, side by side (a load series' capacity is its
 	// capacity answer's).
@@ -60,10 +60,10 @@ type Study struct {
 
 // Run is one row of the runs table.
 type Run struct {
-	Name          string  `json:"name"`
-	Role          string  `json:"role"`
-	Dir           string  `json:"dir"`
-	Load          string  `json:"load,omitempty"`
+	Name string `json:"name"`
+	Role string `json:"role"`
+	Dir  string `json:"dir"`
+	Load string `json:"load,omitempty"`
 	// Factors are the run's factors as resolved (given in the study file,
 	// else read from the run); Group names its workload and load level.
 	Factors Factors `json:"factors"`
@@ -90,10 +90,10 @@ type Label struct {
 
 // LabelCell is one label in one run, against the baseline.
 type LabelCell struct {
-	Run      string          `json:"run"`
-	Present  bool            `json:"present"`
-	MeanMs   float64         `json:"mean_ms"`
-	P95Ms    float64         `json:"p95_ms"`
+	Run     string  `json:"run"`
+	Present bool    `json:"present"`
+	MeanMs  float64 `json:"mean_ms"`
+	P95Ms   float64 `json:"p95_ms"`
 	// Against is the run it is compared with (its group's reference);
 	// "" when not compared.
 	Against  string          `json:"against,omitempty"`
