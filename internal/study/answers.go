@@ -442,11 +442,9 @@ func answerRelease(q Question, ms []*member, base *member) Answer {
 	}
 	// One line: the levels by verdict, then whether the bound held.
 	byVerdict := map[compare.Verdict][]string{}
-	pcts := map[compare.Verdict][]float64{}
 	var exceeded []string
 	for _, r := range a.Release {
-		byVerdict[r.Total.Verdict] = append(byVerdict[r.Total.Verdict], levelOf(r))
-		pcts[r.Total.Verdict] = append(pcts[r.Total.Verdict], r.Total.DeltaPct)
+		byVerdict[r.Total.Verdict] = append(byVerdict[r.Total.Verdict], fmt.Sprintf("%s (%s against %s ms, %s)", levelOf(r), fms(r.Total.NewMeanMs), fms(r.Total.BaseMeanMs), signed(r.Total.DeltaPct)))
 		if r.Exceeds {
 			exceeded = append(exceeded, fmt.Sprintf("%s (%s)", levelOf(r), signed(worstDelta(r))))
 		}
@@ -457,11 +455,7 @@ func answerRelease(q Question, ms []*member, base *member) Answer {
 		if len(byVerdict[v]) == 0 {
 			continue
 		}
-		p := verdictWords(v) + " at " + list(byVerdict[v])
-		if v != compare.NoChange {
-			p += " (" + rangePct(pcts[v]) + ")"
-		}
-		parts = append(parts, p)
+		parts = append(parts, verdictWords(v)+" at "+list(byVerdict[v]))
 	}
 	line := strings.Join(parts, "; ")
 	if len(exceeded) > 0 {
@@ -469,7 +463,7 @@ func answerRelease(q Question, ms []*member, base *member) Answer {
 		line += "; " + fmt.Sprintf(text.RelFailed, pctWords(q.MaxSlowerPct), list(exceeded))
 	} else {
 		a.Outcome = Passed
-		line += "; " + fmt.Sprintf(text.RelHeld, pctWords(q.MaxSlowerPct), len(a.Release))
+		line += "; " + fmt.Sprintf(text.RelHeld, pctWords(q.MaxSlowerPct))
 	}
 	a.Line = fmt.Sprintf(text.RelAnswer, cName, bName, line)
 	if len(suspect) > 0 {
@@ -515,18 +509,6 @@ func verdictWords(v compare.Verdict) string {
 	return "no significant change"
 }
 
-// rangePct is "−17.9 %" or "−17.9 % to −79.8 %".
-func rangePct(v []float64) string {
-	lo, hi := slices.Min(v), slices.Max(v)
-	if math.Abs(lo) > math.Abs(hi) {
-		lo, hi = hi, lo
-	}
-	if signed(lo) == signed(hi) {
-		return signed(lo)
-	}
-	return signed(lo) + " to " + signed(hi)
-}
-
 // ms3 is a response time for a sentence (see ms).
 func ms3(v float64) string { return fms(v) }
 
@@ -552,7 +534,7 @@ func capacityRows(q Question, ms []*member, limits []Limit) ([]CapacityRow, []st
 	var keys []string
 	byKey := map[string][]*member{}
 	for _, m := range ms {
-		if m.soak() {
+		if m.soak() || (q.Workload != "" && m.f.Workload != q.Workload) {
 			continue
 		}
 		k := m.seriesKey()

@@ -134,7 +134,7 @@ func TestReleaseImprovementPasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Status != Passed || len(s.Answers) != 1 || s.Answers[0].Question.Kind != Release || !strings.Contains(s.Answers[0].Line, "faster at read, 8 users (−2") {
+	if s.Status != Passed || len(s.Answers) != 1 || s.Answers[0].Question.Kind != Release || !strings.Contains(s.Answers[0].Line, "faster at read, 8 users (") || !strings.Contains(s.Answers[0].Line, " ms, −2") {
 		t.Fatalf("status %s, answers %+v", s.Status, s.Answers)
 	}
 	_, ju := writeStudy(t, s)

@@ -66,7 +66,8 @@ type Question struct {
 	MinLoad float64 `json:"min_load,omitempty"`
 	// Workload and Other: interference — the disturbed workload and the
 	// one disturbing it; default the one that spans the run and the one
-	// that runs in a window of it.
+	// that runs in a window of it. Workload: capacity and configurations
+	// — the one workload asked about; default every workload.
 	Workload string `json:"workload,omitempty"`
 	Other    string `json:"other,omitempty"`
 	// Inferred is true when the study file named no questions and this
@@ -117,8 +118,8 @@ func (q Question) withDefaults() Question {
 // and question).
 var questionKeys = map[Kind][]string{
 	Release:        {"baseline", "candidate", "max_slower_pct"},
-	CapacityQ:      {"sla", "min_load"},
-	Configurations: {"sla"},
+	CapacityQ:      {"sla", "min_load", "workload"},
+	Configurations: {"sla", "workload"},
 	Repeatability:  {"max_cv_pct"},
 	SoakQ:          {"max_drift_pct"},
 	Interference:   {"workload", "other", "max_slower_pct", "max_error_pct"},

@@ -109,7 +109,7 @@ runs:
 	if s.Status != Failed || len(s.Answers) != 1 || s.Answers[0].Question.Kind != Release || s.Answers[0].Outcome != Failed {
 		t.Fatalf("status %s, answers %+v", s.Status, s.Answers)
 	}
-	for _, want := range []string{"FAILED", "Release comparison per matching workload and load", "slower at read, 8 users (+3", "(vs release 1.4)",
+	for _, want := range []string{"FAILED", "Release comparison per matching workload and load", "slower at read, 8 users (", "(vs release 1.4)",
 		"| cpu | 4 vCPU |", "Hypothesis: The cache makes checkout faster.", "Warm the cache before the run.", "Resources across runs"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("study.md lacks %q", want)

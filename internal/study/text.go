@@ -13,7 +13,7 @@ import (
 // arguments are numbers and names computed by the analysis.
 var text = struct {
 	// Questions in words, by kind.
-	QRelease, QReleaseAny, QCapacity, QConfigurations, QRepeatability, QSoak, QInterference string
+	QRelease, QReleaseAny, QCapacity, QCapacityOf, QConfigurations, QRepeatability, QSoak, QInterference string
 
 	// Study status.
 	StatusPassed, StatusFailed, StatusInconclusive string
@@ -48,6 +48,7 @@ var text = struct {
 	QRelease:        "Is %s slower than %s at any matching workload and load (by more than %s)?",
 	QReleaseAny:     "Is the candidate slower than the baseline at any matching workload and load (by more than %s)?",
 	QCapacity:       "What is the highest load that meets the requirements, per workload, where does throughput stop growing, and what limits it?",
+	QCapacityOf:     "What is the highest load of %s that meets %s, where does its throughput stop growing, and what limits it?",
 	QConfigurations: "How do the configurations compare by knee, peak throughput and load within the requirements?",
 	QRepeatability:  "Do the repeats agree (coefficient of variation of the average at most %s)?",
 	QSoak:           "Does the soak stay stable (the last fifth's average at most %s above the first fifth's, memory not growing)?",
@@ -65,7 +66,7 @@ var text = struct {
 	RelAnswer:  "%s against %s: %s",
 	RelNoPairs: "no run of %s has a run of %s at the same workload and load to compare with",
 	RelFailed:  "slower than allowed (%s) at %s",
-	RelHeld:    "not slower than %s at any of the %d matching levels",
+	RelHeld:    "not slower than %s at any matching level",
 	RelSuspect: "the generator was short of CPU in %s, so the response times there are suspect",
 
 	CapWithin:        "%s: within the requirements up to %s",
@@ -130,6 +131,9 @@ func questionText(q Question) string {
 		}
 		return fmt.Sprintf(text.QReleaseAny, pctWords(q.MaxSlowerPct))
 	case CapacityQ:
+		if q.Workload != "" {
+			return fmt.Sprintf(text.QCapacityOf, q.Workload, requirementWords(q.SLA))
+		}
 		return text.QCapacity
 	case Configurations:
 		return text.QConfigurations
@@ -212,4 +216,45 @@ func list(items []string) string {
 		return items[0]
 	}
 	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// requirementWords states requirements in plain words: "an average
+// response time under 2 s and errors under 1 %"; "its requirements" when
+// none are given.
+func requirementWords(exprs []string) string {
+	if len(exprs) == 0 {
+		return "its requirements"
+	}
+	var out []string
+	for _, e := range exprs {
+		out = append(out, plainRequirement(e))
+	}
+	return list(out)
+}
+
+// plainRequirement rewrites one requirement in words where it has a
+// known shape ("avg(response_time) < 2s" → "an average response time
+// under 2 s"); else it is quoted as written.
+func plainRequirement(e string) string {
+	f := strings.Fields(strings.NewReplacer("<=", " ≤ ", ">=", " ≥ ", "<", " < ", ">", " > ").Replace(e))
+	if len(f) != 3 {
+		return e
+	}
+	op := map[string]string{"<": "under", "≤": "at most", ">": "over", "≥": "at least"}[f[1]]
+	if op == "" {
+		return e
+	}
+	limit := f[2]
+	for _, u := range []string{"ms", "s", "%"} {
+		if n := strings.TrimSuffix(limit, u); n != limit && n != "" && (n[len(n)-1] >= '0' && n[len(n)-1] <= '9') {
+			limit = n + " " + u
+			break
+		}
+	}
+	what := map[string]string{"avg(response_time)": "an average response time", "error_rate": "errors", "p95(response_time)": "a 95th percentile",
+		"p90(response_time)": "a 90th percentile", "p99(response_time)": "a 99th percentile", "throughput": "a throughput"}[f[0]]
+	if what == "" {
+		return e
+	}
+	return what + " " + op + " " + limit
 }
