@@ -84,6 +84,11 @@ func runStudyDemo(ctx context.Context, st *State, id string, f demoFlags, sf stu
 		return fmt.Errorf("demo %s: %w", id, err)
 	}
 	fmt.Fprintf(st.Stdout, "demo %s done in %s\nstudy: %s\n", id, time.Since(start).Round(time.Second), filepath.Join(out, "study.html"))
+	if env.Study != nil {
+		// A demo shows the tool: its study's status is printed, not its
+		// exit code (plateau study DIR's exit code follows the status).
+		printStudy(st.Stdout, env.Study)
+	}
 	return nil
 }
 

@@ -435,6 +435,18 @@ func answerRelease(q Question, ms []*member, base *member) Answer {
 	} else if len(cands) > 1 {
 		cName = list(cands)
 	}
+	if len(cands) == 1 && cands[0] == "candidate" {
+		// Releases inferred from roles: the candidate runs by name.
+		var names []string
+		for _, r := range a.Release {
+			if !slices.Contains(names, r.Cand) {
+				names = append(names, r.Cand)
+			}
+		}
+		if len(names) <= 3 {
+			cName = list(names)
+		}
+	}
 	if len(a.Release) == 0 {
 		a.Outcome = Inconclusive
 		a.Line = fmt.Sprintf(text.RelNoPairs, cName, bName)
