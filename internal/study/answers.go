@@ -763,7 +763,7 @@ func finishCapacity(row *CapacityRow, res knee.Result, rate bool, limits []Limit
 		parts = append(parts, fmt.Sprintf(text.CapGenerator, "the load was not held, or the generator's CPU was at its ceiling, at "+list(genAt)))
 	case bn != nil && bn.Saturated:
 		row.Limiter = "component"
-		parts = append(parts, fmt.Sprintf(text.CapComponent, bn.Component, strings.ToLower(bn.Resource), pctWords(100*bn.Utilisation), loadWords(bn.Load, rate)))
+		parts = append(parts, fmt.Sprintf(text.CapComponent, bn.Component, resourceWords(bn.Resource), pctWords(100*bn.Utilisation), loadWords(bn.Load, rate)))
 	default:
 		for _, l := range limits {
 			if matchesLimit(res.Knee.Load, l.Value, rate) {
@@ -775,13 +775,22 @@ func finishCapacity(row *CapacityRow, res knee.Result, rate bool, limits []Limit
 		}
 		if row.Limit == nil {
 			if bn != nil {
-				parts = append(parts, fmt.Sprintf(text.CapBusiest, bn.Component, strings.ToLower(bn.Resource), pctWords(100*bn.Utilisation)))
+				parts = append(parts, fmt.Sprintf(text.CapBusiest, bn.Component, resourceWords(bn.Resource), pctWords(100*bn.Utilisation)))
 			} else {
 				parts = append(parts, text.CapNothing)
 			}
 		}
 	}
 	row.Sentence = strings.Join(parts, "; ")
+}
+
+// resourceWords is a resource in a sentence: "CPU", "memory",
+// "connections".
+func resourceWords(r string) string {
+	if r == resources.CPU {
+		return r
+	}
+	return strings.ToLower(r)
 }
 
 // matchesLimit: a knee at a number of users equal to a limit, or a rate
@@ -818,10 +827,14 @@ func answerCapacity(q Question, ms []*member, limits []Limit) Answer {
 		}
 		lines = append(lines, s)
 		allGen = allGen && r.GeneratorLimited
+		var at []string
 		for _, p := range r.Points {
 			if p.Generator && !p.Invalid {
-				starved = append(starved, r.Workload+" "+loadWords(p.Load, r.Unit == "req/s"))
+				at = append(at, num(p.Load))
 			}
+		}
+		if len(at) > 0 {
+			starved = append(starved, fmt.Sprintf("%s at %s %s", r.Workload, list(firstN(at, 4)), r.Unit))
 		}
 	}
 	a.Line = joinSentences(lines)
@@ -830,7 +843,7 @@ func answerCapacity(q Question, ms []*member, limits []Limit) Answer {
 		a.Outcome = Inconclusive
 	}
 	if len(starved) > 0 {
-		a.Confidence, a.ConfidenceWhy = text.ConfLow, fmt.Sprintf(text.CapStarved, list(firstN(starved, 4)))
+		a.Confidence, a.ConfidenceWhy = text.ConfLow, fmt.Sprintf(text.CapStarved, strings.Join(starved, "; "))
 	}
 	if len(few) > 0 {
 		a.Evidence = append(a.Evidence, fmt.Sprintf(text.CapFewLevels, list(few)))

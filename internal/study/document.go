@@ -273,6 +273,9 @@ func validitySection(s *Study) *doc.Section {
 		default:
 			t = fmt.Sprintf(text.BannerOutlier, v.Run, v.Text)
 		}
+		if v.More > 0 {
+			t += fmt.Sprintf(text.BannerMore, v.More)
+		}
 		l.Items = append(l.Items, doc.Item{Level: doc.Warn, Text: report.Sentence(t)})
 	}
 	sec.Blocks = append(sec.Blocks, l)

@@ -182,6 +182,8 @@ type RunIssue struct {
 	Kind  string `json:"kind"`
 	Phase string `json:"phase,omitempty"`
 	Text  string `json:"text"`
+	// More counts the run's further findings of the kind (in other steps).
+	More int `json:"more,omitempty"`
 }
 
 // Issue kinds.
@@ -200,7 +202,7 @@ func validityOf(ms []*member, as []Answer) []RunIssue {
 		if m.sum.Validity == nil {
 			continue
 		}
-		seen := map[string]bool{}
+		seen := map[string]int{}
 		for _, f := range m.sum.Validity.Findings {
 			kind := ""
 			switch f.Kind {
@@ -209,10 +211,14 @@ func validityOf(ms []*member, as []Answer) []RunIssue {
 			case analysis.ReasonDropped, analysis.ReasonMissedSlots:
 				kind = IssueLoad
 			}
-			if kind == "" || seen[kind] {
+			if kind == "" {
 				continue
 			}
-			seen[kind] = true
+			if j, ok := seen[kind]; ok {
+				out[j].More++
+				continue
+			}
+			seen[kind] = len(out)
 			out = append(out, RunIssue{Run: m.name, Kind: kind, Phase: f.Phase, Text: f.Text})
 		}
 	}

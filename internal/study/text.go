@@ -40,7 +40,7 @@ var text = struct {
 	IntNone, IntStarved, IntNotStarved, IntRun, IntCPU, IntWork string
 
 	// Validity banner.
-	BannerTitle, BannerGenerator, BannerLoad, BannerOutlier, BannerMark string
+	BannerTitle, BannerGenerator, BannerLoad, BannerOutlier, BannerMark, BannerMore string
 
 	// Confidence.
 	ConfHigh, ConfLow, ConfIndicative string
@@ -116,6 +116,7 @@ var text = struct {
 	BannerLoad:      "%s: the load was not held: %s",
 	BannerOutlier:   "%s: far off its group (%s)",
 	BannerMark:      "⚠",
+	BannerMore:      " (and in %d more steps)",
 
 	ConfHigh:       "high",
 	ConfLow:        "low",

@@ -22,6 +22,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/demo"
 	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/report/chart"
 	"github.com/plateau-perf/plateau/internal/report/doc"
 	"github.com/plateau-perf/plateau/internal/study"
 )
@@ -224,10 +225,10 @@ func studyYAML(c Context, runs []*Run, dir string) (string, error) {
 		return n
 	}
 	v := struct {
-		Title       string    `yaml:"title"`
-		Description string    `yaml:"description,omitempty"`
-		System      yaml.Node `yaml:"system,omitempty"`
-		Environment yaml.Node `yaml:"environment,omitempty"`
+		Title       string           `yaml:"title"`
+		Description string           `yaml:"description,omitempty"`
+		System      yaml.Node        `yaml:"system,omitempty"`
+		Environment yaml.Node        `yaml:"environment,omitempty"`
 		Method      string           `yaml:"method,omitempty"`
 		Hypothesis  string           `yaml:"hypothesis,omitempty"`
 		Questions   []map[string]any `yaml:"questions,omitempty"`
@@ -563,4 +564,92 @@ func (r *Run) Drift(label string) (first, last float64, ok bool) {
 		return avg(ticks[:n]), avg(ticks[len(ticks)-n:]), true
 	}
 	return 0, 0, false
+}
+
+// Assess is a section's one-line assessment from its own table, as the
+// references close each section ("Vurdering", "Here we can see …").
+func Assess(text string) *doc.Verdict {
+	return &doc.Verdict{Level: doc.Info, Text: "Assessment: " + text}
+}
+
+// Line is one named series of a chart.
+type Line struct {
+	Name  string
+	Y     []float64
+	Right bool
+}
+
+// LoadChart draws series against load (users, concurrency): response time
+// and throughput per step, CPU per service per step.
+func LoadChart(name, title, xLabel, yLabel, yUnit string, x []float64, lines []Line, y2Label, y2Unit string) *doc.Figure {
+	c := &chart.Chart{ID: name, Title: title, XKind: chart.Linear, XLabel: xLabel, Y: chart.Axis{Label: yLabel, Unit: yUnit}}
+	if y2Label != "" {
+		c.Y2 = &chart.Axis{Label: y2Label, Unit: y2Unit}
+	}
+	for _, l := range lines {
+		c.Series = append(c.Series, chart.Series{Name: l.Name, X: x, Y: l.Y, Style: chart.LinePoints, Right: l.Right})
+	}
+	return &doc.Figure{Name: name, Title: title, SVG: c.SVG()}
+}
+
+// ResourceChart draws each service's CPU (%) or memory (MB) over a run,
+// the references' per-test charts; markers name the phases. Nil when the
+// run has no such series.
+func (r *Run) ResourceChart(name, title string, memory bool, services []string) *doc.Figure {
+	series, _, err := monitor.Read(r.Dir)
+	if err != nil {
+		return nil
+	}
+	c := &chart.Chart{ID: name, Title: title, XKind: chart.Time, Y: chart.Axis{Label: "CPU (%)", Unit: "%"}}
+	if memory {
+		c.Y = chart.Axis{Label: "Memory (MB)", Unit: ""}
+	}
+	for _, svc := range services {
+		for i := range series {
+			s := &series[i]
+			if s.Target != svc {
+				continue
+			}
+			want := s.Metric == "cpu_pct" || s.Metric == "cpu_busy_pct"
+			scale := 1.0
+			if memory {
+				want, scale = s.Metric == "rss_bytes" || s.Metric == "mem_used_bytes", 1e-6
+			}
+			if !want {
+				continue
+			}
+			var xs, ys []float64
+			for _, p := range s.Points {
+				if p.T.Before(r.Data.Start) || p.T.After(r.Data.End) {
+					continue
+				}
+				xs = append(xs, float64(p.T.UnixNano())/1e9)
+				ys = append(ys, p.V*scale)
+			}
+			if len(xs) > 0 {
+				c.Series = append(c.Series, chart.Series{Name: svc, X: xs, Y: ys})
+			}
+			break
+		}
+	}
+	if len(c.Series) == 0 {
+		return nil
+	}
+	for _, p := range r.Data.Phases {
+		c.Spans = append(c.Spans, chart.Span{From: float64(p.Start.UnixNano()) / 1e9, To: float64(p.End.UnixNano()) / 1e9, Label: p.Name})
+	}
+	return &doc.Figure{Name: name, Title: title, SVG: c.SVG()}
+}
+
+// Planned is a workload's planned and started iterations (paced or open
+// model; 0 when the run planned none), from the run's validity.
+func (r *Run) Planned(workload string) (planned, started int64) {
+	v := r.Data.JudgeValidity()
+	for _, p := range v.Phases {
+		if p.Workload == workload {
+			planned += p.Planned
+			started += p.Started
+		}
+	}
+	return planned, started
 }
