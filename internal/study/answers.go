@@ -63,16 +63,20 @@ type Answer struct {
 // phase of two stepped runs): the candidate's all-requests average
 // against the baseline's, and each transaction's (or label's).
 type ReleaseRow struct {
-	Group     string          `json:"group"`
-	Phase     string          `json:"phase,omitempty"`
-	Base      string          `json:"baseline_run"`
-	Cand      string          `json:"candidate_run"`
-	Labels    []compare.Row   `json:"labels"`
-	Total     compare.Row     `json:"total"`
-	Verdict   compare.Verdict `json:"verdict"`
-	Exceeds   bool            `json:"exceeds_bound"`
-	Suspect   bool            `json:"suspect,omitempty"`
-	SuspectOf []string        `json:"suspect_runs,omitempty"`
+	Group   string          `json:"group"`
+	Phase   string          `json:"phase,omitempty"`
+	Base    string          `json:"baseline_run"`
+	Cand    string          `json:"candidate_run"`
+	Labels  []compare.Row   `json:"labels"`
+	Total   compare.Row     `json:"total"`
+	Verdict compare.Verdict `json:"verdict"`
+	Exceeds bool            `json:"exceeds_bound"`
+	// Suspect: a finding made one of the two runs invalid here (the load
+	// not held, the generator's CPU at its ceiling); Starved: the
+	// generator was starved of CPU (a warning).
+	Suspect   bool     `json:"suspect,omitempty"`
+	Starved   bool     `json:"generator_starved,omitempty"`
+	SuspectOf []string `json:"suspect_runs,omitempty"`
 }
 
 // CapacityPoint is one load level of a capacity answer: a step of a
@@ -91,6 +95,35 @@ type CapacityPoint struct {
 	// not held, the generator's CPU at its ceiling).
 	Generator bool `json:"generator_short,omitempty"`
 	Invalid   bool `json:"invalid,omitempty"`
+	// TopError is the most frequent failure of the run (or step), with
+	// its count; "" without failures.
+	TopError string `json:"top_error,omitempty"`
+}
+
+// topError is the run's most frequent failure in the phase ("" for the
+// whole run) in words: "HTTP 504: upstream timed out ×120".
+func (m *member) topError(phase string) string {
+	var best *analysis.ErrorDetail
+	for i := range m.d.Errors {
+		e := &m.d.Errors[i]
+		if phase != "" && !slices.Contains(e.Phases, phase) {
+			continue
+		}
+		if best == nil || e.Count > best.Count {
+			best = e
+		}
+	}
+	if best == nil {
+		return ""
+	}
+	what := best.Class
+	if best.Status > 0 {
+		what = fmt.Sprintf("HTTP %d", best.Status)
+	}
+	if best.Message != "" {
+		what += ": " + best.Message
+	}
+	return m.red.String(fmt.Sprintf("%s ×%s in %s", what, thousands(float64(best.Count)), best.Label))
 }
 
 // CapacityRow is the capacity of one workload and variant.
@@ -357,7 +390,7 @@ func answerRelease(q Question, ms []*member, base *member) Answer {
 		}
 		return r
 	}
-	var suspect []string
+	var suspect, starved []string
 	for _, c := range ms {
 		if !slices.Contains(cands, c.f.Release) {
 			continue
@@ -417,13 +450,19 @@ func answerRelease(q Question, ms []*member, base *member) Answer {
 				phase = p
 			}
 			for _, m := range []*member{b, c} {
-				if short, _ := m.generatorShort(phase); short || m.loadNotHeld(phase) {
+				switch {
+				case m.invalid(phase):
 					rr.Suspect = true
 					rr.SuspectOf = append(rr.SuspectOf, m.name)
+				case m.starved(phase):
+					rr.Starved = true
 				}
 			}
 			if rr.Suspect {
 				suspect = append(suspect, rr.Group)
+			}
+			if rr.Starved {
+				starved = append(starved, rr.Group)
 			}
 			a.Release = append(a.Release, *rr)
 		}
@@ -478,11 +517,14 @@ func answerRelease(q Question, ms []*member, base *member) Answer {
 		line += "; " + fmt.Sprintf(text.RelHeld, pctWords(q.MaxSlowerPct))
 	}
 	a.Line = fmt.Sprintf(text.RelAnswer, cName, bName, line)
-	if len(suspect) > 0 {
-		a.Confidence, a.ConfidenceWhy = text.ConfLow, fmt.Sprintf(text.RelSuspect, list(suspect))
+	switch {
+	case len(suspect) > 0:
+		a.Confidence, a.ConfidenceWhy = text.ConfLow, fmt.Sprintf(text.RelSuspect, list(firstN(suspect, 3)))
 		if len(suspect) == len(a.Release) && a.Outcome == Passed {
 			a.Outcome = Inconclusive
 		}
+	case len(starved) > 0:
+		a.Confidence, a.ConfidenceWhy = text.ConfLow, fmt.Sprintf(text.RelStarved, len(starved), len(a.Release))
 	}
 	return a
 }
@@ -634,6 +676,9 @@ func steppedCapacity(q Question, m *member, limits []Limit) CapacityRow {
 		tot := st[len(st)-1]
 		p := CapacityPoint{Load: s.Point.Load, Phase: s.Name, Run: m.name, ThroughputRPS: tot.ThroughputRPS, MeanMs: tot.MeanMs, P95Ms: tot.P95Ms,
 			ErrorPct: tot.ErrorPct, SLAMet: slaMet(q, m, s.Phase), Generator: m.starved(s.Name), Invalid: m.invalid(s.Name)}
+		if tot.Errors > 0 {
+			p.TopError = m.topError(s.Name)
+		}
 		row.Points = append(row.Points, p)
 		kp := s.Point
 		kp.SLAMet = p.SLAMet == nil || *p.SLAMet
@@ -669,6 +714,9 @@ func seriesCapacity(q Question, group []*member, limits []Limit) CapacityRow {
 		st := m.d.Total.Stats(core.TotalLabel, false, m.d.Span())
 		p := CapacityPoint{Load: l, Run: m.name, ThroughputRPS: st.ThroughputRPS, MeanMs: st.MeanMs, P95Ms: st.P95Ms, ErrorPct: st.ErrorPct,
 			SLAMet: slaMet(q, m, -1), Generator: m.starved(""), Invalid: m.invalid("")}
+		if st.Errors > 0 {
+			p.TopError = m.topError("")
+		}
 		row.Points = append(row.Points, p)
 		pts = append(pts, knee.Point{Load: l, ThroughputRPS: st.ThroughputRPS, MeanMs: st.MeanMs, P95Ms: st.P95Ms, SLAMet: p.SLAMet == nil || *p.SLAMet})
 		whole := core.Phase{Name: m.name, Start: m.d.Start, End: m.d.End}
@@ -733,7 +781,13 @@ func finishCapacity(row *CapacityRow, res knee.Result, rate bool, limits []Limit
 	case row.MaxLoadMeetingSLA != nil:
 		parts = append(parts, fmt.Sprintf(text.CapWithin, row.Workload, loadWords(*row.MaxLoadMeetingSLA, rate)))
 	default:
-		parts = append(parts, fmt.Sprintf(text.CapNoneWithin, row.Workload, loadWords(row.Points[0].Load, rate)))
+		p0 := row.Points[0]
+		parts = append(parts, fmt.Sprintf(text.CapNoneWithin, row.Workload, loadWords(p0.Load, rate)))
+		s := fmt.Sprintf(text.CapAtLowest, loadWords(p0.Load, rate), fms(p0.MeanMs), pctWords(p0.ErrorPct))
+		if p0.TopError != "" {
+			s += fmt.Sprintf(text.CapMostFrequent, p0.TopError)
+		}
+		parts = append(parts, s)
 	}
 	if res.Knee == nil {
 		parts = append(parts, fmt.Sprintf(text.CapNoKnee, loadWords(row.Points[len(row.Points)-1].Load, rate)))
@@ -1089,14 +1143,14 @@ func answerSoak(q Question, ms []*member) Answer {
 			}
 			sm := SoakMem{Target: t.Name, FirstMB: round2(first), LastMB: round2(last), Verdict: v}
 			sr.Memory = append(sr.Memory, sm)
-			if v == string(trend.Growing) && last > first {
+			if v == string(trend.Growing) && first > 0 && 100*(last-first)/first > q.MaxDriftPct {
 				sr.Drifting = true
 				parts = append(parts, fmt.Sprintf(text.SoakMemoryGrew, t.Name, f1(first), f1(last), signed(100*(last-first)/first)))
 			} else {
 				parts = append(parts, fmt.Sprintf(text.SoakMemory, t.Name, f1(first), f1(last)))
 			}
 		}
-		dur := span.Round(time.Second).String()
+		dur := durWords(span)
 		line := fmt.Sprintf(text.SoakStable, m.name, dur)
 		if sr.Drifting {
 			line = fmt.Sprintf(text.SoakDrifting, m.name, dur)
@@ -1124,6 +1178,23 @@ func answerSoak(q Question, ms []*member) Answer {
 		a.Confidence, a.ConfidenceWhy = text.ConfIndicative, fmt.Sprintf(text.SoakIndicative, indicative)
 	}
 	return a
+}
+
+// durWords is a duration as a sentence states it: "13 s", "12 min",
+// "10 h 5 min".
+func durWords(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Round(time.Second).Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d.Round(time.Minute).Minutes()))
+	}
+	h := int(d / time.Hour)
+	m := int((d - time.Duration(h)*time.Hour).Round(time.Minute).Minutes())
+	if m == 0 {
+		return fmt.Sprintf("%d h", h)
+	}
+	return fmt.Sprintf("%d h %d min", h, m)
 }
 
 func tickMean(ts []analysis.Tick) float64 {

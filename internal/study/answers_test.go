@@ -356,3 +356,35 @@ func TestQuestionErrors(t *testing.T) {
 		})
 	}
 }
+
+// A secret planted in a run (header, failure message, label) never
+// reaches a study file, though the causes quote failures per call.
+func TestStudySecrets(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	const secret = "s3cr3t-Tok3n-h32"
+	write(t, filepath.Join(root, "a"), reporttest.Options{Seed: 1, Secret: secret})
+	write(t, filepath.Join(root, "b"), reporttest.Options{Seed: 2, Secret: secret})
+	f := studyFile(t, root, "runs:\n  - {dir: a, role: baseline}\n  - {dir: b}\n")
+	s, err := Build(f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Causes) == 0 {
+		t.Fatal("no causes: the failures are not quoted")
+	}
+	out := t.TempDir()
+	files, err := Write(out, s, Document(s, time.Unix(0, 0), "t"), []string{"html", "md", "json", "junit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), secret) {
+			t.Errorf("%s holds the secret", p)
+		}
+	}
+}

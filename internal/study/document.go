@@ -532,6 +532,25 @@ func Write(dir string, s *Study, d *doc.Document, formats []string) ([]string, e
 			return nil, fmt.Errorf("unknown format %q (html, md, json, junit)", f)
 		}
 	}
+	// Mask any literal secret value of a run left in a written file.
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("checking %s for secrets: %w", p, err)
+		}
+		changed := false
+		for _, r := range s.reds {
+			var c bool
+			if b, c = r.Bytes(b); c {
+				changed = true
+			}
+		}
+		if changed {
+			if err := rundir.WriteFileAtomic(p, b); err != nil {
+				return nil, fmt.Errorf("masking secrets in %s: %w", p, err)
+			}
+		}
+	}
 	return files, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/resources"
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/mondata"
+	"github.com/plateau-perf/plateau/internal/report"
 )
 
 // member is one run of the study with everything the questions read: its
@@ -28,6 +29,7 @@ type member struct {
 	statuses   []mondata.TargetStatus
 	targets    []resources.Target
 	f          Factors // resolved: given, else read from the run and its role
+	red        *report.Redactor
 }
 
 // stepped reports whether the run has load steps its capacity analysis

@@ -3,6 +3,8 @@ package study
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/report"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // Study is the result of a study: every number in the document, for
@@ -56,6 +59,11 @@ type Study struct {
 	Conclusions     []string `json:"conclusions"`
 	Findings        []string `json:"findings,omitempty"`
 	Recommendations []string `json:"recommendations,omitempty"`
+
+	// reds mask each run's secrets (its plan's secret values): every
+	// sentence that quotes a run's data passes its redactor, and Write
+	// sweeps the files written with all of them.
+	reds []*report.Redactor
 }
 
 // Run is one row of the runs table.
@@ -186,6 +194,8 @@ func Build(f *File, notes *Notes) (*Study, error) {
 			return nil, fmt.Errorf("run %s: reading monitor data: %w", f.Runs[i].Dir, err)
 		}
 		m := &member{i: i, name: names[i], role: f.Runs[i].Role, d: d, facts: facts[i], series: series, statuses: statuses, f: f.Runs[i].Factors}
+		m.red = redactorOf(d)
+		s.reds = append(s.reds, m.red)
 		m.sum = analysis.Summarize(d, d.Info.SLA)
 		m.targets = targetsOf(series, statuses)
 		m.cap = analysis.Capacity(d, m.sum, m.targets)
@@ -467,4 +477,14 @@ func signedPct(v float64) string {
 		return "0.0 %"
 	}
 	return fmt.Sprintf("%+.1f %%", v)
+}
+
+// redactorOf is a run's secret mask, built as its report builds it: the
+// plan's secret names and the literal values its copy of the plan held.
+func redactorOf(d *analysis.Dataset) *report.Redactor {
+	var values []string
+	if src, err := os.ReadFile(filepath.Join(d.Dir, rundir.PlanFile)); err == nil {
+		_, values = report.RedactPlan(src, d.Info.Secrets)
+	}
+	return report.NewRedactor(d.Info.Secrets, values)
 }

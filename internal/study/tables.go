@@ -279,7 +279,7 @@ func causesOf(ms []*member) []RunCauses {
 		for _, e := range m.d.Errors {
 			ce := byLabel[e.Label]
 			if ce == nil {
-				ce = &CallErrors{Label: e.Label}
+				ce = &CallErrors{Label: m.red.String(e.Label)}
 				byLabel[e.Label] = ce
 				order = append(order, e.Label)
 			}
@@ -291,7 +291,7 @@ func causesOf(ms []*member) []RunCauses {
 			if e.Message != "" {
 				what += ": " + e.Message
 			}
-			ce.Top = append(ce.Top, ErrorCount{What: what, Count: e.Count})
+			ce.Top = append(ce.Top, ErrorCount{What: m.red.String(what), Count: e.Count})
 		}
 		for _, l := range order {
 			ce := byLabel[l]

@@ -21,11 +21,11 @@ var text = struct {
 	NoQuestions                                    string
 
 	// Release comparison.
-	RelRow, RelAnswer, RelNoPairs, RelFailed, RelHeld, RelSuspect string
+	RelRow, RelAnswer, RelNoPairs, RelFailed, RelHeld, RelSuspect, RelStarved string
 
 	// Capacity.
 	CapWithin, CapNoneWithin, CapNoSLA, CapKnee, CapNoKnee, CapGenerator, CapLimit, CapComponent, CapBusiest, CapNothing string
-	CapFewLevels, CapMinLoadFailed, CapMinLoadHeld, CapStarved                                                           string
+	CapFewLevels, CapMinLoadFailed, CapMinLoadHeld, CapStarved, CapAtLowest, CapMostFrequent                             string
 
 	// Configurations.
 	CfgAnswer, CfgRow, CfgNone string
@@ -67,7 +67,8 @@ var text = struct {
 	RelNoPairs: "no run of %s has a run of %s at the same workload and load to compare with",
 	RelFailed:  "slower than allowed (%s) at %s",
 	RelHeld:    "not slower than %s at any matching level",
-	RelSuspect: "the generator was short of CPU in %s, so the response times there are suspect",
+	RelSuspect: "a run's load was not held, or its generator's CPU was at its ceiling, in %s, so the response times there are suspect",
+	RelStarved: "the generator was starved of CPU in %d of the %d comparisons, so their response times include its own waiting",
 
 	CapWithin:        "%s: within the requirements up to %s",
 	CapNoneWithin:    "%s: no tested load met the requirements (the lowest, %s, already broke them)",
@@ -82,6 +83,8 @@ var text = struct {
 	CapFewLevels:     "%s: fewer than two load levels, so no capacity can be read",
 	CapMinLoadFailed: "below the %s expected",
 	CapMinLoadHeld:   "at least the %s expected",
+	CapAtLowest:      "at %s the average was %s ms with %s errors",
+	CapMostFrequent:  " (most frequent: %s)",
 	CapStarved:       "the generator was starved of CPU at %s: its response times include its own waiting",
 
 	CfgAnswer: "%s: highest peak throughput %s (%s req/s); %s",
@@ -100,7 +103,7 @@ var text = struct {
 	SoakDrifting:   "%s: drifting over %s",
 	SoakLabel:      "%s %s → %s ms (%s)",
 	SoakMemory:     "memory of %s %s → %s MB",
-	SoakMemoryGrew: "memory of %s grew %s → %s MB (%s), a leak",
+	SoakMemoryGrew: "memory of %s grew %s → %s MB (%s) and kept growing: a leak",
 	SoakIndicative: "indicative only: %s is short for a soak (an hour or more shows trends reliably)",
 	SoakNone:       "no run has role soak",
 
