@@ -819,11 +819,21 @@ func finishCapacity(row *CapacityRow, res knee.Result, rate bool, limits []Limit
 		row.Limiter = "component"
 		parts = append(parts, fmt.Sprintf(text.CapComponent, bn.Component, resourceWords(bn.Resource), pctWords(100*bn.Utilisation), loadWords(bn.Load, rate)))
 	default:
+		prev := 0.0
+		for _, p := range row.Points {
+			if p.Load < res.Knee.Load {
+				prev = p.Load
+			}
+		}
 		for _, l := range limits {
-			if matchesLimit(res.Knee.Load, l.Value, rate) {
+			if matchesLimit(res.Knee.Load, prev, l.Value, rate) {
 				lim := l
 				row.Limit, row.Limiter = &lim, "configured limit"
-				parts = append(parts, fmt.Sprintf(text.CapLimit, l.Name, num(l.Value)))
+				if l.Value == res.Knee.Load || rate {
+					parts = append(parts, fmt.Sprintf(text.CapLimit, l.Name, num(l.Value)))
+				} else {
+					parts = append(parts, fmt.Sprintf(text.CapLimitNear, l.Name, num(l.Value)))
+				}
 				break
 			}
 		}
@@ -847,13 +857,15 @@ func resourceWords(r string) string {
 	return strings.ToLower(r)
 }
 
-// matchesLimit: a knee at a number of users equal to a limit, or a rate
-// within 5 % of it.
-func matchesLimit(load, limit float64, rate bool) bool {
+// matchesLimit: a configured limit explains a knee at a number of users
+// when it lies between the step before the knee and the knee (the steps
+// are discrete: throughput stopped growing somewhere in that interval), a
+// knee at a rate when it is within 5 % of it.
+func matchesLimit(knee, prev, limit float64, rate bool) bool {
 	if rate {
-		return math.Abs(load-limit) <= 0.05*limit
+		return math.Abs(knee-limit) <= 0.05*limit
 	}
-	return load == limit
+	return limit > prev && limit <= knee || limit == knee
 }
 
 func answerCapacity(q Question, ms []*member, limits []Limit) Answer {

@@ -24,8 +24,8 @@ var text = struct {
 	RelRow, RelAnswer, RelNoPairs, RelFailed, RelHeld, RelSuspect, RelStarved string
 
 	// Capacity.
-	CapWithin, CapNoneWithin, CapNoSLA, CapKnee, CapNoKnee, CapGenerator, CapLimit, CapComponent, CapBusiest, CapNothing string
-	CapFewLevels, CapMinLoadFailed, CapMinLoadHeld, CapStarved, CapAtLowest, CapMostFrequent                             string
+	CapWithin, CapNoneWithin, CapNoSLA, CapKnee, CapNoKnee, CapGenerator, CapLimit, CapLimitNear, CapComponent, CapBusiest, CapNothing string
+	CapFewLevels, CapMinLoadFailed, CapMinLoadHeld, CapStarved, CapAtLowest, CapMostFrequent                                           string
 
 	// Configurations.
 	CfgAnswer, CfgRow, CfgNone string
@@ -77,6 +77,7 @@ var text = struct {
 	CapNoKnee:        "throughput kept growing up to %s, the highest load tested: no knee",
 	CapGenerator:     "the load generator limited the load there (%s), so this is the generator's limit, not the service's",
 	CapLimit:         "no monitored resource saturated; the knee matches the configured limit %s (%s)",
+	CapLimitNear:     "no monitored resource saturated; the knee lies within one step above the configured limit %s (%s)",
 	CapComponent:     "limited by %s (%s %s of its capacity at %s)",
 	CapBusiest:       "no monitored resource saturated (the busiest, %s %s, was at %s of its capacity)",
 	CapNothing:       "nothing monitored explains the knee",
