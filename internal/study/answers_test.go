@@ -344,6 +344,7 @@ func TestQuestionErrors(t *testing.T) {
 		{"bad number", "questions:\n  - {kind: release, max_slower_pct: lots}\n" + runs, "study.yaml:2:37: max_slower_pct must be a number"},
 		{"unknown factor", "runs:\n  - {dir: a, factors: {colour: red}}\n  - {dir: b}\n", "study.yaml:2:24: unknown factor \"colour\""},
 		{"fractional users", "runs:\n  - {dir: a, factors: {users: 2.5}}\n  - {dir: b}\n", "study.yaml:2:31: factor users must be a whole number"},
+		{"bad requirement", "questions:\n  - {kind: capacity, sla: [fast please]}\n" + runs, "study.yaml:2:28: sla \"fast please\": column 1: unknown metric"},
 		{"bad limit", "limits:\n  pool: many\n" + runs, "study.yaml:2:9: limit pool must be a number"},
 		{"release not a factor", "questions:\n  - {kind: release, baseline: '1.3'}\nruns:\n  - {dir: a, factors: {release: '1.4'}}\n  - {dir: b, factors: {release: '1.5'}}\n", "study.yaml:2:5: release \"1.3\" is no run's release factor"},
 	} {

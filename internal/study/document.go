@@ -128,7 +128,7 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 		"a difference is called faster or slower only when it is beyond run-to-run noise and at least 3 % (docs/analysis-methods.md)")})
 	cols := []doc.Column{{Name: "Label"}}
 	for _, r := range s.Runs {
-		cols = append(cols, doc.Column{Name: r.Name + " avg / p95 (ms)", Align: doc.Right}, doc.Column{Name: r.Name + " Δ"})
+		cols = append(cols, doc.Column{Name: mark(r.Name) + " avg / p95 (ms)", Align: doc.Right}, doc.Column{Name: r.Name + " Δ"})
 	}
 	lt := &doc.Table{Columns: cols}
 	for _, l := range s.Labels {

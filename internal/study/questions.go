@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/plateau-perf/plateau/internal/analysis/sla"
 )
 
 // Kind is what a question asks.
@@ -205,16 +207,23 @@ func parseQuestions(v *yaml.Node, bad badFunc) []Question {
 			case "min_load":
 				num(val, k.Value, &q.MinLoad)
 			case "sla":
+				add := func(e *yaml.Node) {
+					if _, err := sla.Parse(e.Value); err != nil {
+						bad(e, "sla %q: %v", e.Value, err)
+						return
+					}
+					q.SLA = append(q.SLA, e.Value)
+				}
 				switch val.Kind {
 				case yaml.ScalarNode:
-					q.SLA = []string{val.Value}
+					add(val)
 				case yaml.SequenceNode:
 					for _, e := range val.Content {
 						if e.Kind != yaml.ScalarNode {
 							bad(e, "sla: each requirement is text (e.g. avg(response_time) < 1s)")
 							continue
 						}
-						q.SLA = append(q.SLA, e.Value)
+						add(e)
 					}
 				default:
 					bad(val, "sla must be a requirement or a list of them")
