@@ -263,7 +263,7 @@ func planted001(t *testing.T, s *study.Study, answers string) {
 			t.Errorf("%s compares %s with %s", r.Group, r.Cand, r.Base)
 		}
 	}
-	if !strings.Contains(answers, "current release against previous release") || !strings.Contains(answers, " ms, ") {
+	if !strings.Contains(answers, "Current release against previous release") || !strings.Contains(answers, " ms, ") {
 		t.Errorf("the release answer lacks the previous release's numbers:\n%s", answers)
 	}
 	soak := answerOf(t, s, study.SoakQ)
@@ -282,7 +282,7 @@ func planted001(t *testing.T, s *study.Study, answers string) {
 	if !cur.Drifting || soak.Outcome != study.Failed {
 		t.Errorf("the planted leak was not found: current release's soak %+v, outcome %s", cur, soak.Outcome)
 	}
-	if !strings.Contains(answers, "current release, soak: drifting") || !strings.Contains(answers, "mod-circulation") {
+	if !strings.Contains(answers, "Current release, soak: drifting") || !strings.Contains(answers, "memory of mod-circulation grew") {
 		t.Errorf("the answers do not name the leak:\n%s", answers)
 	}
 }

@@ -495,11 +495,19 @@ func answerRelease(q Question, ms []*member, base *member) Answer {
 	byVerdict := map[compare.Verdict][]string{}
 	var exceeded []string
 	for _, r := range a.Release {
-		byVerdict[r.Total.Verdict] = append(byVerdict[r.Total.Verdict], fmt.Sprintf("%s (%s against %s ms, %s)", levelOf(r), fms(r.Total.NewMeanMs), fms(r.Total.BaseMeanMs), signed(r.Total.DeltaPct)))
+		item := fmt.Sprintf("%s (%s against %s ms, %s", levelOf(r), fms(r.Total.NewMeanMs), fms(r.Total.BaseMeanMs), signed(r.Total.DeltaPct))
+		if r.Verdict == compare.NoChange && math.Abs(r.Total.DeltaPct) >= compare.DefaultMinEffectPct {
+			item += text.RelNoise
+		}
+		byVerdict[r.Verdict] = append(byVerdict[r.Verdict], item+")")
 		if r.Exceeds {
 			exceeded = append(exceeded, fmt.Sprintf("%s (%s)", levelOf(r), signed(worstDelta(r))))
 		}
-		a.Evidence = append(a.Evidence, fmt.Sprintf(text.RelRow, r.Group, ms3(r.Total.NewMeanMs), ms3(r.Total.BaseMeanMs), signed(r.Total.DeltaPct), verdictWords(r.Total.Verdict)))
+		vw := verdictWords(r.Total.Verdict)
+		if r.Total.Verdict == compare.NoChange && math.Abs(r.Total.DeltaPct) >= compare.DefaultMinEffectPct {
+			vw += text.RelNoise
+		}
+		a.Evidence = append(a.Evidence, fmt.Sprintf(text.RelRow, r.Group, ms3(r.Total.NewMeanMs), ms3(r.Total.BaseMeanMs), signed(r.Total.DeltaPct), vw))
 	}
 	var parts []string
 	for _, v := range []compare.Verdict{compare.Faster, compare.NoChange, compare.Slower} {

@@ -21,7 +21,7 @@ var text = struct {
 	NoQuestions                                    string
 
 	// Release comparison.
-	RelRow, RelAnswer, RelNoPairs, RelFailed, RelHeld, RelSuspect, RelStarved string
+	RelRow, RelAnswer, RelNoPairs, RelFailed, RelHeld, RelSuspect, RelStarved, RelNoise string
 
 	// Capacity.
 	CapWithin, CapNoneWithin, CapNoSLA, CapKnee, CapNoKnee, CapGenerator, CapLimit, CapLimitNear, CapComponent, CapBusiest, CapNothing string
@@ -68,6 +68,7 @@ var text = struct {
 	RelFailed:  "slower than allowed (%s) at %s",
 	RelHeld:    "not slower than %s at any matching level",
 	RelSuspect: "a run's load was not held, or its generator's CPU was at its ceiling, in %s, so the response times there are suspect",
+	RelNoise:   ", within the noise of these runs",
 	RelStarved: "the generator was starved of CPU in %d of the %d comparisons, so their response times include its own waiting",
 
 	CapWithin:        "%s: within the requirements up to %s",
