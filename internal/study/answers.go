@@ -101,29 +101,51 @@ type CapacityPoint struct {
 }
 
 // topError is the run's most frequent failure in the phase ("" for the
-// whole run) in words: "HTTP 504: upstream timed out ×120".
+// whole run) in words, summed over the calls it hit: "HTTP 401:
+// unauthorized ×40 in 5 calls".
 func (m *member) topError(phase string) string {
-	var best *analysis.ErrorDetail
-	for i := range m.d.Errors {
-		e := &m.d.Errors[i]
+	type agg struct {
+		n     int64
+		calls []string
+	}
+	by := map[string]*agg{}
+	var order []string
+	for _, e := range m.d.Errors {
 		if phase != "" && !slices.Contains(e.Phases, phase) {
 			continue
 		}
-		if best == nil || e.Count > best.Count {
-			best = e
+		what := e.Class
+		if e.Status > 0 {
+			what = fmt.Sprintf("HTTP %d", e.Status)
+		}
+		if e.Message != "" {
+			what += ": " + e.Message
+		}
+		a := by[what]
+		if a == nil {
+			a = &agg{}
+			by[what] = a
+			order = append(order, what)
+		}
+		a.n += e.Count
+		if !slices.Contains(a.calls, e.Label) {
+			a.calls = append(a.calls, e.Label)
 		}
 	}
-	if best == nil {
+	best := ""
+	for _, w := range order {
+		if best == "" || by[w].n > by[best].n {
+			best = w
+		}
+	}
+	if best == "" {
 		return ""
 	}
-	what := best.Class
-	if best.Status > 0 {
-		what = fmt.Sprintf("HTTP %d", best.Status)
+	where := "in " + by[best].calls[0]
+	if n := len(by[best].calls); n > 1 {
+		where = fmt.Sprintf("in %d calls", n)
 	}
-	if best.Message != "" {
-		what += ": " + best.Message
-	}
-	return m.red.String(fmt.Sprintf("%s ×%s in %s", what, thousands(float64(best.Count)), best.Label))
+	return m.red.String(fmt.Sprintf("%s ×%s %s", best, thousands(float64(by[best].n)), where))
 }
 
 // CapacityRow is the capacity of one workload and variant.

@@ -165,8 +165,9 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 			joinInts(sc.uploads), joinInts(sc.browses), sc.dur),
 		Hypothesis: "one instance keeps uploads under two seconds and browsing under one second up to the middle level",
 		Questions: []study.Question{
-			{Kind: study.CapacityQ, Workload: "upload", SLA: []string{UploadTarget, ErrorTarget}},
-			{Kind: study.CapacityQ, Workload: "browse", SLA: []string{BrowseTarget, ErrorTarget}},
+			// The hypothesis: within the targets up to the middle level.
+			{Kind: study.CapacityQ, Workload: "upload", SLA: []string{UploadTarget, ErrorTarget}, MinLoad: float64(sc.uploads[1])},
+			{Kind: study.CapacityQ, Workload: "browse", SLA: []string{BrowseTarget, ErrorTarget}, MinLoad: float64(sc.browses[1])},
 		},
 		Limits: []study.Limit{{Name: Service + " calls at once", Value: float64(sc.workers)}},
 	}, append(ups, brs...), sections(sc, gen, ups, brs))
