@@ -205,6 +205,9 @@ func TestSweepOfTwoWorkloads(t *testing.T) {
 		t.Errorf("browse within the requirement up to %v, want 12", br.MaxLoadMeetingSLA)
 	}
 	md, _ := writeStudy(t, s)
+	if !strings.Contains(md, "Throughput against load") || !strings.Contains(md, "Average response time against load") {
+		t.Errorf("no capacity charts:\n%s", md)
+	}
 	if !strings.Contains(firstScreen(md), "Study status: PASSED") || !strings.Contains(firstScreen(md), "Upload: ") || !strings.Contains(firstScreen(md), "Browse: ") {
 		t.Errorf("first screen:\n%s", firstScreen(md))
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/report"
+	"github.com/plateau-perf/plateau/internal/report/chart"
 	"github.com/plateau-perf/plateau/internal/report/doc"
 	"github.com/plateau-perf/plateau/internal/report/html"
 	"github.com/plateau-perf/plateau/internal/report/markdown"
@@ -443,6 +444,7 @@ func capacitySection(s *Study) *doc.Section {
 			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Workload}, {Text: strings.Join(loads, ", ") + " " + r.Unit}, {Text: within}, {Text: kn}, {Text: rps(r.PeakRPS)}, {Text: lim}}})
 		}
 		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence(text.BannerMark + " marks a load at which the generator was short of CPU or did not hold the load")})
+		sec.Blocks = append(sec.Blocks, capacityCharts(rows)...)
 	}
 	if len(s.Capacity) > 0 {
 		t := &doc.Table{Caption: "Each stepped run's own capacity analysis", Columns: []doc.Column{{Name: "Run"}, {Name: "Knee load", Align: doc.Right}, {Name: "USL peak load", Align: doc.Right},
@@ -599,4 +601,40 @@ func junit(s *Study) ([]byte, error) {
 		return nil, fmt.Errorf("encoding junit: %w", err)
 	}
 	return append([]byte(xml.Header), append(b, '\n')...), nil
+}
+
+// capacityCharts draw throughput and average response time against load,
+// one line per workload and variant (a legend names each), for each load
+// unit the rows use.
+func capacityCharts(rows []CapacityRow) []doc.Block {
+	var out []doc.Block
+	for _, unit := range []string{"users", "req/s"} {
+		tput := &chart.Chart{ID: "study-capacity-tput-" + unitID(unit), Title: "Throughput against load", XKind: chart.Linear, XLabel: "Load (" + unit + ")",
+			Y: chart.Axis{Label: "Throughput (req/s)", Unit: "req/s"}}
+		avg := &chart.Chart{ID: "study-capacity-avg-" + unitID(unit), Title: "Average response time against load", XKind: chart.Linear, XLabel: "Load (" + unit + ")",
+			Y: chart.Axis{Label: "Average response time (ms)", Unit: "ms"}}
+		for _, r := range rows {
+			if r.Unit != unit || len(r.Points) < 2 {
+				continue
+			}
+			var x, t, m []float64
+			for _, p := range r.Points {
+				x, t, m = append(x, p.Load), append(t, p.ThroughputRPS), append(m, p.MeanMs)
+			}
+			tput.Series = append(tput.Series, chart.Series{Name: r.Workload, X: x, Y: t, Style: chart.LinePoints})
+			avg.Series = append(avg.Series, chart.Series{Name: r.Workload, X: x, Y: m, Style: chart.LinePoints})
+		}
+		if len(tput.Series) == 0 {
+			continue
+		}
+		out = append(out, &doc.Figure{Name: tput.ID, Title: tput.Title, SVG: tput.SVG()}, &doc.Figure{Name: avg.ID, Title: avg.Title, SVG: avg.SVG()})
+	}
+	return out
+}
+
+func unitID(u string) string {
+	if u == "req/s" {
+		return "rate"
+	}
+	return u
 }

@@ -241,6 +241,16 @@ func sections(levels [][]*studykit.Run, soaks []*studykit.Run, pg bool) []doc.Se
 		}
 	}
 	runsSec.Blocks = append(runsSec.Blocks, t)
+	{
+		var n int64
+		for ri := range releases {
+			for _, r := range append(append([]*studykit.Run{}, levels[ri]...), soaks[ri]) {
+				n += r.Data.Total.Count
+			}
+		}
+		runsSec.Blocks = append(runsSec.Blocks, studykit.Assess(fmt.Sprintf("%d tests per release, %d in all, with %d samples together; each test's load and duration as planned are above, and the validity banner names any test whose load was not held.",
+			len(Levels)+1, 2*(len(Levels)+1), n)))
+	}
 
 	res := doc.Section{ID: "ref-response-time", Title: "Results: response time"}
 	cols := []string{"Label"}

@@ -205,6 +205,10 @@ func sections(sc scale, gen *datagen.Result, ups, brs []*studykit.Run) []doc.Sec
 	studykit.AddRow(t, "Image Data (GB)", studykit.F1(float64(ref.Imgs)*PhotoBytes/1e9), studykit.F1(resp.Expected*PhotoBytes/1e9),
 		studykit.F2(float64(resp.Rows)*PhotoBytes/1e9)+" (modelled; uploads carry a real photo)")
 	dv.Blocks = append(dv.Blocks, t, studykit.Note("Model: the reference's arithmetic (40 teachers the first year and 80 more each year, 2 classes per teacher a year, 30 students per class, 180 days × 3 surveys × 0.75, 10 prompts, one photo of 104,638 bytes with its scaled copies). The data set is written by plateau datagen from examples/school-data/school.yaml (one year of responses per student) and loaded into the service; each response gets its 10 prompt responses there."))
+	if resp.Expected > 0 {
+		dv.Blocks = append(dv.Blocks, studykit.Assess(fmt.Sprintf("the data set holds %d survey responses, %s %% of the %s the model expects at scale %g.",
+			resp.Rows, studykit.F1(100*float64(resp.Rows)/resp.Expected), studykit.F1(resp.Expected), gen.Scale)))
+	}
 
 	up := doc.Section{ID: "ref-upload", Title: "Upload"}
 	t = studykit.Table("Survey-response upload", "Concurrent Threads", "Percentage of Successful Calls", "Response Time (ms)", "Calls", "Client timeouts", "Proxy timeouts (504)", "Throughput (calls/s)")

@@ -216,6 +216,15 @@ func sections(runs []*studykit.Run, pg bool) []doc.Section {
 		studykit.AddRow(t, "Test "+strconv.Itoa(i+1), desc, status)
 	}
 	tr.Blocks = append(tr.Blocks, t)
+	{
+		completed := 0
+		for _, r := range runs {
+			if r.Data.Info.Status == "" || r.Data.Info.Status == "completed" {
+				completed++
+			}
+		}
+		tr.Blocks = append(tr.Blocks, studykit.Assess(fmt.Sprintf("%d of %d tests completed; the validity banner names any whose load was not held.", completed, len(runs))))
+	}
 
 	res := doc.Section{ID: "ref-test-results", Title: "Test Results"}
 	cols := []string{"Requests"}
