@@ -158,10 +158,14 @@ type CapacityRow struct {
 	// MaxLoadMeetingSLA is the highest load that, with every lower one,
 	// met the requirements; nil when none did.
 	MaxLoadMeetingSLA *float64 `json:"max_load_meeting_sla,omitempty"`
-	KneeLoad          float64  `json:"knee_load,omitzero"`
-	KneeRPS           float64  `json:"knee_throughput_rps,omitzero"`
-	PeakRPS           float64  `json:"peak_throughput_rps"`
-	PeakLoad          float64  `json:"peak_load"`
+	// WithinFrom and WithinTo are the span of loads that met them when
+	// the lowest did not (a cold first step); nil otherwise.
+	WithinFrom *float64 `json:"within_from,omitempty"`
+	WithinTo   *float64 `json:"within_to,omitempty"`
+	KneeLoad   float64  `json:"knee_load,omitzero"`
+	KneeRPS    float64  `json:"knee_throughput_rps,omitzero"`
+	PeakRPS    float64  `json:"peak_throughput_rps"`
+	PeakLoad   float64  `json:"peak_load"`
 	// Limiter is what limits the knee: "generator", "component",
 	// "configured limit" or "" (unknown).
 	Limiter          string                `json:"limiter,omitempty"`
@@ -810,6 +814,31 @@ func finishCapacity(row *CapacityRow, res knee.Result, rate bool, limits []Limit
 		parts = append(parts, fmt.Sprintf(text.CapNoSLA, row.Workload))
 	case row.MaxLoadMeetingSLA != nil:
 		parts = append(parts, fmt.Sprintf(text.CapWithin, row.Workload, loadWords(*row.MaxLoadMeetingSLA, rate)))
+	case spanMet(row.Points) >= 0:
+		// The lowest load broke them but higher ones met them (a cold
+		// start, a warm-up step): said so, never "none".
+		f := spanMet(row.Points)
+		k := f
+		for k+1 < len(row.Points) && row.Points[k+1].SLAMet != nil && *row.Points[k+1].SLAMet {
+			k++
+		}
+		from, to := row.Points[f].Load, row.Points[k].Load
+		row.WithinFrom, row.WithinTo = &from, &to
+		var not []string
+		for _, p := range row.Points[:f] {
+			not = append(not, loadWords(p.Load, rate))
+		}
+		p0 := row.Points[0]
+		if from == to {
+			parts = append(parts, fmt.Sprintf(text.CapWithinAt, row.Workload, loadWords(to, rate), list(not)))
+		} else {
+			parts = append(parts, fmt.Sprintf(text.CapWithinFrom, row.Workload, num(from), loadWords(to, rate), list(not)))
+		}
+		s := fmt.Sprintf(text.CapAtLowest, loadWords(p0.Load, rate), fms(p0.MeanMs), pctWords(p0.ErrorPct))
+		if p0.TopError != "" {
+			s += fmt.Sprintf(text.CapMostFrequent, p0.TopError)
+		}
+		parts = append(parts, s)
 	default:
 		p0 := row.Points[0]
 		parts = append(parts, fmt.Sprintf(text.CapNoneWithin, row.Workload, loadWords(p0.Load, rate)))
@@ -876,6 +905,17 @@ func finishCapacity(row *CapacityRow, res knee.Result, rate bool, limits []Limit
 		}
 	}
 	row.Sentence = strings.Join(parts, "; ")
+}
+
+// spanMet is the index of the first point that met the requirements
+// after the lowest broke them; −1 when none did.
+func spanMet(ps []CapacityPoint) int {
+	for i, p := range ps {
+		if p.SLAMet != nil && *p.SLAMet {
+			return i
+		}
+	}
+	return -1
 }
 
 // resourceWords is a resource in a sentence: "CPU", "memory",

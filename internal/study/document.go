@@ -431,9 +431,12 @@ func capacitySection(s *Study) *doc.Section {
 				loads = append(loads, l)
 			}
 			within := "—"
-			if r.MaxLoadMeetingSLA != nil {
+			switch {
+			case r.MaxLoadMeetingSLA != nil:
 				within = num(*r.MaxLoadMeetingSLA) + " " + r.Unit
-			} else if r.HasSLA {
+			case r.WithinFrom != nil:
+				within = num(*r.WithinFrom) + "–" + num(*r.WithinTo) + " " + r.Unit + " (not the lowest)"
+			case r.HasSLA:
 				within = "none"
 			}
 			kn := "none"
