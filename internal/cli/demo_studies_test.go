@@ -338,7 +338,7 @@ func planted003(t *testing.T, s *study.Study, answers string) {
 	if limit == 0 && gen < len(a.Capacity) {
 		t.Errorf("no configuration's knee is matched with the 8-call limit:\n%s", answers)
 	}
-	if limit > 0 && !strings.Contains(answers, "the configured limit manager calls at once (8)") && !strings.Contains(answers, "above the configured limit manager calls at once (8)") {
+	if limit > 0 && !strings.Contains(answers, "the configured limit manager calls at once (8)") && !strings.Contains(answers, "the configured limit manager calls at once (8) lies within one step of the knee") {
 		t.Errorf("the limit is not named in the answers:\n%s", answers)
 	}
 }

@@ -928,14 +928,15 @@ func resourceWords(r string) string {
 }
 
 // matchesLimit: a configured limit explains a knee at a number of users
-// when it lies between the step before the knee and the knee (the steps
-// are discrete: throughput stopped growing somewhere in that interval), a
-// knee at a rate when it is within 5 % of it.
+// when it lies between the step before the knee and the knee, both
+// included (the steps are discrete, and a generator that cannot keep all
+// its users in flight reaches the limit a step late); a knee at a rate
+// when it is within 5 % of it.
 func matchesLimit(knee, prev, limit float64, rate bool) bool {
 	if rate {
 		return math.Abs(knee-limit) <= 0.05*limit
 	}
-	return limit > prev && limit <= knee || limit == knee
+	return limit >= prev && limit <= knee
 }
 
 func answerCapacity(q Question, ms []*member, limits []Limit) Answer {

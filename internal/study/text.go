@@ -80,7 +80,7 @@ var text = struct {
 	CapNoKnee:        "throughput kept growing up to %s, the highest load tested: no knee",
 	CapGenerator:     "the load generator limited the load there (%s), so this is the generator's limit, not the service's",
 	CapLimit:         "no monitored resource saturated; the knee matches the configured limit %s (%s)",
-	CapLimitNear:     "no monitored resource saturated; the knee lies within one step above the configured limit %s (%s)",
+	CapLimitNear:     "no monitored resource saturated; the configured limit %s (%s) lies within one step of the knee",
 	CapComponent:     "limited by %s (%s %s of its capacity at %s)",
 	CapBusiest:       "no monitored resource saturated (the busiest, %s %s, was at %s of its capacity)",
 	CapNothing:       "nothing monitored explains the knee",
