@@ -397,3 +397,23 @@ func TestStudySecrets(t *testing.T) {
 		}
 	}
 }
+
+func TestMatchesLimit(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		knee, prev, limit float64
+		rate, want        bool
+	}{
+		{8, 4, 8, false, true},    // at the knee
+		{12, 8, 8, false, true},   // at the step before it
+		{12, 8, 10, false, true},  // between them
+		{16, 12, 8, false, false}, // two steps below
+		{8, 4, 12, false, false},  // above the knee
+		{100, 80, 103, true, true},
+		{100, 80, 110, true, false},
+	} {
+		if got := matchesLimit(c.knee, c.prev, c.limit, c.rate); got != c.want {
+			t.Errorf("knee %v (previous %v), limit %v, rate %v: %v, want %v", c.knee, c.prev, c.limit, c.rate, got, c.want)
+		}
+	}
+}
