@@ -1089,6 +1089,11 @@ func answerRepeatability(q Question, ms []*member) Answer {
 		sp := repeatSpread(runs, idx)
 		rg := RepeatGroup{Group: g[0].groupWords(), Spread: *sp}
 		s := fmt.Sprintf(text.RepAnswer, len(g), rg.Group, fms(sp.MeanMs), fms(sp.SDMs), pctWords(sp.CVPct))
+		bound := ", " + fmt.Sprintf(text.RepHolds, pctWords(q.MaxCVPct))
+		if sp.CVPct > q.MaxCVPct {
+			bound = ", " + fmt.Sprintf(text.RepExceeds, pctWords(q.MaxCVPct))
+		}
+		s += bound
 		var outs []string
 		var keep []int
 		for i, m := range g {
@@ -1114,14 +1119,12 @@ func answerRepeatability(q Question, ms []*member) Answer {
 		}
 		switch {
 		case sp.CVPct <= q.MaxCVPct:
-			s += " (" + fmt.Sprintf(text.RepHolds, pctWords(q.MaxCVPct)) + ")"
 		case len(rg.GeneratorOutliers) > 0 && len(keep) >= 2 && rg.CVWithoutPct <= q.MaxCVPct:
-			s += " (" + fmt.Sprintf(text.RepExceeds, pctWords(q.MaxCVPct)) + ", through the generator's outlier)"
+			s += "; " + text.RepThroughGen
 			if a.Outcome != Failed {
 				a.Outcome = Inconclusive
 			}
 		default:
-			s += " (" + fmt.Sprintf(text.RepExceeds, pctWords(q.MaxCVPct)) + ")"
 			a.Outcome = Failed
 		}
 		a.Repeats = append(a.Repeats, rg)
@@ -1352,7 +1355,16 @@ func answerInterference(q Question, ms []*member) Answer {
 	}
 	w, o := a.Interference[0].Workload, a.Interference[0].Other
 	if a.Outcome == Failed {
-		a.Line = fmt.Sprintf(text.IntStarved, fmt.Sprintf("%s disturbed %s in %d of %d runs", o, w, dist, len(a.Interference)))
+		// The run where it rose most, with its figures.
+		worst := -1
+		for i, ir := range a.Interference {
+			if ir.Disturbed && (worst < 0 || ir.rise() > a.Interference[worst].rise()) {
+				worst = i
+			}
+		}
+		ir := a.Interference[worst]
+		a.Line = fmt.Sprintf(text.IntStarved, fmt.Sprintf(text.IntWorst, o, w, dist, len(a.Interference), ir.Run,
+			fms(ir.Windows[1].MeanMs), o, fms(ir.Windows[0].MeanMs), pctWords(ir.Windows[1].ErrorPct), pctWords(ir.Windows[0].ErrorPct)))
 	} else {
 		a.Outcome = Passed
 		a.Line = fmt.Sprintf(text.IntNotStarved, fmt.Sprintf("in none of the %d runs did %s raise %s's average by more than %s or its errors by more than %s points", len(a.Interference), o, w, pctWords(q.MaxSlowerPct), num(q.MaxErrorPct)))
@@ -1368,6 +1380,15 @@ func answerInterference(q Question, ms []*member) Answer {
 		a.Confidence, a.ConfidenceWhy = text.ConfLow, "the generator was short of CPU in "+list(gen)
 	}
 	return a
+}
+
+// rise is how much the disturbed workload's average rose during the
+// other, as a fraction of before.
+func (ir InterferenceRun) rise() float64 {
+	if ir.Windows[0].MeanMs <= 0 {
+		return 0
+	}
+	return ir.Windows[1].MeanMs/ir.Windows[0].MeanMs - 1
 }
 
 // interference measures the run's disturbed workload before, during and

@@ -274,7 +274,10 @@ func validitySection(s *Study) *doc.Section {
 		default:
 			t = fmt.Sprintf(text.BannerOutlier, v.Run, v.Text)
 		}
-		if v.More > 0 {
+		switch {
+		case v.More == 1:
+			t += text.BannerMoreOne
+		case v.More > 1:
 			t += fmt.Sprintf(text.BannerMore, v.More)
 		}
 		l.Items = append(l.Items, doc.Item{Level: doc.Warn, Text: report.Sentence(t)})

@@ -31,16 +31,16 @@ var text = struct {
 	CfgAnswer, CfgRow, CfgNone string
 
 	// Repeatability.
-	RepAnswer, RepOutlier, RepOutlierGen, RepWithout, RepNone, RepExceeds, RepHolds string
+	RepAnswer, RepOutlier, RepOutlierGen, RepWithout, RepNone, RepExceeds, RepHolds, RepThroughGen string
 
 	// Soak.
 	SoakStable, SoakDrifting, SoakLabel, SoakMemory, SoakMemoryGrew, SoakIndicative, SoakNone string
 
 	// Interference.
-	IntNone, IntStarved, IntNotStarved, IntRun, IntCPU, IntWork string
+	IntNone, IntStarved, IntNotStarved, IntRun, IntCPU, IntWork, IntWorst string
 
 	// Validity banner.
-	BannerTitle, BannerGenerator, BannerLoad, BannerOutlier, BannerMark, BannerMore string
+	BannerTitle, BannerGenerator, BannerLoad, BannerOutlier, BannerMark, BannerMore, BannerMoreOne string
 
 	// Confidence.
 	ConfHigh, ConfLow, ConfIndicative string
@@ -102,6 +102,7 @@ var text = struct {
 	RepNone:       "no run is an outlier",
 	RepExceeds:    "above the %s allowed",
 	RepHolds:      "within the %s allowed",
+	RepThroughGen: "the bound is exceeded through the outlier whose generator was short of CPU alone",
 
 	SoakStable:     "%s: stable over %s",
 	SoakDrifting:   "%s: drifting over %s",
@@ -113,6 +114,7 @@ var text = struct {
 
 	IntNone:       "no run has a workload that runs within a window of another",
 	IntStarved:    "yes: %s",
+	IntWorst:      "%s disturbed %s in %d of %d runs; most in %s: average %s ms while %s ran against %s ms before, errors %s against %s",
 	IntNotStarved: "no: %s",
 	IntRun:        "%s: %s averaged %s ms during %s against %s ms before and %s ms after, errors %s against %s before",
 	IntCPU:        "%s CPU %s %% before, %s %% during, %s %% after",
@@ -124,6 +126,7 @@ var text = struct {
 	BannerOutlier:   "%s: far off its group (%s)",
 	BannerMark:      "⚠",
 	BannerMore:      " (and in %d more steps)",
+	BannerMoreOne:   " (and in one more step)",
 
 	ConfHigh:       "high",
 	ConfLow:        "low",
