@@ -1195,7 +1195,11 @@ func answerSoak(q Question, ms []*member) Answer {
 			sr.Drifting = sr.Drifting || sl.Drifting
 			sr.Labels = append(sr.Labels, sl)
 			if sl.Drifting || len(labels) > 0 {
-				parts = append(parts, fmt.Sprintf(text.SoakLabel, name, fms(first), fms(last), signed(sl.ChangePct)))
+				ch := signed(sl.ChangePct)
+				if !sl.Drifting && math.Abs(sl.ChangePct) > q.MaxDriftPct {
+					ch += text.SoakNoise
+				}
+				parts = append(parts, fmt.Sprintf(text.SoakLabel, name, fms(first), fms(last), ch))
 			}
 		}
 		for _, t := range targetsOf(m.series, m.statuses) {

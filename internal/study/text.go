@@ -34,7 +34,7 @@ var text = struct {
 	RepAnswer, RepOutlier, RepOutlierGen, RepWithout, RepNone, RepExceeds, RepHolds, RepThroughGen string
 
 	// Soak.
-	SoakStable, SoakDrifting, SoakLabel, SoakMemory, SoakMemoryGrew, SoakIndicative, SoakNone string
+	SoakStable, SoakDrifting, SoakLabel, SoakNoise, SoakMemory, SoakMemoryGrew, SoakIndicative, SoakNone string
 
 	// Interference.
 	IntNone, IntStarved, IntNotStarved, IntRun, IntCPU, IntWork, IntWorst string
@@ -107,6 +107,7 @@ var text = struct {
 	SoakStable:     "%s: stable over %s",
 	SoakDrifting:   "%s: drifting over %s",
 	SoakLabel:      "%s %s → %s ms (%s)",
+	SoakNoise:      ", no significant trend: the seconds vary too much",
 	SoakMemory:     "memory of %s %s → %s MB",
 	SoakMemoryGrew: "memory of %s grew %s → %s MB (%s) and kept growing: a leak",
 	SoakIndicative: "indicative only: %s is short for a soak (an hour or more shows trends reliably)",
