@@ -1186,9 +1186,10 @@ func answerSoak(q Question, ms []*member) Answer {
 					pts = append(pts, core.Point{T: t.T, V: t.MeanMs})
 				}
 			}
-			sig := false
+			sig, moved := false, false
 			if r, err := trend.Drift(pts, trend.DriftOptions{}); err == nil {
 				sig = r.Significant && (r.SlopePerHour > 0 || r.ChangeDelta > 0)
+				moved = r.Significant
 			}
 			sl := SoakLabel{Label: name, FirstMs: round2(first), LastMs: round2(last), ChangePct: round2(100 * (last - first) / first), Significant: sig}
 			sl.Drifting = sig && sl.ChangePct > q.MaxDriftPct
@@ -1196,7 +1197,7 @@ func answerSoak(q Question, ms []*member) Answer {
 			sr.Labels = append(sr.Labels, sl)
 			if sl.Drifting || len(labels) > 0 {
 				ch := signed(sl.ChangePct)
-				if !sl.Drifting && math.Abs(sl.ChangePct) > q.MaxDriftPct {
+				if !moved && math.Abs(sl.ChangePct) > q.MaxDriftPct {
 					ch += text.SoakNoise
 				}
 				parts = append(parts, fmt.Sprintf(text.SoakLabel, name, fms(first), fms(last), ch))
