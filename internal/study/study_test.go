@@ -120,6 +120,7 @@ runs:
 			t.Errorf("study.md contains %q", bad)
 		}
 	}
+	writeStudy(t, s) // the prose and truth checks
 	ju, _ := os.ReadFile(filepath.Join(out, JUnitFile))
 	if !strings.Contains(string(ju), `failures="`) || strings.Contains(string(ju), `failures="0"`) {
 		t.Errorf("junit has no failure for the slower release:\n%s", ju)
@@ -155,6 +156,7 @@ func TestStudyRepeatOutlier(t *testing.T) {
 	if s.Method != "one run per build" || len(s.Environment) != 1 || s.Environment[0] != (KV{"cpu", "4 vCPU"}) {
 		t.Fatalf("context from the baseline's plan: method %q, environment %v", s.Method, s.Environment)
 	}
+	writeStudy(t, s) // the prose and truth checks
 	md := markdown.Render(Document(s, time.Unix(0, 0), "t"))
 	if !strings.Contains(string(md), "repeat 2 is an outlier") || !strings.Contains(string(md), "Method: One run per build.") {
 		t.Fatalf("study.md:\n%s", md)
@@ -220,6 +222,7 @@ func TestStudySeries(t *testing.T) {
 	if len(s.Answers) == 0 || s.Answers[0].Question.Kind != CapacityQ || len(s.Answers[0].Capacity) != 1 || len(s.Answers[0].Capacity[0].Points) != 3 {
 		t.Fatalf("answers %+v", s.Answers)
 	}
+	writeStudy(t, s) // the prose and truth checks
 	if !strings.Contains(md, "Throughput and response time against load") || !strings.Contains(md, "Load series: read") || !strings.Contains(md, "Capacity side by side") {
 		t.Fatalf("study.md has no load series:\n%s", md)
 	}
@@ -271,6 +274,7 @@ func TestStudyCapacitySideBySide(t *testing.T) {
 			t.Errorf("%s: empty knee sentence", c.Run)
 		}
 	}
+	writeStudy(t, s) // the prose and truth checks
 	// A saturates at 8 transactions/s (reached by 10 users); B
 	// (capacity 20) keeps scaling to 14 users.
 	if s.Capacity[0].KneeLoad != 10 || s.Capacity[1].KneeLoad != 0 {
