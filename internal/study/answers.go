@@ -98,6 +98,25 @@ type CapacityPoint struct {
 	// TopError is the most frequent failure of the run (or step), with
 	// its count; "" without failures.
 	TopError string `json:"top_error,omitempty"`
+	// OffTrend marks a run of a series whose throughput dips below both
+	// its neighbours' by more than OffTrendPct: far off its group's trend.
+	OffTrend bool `json:"off_trend,omitempty"`
+}
+
+// OffTrendPct is how far below both neighbouring loads' throughput a
+// series' point must fall to be called off its group's trend: throughput
+// against load does not fall and rise again by chance by that much.
+const OffTrendPct = 20.0
+
+// markOffTrend flags the interior points of a series that dip below both
+// neighbours.
+func markOffTrend(ps []CapacityPoint) {
+	for i := 1; i+1 < len(ps); i++ {
+		lo := min(ps[i-1].ThroughputRPS, ps[i+1].ThroughputRPS)
+		if ps[i].ThroughputRPS < (1-OffTrendPct/100)*lo {
+			ps[i].OffTrend = true
+		}
+	}
 }
 
 // topError is the run's most frequent failure in the phase ("" for the
@@ -762,6 +781,7 @@ func seriesCapacity(q Question, group []*member, limits []Limit) CapacityRow {
 		}
 		steps = append(steps, resources.PhaseReadings{Phase: m.name, Load: l, Readings: resources.Readings(resources.Uses(m.targets, m.d.Info.Host.CPUs), whole, gen)})
 	}
+	markOffTrend(row.Points)
 	k := knee.Users
 	if rate {
 		k = knee.Rate

@@ -417,3 +417,38 @@ func TestMatchesLimit(t *testing.T) {
 		}
 	}
 }
+
+// A run of a series whose throughput dips far below both neighbours is
+// named off its group's trend in the banner.
+func TestSeriesOffTrend(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	var runs []string
+	for i, u := range []int{4, 8, 12} {
+		o := reporttest.Options{Seed: 9, Capacity: 40, Steps: []reporttest.Step{{Users: u, Seconds: 40, RampUpS: 2}}}
+		if u == 8 {
+			o.Capacity = 3 // the planted dip: 8 users served at 3 transactions/s
+		}
+		dir := fmt.Sprintf("u%d", u)
+		write(t, filepath.Join(root, dir), o)
+		role := "candidate"
+		if i == 0 {
+			role = "baseline"
+		}
+		runs = append(runs, fmt.Sprintf("  - {dir: %s, role: %s, name: %d users}", dir, role, u))
+	}
+	s, err := Build(studyFile(t, root, "runs:\n"+strings.Join(runs, "\n")+"\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var off []string
+	for _, v := range s.Validity {
+		if v.Kind == IssueOutlier {
+			off = append(off, v.Run)
+		}
+	}
+	if len(off) != 1 || off[0] != "8 users" {
+		t.Fatalf("off the trend: %q (validity %+v)", off, s.Validity)
+	}
+	writeStudy(t, s)
+}

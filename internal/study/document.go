@@ -428,7 +428,7 @@ func capacitySection(s *Study) *doc.Section {
 			var loads []string
 			for _, p := range r.Points {
 				l := num(p.Load)
-				if p.Generator || p.Invalid {
+				if p.Generator || p.Invalid || p.OffTrend {
 					l += " " + text.BannerMark
 				}
 				loads = append(loads, l)
@@ -449,7 +449,7 @@ func capacitySection(s *Study) *doc.Section {
 			lim := limiterWords(r)
 			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Workload}, {Text: strings.Join(loads, ", ") + " " + r.Unit}, {Text: within}, {Text: kn}, {Text: rps(r.PeakRPS)}, {Text: lim}}})
 		}
-		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence(text.BannerMark + " marks a load at which the generator was short of CPU or did not hold the load")})
+		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence(text.BannerMark + " marks a load at which the generator was short of CPU or did not hold the load, or whose throughput fell far off its series")})
 		sec.Blocks = append(sec.Blocks, capacityCharts(rows)...)
 	}
 	if len(s.Capacity) > 0 {

@@ -222,7 +222,16 @@ func validityOf(ms []*member, as []Answer) []RunIssue {
 			out = append(out, RunIssue{Run: m.name, Kind: kind, Phase: f.Phase, Text: f.Text})
 		}
 	}
+	seen := map[string]bool{}
 	for _, a := range as {
+		for _, r := range a.Capacity {
+			for _, p := range r.Points {
+				if p.OffTrend && !seen[p.Run] {
+					seen[p.Run] = true
+					out = append(out, RunIssue{Run: p.Run, Kind: IssueOutlier, Text: fmt.Sprintf(text.BannerOffTrend, rps(p.ThroughputRPS), pctWords(OffTrendPct), r.Workload)})
+				}
+			}
+		}
 		for _, g := range a.Repeats {
 			for _, o := range g.Outliers {
 				out = append(out, RunIssue{Run: o, Kind: IssueOutlier, Text: fmt.Sprintf("average response time outside the spread of %s", g.Group)})

@@ -40,7 +40,7 @@ var text = struct {
 	IntNone, IntStarved, IntNotStarved, IntRun, IntCPU, IntWork, IntWorst string
 
 	// Validity banner.
-	BannerTitle, BannerGenerator, BannerLoad, BannerOutlier, BannerMark, BannerMore, BannerMoreOne string
+	BannerTitle, BannerGenerator, BannerLoad, BannerOutlier, BannerMark, BannerMore, BannerMoreOne, BannerOffTrend string
 
 	// Confidence.
 	ConfHigh, ConfLow, ConfIndicative string
@@ -128,6 +128,7 @@ var text = struct {
 	BannerMark:      "⚠",
 	BannerMore:      " (and in %d more steps)",
 	BannerMoreOne:   " (and in one more step)",
+	BannerOffTrend:  "throughput %s req/s, more than %s below both neighbouring loads of %s",
 
 	ConfHigh:       "high",
 	ConfLow:        "low",
