@@ -309,20 +309,6 @@ func (m *member) starved(phase string) bool {
 	return false
 }
 
-// loadNotHeld reports whether the run's load was not applied as planned
-// in the phase ("" for any).
-func (m *member) loadNotHeld(phase string) bool {
-	if m.sum.Validity == nil {
-		return false
-	}
-	for _, f := range m.sum.Validity.Findings {
-		if (f.Kind == analysis.ReasonDropped || f.Kind == analysis.ReasonMissedSlots) && (phase == "" || f.Phase == phase || f.Phase == "") {
-			return true
-		}
-	}
-	return false
-}
-
 // answerAll answers each question.
 func answerAll(qs []Question, ms []*member, base *member, limits []Limit) []Answer {
 	var out []Answer
@@ -552,7 +538,7 @@ func answerRelease(q Question, ms []*member, base *member) Answer {
 		if r.Total.Verdict == compare.NoChange && math.Abs(r.Total.DeltaPct) >= compare.DefaultMinEffectPct {
 			vw += text.RelNoise
 		}
-		a.Evidence = append(a.Evidence, fmt.Sprintf(text.RelRow, r.Group, ms3(r.Total.NewMeanMs), ms3(r.Total.BaseMeanMs), signed(r.Total.DeltaPct), vw))
+		a.Evidence = append(a.Evidence, fmt.Sprintf(text.RelRow, r.Group, fms(r.Total.NewMeanMs), fms(r.Total.BaseMeanMs), signed(r.Total.DeltaPct), vw))
 	}
 	var parts []string
 	for _, v := range []compare.Verdict{compare.Faster, compare.NoChange, compare.Slower} {
@@ -615,9 +601,6 @@ func verdictWords(v compare.Verdict) string {
 	}
 	return "no significant change"
 }
-
-// ms3 is a response time for a sentence (see ms).
-func ms3(v float64) string { return fms(v) }
 
 // txLabels are the run's transaction labels by printed name; empty when
 // it has none.

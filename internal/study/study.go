@@ -470,15 +470,6 @@ func sortedKV(m map[string]string) []KV {
 	return out
 }
 
-// signedPct writes a change in per cent with its sign, and an unsigned
-// "0.0 %" when it rounds to zero (never "+0.0 %" or "-0.0 %").
-func signedPct(v float64) string {
-	if math.Abs(v) < 0.05 {
-		return "0.0 %"
-	}
-	return fmt.Sprintf("%+.1f %%", v)
-}
-
 // redactorOf is a run's secret mask, built as its report builds it: the
 // plan's secret names and the literal values its copy of the plan held.
 func redactorOf(d *analysis.Dataset) *report.Redactor {
