@@ -224,7 +224,6 @@ func readFirstScreen(t *testing.T, page string) firstScreen {
 		const s = document.getElementById('answers');
 		if (!s) return {status: '', height: window.innerHeight, items: []};
 		const items = Array.from(s.querySelectorAll('li')).map(li => ({text: li.innerText.trim(), bottom: li.getBoundingClientRect().bottom + window.scrollY}));
-		const first = s.querySelector('li');
 		let status = '';
 		for (const el of s.querySelectorAll('*')) {
 			if (el.innerText && el.innerText.includes('Study status:') && el.children.length <= 1) { status = el.innerText.trim(); break; }
