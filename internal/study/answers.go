@@ -366,7 +366,7 @@ func StatusOf(as []Answer) (Outcome, string) {
 func (k Kind) words() string {
 	switch k {
 	case Release:
-		return "release comparison"
+		return text.KindRelease
 	case CapacityQ:
 		return "capacity"
 	case Configurations:
@@ -374,7 +374,7 @@ func (k Kind) words() string {
 	case Repeatability:
 		return "repeatability"
 	case SoakQ:
-		return "soak stability"
+		return text.KindSoak
 	case Interference:
 		return "interference"
 	}
@@ -417,7 +417,7 @@ func answerRelease(q Question, ms []*member, base *member) Answer {
 		case "":
 			return fallback.name
 		case "candidate":
-			return "the candidate"
+			return text.TheCandidate
 		}
 		return r
 	}
@@ -499,7 +499,7 @@ func answerRelease(q Question, ms []*member, base *member) Answer {
 		}
 	}
 	bName := relName(bRel, base)
-	cName := "the candidate"
+	cName := text.TheCandidate
 	if len(cands) == 1 {
 		cName = relName(cands[0], base)
 	} else if len(cands) > 1 {
@@ -599,7 +599,7 @@ func verdictWords(v compare.Verdict) string {
 	case compare.Slower:
 		return "slower"
 	}
-	return "no significant change"
+	return text.NoChange
 }
 
 // txLabels are the run's transaction labels by printed name; empty when
@@ -876,7 +876,7 @@ func finishCapacity(row *CapacityRow, res knee.Result, rate bool, limits []Limit
 		parts = append(parts, fmt.Sprintf(text.CapGenerator, fmt.Sprintf("its CPU %s %% at %s", num(math.Round(bn.Used)), loadWords(bn.Load, rate))))
 	case len(genAt) > 0:
 		row.GeneratorLimited, row.Limiter = true, "generator"
-		parts = append(parts, fmt.Sprintf(text.CapGenerator, "the load was not held, or the generator's CPU was at its ceiling, at "+list(genAt)))
+		parts = append(parts, fmt.Sprintf(text.CapGenerator, fmt.Sprintf(text.CapNotHeldAt, list(genAt))))
 	case bn != nil && bn.Saturated:
 		row.Limiter = "component"
 		parts = append(parts, fmt.Sprintf(text.CapComponent, bn.Component, resourceWords(bn.Resource), pctWords(100*bn.Utilisation), loadWords(bn.Load, rate)))
@@ -1056,7 +1056,7 @@ func answerConfigurations(q Question, ms []*member, limits []Limit) Answer {
 		a.Outcome = Inconclusive
 	}
 	if gen > 0 {
-		a.Confidence, a.ConfidenceWhy = text.ConfLow, fmt.Sprintf("the generator limited the load in %d of %d configurations", gen, len(a.Capacity))
+		a.Confidence, a.ConfidenceWhy = text.ConfLow, fmt.Sprintf(text.CfgGenerator, gen, len(a.Capacity))
 	}
 	return a
 }
@@ -1134,7 +1134,7 @@ func answerRepeatability(q Question, ms []*member) Answer {
 		lines = append(lines, s)
 	}
 	if len(lines) == 0 {
-		a.Outcome, a.Line = Inconclusive, "no two runs share a workload, load and variant"
+		a.Outcome, a.Line = Inconclusive, text.RepNoGroup
 		return a
 	}
 	if a.Outcome == "" {
@@ -1375,7 +1375,7 @@ func answerInterference(q Question, ms []*member) Answer {
 			fms(ir.Windows[1].MeanMs), o, fms(ir.Windows[0].MeanMs), pctWords(ir.Windows[1].ErrorPct), pctWords(ir.Windows[0].ErrorPct)))
 	} else {
 		a.Outcome = Passed
-		a.Line = fmt.Sprintf(text.IntNotStarved, fmt.Sprintf("in none of the %d runs did %s raise %s's average by more than %s or its errors by more than %s points", len(a.Interference), o, w, pctWords(q.MaxSlowerPct), num(q.MaxErrorPct)))
+		a.Line = fmt.Sprintf(text.IntNotStarved, fmt.Sprintf(text.IntNoneRaised, len(a.Interference), o, w, pctWords(q.MaxSlowerPct), num(q.MaxErrorPct)))
 	}
 	a.Evidence = lines
 	var gen []string
@@ -1385,7 +1385,7 @@ func answerInterference(q Question, ms []*member) Answer {
 		}
 	}
 	if len(gen) > 0 {
-		a.Confidence, a.ConfidenceWhy = text.ConfLow, "the generator was short of CPU in "+list(gen)
+		a.Confidence, a.ConfidenceWhy = text.ConfLow, fmt.Sprintf(text.IntGenerator, list(gen))
 	}
 	return a
 }

@@ -104,7 +104,7 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 	}
 	runs.Blocks = append(runs.Blocks, rt)
 	if len(flagged) > 0 {
-		runs.Blocks = append(runs.Blocks, &doc.Para{Note: true, Text: report.Sentence(text.BannerMark + " marks a run named in the validity banner")})
+		runs.Blocks = append(runs.Blocks, &doc.Para{Note: true, Text: report.Sentence(text.BannerMark + text.NoteMarkRun)})
 	}
 	d.Sections = append(d.Sections, runs)
 	for i, sr := range s.Series {
@@ -125,8 +125,7 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 		d.Sections = append(d.Sections, *sec)
 	}
 	res := doc.Section{ID: report.SecResults, Title: "Per label, all runs"}
-	res.Blocks = append(res.Blocks, &doc.Para{Note: true, Text: report.Sentences("each run is compared only with a run of its own group (same workload and load level) in the baseline's release and configuration; Δ is its average minus that run's, in per cent, and \"—\" means its group has no such run",
-		"a difference is called faster or slower only when it is beyond run-to-run noise and at least 3 % (docs/analysis-methods.md)")})
+	res.Blocks = append(res.Blocks, &doc.Para{Note: true, Text: report.Sentences(text.NoteCompared, fmt.Sprintf(text.NoteSignificance, compare.DefaultMinEffectPct))})
 	cols := []doc.Column{{Name: "Label"}}
 	for _, r := range s.Runs {
 		cols = append(cols, doc.Column{Name: mark(r.Name) + " avg / p95 (ms)", Align: doc.Right}, doc.Column{Name: r.Name + " Δ"})
@@ -162,7 +161,7 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 
 	rsec := doc.Section{ID: report.SecResources, Title: "Resources across runs"}
 	if len(s.Resources) == 0 {
-		rsec.Blocks = append(rsec.Blocks, &doc.Para{Note: true, Text: report.Sentence("no run has monitor data (plateau run --monitor …, or plateau import of vmstat/jstat/docker stats)")})
+		rsec.Blocks = append(rsec.Blocks, &doc.Para{Note: true, Text: report.Sentence(text.NoteNoMonitor)})
 	}
 	for _, t := range s.Resources {
 		cap := t.Target
@@ -191,7 +190,7 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 			{Name: "CV %", Align: doc.Right}, {Name: "Outliers"}}}
 		out := outlierClause(sp.Outliers)
 		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: strings.Join(sp.Runs, ", ")}, {Text: f1(sp.MeanMs) + " ± " + f1(sp.SDMs)}, {Text: f1(sp.CVPct)}, {Text: out}}})
-		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence("an outlier is further from the median than 3 scaled median absolute deviations and 5 % of the median")})
+		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence(text.NoteOutlier)})
 		d.Sections = append(d.Sections, sec)
 	}
 
@@ -235,12 +234,12 @@ func outcomeLevel(o Outcome) doc.Level {
 // answersSection is the first screen: one line per question.
 func answersSection(s *Study) doc.Section {
 	sec := doc.Section{ID: "answers", Title: "Answers"}
-	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: outcomeLevel(s.Status), Text: "Study status: " + s.Status.Word() + " — " + report.Sentence(s.StatusWhy)})
+	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: outcomeLevel(s.Status), Text: fmt.Sprintf(text.StatusLine, s.Status.Word(), report.Sentence(s.StatusWhy))})
 	l := &doc.List{}
 	for _, a := range s.Answers {
 		t := report.Sentence(a.Line)
 		if a.Confidence != text.ConfHigh {
-			t += " " + report.Sentence("confidence "+a.Confidence+": "+a.ConfidenceWhy)
+			t += " " + report.Sentence(fmt.Sprintf(text.ConfidenceLine, a.Confidence, a.ConfidenceWhy))
 		}
 		k := a.Question.Kind.words()
 		l.Items = append(l.Items, doc.Item{Level: outcomeLevel(a.Outcome), Lead: a.Outcome.Word() + " — " + strings.ToUpper(k[:1]) + k[1:], Text: t})
@@ -300,7 +299,7 @@ func evidenceSection(s *Study) doc.Section {
 		}
 		sec.Blocks = append(sec.Blocks, l)
 		if a.Question.Inferred {
-			sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: report.Sentence("the study file names no questions; this one was inferred from the runs' roles and factors")})
+			sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: report.Sentence(text.NoteInferred)})
 		}
 		if t := releaseTable(a); t != nil {
 			sec.Blocks = append(sec.Blocks, t)
@@ -449,7 +448,7 @@ func capacitySection(s *Study) *doc.Section {
 			lim := limiterWords(r)
 			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Workload}, {Text: strings.Join(loads, ", ") + " " + r.Unit}, {Text: within}, {Text: kn}, {Text: rps(r.PeakRPS)}, {Text: lim}}})
 		}
-		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence(text.BannerMark + " marks a load at which the generator was short of CPU or did not hold the load, or whose throughput fell far off its series")})
+		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence(text.BannerMark + text.NoteMarkLoad)})
 		sec.Blocks = append(sec.Blocks, capacityCharts(rows)...)
 	}
 	if len(s.Capacity) > 0 {

@@ -44,6 +44,12 @@ var text = struct {
 
 	// Confidence.
 	ConfHigh, ConfLow, ConfIndicative string
+
+	// Words.
+	KindRelease, KindSoak, TheCandidate, NoChange, CapNotHeldAt, CfgGenerator, RepNoGroup, IntNoneRaised, IntGenerator string
+
+	// Lines and notes of the document.
+	StatusLine, ConfidenceLine, NoteCompared, NoteSignificance, NoteNoMonitor, NoteOutlier, NoteInferred, NoteMarkRun, NoteMarkLoad string
 }{
 	QRelease:        "Is %s slower than %s at any matching workload and load (by more than %s)?",
 	QReleaseAny:     "Is the candidate slower than the baseline at any matching workload and load (by more than %s)?",
@@ -129,6 +135,26 @@ var text = struct {
 	BannerMore:      " (and in %d more steps)",
 	BannerMoreOne:   " (and in one more step)",
 	BannerOffTrend:  "throughput %s req/s, more than %s below both neighbouring loads of %s",
+
+	KindRelease:   "release comparison",
+	KindSoak:      "soak stability",
+	TheCandidate:  "the candidate",
+	NoChange:      "no significant change",
+	CapNotHeldAt:  "the load was not held, or the generator's CPU was at its ceiling, at %s",
+	CfgGenerator:  "the generator limited the load in %d of %d configurations",
+	RepNoGroup:    "no two runs share a workload, load and variant",
+	IntNoneRaised: "in none of the %d runs did %s raise %s's average by more than %s or its errors by more than %s points",
+	IntGenerator:  "the generator was short of CPU in %s",
+
+	StatusLine:       "Study status: %s — %s",
+	ConfidenceLine:   "confidence %s: %s",
+	NoteCompared:     "each run is compared only with a run of its own group (same workload and load level) in the baseline's release and configuration; Δ is its average minus that run's, in per cent, and \"—\" means its group has no such run",
+	NoteSignificance: "a difference is called faster or slower only when it is beyond run-to-run noise and at least %g %% (docs/analysis-methods.md)",
+	NoteNoMonitor:    "no run has monitor data (plateau run --monitor …, or plateau import of vmstat/jstat/docker stats)",
+	NoteOutlier:      "an outlier is further from the median than 3 scaled median absolute deviations and 5 % of the median",
+	NoteInferred:     "the study file names no questions; this one was inferred from the runs' roles and factors",
+	NoteMarkRun:      " marks a run named in the validity banner",
+	NoteMarkLoad:     " marks a load at which the generator was short of CPU or did not hold the load, or whose throughput fell far off its series",
 
 	ConfHigh:       "high",
 	ConfLow:        "low",
