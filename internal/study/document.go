@@ -182,6 +182,9 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 		}
 		rsec.Blocks = append(rsec.Blocks, tt)
 	}
+	for i, rc := range s.charts {
+		rsec.Blocks = append(rsec.Blocks, rc.figure(i))
+	}
 	d.Sections = append(d.Sections, rsec)
 
 	if sp := s.Repeats; sp != nil {

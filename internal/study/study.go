@@ -64,6 +64,9 @@ type Study struct {
 	// sentence that quotes a run's data passes its redactor, and Write
 	// sweeps the files written with all of them.
 	reds []*report.Redactor
+	// charts are each run's CPU and memory per service, for the
+	// resources section.
+	charts []runChart
 }
 
 // Run is one row of the runs table.
@@ -248,6 +251,9 @@ func Build(f *File, notes *Notes) (*Study, error) {
 	}
 	if len(rep) >= 2 {
 		s.Repeats = repeatSpread(s.Runs, rep)
+	}
+	for _, m := range ms {
+		s.charts = append(s.charts, runCharts(m)...)
 	}
 	// The questions, answered; the study's status from the answers.
 	qs := f.Questions

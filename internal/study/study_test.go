@@ -110,7 +110,7 @@ runs:
 		t.Fatalf("status %s, answers %+v", s.Status, s.Answers)
 	}
 	for _, want := range []string{"FAILED", "Release comparison per matching workload and load", "slower at read, 8 users (", "(vs release 1.4)",
-		"| cpu | 4 vCPU |", "Hypothesis: The cache makes checkout faster.", "Warm the cache before the run.", "Resources across runs"} {
+		"| cpu | 4 vCPU |", "per service, release 1.5", "Hypothesis: The cache makes checkout faster.", "Warm the cache before the run.", "Resources across runs"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("study.md lacks %q", want)
 		}
