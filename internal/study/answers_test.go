@@ -205,6 +205,10 @@ func TestSweepOfTwoWorkloads(t *testing.T) {
 		t.Errorf("browse within the requirement up to %v, want 12", br.MaxLoadMeetingSLA)
 	}
 	md, _ := writeStudy(t, s)
+	// Each series' chart is its own file.
+	if !strings.Contains(md, "study-series-1") || !strings.Contains(md, "study-series-2") {
+		t.Errorf("the two series' charts are not two files:\n%s", md)
+	}
 	if !strings.Contains(md, "Throughput against load") || !strings.Contains(md, "Average response time against load") {
 		t.Errorf("no capacity charts:\n%s", md)
 	}

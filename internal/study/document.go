@@ -1,6 +1,7 @@
 package study
 
 import (
+	"bytes"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -118,6 +119,15 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 			sec := report.SeriesSection(&sp)
 			sec.ID = fmt.Sprintf("series-%d", i+1)
 			sec.Title = "Load series: " + sr.Name
+			// One page may hold several series: each chart gets its own
+			// name (its Markdown file) and clip-path id.
+			for _, b := range sec.Blocks {
+				if f, ok := b.(*doc.Figure); ok {
+					id := fmt.Sprintf("study-series-%d", i+1)
+					f.SVG = bytes.ReplaceAll(f.SVG, []byte(f.Name), []byte(id))
+					f.Name = id
+				}
+			}
 			d.Sections = append(d.Sections, sec)
 		}
 	}
