@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/analysis/capacity"
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/report/doc"
@@ -211,6 +212,15 @@ func load(dir string, opt Options) (*input, error) {
 	// report masks them (the summary's redaction covers its result).
 	in.capRun = analysis.Capacity(d, in.s, resourceTargetsOf(groupTargets(in.targets, in.series)))
 	in.s.Capacity = in.capRun.Result
+	if cs, err := analysis.LoadSearch(dir); err != nil {
+		in.notes = append(in.notes, err.Error())
+	} else if cs != nil {
+		// The report of a capacity search (capacitysearch.go).
+		if in.s.Capacity == nil {
+			in.s.Capacity = &capacity.Result{LoadUnit: cs.Unit, Points: []capacity.Point{}}
+		}
+		in.s.Capacity.Search = cs
+	}
 	if opt.Baseline != "" {
 		if bd, err := analysis.Load(opt.Baseline); err != nil {
 			in.notes = append(in.notes, fmt.Sprintf("baseline %s unreadable: %v", opt.Baseline, err))
