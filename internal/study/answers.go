@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/analysis/capacity"
+	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/analysis/knee"
 	"github.com/plateau-perf/plateau/internal/analysis/resources"
@@ -191,7 +193,10 @@ type CapacityRow struct {
 	Bottleneck       *resources.Bottleneck `json:"bottleneck,omitempty"`
 	Limit            *Limit                `json:"limit,omitempty"`
 	GeneratorLimited bool                  `json:"generator_limited,omitempty"`
-	Sentence         string                `json:"sentence"`
+	// Search says the row is a capacity search's answer (its points are
+	// the search's probes).
+	Search   bool   `json:"search,omitempty"`
+	Sentence string `json:"sentence"`
 }
 
 // RepeatGroup is the spread of the runs of one group and variant.
@@ -637,6 +642,11 @@ func capacityRows(q Question, ms []*member, limits []Limit) ([]CapacityRow, []st
 		group := byKey[k]
 		done := false
 		for _, m := range group {
+			if m.search != nil {
+				rows = append(rows, searchCapacity(m))
+				done = true
+				continue
+			}
 			if m.stepped() {
 				rows = append(rows, steppedCapacity(q, m, limits))
 				done = true
@@ -725,6 +735,37 @@ func steppedCapacity(q Question, m *member, limits []Limit) CapacityRow {
 		res = cr.Knee
 	}
 	finishCapacity(&row, res, rate, limits)
+	return row
+}
+
+// searchCapacity is the answer of a run's capacity search (plateau
+// capacity): its capacity is the highest load probed good, its probes the
+// points, its sentence the search's own answer.
+func searchCapacity(m *member) CapacityRow {
+	cs := m.search
+	row := CapacityRow{Workload: variantWords(m), Unit: cs.Unit, HasSLA: true, Bottleneck: cs.Bottleneck, Search: true}
+	for _, p := range cs.Probes {
+		if p.Verdict == capacity.NotJudged || p.Repeat {
+			continue
+		}
+		met := p.Verdict == capacity.Good
+		row.Points = append(row.Points, CapacityPoint{Load: p.Load, Run: m.name, Phase: p.Dir, ThroughputRPS: p.ThroughputRPS, MeanMs: p.MeanMs,
+			P95Ms: p.P95Ms, ErrorPct: p.ErrorPct, SLAMet: &met, Invalid: !p.Held || p.GeneratorSaturated})
+		if p.ThroughputRPS > row.PeakRPS {
+			row.PeakRPS, row.PeakLoad = p.ThroughputRPS, p.Load
+		}
+	}
+	slices.SortStableFunc(row.Points, func(a, b CapacityPoint) int { return cmpF(a.Load, b.Load) })
+	if cs.Load > 0 {
+		l := cs.Load
+		row.MaxLoadMeetingSLA = &l
+	}
+	if cs.Outcome == search.GeneratorLimited {
+		row.GeneratorLimited, row.Limiter = true, "generator"
+	} else if cs.Bottleneck != nil && cs.Bottleneck.Saturated {
+		row.Limiter = "component"
+	}
+	row.Sentence = fmt.Sprintf(text.CapSearch, row.Workload, m.red.String(cs.Sentence))
 	return row
 }
 

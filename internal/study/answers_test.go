@@ -1,6 +1,7 @@
 package study
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/analysis/capacity"
+	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/report/reporttest"
 )
@@ -453,6 +457,49 @@ func TestSeriesOffTrend(t *testing.T) {
 	}
 	if len(off) != 1 || off[0] != "8 users" {
 		t.Fatalf("off the trend: %q (validity %+v)", off, s.Validity)
+	}
+	writeStudy(t, s)
+}
+
+// A run that is a capacity search (plateau capacity) answers the capacity
+// question with the search's own answer and probes.
+func TestCapacitySearchRun(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	write(t, filepath.Join(root, "search"), reporttest.Options{Seed: 4})
+	write(t, filepath.Join(root, "other"), reporttest.Options{Seed: 5, Steps: []reporttest.Step{{Users: 4, Seconds: 30}}})
+	var cf analysis.SearchFileContent
+	cf.Name = "shop"
+	cf.Capacity.Search = &capacity.Search{Workload: "read", Unit: "users", Outcome: search.Found, Load: 12, UpperBound: 14,
+		LimitedBy: search.RequirementBroke, Requirement: "avg(response_time) < 200ms", Sentence: "capacity 12 users (14 users broke avg(response_time) < 200ms)",
+		Probes: []capacity.SearchProbe{
+			{N: 1, Dir: "probe-01", Load: 8, ThroughputRPS: 8, MeanMs: 40, Held: true, Verdict: capacity.Good},
+			{N: 2, Dir: "probe-02", Load: 16, ThroughputRPS: 10.5, MeanMs: 420, Held: true, Verdict: capacity.Bad},
+			{N: 3, Dir: "probe-03", Load: 12, ThroughputRPS: 10.3, MeanMs: 150, Held: true, Verdict: capacity.Good},
+			{N: 4, Dir: "probe-04", Load: 14, ThroughputRPS: 10.4, MeanMs: 260, Held: true, Verdict: capacity.Bad},
+		}}
+	b, err := json.Marshal(cf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "search", analysis.SearchFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Build(studyFile(t, root, "questions:\n  - kind: capacity\nruns:\n  - {dir: search, role: baseline, factors: {workload: read}}\n  - {dir: other, factors: {workload: write}}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row *CapacityRow
+	for i := range s.Answers[0].Capacity {
+		if r := &s.Answers[0].Capacity[i]; r.Search {
+			row = r
+		}
+	}
+	if row == nil || row.MaxLoadMeetingSLA == nil || *row.MaxLoadMeetingSLA != 12 || len(row.Points) != 4 || row.Points[0].Load != 8 || row.PeakRPS != 10.5 {
+		t.Fatalf("search row %+v", row)
+	}
+	if !strings.Contains(s.Answers[0].Line, "the capacity search answered: capacity 12 users") {
+		t.Errorf("answer: %s", s.Answers[0].Line)
 	}
 	writeStudy(t, s)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/analysis/capacity"
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/analysis/knee"
 	"github.com/plateau-perf/plateau/internal/analysis/resources"
@@ -30,6 +31,9 @@ type member struct {
 	targets    []resources.Target
 	f          Factors // resolved: given, else read from the run and its role
 	red        *report.Redactor
+	// search is the run's capacity search (plateau capacity, or a load
+	// with search:), nil for any other run.
+	search *capacity.Search
 }
 
 // stepped reports whether the run has load steps its capacity analysis

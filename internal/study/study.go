@@ -202,6 +202,9 @@ func Build(f *File, notes *Notes) (*Study, error) {
 		m.sum = analysis.Summarize(d, d.Info.SLA)
 		m.targets = targetsOf(series, statuses)
 		m.cap = analysis.Capacity(d, m.sum, m.targets)
+		if m.search, err = analysis.LoadSearch(d.Dir); err != nil {
+			return nil, fmt.Errorf("run %s: %w", f.Runs[i].Dir, err)
+		}
 		ms[i] = m
 	}
 	resolveFactors(ms)

@@ -24,8 +24,8 @@ var text = struct {
 	RelRow, RelAnswer, RelNoPairs, RelFailed, RelHeld, RelSuspect, RelStarved, RelNoise string
 
 	// Capacity.
-	CapWithin, CapWithinFrom, CapWithinAt, CapNoneWithin, CapNoSLA, CapKnee, CapNoKnee, CapGenerator, CapLimit, CapLimitNear, CapComponent, CapBusiest, CapNothing string
-	CapFewLevels, CapMinLoadFailed, CapMinLoadHeld, CapStarved, CapAtLowest, CapMostFrequent                                                                       string
+	CapWithin, CapSearch, CapWithinFrom, CapWithinAt, CapNoneWithin, CapNoSLA, CapKnee, CapNoKnee, CapGenerator, CapLimit, CapLimitNear, CapComponent, CapBusiest, CapNothing string
+	CapFewLevels, CapMinLoadFailed, CapMinLoadHeld, CapStarved, CapAtLowest, CapMostFrequent                                                                                  string
 
 	// Configurations.
 	CfgAnswer, CfgRow, CfgNone string
@@ -78,6 +78,7 @@ var text = struct {
 	RelStarved: "the generator was starved of CPU in %d of the %d comparisons, so their response times include its own waiting",
 
 	CapWithin:        "%s: within the requirements up to %s",
+	CapSearch:        "%s: the capacity search answered: %s",
 	CapWithinFrom:    "%s: within the requirements from %s to %s, though not at %s",
 	CapWithinAt:      "%s: within the requirements at %s alone, not at %s",
 	CapNoneWithin:    "%s: no tested load met the requirements (the lowest, %s, already broke them)",
