@@ -583,6 +583,7 @@ func SearchCapacity(ctx context.Context, st *State, r CapacityRequest) (*Capacit
 			ThroughputRPS: pr.Throughput, MeanMs: fig.MeanMs, P95Ms: fig.P95Ms, ErrorPct: pr.ErrorPct,
 			Held: pr.Held, GeneratorSaturated: pr.GeneratorSaturated,
 			TestStatus: sum.Verdict, Requirements: []capacity.ProbeReq{}}
+		cp.GeneratorStarved, cp.RunQueuePct = probeStarved(sum)
 		for _, r := range pr.Requirements {
 			cp.Requirements = append(cp.Requirements, capacity.ProbeReq{Expr: r.Name, Observed: r.Value, Low: r.Low, High: r.High, Limit: r.Limit, Verdict: r.Judge()})
 		}
@@ -787,6 +788,20 @@ func copyRun(from, dir string) error {
 	})
 }
 
+// probeStarved reads whether the generator was starved of CPU during the
+// probe's measured phase, and its run-queue wait share.
+func probeStarved(s *analysis.Summary) (bool, float64) {
+	if s.Validity == nil {
+		return false, 0
+	}
+	for _, pv := range s.Validity.Phases {
+		if pv.Phase == probeMeasurePhase {
+			return pv.Starved, pv.RunQueuePct
+		}
+	}
+	return false, 0
+}
+
 func probeNote(p search.Probe) string {
 	var notes []string
 	if p.GeneratorSaturated {
@@ -876,6 +891,9 @@ func limitText(a *search.Answer) string {
 // the probes.
 func printSearch(w io.Writer, cs *capacity.Search) {
 	fmt.Fprintln(w, cs.Sentence)
+	if n, m, worst := cs.Starved(); n > 0 {
+		fmt.Fprintf(w, "uncertain: the load generator waited for a CPU during %d of %d probes (up to %.0f %% of its runnable time): their times include its own waits; run the search on a machine of its own\n", n, m, worst)
+	}
 	if bn := cs.Bottleneck; bn != nil {
 		what := bn.Component
 		if bn.Target != "" && bn.Target != bn.Component {

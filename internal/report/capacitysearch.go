@@ -129,6 +129,12 @@ func (b *builder) searchAnswer(cs *capacity.Search) (doc.Level, string) {
 		}
 		lead += " (the search was interrupted: as far as the probes before it show)"
 	}
+	if n, m, worst := cs.Starved(); n > 0 {
+		if level == doc.OK {
+			level = doc.Warn
+		}
+		lead += fmt.Sprintf(" — uncertain: the load generator waited for a CPU during %d of %d probes (up to %.0f %% of its runnable time), so their response times include its own waits", n, m, worst)
+	}
 	return level, lead
 }
 
@@ -251,6 +257,17 @@ func (b *builder) capacitySearchSection() doc.Section {
 }
 
 func probeVerdictCell(p capacity.SearchProbe) doc.Cell {
+	c := probeVerdict(p)
+	if p.GeneratorStarved && p.Verdict != capacity.NotJudged && p.Verdict != capacity.GeneratorLimited {
+		c.Text += fmt.Sprintf(" (generator starved: %.0f %% run-queue wait)", p.RunQueuePct)
+		if c.Level == doc.OK {
+			c.Level = doc.Warn
+		}
+	}
+	return c
+}
+
+func probeVerdict(p capacity.SearchProbe) doc.Cell {
 	switch p.Verdict {
 	case capacity.Good:
 		return doc.Cell{Text: "good", Level: doc.OK}

@@ -135,6 +135,12 @@ type SearchProbe struct {
 	ErrorPct           float64 `json:"error_pct"`
 	Held               bool    `json:"held"`
 	GeneratorSaturated bool    `json:"generator_saturated"`
+	// GeneratorStarved: the generator's threads waited for a CPU for at
+	// least analysis.MaxRunQueuePct of their runnable time during the
+	// measured phase (RunQueuePct): the probe's times include that wait.
+	// The search still judges the probe; the answer says it is uncertain.
+	GeneratorStarved bool    `json:"generator_starved,omitempty"`
+	RunQueuePct      float64 `json:"generator_run_queue_wait_pct,omitempty"`
 	// Verdict is the search's: good, bad, marginal, generator-limited or
 	// not judged; LimitedBy what made a bad probe bad.
 	Verdict   ProbeVerdict `json:"verdict"`
@@ -159,4 +165,20 @@ type ProbeReq struct {
 	High     float64        `json:"high"`
 	Limit    float64        `json:"limit"`
 	Verdict  search.Verdict `json:"verdict"`
+}
+
+// Starved counts the judged probes whose generator was starved of CPU,
+// of all judged probes, and the largest run-queue wait share among them.
+func (cs *Search) Starved() (starved, judged int, worstPct float64) {
+	for _, p := range cs.Probes {
+		if p.Verdict == NotJudged {
+			continue
+		}
+		judged++
+		if p.GeneratorStarved {
+			starved++
+			worstPct = max(worstPct, p.RunQueuePct)
+		}
+	}
+	return starved, judged, worstPct
 }
