@@ -73,8 +73,11 @@ func runStudyDemo(ctx context.Context, st *State, id string, f demoFlags, sf stu
 		Tool: strings.TrimSpace("plateau " + version()),
 		RunPlan: func(ctx context.Context, plan, out string, sets, monitors []string) error {
 			err := runPlan(ctx, &quiet, plan, runFlags{out: out, set: sets, monitors: monitors, quiet: true})
-			if errors.Is(err, ErrSLAFailed) {
-				return nil // a study reports requirements; it does not stop on them
+			if errors.Is(err, ErrSLAFailed) || errors.As(err, new(*notHeldError)) {
+				// A study reports requirements and validity (its banner
+				// names a run whose load was not held); it does not stop
+				// on them.
+				return nil
 			}
 			return err
 		}}
@@ -84,6 +87,11 @@ func runStudyDemo(ctx context.Context, st *State, id string, f demoFlags, sf stu
 		return fmt.Errorf("demo %s: %w", id, err)
 	}
 	fmt.Fprintf(st.Stdout, "demo %s done in %s\nstudy: %s\n", id, time.Since(start).Round(time.Second), filepath.Join(out, "study.html"))
+	if env.Study != nil {
+		// A demo shows the tool: its study's status is printed, not its
+		// exit code (plateau study DIR's exit code follows the status).
+		printStudy(st.Stdout, env.Study)
+	}
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/plateau-perf/plateau/internal/monitor/monitortest"
+	"github.com/plateau-perf/plateau/internal/report/reporttest"
 	"github.com/plateau-perf/plateau/internal/study"
 )
 
@@ -55,6 +56,10 @@ func TestStudyDemosInChromium(t *testing.T) {
 		id     string
 		args   []string
 		tables []string // caption prefixes, in document order
+		// kinds are the questions the study asks, in order; planted
+		// checks that the planted facts are found in its answers.
+		kinds   []study.Kind
+		planted func(t *testing.T, s *study.Study, answers string)
 	}{
 		{"001", []string{"--postgres", dsn}, []string{
 			"The following table contains tests configuration information",
@@ -66,13 +71,17 @@ func TestStudyDemosInChromium(t *testing.T) {
 			"CPU utilization (%)", "Memory consumption (MB)",
 			"Database connections (max)", "Database load: top SQL",
 			"Errors by test and HTTP status",
-			"Response time and memory over the longevity test", "Memory of mod-circulation over the longevity test"}},
-		{"002", nil, []string{"The data-volume model", "Survey-response upload", "The 13-call browse flow", "Calls of the browse flow"}},
+			"Response time and memory over the longevity test", "Memory of mod-circulation over the longevity test"},
+			[]study.Kind{study.Release, study.SoakQ}, planted001},
+		{"002", nil, []string{"The data-volume model", "Survey-response upload", "The 13-call browse flow", "Calls of the browse flow"},
+			[]study.Kind{study.CapacityQ, study.CapacityQ}, planted002},
 		{"003", nil, []string{"Performance among various concurrency", "Average response time among different services",
-			"CPU load on various concurrency", "Different log settings", "Memory usage of different log settings", "Memory usage of different services"}},
+			"CPU load on various concurrency", "Different log settings", "Memory usage of different log settings", "Memory usage of different services"},
+			[]study.Kind{study.CapacityQ, study.Configurations}, planted003},
 		{"004", nil, []string{"Test runs", "Response time for check-in/check-out and durations of the data import",
 			"Service CPU utilization", "Service memory utilization", "Service CPU utilization", "Service memory utilization",
-			"Service CPU utilization", "Service memory utilization", "Service CPU utilization", "Service memory utilization"}},
+			"Service CPU utilization", "Service memory utilization", "Service CPU utilization", "Service memory utilization"},
+			[]study.Kind{study.Interference, study.Repeatability}, planted004},
 	} {
 		t.Run(c.id, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "demo-"+c.id)
@@ -141,11 +150,218 @@ func TestStudyDemosInChromium(t *testing.T) {
 					t.Errorf("run %s made no requests", r.Name)
 				}
 			}
+			// The first screen holds the study's status and one answer per
+			// question, and the planted facts are found in the answers.
+			if len(s.Answers) != len(c.kinds) {
+				t.Fatalf("%d answers, want %d (%v)", len(s.Answers), len(c.kinds), c.kinds)
+			}
+			for i, a := range s.Answers {
+				if a.Question.Kind != c.kinds[i] {
+					t.Errorf("answer %d is about %s, want %s", i+1, a.Question.Kind, c.kinds[i])
+				}
+			}
+			fs := readFirstScreen(t, page)
+			if !strings.Contains(fs.Status, "Study status: "+s.Status.Word()) {
+				t.Errorf("the first screen's status %q, study.json %s", fs.Status, s.Status)
+			}
+			if len(fs.Items) != len(s.Answers) {
+				t.Errorf("the answers section has %d items, want %d", len(fs.Items), len(s.Answers))
+			}
+			for i, it := range fs.Items {
+				if it.Bottom > fs.Height {
+					t.Errorf("answer %d ends at %.0f px, below the first screen (%.0f px): %s", i+1, it.Bottom, fs.Height, it.Text)
+				}
+				if i < len(s.Answers) && !strings.Contains(it.Text, s.Answers[i].Outcome.Word()) {
+					t.Errorf("answer %d lacks its outcome %s: %s", i+1, s.Answers[i].Outcome.Word(), it.Text)
+				}
+			}
+			c.planted(t, &s, strings.Join(fs.texts(), "\n"))
+			// Every sentence of the study document reads true against
+			// study.json (the report's prose and truth checks).
+			md, err := os.ReadFile(filepath.Join(dir, "study", study.MarkdownFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defects, err := reporttest.ProseDefects(md, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range defects {
+				t.Errorf("study.md: %s", d)
+			}
 			// Every run of the study (the example plans against the bundled
 			// services) has a report whose every sentence reads true.
 			if n := checkRunsProse(t, dir); n < 3 {
 				t.Errorf("%d run directories under the demo's output, want its runs", n)
 			}
 		})
+	}
+}
+
+// firstScreen is what a reader sees of a study before scrolling, at
+// 1280×1024: the status line and the answers.
+type firstScreen struct {
+	Status string  `json:"status"`
+	Height float64 `json:"height"`
+	Items  []struct {
+		Text   string  `json:"text"`
+		Bottom float64 `json:"bottom"`
+	} `json:"items"`
+}
+
+func (f firstScreen) texts() []string {
+	var out []string
+	for _, it := range f.Items {
+		out = append(out, it.Text)
+	}
+	return out
+}
+
+func readFirstScreen(t *testing.T, page string) firstScreen {
+	t.Helper()
+	ctx := browser(t)
+	js := `(() => {
+		const s = document.getElementById('answers');
+		if (!s) return {status: '', height: window.innerHeight, items: []};
+		const items = Array.from(s.querySelectorAll('li')).map(li => ({text: li.innerText.trim(), bottom: li.getBoundingClientRect().bottom + window.scrollY}));
+		let status = '';
+		for (const el of s.querySelectorAll('*')) {
+			if (el.innerText && el.innerText.includes('Study status:') && el.children.length <= 1) { status = el.innerText.trim(); break; }
+		}
+		return {status: status, height: window.innerHeight, items: items};
+	})()`
+	var fs firstScreen
+	if err := chromedp.Run(ctx, chromedp.EmulateViewport(1280, 1024), chromedp.Navigate("file://"+page), chromedp.Evaluate(js, &fs)); err != nil {
+		t.Fatalf("reading %s in Chromium: %v", page, err)
+	}
+	return fs
+}
+
+// answerOf is the study's answer to the first question of kind k.
+func answerOf(t *testing.T, s *study.Study, k study.Kind) *study.Answer {
+	t.Helper()
+	for i := range s.Answers {
+		if s.Answers[i].Question.Kind == k {
+			return &s.Answers[i]
+		}
+	}
+	t.Fatalf("no answer of kind %s", k)
+	return nil
+}
+
+// 001: the current release against the previous one at every user level
+// and in the soak, with the previous release's averages; the planted leak
+// found in the current release's soak and named.
+func planted001(t *testing.T, s *study.Study, answers string) {
+	rel := answerOf(t, s, study.Release)
+	if len(rel.Release) != 5 {
+		t.Errorf("release comparison over %d groups, want the 4 user levels and the soak: %s", len(rel.Release), rel.Line)
+	}
+	for _, r := range rel.Release {
+		if !strings.HasPrefix(r.Base, "previous release") || !strings.HasPrefix(r.Cand, "current release") {
+			t.Errorf("%s compares %s with %s", r.Group, r.Cand, r.Base)
+		}
+	}
+	if !strings.Contains(answers, "Current release against previous release") || !strings.Contains(answers, " ms, ") {
+		t.Errorf("the release answer lacks the previous release's numbers:\n%s", answers)
+	}
+	soak := answerOf(t, s, study.SoakQ)
+	var cur, prev *study.SoakRun
+	for i := range soak.Soak {
+		switch {
+		case strings.HasPrefix(soak.Soak[i].Run, "current"):
+			cur = &soak.Soak[i]
+		case strings.HasPrefix(soak.Soak[i].Run, "previous"):
+			prev = &soak.Soak[i]
+		}
+	}
+	if cur == nil || prev == nil {
+		t.Fatalf("soaks %+v", soak.Soak)
+	}
+	if !cur.Drifting || soak.Outcome != study.Failed {
+		t.Errorf("the planted leak was not found: current release's soak %+v, outcome %s", cur, soak.Outcome)
+	}
+	if !strings.Contains(answers, "Current release, soak: drifting") || !strings.Contains(answers, "memory of mod-circulation grew") {
+		t.Errorf("the answers do not name the leak:\n%s", answers)
+	}
+}
+
+// 002: clients per instance within the targets, per workload, from each
+// workload's own runs; the browse errors carried in as causes.
+func planted002(t *testing.T, s *study.Study, answers string) {
+	for i, w := range []string{"upload", "browse"} {
+		a := s.Answers[i]
+		if a.Question.Workload != w || len(a.Capacity) != 1 {
+			t.Fatalf("answer %d: workload %q, %d rows", i+1, a.Question.Workload, len(a.Capacity))
+		}
+		for _, p := range a.Capacity[0].Points {
+			if !strings.HasPrefix(p.Run, w) {
+				t.Errorf("%s's capacity has a point of %s", w, p.Run)
+			}
+		}
+		if !strings.Contains(answers, strings.ToUpper(w[:1])+w[1:]+": ") {
+			t.Errorf("no answer for %s:\n%s", w, answers)
+		}
+	}
+	for _, r := range s.Runs {
+		if r.ErrorPct == 0 {
+			continue
+		}
+		found := false
+		for _, c := range s.Causes {
+			found = found || (c.Run == r.Name && len(c.Errors) > 0)
+		}
+		if !found {
+			t.Errorf("%s has %.2f %% errors but no causes", r.Name, r.ErrorPct)
+		}
+	}
+}
+
+// 003: the knee per log configuration, and the manager's 8-call limit
+// named where nothing saturated (or the generator named where it was what
+// limited the sweep).
+func planted003(t *testing.T, s *study.Study, answers string) {
+	a := answerOf(t, s, study.CapacityQ)
+	if len(a.Capacity) != 3 {
+		t.Fatalf("capacity rows %d, want one per log configuration", len(a.Capacity))
+	}
+	limit, gen := 0, 0
+	for _, r := range a.Capacity {
+		if r.Limit != nil && r.Limit.Value == 8 {
+			limit++
+		}
+		if r.GeneratorLimited {
+			gen++
+		}
+	}
+	if limit == 0 && gen < len(a.Capacity) {
+		t.Errorf("no configuration's knee is matched with the 8-call limit:\n%s", answers)
+	}
+	if limit > 0 && !strings.Contains(answers, "the configured limit manager calls at once (8)") && !strings.Contains(answers, "the configured limit manager calls at once (8) lies within one step of the knee") {
+		t.Errorf("the limit is not named in the answers:\n%s", answers)
+	}
+}
+
+// 004: whether the data import starves check-in/check-out, and whether
+// the repeats agree.
+func planted004(t *testing.T, s *study.Study, answers string) {
+	in := answerOf(t, s, study.Interference)
+	if len(in.Interference) != 4 {
+		t.Fatalf("interference measured in %d runs, want 4", len(in.Interference))
+	}
+	for _, ir := range in.Interference {
+		if ir.Workload != "circulation" || ir.Other != "data-import" || ir.Windows[1].Requests == 0 {
+			t.Errorf("%s: %s during %s: %+v", ir.Run, ir.Workload, ir.Other, ir.Windows)
+		}
+		if ir.Planned == 0 || ir.Started > ir.Planned {
+			t.Errorf("%s: the import's work, %d of %d planned", ir.Run, ir.Started, ir.Planned)
+		}
+	}
+	if !strings.Contains(answers, "Yes: ") && !strings.Contains(answers, "No: ") {
+		t.Errorf("the interference answer says neither yes nor no:\n%s", answers)
+	}
+	rep := answerOf(t, s, study.Repeatability)
+	if len(rep.Repeats) != 1 || len(rep.Repeats[0].Runs) != 4 {
+		t.Errorf("repeats %+v", rep.Repeats)
 	}
 }

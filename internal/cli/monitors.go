@@ -125,6 +125,11 @@ func parseMonitorFlags(flags []string) ([]plan.MonitorTarget, error) {
 					t.Targets = strings.Split(v, "|")
 				case "interval":
 					t.Interval, err = plan.ParseDuration(v)
+				case "role":
+					if _, ok := mondata.ParseRole(v); !ok {
+						err = fmt.Errorf("unknown role %q (sut, system_under_test, generator, database, balancer)", v)
+					}
+					t.Role = v
 				default:
 					if optionKind(t.Kind) {
 						// The kind checks its own keys (url, recipe, filter…);
@@ -143,7 +148,7 @@ func parseMonitorFlags(flags []string) ([]plan.MonitorTarget, error) {
 						t.Options[k] = v
 						break
 					}
-					return nil, fmt.Errorf("--monitor %q: unknown key %q (name, pid, pid_file, match, children, path, dsn, url, targets, series, interval)", fl, k)
+					return nil, fmt.Errorf("--monitor %q: unknown key %q (name, pid, pid_file, match, children, path, dsn, url, targets, series, interval, role)", fl, k)
 				}
 				if err != nil {
 					return nil, fmt.Errorf("--monitor %q: %s: %w", fl, k, err)

@@ -17,12 +17,17 @@ func TestParseMonitorFlags(t *testing.T) {
 		len(got[2].Series) != 2 || got[2].Interval != 5*time.Second {
 		t.Errorf("parsed %+v", got)
 	}
+	// role= says what the target is to the test, as a plan's role: does.
+	if r, err := parseMonitorFlags([]string{"host:name=generator-host,role=generator"}); err != nil || len(r) != 1 || r[0].Role != "generator" {
+		t.Errorf("role: %+v, %v", r, err)
+	}
 	for _, c := range []struct{ in, want string }{
 		{"proces:name=x", "unknown kind"},
 		{"process:name=x", "match"},
 		{"process:match", "not key=value"},
 		{"process:match=x,colour=red", `unknown key "colour"`},
 		{"process:pid=abc", "pid"},
+		{"host:name=gen,role=driver", `unknown role "driver"`},
 	} {
 		if _, err := parseMonitorFlags([]string{c.in}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want %q", c.in, err, c.want)

@@ -145,7 +145,7 @@ workloads:
 	must("0", "export", path("run"), "-o", path("export-parquet"))
 	must("01", "compare", path("run"), path("merged"), "-o", path("compare"))
 	study := write("study.yaml", fmt.Sprintf("title: secrets\nruns:\n  - {dir: %s, role: baseline}\n  - {dir: %s, role: candidate}\n", path("run"), path("merged")))
-	must("01", "study", study, "-o", path("study"))
+	must("013", "study", study, "-o", path("study"))
 
 	// A JMeter results file whose URLs and failure messages hold secrets.
 	var jtl strings.Builder

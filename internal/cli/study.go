@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -19,16 +20,20 @@ func newStudyCmd(st *State) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "study STUDY.yaml -o DIR",
-		Short: "One document about several runs: roles, per-label Δ against the baseline, resources, repeat spread, conclusions",
+		Short: "One document about several runs that answers the study's questions: a status, one answer per question, the tables behind them",
 		Long: `Build one study document from several run directories listed in a study
 file with their roles (baseline, candidate, repeat, configuration, soak) and
 the study's context (description, system, environment, method, hypothesis).
-The document has a runs table, per-label tables across all runs side by side
-with Δ against the baseline and the significance verdict, CPU and memory per
-monitored service across runs, the spread of repeats (mean ± sd, coefficient
-of variation, outliers named) and one conclusions section; --notes merges
-hand-written findings and recommendations (a Markdown file with
-"## Findings" and "## Recommendations"). See docs/study.md.`,
+The runs carry the factors they vary (release, workload, config, repeat,
+users, rate) and the study names its questions (release, capacity,
+configurations, repeatability, soak, interference), each with its
+expectation; without questions they are inferred from the runs. The
+document opens with the study status (PASSED, FAILED or INCONCLUSIVE, with
+why) and one answer per question; runs are compared only within their group
+(same workload and load). The console prints the same, and the exit code
+follows the status: 0 passed, 1 failed, 3 inconclusive, 2 on error.
+--notes merges hand-written findings and recommendations (a Markdown file
+with "## Findings" and "## Recommendations"). See docs/study.md.`,
 		Example: `  plateau study study.yaml -o reports/release-1.5
   plateau study study.yaml -o out --notes notes.md --format html,md`,
 		Args: cobra.ExactArgs(1),
@@ -57,19 +62,42 @@ hand-written findings and recommendations (a Markdown file with
 			if err != nil {
 				return fmt.Errorf("study: %w", err)
 			}
-			for _, c := range s.Conclusions {
-				fmt.Fprintln(st.Stdout, c)
-			}
 			for _, f := range files {
 				if !strings.HasSuffix(f, ".svg") {
 					fmt.Fprintln(st.Stdout, f)
 				}
 			}
-			return nil
+			printStudy(st.Stdout, s)
+			return studyErr(s)
 		},
 	}
 	cmd.Flags().StringVarP(&outDir, "output", "o", "", "directory for study.html, study.md, study.json, study-junit.xml")
 	cmd.Flags().StringVar(&notes, "notes", "", "Markdown file with ## Findings and ## Recommendations to merge into the conclusions")
 	cmd.Flags().StringSliceVar(&formats, "format", nil, "formats to write: html, md, json, junit (comma-separated; default all)")
 	return cmd
+}
+
+// printStudy prints a study's status and one line per answer, as the
+// document opens.
+func printStudy(w io.Writer, s *study.Study) {
+	fmt.Fprintf(w, "\nstudy status: %s — %s\n", s.Status.Word(), s.StatusWhy)
+	for _, a := range s.Answers {
+		fmt.Fprintf(w, "  %-12s %s: %s\n", a.Outcome.Word(), a.Question.Kind, a.Line)
+		if a.ConfidenceWhy != "" {
+			fmt.Fprintf(w, "  %-12s confidence %s: %s\n", "", a.Confidence, a.ConfidenceWhy)
+		}
+	}
+}
+
+// studyErr maps the study's status to the exit code as a run's test
+// status does: failed exits 1, inconclusive as a run whose load was not
+// held.
+func studyErr(s *study.Study) error {
+	switch s.Status {
+	case study.Failed:
+		return ErrSLAFailed
+	case study.Inconclusive:
+		return &notHeldError{verdict: "inconclusive", why: s.StatusWhy}
+	}
+	return nil
 }

@@ -21,12 +21,21 @@ func TestStudyCommand(t *testing.T) {
 	sf := filepath.Join(root, "study.yaml")
 	os.WriteFile(sf, []byte("title: t\nruns:\n  - {dir: base, role: baseline}\n  - {dir: new, role: candidate, name: new build}\n"), 0o644)
 	out := filepath.Join(root, "out")
+	// The new build is 40 % slower: the inferred release question fails,
+	// the study is FAILED and exits 1, as a run whose SLA failed.
 	code, stdout, stderr := runCLI(t, "study", sf, "-o", out)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
+	if code != ExitSLAFailed {
+		t.Fatalf("exit %d, want %d: %s", code, ExitSLAFailed, stderr)
 	}
-	if !strings.Contains(stdout, "New build: all requests slower than") {
-		t.Fatalf("stdout lacks the conclusion:\n%s", stdout)
+	if !strings.Contains(stdout, "study status: FAILED") || !strings.Contains(stdout, "FAILED       release: new build against lar-cave read allergies (base): slower at read, 8 users (") {
+		t.Fatalf("stdout lacks the status and the answer:\n%s", stdout)
+	}
+	// The same runs the other way round: the candidate is faster, which is
+	// a pass, not a failure.
+	os.WriteFile(sf, []byte("title: t\nruns:\n  - {dir: new, role: baseline}\n  - {dir: base, role: candidate, name: fixed build}\n"), 0o644)
+	code, stdout, stderr = runCLI(t, "study", sf, "-o", out)
+	if code != 0 || !strings.Contains(stdout, "study status: PASSED") {
+		t.Fatalf("exit %d: %s\n%s", code, stdout, stderr)
 	}
 	for _, f := range []string{"study.html", "study.md", "study.json", "study-junit.xml"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {

@@ -30,24 +30,15 @@ type Capacity struct {
 // runCapacity is the run report's own capacity analysis of one run
 // (analysis.Capacity, the same knee the run's report names); ok is false
 // when the run has no load steps.
-func runCapacity(name string, d *analysis.Dataset, sum *analysis.Summary) (Capacity, bool) {
-	cr := analysis.Capacity(d, sum, nil)
+func runCapacity(name string, m *member) (Capacity, bool) {
+	cr := m.cap
 	if cr.Skip != analysis.CapacityDone {
 		return Capacity{}, false
 	}
 	if cr.Err != nil {
 		return Capacity{Run: name, Knee: fmt.Sprintf("no analysis: %v", cr.Err)}, true
 	}
-	return capacityFrom(name, cr.Knee, len(sum.SLA) > 0), true
-}
-
-// capacityOf runs the knee analysis over points.
-func capacityOf(name string, pts []knee.Point, k knee.LoadKind) (Capacity, bool) {
-	res, err := knee.Analyze(pts, knee.Options{Kind: k})
-	if err != nil {
-		return Capacity{Run: name, Knee: fmt.Sprintf("no analysis: %v", err)}, true
-	}
-	return capacityFrom(name, res, true), true
+	return capacityFrom(name, cr.Knee, len(m.sum.SLA) > 0), true
 }
 
 // capacityFrom is a knee analysis's result as the study states it; without

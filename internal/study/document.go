@@ -1,11 +1,14 @@
 package study
 
 import (
+	"bytes"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +16,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/report"
+	"github.com/plateau-perf/plateau/internal/report/chart"
 	"github.com/plateau-perf/plateau/internal/report/doc"
 	"github.com/plateau-perf/plateau/internal/report/html"
 	"github.com/plateau-perf/plateau/internal/report/markdown"
@@ -28,10 +32,17 @@ const (
 	JUnitFile    = "study-junit.xml"
 )
 
-// Document lays the study out for the report's writers.
+// Document lays the study out for the report's writers: the status and
+// one answer per question first, the validity banner, the causes, then
+// the tables the answers stand on.
 func Document(s *Study, now time.Time, tool string) *doc.Document {
 	d := &doc.Document{Title: s.Title, Generated: now.UTC().Truncate(time.Second), Tool: tool,
-		Subtitle: fmt.Sprintf("%d runs · baseline %s", len(s.Runs), s.Baseline)}
+		Subtitle: fmt.Sprintf("%d runs · %d questions · baseline %s", len(s.Runs), len(s.Answers), s.Baseline)}
+	d.Status = doc.Verdict{Level: outcomeLevel(s.Status), Text: report.Sentence(s.Status.Word() + ": " + s.StatusWhy)}
+	d.Sections = append(d.Sections, answersSection(s))
+	if v := validitySection(s); v != nil {
+		d.Sections = append(d.Sections, *v)
+	}
 	ctx := doc.Section{ID: "context", Title: "Context"}
 	for _, p := range []struct{ lead, text string }{{"", s.Description}, {"Method", s.Method}, {"Hypothesis", s.Hypothesis}} {
 		if p.text != "" {
@@ -55,56 +66,79 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 		}
 		ctx.Blocks = append(ctx.Blocks, t)
 	}
+	if len(s.Limits) > 0 {
+		t := &doc.Table{Caption: "Configured limits", Columns: []doc.Column{{Name: "Limit"}, {Name: "Value", Align: doc.Right}}}
+		for _, l := range s.Limits {
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: l.Name}, {Text: num(l.Value)}}})
+		}
+		ctx.Blocks = append(ctx.Blocks, t)
+	}
 	if len(ctx.Blocks) > 0 {
 		d.Sections = append(d.Sections, ctx)
 	}
+	d.Sections = append(d.Sections, evidenceSection(s))
+	if c := causesSection(s); c != nil {
+		d.Sections = append(d.Sections, *c)
+	}
 
+	flagged := map[string]bool{}
+	for _, v := range s.Validity {
+		flagged[v.Run] = true
+	}
+	mark := func(name string) string {
+		if flagged[name] {
+			return name + " " + text.BannerMark
+		}
+		return name
+	}
 	runs := doc.Section{ID: report.SecRuns, Title: "Runs"}
-	rt := &doc.Table{Columns: []doc.Column{{Name: "Run"}, {Name: "Role"}, {Name: "Load"}, {Name: "Duration (s)", Align: doc.Right},
+	rt := &doc.Table{Columns: []doc.Column{{Name: "Run"}, {Name: "Role"}, {Name: "Group"}, {Name: "Compared with"}, {Name: "Duration (s)", Align: doc.Right},
 		{Name: "Requests", Align: doc.Right}, {Name: "Throughput (req/s)", Align: doc.Right}, {Name: "Error %", Align: doc.Right},
 		{Name: "Average (ms)", Align: doc.Right}, {Name: "p95 (ms)", Align: doc.Right}, {Name: "Verdict"}}}
 	for _, r := range s.Runs {
-		rt.Rows = append(rt.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Name}, {Text: r.Role}, {Text: r.Load}, {Text: f1(r.DurationS)},
-			{Text: strconv.FormatInt(r.Requests, 10)}, {Text: f2(r.ThroughputRPS)}, {Text: f2(r.ErrorPct)}, {Text: f1(r.MeanMs)}, {Text: f1(r.P95Ms)}, {Text: r.Verdict}}})
+		cw := r.ComparedWith
+		if cw == "" {
+			cw = "—"
+		}
+		rt.Rows = append(rt.Rows, doc.Row{Cells: []doc.Cell{{Text: mark(r.Name)}, {Text: r.Role}, {Text: r.Group}, {Text: cw}, {Text: f1(r.DurationS)},
+			{Text: strconv.FormatInt(r.Requests, 10)}, {Text: f2(r.ThroughputRPS)}, {Text: f2(r.ErrorPct)}, {Text: msCell(r.MeanMs)}, {Text: msCell(r.P95Ms)}, {Text: r.Verdict}}})
 	}
 	runs.Blocks = append(runs.Blocks, rt)
+	if len(flagged) > 0 {
+		runs.Blocks = append(runs.Blocks, &doc.Para{Note: true, Text: report.Sentence(text.BannerMark + text.NoteMarkRun)})
+	}
 	d.Sections = append(d.Sections, runs)
-	if s.Kind == string(compare.Series) {
+	for i, sr := range s.Series {
 		var rs []compare.RunStats
-		for _, r := range s.Runs {
-			rs = append(rs, compare.RunStats{Name: r.Name, Load: r.Load, Users: r.users, Rate: r.rate,
+		for _, j := range sr.idx {
+			r := s.Runs[j]
+			rs = append(rs, compare.RunStats{Name: mark(r.Name), Load: r.Load, Users: r.users, Rate: r.rate,
 				Stats: core.LabelStats{MeanMs: r.MeanMs, P95Ms: r.P95Ms, ThroughputRPS: r.ThroughputRPS, ErrorPct: r.ErrorPct}})
 		}
 		if sp, err := compare.Summarize(rs); err == nil {
 			sec := report.SeriesSection(&sp)
-			sec.ID = "series"
+			sec.ID = fmt.Sprintf("series-%d", i+1)
+			sec.Title = "Load series: " + sr.Name
+			// One page may hold several series: each chart gets its own
+			// name (its Markdown file) and clip-path id.
+			for _, b := range sec.Blocks {
+				if f, ok := b.(*doc.Figure); ok {
+					id := fmt.Sprintf("study-series-%d", i+1)
+					f.SVG = bytes.ReplaceAll(f.SVG, []byte(f.Name), []byte(id))
+					f.Name = id
+				}
+			}
 			d.Sections = append(d.Sections, sec)
 		}
 	}
-
-	if len(s.Capacity) > 0 {
-		sec := doc.Section{ID: report.SecCapacity, Title: "Capacity side by side"}
-		t := &doc.Table{Columns: []doc.Column{{Name: "Run"}, {Name: "Knee load", Align: doc.Right}, {Name: "USL peak load", Align: doc.Right},
-			{Name: "USL peak (req/s)", Align: doc.Right}, {Name: "Highest load meeting the SLA", Align: doc.Right}, {Name: "Knee"}}}
-		num := func(v float64) string {
-			if v == 0 {
-				return "—"
-			}
-			return strconv.FormatFloat(v, 'f', -1, 64)
-		}
-		for _, c := range s.Capacity {
-			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: c.Run}, {Text: num(c.KneeLoad)}, {Text: num(c.USLPeakLoad)}, {Text: num(c.USLPeakRPS)},
-				{Text: num(c.MaxLoadMeetingSLA)}, {Text: report.Sentence(c.Knee)}}})
-		}
-		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence("the knee, USL fit and SLA limit are the run report's capacity analysis (analysis/knee) over each run's load steps; \"all runs\" treats a load series' runs as the steps of one sweep")})
-		d.Sections = append(d.Sections, sec)
+	if sec := capacitySection(s); sec != nil {
+		d.Sections = append(d.Sections, *sec)
 	}
 	res := doc.Section{ID: report.SecResults, Title: "Per label, all runs"}
-	res.Blocks = append(res.Blocks, &doc.Para{Note: true, Text: report.Sentences("Δ is the run's average minus the baseline's ("+s.Baseline+"), in per cent",
-		"a difference is called faster or slower only when it is beyond run-to-run noise and at least 3 % of the baseline (docs/analysis-methods.md)")})
+	res.Blocks = append(res.Blocks, &doc.Para{Note: true, Text: report.Sentences(text.NoteCompared, fmt.Sprintf(text.NoteSignificance, compare.DefaultMinEffectPct))})
 	cols := []doc.Column{{Name: "Label"}}
 	for _, r := range s.Runs {
-		cols = append(cols, doc.Column{Name: r.Name + " avg / p95 (ms)", Align: doc.Right}, doc.Column{Name: r.Name + " Δ"})
+		cols = append(cols, doc.Column{Name: mark(r.Name) + " avg / p95 (ms)", Align: doc.Right}, doc.Column{Name: r.Name + " Δ"})
 	}
 	lt := &doc.Table{Columns: cols}
 	for _, l := range s.Labels {
@@ -118,17 +152,17 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 				row.Cells = append(row.Cells, doc.Cell{Text: "—"}, doc.Cell{Text: ""})
 				continue
 			}
-			v := doc.Cell{Text: "baseline"}
+			v := doc.Cell{Text: "—"}
 			if c.Verdict != "" {
-				v = doc.Cell{Text: signedPct(c.DeltaPct) + " " + string(c.Verdict)}
-				switch compare.Verdict(c.Verdict) {
+				v = doc.Cell{Text: signed(c.DeltaPct) + " " + verdictWords(c.Verdict) + " (vs " + c.Against + ")"}
+				switch c.Verdict {
 				case compare.Faster:
 					v.Level = doc.OK
 				case compare.Slower:
 					v.Level = doc.Fail
 				}
 			}
-			row.Cells = append(row.Cells, doc.Cell{Text: f1(c.MeanMs) + " / " + f1(c.P95Ms)}, v)
+			row.Cells = append(row.Cells, doc.Cell{Text: msCell(c.MeanMs) + " / " + msCell(c.P95Ms)}, v)
 		}
 		lt.Rows = append(lt.Rows, row)
 	}
@@ -137,13 +171,17 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 
 	rsec := doc.Section{ID: report.SecResources, Title: "Resources across runs"}
 	if len(s.Resources) == 0 {
-		rsec.Blocks = append(rsec.Blocks, &doc.Para{Note: true, Text: report.Sentence("no run has monitor data (plateau run --monitor …, or plateau import of vmstat/jstat/docker stats)")})
+		rsec.Blocks = append(rsec.Blocks, &doc.Para{Note: true, Text: report.Sentence(text.NoteNoMonitor)})
 	}
 	for _, t := range s.Resources {
-		tt := &doc.Table{Caption: t.Target, Columns: []doc.Column{{Name: "Run"}, {Name: "CPU mean %", Align: doc.Right}, {Name: "CPU max %", Align: doc.Right},
+		cap := t.Target
+		if t.Role == "generator" {
+			cap += " (the load generator)"
+		}
+		tt := &doc.Table{Caption: cap, Columns: []doc.Column{{Name: "Run"}, {Name: "CPU mean %", Align: doc.Right}, {Name: "CPU max %", Align: doc.Right},
 			{Name: "Memory mean (MB)", Align: doc.Right}, {Name: "Memory max (MB)", Align: doc.Right}}}
 		for _, r := range t.Runs {
-			c := []doc.Cell{{Text: r.Run}, {Text: "—"}, {Text: "—"}, {Text: "—"}, {Text: "—"}}
+			c := []doc.Cell{{Text: mark(r.Run)}, {Text: "—"}, {Text: "—"}, {Text: "—"}, {Text: "—"}}
 			if r.HasCPU {
 				c[1].Text, c[2].Text = f1(r.CPUMeanPct), f1(r.CPUMaxPct)
 			}
@@ -154,6 +192,9 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 		}
 		rsec.Blocks = append(rsec.Blocks, tt)
 	}
+	for i, rc := range s.charts {
+		rsec.Blocks = append(rsec.Blocks, rc.figure(i))
+	}
 	d.Sections = append(d.Sections, rsec)
 
 	if sp := s.Repeats; sp != nil {
@@ -162,7 +203,7 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 			{Name: "CV %", Align: doc.Right}, {Name: "Outliers"}}}
 		out := outlierClause(sp.Outliers)
 		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: strings.Join(sp.Runs, ", ")}, {Text: f1(sp.MeanMs) + " ± " + f1(sp.SDMs)}, {Text: f1(sp.CVPct)}, {Text: out}}})
-		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence("an outlier is further from the median than 3 scaled median absolute deviations and 5 % of the median")})
+		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence(text.NoteOutlier)})
 		d.Sections = append(d.Sections, sec)
 	}
 
@@ -186,8 +227,275 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 		con.Blocks = append(con.Blocks, &doc.Heading{Text: n.title}, nl)
 	}
 	d.Sections = append(d.Sections, con)
-	d.Status = doc.Verdict{Level: doc.Info, Text: report.Sentence(fmt.Sprintf("study of %d runs against %s", len(s.Runs), s.Baseline))}
 	return d
+}
+
+// msCell is a time in a table cell: whole ms from 100 ms, as the
+// references print them; finer below, where whole ms would read 0 or 1.
+func msCell(v float64) string { return fms(v) }
+
+func outcomeLevel(o Outcome) doc.Level {
+	switch o {
+	case Passed:
+		return doc.OK
+	case Failed:
+		return doc.Fail
+	}
+	return doc.Warn
+}
+
+// answersSection is the first screen: one line per question.
+func answersSection(s *Study) doc.Section {
+	sec := doc.Section{ID: "answers", Title: "Answers"}
+	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: outcomeLevel(s.Status), Text: fmt.Sprintf(text.StatusLine, s.Status.Word(), report.Sentence(s.StatusWhy))})
+	l := &doc.List{}
+	for _, a := range s.Answers {
+		t := report.Sentence(a.Line)
+		if a.Confidence != text.ConfHigh {
+			t += " " + report.Sentence(fmt.Sprintf(text.ConfidenceLine, a.Confidence, a.ConfidenceWhy))
+		}
+		k := a.Question.Kind.words()
+		l.Items = append(l.Items, doc.Item{Level: outcomeLevel(a.Outcome), Lead: a.Outcome.Word() + " — " + strings.ToUpper(k[:1]) + k[1:], Text: t})
+	}
+	if len(s.Answers) == 0 {
+		l.Items = append(l.Items, doc.Item{Level: doc.Warn, Text: report.Sentence(text.NoQuestions)})
+	}
+	sec.Blocks = append(sec.Blocks, l)
+	return sec
+}
+
+// validitySection is the banner naming the runs to read with care.
+func validitySection(s *Study) *doc.Section {
+	if len(s.Validity) == 0 {
+		return nil
+	}
+	runs := map[string]bool{}
+	for _, v := range s.Validity {
+		runs[v.Run] = true
+	}
+	sec := doc.Section{ID: "validity", Title: "Validity"}
+	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: report.Sentence(fmt.Sprintf(text.BannerTitle, len(runs), len(s.Runs)))})
+	l := &doc.List{}
+	for _, v := range s.Validity {
+		var t string
+		switch v.Kind {
+		case IssueGenerator:
+			t = fmt.Sprintf(text.BannerGenerator, v.Run, v.Text)
+		case IssueLoad:
+			t = fmt.Sprintf(text.BannerLoad, v.Run, v.Text)
+		default:
+			t = fmt.Sprintf(text.BannerOutlier, v.Run, v.Text)
+		}
+		switch {
+		case v.More == 1:
+			t += text.BannerMoreOne
+		case v.More > 1:
+			t += fmt.Sprintf(text.BannerMore, v.More)
+		}
+		l.Items = append(l.Items, doc.Item{Level: doc.Warn, Text: report.Sentence(t)})
+	}
+	sec.Blocks = append(sec.Blocks, l)
+	return &sec
+}
+
+// evidenceSection gives each question its evidence, one sentence each.
+func evidenceSection(s *Study) doc.Section {
+	sec := doc.Section{ID: "evidence", Title: "How each question was answered"}
+	for _, a := range s.Answers {
+		sec.Blocks = append(sec.Blocks, &doc.Heading{Text: a.Question.Text})
+		l := &doc.List{}
+		for _, e := range a.Evidence {
+			l.Items = append(l.Items, doc.Item{Text: report.Sentence(e)})
+		}
+		if len(a.Evidence) == 0 {
+			l.Items = append(l.Items, doc.Item{Text: report.Sentence(a.Line)})
+		}
+		sec.Blocks = append(sec.Blocks, l)
+		if a.Question.Inferred {
+			sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: report.Sentence(text.NoteInferred)})
+		}
+		if t := releaseTable(a); t != nil {
+			sec.Blocks = append(sec.Blocks, t)
+		}
+		if t := interferenceTable(a); t != nil {
+			sec.Blocks = append(sec.Blocks, t)
+		}
+	}
+	return sec
+}
+
+// releaseTable is a release answer's rows: each matching level, its
+// averages and Δ.
+func releaseTable(a Answer) *doc.Table {
+	if len(a.Release) == 0 {
+		return nil
+	}
+	t := &doc.Table{Caption: "Release comparison per matching workload and load (average response time, ms)", Columns: []doc.Column{{Name: "Group"}, {Name: "Label"},
+		{Name: "Baseline run"}, {Name: "Average", Align: doc.Right}, {Name: "Candidate run"}, {Name: "Average", Align: doc.Right},
+		{Name: "Delta, ms", Align: doc.Right}, {Name: "Delta, %", Align: doc.Right}, {Name: "Verdict"}}}
+	for _, r := range a.Release {
+		for _, row := range append(slices.Clone(r.Labels), r.Total) {
+			label := row.Label
+			if label == core.TotalLabel {
+				label = "all requests"
+			}
+			v := doc.Cell{Text: verdictWords(row.Verdict)}
+			switch row.Verdict {
+			case compare.Faster:
+				v.Level = doc.OK
+			case compare.Slower:
+				v.Level = doc.Fail
+			}
+			t.Rows = append(t.Rows, doc.Row{Total: row.Label == core.TotalLabel, Cells: []doc.Cell{{Text: r.Group}, {Text: label}, {Text: r.Base},
+				{Text: msCell(row.BaseMeanMs)}, {Text: r.Cand}, {Text: msCell(row.NewMeanMs)}, {Text: signedMs(row.DeltaMs)}, {Text: signed(row.DeltaPct)}, v}})
+		}
+	}
+	return t
+}
+
+func signedMs(v float64) string {
+	s := fms(math.Abs(v))
+	if s == "0.00" {
+		return "0"
+	}
+	if v < 0 {
+		return "−" + s
+	}
+	return "+" + s
+}
+
+// interferenceTable is an interference answer's windows per run.
+func interferenceTable(a Answer) *doc.Table {
+	if len(a.Interference) == 0 {
+		return nil
+	}
+	t := &doc.Table{Caption: "The disturbed workload before, during and after the other", Columns: []doc.Column{{Name: "Run"}, {Name: "Window"},
+		{Name: "Requests", Align: doc.Right}, {Name: "Average (ms)", Align: doc.Right}, {Name: "Error %", Align: doc.Right}}}
+	names := []string{"before", "during", "after"}
+	for _, ir := range a.Interference {
+		for i, w := range ir.Windows {
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: ir.Run}, {Text: names[i] + " " + ir.Other}, {Text: strconv.FormatInt(w.Requests, 10)},
+				{Text: msCell(w.MeanMs)}, {Text: f2(w.ErrorPct)}}})
+		}
+	}
+	return t
+}
+
+// causesSection is each run's bottleneck by role and its top errors per
+// call.
+func causesSection(s *Study) *doc.Section {
+	if len(s.Causes) == 0 {
+		return nil
+	}
+	sec := doc.Section{ID: "causes", Title: "Causes"}
+	t := &doc.Table{Caption: "What each run's own analysis found behind its figures", Columns: []doc.Column{{Name: "Run"}, {Name: "Busiest or saturated component"}, {Name: "Role"}, {Name: "Top errors per call"}}}
+	for _, c := range s.Causes {
+		bn := "—"
+		if b := c.Bottleneck; b != nil {
+			state := "busiest, not saturated"
+			if b.Saturated {
+				state = "saturated"
+			}
+			bn = fmt.Sprintf("%s %s at %s of capacity (%s, %s)", b.Component, b.Resource, pctWords(100*b.Utilisation), b.Phase, state)
+		}
+		var errs []string
+		for _, e := range c.Errors {
+			errs = append(errs, fmt.Sprintf("%s: %s", e.Label, errorsWords(e)))
+		}
+		et := strings.Join(errs, "; ")
+		if et == "" {
+			et = "none"
+		}
+		role := c.Role
+		if role == "" {
+			role = "—"
+		}
+		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: c.Run}, {Text: bn}, {Text: role}, {Text: et}}})
+	}
+	sec.Blocks = append(sec.Blocks, t)
+	return &sec
+}
+
+// capacitySection is the capacity answers' rows side by side, and the
+// stepped runs' own knee analyses.
+func capacitySection(s *Study) *doc.Section {
+	var rows []CapacityRow
+	seen := map[string]bool{}
+	for _, a := range s.Answers {
+		for _, r := range a.Capacity {
+			if !seen[r.Workload] {
+				seen[r.Workload] = true
+				rows = append(rows, r)
+			}
+		}
+	}
+	if len(rows) == 0 && len(s.Capacity) == 0 {
+		return nil
+	}
+	sec := doc.Section{ID: report.SecCapacity, Title: "Capacity side by side"}
+	if len(rows) > 0 {
+		t := &doc.Table{Caption: "Per workload and variant, from its own runs or steps only", Columns: []doc.Column{{Name: "Workload"}, {Name: "Loads tested"},
+			{Name: "Highest load within the requirements", Align: doc.Right}, {Name: "Knee", Align: doc.Right}, {Name: "Peak throughput (req/s)", Align: doc.Right}, {Name: "Limited by"}}}
+		for _, r := range rows {
+			var loads []string
+			for _, p := range r.Points {
+				l := num(p.Load)
+				if p.Generator || p.Invalid || p.OffTrend {
+					l += " " + text.BannerMark
+				}
+				loads = append(loads, l)
+			}
+			within := "—"
+			switch {
+			case r.MaxLoadMeetingSLA != nil:
+				within = num(*r.MaxLoadMeetingSLA) + " " + r.Unit
+			case r.WithinFrom != nil:
+				within = num(*r.WithinFrom) + "–" + num(*r.WithinTo) + " " + r.Unit + " (not the lowest)"
+			case r.HasSLA:
+				within = "none"
+			}
+			kn := "none"
+			if r.KneeLoad > 0 {
+				kn = num(r.KneeLoad) + " " + r.Unit
+			}
+			lim := limiterWords(r)
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Workload}, {Text: strings.Join(loads, ", ") + " " + r.Unit}, {Text: within}, {Text: kn}, {Text: rps(r.PeakRPS)}, {Text: lim}}})
+		}
+		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence(text.BannerMark + text.NoteMarkLoad)})
+		sec.Blocks = append(sec.Blocks, capacityCharts(rows)...)
+	}
+	if len(s.Capacity) > 0 {
+		t := &doc.Table{Caption: "Each stepped run's own capacity analysis", Columns: []doc.Column{{Name: "Run"}, {Name: "Knee load", Align: doc.Right}, {Name: "USL peak load", Align: doc.Right},
+			{Name: "USL peak (req/s)", Align: doc.Right}, {Name: "Highest load meeting the SLA", Align: doc.Right}, {Name: "Knee"}}}
+		n := func(v float64) string {
+			if v == 0 {
+				return "—"
+			}
+			return strconv.FormatFloat(v, 'f', -1, 64)
+		}
+		for _, c := range s.Capacity {
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: c.Run}, {Text: n(c.KneeLoad)}, {Text: n(c.USLPeakLoad)}, {Text: n(c.USLPeakRPS)},
+				{Text: n(c.MaxLoadMeetingSLA)}, {Text: report.Sentence(c.Knee)}}})
+		}
+		sec.Blocks = append(sec.Blocks, t)
+	}
+	return &sec
+}
+
+// limiterWords says what limits a capacity row's knee.
+func limiterWords(r CapacityRow) string {
+	switch r.Limiter {
+	case "generator":
+		return "the load generator"
+	case "configured limit":
+		return fmt.Sprintf("configured limit %s (%s)", r.Limit.Name, num(r.Limit.Value))
+	case "component":
+		return fmt.Sprintf("%s %s", r.Bottleneck.Component, strings.ToLower(r.Bottleneck.Resource))
+	}
+	if r.KneeLoad == 0 {
+		return "—"
+	}
+	return "not found"
 }
 
 func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
@@ -244,40 +552,66 @@ func Write(dir string, s *Study, d *doc.Document, formats []string) ([]string, e
 			return nil, fmt.Errorf("unknown format %q (html, md, json, junit)", f)
 		}
 	}
+	// Mask any literal secret value of a run left in a written file.
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("checking %s for secrets: %w", p, err)
+		}
+		changed := false
+		for _, r := range s.reds {
+			var c bool
+			if b, c = r.Bytes(b); c {
+				changed = true
+			}
+		}
+		if changed {
+			if err := rundir.WriteFileAtomic(p, b); err != nil {
+				return nil, fmt.Errorf("masking secrets in %s: %w", p, err)
+			}
+		}
+	}
 	return files, nil
 }
 
-// junit writes one test case per run and label compared with the
-// baseline; a significant slowdown is a failure.
+// junit writes one test case per question: a failed answer is a
+// failure, an inconclusive one is skipped with why (an expected
+// improvement is a pass, not a failure).
 func junit(s *Study) ([]byte, error) {
 	type failure struct {
+		Message string `xml:"message,attr"`
+		Text    string `xml:",chardata"`
+	}
+	type skipped struct {
 		Message string `xml:"message,attr"`
 	}
 	type tc struct {
 		Name      string   `xml:"name,attr"`
 		Classname string   `xml:"classname,attr"`
 		Failure   *failure `xml:"failure,omitempty"`
+		Skipped   *skipped `xml:"skipped,omitempty"`
+		SystemOut string   `xml:"system-out,omitempty"`
 	}
 	type suite struct {
 		XMLName  xml.Name `xml:"testsuite"`
 		Name     string   `xml:"name,attr"`
 		Tests    int      `xml:"tests,attr"`
 		Failures int      `xml:"failures,attr"`
+		Skipped  int      `xml:"skipped,attr"`
 		Cases    []tc     `xml:"testcase"`
 	}
 	st := suite{Name: "plateau study: " + s.Title}
-	for _, l := range s.Labels {
-		for _, c := range l.Cells {
-			if c.Verdict == "" {
-				continue
-			}
-			t := tc{Name: c.Run + ": " + l.Label, Classname: "study.vs_baseline"}
-			if c.Verdict == compare.Slower {
-				t.Failure = &failure{Message: fmt.Sprintf("slower than %s: average %s", s.Baseline, signedPct(c.DeltaPct))}
-				st.Failures++
-			}
-			st.Cases = append(st.Cases, t)
+	for _, a := range s.Answers {
+		t := tc{Name: a.Question.Text, Classname: "study." + string(a.Question.Kind), SystemOut: strings.Join(append([]string{a.Line}, a.Evidence...), "\n")}
+		switch a.Outcome {
+		case Failed:
+			t.Failure = &failure{Message: a.Line, Text: strings.Join(a.Evidence, "\n")}
+			st.Failures++
+		case Inconclusive:
+			t.Skipped = &skipped{Message: a.Line}
+			st.Skipped++
 		}
+		st.Cases = append(st.Cases, t)
 	}
 	st.Tests = len(st.Cases)
 	b, err := xml.MarshalIndent(st, "", "  ")
@@ -285,4 +619,40 @@ func junit(s *Study) ([]byte, error) {
 		return nil, fmt.Errorf("encoding junit: %w", err)
 	}
 	return append([]byte(xml.Header), append(b, '\n')...), nil
+}
+
+// capacityCharts draw throughput and average response time against load,
+// one line per workload and variant (a legend names each), for each load
+// unit the rows use.
+func capacityCharts(rows []CapacityRow) []doc.Block {
+	var out []doc.Block
+	for _, unit := range []string{"users", "req/s"} {
+		tput := &chart.Chart{ID: "study-capacity-tput-" + unitID(unit), Title: "Throughput against load", XKind: chart.Linear, XLabel: "Load (" + unit + ")",
+			Y: chart.Axis{Label: "Throughput (req/s)", Unit: "req/s"}}
+		avg := &chart.Chart{ID: "study-capacity-avg-" + unitID(unit), Title: "Average response time against load", XKind: chart.Linear, XLabel: "Load (" + unit + ")",
+			Y: chart.Axis{Label: "Average response time (ms)", Unit: "ms"}}
+		for _, r := range rows {
+			if r.Unit != unit || len(r.Points) < 2 {
+				continue
+			}
+			var x, t, m []float64
+			for _, p := range r.Points {
+				x, t, m = append(x, p.Load), append(t, p.ThroughputRPS), append(m, p.MeanMs)
+			}
+			tput.Series = append(tput.Series, chart.Series{Name: r.Workload, X: x, Y: t, Style: chart.LinePoints})
+			avg.Series = append(avg.Series, chart.Series{Name: r.Workload, X: x, Y: m, Style: chart.LinePoints})
+		}
+		if len(tput.Series) == 0 {
+			continue
+		}
+		out = append(out, &doc.Figure{Name: tput.ID, Title: tput.Title, SVG: tput.SVG()}, &doc.Figure{Name: avg.ID, Title: avg.Title, SVG: avg.SVG()})
+	}
+	return out
+}
+
+func unitID(u string) string {
+	if u == "req/s" {
+		return "rate"
+	}
+	return u
 }

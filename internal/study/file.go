@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -42,6 +43,13 @@ type File struct {
 	Method      string   `yaml:"method"`
 	Hypothesis  string   `yaml:"hypothesis"`
 	Runs        []RunRef `yaml:"runs"`
+	// Questions are what the study asks, each with its expectation; none
+	// named: inferred from the runs' roles and factors (InferQuestions).
+	Questions []Question `yaml:"-"`
+	// Limits are configured limits of the system under test (pool sizes,
+	// max connections, calls served at once), name → value: a knee that
+	// no saturated resource explains is matched against them.
+	Limits []Limit `yaml:"-"`
 	// Path is the study file's path; run directories are relative to it.
 	Path string `yaml:"-"`
 }
@@ -57,8 +65,32 @@ type RunRef struct {
 	// "release 1.4"); default: role and number for repeats, else the
 	// distinguishing setting (compare.Names).
 	Name string `yaml:"name"`
+	// Factors are what this run varies: release, workload, config,
+	// repeat (text) and users or rate (its load level). Left out, they
+	// are read from the run (its workloads and load) and its role.
+	Factors Factors `yaml:"-"`
 	// Line is where the run is declared in the study file.
 	Line int `yaml:"-"`
+}
+
+// Factors are the settings a run of a study varies; the zero value of
+// each means "not given".
+type Factors struct {
+	Release  string  `json:"release,omitempty"`
+	Workload string  `json:"workload,omitempty"`
+	Config   string  `json:"config,omitempty"`
+	Repeat   string  `json:"repeat,omitempty"`
+	Users    int     `json:"users,omitempty"`
+	Rate     float64 `json:"rate_per_s,omitempty"`
+}
+
+// factorKeys are the keys of a run's factors: mapping.
+var factorKeys = []string{"release", "workload", "config", "repeat", "users", "rate"}
+
+// Limit is one configured limit of the system under test.
+type Limit struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
 }
 
 // Error is a problem in a study file at a position.
@@ -179,8 +211,10 @@ func Parse(name string, src []byte) (*File, error) {
 						}
 					case "name":
 						str(rv, "name", &r.Name)
+					case "factors":
+						r.Factors = parseFactors(rv, bad)
 					default:
-						bad(rk, "unknown run key %q (dir, role, name)", rk.Value)
+						bad(rk, "unknown run key %q (dir, role, name, factors)", rk.Value)
 					}
 				}
 				if r.Dir == "" {
@@ -191,8 +225,12 @@ func Parse(name string, src []byte) (*File, error) {
 				}
 				f.Runs = append(f.Runs, r)
 			}
+		case "questions":
+			f.Questions = parseQuestions(v, bad)
+		case "limits":
+			f.Limits = parseLimits(v, bad)
 		default:
-			bad(k, "unknown key %q (title, description, system, environment, method, hypothesis, runs)", k.Value)
+			bad(k, "unknown key %q (title, description, system, environment, method, hypothesis, runs, questions, limits)", k.Value)
 		}
 	}
 	if len(f.Runs) < 2 && len(errs) == 0 {
@@ -207,10 +245,79 @@ func Parse(name string, src []byte) (*File, error) {
 	if nb > 1 {
 		bad(doc, "a study has one baseline; %d runs have role baseline", nb)
 	}
+	checkQuestions(f, doc, bad)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	return f, nil
+}
+
+// badFunc reports a problem at a node.
+type badFunc func(n *yaml.Node, format string, a ...any)
+
+// parseFactors reads a run's factors: mapping.
+func parseFactors(v *yaml.Node, bad badFunc) Factors {
+	var fa Factors
+	if v.Kind != yaml.MappingNode {
+		bad(v, "factors must be a mapping (e.g. {release: 1.5, users: 20})")
+		return fa
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := v.Content[i], v.Content[i+1]
+		if seen[k.Value] {
+			bad(k, "factor %q given twice", k.Value)
+		}
+		seen[k.Value] = true
+		if val.Kind != yaml.ScalarNode || val.Value == "" {
+			bad(val, "factor %s must be a value", k.Value)
+			continue
+		}
+		switch k.Value {
+		case "release":
+			fa.Release = val.Value
+		case "workload":
+			fa.Workload = val.Value
+		case "config":
+			fa.Config = val.Value
+		case "repeat":
+			fa.Repeat = val.Value
+		case "users":
+			n, err := strconv.Atoi(val.Value)
+			if err != nil || n <= 0 {
+				bad(val, "factor users must be a whole number above 0, not %q", val.Value)
+			}
+			fa.Users = n
+		case "rate":
+			x, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(val.Value), "/s"), 64)
+			if err != nil || !(x > 0) || math.IsInf(x, 0) {
+				bad(val, "factor rate must be a number of iterations per second above 0, not %q", val.Value)
+			}
+			fa.Rate = x
+		default:
+			bad(k, "unknown factor %q (%s)", k.Value, strings.Join(factorKeys, ", "))
+		}
+	}
+	return fa
+}
+
+// parseLimits reads limits: a mapping of name → number.
+func parseLimits(v *yaml.Node, bad badFunc) []Limit {
+	if v.Kind != yaml.MappingNode {
+		bad(v, "limits must be a mapping of name: number (e.g. db pool size: 20)")
+		return nil
+	}
+	var out []Limit
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := v.Content[i], v.Content[i+1]
+		x, err := strconv.ParseFloat(val.Value, 64)
+		if val.Kind != yaml.ScalarNode || err != nil || !(x > 0) || math.IsInf(x, 0) {
+			bad(val, "limit %s must be a number above 0, not %q", k.Value, val.Value)
+			continue
+		}
+		out = append(out, Limit{Name: k.Value, Value: x})
+	}
+	return out
 }
 
 // DirOf resolves a run directory relative to the study file.

@@ -3,6 +3,8 @@ package study
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -10,44 +12,76 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
-	"github.com/plateau-perf/plateau/internal/analysis/knee"
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/report"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // Study is the result of a study: every number in the document, for
 // study.json.
 type Study struct {
-	Title       string     `json:"title"`
-	Description string     `json:"description,omitempty"`
-	System      []KV       `json:"system,omitempty"`
-	Environment []KV       `json:"environment,omitempty"`
-	Method      string     `json:"method,omitempty"`
-	Hypothesis  string     `json:"hypothesis,omitempty"`
-	Baseline    string     `json:"baseline"`
-	Kind        string     `json:"kind"` // series (load levels differ) or repeats
-	Runs        []Run      `json:"runs"`
-	Labels      []Label    `json:"labels"`
-	Resources   []Resource `json:"resources,omitempty"`
-	Repeats     *Spread    `json:"repeat_spread,omitempty"`
+	Title       string `json:"title"`
+	Description string `json:"description,omitempty"`
+	System      []KV   `json:"system,omitempty"`
+	Environment []KV   `json:"environment,omitempty"`
+	Method      string `json:"method,omitempty"`
+	Hypothesis  string `json:"hypothesis,omitempty"`
+	Baseline    string `json:"baseline"`
+	Kind        string `json:"kind"` // series (load levels differ) or repeats
+	// Status is the study's outcome from its answers (passed, failed,
+	// inconclusive); StatusWhy says why in one sentence.
+	Status    Outcome `json:"status"`
+	StatusWhy string  `json:"status_why"`
+	// Answers are the study's questions answered, in the file's order
+	// (or the inferred questions').
+	Answers []Answer `json:"answers"`
+	// Validity names the runs whose numbers are to be read with care:
+	// the generator short of CPU, the load not held, far off its group.
+	Validity []RunIssue `json:"validity,omitempty"`
+	// Causes are each run's bottleneck and top errors per call.
+	Causes []RunCauses `json:"causes,omitempty"`
+	// Series are the load series: runs of one workload and variant at
+	// different levels.
+	Series []Series `json:"series,omitempty"`
+	// Limits are the configured limits the study file states.
+	Limits    []Limit    `json:"limits,omitempty"`
+	Runs      []Run      `json:"runs"`
+	Labels    []Label    `json:"labels"`
+	Resources []Resource `json:"resources,omitempty"`
+	Repeats   *Spread    `json:"repeat_spread,omitempty"`
 	// Capacity is each stepped run's knee, USL peak and highest load
-	// meeting the SLA, side by side; for a load series, one more row
-	// analyses the runs as the steps of one sweep ("all runs").
+	// meeting the SLA, side by side (a load series' capacity is its
+	// capacity answer's).
 	Capacity []Capacity `json:"capacity,omitempty"`
 	// Conclusions are computed; Findings and Recommendations come from
 	// the --notes file.
 	Conclusions     []string `json:"conclusions"`
 	Findings        []string `json:"findings,omitempty"`
 	Recommendations []string `json:"recommendations,omitempty"`
+
+	// reds mask each run's secrets (its plan's secret values): every
+	// sentence that quotes a run's data passes its redactor, and Write
+	// sweeps the files written with all of them.
+	reds []*report.Redactor
+	// charts are each run's CPU and memory per service, for the
+	// resources section.
+	charts []runChart
 }
 
 // Run is one row of the runs table.
 type Run struct {
-	Name          string  `json:"name"`
-	Role          string  `json:"role"`
-	Dir           string  `json:"dir"`
-	Load          string  `json:"load,omitempty"`
+	Name string `json:"name"`
+	Role string `json:"role"`
+	Dir  string `json:"dir"`
+	Load string `json:"load,omitempty"`
+	// Factors are the run's factors as resolved (given in the study file,
+	// else read from the run); Group names its workload and load level.
+	Factors Factors `json:"factors"`
+	Group   string  `json:"group"`
+	// ComparedWith is the run of the same group (baseline variant) the
+	// labels table compares it with; "" when its group has none.
+	ComparedWith  string  `json:"compared_with,omitempty"`
 	DurationS     float64 `json:"duration_s"`
 	Requests      int64   `json:"requests"`
 	ThroughputRPS float64 `json:"throughput_rps"`
@@ -67,17 +101,21 @@ type Label struct {
 
 // LabelCell is one label in one run, against the baseline.
 type LabelCell struct {
-	Run      string          `json:"run"`
-	Present  bool            `json:"present"`
-	MeanMs   float64         `json:"mean_ms"`
-	P95Ms    float64         `json:"p95_ms"`
-	DeltaPct float64         `json:"delta_pct"` // mean, against the baseline
+	Run     string  `json:"run"`
+	Present bool    `json:"present"`
+	MeanMs  float64 `json:"mean_ms"`
+	P95Ms   float64 `json:"p95_ms"`
+	// Against is the run it is compared with (its group's reference);
+	// "" when not compared.
+	Against  string          `json:"against,omitempty"`
+	DeltaPct float64         `json:"delta_pct"` // mean, against Against
 	Verdict  compare.Verdict `json:"verdict,omitempty"`
 }
 
 // Resource is one monitored target's CPU and memory in each run.
 type Resource struct {
 	Target string        `json:"target"`
+	Role   string        `json:"role,omitempty"`
 	Runs   []ResourceRun `json:"runs"`
 }
 
@@ -103,7 +141,10 @@ type Spread struct {
 	Outliers []string `json:"outliers,omitempty"`
 }
 
-// Build loads the study's runs and computes everything the document shows.
+// Build loads the study's runs and computes everything the document shows:
+// each run's factors and group, the answers to the study's questions (or
+// to those inferred from the runs), the study's status, the validity
+// banner, the causes, and the tables.
 func Build(f *File, notes *Notes) (*Study, error) {
 	sets := make([]*analysis.Dataset, len(f.Runs))
 	facts := make([]compare.RunFacts, len(f.Runs))
@@ -145,82 +186,58 @@ func Build(f *File, notes *Notes) (*Study, error) {
 		}
 	}
 	s := &Study{Title: f.Title, Description: f.Description, System: f.System, Environment: f.Environment, Method: f.Method,
-		Hypothesis: f.Hypothesis, Baseline: names[bi], Kind: string(compare.Classify(facts))}
+		Hypothesis: f.Hypothesis, Baseline: names[bi], Kind: string(compare.Classify(facts)), Limits: f.Limits}
 	if s.Title == "" {
 		s.Title = "Study: " + strings.Join(names, ", ")
 	}
+	ms := make([]*member, len(sets))
 	for i, d := range sets {
-		st := d.Total.Stats(core.TotalLabel, false, d.Span())
-		sum := analysis.Summarize(d, d.Info.SLA)
-		if c, ok := runCapacity(names[i], d, sum); ok {
-			s.Capacity = append(s.Capacity, c)
-		}
-		s.Runs = append(s.Runs, Run{Name: names[i], Role: f.Runs[i].Role, Dir: f.Runs[i].Dir, Load: facts[i].Load(),
-			DurationS: math.Round(d.Span().Seconds()*10) / 10, Requests: d.Total.Count, ThroughputRPS: st.ThroughputRPS,
-			ErrorPct: st.ErrorPct, MeanMs: st.MeanMs, P95Ms: st.P95Ms, Verdict: sum.Verdict, users: facts[i].Users, rate: facts[i].Rate})
-	}
-	if s.Kind == string(compare.Series) {
-		var pts []knee.Point
-		k := knee.Users
-		for i, r := range s.Runs {
-			load := float64(facts[i].Users)
-			if facts[i].Users == 0 {
-				load, k = facts[i].Rate, knee.Rate
-			}
-			pts = append(pts, knee.Point{Load: load, ThroughputRPS: r.ThroughputRPS, MeanMs: r.MeanMs, P95Ms: r.P95Ms, SLAMet: r.Verdict == "passed"})
-		}
-		if c, ok := capacityOf("all runs (as one sweep)", pts, k); ok {
-			s.Capacity = append(s.Capacity, c)
-		}
-	}
-	// Per label: each run against the baseline, whole run.
-	base := sets[bi]
-	idx := map[string]int{}
-	for _, k := range base.Labels() {
-		idx[base.LabelName(k)] = len(s.Labels)
-		s.Labels = append(s.Labels, Label{Label: base.LabelName(k), Cells: make([]LabelCell, len(sets))})
-	}
-	idx[core.TotalLabel] = len(s.Labels)
-	s.Labels = append(s.Labels, Label{Label: core.TotalLabel, Cells: make([]LabelCell, len(sets))})
-	for i, d := range sets {
-		for li := range s.Labels {
-			s.Labels[li].Cells[i].Run = names[i]
-		}
-		if i == bi {
-			for _, k := range d.Labels() {
-				if li, ok := idx[d.LabelName(k)]; ok {
-					st := d.Run[k].Stats(d.LabelName(k), false, d.Span())
-					s.Labels[li].Cells[i] = LabelCell{Run: names[i], Present: d.Run[k].Count > 0, MeanMs: st.MeanMs, P95Ms: st.P95Ms}
-				}
-			}
-			st := d.Total.Stats(core.TotalLabel, false, d.Span())
-			s.Labels[idx[core.TotalLabel]].Cells[i] = LabelCell{Run: names[i], Present: d.Total.Count > 0, MeanMs: st.MeanMs, P95Ms: st.P95Ms}
-			continue
-		}
-		for _, row := range analysis.Compare(base, d, nil) {
-			if row.Phase != "run" {
-				continue
-			}
-			if li, ok := idx[row.Label]; ok {
-				s.Labels[li].Cells[i] = LabelCell{Run: names[i], Present: true, MeanMs: row.NewMeanMs, P95Ms: row.NewP95Ms,
-					DeltaPct: row.DeltaPct, Verdict: row.Verdict}
-			}
-		}
-	}
-	// Resources per monitored target.
-	tidx := map[string]int{}
-	for i, d := range sets {
-		series, _, err := mondata.Read(d.Dir)
+		series, statuses, err := mondata.Read(d.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("run %s: reading monitor data: %w", f.Runs[i].Dir, err)
 		}
-		for _, r := range resourcesOf(series, d.Start, d.End) {
+		m := &member{i: i, name: names[i], role: f.Runs[i].Role, d: d, facts: facts[i], series: series, statuses: statuses, f: f.Runs[i].Factors}
+		m.red = redactorOf(d)
+		s.reds = append(s.reds, m.red)
+		m.sum = analysis.Summarize(d, d.Info.SLA)
+		m.targets = targetsOf(series, statuses)
+		m.cap = analysis.Capacity(d, m.sum, m.targets)
+		if m.search, err = analysis.LoadSearch(d.Dir); err != nil {
+			return nil, fmt.Errorf("run %s: %w", f.Runs[i].Dir, err)
+		}
+		ms[i] = m
+	}
+	resolveFactors(ms)
+	base := ms[bi]
+	for i, m := range ms {
+		d := m.d
+		st := d.Total.Stats(core.TotalLabel, false, d.Span())
+		if c, ok := runCapacity(names[i], m); ok {
+			s.Capacity = append(s.Capacity, c)
+		}
+		r := Run{Name: names[i], Role: f.Runs[i].Role, Dir: f.Runs[i].Dir, Load: facts[i].Load(), Factors: m.f, Group: m.groupWords(),
+			DurationS: math.Round(d.Span().Seconds()*10) / 10, Requests: d.Total.Count, ThroughputRPS: st.ThroughputRPS,
+			ErrorPct: st.ErrorPct, MeanMs: st.MeanMs, P95Ms: st.P95Ms, Verdict: m.sum.Verdict, users: facts[i].Users, rate: facts[i].Rate}
+		if ref := reference(ms, m, base); ref != nil {
+			r.ComparedWith = ref.name
+		}
+		s.Runs = append(s.Runs, r)
+	}
+	// Load series: the runs of one workload and variant at different
+	// levels, one series each; soaks and stepped runs apart.
+	s.Series = seriesOf(ms)
+	// Per label: each run against the reference run of its group.
+	s.Labels = labelTable(ms, base)
+	// Resources per monitored target.
+	tidx := map[string]int{}
+	for i, m := range ms {
+		for _, r := range resourcesOf(m.series, m.d.Start, m.d.End) {
 			ti, ok := tidx[r.target]
 			if !ok {
 				ti = len(s.Resources)
 				tidx[r.target] = ti
-				s.Resources = append(s.Resources, Resource{Target: r.target, Runs: make([]ResourceRun, len(sets))})
-				for j := range sets {
+				s.Resources = append(s.Resources, Resource{Target: r.target, Role: string(m.roleOf(r.target)), Runs: make([]ResourceRun, len(ms))})
+				for j := range ms {
 					s.Resources[ti].Runs[j].Run = names[j]
 				}
 			}
@@ -238,11 +255,81 @@ func Build(f *File, notes *Notes) (*Study, error) {
 	if len(rep) >= 2 {
 		s.Repeats = repeatSpread(s.Runs, rep)
 	}
-	s.Conclusions = conclusions(s, bi)
+	for _, m := range ms {
+		s.charts = append(s.charts, runCharts(m)...)
+	}
+	// The questions, answered; the study's status from the answers.
+	qs := f.Questions
+	if len(qs) == 0 {
+		qs = InferQuestions(ms, base)
+	}
+	s.Answers = answerAll(qs, ms, base, f.Limits)
+	s.Status, s.StatusWhy = StatusOf(s.Answers)
+	s.Validity = validityOf(ms, s.Answers)
+	s.Causes = causesOf(ms)
+	s.Conclusions = conclusions(s)
 	if notes != nil {
 		s.Findings, s.Recommendations = notes.Findings, notes.Recommendations
 	}
 	return s, nil
+}
+
+// InferQuestions are the questions the runs can answer when the study
+// file names none: a release comparison when a candidate has a baseline
+// run of the same workload and load, capacity when a workload ran at two
+// or more loads, configurations when a workload ran in two or more
+// configurations, repeatability when runs share workload, load and
+// variant, soak stability for soaks, interference when a workload ran in
+// a window of another.
+func InferQuestions(ms []*member, base *member) []Question {
+	var out []Question
+	add := func(k Kind) { out = append(out, Question{Kind: k, Inferred: true}) }
+	for _, c := range ms {
+		if c.f.Release != base.f.Release && slices.ContainsFunc(ms, func(b *member) bool {
+			return b != c && b.f.Release == base.f.Release && b.group() == c.group() && sameConfig(b, c)
+		}) {
+			add(Release)
+			break
+		}
+	}
+	if rows, _ := capacityRows(Question{Kind: CapacityQ}, ms, nil); len(rows) > 0 {
+		add(CapacityQ)
+		wl := map[string]map[string]bool{}
+		for _, m := range ms {
+			if wl[m.f.Workload] == nil {
+				wl[m.f.Workload] = map[string]bool{}
+			}
+			wl[m.f.Workload][m.f.Config] = true
+		}
+		for _, cs := range wl {
+			if len(cs) >= 2 {
+				add(Configurations)
+				break
+			}
+		}
+	}
+	groups := map[string]int{}
+	for _, m := range ms {
+		if !m.soak() {
+			groups[m.group()+" | "+m.variant()]++
+		}
+	}
+	for _, n := range groups {
+		if n >= 2 {
+			add(Repeatability)
+			break
+		}
+	}
+	if slices.ContainsFunc(ms, (*member).soak) {
+		add(SoakQ)
+	}
+	for _, m := range ms {
+		if _, ok := interference(Question{Kind: Interference}.withDefaults(), m); ok {
+			add(Interference)
+			break
+		}
+	}
+	return out
 }
 
 type targetRes struct {
@@ -363,36 +450,12 @@ func median(v []float64) float64 {
 
 func round2(v float64) float64 { return math.Round(v*100) / 100 }
 
-// conclusions states what the study found, one sentence each.
-func conclusions(s *Study, bi int) []string {
-	var out []string
-	total := s.Labels[len(s.Labels)-1]
-	for i, r := range s.Runs {
-		if i == bi || r.Role == Repeat {
-			continue
-		}
-		c := total.Cells[i]
-		if !c.Present || c.Verdict == "" {
-			continue
-		}
-		out = append(out, report.Sentence(fmt.Sprintf("%s: all requests %s %s", r.Name, compare.VerdictPhrase(compare.Verdict(c.Verdict)), s.Baseline),
-			fmt.Sprintf("average %.1f ms → %.1f ms (%s), throughput %.2f → %.2f req/s", total.Cells[bi].MeanMs, c.MeanMs, signedPct(c.DeltaPct), s.Runs[bi].ThroughputRPS, r.ThroughputRPS)))
-		var worse []string
-		for _, l := range s.Labels[:len(s.Labels)-1] {
-			if l.Cells[i].Verdict == compare.Slower {
-				worse = append(worse, fmt.Sprintf("%s (%s)", l.Label, signedPct(l.Cells[i].DeltaPct)))
-			}
-		}
-		if len(worse) > 0 {
-			out = append(out, report.Sentence(fmt.Sprintf("%s is slower than %s on %s", r.Name, s.Baseline, strings.Join(worse, ", "))))
-		}
-	}
-	if sp := s.Repeats; sp != nil {
-		out = append(out, report.Sentence(fmt.Sprintf("the %d repeats vary by %.1f %% (coefficient of variation of the average, %.1f ± %.1f ms)", len(sp.Runs), sp.CVPct, sp.MeanMs, sp.SDMs),
-			outlierClause(sp.Outliers)))
-	}
-	if s.Kind == string(compare.Series) {
-		out = append(out, report.Sentence("the runs are at different load levels: read them as a curve against load (runs table), not as repeats"))
+// conclusions states what the study found: the status and one sentence
+// per answer.
+func conclusions(s *Study) []string {
+	out := []string{report.Sentence(s.Status.Word() + ": " + s.StatusWhy)}
+	for _, a := range s.Answers {
+		out = append(out, report.Sentence(a.Question.Kind.words()+": "+a.Line))
 	}
 	return out
 }
@@ -416,11 +479,12 @@ func sortedKV(m map[string]string) []KV {
 	return out
 }
 
-// signedPct writes a change in per cent with its sign, and an unsigned
-// "0.0 %" when it rounds to zero (never "+0.0 %" or "-0.0 %").
-func signedPct(v float64) string {
-	if math.Abs(v) < 0.05 {
-		return "0.0 %"
+// redactorOf is a run's secret mask, built as its report builds it: the
+// plan's secret names and the literal values its copy of the plan held.
+func redactorOf(d *analysis.Dataset) *report.Redactor {
+	var values []string
+	if src, err := os.ReadFile(filepath.Join(d.Dir, rundir.PlanFile)); err == nil {
+		_, values = report.RedactPlan(src, d.Info.Secrets)
 	}
-	return fmt.Sprintf("%+.1f %%", v)
+	return report.NewRedactor(d.Info.Secrets, values)
 }

@@ -106,8 +106,11 @@ runs:
 		t.Fatalf("files %q", files)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, MarkdownFile))
-	for _, want := range []string{"Release 1.5: all requests slower than release 1.4", "Same build: all requests no significant change from release 1.4",
-		"| cpu | 4 vCPU |", "Hypothesis: The cache makes checkout faster.", "Warm the cache before the run.", "Resources across runs"} {
+	if s.Status != Failed || len(s.Answers) != 1 || s.Answers[0].Question.Kind != Release || s.Answers[0].Outcome != Failed {
+		t.Fatalf("status %s, answers %+v", s.Status, s.Answers)
+	}
+	for _, want := range []string{"FAILED", "Release comparison per matching workload and load", "slower at read, 8 users (", "(vs release 1.4)",
+		"| cpu | 4 vCPU |", "per service, release 1.5", "Hypothesis: The cache makes checkout faster.", "Warm the cache before the run.", "Resources across runs"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("study.md lacks %q", want)
 		}
@@ -117,6 +120,7 @@ runs:
 			t.Errorf("study.md contains %q", bad)
 		}
 	}
+	writeStudy(t, s) // the prose and truth checks
 	ju, _ := os.ReadFile(filepath.Join(out, JUnitFile))
 	if !strings.Contains(string(ju), `failures="`) || strings.Contains(string(ju), `failures="0"`) {
 		t.Errorf("junit has no failure for the slower release:\n%s", ju)
@@ -152,6 +156,7 @@ func TestStudyRepeatOutlier(t *testing.T) {
 	if s.Method != "one run per build" || len(s.Environment) != 1 || s.Environment[0] != (KV{"cpu", "4 vCPU"}) {
 		t.Fatalf("context from the baseline's plan: method %q, environment %v", s.Method, s.Environment)
 	}
+	writeStudy(t, s) // the prose and truth checks
 	md := markdown.Render(Document(s, time.Unix(0, 0), "t"))
 	if !strings.Contains(string(md), "repeat 2 is an outlier") || !strings.Contains(string(md), "Method: One run per build.") {
 		t.Fatalf("study.md:\n%s", md)
@@ -186,6 +191,7 @@ func TestLoadErrors(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte("runs:\n  - {dir: a, role: baseline}\n  - {dir: b}\n"))
 	f.Add([]byte("environment: {cpu: 4}\nruns: []"))
+	f.Add([]byte("questions:\n  - {kind: release, baseline: a, max_slower_pct: 5}\n  - {kind: capacity, sla: [avg(response_time) < 1s], min_load: 8}\nlimits: {pool: 8}\nruns:\n  - {dir: a, factors: {release: a, users: 8}}\n  - {dir: b, factors: {release: b, rate: 2.5}}\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		s, err := Parse("f.yaml", src)
 		if err == nil && len(s.Runs) < 2 {
@@ -210,10 +216,14 @@ func TestStudySeries(t *testing.T) {
 		t.Fatalf("kind %s, run %+v", s.Kind, s.Runs[1])
 	}
 	md := string(markdown.Render(Document(s, time.Unix(0, 0), "t")))
-	if n := len(s.Capacity); n != 1 || s.Capacity[0].Run != "all runs (as one sweep)" || s.Capacity[0].Knee == "" {
-		t.Fatalf("capacity %+v", s.Capacity)
+	if len(s.Capacity) != 0 || len(s.Series) != 1 || len(s.Series[0].Runs) != 3 {
+		t.Fatalf("capacity %+v, series %+v", s.Capacity, s.Series)
 	}
-	if !strings.Contains(md, "Throughput and response time against load") || !strings.Contains(md, "different load levels") || !strings.Contains(md, "Capacity side by side") {
+	if len(s.Answers) == 0 || s.Answers[0].Question.Kind != CapacityQ || len(s.Answers[0].Capacity) != 1 || len(s.Answers[0].Capacity[0].Points) != 3 {
+		t.Fatalf("answers %+v", s.Answers)
+	}
+	writeStudy(t, s) // the prose and truth checks
+	if !strings.Contains(md, "Throughput and response time against load") || !strings.Contains(md, "Load series: read") || !strings.Contains(md, "Capacity side by side") {
 		t.Fatalf("study.md has no load series:\n%s", md)
 	}
 }
@@ -264,6 +274,7 @@ func TestStudyCapacitySideBySide(t *testing.T) {
 			t.Errorf("%s: empty knee sentence", c.Run)
 		}
 	}
+	writeStudy(t, s) // the prose and truth checks
 	// A saturates at 8 transactions/s (reached by 10 users); B
 	// (capacity 20) keeps scaling to 14 users.
 	if s.Capacity[0].KneeLoad != 10 || s.Capacity[1].KneeLoad != 0 {

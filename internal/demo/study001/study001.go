@@ -137,16 +137,15 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 			if !soak {
 				for li, u := range Levels {
 					role := study.Candidate
-					if ri == 0 && li == 0 {
+					if ri == 1 && li == 0 { // the previous release is the baseline
 						role = study.Baseline
-					} else if ri > 0 {
-						role = study.Configuration
 					}
 					r, err := do(u, sc.duration, fmt.Sprintf("%s-%dusers", rel.flag, u), role, fmt.Sprintf("%s, %d users", rel.name, u))
 					if err != nil {
 						svc.Stop()
 						return "", err
 					}
+					r.Factors = study.Factors{Release: rel.name}
 					levels[ri] = append(levels[ri], r)
 				}
 			} else {
@@ -155,6 +154,7 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 					svc.Stop()
 					return "", err
 				}
+				r.Factors = study.Factors{Release: rel.name}
 				soaks[ri] = r
 			}
 			svc.Stop()
@@ -181,6 +181,10 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 		Method: fmt.Sprintf("tests 1–4: %s users for %s each (ramp-up %s per user, think time %s); test 5: %d users for %s; each test once per release, data prepared before each",
 			joinInts(Levels), sc.duration, sc.rampPerUser, sc.think, SoakUsers, sc.soak),
 		Hypothesis: "the current release is faster than the previous one at every load level and stays stable over the longevity test",
+		Questions: []study.Question{
+			{Kind: study.Release, Baseline: releases[1].name, Candidate: releases[0].name, MaxSlowerPct: 5},
+			{Kind: study.SoakQ, MaxDriftPct: 10},
+		},
 	}, all, sections(levels, soaks, env.Postgres != ""))
 	return out, err
 }
@@ -237,6 +241,16 @@ func sections(levels [][]*studykit.Run, soaks []*studykit.Run, pg bool) []doc.Se
 		}
 	}
 	runsSec.Blocks = append(runsSec.Blocks, t)
+	{
+		var n int64
+		for ri := range releases {
+			for _, r := range append(append([]*studykit.Run{}, levels[ri]...), soaks[ri]) {
+				n += r.Data.Total.Count
+			}
+		}
+		runsSec.Blocks = append(runsSec.Blocks, studykit.Assess(fmt.Sprintf("%d tests per release, %d in all, with %d samples together; each test's load and duration as planned are above, and the validity banner names any test whose load was not held.",
+			len(Levels)+1, 2*(len(Levels)+1), n)))
+	}
 
 	res := doc.Section{ID: "ref-response-time", Title: "Results: response time"}
 	cols := []string{"Label"}
@@ -253,6 +267,12 @@ func sections(levels [][]*studykit.Run, soaks []*studykit.Run, pg bool) []doc.Se
 		studykit.AddRow(t, row...)
 	}
 	res.Blocks = append(res.Blocks, t)
+	if a, ok := cur[0].Label(Transactions[0]); ok {
+		if b, ok := cur[len(cur)-1].Label(Transactions[0]); ok {
+			res.Blocks = append(res.Blocks, studykit.Assess(fmt.Sprintf("the average of %s went from %s ms at %d vUsers to %s ms at %d vUsers (%s).",
+				Transactions[0], studykit.Ms(a.MeanMs), Levels[0], studykit.Ms(b.MeanMs), Levels[len(Levels)-1], studykit.SignedPct(100*(b.MeanMs-a.MeanMs)/max(a.MeanMs, 1e-9)))))
+		}
+	}
 	t = studykit.Table(fmt.Sprintf("Test #5: %d vUsers longevity test (current release)", SoakUsers), "Label", "#Samples", "95th pct (ms)", "Average (ms)")
 	for _, l := range labels {
 		st, ok := soaks[0].Label(l)
@@ -278,6 +298,25 @@ func sections(levels [][]*studykit.Run, soaks []*studykit.Run, pg bool) []doc.Se
 		studykit.AddRow(t, row...)
 	}
 	cmp.Blocks = append(cmp.Blocks, t)
+	{
+		var parts []string
+		for _, l := range Transactions {
+			var ds []string
+			for i, u := range Levels {
+				a, oka := prev[i].Label(l)
+				b, okb := cur[i].Label(l)
+				if oka && okb && a.MeanMs > 0 {
+					ds = append(ds, fmt.Sprintf("%s at %d", studykit.SignedPct(100*(b.MeanMs-a.MeanMs)/a.MeanMs), u))
+				}
+			}
+			if len(ds) > 0 {
+				parts = append(parts, l+" "+strings.Join(ds, ", "))
+			}
+		}
+		if len(parts) > 0 {
+			cmp.Blocks = append(cmp.Blocks, studykit.Assess("the current release against the previous, average per vUsers level: "+strings.Join(parts, "; ")+"."))
+		}
+	}
 	t = studykit.Table(fmt.Sprintf("Comparison of longevity test (%d vUsers, test #5)", SoakUsers), "Label", "Previous average (ms)", "Current average (ms)", "Delta, ms", "Delta, %")
 	for _, l := range Transactions {
 		a, oka := soaks[1].Label(l)
@@ -343,6 +382,20 @@ func sections(levels [][]*studykit.Run, soaks []*studykit.Run, pg bool) []doc.Se
 		}
 		rs.Blocks = append(rs.Blocks, t)
 	}
+	if m0, _, err0 := all[0].Resources(studykit.Window{}); err0 == nil {
+		if m1, _, err1 := all[len(Levels)-1].Resources(studykit.Window{}); err1 == nil && m0[Service].HasCPU && m1[Service].HasCPU {
+			rs.Blocks = append(rs.Blocks, studykit.Assess(fmt.Sprintf("CPU utilization of %s grows with the number of vUsers: %s %% at %d, %s %% at %d (mean).",
+				Service, studykit.F1(m0[Service].CPUMean), Levels[0], studykit.F1(m1[Service].CPUMean), Levels[len(Levels)-1])))
+		}
+	}
+	for i, r := range all {
+		if f := r.ResourceChart(fmt.Sprintf("ref-cpu-%d", i+1), "CPU utilization ("+names[i]+")", false, []string{Service}); f != nil {
+			rs.Blocks = append(rs.Blocks, f)
+		}
+		if f := r.ResourceChart(fmt.Sprintf("ref-mem-%d", i+1), "Memory consumption ("+names[i]+")", true, []string{Service}); f != nil {
+			rs.Blocks = append(rs.Blocks, f)
+		}
+	}
 	if pg {
 		t = studykit.Table("Database connections (max), current release", append([]string{"Database"}, names...)...)
 		row := []string{Database}
@@ -398,6 +451,16 @@ func sections(levels [][]*studykit.Run, soaks []*studykit.Run, pg bool) []doc.Se
 		}
 	}
 	errs.Blocks = append(errs.Blocks, t)
+	{
+		var n, samples int64
+		for _, r := range append(append(append([]*studykit.Run{}, all...), prev...), soaks[1]) {
+			for _, v := range r.ErrorsByStatus() {
+				n += v
+			}
+			samples += r.Data.Total.Count
+		}
+		errs.Blocks = append(errs.Blocks, studykit.Assess(fmt.Sprintf("over all tests, %d of %d samples failed (%s).", n, samples, studykit.Pct(100*float64(n)/float64(max(samples, 1))))))
+	}
 
 	drift := doc.Section{ID: "ref-longevity", Title: "Longevity: drift over test #5"}
 	t = studykit.Table("Response time and memory over the longevity test (first fifth against last fifth)", "Run", "Label", "First fifth avg (ms)", "Last fifth avg (ms)", "Delta, ms")
@@ -408,6 +471,17 @@ func sections(levels [][]*studykit.Run, soaks []*studykit.Run, pg bool) []doc.Se
 		}
 	}
 	drift.Blocks = append(drift.Blocks, t)
+	for ri, rel := range releases {
+		var ds []string
+		for _, l := range Transactions {
+			if a, b, ok := soaks[ri].Drift(l); ok {
+				ds = append(ds, fmt.Sprintf("%s %s → %s ms", l, studykit.F1(a), studykit.F1(b)))
+			}
+		}
+		if len(ds) > 0 {
+			drift.Blocks = append(drift.Blocks, studykit.Assess(rel.name+", first fifth against last fifth: "+strings.Join(ds, ", ")+"."))
+		}
+	}
 	t = studykit.Table("Memory of "+Service+" over the longevity test", "Run", "Mean (MB)", "Max (MB)")
 	for ri, rel := range releases {
 		m, _, err := soaks[ri].Resources(studykit.Window{})

@@ -43,6 +43,14 @@ var SchoolYAML []byte
 // Service is the monitored survey process.
 const Service = "ohmage"
 
+// The reference's targets: sub-second responses, heavy operations (the
+// uploads) under two seconds; and calls that succeed.
+const (
+	UploadTarget = "avg(response_time) < 2s"
+	BrowseTarget = "avg(response_time) < 1s"
+	ErrorTarget  = "error_rate < 1%"
+)
+
 // PhotoBytes is the reference's photo with its two scaled copies.
 const PhotoBytes = 104638
 
@@ -132,6 +140,7 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		r.Factors = study.Factors{Workload: "upload"}
 		ups = append(ups, r)
 	}
 	for _, n := range sc.browses {
@@ -141,6 +150,7 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		r.Factors = study.Factors{Workload: "browse"}
 		brs = append(brs, r)
 	}
 	svc.Stop()
@@ -151,9 +161,15 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 			{Name: "client", Value: fmt.Sprintf("plateau, client timeout %s", sc.clientTO)}},
 		Environment: []study.KV{{Name: "hosts", Value: "one machine, loopback; generator and service share its CPUs"},
 			{Name: "data", Value: fmt.Sprintf("plateau datagen school.yaml --scale %g (seed %d), loaded at service start", gen.Scale, gen.Seed)}},
-		Method: fmt.Sprintf("uploads with %s concurrent clients, then the 13-call browse flow with %s threads, %s each; each client repeats without think time",
+		Method: fmt.Sprintf("uploads with %s concurrent clients, then the 13-call browse flow with %s threads, %s each; each client repeats without think time. The reference's first part, reading observer-stream data from a 50-million-row data set on eight virtual machines, is left out: the bundled survey service has no observer streams",
 			joinInts(sc.uploads), joinInts(sc.browses), sc.dur),
 		Hypothesis: "one instance keeps uploads under two seconds and browsing under one second up to the middle level",
+		Questions: []study.Question{
+			// The hypothesis: within the targets up to the middle level.
+			{Kind: study.CapacityQ, Workload: "upload", SLA: []string{UploadTarget, ErrorTarget}, MinLoad: float64(sc.uploads[1])},
+			{Kind: study.CapacityQ, Workload: "browse", SLA: []string{BrowseTarget, ErrorTarget}, MinLoad: float64(sc.browses[1])},
+		},
+		Limits: []study.Limit{{Name: Service + " calls at once", Value: float64(sc.workers)}},
 	}, append(ups, brs...), sections(sc, gen, ups, brs))
 	return out, err
 }
@@ -189,6 +205,10 @@ func sections(sc scale, gen *datagen.Result, ups, brs []*studykit.Run) []doc.Sec
 	studykit.AddRow(t, "Image Data (GB)", studykit.F1(float64(ref.Imgs)*PhotoBytes/1e9), studykit.F1(resp.Expected*PhotoBytes/1e9),
 		studykit.F2(float64(resp.Rows)*PhotoBytes/1e9)+" (modelled; uploads carry a real photo)")
 	dv.Blocks = append(dv.Blocks, t, studykit.Note("Model: the reference's arithmetic (40 teachers the first year and 80 more each year, 2 classes per teacher a year, 30 students per class, 180 days × 3 surveys × 0.75, 10 prompts, one photo of 104,638 bytes with its scaled copies). The data set is written by plateau datagen from examples/school-data/school.yaml (one year of responses per student) and loaded into the service; each response gets its 10 prompt responses there."))
+	if resp.Expected > 0 {
+		dv.Blocks = append(dv.Blocks, studykit.Assess(fmt.Sprintf("the data set holds %d survey responses, %s %% of the %s the model expects at scale %g.",
+			resp.Rows, studykit.F1(100*float64(resp.Rows)/resp.Expected), studykit.F1(resp.Expected), gen.Scale)))
+	}
 
 	up := doc.Section{ID: "ref-upload", Title: "Upload"}
 	t = studykit.Table("Survey-response upload", "Concurrent Threads", "Percentage of Successful Calls", "Response Time (ms)", "Calls", "Client timeouts", "Proxy timeouts (504)", "Throughput (calls/s)")
@@ -199,6 +219,8 @@ func sections(sc scale, gen *datagen.Result, ups, brs []*studykit.Run) []doc.Sec
 			studykit.Int(by[0]), studykit.Int(by[504]), studykit.F1(st.ThroughputRPS))
 	}
 	up.Blocks = append(up.Blocks, t, studykit.Note("Client timeouts are calls without an answer within the client's timeout; proxy timeouts are the service's 504 after its own timeout (the work may still have been done, as in the reference)."))
+	up.Blocks = append(up.Blocks, levelCharts("ref-upload", "Upload", "Concurrent threads", sc.uploads, ups)...)
+	up.Blocks = append(up.Blocks, studykit.Assess(within("uploads", sc.uploads, ups, 2000)))
 
 	br := doc.Section{ID: "ref-browse", Title: "Browse"}
 	t = studykit.Table("The 13-call browse flow", "Number of Concurrent Threads", "Average Response Time", "90% Line", "Calls", "Error %")
@@ -207,6 +229,8 @@ func sections(sc scale, gen *datagen.Result, ups, brs []*studykit.Run) []doc.Sec
 		studykit.AddRow(t, strconv.Itoa(sc.browses[i]), studykit.Ms(st.MeanMs), studykit.Ms(st.P90Ms), studykit.Int(st.Samples), studykit.F2(st.ErrorPct))
 	}
 	br.Blocks = append(br.Blocks, t)
+	br.Blocks = append(br.Blocks, levelCharts("ref-browse", "Browse", "Concurrent threads", sc.browses, brs)...)
+	br.Blocks = append(br.Blocks, studykit.Assess(within("browsing", sc.browses, brs, 1000)))
 	if len(brs) > 0 {
 		last := brs[len(brs)-1]
 		t = studykit.Table(fmt.Sprintf("Calls of the browse flow (%d threads)", sc.browses[len(sc.browses)-1]), "Call", "Average (ms)", "90% Line (ms)", "Calls")
@@ -218,4 +242,43 @@ func sections(sc scale, gen *datagen.Result, ups, brs []*studykit.Run) []doc.Sec
 		br.Blocks = append(br.Blocks, t)
 	}
 	return []doc.Section{dv, up, br}
+}
+
+// within is a section's assessment from its own table: the highest level
+// whose average stayed under the target with under 1 % errors.
+func within(what string, levels []int, runs []*studykit.Run, targetMs float64) string {
+	best := -1
+	for i, r := range runs {
+		st := r.Total()
+		if st.MeanMs >= targetMs || st.ErrorPct >= 1 {
+			break
+		}
+		best = i
+	}
+	target := studykit.F1(targetMs/1000) + " s"
+	if best < 0 {
+		st := runs[0].Total()
+		return fmt.Sprintf("%s missed the target (average under %s, errors under 1 %%) already at %d clients: average %s ms, %s %% errors.", what, target, levels[0], studykit.Ms(st.MeanMs), studykit.F2(st.ErrorPct))
+	}
+	st := runs[best].Total()
+	s := fmt.Sprintf("%s stayed within the target (average under %s, errors under 1 %%) up to %d clients (average %s ms, %s %% errors)", what, target, levels[best], studykit.Ms(st.MeanMs), studykit.F2(st.ErrorPct))
+	if best+1 < len(runs) {
+		n := runs[best+1].Total()
+		s += fmt.Sprintf("; at %d clients the average was %s ms with %s %% errors", levels[best+1], studykit.Ms(n.MeanMs), studykit.F2(n.ErrorPct))
+	}
+	return s + "."
+}
+
+// levelCharts are response time and throughput per level.
+func levelCharts(name, what, xLabel string, levels []int, runs []*studykit.Run) []doc.Block {
+	var x, avg, tput []float64
+	for i, r := range runs {
+		st := r.Total()
+		x, avg, tput = append(x, float64(levels[i])), append(avg, st.MeanMs), append(tput, st.ThroughputRPS)
+	}
+	if len(x) == 0 {
+		return nil
+	}
+	return []doc.Block{studykit.LoadChart(name, what+": average response time and throughput per level", xLabel, "Average response time (ms)", "ms", x,
+		[]studykit.Line{{Name: "average response time", Y: avg}, {Name: "throughput", Y: tput, Right: true}}, "Throughput (calls/s)", "req/s")}
 }

@@ -42,6 +42,10 @@ var Configs = []struct{ Log, Name string }{
 // Labels are the three calls of the plan.
 var Labels = []string{"QueryWorker", "QueryBeekeeperDrone", "QueryBeekeeperQueen"}
 
+// ManagerWorkers is the manager's configured limit on calls served at
+// once (sut.CompanyConfig.Workers' default): the knee the study names.
+const ManagerWorkers = 8
+
 // Services are the monitored processes.
 var Services = []string{"manager", "worker", "beekeeper"}
 
@@ -81,7 +85,7 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 	out, _, err := env.Write(studykit.Context{
 		Title:       "Reference 003 (demo): company manager concurrency sweep under three log configurations",
 		Description: "the bundled company services (manager → worker, manager → beekeeper → worker) answer three queries; the manager authenticates every call with the token fetched in each user's setup and logs it",
-		System: []study.KV{{Name: "manager", Value: "plateau demo serve-study manager (8 concurrent calls, log configuration A/B/C)"},
+		System: []study.KV{{Name: "manager", Value: fmt.Sprintf("plateau demo serve-study manager (%d concurrent calls, log configuration A/B/C)", ManagerWorkers)},
 			{Name: "worker", Value: "plateau demo serve-study worker (8 ms per term)"},
 			{Name: "beekeeper", Value: "plateau demo serve-study beekeeper (asks the worker)"}},
 		Environment: []study.KV{{Name: "hosts", Value: "one machine, loopback; generator and services share its CPUs"},
@@ -90,6 +94,11 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 			{Name: "log C", Value: "none"}},
 		Method:     "log in once per user in the setup (not measured), then raise concurrency step by step until throughput gains less than 5 %; the same sweep under each log configuration, services restarted in between",
 		Hypothesis: "the manager is the bottleneck and synchronous logging lowers its capacity",
+		Questions: []study.Question{
+			{Kind: study.CapacityQ, Text: "Where is the knee of each log configuration, and what limits it?"},
+			{Kind: study.Configurations, Text: "How do the log configurations compare by knee and peak throughput?"},
+		},
+		Limits: []study.Limit{{Name: "manager calls at once", Value: ManagerWorkers}},
 	}, runs, sections(runs))
 	return out, err
 }
@@ -105,7 +114,7 @@ func runConfig(ctx context.Context, env *studykit.Env, plan, logs, logCfg, name 
 	if err != nil {
 		return nil, err
 	}
-	m, err := svc.Start(ctx, "manager", "manager", "--worker", studykit.URL(w), "--beekeeper", studykit.URL(b), "--log", logCfg,
+	m, err := svc.Start(ctx, "manager", "manager", "--worker", studykit.URL(w), "--beekeeper", studykit.URL(b), "--log", logCfg, "--workers", strconv.Itoa(ManagerWorkers),
 		"--log-file", filepath.Join(logs, logCfg+"-manager.log"), "--access-log", filepath.Join(logs, logCfg+"-manager-access.log"))
 	if err != nil {
 		return nil, err
@@ -115,7 +124,11 @@ func runConfig(ctx context.Context, env *studykit.Env, plan, logs, logCfg, name 
 		role = study.Baseline
 	}
 	sets := []string{"target=" + studykit.URL(m), "workloads.manager.load.steps=" + steps(env.Scale), "monitor={interval: 1s}"}
-	return env.Do(ctx, plan, "log-"+logCfg, role, name, sets, svc.Monitors())
+	r, err := env.Do(ctx, plan, "log-"+logCfg, role, name, sets, svc.Monitors())
+	if r != nil {
+		r.Factors = study.Factors{Config: name}
+	}
+	return r, err
 }
 
 // sections are reference 003's figures as tables, in its order: the
@@ -132,6 +145,27 @@ func sections(runs []*studykit.Run) []doc.Section {
 		}
 	}
 	perf.Blocks = append(perf.Blocks, t)
+	var xs, tput, avg []float64
+	for i, p := range base.Phases() {
+		if st, ok := base.PhaseTotal(i); ok {
+			xs, tput, avg = append(xs, float64(p.Users)), append(tput, st.ThroughputRPS), append(avg, st.MeanMs)
+		}
+	}
+	if len(xs) > 0 {
+		perf.Blocks = append(perf.Blocks, studykit.LoadChart("ref-sweep", "Throughput and average response time per step ("+base.Name+")", "Concurrency",
+			"Throughput (req/s)", "req/s", xs, []studykit.Line{{Name: "throughput", Y: tput}, {Name: "average response time", Y: avg, Right: true}}, "Average response time (ms)", "ms"))
+		peak := 0
+		for i := range tput {
+			if tput[i] > tput[peak] {
+				peak = i
+			}
+		}
+		a := fmt.Sprintf("throughput grew from %s req/s at concurrency %d to its peak of %s req/s at %d", studykit.F1(tput[0]), int(xs[0]), studykit.F1(tput[peak]), int(xs[peak]))
+		if peak < len(xs)-1 {
+			a += fmt.Sprintf("; beyond it the average response time rose from %s ms to %s ms at %d", studykit.F1(avg[peak]), studykit.F1(avg[len(avg)-1]), int(xs[len(xs)-1]))
+		}
+		perf.Blocks = append(perf.Blocks, studykit.Assess(a+"."))
+	}
 	cols := append([]string{"Concurrency"}, Labels...)
 	t = studykit.Table("Average response time among different services (ms, "+base.Name+")", cols...)
 	for i, p := range base.Phases() {
@@ -158,8 +192,41 @@ func sections(runs []*studykit.Run) []doc.Section {
 		studykit.AddRow(t, row...)
 	}
 	perf.Blocks = append(perf.Blocks, t, studykit.Note("CPU is each process's mean over the step (100 % = one core), sampled every second."))
+	var cpuLines []studykit.Line
+	var cx []float64
+	for _, p := range base.Phases() {
+		cx = append(cx, float64(p.Users))
+	}
+	busiest, busiestPct, at := "", 0.0, 0
+	for _, svc := range Services {
+		l := studykit.Line{Name: svc}
+		for _, p := range base.Phases() {
+			res, _, err := base.Resources(studykit.Window{From: p.Start, To: p.End})
+			v := 0.0
+			if r, ok := res[svc]; err == nil && ok && r.HasCPU {
+				v = r.CPUMean
+			}
+			l.Y = append(l.Y, v)
+			if v > busiestPct {
+				busiest, busiestPct, at = svc, v, p.Users
+			}
+		}
+		cpuLines = append(cpuLines, l)
+	}
+	if len(cx) > 0 {
+		perf.Blocks = append(perf.Blocks, studykit.LoadChart("ref-cpu", "CPU per service per step ("+base.Name+")", "Concurrency", "CPU (%)", "%", cx, cpuLines, "", ""))
+	}
+	if busiest != "" {
+		perf.Blocks = append(perf.Blocks, studykit.Assess(fmt.Sprintf("%s used the most CPU, %s %% of one core at concurrency %d; a service far below one core at the knee is not what limits it.", busiest, studykit.F1(busiestPct), at)))
+	}
 
 	logsec := doc.Section{ID: "ref-logs", Title: "Log settings"}
+	type peak struct {
+		name string
+		rps  float64
+		at   int
+	}
+	var peaks []peak
 	t = studykit.Table("Different log settings", "Log setting", "Peak throughput (req/s)", "At concurrency", "Average response time there (ms)", "Highest concurrency run")
 	for _, r := range runs {
 		best, at, mean := 0.0, 0, 0.0
@@ -174,8 +241,25 @@ func sections(runs []*studykit.Run) []doc.Section {
 			top = ph[len(ph)-1].Users
 		}
 		studykit.AddRow(t, r.Name, studykit.F1(best), strconv.Itoa(at), studykit.F1(mean), strconv.Itoa(top))
+		peaks = append(peaks, peak{r.Name, best, at})
 	}
 	logsec.Blocks = append(logsec.Blocks, t)
+	if len(peaks) > 0 {
+		hi, lo := peaks[0], peaks[0]
+		for _, p := range peaks {
+			if p.rps > hi.rps {
+				hi = p
+			}
+			if p.rps < lo.rps {
+				lo = p
+			}
+		}
+		a := fmt.Sprintf("%s reached the highest peak, %s req/s at concurrency %d", hi.name, studykit.F1(hi.rps), hi.at)
+		if lo.rps > 0 && hi.name != lo.name {
+			a += fmt.Sprintf(", %s %% above %s (%s req/s)", studykit.F1(100*(hi.rps-lo.rps)/lo.rps), lo.name, studykit.F1(lo.rps))
+		}
+		logsec.Blocks = append(logsec.Blocks, studykit.Assess(a+"."))
+	}
 	t = studykit.Table("Memory usage of different log settings (manager)", "Log setting", "Memory mean (MB)", "Memory max (MB)", "CPU mean %")
 	for _, r := range runs {
 		res, _, err := r.Resources(studykit.Window{})
@@ -192,6 +276,11 @@ func sections(runs []*studykit.Run) []doc.Section {
 		studykit.AddRow(t, s, cell(ok, studykit.F1(m.MemMean)), cell(ok, studykit.F1(m.MemMax)))
 	}
 	logsec.Blocks = append(logsec.Blocks, t)
+	for i, r := range runs {
+		if f := r.ResourceChart(fmt.Sprintf("ref-mem-%d", i+1), "Memory per service ("+r.Name+")", true, Services); f != nil {
+			logsec.Blocks = append(logsec.Blocks, f)
+		}
+	}
 	return []doc.Section{perf, logsec}
 }
 

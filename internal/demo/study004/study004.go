@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/demo"
@@ -112,6 +113,10 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 		Method: fmt.Sprintf("%d users check out and in (think %s) for %s after a %s ramp-up; after %s a data import posts one chunk of %d records every %s for %s; the test runs %d times, services restarted in between",
 			sc.users, sc.think, sc.dur, sc.ramp, sc.importAfter, sc.records, sc.pace, sc.impDur, Repeats),
 		Hypothesis: "the services share the CPU fairly: check-in/check-out keeps working while the import runs, and no request fails for lack of CPU",
+		Questions: []study.Question{
+			{Kind: study.Interference, Text: "Does the data import starve check-in/check-out of CPU (CPU=0: no limit per service)?", Workload: "circulation", Other: "data-import"},
+			{Kind: study.Repeatability, Text: "Do the four repeats agree?", MaxCVPct: 15},
+		},
 	}, runs, sections(runs, env.Postgres != ""))
 	return out, err
 }
@@ -151,7 +156,11 @@ func runOnce(ctx context.Context, env *studykit.Env, sc scale, plan, logs string
 	if i == 1 {
 		role = study.Baseline
 	}
-	return env.Do(ctx, plan, tag, role, "test №"+strconv.Itoa(i), sets, mons)
+	r, err := env.Do(ctx, plan, tag, role, "test №"+strconv.Itoa(i), sets, mons)
+	if r != nil {
+		r.Factors = study.Factors{Repeat: strconv.Itoa(i)}
+	}
+	return r, err
 }
 
 func prepare(ctx context.Context, p *demo.Proc) error {
@@ -177,6 +186,14 @@ func cell(ok bool, v string) string {
 	return v
 }
 
+// cpuOr is a service's mean CPU in a window ("—" when not measured).
+func cpuOr(r studykit.Resource) string {
+	if !r.HasCPU {
+		return "—"
+	}
+	return studykit.F1(r.CPUMean)
+}
+
 // clock formats a duration as h:mm:ss, as the reference's import durations.
 func clock(d time.Duration) string {
 	s := int(d.Round(time.Second).Seconds())
@@ -199,6 +216,15 @@ func sections(runs []*studykit.Run, pg bool) []doc.Section {
 		studykit.AddRow(t, "Test "+strconv.Itoa(i+1), desc, status)
 	}
 	tr.Blocks = append(tr.Blocks, t)
+	{
+		completed := 0
+		for _, r := range runs {
+			if r.Data.Info.Status == "" || r.Data.Info.Status == "completed" {
+				completed++
+			}
+		}
+		tr.Blocks = append(tr.Blocks, studykit.Assess(fmt.Sprintf("%d of %d tests completed; the validity banner names any whose load was not held.", completed, len(runs))))
+	}
 
 	res := doc.Section{ID: "ref-test-results", Title: "Test Results"}
 	cols := []string{"Requests"}
@@ -216,17 +242,27 @@ func sections(runs []*studykit.Run, pg bool) []doc.Section {
 		studykit.AddRow(t, row...)
 	}
 	row := []string{"Data import"}
-	for _, r := range runs {
+	var done []string
+	for i, r := range runs {
 		st, ok := r.Label(Import)
 		w, wok := r.LabelWindow(Import)
 		recs := "—"
 		if ok {
 			recs = studykit.Pct(st.ErrorPct) + " of chunks failed"
 		}
-		row = append(row, recs, "duration", cell(wok, clock(w.To.Sub(w.From))))
+		planned, _ := r.Planned("data-import")
+		work := cell(wok, clock(w.To.Sub(w.From)))
+		if planned > 0 {
+			work = fmt.Sprintf("%d of %d chunks in %s", st.Samples-st.Errors, planned, work)
+			done = append(done, fmt.Sprintf("test №%d %d of %d", i+1, st.Samples-st.Errors, planned))
+		}
+		row = append(row, recs, "work done", work)
 	}
 	studykit.AddRow(t, row...)
-	res.Blocks = append(res.Blocks, t)
+	res.Blocks = append(res.Blocks, t, studykit.Note("The data import is time-boxed and paced: the work done is the chunks imported against the chunks its pace planned in its window, not the window's length."))
+	if len(done) > 0 {
+		res.Blocks = append(res.Blocks, studykit.Assess("the data import completed "+strings.Join(done, ", ")+" planned chunks."))
+	}
 
 	var out = []doc.Section{tr, res}
 	for i, r := range runs {
@@ -252,6 +288,14 @@ func sections(runs []*studykit.Run, pg bool) []doc.Section {
 			studykit.AddRow(t, row...)
 		}
 		sec.Blocks = append(sec.Blocks, t)
+		if x, ok := res[1][Services[1]]; ok && x.HasCPU {
+			b, a := res[0][Services[1]], res[2][Services[1]]
+			sec.Blocks = append(sec.Blocks, studykit.Assess(fmt.Sprintf("here we can see that %s used %s %% CPU during the import (%s before, %s after) while %s used %s %% before, %s %% during and %s %% after.",
+				Services[1], studykit.F1(x.CPUMean), cpuOr(b), cpuOr(a), Services[0], cpuOr(res[0][Services[0]]), cpuOr(res[1][Services[0]]), cpuOr(res[2][Services[0]]))))
+		}
+		if f := r.ResourceChart(fmt.Sprintf("ref-cpu-%d", i+1), "Service CPU utilization (test №"+strconv.Itoa(i+1)+")", false, Services); f != nil {
+			sec.Blocks = append(sec.Blocks, f)
+		}
 		all, _, err := r.Resources(studykit.Window{})
 		t = studykit.Table("Service memory utilization (MB)", "Service", "Mean", "Max")
 		for _, s := range Services {
@@ -260,6 +304,9 @@ func sections(runs []*studykit.Run, pg bool) []doc.Section {
 			studykit.AddRow(t, s, cell(ok, studykit.F1(x.MemMean)), cell(ok, studykit.F1(x.MemMax)))
 		}
 		sec.Blocks = append(sec.Blocks, t)
+		if f := r.ResourceChart(fmt.Sprintf("ref-mem-%d", i+1), "Service memory utilization (test №"+strconv.Itoa(i+1)+")", true, Services); f != nil {
+			sec.Blocks = append(sec.Blocks, f)
+		}
 		if pg {
 			v, ok, err := r.SeriesMax(Database, "connections_total")
 			sec.Blocks = append(sec.Blocks, studykit.Para(fmt.Sprintf("DB connections: max %s.", cell(ok && err == nil, studykit.F1(v)))))

@@ -22,6 +22,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/demo"
 	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/report/chart"
 	"github.com/plateau-perf/plateau/internal/report/doc"
 	"github.com/plateau-perf/plateau/internal/study"
 )
@@ -64,6 +65,9 @@ type Env struct {
 	Stderr   io.Writer
 	RunPlan  RunPlanFunc
 	Tool     string // "plateau v…", for the document
+	// Study is the study Write built last (its status and answers, for
+	// the console).
+	Study *study.Study
 }
 
 // Logf prints one progress line.
@@ -103,9 +107,10 @@ func (s *Services) Start(ctx context.Context, name, kind string, args ...string)
 func (s *Services) Stop() { s.stack.Stop(); s.stack.Procs = nil }
 
 // Monitors are --monitor targets for the services by pid, and the
-// generator's host.
+// generator's host (role generator: the machine the generator runs on,
+// whose health is the generator's, not a service's).
 func (s *Services) Monitors() []string {
-	out := []string{"host:name=generator-host"}
+	out := []string{"host:name=generator-host,role=generator"}
 	for _, p := range s.stack.Procs {
 		out = append(out, fmt.Sprintf("process:name=%s,pid=%d", p.Name, p.Cmd.Process.Pid))
 	}
@@ -127,7 +132,10 @@ func WriteFile(dir, name string, b []byte) (string, error) {
 // Run is one run of a study: its directory, role and name in the document.
 type Run struct {
 	Dir, Role, Name string
-	Data            *analysis.Dataset
+	// Factors are what the run varies (release, workload, config,
+	// repeat, users, rate), written into study.yaml.
+	Factors study.Factors
+	Data    *analysis.Dataset
 }
 
 // Do runs plan into dir/runs/<slug> and loads the result.
@@ -146,10 +154,13 @@ func (e *Env) Do(ctx context.Context, plan, slug, role, name string, sets, monit
 	return &Run{Dir: out, Role: role, Name: name, Data: d}, nil
 }
 
-// Context is the study's context for study.yaml.
+// Context is the study's context for study.yaml, with its questions and
+// the system's configured limits.
 type Context struct {
 	Title, Description, Method, Hypothesis string
 	System, Environment                    []study.KV
+	Questions                              []study.Question
+	Limits                                 []study.Limit
 }
 
 // Write builds the study over runs with plateau's study package, puts the
@@ -174,6 +185,7 @@ func (e *Env) Write(c Context, runs []*Run, ref []doc.Section) (string, *study.S
 	if err != nil {
 		return "", nil, err
 	}
+	e.Study = s
 	d := study.Document(s, time.Now(), e.Tool)
 	d.Sections = compose(d.Sections, ref)
 	if _, err := study.Write(out, s, d, []string{"html", "md", "json", "junit"}); err != nil {
@@ -182,12 +194,13 @@ func (e *Env) Write(c Context, runs []*Run, ref []doc.Section) (string, *study.S
 	return out, s, nil
 }
 
-// compose puts ref after the context section and before plateau's own.
+// compose keeps the study's answers, validity banner and context first,
+// puts ref after them and plateau's own sections last.
 func compose(own, ref []doc.Section) []doc.Section {
 	var out []doc.Section
 	i := 0
-	if len(own) > 0 && own[0].ID == "context" {
-		out, i = append(out, own[0]), 1
+	for i < len(own) && (own[i].ID == "answers" || own[i].ID == "validity" || own[i].ID == "context") {
+		out, i = append(out, own[i]), i+1
 	}
 	out = append(out, ref...)
 	for _, s := range own[i:] {
@@ -199,9 +212,10 @@ func compose(own, ref []doc.Section) []doc.Section {
 
 func studyYAML(c Context, runs []*Run, dir string) (string, error) {
 	type runRef struct {
-		Dir  string `yaml:"dir"`
-		Role string `yaml:"role"`
-		Name string `yaml:"name"`
+		Dir     string         `yaml:"dir"`
+		Role    string         `yaml:"role"`
+		Name    string         `yaml:"name"`
+		Factors map[string]any `yaml:"factors,omitempty"`
 	}
 	kv := func(l []study.KV) yaml.Node {
 		n := yaml.Node{Kind: yaml.MappingNode}
@@ -211,26 +225,80 @@ func studyYAML(c Context, runs []*Run, dir string) (string, error) {
 		return n
 	}
 	v := struct {
-		Title       string    `yaml:"title"`
-		Description string    `yaml:"description,omitempty"`
-		System      yaml.Node `yaml:"system,omitempty"`
-		Environment yaml.Node `yaml:"environment,omitempty"`
-		Method      string    `yaml:"method,omitempty"`
-		Hypothesis  string    `yaml:"hypothesis,omitempty"`
-		Runs        []runRef  `yaml:"runs"`
+		Title       string           `yaml:"title"`
+		Description string           `yaml:"description,omitempty"`
+		System      yaml.Node        `yaml:"system,omitempty"`
+		Environment yaml.Node        `yaml:"environment,omitempty"`
+		Method      string           `yaml:"method,omitempty"`
+		Hypothesis  string           `yaml:"hypothesis,omitempty"`
+		Questions   []map[string]any `yaml:"questions,omitempty"`
+		Limits      map[string]any   `yaml:"limits,omitempty"`
+		Runs        []runRef         `yaml:"runs"`
 	}{Title: c.Title, Description: c.Description, Method: c.Method, Hypothesis: c.Hypothesis, System: kv(c.System), Environment: kv(c.Environment)}
+	for _, q := range c.Questions {
+		v.Questions = append(v.Questions, questionMap(q))
+	}
+	if len(c.Limits) > 0 {
+		v.Limits = map[string]any{}
+		for _, l := range c.Limits {
+			v.Limits[l.Name] = l.Value
+		}
+	}
 	for _, r := range runs {
 		rel, err := filepath.Rel(dir, r.Dir)
 		if err != nil {
 			return "", err
 		}
-		v.Runs = append(v.Runs, runRef{Dir: filepath.ToSlash(rel), Role: r.Role, Name: r.Name})
+		v.Runs = append(v.Runs, runRef{Dir: filepath.ToSlash(rel), Role: r.Role, Name: r.Name, Factors: factorsMap(r.Factors)})
 	}
 	b, err := yaml.Marshal(v)
 	if err != nil {
 		return "", err
 	}
 	return WriteFile(dir, "study.yaml", b)
+}
+
+// questionMap is a question as study.yaml writes it: its kind, its text
+// and the expectations it sets.
+func questionMap(q study.Question) map[string]any {
+	m := map[string]any{"kind": string(q.Kind)}
+	put := func(k string, v any, set bool) {
+		if set {
+			m[k] = v
+		}
+	}
+	put("question", q.Text, q.Text != "")
+	put("baseline", q.Baseline, q.Baseline != "")
+	put("candidate", q.Candidate, q.Candidate != "")
+	put("workload", q.Workload, q.Workload != "")
+	put("other", q.Other, q.Other != "")
+	put("max_slower_pct", q.MaxSlowerPct, q.MaxSlowerPct != 0)
+	put("max_cv_pct", q.MaxCVPct, q.MaxCVPct != 0)
+	put("max_drift_pct", q.MaxDriftPct, q.MaxDriftPct != 0)
+	put("max_error_pct", q.MaxErrorPct, q.MaxErrorPct != 0)
+	put("min_load", q.MinLoad, q.MinLoad != 0)
+	put("sla", q.SLA, len(q.SLA) > 0)
+	return m
+}
+
+// factorsMap is a run's factors as study.yaml writes them (nil: none).
+func factorsMap(f study.Factors) map[string]any {
+	m := map[string]any{}
+	for k, v := range map[string]string{"release": f.Release, "workload": f.Workload, "config": f.Config, "repeat": f.Repeat} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	if f.Users > 0 {
+		m["users"] = f.Users
+	}
+	if f.Rate > 0 {
+		m["rate"] = f.Rate
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
 }
 
 // Stats are one label's figures in a run (or a part of it).
@@ -252,10 +320,11 @@ func (r *Run) Label(name string) (Stats, bool) {
 // Total is the run's all-requests figures.
 func (r *Run) Total() Stats { return r.Data.Total.Stats(core.TotalLabel, false, r.Data.Span()) }
 
-// LabelNames lists the run's labels in report order.
+// LabelNames lists the run's labels in flow order (the order the flow
+// calls them, transactions first), as the references list them.
 func (r *Run) LabelNames() []string {
 	var out []string
-	for _, k := range r.Data.Labels() {
+	for _, k := range study.FlowOrder(r.Data) {
 		out = append(out, r.Data.LabelName(k))
 	}
 	return out
@@ -495,4 +564,92 @@ func (r *Run) Drift(label string) (first, last float64, ok bool) {
 		return avg(ticks[:n]), avg(ticks[len(ticks)-n:]), true
 	}
 	return 0, 0, false
+}
+
+// Assess is a section's one-line assessment from its own table, as the
+// references close each section ("Vurdering", "Here we can see …").
+func Assess(text string) *doc.Verdict {
+	return &doc.Verdict{Level: doc.Info, Text: "Assessment: " + text}
+}
+
+// Line is one named series of a chart.
+type Line struct {
+	Name  string
+	Y     []float64
+	Right bool
+}
+
+// LoadChart draws series against load (users, concurrency): response time
+// and throughput per step, CPU per service per step.
+func LoadChart(name, title, xLabel, yLabel, yUnit string, x []float64, lines []Line, y2Label, y2Unit string) *doc.Figure {
+	c := &chart.Chart{ID: name, Title: title, XKind: chart.Linear, XLabel: xLabel, Y: chart.Axis{Label: yLabel, Unit: yUnit}}
+	if y2Label != "" {
+		c.Y2 = &chart.Axis{Label: y2Label, Unit: y2Unit}
+	}
+	for _, l := range lines {
+		c.Series = append(c.Series, chart.Series{Name: l.Name, X: x, Y: l.Y, Style: chart.LinePoints, Right: l.Right})
+	}
+	return &doc.Figure{Name: name, Title: title, SVG: c.SVG()}
+}
+
+// ResourceChart draws each service's CPU (%) or memory (MB) over a run,
+// the references' per-test charts; markers name the phases. Nil when the
+// run has no such series.
+func (r *Run) ResourceChart(name, title string, memory bool, services []string) *doc.Figure {
+	series, _, err := monitor.Read(r.Dir)
+	if err != nil {
+		return nil
+	}
+	c := &chart.Chart{ID: name, Title: title, XKind: chart.Time, Y: chart.Axis{Label: "CPU (%)", Unit: "%"}}
+	if memory {
+		c.Y = chart.Axis{Label: "Memory (MB)", Unit: ""}
+	}
+	for _, svc := range services {
+		for i := range series {
+			s := &series[i]
+			if s.Target != svc {
+				continue
+			}
+			want := s.Metric == "cpu_pct" || s.Metric == "cpu_busy_pct"
+			scale := 1.0
+			if memory {
+				want, scale = s.Metric == "rss_bytes" || s.Metric == "mem_used_bytes", 1e-6
+			}
+			if !want {
+				continue
+			}
+			var xs, ys []float64
+			for _, p := range s.Points {
+				if p.T.Before(r.Data.Start) || p.T.After(r.Data.End) {
+					continue
+				}
+				xs = append(xs, float64(p.T.UnixNano())/1e9)
+				ys = append(ys, p.V*scale)
+			}
+			if len(xs) > 0 {
+				c.Series = append(c.Series, chart.Series{Name: svc, X: xs, Y: ys})
+			}
+			break
+		}
+	}
+	if len(c.Series) == 0 {
+		return nil
+	}
+	for _, p := range r.Data.Phases {
+		c.Spans = append(c.Spans, chart.Span{From: float64(p.Start.UnixNano()) / 1e9, To: float64(p.End.UnixNano()) / 1e9, Label: p.Name})
+	}
+	return &doc.Figure{Name: name, Title: title, SVG: c.SVG()}
+}
+
+// Planned is a workload's planned and started iterations (paced or open
+// model; 0 when the run planned none), from the run's validity.
+func (r *Run) Planned(workload string) (planned, started int64) {
+	v := r.Data.JudgeValidity()
+	for _, p := range v.Phases {
+		if p.Workload == workload {
+			planned += p.Planned
+			started += p.Started
+		}
+	}
+	return planned, started
 }

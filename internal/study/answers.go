@@ -1,0 +1,1554 @@
+package study
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/analysis/capacity"
+	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
+	"github.com/plateau-perf/plateau/internal/analysis/compare"
+	"github.com/plateau-perf/plateau/internal/analysis/knee"
+	"github.com/plateau-perf/plateau/internal/analysis/resources"
+	"github.com/plateau-perf/plateau/internal/analysis/trend"
+	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/metrics"
+	"github.com/plateau-perf/plateau/internal/mondata"
+)
+
+// Outcome is a question's or the study's outcome.
+type Outcome string
+
+// Outcomes.
+const (
+	Passed       Outcome = "passed"       // answered within its expectation
+	Failed       Outcome = "failed"       // answered, and the expectation was not met
+	Inconclusive Outcome = "inconclusive" // these runs cannot answer it
+)
+
+// Word is the outcome as the document's status writes it.
+func (o Outcome) Word() string {
+	switch o {
+	case Passed:
+		return text.StatusPassed
+	case Failed:
+		return text.StatusFailed
+	}
+	return text.StatusInconclusive
+}
+
+// Answer is one question answered: its outcome, the one line the document
+// opens with, the evidence (sentences from the tables) and the confidence,
+// with the typed rows it stands on.
+type Answer struct {
+	Question Question `json:"question"`
+	Outcome  Outcome  `json:"outcome"`
+	// Line is the answer in one line; Evidence the sentences behind it.
+	Line     string   `json:"answer"`
+	Evidence []string `json:"evidence,omitempty"`
+	// Confidence is high, indicative or low; ConfidenceWhy says why when
+	// not high.
+	Confidence    string `json:"confidence"`
+	ConfidenceWhy string `json:"confidence_why,omitempty"`
+	// The rows of the kind asked.
+	Release      []ReleaseRow      `json:"release,omitempty"`
+	Capacity     []CapacityRow     `json:"capacity,omitempty"`
+	Repeats      []RepeatGroup     `json:"repeats,omitempty"`
+	Soak         []SoakRun         `json:"soak,omitempty"`
+	Interference []InterferenceRun `json:"interference,omitempty"`
+}
+
+// ReleaseRow is one matching group (workload and level, or a matched
+// phase of two stepped runs): the candidate's all-requests average
+// against the baseline's, and each transaction's (or label's).
+type ReleaseRow struct {
+	Group   string          `json:"group"`
+	Phase   string          `json:"phase,omitempty"`
+	Base    string          `json:"baseline_run"`
+	Cand    string          `json:"candidate_run"`
+	Labels  []compare.Row   `json:"labels"`
+	Total   compare.Row     `json:"total"`
+	Verdict compare.Verdict `json:"verdict"`
+	Exceeds bool            `json:"exceeds_bound"`
+	// Suspect: a finding made one of the two runs invalid here (the load
+	// not held, the generator's CPU at its ceiling); Starved: the
+	// generator was starved of CPU (a warning).
+	Suspect   bool     `json:"suspect,omitempty"`
+	Starved   bool     `json:"generator_starved,omitempty"`
+	SuspectOf []string `json:"suspect_runs,omitempty"`
+}
+
+// CapacityPoint is one load level of a capacity answer: a step of a
+// stepped run or a run of a series.
+type CapacityPoint struct {
+	Load          float64 `json:"load"`
+	Phase         string  `json:"phase,omitempty"`
+	Run           string  `json:"run"`
+	ThroughputRPS float64 `json:"throughput_rps"`
+	MeanMs        float64 `json:"mean_ms"`
+	P95Ms         float64 `json:"p95_ms"`
+	ErrorPct      float64 `json:"error_pct"`
+	SLAMet        *bool   `json:"sla_met,omitempty"`
+	// Generator says the generator was starved of CPU here (a warning of
+	// validity); Invalid that a finding made the step invalid (the load
+	// not held, the generator's CPU at its ceiling).
+	Generator bool `json:"generator_short,omitempty"`
+	Invalid   bool `json:"invalid,omitempty"`
+	// TopError is the most frequent failure of the run (or step), with
+	// its count; "" without failures.
+	TopError string `json:"top_error,omitempty"`
+	// OffTrend marks a run of a series whose throughput dips below both
+	// its neighbours' by more than OffTrendPct: far off its group's trend.
+	OffTrend bool `json:"off_trend,omitempty"`
+}
+
+// OffTrendPct is how far below both neighbouring loads' throughput a
+// series' point must fall to be called off its group's trend: throughput
+// against load does not fall and rise again by chance by that much.
+const OffTrendPct = 20.0
+
+// markOffTrend flags the interior points of a series that dip below both
+// neighbours.
+func markOffTrend(ps []CapacityPoint) {
+	for i := 1; i+1 < len(ps); i++ {
+		lo := min(ps[i-1].ThroughputRPS, ps[i+1].ThroughputRPS)
+		if ps[i].ThroughputRPS < (1-OffTrendPct/100)*lo {
+			ps[i].OffTrend = true
+		}
+	}
+}
+
+// topError is the run's most frequent failure in the phase ("" for the
+// whole run) in words, summed over the calls it hit: "HTTP 401:
+// unauthorized ×40 in 5 calls".
+func (m *member) topError(phase string) string {
+	type agg struct {
+		n     int64
+		calls []string
+	}
+	by := map[string]*agg{}
+	var order []string
+	for _, e := range m.d.Errors {
+		if phase != "" && !slices.Contains(e.Phases, phase) {
+			continue
+		}
+		what := e.Class
+		if e.Status > 0 {
+			what = fmt.Sprintf("HTTP %d", e.Status)
+		}
+		if e.Message != "" {
+			what += ": " + e.Message
+		}
+		a := by[what]
+		if a == nil {
+			a = &agg{}
+			by[what] = a
+			order = append(order, what)
+		}
+		a.n += e.Count
+		if !slices.Contains(a.calls, e.Label) {
+			a.calls = append(a.calls, e.Label)
+		}
+	}
+	best := ""
+	for _, w := range order {
+		if best == "" || by[w].n > by[best].n {
+			best = w
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	where := "in " + by[best].calls[0]
+	if n := len(by[best].calls); n > 1 {
+		where = fmt.Sprintf("in %d calls", n)
+	}
+	return m.red.String(fmt.Sprintf("%s ×%s %s", best, thousands(float64(by[best].n)), where))
+}
+
+// CapacityRow is the capacity of one workload and variant.
+type CapacityRow struct {
+	Workload string          `json:"workload"`
+	Variant  string          `json:"variant,omitempty"`
+	Unit     string          `json:"load_unit"`
+	Points   []CapacityPoint `json:"points"`
+	HasSLA   bool            `json:"has_sla"`
+	// MaxLoadMeetingSLA is the highest load that, with every lower one,
+	// met the requirements; nil when none did.
+	MaxLoadMeetingSLA *float64 `json:"max_load_meeting_sla,omitempty"`
+	// WithinFrom and WithinTo are the span of loads that met them when
+	// the lowest did not (a cold first step); nil otherwise.
+	WithinFrom *float64 `json:"within_from,omitempty"`
+	WithinTo   *float64 `json:"within_to,omitempty"`
+	KneeLoad   float64  `json:"knee_load,omitzero"`
+	KneeRPS    float64  `json:"knee_throughput_rps,omitzero"`
+	PeakRPS    float64  `json:"peak_throughput_rps"`
+	PeakLoad   float64  `json:"peak_load"`
+	// Limiter is what limits the knee: "generator", "component",
+	// "configured limit" or "" (unknown).
+	Limiter          string                `json:"limiter,omitempty"`
+	Bottleneck       *resources.Bottleneck `json:"bottleneck,omitempty"`
+	Limit            *Limit                `json:"limit,omitempty"`
+	GeneratorLimited bool                  `json:"generator_limited,omitempty"`
+	// Search says the row is a capacity search's answer (its points are
+	// the search's probes).
+	Search   bool   `json:"search,omitempty"`
+	Sentence string `json:"sentence"`
+}
+
+// RepeatGroup is the spread of the runs of one group and variant.
+type RepeatGroup struct {
+	Group string `json:"group"`
+	Spread
+	// CVWithoutPct is the variation without the outliers (0 without any).
+	CVWithoutPct float64 `json:"cv_without_outliers_pct,omitzero"`
+	// GeneratorOutliers are the outliers whose generator was short of CPU.
+	GeneratorOutliers []string `json:"generator_outliers,omitempty"`
+}
+
+// SoakRun is one soak's drift and memory trend.
+type SoakRun struct {
+	Run       string      `json:"run"`
+	DurationS float64     `json:"duration_s"`
+	Labels    []SoakLabel `json:"labels"`
+	Memory    []SoakMem   `json:"memory,omitempty"`
+	Drifting  bool        `json:"drifting"`
+}
+
+// SoakLabel is a label's average in the first and the last fifth of a
+// soak and whether its drift is significant.
+type SoakLabel struct {
+	Label       string  `json:"label"`
+	FirstMs     float64 `json:"first_fifth_mean_ms"`
+	LastMs      float64 `json:"last_fifth_mean_ms"`
+	ChangePct   float64 `json:"change_pct"`
+	Significant bool    `json:"significant"`
+	Drifting    bool    `json:"drifting"`
+}
+
+// SoakMem is a service's memory in the first and last fifth of a soak
+// with its trend's verdict.
+type SoakMem struct {
+	Target  string  `json:"target"`
+	FirstMB float64 `json:"first_fifth_mb"`
+	LastMB  float64 `json:"last_fifth_mb"`
+	Verdict string  `json:"verdict"`
+}
+
+// InterferenceRun is one run's disturbed workload before, during and after
+// the other.
+type InterferenceRun struct {
+	Run      string    `json:"run"`
+	Workload string    `json:"workload"`
+	Other    string    `json:"other"`
+	Windows  [3]Window `json:"windows"` // before, during, after
+	CPU      []CPUWin  `json:"cpu,omitempty"`
+	// Work is the other workload's iterations: planned (paced or open
+	// model), started and succeeded.
+	Planned   int64 `json:"planned_iterations,omitempty"`
+	Started   int64 `json:"started_iterations,omitempty"`
+	Succeeded int64 `json:"succeeded_iterations"`
+	Disturbed bool  `json:"disturbed"`
+}
+
+// Window is a workload's figures in a span of a run.
+type Window struct {
+	From     time.Time `json:"from"`
+	To       time.Time `json:"to"`
+	Requests int64     `json:"count"`
+	Errors   int64     `json:"errors"`
+	MeanMs   float64   `json:"mean_ms"`
+	ErrorPct float64   `json:"error_pct"`
+}
+
+// CPUWin is a service's mean CPU (%) before, during and after.
+type CPUWin struct {
+	Target string     `json:"target"`
+	Pct    [3]float64 `json:"cpu_pct"`
+	Has    [3]bool    `json:"has"`
+}
+
+// generatorShort reports whether the run's generator was short of CPU or
+// starved in the phase ("" for any phase), and the finding's sentence.
+func (m *member) generatorShort(phase string) (bool, string) {
+	if m.sum.Validity == nil {
+		return false, ""
+	}
+	for _, f := range m.sum.Validity.Findings {
+		if (f.Kind == analysis.ReasonGeneratorCPU || f.Kind == analysis.ReasonStarved) && (phase == "" || f.Phase == phase || f.Phase == "") {
+			return true, f.Text
+		}
+	}
+	return false, ""
+}
+
+// invalid reports whether a finding that makes the run invalid (the load
+// not held, the generator's CPU at its ceiling) fell in the phase ("" for
+// any).
+func (m *member) invalid(phase string) bool {
+	if m.sum.Validity == nil {
+		return false
+	}
+	for _, f := range m.sum.Validity.Findings {
+		if f.Invalidates && (phase == "" || f.Phase == phase || f.Phase == "") {
+			return true
+		}
+	}
+	return false
+}
+
+// starved reports whether the generator was starved of CPU (a warning)
+// in the phase ("" for any).
+func (m *member) starved(phase string) bool {
+	if m.sum.Validity == nil {
+		return false
+	}
+	for _, f := range m.sum.Validity.Findings {
+		if f.Kind == analysis.ReasonStarved && (phase == "" || f.Phase == phase || f.Phase == "") {
+			return true
+		}
+	}
+	return false
+}
+
+// answerAll answers each question.
+func answerAll(qs []Question, ms []*member, base *member, limits []Limit) []Answer {
+	var out []Answer
+	for _, q := range qs {
+		q = q.withDefaults()
+		var a Answer
+		switch q.Kind {
+		case Release:
+			a = answerRelease(q, ms, base)
+		case CapacityQ:
+			a = answerCapacity(q, ms, limits)
+		case Configurations:
+			a = answerConfigurations(q, ms, limits)
+		case Repeatability:
+			a = answerRepeatability(q, ms)
+		case SoakQ:
+			a = answerSoak(q, ms)
+		case Interference:
+			a = answerInterference(q, ms)
+		}
+		a.Question = q
+		if a.Confidence == "" {
+			a.Confidence = text.ConfHigh
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// StatusOf is the study's status from its answers: failed when one
+// failed, inconclusive when one could not be answered, else passed; with
+// why.
+func StatusOf(as []Answer) (Outcome, string) {
+	var failed, inc []string
+	for _, a := range as {
+		switch a.Outcome {
+		case Failed:
+			failed = append(failed, a.Question.Kind.words())
+		case Inconclusive:
+			inc = append(inc, a.Question.Kind.words())
+		}
+	}
+	switch {
+	case len(as) == 0:
+		return Inconclusive, text.NoQuestions
+	case len(failed) > 0:
+		return Failed, fmt.Sprintf(text.WhyFailed, len(failed), len(as), list(failed))
+	case len(inc) > 0:
+		return Inconclusive, fmt.Sprintf(text.WhyInconclusive, len(inc), len(as), list(inc))
+	}
+	return Passed, fmt.Sprintf(text.WhyPassed, len(as))
+}
+
+// words names a kind in a sentence.
+func (k Kind) words() string {
+	switch k {
+	case Release:
+		return text.KindRelease
+	case CapacityQ:
+		return "capacity"
+	case Configurations:
+		return "configurations"
+	case Repeatability:
+		return "repeatability"
+	case SoakQ:
+		return text.KindSoak
+	case Interference:
+		return "interference"
+	}
+	return string(k)
+}
+
+// joinSentences joins one-line parts into sentences, each after the
+// first starting upper-case (report.Sentence does the first).
+func joinSentences(parts []string) string {
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		if i > 0 && p != "" {
+			p = strings.ToUpper(p[:1]) + p[1:]
+		}
+		out[i] = p
+	}
+	return strings.Join(out, ". ")
+}
+
+// ---- release comparison ----
+
+func answerRelease(q Question, ms []*member, base *member) Answer {
+	a := Answer{}
+	bRel := q.Baseline
+	if bRel == "" {
+		bRel = base.f.Release
+	}
+	var cands []string
+	if q.Candidate != "" {
+		cands = []string{q.Candidate}
+	} else {
+		for _, m := range ms {
+			if m.f.Release != bRel && !slices.Contains(cands, m.f.Release) {
+				cands = append(cands, m.f.Release)
+			}
+		}
+	}
+	relName := func(r string, fallback *member) string {
+		switch r {
+		case "":
+			return fallback.name
+		case "candidate":
+			return text.TheCandidate
+		}
+		return r
+	}
+	var suspect, starved []string
+	for _, c := range ms {
+		if !slices.Contains(cands, c.f.Release) {
+			continue
+		}
+		var b *member
+		for _, x := range ms {
+			if x != c && x.f.Release == bRel && x.group() == c.group() && sameConfig(x, c) && x.f.Repeat == "" {
+				b = x
+				break
+			}
+		}
+		if b == nil {
+			continue
+		}
+		rows := analysis.Compare(b.d, c.d, nil)
+		phased := b.stepped() && c.stepped() && compare.SamePhases(b.facts, c.facts)
+		tx := txLabels(b.d)
+		byPhase := map[string]*ReleaseRow{}
+		var order []string
+		for _, r := range rows {
+			if phased == (r.Phase == "run") {
+				continue
+			}
+			rr := byPhase[r.Phase]
+			if rr == nil {
+				g := c.groupWords()
+				if phased {
+					g = c.f.Workload + ", " + r.Phase
+				}
+				rr = &ReleaseRow{Group: g, Base: b.name, Cand: c.name}
+				if phased {
+					rr.Phase = r.Phase
+				}
+				byPhase[r.Phase] = rr
+				order = append(order, r.Phase)
+			}
+			if r.Label == core.TotalLabel {
+				rr.Total = r
+				continue
+			}
+			if len(tx) == 0 || tx[r.Label] {
+				rr.Labels = append(rr.Labels, r)
+			}
+		}
+		for _, p := range order {
+			rr := byPhase[p]
+			rr.Verdict = rr.Total.Verdict
+			judged := append([]compare.Row{rr.Total}, rr.Labels...)
+			for _, r := range judged {
+				if r.Verdict == compare.Slower && r.DeltaPct > q.MaxSlowerPct {
+					rr.Exceeds = true
+					rr.Verdict = compare.Slower
+				}
+			}
+			phase := ""
+			if phased {
+				phase = p
+			}
+			for _, m := range []*member{b, c} {
+				switch {
+				case m.invalid(phase):
+					rr.Suspect = true
+					rr.SuspectOf = append(rr.SuspectOf, m.name)
+				case m.starved(phase):
+					rr.Starved = true
+				}
+			}
+			if rr.Suspect {
+				suspect = append(suspect, rr.Group)
+			}
+			if rr.Starved {
+				starved = append(starved, rr.Group)
+			}
+			a.Release = append(a.Release, *rr)
+		}
+	}
+	bName := relName(bRel, base)
+	cName := text.TheCandidate
+	if len(cands) == 1 {
+		cName = relName(cands[0], base)
+	} else if len(cands) > 1 {
+		cName = list(cands)
+	}
+	if len(cands) == 1 && cands[0] == "candidate" {
+		// Releases inferred from roles: the candidate runs by name.
+		var names []string
+		for _, r := range a.Release {
+			if !slices.Contains(names, r.Cand) {
+				names = append(names, r.Cand)
+			}
+		}
+		if len(names) <= 3 {
+			cName = list(names)
+		}
+	}
+	if len(a.Release) == 0 {
+		a.Outcome = Inconclusive
+		a.Line = fmt.Sprintf(text.RelNoPairs, cName, bName)
+		return a
+	}
+	// One line: the levels by verdict, then whether the bound held.
+	byVerdict := map[compare.Verdict][]string{}
+	var exceeded []string
+	for _, r := range a.Release {
+		item := fmt.Sprintf("%s (%s against %s ms, %s", levelOf(r), fms(r.Total.NewMeanMs), fms(r.Total.BaseMeanMs), signed(r.Total.DeltaPct))
+		if r.Verdict == compare.NoChange && math.Abs(r.Total.DeltaPct) >= compare.DefaultMinEffectPct {
+			item += text.RelNoise
+		}
+		byVerdict[r.Verdict] = append(byVerdict[r.Verdict], item+")")
+		if r.Exceeds {
+			exceeded = append(exceeded, fmt.Sprintf("%s (%s)", levelOf(r), signed(worstDelta(r))))
+		}
+		vw := verdictWords(r.Total.Verdict)
+		if r.Total.Verdict == compare.NoChange && math.Abs(r.Total.DeltaPct) >= compare.DefaultMinEffectPct {
+			vw += text.RelNoise
+		}
+		a.Evidence = append(a.Evidence, fmt.Sprintf(text.RelRow, r.Group, fms(r.Total.NewMeanMs), fms(r.Total.BaseMeanMs), signed(r.Total.DeltaPct), vw))
+	}
+	var parts []string
+	for _, v := range []compare.Verdict{compare.Faster, compare.NoChange, compare.Slower} {
+		if len(byVerdict[v]) == 0 {
+			continue
+		}
+		parts = append(parts, verdictWords(v)+" at "+list(byVerdict[v]))
+	}
+	line := strings.Join(parts, "; ")
+	if len(exceeded) > 0 {
+		a.Outcome = Failed
+		line += "; " + fmt.Sprintf(text.RelFailed, pctWords(q.MaxSlowerPct), list(exceeded))
+	} else {
+		a.Outcome = Passed
+		line += "; " + fmt.Sprintf(text.RelHeld, pctWords(q.MaxSlowerPct))
+	}
+	a.Line = fmt.Sprintf(text.RelAnswer, cName, bName, line)
+	switch {
+	case len(suspect) > 0:
+		a.Confidence, a.ConfidenceWhy = text.ConfLow, fmt.Sprintf(text.RelSuspect, list(firstN(suspect, 3)))
+		if len(suspect) == len(a.Release) && a.Outcome == Passed {
+			a.Outcome = Inconclusive
+		}
+	case len(starved) > 0:
+		a.Confidence, a.ConfidenceWhy = text.ConfLow, fmt.Sprintf(text.RelStarved, len(starved), len(a.Release))
+	}
+	return a
+}
+
+// sameConfig: two runs of one configuration, or a run that names none
+// (a configuration inferred from roles is the baseline's own).
+func sameConfig(a, b *member) bool {
+	return a.f.Config == b.f.Config || a.f.Config == "" || b.f.Config == ""
+}
+
+// levelOf is a release row's level for the one-line answer.
+func levelOf(r ReleaseRow) string {
+	if r.Phase != "" {
+		return r.Phase
+	}
+	return r.Group
+}
+
+func worstDelta(r ReleaseRow) float64 {
+	w := r.Total.DeltaPct
+	for _, l := range r.Labels {
+		if l.Verdict == compare.Slower {
+			w = max(w, l.DeltaPct)
+		}
+	}
+	return w
+}
+
+func verdictWords(v compare.Verdict) string {
+	switch v {
+	case compare.Faster:
+		return "faster"
+	case compare.Slower:
+		return "slower"
+	}
+	return text.NoChange
+}
+
+// txLabels are the run's transaction labels by printed name; empty when
+// it has none.
+func txLabels(d *analysis.Dataset) map[string]bool {
+	out := map[string]bool{}
+	for _, k := range d.Labels() {
+		if k.Tx && !k.Derived {
+			out[d.LabelName(k)] = true
+		}
+	}
+	return out
+}
+
+// ---- capacity ----
+
+// capacityRows computes one row per workload and variant: a stepped run's
+// own capacity analysis, or the runs of a series as its points.
+func capacityRows(q Question, ms []*member, limits []Limit) ([]CapacityRow, []string) {
+	var rows []CapacityRow
+	var few []string
+	var keys []string
+	byKey := map[string][]*member{}
+	for _, m := range ms {
+		if m.soak() || (q.Workload != "" && m.f.Workload != q.Workload) {
+			continue
+		}
+		k := m.seriesKey()
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], m)
+	}
+	for _, k := range keys {
+		group := byKey[k]
+		done := false
+		for _, m := range group {
+			if m.search != nil {
+				rows = append(rows, searchCapacity(m))
+				done = true
+				continue
+			}
+			if m.stepped() {
+				rows = append(rows, steppedCapacity(q, m, limits))
+				done = true
+			}
+		}
+		if done {
+			continue
+		}
+		loads := map[float64]bool{}
+		for _, m := range group {
+			if l, _ := m.load(); l > 0 {
+				loads[l] = true
+			}
+		}
+		if len(loads) < 2 {
+			few = append(few, variantWords(group[0]))
+			continue
+		}
+		rows = append(rows, seriesCapacity(q, group, limits))
+	}
+	return rows, few
+}
+
+// variantWords names a workload and variant: "upload", "manager, A:
+// synchronous log", "circulation, previous release".
+func variantWords(m *member) string {
+	parts := []string{m.f.Workload}
+	if m.f.Release != "" && m.f.Release != "candidate" {
+		parts = append(parts, m.f.Release)
+	}
+	if m.f.Config != "" {
+		parts = append(parts, m.f.Config)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// slaMet judges the question's requirements (else the run's own) over a
+// phase (-1: the whole run); nil without requirements.
+func slaMet(q Question, m *member, phase int) *bool {
+	exprs := q.SLA
+	if len(exprs) == 0 {
+		exprs = m.d.Info.SLA
+	}
+	if len(exprs) == 0 {
+		return nil
+	}
+	met := true
+	for _, e := range exprs {
+		r := m.d.JudgeSLA(e)
+		if phase < 0 {
+			met = met && r.Passed
+			continue
+		}
+		for _, pc := range r.PerPhase {
+			if pc.Phase == m.d.Phases[phase].Name && !pc.Passed {
+				met = false
+			}
+		}
+	}
+	return &met
+}
+
+func steppedCapacity(q Question, m *member, limits []Limit) CapacityRow {
+	cr := m.cap
+	row := CapacityRow{Workload: variantWords(m), Unit: "users", Bottleneck: cr.Bottleneck}
+	rate := cr.Kind == knee.Rate
+	if rate {
+		row.Unit = "req/s"
+	}
+	var pts []knee.Point
+	for _, s := range cr.Steps {
+		st := m.sum.Phases[s.Phase].Labels
+		tot := st[len(st)-1]
+		p := CapacityPoint{Load: s.Point.Load, Phase: s.Name, Run: m.name, ThroughputRPS: tot.ThroughputRPS, MeanMs: tot.MeanMs, P95Ms: tot.P95Ms,
+			ErrorPct: tot.ErrorPct, SLAMet: slaMet(q, m, s.Phase), Generator: m.starved(s.Name), Invalid: m.invalid(s.Name)}
+		if tot.Errors > 0 {
+			p.TopError = m.topError(s.Name)
+		}
+		row.Points = append(row.Points, p)
+		kp := s.Point
+		kp.SLAMet = p.SLAMet == nil || *p.SLAMet
+		pts = append(pts, kp)
+	}
+	res, err := knee.Analyze(pts, knee.Options{Kind: cr.Kind, MinGain: cr.Knee.MinGain, ServerTimes: cr.ServerTimes})
+	if err != nil {
+		res = cr.Knee
+	}
+	finishCapacity(&row, res, rate, limits)
+	return row
+}
+
+// searchCapacity is the answer of a run's capacity search (plateau
+// capacity): its capacity is the highest load probed good, its probes the
+// points, its sentence the search's own answer.
+func searchCapacity(m *member) CapacityRow {
+	cs := m.search
+	row := CapacityRow{Workload: variantWords(m), Unit: cs.Unit, HasSLA: true, Bottleneck: cs.Bottleneck, Search: true}
+	for _, p := range cs.Probes {
+		if p.Verdict == capacity.NotJudged || p.Repeat {
+			continue
+		}
+		met := p.Verdict == capacity.Good
+		row.Points = append(row.Points, CapacityPoint{Load: p.Load, Run: m.name, Phase: p.Dir, ThroughputRPS: p.ThroughputRPS, MeanMs: p.MeanMs,
+			P95Ms: p.P95Ms, ErrorPct: p.ErrorPct, SLAMet: &met, Invalid: !p.Held || p.GeneratorSaturated})
+		if p.ThroughputRPS > row.PeakRPS {
+			row.PeakRPS, row.PeakLoad = p.ThroughputRPS, p.Load
+		}
+	}
+	slices.SortStableFunc(row.Points, func(a, b CapacityPoint) int { return cmpF(a.Load, b.Load) })
+	if cs.Load > 0 {
+		l := cs.Load
+		row.MaxLoadMeetingSLA = &l
+	}
+	if cs.Outcome == search.GeneratorLimited {
+		row.GeneratorLimited, row.Limiter = true, "generator"
+	} else if cs.Bottleneck != nil && cs.Bottleneck.Saturated {
+		row.Limiter = "component"
+	}
+	row.Sentence = fmt.Sprintf(text.CapSearch, row.Workload, m.red.String(cs.Sentence))
+	return row
+}
+
+func seriesCapacity(q Question, group []*member, limits []Limit) CapacityRow {
+	row := CapacityRow{Workload: variantWords(group[0]), Unit: "users"}
+	sorted := slices.Clone(group)
+	slices.SortStableFunc(sorted, func(a, b *member) int {
+		la, _ := a.load()
+		lb, _ := b.load()
+		return cmpF(la, lb)
+	})
+	_, rate := sorted[0].load()
+	if rate {
+		row.Unit = "req/s"
+	}
+	var pts []knee.Point
+	var steps []resources.PhaseReadings
+	for _, m := range sorted {
+		l, _ := m.load()
+		if l <= 0 {
+			continue
+		}
+		st := m.d.Total.Stats(core.TotalLabel, false, m.d.Span())
+		p := CapacityPoint{Load: l, Run: m.name, ThroughputRPS: st.ThroughputRPS, MeanMs: st.MeanMs, P95Ms: st.P95Ms, ErrorPct: st.ErrorPct,
+			SLAMet: slaMet(q, m, -1), Generator: m.starved(""), Invalid: m.invalid("")}
+		if st.Errors > 0 {
+			p.TopError = m.topError("")
+		}
+		row.Points = append(row.Points, p)
+		pts = append(pts, knee.Point{Load: l, ThroughputRPS: st.ThroughputRPS, MeanMs: st.MeanMs, P95Ms: st.P95Ms, SLAMet: p.SLAMet == nil || *p.SLAMet})
+		whole := core.Phase{Name: m.name, Start: m.d.Start, End: m.d.End}
+		gen := 0.0
+		if m.sum.Validity != nil {
+			for _, pv := range m.sum.Validity.Phases {
+				gen = max(gen, pv.CPUPct)
+			}
+		}
+		steps = append(steps, resources.PhaseReadings{Phase: m.name, Load: l, Readings: resources.Readings(resources.Uses(m.targets, m.d.Info.Host.CPUs), whole, gen)})
+	}
+	markOffTrend(row.Points)
+	k := knee.Users
+	if rate {
+		k = knee.Rate
+	}
+	res, err := knee.Analyze(pts, knee.Options{Kind: k})
+	if err != nil {
+		row.Sentence = err.Error()
+		return row
+	}
+	kneeIdx := -1
+	if res.Knee != nil {
+		for i, s := range steps {
+			if s.Load >= res.Knee.Load {
+				kneeIdx = i
+				break
+			}
+		}
+	}
+	row.Bottleneck = resources.FirstSaturated(steps, kneeIdx)
+	finishCapacity(&row, res, rate, limits)
+	return row
+}
+
+func cmpF(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// finishCapacity states the row's knee, capacity and limiter.
+func finishCapacity(row *CapacityRow, res knee.Result, rate bool, limits []Limit) {
+	hasSLA := false
+	for _, p := range row.Points {
+		hasSLA = hasSLA || p.SLAMet != nil
+		if p.ThroughputRPS > row.PeakRPS {
+			row.PeakRPS, row.PeakLoad = p.ThroughputRPS, p.Load
+		}
+	}
+	row.HasSLA = hasSLA
+	if hasSLA {
+		row.MaxLoadMeetingSLA = res.MaxLoadMeetingSLA
+	}
+	var parts []string
+	switch {
+	case !hasSLA:
+		parts = append(parts, fmt.Sprintf(text.CapNoSLA, row.Workload))
+	case row.MaxLoadMeetingSLA != nil:
+		parts = append(parts, fmt.Sprintf(text.CapWithin, row.Workload, loadWords(*row.MaxLoadMeetingSLA, rate)))
+	case spanMet(row.Points) >= 0:
+		// The lowest load broke them but higher ones met them (a cold
+		// start, a warm-up step): said so, never "none".
+		f := spanMet(row.Points)
+		k := f
+		for k+1 < len(row.Points) && row.Points[k+1].SLAMet != nil && *row.Points[k+1].SLAMet {
+			k++
+		}
+		from, to := row.Points[f].Load, row.Points[k].Load
+		row.WithinFrom, row.WithinTo = &from, &to
+		var not []string
+		for _, p := range row.Points[:f] {
+			not = append(not, loadWords(p.Load, rate))
+		}
+		p0 := row.Points[0]
+		if from == to {
+			parts = append(parts, fmt.Sprintf(text.CapWithinAt, row.Workload, loadWords(to, rate), list(not)))
+		} else {
+			parts = append(parts, fmt.Sprintf(text.CapWithinFrom, row.Workload, num(from), loadWords(to, rate), list(not)))
+		}
+		s := fmt.Sprintf(text.CapAtLowest, loadWords(p0.Load, rate), fms(p0.MeanMs), pctWords(p0.ErrorPct))
+		if p0.TopError != "" {
+			s += fmt.Sprintf(text.CapMostFrequent, p0.TopError)
+		}
+		parts = append(parts, s)
+	default:
+		p0 := row.Points[0]
+		parts = append(parts, fmt.Sprintf(text.CapNoneWithin, row.Workload, loadWords(p0.Load, rate)))
+		s := fmt.Sprintf(text.CapAtLowest, loadWords(p0.Load, rate), fms(p0.MeanMs), pctWords(p0.ErrorPct))
+		if p0.TopError != "" {
+			s += fmt.Sprintf(text.CapMostFrequent, p0.TopError)
+		}
+		parts = append(parts, s)
+	}
+	if res.Knee == nil {
+		parts = append(parts, fmt.Sprintf(text.CapNoKnee, loadWords(row.Points[len(row.Points)-1].Load, rate)))
+		row.Sentence = strings.Join(parts, "; ")
+		return
+	}
+	row.KneeLoad, row.KneeRPS = res.Knee.Load, res.Knee.ThroughputRPS
+	parts = append(parts, fmt.Sprintf(text.CapKnee, loadWords(res.Knee.Load, rate), rps(res.Knee.ThroughputRPS)))
+	// The generator: short of CPU (invalidating) at a step up to the one
+	// after the knee, or named the bottleneck.
+	var genAt []string
+	for i, p := range row.Points {
+		if p.Load > res.Knee.Load && (i == 0 || row.Points[i-1].Load > res.Knee.Load) {
+			break
+		}
+		if p.Invalid {
+			genAt = append(genAt, loadWords(p.Load, rate))
+		}
+	}
+	bn := row.Bottleneck
+	switch {
+	case bn != nil && bn.Saturated && bn.Component == resources.Generator:
+		row.GeneratorLimited, row.Limiter = true, "generator"
+		parts = append(parts, fmt.Sprintf(text.CapGenerator, fmt.Sprintf("its CPU %s %% at %s", num(math.Round(bn.Used)), loadWords(bn.Load, rate))))
+	case len(genAt) > 0:
+		row.GeneratorLimited, row.Limiter = true, "generator"
+		parts = append(parts, fmt.Sprintf(text.CapGenerator, fmt.Sprintf(text.CapNotHeldAt, list(genAt))))
+	case bn != nil && bn.Saturated:
+		row.Limiter = "component"
+		parts = append(parts, fmt.Sprintf(text.CapComponent, bn.Component, resourceWords(bn.Resource), pctWords(100*bn.Utilisation), loadWords(bn.Load, rate)))
+	default:
+		prev := 0.0
+		for _, p := range row.Points {
+			if p.Load < res.Knee.Load {
+				prev = p.Load
+			}
+		}
+		for _, l := range limits {
+			if matchesLimit(res.Knee.Load, prev, l.Value, rate) {
+				lim := l
+				row.Limit, row.Limiter = &lim, "configured limit"
+				if l.Value == res.Knee.Load || rate {
+					parts = append(parts, fmt.Sprintf(text.CapLimit, l.Name, num(l.Value)))
+				} else {
+					parts = append(parts, fmt.Sprintf(text.CapLimitNear, l.Name, num(l.Value)))
+				}
+				break
+			}
+		}
+		if row.Limit == nil {
+			if bn != nil {
+				parts = append(parts, fmt.Sprintf(text.CapBusiest, bn.Component, resourceWords(bn.Resource), pctWords(100*bn.Utilisation)))
+			} else {
+				parts = append(parts, text.CapNothing)
+			}
+		}
+	}
+	row.Sentence = strings.Join(parts, "; ")
+}
+
+// spanMet is the index of the first point that met the requirements
+// after the lowest broke them; −1 when none did.
+func spanMet(ps []CapacityPoint) int {
+	for i, p := range ps {
+		if p.SLAMet != nil && *p.SLAMet {
+			return i
+		}
+	}
+	return -1
+}
+
+// resourceWords is a resource in a sentence: "CPU", "memory",
+// "connections".
+func resourceWords(r string) string {
+	if r == resources.CPU {
+		return r
+	}
+	return strings.ToLower(r)
+}
+
+// matchesLimit: a configured limit explains a knee at a number of users
+// when it lies between the step before the knee and the knee, both
+// included (the steps are discrete, and a generator that cannot keep all
+// its users in flight reaches the limit a step late); a knee at a rate
+// when it is within 5 % of it.
+func matchesLimit(knee, prev, limit float64, rate bool) bool {
+	if rate {
+		return math.Abs(knee-limit) <= 0.05*limit
+	}
+	return limit >= prev && limit <= knee
+}
+
+func answerCapacity(q Question, ms []*member, limits []Limit) Answer {
+	a := Answer{}
+	rows, few := capacityRows(q, ms, limits)
+	a.Capacity = rows
+	if len(rows) == 0 {
+		a.Outcome = Inconclusive
+		a.Line = fmt.Sprintf(text.CapFewLevels, list(few))
+		return a
+	}
+	a.Outcome = Passed
+	var lines []string
+	allGen := true
+	var starved []string
+	for _, r := range rows {
+		s := r.Sentence
+		if q.MinLoad > 0 && r.HasSLA {
+			if r.MaxLoadMeetingSLA == nil || *r.MaxLoadMeetingSLA < q.MinLoad {
+				a.Outcome = Failed
+				s += " (" + fmt.Sprintf(text.CapMinLoadFailed, loadWords(q.MinLoad, r.Unit == "req/s")) + ")"
+			} else {
+				s += " (" + fmt.Sprintf(text.CapMinLoadHeld, loadWords(q.MinLoad, r.Unit == "req/s")) + ")"
+			}
+		}
+		lines = append(lines, s)
+		allGen = allGen && r.GeneratorLimited
+		var at []string
+		for _, p := range r.Points {
+			if p.Generator && !p.Invalid {
+				at = append(at, num(p.Load))
+			}
+		}
+		if len(at) > 0 {
+			starved = append(starved, fmt.Sprintf("%s at %s %s", r.Workload, list(firstN(at, 4)), r.Unit))
+		}
+	}
+	a.Line = joinSentences(lines)
+	a.Evidence = lines
+	if allGen && a.Outcome == Passed {
+		a.Outcome = Inconclusive
+	}
+	if len(starved) > 0 {
+		a.Confidence, a.ConfidenceWhy = text.ConfLow, fmt.Sprintf(text.CapStarved, strings.Join(starved, "; "))
+	}
+	if len(few) > 0 {
+		a.Evidence = append(a.Evidence, fmt.Sprintf(text.CapFewLevels, list(few)))
+	}
+	return a
+}
+
+func firstN(v []string, n int) []string {
+	if len(v) <= n {
+		return v
+	}
+	return append(slices.Clone(v[:n]), fmt.Sprintf("%d more", len(v)-n))
+}
+
+// ---- configurations ----
+
+func answerConfigurations(q Question, ms []*member, limits []Limit) Answer {
+	a := Answer{}
+	rows, _ := capacityRows(q, ms, limits)
+	byWorkload := map[string][]CapacityRow{}
+	var order []string
+	wl := map[string]string{}
+	for _, m := range ms {
+		wl[variantWords(m)] = m.f.Workload
+	}
+	for _, r := range rows {
+		w := wl[r.Workload]
+		if _, ok := byWorkload[w]; !ok {
+			order = append(order, w)
+		}
+		byWorkload[w] = append(byWorkload[w], r)
+	}
+	var lines []string
+	for _, w := range order {
+		rs := byWorkload[w]
+		if len(rs) < 2 {
+			continue
+		}
+		a.Capacity = append(a.Capacity, rs...)
+		best := 0
+		for i, r := range rs {
+			if r.PeakRPS > rs[best].PeakRPS {
+				best = i
+			}
+		}
+		var others []string
+		for i, r := range rs {
+			if i != best {
+				others = append(others, fmt.Sprintf(text.CfgRow, strings.TrimPrefix(r.Workload, w+", "), rps(r.PeakRPS)))
+			}
+		}
+		lines = append(lines, fmt.Sprintf(text.CfgAnswer, w, strings.TrimPrefix(rs[best].Workload, w+", "), rps(rs[best].PeakRPS), list(others)))
+		for _, r := range rs {
+			a.Evidence = append(a.Evidence, r.Sentence)
+		}
+	}
+	if len(lines) == 0 {
+		a.Outcome, a.Line = Inconclusive, text.CfgNone
+		return a
+	}
+	a.Outcome = Passed
+	a.Line = joinSentences(lines)
+	gen := 0
+	for _, r := range a.Capacity {
+		if r.GeneratorLimited {
+			gen++
+		}
+	}
+	if gen == len(a.Capacity) {
+		a.Outcome = Inconclusive
+	}
+	if gen > 0 {
+		a.Confidence, a.ConfidenceWhy = text.ConfLow, fmt.Sprintf(text.CfgGenerator, gen, len(a.Capacity))
+	}
+	return a
+}
+
+// ---- repeatability ----
+
+func answerRepeatability(q Question, ms []*member) Answer {
+	a := Answer{}
+	byKey := map[string][]*member{}
+	var keys []string
+	for _, m := range ms {
+		if m.soak() {
+			continue
+		}
+		k := m.group() + " | " + m.variant()
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], m)
+	}
+	var lines []string
+	for _, k := range keys {
+		g := byKey[k]
+		if len(g) < 2 {
+			continue
+		}
+		runs := make([]Run, len(g))
+		idx := make([]int, len(g))
+		for i, m := range g {
+			runs[i] = Run{Name: m.name, MeanMs: m.d.Total.MeanMs()}
+			idx[i] = i
+		}
+		sp := repeatSpread(runs, idx)
+		rg := RepeatGroup{Group: g[0].groupWords(), Spread: *sp}
+		s := fmt.Sprintf(text.RepAnswer, len(g), rg.Group, fms(sp.MeanMs), fms(sp.SDMs), pctWords(sp.CVPct))
+		bound := ", " + fmt.Sprintf(text.RepHolds, pctWords(q.MaxCVPct))
+		if sp.CVPct > q.MaxCVPct {
+			bound = ", " + fmt.Sprintf(text.RepExceeds, pctWords(q.MaxCVPct))
+		}
+		s += bound
+		var outs []string
+		var keep []int
+		for i, m := range g {
+			if slices.Contains(sp.Outliers, m.name) {
+				if short, _ := m.generatorShort(""); short {
+					rg.GeneratorOutliers = append(rg.GeneratorOutliers, m.name)
+					outs = append(outs, fmt.Sprintf(text.RepOutlierGen, m.name, fms(runs[i].MeanMs)))
+				} else {
+					outs = append(outs, fmt.Sprintf(text.RepOutlier, m.name, fms(runs[i].MeanMs)))
+				}
+				continue
+			}
+			keep = append(keep, i)
+		}
+		if len(outs) == 0 {
+			s += "; " + text.RepNone
+		} else {
+			s += "; " + list(outs)
+			if len(keep) >= 2 {
+				rg.CVWithoutPct = repeatSpread(runs, keep).CVPct
+				s += "; " + fmt.Sprintf(text.RepWithout, pctWords(rg.CVWithoutPct))
+			}
+		}
+		switch {
+		case sp.CVPct <= q.MaxCVPct:
+		case len(rg.GeneratorOutliers) > 0 && len(keep) >= 2 && rg.CVWithoutPct <= q.MaxCVPct:
+			s += "; " + text.RepThroughGen
+			if a.Outcome != Failed {
+				a.Outcome = Inconclusive
+			}
+		default:
+			a.Outcome = Failed
+		}
+		a.Repeats = append(a.Repeats, rg)
+		lines = append(lines, s)
+	}
+	if len(lines) == 0 {
+		a.Outcome, a.Line = Inconclusive, text.RepNoGroup
+		return a
+	}
+	if a.Outcome == "" {
+		a.Outcome = Passed
+	}
+	a.Line = joinSentences(lines)
+	a.Evidence = lines
+	for _, m := range ms {
+		if short, why := m.generatorShort(""); short {
+			a.Confidence, a.ConfidenceWhy = text.ConfLow, m.name+": "+why
+			break
+		}
+	}
+	return a
+}
+
+// ---- soak ----
+
+// memMetrics are the memory series a soak's trend reads, in preference
+// order.
+var memMetrics = []string{"rss_bytes", "memory_working_set_bytes", "heap_used_bytes", "mem_used_bytes", "memory_bytes"}
+
+func answerSoak(q Question, ms []*member) Answer {
+	a := Answer{}
+	var lines []string
+	indicative := ""
+	for _, m := range ms {
+		if !m.soak() {
+			continue
+		}
+		span := m.d.Span()
+		sr := SoakRun{Run: m.name, DurationS: math.Round(span.Seconds()*10) / 10}
+		labels := txLabels(m.d)
+		var parts []string
+		for _, k := range m.d.Labels() {
+			name := m.d.LabelName(k)
+			if k.Derived || (len(labels) > 0 && !labels[name]) {
+				continue
+			}
+			ticks := m.d.Timeline[k]
+			if len(ticks) < 10 {
+				continue
+			}
+			n := len(ticks) / 5
+			first, last := tickMean(ticks[:n]), tickMean(ticks[len(ticks)-n:])
+			if first <= 0 {
+				continue
+			}
+			var pts []core.Point
+			for _, t := range ticks {
+				if t.Count > 0 {
+					pts = append(pts, core.Point{T: t.T, V: t.MeanMs})
+				}
+			}
+			sig, moved := false, false
+			if r, err := trend.Drift(pts, trend.DriftOptions{}); err == nil {
+				sig = r.Significant && (r.SlopePerHour > 0 || r.ChangeDelta > 0)
+				moved = r.Significant
+			}
+			sl := SoakLabel{Label: name, FirstMs: round2(first), LastMs: round2(last), ChangePct: round2(100 * (last - first) / first), Significant: sig}
+			sl.Drifting = sig && sl.ChangePct > q.MaxDriftPct
+			sr.Drifting = sr.Drifting || sl.Drifting
+			sr.Labels = append(sr.Labels, sl)
+			if sl.Drifting || len(labels) > 0 {
+				ch := signed(sl.ChangePct)
+				if !moved && math.Abs(sl.ChangePct) > q.MaxDriftPct {
+					ch += text.SoakNoise
+				}
+				parts = append(parts, fmt.Sprintf(text.SoakLabel, name, fms(first), fms(last), ch))
+			}
+		}
+		for _, t := range targetsOf(m.series, m.statuses) {
+			if t.Kind == mondata.KindHost && !m.roleOf(t.Name).UnderTest() {
+				continue
+			}
+			if t.Kind == mondata.KindHost && m.roleOf(t.Name) == mondata.RoleUnknown {
+				continue // a host holds every process, the generator's too
+			}
+			var s *core.Series
+			for _, want := range memMetrics {
+				for _, x := range t.Series {
+					if x.Metric == want && len(x.Points) > 0 && s == nil {
+						s = x
+					}
+				}
+			}
+			if s == nil {
+				continue
+			}
+			pts := within(s.Points, m.d.Start, m.d.End)
+			if len(pts) < 10 {
+				continue
+			}
+			n := len(pts) / 5
+			first, last := pointMean(pts[:n])/1e6, pointMean(pts[len(pts)-n:])/1e6
+			mr, err := trend.Memory(pts, nil, trend.MemoryOptions{MinSpan: -1})
+			v := string(trend.Unknown)
+			if err == nil {
+				v = string(mr.Verdict)
+			}
+			sm := SoakMem{Target: t.Name, FirstMB: round2(first), LastMB: round2(last), Verdict: v}
+			sr.Memory = append(sr.Memory, sm)
+			if v == string(trend.Growing) && first > 0 && 100*(last-first)/first > q.MaxDriftPct {
+				sr.Drifting = true
+				parts = append(parts, fmt.Sprintf(text.SoakMemoryGrew, t.Name, f1(first), f1(last), signed(100*(last-first)/first)))
+			} else {
+				parts = append(parts, fmt.Sprintf(text.SoakMemory, t.Name, f1(first), f1(last)))
+			}
+		}
+		dur := durWords(span)
+		line := fmt.Sprintf(text.SoakStable, m.name, dur)
+		if sr.Drifting {
+			line = fmt.Sprintf(text.SoakDrifting, m.name, dur)
+			a.Outcome = Failed
+		}
+		if len(parts) > 0 {
+			line += " (" + strings.Join(parts, "; ") + ")"
+		}
+		if span < time.Hour {
+			indicative = dur
+		}
+		a.Soak = append(a.Soak, sr)
+		lines = append(lines, line)
+	}
+	if len(lines) == 0 {
+		a.Outcome, a.Line = Inconclusive, text.SoakNone
+		return a
+	}
+	if a.Outcome == "" {
+		a.Outcome = Passed
+	}
+	a.Line = joinSentences(lines)
+	a.Evidence = lines
+	if indicative != "" {
+		a.Confidence, a.ConfidenceWhy = text.ConfIndicative, fmt.Sprintf(text.SoakIndicative, indicative)
+	}
+	return a
+}
+
+// durWords is a duration as a sentence states it: "13 s", "12 min",
+// "10 h 5 min".
+func durWords(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Round(time.Second).Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d.Round(time.Minute).Minutes()))
+	}
+	h := int(d / time.Hour)
+	m := int((d - time.Duration(h)*time.Hour).Round(time.Minute).Minutes())
+	if m == 0 {
+		return fmt.Sprintf("%d h", h)
+	}
+	return fmt.Sprintf("%d h %d min", h, m)
+}
+
+func tickMean(ts []analysis.Tick) float64 {
+	var sum float64
+	var n int64
+	for _, t := range ts {
+		sum += t.MeanMs * float64(t.Count)
+		n += t.Count
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+func within(ps []core.Point, from, to time.Time) []core.Point {
+	var out []core.Point
+	for _, p := range ps {
+		if !p.T.Before(from) && !p.T.After(to) && !math.IsNaN(p.V) && !math.IsInf(p.V, 0) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func pointMean(ps []core.Point) float64 {
+	if len(ps) == 0 {
+		return 0
+	}
+	var s float64
+	for _, p := range ps {
+		s += p.V
+	}
+	return s / float64(len(ps))
+}
+
+// ---- interference ----
+
+func answerInterference(q Question, ms []*member) Answer {
+	a := Answer{}
+	var lines []string
+	for _, m := range ms {
+		ir, ok := interference(q, m)
+		if !ok {
+			continue
+		}
+		a.Interference = append(a.Interference, ir)
+		b, d, af := ir.Windows[0], ir.Windows[1], ir.Windows[2]
+		s := fmt.Sprintf(text.IntRun, m.name, ir.Workload, fms(d.MeanMs), ir.Other, fms(b.MeanMs), fms(af.MeanMs), pctWords(d.ErrorPct), pctWords(b.ErrorPct))
+		for _, c := range ir.CPU {
+			if c.Has[0] && c.Has[1] && c.Has[2] {
+				s += "; " + fmt.Sprintf(text.IntCPU, c.Target, f1(c.Pct[0]), f1(c.Pct[1]), f1(c.Pct[2]))
+			}
+		}
+		if ir.Planned > 0 {
+			s += "; " + fmt.Sprintf(text.IntWork, ir.Other, thousands(float64(ir.Started)), thousands(float64(ir.Planned)), thousands(float64(ir.Succeeded)))
+		}
+		if ir.Disturbed {
+			a.Outcome = Failed
+		}
+		lines = append(lines, s)
+	}
+	if len(lines) == 0 {
+		a.Outcome, a.Line = Inconclusive, text.IntNone
+		return a
+	}
+	dist := 0
+	for _, ir := range a.Interference {
+		if ir.Disturbed {
+			dist++
+		}
+	}
+	w, o := a.Interference[0].Workload, a.Interference[0].Other
+	if a.Outcome == Failed {
+		// The run where it rose most, with its figures.
+		worst := -1
+		for i, ir := range a.Interference {
+			if ir.Disturbed && (worst < 0 || ir.rise() > a.Interference[worst].rise()) {
+				worst = i
+			}
+		}
+		ir := a.Interference[worst]
+		a.Line = fmt.Sprintf(text.IntStarved, fmt.Sprintf(text.IntWorst, o, w, dist, len(a.Interference), ir.Run,
+			fms(ir.Windows[1].MeanMs), o, fms(ir.Windows[0].MeanMs), pctWords(ir.Windows[1].ErrorPct), pctWords(ir.Windows[0].ErrorPct)))
+	} else {
+		a.Outcome = Passed
+		a.Line = fmt.Sprintf(text.IntNotStarved, fmt.Sprintf(text.IntNoneRaised, len(a.Interference), o, w, pctWords(q.MaxSlowerPct), num(q.MaxErrorPct)))
+	}
+	a.Evidence = lines
+	var gen []string
+	for _, m := range ms {
+		if short, _ := m.generatorShort(""); short {
+			gen = append(gen, m.name)
+		}
+	}
+	if len(gen) > 0 {
+		a.Confidence, a.ConfidenceWhy = text.ConfLow, fmt.Sprintf(text.IntGenerator, list(gen))
+	}
+	return a
+}
+
+// rise is how much the disturbed workload's average rose during the
+// other, as a fraction of before.
+func (ir InterferenceRun) rise() float64 {
+	if ir.Windows[0].MeanMs <= 0 {
+		return 0
+	}
+	return ir.Windows[1].MeanMs/ir.Windows[0].MeanMs - 1
+}
+
+// interference measures the run's disturbed workload before, during and
+// after the other one; false when the run has no such pair.
+func interference(q Question, m *member) (InterferenceRun, bool) {
+	type span struct{ from, to time.Time }
+	spans := map[string]span{}
+	var names []string
+	for _, p := range m.d.Phases {
+		if p.Workload == "" {
+			continue
+		}
+		s, ok := spans[p.Workload]
+		if !ok {
+			names = append(names, p.Workload)
+			s = span{p.Start, p.End}
+		}
+		if p.Start.Before(s.from) {
+			s.from = p.Start
+		}
+		if p.End.After(s.to) {
+			s.to = p.End
+		}
+		spans[p.Workload] = s
+	}
+	if len(names) < 2 {
+		return InterferenceRun{}, false
+	}
+	w, o := q.Workload, q.Other
+	if w == "" {
+		for _, n := range names {
+			if w == "" || spans[n].to.Sub(spans[n].from) > spans[w].to.Sub(spans[w].from) {
+				w = n
+			}
+		}
+	}
+	if o == "" {
+		for _, n := range names {
+			if n != w {
+				o = n
+				break
+			}
+		}
+	}
+	ws, wok := spans[w]
+	os, ook := spans[o]
+	if !wok || !ook || !os.from.After(ws.from) {
+		return InterferenceRun{}, false
+	}
+	ir := InterferenceRun{Run: m.name, Workload: w, Other: o}
+	cuts := [3]span{{ws.from, os.from}, {os.from, os.to}, {os.to, ws.to}}
+	for i, c := range cuts {
+		win := Window{From: c.from, To: c.to}
+		var sum float64
+		for k, ticks := range m.d.Timeline {
+			if k.Workload != w || k.Tx || k.Derived {
+				continue
+			}
+			for _, t := range ticks {
+				if !t.T.Before(c.from) && t.T.Before(c.to) {
+					win.Requests += t.Count
+					win.Errors += t.Errors
+					sum += t.MeanMs * float64(t.Count)
+				}
+			}
+		}
+		if win.Requests > 0 {
+			win.MeanMs = round2(sum / float64(win.Requests))
+			win.ErrorPct = round2(100 * float64(win.Errors) / float64(win.Requests))
+		}
+		ir.Windows[i] = win
+	}
+	for _, t := range targetsOf(m.series, m.statuses) {
+		if t.Kind == mondata.KindHost {
+			continue
+		}
+		var s *core.Series
+		for _, x := range t.Series {
+			if (x.Metric == "cpu_pct" || x.Metric == "cpu_busy_pct") && s == nil {
+				s = x
+			}
+		}
+		if s == nil {
+			continue
+		}
+		cw := CPUWin{Target: t.Name}
+		for i, c := range cuts {
+			if ps := within(s.Points, c.from, c.to); len(ps) > 0 {
+				cw.Pct[i], cw.Has[i] = round2(pointMean(ps)), true
+			}
+		}
+		ir.CPU = append(ir.CPU, cw)
+	}
+	if m.sum.Validity != nil {
+		for _, pv := range m.sum.Validity.Phases {
+			if pv.Workload == o && pv.Planned > 0 {
+				ir.Planned += pv.Planned
+				ir.Started += pv.Started
+			}
+		}
+	}
+	ok := metrics.NewAgg()
+	for k, ag := range m.d.Run {
+		if k.Workload == o && !k.Tx && !k.Derived {
+			ok.Merge(ag)
+		}
+	}
+	ir.Succeeded = ok.Count - ok.Errors
+	b, d := ir.Windows[0], ir.Windows[1]
+	if b.Requests > 0 && d.Requests > 0 {
+		ir.Disturbed = d.MeanMs > b.MeanMs*(1+q.MaxSlowerPct/100) || d.ErrorPct > b.ErrorPct+q.MaxErrorPct
+	}
+	return ir, true
+}

@@ -1,0 +1,240 @@
+package study
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/analysis/capacity"
+	"github.com/plateau-perf/plateau/internal/analysis/compare"
+	"github.com/plateau-perf/plateau/internal/analysis/knee"
+	"github.com/plateau-perf/plateau/internal/analysis/resources"
+	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/mondata"
+	"github.com/plateau-perf/plateau/internal/report"
+)
+
+// member is one run of the study with everything the questions read: its
+// data, summary, capacity analysis, monitor data and resolved factors.
+type member struct {
+	i          int
+	name, role string
+	d          *analysis.Dataset
+	sum        *analysis.Summary
+	facts      compare.RunFacts
+	cap        *analysis.CapacityRun
+	series     []core.Series
+	statuses   []mondata.TargetStatus
+	targets    []resources.Target
+	f          Factors // resolved: given, else read from the run and its role
+	red        *report.Redactor
+	// search is the run's capacity search (plateau capacity, or a load
+	// with search:), nil for any other run.
+	search *capacity.Search
+}
+
+// stepped reports whether the run has load steps its capacity analysis
+// could read.
+func (m *member) stepped() bool {
+	return m.cap != nil && m.cap.Skip == analysis.CapacityDone && m.cap.Err == nil
+}
+
+// soak reports whether the run is a soak (role soak).
+func (m *member) soak() bool { return m.role == Soak }
+
+// level is the run's load level in words ("8 users", "50/s", "steps of
+// 1–24 users").
+func (m *member) level() string {
+	if m.stepped() {
+		lo, hi := m.cap.Steps[0].Point.Load, m.cap.Steps[len(m.cap.Steps)-1].Point.Load
+		return fmt.Sprintf("steps of %s–%s", num(lo), loadWords(hi, m.cap.Kind == knee.Rate))
+	}
+	switch {
+	case m.f.Users > 0:
+		return loadWords(float64(m.f.Users), false)
+	case m.f.Rate > 0:
+		return loadWords(m.f.Rate, true)
+	}
+	return ""
+}
+
+// load is the run's load level as a number (users, else rate) and whether
+// it is a rate.
+func (m *member) load() (float64, bool) {
+	if m.f.Users > 0 {
+		return float64(m.f.Users), false
+	}
+	return m.f.Rate, m.f.Rate > 0
+}
+
+// group is the key of the runs a run may be compared with: the same
+// workload at the same load level, soaks apart from fixed-load tests.
+func (m *member) group() string {
+	g := m.f.Workload + " | " + m.level()
+	if m.soak() {
+		g += " | soak"
+	}
+	return g
+}
+
+// groupWords names the group for a sentence: "circulation, 8 users".
+func (m *member) groupWords() string {
+	parts := []string{}
+	if m.f.Workload != "" {
+		parts = append(parts, m.f.Workload)
+	}
+	if l := m.level(); l != "" {
+		parts = append(parts, l)
+	}
+	if m.soak() {
+		parts = append(parts, "soak")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// variant is what tells runs of one group apart: release and
+// configuration.
+func (m *member) variant() string { return m.f.Release + " | " + m.f.Config }
+
+// series key: runs of one workload and variant at different levels make
+// one load series.
+func (m *member) seriesKey() string { return m.f.Workload + " | " + m.variant() }
+
+// workloadNames are the run's workloads in plan order.
+func workloadNames(d *analysis.Dataset) []string {
+	var out []string
+	for _, w := range d.Info.Workloads {
+		if w.Name != "" && !slices.Contains(out, w.Name) {
+			out = append(out, w.Name)
+		}
+	}
+	if len(out) == 0 {
+		for _, p := range d.Phases {
+			if p.Workload != "" && !slices.Contains(out, p.Workload) {
+				out = append(out, p.Workload)
+			}
+		}
+	}
+	return out
+}
+
+// resolveFactors fills each run's factors the file left out: the workload
+// and load from the run, the release and configuration from the roles
+// (only when no run names one), and the repeat number.
+func resolveFactors(ms []*member) {
+	anyRelease, anyConfig, configs := false, false, false
+	for _, m := range ms {
+		anyRelease = anyRelease || m.f.Release != ""
+		anyConfig = anyConfig || m.f.Config != ""
+		configs = configs || m.role == Configuration
+	}
+	nrep := 0
+	for _, m := range ms {
+		if m.f.Workload == "" {
+			m.f.Workload = strings.Join(workloadNames(m.d), " + ")
+			if m.f.Workload == "" {
+				m.f.Workload = m.d.Info.Name
+			}
+		}
+		if m.f.Users == 0 && m.f.Rate == 0 {
+			m.f.Users, m.f.Rate = m.facts.Users, m.facts.Rate
+		}
+		if !anyConfig && configs && (m.role == Configuration || m.role == Baseline) {
+			m.f.Config = m.name
+		}
+		if m.f.Repeat == "" && m.role == Repeat {
+			nrep++
+			m.f.Repeat = strconv.Itoa(nrep)
+		}
+	}
+	// Without release factors, a candidate is another release only when
+	// it ran as the baseline did (same workload and load): a candidate at
+	// another load is a point of the same release's series.
+	if !anyRelease {
+		var base *member
+		for _, m := range ms {
+			if m.role == Baseline {
+				base = m
+			}
+		}
+		for _, m := range ms {
+			if base != nil && m.role == Candidate && m.group() == base.group() {
+				m.f.Release = "candidate"
+			}
+		}
+	}
+}
+
+// reference is the run m is compared with in the labels table: another run
+// of its group in the baseline's variant; nil when its group has none.
+func reference(ms []*member, m, base *member) *member {
+	for _, r := range ms {
+		if r != m && r.group() == m.group() && r.variant() == base.variant() {
+			if m.variant() == base.variant() && r.i > m.i {
+				continue // among runs of one variant, the first is the reference
+			}
+			return r
+		}
+	}
+	return nil
+}
+
+// targetsOf groups monitor series by target for resources.Uses, leaving
+// out the load generator's own targets (its health is validity's).
+func targetsOf(series []core.Series, statuses []mondata.TargetStatus) []resources.Target {
+	gen := map[string]bool{}
+	for _, st := range statuses {
+		if st.Role == mondata.RoleGenerator {
+			gen[st.Name] = true
+		}
+	}
+	var out []resources.Target
+	idx := map[string]int{}
+	for i := range series {
+		s := &series[i]
+		if gen[s.Target] {
+			continue
+		}
+		j, ok := idx[s.Target]
+		if !ok {
+			j = len(out)
+			idx[s.Target] = j
+			out = append(out, resources.Target{Name: s.Target, Kind: s.Kind})
+		}
+		out[j].Series = append(out[j].Series, s)
+	}
+	return out
+}
+
+// roleOf is a monitored target's role in the run (unknown when not
+// recorded).
+func (m *member) roleOf(target string) mondata.Role {
+	for _, st := range m.statuses {
+		if st.Name == target {
+			return st.Role
+		}
+	}
+	return mondata.RoleUnknown
+}
+
+// num writes a load without needless decimals.
+func num(v float64) string {
+	if v == math.Trunc(v) {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// loadWords is a load in words: "8 users", "1 user", "50/s".
+func loadWords(v float64, rate bool) string {
+	if rate {
+		return num(v) + "/s"
+	}
+	if v == 1 {
+		return "1 user"
+	}
+	return num(v) + " users"
+}
