@@ -435,7 +435,7 @@ func capacitySection(s *Study) *doc.Section {
 	sec := doc.Section{ID: report.SecCapacity, Title: "Capacity side by side"}
 	if len(rows) > 0 {
 		t := &doc.Table{Caption: "Per workload and variant, from its own runs or steps only", Columns: []doc.Column{{Name: "Workload"}, {Name: "Loads tested"},
-			{Name: "Highest load within the requirements", Align: doc.Right}, {Name: "Knee", Align: doc.Right}, {Name: "Peak throughput (req/s)", Align: doc.Right}, {Name: "Limited by"}}}
+			{Name: "Highest load within the requirements", Align: doc.Right}, {Name: "Knee", Align: doc.Right}, {Name: "Throughput at the knee (req/s)", Align: doc.Right}, {Name: "Peak throughput (req/s)", Align: doc.Right}, {Name: "Limited by"}}}
 		for _, r := range rows {
 			var loads []string
 			for _, p := range r.Points {
@@ -449,6 +449,8 @@ func capacitySection(s *Study) *doc.Section {
 			switch {
 			case r.MaxLoadMeetingSLA != nil:
 				within = num(*r.MaxLoadMeetingSLA) + " " + r.Unit
+			case r.WithinFrom != nil && *r.WithinFrom == *r.WithinTo:
+				within = num(*r.WithinFrom) + " " + r.Unit + " only (not the lowest)"
 			case r.WithinFrom != nil:
 				within = num(*r.WithinFrom) + "–" + num(*r.WithinTo) + " " + r.Unit + " (not the lowest)"
 			case r.HasSLA:
@@ -458,8 +460,12 @@ func capacitySection(s *Study) *doc.Section {
 			if r.KneeLoad > 0 {
 				kn = num(r.KneeLoad) + " " + r.Unit
 			}
+			knRPS := "—" // the figure the answer quotes
+			if r.KneeRPS > 0 {
+				knRPS = rps(r.KneeRPS)
+			}
 			lim := limiterWords(r)
-			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Workload}, {Text: strings.Join(loads, ", ") + " " + r.Unit}, {Text: within}, {Text: kn}, {Text: rps(r.PeakRPS)}, {Text: lim}}})
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Workload}, {Text: strings.Join(loads, ", ") + " " + r.Unit}, {Text: within}, {Text: kn}, {Text: knRPS}, {Text: rps(r.PeakRPS)}, {Text: lim}}})
 		}
 		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence(text.BannerMark + text.NoteMarkLoad)})
 		sec.Blocks = append(sec.Blocks, capacityCharts(rows)...)
