@@ -22,13 +22,6 @@ import (
 
 // ---- resource verdicts --------------------------------------------------------
 
-// memTrend is the memory-after-GC verdict of one target.
-type memTrend struct {
-	target, what string
-	unitBytes    bool
-	res          trend.MemoryResult
-}
-
 // cpuBusy is a target's busiest phase.
 type cpuBusy struct {
 	target, phase string
@@ -173,15 +166,14 @@ func (b *builder) judgeResources(ts []*target) {
 	} else if len(genNet) > 0 {
 		b.conclude(doc.AspectNetwork, doc.NoData, "not measured", "the test ran over loopback, which the monitored interfaces of "+joinAnd(genNet)+" (the load generator's host) do not carry; their figures are other traffic")
 	}
-	b.memTrends = b.memoryTrends(ts)
-	if len(b.memTrends) > 0 {
+	if mts := b.s.Trends.Memory; len(mts) > 0 {
 		var growing, stable []string
-		for _, m := range b.memTrends {
-			switch m.res.Verdict {
+		for _, m := range mts {
+			switch trend.Verdict(m.Verdict) {
 			case trend.Growing:
-				growing = append(growing, fmt.Sprintf("%s %s +%s/h", m.target, m.what, b.memQty(m, m.res.SlopePerHour)))
+				growing = append(growing, fmt.Sprintf("%s %s +%s/h", m.Target, m.What, bytesU(math.Abs(float64(m.SlopeBytesPerHour)))))
 			case trend.Stable:
-				stable = append(stable, fmt.Sprintf("%s %s", m.target, m.what))
+				stable = append(stable, fmt.Sprintf("%s %s", m.Target, m.What))
 			}
 		}
 		switch {
@@ -190,12 +182,12 @@ func (b *builder) judgeResources(ts []*target) {
 			b.conclude(doc.AspectMemory, doc.Warn, "grows over the run: possible leak", ev)
 			b.finding(doc.FindMemory, doc.Warn, "Memory grows after garbage collection: "+strings.Join(growing, "; "))
 		case len(stable) > 0:
-			m := b.memTrends[0]
-			ev := fmt.Sprintf("stable after GC: %s (%s %s/h, %s)", strings.Join(stable, ", "), m.target, b.signedMemQty(m, m.res.SlopePerHour), m.res.Method)
+			m := mts[0]
+			ev := fmt.Sprintf("stable after GC: %s (%s %s/h, %s)", strings.Join(stable, ", "), m.Target, signedBytes(float64(m.SlopeBytesPerHour)), m.Method)
 			b.conclude(doc.AspectMemory, doc.OK, "handled well: no leak signal", ev)
 			b.finding(doc.FindMemory, doc.OK, fmt.Sprintf("Memory stable after garbage collection (%s): no leak signal", strings.Join(stable, ", ")))
 		default:
-			b.conclude(doc.AspectMemory, doc.NoData, "too short to judge a trend", b.memTrends[0].res.Reason)
+			b.conclude(doc.AspectMemory, doc.NoData, "too short to judge a trend", mts[0].Reason)
 		}
 	}
 	// GC: collections per JVM over the run.
@@ -243,78 +235,6 @@ func (b *builder) judgeResources(ts []*target) {
 		}
 		b.conclude(doc.AspectGC, gcLvl, verdict, strings.Join(gcEv, "; "))
 	}
-}
-
-// memQty formats a memory quantity of a trend in its unit.
-func (b *builder) memQty(m memTrend, v float64) string {
-	if m.unitBytes {
-		return bytesU(math.Abs(v))
-	}
-	return num3(math.Abs(v))
-}
-
-// signedMemQty is memQty with its sign ("−32.3 MiB", "+1.2 MiB").
-func (b *builder) signedMemQty(m memTrend, v float64) string {
-	if v < 0 {
-		return "−" + b.memQty(m, v)
-	}
-	return "+" + b.memQty(m, v)
-}
-
-// memoryTrends fits memory after GC for each JVM (old generation against
-// full collections, as reference 000 argues it), each process or cgroup
-// (RSS) and each host (memory used).
-func (b *builder) memoryTrends(ts []*target) []memTrend {
-	var out []memTrend
-	pts := func(s *core.Series) []core.Point {
-		k := kbToBytes(s)
-		if k == 1 {
-			return s.Points
-		}
-		p := make([]core.Point, len(s.Points))
-		for i, x := range s.Points {
-			p[i] = core.Point{T: x.T, V: x.V * k}
-		}
-		return p
-	}
-	last := func(s *core.Series) float64 {
-		if s == nil || len(s.Points) == 0 {
-			return 0
-		}
-		return s.Points[len(s.Points)-1].V * kbToBytes(s)
-	}
-	for _, t := range ts {
-		var mem, gc *core.Series
-		var what string
-		var limit float64
-		switch t.kind {
-		case mondata.KindJVM:
-			if mem = t.get("OU"); mem != nil {
-				what, gc, limit = "old generation", t.get("FGC"), last(t.get("OC"))
-			} else if mem = t.get("heap_used_bytes"); mem != nil {
-				what, limit = "heap", last(t.get("heap_committed_bytes"))
-			}
-		case mondata.KindProcess:
-			mem, what = t.get("rss_bytes"), "RSS"
-		case mondata.KindCgroup:
-			mem, what, limit = t.get("memory_bytes"), "memory", last(t.get("memory_limit_bytes"))
-		case mondata.KindHost:
-			mem, what, limit = t.get("mem_used_bytes"), "memory used", last(t.get("mem_total_bytes"))
-		}
-		if mem == nil {
-			continue
-		}
-		var gp []core.Point
-		if gc != nil {
-			gp = gc.Points
-		}
-		r, err := trend.Memory(pts(mem), gp, trend.MemoryOptions{Limit: limit})
-		if err != nil {
-			r.Verdict, r.Reason = trend.Unknown, err.Error()
-		}
-		out = append(out, memTrend{target: b.red.String(t.name), what: what, unitBytes: true, res: r})
-	}
-	return out
 }
 
 // ---- capacity -----------------------------------------------------------------
@@ -510,190 +430,45 @@ func finite(v float64) bool    { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // ---- trends -------------------------------------------------------------------
 
-// minTrendMinutes is the shortest run whose latency drift is judged.
-const minTrendMinutes = 10
-
-// A drift verdict also needs enough requests behind its points: a minute
-// with fewer than minMinuteSamples requests gives no per-minute value, and a
-// segment with fewer than minDriftSamples requests in all is "not enough
-// data to judge", whatever its slope or shift (a mean that "rose by 35 s"
-// on 4 requests says nothing).
-const (
-	minMinuteSamples = 5
-	minDriftSamples  = 200
-)
-
-// perMinute returns a label's per-minute means and p95s within [from, to),
-// each from the minute's merged histogram (analysis.Dataset.Minutes). A
-// minute belongs to the span when its middle does.
-func perMinute(minutes []analysis.Tick, from, to time.Time) (mean, p95 []core.Point) {
-	for _, m := range minutes {
-		if mid := m.T.Add(30 * time.Second); m.Count < minMinuteSamples || mid.Before(from) || !mid.Before(to) {
-			continue
-		}
-		mean = append(mean, core.Point{T: m.T, V: m.MeanMs})
-		p95 = append(p95, core.Point{T: m.T, V: m.P95Ms})
-	}
-	return mean, p95
-}
-
 func (b *builder) trends() doc.Section {
 	sec := doc.Section{ID: SecTrends, Title: "Trends"}
-	tj := &trend.Trends{Latency: []trend.LatencyTrend{}, Memory: []trend.MemoryTrend{}}
-	// Drift is judged within a constant load: over the whole run when the
-	// load never changed, else within each phase long enough to have a
-	// trend (a step up in load is not a drift).
-	type segment struct {
-		name     string
-		from, to time.Time
-	}
-	var segs []segment
-	if b.constantLoad() {
-		segs = append(segs, segment{"run", b.d.Start, b.d.End.Add(time.Nanosecond)})
-	} else {
-		for _, p := range b.d.Phases {
-			if p.Duration() >= minTrendMinutes*time.Minute {
-				segs = append(segs, segment{b.red.String(p.Name), p.Start, p.End})
-			}
-		}
-	}
-	if len(segs) > 0 {
-		t := &doc.Table{Caption: "Latency drift (per-minute values)", Columns: []doc.Column{{Name: "Label"}, {Name: "Over"}, {Name: "Statistic"},
-			{Name: "Slope (ms/h)", Align: doc.Right}, {Name: "95 % interval", Align: doc.Right}, {Name: "Level shift"}, {Name: "Verdict"}}}
-		type lk struct {
-			name  string
-			ticks []analysis.Tick
-		}
-		var ls []lk
-		for _, k := range b.d.Labels() {
-			ls = append(ls, lk{b.red.String(b.d.LabelName(k)), b.d.Minutes[k]})
-		}
-		if len(ls) > 1 {
-			ls = append(ls, lk{"all requests", b.d.TotalMinutes})
-		}
-		var drifts, thin []string
-		for _, sg := range segs {
-			for _, l := range ls {
-				mean, p95 := perMinute(l.ticks, sg.from, sg.to)
-				var samples int64
-				for _, m := range l.ticks {
-					if mid := m.T.Add(30 * time.Second); m.Count >= minMinuteSamples && !mid.Before(sg.from) && mid.Before(sg.to) {
-						samples += m.Count
-					}
-				}
-				for _, st := range []struct {
-					name string
-					pts  []core.Point
-				}{{"mean", mean}, {"p95", p95}} {
-					if len(st.pts) < minTrendMinutes {
-						continue
-					}
-					r, err := trend.Drift(st.pts, trend.DriftOptions{})
-					if err != nil {
-						continue
-					}
-					lt := trend.LatencyTrend{Label: l.name, Phase: sg.name, Stat: st.name, SlopeMsPerHour: trend.Num(r.SlopePerHour), CILow: trend.Num(r.CILow), CIHigh: trend.Num(r.CIHigh),
-						Significant: r.Significant, MinutesAnalyzed: r.N}
-					shift := "none"
-					if r.ChangeAt != nil {
-						at := r.ChangeAt.UTC()
-						lt.ChangeAt, lt.ChangeMs = &at, trend.Num(r.ChangeDelta)
-						shift = fmt.Sprintf("from %s (+%s) on: %s", hms(r.ChangeAt.In(b.d.Start.Location())), offset(*r.ChangeAt, b.d.Start), signedMs(r.ChangeDelta))
-					}
-					verdict := doc.Cell{Text: "flat", Level: doc.OK}
-					// A drift is worth a warning when latency rose; a
-					// fall is stated without one.
-					up := r.SlopePerHour > 0
-					if r.ChangeAt != nil {
-						up = r.ChangeDelta > 0
-					}
-					enough := samples >= minDriftSamples
-					switch {
-					case r.Significant && !enough:
-						verdict = doc.Cell{Text: "not enough data to judge", Level: doc.NoData}
-						lt.Significant = false
-						if st.name == "mean" {
-							thin = append(thin, fmt.Sprintf("%s over %s: %s in %d minutes", l.name, sg.name, plural(samples, "request"), r.N))
-						}
-					case r.Significant && up:
-						verdict = doc.Cell{Text: "drifts up", Level: doc.Warn}
-						if r.ChangeAt != nil {
-							drifts = append(drifts, fmt.Sprintf("from %s on, %s %s rose by %s", offset(*r.ChangeAt, b.d.Start), l.name, st.name, strings.TrimPrefix(signedMs(r.ChangeDelta), "+")))
-						} else {
-							drifts = append(drifts, fmt.Sprintf("%s %s %s/h", l.name, st.name, signedMs(r.SlopePerHour)))
-						}
-					case r.Significant:
-						verdict = doc.Cell{Text: "drifts down", Level: doc.Info}
-					}
-					tj.Latency = append(tj.Latency, lt)
-					t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: l.name}, {Text: sg.name}, {Text: st.name}, {Text: signed1(r.SlopePerHour)},
-						{Text: signed1(r.CILow) + " … " + signed1(r.CIHigh)}, {Text: shift}, verdict}})
-				}
-			}
-		}
-		if len(t.Rows) > 0 {
-			sec.Blocks = append(sec.Blocks, t)
-		}
-		if len(thin) > 0 {
-			sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence(fmt.Sprintf("Not enough data to judge a drift for %s: a verdict needs at least %s under one load and %d requests in each minute counted",
-				strings.Join(thin, "; "), plural(minDriftSamples, "request"), minMinuteSamples))})
-		}
-		switch {
-		case len(t.Rows) == 0:
-			sec.Blocks = append(sec.Blocks, noData("No latency drift analysis: too few minutes with samples."))
-		case len(drifts) > 0:
-			if len(drifts) > 3 {
-				drifts = append(drifts[:3], fmt.Sprintf("and %d more", len(drifts)-3))
-			}
-			text := "Latency drift: " + strings.Join(drifts, "; ")
-			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(text)})
-			b.finding(doc.FindDrift, doc.Warn, text)
-		case len(thin) > 0:
-			// said once above, with the numbers: no "level" claim either
-		default:
-			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: "No latency drift: per-minute mean and p95 stay level under constant load (no significant slope, no level shift)."})
-		}
-	} else {
-		why := fmt.Sprintf("the run lasted %s; it takes at least %d minutes of per-minute values under one load", dur(b.d.Span()), minTrendMinutes)
-		if !b.constantLoad() {
-			why = fmt.Sprintf("the load changed between phases and no phase lasted %d minutes, so a level change cannot be told from a load step", minTrendMinutes)
-		}
-		sec.Blocks = append(sec.Blocks, noData(sentence("No latency drift analysis: "+why)))
+	tj := b.s.Trends
+	switch tj.LatencySkip {
+	case trend.LatencyRunTooShort:
+		sec.Blocks = append(sec.Blocks, noData(sentence(fmt.Sprintf("No latency drift analysis: the run lasted %s; it takes at least %d minutes of per-minute values under one load",
+			dur(b.d.Span()), trend.MinTrendMinutes))))
+	case trend.LatencyNoLongPhase:
+		sec.Blocks = append(sec.Blocks, noData(sentence(fmt.Sprintf("No latency drift analysis: the load changed between phases and no phase lasted %d minutes, so a level change cannot be told from a load step",
+			trend.MinTrendMinutes))))
+	case trend.LatencyFewMinutes:
+		sec.Blocks = append(sec.Blocks, noData(sentence(fmt.Sprintf("No latency drift analysis: too few minutes with at least %d requests each (%d needed under one load)",
+			trend.MinMinuteSamples, trend.MinTrendMinutes))))
+	default:
+		sec.Blocks = append(sec.Blocks, b.latencyDrift(tj.Latency)...)
 	}
 	// Memory after GC.
-	if len(b.memTrends) > 0 {
+	if len(tj.Memory) > 0 {
 		t := &doc.Table{Caption: "Memory after garbage collection", Columns: []doc.Column{{Name: "Target"}, {Name: "Memory"}, {Name: "Slope", Align: doc.Right},
 			{Name: "95 % interval", Align: doc.Right}, {Name: "Method"}, {Name: "Verdict"}}}
-		for _, m := range b.memTrends {
-			mt := trend.MemoryTrend{Target: m.target, What: m.what, SlopeBytesPerHour: trend.Num(m.res.SlopePerHour), CILow: trend.Num(m.res.CILow), CIHigh: trend.Num(m.res.CIHigh),
-				Verdict: string(m.res.Verdict), Method: m.res.Method, Reason: m.res.Reason}
-			if m.res.TimeToLimit != nil {
-				h := round3(m.res.TimeToLimit.Hours())
-				mt.HoursToLimit = &h
-			}
-			tj.Memory = append(tj.Memory, mt)
-			v := doc.Cell{Text: string(m.res.Verdict), Level: doc.OK}
-			switch m.res.Verdict {
+		for _, m := range tj.Memory {
+			v := doc.Cell{Text: m.Verdict, Level: doc.OK}
+			switch trend.Verdict(m.Verdict) {
 			case trend.Growing:
 				v.Level = doc.Warn
-				if m.res.TimeToLimit != nil {
-					v.Text += "; limit in " + dur(*m.res.TimeToLimit)
+				if m.Result.TimeToLimit != nil {
+					v.Text += "; limit in " + dur(*m.Result.TimeToLimit)
 				}
 			case trend.Unknown:
 				v.Level = doc.NoData
 			}
-			sign := "+"
-			if m.res.SlopePerHour < 0 {
-				sign = "−"
-			}
-			if m.res.Verdict == trend.Unknown && m.res.Baseline == nil {
+			if trend.Verdict(m.Verdict) == trend.Unknown && m.Result.Baseline == nil {
 				// No fit was made: say why instead of printing zeros.
-				v.Text += ": " + m.res.Reason
-				t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: m.target}, {Text: m.what}, {Text: "–"}, {Text: "–"}, {Text: "–"}, v}})
+				v.Text += ": " + m.Reason
+				t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: m.Target}, {Text: m.What}, {Text: "–"}, {Text: "–"}, {Text: "–"}, v}})
 				continue
 			}
-			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: m.target}, {Text: m.what}, {Text: sign + b.memQty(m, m.res.SlopePerHour) + "/h"},
-				{Text: fmt.Sprintf("%s … %s", signedBytes(m.res.CILow), signedBytes(m.res.CIHigh))}, {Text: nonEmpty(m.res.Method, "–")}, v}})
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: m.Target}, {Text: m.What}, {Text: signedBytes(float64(m.SlopeBytesPerHour)) + "/h"},
+				{Text: fmt.Sprintf("%s … %s", signedBytes(float64(m.CILow)), signedBytes(float64(m.CIHigh)))}, {Text: nonEmpty(m.Method, "–")}, v}})
 		}
 		sec.Blocks = append(sec.Blocks, t)
 		if f := b.memoryChart(); f != nil {
@@ -705,19 +480,61 @@ func (b *builder) trends() doc.Section {
 	if blk := b.workloadPhases(); blk != nil {
 		sec.Blocks = append(sec.Blocks, blk...)
 	}
-	b.s.Trends = tj
 	return sec
 }
 
-// constantLoad reports whether every phase ran at the same load.
-func (b *builder) constantLoad() bool {
-	for _, p := range b.d.Phases {
-		q := b.d.Phases[0]
-		if p.Users != q.Users || p.Rate != q.Rate || p.Workload != q.Workload {
-			return false
+// latencyDrift renders the judged latency drifts: the table, the rows with
+// too little data said once with their numbers, and the verdict.
+func (b *builder) latencyDrift(rows []trend.LatencyTrend) []doc.Block {
+	var blocks []doc.Block
+	t := &doc.Table{Caption: "Latency drift (per-minute values)", Columns: []doc.Column{{Name: "Label"}, {Name: "Over"}, {Name: "Statistic"},
+		{Name: "Slope (ms/h)", Align: doc.Right}, {Name: "95 % interval", Align: doc.Right}, {Name: "Level shift"}, {Name: "Verdict"}}}
+	var drifts, thin []string
+	for _, r := range rows {
+		shift := "none"
+		if r.ChangeAt != nil {
+			shift = fmt.Sprintf("from %s (+%s) on: %s", hms(r.ChangeAt.In(b.d.Start.Location())), offset(*r.ChangeAt, b.d.Start), signedMs(float64(r.ChangeMs)))
 		}
+		verdict := doc.Cell{Text: "flat", Level: doc.OK}
+		switch r.Verdict {
+		case trend.DriftThin:
+			verdict = doc.Cell{Text: "not enough data to judge", Level: doc.NoData}
+			if r.Stat == "mean" {
+				thin = append(thin, fmt.Sprintf("%s over %s: %s in %d minutes", r.Label, r.Phase, plural(r.Requests, "request"), r.MinutesAnalyzed))
+			}
+		case trend.DriftUp:
+			// A rise is worth a warning; a fall is stated without one.
+			verdict = doc.Cell{Text: "drifts up", Level: doc.Warn}
+			if r.ChangeAt != nil {
+				drifts = append(drifts, fmt.Sprintf("from %s on, %s %s rose by %s", offset(*r.ChangeAt, b.d.Start), r.Label, r.Stat, strings.TrimPrefix(signedMs(float64(r.ChangeMs)), "+")))
+			} else {
+				drifts = append(drifts, fmt.Sprintf("%s %s %s/h", r.Label, r.Stat, signedMs(float64(r.SlopeMsPerHour))))
+			}
+		case trend.DriftDown:
+			verdict = doc.Cell{Text: "drifts down", Level: doc.Info}
+		}
+		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Label}, {Text: r.Phase}, {Text: r.Stat}, {Text: signed1(float64(r.SlopeMsPerHour))},
+			{Text: signed1(float64(r.CILow)) + " … " + signed1(float64(r.CIHigh))}, {Text: shift}, verdict}})
 	}
-	return true
+	blocks = append(blocks, t)
+	if len(thin) > 0 {
+		blocks = append(blocks, &doc.Para{Note: true, Text: sentence(fmt.Sprintf("Not enough data to judge a drift for %s: a verdict needs at least %s under one load and %d requests in each minute counted",
+			strings.Join(thin, "; "), plural(trend.MinDriftSamples, "request"), trend.MinMinuteSamples))})
+	}
+	switch {
+	case len(drifts) > 0:
+		if len(drifts) > 3 {
+			drifts = append(drifts[:3], fmt.Sprintf("and %d more", len(drifts)-3))
+		}
+		text := "Latency drift: " + strings.Join(drifts, "; ")
+		blocks = append(blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(text)})
+		b.finding(doc.FindDrift, doc.Warn, text)
+	case len(thin) > 0:
+		// said once above, with the numbers: no "level" claim either
+	default:
+		blocks = append(blocks, &doc.Verdict{Level: doc.OK, Text: "No latency drift: per-minute mean and p95 stay level under constant load (no significant slope, no level shift)."})
+	}
+	return blocks
 }
 
 // ticksIn returns the ticks in [from, to).
@@ -748,12 +565,12 @@ func signedBytes(v float64) string {
 func (b *builder) memoryChart() *doc.Figure {
 	c := b.timeChart("Memory after garbage collection")
 	c.Y = chart.Axis{Label: "Memory", Unit: "bytes"}
-	for i, m := range b.memTrends {
-		if len(m.res.Baseline) == 0 || i >= 6 {
+	for i, m := range b.s.Trends.Memory {
+		if len(m.Result.Baseline) == 0 || i >= 6 {
 			continue
 		}
-		x, y := make([]float64, len(m.res.Baseline)), make([]float64, len(m.res.Baseline))
-		for j, p := range m.res.Baseline {
+		x, y := make([]float64, len(m.Result.Baseline)), make([]float64, len(m.Result.Baseline))
+		for j, p := range m.Result.Baseline {
 			x[j], y[j] = unix(p.T), p.V
 		}
 		if len(x) > maxBuckets {
@@ -761,7 +578,7 @@ func (b *builder) memoryChart() *doc.Figure {
 			r := chart.Reduce(x, y, nil, from, to, chart.BucketWidth(to-from, 1, maxBuckets))
 			x, y = r.X, r.Mean
 		}
-		c.Series = append(c.Series, chart.Series{Name: m.target + " " + m.what, Color: chart.Palette[i%len(chart.Palette)], X: x, Y: y, Style: chart.LinePoints})
+		c.Series = append(c.Series, chart.Series{Name: m.Target + " " + m.What, Color: chart.Palette[i%len(chart.Palette)], X: x, Y: y, Style: chart.LinePoints})
 	}
 	if len(c.Series) == 0 {
 		return nil

@@ -48,9 +48,6 @@ type builder struct {
 	// conclusions per aspect, filled by the sections that judge them.
 	conclusions map[doc.Aspect]doc.Conclusion
 	figN        int
-	// memTrends are the memory-after-GC verdicts, shared by the
-	// conclusions and the trends section.
-	memTrends []memTrend
 }
 
 func build(in *input) *doc.Document {
@@ -514,6 +511,14 @@ func redactSummary(s *analysis.Summary, r *Redactor) {
 		e := &s.Errors.Details[i]
 		e.Message = r.String(e.Message)
 		e.Label = r.String(e.Label)
+	}
+	if t := s.Trends; t != nil {
+		for i := range t.Latency {
+			t.Latency[i].Label, t.Latency[i].Phase = r.String(t.Latency[i].Label), r.String(t.Latency[i].Phase)
+		}
+		for i := range t.Memory {
+			t.Memory[i].Target = r.String(t.Memory[i].Target)
+		}
 	}
 	if c := s.Capacity; c != nil {
 		for i := range c.Points {

@@ -209,8 +209,10 @@ func load(dir string, opt Options) (*input, error) {
 	in.readServerMonitor()
 	// The capacity analysis runs on the names as recorded, before the
 	// report masks them (the summary's redaction covers its result).
-	in.capRun = analysis.Capacity(d, in.s, resourceTargetsOf(groupTargets(in.targets, in.series)))
+	rts := resourceTargetsOf(groupTargets(in.targets, in.series))
+	in.capRun = analysis.Capacity(d, in.s, rts)
 	in.s.Capacity = in.capRun.Result
+	in.s.Trends = analysis.Trends(d, rts)
 	if opt.Baseline != "" {
 		if bd, err := analysis.Load(opt.Baseline); err != nil {
 			in.notes = append(in.notes, fmt.Sprintf("baseline %s unreadable: %v", opt.Baseline, err))

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/plateau-perf/plateau/internal/analysis"
 	"math"
 	"net"
 	"net/url"
@@ -149,13 +150,7 @@ type panel struct {
 }
 
 // kbToBytes reports whether a series is in jstat's KB and must be scaled.
-func kbToBytes(s *core.Series) float64 {
-	switch s.Unit {
-	case "KB", "kB", "KiB":
-		return 1024
-	}
-	return 1
-}
+func kbToBytes(s *core.Series) float64 { return analysis.KBToBytes(s) }
 
 // panelsFor lists the charts for a target of the given kind.
 func panelsFor(t *target) []panel {
