@@ -391,7 +391,7 @@ func (b *builder) resources() doc.Section {
 	sec.Blocks = append(sec.Blocks, b.notesWithoutData(ts)...)
 	sec.Blocks = append(sec.Blocks, b.topSQL()...)
 	b.judgeResources(ts)
-	b.judgeServices(ts)
+	b.judgeServices()
 	b.judgeRestarts()
 	b.judgeNetwork()
 	return sec
