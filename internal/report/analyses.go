@@ -22,67 +22,34 @@ import (
 
 // ---- resource verdicts --------------------------------------------------------
 
-// cpuBusy is a target's busiest phase.
-type cpuBusy struct {
-	target, phase string
-	mean, max     float64
-	host          bool
+// spans are the run's phases as the resources analysis reads them (the
+// whole run when it has none), names masked.
+func (b *builder) spans() []resources.Span {
+	var out []resources.Span
+	for _, p := range b.d.Phases {
+		out = append(out, resources.Span{Name: b.red.String(p.Name), From: p.Start, To: p.End})
+	}
+	if len(out) == 0 {
+		out = append(out, resources.Span{Name: "the run", From: b.d.Start, To: b.d.End.Add(time.Nanosecond)})
+	}
+	return out
 }
 
-// judgeResources states the CPU, network, memory and GC conclusions and
-// findings from the monitor series.
-func (b *builder) judgeResources(ts []*target) {
-	phases := b.d.Phases
-	spans := func() [][2]time.Time {
-		var out [][2]time.Time
-		for _, p := range phases {
-			out = append(out, [2]time.Time{p.Start, p.End})
-		}
-		if len(out) == 0 {
-			out = append(out, [2]time.Time{b.d.Start, b.d.End.Add(time.Nanosecond)})
-		}
-		return out
-	}()
-	phaseName := func(i int) string {
-		if i < len(phases) {
-			return b.red.String(phases[i].Name)
-		}
-		return "the run"
+// cpuUnit is the unit of a CPU peak.
+func cpuUnit(p *resources.CPUPeak) string {
+	if p.Host {
+		return "% busy"
 	}
-	// CPU: the busiest phase of each host (busy %) or process (% of a core)
-	// of the system under test; the load generator's own host is judged
-	// apart, on its own line.
-	var busiest, gen *cpuBusy
-	for _, t := range ts {
-		var s *core.Series
-		host := t.kind == mondata.KindHost
-		if host {
-			s = busySeries(t)
-		} else if t.kind == mondata.KindProcess || t.kind == mondata.KindCgroup {
-			s = t.get("cpu_pct")
-		}
-		if s == nil {
-			continue
-		}
-		for i, sp := range spans {
-			st, ok := statsOver(s, sp[0], sp[1])
-			if !ok {
-				continue
-			}
-			// Hosts are compared on their own scale (0–100 %); a process's
-			// per-core percentage only when no host was watched.
-			into := &busiest
-			if t.role() == mondata.RoleGenerator {
-				into = &gen
-			}
-			if c := *into; c == nil || (host && !c.host) || (host == c.host && st.Mean > c.mean) {
-				*into = &cpuBusy{target: b.red.String(t.name), phase: phaseName(i), mean: st.Mean, max: st.Max, host: host}
-			}
-		}
-	}
-	if busiest != nil {
+	return "% of one core"
+}
+
+// judgeResources words the CPU, network, memory and GC conclusions and
+// findings (resources.JudgeMachines and the memory trends decide).
+func (b *builder) judgeResources() {
+	m := resources.JudgeMachines(b.resourceTargets(), resources.MachineOptions{Spans: b.spans(), From: b.d.Start, To: b.d.End, Loopback: b.loopbackTarget()})
+	if c := m.CPU; c != nil {
 		lvl, verdict := doc.OK, "never near the ceiling"
-		switch resources.GradeCPU(busiest.mean, busiest.host) {
+		switch c.Grade() {
 		case resources.CPUSaturated:
 			lvl, verdict = doc.Fail, "saturated"
 		case resources.CPUHigh:
@@ -90,81 +57,53 @@ func (b *builder) judgeResources(ts []*target) {
 		case resources.CPUPerProcess:
 			lvl, verdict = doc.Info, "measured per process"
 		}
-		unit := "% busy"
-		if !busiest.host {
-			unit = "% of one core"
-		}
-		ev := fmt.Sprintf("busiest: %s at %s %s on average in %s (peak %s %s)", busiest.target, num3(busiest.mean), unit, busiest.phase, num3(busiest.max), unit)
+		name, unit := b.red.String(c.Target), cpuUnit(c)
+		ev := fmt.Sprintf("busiest: %s at %s %s on average in %s (peak %s %s)", name, num3(c.Mean), unit, c.Span, num3(c.Max), unit)
 		b.conclude(doc.AspectCPU, lvl, verdict, ev)
-		b.finding(doc.FindResources, lvl, fmt.Sprintf("CPU %s: %s averaged %s %s in %s (peak %s %s)", verdict, busiest.target, num3(busiest.mean), unit, busiest.phase, num3(busiest.max), unit))
-	} else if gen != nil {
-		b.conclude(doc.AspectCPU, doc.NoData, "not measured for the system under test", "only the load generator's own host ("+gen.target+") was monitored; its health is stated apart")
+		b.finding(doc.FindResources, lvl, fmt.Sprintf("CPU %s: %s averaged %s %s in %s (peak %s %s)", verdict, name, num3(c.Mean), unit, c.Span, num3(c.Max), unit))
+	} else if g := m.GeneratorCPU; g != nil {
+		b.conclude(doc.AspectCPU, doc.NoData, "not measured for the system under test", "only the load generator's own host ("+b.red.String(g.Target)+") was monitored; its health is stated apart")
 	}
-	if gen != nil {
-		unit := "% busy"
-		if !gen.host {
-			unit = "% of one core"
-		}
+	if g := m.GeneratorCPU; g != nil {
+		unit := cpuUnit(g)
 		lvl, verdict := doc.OK, "kept up"
-		if g := resources.GradeCPU(gen.mean, gen.host); g == resources.CPUSaturated || g == resources.CPUHigh {
+		if gr := g.Grade(); gr == resources.CPUSaturated || gr == resources.CPUHigh {
 			lvl, verdict = doc.Warn, "busy: it may have limited the load it could apply"
 		}
-		ev := fmt.Sprintf("%s at %s %s on average in %s (peak %s %s)", gen.target, num3(gen.mean), unit, gen.phase, num3(gen.max), unit)
+		ev := fmt.Sprintf("%s at %s %s on average in %s (peak %s %s)", b.red.String(g.Target), num3(g.Mean), unit, g.Span, num3(g.Max), unit)
 		b.conclude(doc.AspectGenerator, lvl, verdict, ev)
 		b.finding(doc.FindResources, lvl, fmt.Sprintf("Load generator %s: %s", verdict, ev))
 	}
 	// Network: the highest phase means in and out per host of the system
-	// under test. The generator's own interfaces do not carry a test run
-	// over loopback, so their figures are not the test's traffic.
-	var netEv, idle, genNet []string
-	for _, t := range ts {
-		rx, tx := t.get("net_rx_bytes_per_s"), t.get("net_tx_bytes_per_s")
-		if rx == nil && tx == nil {
-			continue
-		}
-		if t.role() == mondata.RoleGenerator && b.loopbackTarget() {
-			genNet = append(genNet, b.red.String(t.name))
-			continue
-		}
-		bestIn, bestOut, at := 0.0, 0.0, ""
-		for i, sp := range spans {
-			var in, out float64
-			if rx != nil {
-				if st, ok := statsOver(rx, sp[0], sp[1]); ok {
-					in = st.Mean
-				}
-			}
-			if tx != nil {
-				if st, ok := statsOver(tx, sp[0], sp[1]); ok {
-					out = st.Mean
-				}
-			}
-			if in+out > bestIn+bestOut {
-				bestIn, bestOut, at = in, out, phaseName(i)
-			}
-		}
-		if bestIn+bestOut <= 0 {
-			idle = append(idle, b.red.String(t.name))
-			continue // no traffic recorded: nothing to claim
-		}
+	// under test.
+	var netEv []string
+	for _, n := range m.Net {
 		var dirs []string
-		if bestIn > 0 {
-			dirs = append(dirs, "in "+bytesU(bestIn)+"/s")
+		if n.In > 0 {
+			dirs = append(dirs, "in "+bytesU(n.In)+"/s")
 		}
-		if bestOut > 0 {
-			dirs = append(dirs, "out "+bytesU(bestOut)+"/s")
+		if n.Out > 0 {
+			dirs = append(dirs, "out "+bytesU(n.Out)+"/s")
 		}
-		netEv = append(netEv, fmt.Sprintf("%s %s in %s", b.red.String(t.name), strings.Join(dirs, ", "), at))
+		netEv = append(netEv, fmt.Sprintf("%s %s in %s", b.red.String(n.Target), strings.Join(dirs, ", "), n.Span))
 	}
-	if len(netEv) > 0 {
+	names := func(ts []string) []string {
+		out := make([]string, len(ts))
+		for i, t := range ts {
+			out[i] = b.red.String(t)
+		}
+		return out
+	}
+	switch {
+	case len(netEv) > 0:
 		if len(netEv) > 3 {
 			netEv = append(netEv[:3], fmt.Sprintf("and %d more", len(netEv)-3))
 		}
 		b.conclude(doc.AspectNetwork, doc.Info, "measured", "highest phase means: "+strings.Join(netEv, "; "))
-	} else if len(idle) > 0 {
-		b.conclude(doc.AspectNetwork, doc.NoData, "no traffic recorded", "the monitored interfaces of "+joinAnd(idle)+" read zero throughout: the load used another interface, or the counters were not updated")
-	} else if len(genNet) > 0 {
-		b.conclude(doc.AspectNetwork, doc.NoData, "not measured", "the test ran over loopback, which the monitored interfaces of "+joinAnd(genNet)+" (the load generator's host) do not carry; their figures are other traffic")
+	case len(m.NetIdle) > 0:
+		b.conclude(doc.AspectNetwork, doc.NoData, "no traffic recorded", "the monitored interfaces of "+joinAnd(names(m.NetIdle))+" read zero throughout: the load used another interface, or the counters were not updated")
+	case len(m.NetLoopback) > 0:
+		b.conclude(doc.AspectNetwork, doc.NoData, "not measured", "the test ran over loopback, which the monitored interfaces of "+joinAnd(names(m.NetLoopback))+" (the load generator's host) do not carry; their figures are other traffic")
 	}
 	if mts := b.s.Trends.Memory; len(mts) > 0 {
 		var growing, stable []string
@@ -193,40 +132,21 @@ func (b *builder) judgeResources(ts []*target) {
 	// GC: collections per JVM over the run.
 	var gcEv []string
 	gcLvl := doc.OK
-	for _, t := range ts {
-		if t.kind != mondata.KindJVM {
-			continue
-		}
-		y, f := t.get("YGC"), t.get("FGC")
-		if y == nil && f == nil {
-			continue
-		}
-		span := b.d.Span().Minutes()
+	for _, g := range m.GC {
 		var parts []string
-		if y != nil {
-			if st, ok := statsOver(y, b.d.Start, b.d.End.Add(time.Nanosecond)); ok {
-				n := st.Last - st.First
-				parts = append(parts, fmt.Sprintf("%s young (%s/min)", count(int64(n)), num3(n/math.Max(span, 1e-9))))
-			}
+		if finite(g.Young) {
+			parts = append(parts, fmt.Sprintf("%s young (%s/min)", count(int64(g.Young)), num3(g.YoungPerMin)))
 		}
-		if f != nil {
-			if st, ok := statsOver(f, b.d.Start, b.d.End.Add(time.Nanosecond)); ok {
-				n := st.Last - st.First
-				parts = append(parts, fmt.Sprintf("%s full", count(int64(n))))
-				if resources.GCBusy(n/math.Max(span, 1e-9), 0) {
-					gcLvl = doc.Warn
-				}
-			}
+		if finite(g.Full) {
+			parts = append(parts, fmt.Sprintf("%s full", count(int64(g.Full))))
 		}
-		if g := t.get("gc_time_pct"); g != nil {
-			if st, ok := statsOver(g, b.d.Start, b.d.End.Add(time.Nanosecond)); ok {
-				parts = append(parts, fmt.Sprintf("GC time %s %%", num3(st.Mean)))
-				if resources.GCBusy(0, st.Mean) {
-					gcLvl = doc.Warn
-				}
-			}
+		if finite(g.TimePct) {
+			parts = append(parts, fmt.Sprintf("GC time %s %%", num3(g.TimePct)))
 		}
-		gcEv = append(gcEv, b.red.String(t.name)+": "+strings.Join(parts, ", "))
+		if g.Busy {
+			gcLvl = doc.Warn
+		}
+		gcEv = append(gcEv, b.red.String(g.Target)+": "+strings.Join(parts, ", "))
 	}
 	if len(gcEv) > 0 {
 		verdict := "collects regularly and keeps up"

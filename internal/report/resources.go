@@ -390,7 +390,7 @@ func (b *builder) resources() doc.Section {
 	}
 	sec.Blocks = append(sec.Blocks, b.notesWithoutData(ts)...)
 	sec.Blocks = append(sec.Blocks, b.topSQL()...)
-	b.judgeResources(ts)
+	b.judgeResources()
 	b.judgeServices()
 	b.judgeRestarts()
 	b.judgeNetwork()
@@ -432,18 +432,7 @@ func keyMetrics(t *target) []keyMetric {
 
 // busySeries derives CPU busy % from idle when the host has no busy metric.
 func busySeries(t *target) *core.Series {
-	if s := t.get("cpu_busy_pct"); s != nil {
-		return s
-	}
-	idle := t.get("cpu_idle_pct")
-	if idle == nil {
-		return nil
-	}
-	out := &core.Series{Target: idle.Target, Kind: idle.Kind, Metric: "cpu_busy_pct", Unit: "%", Points: make([]core.Point, len(idle.Points))}
-	for i, p := range idle.Points {
-		out.Points[i] = core.Point{T: p.T, V: 100 - p.V}
-	}
-	return out
+	return resources.BusySeries(resourceTargetsOf([]*target{t})[0])
 }
 
 func (km keyMetric) series(t *target) *core.Series {

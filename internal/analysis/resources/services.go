@@ -4,8 +4,6 @@ import (
 	"math"
 	"slices"
 	"time"
-
-	"github.com/plateau-perf/plateau/internal/core"
 )
 
 // HighFrac is the utilisation from which a service's busiest phase counts
@@ -79,9 +77,9 @@ func Services(ts []Target, spans []Span) []ServiceAspect {
 		for _, u := range us {
 			best := ServicePeak{Use: u, Mean: math.NaN()}
 			for _, sp := range spans {
-				m, ok := meanIn(u.Series.Points, sp.From, sp.To)
-				if ok && (math.IsNaN(best.Mean) || m > best.Mean) {
-					best.Mean, best.Span = m, sp.Name
+				st, ok := statIn(u.Series.Points, sp.From, sp.To)
+				if ok && (math.IsNaN(best.Mean) || st.Mean > best.Mean) {
+					best.Mean, best.Span = st.Mean, sp.Name
 				}
 			}
 			if math.IsNaN(best.Mean) {
@@ -122,21 +120,4 @@ func Services(ts []Target, spans []Span) []ServiceAspect {
 		out = append(out, a)
 	}
 	return out
-}
-
-// meanIn is the mean of the finite points of a time-sorted series in
-// [from, to), rounded to 3 decimals; false without any.
-func meanIn(pts []core.Point, from, to time.Time) (float64, bool) {
-	i, _ := slices.BinarySearchFunc(pts, from, func(p core.Point, t time.Time) int { return p.T.Compare(t) })
-	sum, n := 0.0, 0
-	for ; i < len(pts) && pts[i].T.Before(to); i++ {
-		if v := pts[i].V; !math.IsNaN(v) && !math.IsInf(v, 0) {
-			sum += v
-			n++
-		}
-	}
-	if n == 0 {
-		return 0, false
-	}
-	return math.Round(sum/float64(n)*1000) / 1000, true
 }
