@@ -81,6 +81,36 @@ type Dataset struct {
 	// read.
 	Server    *Dataset
 	ServerErr error
+	// RecordedEnd[i] is phase i's end as run.json recorded it when that
+	// was after the run's end (the phase is clipped to the run); zero
+	// otherwise.
+	RecordedEnd []time.Time
+}
+
+// clipPhases ends every phase at the run's end (or its last recorded
+// second's) at the latest: a phase
+// recorded as ending after its run (a clock step, a hand-edited or
+// converted run.json) would otherwise stretch its rates over time nothing
+// ran. RecordedEnd keeps what run.json said, so the report can say so.
+func (d *Dataset) clipPhases() {
+	d.RecordedEnd = make([]time.Time, len(d.Phases))
+	// The run's data reach to the end of its last recorded second, which
+	// an import may put one second after its run's end.
+	end := d.End
+	if d.LastInterval.After(end) {
+		end = d.LastInterval
+	}
+	for i := range d.Phases {
+		p := &d.Phases[i]
+		if !p.End.After(end) || end.IsZero() {
+			continue
+		}
+		d.RecordedEnd[i] = p.End
+		p.End = end
+		if p.Start.After(p.End) {
+			p.Start = p.End
+		}
+	}
 }
 
 // UsersTick is the number of active users per workload at a second.
@@ -222,6 +252,7 @@ func Load(dir string) (*Dataset, error) {
 		d.End = d.Start
 	}
 	d.Phases = info.CorePhases(d.End)
+	d.clipPhases()
 	for _, acc := range errs {
 		for p := range acc.phases {
 			if p >= 0 && p < len(d.Phases) {

@@ -72,14 +72,17 @@ type Summary struct {
 
 // PhaseSummary is one phase with its own label table.
 type PhaseSummary struct {
-	Name     string            `json:"name"`
-	Workload string            `json:"workload,omitempty"`
-	Start    time.Time         `json:"start"`
-	End      time.Time         `json:"end"`
-	Users    int               `json:"users,omitempty"`
-	Rate     float64           `json:"rate_per_s,omitempty"`
-	Stopped  string            `json:"stopped,omitempty"`
-	Labels   []core.LabelStats `json:"labels"`
+	Name     string    `json:"name"`
+	Workload string    `json:"workload,omitempty"`
+	Start    time.Time `json:"start"`
+	End      time.Time `json:"end"`
+	Users    int       `json:"users,omitempty"`
+	Rate     float64   `json:"rate_per_s,omitempty"`
+	Stopped  string    `json:"stopped,omitempty"`
+	// RecordedEnd is the end run.json recorded when it was after the
+	// run's end; End is then clipped to the run's end.
+	RecordedEnd *time.Time        `json:"recorded_end,omitempty"`
+	Labels      []core.LabelStats `json:"labels"`
 }
 
 // SLAResult is one requirement judged over the run (or its `during` phase),
@@ -135,6 +138,10 @@ func Summarize(d *Dataset, slas []string) *Summary {
 		ps := PhaseSummary{Name: p.Name, Workload: p.Workload, Start: p.Start, End: p.End, Users: p.Users,
 			Rate: p.Rate, Stopped: p.Stopped}
 		ps.Labels = d.labelRows(d.ByPhase[i], d.PhaseTotal[i], p.Duration())
+		if i < len(d.RecordedEnd) && !d.RecordedEnd[i].IsZero() {
+			e := d.RecordedEnd[i]
+			ps.RecordedEnd = &e
+		}
 		s.Phases = append(s.Phases, ps)
 	}
 	if s.Phases == nil {

@@ -122,11 +122,15 @@ type PhaseValidity struct {
 	// RunQueueMs is the generator's threads' wait on a run queue during
 	// the phase (summed), RunQueuePct its share of their runnable time;
 	// Starved when that share reached MaxRunQueuePct.
-	RunQueueMs  float64  `json:"generator_run_queue_wait_ms,omitempty"`
-	RunQueuePct float64  `json:"generator_run_queue_wait_pct,omitempty"`
-	Starved     bool     `json:"generator_starved,omitempty"`
-	Held        bool     `json:"held"`
-	Reasons     []string `json:"reasons,omitempty"`
+	RunQueueMs  float64 `json:"generator_run_queue_wait_ms,omitempty"`
+	RunQueuePct float64 `json:"generator_run_queue_wait_pct,omitempty"`
+	Starved     bool    `json:"generator_starved,omitempty"`
+	// Held is false when an invalidating reason applies, and when no
+	// request of the phase succeeded (NoSuccess): no load reached the
+	// service, so none was held.
+	Held      bool     `json:"held"`
+	NoSuccess bool     `json:"no_success,omitempty"`
+	Reasons   []string `json:"reasons,omitempty"`
 	// Kinds are the kinds of Reasons, in the same order.
 	Kinds []ReasonKind `json:"reason_kinds,omitempty"`
 }
@@ -227,6 +231,9 @@ func (d *Dataset) JudgeValidity() *Validity {
 		if len(pv.Reasons) > 0 {
 			pv.Held = false
 			v.Reasons = append(v.Reasons, pv.Reasons...)
+		}
+		if t := d.PhaseTotal[i]; t == nil || t.Count == 0 || t.Errors >= t.Count {
+			pv.Held, pv.NoSuccess = false, true
 		}
 		v.Phases = append(v.Phases, pv)
 	}

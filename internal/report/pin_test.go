@@ -25,6 +25,7 @@ var pinChanged = map[string]string{
 	"no SLA|capacity.points.*.sla_met":                      "without a requirement there is nothing to meet (issue 30)",
 	"import nginx access log|capacity.max_load_meeting_sla": "without a requirement no load met one (issue 30)",
 	"import nginx access log|capacity.points.*.sla_met":     "without a requirement there is nothing to meet (issue 30)",
+	"every request fails|validity.phases.*.held":            "no request succeeded, so no load was held (issue 30)",
 }
 
 // changedOnPurpose says whether a figure of variant at p is in pinChanged.

@@ -44,6 +44,9 @@ func (b *builder) runs() doc.Section {
 		if i < len(d.Info.Phases) && d.Info.Phases[i].End == nil {
 			note = strings.TrimPrefix(note+"; still open (run killed?)", "; ")
 		}
+		if i < len(d.RecordedEnd) && !d.RecordedEnd[i].IsZero() {
+			note = strings.TrimPrefix(note+"; run.json has it end at "+clock(d.RecordedEnd[i])+", after the run's end: clipped to the run", "; ")
+		}
 		errCell := doc.Cell{Text: pct(tot.ErrorPct)}
 		if tot.Errors > 0 {
 			errCell.Level = doc.Warn

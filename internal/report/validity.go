@@ -146,7 +146,7 @@ func (b *builder) validityTable() []doc.Block {
 	if h.PlannedLoad {
 		cols = append(cols, col{doc.Column{Name: "Held"}, func(p analysis.PhaseValidity) doc.Cell {
 			switch {
-			case notRun:
+			case notRun || p.NoSuccess:
 				return doc.Cell{Text: "–", Level: doc.NoData} // no request succeeded: no load was held
 			case !p.Held:
 				return doc.Cell{Text: "no", Level: doc.Fail}
