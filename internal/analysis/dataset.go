@@ -186,7 +186,7 @@ func Load(dir string) (*Dataset, error) {
 			k := fmt.Sprintf("%s\x00%s\x00%d\x00%s\x00%s", r.Workload, r.Label, e.Status, e.Class, e.Message)
 			acc := errs[k]
 			if acc == nil {
-				acc = &errAcc{detail: ErrorDetail{Class: e.Class, Status: e.Status, Message: e.Message, Label: r.Label,
+				acc = &errAcc{detail: ErrorDetail{Class: e.Class, Status: e.Status, Message: core.EscapeBytes(e.Message), Label: core.EscapeBytes(r.Label),
 					Workload: r.Workload, First: time.Unix(r.T, 0)}, phases: map[int]bool{}}
 				errs[k] = acc
 			}
@@ -453,11 +453,26 @@ func (d *Dataset) Labels() []LabelKey {
 
 // LabelName renders a label key for tables: "label", or "workload: label"
 // when the run has several workloads.
+// Bytes that are not UTF-8 are shown escaped (core.EscapeBytes), never as
+// mojibake or U+FFFD.
 func (d *Dataset) LabelName(k LabelKey) string {
 	if len(d.Info.Workloads) > 1 && k.Workload != "" {
-		return k.Workload + ": " + k.Label
+		return core.EscapeBytes(k.Workload) + ": " + core.EscapeBytes(k.Label)
 	}
-	return k.Label
+	return core.EscapeBytes(k.Label)
+}
+
+// NonUTF8Labels are the printed names (LabelName) of the labels whose
+// name or workload held bytes that are not UTF-8 (escaped as \xNN when
+// recorded, core.EscapeBytes), in label order.
+func (d *Dataset) NonUTF8Labels() []string {
+	var out []string
+	for _, k := range d.Labels() {
+		if n := d.LabelName(k); core.HasEscapedBytes(n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // merge adds a into m[k], creating the entry (never aliasing a).

@@ -169,6 +169,14 @@ func (b *builder) results() doc.Section {
 	if n := b.percentilesOutside(); n != nil {
 		sec.Blocks = append(sec.Blocks, n)
 	}
+	if bad := b.d.NonUTF8Labels(); len(bad) > 0 {
+		names := make([]string, len(bad))
+		for i, n := range bad {
+			names[i] = b.red.String(n)
+		}
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence(fmt.Sprintf("%s %s bytes that are not UTF-8 (%s): they are shown escaped as \\xNN, as the data hold them",
+			plural(int64(len(bad)), "request name"), map[bool]string{true: "holds", false: "hold"}[len(bad) == 1], strings.Join(names, ", ")))})
+	}
 	for _, f := range b.timeCharts() {
 		sec.Blocks = append(sec.Blocks, f)
 	}
