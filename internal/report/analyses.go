@@ -593,6 +593,9 @@ func (b *builder) comparison() doc.Section {
 			lvl := verdictLevel(r.Verdict)
 			text := fmt.Sprintf("Compared with %s: %s — average %s → %s (%+.1f %%), p95 %s → %s (%+.1f %%)", baseName, r.Verdict,
 				msU(r.BaseMeanMs), msU(r.NewMeanMs), r.DeltaPct, msU(r.BaseP95Ms), msU(r.NewP95Ms), r.P95DeltaPct)
+			if r.Verdict == compare.NotEnough {
+				text = fmt.Sprintf("Compared with %s: %s", baseName, notEnoughClause(r))
+			}
 			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: lvl, Text: sentence(text)})
 			b.finding(doc.FindComparison, lvl, text)
 		}

@@ -343,6 +343,16 @@ func verdictLevel(v compare.Verdict) doc.Level {
 		return doc.OK
 	case compare.Slower:
 		return doc.Warn
+	case compare.NotEnough:
+		return doc.NoData
 	}
 	return doc.Info
+}
+
+// notEnoughClause is the one sentence for a comparison row without enough
+// data, with its numbers and the rule it missed.
+func notEnoughClause(r compare.Row) string {
+	return fmt.Sprintf("not enough data to judge: %s and %s over %s and %s; a verdict needs at least %s and %s with requests on each side",
+		plural(r.BaseSamples, "request"), plural(r.NewSamples, "request"), plural(int64(r.BaseSeconds), "second"), plural(int64(r.NewSeconds), "second"),
+		plural(compare.MinSamples, "request"), plural(compare.MinSeconds, "second"))
 }
