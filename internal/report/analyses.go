@@ -282,7 +282,11 @@ func (b *builder) capacity() doc.Section {
 		b.dropFindings(doc.FindCapacity)
 		b.finding(doc.FindCapacity, doc.Warn, s, bn)
 	} else {
-		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Info, Text: sentence("No knee: " + res.KneeReason)})
+		if res.Outcome == knee.ThinData {
+			sec.Blocks = append(sec.Blocks, noData(sentence("No verdict on scaling: " + thinKneeClause(res.Thin, kind))))
+		} else {
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Info, Text: sentence("No knee: " + res.KneeReason)})
+		}
 		if cr.Bottleneck != nil {
 			sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentence("Up to the highest tested load, " + bottleneckClause(cr.Bottleneck, kind, false))})
 		}
@@ -319,6 +323,13 @@ func (b *builder) capacity() doc.Section {
 		}
 	}
 	return sec
+}
+
+// thinKneeClause says, with its numbers, which load level had too little
+// data for a verdict on scaling, and the rule it missed.
+func thinKneeClause(p *knee.Point, kind knee.LoadKind) string {
+	return fmt.Sprintf("not enough data to judge: the step at %s had %s over %s; a verdict needs at least %s and %s at every load",
+		loadU(p.Load, kind), plural(p.Samples, "request"), dur(time.Duration(p.Seconds*float64(time.Second))), plural(knee.MinSamples, "request"), dur(time.Duration(knee.MinSeconds*float64(time.Second))))
 }
 
 // coef formats a fitted coefficient to 4 significant digits; a value
