@@ -283,7 +283,7 @@ func (b *builder) capacity() doc.Section {
 		b.finding(doc.FindCapacity, doc.Warn, s, bn)
 	} else {
 		if res.Outcome == knee.ThinData {
-			sec.Blocks = append(sec.Blocks, noData(sentence("No verdict on scaling: " + thinKneeClause(res.Thin, kind))))
+			sec.Blocks = append(sec.Blocks, noData(sentence("No verdict on scaling: "+thinKneeClause(res.Thin, kind))))
 		} else {
 			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Info, Text: sentence("No knee: " + res.KneeReason)})
 		}
