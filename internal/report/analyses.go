@@ -582,12 +582,8 @@ func (b *builder) comparison() doc.Section {
 	sec := doc.Section{ID: SecComparison, Title: "Comparison"}
 	if b.in.base == nil {
 		msg := "No comparison: no baseline run was given (plateau report RUN --baseline OTHER_RUN, or plateau compare BASE NEW)."
-		if b.in.baseDir == "" && len(b.in.notes) > 0 {
-			for _, n := range b.in.notes {
-				if strings.HasPrefix(n, "baseline") {
-					msg = "No comparison: " + n
-				}
-			}
+		if b.in.baseErr != nil {
+			msg = "No comparison: " + b.red.String(fmt.Sprintf("baseline %s unreadable: %v", b.in.baseDir, b.in.baseErr))
 		}
 		sec.Blocks = append(sec.Blocks, noData(msg))
 		return sec

@@ -91,7 +91,7 @@ func CompareRuns(dirs []string, opt CompareOptions) (*CompareResult, error) {
 		}
 		sets[i] = d
 		var values []string
-		if src, err := os.ReadFile(filepath.Join(dir, rundir.PlanFile)); err == nil {
+		if src, err := analysis.PlanCopy(dir); err == nil && src != nil {
 			_, values = RedactPlan(src, d.Info.Secrets)
 		}
 		reds[i] = NewRedactor(d.Info.Secrets, values)

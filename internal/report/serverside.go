@@ -2,16 +2,12 @@ package report
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
-	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/report/doc"
-	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // SecServer is the servers' view of a live run: the access logs (and
@@ -210,21 +206,4 @@ func optMs(v *float64) string {
 		return "–"
 	}
 	return ms(*v)
-}
-
-// readServerMonitor adds the series imported from the attached vmstat,
-// jstat and docker stats files to the run's own monitor data, so the
-// resources section shows them with the live monitors'.
-func (in *input) readServerMonitor() {
-	sd := filepath.Join(in.dir, rundir.ServerDir)
-	if _, err := os.Stat(filepath.Join(sd, mondata.SubDir)); err != nil {
-		return
-	}
-	series, targets, err := mondata.Read(sd)
-	if err != nil {
-		in.notes = append(in.notes, fmt.Sprintf("server-side monitor data unreadable: %v", err))
-		return
-	}
-	in.series = append(in.series, series...)
-	in.targets = append(in.targets, targets...)
 }
