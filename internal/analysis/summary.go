@@ -25,9 +25,12 @@ type Summary struct {
 	// Verdict is the test status: passed, failed, no requirements,
 	// invalid, interrupted or could not run (see the Verdict* constants);
 	// VerdictReasons says why, most important first.
-	Verdict        string   `json:"verdict"`
+	Verdict string `json:"verdict"`
+	// VerdictReasons are the reasons worded (by the report, from Why).
 	VerdictReasons []string `json:"verdict_reasons"`
-	Passed         bool     `json:"passed"` // every SLA held (Verdict is the test status)
+	// Why are the reasons as kinds and facts, in the same order.
+	Why    []Why `json:"why"`
+	Passed bool  `json:"passed"` // every SLA held (Verdict is the test status)
 	// Validity compares the planned load with the load applied.
 	Validity  *Validity         `json:"validity"`
 	Start     time.Time         `json:"start"`

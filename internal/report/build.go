@@ -512,6 +512,10 @@ func redactSummary(s *analysis.Summary, r *Redactor) {
 		e.Message = r.String(e.Message)
 		e.Label = r.String(e.Label)
 	}
+	for i := range s.Why {
+		w := &s.Why[i]
+		w.Subject, w.Target, w.Rule = r.String(w.Subject), r.String(w.Target), r.String(w.Rule)
+	}
 	if t := s.Trends; t != nil {
 		for i := range t.Latency {
 			t.Latency[i].Label, t.Latency[i].Phase = r.String(t.Latency[i].Label), r.String(t.Latency[i].Phase)

@@ -222,6 +222,7 @@ func prepare(run, base *analysis.Run, baseErr error, opt Options) *input {
 	in.plan = in.red.Literal(in.plan)
 
 	in.s = analysis.Summarize(d, d.Info.SLA)
+	Words(in.s)
 	in.series, in.targets, in.monErr = run.Series, run.Targets, run.MonErr
 	if in.monErr != nil {
 		in.notes = append(in.notes, fmt.Sprintf("monitor data unreadable: %v", in.monErr))
