@@ -3,7 +3,6 @@ package analysis
 import (
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis/capacity"
@@ -286,11 +285,8 @@ func (d *Dataset) JudgeSLA(text string) SLAResult {
 		if d.Server == nil {
 			r.NoData = true
 			r.Error = "no server-side data: no access log was attached to this run"
-			for _, n := range d.Info.Notes {
-				if strings.HasPrefix(n, "server side: ") { // the attachment's own note says why
-					r.Error = "no server-side data: " + strings.TrimPrefix(n, "server side: ")
-					break
-				}
+			if ns := d.Info.AttachNotes(); len(ns) > 0 { // the attachment's own note says why
+				r.Error = "no server-side data: " + ns[0]
 			}
 			if d.ServerErr != nil {
 				r.Error = "server-side data unreadable: " + d.ServerErr.Error()

@@ -518,7 +518,7 @@ func (b *builder) errors() doc.Section {
 	where := b.errorPlacement()
 	lvl := doc.Warn
 	for _, r := range b.s.SLA {
-		if strings.HasPrefix(strings.TrimSpace(r.Expr), "error_rate") && !r.Passed {
+		if e, err := sla.Parse(r.Expr); err == nil && e.Metric == sla.ErrorRate && !r.Passed {
 			lvl = doc.Fail
 		}
 	}

@@ -27,8 +27,8 @@ func (b *builder) serverSide() doc.Section {
 		switch {
 		case b.d.ServerErr != nil:
 			msg = "No server-side data: " + b.red.String(b.d.ServerErr.Error()) + "."
-		case b.d.Server == nil && attachNote(b.d.Info.Notes) != "":
-			msg = "No server-side data: " + b.red.String(attachNote(b.d.Info.Notes)) + "."
+		case b.d.Server == nil && len(b.d.Info.AttachNotes()) > 0:
+			msg = "No server-side data: " + b.red.String(b.d.Info.AttachNotes()[0]) + "."
 		case b.d.Server != nil:
 			msg = "No access log was attached to this run: the attached files (" + b.red.String(strings.Join(b.d.Server.Info.Source, "; ")) + ") are monitor series, shown under Resources."
 		}
@@ -188,17 +188,6 @@ func (b *builder) clientServerTable(t *analysis.ServerSide) *doc.Table {
 	}
 	tab.Note = "Client calls are the requests the load generator completed in the step, server calls every call the attached access logs hold in it: the servers also log what the client keeps out of its results (setup requests such as a login), a call that passes two attached tiers counts once per tier, and a call completing at a step's end may fall in the next step on one side only."
 	return tab
-}
-
-// attachNote is run.json's first note of the attachment of server-side
-// files (a file missing after the run, an import that failed), or "".
-func attachNote(notes []string) string {
-	for _, n := range notes {
-		if rest, ok := strings.CutPrefix(n, "server side: "); ok {
-			return rest
-		}
-	}
-	return ""
 }
 
 func optMs(v *float64) string {
