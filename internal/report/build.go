@@ -64,7 +64,11 @@ func build(in *input) *doc.Document {
 		Extra:     b.extra,
 	}
 	// Sections are built in dependency order; the summary restates what
-	// the others found, so it is built last and placed first.
+	// the others found, so it is built last and placed first. One file per
+	// section: sec_runs.go, sec_results.go, serverside.go, resources.go,
+	// sec_errors.go, sec_capacity.go, sec_trends.go, sec_comparison.go,
+	// sections.go (conclusions, appendix); the resource verdicts they share
+	// are worded in judge_resources.go and services.go.
 	secs := map[string]doc.Section{}
 	secs[SecRequirements] = b.requirements()
 	secs[SecRuns] = b.runs()
