@@ -102,7 +102,25 @@ type SLAResult struct {
 	HeldUpTo    string `json:"held_up_to,omitempty"`
 	FirstBroken string `json:"first_broken,omitempty"`
 	NoData      bool   `json:"no_data,omitempty"`
+	// Skip says why the requirement could not be judged (Error words it,
+	// from the report); SkipNote is the attachment's note or the read
+	// error behind it, SkipCheck the check named (SkipNoChecks).
+	Skip      SLASkip `json:"skip,omitempty"`
+	SkipNote  string  `json:"-"`
+	SkipCheck string  `json:"-"`
 }
+
+// SLASkip is why a requirement could not be judged.
+type SLASkip string
+
+// Reasons a requirement could not be judged.
+const (
+	SkipNoServerData     SLASkip = "no_server_data"         // no access log attached (SkipNote: the attachment's note)
+	SkipServerUnreadable SLASkip = "server_data_unreadable" // SkipNote: the read error
+	SkipNoPhase          SLASkip = "no_phase"               // its `during` phase does not exist (Scope)
+	SkipNoSamples        SLASkip = "no_samples"             // nothing measured in its scope
+	SkipNoChecks         SLASkip = "no_checks"              // no check outcomes (SkipCheck: the check named, Scope)
+)
 
 // PhaseCheck is an SLA judged within one phase.
 type PhaseCheck struct {
@@ -283,13 +301,12 @@ func (d *Dataset) JudgeSLA(text string) SLAResult {
 	}
 	if e.IsServer() {
 		if d.Server == nil {
-			r.NoData = true
-			r.Error = "no server-side data: no access log was attached to this run"
+			r.NoData, r.Skip = true, SkipNoServerData
 			if ns := d.Info.AttachNotes(); len(ns) > 0 { // the attachment's own note says why
-				r.Error = "no server-side data: " + ns[0]
+				r.SkipNote = ns[0]
 			}
 			if d.ServerErr != nil {
-				r.Error = "server-side data unreadable: " + d.ServerErr.Error()
+				r.Skip, r.SkipNote = SkipServerUnreadable, d.ServerErr.Error()
 			}
 			return r
 		}
@@ -302,8 +319,7 @@ func (d *Dataset) JudgeSLA(text string) SLAResult {
 		r.Scope = e.Phase
 		idx := src.phaseIndex(e.Phase)
 		if idx < 0 {
-			r.Error = "no phase named " + e.Phase
-			r.NoData = true
+			r.Skip, r.NoData = SkipNoPhase, true
 			return r
 		}
 		obs, ok := observe(src.ByPhase[idx], src.PhaseTotal[idx], src.Phases[idx].Duration())
@@ -313,7 +329,7 @@ func (d *Dataset) JudgeSLA(text string) SLAResult {
 		r.Observed, r.Passed, r.NoData = obs, ok && e.Holds(obs), !ok
 	}
 	if r.NoData {
-		r.Error = "no samples for this requirement"
+		r.Skip = SkipNoSamples
 	}
 	// Judge every phase too (for a `during` requirement as information):
 	// the report says up to which step it held and where it first broke.
@@ -447,22 +463,14 @@ func (d *Dataset) judgeChecks(e *sla.Expr, r SLAResult) SLAResult {
 		r.Scope = e.Phase
 		idx := d.phaseIndex(e.Phase)
 		if idx < 0 {
-			r.Error = "no phase named " + e.Phase
-			r.NoData = true
+			r.Skip, r.NoData = SkipNoPhase, true
 			return r
 		}
 		whole = phaseChecks(idx)
 	}
 	share, ok := checkShare(e, whole)
 	if !ok {
-		r.NoData = true
-		r.Error = "no check outcomes for this requirement"
-		if e.Label != "" {
-			r.Error = "no outcomes of a check named " + strconv.Quote(e.Label)
-		}
-		if e.Phase != "" {
-			r.Error += " in " + e.Phase
-		}
+		r.NoData, r.Skip, r.SkipCheck = true, SkipNoChecks, e.Label
 		return r
 	}
 	r.Observed = share

@@ -38,3 +38,22 @@ func TestStarvedPhasesOneWarning(t *testing.T) {
 		t.Errorf("one starved phase: %+v, want its own sentence", ws)
 	}
 }
+
+// TestSLASkipWorded: a requirement analysis could not judge carries a
+// kind; the report words it, naming the check and the phase.
+func TestSLASkipWorded(t *testing.T) {
+	s := &analysis.Summary{SLA: []analysis.SLAResult{
+		{Expr: "avg(server_time) < 1s", Scope: "run", NoData: true, Skip: analysis.SkipNoServerData, SkipNote: "accesslog a.log not read: gone"},
+		{Expr: "avg(server_time) < 1s", Scope: "run", NoData: true, Skip: analysis.SkipNoServerData},
+		{Expr: `checks > 99% during "step 2"`, Scope: "step 2", NoData: true, Skip: analysis.SkipNoChecks, SkipCheck: "status is 200"},
+		{Expr: "p95(response_time) < 1s", Scope: "run", NoData: true, Skip: analysis.SkipNoSamples},
+	}}
+	Words(s)
+	want := []string{"no server-side data: accesslog a.log not read: gone", "no server-side data: no access log was attached to this run",
+		`no outcomes of a check named "status is 200" in step 2`, "no samples for this requirement"}
+	for i, w := range want {
+		if s.SLA[i].Error != w {
+			t.Errorf("requirement %d: %q, want %q", i, s.SLA[i].Error, w)
+		}
+	}
+}

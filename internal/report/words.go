@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
@@ -36,10 +37,39 @@ func Words(s *analysis.Summary) {
 			}
 		}
 	}
+	for i := range s.SLA {
+		if r := &s.SLA[i]; r.Skip != "" {
+			r.Error = skipText(*r)
+		}
+	}
 	s.VerdictReasons = []string{}
 	for _, w := range s.Why {
 		s.VerdictReasons = append(s.VerdictReasons, whyText(w, s))
 	}
+}
+
+// skipText says why a requirement could not be judged.
+func skipText(r analysis.SLAResult) string {
+	switch r.Skip {
+	case analysis.SkipNoServerData:
+		return "no server-side data: " + nonEmpty(r.SkipNote, "no access log was attached to this run")
+	case analysis.SkipServerUnreadable:
+		return "server-side data unreadable: " + r.SkipNote
+	case analysis.SkipNoPhase:
+		return "no phase named " + r.Scope
+	case analysis.SkipNoSamples:
+		return "no samples for this requirement"
+	case analysis.SkipNoChecks:
+		t := "no check outcomes for this requirement"
+		if r.SkipCheck != "" {
+			t = "no outcomes of a check named " + strconv.Quote(r.SkipCheck)
+		}
+		if r.Scope != "run" {
+			t += " in " + r.Scope
+		}
+		return t
+	}
+	return string(r.Skip)
 }
 
 // whyText words one reason for the test status.
