@@ -1,7 +1,7 @@
 # plateau — build and test.
 GO ?= go
 
-.PHONY: build install test test-short race bench demo
+.PHONY: build install test test-short race bench demo fuzz
 
 build:
 	$(GO) build -o bin/plateau ./cmd/plateau
@@ -17,6 +17,10 @@ test:
 	GOOS=windows $(GO) build ./...
 	$(GO) test -count=1 -timeout 30m ./...
 	$(GO) test -count=1 -race -timeout 20m ./internal/engine/... ./internal/metrics/...
+
+# Every fuzz target for FUZZTIME (default 10s) with a 2 s minimisation.
+fuzz:
+	./scripts/fuzz.sh
 
 test-short:
 	$(GO) test -short ./...

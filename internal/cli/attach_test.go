@@ -472,25 +472,37 @@ func TestRunAttachesJstat(t *testing.T) {
 	}
 	defer out.Close()
 	// jstat attaches once the JVM is up; -t stamps each sample with the
-	// seconds since the JVM started, and start: fixes the first one.
-	var js *exec.Cmd
-	var first time.Time
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		probe, _ := exec.Command(jstatBin, "-gc", strconv.Itoa(app.Process.Pid)).Output()
-		if len(probe) > 0 {
-			first = time.Now()
-			js = exec.Command(jstatBin, "-gc", "-t", strconv.Itoa(app.Process.Pid), "250")
+	// seconds since the JVM started, and start: is that moment.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if probe, _ := exec.Command(jstatBin, "-gc", strconv.Itoa(app.Process.Pid)).Output(); len(probe) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("jstat could not attach to the JVM within 20 s")
+			t.Fatal("jstat could not attach to the JVM within 60 s")
 		}
 	}
+	js := exec.Command(jstatBin, "-gc", "-t", strconv.Itoa(app.Process.Pid), "250")
 	js.Stdout = out
 	if err := js.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = js.Process.Kill(); _ = js.Wait() })
+	// The run starts once jstat writes samples (jstat is a JVM too: on a
+	// loaded machine its first line came after the first step had ended),
+	// and the JVM's start (jvm-start:) is read from the newest sample's stamp.
+	var first time.Time
+	for deadline := time.Now().Add(60 * time.Second); first.IsZero(); time.Sleep(100 * time.Millisecond) {
+		b, _ := os.ReadFile(out.Name())
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if f := strings.Fields(lines[len(lines)-1]); len(lines) > 1 && len(f) > 0 {
+			if secs, err := strconv.ParseFloat(f[0], 64); err == nil {
+				first = time.Now().Add(-time.Duration(secs * float64(time.Second)))
+			}
+		}
+		if first.IsZero() && time.Now().After(deadline) {
+			t.Fatalf("jstat wrote no sample within 60 s: %q", b)
+		}
+	}
 	srv, _ := testServer(t)
 	p := writePlan(t, fmt.Sprintf(`name: jstat
 target: %s
@@ -504,7 +516,7 @@ workloads:
 server_side:
   settle: 1s
   sources:
-    - jstat: {name: app-jvm, path: %s, start: "%s"}
+    - jstat: {name: app-jvm, path: %s, jvm-start: "%s"}
 `, srv.URL, out.Name(), first.UTC().Format(time.RFC3339Nano)))
 	run := filepath.Join(tmp, "run")
 	code, stdout, stderr := runCLI(t, "run", p, "-o", run, "-q")

@@ -242,13 +242,21 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	if p, err = reloadPrepared(st, p, planPath, f); err != nil {
 		return cmds.failPrepare(ctx, info, w, err)
 	}
+	// failBeforeLoad ends a run that could not start its load: run.json
+	// says failed, with why, never "running".
+	failBeforeLoad := func(err error) error {
+		_ = w.Close()
+		cmds.cleanup(ctx, info)
+		end := time.Now()
+		info.End, info.Status = &end, rundir.StatusFailed
+		info.Notes = append(info.Notes, err.Error())
+		_ = rundir.WriteInfo(dir, info)
+		return err
+	}
 	var traceFile *os.File
 	if f.trace > 0 {
 		if traceFile, err = os.Create(filepath.Join(dir, "trace.txt")); err != nil {
-			_ = w.Close()
-			cmds.cleanup(ctx, info)
-			_ = rundir.WriteInfo(dir, info)
-			return fmt.Errorf("trace: %w", err)
+			return failBeforeLoad(fmt.Errorf("trace: %w", err))
 		}
 	}
 
@@ -258,13 +266,10 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	}
 	outs, runCtx, err := startOutputs(ctx, st, f, p, generator, ln)
 	if err != nil {
-		_ = w.Close()
-		cmds.cleanup(ctx, info)
-		end := time.Now()
-		info.End, info.Status = &end, rundir.StatusFailed
-		info.Notes = append(info.Notes, err.Error())
-		_ = rundir.WriteInfo(dir, info)
-		return err
+		if traceFile != nil {
+			_ = traceFile.Close()
+		}
+		return failBeforeLoad(err)
 	}
 	defer outs.close()
 	mon := startMonitors(ctx, st, p, dir)

@@ -169,7 +169,7 @@ func BenchmarkUserThink(b *testing.B) {
 	g.wait(0, true)
 	b.StopTimer()
 	g.stop()
-	if n := wl.requests.Load(); n != int64(b.N) {
+	if n := wl.e.samples.Load(); n != int64(b.N) {
 		b.Fatalf("%d requests, want %d", n, b.N)
 	}
 }

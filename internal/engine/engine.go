@@ -118,6 +118,11 @@ type Result struct {
 	StorageErr error
 	Labels     map[string]*metrics.Agg // requests by label (no transactions)
 	Total      *metrics.Agg
+	// StartPeak is the most users that were in their start at one time
+	// (made, not yet at their first wait): the start window bounds it, and
+	// StartWindows counts the extra windows opened because every start
+	// waited for a slow server while the CPU was free.
+	StartPeak, StartWindows int64
 }
 
 // Engine is one run of a plan.
@@ -136,7 +141,10 @@ type Engine struct {
 	samples     atomic.Int64
 	workloads   []*workload
 	setupFails  atomic.Int64
-	setupMsg    atomic.Pointer[string] // first setup failure
+	// inStart counts the users in their start now; startPeak is its
+	// highest value, startWindows the windows opened for slow servers.
+	inStart, startPeak, startWindows atomic.Int64
+	setupMsg                         atomic.Pointer[string] // first setup failure
 	// paced wakes paced users at their iterations' intended starts; made
 	// by the first one (pacedQueue), closed when the run ends.
 	paced     *wake.Queue
@@ -183,16 +191,18 @@ type Engine struct {
 }
 
 type workload struct {
-	e        *Engine
-	spec     *plan.Workload
-	prog     *program
-	index    int
-	phase    atomic.Int32 // current phase index in run.json
-	active   atomic.Int64 // users currently alive
-	requests atomic.Int64 // measured requests completed
-	// phaseReq0 is requests when the current phase became wl's (startPhase,
-	// on the goroutine that runs wl's phases and alone reads it).
-	phaseReq0 int64
+	e      *Engine
+	spec   *plan.Workload
+	prog   *program
+	index  int
+	phase  atomic.Int32 // current phase index in run.json
+	active atomic.Int64 // users currently alive
+	// phaseReqs counts the measured requests tagged with phase i in
+	// phaseReqs[i%len]: the same tag the recorder files their samples
+	// under, so the stop rule's count is the phase table's. startPhase
+	// zeroes a slot before any request can carry its phase; a request tagged
+	// four phases back does not outlive three phases.
+	phaseReqs [4]atomic.Int64
 	dropped   atomic.Int64
 	skipped   atomic.Int64 // iterations ended early by on_fail
 	nextUser  atomic.Int64
@@ -319,7 +329,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	close(stopCollector)
 	<-collectorDone
-	res := &Result{Start: e.start, End: time.Now(), Samples: e.samples.Load(), Dropped: map[string]int64{}}
+	res := &Result{Start: e.start, End: time.Now(), Samples: e.samples.Load(), Dropped: map[string]int64{},
+		StartPeak: e.startPeak.Load(), StartWindows: e.startWindows.Load()}
 	for i, wl := range e.workloads {
 		if stops[i] != "" && res.Stopped == "" {
 			res.Stopped = stops[i]
@@ -463,11 +474,14 @@ func (e *Engine) recordDerived(v *vu, label string, s *core.Sample) {
 }
 
 func (e *Engine) record(v *vu, label string, tx bool, s *core.Sample) {
-	k := metrics.Key{Workload: v.w.spec.Name, Phase: int(v.w.phase.Load()), Label: label, Tx: tx}
+	ph := v.w.phase.Load()
+	if !tx && ph >= 0 {
+		v.w.phaseReqs[ph%int32(len(v.w.phaseReqs))].Add(1)
+	}
+	k := metrics.Key{Workload: v.w.spec.Name, Phase: int(ph), Label: label, Tx: tx}
 	e.rec.Record(v.shard, k, s)
 	if !tx {
 		e.samples.Add(1)
-		v.w.requests.Add(1)
 	}
 }
 
@@ -489,8 +503,8 @@ func (e *Engine) startPhase(wl *workload, name string, users int, rate float64, 
 	}
 	e.saveLocked()
 	e.mu.Unlock()
+	wl.phaseReqs[idx%len(wl.phaseReqs)].Store(0)
 	wl.phase.Store(int32(idx))
-	wl.phaseReq0 = wl.requests.Load()
 	return idx
 }
 

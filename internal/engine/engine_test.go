@@ -186,7 +186,7 @@ func TestUniqueFeederExhaustionStops(t *testing.T) {
 	srv := newAllergyServer(t)
 	src := strings.Replace(issueExample, "      - think: 1s\n", "", 1)
 	d, res, _ := runPlan(t, context.Background(), src, srv.URL,
-		"workloads.read.load={users: 4, duration: 20s}")
+		"workloads.read.load={users: 4, duration: 300s}") // ends when the 2,000 rows are used
 	if res.Stopped != "data exhausted" {
 		t.Errorf("stopped = %q, want data exhausted", res.Stopped)
 	}
@@ -194,6 +194,22 @@ func TestUniqueFeederExhaustionStops(t *testing.T) {
 	if n != 2000 || len(srv.cprs) != 2000 {
 		t.Errorf("samples %d, distinct rows %d; want each of 2000 rows exactly once", n, len(srv.cprs))
 	}
+}
+
+// starved reports the largest share of its runnable time the generator's
+// threads waited for a CPU in any phase of d (run.json's
+// run_queue_wait_pct), and whether it reached the share at which plateau
+// itself calls the generator starved. Assertions on a time the generator
+// measures on its own side (a median from the intended start, how late the
+// last sample came) hold only for a generator that got its CPU: a starved
+// one is reported as such by the product, and the test then asserts the
+// counts alone, which hold however loaded the machine.
+func starved(d *analysis.Dataset) (float64, bool) {
+	worst := 0.0
+	for _, p := range d.Info.Phases {
+		worst = max(worst, p.RunQueuePct)
+	}
+	return worst, worst >= analysis.MaxRunQueuePct
 }
 
 const simplePlan = `name: shapes
@@ -238,8 +254,9 @@ func TestRampingStages(t *testing.T) {
 	// 0→100/s over 2 s = 100 iterations, then 100/s for 1 s = 100: each
 	// sent, or dropped and counted when a busy machine (the race detector
 	// on 2 shared cores) could not start it on time.
-	if dr := d.Dropped["w"]; n+dr != 200 || n < 100 {
-		t.Errorf("ramping stages sent %d and dropped %d, want 200 in all, most sent", n, dr)
+	pct, bad := starved(d)
+	if dr := d.Dropped["w"]; n+dr != 200 || (!bad && n < 100) {
+		t.Errorf("ramping stages sent %d and dropped %d (generator run-queue wait %.1f%%), want 200 in all, most sent", n, dr, pct)
 	} else if dr > 0 {
 		t.Logf("%d iterations dropped: the generator could not start them on time (busy machine)", dr)
 	}
@@ -268,20 +285,31 @@ func TestPacing(t *testing.T) {
 	d, _, _ := runPlan(t, context.Background(), simplePlan, srv.URL,
 		"workloads.w.load={users: 10, pace: 500ms, duration: 3s}")
 	n, _ := labelAgg(d, "get")
-	// 10 users × one iteration per 500 ms over 3 s = 60 (±1 per user at the edge).
-	if n < 55 || n > 70 {
-		t.Errorf("pacing sent %d, want ≈60", n)
+	// 10 users × one iteration per 500 ms over 3 s = 60 (±1 per user at
+	// the edge) planned; every planned slot is a sample or a missed slot.
+	// A user's slots count from its own start, which a starved
+	// generator makes late: ≈60 holds for one that got its CPU.
+	p := d.Info.Phases[0]
+	if p.Planned > 70 || p.Started > p.Planned || p.Started != n {
+		t.Errorf("pacing planned %d slots and started %d, sent %d; want at most ≈60 planned, each started one sent", p.Planned, p.Started, n)
+	}
+	if pct, bad := starved(d); !bad && (n < 55 || n > 70 || p.Planned < 55) {
+		t.Errorf("pacing planned %d and sent %d with the generator on its CPU (run-queue wait %.1f%%), want ≈60", p.Planned, n, pct)
 	}
 }
 
 func TestStepsAndStopRule(t *testing.T) {
 	t.Parallel()
 	srv := newAllergyServer(t)
-	// Each request costs 50 ms of server time; throughput grows with users
-	// until the step with the same users, where the gain is about 0.
+	// Each request costs 50 ms of server time, so throughput follows the
+	// users: ×8 from step 1 to 2, ÷8 from step 2 to 3, where the rule
+	// stops the run. The margins are wide (a gain of about +700 % and
+	// −87 % against a 15 % rule) so that a loaded machine's noise in a
+	// one-second step cannot move the stop: a step that gained 0 % in
+	// theory once measured +15 % under load.
 	srv.stallFn = func() time.Duration { return 50 * time.Millisecond }
 	d, res, _ := runPlan(t, context.Background(), simplePlan, srv.URL,
-		`workloads.w.load={steps: [{users: 2, duration: 1s}, {users: 4, duration: 1s}, {users: 4, duration: 1s}, {users: 8, duration: 1s}], stop_when: "throughput_gain < 15%"}`)
+		`workloads.w.load={steps: [{users: 1, duration: 1s}, {users: 8, duration: 1s}, {users: 1, duration: 1s}, {users: 8, duration: 1s}], stop_when: "throughput_gain < 15%"}`)
 	if len(d.Phases) != 3 {
 		t.Fatalf("phases %d, want 3 (stop after step 3): %+v", len(d.Phases), d.Phases)
 	}
@@ -296,8 +324,10 @@ func TestStepsAndStopRule(t *testing.T) {
 			t.Errorf("phase %d has no samples", i)
 		}
 	}
-	if p1, p2 := d.PhaseTotal[0].Count, d.PhaseTotal[1].Count; float64(p2) < 1.5*float64(p1) {
-		t.Errorf("step 2 (4 users) %d samples vs step 1 (2 users) %d: want about double", p2, p1)
+	if p1, p2 := d.PhaseTotal[0].Count, d.PhaseTotal[1].Count; p2 <= p1 {
+		t.Errorf("step 2 (8 users) %d samples vs step 1 (1 user) %d: want more", p2, p1)
+	} else if pct, bad := starved(d); !bad && float64(p2) < 3*float64(p1) {
+		t.Errorf("step 2 (8 users) %d samples vs step 1 (1 user) %d with the generator on its CPU (run-queue wait %.1f%%): want several times more", p2, p1, pct)
 	}
 	// The rule's figures are the phases' own, as the report's table shows
 	// them: the same requests over the same span.
@@ -431,11 +461,14 @@ func TestCoordinatedOmission(t *testing.T) {
 		if p99 := a.QuantileMs(99); p99 < 500 {
 			t.Errorf("p99 = %.1f ms, want ≥ 500 ms: the 1 s stall must show", p99)
 		}
-		if p50 := a.QuantileMs(50); p50 > 50 {
+		pct, bad := starved(d)
+		if bad {
+			t.Logf("generator starved (run-queue wait %.1f%%): its own lateness is in every time from the intended start; the median is not judged", pct)
+		} else if p50 := a.QuantileMs(50); p50 > 50 {
 			t.Errorf("p50 = %.1f ms, want small", p50)
 		}
-		if a.Count+d.Dropped["w"] != 500 || d.Dropped["w"] > 5 {
-			t.Errorf("samples %d + dropped %d, want 500 scheduled, ~none dropped", a.Count, d.Dropped["w"])
+		if a.Count+d.Dropped["w"] != 500 || (!bad && d.Dropped["w"] > 5) {
+			t.Errorf("samples %d + dropped %d (generator run-queue wait %.1f%%), want 500 scheduled, ~none dropped", a.Count, d.Dropped["w"], pct)
 		}
 	})
 	t.Run("2 users", func(t *testing.T) {
@@ -446,8 +479,9 @@ func TestCoordinatedOmission(t *testing.T) {
 		// ~100 iterations fall in the stall; both users are stuck in it.
 		// (More may drop on a busy machine, when both users are briefly
 		// busy outside the stall too — but never fewer.)
-		if dr := d.Dropped["w"]; dr < 70 || dr > 250 {
-			t.Errorf("dropped %d, want ~100 (the stall's share of the schedule)", dr)
+		pct, bad := starved(d)
+		if dr := d.Dropped["w"]; dr < 70 || (!bad && dr > 250) {
+			t.Errorf("dropped %d (generator run-queue wait %.1f%%), want ~100 (the stall's share of the schedule)", dr, pct)
 		}
 		if a.Count+d.Dropped["w"] != 500 {
 			t.Errorf("samples %d + dropped %d, want 500 scheduled", a.Count, d.Dropped["w"])
@@ -461,7 +495,7 @@ func TestCoordinatedOmission(t *testing.T) {
 		}
 		// From the load's start (run.json), not the test's: starting the
 		// engine and writing the reports take seconds on a busy machine.
-		if el := d.LastInterval.Sub(p.Start); el > 7*time.Second {
+		if el := d.LastInterval.Sub(p.Start); !bad && el > 7*time.Second {
 			t.Errorf("the last sample completed %v after the 5 s plan started: a backlog ran on past the plan", el)
 		}
 		var svc float64

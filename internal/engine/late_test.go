@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
@@ -59,8 +60,13 @@ func TestDropsTellGeneratorLatenessApart(t *testing.T) {
 	ph = phaseInfo(t, out)
 	dropped = ph.Planned - ph.Started
 	t.Logf("planned %d started %d dropped_late %d late_max %.1f ms", ph.Planned, ph.Started, ph.DroppedLate, ph.LateMaxMs)
-	if dropped < ph.Planned/2 || 2*ph.DroppedLate >= dropped {
-		t.Errorf("a slow server: %d dropped, %d of them counted as the generator's lateness", dropped, ph.DroppedLate)
+	if dropped < ph.Planned/2 || ph.DroppedLate > dropped {
+		t.Errorf("a slow server: %d of %d planned dropped, %d of them counted as the generator's lateness", dropped, ph.Planned, ph.DroppedLate)
+	}
+	// Which drops are whose holds only for a generator that got its CPU:
+	// on a loaded machine the loop is late too, and says so.
+	if ph.RunQueuePct < analysis.MaxRunQueuePct && 2*ph.DroppedLate >= dropped {
+		t.Errorf("a slow server, the generator on its CPU (run-queue wait %.1f%%): %d dropped, %d of them counted as the generator's lateness", ph.RunQueuePct, dropped, ph.DroppedLate)
 	}
 }
 

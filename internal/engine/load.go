@@ -254,13 +254,22 @@ func (g *group) start(s *starter) {
 			} else {
 				t.Reset(startPoll)
 			}
+			polled := time.Now()
 			select {
 			case <-g.startDone:
 				inStart--
 				idle = 0
 			case <-t.C:
+				// Only a punctual timer says the CPU is free: a late
+				// one means this process waited for a core (its own
+				// starts, or other processes), and more goroutines
+				// would wait for it too.
+				if time.Since(polled) > 2*startPoll {
+					break
+				}
 				if idle++; time.Duration(idle)*startPoll >= time.Millisecond {
 					inStart, idle = 0, 0 // the server is slow: another window
+					e.startWindows.Add(1)
 				}
 			case <-g.stopped:
 				return
@@ -279,7 +288,20 @@ func (g *group) start(s *starter) {
 		g.mu.Unlock()
 		u.starting = true
 		inStart++
+		if n := e.inStart.Add(1); n > e.startPeak.Load() {
+			storeMax(&e.startPeak, n)
+		}
 		go u.run()
+	}
+}
+
+// storeMax raises a to n if n is higher.
+func storeMax(a *atomic.Int64, n int64) {
+	for {
+		old := a.Load()
+		if n <= old || a.CompareAndSwap(old, n) {
+			return
+		}
 	}
 }
 
@@ -480,10 +502,10 @@ func (wl *workload) runSteps(ctx context.Context) string {
 // in run.json. The stop rule judges these figures and its note quotes them,
 // so the note and the table cannot disagree. 0 when the phase did not end.
 func (wl *workload) phaseThroughput(idx int) float64 {
-	n := wl.requests.Load() - wl.phaseReq0
 	if idx < 0 {
 		return 0
 	}
+	n := wl.phaseReqs[idx%len(wl.phaseReqs)].Load()
 	e := wl.e
 	e.mu.Lock()
 	p := e.info.Phases[idx]

@@ -133,6 +133,7 @@ func (u *userRun) stop() {
 func (u *userRun) started() {
 	if u.starting {
 		u.starting = false
+		u.g.wl.e.inStart.Add(-1)
 		select {
 		case u.g.startDone <- struct{}{}:
 		default: // the window was given up on (slow starts)

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of the repository for a short while, with a short
+# minimisation time: at Go's default (-fuzzminimizetime 60s) a target whose
+# seeds are large plans spends its whole budget minimising the first
+# interesting input (the JMeter converter's target made 7 executions in 60 s).
+#
+#   scripts/fuzz.sh                 # every target, FUZZTIME each (default 10s)
+#   FUZZTIME=60s scripts/fuzz.sh jmeter   # targets whose package path matches
+#
+# Prints one line per target: package, target, executions, new interesting
+# inputs, and fails on the first crash (the failing input is written under the
+# package's testdata/fuzz, as go test does, to be committed with the fix).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fuzztime=${FUZZTIME:-10s}
+minimize=${FUZZMINIMIZETIME:-2s}
+filter=${1:-}
+fail=0
+while read -r file name; do
+  pkg=./$(dirname "$file")
+  if [ -n "$filter" ] && [[ "$pkg" != *"$filter"* ]]; then continue; fi
+  log=$(mktemp)
+  if go test "$pkg" -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" -fuzzminimizetime "$minimize" >"$log" 2>&1; then
+    last=$(grep -E '^fuzz: elapsed' "$log" | tail -n 1)
+    execs=$(sed -nE 's/.*execs: ([0-9]+).*/\1/p' <<<"$last")
+    news=$(sed -nE 's/.*new interesting: ([0-9]+).*/\1/p' <<<"$last")
+    printf '%-40s %-24s %10s execs %6s new\n' "$pkg" "$name" "${execs:-?}" "${news:-?}"
+  else
+    echo "FAIL $pkg $name" >&2
+    cat "$log" >&2
+    fail=1
+  fi
+  rm -f "$log"
+done < <(grep -rlE --include='*_test.go' '^func Fuzz' internal cmd 2>/dev/null | sort | while read -r f; do
+  sed -nE 's/^func (Fuzz[A-Za-z0-9_]*)\(.*/\1/p' "$f" | while read -r n; do echo "$f $n"; done
+done)
+exit "$fail"
