@@ -95,14 +95,15 @@ type Dataset struct {
 func (d *Dataset) clipPhases() {
 	d.RecordedEnd = make([]time.Time, len(d.Phases))
 	// The run's data reach to the end of its last recorded second, which
-	// an import may put one second after its run's end.
+	// an import may put one second after its run's end; and a phase's end
+	// within the second after that is the records' rounding, not an error.
 	end := d.End
 	if d.LastInterval.After(end) {
 		end = d.LastInterval
 	}
 	for i := range d.Phases {
 		p := &d.Phases[i]
-		if !p.End.After(end) || end.IsZero() {
+		if !p.End.After(end.Add(time.Second)) || end.IsZero() {
 			continue
 		}
 		d.RecordedEnd[i] = p.End

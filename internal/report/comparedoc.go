@@ -352,7 +352,7 @@ func verdictLevel(v compare.Verdict) doc.Level {
 // notEnoughClause is the one sentence for a comparison row without enough
 // data, with its numbers and the rule it missed.
 func notEnoughClause(r compare.Row) string {
-	return fmt.Sprintf("not enough data to judge: %s and %s over %s and %s; a verdict needs at least %s and %s with requests on each side",
+	return fmt.Sprintf("not enough data to judge: %s and %s over %s and %s; a verdict needs %d or more on each side, over %s or more",
 		plural(r.BaseSamples, "request"), plural(r.NewSamples, "request"), plural(int64(r.BaseSeconds), "second"), plural(int64(r.NewSeconds), "second"),
-		plural(compare.MinSamples, "request"), plural(compare.MinSeconds, "second"))
+		compare.MinSamples, plural(compare.MinSeconds, "second"))
 }

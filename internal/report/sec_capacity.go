@@ -185,8 +185,8 @@ func (b *builder) capacity() doc.Section {
 // thinKneeClause says, with its numbers, which load level had too little
 // data for a verdict on scaling, and the rule it missed.
 func thinKneeClause(p *knee.Point, kind knee.LoadKind) string {
-	return fmt.Sprintf("not enough data to judge: the step at %s had %s over %s; a verdict needs at least %s and %s at every load",
-		loadU(p.Load, kind), plural(p.Samples, "request"), dur(time.Duration(p.Seconds*float64(time.Second))), plural(knee.MinSamples, "request"), dur(time.Duration(knee.MinSeconds*float64(time.Second))))
+	return fmt.Sprintf("not enough data to judge: the step at %s had %s over %s; a verdict needs every load step to last %s or more and hold %d or more",
+		loadU(p.Load, kind), plural(p.Samples, "request"), dur(time.Duration(p.Seconds*float64(time.Second))), dur(time.Duration(knee.MinSeconds*float64(time.Second))), knee.MinSamples)
 }
 
 // coef formats a fitted coefficient to 4 significant digits; a value

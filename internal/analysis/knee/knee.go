@@ -258,8 +258,8 @@ func Analyze(points []Point, opt Options) (Result, error) {
 			if (p.Samples > 0 && p.Samples < MinSamples) || (p.Seconds > 0 && p.Seconds < MinSeconds) {
 				r.Thin = &r.Points[i]
 				r.Knee, r.Outcome = nil, ThinData
-				r.KneeReason = fmt.Sprintf("not enough data to judge: %s had %d requests over %.3g s; a verdict on scaling needs at least %d requests and %g s at every load",
-					loadWords(o.Kind, p.Load), p.Samples, p.Seconds, MinSamples, MinSeconds)
+				r.KneeReason = fmt.Sprintf("not enough data to judge: %s had %d requests over %.3g s; a verdict on scaling needs every load step to last %g s or more and hold %d or more",
+					loadWords(o.Kind, p.Load), p.Samples, p.Seconds, MinSeconds, MinSamples)
 				break
 			}
 		}
