@@ -360,7 +360,7 @@ func (b *builder) throughputVerdict(ts []core.LabelStats) (doc.Level, string, st
 		return doc.OK, "kept growing up to the highest tested load", fmt.Sprintf("from %s at %s to %s at %s; beyond every tested load it still grew by more than the %s threshold",
 			rps(first.Point.ThroughputRPS), loadU(first.Point.Load, cr.Kind), rps(last.Point.ThroughputRPS), loadU(last.Point.Load, cr.Kind), thr)
 	case knee.ThinData:
-		return doc.NoData, "not enough data to judge scaling", thinKneeClause(res.Thin, cr.Kind)
+		return doc.NoData, "not judged (not enough data)", thinKneeClause(res.Thin, cr.Kind)
 	}
 	return doc.Warn, "stopped growing without a rise in response time", res.KneeReason
 }

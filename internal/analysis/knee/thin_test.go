@@ -20,7 +20,7 @@ func TestThinDataNoVerdict(t *testing.T) {
 		samples int64
 		seconds float64
 		want    Outcome
-	}{{"enough", 2010, 10, Stopped}, {"few requests", 12, 10, ThinData}, {"few seconds", 2010, 2, ThinData}, {"unknown", 0, 0, Stopped}} {
+	}{{"enough", 2010, 10, Stopped}, {"few requests", 12, 10, ThinData}, {"few seconds", 2010, 1.5, ThinData}, {"unknown", 0, 0, Stopped}} {
 		r, err := Analyze(pts(c.samples, c.seconds), Options{})
 		if err != nil {
 			t.Fatal(err)
