@@ -51,6 +51,12 @@ var rules = []rule{
 	{From: "internal/analysis", To: []string{"internal/report", "internal/engine", "internal/monitor", "internal/importer", "internal/cli", "internal/study"}},
 	{From: "internal/study", To: []string{"internal/monitor", "internal/importer", "internal/engine", "internal/cli"}},
 	{From: "internal", To: []string{"internal/cli"}, Direct: true, Except: []string{"internal/cli"}},
+	// The results history reads runs and renders through the report's
+	// writers; it never reaches the parts that produce data, and the run
+	// report and the analysis never depend on the store (its drivers).
+	{From: "internal/history", To: []string{"internal/monitor", "internal/importer", "internal/engine", "internal/cli", "internal/study"}},
+	{From: "internal/report", To: []string{"internal/history"}},
+	{From: "internal/analysis", To: []string{"internal/history"}},
 	{From: "internal/analysis/changepoint", StdlibOnly: true},
 	{From: "internal/analysis/capacity/search", StdlibOnly: true},
 }
@@ -149,6 +155,8 @@ func TestLayeringRulesBite(t *testing.T) {
 		{ImportPath: m("cmd/plateau"), Imports: []string{m("internal/cli")}},
 		{ImportPath: m("internal/reportx"), Deps: []string{m("internal/engine")}},
 		{ImportPath: m("internal/analysis/changepoint"), Deps: []string{"sort", "vendor/golang.org/x/net/dns/dnsmessage", "gonum.org/v1/gonum/stat"}},
+		{ImportPath: m("internal/history/historydoc"), Deps: []string{m("internal/report/html"), m("internal/engine")}},
+		{ImportPath: m("internal/report/jsonrep"), Deps: []string{m("internal/history")}},
 	}
 	got := violations(pkgs, rules)
 	want := []string{
@@ -157,6 +165,8 @@ func TestLayeringRulesBite(t *testing.T) {
 		"internal/analysis/trend depends on internal/report/doc",
 		"internal/demo depends on internal/cli",
 		"internal/analysis/changepoint depends on gonum.org/v1/gonum/stat (standard library only)",
+		"internal/history/historydoc depends on internal/engine",
+		"internal/report/jsonrep depends on internal/history",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

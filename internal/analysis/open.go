@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/plateau-perf/plateau/internal/analysis/capacity"
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/rundir"
@@ -39,6 +40,10 @@ type Run struct {
 	StatementsErr error
 	StatementLogs []*mondata.StatementHistory
 	LogsErr       error
+	// Search is the capacity search's answer (capacity.json) of a search's
+	// run; nil otherwise. SearchErr is why it could not be read.
+	Search    *capacity.Search
+	SearchErr error
 	// Datagen are the manifests plateau datagen wrote (datagen/*.json),
 	// in name order, raw.
 	Datagen []File
@@ -75,6 +80,7 @@ func Open(dir string) (*Run, error) {
 	r.Hints, r.HintsErr = mondata.ReadHints(dir)
 	r.Statements, r.StatementsErr = mondata.ReadStatements(dir)
 	r.StatementLogs, r.LogsErr = mondata.ReadStatementLogs(dir)
+	r.Search, r.SearchErr = LoadSearch(dir)
 	paths, _ := filepath.Glob(filepath.Join(dir, rundir.DatagenDir, "*.json"))
 	slices.Sort(paths)
 	for _, p := range paths {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,10 +18,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/analysis/capacity"
 	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
+	"github.com/plateau-perf/plateau/internal/analysis/resources"
 	"github.com/plateau-perf/plateau/internal/analysis/sla"
 	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/plan"
+	"github.com/plateau-perf/plateau/internal/report"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // capacityFlags are the flags of `plateau capacity`.
@@ -38,6 +44,7 @@ type capacityFlags struct {
 	maxTime    time.Duration
 	minSamples int
 	maxErrors  float64
+	monitors   []string
 }
 
 // maxCutProbes is how often in a row a probe the engine cut short (not
@@ -73,18 +80,25 @@ loads chosen by the search (docs/analysis-methods.md §6): the arrival rate when
 has rate: (req/s), the number of users when it has users: — upward in geometric steps
 until a probe is bad, then bisecting to the resolution. Each probe is a full run of the
 plan at that load (a warm-up phase, excluded, then the measured phase), written with its
-report to DIR/probe-01, probe-02 …; DIR/capacity.json holds the answer and the probes
-(docs/capacity.md).
+report to DIR/probe-01, probe-02 …; DIR/capacity.json holds the answer and the probes,
+and DIR itself is the run of the probe at the capacity with the search's report: its
+summary opens with the capacity, the requirement that limited it and the component that
+saturated first, its summary.json carries capacity.search (docs/capacity.md).
+
+A workload whose load has a search: block (docs/plan.md) gives the search's settings;
+these flags override them one by one, and plateau run of such a plan runs the same search.
 
 Exit code 0 when the search ended, 1 when the capacity found is below --fail-below,
 2 when it could not be done, 3 when it was interrupted (Ctrl-C stops the probe running,
 keeps its run directory and prints what the probes before it showed).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCapacity(cmd.Context(), st, args[0], f)
+			return runCapacity(cmd.Context(), st, CapacityRequest{Plan: args[0], Set: f.set, Out: f.out,
+				Monitors: f.monitors, Overrides: f.overrides(cmd.Flags().Changed)})
 		},
 	}
 	c.Flags().StringVarP(&f.out, "out", "o", "", "directory for capacity.json and the probes' run directories (default runs/<name>-capacity-<UTC time>)")
+	c.Flags().StringArrayVar(&f.monitors, "monitor", nil, "watch a target in every probe, as plateau run's --monitor KIND:key=value,… (repeatable): what saturated first is read from them")
 	c.Flags().StringArrayVar(&f.set, "set", nil, "override a plan value before the search, as plateau run's --set (repeatable)")
 	c.Flags().Float64Var(&f.start, "start", 0, "first load probed, in req/s or users (default the plan's load)")
 	c.Flags().Float64Var(&f.max, "max", 0, "highest load probed, in req/s or users (default 16 × the first load)")
@@ -149,41 +163,13 @@ func capacityRequirements(p *plan.Plan) ([]*sla.Expr, error) {
 	return out, nil
 }
 
-// parseResolution reads --resolution: "5%" or "5" (percent of the load),
-// "10users" or "20/s" (in the load's unit).
-func parseResolution(s string, m search.Model) (pct float64, abs search.Load, err error) {
-	t := strings.TrimSpace(s)
-	num := func(v string) (float64, error) {
-		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || !(x > 0) || math.IsInf(x, 0) {
-			return 0, fmt.Errorf("--resolution %q: want a positive percentage (5%%) or load (10users, 20/s)", s)
-		}
-		return x, nil
+// parseResolution reads --resolution (search.ParseResolution).
+func parseResolution(s string, m search.Model) (float64, search.Load, error) {
+	pct, abs, err := search.ParseResolution(s, m)
+	if err != nil {
+		return 0, 0, fmt.Errorf("--resolution %w", err)
 	}
-	switch {
-	case strings.HasSuffix(t, "%"):
-		pct, err = num(strings.TrimSuffix(t, "%"))
-	case strings.HasSuffix(t, "users"), strings.HasSuffix(t, "user"):
-		if m != search.Closed {
-			return 0, 0, fmt.Errorf("--resolution %q: users for a workload with rate:; give req/s (20/s) or a percentage", s)
-		}
-		var x float64
-		x, err = num(strings.TrimSuffix(strings.TrimSuffix(t, "users"), "user"))
-		abs = search.Load(x)
-	case strings.HasSuffix(t, "/s"):
-		if m != search.Open {
-			return 0, 0, fmt.Errorf("--resolution %q: req/s for a workload with users:; give users (10users) or a percentage", s)
-		}
-		var x float64
-		x, err = num(strings.TrimSuffix(t, "/s"))
-		abs = search.Load(x)
-	default:
-		pct, err = num(t)
-	}
-	if pct >= 100 {
-		return 0, 0, fmt.Errorf("--resolution %q: a percentage below 100", s)
-	}
-	return pct, abs, err
+	return pct, abs, nil
 }
 
 // probeLoad is the --set value that replaces the workload's load with a
@@ -291,120 +277,262 @@ func breaking(e *sla.Expr) float64 {
 	return math.Max(e.Value+1, 2*e.Value)
 }
 
-// capacityProbe is one probe as capacity.json records it.
-type capacityProbe struct {
-	N                  int                `json:"n"`
-	Dir                string             `json:"dir"`
-	Phase              string             `json:"phase"` // up, down, bisect, verify
-	Repeat             bool               `json:"repeat,omitempty"`
-	Load               float64            `json:"load"`
-	WarmupS            float64            `json:"warmup_s"`
-	DurationS          float64            `json:"duration_s"`
-	ThroughputRPS      float64            `json:"throughput_rps"`
-	ErrorPct           float64            `json:"error_pct"`
-	Held               bool               `json:"held"`
-	GeneratorSaturated bool               `json:"generator_saturated"`
-	Verdict            string             `json:"test_status"` // the probe run's summary.json verdict
-	Requirements       []capacityProbeReq `json:"requirements"`
-	Interrupted        bool               `json:"interrupted,omitempty"`
-	// CutShort: the engine stopped the probe's run before its end (a
-	// generator late by more than graceful_stop); not judged, run again.
-	CutShort bool `json:"cut_short,omitempty"`
+// CapacityRequest asks for one capacity search: the plan with its
+// overrides, where to write, and the settings that override the plan's
+// search: block (CapacityOverrides; a nil field keeps the plan's value or
+// the default).
+type CapacityRequest struct {
+	// Plan is the plan file; Set its overrides (as plateau run's --set).
+	Plan string
+	Set  []string
+	// Out is the search's directory (default runs/<name>-capacity-<UTC>).
+	Out string
+	// Monitors are --monitor targets added to every probe's plan.
+	Monitors []string
+	// Formats of the search's report (nil: all).
+	Formats   []string
+	Overrides CapacityOverrides
 }
 
-type capacityProbeReq struct {
-	Expr     string  `json:"expr"`
-	Observed float64 `json:"observed"`
-	Limit    float64 `json:"limit"`
-	Verdict  string  `json:"verdict"` // holds, breaks
+// CapacityOverrides are the search's settings given outside the plan
+// (plateau capacity's flags); nil means not given.
+type CapacityOverrides struct {
+	Start, Max                       *float64
+	Resolution                       *string
+	Warmup, Probe, Cooldown, MaxTime *time.Duration
+	MaxProbes, MinSamples            *int
+	MaxErrorPct, FailBelow           *float64
 }
 
-// capacitySearch is capacity.json's capacity.search.
-type capacitySearch struct {
-	Workload string `json:"workload"`
-	Unit     string `json:"unit"` // req/s or users
-	Outcome  string `json:"outcome"`
-	// Load is the capacity: the highest load probed good (0 when none).
-	Load float64 `json:"load"`
-	// UpperBound is the lowest load probed bad above it (0: none): the
-	// capacity lies in [load, upper_bound).
-	UpperBound  float64 `json:"upper_bound"`
-	LimitedBy   string  `json:"limited_by"`
-	Requirement string  `json:"requirement,omitempty"`
-	Marginal    bool    `json:"marginal,omitempty"`
-	At          float64 `json:"at,omitempty"`
-	Below       float64 `json:"below,omitempty"`
-	Interrupted bool    `json:"interrupted,omitempty"`
-	// Sentence is the console's answer line.
-	Sentence   string          `json:"sentence"`
-	Resolution string          `json:"resolution"`
-	ElapsedS   float64         `json:"elapsed_s"`
-	Probes     []capacityProbe `json:"probes"`
+// CapacityConfig is a search's settings, consolidated: defaults ← the
+// workload's search: block ← CapacityOverrides.
+type CapacityConfig struct {
+	// Start is the first load probed (0: the plan's), Max the highest
+	// (0: 16 × Start), in req/s or users.
+	Start, Max float64
+	// Resolution: "5%", "10users", "20/s".
+	Resolution string
+	// Warmup, Probe (the measured part, at least) and Cooldown of each
+	// probe.
+	Warmup, Probe, Cooldown time.Duration
+	MaxProbes               int
+	MaxTime                 time.Duration
+	MinSamples              int
+	MaxErrorPct             float64
+	// FailBelow: the caller fails (exit 1) below this capacity; 0 never.
+	FailBelow float64
 }
 
-type capacityFile struct {
-	Name     string `json:"name"`
-	Capacity struct {
-		Search *capacitySearch `json:"search"`
-	} `json:"capacity"`
+// capacityConfig layers the defaults, the workload's search: block and
+// the overrides.
+func capacityConfig(l plan.Load, o CapacityOverrides) CapacityConfig {
+	s := plan.DefaultLoadSearch()
+	if l.Search != nil {
+		s = *l.Search
+	}
+	c := CapacityConfig{Start: s.Start, Max: s.Max, Resolution: s.Resolution, Warmup: s.Warmup, Probe: s.Probe,
+		Cooldown: s.Cooldown, MaxProbes: s.MaxProbes, MaxTime: s.MaxTime, MinSamples: s.MinSamples,
+		MaxErrorPct: s.MaxErrorPct, FailBelow: s.FailBelow}
+	override(&c.Start, o.Start)
+	override(&c.Max, o.Max)
+	override(&c.Resolution, o.Resolution)
+	override(&c.Warmup, o.Warmup)
+	override(&c.Probe, o.Probe)
+	override(&c.Cooldown, o.Cooldown)
+	override(&c.MaxTime, o.MaxTime)
+	override(&c.MaxProbes, o.MaxProbes)
+	override(&c.MinSamples, o.MinSamples)
+	override(&c.MaxErrorPct, o.MaxErrorPct)
+	override(&c.FailBelow, o.FailBelow)
+	return c
 }
 
-func runCapacity(ctx context.Context, st *State, planPath string, f capacityFlags) error {
-	p, err := loadPlan(st, planPath, f.set)
+// override sets *dst to *v when v is set.
+func override[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// CapacityResult is a finished capacity search.
+type CapacityResult struct {
+	// Search is the answer with its probes, as summary.json's
+	// capacity.search.
+	Search *capacity.Search
+	// Config is the settings the search ran with.
+	Config CapacityConfig
+	// Dir is the search's directory: capacity.json, the probes' run
+	// directories and the search's report.
+	Dir string
+	// Summary is the search report's summary.json (nil when the report
+	// could not be written: ReportErr says why).
+	Summary   *analysis.Summary
+	ReportErr error
+}
+
+// overrides are the flags given on the command line.
+func (f capacityFlags) overrides(changed func(string) bool) CapacityOverrides {
+	var o CapacityOverrides
+	pick := func(name string, set func()) {
+		if changed(name) {
+			set()
+		}
+	}
+	pick("start", func() { o.Start = &f.start })
+	pick("max", func() { o.Max = &f.max })
+	pick("resolution", func() { o.Resolution = &f.resolution })
+	pick("warmup", func() { o.Warmup = &f.warmup })
+	pick("probe", func() { o.Probe = &f.probe })
+	pick("cooldown", func() { o.Cooldown = &f.cooldown })
+	pick("max-time", func() { o.MaxTime = &f.maxTime })
+	pick("max-probes", func() { o.MaxProbes = &f.maxProbes })
+	pick("min-samples", func() { o.MinSamples = &f.minSamples })
+	pick("max-error-pct", func() { o.MaxErrorPct = &f.maxErrors })
+	pick("fail-below", func() { o.FailBelow = &f.failBelow })
+	return o
+}
+
+func runCapacity(ctx context.Context, st *State, r CapacityRequest) error {
+	res, err := SearchCapacity(ctx, st, r)
 	if err != nil {
 		return err
 	}
+	printCapacity(st, res)
+	return capacityVerdict(st.Stdout, res.Search, res.Config.FailBelow)
+}
+
+// printCapacity prints a finished search: the answer first, then what
+// limited it and the probes it rests on, then where it is written.
+func printCapacity(st *State, res *CapacityResult) {
+	cs := res.Search
+	printSearch(st.Stdout, cs)
+	fmt.Fprintf(st.Stdout, "\n%d probe(s) in %s; %s\n", len(cs.Probes), time.Duration(cs.ElapsedS*float64(time.Second)).Round(time.Second), filepath.Join(res.Dir, analysis.SearchFile))
+	if res.ReportErr != nil {
+		fmt.Fprintf(st.Stderr, "plateau: capacity: the search's report: %v\n", res.ReportErr)
+	} else {
+		fmt.Fprintf(st.Stdout, "report: %s\n", filepath.Join(res.Dir, "report.html"))
+	}
+}
+
+// searched says a workload of the plan asks for a capacity search (its
+// load has search:).
+func searched(p *plan.Plan) bool {
+	for _, w := range p.Workloads {
+		if w.Load.Search != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// runSearchPlan is plateau run of a plan whose workload's load has
+// search:: the same search as plateau capacity, with the plan's settings.
+func runSearchPlan(ctx context.Context, st *State, planPath string, f runFlags) error {
+	switch {
+	case f.segment != "" || f.generators > 0 || f.listen != "" || len(f.outputs) > 0 || f.trace > 0 || len(f.attach) > 0 || f.startAt != "":
+		return errors.New("a plan whose load has search: runs a capacity search; --segment, --generators, --listen, --out, --trace, --attach and --start-at are not supported with it yet")
+	}
+	res, err := SearchCapacity(ctx, st, CapacityRequest{Plan: planPath, Set: f.set, Out: f.out, Monitors: f.monitors})
+	if err != nil {
+		return err
+	}
+	if !f.quiet {
+		printCapacity(st, res)
+	}
+	if f.onSummary != nil && res.Summary != nil {
+		f.onSummary(res.Summary)
+	}
+	return capacityVerdict(st.Stdout, res.Search, res.Config.FailBelow)
+}
+
+// capacityVerdict decides the exit of a search: interrupted, below
+// --fail-below (a capacity known to be lower: 1; a search that could not
+// show one: 2), or fine.
+func capacityVerdict(w io.Writer, cs *capacity.Search, failBelow float64) error {
+	switch {
+	case cs.Interrupted:
+		return &notHeldError{verdict: "interrupted", why: "the search was stopped; the answer above rests on the probes before it"}
+	case failBelow > 0 && cs.Load < failBelow && (cs.Outcome == search.GeneratorLimited || cs.Outcome == search.Budget && cs.UpperBound == 0):
+		// Only a lower bound below the threshold: not a capacity below it.
+		return fmt.Errorf("capacity: %s required (--fail-below, or fail_below in the plan's search:): the search could not show the capacity (%s), only that it is at least %s", fmtLoad(search.Load(failBelow), cs.Unit), cs.Outcome, fmtLoad(search.Load(cs.Load), cs.Unit))
+	case failBelow > 0 && cs.Load < failBelow:
+		fmt.Fprintf(w, "capacity %s is below the %s required (--fail-below, or fail_below in the plan's search:)\n", fmtLoad(search.Load(cs.Load), cs.Unit), fmtLoad(search.Load(failBelow), cs.Unit))
+		return ErrSLAFailed
+	}
+	return nil
+}
+
+// SearchCapacity runs a capacity search over the plan's workload and
+// writes its directory: each probe's run directory (probe-01, …),
+// capacity.json, and the search's report — the shown probe's run
+// (capacity.Search.Shown) with the search in its summary and capacity
+// section. A study answers a capacity question by calling it per
+// workload or configuration and reading CapacityResult.Search. An error
+// means the search could not be done; its outcome (found, generator
+// limited …) is in the result.
+func SearchCapacity(ctx context.Context, st *State, r CapacityRequest) (*CapacityResult, error) {
+	p, err := loadPlan(st, r.Plan, r.Set)
+	if err != nil {
+		return nil, err
+	}
 	if engineOf(p) != "" {
-		return errors.New("capacity drives plateau's own engine; a workload run by another tool is not supported yet")
+		return nil, errors.New("capacity drives plateau's own engine; a workload run by another tool is not supported yet")
 	}
 	w, model, planLoad, err := searchedWorkload(p)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	c := capacityConfig(w.Load, r.Overrides)
 	reqs, err := capacityRequirements(p)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	start := f.start
+	start := c.Start
 	if start == 0 {
 		start = planLoad
 	}
 	if model == search.Closed {
 		start = math.Round(start)
 	}
-	maxLoad := f.max
+	maxLoad := c.Max
 	if maxLoad == 0 {
 		maxLoad = 16 * start
 	}
-	pct, abs, err := parseResolution(f.resolution, model)
+	pct, abs, err := parseResolution(c.Resolution, model)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s := search.Settings{Model: model, Start: search.Load(start), Max: search.Load(maxLoad),
-		ResolutionPct: pct, ResolutionAbs: abs, MaxProbes: f.maxProbes, MaxTime: f.maxTime,
-		Warmup: f.warmup, Duration: f.probe, Cooldown: f.cooldown, MinSamples: f.minSamples,
-		MaxErrorPct: f.maxErrors}
+		ResolutionPct: pct, ResolutionAbs: abs, MaxProbes: c.MaxProbes, MaxTime: c.MaxTime,
+		Warmup: c.Warmup, Duration: c.Probe, Cooldown: c.Cooldown, MinSamples: c.MinSamples,
+		MaxErrorPct: c.MaxErrorPct}
 	if _, err := search.Next(s, nil); err != nil {
-		return err
+		return nil, err
 	}
-	dir := f.out
+	dir := r.Out
 	if dir == "" {
 		dir = filepath.Join("runs", safeName(p.Name)+"-capacity-"+time.Now().UTC().Format("20060102T150405Z"))
 	}
+	if _, err := os.Stat(filepath.Join(dir, rundir.InfoFile)); err == nil {
+		return nil, fmt.Errorf("capacity: %s already holds a run", dir)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("capacity: %w", err)
+		return nil, fmt.Errorf("capacity: %w", err)
 	}
 	fmt.Fprintf(st.Stderr, "plateau: capacity of %s (%s), from %g to at most %g %s → %s\n", p.Name, w.Name, start, maxLoad, model.Unit(), dir)
 
-	cs := &capacitySearch{Workload: w.Name, Unit: model.Unit(), Resolution: f.resolution}
+	cs := &capacity.Search{Workload: w.Name, Unit: model.Unit(), Resolution: strings.TrimSpace(c.Resolution),
+		FailBelow: c.FailBelow, Probes: []capacity.SearchProbe{}}
 	var probes []search.Probe
+	var judgedAt []int // index in cs.Probes of each judged probe
+	var readings [][]resources.Reading
 	began := time.Now()
 	var ans *search.Answer
 	cut := 0 // probes in a row the engine cut short
 	for ans == nil {
 		d, err := search.Next(s, probes)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if d.Action == search.Stop {
 			ans = d.Answer
@@ -412,41 +540,58 @@ func runCapacity(ctx context.Context, st *State, planPath string, f capacityFlag
 		}
 		n := len(cs.Probes) + 1
 		name := fmt.Sprintf("probe-%02d", n)
-		set := append(append([]string(nil), f.set...),
+		set := append(append([]string(nil), r.Set...),
 			"workloads."+w.Name+".load="+probeLoad(w.Load, model, d.Load, d.Warmup, d.Duration))
 		var sum *analysis.Summary
 		var console bytes.Buffer
 		pst := *st
 		pst.Stdout, pst.Stderr = &console, &console
-		fmt.Fprintf(st.Stderr, "plateau: %s: %s for %s (%s)…", name, fmtLoad(d.Load, model.Unit()), d.Duration, phaseName(d.Phase))
-		runErr := runPlan(ctx, &pst, planPath, runFlags{out: filepath.Join(dir, name), set: set, quiet: true,
+		fmt.Fprintf(st.Stderr, "plateau: %s: %s for %s (%s)…", name, fmtLoad(d.Load, model.Unit()), d.Duration, d.Phase)
+		probeDir := filepath.Join(dir, name)
+		runErr := runPlan(ctx, &pst, r.Plan, runFlags{out: probeDir, set: set, quiet: true, monitors: r.Monitors,
 			onSummary: func(s *analysis.Summary) { sum = s }})
-		_ = os.WriteFile(filepath.Join(dir, name, "console.txt"), console.Bytes(), 0o644)
+		_ = os.WriteFile(filepath.Join(probeDir, "console.txt"), console.Bytes(), 0o644)
 		var nh *notHeldError
 		if runErr != nil && !errors.Is(runErr, ErrSLAFailed) && !errors.As(runErr, &nh) {
 			fmt.Fprintln(st.Stderr, " failed")
-			return fmt.Errorf("%s: %w (its console output is in %s)", name, runErr, filepath.Join(dir, name, "console.txt"))
+			return nil, fmt.Errorf("%s: %w (its console output is in %s)", name, runErr, filepath.Join(probeDir, "console.txt"))
 		}
 		if sum == nil {
 			fmt.Fprintln(st.Stderr, " no summary")
-			return fmt.Errorf("%s: the run wrote no summary (console output in %s)", name, filepath.Join(dir, name, "console.txt"))
+			return nil, fmt.Errorf("%s: the run wrote no summary (console output in %s)", name, filepath.Join(probeDir, "console.txt"))
 		}
 		interrupted := ctx.Err() != nil || sum.Verdict == analysis.VerdictInterrupted || sum.Status == "interrupted"
 		pr, err := probeFromSummary(sum, reqs, d)
 		if err != nil && !interrupted {
-			return fmt.Errorf("%s: %w", name, err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		cp := capacityProbe{N: n, Dir: name, Phase: phaseName(d.Phase), Repeat: d.Action == search.Repeat,
+		if interrupted && ctx.Err() == nil && err == nil && measuredFully(sum, d.Duration) {
+			// The engine cut the run at its planned end plus
+			// graceful_stop, but only after the measured phase had run
+			// its length: the backlog of an overloaded system (every
+			// allowed user busy, arrivals late) outlasted the grace. That
+			// is evidence: the planned load was not applied in time —
+			// unless the generator itself saturated, which
+			// probeFromSummary has read from the phase's validity.
+			interrupted = false
+			pr.Held = false
+			fmt.Fprint(st.Stderr, " (cut at graceful_stop after its measured phase: load not held)")
+		}
+		fig, _ := analysis.PhaseFigures(sum, probeMeasurePhase)
+		cp := capacity.SearchProbe{N: n, Dir: name, Phase: d.Phase, Repeat: d.Action == search.Repeat,
 			Load: float64(d.Load), WarmupS: d.Warmup.Seconds(), DurationS: d.Duration.Seconds(),
-			ThroughputRPS: pr.Throughput, ErrorPct: pr.ErrorPct, Held: pr.Held, GeneratorSaturated: pr.GeneratorSaturated,
-			Verdict: sum.Verdict, Requirements: []capacityProbeReq{}}
+			ThroughputRPS: pr.Throughput, MeanMs: fig.MeanMs, P95Ms: fig.P95Ms, ErrorPct: pr.ErrorPct,
+			Held: pr.Held, GeneratorSaturated: pr.GeneratorSaturated,
+			TestStatus: sum.Verdict, Requirements: []capacity.ProbeReq{}}
+		cp.GeneratorStarved, cp.RunQueuePct = probeStarved(sum)
 		for _, r := range pr.Requirements {
-			cp.Requirements = append(cp.Requirements, capacityProbeReq{Expr: r.Name, Observed: r.Value, Limit: r.Limit, Verdict: r.Judge().String()})
+			cp.Requirements = append(cp.Requirements, capacity.ProbeReq{Expr: r.Name, Observed: r.Value, Low: r.Low, High: r.High, Limit: r.Limit, Verdict: r.Judge()})
 		}
 		if interrupted {
 			// An interrupted probe is not evidence: recorded, not judged.
 			cp.Interrupted, cp.CutShort = ctx.Err() != nil, ctx.Err() == nil
 			cs.Probes = append(cs.Probes, cp)
+			readings = append(readings, nil)
 			if ctx.Err() != nil {
 				fmt.Fprintln(st.Stderr, " interrupted")
 				break
@@ -458,12 +603,14 @@ func runCapacity(ctx context.Context, st *State, planPath string, f capacityFlag
 			cut++
 			fmt.Fprintf(st.Stderr, " cut short by the engine (generator late by more than graceful_stop); running it again\n")
 			if cut > maxCutProbes {
-				return fmt.Errorf("%s: the probe at %g %s was cut short %d times in a row without an interrupt: the generator ran late by more than the workload's graceful_stop; give a longer graceful_stop or a less loaded machine",
+				return nil, fmt.Errorf("%s: the probe at %g %s was cut short %d times in a row without an interrupt: the generator ran late by more than the workload's graceful_stop; give a longer graceful_stop or a less loaded machine",
 					name, float64(d.Load), model.Unit(), cut)
 			}
 			continue
 		}
 		cut = 0
+		readings = append(readings, probeReadings(probeDir, sum))
+		judgedAt = append(judgedAt, len(cs.Probes))
 		cs.Probes = append(cs.Probes, cp)
 		probes = append(probes, pr)
 		fmt.Fprintf(st.Stderr, " %.1f req/s, %.2f%% errors%s\n", pr.Throughput, pr.ErrorPct, probeNote(pr))
@@ -488,56 +635,171 @@ func runCapacity(ctx context.Context, st *State, planPath string, f capacityFlag
 		} else {
 			d, err := search.Next(b, probes)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if d.Action != search.Stop {
-				return errors.New("capacity: the search did not stop at its budget")
+				return nil, errors.New("capacity: the search did not stop at its budget")
 			}
 			ans = d.Answer
 		}
 	}
-	cs.Outcome = ans.Outcome.String()
+	// Every probe judged with all the probes known: one good when it ran
+	// can lie past the knee the later ones showed.
+	js, err := search.Judge(s, probes)
+	if err != nil {
+		return nil, err
+	}
+	for k, j := range js {
+		cp := &cs.Probes[judgedAt[k]]
+		cp.Verdict, cp.LimitedBy = capacity.VerdictOf(j), j.Limit
+	}
+	cs.Outcome = ans.Outcome
 	cs.Load, cs.UpperBound = float64(ans.Capacity), float64(ans.UpperBound)
-	cs.LimitedBy, cs.Requirement, cs.Marginal = ans.LimitedBy.String(), ans.Requirement, ans.Marginal
+	cs.LimitedBy, cs.Requirement, cs.Marginal = ans.LimitedBy, ans.Requirement, ans.Marginal
 	cs.At, cs.Below = float64(ans.At), float64(ans.Below)
 	cs.ElapsedS = math.Round(time.Since(began).Seconds()*1000) / 1000
 	cs.Sentence = answerSentence(ans, cs.Interrupted)
-	var cf capacityFile
+	analysis.FinishSearch(cs, readings)
+	cs.Shown = shownProbe(cs)
+	res := &CapacityResult{Search: cs, Config: c, Dir: dir}
+	if cs.Shown != "" {
+		if err := copyRun(filepath.Join(dir, cs.Shown), dir); err != nil {
+			res.ReportErr = err
+			cs.Shown = ""
+		}
+	}
+	var cf analysis.SearchFileContent
 	cf.Name = p.Name
 	cf.Capacity.Search = cs
 	b, err := json.MarshalIndent(cf, "", "  ")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "capacity.json"), append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("capacity: %w", err)
+	if err := os.WriteFile(filepath.Join(dir, analysis.SearchFile), append(b, '\n'), 0o644); err != nil {
+		return nil, fmt.Errorf("capacity: %w", err)
 	}
-	// The answer first, then the probes it rests on.
-	fmt.Fprintln(st.Stdout, cs.Sentence)
-	printProbes(st.Stdout, cs)
-	fmt.Fprintf(st.Stdout, "\n%d probe(s) in %s; %s\n", len(cs.Probes), time.Duration(cs.ElapsedS*float64(time.Second)).Round(time.Second), filepath.Join(dir, "capacity.json"))
-	switch {
-	case cs.Interrupted:
-		return &notHeldError{verdict: "interrupted", why: "the search was stopped; the answer above rests on the probes before it"}
-	case f.failBelow > 0 && cs.Load < f.failBelow:
-		fmt.Fprintf(st.Stdout, "capacity %g %s is below --fail-below %g\n", cs.Load, cs.Unit, f.failBelow)
-		return ErrSLAFailed
+	if cs.Shown != "" {
+		rr, err := report.Write(dir, report.Options{Formats: r.Formats, Version: version()})
+		if rr != nil {
+			res.Summary = rr.Summary
+		}
+		res.ReportErr = err
+	} else if res.ReportErr == nil {
+		res.ReportErr = errors.New("no probe ran to its end, so there is no run to report on")
 	}
-	return nil
+	return res, nil
 }
 
-func phaseName(p search.Phase) string {
-	switch p {
-	case search.Up:
-		return "up"
-	case search.Down:
-		return "down"
-	case search.Bisect:
-		return "bisect"
-	case search.Verify:
-		return "verify"
+// measuredFully says the probe's measured phase ran at least its planned
+// length.
+func measuredFully(s *analysis.Summary, planned time.Duration) bool {
+	for _, ph := range s.Phases {
+		if ph.Name == probeMeasurePhase {
+			return ph.End.Sub(ph.Start) >= planned
+		}
 	}
-	return "?"
+	return false
+}
+
+// probeReadings reads the monitored components of a probe's run over its
+// measured phase, for the search's bottleneck; nil when nothing was
+// monitored or the run cannot be read (the bottleneck is then not known,
+// which the report says).
+func probeReadings(dir string, sum *analysis.Summary) []resources.Reading {
+	d, err := analysis.Load(dir)
+	if err != nil {
+		return nil
+	}
+	series, targets, _ := mondata.Read(dir)
+	return analysis.ProbeReadings(d, sum, analysis.MonitorTargets(targets, series), probeMeasurePhase)
+}
+
+// shownProbe is the probe whose run the search's report shows: the latest
+// judged probe at the capacity, else the last judged probe (it shows why
+// no load was good), else none.
+func shownProbe(cs *capacity.Search) string {
+	shown := ""
+	for _, p := range cs.Probes {
+		if p.Verdict == capacity.NotJudged {
+			continue
+		}
+		if cs.Load > 0 && p.Load == cs.Load && p.Verdict == capacity.Good {
+			shown = p.Dir
+		}
+	}
+	if shown != "" {
+		return shown
+	}
+	for i := len(cs.Probes) - 1; i >= 0; i-- {
+		if cs.Probes[i].Verdict != capacity.NotJudged {
+			return cs.Probes[i].Dir
+		}
+	}
+	return ""
+}
+
+// copyRun makes dir a copy of the probe run directory from: every file
+// the report is written from (hard links where the file system allows),
+// not the probe's own reports or console output.
+func copyRun(from, dir string) error {
+	skip := map[string]bool{"console.txt": true, rundir.SummaryFile: true, "report.html": true, "report.md": true,
+		"junit.xml": true, "charts": true}
+	return filepath.WalkDir(from, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(from, path)
+		if err != nil {
+			return err
+		}
+		if rel == "." {
+			return nil
+		}
+		if !strings.Contains(rel, string(filepath.Separator)) && skip[rel] {
+			if e.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		to := filepath.Join(dir, rel)
+		if e.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		if !e.Type().IsRegular() {
+			return nil
+		}
+		if err := os.Link(path, to); err == nil {
+			return nil
+		}
+		in, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("copying the shown probe: %w", err)
+		}
+		defer in.Close()
+		out, err := os.Create(to)
+		if err != nil {
+			return fmt.Errorf("copying the shown probe: %w", err)
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			out.Close()
+			return fmt.Errorf("copying the shown probe: %w", err)
+		}
+		return out.Close()
+	})
+}
+
+// probeStarved reads whether the generator was starved of CPU during the
+// probe's measured phase, and its run-queue wait share.
+func probeStarved(s *analysis.Summary) (bool, float64) {
+	if s.Validity == nil {
+		return false, 0
+	}
+	for _, pv := range s.Validity.Phases {
+		if pv.Phase == probeMeasurePhase {
+			return pv.Starved, pv.RunQueuePct
+		}
+	}
+	return false, 0
 }
 
 func probeNote(p search.Probe) string {
@@ -625,16 +887,39 @@ func limitText(a *search.Answer) string {
 	return a.LimitedBy.String()
 }
 
-func printProbes(w io.Writer, cs *capacitySearch) {
-	fmt.Fprintf(w, "\n%-9s %-7s %10s %10s %8s %-6s  %s\n", "probe", "phase", cs.Unit, "req/s", "err %", "held", "requirements")
-	for _, p := range cs.Probes {
-		held := "yes"
-		switch {
-		case p.GeneratorSaturated:
-			held = "gen"
-		case !p.Held:
-			held = "no"
+// printSearch prints the answer, what saturated first, the USL fit and
+// the probes.
+func printSearch(w io.Writer, cs *capacity.Search) {
+	fmt.Fprintln(w, cs.Sentence)
+	if n, m, worst := cs.Starved(); n > 0 {
+		fmt.Fprintf(w, "uncertain: the load generator waited for a CPU during %d of %d probes (up to %.0f %% of its runnable time): their times include its own waits; run the search on a machine of its own\n", n, m, worst)
+	}
+	if bn := cs.Bottleneck; bn != nil {
+		what := bn.Component
+		if bn.Target != "" && bn.Target != bn.Component {
+			what += " (" + bn.Target + ")"
 		}
+		if bn.Saturated {
+			fmt.Fprintf(w, "saturated first: %s %s at %s (%s, %.0f %% of its capacity)\n", what, bn.Resource, fmtLoad(search.Load(bn.Load), cs.Unit), bn.Phase, 100*bn.Utilisation)
+		} else {
+			fmt.Fprintf(w, "no monitored component saturated (the busiest: %s %s, %.0f %% of its capacity at %s, %s): the limit lies outside what was monitored\n", what, bn.Resource, 100*bn.Utilisation, fmtLoad(search.Load(bn.Load), cs.Unit), bn.Phase)
+		}
+	} else if len(cs.Probes) > 0 {
+		fmt.Fprintln(w, "what saturated first is not known: nothing with a known capacity was monitored (add targets under monitor: in the plan)")
+	}
+	if u := cs.USL; u != nil {
+		fmt.Fprintf(w, "USL fit over the probes: σ = %.4g, κ = %.4g, R² = %.3f", u.Sigma, u.Kappa, u.R2)
+		if u.PeakLoad != nil && u.PeakThroughputRPS != nil {
+			per := cs.Unit
+			if cs.Unit == "req/s" {
+				per = "concurrent requests"
+			}
+			fmt.Fprintf(w, "; predicted peak %.4g req/s at %.4g %s", *u.PeakThroughputRPS, *u.PeakLoad, per)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "\n%-9s %-7s %10s %10s %8s %-17s  %s\n", "probe", "phase", cs.Unit, "req/s", "err %", "verdict", "requirements")
+	for _, p := range cs.Probes {
 		var rs []string
 		for _, r := range p.Requirements {
 			rs = append(rs, fmt.Sprintf("%s: %g %s", r.Expr, math.Round(r.Observed*10)/10, r.Verdict))
@@ -645,6 +930,10 @@ func printProbes(w io.Writer, cs *capacitySearch) {
 		if p.CutShort {
 			rs = []string{"cut short by the engine: not judged, run again"}
 		}
-		fmt.Fprintf(w, "%-9s %-7s %10g %10.1f %8.2f %-6s  %s\n", p.Dir, p.Phase, math.Round(p.Load*10)/10, p.ThroughputRPS, p.ErrorPct, held, strings.Join(rs, "; "))
+		v := p.Verdict.String()
+		if p.Verdict == capacity.Bad && p.LimitedBy != search.RequirementBroke {
+			v += ": " + p.LimitedBy.String()
+		}
+		fmt.Fprintf(w, "%-9s %-7s %10g %10.1f %8.2f %-17s  %s\n", p.Dir, p.Phase, math.Round(p.Load*10)/10, p.ThroughputRPS, p.ErrorPct, v, strings.Join(rs, "; "))
 	}
 }

@@ -104,18 +104,25 @@ func Main(ctx context.Context, st State) int {
 	root := newRoot(ctx, &st)
 	root.SetArgs(st.Args)
 	err := root.ExecuteContext(ctx)
+	code := exitCodeOf(err)
+	if code != ExitOK && code != ExitSLAFailed {
+		fmt.Fprintf(st.Stderr, "plateau: %v\n", err)
+	}
+	return code
+}
+
+// exitCodeOf is the exit code of a command's error: the one place where
+// "SLA failed" and "tool failed" part.
+func exitCodeOf(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
 	case errors.Is(err, ErrSLAFailed):
 		return ExitSLAFailed
 	case errors.As(err, new(*notHeldError)):
-		fmt.Fprintf(st.Stderr, "plateau: %v\n", err)
 		return ExitNotHeld
-	default:
-		fmt.Fprintf(st.Stderr, "plateau: %v\n", err)
-		return ExitError
 	}
+	return ExitError
 }
 
 // startCPUProfile writes a CPU profile of the whole command to path, for
@@ -158,7 +165,7 @@ func newRoot(ctx context.Context, st *State) *cobra.Command {
 // commands lists the subcommands; plugins are a plain list here rather than
 // init() side effects.
 func commands() []commandFunc {
-	return []commandFunc{newVersionCmd, newRunCmd, newCheckCmd, newReportCmd, newCompareCmd, newImportCmd, newDemoCmd, newMergeCmd, newK8sCmd, newConvertCmd, newExportCmd, newStudyCmd, newDatagenCmd, newCapacityCmd}
+	return []commandFunc{newVersionCmd, newRunCmd, newCheckCmd, newReportCmd, newCompareCmd, newImportCmd, newDemoCmd, newMergeCmd, newK8sCmd, newConvertCmd, newExportCmd, newStudyCmd, newDatagenCmd, newCapacityCmd, newHistoryCmd}
 }
 
 func newVersionCmd(st *State) *cobra.Command {

@@ -13,6 +13,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/convert"
 	"github.com/plateau-perf/plateau/internal/convert/har"
 	"github.com/plateau-perf/plateau/internal/convert/jmeter"
+	"github.com/plateau-perf/plateau/internal/convert/k6"
 	"github.com/plateau-perf/plateau/internal/convert/postman"
 )
 
@@ -51,6 +52,17 @@ func converters() map[string]converter {
 				return har.ConvertFile(path, har.Options{Source: path, KeepAssets: o.keepAssets})
 			},
 		},
+		"k6": {
+			short: "a k6 script (JavaScript; parsed, never run)",
+			run: func(path string, src []byte, _ convertOptions) (*convert.Plan, *convert.Report, error) {
+				s, err := k6.Parse(path, src)
+				if err != nil {
+					return nil, nil, err
+				}
+				p, r := k6.Convert(s, k6.Options{Source: path})
+				return p, r, nil
+			},
+		},
 		"postman": {
 			short: "a Postman collection (v2.1)",
 			run: func(path string, src []byte, _ convertOptions) (*convert.Plan, *convert.Report, error) {
@@ -67,8 +79,8 @@ func converters() map[string]converter {
 
 func newConvertCmd(st *State) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "convert jmeter|har|postman FILE -o plan.yaml",
-		Short: "Convert a JMeter plan, a HAR recording or a Postman collection into a plateau plan",
+		Use:   "convert jmeter|k6|har|postman FILE -o plan.yaml",
+		Short: "Convert a JMeter plan, a k6 script, a HAR recording or a Postman collection into a plateau plan",
 		Long: `Convert an existing test into a plateau plan. Beside the plan, plateau writes
 the conversion report (plan.convert.md next to plan.yaml): every element of the
 source and what became of it — converted, converted in part, not needed, or not
@@ -120,6 +132,19 @@ func runConvert(st *State, kind string, cv converter, path string, o convertOpti
 		reportPath = strings.TrimSuffix(o.out, filepath.Ext(o.out)) + ".convert.md"
 	}
 	p.Header = append(p.Header[:len(p.Header):len(p.Header)], "Conversion report: "+filepath.Base(reportPath))
+	// The output's directory is made as the user named it.
+	for _, d := range []string{filepath.Dir(o.out), filepath.Dir(reportPath)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("convert %s: %w", kind, err)
+		}
+	}
+	// Data files the conversion made (a k6 script's JSON member as CSV)
+	// go beside the plan.
+	for _, name := range sortedFiles(p.Files) {
+		if err := os.WriteFile(filepath.Join(filepath.Dir(o.out), name), p.Files[name], 0o644); err != nil {
+			return fmt.Errorf("convert %s: %w", kind, err)
+		}
+	}
 	if _, verr := convert.Verify(p, o.out, filepath.Dir(o.out)); verr != nil {
 		rep.VerifyError = verr.Error()
 	} else {
@@ -145,4 +170,13 @@ func runConvert(st *State, kind string, cv converter, path string, o convertOpti
 		return fmt.Errorf("convert %s: the converted plan does not load yet (see %s):\n%s", kind, reportPath, rep.VerifyError)
 	}
 	return nil
+}
+
+func sortedFiles(m map[string][]byte) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -31,7 +31,7 @@ func TestConvertCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(rep), "60 enabled elements") || !strings.Contains(string(rep), "## Not converted (6)") {
+	if !strings.Contains(string(rep), "60 enabled elements") || !strings.Contains(string(rep), "## Not converted (5)") {
 		t.Errorf("report:\n%s", rep)
 	}
 	// The Authorization Manager's credentials are read from the
@@ -59,5 +59,34 @@ func TestConvertCommand(t *testing.T) {
 	code, _, stderr = runCLI(t, "convert", "har", bad, "-o", filepath.Join(dir, "x.yaml"))
 	if code != ExitError || !strings.Contains(stderr, bad) || !strings.Contains(stderr, "line 2") {
 		t.Errorf("bad HAR: exit %d %q", code, stderr)
+	}
+}
+
+// plateau convert k6 writes into a directory that does not exist yet
+// (made as named), with the data file the conversion made beside the
+// plan, and the plan passes plateau check with the script's secret from
+// the environment.
+func TestConvertK6IntoNewDirectory(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "new", "deeper", "plan.yaml")
+	src := filepath.Join("..", "convert", "wiretest", "testdata", "k6", "quickpizza", "09.data.js")
+	code, stdout, stderr := runCLI(t, "convert", "k6", src, "-o", out)
+	if code != 0 || !strings.Contains(stdout, "enabled elements converted") {
+		t.Fatalf("convert: exit %d %q %q", code, stdout, stderr)
+	}
+	for _, f := range []string{"plan.yaml", "plan.convert.md", "tokens.tokens.csv"} {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(out), f)); err != nil {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+	csv, err := os.ReadFile(filepath.Join(filepath.Dir(out), "tokens.tokens.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(csv), "\n"); lines != 7 || !strings.HasPrefix(string(csv), "value\n") {
+		t.Errorf("tokens CSV: %d lines, want a header and the file's 6 tokens:\n%s", lines, csv)
+	}
+	if code, stdout, stderr := runCLI(t, "check", out); code != 0 {
+		t.Fatalf("check: exit %d %q %q", code, stdout, stderr)
 	}
 }

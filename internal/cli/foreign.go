@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -33,8 +32,6 @@ func runForeign(ctx context.Context, st *State, script string, f runFlags) error
 		return fmt.Errorf("%s: --generators and --segment are not supported for %s scripts yet (run the tool's own distributed mode and import its results)", script, tool.Name())
 	case f.trace > 0:
 		return fmt.Errorf("%s: --trace is plateau's own engine's; %s has its own debugging", script, tool.Name())
-	case f.listen != "" || len(f.outputs) > 0:
-		return fmt.Errorf("%s: --listen and push outputs are not fed from %s's results yet; its results are read into the run directory when it ends", script, tool.Name())
 	case len(f.attach) > 0:
 		return fmt.Errorf("%s: --attach is not supported for %s scripts yet; import the servers' files into the run with plateau import", script, tool.Name())
 	}
@@ -88,8 +85,8 @@ func runPlanForeign(ctx context.Context, st *State, p *plan.Plan, f runFlags) er
 	switch {
 	case f.generators > 0 || f.segment != "":
 		return fmt.Errorf("%s: --generators and --segment are not supported for %s workloads yet", p.File, w.Engine)
-	case f.trace > 0 || f.listen != "" || len(f.outputs) > 0:
-		return fmt.Errorf("%s: --trace, --listen and push outputs are not supported for %s workloads yet", p.File, w.Engine)
+	case f.trace > 0:
+		return fmt.Errorf("%s: --trace is plateau's own engine's; %s has its own debugging", p.File, w.Engine)
 	case len(f.props) > 0 || len(f.env) > 0:
 		return fmt.Errorf("%s: a plan gives JMeter properties and the script's environment in the workload (properties:, env:)", p.File)
 	}
@@ -161,17 +158,36 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 	tool, spec, dir, name := fr.tool, fr.spec, fr.spec.Dir, fr.name
 	_, statErr := os.Stat(dir)
 	fresh := errors.Is(statErr, os.ErrNotExist)
+	// The listener is bound before the run directory exists: a bad or
+	// busy address leaves no run behind.
+	ln, err := openListener(st, f)
+	if err != nil {
+		return err
+	}
+	if ln != nil {
+		defer ln.Close()
+	}
+	// The tool's results reach the live outputs and the panel as the
+	// import reads them (docs/run-foreign.md).
+	live := importer.NewLive()
+	var runLive *importer.Live
+	if executor.Streams(tool) {
+		runLive = live
+	}
 	run, err := importer.NewRun(importer.Options{Dir: dir, Name: name, DerivePhases: true, MinPhase: 30 * time.Second,
-		Command: redactArgs(append([]string{"plateau"}, st.Args...)), Version: version(),
+		Command: redactArgs(append([]string{"plateau"}, st.Args...)), Version: version(), Live: runLive,
 		Logf: func(format string, args ...any) { fmt.Fprintf(st.Stderr, "plateau: "+format+"\n", args...) }})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(st.Stderr, "plateau: running %s in %s → %s\n", spec.Script, tool.Name(), dir)
+	fmt.Fprintf(st.Stderr, "plateau: running %s in %s → %s (its own output: %s)\n", spec.Script, tool.Name(), dir,
+		filepath.Join(dir, "tool", tool.Name()+".out.log"))
 	var pinfo *rundir.Info
 	var cmds *planCommands
 	interval := time.Second
+	lp := &plan.Plan{Name: name, Workloads: []*plan.Workload{{Name: tool.Name()}}}
 	if p := fr.plan; p != nil {
+		lp.SLA = p.SLA
 		pinfo = newInfo(st, p)
 		if p.Monitor.Interval > 0 {
 			interval = p.Monitor.Interval
@@ -193,36 +209,68 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 			return fmt.Errorf("prepare: %w", err)
 		}
 	}
-	mon := startMonitors(ctx, st, &plan.Plan{Name: name, Monitor: plan.Monitor{Interval: interval, Targets: fr.monitors}}, dir)
-	var progress io.Writer
-	if !f.quiet {
-		progress = st.Stderr
+	outs, runCtx, err := startOutputs(ctx, st, f, lp, "", ln)
+	if err != nil {
+		_ = run.Close()
+		if fresh {
+			_ = os.RemoveAll(dir)
+		}
+		return err
 	}
+	defer outs.close()
+	mon := startMonitors(ctx, st, &plan.Plan{Name: name, Monitor: plan.Monitor{Interval: interval, Targets: fr.monitors}}, dir)
+	prog := newProgressPrinter(st, f.quiet)
+	prog.monitors = mon.panelLines
 	cpu0, cpuOK := executor.SelfCPU()
-	res, runErr := executor.Run(ctx, tool, spec, progress)
+	out := filepath.Join(dir, "tool")
+	exited := make(chan struct{})
+	spec.Exited = exited
+	// The import follows the tool's result file while the tool writes
+	// it; a tool whose results are not streamed is read when it ends.
+	var imported, liveRead chan error
+	if runLive != nil {
+		imported = make(chan error, 1)
+		go func() { imported <- tool.Source(spec, out, exited).Import(context.WithoutCancel(ctx), run) }()
+	} else if lr, ok := tool.(executor.LiveReader); ok {
+		liveRead = make(chan error, 1)
+		go func() { liveRead <- lr.ReadLive(out, exited, live) }()
+	}
+	fl := startForeignLive(live, outs, prog, time.Now())
+	res, runErr := executor.Run(runCtx, tool, spec, nil)
 	monErr := mon.stop()
 	if res == nil {
 		// The tool never started (not found, a bad override): leave no
 		// run directory behind.
+		if imported != nil {
+			<-imported
+		}
+		if liveRead != nil {
+			<-liveRead
+		}
+		fl.finish()
 		_ = run.Close()
 		if fresh {
 			_ = os.RemoveAll(dir)
 		}
 		return runErr
 	}
-	out := filepath.Join(dir, "tool")
 	var ierr error
+	if imported != nil {
+		ierr = <-imported
+	}
 	if runErr == nil {
 		run.Note("ran by %s: %s", tool.Name(), strings.Join(res.Command, " "))
-		ierr = tool.Source(spec, out).Import(context.WithoutCancel(ctx), run)
+		if imported == nil {
+			ierr = tool.Source(spec, out, nil).Import(context.WithoutCancel(ctx), run)
+		}
 		for _, n := range tool.Notes(spec, out, res.ExitCode) {
 			run.Note("%s", n)
 		}
-		// plateau's own work beside the tool: the monitors during the run
-		// and the import of its results (docs/run-foreign.md).
+		// plateau's own work beside the tool: the monitors, the import of
+		// its results and the live outputs (docs/run-foreign.md).
 		if cpu1, ok := executor.SelfCPU(); ok && cpuOK && res.ToolCPU > 0 {
 			own := cpu1 - cpu0
-			run.Note("CPU: %s used %.2f s; plateau's monitors and import beside it %.2f s (%.1f %% of the tool's)",
+			run.Note("CPU: %s used %.2f s; plateau's monitors, import and live outputs beside it %.2f s (%.1f %% of the tool's)",
 				tool.Name(), res.ToolCPU.Seconds(), own.Seconds(), 100*own.Seconds()/res.ToolCPU.Seconds())
 		}
 		if res.Interrupted {
@@ -233,11 +281,18 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 			run.Note("interrupted: plateau sent %s SIGINT and it %s (exit code %d)", tool.Name(), how, res.ExitCode)
 		}
 	}
+	if liveRead != nil {
+		if err := <-liveRead; err != nil {
+			run.Note("live figures: %v", err)
+		}
+	}
+	fl.finish()
 	cerr := run.Close()
 	info, err := rundir.ReadInfo(dir)
 	if err != nil {
 		return errors.Join(runErr, ierr, cerr, err)
 	}
+	outs.finish(info)
 	info.Status = rundir.StatusCompleted
 	switch {
 	case runErr != nil || ierr != nil:
@@ -280,7 +335,9 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 	if err != nil {
 		return err
 	}
+	outs.done(sum.Verdict, sum.Passed, filepath.Join(dir, "report.html"))
 	fmt.Fprintf(st.Stdout, "\nrun directory: %s\nreport:        %s\n", dir, filepath.Join(dir, "report.html"))
+	addToHistory(ctx, st, dir, f.history, nil)
 	printSummary(st.Stdout, sum)
 	return verdictErr(sum)
 }

@@ -50,6 +50,7 @@ type runFlags struct {
 	attach      []string // --attach TYPE:[NAME=]PATH[,key=value…] server-side files (attach.go)
 	props       []string // -J name=value: JMeter properties (foreign.go)
 	env         []string // -e NAME=value: a foreign script's environment (foreign.go)
+	history     string   // --history DB: add the run to this results store as it ends (history.go)
 	// onSummary, when set, receives the run's summary once its reports
 	// are written (plateau capacity judges each probe on it).
 	onSummary func(*analysis.Summary)
@@ -101,6 +102,7 @@ onto the tool's load settings; its results become the run's (docs/run-foreign.md
 	c.Flags().StringArrayVarP(&f.props, "jmeter-property", "J", nil, "a JMeter property for a .jmx plan, name=value, as JMeter's own -J (repeatable)")
 	c.Flags().StringArrayVarP(&f.env, "env", "e", nil, "an environment variable for a k6, JMeter or Locust script, NAME=value, as k6's own -e (repeatable)")
 	c.Flags().IntVarP(&f.generators, "generators", "g", 0, "run the plan on N local generator processes (segments i/N), then merge")
+	c.Flags().StringVar(&f.history, "history", "", "add the run to this results store as it ends: an SQLite file or a postgres:// URL (as the plan's history: key; see plateau history)")
 	return c
 }
 
@@ -153,6 +155,9 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	p, err := loadPlanWith(st, planPath, f.set, false, f.machine())
 	if err != nil {
 		return err
+	}
+	if searched(p) {
+		return runSearchPlan(ctx, st, planPath, f)
 	}
 	if engineOf(p) != "" {
 		if len(f.attach) > 0 {
@@ -373,6 +378,11 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	}
 	outs.done(sum.Verdict, sum.Passed, filepath.Join(dir, "report.html"))
 	fmt.Fprintf(st.Stdout, "\nrun directory: %s\nreport:        %s\n", dir, filepath.Join(dir, "report.html"))
+	if nseg <= 1 {
+		// A segment is one generator's share: the merged run is the one
+		// to remember.
+		addToHistory(ctx, st, dir, f.history, p.History)
+	}
 	// The verdict comes last, so it is what a terminal or CI log shows.
 	printSummary(st.Stdout, sum)
 	if nseg > 1 && (sum.Verdict == analysis.VerdictFailed || sum.Verdict == analysis.VerdictInvalid) {

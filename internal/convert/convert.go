@@ -32,6 +32,20 @@ type Plan struct {
 	Workloads []*Workload
 	// Header is written as a comment at the top of the file.
 	Header []string
+	// SLA are the plan's requirements (sla:), in order.
+	SLA []SLA
+	// Files are data files the conversion made (a k6 script's JSON member
+	// or array of strings, as a CSV plateau reads), by path relative to the
+	// plan; the caller writes them beside the plan.
+	Files map[string][]byte
+}
+
+// SLA is one requirement: an expression, and k6's abortOnFail /
+// delayAbortEval.
+type SLA struct {
+	Expr  string
+	Abort bool
+	Grace string
 }
 
 // HTTP is the part of the plan's http section a converter can set.
@@ -40,7 +54,10 @@ type HTTP struct {
 	ConnectTimeout time.Duration
 	Redirects      *int
 	Cookies        *bool
-	Headers        []KV
+	// CookiesPerIteration empties each user's jar at every iteration
+	// (cookies: per_iteration), as k6 and JMeter's clearEachIteration do.
+	CookiesPerIteration bool
+	Headers             []KV
 }
 
 // KV is one name → value pair kept in order (headers, vars, form fields).
@@ -52,6 +69,7 @@ type KV struct {
 type Feeder struct {
 	Name        string
 	CSV         string
+	JSON        string // a JSON array of objects instead of CSV
 	Order       string // "" = sequential
 	OnExhausted string // "" = default
 	Delimiter   string // "" = ","
@@ -85,6 +103,17 @@ type Load struct {
 	Pace       string
 	StartAfter string
 	Steps      []LoadStep
+	// Open model: Rate ("20/1s") with MaxUsers.
+	Rate     string
+	MaxUsers string
+	// Stages of users or of rate (k6's ramping executors).
+	Stages       []LoadStage
+	GracefulStop string
+}
+
+// LoadStage is one stage of a ramping load: Users or Rate, over Duration.
+type LoadStage struct {
+	Users, Rate, Duration string
 }
 
 // LoadStep is one step of a stepped closed load.
@@ -190,6 +219,7 @@ type Extract struct {
 
 // Check is the request's response check; zero fields are not written.
 type Check struct {
+	Name        string // k6's check name
 	Status      []int
 	Body        string
 	NotBody     string

@@ -2,6 +2,7 @@ package convert
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -28,19 +29,39 @@ func Verify(p *Plan, name, dir string) (*plan.Plan, error) {
 	cp := *p
 	cp.Data = make([]Feeder, len(p.Data))
 	for i, f := range p.Data {
-		f.CSV = filepath.Join(tmp, fmt.Sprintf("data-%d.csv", i))
-		cp.Data[i] = f
-		real := p.Data[i].CSV
-		if !filepath.IsAbs(real) {
-			real = filepath.Join(dir, real)
+		real := f.CSV
+		ext := ".csv"
+		if f.JSON != "" {
+			real, ext = f.JSON, ".json"
 		}
-		if b, err := os.ReadFile(real); err == nil {
-			if err := os.WriteFile(f.CSV, b, 0o644); err != nil {
+		stand := filepath.Join(tmp, fmt.Sprintf("data-%d%s", i, ext))
+		if f.JSON != "" {
+			f.JSON = stand
+		} else {
+			f.CSV = stand
+		}
+		cp.Data[i] = f
+		b, made := p.Files[real]
+		if !made {
+			if !filepath.IsAbs(real) {
+				real = filepath.Join(dir, real)
+			}
+			var err error
+			b, err = os.ReadFile(real)
+			made = err == nil
+		}
+		if made {
+			if err := os.WriteFile(stand, b, 0o644); err != nil {
 				return nil, fmt.Errorf("verifying plan: %w", err)
 			}
 			continue
 		}
-		if err := writeStandIn(f.CSV, f.Columns, f.Delimiter); err != nil {
+		if ext == ".json" {
+			err = writeJSONStandIn(stand, f.Columns)
+		} else {
+			err = writeStandIn(stand, f.Columns, f.Delimiter)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("verifying plan: %w", err)
 		}
 	}
@@ -82,6 +103,21 @@ func Verify(p *Plan, name, dir string) (*plan.Plan, error) {
 }
 
 var envRefRe = regexp.MustCompile(`\$\{env\.([^}]*)\}`)
+
+func writeJSONStandIn(path string, cols []string) error {
+	if len(cols) == 0 {
+		cols = []string{"value"}
+	}
+	row := map[string]string{}
+	for _, c := range cols {
+		row[c] = "x"
+	}
+	b, err := json.Marshal([]map[string]string{row})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
 
 func writeStandIn(path string, cols []string, delim string) error {
 	if len(cols) == 0 {

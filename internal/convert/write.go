@@ -48,7 +48,11 @@ func (p *Plan) writeTo(w io.Writer, chunk int) (int64, error) {
 		data := mapping()
 		for _, f := range p.Data {
 			m := mapping()
-			add(m, "csv", str(f.CSV))
+			if f.JSON != "" {
+				add(m, "json", str(f.JSON))
+			} else {
+				add(m, "csv", str(f.CSV))
+			}
 			if f.Headerless && len(f.Columns) > 0 {
 				seq := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
 				for _, c := range f.Columns {
@@ -59,7 +63,11 @@ func (p *Plan) writeTo(w io.Writer, chunk int) (int64, error) {
 			if f.Order != "" {
 				add(m, "order", str(f.Order))
 			}
-			if f.OnExhausted != "" {
+			switch f.OnExhausted {
+			case "":
+			case "stop_user", "stop_run":
+				add(m, "on_end", str(f.OnExhausted))
+			default:
 				add(m, "on_exhausted", str(f.OnExhausted))
 			}
 			if f.Delimiter != "" && f.Delimiter != "," {
@@ -123,6 +131,26 @@ func (p *Plan) writeTo(w io.Writer, chunk int) (int64, error) {
 		wls.Content = append(wls.Content, k, m)
 	}
 	add(root, "workloads", wls)
+	if len(p.SLA) > 0 {
+		seq := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, r := range p.SLA {
+			if !r.Abort && r.Grace == "" {
+				seq.Content = append(seq.Content, str(r.Expr))
+				continue
+			}
+			m := mapping()
+			m.Style = yaml.FlowStyle
+			add(m, "expr", str(r.Expr))
+			if r.Abort {
+				add(m, "abort_on_fail", boolean(true))
+			}
+			if r.Grace != "" {
+				add(m, "grace", str(r.Grace))
+			}
+			seq.Content = append(seq.Content, m)
+		}
+		add(root, "sla", seq)
+	}
 
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
@@ -255,7 +283,9 @@ func (p *Plan) httpNode() *yaml.Node {
 	if p.HTTP.Redirects != nil {
 		add(h, "redirects", num(*p.HTTP.Redirects))
 	}
-	if p.HTTP.Cookies != nil {
+	if p.HTTP.CookiesPerIteration {
+		add(h, "cookies", str("per_iteration"))
+	} else if p.HTTP.Cookies != nil {
 		add(h, "cookies", boolean(*p.HTTP.Cookies))
 	}
 	if len(p.HTTP.Headers) > 0 {
@@ -274,7 +304,23 @@ func (l *Load) node() *yaml.Node {
 			add(m, k, plain(v))
 		}
 	}
-	if len(l.Steps) > 0 {
+	if len(l.Stages) > 0 {
+		seq := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, s := range l.Stages {
+			sm := mapping()
+			sm.Style = yaml.FlowStyle
+			set(sm, "users", s.Users)
+			set(sm, "rate", s.Rate)
+			set(sm, "duration", s.Duration)
+			seq.Content = append(seq.Content, sm)
+		}
+		add(m, "stages", seq)
+		set(m, "max_users", l.MaxUsers)
+	} else if l.Rate != "" {
+		set(m, "rate", l.Rate)
+		set(m, "duration", l.Duration)
+		set(m, "max_users", l.MaxUsers)
+	} else if len(l.Steps) > 0 {
 		seq := &yaml.Node{Kind: yaml.SequenceNode}
 		for _, s := range l.Steps {
 			sm := mapping()
@@ -292,6 +338,7 @@ func (l *Load) node() *yaml.Node {
 		set(m, "pace", l.Pace)
 	}
 	set(m, "start_after", l.StartAfter)
+	set(m, "graceful_stop", l.GracefulStop)
 	return m
 }
 
@@ -517,6 +564,9 @@ func (r *Request) node() *yaml.Node {
 
 func (c *Check) node() *yaml.Node {
 	n := mapping()
+	if c.Name != "" {
+		add(n, "name", str(c.Name))
+	}
 	if len(c.Status) == 1 {
 		add(n, "status", num(c.Status[0]))
 	} else if len(c.Status) > 1 {

@@ -622,7 +622,7 @@ func (e *Engine) collect(stop <-chan struct{}) {
 				droppedTotal += d
 			}
 		}
-		accumulate(iv, run, total)
+		Accumulate(iv, run, total)
 		if e.storageErr == nil {
 			if err := e.cfg.Writer.WriteInterval(sec, iv, users, dropped); err != nil {
 				// A full disk: results from now on would be lost, so
@@ -660,9 +660,11 @@ func (e *Engine) collect(stop <-chan struct{}) {
 	}
 }
 
-// accumulate adds a second's requests to the run's results in memory, by
-// label and in total (transactions and derived labels left out).
-func accumulate(iv *metrics.Interval, run map[string]*metrics.Agg, total *metrics.Agg) {
+// Accumulate adds a second's requests to the run's results in memory, by
+// label and in total (transactions and derived labels left out); with
+// ProgressOf it makes the terminal panel of any source of seconds (a
+// foreign tool's results as they are read).
+func Accumulate(iv *metrics.Interval, run map[string]*metrics.Agg, total *metrics.Agg) {
 	for k, a := range iv.Aggs {
 		if k.Tx || k.Derived {
 			continue
@@ -678,15 +680,9 @@ func accumulate(iv *metrics.Interval, run map[string]*metrics.Agg, total *metric
 }
 
 func (e *Engine) progress(sec time.Time, iv *metrics.Interval, run map[string]*metrics.Agg, total *metrics.Agg, users map[string]int, dropped int64) {
-	second := metrics.NewAgg()
-	for k, a := range iv.Aggs {
-		if k.Tx || k.Derived {
-			continue
-		}
-		second.Merge(a)
-	}
 	el := time.Since(e.start)
-	p := &Progress{Elapsed: el, Dropped: dropped}
+	p := ProgressOf(el, iv, run, total)
+	p.Dropped = dropped
 	if e.expected > el {
 		p.Remaining = e.expected - el
 	}
@@ -701,6 +697,21 @@ func (e *Engine) progress(sec time.Time, iv *metrics.Interval, run map[string]*m
 		}
 	}
 	e.mu.Unlock()
+	e.cfg.Progress(p)
+}
+
+// ProgressOf is the panel's figures after el: the last second's (iv)
+// requests, and the run's so far by label (run) and in total, as
+// Accumulate keeps them.
+func ProgressOf(el time.Duration, iv *metrics.Interval, run map[string]*metrics.Agg, total *metrics.Agg) *Progress {
+	second := metrics.NewAgg()
+	for k, a := range iv.Aggs {
+		if k.Tx || k.Derived {
+			continue
+		}
+		second.Merge(a)
+	}
+	p := &Progress{Elapsed: el}
 	p.Second = labelProgress("last second", second, time.Second)
 	p.Run = labelProgress("all", total, el)
 	names := make([]string, 0, len(run))
@@ -711,7 +722,7 @@ func (e *Engine) progress(sec time.Time, iv *metrics.Interval, run map[string]*m
 	for _, n := range names {
 		p.Labels = append(p.Labels, labelProgress(n, run[n], el))
 	}
-	e.cfg.Progress(p)
+	return p
 }
 
 func labelProgress(name string, a *metrics.Agg, span time.Duration) LabelProgress {

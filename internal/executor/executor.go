@@ -1,5 +1,5 @@
-// Package executor runs a load test in its own tool — JMeter, k6 or
-// Locust — under plateau: it finds the tool, starts it non-interactively
+// Package executor runs a load test in its own tool — JMeter, k6, Locust
+// or Gatling — under plateau: it finds the tool, starts it non-interactively
 // with the user's overrides mapped onto the tool's own load settings, keeps
 // its exit code and log, stops it cleanly on Ctrl-C, and says which of the
 // importers reads the result files it had the tool write, so that the run
@@ -47,8 +47,23 @@ type Spec struct {
 	// Getenv reads plateau's environment (tool locations); nil: os.Getenv.
 	Getenv func(string) string
 
+	// Exited, when set, is closed by Run once the tool has exited (or
+	// could not start): a followed result file is then complete.
+	Exited chan struct{}
+
 	temp []string // files Command wrote outside the run directory, removed by Run
 }
+
+// Streams says whether tool's results are read while it writes them (the
+// importer follows its result file: JMeter's CSV JTL, k6's JSON stream);
+// otherwise they are read when it has ended.
+func Streams(tool Tool) bool {
+	s, ok := tool.(interface{ streams() bool })
+	return ok && s.streams()
+}
+
+func (jmeter) streams() bool { return true }
+func (k6) streams() bool     { return true }
 
 // Tool is one foreign load-test tool.
 type Tool interface {
@@ -57,15 +72,18 @@ type Tool interface {
 	// Command builds the tool's command line for spec, writing its
 	// outputs under out (Spec.Dir/tool).
 	Command(spec *Spec, out string) (*exec.Cmd, error)
-	// Source is the importer that reads what the command wrote.
-	Source(spec *Spec, out string) importer.Source
+	// Source is the importer that reads what the command wrote. With
+	// follow set it reads the results while the tool writes them, until
+	// follow is closed (the tool has exited), where the tool's results
+	// allow it (Streams).
+	Source(spec *Spec, out string, follow <-chan struct{}) importer.Source
 	// Notes says what the tool's exit code and files mean beyond the
 	// samples (its own thresholds, assertions); called after the run.
 	Notes(spec *Spec, out string, exit int) []string
 }
 
-// For picks the tool of a script by its name and, where that is not
-// enough, its content: .jmx → JMeter, .js/.mjs/.ts → k6, .py → Locust.
+// For picks the tool of a script by its name: .jmx → JMeter, .js/.mjs/.ts
+// → k6, .py → Locust, .java (.scala, .kt) → Gatling.
 func For(script string) (Tool, error) {
 	switch strings.ToLower(filepath.Ext(script)) {
 	case ".jmx":
@@ -75,9 +93,9 @@ func For(script string) (Tool, error) {
 	case ".py":
 		return locust{}, nil
 	case ".scala", ".java", ".kt":
-		return nil, fmt.Errorf("%s: Gatling simulations cannot be run by plateau yet; run Gatling and import its simulation.log with `plateau import gatling`", script)
+		return gatling{}, nil
 	}
-	return nil, fmt.Errorf("%s: not a script plateau can run (a JMeter .jmx, a k6 .js or a Locust .py), nor a plan (.yaml)", script)
+	return nil, fmt.Errorf("%s: not a script plateau can run (a JMeter .jmx, a k6 .js, a Locust .py or a Gatling .java simulation), nor a plan (.yaml)", script)
 }
 
 // IsScript says whether path names a foreign tool's script rather than a
@@ -151,6 +169,9 @@ func positive(key, v string) (int, error) {
 // quit), SIGKILL after Spec.Grace. The tool's standard output and error go
 // to its log file in out and to progress (when not nil).
 func Run(ctx context.Context, tool Tool, spec *Spec, progress io.Writer) (*Result, error) {
+	if spec.Exited != nil {
+		defer close(spec.Exited)
+	}
 	out := filepath.Join(spec.Dir, "tool")
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err

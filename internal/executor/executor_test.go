@@ -125,16 +125,56 @@ func TestRedact(t *testing.T) {
 
 func TestFor(t *testing.T) {
 	t.Parallel()
-	for script, want := range map[string]string{"a.jmx": "jmeter", "b.js": "k6", "c.py": "locust"} {
+	for script, want := range map[string]string{"a.jmx": "jmeter", "b.js": "k6", "c.py": "locust", "Sim.java": "gatling", "Sim.scala": "gatling"} {
 		tool, err := For(script)
 		if err != nil || tool.Name() != want {
 			t.Errorf("%s: %v %v", script, tool, err)
 		}
 	}
-	if _, err := For("Sim.scala"); err == nil || !strings.Contains(err.Error(), "plateau import gatling") {
-		t.Errorf("a Gatling simulation: %v", err)
+	if _, err := For("notes.txt"); err == nil || !strings.Contains(err.Error(), "Gatling .java simulation") {
+		t.Errorf("a text file: %v", err)
 	}
 	if IsScript("plan.yaml") || !IsScript("x.JMX") {
 		t.Error("IsScript")
+	}
+}
+
+func TestSimulationClass(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		path, src, class, root, err string
+	}{
+		{"/p/src/sim/A.java", "package sim;\npublic class A extends Simulation {}", "sim.A", "/p/src", ""},
+		{"/p/src/a/b/B.java", "package a.b;\n\nclass B extends io.gatling.javaapi.core.Simulation {", "a.b.B", "/p/src", ""},
+		{"/p/C.java", "public final class C extends Simulation {}", "C", "/p", ""},
+		{"/p/x/A.java", "package sim;\npublic class A extends Simulation {}", "", "", "not in a directory"},
+		{"/p/A.java", "public class A {}", "", "", "no class extending Simulation"},
+	} {
+		class, root, err := simulationClass(c.path, []byte(c.src))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: %v, want an error with %q", c.path, err, c.err)
+			}
+			continue
+		}
+		if err != nil || class != c.class || root != filepath.FromSlash(c.root) {
+			t.Errorf("%s: %q %q %v, want %q %q", c.path, class, root, err, c.class, c.root)
+		}
+	}
+}
+
+func TestGatlingRefusals(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{Script: "Sim.scala"}, "written in Java"},
+		{Spec{Script: "Sim.kt"}, "written in Java"},
+		{Spec{Script: "Sim.java", Set: map[string]string{"users": "5"}}, "Gatling takes no --set (not users)"},
+	} {
+		if _, err := (gatling{}).Command(&c.spec, t.TempDir()); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %v: %v, want %q", c.spec.Script, c.spec.Set, err, c.want)
+		}
 	}
 }

@@ -154,7 +154,10 @@ func (jmeter) Command(spec *Spec, out string) (*exec.Cmd, error) {
 		// made explicit so that a user.properties cannot change them.
 		"-Jjmeter.save.saveservice.output_format=csv", "-Jjmeter.save.saveservice.print_field_names=true",
 		"-Jjmeter.save.saveservice.timestamp_format=ms", "-Jjmeter.save.saveservice.thread_counts=true",
-		"-Jsummariser.interval=5"}
+		"-Jsummariser.interval=5",
+		// Each sample reaches the file as it completes, so plateau reads
+		// it within its poll (the live outputs, docs/run-foreign.md).
+		"-Jjmeter.save.saveservice.autoflush=true"}
 	for _, p := range spec.Props {
 		k, _, ok := strings.Cut(p, "=")
 		if !ok || k == "" {
@@ -170,8 +173,8 @@ func (jmeter) Command(spec *Spec, out string) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
-func (jmeter) Source(spec *Spec, out string) importer.Source {
-	return jtl.New(jtl.Config{Path: filepath.Join(out, "results.jtl"), Workload: "jmeter"})
+func (jmeter) Source(spec *Spec, out string, follow <-chan struct{}) importer.Source {
+	return jtl.New(jtl.Config{Path: filepath.Join(out, "results.jtl"), Workload: "jmeter", Follow: follow})
 }
 
 // Notes reports JMeter's exit code.

@@ -94,9 +94,11 @@ func (k6) Command(spec *Spec, out string) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
-func (k6) Source(spec *Spec, out string) importer.Source {
-	cfg := k6imp.Config{Path: filepath.Join(out, "k6.json"), Workload: "k6"}
-	if _, err := os.Stat(filepath.Join(out, "summary.json")); err == nil {
+func (k6) Source(spec *Spec, out string, follow <-chan struct{}) importer.Source {
+	cfg := k6imp.Config{Path: filepath.Join(out, "k6.json"), Workload: "k6", Follow: follow}
+	if _, err := os.Stat(filepath.Join(out, "summary.json")); err == nil || follow != nil {
+		// Followed: k6 writes its summary export when it ends; the
+		// import reads it then, if it is there.
 		cfg.Summary = filepath.Join(out, "summary.json")
 	}
 	return k6imp.New(cfg)

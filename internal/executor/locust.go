@@ -73,7 +73,10 @@ func (locust) Command(spec *Spec, out string) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
-func (locust) Source(spec *Spec, out string) importer.Source {
+// Source reads Locust's result set when Locust has ended (follow is not
+// used): its stats CSV, the whole-run figures the import keeps, is written
+// last.
+func (locust) Source(spec *Spec, out string, follow <-chan struct{}) importer.Source {
 	return locustimp.New(locustimp.Config{Path: filepath.Join(out, "locust_stats.csv"), Workload: "locust"})
 }
 

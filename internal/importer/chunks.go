@@ -129,6 +129,17 @@ func Parallel[R any](ctx context.Context, src io.Reader, workers, chunkSize int,
 				carry = carry[:0]
 				n, err := fill(src, buf[len(buf):size])
 				buf = buf[:len(buf)+n]
+				if errors.Is(err, ErrPause) {
+					// A followed file holds no more yet: decode the whole
+					// records read so far, keep the rest for later.
+					if k := cut(buf); k > 0 {
+						carry = append(carry, buf[k:]...)
+						buf = buf[:k]
+						break
+					}
+					carry = append(carry, buf...)
+					continue
+				}
 				if err != nil {
 					// The end, or a reader that failed (a truncated gzip
 					// stream says io.ErrUnexpectedEOF): what was read

@@ -164,3 +164,21 @@ func TestCountRanks(t *testing.T) {
 		}
 	}
 }
+
+// TestBucketValue: bucketValue inverts countsIndex at every bucket's
+// lowest value, over the whole range plateau records.
+func TestBucketValue(t *testing.T) {
+	t.Parallel()
+	for idx := int32(0); ; idx++ {
+		v := bucketValue(idx)
+		if v > metrics.HistHighestUs {
+			break
+		}
+		if got := countsIndex(v); got != int(idx) {
+			t.Fatalf("countsIndex(bucketValue(%d) = %d) = %d", idx, v, got)
+		}
+		if idx > 0 && countsIndex(v-1) != int(idx-1) {
+			t.Fatalf("bucketValue(%d) = %d is not its bucket's lowest value", idx, v)
+		}
+	}
+}

@@ -295,7 +295,11 @@ func (a *Aggregator) AddPartial(p *Partial) (bool, error) {
 	if p.n == 0 {
 		return true, nil
 	}
+	live := a.run.opt.Live
 	for k, ag := range p.open {
+		if live != nil {
+			live.addSecond(a.workload, a.labels.Name(k.label), k, ag)
+		}
 		g := a.open[k]
 		if g == nil {
 			a.open[k] = ag
@@ -327,10 +331,15 @@ func (a *Aggregator) AddPartial(p *Partial) (bool, error) {
 		}
 	}
 	p.flushUsers()
+	newest := int64(math.MinInt64)
 	for sec, n := range p.users {
 		if cur, ok := a.users[sec]; !ok || n > cur {
 			a.users[sec] = n
 		}
+		newest = max(newest, sec)
+	}
+	if live != nil && newest != math.MinInt64 {
+		live.setUsers(a.workload, p.users[newest])
 	}
 	a.count += p.count
 	a.errors += p.errors

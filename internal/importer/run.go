@@ -61,6 +61,10 @@ type Options struct {
 	// found it (Run.Bulk): what lies outside is far from the rest, and is
 	// said so; server readings outside are left out too.
 	Bulk bool
+	// Live, when set, receives every request sample the run's aggregators
+	// keep, as they keep it (a foreign tool's results streamed to the live
+	// outputs while it runs).
+	Live *Live
 }
 
 // Run is a run directory being built from imported files. Sources add
@@ -628,6 +632,9 @@ func (a *Aggregator) AddUsers(t int64, n int32) {
 	if n < 0 || !a.implausible.time(a.run.plausible, t) {
 		return
 	}
+	if l := a.run.opt.Live; l != nil {
+		l.setUsers(a.workload, n)
+	}
 	sec := floorDiv(t, 1e9)
 	if cur, ok := a.users[sec]; !ok || n > cur {
 		a.users[sec] = n
@@ -664,6 +671,9 @@ func (a *Aggregator) Add(s *Rec) error {
 	us := ag.addTimes(s)
 	if s.Message != "" {
 		s.Message = a.mask.message(s.Message)
+	}
+	if l := a.run.opt.Live; l != nil {
+		l.add(a.workload, a.labels.Name(s.Label), s, us, s.Message)
 	}
 	if s.Class != core.ErrNone {
 		if ag.errs == nil {

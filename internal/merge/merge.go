@@ -174,6 +174,8 @@ func Merge(opts Options) (*Result, error) {
 		}
 	}
 	info.Host.Hostname = hostList(segs)
+	// The merged run is a run of its own, not the first segment's.
+	info.ID = ""
 	w, err := rundir.Create(opts.Out, info.Info, planSrc, false)
 	if err != nil {
 		return nil, fmt.Errorf("merge: %w", err)

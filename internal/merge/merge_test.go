@@ -217,12 +217,28 @@ func TestMergeEqualsSingleRun(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 7} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "merged")
-			res, err := Merge(Options{Dirs: f.segments(t, n), Out: out})
+			segs := f.segments(t, n)
+			res, err := Merge(Options{Dirs: segs, Out: out})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(res.Incomplete) != 0 || res.Info.Status != rundir.StatusCompleted {
 				t.Fatalf("incomplete %+v, status %s", res.Incomplete, res.Info.Status)
+			}
+			// The merged run is a run of its own (the results history keys
+			// on the id), not one of its segments.
+			merged, err := rundir.ReadInfo(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range segs {
+				seg, err := rundir.ReadInfo(d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if merged.ID == "" || seg.RunID() == merged.ID {
+					t.Errorf("merged id %q, segment %s id %q", merged.ID, d, seg.RunID())
+				}
 			}
 			wantInfo, err := rundir.ReadInfo(single)
 			if err != nil {

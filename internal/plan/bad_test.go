@@ -11,10 +11,27 @@ import (
 // must contain, each as "line:col: text" (the file name is prefixed by the
 // test). Every listed error must be reported, in one Errors value.
 var badFixtures = map[string][]string{
+	"search.bad.yaml": {
+		`9:28: search: resolution "10users": users for a workload with rate:; give req/s (20/s) or a percentage`,
+		`9:42: search: max must be a positive load`,
+		`9:53: search: probe must be positive`,
+		`9:69: search: max_probes must be at least 1`,
+		`9:87: search: max_error_pct must be in (0, 100]`,
+		`9:92: unknown key "warmpu" in search (did you mean "warmup"?)`,
+		`15:28: search: resolution "5/s": req/s for a workload with users:; give users (10users) or a percentage`,
+		`15:40: search: start must be whole users for a load of users:`,
+		`21:7: search does not apply to the stepped load model`,
+		`27:7: load: a search needs a load that lasts a time (the probes'), not iterations`,
+	},
 	"unknown-key.bad.yaml": {
 		`3:1: unknown key "htpp" in plan (did you mean "http"?)`,
 		`8:28: unknown key "methd" in request (did you mean "method"?)`,
 		`9:12: unknown key "usres" in load (did you mean "users"?)`,
+	},
+	"history.bad.yaml": {
+		`9:7: history: db is empty (leave it out for the default file)`,
+		`10:3: unknown key "tagz" in history (did you mean "tags"?)`,
+		`11:10: bad variable name "": use letters, digits, _ and -`,
 	},
 	"wrong-type.bad.yaml": {
 		`4:13: insecure: expected true or false, got "maybe"`,

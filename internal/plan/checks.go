@@ -232,6 +232,8 @@ func (d *decoder) after(ptr any, n *yaml.Node, k keyset) {
 		}
 	case *Load:
 		d.checkLoad(v, n, k)
+	case *LoadSearch:
+		d.checkSearch(v, n, k)
 	case *Stage:
 		switch {
 		case k.has("rate") && k.has("users"):
@@ -264,6 +266,10 @@ func (d *decoder) after(ptr any, n *yaml.Node, k keyset) {
 	case *ServerSide:
 		if k.has("settle") && v.Settle < 0 {
 			d.errorf(at(n, k, "settle"), "server_side: settle must not be negative")
+		}
+	case *History:
+		if k.has("db") && strings.TrimSpace(v.DB) == "" {
+			d.errorf(at(n, k, "db"), "history: db is empty (leave it out for the default file)")
 		}
 	}
 }
@@ -616,9 +622,9 @@ func (d *decoder) checkExtract(e *Extract, n *yaml.Node, k keyset) {
 
 // loadKeys lists, per load model, the keys that apply to it.
 var loadKeys = map[string][]string{
-	"closed":  {"users", "ramp_up", "duration", "iterations", "start_after", "graceful_stop", "ramp_down"},
+	"closed":  {"users", "ramp_up", "duration", "iterations", "start_after", "graceful_stop", "ramp_down", "search"},
 	"pacing":  {"users", "pace", "duration", "start_after", "graceful_stop"},
-	"open":    {"rate", "duration", "max_users", "start_after", "graceful_stop", "ramp_down"},
+	"open":    {"rate", "duration", "max_users", "start_after", "graceful_stop", "ramp_down", "search"},
 	"stages":  {"stages", "max_users", "start_after", "graceful_stop", "ramp_down"},
 	"stepped": {"steps", "stop_when", "max_users", "start_after", "graceful_stop", "ramp_down"},
 }
@@ -672,6 +678,9 @@ func (d *decoder) checkLoad(l *Load, n *yaml.Node, k keyset) {
 		}
 	}
 	needDuration := func() {
+		if !k.has("duration") && k.has("search") {
+			return // the search gives each probe its duration
+		}
 		if !k.has("duration") {
 			d.missing(n, "load: the %s model needs a duration", model)
 		} else if l.Duration <= 0 {
@@ -692,7 +701,7 @@ func (d *decoder) checkLoad(l *Load, n *yaml.Node, k keyset) {
 			d.errorf(k["iterations"].key, "load: give duration or iterations, not both")
 		case k.has("iterations"):
 			positive("iterations", l.Iterations)
-		case !k.has("duration"):
+		case !k.has("duration") && !k.has("search"):
 			d.missing(n, "load: the closed model needs duration or iterations")
 		default:
 			needDuration()
@@ -746,6 +755,9 @@ func (d *decoder) checkLoad(l *Load, n *yaml.Node, k keyset) {
 	}
 	if !k.has("graceful_stop") {
 		l.GracefulStop = DefaultGracefulStop
+	}
+	if k.has("search") {
+		d.checkLoadSearch(l, model, n, k)
 	}
 	if k.has("ramp_down") && l.RampDown <= 0 {
 		d.errorf(at(n, k, "ramp_down"), "load: ramp_down must be positive")

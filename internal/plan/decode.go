@@ -300,6 +300,8 @@ func contextName(v any) string {
 		return "generate"
 	case *Workload:
 		return "workload"
+	case *LoadSearch:
+		return "search"
 	case *Step:
 		return "step"
 	case *Request:
@@ -346,6 +348,8 @@ func contextName(v any) string {
 		return "monitor target"
 	case *ServerSide:
 		return "server_side"
+	case *History:
+		return "history"
 	}
 	return fmt.Sprintf("%T", v)
 }
@@ -559,6 +563,8 @@ func (d *decoder) preset(ptr any) {
 	case *Feeder:
 		v.Order = OrderSequential
 		v.Delimiter = ","
+	case *LoadSearch:
+		presetSearch(v)
 	}
 }
 

@@ -346,3 +346,30 @@ func TestMonitorRole(t *testing.T) {
 		t.Errorf("unknown role: %v", err)
 	}
 }
+
+// A load's search: block: every key read, defaults for the rest, and no
+// duration needed (each probe has its own).
+func TestSearchBlock(t *testing.T) {
+	p := mustLoad(t, "testdata/search.good.yaml", Options{})
+	s := p.Workloads[0].Load.Search
+	want := LoadSearch{Max: 2000, Resolution: "20/s", Warmup: 2 * time.Second, Probe: 10 * time.Second, Cooldown: time.Second,
+		MaxProbes: 12, MaxTime: 10 * time.Minute, MinSamples: 500, MaxErrorPct: 5, FailBelow: 400, Pos: s.Pos}
+	if s == nil || *s != want {
+		t.Fatalf("search %+v, want %+v", s, want)
+	}
+	p = mustLoad(t, "testdata/search-closed.good.yaml", Options{})
+	s = p.Workloads[0].Load.Search
+	d := DefaultLoadSearch()
+	if s == nil || s.Start != 5 || s.Max != 500 || s.Resolution != "2users" || s.Warmup != d.Warmup || s.Probe != d.Probe ||
+		s.MaxProbes != d.MaxProbes || s.MaxErrorPct != d.MaxErrorPct {
+		t.Fatalf("search %+v: want start 5, max 500, 2users and the defaults %+v", s, d)
+	}
+	if p.Workloads[0].Load.Duration != time.Minute {
+		t.Errorf("duration %v", p.Workloads[0].Load.Duration)
+	}
+	// --set reaches into it.
+	p = mustLoad(t, "testdata/search-closed.good.yaml", Options{Overrides: []string{"workloads.shop.load.search.max=40"}})
+	if s := p.Workloads[0].Load.Search; s == nil || s.Max != 40 || s.Start != 5 {
+		t.Errorf("after --set: %+v", s)
+	}
+}

@@ -30,6 +30,7 @@ func (d *decoder) applyOverrides(root *yaml.Node, sets []string) bool {
 var loadShorthand = map[string]bool{
 	"users": true, "rate": true, "duration": true, "ramp_up": true, "iterations": true,
 	"pace": true, "max_users": true, "stages": true, "steps": true, "stop_when": true, "graceful_stop": true,
+	"search": true,
 }
 
 func (d *decoder) applyOverride(root *yaml.Node, s string) string {

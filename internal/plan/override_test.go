@@ -177,18 +177,21 @@ monitor:
   targets:
     - postgres: {dsn: "host=db user=perf password=pg-secret dbname=app"}
     - prometheus: {url: "http://u:prom-secret@127.0.0.1:9100/metrics"}
+history:
+  db: postgres://perf:history-secret@127.0.0.1:5432/history
+  tags: {release: ramsons, api_token: tag-secret}
 `
 	p, err := Parse("s.yaml", []byte(src), "", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	red := string(p.RedactedSource())
-	for _, secret := range []string{"hunter2", "pw-123", "Bearer abc", "key-456", "sid=789", "pg-secret", "prom-secret"} {
+	for _, secret := range []string{"hunter2", "pw-123", "Bearer abc", "key-456", "sid=789", "pg-secret", "prom-secret", "history-secret", "tag-secret"} {
 		if strings.Contains(red, secret) {
 			t.Errorf("redacted source still holds %q:\n%s", secret, red)
 		}
 	}
-	for _, kept := range []string{"alice", "text/plain", "t-1", "${password}", "user=perf", "127.0.0.1:9100/metrics"} {
+	for _, kept := range []string{"alice", "text/plain", "t-1", "${password}", "user=perf", "127.0.0.1:9100/metrics", "release: ramsons", "127.0.0.1:5432/history"} {
 		if !strings.Contains(red, kept) {
 			t.Errorf("redacted source lost %q:\n%s", kept, red)
 		}

@@ -70,6 +70,17 @@ func (r *redactor) walk(n *yaml.Node, top bool) {
 				r.names(v, r.isSecretVar)
 			case (k.Value == "prepare" || k.Value == "cleanup") && top:
 				r.commands(v)
+			case k.Value == "history" && top && v.Kind == yaml.MappingNode:
+				// The store's URL may hold a password; tags may be named
+				// like secrets.
+				for j := 0; j+1 < len(v.Content); j += 2 {
+					switch v.Content[j].Value {
+					case "db":
+						r.scalar(v.Content[j+1], func(s string) string { return secret.URL(s, r.isSecret) })
+					case "tags":
+						r.names(v.Content[j+1], r.isSecret)
+					}
+				}
 			case k.Value == "dsn" || k.Value == "url" || k.Value == "target":
 				r.scalar(v, func(s string) string { return secret.URL(s, r.isSecret) })
 			case (k.Value == "json" || k.Value == "message") && !top:

@@ -41,6 +41,9 @@ type Plan struct {
 	// (with an external-call log to join), vmstat, jstat, docker stats —
 	// read into the run directory after the load with the run's phases.
 	ServerSide ServerSide `yaml:"server_side"`
+	// History, when the plan has the key, adds the run to a results
+	// history as it ends (docs/history.md); nil without it.
+	History *History `yaml:"history"`
 	// Secrets names extra headers and variables whose values never reach a
 	// report or log (Authorization, Cookie and Set-Cookie always are secret).
 	Secrets []string `yaml:"secrets"`
@@ -196,7 +199,7 @@ type Workload struct {
 }
 
 // Engines a workload may name besides plateau's own.
-var Engines = []string{"jmeter", "k6", "locust"}
+var Engines = []string{"jmeter", "k6", "locust", "gatling"}
 
 // What a failed request does (on_fail).
 const (
@@ -498,7 +501,10 @@ type Load struct {
 	// may finish before their requests are cut off (recorded as aborted);
 	// default DefaultGracefulStop. Nothing new starts after the load ends.
 	GracefulStop time.Duration `yaml:"graceful_stop"`
-	Pos          Pos           `yaml:"-"`
+	// Search, for a load of rate: or users:, asks for a capacity search
+	// over it instead of one run at it (search.go); nil otherwise.
+	Search *LoadSearch `yaml:"search"`
+	Pos    Pos         `yaml:"-"`
 }
 
 // Rate is an arrival rate in iterations per second. YAML: "200/s", "30/m", "5/1s".
@@ -607,6 +613,18 @@ type ServerSource struct {
 	// interval, …) as text. The CLI checks them (CheckServerSource).
 	Options map[string]string
 	Pos     Pos
+}
+
+// History is where a run is remembered: the results store and the tags
+// the run is stored with.
+type History struct {
+	// DB is an SQLite file or a postgres:// URL; empty means the default
+	// file in the user's data directory (as plateau history --db).
+	DB string `yaml:"db"`
+	// Tags label the run (release, build, environment …); --tag on the
+	// history commands gives the same.
+	Tags map[string]string `yaml:"tags"`
+	Pos  Pos               `yaml:"-"`
 }
 
 // DefaultSettle is ServerSide.Settle's default.

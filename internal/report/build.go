@@ -87,6 +87,9 @@ func build(in *input) *doc.Document {
 	secs[SecResources] = b.resources()
 	secs[SecErrors] = b.errors()
 	secs[SecCapacity] = b.capacity()
+	if b.capacitySearch() != nil {
+		secs[SecCapacity] = b.capacitySearchSection()
+	}
 	secs[SecTrends] = b.trends()
 	secs[SecComparison] = b.comparison()
 	secs[SecConclusions] = b.conclusionsSection()
@@ -161,6 +164,7 @@ func (b *builder) summary() doc.Section {
 	st := b.status()
 	b.doc.Status = st
 	sec.Blocks = append(sec.Blocks, &st)
+	sec.Blocks = append(sec.Blocks, b.searchLead()...)
 	sec.Blocks = append(sec.Blocks, b.validityBlocks()...)
 	// Keep 3–8 bullets: the most important first; pad with the load
 	// statement when a run has little to say.

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/analysis/capacity"
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/report/doc"
@@ -236,6 +237,15 @@ func prepare(run, base *analysis.Run, baseErr error, opt Options) *input {
 	in.capRun = analysis.Capacity(d, in.s, rts)
 	in.s.Capacity = in.capRun.Result
 	in.s.Trends = analysis.Trends(d, rts)
+	if run.SearchErr != nil {
+		in.notes = append(in.notes, run.SearchErr.Error())
+	} else if cs := run.Search; cs != nil {
+		// The report of a capacity search (capacitysearch.go).
+		if in.s.Capacity == nil {
+			in.s.Capacity = &capacity.Result{LoadUnit: cs.Unit, Points: []capacity.Point{}}
+		}
+		in.s.Capacity.Search = cs
+	}
 	switch {
 	case baseErr != nil:
 		in.baseErr = baseErr

@@ -174,6 +174,9 @@ func Create(dir string, info *Info, planSource []byte, rawSamples bool) (*Writer
 	if _, err := os.Stat(filepath.Join(dir, InfoFile)); err == nil {
 		return nil, fmt.Errorf("run directory %s already holds a run", dir)
 	}
+	if info.ID == "" {
+		info.ID = NewID()
+	}
 	if planSource != nil {
 		if err := os.WriteFile(filepath.Join(dir, PlanFile), planSource, 0o644); err != nil {
 			return nil, fmt.Errorf("writing plan copy: %w", err)

@@ -42,6 +42,10 @@ const (
 
 // Info is run.json: what ran, where, when, and its phases.
 type Info struct {
+	// ID identifies the run wherever its directory goes (the results
+	// history keys runs on it): random, given by Create; empty in run.json
+	// files written before ids existed (RunID derives one for those).
+	ID       string     `json:"id,omitempty"`
 	Tool     string     `json:"tool"`
 	Version  string     `json:"version"`
 	Name     string     `json:"name"`

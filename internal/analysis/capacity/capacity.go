@@ -26,6 +26,9 @@ type Result struct {
 	// the step after the knee, or the busiest when none did; null when
 	// nothing with a known capacity was monitored.
 	Bottleneck *resources.Bottleneck `json:"bottleneck"`
+	// Search is the answer of a capacity search whose report this is;
+	// omitted for any other run.
+	Search *Search `json:"search,omitempty"`
 }
 
 // Knee is the capacity knee.

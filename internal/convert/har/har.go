@@ -105,6 +105,10 @@ type Options struct {
 	// MinThink is the smallest gap between entries kept as a think time
 	// (default 200ms): shorter gaps are the browser's own work.
 	MinThink time.Duration
+	// MaxThink caps a gap between entries (default 1m): a longer one is a
+	// paused recording or sessions recorded apart, not a user's think
+	// time; the report says how many were capped.
+	MaxThink time.Duration
 	// CorrelationBudget bounds the response bodies kept to look values up
 	// in (default 64 MiB); older bodies are forgotten, and the report says
 	// how many.
@@ -136,7 +140,7 @@ type meta struct {
 }
 
 func metaOf(e *Entry) meta {
-	m := meta{ms: e.Time, method: e.Request.Method, url: e.Request.URL, pageref: e.Pageref}
+	m := meta{ms: e.Time, method: e.Request.Method, url: resolveURL(e), pageref: e.Pageref}
 	m.start, _ = time.Parse(time.RFC3339Nano, e.StartedDateTime)
 	if u, err := url.Parse(e.Request.URL); err == nil {
 		m.asset = isAsset(e, u)
@@ -149,6 +153,9 @@ func metaOf(e *Entry) meta {
 func convertFrom(metas []meta, pages []Page, load func(int) (*Entry, error), opt Options) (*convert.Plan, *convert.Report, error) {
 	if opt.MinThink == 0 {
 		opt.MinThink = 200 * time.Millisecond
+	}
+	if opt.MaxThink == 0 {
+		opt.MaxThink = time.Minute
 	}
 	rep := &convert.Report{Source: opt.Source, Kind: "HAR"}
 	name := strings.TrimSuffix(path.Base(strings.ReplaceAll(opt.Source, "\\", "/")), path.Ext(opt.Source))
@@ -223,6 +230,8 @@ func convertFrom(metas []meta, pages []Page, load func(int) (*Entry, error), opt
 	// assets included.
 	var prevEnd time.Time
 	first := true
+	relative, capped := 0, 0
+	var longest time.Duration
 	for _, i := range idx {
 		m := &metas[i]
 		st := m.start
@@ -237,12 +246,22 @@ func convertFrom(metas []meta, pages []Page, load func(int) (*Entry, error), opt
 		if err != nil {
 			return nil, nil, fmt.Errorf("entry %d: %w", i+1, err)
 		}
+		if e.Request.URL != m.url {
+			// A relative URL resolved against the entry's Host header.
+			e.Request.URL = m.url
+			relative++
+		}
 		grouped := e.Pageref != "" && len(pages) > 1
 		if grouped && (e.Pageref != curPage || group == nil) {
 			flush()
 		}
 		if !first && !st.IsZero() && !prevEnd.IsZero() {
 			if gap := st.Sub(prevEnd); gap >= opt.MinThink {
+				if gap > opt.MaxThink {
+					capped++
+					longest = max(longest, gap)
+					gap = opt.MaxThink
+				}
 				think := convert.Step{Think: &convert.Think{Fixed: gap.Round(10 * time.Millisecond)}}
 				if group != nil {
 					group.Steps = append(group.Steps, think)
@@ -284,6 +303,15 @@ func convertFrom(metas []meta, pages []Page, load func(int) (*Entry, error), opt
 	p.Workloads = []*convert.Workload{wl}
 	rep.Notes = append(rep.Notes, "The load is one user running the recording once; set load (users, duration, rate) for a test.",
 		"Redirects are sent as recorded (http.redirects: 0): each redirect is its own entry in a HAR.")
+	if capped > 0 {
+		rep.AddBehaviour(fmt.Sprintf("%d %s between entries longer than %s (the longest %s: the recording paused, or joins sessions recorded apart) %s shortened to %s", capped, map[bool]string{true: "pause", false: "pauses"}[capped == 1], convert.Dur(opt.MaxThink), longest.Round(time.Second), map[bool]string{true: "is", false: "are"}[capped == 1], convert.Dur(opt.MaxThink)))
+	}
+	if c.notModified > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d recorded 304 (Not Modified) answers are checked as 200 or 304: the conditional headers that asked for them (If-None-Match, If-Modified-Since) belong to the browser's cache and are not sent.", c.notModified))
+	}
+	if relative > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d entries recorded a path without scheme and host (a server-side capture); they are sent to their Host header over http (the recording does not say https).", relative))
+	}
 	if c.forgotten > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("Correlation searched the latest %.0f MiB of response bodies: %d older responses were no longer searched for values later requests sent.", float64(opt.CorrelationBudget)/(1<<20), c.forgotten))
 	}
@@ -342,3 +370,21 @@ func isSecretHeader(name string) bool { return secret.IsName(name) }
 
 // itoa is strconv.Itoa (kept short at call sites).
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// resolveURL is the entry's URL; a recorder that writes the path only
+// (server-side capture: "/api/users" with a Host header) gets
+// http://HOST/path — the scheme is not recorded, http is assumed.
+func resolveURL(e *Entry) string {
+	u := e.Request.URL
+	if !strings.HasPrefix(u, "/") || strings.HasPrefix(u, "//") {
+		return u
+	}
+	for _, h := range e.Request.Headers {
+		if strings.EqualFold(h.Name, "Host") || h.Name == ":authority" {
+			if host := strings.TrimSpace(h.Value); host != "" && !strings.ContainsAny(host, "/?#@ ") {
+				return "http://" + host + u
+			}
+		}
+	}
+	return u
+}

@@ -64,3 +64,31 @@ func TestPagesAssetsThinkCorrelation(t *testing.T) {
 		t.Errorf("--keep-assets dropped the asset")
 	}
 }
+
+// A gap of 105 days between two entries is capped at a minute and said;
+// a recorded 304 is checked as 200 or 304 (its conditional headers are not
+// sent), and said.
+func TestLongGapAndNotModified(t *testing.T) {
+	src := `{"log":{"entries":[
+ {"startedDateTime":"2026-01-01T10:00:00Z","time":20,"request":{"method":"GET","url":"http://shop.test/a","headers":[{"name":"If-None-Match","value":"\"abc\""}]},"response":{"status":304,"content":{}}},
+ {"startedDateTime":"2026-04-16T10:00:00Z","time":20,"request":{"method":"GET","url":"http://shop.test/b","headers":[]},"response":{"status":200,"content":{}}}]}}`
+	h, err := Parse(strings.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, rep := Convert(h, Options{Source: "x.har"})
+	b, err := p.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := string(b)
+	if !strings.Contains(plan, "think: 1m") || strings.Contains(plan, "2520h") {
+		t.Errorf("the 105-day gap is not capped at 1m:\n%s", plan)
+	}
+	if !strings.Contains(plan, "status: [200, 304]") || strings.Contains(plan, "If-None-Match") {
+		t.Errorf("the 304 is not normalised:\n%s", plan)
+	}
+	if !strings.Contains(strings.Join(rep.Behaviour, "\n"), "longest 2520h0m0s") || !strings.Contains(strings.Join(rep.Notes, "\n"), "1 recorded 304") {
+		t.Errorf("report: %q %q", rep.Behaviour, rep.Notes)
+	}
+}

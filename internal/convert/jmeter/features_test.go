@@ -75,7 +75,7 @@ func TestFeatures(t *testing.T) {
 		{"all together", convert.Converted, "users: 5"},
 		{"shared steps", convert.Converted, "name: logout"},
 		{"arrivals", convert.Partial, "think: exponential(400ms)"},
-		{"60 per minute", convert.NotConverted, `# not converted: Constant Throughput Timer "60 per minute"`},
+		{"60 per minute", convert.Partial, "pace: 11s"},
 		{"compute signature", convert.NotConverted, `#   | vars.put("sig", "x")`},
 		{"count orders", convert.NotConverted, "#   | select count(*) from orders"},
 		{"publish", convert.NotConverted, `# not converted: JMSSampler "publish"`},

@@ -158,6 +158,12 @@ func (c *conv) switchController(path string, e *Element, sc scope) []convert.Ste
 			return
 		}
 		v := strings.TrimSuffix(strings.TrimPrefix(t.T, "${"), "}")
+		if m := envDefaultRe.FindStringSubmatch(t.T); m != nil && m[0] == t.T {
+			// A property: a plan variable read from the environment
+			// (conditions take variables, not ${env.…}).
+			v = convert.VarName("prop_" + m[1])
+			c.plan.SetVar(v, t.T)
+		}
 		cond := fmt.Sprintf("${%s} == %q || ${%s} == %q", v, strconv.Itoa(idx), v, k.Name)
 		out = append(out, convert.Step{If: &convert.Group{Cond: cond, Steps: nonEmpty(steps)}})
 		idx++
@@ -206,11 +212,26 @@ func (c *conv) throughputController(path string, e *Element, sc scope) []convert
 			}
 		}
 	}
-	f, err := strconv.ParseFloat(pct, 64)
-	if style != "1" || err != nil || f < 0 || f > 100 {
-		return c.needsFeature(path, e, "throughput controller by total executions", "style "+style)
+	if style != "1" {
+		return c.throughputByCount(path, e, sc)
 	}
-	c.add(path, e, convert.Converted, fmt.Sprintf("runs in %.4g %% of the passes (choose)", f), "")
+	f, err := strconv.ParseFloat(pct, 64)
+	note := ""
+	if err != nil {
+		// A property with a default: the share read at conversion.
+		if t := c.translate(pct); len(t.Needs) == 0 && len(t.Vars) == 0 {
+			if m := envDefaultRe.FindStringSubmatch(t.T); m != nil && m[0] == t.T {
+				if f, err = strconv.ParseFloat(strings.TrimSpace(m[2]), 64); err == nil {
+					note = fmt.Sprintf("; the share %s is property %s's default, read at conversion", pct, m[1])
+					c.behaviour(fmt.Sprintf("throughput controller %q: its share is read from property %s at conversion (its default, %s %%); setting the property changes JMeter's share, not the plan's", e.Name, m[1], m[2]))
+				}
+			}
+		}
+	}
+	if err != nil || f < 0 || f > 100 {
+		return c.needsFeature(path, e, "throughput controller with a share known only at run time", "percent "+pct)
+	}
+	c.add(path, e, convert.Converted, fmt.Sprintf("runs in %.4g %% of the passes (choose: at random, where JMeter alternates deterministically)%s", f, note), "")
 	s, _ := c.children(path, e.Children, sc, false)
 	if f >= 100 {
 		return s
@@ -234,4 +255,36 @@ func nonEmpty(s []convert.Step) []convert.Step {
 		}
 	}
 	return append(s, convert.Step{Think: &convert.Think{}})
+}
+
+// throughputByCount converts a Throughput Controller by total executions:
+// its children run the first N times it is reached — per user
+// (perThread: the user's first N iterations, when it is reached once an
+// iteration) or over all users (a run-wide counter).
+func (c *conv) throughputByCount(path string, e *Element, sc scope) []convert.Step {
+	raw := strings.TrimSpace(e.Str("ThroughputController.maxThroughput"))
+	if raw == "" {
+		raw = beanProp(e, "ThroughputController.maxThroughput")
+	}
+	n, ok := c.number(raw, "1")
+	if m := envDefaultRe.FindStringSubmatch(n); ok && m != nil {
+		n = m[2]
+		c.behaviour(fmt.Sprintf("throughput controller %q: its count is read from property %s at conversion (its default, %s)", e.Name, m[1], n))
+	}
+	count, err := strconv.Atoi(n)
+	if !ok || err != nil || count < 0 {
+		return c.needsFeature(path, e, "throughput controller with a count known only at run time", "executions "+raw)
+	}
+	cond := fmt.Sprintf("${__iteration} <= %d", count)
+	note := fmt.Sprintf("runs the first %d times each user reaches it (its first %d iterations)", count, count)
+	if !e.Bool("ThroughputController.perThread", true) {
+		cond = fmt.Sprintf("${counter(%q)} <= %d", "throughput "+e.Name, count)
+		note = fmt.Sprintf("runs the first %d times any user reaches it (a run-wide counter)", count)
+	}
+	c.add(path, e, convert.Converted, note, "")
+	s, _ := c.children(path, e.Children, sc, false)
+	if count == 0 {
+		return nil
+	}
+	return []convert.Step{{If: &convert.Group{Cond: cond, Steps: nonEmpty(s)}}}
 }

@@ -45,8 +45,8 @@ func (c *conv) scoped(path string, e *Element, sc *scope, planLevel bool) bool {
 		c.plan.HTTP.Cookies = &t
 		st, note, needs := convert.Converted, "plateau keeps a cookie jar per virtual user", ""
 		if e.Bool("CookieManager.clearEachIteration", false) {
-			st, note, needs = convert.Partial, "cookies are not cleared between iterations", "clear cookies each iteration"
-			c.behaviour("cookies a response set are sent again in later iterations; JMeter clears them at each iteration")
+			c.plan.HTTP.CookiesPerIteration = true
+			note = "a cookie jar per virtual user, emptied at each iteration (cookies: per_iteration)"
 		}
 		if len(e.props.arguments("CookieManager.cookies")) > 0 || hasItems(e, "CookieManager.cookies") {
 			st, note, needs = convert.Partial, "predefined cookies not converted", "predefined cookies"
@@ -65,6 +65,10 @@ func (c *conv) scoped(path string, e *Element, sc *scope, planLevel bool) bool {
 	case "CSVDataSet":
 		c.csv(path, e)
 		return true
+	case "UserParameters":
+		if c.userParams(path, e) {
+			return true
+		}
 	case "Arguments":
 		for _, a := range e.props.arguments("") {
 			c.defineVar(a.Name, a.Value)
@@ -81,7 +85,14 @@ func (c *conv) scoped(path string, e *Element, sc *scope, planLevel bool) bool {
 	case "ConstantTimer", "UniformRandomTimer", "GaussianRandomTimer", "PoissonRandomTimer":
 		c.timer(path, e, sc)
 		return true
-	case "ConstantThroughputTimer", "PreciseThroughputTimer", "kg.apc.jmeter.timers.VariableThroughputTimer":
+	case "ConstantThroughputTimer", "PreciseThroughputTimer":
+		if c.throughputTimer(path, e) {
+			return true
+		}
+		c.add(path, e, convert.NotConverted, "throughput shaping whose target is not a number; use an open load (rate) or pacing instead", "throughput timer")
+		sc.comments = append(sc.comments, fmt.Sprintf("not converted: %s %q: use load.rate or load.pace", typeName(e), e.Name))
+		return true
+	case "kg.apc.jmeter.timers.VariableThroughputTimer":
 		c.add(path, e, convert.NotConverted, "throughput shaping; use an open load (rate) or pacing instead", "throughput timer")
 		sc.comments = append(sc.comments, fmt.Sprintf("not converted: %s %q: use load.rate or load.pace", typeName(e), e.Name))
 		return true
@@ -513,7 +524,8 @@ func (c *conv) csv(path string, e *Element) {
 	case recycle:
 		f.OnExhausted = "recycle"
 	case stop:
-		f.OnExhausted = "stop"
+		// JMeter stops the thread that found no row; the others go on.
+		f.OnExhausted = "stop_user"
 	default:
 		f.OnExhausted = "stop"
 		notes = append(notes, "JMeter sends <EOF> after the last row; plateau stops the workload")
@@ -521,6 +533,14 @@ func (c *conv) csv(path string, e *Element) {
 	}
 	switch e.Str("shareMode") {
 	case "", "shareMode.all":
+	case "shareMode.group":
+		if c.threadGroups() > 1 {
+			st = convert.Partial
+			needs = firstNonEmpty(needs, "CSV share mode per thread/group")
+			notes = append(notes, "share mode per thread group: plateau shares the rows among the users of every workload")
+		} else {
+			notes = append(notes, "shared by the users of its one thread group")
+		}
 	default:
 		st = convert.Partial
 		needs = firstNonEmpty(needs, "CSV share mode per thread/group")
@@ -1424,4 +1444,25 @@ func javaURLEncode(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// threadGroups counts the plan's enabled thread groups that become
+// workloads (setUp/tearDown groups aside).
+func (c *conv) threadGroups() int {
+	n := 0
+	var walk func(e *Element)
+	walk = func(e *Element) {
+		if !e.Enabled {
+			return
+		}
+		if strings.HasSuffix(e.TestClass, "ThreadGroup") && e.TestClass != "SetupThreadGroup" && e.TestClass != "PostThreadGroup" {
+			n++
+			return
+		}
+		for _, k := range e.Children {
+			walk(k)
+		}
+	}
+	walk(c.root)
+	return n
 }

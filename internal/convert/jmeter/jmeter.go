@@ -160,8 +160,11 @@ type conv struct {
 	allVars map[string]bool
 
 	workloadName string
-	endlessSeen  bool // the thread group being converted has an endless loop
-	inEndless    int  // > 0 while converting an endless loop's body
+	// tput is the throughput timer of the thread group being converted;
+	// it becomes the workload's pacing once its requests are known.
+	tput        *tputTimer
+	endlessSeen bool // the thread group being converted has an endless loop
+	inEndless   int  // > 0 while converting an endless loop's body
 	// outside are the feeders of data sets outside any endless loop;
 	// groups and endlessGroups count the thread groups converted to
 	// workloads and those whose iteration is an endless loop.
@@ -399,8 +402,13 @@ func (c *conv) threadGroup(path string, e *Element, sc scope) {
 				// One pass by one user: the plan's run-level setup or teardown.
 				c.add(path, e, convert.Converted, "the plan's run-level "+map[string]string{"setUp": "setup", "tearDown": "teardown"}[kind]+" (once, before/after every workload; variables it extracts reach every workload)", "")
 				c.inRunSetup = true
+				c.tput = nil
 				steps, once := c.children(path, e.Children, sc.clone(), true)
 				c.inRunSetup = false
+				if c.tput != nil {
+					c.add(c.tput.path, c.tput.e, convert.NotConverted, "a throughput timer in a one-pass setUp/tearDown group has nothing to pace", "")
+					c.tput = nil
+				}
 				steps = append(once, steps...)
 				// JMeter's setUp group follows its "on sampler error" like any
 				// group (default: continue), where a failing run-level setup
@@ -455,9 +463,14 @@ func (c *conv) threadGroup(path string, e *Element, sc scope) {
 	c.add(path, e, status, note, needs)
 	sc = sc.clone()
 	c.endlessSeen = false
+	c.tput = nil
 	steps, setup := c.children(path, e.Children, sc, true)
 	wl.Scenario = steps
 	wl.Setup = setup
+	if c.tput != nil {
+		c.applyThroughput(wl)
+		c.tput = nil
+	}
 	c.groups++
 	if c.endlessSeen {
 		c.endlessGroups++
@@ -1350,7 +1363,7 @@ func endless(e *Element) bool {
 func dataFirst(kids []*Element) []*Element {
 	n := 0
 	for _, k := range kids {
-		if k.TestClass == "CSVDataSet" || k.TestClass == "Arguments" {
+		if k.TestClass == "CSVDataSet" || k.TestClass == "Arguments" || k.TestClass == "UserParameters" {
 			n++
 		}
 	}
@@ -1359,12 +1372,12 @@ func dataFirst(kids []*Element) []*Element {
 	}
 	out := make([]*Element, 0, len(kids))
 	for _, k := range kids {
-		if k.TestClass == "CSVDataSet" || k.TestClass == "Arguments" {
+		if k.TestClass == "CSVDataSet" || k.TestClass == "Arguments" || k.TestClass == "UserParameters" {
 			out = append(out, k)
 		}
 	}
 	for _, k := range kids {
-		if k.TestClass != "CSVDataSet" && k.TestClass != "Arguments" {
+		if k.TestClass != "CSVDataSet" && k.TestClass != "Arguments" && k.TestClass != "UserParameters" {
 			out = append(out, k)
 		}
 	}

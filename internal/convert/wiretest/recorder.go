@@ -67,6 +67,9 @@ type Rule struct {
 	Method string
 	Path   *regexp.Regexp
 	Resp   Response
+	// Seq, when set, answers the rule's matches in turn (the last one
+	// repeats): a recording's responses to the same endpoint, in order.
+	Seq []Response
 }
 
 // Recorder records every request and answers by its rules (first match;
@@ -77,6 +80,7 @@ type Recorder struct {
 	rules []Rule
 
 	mu      sync.Mutex
+	seqN    map[int]int // matches so far of each rule with a Seq
 	start   time.Time
 	reqs    []Request
 	n       int
@@ -109,7 +113,7 @@ var transport = map[string]bool{
 // defaultUA reports a User-Agent a tool sends when the plan sets none
 // (JMeter's HttpClient, plateau's): not compared; one the plan sets is.
 func defaultUA(v string) bool {
-	return v == "plateau" || strings.HasPrefix(v, "Apache-HttpClient/")
+	return v == "plateau" || strings.HasPrefix(v, "Apache-HttpClient/") || strings.HasPrefix(v, "Grafana k6/") || strings.HasPrefix(v, "k6/")
 }
 
 // Transport reports whether a header is one the harness does not compare
@@ -146,9 +150,19 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	resp := Response{Status: 200, Header: map[string]string{"Content-Type": "application/json"}, Body: "{}"}
-	for _, ru := range r.rules {
+	for i, ru := range r.rules {
 		if (ru.Method == "" || ru.Method == req.Method) && (ru.Path == nil || ru.Path.MatchString(req.URL.Path)) {
 			resp = ru.Resp
+			if len(ru.Seq) > 0 {
+				r.mu.Lock()
+				if r.seqN == nil {
+					r.seqN = map[int]int{}
+				}
+				k := r.seqN[i]
+				r.seqN[i]++
+				r.mu.Unlock()
+				resp = ru.Seq[min(k, len(ru.Seq)-1)]
+			}
 			break
 		}
 	}

@@ -272,7 +272,12 @@ func tail(s string, n int) string {
 // "teardown/1" for the run-level setup and teardown.
 func PreparePlan(p *convert.Plan, b Bounds) {
 	for _, wl := range p.Workloads {
+		pace := wl.Load.Pace
 		wl.Load = convert.Load{Users: fmt.Sprint(b.Users), Duration: convert.Dur(b.Duration)}
+		if pace != "" && b.Iterations == 0 {
+			// A throughput timer's pacing stays: it is the plan's rate.
+			wl.Load.Pace = pace
+		}
 		if b.RampUp > 0 {
 			wl.Load.RampUp = convert.Dur(b.RampUp)
 		}
@@ -313,6 +318,13 @@ func tag(steps []convert.Step, key string) {
 func RunPlateau(t testing.TB, dir string, p *convert.Plan, rep *convert.Report, rec *Recorder, b Bounds, env map[string]string) ([]Request, string) {
 	t.Helper()
 	PreparePlan(p, b)
+	// Data files the conversion made (User Parameters' values) go beside
+	// the plan, as plateau convert writes them.
+	for name, data := range p.Files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	pf, text := converttest.Write(t, dir, p, rep)
 	converttest.Run(t, pf, env, b.Duration+time.Minute, "http.proxy="+rec.URL)
 	reqs, dropped := rec.Requests()

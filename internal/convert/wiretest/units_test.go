@@ -1,6 +1,8 @@
 package wiretest
 
 import (
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -44,5 +46,163 @@ func TestElements(t *testing.T) {
 	}
 	if len(o.JMeter) < 10 {
 		t.Errorf("JMeter sent %d requests", len(o.JMeter))
+	}
+}
+
+// TestThroughputTimers: a Constant Throughput Timer (120/min per user, from
+// a property's default) and a Precise Throughput Timer (240 per 60 s over
+// the group) become pacing of 500 ms per user. On a quiet machine both
+// tools send 2 requests/s per user (measured: JMeter 11 and 11 /ctt
+// requests 500 ms apart in 5 s, plateau 11 and 12). JMeter's timers only
+// ever delay a sample: a sample due while JMeter was stalled (a JVM short
+// of CPU, the tests' machine at a load average of 26 on 2 cores) goes at
+// once, and its Precise Throughput Timer first sends the backlog from the
+// test's start (8 requests in 50 ms measured) — so JMeter's gaps are not
+// compared, its counts are bounded from above (it never sends more than
+// the target and its backlog), and plateau's pacing is checked exactly.
+func TestThroughputTimers(t *testing.T) {
+	o := Run(t, Case{
+		Dir: "testdata/units", JMX: "throughput.jmx",
+		Bounds:  Bounds{Users: 2, Duration: 6 * time.Second},
+		Compare: Options{ThinkTolerance: 1000},
+	})
+	count := func(rs []Request, path string) int {
+		n := 0
+		for _, q := range rs {
+			if q.Path == path {
+				n++
+			}
+		}
+		return n
+	}
+	for _, path := range []string{"/ctt", "/ptt"} {
+		j, p := count(o.JMeter, path), count(o.Plateau, path)
+		// 2 users for 6 s at 2/s each: 24 slots, the first staggered
+		// over a pace; JMeter at most that plus its backlog.
+		if j < 2 || j > 40 || p < 20 || p > 26 {
+			t.Errorf("%s: JMeter %d (want 2–40), plateau %d (want 20–26) requests", path, j, p)
+		}
+	}
+}
+
+// TestCookiesClearedEachIteration: a Cookie Manager with
+// clearEachIteration: the cookie /set answers is sent to /use in the same
+// iteration and never to the next iteration's /set, by both tools.
+func TestCookiesClearedEachIteration(t *testing.T) {
+	o := Run(t, Case{
+		Dir: "testdata/units", JMX: "cookies.jmx",
+		Rules:  []Rule{{Path: regexp.MustCompile(`^/set$`), Resp: Response{Header: map[string]string{"Set-Cookie": "sid=s{{n}}; Path=/"}, Body: "{}"}}},
+		Bounds: Bounds{Users: 1, Iterations: 4, Duration: 20 * time.Second},
+		// The cookie's value is the recorder's request number.
+		Compare: Options{Normalize: []Replace{{regexp.MustCompile(`sid=s\d+`), "sid=s{n}"}}},
+	})
+	for side, rs := range map[string][]Request{"JMeter": o.JMeter, "plateau": o.Plateau} {
+		sets, uses := 0, 0
+		for _, q := range rs {
+			switch {
+			case q.Path == "/set" && q.Header.Get("Cookie") != "":
+				sets++
+			case q.Path == "/use" && strings.HasPrefix(q.Header.Get("Cookie"), "sid=s"):
+				uses++
+			}
+		}
+		if sets != 0 || uses != 4 {
+			t.Errorf("%s: a cookie on %d of /set (want 0) and on %d of 4 /use", side, sets, uses)
+		}
+	}
+}
+
+// TestUserParameters: a User Parameters pre-processor with two value
+// sets for three threads: each sends one set in every iteration, two of
+// them ann/admin and one bob/clerk, on both tools.
+func TestUserParameters(t *testing.T) {
+	o := Run(t, Case{
+		Dir: "testdata/units", JMX: "userparams.jmx",
+		Bounds: Bounds{Users: 3, Iterations: 2, Duration: 20 * time.Second},
+	})
+	for side, rs := range map[string][]Request{"JMeter": o.JMeter, "plateau": o.Plateau} {
+		got := map[string]bool{}
+		for _, q := range rs {
+			got[q.Path+" "+q.Header.Get("X-Role")] = true
+		}
+		if len(rs) != 6 || !got["/who/ann admin"] || !got["/who/bob clerk"] || len(got) != 2 {
+			t.Errorf("%s sent %d requests with %v; want 6, ann/admin and bob/clerk only", side, len(rs), got)
+		}
+	}
+	// Per user: one set for all its iterations, and the sets shared out
+	// as JMeter does (two users with ann, one with bob). JMeter gives
+	// thread n set n modulo 2; plateau hands the rows out in the order
+	// the users start, so which user number gets which set may differ.
+	for side, rs := range map[string][]Request{"JMeter": o.JMeter, "plateau": o.Plateau} {
+		per := map[string]map[string]bool{}
+		for _, q := range rs {
+			if per[q.User] == nil {
+				per[q.User] = map[string]bool{}
+			}
+			per[q.User][q.Path] = true
+		}
+		ann := 0
+		for u, paths := range per {
+			if len(paths) != 1 {
+				t.Errorf("%s: user %s sent %v, want one set for both iterations", side, u, paths)
+			}
+			if paths["/who/ann"] {
+				ann++
+			}
+		}
+		if len(per) != 3 || ann != 2 {
+			t.Errorf("%s: %d users, %d with ann; want 3 users, 2 with ann", side, len(per), ann)
+		}
+	}
+}
+
+// TestControllersFromProperties: a Throughput Controller whose share is a
+// property (25 %), one by executions (the first 2 per thread, a property),
+// and a Switch Controller whose value is a property naming a child ("b"),
+// then set to an index (-JBRANCH=0): the same requests on both tools.
+func TestControllersFromProperties(t *testing.T) {
+	for _, c := range []struct {
+		props map[string]string
+		want  string
+	}{{nil, "/branch-b"}, {map[string]string{"BRANCH": "0"}, "/branch-a"}} {
+		o := Run(t, Case{
+			Dir: "testdata/units", JMX: "controllers.jmx",
+			Bounds:  Bounds{Users: 2, Iterations: 12, Duration: 30 * time.Second},
+			Props:   c.props,
+			Compare: Options{RandomBranches: true},
+		})
+		for side, rs := range map[string][]Request{"JMeter": o.JMeter, "plateau": o.Plateau} {
+			n := map[string]int{}
+			for _, q := range rs {
+				n[q.Path]++
+			}
+			// 2 users × 12 iterations: /every 24, /first 2 per user, the
+			// switch's one child every time, /quarter about a quarter.
+			if n["/every"] != 24 || n["/first"] != 4 || n[c.want] != 24 || n["/quarter"] < 1 || n["/quarter"] > 14 {
+				t.Errorf("%s (props %v): %v", side, c.props, n)
+			}
+		}
+	}
+}
+
+// TestCSVStopThread: a CSV Data Set of 3 rows without recycling, stopping
+// the thread at the end, shared by its thread group's 2 users for 5 loops:
+// each row is sent once, then each user stops, on both tools.
+func TestCSVStopThread(t *testing.T) {
+	o := Run(t, Case{
+		Dir: "testdata/units", JMX: "stopthread.jmx",
+		Bounds: Bounds{Users: 2, Iterations: 5, Duration: 20 * time.Second},
+		// The plan has no timer and a user sends one or two requests:
+		// the one gap is JMeter's cold JVM (82 ms measured), not a wait.
+		Compare: Options{ThinkTolerance: 1000},
+	})
+	for side, rs := range map[string][]Request{"JMeter": o.JMeter, "plateau": o.Plateau} {
+		got := map[string]int{}
+		for _, q := range rs {
+			got[q.Path]++
+		}
+		if len(rs) != 3 || got["/row/r1"] != 1 || got["/row/r2"] != 1 || got["/row/r3"] != 1 {
+			t.Errorf("%s sent %v, want each of the 3 rows once", side, got)
+		}
 	}
 }

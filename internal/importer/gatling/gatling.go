@@ -50,6 +50,10 @@ type Config struct {
 	Workload string
 	// ChunkSize overrides importer.DefaultChunkSize (tests).
 	ChunkSize int
+	// Follow, when set, makes the import follow the log while Gatling is
+	// still writing it, until Follow is closed (Gatling has exited): the
+	// requests reach the run as they are written (importer.Follower).
+	Follow <-chan struct{}
 }
 
 // Source imports one simulation.log.
@@ -73,7 +77,13 @@ const Kind = "a Gatling simulation.log"
 
 // Import reads the log into run.
 func (s *Source) Import(ctx context.Context, run *importer.Run) error {
-	f, err := os.Open(s.cfg.Path)
+	var f io.ReadCloser
+	var err error
+	if s.cfg.Follow != nil {
+		f, err = importer.Follow(s.cfg.Path, s.cfg.Follow, importer.Lines(1)) // the RUN record
+	} else {
+		f, err = os.Open(s.cfg.Path)
+	}
 	if err != nil {
 		return fmt.Errorf("opening Gatling log: %w", err)
 	}

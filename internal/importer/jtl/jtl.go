@@ -43,6 +43,10 @@ type Config struct {
 	TimestampEnd bool
 	// ChunkSize overrides the size of the pieces a file is cut into (tests).
 	ChunkSize int
+	// Follow, when set, makes the import follow the file while JMeter is
+	// still writing it, until Follow is closed (JMeter has exited): the
+	// samples reach the run as they are written (importer.Follower).
+	Follow <-chan struct{}
 }
 
 // Source imports one JTL file.
@@ -69,7 +73,14 @@ var _ importer.Source = (*Source)(nil)
 
 // Import reads the file into run.
 func (s *Source) Import(ctx context.Context, run *importer.Run) error {
-	f, err := os.Open(s.cfg.Path)
+	var f io.ReadCloser
+	var err error
+	if s.cfg.Follow != nil {
+		// The header and a first sample make the head (layout, clock).
+		f, err = importer.Follow(s.cfg.Path, s.cfg.Follow, importer.Lines(2))
+	} else {
+		f, err = os.Open(s.cfg.Path)
+	}
 	if err != nil {
 		return fmt.Errorf("opening JTL: %w", err)
 	}
@@ -83,7 +94,7 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 		}
 		run.AddSource(s.Describe() + " (XML)")
 		run.SetOrigin(rundir.SourceJMeter, rundir.HoldsOf(rundir.SourceJMeter))
-		return s.importXML(ctx, run, br)
+		return s.importXML(ctx, run, importer.NoPause(br))
 	}
 	run.AddSource(s.Describe() + " (CSV)")
 	run.SetOrigin(rundir.SourceJMeter, rundir.HoldsOf(rundir.SourceJMeter))

@@ -53,6 +53,11 @@ type Config struct {
 	Summary string
 	// ChunkSize overrides importer.DefaultChunkSize (tests).
 	ChunkSize int
+	// Follow, when set, makes the import follow the file while k6 is
+	// still writing it, until Follow is closed (k6 has exited): the
+	// requests reach the run as they are written (importer.Follower). A
+	// Summary that does not exist when the stream ends is then left out.
+	Follow <-chan struct{}
 }
 
 // Source imports one k6 JSON stream.
@@ -85,7 +90,13 @@ const (
 
 // Import reads the stream into run.
 func (s *Source) Import(ctx context.Context, run *importer.Run) error {
-	f, err := os.Open(s.cfg.Path)
+	var f io.ReadCloser
+	var err error
+	if s.cfg.Follow != nil {
+		f, err = importer.Follow(s.cfg.Path, s.cfg.Follow, streamHead)
+	} else {
+		f, err = os.Open(s.cfg.Path)
+	}
 	if err != nil {
 		return fmt.Errorf("opening k6 output: %w", err)
 	}
@@ -161,7 +172,9 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 			return b, nil
 		},
 		func(c *importer.Chunk, b *batch) error {
-			lines = c.Line - 1 + int64(bytes.Count(c.Data, []byte{'\n'}))
+			if gz { // for the message of a cut stream only
+				lines = c.Line - 1 + int64(bytes.Count(c.Data, []byte{'\n'}))
+			}
 			probs.Merge(&b.probs)
 			tot.add(&b.tally)
 			for _, p := range b.vus {
@@ -202,9 +215,23 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 		return fmt.Errorf("%s: no http_req_duration points: nothing to import", s.cfg.Path)
 	}
 	if s.cfg.Summary != "" {
+		if _, err := os.Stat(s.cfg.Summary); err != nil && s.cfg.Follow != nil {
+			return nil // k6 wrote none (it was killed)
+		}
 		return s.sideSummary(run, &tot)
 	}
 	return nil
+}
+
+// streamHead says whether a followed stream's head is whole: it holds the
+// first request (primaryHost reads its host), or the first line of a CSV
+// output's data.
+func streamHead(b []byte) bool {
+	if bytes.HasPrefix(b, []byte("metric_name,")) {
+		return bytes.Count(b, []byte{'\n'}) >= 2
+	}
+	i := bytes.Index(b, []byte(`{"metric":"http_req_duration"`))
+	return i >= 0 && bytes.IndexByte(b[i:], '\n') >= 0
 }
 
 func (s *Source) notes(run *importer.Run, tot *tally, agg *importer.Aggregator) {
@@ -327,6 +354,7 @@ type decoder struct {
 	host   string // the first request's scheme://host, stripped from labels
 	keep   bool
 	pt     point
+	val    float64 // fastPoint's value, pointed to by pt
 	lb     []byte
 }
 
@@ -349,6 +377,9 @@ type point struct {
 			Check            string `json:"check"`
 		} `json:"tags"`
 	} `json:"data"`
+	// rawTime is data.time as fastPoint found it in the line (valid while
+	// the line is; Data.Time is then empty).
+	rawTime []byte
 }
 
 // wanted are the metrics whose points are decoded; the others are skipped
@@ -366,7 +397,10 @@ func (d *decoder) decode(data []byte, line int64, b *batch) {
 		} else {
 			data = nil
 		}
-		d.line(bytes.TrimRight(raw, "\r \t"), line, b)
+		for len(raw) > 0 && (raw[len(raw)-1] == '\r' || raw[len(raw)-1] == ' ' || raw[len(raw)-1] == '\t') {
+			raw = raw[:len(raw)-1] // bytes.TrimRight builds its cutset for every line
+		}
+		d.line(raw, line, b)
 		line++
 	}
 }
@@ -376,19 +410,27 @@ func (d *decoder) line(raw []byte, lineNo int64, b *batch) {
 		return
 	}
 	// Fast path: k6 writes Point lines as {"metric":"NAME","type":"Point",…}.
+	withTags := true
 	if bytes.HasPrefix(raw, pointPrefix) {
 		rest := raw[len(pointPrefix):]
-		if q := bytes.IndexByte(rest, '"'); q >= 0 && !wanted[string(rest[:q])] {
-			if raw[len(raw)-1] != '}' {
-				b.probs.Add(lineNo, "truncated JSON line", raw)
+		if q := bytes.IndexByte(rest, '"'); q >= 0 {
+			m := rest[:q]
+			if !wanted[string(m)] {
+				if raw[len(raw)-1] != '}' {
+					b.probs.Add(lineNo, "truncated JSON line", raw)
+				}
+				return
 			}
-			return
+			// Only these metrics' tags are read (add).
+			withTags = string(m) == "http_req_duration" || string(m) == "group_duration" || string(m) == "checks"
 		}
 	}
-	d.pt = point{}
-	if err := json.Unmarshal(raw, &d.pt); err != nil {
-		b.probs.Add(lineNo, "not a JSON object: "+jsonErr(err), raw)
-		return
+	if !fastPoint(raw, &d.pt, &d.val, withTags) {
+		d.pt = point{}
+		if err := json.Unmarshal(raw, &d.pt); err != nil {
+			b.probs.Add(lineNo, "not a JSON object: "+jsonErr(err), raw)
+			return
+		}
 	}
 	p := &d.pt
 	switch p.Type {
@@ -406,7 +448,11 @@ func (d *decoder) line(raw []byte, lineNo int64, b *batch) {
 		b.probs.Add(lineNo, "point without a numeric value", raw)
 		return
 	}
-	t, err := d.tp.Parse([]byte(p.Data.Time))
+	tb := p.rawTime
+	if tb == nil {
+		tb = []byte(p.Data.Time)
+	}
+	t, err := d.tp.Parse(tb)
 	if err != nil {
 		b.probs.Add(lineNo, "time: "+err.Error(), raw)
 		return

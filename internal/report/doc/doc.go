@@ -29,6 +29,10 @@ type Document struct {
 	Generated time.Time
 	// Tool names the tool and version that wrote it ("plateau 0.1.0").
 	Tool string
+	// Origin says what the document was written from, for its footer
+	// ("from the results history (30 stored runs)"); empty means a run
+	// report's "from the run directory alone".
+	Origin string
 	// Sections in reading order; IDs are stable anchors (summary,
 	// requirements, runs, results, resources, errors, capacity, trends,
 	// comparison, conclusions, appendix).

@@ -3,7 +3,9 @@
 // case whose message states the observed value; a requirement that could not
 // be judged (bad expression, no samples) is an errored one. A run that was
 // interrupted, did not hold its planned load or had no successful request
-// adds a failed "run" test case, so CI never shows it green.
+// adds a failed "run" test case, so CI never shows it green. A capacity
+// search's run adds a "capacity" test case, failed when the capacity found is
+// below the one required.
 package junit
 
 import (
@@ -14,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/plateau-perf/plateau/internal/analysis/capacity"
+	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
 	"github.com/plateau-perf/plateau/internal/report/doc"
 	"github.com/plateau-perf/plateau/internal/rundir"
 )
@@ -127,6 +131,9 @@ func Encode(d *doc.Document) ([]byte, error) {
 		}
 		st.Cases = append(st.Cases, tc)
 	}
+	if s.Capacity != nil && s.Capacity.Search != nil {
+		st.Cases = append(st.Cases, searchCase(s.Capacity.Search, secs, &st))
+	}
 	st.Tests = len(st.Cases)
 	root := testsuites{Name: name, Tests: st.Tests, Failures: st.Failures, Errors: st.Errors, Time: secs, Suites: []suite{st}}
 	var buf bytes.Buffer
@@ -138,6 +145,27 @@ func Encode(d *doc.Document) ([]byte, error) {
 	}
 	buf.WriteByte('\n')
 	return buf.Bytes(), nil
+}
+
+// searchCase is a capacity search's answer as a test case: failed when
+// the capacity found is below the one required (fail_below), an error when
+// the search could only show a lower bound below it.
+func searchCase(cs *capacity.Search, secs string, st *suite) testcase {
+	tc := testcase{Name: "capacity of " + cs.Workload, Classname: "capacity.search", Time: secs}
+	lowerBound := cs.Outcome == search.GeneratorLimited || cs.Outcome == search.Budget && cs.UpperBound == 0
+	load := strconv.FormatFloat(cs.Load, 'f', -1, 64) + " " + cs.Unit
+	need := strconv.FormatFloat(cs.FailBelow, 'f', -1, 64) + " " + cs.Unit
+	switch {
+	case cs.FailBelow > 0 && cs.Load < cs.FailBelow && lowerBound:
+		tc.Error = &problem{Message: fmt.Sprintf("%s: the capacity is at least %s, whether it reaches the %s required is not known", cs.Outcome, load, need), Type: "capacity.unknown", Text: cs.Sentence}
+		st.Errors++
+	case cs.FailBelow > 0 && cs.Load < cs.FailBelow:
+		tc.Failure = &problem{Message: fmt.Sprintf("capacity %s is below the %s required", load, need), Type: "capacity.below", Text: cs.Sentence}
+		st.Failures++
+	default:
+		tc.SystemOut = cs.Sentence + "\n"
+	}
+	return tc
 }
 
 // Write implements doc.Writer: it writes dir/junit.xml atomically.

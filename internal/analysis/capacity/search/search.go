@@ -22,6 +22,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -863,4 +865,113 @@ func (st *state) stop(o Outcome, at Load) Decision {
 		a.Outcome = BelowMin
 	}
 	return Decision{Action: Stop, Answer: a}
+}
+
+// MarshalText writes the verdict as its name ("holds", "breaks",
+// "marginal").
+func (v Verdict) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
+
+func (p Phase) String() string {
+	return [...]string{"?", "up", "down", "bisect", "verify"}[max(0, min(int(p), 4))]
+}
+
+// MarshalText writes the phase as its name ("up", "down", "bisect",
+// "verify").
+func (p Phase) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// Judgement is the search's view of one probe after all the probes: its
+// verdict on the probe's own figures and against the throughput plateau
+// the later probes established (closed model), and what made it bad.
+type Judgement struct {
+	Verdict     Verdict
+	Limit       Limit  // NoLimit when it held
+	Requirement string // the requirement, when Limit is RequirementBroke
+}
+
+// Judge returns the search's judgement of each probe, in order, with the
+// same rules Next applies: a probe that was good when it ran can be judged
+// past the knee once later probes showed the throughput plateau. A
+// marginal probe is Marginal here, whatever its repeats decided.
+func Judge(s Settings, probes []Probe) ([]Judgement, error) {
+	s = s.withDefaults()
+	if err := s.validate(); err != nil {
+		return nil, fmt.Errorf("capacity search: %w", err)
+	}
+	for i, p := range probes {
+		if err := validProbe(i, p); err != nil {
+			return nil, fmt.Errorf("capacity search: %w", err)
+		}
+	}
+	st := newState(s, probes)
+	out := make([]Judgement, len(probes))
+	for i := range probes {
+		v, l, r := st.judge(i)
+		out[i] = Judgement{Verdict: v, Limit: l, Requirement: r}
+	}
+	return out, nil
+}
+
+// unmarshalName sets *v to the value whose String is text, among the
+// values 0 … n-1.
+func unmarshalName[T interface {
+	~int
+	String() string
+}](v *T, text []byte, n int, what string) error {
+	for i := range n {
+		if T(i).String() == string(text) {
+			*v = T(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown %s %q", what, text)
+}
+
+// UnmarshalText reads an outcome's name.
+func (o *Outcome) UnmarshalText(b []byte) error { return unmarshalName(o, b, 7, "outcome") }
+
+// UnmarshalText reads a limit's name.
+func (l *Limit) UnmarshalText(b []byte) error { return unmarshalName(l, b, 7, "limit") }
+
+// UnmarshalText reads a verdict's name.
+func (v *Verdict) UnmarshalText(b []byte) error { return unmarshalName(v, b, 4, "verdict") }
+
+// UnmarshalText reads a phase's name.
+func (p *Phase) UnmarshalText(b []byte) error { return unmarshalName(p, b, 5, "phase") }
+
+// ParseResolution reads a resolution: "5%" or "5" (percent of the load),
+// "10users" or "20/s" (in the load's unit, which must be model's). The
+// error quotes s and says what is wanted.
+func ParseResolution(s string, m Model) (pct float64, abs Load, err error) {
+	t := strings.TrimSpace(s)
+	num := func(v string) (float64, error) {
+		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || !(x > 0) || math.IsInf(x, 0) {
+			return 0, fmt.Errorf("%q: want a positive percentage (5%%) or load (10users, 20/s)", s)
+		}
+		return x, nil
+	}
+	switch {
+	case strings.HasSuffix(t, "%"):
+		pct, err = num(strings.TrimSuffix(t, "%"))
+	case strings.HasSuffix(t, "users"), strings.HasSuffix(t, "user"):
+		if m != Closed {
+			return 0, 0, fmt.Errorf("%q: users for a workload with rate:; give req/s (20/s) or a percentage", s)
+		}
+		var x float64
+		x, err = num(strings.TrimSuffix(strings.TrimSuffix(t, "users"), "user"))
+		abs = Load(x)
+	case strings.HasSuffix(t, "/s"):
+		if m != Open {
+			return 0, 0, fmt.Errorf("%q: req/s for a workload with users:; give users (10users) or a percentage", s)
+		}
+		var x float64
+		x, err = num(strings.TrimSuffix(t, "/s"))
+		abs = Load(x)
+	default:
+		pct, err = num(t)
+	}
+	if err == nil && pct >= 100 {
+		return 0, 0, fmt.Errorf("%q: a percentage below 100", s)
+	}
+	return pct, abs, err
 }

@@ -763,3 +763,32 @@ func TestPropertyPlateau(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// FuzzParseResolution: any text is a resolution or an error, never a
+// panic; a resolution is exactly one of a percentage in (0, 100) and a
+// positive load, and valid settings for its model.
+func FuzzParseResolution(f *testing.F) {
+	for _, s := range []string{"5%", "5", "10users", "1user", "20/s", "0%", "100%", "-3/s", "NaN%", "Inf/s", " 7.5 % ", "1e400users"} {
+		f.Add(s, true)
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, s string, open bool) {
+		m := Closed
+		if open {
+			m = Open
+		}
+		pct, abs, err := ParseResolution(s, m)
+		if err != nil {
+			if pct != 0 || abs != 0 {
+				t.Fatalf("%q: error %v with %v, %v", s, err, pct, abs)
+			}
+			return
+		}
+		if (pct > 0) == (abs > 0) || !(pct < 100) || math.IsInf(float64(abs), 0) || math.IsNaN(pct) || math.IsNaN(float64(abs)) {
+			t.Fatalf("%q: pct %v abs %v", s, pct, abs)
+		}
+		if _, err := Next(Settings{Model: m, Start: 10, Max: 100, ResolutionPct: pct, ResolutionAbs: abs}, nil); err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+	})
+}

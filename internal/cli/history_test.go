@@ -1,0 +1,258 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/demo"
+	"github.com/plateau-perf/plateau/internal/demo/sut"
+	"github.com/plateau-perf/plateau/internal/history"
+	"github.com/plateau-perf/plateau/internal/monitor/monitortest"
+	"github.com/plateau-perf/plateau/internal/report/reporttest"
+)
+
+// serve runs a demo service on a loopback port until the test ends.
+func serve(t *testing.T, fn func(context.Context, net.Listener) error) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- fn(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Errorf("demo service did not stop")
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// slowableFront starts the demo's front over back, calling an external-services
+// process whose every call takes latency: the setting that slows the demo
+// service.
+func slowableFront(t *testing.T, back string, latency time.Duration) string {
+	t.Helper()
+	l := sut.Latency{Kind: sut.LatencyFixed, Median: latency}
+	ext, err := sut.NewExternal(sut.ExternalConfig{Seed: 1, Services: []sut.ServiceConfig{{Name: "audit", Latency: l}, {Name: "consent", Latency: l}, {Name: "relation", Latency: l}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	extURL := serve(t, ext.Serve)
+	front, err := sut.NewFront(sut.FrontConfig{Secret: "history-test-secret", BackURLs: []string{back}, ExternalURL: extURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = front.Close() })
+	return serve(t, front.Serve)
+}
+
+// TestHistoryDemoSlowdown: 30 short runs of the demo's plan, the demo
+// service slowed from run 15 on (its three external calls take 60 ms each
+// instead of 10 ms). A busy test machine can double a 1.5-second run's
+// latency by itself, so the check is given a threshold of 150 % (a CI
+// pipeline sets its own for its own noise) and the planted step is +400 %. history check passes on run 14 and fails as soon as run 15 is
+// added; the report finds one change point in the read's response time,
+// at run 15; a run added twice is stored once.
+func TestHistoryDemoSlowdown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("30 runs of the demo plan")
+	}
+	work := t.TempDir()
+	const patients = 2000
+	back, err := sut.NewBack(context.Background(), sut.BackConfig{DBPath: filepath.Join(work, "cave.db"), Seed: sut.DefaultSeed, Patients: patients})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = back.Close() })
+	backURL := serve(t, back.Serve)
+	fast, slow := slowableFront(t, backURL, 10*time.Millisecond), slowableFront(t, backURL, 60*time.Millisecond)
+
+	planDir := filepath.Join(work, "plan")
+	if err := os.MkdirAll(planDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(planDir, "plan.yaml"), demo.PlanYAML, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	csv, err := os.Create(filepath.Join(planDir, "cpr.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sut.WriteCPRCSV(csv, sut.DefaultSeed, patients); err != nil {
+		t.Fatal(err)
+	}
+	if err := csv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(work, "history.db")
+	junit := filepath.Join(work, "history.xml")
+	const runs, slowFrom = 30, 15
+	var dirs []string
+	for i := 1; i <= runs; i++ {
+		target, release := fast, "r1"
+		if i >= slowFrom {
+			target, release = slow, "r2"
+		}
+		dir := filepath.Join(work, fmt.Sprintf("run-%02d", i))
+		// The demo's plan, shortened to its first step for 1.5 s (its six
+		// steps take two minutes), without the demo's process monitors
+		// and access logs (the services run in this process) and so
+		// without its requirements on time (the slowed runs break them;
+		// here the history is what judges).
+		code, out, errOut := runCLI(t, "run", filepath.Join(planDir, "plan.yaml"), "-q", "-o", dir, "--history", db,
+			"--set", "target="+target,
+			"--set", `workloads.read.load.steps=[{name: "1: 2 nodes x 7 threads", users: 3, duration: 1500ms}]`,
+			"--set", "monitor.targets=[]", "--set", "server_side.sources=[]",
+			"--set", `sla=["error_rate < 1%"]`)
+		if code != ExitOK {
+			t.Fatalf("run %d: exit %d\n%s\n%s", i, code, out, errOut)
+		}
+		if !strings.Contains(out, "history:       run ") {
+			t.Fatalf("run %d was not added to the history:\n%s\n%s", i, out, errOut)
+		}
+		// Added again by hand with its tags: the same run, tags merged.
+		code, out, errOut = runCLI(t, "history", "add", dir, "--db", db, "--tag", "release="+release, "--tag", fmt.Sprintf("build=%d", 1000+i))
+		if code != ExitOK || !strings.Contains(out, "already stored") {
+			t.Fatalf("history add of run %d: exit %d\n%s\n%s", i, code, out, errOut)
+		}
+		dirs = append(dirs, dir)
+		switch i {
+		case slowFrom - 1:
+			code, out, errOut = runCLI(t, "history", "check", "--db", db, "--junit", junit, "--threshold", "150")
+			if code != ExitOK {
+				t.Fatalf("history check after run %d: exit %d, want 0\n%s\n%s", i, code, out, errOut)
+			}
+		case slowFrom:
+			code, out, errOut = runCLI(t, "history", "check", "--db", db, "--junit", junit, "--threshold", "150")
+			if code != ExitSLAFailed || !strings.Contains(out, "WORSE  list allergies p95 (ms)") || !strings.Contains(out, "WORSE  list allergies mean (ms)") {
+				t.Fatalf("history check after run %d: exit %d, want 1 naming the read's p95 and mean\n%s\n%s", i, code, out, errOut)
+			}
+			b, err := os.ReadFile(junit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var suites struct {
+				Failures int `xml:"failures,attr"`
+				Tests    int `xml:"tests,attr"`
+			}
+			if err := xml.Unmarshal(b, &suites); err != nil || suites.Failures == 0 || suites.Tests <= suites.Failures {
+				t.Errorf("junit after run %d: %+v %v\n%s", i, suites, err, b)
+			}
+		}
+	}
+	s, err := history.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := s.Runs(context.Background(), history.Filter{})
+	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != runs {
+		t.Fatalf("%d runs stored after adding each of %d twice", len(stored), runs)
+	}
+	// The history survives its run directories.
+	for _, d := range dirs {
+		if err := os.RemoveAll(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(work, "report")
+	code, stdout, errOut := runCLI(t, "history", "report", "--db", db, "-o", out)
+	if code != ExitOK {
+		t.Fatalf("history report: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "history.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a history.Analysis
+	if err := json.Unmarshal(b, &a); err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Runs) != runs {
+		t.Fatalf("history.json lists %d runs", len(a.Runs))
+	}
+	checked := 0
+	for _, ser := range a.Series {
+		for _, cp := range ser.ChangePoints {
+			t.Logf("found: %s: before run %d, %+.1f %%, p = %.3f", ser.Name, cp.Run+1, cp.ChangePct, cp.PValue)
+		}
+
+		if ser.Label != "list allergies" || ser.Phase != history.WholeRun || (ser.Metric != history.MetricP95 && ser.Metric != history.MetricMean) {
+			continue
+		}
+		checked++
+		if len(ser.ChangePoints) != 1 || ser.ChangePoints[0].Run != slowFrom-1 || !ser.ChangePoints[0].Worse {
+			t.Errorf("%s: change points %+v, want one, worse, at run %d", ser.Name, ser.ChangePoints, slowFrom)
+		}
+	}
+	if checked != 2 {
+		t.Errorf("%d series of the read found, want its p95 and mean", checked)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "history.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "run 15 (release r2, build 1015)") {
+		t.Errorf("history.md does not name run 15 in its change points")
+	}
+	// show lists every run with its tags.
+	code, stdout, _ = runCLI(t, "history", "show", "--db", db, "--label", "list allergies")
+	if code != ExitOK || strings.Count(stdout, "release=r2") != runs-slowFrom+1 || !strings.Contains(stdout, "30 runs") {
+		t.Errorf("history show: exit %d\n%s", code, stdout)
+	}
+}
+
+// TestHistoryCommandsPostgres: the commands against a real PostgreSQL by
+// URL, and their answers to a directory that holds no run and to an empty
+// store.
+func TestHistoryCommandsPostgres(t *testing.T) {
+	dsn := monitortest.Postgres(t)
+	code, out, errOut := runCLI(t, "history", "check", "--db", dsn)
+	if code != ExitOK || !strings.Contains(out, "no run stored, nothing to compare") {
+		t.Errorf("check of an empty store: exit %d\n%s%s", code, out, errOut)
+	}
+	dir := t.TempDir()
+	if err := reporttest.Write(dir, reporttest.Options{Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runCLI(t, "history", "add", dir, "--db", dsn, "--tag", "release=quesnelia")
+	if code != ExitError || !strings.Contains(errOut, "no summary.json") || !strings.Contains(errOut, dir) {
+		t.Errorf("adding a run without summary.json: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := runCLI(t, "report", dir); code != ExitSLAFailed && code != ExitOK {
+		t.Fatalf("report: exit %d\n%s", code, errOut)
+	}
+	empty := t.TempDir()
+	code, out, errOut = runCLI(t, "history", "add", dir, empty, "--db", dsn, "--tag", "release=quesnelia")
+	if code != ExitError || !strings.Contains(out, "added "+dir) || !strings.Contains(errOut, empty) {
+		t.Errorf("adding a run and a directory without one: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "history", "show", "--db", dsn, "--tag", "release=quesnelia")
+	if code != ExitOK || !strings.Contains(out, "release=quesnelia") || !strings.Contains(out, "1 runs") {
+		t.Errorf("show: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "history", "show", "--db", dsn, "--since", "yesterday")
+	if code != ExitError || !strings.Contains(errOut, `--since "yesterday"`) {
+		t.Errorf("show --since yesterday: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "history", "report", "--db", dsn)
+	if code != ExitError || !strings.Contains(errOut, "out") {
+		t.Errorf("report without -o: exit %d\n%s%s", code, out, errOut)
+	}
+}

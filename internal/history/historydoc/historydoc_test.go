@@ -1,0 +1,253 @@
+package historydoc_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/history"
+	"github.com/plateau-perf/plateau/internal/history/historydoc"
+	"github.com/plateau-perf/plateau/internal/monitor/monitortest"
+)
+
+// storedRuns makes n runs as the store holds them: label "checkout" (and
+// TOTAL) with a step up of p95 from run 12 on, tagged with releases, one
+// hostile label.
+func storedRuns(n int) []*history.Run {
+	rng := rand.New(rand.NewPCG(1, 2))
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	var runs []*history.Run
+	for i := range n {
+		p95 := 120 + rng.NormFloat64()*2
+		if i >= 11 {
+			p95 = 150 + rng.NormFloat64()*2
+		}
+		rel := "quesnelia"
+		if i >= 11 {
+			rel = "ramsons"
+		}
+		r := &history.Run{ID: fmt.Sprintf("%032x", i+1), Plan: "check-in-out", Start: t0.Add(time.Duration(i) * 24 * time.Hour),
+			Verdict: "passed", Passed: true, Tags: map[string]string{"release": rel, "build": fmt.Sprint(100 + i)}, Context: map[string]string{},
+			Labels: []history.LabelRow{
+				{Label: "checkout", Samples: 9000, Errors: 9, ErrorPct: 0.1, MeanMs: p95 / 2, P50Ms: p95 / 2.2, P90Ms: p95 * 0.9, P95Ms: p95, P99Ms: p95 * 1.3, MaxMs: p95 * 2, ThroughputRPS: 30},
+				{Label: "<script>alert(1)</script>", Samples: 9000, MeanMs: 40 + rng.NormFloat64(), P95Ms: 80 + rng.NormFloat64(), ThroughputRPS: 30},
+				{Label: "TOTAL", Samples: 18000, Errors: 9, ErrorPct: 0.05, MeanMs: p95 / 2.5, P95Ms: p95, ThroughputRPS: 60},
+			},
+			Resources: []history.ResourceRow{{Target: "mod-circulation", Kind: "process", Metric: "cpu_pct", Mean: 55 + rng.NormFloat64()}}}
+		runs = append(runs, r)
+	}
+	return runs
+}
+
+func writeReport(t *testing.T, runs []*history.Run, dir string) *history.Analysis {
+	t.Helper()
+	a, err := history.Analyze(runs, history.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := historydoc.Build(a, runs, "plateau test", time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC))
+	if _, err := historydoc.Write(dir, d, a); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestReportStatesItsData: the change point table, the latest-run table
+// and the charts say what the analysis found.
+func TestReportStatesItsData(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	runs := storedRuns(24)
+	a := writeReport(t, runs, dir)
+	md, err := os.ReadFile(filepath.Join(dir, historydoc.MarkdownFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cp *history.ChangePoint
+	for _, s := range a.Series {
+		if s.Label == "checkout" && s.Metric == history.MetricP95 {
+			if len(s.ChangePoints) != 1 {
+				t.Fatalf("checkout p95: %d change points", len(s.ChangePoints))
+			}
+			cp = &s.ChangePoints[0]
+		}
+	}
+	row := fmt.Sprintf("| checkout p95 (ms) | run 12 (release ramsons, build 111) | %.0f (11) | %.0f (13) | ❌ %+.1f %% | %.3f | ❌ worse |", cp.BeforeMean, cp.AfterMean, cp.ChangePct, cp.PValue)
+	if !strings.Contains(string(md), row) {
+		t.Errorf("history.md lacks the change point row %q:\n%s", row, md)
+	}
+	if !strings.Contains(string(md), "Releases: quesnelia (runs 1–11), ramsons (runs 12–24).") {
+		t.Errorf("history.md does not list the releases")
+	}
+	charts, _ := filepath.Glob(filepath.Join(dir, historydoc.ChartDir, "*.svg"))
+	if len(charts) != len(a.Series) {
+		t.Errorf("%d charts for %d series", len(charts), len(a.Series))
+	}
+}
+
+// TestReportSameFromSQLiteAndPostgres: the report of runs stored in SQLite
+// and in a real PostgreSQL is the same, byte for byte.
+func TestReportSameFromSQLiteAndPostgres(t *testing.T) {
+	ctx := context.Background()
+	runs := storedRuns(16)
+	var outs [2][]byte
+	for i, dsn := range []string{filepath.Join(t.TempDir(), "h.db"), monitortest.Postgres(t)} {
+		s, err := history.Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range runs {
+			if _, err := s.Add(ctx, r, time.Unix(0, 0)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.Runs(ctx, history.Filter{})
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		writeReport(t, got, dir)
+		for _, f := range []string{historydoc.HTMLFile, historydoc.MarkdownFile, historydoc.JSONFile} {
+			b, err := os.ReadFile(filepath.Join(dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs[i] = append(outs[i], b...)
+		}
+	}
+	if !bytes.Equal(outs[0], outs[1]) {
+		t.Errorf("the report differs between SQLite and PostgreSQL")
+	}
+}
+
+// TestReportInBrowser loads history.html in headless Chromium with the
+// network trapped: no console message, no request, every section and
+// chart rendered, a hostile label shown as text.
+func TestReportInBrowser(t *testing.T) {
+	bin := chromium(t)
+	dir := t.TempDir()
+	a := writeReport(t, storedRuns(24), dir)
+	tr := newTrap(t)
+	dom, console := runChromium(t, bin, tr, filepath.Join(dir, historydoc.HTMLFile), "--dump-dom")
+	if len(console) > 0 {
+		t.Errorf("console messages while loading history.html:\n%s", strings.Join(console, "\n"))
+	}
+	for _, id := range []string{"summary", "latest", "change-points", "series", "runs"} {
+		if !strings.Contains(dom, `<section id="`+id+`"`) {
+			t.Errorf("section %q missing from the rendered page", id)
+		}
+	}
+	if n := strings.Count(dom, "<svg"); n != len(a.Series) {
+		t.Errorf("%d charts rendered, want %d", n, len(a.Series))
+	}
+	if !strings.Contains(dom, "&lt;script&gt;alert(1)&lt;/script&gt;") || strings.Contains(dom, "<script>alert(1)") {
+		t.Errorf("a label holding <script> was not rendered as text")
+	}
+	if reqs := tr.requests(); len(reqs) > 0 {
+		t.Errorf("history.html attempted network requests: %q", reqs)
+	}
+}
+
+// chromium finds Debian's chromium; under CI=true a missing browser fails
+// (internal/report/testdata/install-deps.sh installs it).
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium not found; CI must run internal/report/testdata/install-deps.sh")
+	}
+	t.Skip("chromium not installed (apt-get install -y chromium)")
+	return ""
+}
+
+// trap is a local proxy answering 502 to every request and recording its
+// request line: any request the page attempts is seen here.
+type trap struct {
+	ln   net.Listener
+	mu   sync.Mutex
+	seen []string
+}
+
+func newTrap(t *testing.T) *trap {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &trap{ln: ln}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+				line, _ := bufio.NewReader(c).ReadString('\n')
+				if line = strings.TrimSpace(line); line != "" {
+					tr.mu.Lock()
+					tr.seen = append(tr.seen, line)
+					tr.mu.Unlock()
+				}
+				_, _ = c.Write([]byte("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
+			}()
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	return tr
+}
+
+// requests are the trapped request lines, without chromium's own
+// background traffic to Google hosts, which no page causes.
+func (tr *trap) requests() []string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	var out []string
+	for _, l := range tr.seen {
+		if f := strings.Fields(l); len(f) >= 2 && (strings.Contains(f[1], ".google") || strings.Contains(f[1], ".gvt1.com") || strings.Contains(f[1], ".gstatic.com")) {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func runChromium(t *testing.T, bin string, tr *trap, page string, extra ...string) (string, []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--no-first-run", "--disable-extensions",
+		"--disable-default-apps", "--no-pings", "--disable-breakpad",
+		"--user-data-dir=" + t.TempDir(), "--proxy-server=http://" + tr.ln.Addr().String(), "--proxy-bypass-list=<-loopback>",
+		"--enable-logging=stderr", "--v=0"}
+	args = append(append(args, extra...), "file://"+page)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, errb.String())
+	}
+	var console []string
+	for _, l := range strings.Split(errb.String(), "\n") {
+		if strings.Contains(l, ":CONSOLE") || strings.Contains(l, "Refused to") {
+			console = append(console, l)
+		}
+	}
+	return out.String(), console
+}

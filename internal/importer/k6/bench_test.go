@@ -1,0 +1,57 @@
+package k6
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"testing"
+
+	"github.com/plateau-perf/plateau/internal/importer"
+)
+
+// fixtureStream is the real k6 v1.8.1 JSON stream of testdata, decompressed.
+func fixtureStream(tb testing.TB) []byte {
+	tb.Helper()
+	f, err := os.Open("testdata/k6-v1.8.1/out.json.gz")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// BenchmarkDecodeStream decodes k6's JSON stream as a chunk of the import
+// does: the cost plateau pays per request beside a k6 run (issue 36's
+// overhead goal). ns/request is per http_req_duration point, and
+// cpu-ns/request the process's CPU time per request.
+func BenchmarkDecodeStream(b *testing.B) {
+	data := fixtureStream(b)
+	reqs := bytes.Count(data, []byte(`{"metric":"http_req_duration","type":"Point"`))
+	lbl := importer.NewLabels()
+	tp, _ := importer.NewTimeParser("iso8601", importer.Clock{})
+	host := primaryHost(data)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := procCPU()
+	for range b.N {
+		d := &decoder{labels: lbl.NewCache(), tp: tp, host: host}
+		bt := &batch{}
+		d.decode(data, 1, bt)
+		if len(bt.recs) < reqs {
+			b.Fatalf("%d records, %d requests", len(bt.recs), reqs)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*reqs), "ns/request")
+	// CPU time: on a shared machine wall time counts the waits for a core.
+	b.ReportMetric(float64((procCPU()-cpu0).Nanoseconds())/float64(b.N*reqs), "cpu-ns/request")
+}

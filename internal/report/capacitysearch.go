@@ -1,0 +1,397 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/analysis/capacity"
+	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
+	"github.com/plateau-perf/plateau/internal/analysis/knee"
+	"github.com/plateau-perf/plateau/internal/analysis/sla"
+	"github.com/plateau-perf/plateau/internal/report/chart"
+	"github.com/plateau-perf/plateau/internal/report/doc"
+)
+
+// The report of a capacity search (`plateau capacity`): its summary opens
+// with the answer and its capacity section shows the probes; the other
+// sections are those of the shown probe's run (capacity.Search.Shown).
+
+// capacitySearch is the run's capacity search; nil for any other run.
+func (b *builder) capacitySearch() *capacity.Search {
+	if b.s.Capacity == nil {
+		return nil
+	}
+	return b.s.Capacity.Search
+}
+
+func searchKind(cs *capacity.Search) knee.LoadKind {
+	if cs.Unit == "req/s" {
+		return knee.Rate
+	}
+	return knee.Users
+}
+
+// searchLoad is a load in the searched unit: "157 req/s", "20 users".
+func searchLoad(cs *capacity.Search, v float64) string {
+	if cs.Unit == "req/s" {
+		return rps(v)
+	}
+	return plural(int64(math.Round(v)), "user")
+}
+
+// searchLimit words what limited the search.
+func searchLimit(cs *capacity.Search) string {
+	switch cs.LimitedBy {
+	case search.RequirementBroke:
+		if cs.Marginal {
+			return "the requirement " + cs.Requirement + " (it stayed marginal after its repeats)"
+		}
+		return "the requirement " + cs.Requirement
+	case search.LoadNotHeld:
+		return "the load: the planned load was not applied above it"
+	case search.ThroughputFlat:
+		return "the throughput, which stopped growing"
+	case search.Shortfall:
+		return "the throughput, which fell behind the arrival rate above it"
+	case search.ErrorGuard:
+		return "the error rate, above the search's guard"
+	case search.Generator:
+		return "the load generator"
+	}
+	return ""
+}
+
+// searchAnswer is the answer in one sentence, with its level.
+func (b *builder) searchAnswer(cs *capacity.Search) (doc.Level, string) {
+	l := func(v float64) string { return searchLoad(cs, v) }
+	var lead string
+	level := doc.OK
+	switch cs.Outcome {
+	case search.GeneratorLimited:
+		level = doc.Warn
+		lead = "No capacity: limited by the load generator at " + l(cs.At) + ", so that probe says nothing about the system"
+		if cs.Load > 0 {
+			lead += "; the system held at least " + l(cs.Load)
+		}
+	case search.Collapsing:
+		level = doc.Fail
+		lead = "No capacity: the system was collapsing at " + l(cs.At) + " (the error rate passed the guard at a load it had handled, or at the first)"
+	case search.BelowMin:
+		level = doc.Fail
+		lead = "No capacity: no load probed was good, down to the lowest the search probes"
+		if cs.UpperBound > 0 {
+			lead += fmt.Sprintf(" (%s, limited by %s)", l(cs.UpperBound), searchLimit(cs))
+		}
+	case search.AboveMax:
+		level = doc.Warn
+		lead = "Capacity at least " + l(cs.Load) + ": every probe up to the search's maximum was good"
+	default:
+		if cs.Load == 0 {
+			level = doc.Fail
+			lead = "No capacity: no load probed was shown good"
+			break
+		}
+		lead = "Capacity: " + l(cs.Load)
+		if cs.UpperBound > 0 {
+			lead += fmt.Sprintf(", between %s and %s (the search's resolution %s)", l(cs.Load), l(cs.UpperBound), cs.Resolution)
+		} else if cs.Outcome == search.Budget {
+			lead = "Capacity at least " + l(cs.Load)
+		}
+		if cs.Below > 0 {
+			lead += fmt.Sprintf("; the knee lies between %s and %s", l(cs.Below), l(cs.Load))
+		}
+		if lim := searchLimit(cs); lim != "" {
+			lead += ", limited by " + lim
+		}
+		if cs.Outcome == search.Budget {
+			level = doc.Warn
+			lead += " — not to the resolution: the probe or time budget ran out"
+		}
+	}
+	if cs.FailBelow > 0 {
+		switch {
+		case cs.Load >= cs.FailBelow:
+			lead += fmt.Sprintf("; at least the %s required", l(cs.FailBelow))
+		case cs.Outcome == search.GeneratorLimited || cs.Outcome == search.Budget && cs.UpperBound == 0:
+			level = doc.Warn
+			lead += fmt.Sprintf("; whether it reaches the %s required is not known", l(cs.FailBelow))
+		default:
+			level = doc.Fail
+			lead += fmt.Sprintf(" — below the %s required", l(cs.FailBelow))
+		}
+	}
+	if cs.Interrupted {
+		if level != doc.Fail {
+			level = doc.Warn
+		}
+		lead += " (the search was interrupted: as far as the probes before it show)"
+	}
+	if n, m, worst := cs.Starved(); n > 0 {
+		if level == doc.OK {
+			level = doc.Warn
+		}
+		lead += fmt.Sprintf(" — uncertain: the load generator waited for a CPU during %d of %d probes (up to %.0f %% of its runnable time), so their response times include its own waits", n, m, worst)
+	}
+	return level, lead
+}
+
+// searchLead is the summary's opening: the answer, what saturated first,
+// and what the rest of the report shows.
+func (b *builder) searchLead() []doc.Block {
+	cs := b.capacitySearch()
+	if cs == nil {
+		return nil
+	}
+	level, lead := b.searchAnswer(cs)
+	bn := bottleneckClause(cs.Bottleneck, searchKind(cs), true)
+	out := []doc.Block{&doc.Verdict{Level: level, Text: sentence(lead, bn)}}
+	out = append(out, &doc.Para{Note: true, Text: b.searchShownNote(cs)})
+	return out
+}
+
+func (b *builder) searchShownNote(cs *capacity.Search) string {
+	n := len(cs.Probes)
+	t := fmt.Sprintf("The search ran %s in %s (capacity section).", plural(int64(n), "probe"), dur(time.Duration(cs.ElapsedS*float64(time.Second)).Round(time.Second)))
+	for _, p := range cs.Probes {
+		if p.Dir == cs.Shown {
+			t += fmt.Sprintf(" The rest of this report is the run of %s at %s, %s; each probe's own report is in its directory (%s/report.html).",
+				b.red.String(p.Dir), searchLoad(cs, p.Load), shownWhy(cs, p), b.red.String(p.Dir))
+			break
+		}
+	}
+	return t
+}
+
+func shownWhy(cs *capacity.Search, p capacity.SearchProbe) string {
+	if p.Verdict == capacity.Good && p.Load == cs.Load {
+		return "the capacity"
+	}
+	return "the last probe"
+}
+
+// capacitySearchSection is the capacity section of a search's report.
+func (b *builder) capacitySearchSection() doc.Section {
+	cs := b.capacitySearch()
+	sec := doc.Section{ID: SecCapacity, Title: "Capacity"}
+	level, lead := b.searchAnswer(cs)
+	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: level, Text: sentence(lead)})
+	// The conclusions' throughput is the search's answer, not the shown
+	// probe's own rate.
+	b.conclude(doc.AspectThroughput, level, strings.TrimSuffix(lead, "."), fmt.Sprintf("a search of %s (capacity section)", plural(int64(len(cs.Probes)), "probe")))
+	kind := searchKind(cs)
+	sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentence(upperFirst(bottleneckClause(cs.Bottleneck, kind, true)))})
+
+	// The probes, in the order they ran.
+	reqs := searchReqNames(cs)
+	t := &doc.Table{Caption: "The search's probes, in the order they ran (each judged over its measured part, warm-up excluded)",
+		Columns: []doc.Column{{Name: "Probe"}, {Name: "Step"}, {Name: "Load (" + cs.Unit + ")", Align: doc.Right},
+			{Name: "Throughput (req/s)", Align: doc.Right}, {Name: "Average (ms)", Align: doc.Right}, {Name: "p95 (ms)", Align: doc.Right},
+			{Name: "Errors", Align: doc.Right}}}
+	for _, r := range reqs {
+		t.Columns = append(t.Columns, doc.Column{Name: b.red.String(r), Align: doc.Right})
+	}
+	t.Columns = append(t.Columns, doc.Column{Name: "Verdict"})
+	intervals := false
+	for _, p := range cs.Probes {
+		step := p.Phase.String()
+		if p.Repeat {
+			step += " (repeat)"
+		}
+		row := doc.Row{Cells: []doc.Cell{{Text: b.red.String(p.Dir)}, {Text: step}, {Text: num3(p.Load)},
+			{Text: rate(p.ThroughputRPS)}, {Text: ms(p.MeanMs)}, {Text: ms(p.P95Ms)}, {Text: pct(p.ErrorPct)}}}
+		for _, name := range reqs {
+			c := doc.Cell{Text: "–"}
+			for _, r := range p.Requirements {
+				if r.Expr != name {
+					continue
+				}
+				c.Text = num3(r.Observed)
+				if r.Low != r.High {
+					intervals = true
+					c.Text += fmt.Sprintf(" [%s, %s]", num3(r.Low), num3(r.High))
+				}
+				switch r.Verdict {
+				case search.Breaks:
+					c.Level = doc.Fail
+				case search.Marginal:
+					c.Level = doc.Warn
+				}
+			}
+			row.Cells = append(row.Cells, c)
+		}
+		row.Cells = append(row.Cells, probeVerdictCell(p))
+		t.Rows = append(t.Rows, row)
+	}
+	note := "A probe is good when every requirement held, the planned load was applied and the throughput kept up; the search then bisects between the highest good and the lowest bad load."
+	if !intervals && len(reqs) > 0 {
+		note += " No requirement's statistic has a confidence interval here, so each is judged on its value and no probe is marginal."
+	}
+	t.Note = note
+	sec.Blocks = append(sec.Blocks, t)
+	if f := b.searchChart(cs); f != nil {
+		sec.Blocks = append(sec.Blocks, f)
+	}
+	// The USL fit, only when the probes support it.
+	if u := cs.USL; u != nil {
+		peak := "no peak within reach (coherency κ ≈ 0: throughput approaches λ/σ)"
+		if u.PeakLoad != nil && u.PeakThroughputRPS != nil {
+			at := loadU(*u.PeakLoad, knee.Users)
+			if kind == knee.Rate {
+				at = num3(*u.PeakLoad) + " requests in flight (by Little's law: the open model's fit is over concurrency, not the arrival rate)"
+			}
+			peak = fmt.Sprintf("predicted peak %s at %s", rps(*u.PeakThroughputRPS), at)
+		}
+		per := "user"
+		if kind == knee.Rate {
+			per = "request in flight"
+		}
+		sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Universal Scalability Law fit over the probes: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
+			coef(u.Sigma), coef(u.Kappa), rate(u.Lambda), per, peak, u.R2)})
+	} else if cs.USLReason != "" {
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence("No USL fit over the probes: " + cs.USLReason)})
+	}
+	return sec
+}
+
+func probeVerdictCell(p capacity.SearchProbe) doc.Cell {
+	c := probeVerdict(p)
+	if p.GeneratorStarved && p.Verdict != capacity.NotJudged && p.Verdict != capacity.GeneratorLimited {
+		c.Text += fmt.Sprintf(" (generator starved: %.0f %% run-queue wait)", p.RunQueuePct)
+		if c.Level == doc.OK {
+			c.Level = doc.Warn
+		}
+	}
+	return c
+}
+
+func probeVerdict(p capacity.SearchProbe) doc.Cell {
+	switch p.Verdict {
+	case capacity.Good:
+		return doc.Cell{Text: "good", Level: doc.OK}
+	case capacity.Bad:
+		t := "bad"
+		if p.LimitedBy != search.RequirementBroke && p.LimitedBy != search.NoLimit {
+			t += ": " + p.LimitedBy.String()
+		}
+		return doc.Cell{Text: t, Level: doc.Fail}
+	case capacity.Marginal:
+		return doc.Cell{Text: "marginal", Level: doc.Warn}
+	case capacity.GeneratorLimited:
+		return doc.Cell{Text: "generator-limited: not evidence about the system", Level: doc.Warn}
+	}
+	if p.Interrupted {
+		return doc.Cell{Text: "interrupted: not judged"}
+	}
+	return doc.Cell{Text: "cut short by the engine: not judged, run again"}
+}
+
+// searchReqNames are the requirements the probes measured, in plan order.
+func searchReqNames(cs *capacity.Search) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range cs.Probes {
+		for _, r := range p.Requirements {
+			if !seen[r.Expr] {
+				seen[r.Expr] = true
+				out = append(out, r.Expr)
+			}
+		}
+	}
+	return out
+}
+
+// searchChart draws load against throughput (left axis) and the limiting
+// requirement's statistic with its limit (right axis), each probe a point
+// coloured by its verdict.
+func (b *builder) searchChart(cs *capacity.Search) *doc.Figure {
+	var ps []capacity.SearchProbe
+	for _, p := range cs.Probes {
+		if p.Verdict != capacity.NotJudged {
+			ps = append(ps, p)
+		}
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Load < ps[j].Load })
+	loadName := "Users"
+	if cs.Unit == "req/s" {
+		loadName = "Offered rate (req/s)"
+	}
+	// The requirement that limited the search, else the first.
+	reqName := cs.Requirement
+	if reqName == "" {
+		if names := searchReqNames(cs); len(names) > 0 {
+			reqName = names[0]
+		}
+	}
+	// The statistic is the requirement's left side: "p50(response_time)".
+	stat, unit := "average response time", "ms"
+	if e, err := sla.Parse(reqName); err == nil && reqName != "" {
+		if i := strings.Index(e.Text, e.Op); i > 0 {
+			stat = b.red.String(strings.TrimSpace(e.Text[:i]))
+		}
+		unit = e.Unit()
+	}
+	c := &chart.Chart{Title: "The probes: throughput and " + stat + " against load", XKind: chart.Linear, XLabel: loadName,
+		Y: chart.Axis{Label: "Throughput (req/s)", Unit: "req/s"}, Height: 320}
+	c.Y2 = &chart.Axis{Label: stat + " (" + unit + ")", Unit: unit}
+	var lx, ly, rx, ry []float64
+	limit := math.NaN()
+	for _, p := range ps {
+		lx, ly = append(lx, p.Load), append(ly, p.ThroughputRPS)
+		v := math.NaN()
+		if reqName == "" {
+			v = p.MeanMs
+		}
+		for _, r := range p.Requirements {
+			if r.Expr == reqName {
+				v, limit = r.Observed, r.Limit
+			}
+		}
+		rx, ry = append(rx, p.Load), append(ry, v)
+	}
+	c.Series = append(c.Series, chart.Series{Name: "throughput", Color: colTput, X: lx, Y: ly, Style: chart.Line, Width: 1.2},
+		chart.Series{Name: stat, Color: colAvg, X: rx, Y: ry, Style: chart.Line, Width: 1.2, Dash: true, Right: true})
+	if !math.IsNaN(limit) {
+		c.Series = append(c.Series, chart.Series{Name: "its limit, " + num3(limit) + " " + unit, Color: "#e15759", X: []float64{lx[0], lx[len(lx)-1]}, Y: []float64{limit, limit}, Dash: true, Width: 1, Right: true})
+	}
+	// Markers by verdict, on both curves.
+	for _, v := range []struct {
+		verdict capacity.ProbeVerdict
+		name    string
+		color   string
+	}{{capacity.Good, "good probe", "#59a14f"}, {capacity.Bad, "bad probe", "#e15759"}, {capacity.Marginal, "marginal probe", "#edc948"},
+		{capacity.GeneratorLimited, "generator-limited probe", "#bab0ac"}} {
+		var x, y, y2 []float64
+		for i, p := range ps {
+			if p.Verdict == v.verdict {
+				x, y, y2 = append(x, p.Load), append(y, p.ThroughputRPS), append(y2, ry[i])
+			}
+		}
+		if len(x) == 0 {
+			continue
+		}
+		c.Series = append(c.Series, chart.Series{Name: v.name, Color: v.color, X: x, Y: y, Style: chart.Points},
+			chart.Series{Color: v.color, X: x, Y: y2, Style: chart.Points, Right: true})
+	}
+	if cs.Load > 0 {
+		c.Markers = append(c.Markers, chart.Marker{X: cs.Load, Label: "capacity"})
+	}
+	if u := cs.USL; u != nil && cs.Unit == "users" {
+		hi := lx[len(lx)-1]
+		var ux, uy []float64
+		ul := knee.USL{Lambda: u.Lambda, Sigma: u.Sigma, Kappa: u.Kappa}
+		for i := 1; i <= 60; i++ {
+			n := hi * float64(i) / 60
+			ux, uy = append(ux, n), append(uy, ul.Throughput(n))
+		}
+		c.Series = append(c.Series, chart.Series{Name: "USL fit", Color: "#222", X: ux, Y: uy, Dash: true, Width: 1.4})
+	}
+	caption := sentences("each probe is a point on both curves, coloured by the search's verdict: the solid curve is its throughput (left axis), the dashed one the requirement's statistic (right axis) with the limit as a red dashed line",
+		strings.TrimSpace(map[bool]string{true: "the vertical line marks the capacity", false: ""}[cs.Load > 0]))
+	return b.figure("capacity-search", c, caption)
+}
