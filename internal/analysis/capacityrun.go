@@ -87,7 +87,8 @@ func Capacity(d *Dataset, s *Summary, targets []resources.Target) *CapacityRun {
 		}
 		kinds[p.Workload] = k
 		byWorkload[p.Workload] = append(byWorkload[p.Workload], CapacityStep{Phase: i, Name: p.Name,
-			Point: knee.Point{Load: load, ThroughputRPS: tot.ThroughputRPS, MeanMs: tot.MeanMs, P95Ms: tot.P95Ms, SLAMet: met}})
+			Point: knee.Point{Load: load, ThroughputRPS: tot.ThroughputRPS, MeanMs: tot.MeanMs, P95Ms: tot.P95Ms, SLAMet: met,
+				Samples: tot.Samples, Seconds: p.Duration().Seconds()}})
 	}
 	cr.Workloads = len(order)
 	for _, w := range order {

@@ -106,7 +106,7 @@ func Compare(base, cand *Dataset, red func(string) string) []compare.Row {
 			row := compare.Row{Label: it.label, Phase: phase, BasePhase: bphase, BaseMeanMs: bs.MeanMs, NewMeanMs: ns.MeanMs,
 				DeltaMs: round3(ns.MeanMs - bs.MeanMs), BaseP95Ms: bs.P95Ms, NewP95Ms: ns.P95Ms,
 				BaseTputRPS: bs.ThroughputRPS, NewTputRPS: ns.ThroughputRPS, BaseErrPct: bs.ErrorPct, NewErrPct: ns.ErrorPct,
-				Verdict: compare.NoChange, Base: bs, Cand: ns}
+				BaseSamples: it.ba.Count, NewSamples: it.na.Count, Verdict: compare.NoChange, Base: bs, Cand: ns}
 			if bs.MeanMs > 0 {
 				row.DeltaPct = round3(100 * (ns.MeanMs - bs.MeanMs) / bs.MeanMs)
 			}
@@ -115,6 +115,7 @@ func Compare(base, cand *Dataset, red func(string) string) []compare.Row {
 			}
 			if err == nil {
 				row.Significant, row.Verdict, row.CliffsDelta, row.Note = r.Significant, r.Verdict, round3(r.CliffsDelta), r.Note
+				row.BaseSeconds, row.NewSeconds = r.BaseSeconds, r.NewSeconds
 			} else {
 				row.Note = err.Error()
 			}

@@ -81,6 +81,37 @@ type Dataset struct {
 	// read.
 	Server    *Dataset
 	ServerErr error
+	// RecordedEnd[i] is phase i's end as run.json recorded it when that
+	// was after the run's end (the phase is clipped to the run); zero
+	// otherwise.
+	RecordedEnd []time.Time
+}
+
+// clipPhases ends every phase at the run's end (or its last recorded
+// second's) at the latest: a phase
+// recorded as ending after its run (a clock step, a hand-edited or
+// converted run.json) would otherwise stretch its rates over time nothing
+// ran. RecordedEnd keeps what run.json said, so the report can say so.
+func (d *Dataset) clipPhases() {
+	d.RecordedEnd = make([]time.Time, len(d.Phases))
+	// The run's data reach to the end of its last recorded second, which
+	// an import may put one second after its run's end; and a phase's end
+	// within the second after that is the records' rounding, not an error.
+	end := d.End
+	if d.LastInterval.After(end) {
+		end = d.LastInterval
+	}
+	for i := range d.Phases {
+		p := &d.Phases[i]
+		if !p.End.After(end.Add(time.Second)) || end.IsZero() {
+			continue
+		}
+		d.RecordedEnd[i] = p.End
+		p.End = end
+		if p.Start.After(p.End) {
+			p.Start = p.End
+		}
+	}
 }
 
 // UsersTick is the number of active users per workload at a second.
@@ -156,7 +187,7 @@ func Load(dir string) (*Dataset, error) {
 			k := fmt.Sprintf("%s\x00%s\x00%d\x00%s\x00%s", r.Workload, r.Label, e.Status, e.Class, e.Message)
 			acc := errs[k]
 			if acc == nil {
-				acc = &errAcc{detail: ErrorDetail{Class: e.Class, Status: e.Status, Message: e.Message, Label: r.Label,
+				acc = &errAcc{detail: ErrorDetail{Class: e.Class, Status: e.Status, Message: core.EscapeBytes(e.Message), Label: core.EscapeBytes(r.Label),
 					Workload: r.Workload, First: time.Unix(r.T, 0)}, phases: map[int]bool{}}
 				errs[k] = acc
 			}
@@ -222,6 +253,7 @@ func Load(dir string) (*Dataset, error) {
 		d.End = d.Start
 	}
 	d.Phases = info.CorePhases(d.End)
+	d.clipPhases()
 	for _, acc := range errs {
 		acc.detail.Phases = []string{} // docs/summary.md: a list is [] when empty (a run without phases)
 		for p := range acc.phases {
@@ -423,11 +455,26 @@ func (d *Dataset) Labels() []LabelKey {
 
 // LabelName renders a label key for tables: "label", or "workload: label"
 // when the run has several workloads.
+// Bytes that are not UTF-8 are shown escaped (core.EscapeBytes), never as
+// mojibake or U+FFFD.
 func (d *Dataset) LabelName(k LabelKey) string {
 	if len(d.Info.Workloads) > 1 && k.Workload != "" {
-		return k.Workload + ": " + k.Label
+		return core.EscapeBytes(k.Workload) + ": " + core.EscapeBytes(k.Label)
 	}
-	return k.Label
+	return core.EscapeBytes(k.Label)
+}
+
+// NonUTF8Labels are the printed names (LabelName) of the labels whose
+// name or workload held bytes that are not UTF-8 (escaped as \xNN when
+// recorded, core.EscapeBytes), in label order.
+func (d *Dataset) NonUTF8Labels() []string {
+	var out []string
+	for _, k := range d.Labels() {
+		if n := d.LabelName(k); core.HasEscapedBytes(n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // merge adds a into m[k], creating the entry (never aliasing a).

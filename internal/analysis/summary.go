@@ -3,7 +3,6 @@ package analysis
 import (
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis/capacity"
@@ -25,9 +24,12 @@ type Summary struct {
 	// Verdict is the test status: passed, failed, no requirements,
 	// invalid, interrupted or could not run (see the Verdict* constants);
 	// VerdictReasons says why, most important first.
-	Verdict        string   `json:"verdict"`
+	Verdict string `json:"verdict"`
+	// VerdictReasons are the reasons worded (by the report, from Why).
 	VerdictReasons []string `json:"verdict_reasons"`
-	Passed         bool     `json:"passed"` // every SLA held (Verdict is the test status)
+	// Why are the reasons as kinds and facts, in the same order.
+	Why    []Why `json:"why"`
+	Passed bool  `json:"passed"` // every SLA held (Verdict is the test status)
 	// Validity compares the planned load with the load applied.
 	Validity  *Validity         `json:"validity"`
 	Start     time.Time         `json:"start"`
@@ -72,14 +74,17 @@ type Summary struct {
 
 // PhaseSummary is one phase with its own label table.
 type PhaseSummary struct {
-	Name     string            `json:"name"`
-	Workload string            `json:"workload,omitempty"`
-	Start    time.Time         `json:"start"`
-	End      time.Time         `json:"end"`
-	Users    int               `json:"users,omitempty"`
-	Rate     float64           `json:"rate_per_s,omitempty"`
-	Stopped  string            `json:"stopped,omitempty"`
-	Labels   []core.LabelStats `json:"labels"`
+	Name     string    `json:"name"`
+	Workload string    `json:"workload,omitempty"`
+	Start    time.Time `json:"start"`
+	End      time.Time `json:"end"`
+	Users    int       `json:"users,omitempty"`
+	Rate     float64   `json:"rate_per_s,omitempty"`
+	Stopped  string    `json:"stopped,omitempty"`
+	// RecordedEnd is the end run.json recorded when it was after the
+	// run's end; End is then clipped to the run's end.
+	RecordedEnd *time.Time        `json:"recorded_end,omitempty"`
+	Labels      []core.LabelStats `json:"labels"`
 }
 
 // SLAResult is one requirement judged over the run (or its `during` phase),
@@ -97,7 +102,25 @@ type SLAResult struct {
 	HeldUpTo    string `json:"held_up_to,omitempty"`
 	FirstBroken string `json:"first_broken,omitempty"`
 	NoData      bool   `json:"no_data,omitempty"`
+	// Skip says why the requirement could not be judged (Error words it,
+	// from the report); SkipNote is the attachment's note or the read
+	// error behind it, SkipCheck the check named (SkipNoChecks).
+	Skip      SLASkip `json:"skip,omitempty"`
+	SkipNote  string  `json:"-"`
+	SkipCheck string  `json:"-"`
 }
+
+// SLASkip is why a requirement could not be judged.
+type SLASkip string
+
+// Reasons a requirement could not be judged.
+const (
+	SkipNoServerData     SLASkip = "no_server_data"         // no access log attached (SkipNote: the attachment's note)
+	SkipServerUnreadable SLASkip = "server_data_unreadable" // SkipNote: the read error
+	SkipNoPhase          SLASkip = "no_phase"               // its `during` phase does not exist (Scope)
+	SkipNoSamples        SLASkip = "no_samples"             // nothing measured in its scope
+	SkipNoChecks         SLASkip = "no_checks"              // no check outcomes (SkipCheck: the check named, Scope)
+)
 
 // PhaseCheck is an SLA judged within one phase.
 type PhaseCheck struct {
@@ -135,6 +158,10 @@ func Summarize(d *Dataset, slas []string) *Summary {
 		ps := PhaseSummary{Name: p.Name, Workload: p.Workload, Start: p.Start, End: p.End, Users: p.Users,
 			Rate: p.Rate, Stopped: p.Stopped}
 		ps.Labels = d.labelRows(d.ByPhase[i], d.PhaseTotal[i], p.Duration())
+		if i < len(d.RecordedEnd) && !d.RecordedEnd[i].IsZero() {
+			e := d.RecordedEnd[i]
+			ps.RecordedEnd = &e
+		}
 		s.Phases = append(s.Phases, ps)
 	}
 	if s.Phases == nil {
@@ -274,16 +301,12 @@ func (d *Dataset) JudgeSLA(text string) SLAResult {
 	}
 	if e.IsServer() {
 		if d.Server == nil {
-			r.NoData = true
-			r.Error = "no server-side data: no access log was attached to this run"
-			for _, n := range d.Info.Notes {
-				if strings.HasPrefix(n, "server side: ") { // the attachment's own note says why
-					r.Error = "no server-side data: " + strings.TrimPrefix(n, "server side: ")
-					break
-				}
+			r.NoData, r.Skip = true, SkipNoServerData
+			if ns := d.Info.AttachNotes(); len(ns) > 0 { // the attachment's own note says why
+				r.SkipNote = ns[0]
 			}
 			if d.ServerErr != nil {
-				r.Error = "server-side data unreadable: " + d.ServerErr.Error()
+				r.Skip, r.SkipNote = SkipServerUnreadable, d.ServerErr.Error()
 			}
 			return r
 		}
@@ -296,8 +319,7 @@ func (d *Dataset) JudgeSLA(text string) SLAResult {
 		r.Scope = e.Phase
 		idx := src.phaseIndex(e.Phase)
 		if idx < 0 {
-			r.Error = "no phase named " + e.Phase
-			r.NoData = true
+			r.Skip, r.NoData = SkipNoPhase, true
 			return r
 		}
 		obs, ok := observe(src.ByPhase[idx], src.PhaseTotal[idx], src.Phases[idx].Duration())
@@ -307,7 +329,7 @@ func (d *Dataset) JudgeSLA(text string) SLAResult {
 		r.Observed, r.Passed, r.NoData = obs, ok && e.Holds(obs), !ok
 	}
 	if r.NoData {
-		r.Error = "no samples for this requirement"
+		r.Skip = SkipNoSamples
 	}
 	// Judge every phase too (for a `during` requirement as information):
 	// the report says up to which step it held and where it first broke.
@@ -441,22 +463,14 @@ func (d *Dataset) judgeChecks(e *sla.Expr, r SLAResult) SLAResult {
 		r.Scope = e.Phase
 		idx := d.phaseIndex(e.Phase)
 		if idx < 0 {
-			r.Error = "no phase named " + e.Phase
-			r.NoData = true
+			r.Skip, r.NoData = SkipNoPhase, true
 			return r
 		}
 		whole = phaseChecks(idx)
 	}
 	share, ok := checkShare(e, whole)
 	if !ok {
-		r.NoData = true
-		r.Error = "no check outcomes for this requirement"
-		if e.Label != "" {
-			r.Error = "no outcomes of a check named " + strconv.Quote(e.Label)
-		}
-		if e.Phase != "" {
-			r.Error += " in " + e.Phase
-		}
+		r.NoData, r.Skip, r.SkipCheck = true, SkipNoChecks, e.Label
 		return r
 	}
 	r.Observed = share

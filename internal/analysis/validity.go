@@ -1,10 +1,8 @@
 package analysis
 
 import (
-	"fmt"
 	"math"
 	"sort"
-	"strings"
 
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/rundir"
@@ -55,12 +53,38 @@ const (
 // Finding is one validity finding: its kind, the phase, the sentence, and
 // whether it makes the run invalid (Reasons lists those sentences) or is
 // a warning beside a valid verdict.
+//
+// The finding carries its numbers, not its words: Text is filled by the
+// report (report.Words) from Kind, the phase's PhaseValidity, Segment and
+// Cause.
 type Finding struct {
-	Kind        ReasonKind `json:"kind"`
-	Phase       string     `json:"phase,omitempty"`
-	Text        string     `json:"text"`
-	Invalidates bool       `json:"invalidates"`
+	Kind  ReasonKind `json:"kind"`
+	Phase string     `json:"phase,omitempty"`
+	// PhaseIndex is the phase's index in Validity.Phases.
+	PhaseIndex int `json:"-"`
+	// Segment names the generator of a merged run (ReasonGeneratorCPU);
+	// CPUPct is its CPU share.
+	Segment string  `json:"segment,omitempty"`
+	CPUPct  float64 `json:"cpu_pct,omitempty"`
+	// Cause is why iterations were dropped (ReasonDropped).
+	Cause       DropCause `json:"cause,omitempty"`
+	Text        string    `json:"text"`
+	Invalidates bool      `json:"invalidates"`
 }
+
+// DropCause is why an open-model phase dropped iterations: the judgement
+// droppedCause makes, which the report words.
+type DropCause string
+
+// Drop causes.
+const (
+	DropBoth      DropCause = "behind_and_users" // both, each at least a tenth of the drops
+	DropBehind    DropCause = "behind"           // the generator fell behind its schedule
+	DropUsers     DropCause = "users_busy"       // every allowed user was busy
+	DropShortCPU  DropCause = "short_of_cpu"
+	DropStarved   DropCause = "starved"
+	DropNotOnTime DropCause = "not_on_time"
+)
 
 // Validity says whether the run applied the load its plan asked for, with
 // the figures that decide it. It is summary.json's "validity".
@@ -122,21 +146,26 @@ type PhaseValidity struct {
 	// RunQueueMs is the generator's threads' wait on a run queue during
 	// the phase (summed), RunQueuePct its share of their runnable time;
 	// Starved when that share reached MaxRunQueuePct.
-	RunQueueMs  float64  `json:"generator_run_queue_wait_ms,omitempty"`
-	RunQueuePct float64  `json:"generator_run_queue_wait_pct,omitempty"`
-	Starved     bool     `json:"generator_starved,omitempty"`
-	Held        bool     `json:"held"`
-	Reasons     []string `json:"reasons,omitempty"`
+	RunQueueMs  float64 `json:"generator_run_queue_wait_ms,omitempty"`
+	RunQueuePct float64 `json:"generator_run_queue_wait_pct,omitempty"`
+	Starved     bool    `json:"generator_starved,omitempty"`
+	// Held is false when an invalidating reason applies, and when no
+	// request of the phase succeeded (NoSuccess): no load reached the
+	// service, so none was held.
+	Held      bool     `json:"held"`
+	NoSuccess bool     `json:"no_success,omitempty"`
+	Reasons   []string `json:"reasons,omitempty"`
 	// Kinds are the kinds of Reasons, in the same order.
 	Kinds []ReasonKind `json:"reason_kinds,omitempty"`
 }
 
-// add notes a finding of phase pv: an invalidating one among its reasons.
-func (v *Validity) add(pv *PhaseValidity, kind ReasonKind, text string, invalidates bool) {
-	v.Findings = append(v.Findings, Finding{Kind: kind, Phase: pv.Phase, Text: text, Invalidates: invalidates})
-	if invalidates {
-		pv.Reasons = append(pv.Reasons, text)
-		pv.Kinds = append(pv.Kinds, kind)
+// add notes a finding of phase pv (index i): an invalidating one among its
+// reasons (worded later, by the report).
+func (v *Validity) add(pv *PhaseValidity, i int, f Finding) {
+	f.Phase, f.PhaseIndex = pv.Phase, i
+	v.Findings = append(v.Findings, f)
+	if f.Invalidates {
+		pv.Kinds = append(pv.Kinds, f.Kind)
 	}
 }
 
@@ -197,9 +226,9 @@ func (d *Dataset) JudgeValidity() *Validity {
 			}
 			if pi.Planned > 0 && 100*float64(pv.Dropped)/float64(pi.Planned) > MaxDroppedPct {
 				if pi.Paced {
-					v.add(&pv, ReasonMissedSlots, pv.missedReason(d.phaseLabel(p)), true)
+					v.add(&pv, i, Finding{Kind: ReasonMissedSlots, Invalidates: true})
 				} else {
-					v.add(&pv, ReasonDropped, pv.droppedReason(d.phaseLabel(p)), true)
+					v.add(&pv, i, Finding{Kind: ReasonDropped, Cause: pv.droppedCause(), Invalidates: true})
 				}
 			}
 		}
@@ -209,136 +238,55 @@ func (d *Dataset) JudgeValidity() *Validity {
 		}
 		for _, seg := range sortedKeys(cpu) {
 			if pct := cpu[seg]; pct >= MaxGeneratorCPUPct {
-				who := "the generator"
-				if seg != "" {
-					who = "generator " + seg
-				}
-				v.add(&pv, ReasonGeneratorCPU, fmt.Sprintf("%s%s used %.0f%% of its CPU: it may have limited the load and added to the response times",
-					who, d.inPhase(p), pct), true)
+				v.add(&pv, i, Finding{Kind: ReasonGeneratorCPU, Segment: seg, CPUPct: pct, Invalidates: true})
 			}
 		}
 		if pv.Starved {
 			// A warning, not a reason for invalid: the load may still
 			// have been applied, and a loaded CI machine would otherwise
 			// fail every run; the response times are stated as suspect.
-			v.add(&pv, ReasonStarved, fmt.Sprintf("the generator%s was starved of CPU: its threads waited %s%% of their runnable time for a CPU held by other processes (%s ms in all), so its response times include its own waiting",
-				d.inPhase(p), fmtNum(pv.RunQueuePct), thousands(int64(math.Round(pv.RunQueueMs)))), false)
+			v.add(&pv, i, Finding{Kind: ReasonStarved})
 		}
-		if len(pv.Reasons) > 0 {
+		if len(pv.Kinds) > 0 {
 			pv.Held = false
-			v.Reasons = append(v.Reasons, pv.Reasons...)
+		}
+		if t := d.PhaseTotal[i]; t == nil || t.Count == 0 || t.Errors >= t.Count {
+			pv.Held, pv.NoSuccess = false, true
 		}
 		v.Phases = append(v.Phases, pv)
 	}
-	if len(v.Reasons) > 0 {
-		v.Verdict = "invalid"
+	for _, f := range v.Findings {
+		if f.Invalidates {
+			v.Verdict = "invalid"
+		}
 	}
 	return v
 }
 
-// droppedReason is the sentence for an open-model phase that did not hold
-// its rate: "planned 5,000/s, achieved 190/s: the 10 users allowed were all
-// busy; 24,000 iterations dropped". A drop is the generator's own
-// (DroppedLate) when the loop handing out iterations was already behind its
-// schedule by more than the queue holds; the others came while every
-// allowed user was busy. Each cause is named with its count when both
-// occurred; max_users is blamed only for the drops it caused, and only when
-// the users were at the cap.
-func (pv *PhaseValidity) droppedReason(where string) string {
+// droppedCause judges why an open-model phase dropped iterations. A drop is
+// the generator's own (DroppedLate) when the loop handing out iterations
+// was already behind its schedule by more than the queue holds; the others
+// came while every allowed user was busy. Both causes are named when each
+// is at least a tenth of the drops; max_users is blamed only for the drops
+// it caused, and only when the users were at the cap.
+func (pv *PhaseValidity) droppedCause() DropCause {
 	late, busy := pv.DroppedLate, pv.Dropped-pv.DroppedLate
 	atCap := pv.MaxUsers > 0 && pv.PeakUsers >= pv.MaxUsers
-	var why string
-	behind := func() string {
-		w := fmt.Sprintf("the generator itself fell behind its schedule, by up to %s ms, so iterations came due together faster than the %s allowed (max_users) could take them",
-			fmtNum(pv.LateMaxMs), usersAllowed(pv.MaxUsers))
-		switch {
-		case pv.Starved:
-			w += fmt.Sprintf(" (it was starved of CPU: its threads waited %s%% of their runnable time for a CPU held by other processes)", fmtNum(pv.RunQueuePct))
-		case pv.CPUPct >= MaxGeneratorCPUPct:
-			w += " (it was short of CPU)"
-		case pv.RunQueuePct > 0 || pv.RunQueueMs > 0:
-			w += " (neither short of CPU nor starved by other processes: the rate is beyond what it can send)"
-		default:
-			w += " (it was paused: other processes on its CPU, or its own pauses)"
-		}
-		return w
-	}
-	users := func() string {
-		w := fmt.Sprintf("the %s users allowed (max_users) were all busy", thousands(int64(pv.MaxUsers)))
-		if pv.MaxUsers == 1 {
-			w = "the one user allowed (max_users) was busy"
-		}
-		if pv.InFlight > 0 {
-			t := pv.ServiceMs
-			if t == 0 {
-				t = pv.ResponseMs
-			}
-			if 2*pv.InFlight < float64(pv.MaxUsers) {
-				// On average far fewer were needed: the shortfall came
-				// in bursts (the server stalled now and then).
-				w += fmt.Sprintf(" at times, though on average only %.1f requests were in flight (%s req/s × %s ms)",
-					pv.InFlight, fmtNum(pv.RequestsPerS), fmtNum(t))
-			} else {
-				w += fmt.Sprintf(" (%s req/s × %s ms = %.1f requests in flight)", fmtNum(pv.RequestsPerS), fmtNum(t), pv.InFlight)
-			}
-		}
-		return w
-	}
 	switch {
 	case late > 0 && busy > 0 && atCap && 10*late >= pv.Dropped && 10*busy >= pv.Dropped:
-		// Both causes, each at least a tenth of the drops.
-		why = fmt.Sprintf("%s for %s of them, and %s for the other %s", behind(), thousands(late), users(), thousands(busy))
+		return DropBoth
 	case late > 0 && 2*late >= pv.Dropped:
-		why = behind()
+		return DropBehind
 	case atCap:
-		why = users()
+		return DropUsers
 	case late > 0:
-		why = behind()
+		return DropBehind
 	case pv.CPUPct >= MaxGeneratorCPUPct:
-		why = "the generator was short of CPU"
+		return DropShortCPU
 	case pv.Starved:
-		why = "the generator was starved of CPU by other processes"
-	default:
-		why = "iterations could not start on time"
+		return DropStarved
 	}
-	return fmt.Sprintf("%splanned %s/s, achieved %s/s: %s; %s of %s iterations dropped", where,
-		fmtNum(pv.PlannedRate), fmtNum(pv.AchievedRate), why, thousands(pv.Dropped), thousands(pv.Planned))
-}
-
-// missedReason is the sentence for a pacing phase whose users did not start
-// all their slots by its end: each user runs the slots it missed after an
-// overrun, one after the other and timed from its slot, so the missed ones
-// are those it had not caught up by the end.
-func (pv *PhaseValidity) missedReason(where string) string {
-	why := "the users overran their pace and had not caught up by the end"
-	if pv.Starved {
-		why += fmt.Sprintf(" (the generator was starved of CPU: its threads waited %s%% of their runnable time for a CPU)", fmtNum(pv.RunQueuePct))
-	}
-	return fmt.Sprintf("%splanned %s/s (users × pace), achieved %s/s: %s; %s of %s paced iterations missed", where,
-		fmtNum(pv.PlannedRate), fmtNum(pv.AchievedRate), why, thousands(pv.Dropped), thousands(pv.Planned))
-}
-
-// usersAllowed is "10 users" or "one user".
-func usersAllowed(n int) string {
-	if n == 1 {
-		return "one user"
-	}
-	return thousands(int64(n)) + " users"
-}
-
-// phaseLabel prefixes a sentence with the phase when the run has several.
-func (d *Dataset) phaseLabel(p core.Phase) string {
-	if len(d.Phases) <= 1 {
-		return ""
-	}
-	return p.Name + ": "
-}
-
-func (d *Dataset) inPhase(p core.Phase) string {
-	if len(d.Phases) <= 1 {
-		return ""
-	}
-	return " in " + p.Name
+	return DropNotOnTime
 }
 
 // peakUsers is the most users of p's workload active in a second of p.
@@ -365,6 +313,45 @@ func (d *Dataset) peakUsers(p core.Phase) int {
 	return peak
 }
 
+// WhyKind is what one reason for the test status is about.
+type WhyKind string
+
+// Kinds of the reasons for a test status.
+const (
+	WhyInterrupted       WhyKind = "interrupted"        // stopped by a signal
+	WhyDidNotFinish      WhyKind = "did_not_finish"     // killed, or still running
+	WhyFailedMidRun      WhyKind = "failed_mid_run"     // the run failed before its end
+	WhyPrepareFailed     WhyKind = "prepare_failed"     // a prepare command failed (Command)
+	WhyNothingSent       WhyKind = "nothing_sent"       // no request was sent
+	WhyNoneSucceeded     WhyKind = "none_succeeded"     // Requests sent, none succeeded; Top the most frequent failure
+	WhyStoppedEarly      WhyKind = "stopped_early"      // an abort rule stopped the run (Rule)
+	WhyRequirementBroken WhyKind = "requirement_broken" // SLA[SLA] broke
+	WhyLoadNotHeld       WhyKind = "load_not_held"      // Validity.Findings[Finding] invalidates the run
+)
+
+// Why is one reason for the test status: its kind and the facts it rests
+// on, never its words (the report words it into verdict_reasons).
+type Why struct {
+	Kind WhyKind `json:"kind"`
+	// Subject names what the reason is about, for a reader of
+	// summary.json: the prepare command's name, the broken requirement's
+	// expression, or the phase of the validity finding.
+	Subject string `json:"subject,omitempty"`
+	// Command is the prepare command's index in Prepare.
+	Command int `json:"-"`
+	// Requests is how many requests were sent; Top the most frequent
+	// failure among them (nil when none was recorded); Target the plan's.
+	Requests int64        `json:"requests,omitempty"`
+	Top      *ErrorDetail `json:"-"`
+	Target   string       `json:"target,omitempty"`
+	// Rule is the abort rule that stopped the run.
+	Rule string `json:"rule,omitempty"`
+	// SLA is the broken requirement's index in SLA.
+	SLA int `json:"-"`
+	// Finding is the validity finding's index in Validity.Findings.
+	Finding int `json:"-"`
+}
+
 // judgeVerdict sets the test status from the run status, the requirements,
 // the validity and whether any request succeeded. Precedence: interrupted
 // (by a signal), could not run, unfinished, failed, invalid, then passed or no requirements. A broken
@@ -372,84 +359,71 @@ func (d *Dataset) peakUsers(p core.Phase) int {
 // than the planned load fails it at the full load too.
 func (s *Summary) judgeVerdict(total int64, errors int64, abortedBy, target string) {
 	s.VerdictReasons = []string{}
+	s.Why = []Why{}
 	failed := 0
 	for _, r := range s.SLA {
 		if !r.Passed {
 			failed++
 		}
 	}
+	invalid := s.Validity != nil && s.Validity.Verdict == "invalid"
+	notHeld := func() {
+		for i, f := range s.Validity.Findings {
+			if f.Invalidates {
+				s.Why = append(s.Why, Why{Kind: WhyLoadNotHeld, Finding: i, Subject: f.Phase})
+			}
+		}
+	}
 	switch {
 	case s.Status == rundir.StatusInterrupted:
 		s.Verdict = VerdictInterrupted
-		s.VerdictReasons = append(s.VerdictReasons, "the run was interrupted; the results cover only the time it ran")
+		s.Why = append(s.Why, Why{Kind: WhyInterrupted})
 	case total == 0 || errors >= total:
 		s.Verdict = VerdictNotRun
 		for i := range s.Prepare {
 			if r := &s.Prepare[i]; r.Status != rundir.CommandOK && r.Status != rundir.CommandSkipped {
-				s.VerdictReasons = append(s.VerdictReasons, fmt.Sprintf("prepare command %q %s", r.Name, r.Describe()))
+				s.Why = append(s.Why, Why{Kind: WhyPrepareFailed, Command: i, Subject: r.Name})
 			}
 		}
-		s.VerdictReasons = append(s.VerdictReasons, s.noSuccessReason(total, target))
-	case s.Status == rundir.StatusRunning || s.Status == rundir.StatusFailed:
-		s.Verdict = VerdictInterrupted
-		why := "the run was interrupted"
-		switch s.Status {
-		case rundir.StatusRunning:
-			why = "the run did not finish (killed, or still running)"
-		case rundir.StatusFailed:
-			why = "the run failed before its end"
+		if total == 0 {
+			s.Why = append(s.Why, Why{Kind: WhyNothingSent, Target: target})
+		} else {
+			w := Why{Kind: WhyNoneSucceeded, Requests: total, Target: target}
+			for i := range s.Errors.Details {
+				if e := &s.Errors.Details[i]; w.Top == nil || e.Count > w.Top.Count {
+					w.Top = e
+				}
+			}
+			s.Why = append(s.Why, w)
 		}
-		s.VerdictReasons = append(s.VerdictReasons, why+"; the results cover only the time it ran")
+	case s.Status == rundir.StatusRunning:
+		s.Verdict = VerdictInterrupted
+		s.Why = append(s.Why, Why{Kind: WhyDidNotFinish})
+	case s.Status == rundir.StatusFailed:
+		s.Verdict = VerdictInterrupted
+		s.Why = append(s.Why, Why{Kind: WhyFailedMidRun})
 	case abortedBy != "":
 		s.Verdict = VerdictFailed
-		s.VerdictReasons = append(s.VerdictReasons, "stopped early by "+abortedBy)
+		s.Why = append(s.Why, Why{Kind: WhyStoppedEarly, Rule: abortedBy})
 	case failed > 0:
 		s.Verdict = VerdictFailed
-		for _, r := range s.SLA {
+		for i, r := range s.SLA {
 			if !r.Passed {
-				s.VerdictReasons = append(s.VerdictReasons, "requirement broken: "+r.Expr)
+				s.Why = append(s.Why, Why{Kind: WhyRequirementBroken, SLA: i, Subject: r.Expr})
 			}
 		}
-	case s.Validity != nil && s.Validity.Verdict == "invalid":
+	case invalid:
 		s.Verdict = VerdictInvalid
-		s.VerdictReasons = append(s.VerdictReasons, s.Validity.Reasons...)
+		notHeld()
 	case len(s.SLA) == 0:
 		s.Verdict = VerdictNoRequirements
 	default:
 		s.Verdict = VerdictPassed
 	}
-	if s.Verdict != VerdictInvalid && s.Validity != nil && s.Validity.Verdict == "invalid" && s.Verdict != VerdictNotRun {
+	if s.Verdict != VerdictInvalid && invalid && s.Verdict != VerdictNotRun {
 		// Still said, after the reason for the status.
-		s.VerdictReasons = append(s.VerdictReasons, s.Validity.Reasons...)
+		notHeld()
 	}
-}
-
-// noSuccessReason says why no request succeeded, naming the most frequent
-// failure ("refused: dial tcp 127.0.0.1:9: …") and the plan's target, which
-// stays in the sentence when messages have their addresses normalised.
-func (s *Summary) noSuccessReason(total int64, target string) string {
-	at := ""
-	if target != "" {
-		at = " (target " + target + ")"
-	}
-	if total == 0 {
-		return "no request was sent" + at
-	}
-	var top *ErrorDetail
-	for i := range s.Errors.Details {
-		if e := &s.Errors.Details[i]; top == nil || e.Count > top.Count {
-			top = e
-		}
-	}
-	msg := fmt.Sprintf("none of the %s requests succeeded", thousands(total))
-	if top != nil {
-		what := top.Class
-		if top.Message != "" {
-			what += ": " + top.Message
-		}
-		msg += "; most frequent failure: " + what
-	}
-	return msg + at
 }
 
 func sortedKeys(m map[string]float64) []string {
@@ -462,30 +436,3 @@ func sortedKeys(m map[string]float64) []string {
 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
-
-// fmtNum renders a rate or time for a sentence: thousands separated, at
-// most three significant decimals below 10.
-func fmtNum(x float64) string {
-	switch {
-	case x >= 100 || x == math.Trunc(x):
-		return thousands(int64(math.Round(x)))
-	case x >= 10:
-		return fmt.Sprintf("%.1f", x)
-	}
-	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", x), "0"), ".")
-}
-
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}

@@ -179,8 +179,10 @@ func attachServerSide(ctx context.Context, st *State, dir string, info *rundir.I
 		return
 	}
 	note := func(format string, args ...any) {
-		msg := "server side: " + fmt.Sprintf(format, args...)
+		text := fmt.Sprintf(format, args...)
+		msg := "server side: " + text
 		info.Notes = append(info.Notes, msg)
+		info.ServerNotes = append(info.ServerNotes, text)
 		fmt.Fprintf(st.Stderr, "plateau: %s\n", msg)
 	}
 	if settle > 0 {

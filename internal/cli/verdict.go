@@ -8,6 +8,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/report"
 )
 
 // notHeldError is a run that was done but does not show what its plan asked
@@ -52,7 +53,7 @@ func printVerdict(w io.Writer, s *analysis.Summary) {
 		} else if line := heldLine(v); line != "" {
 			fmt.Fprintf(w, "load: held (%s)\n", line)
 		}
-		for _, f := range v.Warnings() {
+		for _, f := range report.Warnings(v) {
 			fmt.Fprintf(w, "  warning: %s\n", f.Text)
 		}
 	}

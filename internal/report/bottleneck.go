@@ -6,6 +6,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/analysis/knee"
 	"github.com/plateau-perf/plateau/internal/analysis/resources"
+	"github.com/plateau-perf/plateau/internal/mondata"
 )
 
 // The bottleneck of a capacity analysis: which monitored component ran out
@@ -20,7 +21,7 @@ func (b *builder) resourceTargets() []resources.Target { return resourceTargetsO
 func resourceTargetsOf(ts []*target) []resources.Target {
 	var out []resources.Target
 	for _, t := range ts {
-		rt := resources.Target{Name: t.name, Kind: t.kind}
+		rt := resources.Target{Name: t.name, Kind: t.kind, Generator: t.role() == mondata.RoleGenerator}
 		for _, m := range t.metrics {
 			if s := t.byMetric[m]; s != nil {
 				rt.Series = append(rt.Series, s)

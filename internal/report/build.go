@@ -48,9 +48,6 @@ type builder struct {
 	// conclusions per aspect, filled by the sections that judge them.
 	conclusions map[doc.Aspect]doc.Conclusion
 	figN        int
-	// memTrends are the memory-after-GC verdicts, shared by the
-	// conclusions and the trends section.
-	memTrends []memTrend
 }
 
 func build(in *input) *doc.Document {
@@ -67,7 +64,11 @@ func build(in *input) *doc.Document {
 		Extra:     b.extra,
 	}
 	// Sections are built in dependency order; the summary restates what
-	// the others found, so it is built last and placed first.
+	// the others found, so it is built last and placed first. One file per
+	// section: sec_runs.go, sec_results.go, serverside.go, resources.go,
+	// sec_errors.go, sec_capacity.go, sec_trends.go, sec_comparison.go,
+	// sections.go (conclusions, appendix); the resource verdicts they share
+	// are worded in judge_resources.go and services.go.
 	secs := map[string]doc.Section{}
 	secs[SecRequirements] = b.requirements()
 	secs[SecRuns] = b.runs()
@@ -518,6 +519,18 @@ func redactSummary(s *analysis.Summary, r *Redactor) {
 		e := &s.Errors.Details[i]
 		e.Message = r.String(e.Message)
 		e.Label = r.String(e.Label)
+	}
+	for i := range s.Why {
+		w := &s.Why[i]
+		w.Subject, w.Target, w.Rule = r.String(w.Subject), r.String(w.Target), r.String(w.Rule)
+	}
+	if t := s.Trends; t != nil {
+		for i := range t.Latency {
+			t.Latency[i].Label, t.Latency[i].Phase = r.String(t.Latency[i].Label), r.String(t.Latency[i].Phase)
+		}
+		for i := range t.Memory {
+			t.Memory[i].Target = r.String(t.Memory[i].Target)
+		}
 	}
 	if c := s.Capacity; c != nil {
 		for i := range c.Points {

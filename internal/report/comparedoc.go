@@ -91,7 +91,7 @@ func CompareRuns(dirs []string, opt CompareOptions) (*CompareResult, error) {
 		}
 		sets[i] = d
 		var values []string
-		if src, err := os.ReadFile(filepath.Join(dir, rundir.PlanFile)); err == nil {
+		if src, err := analysis.PlanCopy(dir); err == nil && src != nil {
 			_, values = RedactPlan(src, d.Info.Secrets)
 		}
 		reds[i] = NewRedactor(d.Info.Secrets, values)
@@ -343,6 +343,16 @@ func verdictLevel(v compare.Verdict) doc.Level {
 		return doc.OK
 	case compare.Slower:
 		return doc.Warn
+	case compare.NotEnough:
+		return doc.NoData
 	}
 	return doc.Info
+}
+
+// notEnoughClause is the one sentence for a comparison row without enough
+// data, with its numbers and the rule it missed.
+func notEnoughClause(r compare.Row) string {
+	return fmt.Sprintf("not enough data to judge: %s and %s over %s and %s; a verdict needs %d or more on each side, over %s or more",
+		plural(r.BaseSamples, "request"), plural(r.NewSamples, "request"), plural(int64(r.BaseSeconds), "second"), plural(int64(r.NewSeconds), "second"),
+		compare.MinSamples, plural(compare.MinSeconds, "second"))
 }

@@ -21,10 +21,12 @@ var updatePins = flag.Bool("update-pins", false, "rewrite testdata/pins/*.json f
 // "variant|path pattern" (path.Match, * for one index) → why. Every other
 // figure of summary.json keeps its value.
 var pinChanged = map[string]string{
-	"no SLA|capacity.max_load_meeting_sla":                  "without a requirement no load met one (issue 30)",
-	"no SLA|capacity.points.*.sla_met":                      "without a requirement there is nothing to meet (issue 30)",
-	"import nginx access log|capacity.max_load_meeting_sla": "without a requirement no load met one (issue 30)",
-	"import nginx access log|capacity.points.*.sla_met":     "without a requirement there is nothing to meet (issue 30)",
+	"no SLA|capacity.max_load_meeting_sla":                           "without a requirement no load met one (issue 30)",
+	"no SLA|capacity.points.*.sla_met":                               "without a requirement there is nothing to meet (issue 30)",
+	"import nginx access log|capacity.max_load_meeting_sla":          "without a requirement no load met one (issue 30)",
+	"import nginx access log|capacity.points.*.sla_met":              "without a requirement there is nothing to meet (issue 30)",
+	"every request fails|validity.phases.*.held":                     "no request succeeded, so no load was held (issue 30)",
+	"import Locust with a change of user count|capacity.knee_reason": "a 4-second step of 58 requests is not enough data to judge scaling (issue 30)",
 }
 
 // changedOnPurpose says whether a figure of variant at p is in pinChanged.

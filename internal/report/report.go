@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -112,16 +111,36 @@ func Generate(dir string, opt Options) (*analysis.Summary, error) {
 	return res.Summary, err
 }
 
-// Write is Generate returning the list of files written as well.
+// Write is Generate returning the list of files written as well. It reads
+// the run (and the baseline) with analysis.Open and hands them to
+// WriteRun.
 func Write(dir string, opt Options) (*Result, error) {
+	if _, err := ParseFormats(opt.Formats); err != nil {
+		return nil, err
+	}
+	run, err := analysis.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("loading run: %w", err)
+	}
+	var base *analysis.Run
+	var baseErr error
+	if opt.Baseline != "" {
+		base, baseErr = analysis.Open(opt.Baseline)
+	}
+	return WriteRun(run, base, baseErr, opt)
+}
+
+// WriteRun renders a run read by analysis.Open into its directory: the
+// report reads nothing from disk but what it wrote (to mask secrets left
+// in it). base is the baseline run or nil; baseErr why opt.Baseline could
+// not be read.
+func WriteRun(run, base *analysis.Run, baseErr error, opt Options) (*Result, error) {
 	formats, err := ParseFormats(opt.Formats)
 	if err != nil {
 		return nil, err
 	}
-	in, err := load(dir, opt)
-	if err != nil {
-		return nil, err
-	}
+	dir := run.Dir
+	in := prepare(run, base, baseErr, opt)
 	d := build(in)
 	res := &Result{Summary: d.Summary, Notes: in.notes}
 	ws := writers()
@@ -161,6 +180,7 @@ func sweep(files []string, red *Redactor) error {
 // input is everything a report is built from.
 type input struct {
 	dir     string
+	run     *analysis.Run
 	d       *analysis.Dataset
 	s       *analysis.Summary
 	series  []core.Series
@@ -171,6 +191,8 @@ type input struct {
 	baseDir string
 	base    *analysis.Dataset
 	baseSum *analysis.Summary
+	// baseErr is why the baseline asked for could not be read.
+	baseErr error
 
 	plan    string // redacted plan copy; "" when the run has none
 	red     *Redactor
@@ -179,58 +201,61 @@ type input struct {
 	notes   []string
 }
 
-// load reads the run directory (and the baseline) and computes the summary.
-func load(dir string, opt Options) (*input, error) {
-	d, err := analysis.Load(dir)
-	if err != nil {
-		return nil, fmt.Errorf("loading run: %w", err)
-	}
+// prepare computes the summary and the analyses of a run read by
+// analysis.Open (and of its baseline).
+func prepare(run, base *analysis.Run, baseErr error, opt Options) *input {
+	d := run.Data
 	now := time.Now
 	if opt.Now != nil {
 		now = opt.Now
 	}
-	in := &input{dir: dir, d: d, now: now(), version: opt.Version}
+	in := &input{dir: run.Dir, run: run, d: d, now: now(), version: opt.Version}
 	if in.version == "" {
 		in.version = d.Info.Version
 	}
 	var secretValues []string
-	if src, err := os.ReadFile(filepath.Join(dir, rundir.PlanFile)); err == nil {
-		in.plan, secretValues = RedactPlan(src, d.Info.Secrets)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		in.notes = append(in.notes, fmt.Sprintf("plan copy unreadable: %v", err))
+	if run.Plan != nil {
+		in.plan, secretValues = RedactPlan(run.Plan, d.Info.Secrets)
+	} else if run.PlanErr != nil {
+		in.notes = append(in.notes, fmt.Sprintf("plan copy unreadable: %v", run.PlanErr))
 	}
 	in.red = NewRedactor(d.Info.Secrets, secretValues)
 	in.plan = in.red.Literal(in.plan)
 
 	in.s = analysis.Summarize(d, d.Info.SLA)
-	in.series, in.targets, in.monErr = mondata.Read(dir)
+	Words(in.s)
+	in.series, in.targets, in.monErr = run.Series, run.Targets, run.MonErr
 	if in.monErr != nil {
 		in.notes = append(in.notes, fmt.Sprintf("monitor data unreadable: %v", in.monErr))
 	}
-	in.readServerMonitor()
+	if run.ServerMonErr != nil {
+		in.notes = append(in.notes, fmt.Sprintf("server-side monitor data unreadable: %v", run.ServerMonErr))
+	}
 	// The capacity analysis runs on the names as recorded, before the
 	// report masks them (the summary's redaction covers its result).
-	in.capRun = analysis.Capacity(d, in.s, resourceTargetsOf(groupTargets(in.targets, in.series)))
+	rts := resourceTargetsOf(groupTargets(in.targets, in.series))
+	in.capRun = analysis.Capacity(d, in.s, rts)
 	in.s.Capacity = in.capRun.Result
-	if cs, err := analysis.LoadSearch(dir); err != nil {
-		in.notes = append(in.notes, err.Error())
-	} else if cs != nil {
+	in.s.Trends = analysis.Trends(d, rts)
+	if run.SearchErr != nil {
+		in.notes = append(in.notes, run.SearchErr.Error())
+	} else if cs := run.Search; cs != nil {
 		// The report of a capacity search (capacitysearch.go).
 		if in.s.Capacity == nil {
 			in.s.Capacity = &capacity.Result{LoadUnit: cs.Unit, Points: []capacity.Point{}}
 		}
 		in.s.Capacity.Search = cs
 	}
-	if opt.Baseline != "" {
-		if bd, err := analysis.Load(opt.Baseline); err != nil {
-			in.notes = append(in.notes, fmt.Sprintf("baseline %s unreadable: %v", opt.Baseline, err))
-		} else {
-			in.baseDir, in.base = opt.Baseline, bd
-			in.baseSum = analysis.Summarize(bd, bd.Info.SLA)
-		}
+	switch {
+	case baseErr != nil:
+		in.baseErr = baseErr
+		in.notes = append(in.notes, fmt.Sprintf("baseline %s unreadable: %v", opt.Baseline, baseErr))
+	case base != nil:
+		in.baseDir, in.base = base.Dir, base.Data
+		in.baseSum = analysis.Summarize(base.Data, base.Data.Info.SLA)
 	}
 	for i := range in.notes {
 		in.notes[i] = in.red.String(in.notes[i])
 	}
-	return in, nil
+	return in
 }

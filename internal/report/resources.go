@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/plateau-perf/plateau/internal/analysis"
 	"math"
 	"net"
 	"net/url"
@@ -149,13 +150,7 @@ type panel struct {
 }
 
 // kbToBytes reports whether a series is in jstat's KB and must be scaled.
-func kbToBytes(s *core.Series) float64 {
-	switch s.Unit {
-	case "KB", "kB", "KiB":
-		return 1024
-	}
-	return 1
-}
+func kbToBytes(s *core.Series) float64 { return analysis.KBToBytes(s) }
 
 // panelsFor lists the charts for a target of the given kind.
 func panelsFor(t *target) []panel {
@@ -395,8 +390,8 @@ func (b *builder) resources() doc.Section {
 	}
 	sec.Blocks = append(sec.Blocks, b.notesWithoutData(ts)...)
 	sec.Blocks = append(sec.Blocks, b.topSQL()...)
-	b.judgeResources(ts)
-	b.judgeServices(ts)
+	b.judgeResources()
+	b.judgeServices()
 	b.judgeRestarts()
 	b.judgeNetwork()
 	return sec
@@ -437,18 +432,7 @@ func keyMetrics(t *target) []keyMetric {
 
 // busySeries derives CPU busy % from idle when the host has no busy metric.
 func busySeries(t *target) *core.Series {
-	if s := t.get("cpu_busy_pct"); s != nil {
-		return s
-	}
-	idle := t.get("cpu_idle_pct")
-	if idle == nil {
-		return nil
-	}
-	out := &core.Series{Target: idle.Target, Kind: idle.Kind, Metric: "cpu_busy_pct", Unit: "%", Points: make([]core.Point, len(idle.Points))}
-	for i, p := range idle.Points {
-		out.Points[i] = core.Point{T: p.T, V: 100 - p.V}
-	}
-	return out
+	return resources.BusySeries(resourceTargetsOf([]*target{t})[0])
 }
 
 func (km keyMetric) series(t *target) *core.Series {

@@ -117,7 +117,7 @@ func seriesLabel(s *core.Series) string {
 func (b *builder) labelledBlocks(group []*target) []doc.Block {
 	var out []doc.Block
 	notes := b.monitorNotes()
-	hints, err := mondata.ReadHints(b.in.dir)
+	hints, err := b.in.run.Hints, b.in.run.HintsErr
 	if err != nil {
 		out = append(out, &doc.Verdict{Level: doc.Warn, Text: sentence("monitor hints unreadable: " + b.red.String(err.Error()))})
 	}
@@ -151,7 +151,7 @@ func (b *builder) labelledBlocks(group []*target) []doc.Block {
 
 // monitorNotes reads the monitors' notes (a few small files).
 func (b *builder) monitorNotes() []mondata.Note {
-	ns, err := mondata.ReadNotes(b.in.dir)
+	ns, err := b.in.run.MonNotes, b.in.run.MonNotesErr
 	if err != nil {
 		return []mondata.Note{{Level: mondata.NoteError, Text: "monitor notes unreadable: " + err.Error()}}
 	}

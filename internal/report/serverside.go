@@ -2,16 +2,12 @@ package report
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
-	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/report/doc"
-	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // SecServer is the servers' view of a live run: the access logs (and
@@ -31,8 +27,8 @@ func (b *builder) serverSide() doc.Section {
 		switch {
 		case b.d.ServerErr != nil:
 			msg = "No server-side data: " + b.red.String(b.d.ServerErr.Error()) + "."
-		case b.d.Server == nil && attachNote(b.d.Info.Notes) != "":
-			msg = "No server-side data: " + b.red.String(attachNote(b.d.Info.Notes)) + "."
+		case b.d.Server == nil && len(b.d.Info.AttachNotes()) > 0:
+			msg = "No server-side data: " + b.red.String(b.d.Info.AttachNotes()[0]) + "."
 		case b.d.Server != nil:
 			msg = "No access log was attached to this run: the attached files (" + b.red.String(strings.Join(b.d.Server.Info.Source, "; ")) + ") are monitor series, shown under Resources."
 		}
@@ -194,37 +190,9 @@ func (b *builder) clientServerTable(t *analysis.ServerSide) *doc.Table {
 	return tab
 }
 
-// attachNote is run.json's first note of the attachment of server-side
-// files (a file missing after the run, an import that failed), or "".
-func attachNote(notes []string) string {
-	for _, n := range notes {
-		if rest, ok := strings.CutPrefix(n, "server side: "); ok {
-			return rest
-		}
-	}
-	return ""
-}
-
 func optMs(v *float64) string {
 	if v == nil {
 		return "–"
 	}
 	return ms(*v)
-}
-
-// readServerMonitor adds the series imported from the attached vmstat,
-// jstat and docker stats files to the run's own monitor data, so the
-// resources section shows them with the live monitors'.
-func (in *input) readServerMonitor() {
-	sd := filepath.Join(in.dir, rundir.ServerDir)
-	if _, err := os.Stat(filepath.Join(sd, mondata.SubDir)); err != nil {
-		return
-	}
-	series, targets, err := mondata.Read(sd)
-	if err != nil {
-		in.notes = append(in.notes, fmt.Sprintf("server-side monitor data unreadable: %v", err))
-		return
-	}
-	in.series = append(in.series, series...)
-	in.targets = append(in.targets, targets...)
 }

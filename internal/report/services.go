@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -17,92 +16,34 @@ import (
 // recorded, and how far below the others stayed — what references 001 and
 // 004 worked out by hand.
 
-// judgeServices states, per resource, the busiest service and phase.
-func (b *builder) judgeServices(ts []*target) {
-	type spanT struct {
-		name     string
-		from, to time.Time
-	}
-	var spans []spanT
+// judgeServices words, per resource, the busiest service and phase
+// (resources.Services decides and grades).
+func (b *builder) judgeServices() {
+	var spans []resources.Span
 	for _, p := range b.d.Phases {
-		spans = append(spans, spanT{b.red.String(p.Name), p.Start, p.End})
+		spans = append(spans, resources.Span{Name: b.red.String(p.Name), From: p.Start, To: p.End})
 	}
 	if len(spans) == 0 {
-		spans = append(spans, spanT{"the run", b.d.Start, b.d.End.Add(time.Nanosecond)})
+		spans = append(spans, resources.Span{Name: "the run", From: b.d.Start, To: b.d.End.Add(time.Nanosecond)})
 	}
-	done := map[string]bool{}
-	rts := b.resourceTargets()
-	for _, rk := range resources.ServiceRules {
-		if done[rk.Aspect] {
-			continue
-		}
-		us := resources.ServiceUses(rts, rk)
-		if len(us) == 0 {
-			continue
-		}
-		done[rk.Aspect] = true
-		// Each service's busiest phase; the busiest service overall.
-		type peak struct {
-			u     resources.Use
-			phase string
-			mean  float64
-			frac  float64 // of the limit; NaN without one
-		}
-		var peaks []peak
-		for _, u := range us {
-			best := peak{u: u, mean: math.NaN()}
-			for _, sp := range spans {
-				st, ok := statsOver(u.Series, sp.from, sp.to)
-				if ok && (math.IsNaN(best.mean) || st.Mean > best.mean) {
-					best.mean, best.phase = st.Mean, sp.name
-				}
-			}
-			if math.IsNaN(best.mean) {
-				continue
-			}
-			best.frac = math.NaN()
-			if u.Capacity > 0 {
-				best.frac = best.mean / u.Capacity
-			}
-			peaks = append(peaks, best)
-		}
-		if len(peaks) == 0 {
-			continue
-		}
-		withLimit := !math.IsNaN(peaks[0].frac)
-		for _, p := range peaks {
-			withLimit = withLimit && !math.IsNaN(p.frac)
-		}
-		key := func(p peak) float64 {
-			if withLimit {
-				return p.frac
-			}
-			return p.mean
-		}
-		slices.SortStableFunc(peaks, func(x, y peak) int {
-			switch {
-			case key(x) > key(y):
-				return -1
-			case key(x) < key(y):
-				return 1
-			}
-			return 0
-		})
+	for _, a := range resources.Services(b.resourceTargets(), spans) {
+		rk, peaks := a.Rule, a.Peaks
 		top := peaks[0]
-		amount := func(p peak) string {
+		amount := func(p resources.ServicePeak) string {
+			withFrac := !math.IsNaN(p.Frac)
 			switch {
-			case rk.Unit == "bytes" && !math.IsNaN(p.frac):
-				return bytesU(p.mean) + " of " + bytesU(p.u.Capacity) + " memory (" + pct(100*p.frac) + ")"
+			case rk.Unit == "bytes" && withFrac:
+				return bytesU(p.Mean) + " of " + bytesU(p.Use.Capacity) + " memory (" + pct(100*p.Frac) + ")"
 			case rk.Unit == "bytes":
-				return bytesU(p.mean) + " of memory"
-			case rk.Unit == "bytes/s" && !math.IsNaN(p.frac):
-				return bytesU(p.mean) + "/s of a " + bytesU(p.u.Capacity) + "/s link (" + pct(100*p.frac) + ")"
+				return bytesU(p.Mean) + " of memory"
+			case rk.Unit == "bytes/s" && withFrac:
+				return bytesU(p.Mean) + "/s of a " + bytesU(p.Use.Capacity) + "/s link (" + pct(100*p.Frac) + ")"
 			case rk.Unit == "bytes/s":
-				return bytesU(p.mean) + "/s"
-			case !math.IsNaN(p.frac):
-				return fmt.Sprintf("%s of %s %s (%s)", num3(p.mean), num3(p.u.Capacity), rk.Word, pct(100*p.frac))
+				return bytesU(p.Mean) + "/s"
+			case withFrac:
+				return fmt.Sprintf("%s of %s %s (%s)", num3(p.Mean), num3(p.Use.Capacity), rk.Word, pct(100*p.Frac))
 			}
-			return num3(p.mean) + " " + rk.Word
+			return num3(p.Mean) + " " + rk.Word
 		}
 		rest := ""
 		if len(peaks) > 1 {
@@ -112,34 +53,36 @@ func (b *builder) judgeServices(ts []*target) {
 			if len(peaks) == 2 {
 				others, limits = "the other one", "its limit"
 			}
-			if withLimit {
-				rest = fmt.Sprintf("%s stayed at or under %s of %s", others, pct(100*second.frac), limits)
+			if a.WithLimit {
+				rest = fmt.Sprintf("%s stayed at or under %s of %s", others, pct(100*second.Frac), limits)
 			} else {
-				rest = fmt.Sprintf("%s stayed at or under %s on average", others, amountPlain(second.mean, rk))
+				rest = fmt.Sprintf("%s stayed at or under %s on average", others, amountPlain(second.Mean, rk))
 			}
 		}
-		lvl, verdict := doc.Info, "measured per service"
-		if withLimit {
-			switch {
-			case top.frac >= 0.85:
-				lvl, verdict = doc.Fail, "saturated"
-			case top.frac >= 0.70:
-				lvl, verdict = doc.Warn, "high"
-			default:
-				lvl, verdict = doc.OK, "well below the limits"
+		var lvl doc.Level
+		var verdict string
+		switch a.Grade {
+		case resources.ServiceSaturated:
+			lvl, verdict = doc.Fail, "saturated"
+		case resources.ServiceHigh:
+			lvl, verdict = doc.Warn, "high"
+		case resources.ServiceWellBelow:
+			lvl, verdict = doc.OK, "well below the limits"
+		default:
+			lvl, verdict = doc.Info, "measured per service"
+			if len(peaks) == 1 {
+				verdict = "measured"
 			}
 		}
-		lead := fmt.Sprintf("%s used %s on average in %s", b.red.String(top.u.Component), amount(top), top.phase)
+		name := b.red.String(top.Use.Component)
+		lead := fmt.Sprintf("%s used %s on average in %s", name, amount(top), top.Span)
 		switch {
-		case rk.Unit == "%" && rk.Aspect == "CPU":
-			lead = fmt.Sprintf("%s was %s busy on average in %s", b.red.String(top.u.Component), pct(top.mean), top.phase)
+		case rk.Unit == "%" && rk.Aspect == resources.CPU:
+			lead = fmt.Sprintf("%s was %s busy on average in %s", name, pct(top.Mean), top.Span)
 		case rk.Unit == "%":
-			lead = fmt.Sprintf("%s used %s of its memory on average in %s", b.red.String(top.u.Component), pct(top.mean), top.phase)
+			lead = fmt.Sprintf("%s used %s of its memory on average in %s", name, pct(top.Mean), top.Span)
 		}
-		if len(peaks) == 1 && verdict == "measured per service" {
-			verdict = "measured"
-		}
-		if withLimit || rk.Aspect == "CPU" {
+		if a.WithLimit || rk.Aspect == resources.CPU {
 			// A bare count without a limit is evidence, not a finding.
 			b.finding(doc.FindResources, lvl, "busiest for "+strings.ToLower(rk.Aspect)+": "+lead, rest)
 		}

@@ -21,11 +21,11 @@ const (
 
 // topSQL returns the top-SQL blocks of every database target.
 func (b *builder) topSQL() []doc.Block {
-	whole, err := mondata.ReadStatements(b.in.dir)
+	whole, err := b.in.run.Statements, b.in.run.StatementsErr
 	if err != nil {
 		return []doc.Block{&doc.Verdict{Level: doc.Warn, Text: sentence("top statements unreadable: " + b.red.String(err.Error()))}}
 	}
-	logs, err := mondata.ReadStatementLogs(b.in.dir)
+	logs, err := b.in.run.StatementLogs, b.in.run.LogsErr
 	if err != nil {
 		return []doc.Block{&doc.Verdict{Level: doc.Warn, Text: sentence("statements log unreadable: " + b.red.String(err.Error()))}}
 	}

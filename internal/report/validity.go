@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
@@ -69,12 +70,12 @@ func (b *builder) validityBlocks() []doc.Block {
 			l.Items = append(l.Items, doc.Item{Level: doc.Fail, Lead: "Load not held", Text: finish(b.red.String(r))})
 		}
 	}
-	for _, f := range v.Warnings() {
+	for _, w := range Warnings(v) {
 		lead := "Load"
-		if f.Kind == analysis.ReasonStarved {
+		if w.Kind == analysis.ReasonStarved {
 			lead = "Generator starved"
 		}
-		l.Items = append(l.Items, doc.Item{Level: doc.Warn, Lead: lead, Text: finish(b.red.String(f.Text))})
+		l.Items = append(l.Items, doc.Item{Level: doc.Warn, Lead: lead, Text: finish(b.red.String(w.Text))})
 	}
 	if len(l.Items) == 0 {
 		return nil
@@ -146,7 +147,7 @@ func (b *builder) validityTable() []doc.Block {
 	if h.PlannedLoad {
 		cols = append(cols, col{doc.Column{Name: "Held"}, func(p analysis.PhaseValidity) doc.Cell {
 			switch {
-			case notRun:
+			case notRun || p.NoSuccess:
 				return doc.Cell{Text: "–", Level: doc.NoData} // no request succeeded: no load was held
 			case !p.Held:
 				return doc.Cell{Text: "no", Level: doc.Fail}
@@ -188,4 +189,45 @@ func msOrDash(v float64) string {
 		return "–"
 	}
 	return ms(v)
+}
+
+// Warnings are the validity findings that do not make the run invalid,
+// worded, one line each: the phases where the generator was starved of CPU
+// are named together in one line (the demo's four phases on a busy
+// machine are one fact, not four).
+func Warnings(v *analysis.Validity) []Warning {
+	if v == nil {
+		return nil
+	}
+	var out []Warning
+	var starved []string
+	at := -1 // where the starved line goes: the first one's place
+	maxPct, totalMs := 0.0, 0.0
+	for _, f := range v.Warnings() {
+		if f.Kind != analysis.ReasonStarved {
+			out = append(out, Warning{f.Kind, f.Text})
+			continue
+		}
+		if at < 0 {
+			at = len(out)
+			out = append(out, Warning{f.Kind, f.Text}) // the one phase's own sentence has its figures
+		}
+		starved = append(starved, f.Phase)
+		for _, p := range v.Phases {
+			if p.Phase == f.Phase {
+				maxPct, totalMs = max(maxPct, p.RunQueuePct), totalMs+p.RunQueueMs
+			}
+		}
+	}
+	if len(starved) > 1 {
+		out[at].Text = fmt.Sprintf("the generator was starved of CPU in %s (%s): its threads waited up to %s of their runnable time for a CPU held by other processes (%s ms in all), so its response times include its own waiting",
+			plural(int64(len(starved)), "phase"), joinAnd(starved), pct(maxPct), thousands(int64(math.Round(totalMs))))
+	}
+	return out
+}
+
+// Warning is one worded validity warning and what it is about.
+type Warning struct {
+	Kind analysis.ReasonKind
+	Text string
 }

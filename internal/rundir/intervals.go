@@ -127,7 +127,9 @@ func RecordOf(t int64, k metrics.Key, a *metrics.Agg) (IntervalRecord, error) {
 
 // recordWith is RecordOf with the caller's histogram encoder.
 func recordWith(enc *metrics.HistEncoder, t int64, k metrics.Key, a *metrics.Agg) (IntervalRecord, error) {
-	r := IntervalRecord{T: t, Workload: k.Workload, Phase: k.Phase, Label: k.Label, Tx: k.Tx, Derived: k.Derived,
+	// Names keep bytes that are not UTF-8 as \xNN text: JSON would turn
+	// them into U+FFFD and lose them.
+	r := IntervalRecord{T: t, Workload: core.EscapeBytes(k.Workload), Phase: k.Phase, Label: core.EscapeBytes(k.Label), Tx: k.Tx, Derived: k.Derived,
 		Count: a.Count, Errors: a.Errors, SumUs: a.SumUs, SvcUs: a.SumServiceUs, Sent: a.Sent, Recv: a.Recv}
 	if a.Count > 0 {
 		r.MinUs, r.MaxUs = a.MinUs, a.MaxUs
@@ -138,7 +140,7 @@ func recordWith(enc *metrics.HistEncoder, t int64, k metrics.Key, a *metrics.Agg
 		r.Hist = h
 	}
 	for _, e := range a.SortedErrors() {
-		r.Errs = append(r.Errs, ErrRecord{Class: e.Class.String(), Status: e.Status, Message: e.Message, Count: e.Count})
+		r.Errs = append(r.Errs, ErrRecord{Class: e.Class.String(), Status: e.Status, Message: core.EscapeBytes(e.Message), Count: e.Count})
 	}
 	return r, nil
 }

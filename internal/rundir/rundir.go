@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/core"
@@ -79,6 +80,12 @@ type Info struct {
 	SourceKind SourceKind `json:"source_kind,omitempty"`
 	Holds      *Holds     `json:"holds,omitempty"`
 	Notes      []string   `json:"notes,omitempty"`
+	// ServerNotes are the notes of the attachment of server-side files (a
+	// file missing after the run, an import that failed), also among
+	// Notes with the prefix "server side: "; read them with
+	// AttachNotes, which also answers for run.json files written before
+	// this field.
+	ServerNotes []string `json:"server_notes,omitempty"`
 	// Figures holds an imported run's whole-run figures as the tool that
 	// wrote the files defines them (percentiles, throughput denominators);
 	// the summary and report show these for the run as a whole. Nil for
@@ -215,6 +222,22 @@ func (in *Info) CorePhases(end time.Time) []core.Phase {
 		}
 		out[i] = core.Phase{Name: p.Name, Workload: p.Workload, Start: p.Start, End: e,
 			Users: p.Users, Rate: p.Rate, RampUp: time.Duration(p.RampUpS * float64(time.Second)), Stopped: p.Stopped}
+	}
+	return out
+}
+
+// AttachNotes are the notes of the attachment of server-side files:
+// ServerNotes, or in a run.json written before that field the notes
+// carrying its "server side: " prefix.
+func (in *Info) AttachNotes() []string {
+	if len(in.ServerNotes) > 0 {
+		return in.ServerNotes
+	}
+	var out []string
+	for _, n := range in.Notes {
+		if rest, ok := strings.CutPrefix(n, "server side: "); ok {
+			out = append(out, rest)
+		}
 	}
 	return out
 }

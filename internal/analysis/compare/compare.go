@@ -26,6 +26,17 @@ const (
 	Faster   Verdict = "faster"
 	Slower   Verdict = "slower"
 	NoChange Verdict = "no significant change"
+	// NotEnough is a comparison whose sides hold fewer than MinSamples
+	// requests or MinSeconds seconds with requests: no verdict either
+	// way, whatever the intervals say.
+	NotEnough Verdict = "not enough data"
+)
+
+// The least data a comparison verdict rests on, on each side: a few
+// requests or a few seconds show neither a change nor its absence.
+const (
+	MinSamples = 30
+	MinSeconds = 10
 )
 
 // Interval is one recording interval of a run (the engine's 1-second
@@ -125,7 +136,11 @@ type Result struct {
 	// Method names the noise model used, for the report.
 	Method string
 
-	// Significant is true when Verdict is not NoChange.
+	// BaseSeconds and NewSeconds are the intervals with samples on each
+	// side; 0 when none were given.
+	BaseSeconds, NewSeconds int
+
+	// Significant is true when Verdict is Faster or Slower.
 	Significant bool
 	Verdict     Verdict
 	// Note explains a mixed outcome (mean and p95 moving apart).
@@ -209,6 +224,13 @@ func Latency(base, cand Run, opt Options) (Result, error) {
 		r.RankP = 1
 	}
 
+	r.BaseSeconds, r.NewSeconds = nonEmpty(base.Intervals), nonEmpty(cand.Intervals)
+	if r.BaseCount < MinSamples || r.NewCount < MinSamples ||
+		(base.Intervals != nil && r.BaseSeconds < MinSeconds) || (cand.Intervals != nil && r.NewSeconds < MinSeconds) {
+		r.MeanSignificant, r.P95Significant = false, false
+		r.Verdict = NotEnough
+		return r, nil
+	}
 	slower := (r.MeanSignificant && r.DeltaMs > 0) || (r.P95Significant && r.P95DeltaMs > 0)
 	faster := (r.MeanSignificant && r.DeltaMs < 0) || (r.P95Significant && r.P95DeltaMs < 0)
 	switch {
@@ -222,7 +244,7 @@ func Latency(base, cand Run, opt Options) (Result, error) {
 	default:
 		r.Verdict = NoChange
 	}
-	r.Significant = r.Verdict != NoChange
+	r.Significant = r.Verdict == Slower || r.Verdict == Faster
 	return r, nil
 }
 

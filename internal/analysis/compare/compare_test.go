@@ -257,3 +257,30 @@ func TestLatencyErrorsAndDeterminism(t *testing.T) {
 		t.Errorf("5 intervals: deff %v, method %q", r3.DesignEffect, r3.Method)
 	}
 }
+
+// TestNotEnoughData: a doubling of latency on too few requests, or over
+// too few seconds, gets no verdict (NotEnough, nothing significant); the
+// same doubling with MinSamples over MinSeconds is slower.
+func TestNotEnoughData(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, c := range []struct {
+		name                 string
+		intervals, perInterv int
+		want                 Verdict
+	}{
+		{"few requests", 20, 1, NotEnough},                                         // 20 < MinSamples
+		{"few seconds", MinSeconds - 1, 100, NotEnough},                            // 900 requests in 9 s
+		{"enough", MinSeconds, (MinSamples + MinSeconds - 1) / MinSeconds, Slower}, // 30 in 10 s
+	} {
+		base := run(rng, c.intervals, c.perInterv, 100, 0.2, 1, 0)
+		cand := run(rng, c.intervals, c.perInterv, 100, 0.2, 2, 0)
+		r, err := Latency(base, cand, Options{Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Verdict != c.want || r.Significant != (c.want == Slower) || (c.want == NotEnough && (r.MeanSignificant || r.P95Significant)) {
+			t.Errorf("%s: verdict %q (significant %v, mean %v, p95 %v), want %q", c.name, r.Verdict, r.Significant, r.MeanSignificant, r.P95Significant, c.want)
+		}
+	}
+}

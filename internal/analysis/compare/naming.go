@@ -116,10 +116,14 @@ func SamePhases(a, b RunFacts) bool {
 }
 
 // VerdictPhrase is the verdict as it reads before the baseline's name:
-// "faster than", "slower than", "no significant change from".
+// "faster than", "slower than", "no significant change from", "not
+// enough data to judge against".
 func VerdictPhrase(v Verdict) string {
-	if v == NoChange {
+	switch v {
+	case NoChange:
 		return string(v) + " from"
+	case NotEnough:
+		return "not enough data to judge against"
 	}
 	return string(v) + " than"
 }

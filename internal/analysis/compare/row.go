@@ -19,6 +19,13 @@ type Row struct {
 	NewTputRPS  float64 `json:"new_throughput_rps"`
 	BaseErrPct  float64 `json:"base_error_pct"`
 	NewErrPct   float64 `json:"new_error_pct"`
+	// BaseSamples and NewSamples are the requests compared on each side,
+	// BaseSeconds and NewSeconds the seconds with requests: a verdict
+	// needs MinSamples and MinSeconds on both (else NotEnough).
+	BaseSamples int64   `json:"base_samples"`
+	NewSamples  int64   `json:"new_samples"`
+	BaseSeconds int     `json:"base_seconds"`
+	NewSeconds  int     `json:"new_seconds"`
 	Significant bool    `json:"significant"`
 	Verdict     Verdict `json:"verdict"`
 	CliffsDelta float64 `json:"cliffs_delta"`

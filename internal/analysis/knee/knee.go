@@ -25,7 +25,21 @@ type Point struct {
 	MeanMs        float64 // mean response time, milliseconds
 	P95Ms         float64 // 95th percentile response time, milliseconds
 	SLAMet        bool    // every SLA held at this load
+	// Samples and Seconds are the requests and the time behind the
+	// figures; 0 when unknown (then not judged). A scaling verdict needs
+	// MinSamples and MinSeconds at every load.
+	Samples int64
+	Seconds float64
 }
+
+// The least data a load level needs for a verdict on scaling: a step of a
+// few requests or a few seconds shows neither a knee nor its absence. At
+// 100 requests a step's count is known to about ±10 % (Poisson), the size
+// of the gains judged; two seconds are two whole per-second records.
+const (
+	MinSamples = 100
+	MinSeconds = 2.0
+)
 
 // LoadKind says what Point.Load counts.
 type LoadKind int
@@ -179,6 +193,7 @@ const (
 	Scaling                    // throughput kept growing up to the highest load
 	Stopped                    // a knee: throughput stopped growing while latency rose
 	Stalled                    // throughput stopped growing but latency did not rise
+	ThinData                   // a load level had fewer than MinSamples or MinSeconds: no verdict
 )
 
 // Result is everything Analyze finds.
@@ -206,6 +221,9 @@ type Result struct {
 	MinGain float64
 	// Little has one check per load level, in Points order.
 	Little []Little
+	// Thin is the first load level (in load order) with too little data
+	// when Outcome is ThinData; nil otherwise.
+	Thin *Point
 }
 
 // Sentence is the knee's sentence, or the reason there is none.
@@ -237,6 +255,17 @@ func Analyze(points []Point, opt Options) (Result, error) {
 	}
 	r := Result{Kind: o.Kind, Points: merge(points), MinGain: o.MinGain}
 	r.Knee, r.KneeReason, r.Outcome = findKnee(r.Points, o)
+	if r.Outcome != TooFewLoads {
+		for i, p := range r.Points {
+			if (p.Samples > 0 && p.Samples < MinSamples) || (p.Seconds > 0 && p.Seconds < MinSeconds) {
+				r.Thin = &r.Points[i]
+				r.Knee, r.Outcome = nil, ThinData
+				r.KneeReason = fmt.Sprintf("not enough data to judge: %s had %d requests over %.3g s; a verdict on scaling needs every load step to last %g s or more and hold %d or more",
+					loadWords(o.Kind, p.Load), p.Samples, p.Seconds, MinSeconds, MinSamples)
+				break
+			}
+		}
+	}
 	r.USL, r.USLReason = fitSupported(points, len(r.Points), o)
 	for i, p := range r.Points {
 		if !p.SLAMet {
@@ -258,6 +287,8 @@ func merge(points []Point) []Point {
 		j := i
 		sum := Point{Load: ps[i].Load, SLAMet: true}
 		for ; j < len(ps) && ps[j].Load == ps[i].Load; j++ {
+			sum.Samples += ps[j].Samples
+			sum.Seconds += ps[j].Seconds
 			sum.ThroughputRPS += ps[j].ThroughputRPS
 			sum.MeanMs += ps[j].MeanMs
 			sum.P95Ms += ps[j].P95Ms

@@ -88,6 +88,9 @@ var ServiceRules = []Rule{
 type Target struct {
 	Name, Kind string
 	Series     []*core.Series
+	// Generator marks the load generator's own host or process: judged
+	// apart from the system under test.
+	Generator bool
 }
 
 // Monitor kinds the rules know (the names of internal/monitor's kinds,

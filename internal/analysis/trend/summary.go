@@ -11,7 +11,9 @@ import (
 // monitored target that has one.
 type Trends struct {
 	Latency []LatencyTrend `json:"latency"`
-	Memory  []MemoryTrend  `json:"memory"`
+	// LatencySkip says why Latency is empty; "" when drift was judged.
+	LatencySkip LatencySkip   `json:"latency_skip,omitempty"`
+	Memory      []MemoryTrend `json:"memory"`
 }
 
 // Num is a number that encodes as null when it is not finite (an interval
@@ -39,6 +41,11 @@ type LatencyTrend struct {
 	ChangeMs        Num        `json:"change_ms"`
 	Significant     bool       `json:"significant"`
 	MinutesAnalyzed int        `json:"minutes"`
+	// Requests are the requests in the minutes counted; Verdict is
+	// DriftThin when a significant slope or shift rests on fewer than
+	// MinDriftSamples of them (Significant is then false).
+	Requests int64        `json:"requests"`
+	Verdict  DriftVerdict `json:"verdict"`
 }
 
 // MemoryTrend is one target's memory after GC.
@@ -52,4 +59,7 @@ type MemoryTrend struct {
 	Method            string   `json:"method"`
 	HoursToLimit      *float64 `json:"hours_to_limit,omitempty"`
 	Reason            string   `json:"reason,omitempty"`
+	// Result is the whole fit (after-GC points, time to the limit) for
+	// the report's table and chart.
+	Result MemoryResult `json:"-"`
 }

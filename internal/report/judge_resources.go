@@ -1,0 +1,149 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/analysis/resources"
+	"github.com/plateau-perf/plateau/internal/analysis/trend"
+	"github.com/plateau-perf/plateau/internal/report/doc"
+)
+
+// ---- resource verdicts --------------------------------------------------------
+
+// spans are the run's phases as the resources analysis reads them (the
+// whole run when it has none), names masked.
+func (b *builder) spans() []resources.Span {
+	var out []resources.Span
+	for _, p := range b.d.Phases {
+		out = append(out, resources.Span{Name: b.red.String(p.Name), From: p.Start, To: p.End})
+	}
+	if len(out) == 0 {
+		out = append(out, resources.Span{Name: "the run", From: b.d.Start, To: b.d.End.Add(time.Nanosecond)})
+	}
+	return out
+}
+
+// cpuUnit is the unit of a CPU peak.
+func cpuUnit(p *resources.CPUPeak) string {
+	if p.Host {
+		return "% busy"
+	}
+	return "% of one core"
+}
+
+// judgeResources words the CPU, network, memory and GC conclusions and
+// findings (resources.JudgeMachines and the memory trends decide).
+func (b *builder) judgeResources() {
+	m := resources.JudgeMachines(b.resourceTargets(), resources.MachineOptions{Spans: b.spans(), From: b.d.Start, To: b.d.End, Loopback: b.loopbackTarget()})
+	if c := m.CPU; c != nil {
+		lvl, verdict := doc.OK, "never near the ceiling"
+		switch c.Grade() {
+		case resources.CPUSaturated:
+			lvl, verdict = doc.Fail, "saturated"
+		case resources.CPUHigh:
+			lvl, verdict = doc.Warn, "high"
+		case resources.CPUPerProcess:
+			lvl, verdict = doc.Info, "measured per process"
+		}
+		name, unit := b.red.String(c.Target), cpuUnit(c)
+		ev := fmt.Sprintf("busiest: %s at %s %s on average in %s (peak %s %s)", name, num3(c.Mean), unit, c.Span, num3(c.Max), unit)
+		b.conclude(doc.AspectCPU, lvl, verdict, ev)
+		b.finding(doc.FindResources, lvl, fmt.Sprintf("CPU %s: %s averaged %s %s in %s (peak %s %s)", verdict, name, num3(c.Mean), unit, c.Span, num3(c.Max), unit))
+	} else if g := m.GeneratorCPU; g != nil {
+		b.conclude(doc.AspectCPU, doc.NoData, "not measured for the system under test", "only the load generator's own host ("+b.red.String(g.Target)+") was monitored; its health is stated apart")
+	}
+	if g := m.GeneratorCPU; g != nil {
+		unit := cpuUnit(g)
+		lvl, verdict := doc.OK, "kept up"
+		if gr := g.Grade(); gr == resources.CPUSaturated || gr == resources.CPUHigh {
+			lvl, verdict = doc.Warn, "busy: it may have limited the load it could apply"
+		}
+		ev := fmt.Sprintf("%s at %s %s on average in %s (peak %s %s)", b.red.String(g.Target), num3(g.Mean), unit, g.Span, num3(g.Max), unit)
+		b.conclude(doc.AspectGenerator, lvl, verdict, ev)
+		b.finding(doc.FindResources, lvl, fmt.Sprintf("Load generator %s: %s", verdict, ev))
+	}
+	// Network: the highest phase means in and out per host of the system
+	// under test.
+	var netEv []string
+	for _, n := range m.Net {
+		var dirs []string
+		if n.In > 0 {
+			dirs = append(dirs, "in "+bytesU(n.In)+"/s")
+		}
+		if n.Out > 0 {
+			dirs = append(dirs, "out "+bytesU(n.Out)+"/s")
+		}
+		netEv = append(netEv, fmt.Sprintf("%s %s in %s", b.red.String(n.Target), strings.Join(dirs, ", "), n.Span))
+	}
+	names := func(ts []string) []string {
+		out := make([]string, len(ts))
+		for i, t := range ts {
+			out[i] = b.red.String(t)
+		}
+		return out
+	}
+	switch {
+	case len(netEv) > 0:
+		if len(netEv) > 3 {
+			netEv = append(netEv[:3], fmt.Sprintf("and %d more", len(netEv)-3))
+		}
+		b.conclude(doc.AspectNetwork, doc.Info, "measured", "highest phase means: "+strings.Join(netEv, "; "))
+	case len(m.NetIdle) > 0:
+		b.conclude(doc.AspectNetwork, doc.NoData, "no traffic recorded", "the monitored interfaces of "+joinAnd(names(m.NetIdle))+" read zero throughout: the load used another interface, or the counters were not updated")
+	case len(m.NetLoopback) > 0:
+		b.conclude(doc.AspectNetwork, doc.NoData, "not measured", "the test ran over loopback, which the monitored interfaces of "+joinAnd(names(m.NetLoopback))+" (the load generator's host) do not carry; their figures are other traffic")
+	}
+	if mts := b.s.Trends.Memory; len(mts) > 0 {
+		var growing, stable []string
+		for _, m := range mts {
+			switch trend.Verdict(m.Verdict) {
+			case trend.Growing:
+				growing = append(growing, fmt.Sprintf("%s %s +%s/h", m.Target, m.What, bytesU(math.Abs(float64(m.SlopeBytesPerHour)))))
+			case trend.Stable:
+				stable = append(stable, fmt.Sprintf("%s %s", m.Target, m.What))
+			}
+		}
+		switch {
+		case len(growing) > 0:
+			ev := "growing after GC: " + strings.Join(growing, "; ")
+			b.conclude(doc.AspectMemory, doc.Warn, "grows over the run: possible leak", ev)
+			b.finding(doc.FindMemory, doc.Warn, "Memory grows after garbage collection: "+strings.Join(growing, "; "))
+		case len(stable) > 0:
+			m := mts[0]
+			ev := fmt.Sprintf("stable after GC: %s (%s %s/h, %s)", strings.Join(stable, ", "), m.Target, signedBytes(float64(m.SlopeBytesPerHour)), m.Method)
+			b.conclude(doc.AspectMemory, doc.OK, "handled well: no leak signal", ev)
+			b.finding(doc.FindMemory, doc.OK, fmt.Sprintf("Memory stable after garbage collection (%s): no leak signal", strings.Join(stable, ", ")))
+		default:
+			b.conclude(doc.AspectMemory, doc.NoData, "too short to judge a trend", mts[0].Reason)
+		}
+	}
+	// GC: collections per JVM over the run.
+	var gcEv []string
+	gcLvl := doc.OK
+	for _, g := range m.GC {
+		var parts []string
+		if finite(g.Young) {
+			parts = append(parts, fmt.Sprintf("%s young (%s/min)", count(int64(g.Young)), num3(g.YoungPerMin)))
+		}
+		if finite(g.Full) {
+			parts = append(parts, fmt.Sprintf("%s full", count(int64(g.Full))))
+		}
+		if finite(g.TimePct) {
+			parts = append(parts, fmt.Sprintf("GC time %s %%", num3(g.TimePct)))
+		}
+		if g.Busy {
+			gcLvl = doc.Warn
+		}
+		gcEv = append(gcEv, b.red.String(g.Target)+": "+strings.Join(parts, ", "))
+	}
+	if len(gcEv) > 0 {
+		verdict := "collects regularly and keeps up"
+		if gcLvl == doc.Warn {
+			verdict = "busy: frequent full collections or a high GC time share"
+		}
+		b.conclude(doc.AspectGC, gcLvl, verdict, strings.Join(gcEv, "; "))
+	}
+}

@@ -1,0 +1,217 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/analysis/knee"
+	"github.com/plateau-perf/plateau/internal/report/chart"
+	"github.com/plateau-perf/plateau/internal/report/doc"
+	"github.com/plateau-perf/plateau/internal/rundir"
+)
+
+// ---- capacity -----------------------------------------------------------------
+
+// capacityAnalysis is the run's capacity analysis (analysis.Capacity,
+// computed once when the run was loaded): every section that speaks of
+// scaling reads it, so they all name the same knee.
+func (b *builder) capacityAnalysis() *analysis.CapacityRun { return b.in.capRun }
+
+// capacityWhy is the sentence saying why a run has no capacity analysis;
+// "" when it has one.
+func (b *builder) capacityWhy() string {
+	cr := b.capacityAnalysis()
+	switch cr.Skip {
+	case analysis.CapacityTooFewPhases:
+		return "it needs phases at two or more different loads of one workload (a stepped run, or several runs at different loads); this run has " + plural(int64(cr.Phases), "phase")
+	case analysis.CapacityConcurrentOnly:
+		return fmt.Sprintf("it needs phases at two or more different loads of one workload; the %d phases here belong to %d workloads running side by side, each at one load, and concurrent workloads are not load steps", cr.Phases, cr.Workloads)
+	case analysis.CapacitySameLoad:
+		return fmt.Sprintf("it needs phases at two or more different loads of one workload; all %d phases here ran at the same load", cr.Phases)
+	}
+	return ""
+}
+
+// serverTimes reports whether the response times were measured at the
+// servers (an imported access log) rather than by a load generator.
+func (b *builder) serverTimes() bool {
+	return b.source() == rundir.SourceAccessLog
+}
+
+func (b *builder) capacity() doc.Section {
+	sec := doc.Section{ID: SecCapacity, Title: "Capacity"}
+	cr := b.capacityAnalysis()
+	if why := b.capacityWhy(); why != "" {
+		sec.Blocks = append(sec.Blocks, noData(sentence("no capacity analysis: "+why)))
+		return sec
+	}
+	pts, kind, res, checkLittle := cr.Steps, cr.Kind, cr.Knee, cr.CheckLittle
+	if cr.Err != nil {
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence("capacity analysis failed: " + cr.Err.Error())})
+		return sec
+	}
+	unit := "users"
+	loadName := "Users"
+	if kind == knee.Rate {
+		unit, loadName = "req/s", "Offered rate (req/s)"
+	}
+	// Table: load against throughput and response time.
+	t := &doc.Table{Caption: "Throughput and response time against offered load", Columns: []doc.Column{{Name: "Phase"}, {Name: loadName, Align: doc.Right},
+		{Name: "Throughput (req/s)", Align: doc.Right}, {Name: "Average (ms)", Align: doc.Right}, {Name: "p95 (ms)", Align: doc.Right},
+		{Name: "Every SLA met"}}}
+	if checkLittle {
+		t.Columns = append(t.Columns, doc.Column{Name: "Little's law"})
+	}
+	for _, x := range pts {
+		lcell := doc.Cell{Text: "–"}
+		for _, l := range res.Little {
+			if checkLittle && l.Load == x.Point.Load {
+				lcell = doc.Cell{Text: fmt.Sprintf("%s of the asked load", pct(100*l.Ratio))}
+				if l.Short {
+					lcell.Level = doc.Warn
+					lcell.Text += ": " + l.Note
+				}
+			}
+		}
+		met := doc.Cell{Text: "yes", Level: doc.OK}
+		if !x.Point.SLAMet {
+			met = doc.Cell{Text: "no", Level: doc.Fail}
+		}
+		if len(b.s.SLA) == 0 {
+			met = doc.Cell{Text: "–"}
+		}
+		row := doc.Row{Cells: []doc.Cell{{Text: b.red.String(x.Name)}, {Text: num3(x.Point.Load)}, {Text: rate(x.Point.ThroughputRPS)},
+			{Text: ms(x.Point.MeanMs)}, {Text: ms(x.Point.P95Ms)}, met}}
+		if checkLittle {
+			row.Cells = append(row.Cells, lcell)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	sec.Blocks = append(sec.Blocks, t)
+	// Chart: throughput (and the USL curve) and mean response time against load.
+	c := &chart.Chart{Title: "Throughput and response time against load", XKind: chart.Linear, XLabel: loadName,
+		Y: chart.Axis{Label: "Throughput (req/s)", Unit: "req/s"}, Y2: &chart.Axis{Label: "Average response time (ms)", Unit: "ms"}, Height: 320}
+	var lx, ly, lm []float64
+	for _, p := range res.Points {
+		lx, ly, lm = append(lx, p.Load), append(ly, p.ThroughputRPS), append(lm, p.MeanMs)
+	}
+	c.Series = append(c.Series, chart.Series{Name: "throughput", Color: colTput, X: lx, Y: ly, Style: chart.LinePoints, Width: 2},
+		chart.Series{Name: "average response time", Color: colAvg, X: lx, Y: lm, Style: chart.LinePoints, Right: true})
+	if res.USL != nil {
+		u := *res.USL
+		hi := lx[len(lx)-1] * 1.3
+		if finite(u.PeakLoad) && u.PeakLoad > hi && u.PeakLoad < 2*lx[len(lx)-1] {
+			hi = u.PeakLoad * 1.1
+		}
+		var ux, uy []float64
+		for i := 0; i <= 60; i++ {
+			n := hi * float64(i) / 60
+			if n <= 0 {
+				continue
+			}
+			ux, uy = append(ux, n), append(uy, u.Throughput(n))
+		}
+		if kind == knee.Users {
+			c.Series = append(c.Series, chart.Series{Name: "USL fit", Color: "#222", X: ux, Y: uy, Dash: true, Width: 1.4})
+		}
+	}
+	if res.Knee != nil {
+		k := res.Knee
+		c.Markers = append(c.Markers, chart.Marker{X: k.Load, Label: "knee"})
+	}
+	var usl, kneeLine string
+	if res.USL != nil && kind == knee.Users {
+		usl = "the dashed curve is the fitted Universal Scalability Law"
+	}
+	if res.Knee != nil {
+		kneeLine = "the vertical line marks the knee"
+	}
+	sec.Blocks = append(sec.Blocks, b.figure("capacity", c, sentences("each point is one phase", usl, kneeLine)))
+	// Verdicts in words.
+	if res.Knee != nil {
+		s := upperFirst(res.Knee.Sentence())
+		bn := bottleneckClause(cr.Bottleneck, kind, true)
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence("Knee: "+s, bn)})
+		b.dropFindings(doc.FindCapacity)
+		b.finding(doc.FindCapacity, doc.Warn, s, bn)
+	} else {
+		if res.Outcome == knee.ThinData {
+			sec.Blocks = append(sec.Blocks, noData(sentence("No verdict on scaling: "+thinKneeClause(res.Thin, kind))))
+		} else {
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Info, Text: sentence("No knee: " + res.KneeReason)})
+		}
+		if cr.Bottleneck != nil {
+			sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentence("Up to the highest tested load, " + bottleneckClause(cr.Bottleneck, kind, false))})
+		}
+	}
+	if res.USL != nil {
+		u := res.USL
+		peak := "no peak within reach (coherency κ ≈ 0: throughput approaches λ/σ)"
+		if finite(u.PeakLoad) {
+			peak = fmt.Sprintf("predicted peak %s at %s", rps(u.PeakThroughputRPS), loadU(u.PeakLoad, kind))
+		}
+		sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Universal Scalability Law fit: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
+			coef(u.Sigma), coef(u.Kappa), rate(u.Lambda), strings.TrimSuffix(unit, "s"), peak, u.R2)})
+	} else {
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence("No USL fit: " + res.USLReason)})
+	}
+	if len(b.s.SLA) > 0 {
+		if res.MaxLoadMeetingSLA != nil {
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: sentence("highest tested load that met every requirement: " + loadU(*res.MaxLoadMeetingSLA, kind))})
+		} else {
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Fail, Text: "Even the lowest tested load broke a requirement."})
+		}
+	}
+	switch {
+	case !checkLittle && !b.holds().PlannedLoad && !b.serverTimes():
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "Little's-law check of the generator skipped: the imported data do not say what load was asked or how long the users waited between requests."})
+	case !checkLittle && b.serverTimes():
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "Little's-law check of the generator skipped: the times are the servers' own, so they do not say how many of the generator's users were busy."})
+	case !checkLittle:
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "Little's-law check of the generator skipped: the users think or pace between requests, so the time per iteration, not per request, decides how many are busy."})
+	}
+	for _, l := range res.Little {
+		if checkLittle && l.Short {
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(fmt.Sprintf("Little's law at %s: %s", loadU(l.Load, kind), l.Note))})
+		}
+	}
+	return sec
+}
+
+// thinKneeClause says, with its numbers, which load level had too little
+// data for a verdict on scaling, and the rule it missed.
+func thinKneeClause(p *knee.Point, kind knee.LoadKind) string {
+	return fmt.Sprintf("not enough data to judge: the step at %s had %s over %s; a verdict needs every load step to last %s or more and hold %d or more",
+		loadU(p.Load, kind), plural(p.Samples, "request"), dur(time.Duration(p.Seconds*float64(time.Second))), dur(time.Duration(knee.MinSeconds*float64(time.Second))), knee.MinSamples)
+}
+
+// coef formats a fitted coefficient to 4 significant digits; a value
+// below 1e-6 is a fit at its bound and reads 0, not "9.827e-16".
+func coef(v float64) string {
+	if math.Abs(v) < 1e-6 {
+		return "0"
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// loadU formats a load in its unit: whole users ("~36 users" when a model
+// predicts a fraction), or an arrival rate.
+func loadU(v float64, kind knee.LoadKind) string {
+	if kind == knee.Rate {
+		return rps(v) + " offered"
+	}
+	n := math.Round(v)
+	s := plural(int64(n), "user")
+	if math.Abs(v-n) > 1e-9 {
+		s = "~" + s
+	}
+	return s
+}
+
+func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+func round3(v float64) float64 { return math.Round(v*1e3) / 1e3 }
+func finite(v float64) bool    { return !math.IsNaN(v) && !math.IsInf(v, 0) }
