@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/plateau-perf/plateau/internal/rundir"
+	"github.com/plateau-perf/plateau/internal/rundir/rundirtest"
 )
 
 // TestCapacityOrderAndNothingUnheld: steps are in order of load whatever
@@ -11,7 +12,7 @@ import (
 // one and no load is "the highest meeting the SLA"; an import (no planned
 // load, think time unknown) gets no Little's-law check of its generator.
 func TestCapacityOrderAndNothingUnheld(t *testing.T) {
-	d, err := Load(writeSteps(t))
+	d, err := Load(rundirtest.WriteSteps(t))
 	if err != nil {
 		t.Fatal(err)
 	}

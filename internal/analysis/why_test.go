@@ -1,12 +1,15 @@
 package analysis
 
-import "testing"
+import (
+	"github.com/plateau-perf/plateau/internal/rundir/rundirtest"
+	"testing"
+)
 
 // TestWhyIsTyped: analysis states the test status's reasons as kinds and
 // facts, and writes no words (the report words them).
 func TestWhyIsTyped(t *testing.T) {
 	t.Parallel()
-	d, err := Load(writeSteps(t))
+	d, err := Load(rundirtest.WriteSteps(t))
 	if err != nil {
 		t.Fatal(err)
 	}
