@@ -1,23 +1,20 @@
 package historydoc_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/history"
 	"github.com/plateau-perf/plateau/internal/history/historydoc"
 	"github.com/plateau-perf/plateau/internal/monitor/monitortest"
+	"github.com/plateau-perf/plateau/internal/report/html/browsertest"
 )
 
 // storedRuns makes n runs as the store holds them: label "checkout" (and
@@ -135,11 +132,11 @@ func TestReportSameFromSQLiteAndPostgres(t *testing.T) {
 // network trapped: no console message, no request, every section and
 // chart rendered, a hostile label shown as text.
 func TestReportInBrowser(t *testing.T) {
-	bin := chromium(t)
+	bin := browsertest.Chromium(t)
 	dir := t.TempDir()
 	a := writeReport(t, storedRuns(24), dir)
-	tr := newTrap(t)
-	dom, console := runChromium(t, bin, tr, filepath.Join(dir, historydoc.HTMLFile), "--dump-dom")
+	tr := browsertest.NewTrap(t)
+	dom, console := browsertest.Run(t, bin, tr, filepath.Join(dir, historydoc.HTMLFile), "--dump-dom")
 	if len(console) > 0 {
 		t.Errorf("console messages while loading history.html:\n%s", strings.Join(console, "\n"))
 	}
@@ -154,100 +151,7 @@ func TestReportInBrowser(t *testing.T) {
 	if !strings.Contains(dom, "&lt;script&gt;alert(1)&lt;/script&gt;") || strings.Contains(dom, "<script>alert(1)") {
 		t.Errorf("a label holding <script> was not rendered as text")
 	}
-	if reqs := tr.requests(); len(reqs) > 0 {
+	if reqs := tr.Requests(); len(reqs) > 0 {
 		t.Errorf("history.html attempted network requests: %q", reqs)
 	}
-}
-
-// chromium finds Debian's chromium; under CI=true a missing browser fails
-// (internal/report/testdata/install-deps.sh installs it).
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium not found; CI must run internal/report/testdata/install-deps.sh")
-	}
-	t.Skip("chromium not installed (apt-get install -y chromium)")
-	return ""
-}
-
-// trap is a local proxy answering 502 to every request and recording its
-// request line: any request the page attempts is seen here.
-type trap struct {
-	ln   net.Listener
-	mu   sync.Mutex
-	seen []string
-}
-
-func newTrap(t *testing.T) *trap {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := &trap{ln: ln}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(30 * time.Second))
-				line, _ := bufio.NewReader(c).ReadString('\n')
-				if line = strings.TrimSpace(line); line != "" {
-					tr.mu.Lock()
-					tr.seen = append(tr.seen, line)
-					tr.mu.Unlock()
-				}
-				_, _ = c.Write([]byte("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
-			}()
-		}
-	}()
-	t.Cleanup(func() { ln.Close() })
-	return tr
-}
-
-// requests are the trapped request lines, without chromium's own
-// background traffic to Google hosts, which no page causes.
-func (tr *trap) requests() []string {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	var out []string
-	for _, l := range tr.seen {
-		if f := strings.Fields(l); len(f) >= 2 && (strings.Contains(f[1], ".google") || strings.Contains(f[1], ".gvt1.com") || strings.Contains(f[1], ".gstatic.com")) {
-			continue
-		}
-		out = append(out, l)
-	}
-	return out
-}
-
-func runChromium(t *testing.T, bin string, tr *trap, page string, extra ...string) (string, []string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-		"--disable-component-update", "--disable-sync", "--no-first-run", "--disable-extensions",
-		"--disable-default-apps", "--no-pings", "--disable-breakpad",
-		"--user-data-dir=" + t.TempDir(), "--proxy-server=http://" + tr.ln.Addr().String(), "--proxy-bypass-list=<-loopback>",
-		"--enable-logging=stderr", "--v=0"}
-	args = append(append(args, extra...), "file://"+page)
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, errb.String())
-	}
-	var console []string
-	for _, l := range strings.Split(errb.String(), "\n") {
-		if strings.Contains(l, ":CONSOLE") || strings.Contains(l, "Refused to") {
-			console = append(console, l)
-		}
-	}
-	return out.String(), console
 }
