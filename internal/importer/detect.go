@@ -102,6 +102,14 @@ func DetectTimeFormat(values [][]byte, clock Clock) (TimeParser, string, error) 
 	if err != nil {
 		return p, fits[0], fmt.Errorf("timestamps like %q (%s): %w", Quote(first), fits[0], err)
 	}
+	// The pattern fits by Go's layout; the importer's own parser also
+	// bounds the time (a year 0000 fits "dd.MM.yyyy" but is no run's):
+	// a pattern it cannot read every value with is not picked.
+	for _, v := range vals {
+		if _, err := p.Parse(v); err != nil {
+			return TimeParser{}, "", fmt.Errorf("%w: %q fits %q but does not read as a time: %w", ErrUnknownTimeFormat, Quote(v), fits[0], err)
+		}
+	}
 	return p, fits[0], nil
 }
 
