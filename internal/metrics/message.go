@@ -30,8 +30,15 @@ func NormalizeMessage(m string) string {
 	if m == "" {
 		return m
 	}
-	if mayHoldAddr(m) && strings.Contains(m, "->") {
-		m = localRe.ReplaceAllString(m, "")
+	// Removing one local end can join the text around it into another
+	// ("[]-[]->>" → "[]->"): repeat until none is left, so that a
+	// normalised message normalises to itself. Each round shortens m.
+	for mayHoldAddr(m) && strings.Contains(m, "->") {
+		n := localRe.ReplaceAllString(m, "")
+		if n == m {
+			break
+		}
+		m = n
 	}
 	if strings.Contains(m, `"`) && strings.Contains(m, `\`) {
 		m = quotedRe.ReplaceAllStringFunc(m, func(q string) string {
