@@ -142,7 +142,7 @@ func (cr *CapacityRun) result(hasSLA bool) *capacity.Result {
 	if cr.Kind == knee.Rate {
 		unit = "req/s"
 	}
-	cj := &capacity.Result{KneeReason: res.KneeReason, USLReason: res.USLReason, LoadUnit: unit, Points: []capacity.Point{}, Bottleneck: cr.Bottleneck}
+	cj := &capacity.Result{NoKnee: res.NoKnee, USLSkip: res.USLSkip, LoadUnit: unit, Points: []capacity.Point{}, Bottleneck: cr.Bottleneck}
 	if res.MaxLoadMeetingSLA != nil && hasSLA {
 		v := *res.MaxLoadMeetingSLA
 		cj.MaxLoadMeetingSLA = &v
@@ -156,7 +156,7 @@ func (cr *CapacityRun) result(hasSLA bool) *capacity.Result {
 		for _, l := range res.Little {
 			if cr.CheckLittle && l.Load == x.Point.Load {
 				cp.LittleRatio = round3(l.Ratio)
-				cp.LittleNote = l.Note
+				cp.LittleFlag = l.Flag
 			}
 		}
 		cj.Points = append(cj.Points, cp)
@@ -167,7 +167,8 @@ func (cr *CapacityRun) result(hasSLA bool) *capacity.Result {
 	}
 	if res.Knee != nil {
 		k := res.Knee
-		cj.Knee = &capacity.Knee{Load: k.Load, ThroughputRPS: round3(k.ThroughputRPS), MeanMs: round3(k.MeanMs), Sentence: k.Sentence()}
+		cj.Knee = &capacity.Knee{Load: k.Load, ThroughputRPS: round3(k.ThroughputRPS), MeanMs: round3(k.MeanMs),
+			Gain: round6(k.Gain), MinGain: k.MinGain, MaxLoad: k.MaxLoad, MaxMeanMs: round3(k.MaxMeanMs)}
 	}
 	return cj
 }

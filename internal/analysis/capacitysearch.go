@@ -114,7 +114,7 @@ func ProbeReadings(d *Dataset, s *Summary, targets []resources.Target, phase str
 // probes that measured the system. The fit is the knee package's, with
 // its own tests of soundness (at least 4 distinct loads, R² ≥ 0.8, a peak
 // within twice the highest load probed); without them USL stays nil and
-// USLReason says why.
+// USLSkip says why.
 func FinishSearch(cs *capacity.Search, readings [][]resources.Reading) {
 	kind := knee.Users
 	if cs.Unit == "req/s" {
@@ -172,28 +172,31 @@ func FinishSearch(cs *capacity.Search, readings [][]resources.Reading) {
 		}
 		cs.Bottleneck = resources.FirstSaturated(steps, k)
 	}
-	cs.USL, cs.USLReason = nil, ""
+	cs.USL, cs.USLSkip, cs.USLReason = nil, nil, ""
 	if len(pts) == 0 {
-		cs.USLReason = "no probe measured the system"
+		cs.USLSkip = &knee.USLWhy{Kind: knee.USLNoProbe}
 		return
 	}
 	if len(pts) < MinUSLProbes {
 		// Three parameters fit four points with one degree of freedom
 		// left: any smooth curve "fits" them.
-		cs.USLReason = fmt.Sprintf("a USL fit over the probes needs at least %d distinct loads that measured the system, have %d", MinUSLProbes, len(pts))
+		cs.USLSkip = &knee.USLWhy{Kind: knee.USLTooFewProbes, Loads: len(pts), Need: MinUSLProbes}
 		return
 	}
 	res, err := knee.Analyze(pts, knee.Options{Kind: kind})
 	switch {
 	case err != nil:
-		cs.USLReason = err.Error()
+		// The points were checked above; a failure here is a fit that
+		// cannot be made.
+		cs.USLSkip = &knee.USLWhy{Kind: knee.USLNoFit, Loads: len(pts)}
 	case res.USL == nil:
-		cs.USLReason = res.USLReason
+		cs.USLSkip = res.USLSkip
 	case adjustedR2(res.USL.R2, len(pts), 3) < MinUSLAdjR2:
-		cs.USLReason = fmt.Sprintf("the USL does not describe these probes well enough (R² = %.3f over %d loads, adjusted for its 3 parameters %.3f, below %.2f)",
-			res.USL.R2, len(pts), adjustedR2(res.USL.R2, len(pts), 3), MinUSLAdjR2)
+		cs.USLSkip = &knee.USLWhy{Kind: knee.USLPoorAdjFit, Loads: len(pts), Sigma: res.USL.Sigma, Kappa: res.USL.Kappa,
+			R2: res.USL.R2, AdjR2: adjustedR2(res.USL.R2, len(pts), 3), MinR2: MinUSLAdjR2}
 	case contradicted(*res.USL, pts, kind):
-		cs.USLReason = fmt.Sprintf("the fit's peak (%.4g req/s) is above every throughput measured around it (at most %.4g req/s): the probes contradict it", res.USL.PeakThroughputRPS, maxThroughput(pts))
+		cs.USLSkip = &knee.USLWhy{Kind: knee.USLContradicted, Loads: len(pts), Sigma: res.USL.Sigma, Kappa: res.USL.Kappa, R2: res.USL.R2,
+			PeakThroughputRPS: res.USL.PeakThroughputRPS, MaxThroughputRPS: maxThroughput(pts)}
 	default:
 		u := *res.USL
 		cs.USL = &capacity.USL{Sigma: round6(u.Sigma), Kappa: round6(u.Kappa), Lambda: round6(u.Lambda),

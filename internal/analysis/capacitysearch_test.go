@@ -3,7 +3,6 @@ package analysis
 import (
 	"fmt"
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/plateau-perf/plateau/internal/analysis/capacity"
@@ -30,7 +29,7 @@ func TestFinishSearchUSL(t *testing.T) {
 		cs := &capacity.Search{Unit: "users", Probes: uslProbes(truth, 2, 4, 8, 16, 24, 32)}
 		FinishSearch(cs, nil)
 		if cs.USL == nil {
-			t.Fatalf("no fit: %s", cs.USLReason)
+			t.Fatalf("no fit: %+v", cs.USLSkip)
 		}
 		if math.Abs(cs.USL.Sigma-truth.Sigma) > 0.01 || math.Abs(cs.USL.Kappa-truth.Kappa) > 0.0005 {
 			t.Errorf("σ %g κ %g, want %g %g", cs.USL.Sigma, cs.USL.Kappa, truth.Sigma, truth.Kappa)
@@ -39,8 +38,8 @@ func TestFinishSearchUSL(t *testing.T) {
 	t.Run("four loads: no fit, however good it looks", func(t *testing.T) {
 		cs := &capacity.Search{Unit: "users", Probes: uslProbes(truth, 2, 4, 8, 16)}
 		FinishSearch(cs, nil)
-		if cs.USL != nil || !strings.Contains(cs.USLReason, "at least 5 distinct loads") {
-			t.Errorf("usl %+v reason %q", cs.USL, cs.USLReason)
+		if w := cs.USLSkip; cs.USL != nil || w == nil || w.Kind != knee.USLTooFewProbes || w.Loads != 4 || w.Need != MinUSLProbes {
+			t.Errorf("usl %+v skip %+v, want too few probes, 4 of 5", cs.USL, w)
 		}
 	})
 	t.Run("repeats of one load count once", func(t *testing.T) {
@@ -68,8 +67,8 @@ func TestFinishSearchUSL(t *testing.T) {
 		}
 		cs := &capacity.Search{Unit: "req/s", Probes: ps}
 		FinishSearch(cs, nil)
-		if cs.USL != nil || !strings.Contains(cs.USLReason, "have 3") {
-			t.Errorf("usl %+v reason %q", cs.USL, cs.USLReason)
+		if w := cs.USLSkip; cs.USL != nil || w == nil || w.Kind != knee.USLTooFewProbes || w.Loads != 3 {
+			t.Errorf("usl %+v skip %+v, want too few probes, 3", cs.USL, w)
 		}
 	})
 }

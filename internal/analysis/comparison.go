@@ -114,10 +114,12 @@ func Compare(base, cand *Dataset, red func(string) string) []compare.Row {
 				row.P95DeltaPct = round3(100 * (ns.P95Ms - bs.P95Ms) / bs.P95Ms)
 			}
 			if err == nil {
-				row.Significant, row.Verdict, row.CliffsDelta, row.Note = r.Significant, r.Verdict, round3(r.CliffsDelta), r.Note
+				row.Significant, row.Verdict, row.CliffsDelta, row.Mixed = r.Significant, r.Verdict, round3(r.CliffsDelta), r.Mixed
 				row.BaseSeconds, row.NewSeconds = r.BaseSeconds, r.NewSeconds
 			} else {
-				row.Note = err.Error()
+				// Only an empty side fails, and both sides hold requests
+				// here: no verdict rather than a wrong one.
+				row.Verdict = compare.NotEnough
 			}
 			out = append(out, row)
 		}

@@ -182,10 +182,14 @@ func MemoryTrends(ts []resources.Target) []trend.MemoryTrend {
 		}
 		r, err := trend.Memory(pts, gp, trend.MemoryOptions{Limit: limit})
 		if err != nil {
-			r.Verdict, r.Reason = trend.Unknown, err.Error()
+			r.Verdict = trend.Unknown // r.Why says why
 		}
 		mt := trend.MemoryTrend{Target: t.Name, What: what, SlopeBytesPerHour: trend.Num(r.SlopePerHour), CILow: trend.Num(r.CILow),
-			CIHigh: trend.Num(r.CIHigh), Verdict: string(r.Verdict), Method: r.Method, Reason: r.Reason, Result: r}
+			CIHigh: trend.Num(r.CIHigh), Verdict: string(r.Verdict), Why: r.Why, Result: r}
+		if r.Basis.Method != trend.MethodNone {
+			b := r.Basis
+			mt.Basis = &b
+		}
 		if r.TimeToLimit != nil {
 			h := round3(r.TimeToLimit.Hours())
 			mt.HoursToLimit = &h

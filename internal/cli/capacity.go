@@ -658,8 +658,8 @@ func SearchCapacity(ctx context.Context, st *State, r CapacityRequest) (*Capacit
 	cs.LimitedBy, cs.Requirement, cs.Marginal = ans.LimitedBy, ans.Requirement, ans.Marginal
 	cs.At, cs.Below = float64(ans.At), float64(ans.Below)
 	cs.ElapsedS = math.Round(time.Since(began).Seconds()*1000) / 1000
-	cs.Sentence = answerSentence(ans, cs.Interrupted)
 	analysis.FinishSearch(cs, readings)
+	report.SearchWords(cs) // the answer line and why no USL fit
 	cs.Shown = shownProbe(cs)
 	res := &CapacityResult{Search: cs, Config: c, Dir: dir}
 	if cs.Shown != "" {
@@ -825,67 +825,6 @@ func fmtLoad(l search.Load, unit string) string {
 	return strconv.FormatFloat(math.Round(float64(l)*10)/10, 'f', -1, 64) + " " + unit
 }
 
-// answerSentence is the console's first line.
-func answerSentence(a *search.Answer, interrupted bool) string {
-	u := a.Unit
-	var s string
-	switch a.Outcome {
-	case search.GeneratorLimited:
-		s = "limited by the load generator at " + fmtLoad(a.At, u) + ": not a capacity of the system"
-		if a.Capacity > 0 {
-			s += "; it held at least " + fmtLoad(a.Capacity, u)
-		}
-	case search.Collapsing:
-		s = "collapsing at " + fmtLoad(a.At, u) + ": the error rate passed the guard at a load the system had handled (or at the first)"
-	case search.BelowMin:
-		s = "capacity below the lowest load probed"
-		if a.UpperBound > 0 {
-			s += " (" + fmtLoad(a.UpperBound, u) + ", limited by " + limitText(a) + ")"
-		}
-	case search.AboveMax:
-		s = "capacity ≥ " + fmtLoad(a.Capacity, u) + " (--max): every probe up to it was good"
-	default:
-		if a.Capacity == 0 {
-			s = "no capacity found: no load probed was shown good"
-			if a.UpperBound > 0 {
-				s += " (" + fmtLoad(a.UpperBound, u) + " was bad, limited by " + limitText(a) + ")"
-			}
-			break
-		}
-		s = "capacity = " + fmtLoad(a.Capacity, u)
-		if a.UpperBound == 0 && a.Outcome == search.Budget {
-			// stopped before any probe was bad: a lower bound
-			s = "capacity ≥ " + fmtLoad(a.Capacity, u)
-		}
-		if a.UpperBound > 0 {
-			s += " [" + fmtLoad(a.Capacity, u) + ", " + fmtLoad(a.UpperBound, u) + ")"
-		}
-		if a.Below > 0 {
-			s += ", the knee in (" + fmtLoad(a.Below, u) + ", " + fmtLoad(a.Capacity, u) + "]"
-		}
-		if a.UpperBound > 0 || a.LimitedBy != search.NoLimit {
-			s += ", limited by " + limitText(a)
-		}
-		if a.Outcome == search.Budget && !interrupted {
-			s += " — not to the resolution: the probe or time budget ran out"
-		}
-	}
-	if interrupted {
-		s += " (interrupted: as far as the probes before it show)"
-	}
-	return s
-}
-
-func limitText(a *search.Answer) string {
-	if a.LimitedBy == search.RequirementBroke {
-		t := a.Requirement
-		if a.Marginal {
-			t += " (marginal)"
-		}
-		return t
-	}
-	return a.LimitedBy.String()
-}
 
 // printSearch prints the answer, what saturated first, the USL fit and
 // the probes.

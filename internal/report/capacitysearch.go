@@ -250,8 +250,11 @@ func (b *builder) capacitySearchSection() doc.Section {
 		}
 		sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Universal Scalability Law fit over the probes: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
 			coef(u.Sigma), coef(u.Kappa), rate(u.Lambda), per, peak, u.R2)})
-	} else if cs.USLReason != "" {
-		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence("No USL fit over the probes: " + cs.USLReason)})
+	} else if why := cs.USLReason; cs.USLSkip != nil || why != "" {
+		if cs.USLSkip != nil {
+			why = USLSkipText(*cs.USLSkip)
+		}
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence("No USL fit over the probes: " + why)})
 	}
 	return sec
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/analysis/capacity"
 	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
+	"github.com/plateau-perf/plateau/internal/analysis/knee"
 	"github.com/plateau-perf/plateau/internal/analysis/resources"
 	"github.com/plateau-perf/plateau/internal/report/doc"
 	"github.com/plateau-perf/plateau/internal/report/junit"
@@ -83,7 +84,7 @@ func TestCapacitySearchReport(t *testing.T) {
 		},
 		Bottleneck: &resources.Bottleneck{Saturated: true, Phase: "probe-05", Load: 42, Components: 3,
 			Reading: resources.Reading{Component: "db", Resource: "CPU", Unit: "cores", Used: 1.9, Capacity: 2, Utilisation: 0.95}},
-		USLReason: "a USL fit over the probes needs at least 5 distinct loads that measured the system, have 4"}
+		USLSkip: &knee.USLWhy{Kind: knee.USLTooFewProbes, Loads: 4, Need: 5}}
 	s, md := searchRun(t, cs)
 	if s.Capacity.Search.LimitedBy != search.RequirementBroke {
 		t.Errorf("limited_by %v", s.Capacity.Search.LimitedBy)

@@ -114,6 +114,7 @@ func CompareRuns(dirs []string, opt CompareOptions) (*CompareResult, error) {
 	for i := 1; i < len(sets); i++ {
 		rc := RunComparison{Dir: dirs[i], Name: runName(i), Rows: analysis.Compare(base, sets[i], red.String), Load: facts[i].Load(),
 			SamePhases: compare.SamePhases(facts[0], facts[i])}
+		comparisonWords(rc.Rows)
 		for _, r := range rc.Rows {
 			if len(opt.Rules) == 0 {
 				break

@@ -223,7 +223,6 @@ func prepare(run, base *analysis.Run, baseErr error, opt Options) *input {
 	in.plan = in.red.Literal(in.plan)
 
 	in.s = analysis.Summarize(d, d.Info.SLA)
-	Words(in.s)
 	in.series, in.targets, in.monErr = run.Series, run.Targets, run.MonErr
 	if in.monErr != nil {
 		in.notes = append(in.notes, fmt.Sprintf("monitor data unreadable: %v", in.monErr))
@@ -246,6 +245,7 @@ func prepare(run, base *analysis.Run, baseErr error, opt Options) *input {
 		}
 		in.s.Capacity.Search = cs
 	}
+	Words(in.s)
 	switch {
 	case baseErr != nil:
 		in.baseErr = baseErr

@@ -73,7 +73,7 @@ func (b *builder) capacity() doc.Section {
 				lcell = doc.Cell{Text: fmt.Sprintf("%s of the asked load", pct(100*l.Ratio))}
 				if l.Short {
 					lcell.Level = doc.Warn
-					lcell.Text += ": " + l.Note
+					lcell.Text += ": " + LittleText(l.Flag, l.Load, l.Ratio)
 				}
 			}
 		}
@@ -133,7 +133,7 @@ func (b *builder) capacity() doc.Section {
 	sec.Blocks = append(sec.Blocks, b.figure("capacity", c, sentences("each point is one phase", usl, kneeLine)))
 	// Verdicts in words.
 	if res.Knee != nil {
-		s := upperFirst(res.Knee.Sentence())
+		s := upperFirst(KneeSentence(*res.Knee))
 		bn := bottleneckClause(cr.Bottleneck, kind, true)
 		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence("Knee: "+s, bn)})
 		b.dropFindings(doc.FindCapacity)
@@ -142,7 +142,7 @@ func (b *builder) capacity() doc.Section {
 		if res.Outcome == knee.ThinData {
 			sec.Blocks = append(sec.Blocks, noData(sentence("No verdict on scaling: "+thinKneeClause(res.Thin, kind))))
 		} else {
-			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Info, Text: sentence("No knee: " + res.KneeReason)})
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Info, Text: sentence("No knee: " + NoKneeText(*res.NoKnee, kind))})
 		}
 		if cr.Bottleneck != nil {
 			sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentence("Up to the highest tested load, " + bottleneckClause(cr.Bottleneck, kind, false))})
@@ -157,7 +157,7 @@ func (b *builder) capacity() doc.Section {
 		sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Universal Scalability Law fit: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
 			coef(u.Sigma), coef(u.Kappa), rate(u.Lambda), strings.TrimSuffix(unit, "s"), peak, u.R2)})
 	} else {
-		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence("No USL fit: " + res.USLReason)})
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence("No USL fit: " + USLSkipText(*res.USLSkip))})
 	}
 	if len(b.s.SLA) > 0 {
 		if res.MaxLoadMeetingSLA != nil {
@@ -176,7 +176,7 @@ func (b *builder) capacity() doc.Section {
 	}
 	for _, l := range res.Little {
 		if checkLittle && l.Short {
-			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(fmt.Sprintf("Little's law at %s: %s", loadU(l.Load, kind), l.Note))})
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(fmt.Sprintf("Little's law at %s: %s", loadU(l.Load, kind), LittleText(l.Flag, l.Load, l.Ratio)))})
 		}
 	}
 	return sec

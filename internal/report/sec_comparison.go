@@ -22,6 +22,7 @@ func (b *builder) comparison() doc.Section {
 		return sec
 	}
 	rows := analysis.Compare(b.in.base, b.d, b.red.String)
+	comparisonWords(rows)
 	b.s.Comparison = rows
 	baseName := b.red.String(nonEmpty(b.in.base.Info.Name, b.in.baseDir))
 	sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Baseline: %s (%s, %s). Deltas are this run minus the baseline; a difference is called faster or slower only when it is beyond run-to-run noise (rank test and confidence intervals over the latency histograms, widened by the variation between seconds) and at least %s of the baseline.",

@@ -354,7 +354,7 @@ func (b *builder) throughputVerdict(ts []core.LabelStats) (doc.Level, string, st
 	switch res.Outcome {
 	case knee.Stopped:
 		k := res.Knee
-		return doc.Warn, fmt.Sprintf("stopped scaling at %s (%s)", loadU(k.Load, cr.Kind), rps(k.ThroughputRPS)), clauses(k.Evidence(), bottleneckClause(cr.Bottleneck, cr.Kind, true))
+		return doc.Warn, fmt.Sprintf("stopped scaling at %s (%s)", loadU(k.Load, cr.Kind), rps(k.ThroughputRPS)), clauses(KneeEvidence(*k), bottleneckClause(cr.Bottleneck, cr.Kind, true))
 	case knee.Scaling:
 		thr := pct(100 * res.MinGain)
 		return doc.OK, "kept growing up to the highest tested load", fmt.Sprintf("from %s at %s to %s at %s; beyond every tested load it still grew by more than the %s threshold",
@@ -362,5 +362,5 @@ func (b *builder) throughputVerdict(ts []core.LabelStats) (doc.Level, string, st
 	case knee.ThinData:
 		return doc.NoData, "not judged (not enough data)", thinKneeClause(res.Thin, cr.Kind)
 	}
-	return doc.Warn, "stopped growing without a rise in response time", res.KneeReason
+	return doc.Warn, "stopped growing without a rise in response time", NoKneeText(*res.NoKnee, cr.Kind)
 }

@@ -5,8 +5,14 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/analysis/capacity"
+	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
+	"github.com/plateau-perf/plateau/internal/analysis/compare"
+	"github.com/plateau-perf/plateau/internal/analysis/knee"
+	"github.com/plateau-perf/plateau/internal/analysis/trend"
 )
 
 // The words of the test status's reasons and of the validity findings:
@@ -15,7 +21,10 @@ import (
 
 // Words fills the summary's worded reasons from its typed ones:
 // verdict_reasons from Why, and the validity findings' text, each phase's
-// reasons and the run's. The console and summary.json read these.
+// reasons and the run's; the capacity's knee sentence and reasons, the
+// memory trends' method and reason, the comparison's notes. The console
+// and summary.json read these. It may run again once more of the summary
+// is known: it rewrites every worded field from the typed ones.
 func Words(s *analysis.Summary) {
 	if v := s.Validity; v != nil {
 		v.Reasons = []string{}
@@ -46,6 +55,13 @@ func Words(s *analysis.Summary) {
 	for _, w := range s.Why {
 		s.VerdictReasons = append(s.VerdictReasons, whyText(w, s))
 	}
+	if s.Capacity != nil {
+		capacityWords(s.Capacity)
+	}
+	if s.Trends != nil {
+		trendWords(s.Trends)
+	}
+	comparisonWords(s.Comparison)
 }
 
 // skipText says why a requirement could not be judged.
@@ -216,4 +232,355 @@ func fmtNum(x float64) string {
 		return fmt.Sprintf("%.1f", x)
 	}
 	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", x), "0"), ".")
+}
+
+// ---- capacity: the knee, the USL fit, Little's law ----
+
+// KneeSentence words a knee: "throughput stopped scaling at 15 concurrent
+// users, ~1000 req/s: higher loads added at most +4.7 % (threshold 5 %);
+// beyond it average response time rose from 14 ms to 190 ms".
+func KneeSentence(k knee.Knee) string {
+	return fmt.Sprintf("throughput stopped scaling at %s, ~%s req/s: %s", kneeLoadWords(k.Kind, k.Load), kneeRoughly(k.ThroughputRPS), KneeEvidence(k))
+}
+
+// KneeEvidence is the part of KneeSentence after the knee itself: "higher
+// loads added at most +4.7 % (threshold 5 %); beyond it average response
+// time rose from 14 ms to 190 ms".
+func KneeEvidence(k knee.Knee) string {
+	gain := "higher loads added at most " + kneeSignedPct(100*k.Gain)
+	if k.Gain < 0.0005 {
+		gain = "no higher load added throughput"
+	}
+	return fmt.Sprintf("%s (threshold %s); beyond it average response time rose from %s ms to %s ms",
+		gain, kneeTrimPct(100*k.MinGain), kneeMs(k.MeanMs), kneeMs(k.MaxMeanMs))
+}
+
+// NoKneeText says why a sweep of loads of the kind has no knee.
+func NoKneeText(nk knee.NoKnee, kind knee.LoadKind) string {
+	at := func() string {
+		return fmt.Sprintf("%s (~%s req/s)", kneeLoadWords(kind, nk.Load), kneeRoughly(nk.ThroughputRPS))
+	}
+	switch nk.Outcome {
+	case knee.TooFewLoads:
+		return fmt.Sprintf("a knee needs at least 2 distinct loads, have %d", nk.Loads)
+	case knee.Scaling:
+		return "throughput kept scaling up to the highest tested load, " + at()
+	case knee.ThinData:
+		return fmt.Sprintf("not enough data to judge: %s had %d requests over %.3g s; a verdict on scaling needs every load step to last %g s or more and hold %d or more",
+			kneeLoadWords(kind, nk.Load), nk.Samples, nk.Seconds, knee.MinSeconds, knee.MinSamples)
+	case knee.Stalled:
+		stall := "throughput stopped growing beyond " + at() + " but average response time did not rise"
+		switch nk.Stall {
+		case knee.StallServerTimes:
+			return stall + ": these times are the servers' own, so the limit is in front of them (a queue in a balancer or proxy) or in the load generator"
+		case knee.StallGenerator:
+			return stall + ": the load generator, not the system, was probably the limit (the Little's-law check shows the asked load was not delivered)"
+		}
+		return stall + ", and the Little's-law check shows the load was delivered: taken as noise, not a knee"
+	}
+	return nk.Outcome.String()
+}
+
+// USLSkipText says why no Universal Scalability Law fit is reported.
+func USLSkipText(w knee.USLWhy) string {
+	params := fmt.Sprintf("σ = %s, κ = %s, R² = %s", kneeSig3(w.Sigma), kneeSig3(w.Kappa), kneeR2Text(w.R2, w.MinR2))
+	switch w.Kind {
+	case knee.USLTooFewLoads:
+		return fmt.Sprintf("a USL fit needs at least %d distinct loads, have %d", w.Need, w.Loads)
+	case knee.USLNoFit:
+		return fmt.Sprintf("the USL cannot be fitted to these %d loads", w.Loads)
+	case knee.USLPoorFit:
+		return fmt.Sprintf("the USL does not describe these data (%s; R² below %.2f)", params, w.MinR2)
+	case knee.USLNoSaturation:
+		return fmt.Sprintf("no saturation: throughput grew in proportion to load (%s)", params)
+	case knee.USLPeakBeyond:
+		return fmt.Sprintf("no coherency penalty found: peak beyond tested range (%s; throughput would approach ~%s req/s)", params, kneeRoughly(w.PeakThroughputRPS))
+	case knee.USLNoProbe:
+		return "no probe measured the system"
+	case knee.USLTooFewProbes:
+		return fmt.Sprintf("a USL fit over the probes needs at least %d distinct loads that measured the system, have %d", w.Need, w.Loads)
+	case knee.USLPoorAdjFit:
+		return fmt.Sprintf("the USL does not describe these probes well enough (R² = %.3f over %d loads, adjusted for its 3 parameters %.3f, below %.2f)",
+			w.R2, w.Loads, w.AdjR2, w.MinR2)
+	case knee.USLContradicted:
+		return fmt.Sprintf("the fit's peak (%.4g req/s) is above every throughput measured around it (at most %.4g req/s): the probes contradict it", w.PeakThroughputRPS, w.MaxThroughputRPS)
+	}
+	return w.Kind.String()
+}
+
+// LittleText says what the Little's-law check found at a load of users
+// (or a rate) where ratio of it was delivered; "" when it flagged nothing.
+func LittleText(f knee.LittleFlag, load, ratio float64) string {
+	switch f {
+	case knee.LittleShortRate:
+		return fmt.Sprintf("throughput reached only %.0f%% of the asked rate: the system saturated or the generator dropped starts", 100*ratio)
+	case knee.LittleShortUsers:
+		return fmt.Sprintf("only %.3g of %s were busy by Little's law (%.0f%%): the generator did not deliver the load", ratio*load, kneeLoadWords(knee.Users, load), 100*ratio)
+	case knee.LittleOver:
+		return fmt.Sprintf("Little's law gives %.3g busy users for %s: think time or response time overstated, or requests issued in parallel", ratio*load, kneeLoadWords(knee.Users, load))
+	}
+	return ""
+}
+
+// capacityWords fills the capacity result's worded fields from its typed
+// ones: the knee's sentence, why there is none, why there is no USL fit,
+// the Little's-law notes and the capacity search's answer.
+func capacityWords(c *capacity.Result) {
+	kind := knee.Users
+	if c.LoadUnit == "req/s" {
+		kind = knee.Rate
+	}
+	c.KneeReason, c.USLReason = "", ""
+	if k := c.Knee; k != nil {
+		k.Sentence = KneeSentence(knee.Knee{Kind: kind, Load: k.Load, ThroughputRPS: k.ThroughputRPS, MeanMs: k.MeanMs,
+			Gain: k.Gain, MinGain: k.MinGain, MaxLoad: k.MaxLoad, MaxMeanMs: k.MaxMeanMs})
+	}
+	if c.NoKnee != nil {
+		c.KneeReason = NoKneeText(*c.NoKnee, kind)
+	}
+	if c.USLSkip != nil {
+		c.USLReason = USLSkipText(*c.USLSkip)
+	}
+	for i := range c.Points {
+		p := &c.Points[i]
+		p.LittleNote = LittleText(p.LittleFlag, p.Load, p.LittleRatio)
+	}
+	if cs := c.Search; cs != nil {
+		SearchWords(cs)
+	}
+}
+
+// SearchWords fills a capacity search's worded fields (its answer line and
+// why there is no USL fit) from its typed ones.
+func SearchWords(cs *capacity.Search) {
+	cs.Sentence = SearchAnswer(cs)
+	if cs.USLSkip != nil {
+		cs.USLReason = USLSkipText(*cs.USLSkip)
+	}
+}
+
+// SearchAnswer is a capacity search's answer line: "capacity = 40 req/s
+// [40 req/s, 44 req/s), limited by p95(response_time) < 500ms".
+func SearchAnswer(cs *capacity.Search) string {
+	u := cs.Unit
+	var s string
+	switch cs.Outcome {
+	case search.GeneratorLimited:
+		s = "limited by the load generator at " + answerLoad(cs.At, u) + ": not a capacity of the system"
+		if cs.Load > 0 {
+			s += "; it held at least " + answerLoad(cs.Load, u)
+		}
+	case search.Collapsing:
+		s = "collapsing at " + answerLoad(cs.At, u) + ": the error rate passed the guard at a load the system had handled (or at the first)"
+	case search.BelowMin:
+		s = "capacity below the lowest load probed"
+		if cs.UpperBound > 0 {
+			s += " (" + answerLoad(cs.UpperBound, u) + ", limited by " + answerLimit(cs) + ")"
+		}
+	case search.AboveMax:
+		s = "capacity ≥ " + answerLoad(cs.Load, u) + " (--max): every probe up to it was good"
+	default:
+		if cs.Load == 0 {
+			s = "no capacity found: no load probed was shown good"
+			if cs.UpperBound > 0 {
+				s += " (" + answerLoad(cs.UpperBound, u) + " was bad, limited by " + answerLimit(cs) + ")"
+			}
+			break
+		}
+		s = "capacity = " + answerLoad(cs.Load, u)
+		if cs.UpperBound == 0 && cs.Outcome == search.Budget {
+			// stopped before any probe was bad: a lower bound
+			s = "capacity ≥ " + answerLoad(cs.Load, u)
+		}
+		if cs.UpperBound > 0 {
+			s += " [" + answerLoad(cs.Load, u) + ", " + answerLoad(cs.UpperBound, u) + ")"
+		}
+		if cs.Below > 0 {
+			s += ", the knee in (" + answerLoad(cs.Below, u) + ", " + answerLoad(cs.Load, u) + "]"
+		}
+		if cs.UpperBound > 0 || cs.LimitedBy != search.NoLimit {
+			s += ", limited by " + answerLimit(cs)
+		}
+		if cs.Outcome == search.Budget && !cs.Interrupted {
+			s += " — not to the resolution: the probe or time budget ran out"
+		}
+	}
+	if cs.Interrupted {
+		s += " (interrupted: as far as the probes before it show)"
+	}
+	return s
+}
+
+// answerLimit names what limited a search: the requirement that broke
+// ("(marginal)" when it stayed marginal), else the limit's name.
+func answerLimit(cs *capacity.Search) string {
+	if cs.LimitedBy == search.RequirementBroke {
+		t := cs.Requirement
+		if cs.Marginal {
+			t += " (marginal)"
+		}
+		return t
+	}
+	return cs.LimitedBy.String()
+}
+
+// answerLoad is a searched load with its unit, to 0.1: "40 req/s",
+// "12.5 users".
+func answerLoad(l float64, unit string) string {
+	return strconv.FormatFloat(math.Round(l*10)/10, 'f', -1, 64) + " " + unit
+}
+
+// ---- trends: memory after GC ----
+
+// MemoryMethodText says how the after-GC points were chosen: "after GC
+// (12 collections)", "after detected collections (5 drops)", "lower
+// envelope (12 windows of 30s)"; "" when none were.
+func MemoryMethodText(b trend.MemoryBasis) string {
+	switch b.Method {
+	case trend.MethodAfterGC:
+		return fmt.Sprintf("after GC (%d collections)", b.N)
+	case trend.MethodDrops:
+		return fmt.Sprintf("after detected collections (%d drops)", b.N)
+	case trend.MethodEnvelope:
+		return fmt.Sprintf("lower envelope (%d windows of %s)", b.N, time.Duration(b.WindowS*float64(time.Second)))
+	}
+	return ""
+}
+
+// MemoryReasonText explains a memory trend's verdict, with the slope
+// (series units per hour) and its interval.
+func MemoryReasonText(w trend.MemoryWhy, slope, lo, hi float64) string {
+	switch w.Kind {
+	case trend.MemoryTooFewPoints:
+		return fmt.Sprintf("%d finite readings; need %d to judge a trend", w.Points, w.Need)
+	case trend.MemoryShortSpan:
+		return fmt.Sprintf("observed for %s; a leak is judged over at least %s (warm-up looks like growth in shorter runs)",
+			time.Duration(w.SpanS*float64(time.Second)).Round(time.Second), time.Duration(w.MinSpanS*float64(time.Second)))
+	case trend.MemoryFewBaseline:
+		return fmt.Sprintf("only %d after-GC points; need %d to fit a trend", w.Points, w.Need)
+	case trend.MemoryGrowing:
+		return fmt.Sprintf("after-GC memory rises %.3g per hour (%.3g to %.3g at %.0f%% confidence), %.1f%% of its mean over %.1f h",
+			slope, lo, hi, w.Confidence*100, w.GrowthPct, w.Hours)
+	case trend.MemorySmallGrowth:
+		return fmt.Sprintf("after-GC memory rises %.3g per hour, only %.1f%% of its mean over %.1f h (threshold %.1f%%)",
+			slope, w.GrowthPct, w.Hours, w.MinGrowthPct)
+	case trend.MemoryFlat:
+		return fmt.Sprintf("after-GC memory slope %.3g per hour is not distinguishable from zero (%.3g to %.3g at %.0f%% confidence)",
+			slope, lo, hi, w.Confidence*100)
+	}
+	return w.Kind.String()
+}
+
+// trendWords fills the memory trends' method and reason.
+func trendWords(t *trend.Trends) {
+	for i := range t.Memory {
+		m := &t.Memory[i]
+		r := m.Result
+		m.Method = ""
+		if m.Basis != nil {
+			m.Method = MemoryMethodText(*m.Basis)
+		}
+		m.Reason = MemoryReasonText(m.Why, r.SlopePerHour, r.CILow, r.CIHigh)
+	}
+}
+
+// ---- comparison ----
+
+// ComparisonNote words what a comparison row flags: "mixed: mean −4.1%,
+// p95 +12.0%; a regression in either counts"; "" when nothing.
+func ComparisonNote(r compare.Row) string {
+	if r.Mixed {
+		return fmt.Sprintf("mixed: mean %+.1f%%, p95 %+.1f%%; a regression in either counts", r.DeltaPct, r.P95DeltaPct)
+	}
+	return ""
+}
+
+// comparisonWords fills the comparison rows' notes.
+func comparisonWords(rows []compare.Row) {
+	for i := range rows {
+		rows[i].Note = ComparisonNote(rows[i])
+	}
+}
+
+// kneeLoadWords renders a load with its unit: "15 concurrent users", "800
+// req/s offered".
+func kneeLoadWords(k knee.LoadKind, l float64) string {
+	if k == knee.Rate {
+		return kneeRoughlyExact(l) + " req/s offered"
+	}
+	if l == 1 {
+		return "1 concurrent user"
+	}
+	return kneeRoughlyExact(l) + " concurrent users"
+}
+
+// kneeSignedPct is a signed percentage with one decimal ("+4.7 %", "−2.0 %").
+func kneeSignedPct(v float64) string {
+	if math.Abs(v) < 0.05 {
+		return "0 %"
+	}
+	if v < 0 {
+		return fmt.Sprintf("−%.1f %%", -v)
+	}
+	return fmt.Sprintf("+%.1f %%", v)
+}
+
+// kneeTrimPct is a threshold percentage without needless decimals ("5 %").
+func kneeTrimPct(v float64) string {
+	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) + " %"
+}
+
+// kneeSig3 prints a fitted parameter with 3 significant digits in plain
+// notation ("0.000831", never "8.31e-04"); a value below 1e-6 — a
+// coefficient the bounded fit pinned at zero, "5.68e-16" — is "0".
+func kneeSig3(v float64) string {
+	if math.Abs(v) < 1e-6 {
+		return "0"
+	}
+	d := max(2-int(math.Floor(math.Log10(math.Abs(v)))), 0)
+	return strconv.FormatFloat(v, 'f', d, 64)
+}
+
+// kneeR2Text prints R² to 3 decimals, or to as many more as it takes not
+// to round a value below the threshold up to it ("R² = 0.7996; below
+// 0.80", never "R² = 0.800; below 0.80").
+func kneeR2Text(r2, threshold float64) string {
+	for d := 3; d < 8; d++ {
+		s := strconv.FormatFloat(r2, 'f', d, 64)
+		if v, _ := strconv.ParseFloat(s, 64); r2 >= threshold || v < threshold {
+			return s
+		}
+	}
+	return strconv.FormatFloat(r2, 'f', -1, 64)
+}
+
+// kneeRoughlyExact prints whole numbers without decimals and others with
+// up to 3 significant digits.
+func kneeRoughlyExact(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e9 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+// kneeRoughly rounds to two significant digits for the "~1000 req/s" style.
+func kneeRoughly(v float64) string {
+	if v == 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return fmt.Sprint(v)
+	}
+	mag := math.Pow(10, math.Floor(math.Log10(math.Abs(v)))-1)
+	r := math.Round(v/mag) * mag
+	if math.Abs(r) >= 10 {
+		return fmt.Sprintf("%.0f", r)
+	}
+	return fmt.Sprintf("%.2g", r)
+}
+
+// kneeMs formats milliseconds: whole numbers from 10 ms up, one decimal
+// below.
+func kneeMs(v float64) string {
+	if v >= 10 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/metrics"
 	"github.com/plateau-perf/plateau/internal/mondata"
+	"github.com/plateau-perf/plateau/internal/report"
 )
 
 // Outcome is a question's or the study's outcome.
@@ -765,7 +766,7 @@ func searchCapacity(m *member) CapacityRow {
 	} else if cs.Bottleneck != nil && cs.Bottleneck.Saturated {
 		row.Limiter = "component"
 	}
-	row.Sentence = fmt.Sprintf(text.CapSearch, row.Workload, m.red.String(cs.Sentence))
+	row.Sentence = fmt.Sprintf(text.CapSearch, row.Workload, m.red.String(report.SearchAnswer(cs)))
 	return row
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/analysis/knee"
+	"github.com/plateau-perf/plateau/internal/report"
 )
 
 // Capacity is one run's scalability as the knee analysis (the report's,
@@ -44,9 +45,11 @@ func runCapacity(name string, m *member) (Capacity, bool) {
 // capacityFrom is a knee analysis's result as the study states it; without
 // requirements no load met them.
 func capacityFrom(name string, res knee.Result, hasSLA bool) Capacity {
-	c := Capacity{Run: name, Knee: res.Sentence()}
+	c := Capacity{Run: name}
 	if res.Knee != nil {
-		c.KneeLoad = res.Knee.Load
+		c.KneeLoad, c.Knee = res.Knee.Load, report.KneeSentence(*res.Knee)
+	} else if res.NoKnee != nil {
+		c.Knee = report.NoKneeText(*res.NoKnee, res.Kind)
 	}
 	if u := res.USL; u != nil && !math.IsInf(u.PeakLoad, 0) && !math.IsInf(u.PeakThroughputRPS, 0) {
 		c.USLPeakLoad, c.USLPeakRPS = round2(u.PeakLoad), round2(u.PeakThroughputRPS)

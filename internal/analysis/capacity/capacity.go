@@ -7,15 +7,23 @@
 package capacity
 
 import (
+	"github.com/plateau-perf/plateau/internal/analysis/knee"
 	"github.com/plateau-perf/plateau/internal/analysis/resources"
 )
 
 // Result is summary.json's capacity member.
 type Result struct {
-	Knee       *Knee  `json:"knee"`
+	Knee *Knee `json:"knee"`
+	// NoKnee says why Knee is null: the sweep's outcome and the numbers
+	// its sentence quotes; null when there is a knee.
+	NoKnee *knee.NoKnee `json:"no_knee"`
+	// KneeReason is NoKnee in words, the report's (report.Words).
 	KneeReason string `json:"knee_reason,omitempty"`
 	USL        *USL   `json:"usl"`
-	USLReason  string `json:"usl_reason,omitempty"`
+	// USLSkip says why USL is null, with the rejected fit's numbers;
+	// null when there is a fit. USLReason is it in words (report.Words).
+	USLSkip   *knee.USLWhy `json:"usl_skip"`
+	USLReason string       `json:"usl_reason,omitempty"`
 	// MaxLoadMeetingSLA is the highest tested load at which it and every
 	// lower load met every requirement; null when none did or the run has
 	// no requirement.
@@ -36,7 +44,16 @@ type Knee struct {
 	Load          float64 `json:"load"`
 	ThroughputRPS float64 `json:"throughput_rps"`
 	MeanMs        float64 `json:"mean_ms"`
-	Sentence      string  `json:"sentence"`
+	// Gain is the most any higher tested load added to the knee's
+	// throughput (a fraction; negative when all gave less), MinGain the
+	// threshold it stayed below; MaxLoad is the highest tested load and
+	// MaxMeanMs its mean response time.
+	Gain      float64 `json:"gain"`
+	MinGain   float64 `json:"min_gain"`
+	MaxLoad   float64 `json:"max_load"`
+	MaxMeanMs float64 `json:"max_mean_ms"`
+	// Sentence is the knee in words, the report's (report.Words).
+	Sentence string `json:"sentence"`
 }
 
 // USL is the Universal Scalability Law fit.
@@ -60,5 +77,9 @@ type Point struct {
 	// the run has no requirement (there is nothing to meet).
 	SLAMet      *bool   `json:"sla_met,omitempty"`
 	LittleRatio float64 `json:"little_ratio,omitempty"`
-	LittleNote  string  `json:"little_note,omitempty"`
+	// LittleFlag is what the Little's-law check shows at this load when
+	// it flags it; omitted otherwise. LittleNote is it in words, the
+	// report's (report.Words).
+	LittleFlag knee.LittleFlag `json:"little_flag,omitempty"`
+	LittleNote string          `json:"little_note,omitempty"`
 }

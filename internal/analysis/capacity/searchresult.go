@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
+	"github.com/plateau-perf/plateau/internal/analysis/knee"
 	"github.com/plateau-perf/plateau/internal/analysis/resources"
 )
 
@@ -37,8 +38,8 @@ type Search struct {
 	// Interrupted: the search was stopped (Ctrl-C); the answer rests on
 	// the probes before it.
 	Interrupted bool `json:"interrupted,omitempty"`
-	// Sentence is the console's answer line, as the search's caller
-	// worded it.
+	// Sentence is the console's answer line: the fields above in the
+	// report's words (report.SearchAnswer).
 	Sentence string `json:"sentence"`
 	// FailBelow is the capacity required (--fail-below, or fail_below in
 	// the plan's search:), in Unit; 0 when none was. A Load below it fails
@@ -59,9 +60,10 @@ type Search struct {
 	Bottleneck *resources.Bottleneck `json:"bottleneck"`
 	// USL is the Universal Scalability Law fit over the probes that
 	// measured the system; null when the probes do not support one
-	// (USLReason says why).
-	USL       *USL   `json:"usl"`
-	USLReason string `json:"usl_reason,omitempty"`
+	// (USLSkip says why, USLReason in the report's words).
+	USL       *USL         `json:"usl"`
+	USLSkip   *knee.USLWhy `json:"usl_skip"`
+	USLReason string       `json:"usl_reason,omitempty"`
 }
 
 // ProbeVerdict is the search's verdict on one probe.

@@ -133,8 +133,10 @@ type Result struct {
 	// a block bootstrap over the intervals; 1 when no intervals were given.
 	// All three tests use it.
 	DesignEffect float64
-	// Method names the noise model used, for the report.
-	Method string
+	// Bootstrap says the noise model is the block bootstrap over the
+	// intervals (BaseSeconds + NewSeconds of them); false: independent
+	// samples (no or too few per-interval data).
+	Bootstrap bool
 
 	// BaseSeconds and NewSeconds are the intervals with samples on each
 	// side; 0 when none were given.
@@ -143,8 +145,10 @@ type Result struct {
 	// Significant is true when Verdict is Faster or Slower.
 	Significant bool
 	Verdict     Verdict
-	// Note explains a mixed outcome (mean and p95 moving apart).
-	Note string
+	// Mixed: the mean and the p95 moved apart, one significantly slower
+	// and the other significantly faster (the verdict is Slower: a
+	// regression in either counts).
+	Mixed bool
 }
 
 // ErrEmpty is returned when a histogram is missing or holds no samples.
@@ -192,9 +196,9 @@ func Latency(base, cand Run, opt Options) (Result, error) {
 		Quantile(float64) float64
 		Survival(float64) float64
 	} = distuv.UnitNormal
-	r.DesignEffect, r.Method = 1, "independent samples (no per-interval data)"
+	r.DesignEffect = 1
 	if b, df, ok := blockBootstrapSE(base.Intervals, cand.Intervals, o); ok {
-		r.Method = fmt.Sprintf("block bootstrap over %d + %d intervals", nonEmpty(base.Intervals), nonEmpty(cand.Intervals))
+		r.Bootstrap = true
 		if seIID > 0 {
 			r.DesignEffect = math.Max(1, b*b/(seIID*seIID))
 		}
@@ -236,9 +240,7 @@ func Latency(base, cand Run, opt Options) (Result, error) {
 	switch {
 	case slower:
 		r.Verdict = Slower
-		if faster {
-			r.Note = fmt.Sprintf("mixed: mean %+.1f%%, p95 %+.1f%%; a regression in either counts", r.DeltaPct, r.P95DeltaPct)
-		}
+		r.Mixed = faster
 	case faster:
 		r.Verdict = Faster
 	default:

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -162,8 +161,8 @@ func TestFasterAndMixed(t *testing.T) {
 		t.Errorf("faster: mean %+.1f%%, p95 %+.1f%%, want ≈ −20%%", r.DeltaPct, r.P95DeltaPct)
 	}
 	r, _ = Latency(Run{Hist: base}, Run{Hist: mixed}, Options{})
-	if r.Verdict != Slower || !r.P95Significant || r.DeltaMs >= 0 || !strings.HasPrefix(r.Note, "mixed") {
-		t.Errorf("mixed: verdict %s, mean %+.1f%%, p95 %+.1f%%, note %q", r.Verdict, r.DeltaPct, r.P95DeltaPct, r.Note)
+	if r.Verdict != Slower || !r.P95Significant || r.DeltaMs >= 0 || !r.Mixed {
+		t.Errorf("mixed: verdict %s, mean %+.1f%%, p95 %+.1f%%, mixed %v", r.Verdict, r.DeltaPct, r.P95DeltaPct, r.Mixed)
 	}
 }
 
@@ -248,13 +247,13 @@ func TestLatencyErrorsAndDeterminism(t *testing.T) {
 	if r1 != r2 {
 		t.Errorf("same seed, different results:\n%+v\n%+v", r1, r2)
 	}
-	if !strings.HasPrefix(r1.Method, "block bootstrap over 50 + 50 intervals") {
-		t.Errorf("method %q", r1.Method)
+	if !r1.Bootstrap || r1.BaseSeconds != 50 || r1.NewSeconds != 50 {
+		t.Errorf("bootstrap %v over %d + %d intervals, want 50 + 50", r1.Bootstrap, r1.BaseSeconds, r1.NewSeconds)
 	}
 	// Too few intervals fall back to independent samples.
 	r3, _ := Latency(Run{Hist: a.Hist, Intervals: a.Intervals[:5]}, b, Options{})
-	if r3.DesignEffect != 1 || !strings.HasPrefix(r3.Method, "independent") {
-		t.Errorf("5 intervals: deff %v, method %q", r3.DesignEffect, r3.Method)
+	if r3.DesignEffect != 1 || r3.Bootstrap {
+		t.Errorf("5 intervals: deff %v, bootstrap %v", r3.DesignEffect, r3.Bootstrap)
 	}
 }
 

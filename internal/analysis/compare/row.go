@@ -29,7 +29,11 @@ type Row struct {
 	Significant bool    `json:"significant"`
 	Verdict     Verdict `json:"verdict"`
 	CliffsDelta float64 `json:"cliffs_delta"`
-	Note        string  `json:"note,omitempty"`
+	// Mixed: the mean and the p95 moved apart, one significantly slower,
+	// the other significantly faster (Verdict is then slower). Note is it
+	// in words, the report's (report.Words).
+	Mixed bool   `json:"mixed,omitempty"`
+	Note  string `json:"note,omitempty"`
 	// Base and Cand are the full rows, for --fail-on rules.
 	Base core.LabelStats `json:"-"`
 	Cand core.LabelStats `json:"-"`

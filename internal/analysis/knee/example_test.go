@@ -23,9 +23,10 @@ func ExampleAnalyze() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(r.Sentence())
+	k := r.Knee
+	fmt.Printf("knee at %g users, %g req/s; higher loads added at most %+.1f %%\n", k.Load, k.ThroughputRPS, 100*k.Gain)
 	fmt.Println("highest load meeting the SLA:", *r.MaxLoadMeetingSLA)
 	// Output:
-	// throughput stopped scaling at 15 concurrent users, ~1000 req/s: higher loads added at most +4.7 % (threshold 5 %); beyond it average response time rose from 14 ms to 190 ms
+	// knee at 15 users, 1003 req/s; higher loads added at most +4.7 %
 	// highest load meeting the SLA: 50
 }

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"time"
 )
 
@@ -127,42 +126,6 @@ type Knee struct {
 	MaxLoad, MaxMeanMs float64
 }
 
-// Sentence renders the knee in words, e.g. "throughput stopped scaling at
-// 15 concurrent users, ~1000 req/s: higher loads added at most +4.7 %
-// (threshold 5 %); beyond it average response time rose from 14 ms to
-// 190 ms".
-func (k *Knee) Sentence() string {
-	return fmt.Sprintf("throughput stopped scaling at %s, ~%s req/s: %s", loadWords(k.Kind, k.Load), roughly(k.ThroughputRPS), k.Evidence())
-}
-
-// Evidence is the part of Sentence after the knee itself: "higher loads
-// added at most +4.7 % (threshold 5 %); beyond it average response time
-// rose from 14 ms to 190 ms".
-func (k *Knee) Evidence() string {
-	gain := "higher loads added at most " + signedPct(100*k.Gain)
-	if k.Gain < 0.0005 {
-		gain = "no higher load added throughput"
-	}
-	return fmt.Sprintf("%s (threshold %s); beyond it average response time rose from %s ms to %s ms",
-		gain, trimPct(100*k.MinGain), ms(k.MeanMs), ms(k.MaxMeanMs))
-}
-
-// signedPct is a signed percentage with one decimal ("+4.7 %", "−2.0 %").
-func signedPct(v float64) string {
-	if math.Abs(v) < 0.05 {
-		return "0 %"
-	}
-	if v < 0 {
-		return fmt.Sprintf("−%.1f %%", -v)
-	}
-	return fmt.Sprintf("+%.1f %%", v)
-}
-
-// trimPct is a threshold percentage without needless decimals ("5 %").
-func trimPct(v float64) string {
-	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) + " %"
-}
-
 // Little is the Little's-law cross-check of one load level. In a closed
 // model the users are always either waiting for a response or thinking, so
 // users ≈ throughput × (response time + think time). Fewer means the
@@ -180,8 +143,40 @@ type Little struct {
 	// Short is true when Ratio < MinDelivered: the asked load was not
 	// delivered.
 	Short bool
-	// Note explains a flagged or inconsistent point; empty otherwise.
-	Note string
+	// Flag says what a flagged or inconsistent point shows; LittleOK
+	// otherwise. The report words it.
+	Flag LittleFlag
+}
+
+// LittleFlag is what the Little's-law check of one load level shows.
+type LittleFlag int
+
+// Little's-law flags.
+const (
+	LittleOK LittleFlag = iota
+	// LittleShortRate: an open model's throughput fell below MinDelivered
+	// of the asked rate (the system saturated or the generator dropped
+	// starts).
+	LittleShortRate
+	// LittleShortUsers: fewer users were busy by Little's law than asked
+	// (the generator did not deliver the load).
+	LittleShortUsers
+	// LittleOver: more users were busy by Little's law than there were
+	// (think or response time overstated, or requests issued in
+	// parallel).
+	LittleOver
+)
+
+var littleNames = [...]string{"", "short of the asked rate", "short of the asked users", "more busy than asked"}
+
+func (f LittleFlag) String() string { return littleNames[max(0, min(int(f), len(littleNames)-1))] }
+
+// MarshalText writes the flag as its name.
+func (f LittleFlag) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
+
+// UnmarshalText reads a flag's name.
+func (f *LittleFlag) UnmarshalText(b []byte) error {
+	return unmarshalName(littleNames[:], b, (*int)(f), "little's-law flag")
 }
 
 // Outcome is what a sweep showed about scaling.
@@ -196,6 +191,129 @@ const (
 	ThinData                   // a load level had fewer than MinSamples or MinSeconds: no verdict
 )
 
+var outcomeNames = [...]string{"too few loads", "scaling", "stopped", "stalled", "thin data"}
+
+func (o Outcome) String() string { return outcomeNames[max(0, min(int(o), len(outcomeNames)-1))] }
+
+// MarshalText writes the outcome as its name.
+func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// UnmarshalText reads an outcome's name.
+func (o *Outcome) UnmarshalText(b []byte) error {
+	return unmarshalName(outcomeNames[:], b, (*int)(o), "knee outcome")
+}
+
+// Stall says what a stall without a latency rise points at.
+type Stall int
+
+// Stall causes.
+const (
+	StallNone Stall = iota
+	// StallServerTimes: the times are the servers' own (an access log),
+	// so the wait is in front of them (a balancer's or proxy's queue) or
+	// in the load generator.
+	StallServerTimes
+	// StallGenerator: the Little's-law check shows the asked load was not
+	// delivered: the generator, not the system, was probably the limit.
+	StallGenerator
+	// StallNoise: the load was delivered; the flat throughput is taken
+	// for noise, not a knee.
+	StallNoise
+)
+
+var stallNames = [...]string{"", "server times", "generator", "noise"}
+
+func (s Stall) String() string { return stallNames[max(0, min(int(s), len(stallNames)-1))] }
+
+// MarshalText writes the cause as its name.
+func (s Stall) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads a cause's name.
+func (s *Stall) UnmarshalText(b []byte) error {
+	return unmarshalName(stallNames[:], b, (*int)(s), "stall cause")
+}
+
+// NoKnee says why a sweep has no knee: its outcome and the numbers the
+// report's sentence quotes. summary.json's capacity.no_knee.
+type NoKnee struct {
+	Outcome Outcome `json:"outcome"`
+	// Stall is the cause when Outcome is Stalled.
+	Stall Stall `json:"stall,omitempty"`
+	// Loads is the number of distinct loads tested.
+	Loads int `json:"loads"`
+	// Load and ThroughputRPS are the level the outcome is about: the
+	// highest tested (Scaling), the one beyond which throughput stopped
+	// growing (Stalled), the one with too little data (ThinData); 0 for
+	// TooFewLoads. Samples and Seconds are that level's data.
+	Load          float64 `json:"load,omitempty"`
+	ThroughputRPS float64 `json:"throughput_rps,omitempty"`
+	Samples       int64   `json:"samples,omitempty"`
+	Seconds       float64 `json:"seconds,omitempty"`
+}
+
+// USLSkip is why a USL fit is not reported.
+type USLSkip int
+
+// Reasons for no USL fit. The last four are a capacity search's
+// (analysis.FinishSearch), over its probes.
+const (
+	USLFitted       USLSkip = iota
+	USLTooFewLoads          // fewer than Need distinct loads (Loads)
+	USLNoFit                // the data cannot be fitted at all (FitUSL failed)
+	USLPoorFit              // R² below MinR2
+	USLNoSaturation         // throughput grew in proportion to load: the peak lies far beyond the tested range
+	USLPeakBeyond           // no coherency penalty found: the peak lies beyond the tested range
+	USLNoProbe              // no probe of a search measured the system
+	USLTooFewProbes         // fewer than Need distinct probe loads measured the system
+	USLPoorAdjFit           // adjusted R² (AdjR2) below MinR2
+	USLContradicted         // the fit's peak is above every throughput measured around it
+)
+
+var uslNames = [...]string{"", "too few loads", "no fit", "poor fit", "no saturation", "peak beyond range", "no probe", "too few probes", "poor adjusted fit", "contradicted"}
+
+func (k USLSkip) String() string { return uslNames[max(0, min(int(k), len(uslNames)-1))] }
+
+// MarshalText writes the reason as its name.
+func (k USLSkip) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText reads a reason's name.
+func (k *USLSkip) UnmarshalText(b []byte) error {
+	return unmarshalName(uslNames[:], b, (*int)(k), "usl skip")
+}
+
+// USLWhy says why no USL fit is reported, with the numbers its sentence
+// quotes: the rejected fit's parameters (Sigma, Kappa, R2, its peak
+// throughput) and the threshold it missed. summary.json's
+// capacity.usl_skip.
+type USLWhy struct {
+	Kind USLSkip `json:"kind"`
+	// Loads are the distinct loads (or probes) fitted, Need the fewest a
+	// fit needs.
+	Loads int     `json:"loads"`
+	Need  int     `json:"need,omitempty"`
+	Sigma float64 `json:"sigma,omitempty"`
+	Kappa float64 `json:"kappa,omitempty"`
+	R2    float64 `json:"r2,omitempty"`
+	// AdjR2 is R² adjusted for the fit's 3 parameters (USLPoorAdjFit).
+	AdjR2 float64 `json:"adj_r2,omitempty"`
+	// MinR2 is the threshold R2 (or AdjR2) stayed below.
+	MinR2             float64 `json:"min_r2,omitempty"`
+	PeakThroughputRPS float64 `json:"peak_throughput_rps,omitempty"`
+	// MaxThroughputRPS is the highest throughput measured (USLContradicted).
+	MaxThroughputRPS float64 `json:"max_throughput_rps,omitempty"`
+}
+
+// unmarshalName sets *v to the index of b in names.
+func unmarshalName(names []string, b []byte, v *int, what string) error {
+	for i, n := range names {
+		if n == string(b) {
+			*v = i
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown %s %q", what, b)
+}
+
 // Result is everything Analyze finds.
 type Result struct {
 	Kind LoadKind
@@ -204,15 +322,15 @@ type Result struct {
 	Points []Point
 	// Outcome says what the sweep showed; Knee is set only for Stopped.
 	Outcome Outcome
-	// Knee is nil when no knee was found; KneeReason then says why.
-	Knee       *Knee
-	KneeReason string
-	// USL is nil when the data do not support a fit; USLReason then says
+	// Knee is nil when no knee was found; NoKnee then says why.
+	Knee   *Knee
+	NoKnee *NoKnee
+	// USL is nil when the data do not support a fit; USLSkip then says
 	// why. For an open model the fit is against the concurrency measured by
 	// Little's law (throughput × mean response time), so PeakLoad is in
 	// concurrent requests, not in requests per second.
-	USL       *USL
-	USLReason string
+	USL     *USL
+	USLSkip *USLWhy
 	// MaxLoadMeetingSLA is the highest load such that it and every lower
 	// tested load met every SLA; nil when the lowest load already failed.
 	MaxLoadMeetingSLA *float64
@@ -224,14 +342,6 @@ type Result struct {
 	// Thin is the first load level (in load order) with too little data
 	// when Outcome is ThinData; nil otherwise.
 	Thin *Point
-}
-
-// Sentence is the knee's sentence, or the reason there is none.
-func (r Result) Sentence() string {
-	if r.Knee != nil {
-		return r.Knee.Sentence()
-	}
-	return r.KneeReason
 }
 
 // Analyze finds the knee, fits the USL, finds the highest load meeting the
@@ -254,19 +364,22 @@ func Analyze(points []Point, opt Options) (Result, error) {
 		}
 	}
 	r := Result{Kind: o.Kind, Points: merge(points), MinGain: o.MinGain}
-	r.Knee, r.KneeReason, r.Outcome = findKnee(r.Points, o)
+	r.Knee, r.NoKnee = findKnee(r.Points, o)
+	r.Outcome = Stopped
+	if r.NoKnee != nil {
+		r.Outcome = r.NoKnee.Outcome
+	}
 	if r.Outcome != TooFewLoads {
 		for i, p := range r.Points {
 			if (p.Samples > 0 && p.Samples < MinSamples) || (p.Seconds > 0 && p.Seconds < MinSeconds) {
 				r.Thin = &r.Points[i]
 				r.Knee, r.Outcome = nil, ThinData
-				r.KneeReason = fmt.Sprintf("not enough data to judge: %s had %d requests over %.3g s; a verdict on scaling needs every load step to last %g s or more and hold %d or more",
-					loadWords(o.Kind, p.Load), p.Samples, p.Seconds, MinSeconds, MinSamples)
+				r.NoKnee = &NoKnee{Outcome: ThinData, Loads: len(r.Points), Load: p.Load, ThroughputRPS: p.ThroughputRPS, Samples: p.Samples, Seconds: p.Seconds}
 				break
 			}
 		}
 	}
-	r.USL, r.USLReason = fitSupported(points, len(r.Points), o)
+	r.USL, r.USLSkip = fitSupported(points, len(r.Points), o)
 	for i, p := range r.Points {
 		if !p.SLAMet {
 			break
@@ -314,9 +427,9 @@ func merge(points []Point) []Point {
 // tested (a fine sweep's few-per-cent steps gain no more than noise), and
 // the mean response time must have risen by MinLatencyRise from k to the
 // highest load (otherwise the system was not the limit).
-func findKnee(ps []Point, o Options) (*Knee, string, Outcome) {
+func findKnee(ps []Point, o Options) (*Knee, *NoKnee) {
 	if len(ps) < 2 {
-		return nil, fmt.Sprintf("a knee needs at least 2 distinct loads, have %d", len(ps)), TooFewLoads
+		return nil, &NoKnee{Outcome: TooFewLoads, Loads: len(ps)}
 	}
 	last := ps[len(ps)-1]
 	flatNoRise := -1
@@ -346,30 +459,29 @@ func findKnee(ps []Point, o Options) (*Knee, string, Outcome) {
 		return &Knee{
 			Kind: o.Kind, Load: a.Load, ThroughputRPS: a.ThroughputRPS, MeanMs: a.MeanMs,
 			NextLoad: ps[k+1].Load, Gain: gain, MinGain: o.MinGain, MaxLoad: last.Load, MaxMeanMs: last.MeanMs,
-		}, "", Stopped
+		}, nil
 	}
 	if flatNoRise >= 0 {
 		a := ps[flatNoRise]
-		stall := fmt.Sprintf("throughput stopped growing beyond %s (~%s req/s) but average response time did not rise", loadWords(o.Kind, a.Load), roughly(a.ThroughputRPS))
+		nk := &NoKnee{Outcome: Stalled, Loads: len(ps), Load: a.Load, ThroughputRPS: a.ThroughputRPS, Samples: a.Samples, Seconds: a.Seconds, Stall: StallNoise}
 		switch {
 		case o.ServerTimes:
 			// The servers' own times stay flat while the clients' may
 			// not: the wait is in front of the measured servers.
-			return nil, stall + ": these times are the servers' own, so the limit is in front of them (a queue in a balancer or proxy) or in the load generator", Stalled
+			nk.Stall = StallServerTimes
 		case littleRatio(ps[len(ps)-1], o) < o.MinDelivered:
-			return nil, stall + ": the load generator, not the system, was probably the limit (the Little's-law check shows the asked load was not delivered)", Stalled
+			nk.Stall = StallGenerator
 		}
-		return nil, stall + ", and the Little's-law check shows the load was delivered: taken as noise, not a knee", Stalled
+		return nil, nk
 	}
-	return nil, fmt.Sprintf("throughput kept scaling up to the highest tested load, %s (~%s req/s)",
-		loadWords(o.Kind, last.Load), roughly(last.ThroughputRPS)), Scaling
+	return nil, &NoKnee{Outcome: Scaling, Loads: len(ps), Load: last.Load, ThroughputRPS: last.ThroughputRPS, Samples: last.Samples, Seconds: last.Seconds}
 }
 
 // fitSupported fits the USL to every observation and decides whether the
 // data support it.
-func fitSupported(points []Point, distinct int, o Options) (*USL, string) {
+func fitSupported(points []Point, distinct int, o Options) (*USL, *USLWhy) {
 	if distinct < 4 {
-		return nil, fmt.Sprintf("a USL fit needs at least 4 distinct loads, have %d", distinct)
+		return nil, &USLWhy{Kind: USLTooFewLoads, Loads: distinct, Need: 4}
 	}
 	loads := make([]float64, 0, len(points))
 	xs := make([]float64, 0, len(points))
@@ -385,23 +497,24 @@ func fitSupported(points []Point, distinct int, o Options) (*USL, string) {
 	}
 	u, err := FitUSL(loads, xs)
 	if err != nil {
-		return nil, err.Error()
+		return nil, &USLWhy{Kind: USLNoFit, Loads: distinct}
 	}
 	var nmax float64
 	for _, n := range loads {
 		nmax = math.Max(nmax, n)
 	}
-	params := fmt.Sprintf("σ = %s, κ = %s, R² = %s", sig3(u.Sigma), sig3(u.Kappa), r2Text(u.R2, o.MinR2))
+	why := &USLWhy{Loads: distinct, Sigma: u.Sigma, Kappa: u.Kappa, R2: u.R2, MinR2: o.MinR2}
 	switch {
 	case u.R2 < o.MinR2:
-		return nil, fmt.Sprintf("the USL does not describe these data (%s; R² below %.2f)", params, o.MinR2)
+		why.Kind = USLPoorFit
 	case u.Sigma < 0.01 && u.PeakLoad > o.PeakRange*nmax:
-		return nil, fmt.Sprintf("no saturation: throughput grew in proportion to load (%s)", params)
+		why.Kind = USLNoSaturation
 	case u.PeakLoad > o.PeakRange*nmax:
-		return nil, fmt.Sprintf("no coherency penalty found: peak beyond tested range (%s; throughput would approach ~%s req/s)",
-			params, roughly(u.PeakThroughputRPS))
+		why.Kind, why.PeakThroughputRPS = USLPeakBeyond, u.PeakThroughputRPS
+	default:
+		return &u, nil
 	}
-	return &u, ""
+	return nil, why
 }
 
 // little runs the Little's-law check on each load level.
@@ -414,11 +527,11 @@ func little(ps []Point, o Options) []Little {
 		c.Short = c.Ratio < o.MinDelivered
 		switch {
 		case c.Short && o.Kind == Rate:
-			c.Note = fmt.Sprintf("throughput reached only %.0f%% of the asked rate: the system saturated or the generator dropped starts", 100*c.Ratio)
+			c.Flag = LittleShortRate
 		case c.Short:
-			c.Note = fmt.Sprintf("only %.3g of %s were busy by Little's law (%.0f%%): the generator did not deliver the load", c.Expected, loadWords(Users, p.Load), 100*c.Ratio)
+			c.Flag = LittleShortUsers
 		case o.Kind == Users && c.Ratio > 1/o.MinDelivered:
-			c.Note = fmt.Sprintf("Little's law gives %.3g busy users for %s: think time or response time overstated, or requests issued in parallel", c.Expected, loadWords(Users, p.Load))
+			c.Flag = LittleOver
 		}
 		out[i] = c
 	}
@@ -433,69 +546,4 @@ func littleRatio(p Point, o Options) float64 {
 		return p.ThroughputRPS / p.Load
 	}
 	return p.ThroughputRPS * (p.MeanMs/1000 + o.ThinkTime.Seconds()) / p.Load
-}
-
-// loadWords renders a load with its unit: "15 concurrent users", "800 req/s offered".
-func loadWords(k LoadKind, l float64) string {
-	if k == Rate {
-		return roughlyExact(l) + " req/s offered"
-	}
-	if l == 1 {
-		return "1 concurrent user"
-	}
-	return roughlyExact(l) + " concurrent users"
-}
-
-// sig3 prints a fitted parameter with 3 significant digits in plain
-// notation ("0.000831", never "8.31e-04"); a value below 1e-6 — a
-// coefficient the bounded fit pinned at zero, "5.68e-16" — is "0".
-func sig3(v float64) string {
-	if math.Abs(v) < 1e-6 {
-		return "0"
-	}
-	d := max(2-int(math.Floor(math.Log10(math.Abs(v)))), 0)
-	return strconv.FormatFloat(v, 'f', d, 64)
-}
-
-// r2Text prints R² to 3 decimals, or to as many more as it takes not to
-// round a value below the threshold up to it ("R² = 0.7996; below 0.80",
-// never "R² = 0.800; below 0.80").
-func r2Text(r2, threshold float64) string {
-	for d := 3; d < 8; d++ {
-		s := strconv.FormatFloat(r2, 'f', d, 64)
-		if v, _ := strconv.ParseFloat(s, 64); r2 >= threshold || v < threshold {
-			return s
-		}
-	}
-	return strconv.FormatFloat(r2, 'f', -1, 64)
-}
-
-// roughlyExact prints whole numbers without decimals and others with up to 3
-// significant digits.
-func roughlyExact(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e9 {
-		return fmt.Sprintf("%.0f", v)
-	}
-	return fmt.Sprintf("%.3g", v)
-}
-
-// roughly rounds to two significant digits for the "~1000 req/s" style.
-func roughly(v float64) string {
-	if v == 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-		return fmt.Sprint(v)
-	}
-	mag := math.Pow(10, math.Floor(math.Log10(math.Abs(v)))-1)
-	r := math.Round(v/mag) * mag
-	if math.Abs(r) >= 10 {
-		return fmt.Sprintf("%.0f", r)
-	}
-	return fmt.Sprintf("%.2g", r)
-}
-
-// ms formats milliseconds: whole numbers from 10 ms up, one decimal below.
-func ms(v float64) string {
-	if v >= 10 {
-		return fmt.Sprintf("%.0f", v)
-	}
-	return fmt.Sprintf("%.1f", v)
 }

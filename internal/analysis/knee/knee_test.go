@@ -35,7 +35,7 @@ func TestUSLRecovered(t *testing.T) {
 		}
 		u := r.USL
 		if u == nil {
-			t.Fatalf("seed %d: no USL: %s", seed, r.USLReason)
+			t.Fatalf("seed %d: no USL: %+v", seed, r.USLSkip)
 		}
 		dS := math.Abs(u.Sigma - truth.Sigma)
 		dK := math.Abs(u.Kappa-truth.Kappa) / truth.Kappa
@@ -51,7 +51,7 @@ func TestUSLRecovered(t *testing.T) {
 			t.Errorf("seed %d: R² %.3f", seed, u.R2)
 		}
 		if r.Knee == nil {
-			t.Errorf("seed %d: no knee on a curve that peaks inside the range: %s", seed, r.KneeReason)
+			t.Errorf("seed %d: no knee on a curve that peaks inside the range: %+v", seed, r.NoKnee)
 		}
 	}
 	t.Logf("3%% noise, %d seeds: worst |Δσ| %.4f, |Δκ|/κ %.3f, |ΔN*|/N* %.3f", seeds, worstS, worstK, worstN)
@@ -96,14 +96,14 @@ func TestLinearHasNoKneeAndNoFit(t *testing.T) {
 		if r.Knee != nil {
 			t.Errorf("seed %d: knee %+v on a straight line", seed, *r.Knee)
 		}
-		if !strings.Contains(r.KneeReason, "kept scaling up to the highest tested load, 60 concurrent users") {
-			t.Errorf("seed %d: knee reason %q", seed, r.KneeReason)
+		if nk := r.NoKnee; nk == nil || nk.Outcome != Scaling || nk.Load != 60 {
+			t.Errorf("seed %d: no knee %+v, want scaling up to 60 users", seed, nk)
 		}
 		if r.USL != nil {
 			t.Errorf("seed %d: USL %+v on a straight line", seed, *r.USL)
 		}
-		if !strings.Contains(r.USLReason, "no saturation") {
-			t.Errorf("seed %d: USL reason %q", seed, r.USLReason)
+		if r.USLSkip == nil || r.USLSkip.Kind != USLNoSaturation {
+			t.Errorf("seed %d: USL skip %+v, want no saturation", seed, r.USLSkip)
 		}
 		if r.MaxLoadMeetingSLA == nil || *r.MaxLoadMeetingSLA != 60 {
 			t.Errorf("seed %d: max load meeting SLA %v, want 60", seed, r.MaxLoadMeetingSLA)
@@ -121,13 +121,13 @@ func TestAmdahlPlateauHasKneeButNoPeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.Knee == nil {
-		t.Fatalf("no knee: %s", r.KneeReason)
+		t.Fatalf("no knee: %+v", r.NoKnee)
 	}
 	if r.USL != nil {
 		t.Errorf("USL %+v, want none (κ = 0)", *r.USL)
 	}
-	if !strings.Contains(r.USLReason, "no coherency penalty found: peak beyond tested range") {
-		t.Errorf("USL reason %q", r.USLReason)
+	if w := r.USLSkip; w == nil || w.Kind != USLPeakBeyond || w.PeakThroughputRPS < 900 {
+		t.Errorf("USL skip %+v, want the peak beyond the range, near 1000 req/s", w)
 	}
 }
 
@@ -144,15 +144,15 @@ var reference003 = []Point{
 	{Load: 200, ThroughputRPS: 1050, MeanMs: 190, SLAMet: false},
 }
 
-func TestKneeSentence(t *testing.T) {
+func TestKneeReference003(t *testing.T) {
 	t.Parallel()
 	r, err := Analyze(reference003, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "throughput stopped scaling at 15 concurrent users, ~1000 req/s: higher loads added at most +4.7 % (threshold 5 %); beyond it average response time rose from 14 ms to 190 ms"
-	if got := r.Sentence(); got != want {
-		t.Errorf("Sentence:\n got %q\nwant %q", got, want)
+	if k := r.Knee; k == nil || k.Load != 15 || k.ThroughputRPS != 1003 || k.MeanMs != 14 || k.MaxLoad != 200 || k.MaxMeanMs != 190 ||
+		math.Abs(k.Gain-(1050.0/1003-1)) > 1e-9 || k.MinGain != 0.05 {
+		t.Fatalf("knee %+v", r.Knee)
 	}
 	if r.Knee.NextLoad != 20 || r.Knee.Gain >= 0.05 {
 		t.Errorf("knee %+v", *r.Knee)
@@ -162,14 +162,8 @@ func TestKneeSentence(t *testing.T) {
 	}
 	for _, c := range r.Little {
 		if c.Short {
-			t.Errorf("load %v flagged short: %s", c.Load, c.Note)
+			t.Errorf("load %v flagged short: %s", c.Load, c.Flag)
 		}
-	}
-	// The open-model wording.
-	k := *r.Knee
-	k.Kind, k.Load, k.ThroughputRPS = Rate, 800, 747
-	if got := k.Sentence(); !strings.HasPrefix(got, "throughput stopped scaling at 800 req/s offered, ~750 req/s:") {
-		t.Errorf("rate sentence %q", got)
 	}
 }
 
@@ -190,7 +184,7 @@ func TestKneeOnCleanUSLCurve(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.Knee == nil || r.Knee.Load != 16 {
-		t.Fatalf("knee %+v (%s), want at 16 users", r.Knee, r.KneeReason)
+		t.Fatalf("knee %+v (%+v), want at 16 users", r.Knee, r.NoKnee)
 	}
 	if r.USL == nil || math.Abs(r.USL.PeakLoad-21.2) > 0.5 {
 		t.Errorf("USL %+v, want its peak near 21 users", r.USL)
@@ -241,7 +235,7 @@ func TestKneeFineSweepSharpPlateau(t *testing.T) {
 			t.Fatal(err)
 		}
 		if r.Knee == nil || r.Knee.Load < 28 || r.Knee.Load > 32 {
-			t.Errorf("seed %d: knee %+v (%s), want at 30 ± 2", seed, r.Knee, r.KneeReason)
+			t.Errorf("seed %d: knee %+v (%+v), want at 30 ± 2", seed, r.Knee, r.NoKnee)
 		}
 	}
 	// A stepped run stopped by its rule one step after the plateau.
@@ -256,7 +250,7 @@ func TestKneeFineSweepSharpPlateau(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.Knee == nil || r.Knee.Load != 30 {
-		t.Errorf("stepped run: knee %+v (%s), want at 30", r.Knee, r.KneeReason)
+		t.Errorf("stepped run: knee %+v (%+v), want at 30", r.Knee, r.NoKnee)
 	}
 }
 
@@ -277,7 +271,7 @@ func TestKneeIgnoresRecoveredDip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.Knee == nil || r.Knee.Load != 40 {
-		t.Fatalf("knee %+v (%s), want at 40", r.Knee, r.KneeReason)
+		t.Fatalf("knee %+v (%+v), want at 40", r.Knee, r.NoKnee)
 	}
 	if r.MaxLoadMeetingSLA != nil {
 		t.Errorf("no point met the SLA, got %v", *r.MaxLoadMeetingSLA)
@@ -301,15 +295,15 @@ func TestGeneratorLimitIsNotAKnee(t *testing.T) {
 	if r.Knee != nil {
 		t.Errorf("knee %+v, want none", *r.Knee)
 	}
-	if !strings.Contains(r.KneeReason, "generator") {
-		t.Errorf("reason %q should blame the generator", r.KneeReason)
+	if nk := r.NoKnee; nk == nil || nk.Outcome != Stalled || nk.Stall != StallGenerator {
+		t.Errorf("no knee %+v should blame the generator", nk)
 	}
 	short := 0
 	for _, c := range r.Little {
 		if c.Short {
 			short++
-			if c.Note == "" {
-				t.Error("short point without a note")
+			if c.Flag != LittleShortUsers {
+				t.Errorf("short point flagged %q", c.Flag)
 			}
 		}
 	}
@@ -358,8 +352,8 @@ func TestRepeatsAndSLA(t *testing.T) {
 	if r.MaxLoadMeetingSLA == nil || *r.MaxLoadMeetingSLA != 10 {
 		t.Errorf("max load meeting SLA %v, want 10 (a repeat at 20 failed)", r.MaxLoadMeetingSLA)
 	}
-	if !strings.Contains(r.USLReason, "at least 4 distinct loads, have 3") {
-		t.Errorf("USL reason %q", r.USLReason)
+	if w := r.USLSkip; w == nil || w.Kind != USLTooFewLoads || w.Loads != 3 || w.Need != 4 {
+		t.Errorf("USL skip %+v, want too few loads, 3 of 4", w)
 	}
 }
 
@@ -384,7 +378,7 @@ func TestAnalyzeBadInput(t *testing.T) {
 		})
 	}
 	r, err := Analyze(nil, Options{})
-	if err != nil || r.Knee != nil || r.USL != nil || r.KneeReason == "" || r.USLReason == "" {
+	if err != nil || r.Knee != nil || r.USL != nil || r.NoKnee == nil || r.NoKnee.Outcome != TooFewLoads || r.USLSkip == nil || r.USLSkip.Kind != USLTooFewLoads {
 		t.Errorf("no points: %+v, %v", r, err)
 	}
 	if _, err := FitUSL([]float64{1, 2, 3}, []float64{0, 0, 0}); err == nil {
@@ -422,18 +416,6 @@ func TestKneeScaleInvariant(t *testing.T) {
 	}
 }
 
-func TestRoughly(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		v    float64
-		want string
-	}{{1003, "1000"}, {987, "990"}, {1472, "1500"}, {14.2, "14"}, {3.14, "3.1"}, {0.42, "0.42"}, {0, "0"}} {
-		if got := roughly(c.v); got != c.want {
-			t.Errorf("roughly(%v) = %q, want %q", c.v, got, c.want)
-		}
-	}
-}
-
 func TestOpenModelKnee(t *testing.T) {
 	t.Parallel()
 	// Arrival rate 100…1000 req/s; the service tops out at 600 req/s and
@@ -452,41 +434,14 @@ func TestOpenModelKnee(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.Knee == nil || r.Knee.Load != 600 {
-		t.Fatalf("knee %+v (%s), want at 600 req/s", r.Knee, r.KneeReason)
-	}
-	if !strings.HasPrefix(r.Sentence(), "throughput stopped scaling at 600 req/s offered, ~600 req/s:") {
-		t.Errorf("sentence %q", r.Sentence())
+		t.Fatalf("knee %+v (%+v), want at 600 req/s", r.Knee, r.NoKnee)
 	}
 	for _, c := range r.Little {
 		if want := c.Load > 600*1.11; c.Short != want {
-			t.Errorf("rate %v: short %v, want %v (%s)", c.Load, c.Short, want, c.Note)
+			t.Errorf("rate %v: short %v, want %v (%s)", c.Load, c.Short, want, c.Flag)
 		}
 	}
 	if r.MaxLoadMeetingSLA == nil || *r.MaxLoadMeetingSLA != 600 {
 		t.Errorf("max load meeting SLA %v, want 600", r.MaxLoadMeetingSLA)
-	}
-}
-
-// A skipped fit's parameters read as numbers a reader knows: no computer
-// notation for a coefficient pinned at zero, and an R² below the
-// threshold is never printed as reaching it.
-func TestFitParamsInPlainNotation(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		v    float64
-		want string
-	}{{5.68e-16, "0"}, {0.000831, "0.000831"}, {0.0000831, "0.0000831"}, {0.0123, "0.0123"}, {1.5, "1.50"}, {12345, "12345"}} {
-		if got := sig3(c.v); got != c.want {
-			t.Errorf("sig3(%g) = %q, want %q", c.v, got, c.want)
-		}
-	}
-	if got := r2Text(0.79996, 0.8); got != "0.79996" {
-		t.Errorf("r2Text(0.79996, 0.8) = %q", got)
-	}
-	if got := r2Text(0.7996, 0.8); got != "0.7996" {
-		t.Errorf("r2Text(0.7996, 0.8) = %q", got)
-	}
-	if got := r2Text(0.95, 0.8); got != "0.950" {
-		t.Errorf("r2Text(0.95, 0.8) = %q", got)
 	}
 }

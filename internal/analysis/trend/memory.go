@@ -44,12 +44,105 @@ type MemoryOptions struct {
 	MinGrowthPct float64
 }
 
+// MemoryMethod is how the after-GC points were chosen.
+type MemoryMethod int
+
+// Methods of choosing the after-GC points (see Memory).
+const (
+	MethodNone     MemoryMethod = iota // no points chosen (the series was too short to judge)
+	MethodAfterGC                      // the lowest reading after each rise of a GC counter
+	MethodDrops                        // the lowest reading of each large fall of the series
+	MethodEnvelope                     // the lowest reading of each window (the lower envelope)
+)
+
+var methodNames = [...]string{"", "after gc", "after drops", "lower envelope"}
+
+func (m MemoryMethod) String() string { return methodNames[max(0, min(int(m), len(methodNames)-1))] }
+
+// MarshalText writes the method as its name.
+func (m MemoryMethod) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// UnmarshalText reads a method's name.
+func (m *MemoryMethod) UnmarshalText(b []byte) error {
+	return unmarshalName(methodNames[:], b, (*int)(m), "memory method")
+}
+
+// MemoryBasis is how the after-GC points were chosen and how many
+// collections, drops or windows there were.
+type MemoryBasis struct {
+	Method MemoryMethod `json:"method"`
+	// N counts the collections (MethodAfterGC), drops (MethodDrops) or
+	// windows (MethodEnvelope).
+	N int `json:"n"`
+	// WindowS is the window's length in seconds (MethodEnvelope).
+	WindowS float64 `json:"window_s,omitempty"`
+}
+
+// MemoryWhyKind is why a memory trend has its verdict.
+type MemoryWhyKind int
+
+// Reasons for a memory verdict.
+const (
+	MemoryTooFewPoints MemoryWhyKind = iota // fewer than 2 finite readings (Points)
+	MemoryShortSpan                         // observed for Span, shorter than MinSpan
+	MemoryFewBaseline                       // only Points after-GC points; Need to fit a trend
+	MemoryGrowing                           // the slope's interval is above zero and the growth at least MinGrowthPct
+	MemorySmallGrowth                       // the slope's interval is above zero, the growth below MinGrowthPct
+	MemoryFlat                              // the slope is not distinguishable from zero
+)
+
+var memoryWhyNames = [...]string{"too few points", "short span", "few after-gc points", "growing", "small growth", "flat"}
+
+func (k MemoryWhyKind) String() string {
+	return memoryWhyNames[max(0, min(int(k), len(memoryWhyNames)-1))]
+}
+
+// MarshalText writes the reason as its name.
+func (k MemoryWhyKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText reads a reason's name.
+func (k *MemoryWhyKind) UnmarshalText(b []byte) error {
+	return unmarshalName(memoryWhyNames[:], b, (*int)(k), "memory reason")
+}
+
+// MemoryWhy is why a memory trend has its verdict, with the numbers its
+// sentence quotes (the slope and its interval are the result's own).
+type MemoryWhy struct {
+	Kind MemoryWhyKind `json:"kind"`
+	// SpanS is the observed span and MinSpanS the shortest judged, in
+	// seconds (MemoryShortSpan).
+	SpanS    float64 `json:"span_s,omitempty"`
+	MinSpanS float64 `json:"min_span_s,omitempty"`
+	// Points are the finite readings (MemoryTooFewPoints) or the after-GC
+	// points (MemoryFewBaseline), Need the fewest a line is fitted to.
+	Points int `json:"points,omitempty"`
+	Need   int `json:"need,omitempty"`
+	// GrowthPct is the fitted growth over Hours in percent of the mean
+	// after-GC level, MinGrowthPct the threshold; Confidence is the
+	// slope interval's two-sided level (0.95).
+	GrowthPct    float64 `json:"growth_pct,omitempty"`
+	MinGrowthPct float64 `json:"min_growth_pct,omitempty"`
+	Hours        float64 `json:"hours,omitempty"`
+	Confidence   float64 `json:"confidence,omitempty"`
+}
+
+// unmarshalName sets *v to the index of b in names.
+func unmarshalName(names []string, b []byte, v *int, what string) error {
+	for i, n := range names {
+		if n == string(b) {
+			*v = i
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown %s %q", what, b)
+}
+
 // MemoryResult is the trend of memory after garbage collection.
 type MemoryResult struct {
-	// Method says how the after-GC points were chosen: "after GC (N
-	// collections)", "after detected collections (N drops)" or "lower
-	// envelope (N windows of D)".
-	Method string
+	// Basis says how the after-GC points were chosen: after each
+	// collection a GC counter marks, after each detected drop, or the
+	// lower envelope of windows.
+	Basis MemoryBasis
 	// Baseline holds the after-GC points the line was fitted to.
 	Baseline []core.Point
 	// Mean is the mean of Baseline.
@@ -61,8 +154,9 @@ type MemoryResult struct {
 	// TimeToLimit is how long, at SlopePerHour, the fitted line takes from
 	// the last point to Limit; nil unless growing with a known limit.
 	TimeToLimit *time.Duration
-	// Reason explains the verdict in words.
-	Reason string
+	// Why is why the verdict is what it is, with its numbers; the report
+	// words it.
+	Why MemoryWhy
 }
 
 // minBaseline is the fewest after-GC points a line is fitted to.
@@ -91,7 +185,7 @@ const minBaseline = 4
 func Memory(mem, gc []core.Point, opt MemoryOptions) (MemoryResult, error) {
 	ps := clean(mem)
 	if len(ps) < 2 {
-		return MemoryResult{Verdict: Unknown}, fmt.Errorf("memory trend: %d finite points: %w", len(ps), ErrTooFewPoints)
+		return MemoryResult{Verdict: Unknown, Why: MemoryWhy{Kind: MemoryTooFewPoints, Points: len(ps), Need: 2}}, fmt.Errorf("memory trend: %d finite points: %w", len(ps), ErrTooFewPoints)
 	}
 	if opt.Confidence <= 0 || opt.Confidence >= 1 {
 		opt.Confidence = 0.95
@@ -107,16 +201,15 @@ func Memory(mem, gc []core.Point, opt MemoryOptions) (MemoryResult, error) {
 	}
 	if span := ps[len(ps)-1].T.Sub(ps[0].T); opt.MinSpan > 0 && span < opt.MinSpan {
 		return MemoryResult{Verdict: Unknown,
-			Reason: fmt.Sprintf("observed for %s; a leak is judged over at least %s (warm-up looks like growth in shorter runs)",
-				span.Round(time.Second), opt.MinSpan)}, nil
+			Why: MemoryWhy{Kind: MemoryShortSpan, SpanS: span.Seconds(), MinSpanS: opt.MinSpan.Seconds()}}, nil
 	}
 	var r MemoryResult
 	if base, n := afterGC(ps, clean(gc)); n >= minBaseline {
 		r.Baseline = base
-		r.Method = fmt.Sprintf("after GC (%d collections)", n)
+		r.Basis = MemoryBasis{Method: MethodAfterGC, N: n}
 	} else if base := afterDrops(ps); len(base) >= minBaseline {
 		r.Baseline = base
-		r.Method = fmt.Sprintf("after detected collections (%d drops)", len(base))
+		r.Basis = MemoryBasis{Method: MethodDrops, N: len(base)}
 	} else {
 		span := ps[len(ps)-1].T.Sub(ps[0].T)
 		w := opt.Window
@@ -124,11 +217,11 @@ func Memory(mem, gc []core.Point, opt MemoryOptions) (MemoryResult, error) {
 			w = span / 12
 		}
 		r.Baseline = envelope(ps, w)
-		r.Method = fmt.Sprintf("lower envelope (%d windows of %s)", len(r.Baseline), w.Round(time.Second))
+		r.Basis = MemoryBasis{Method: MethodEnvelope, N: len(r.Baseline), WindowS: w.Round(time.Second).Seconds()}
 	}
 	if len(r.Baseline) < minBaseline {
 		r.Verdict = Unknown
-		r.Reason = fmt.Sprintf("only %d after-GC points; need %d to fit a trend", len(r.Baseline), minBaseline)
+		r.Why = MemoryWhy{Kind: MemoryFewBaseline, Points: len(r.Baseline), Need: minBaseline}
 		return r, nil
 	}
 	t0 := ps[0].T
@@ -141,24 +234,19 @@ func Memory(mem, gc []core.Point, opt MemoryOptions) (MemoryResult, error) {
 	spanH := ps[len(ps)-1].T.Sub(t0).Hours()
 	growth := f.slope * spanH
 	minGrowth := opt.MinGrowthPct / 100 * math.Abs(r.Mean)
+	r.Why = MemoryWhy{GrowthPct: 100 * growth / math.Abs(r.Mean), MinGrowthPct: opt.MinGrowthPct, Hours: spanH, Confidence: opt.Confidence}
 	switch {
 	case r.CILow > 0 && growth >= minGrowth:
-		r.Verdict = Growing
-		r.Reason = fmt.Sprintf("after-GC memory rises %.3g per hour (%.3g to %.3g at %.0f%% confidence), %.1f%% of its mean over %.1f h",
-			f.slope, r.CILow, r.CIHigh, opt.Confidence*100, 100*growth/math.Abs(r.Mean), spanH)
+		r.Verdict, r.Why.Kind = Growing, MemoryGrowing
 		if opt.Limit > 0 {
 			end := f.intercept + f.slope*spanH
 			d := time.Duration(math.Max(0, (opt.Limit-end)/f.slope) * float64(time.Hour))
 			r.TimeToLimit = &d
 		}
 	case r.CILow > 0:
-		r.Verdict = Stable
-		r.Reason = fmt.Sprintf("after-GC memory rises %.3g per hour, only %.1f%% of its mean over %.1f h (threshold %.1f%%)",
-			f.slope, 100*growth/math.Abs(r.Mean), spanH, opt.MinGrowthPct)
+		r.Verdict, r.Why.Kind = Stable, MemorySmallGrowth
 	default:
-		r.Verdict = Stable
-		r.Reason = fmt.Sprintf("after-GC memory slope %.3g per hour is not distinguishable from zero (%.3g to %.3g at %.0f%% confidence)",
-			f.slope, r.CILow, r.CIHigh, opt.Confidence*100)
+		r.Verdict, r.Why.Kind = Stable, MemoryFlat
 	}
 	return r, nil
 }

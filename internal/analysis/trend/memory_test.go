@@ -3,7 +3,6 @@ package trend
 import (
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 	"time"
 
@@ -58,10 +57,10 @@ func TestMemoryLeakDetected(t *testing.T) {
 					t.Fatal(err)
 				}
 				if r.Verdict != Growing {
-					t.Errorf("seed %d: verdict %s (%s), want growing", seed, r.Verdict, r.Reason)
+					t.Errorf("seed %d: verdict %s (%+v), want growing", seed, r.Verdict, r.Why)
 				}
 				if math.Abs(r.SlopePerHour-10*mb) > 3*mb {
-					t.Errorf("seed %d: slope %.2f MB/h, want 10 ± 3 (%s)", seed, r.SlopePerHour/mb, r.Method)
+					t.Errorf("seed %d: slope %.2f MB/h, want 10 ± 3 (%+v)", seed, r.SlopePerHour/mb, r.Basis)
 				}
 				if r.CILow > 10*mb || r.CIHigh < 10*mb {
 					t.Logf("seed %d: CI %.2f–%.2f MB/h misses 10", seed, r.CILow/mb, r.CIHigh/mb)
@@ -73,7 +72,7 @@ func TestMemoryLeakDetected(t *testing.T) {
 					t.Errorf("seed %d: time to limit %.1f h, want ≈ 56 h", seed, h)
 				}
 				if seed == 0 {
-					t.Logf("%s: %s", r.Method, r.Reason)
+					t.Logf("%+v: %+v", r.Basis, r.Why)
 				}
 			}
 		})
@@ -142,10 +141,10 @@ func TestMemoryRSS(t *testing.T) {
 				t.Fatal(err)
 			}
 			if r.Verdict != tc.want {
-				t.Errorf("verdict %s (%s), want %s", r.Verdict, r.Reason, tc.want)
+				t.Errorf("verdict %s (%+v), want %s", r.Verdict, r.Why, tc.want)
 			}
-			if len(r.Baseline) < 12 || !strings.HasPrefix(r.Method, "lower envelope") {
-				t.Errorf("method %q with %d points, want a 12-window lower envelope", r.Method, len(r.Baseline))
+			if len(r.Baseline) < 12 || r.Basis.Method != MethodEnvelope || r.Basis.N != len(r.Baseline) {
+				t.Errorf("basis %+v with %d points, want a 12-window lower envelope", r.Basis, len(r.Baseline))
 			}
 			if math.Abs(r.SlopePerHour-tc.leak) > 2*mb {
 				t.Errorf("slope %.2f MB/h, want %.0f ± 2", r.SlopePerHour/mb, tc.leak/mb)
@@ -164,8 +163,14 @@ func TestMemoryTooFew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Verdict != Unknown || r.Reason == "" {
-		t.Errorf("3 points: verdict %q reason %q, want unknown with a reason", r.Verdict, r.Reason)
+	if r.Verdict != Unknown || r.Why.Kind != MemoryShortSpan || r.Why.SpanS != 120 || r.Why.MinSpanS != 600 {
+		t.Errorf("3 points: verdict %q why %+v, want unknown: 120 s observed of 600 s", r.Verdict, r.Why)
+	}
+	if r, err = Memory(ps, nil, MemoryOptions{MinSpan: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if r.Verdict != Unknown || r.Why.Kind != MemoryFewBaseline || r.Why.Points != 3 || r.Why.Need != 4 {
+		t.Errorf("3 points, any span: verdict %q why %+v, want unknown: 3 of 4 after-GC points", r.Verdict, r.Why)
 	}
 }
 

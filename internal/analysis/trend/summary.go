@@ -50,15 +50,21 @@ type LatencyTrend struct {
 
 // MemoryTrend is one target's memory after GC.
 type MemoryTrend struct {
-	Target            string   `json:"target"`
-	What              string   `json:"what"`
-	SlopeBytesPerHour Num      `json:"slope_bytes_per_hour"`
-	CILow             Num      `json:"ci_low"`
-	CIHigh            Num      `json:"ci_high"`
-	Verdict           string   `json:"verdict"`
-	Method            string   `json:"method"`
-	HoursToLimit      *float64 `json:"hours_to_limit,omitempty"`
-	Reason            string   `json:"reason,omitempty"`
+	Target            string `json:"target"`
+	What              string `json:"what"`
+	SlopeBytesPerHour Num    `json:"slope_bytes_per_hour"`
+	CILow             Num    `json:"ci_low"`
+	CIHigh            Num    `json:"ci_high"`
+	Verdict           string `json:"verdict"`
+	// Basis is how the after-GC points were chosen; null when none were
+	// (a span too short to judge). Method is it in words, the report's.
+	Basis        *MemoryBasis `json:"basis"`
+	Method       string       `json:"method"`
+	HoursToLimit *float64     `json:"hours_to_limit,omitempty"`
+	// Why is why the verdict is what it is, with its numbers; Reason is
+	// it in words, the report's (report.Words).
+	Why    MemoryWhy `json:"why"`
+	Reason string    `json:"reason,omitempty"`
 	// Result is the whole fit (after-GC points, time to the limit) for
 	// the report's table and chart.
 	Result MemoryResult `json:"-"`

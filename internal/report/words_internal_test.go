@@ -1,0 +1,158 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/plateau-perf/plateau/internal/analysis/capacity"
+	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
+	"github.com/plateau-perf/plateau/internal/analysis/compare"
+	"github.com/plateau-perf/plateau/internal/analysis/knee"
+	"github.com/plateau-perf/plateau/internal/analysis/trend"
+)
+
+// reference003 is the ServiceComb sweep: linear to ~1000 req/s at 15
+// users, flat after, average response time from 14 ms to 190 ms.
+var reference003 = []knee.Point{
+	{Load: 1, ThroughputRPS: 71, MeanMs: 14, SLAMet: true},
+	{Load: 5, ThroughputRPS: 357, MeanMs: 14, SLAMet: true},
+	{Load: 10, ThroughputRPS: 714, MeanMs: 14, SLAMet: true},
+	{Load: 15, ThroughputRPS: 1003, MeanMs: 14, SLAMet: true},
+	{Load: 20, ThroughputRPS: 1010, MeanMs: 19.8, SLAMet: true},
+	{Load: 50, ThroughputRPS: 1020, MeanMs: 49, SLAMet: true},
+	{Load: 100, ThroughputRPS: 1030, MeanMs: 97, SLAMet: false},
+	{Load: 200, ThroughputRPS: 1050, MeanMs: 190, SLAMet: false},
+}
+
+// The knee's sentence is computed from the analysis' numbers: the gain
+// the highest load added and the rise of the mean response time.
+func TestKneeSentence(t *testing.T) {
+	t.Parallel()
+	r, err := knee.Analyze(reference003, knee.Options{})
+	if err != nil || r.Knee == nil {
+		t.Fatalf("knee %+v, %v", r.Knee, err)
+	}
+	want := "throughput stopped scaling at 15 concurrent users, ~1000 req/s: higher loads added at most +4.7 % (threshold 5 %); beyond it average response time rose from 14 ms to 190 ms"
+	if got := KneeSentence(*r.Knee); got != want {
+		t.Errorf("KneeSentence:\n got %q\nwant %q", got, want)
+	}
+	// The open-model wording.
+	k := *r.Knee
+	k.Kind, k.Load, k.ThroughputRPS = knee.Rate, 800, 747
+	if got := KneeSentence(k); !strings.HasPrefix(got, "throughput stopped scaling at 800 req/s offered, ~750 req/s:") {
+		t.Errorf("rate sentence %q", got)
+	}
+	// A straight line: no knee, and the sentence names the highest load.
+	var line []knee.Point
+	for n := 10.0; n <= 60; n += 10 {
+		line = append(line, knee.Point{Load: n, ThroughputRPS: 10 * n, MeanMs: 10, SLAMet: true})
+	}
+	r, err = knee.Analyze(line, knee.Options{})
+	if err != nil || r.NoKnee == nil {
+		t.Fatalf("line: %+v, %v", r.NoKnee, err)
+	}
+	if got, want := NoKneeText(*r.NoKnee, knee.Users), "throughput kept scaling up to the highest tested load, 60 concurrent users (~600 req/s)"; got != want {
+		t.Errorf("NoKneeText:\n got %q\nwant %q", got, want)
+	}
+	if got := USLSkipText(*r.USLSkip); !strings.HasPrefix(got, "no saturation: throughput grew in proportion to load (σ = ") {
+		t.Errorf("USLSkipText %q", got)
+	}
+}
+
+// Every kind the analysis can hand over has its own words: none falls
+// through to its bare name (the switch's default).
+func TestEveryKindHasWords(t *testing.T) {
+	t.Parallel()
+	check := func(kind, words, name string) {
+		t.Helper()
+		if words == "" || words == name {
+			t.Errorf("%s has no words of its own (%q)", kind, words)
+		}
+	}
+	for o := knee.TooFewLoads; o <= knee.ThinData; o++ {
+		if o == knee.Stopped {
+			continue // a knee: KneeSentence
+		}
+		for st := knee.StallNone; st <= knee.StallNoise; st++ {
+			if (o == knee.Stalled) != (st != knee.StallNone) {
+				continue
+			}
+			check("knee outcome "+o.String()+"/"+st.String(), NoKneeText(knee.NoKnee{Outcome: o, Stall: st, Loads: 3, Load: 10, ThroughputRPS: 100, Samples: 50, Seconds: 1}, knee.Users), o.String())
+		}
+	}
+	for k := knee.USLTooFewLoads; k <= knee.USLContradicted; k++ {
+		check("usl skip "+k.String(), USLSkipText(knee.USLWhy{Kind: k, Loads: 3, Need: 4, Sigma: 0.1, Kappa: 0.001, R2: 0.5, MinR2: 0.8}), k.String())
+	}
+	for f := knee.LittleShortRate; f <= knee.LittleOver; f++ {
+		check("little flag "+f.String(), LittleText(f, 10, 0.5), f.String())
+	}
+	if LittleText(knee.LittleOK, 10, 1) != "" {
+		t.Error("an unflagged Little's-law check has words")
+	}
+	for k := trend.MemoryTooFewPoints; k <= trend.MemoryFlat; k++ {
+		check("memory "+k.String(), MemoryReasonText(trend.MemoryWhy{Kind: k, SpanS: 119, MinSpanS: 600, Points: 3, Need: 4, Confidence: 0.95}, 1e6, 5e5, 2e6), k.String())
+	}
+	for m := trend.MethodAfterGC; m <= trend.MethodEnvelope; m++ {
+		check("memory method "+m.String(), MemoryMethodText(trend.MemoryBasis{Method: m, N: 12, WindowS: 30}), m.String())
+	}
+	for o := search.Found; o <= search.Budget; o++ {
+		cs := &capacity.Search{Unit: "users", Outcome: o, Load: 40, UpperBound: 44, At: 60, LimitedBy: search.ThroughputFlat}
+		check("search outcome "+o.String(), SearchAnswer(cs), o.String())
+	}
+}
+
+// The words quote the typed numbers exactly as the sentences did when the
+// analysis wrote them (summary.json's pins hold them too).
+func TestWordsOfTypedReasons(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ got, want string }{
+		{MemoryReasonText(trend.MemoryWhy{Kind: trend.MemoryShortSpan, SpanS: 179.4, MinSpanS: 600}, 0, 0, 0),
+			"observed for 2m59s; a leak is judged over at least 10m0s (warm-up looks like growth in shorter runs)"},
+		{MemoryMethodText(trend.MemoryBasis{Method: trend.MethodEnvelope, N: 12, WindowS: 30}), "lower envelope (12 windows of 30s)"},
+		{MemoryMethodText(trend.MemoryBasis{Method: trend.MethodAfterGC, N: 7}), "after GC (7 collections)"},
+		{USLSkipText(knee.USLWhy{Kind: knee.USLTooFewLoads, Loads: 3, Need: 4}), "a USL fit needs at least 4 distinct loads, have 3"},
+		{USLSkipText(knee.USLWhy{Kind: knee.USLTooFewProbes, Loads: 4, Need: 5}), "a USL fit over the probes needs at least 5 distinct loads that measured the system, have 4"},
+		{LittleText(knee.LittleShortUsers, 20, 0.5), "only 10 of 20 concurrent users were busy by Little's law (50%): the generator did not deliver the load"},
+		{ComparisonNote(compare.Row{Mixed: true, DeltaPct: -4.12, P95DeltaPct: 12}), "mixed: mean -4.1%, p95 +12.0%; a regression in either counts"},
+		{ComparisonNote(compare.Row{DeltaPct: 40}), ""},
+		{SearchAnswer(&capacity.Search{Unit: "req/s", Outcome: search.Found, Load: 40, UpperBound: 44, LimitedBy: search.RequirementBroke, Requirement: "p95(response_time) < 500ms", Marginal: true}),
+			"capacity = 40 req/s [40 req/s, 44 req/s), limited by p95(response_time) < 500ms (marginal)"},
+		{SearchAnswer(&capacity.Search{Unit: "users", Outcome: search.GeneratorLimited, At: 32, Load: 16, Interrupted: true}),
+			"limited by the load generator at 32 users: not a capacity of the system; it held at least 16 users (interrupted: as far as the probes before it show)"},
+	} {
+		if c.got != c.want {
+			t.Errorf("\n got %q\nwant %q", c.got, c.want)
+		}
+	}
+}
+
+// A skipped fit's parameters read as numbers a reader knows: no computer
+// notation for a coefficient pinned at zero, and an R² below the
+// threshold is never printed as reaching it.
+func TestFitParamsInPlainNotation(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{{5.68e-16, "0"}, {0.000831, "0.000831"}, {0.0000831, "0.0000831"}, {0.0123, "0.0123"}, {1.5, "1.50"}, {12345, "12345"}} {
+		if got := kneeSig3(c.v); got != c.want {
+			t.Errorf("kneeSig3(%g) = %q, want %q", c.v, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		r2   float64
+		want string
+	}{{0.79996, "0.79996"}, {0.7996, "0.7996"}, {0.95, "0.950"}} {
+		if got := kneeR2Text(c.r2, 0.8); got != c.want {
+			t.Errorf("kneeR2Text(%v, 0.8) = %q, want %q", c.r2, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{{1003, "1000"}, {987, "990"}, {1472, "1500"}, {14.2, "14"}, {3.14, "3.1"}, {0.42, "0.42"}, {0, "0"}} {
+		if got := kneeRoughly(c.v); got != c.want {
+			t.Errorf("kneeRoughly(%v) = %q, want %q", c.v, got, c.want)
+		}
+	}
+}
