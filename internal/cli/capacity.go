@@ -825,7 +825,6 @@ func fmtLoad(l search.Load, unit string) string {
 	return strconv.FormatFloat(math.Round(float64(l)*10)/10, 'f', -1, 64) + " " + unit
 }
 
-
 // printSearch prints the answer, what saturated first, the USL fit and
 // the probes.
 func printSearch(w io.Writer, cs *capacity.Search) {

@@ -921,7 +921,24 @@ func finishCapacity(row *CapacityRow, res knee.Result, rate bool, limits []Limit
 		parts = append(parts, fmt.Sprintf(text.CapGenerator, fmt.Sprintf(text.CapNotHeldAt, list(genAt))))
 	case bn != nil && bn.Saturated:
 		row.Limiter = "component"
-		parts = append(parts, fmt.Sprintf(text.CapComponent, bn.Component, resourceWords(bn.Resource), pctWords(100*bn.Utilisation), loadWords(bn.Load, rate)))
+		// A count that filled its capacity (calls in slots, connections
+		// of a pool) equal to a configured limit is that limit, counted
+		// by the server itself.
+		var counted *Limit
+		for _, l := range limits {
+			if bn.Resource == resources.Connections && bn.Capacity == l.Value {
+				lim := l
+				counted = &lim
+				break
+			}
+		}
+		if counted != nil {
+			row.Limit, row.Limiter = counted, "configured limit"
+			parts = append(parts, fmt.Sprintf(text.CapLimitCounted, bn.Component, resourceWords(bn.Resource), pctWords(100*bn.Utilisation), loadWords(bn.Load, rate),
+				counted.Name, num(counted.Value)))
+		} else {
+			parts = append(parts, fmt.Sprintf(text.CapComponent, bn.Component, resourceWords(bn.Resource), pctWords(100*bn.Utilisation), loadWords(bn.Load, rate)))
+		}
 	default:
 		prev := 0.0
 		for _, p := range row.Points {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,8 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/capacity"
 	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
+	"github.com/plateau-perf/plateau/internal/analysis/knee"
+	"github.com/plateau-perf/plateau/internal/analysis/resources"
 	"github.com/plateau-perf/plateau/internal/report/reporttest"
 )
 
@@ -504,4 +507,45 @@ func TestCapacitySearchRun(t *testing.T) {
 		t.Errorf("answer: %s", s.Answers[0].Line)
 	}
 	writeStudy(t, s)
+}
+
+// A knee the curve puts two steps above a configured limit (a loaded
+// machine) is still named by the limit when the server counted that
+// limit full: the count, not the curve's shape, says what limits it. A
+// count with another capacity is named as the component only.
+func TestCountedLimit(t *testing.T) {
+	t.Parallel()
+	var pts []knee.Point
+	var cps []CapacityPoint
+	for _, c := range []struct{ users, tput, mean float64 }{{1, 50, 20}, {2, 100, 20}, {4, 200, 20}, {8, 300, 27}, {12, 350, 32}, {16, 390, 41}, {24, 395, 61}} {
+		pts = append(pts, knee.Point{Load: c.users, ThroughputRPS: c.tput, MeanMs: c.mean, SLAMet: true})
+		cps = append(cps, CapacityPoint{Load: c.users, ThroughputRPS: c.tput, MeanMs: c.mean})
+	}
+	res, err := knee.Analyze(pts, knee.Options{})
+	if err != nil || res.Knee == nil || res.Knee.Load != 16 {
+		t.Fatalf("knee %+v, %v; want the curve's knee at 16 users", res.Knee, err)
+	}
+	limits := []Limit{{Name: "manager calls at once", Value: 8}}
+	slots := func(capacity float64) *resources.Bottleneck {
+		return &resources.Bottleneck{Saturated: true, Phase: "concurrency 8", Load: 8,
+			Reading: resources.Reading{Component: "manager-slots", Resource: resources.Connections, Used: 7.7, Capacity: capacity, Utilisation: 7.7 / capacity}}
+	}
+	row := CapacityRow{Workload: "manager", Unit: "users", Points: slices.Clone(cps), Bottleneck: slots(8)}
+	finishCapacity(&row, res, false, limits)
+	if row.Limit == nil || row.Limit.Value != 8 || row.Limiter != "configured limit" ||
+		!strings.Contains(row.Sentence, "limited by manager-slots, counted full (connections 96.3 % of its capacity at 8 users): the configured limit manager calls at once (8)") {
+		t.Errorf("8 slots counted full: limit %+v, limiter %q: %s", row.Limit, row.Limiter, row.Sentence)
+	}
+	row = CapacityRow{Workload: "manager", Unit: "users", Points: slices.Clone(cps), Bottleneck: slots(10)}
+	finishCapacity(&row, res, false, limits)
+	if row.Limit != nil || row.Limiter != "component" || strings.Contains(row.Sentence, "configured limit") {
+		t.Errorf("10 slots counted: limit %+v, limiter %q: %s", row.Limit, row.Limiter, row.Sentence)
+	}
+	// Without the count, the curve's knee two steps above the limit does
+	// not match it: the limit is not claimed.
+	row = CapacityRow{Workload: "manager", Unit: "users", Points: slices.Clone(cps)}
+	finishCapacity(&row, res, false, limits)
+	if row.Limit != nil {
+		t.Errorf("no count, knee at 16: limit %+v: %s", row.Limit, row.Sentence)
+	}
 }

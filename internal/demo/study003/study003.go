@@ -46,6 +46,9 @@ var Labels = []string{"QueryWorker", "QueryBeekeeperDrone", "QueryBeekeeperQueen
 // once (sut.CompanyConfig.Workers' default): the knee the study names.
 const ManagerWorkers = 8
 
+// ManagerPool names the monitored target of the manager's slots.
+const ManagerPool = "manager-slots"
+
 // Services are the monitored processes.
 var Services = []string{"manager", "worker", "beekeeper"}
 
@@ -124,7 +127,12 @@ func runConfig(ctx context.Context, env *studykit.Env, plan, logs, logCfg, name 
 		role = study.Baseline
 	}
 	sets := []string{"target=" + studykit.URL(m), "workloads.manager.load.steps=" + steps(env.Scale), "monitor={interval: 1s}"}
-	r, err := env.Do(ctx, plan, "log-"+logCfg, role, name, sets, svc.Monitors())
+	// The manager's slots, as it counts them (sut.CompanyMetricsPath): the
+	// capacity analysis judges the calls in progress against the 8 slots,
+	// so the limit is named from the server's count, wherever a loaded
+	// machine puts the throughput curve's knee.
+	monitors := append(svc.Monitors(), "prometheus:name="+ManagerPool+",url="+studykit.URL(m)+sut.CompanyMetricsPath)
+	r, err := env.Do(ctx, plan, "log-"+logCfg, role, name, sets, monitors)
 	if r != nil {
 		r.Factors = study.Factors{Config: name}
 	}

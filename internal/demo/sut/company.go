@@ -69,6 +69,8 @@ type Company struct {
 	signer tokenSigner
 	access *logFile
 	slots  chan struct{}
+	// waiting counts the calls waiting for one of the manager's slots.
+	waiting atomic.Int64
 
 	logMu   sync.Mutex
 	logF    *os.File
@@ -143,9 +145,18 @@ func NewCompany(cfg CompanyConfig) (*Company, error) {
 	return c, nil
 }
 
-// Serve answers on ln until ctx ends.
+// Serve answers on ln until ctx ends. The manager's metrics page is kept
+// out of its access log: the log holds the calls, not the monitor's
+// scrapes.
 func (c *Company) Serve(ctx context.Context, ln net.Listener) error {
-	return serve(ctx, ln, withAccessLog(c.access, c.handler()), c.Close)
+	h := withAccessLog(c.access, c.handler())
+	if c.cfg.Role == "manager" {
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET "+CompanyMetricsPath, c.metrics)
+		mux.Handle("/", h)
+		h = mux
+	}
+	return serve(ctx, ln, h, c.Close)
 }
 
 // Close drains the log queue and closes the logs.
@@ -265,15 +276,41 @@ func (c *Company) managed(h http.Handler) http.Handler {
 			writeJSONError(w, http.StatusUnauthorized, "invalid token")
 			return
 		}
+		c.waiting.Add(1)
 		select {
 		case c.slots <- struct{}{}:
+			c.waiting.Add(-1)
 			defer func() { <-c.slots }()
 		case <-r.Context().Done():
+			c.waiting.Add(-1)
 			return
 		}
 		h.ServeHTTP(w, r)
 		c.log(time.Now().UTC().Format(TimeLayout) + " [INFO] " + r.Method + " " + r.URL.Path + " served\n")
 	})
+}
+
+// CompanyMetricsPath is where the manager exposes its slots in the
+// Prometheus text format, as the demo's balancer exposes its pools: a
+// study monitors it (a prometheus target) and the capacity analysis judges
+// the calls in progress against the slots — manager_connections (calls
+// holding a slot), manager_max_connections (Workers) and manager_queued
+// (calls waiting for one). It is what the server counts, so a knee the
+// slots cause is named from the count, not read off the throughput curve.
+const CompanyMetricsPath = "/-/metrics"
+
+func (c *Company) metrics(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	for _, m := range []struct {
+		name, help string
+		v          int64
+	}{
+		{"manager_connections", "calls holding one of the manager's slots", int64(len(c.slots))},
+		{"manager_max_connections", "the manager's slots (calls served at once)", int64(cap(c.slots))},
+		{"manager_queued", "calls waiting for a slot", c.waiting.Load()},
+	} {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s gauge\n%s %d\n", m.name, m.help, m.name, m.name, m.v)
+	}
 }
 
 // log writes one line in the configured way. A synchronous line costs the

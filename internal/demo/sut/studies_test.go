@@ -7,8 +7,10 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -420,5 +422,79 @@ func TestSurveyProxyTimeout(t *testing.T) {
 	srv := startServer(t, s.Serve)
 	if r := get(t, srv.URL+"/app/user/whoami?user=x"); r.status != http.StatusGatewayTimeout {
 		t.Errorf("status %d, want 504", r.status)
+	}
+}
+
+// The manager counts its slots on its metrics page: calls holding one,
+// the slots, and calls waiting — what a study's capacity analysis judges
+// the knee against. Three calls against two slots, held by a worker that
+// answers only when told: two hold a slot, one waits; afterwards none.
+// The scrapes stay out of the access log.
+func TestCompanyManagerSlots(t *testing.T) {
+	release := make(chan struct{})
+	arrived := make(chan struct{}, 8)
+	worker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		<-release
+		_, _ = io.WriteString(w, `{"term":1}`)
+	}))
+	defer worker.Close()
+	access := filepath.Join(t.TempDir(), "access.log")
+	m, err := NewCompany(CompanyConfig{Role: "manager", WorkerURL: worker.URL, BeekeeperURL: worker.URL, Workers: 2, Log: LogNone, AccessLog: access})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := startServer(t, m.Serve)
+	code, h, _ := send(t, http.MethodPost, ms.URL+"/doorman/login", "application/x-www-form-urlencoded", strings.NewReader("username=jordan&password=pw"))
+	if code != 200 {
+		t.Fatalf("login: %d", code)
+	}
+	metrics := func() map[string]string {
+		r := get(t, ms.URL+CompanyMetricsPath)
+		out := map[string]string{}
+		for _, l := range strings.Split(r.body, "\n") {
+			if k, v, ok := strings.Cut(l, " "); ok && !strings.HasPrefix(l, "#") {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			get(t, ms.URL+"/manager/worker/fibonacci/term?n=1", "Authorization", h.Get("Authorization"))
+		}()
+	}
+	<-arrived
+	<-arrived // two calls hold the two slots
+	// The third call is counted as waiting once its request is read; the
+	// manager's own count says when, not a clock.
+	deadline := time.After(30 * time.Second)
+	for got := metrics(); got["manager_queued"] != "1"; got = metrics() {
+		select {
+		case <-deadline:
+			t.Fatalf("the third call never waited: %v", got)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if got := metrics(); got["manager_connections"] != "2" || got["manager_max_connections"] != "2" {
+		t.Errorf("two calls in two slots: %v", got)
+	}
+	close(release)
+	wg.Wait()
+	if got := metrics(); got["manager_connections"] != "0" || got["manager_queued"] != "0" {
+		t.Errorf("after the calls: %v", got)
+	}
+	ms.stop()
+	lines := readLines(t, access)
+	if len(lines) != 4 { // the login and the three calls
+		t.Errorf("access log has %d lines, want 4 (no scrapes):\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	for _, l := range lines {
+		if strings.Contains(l, CompanyMetricsPath) {
+			t.Errorf("a scrape in the access log: %s", l)
+		}
 	}
 }
