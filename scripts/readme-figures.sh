@@ -12,7 +12,7 @@
 #
 # Usage: scripts/readme-figures.sh [DEMO_DIR]
 # With DEMO_DIR (a finished `plateau demo -o DIR`), reuses it instead of
-# running the demo (2–3 minutes). Needs Go, python3 and chromium.
+# running the demo (1½–2½ minutes). Needs Go, python3 and chromium.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"

@@ -37,7 +37,7 @@ SQLite store of 50,000 patients, plus the external "MSB" services, behind a roun
 balancer), run the reference-000 study against it — a stepped load raised until
 throughput stops growing, with the requirement "average read under 200 ms at ≥ 10
 calls/s" — watch every process, and write the run directory with the report.
-Takes about 2–3 minutes (20-second steps); --full uses the reference's 15-minute steps.
+Takes about 1½–2½ minutes (20-second steps); --full uses the reference's 15-minute steps.
 
 plateau demo 001|002|003|004 runs the other reference studies, scaled down, against
 bundled services and writes one study document each (docs/demo.md): 001 check-in/
