@@ -116,7 +116,7 @@ func printComparison(w io.Writer, res *report.CompareResult) error {
 		fmt.Fprintln(tw)
 		for _, o := range rc.Outcomes {
 			if o.Failed {
-				fmt.Fprintf(tw, "FAIL %s [%s]: %s\n", o.Label, o.Phase, o.Text)
+				fmt.Fprintf(tw, "FAIL %s [%s]: %s\n", o.Label, o.Phase, report.RuleOutcomeText(o.Outcome))
 			}
 		}
 	}

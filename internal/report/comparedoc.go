@@ -158,7 +158,7 @@ func compareDoc(res *CompareResult, sets []*analysis.Dataset, runName func(int) 
 				lvl := verdictLevel(r.Verdict)
 				l.Items = append(l.Items, doc.Item{Level: lvl, Lead: rc.Name, Text: sentences(
 					clauses(fmt.Sprintf("%s %s — average %s → %s (%+.1f %%), p95 %s → %s (%+.1f %%), throughput %s → %s",
-						compare.VerdictPhrase(compare.Verdict(r.Verdict)), res.BaseName, msU(r.BaseMeanMs), msU(r.NewMeanMs), r.DeltaPct,
+						VerdictPhrase(r.Verdict), res.BaseName, msU(r.BaseMeanMs), msU(r.NewMeanMs), r.DeltaPct,
 						msU(r.BaseP95Ms), msU(r.NewP95Ms), r.P95DeltaPct, rps(r.BaseTputRPS), rps(r.NewTputRPS))),
 					phaseMixWarning(rc))})
 			}
@@ -172,7 +172,7 @@ func compareDoc(res *CompareResult, sets []*analysis.Dataset, runName func(int) 
 	for _, rc := range res.Runs {
 		for _, o := range rc.Outcomes {
 			if o.Failed {
-				tripped = append(tripped, fmt.Sprintf("%s, %s, %s: %s", rc.Name, o.Label, o.Phase, o.Text))
+				tripped = append(tripped, fmt.Sprintf("%s, %s, %s: %s", rc.Name, o.Label, o.Phase, RuleOutcomeText(o.Outcome)))
 			}
 		}
 	}

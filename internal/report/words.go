@@ -495,6 +495,40 @@ func ComparisonNote(r compare.Row) string {
 	return ""
 }
 
+// VerdictPhrase is a comparison's verdict as it reads before the
+// baseline's name: "faster than", "slower than", "no significant change
+// from", "not enough data to judge against".
+func VerdictPhrase(v compare.Verdict) string {
+	switch v {
+	case compare.NoChange:
+		return string(v) + " from"
+	case compare.NotEnough:
+		return "not enough data to judge against"
+	}
+	return string(v) + " than"
+}
+
+// RuleOutcomeText says what a --fail-on rule saw: "p95 +13% (400 ms →
+// 452 ms) breaks p95 > +10%".
+func RuleOutcomeText(o compare.Outcome) string {
+	r := o.Rule
+	unit, levels := "ms", "%.4g ms → %.4g ms"
+	switch r.Metric {
+	case compare.ErrorRate:
+		unit, levels = " pp", "%.3g%% → %.3g%%"
+	case compare.Throughput:
+		unit, levels = " req/s", "%.4g → %.4g req/s"
+	}
+	if r.Relative {
+		unit = "%"
+	}
+	verb := "within"
+	if o.Failed {
+		verb = "breaks"
+	}
+	return fmt.Sprintf("%s %+.3g%s ("+levels+") %s %s", r.Metric, o.Observed, unit, o.Base, o.New, verb, r)
+}
+
 // comparisonWords fills the comparison rows' notes.
 func comparisonWords(rows []compare.Row) {
 	for i := range rows {

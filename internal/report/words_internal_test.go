@@ -9,6 +9,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/analysis/knee"
 	"github.com/plateau-perf/plateau/internal/analysis/trend"
+	"github.com/plateau-perf/plateau/internal/core"
 )
 
 // reference003 is the ServiceComb sweep: linear to ~1000 req/s at 15
@@ -115,6 +116,9 @@ func TestWordsOfTypedReasons(t *testing.T) {
 		{LittleText(knee.LittleShortUsers, 20, 0.5), "only 10 of 20 concurrent users were busy by Little's law (50%): the generator did not deliver the load"},
 		{ComparisonNote(compare.Row{Mixed: true, DeltaPct: -4.12, P95DeltaPct: 12}), "mixed: mean -4.1%, p95 +12.0%; a regression in either counts"},
 		{ComparisonNote(compare.Row{DeltaPct: 40}), ""},
+		{VerdictPhrase(compare.NoChange), "no significant change from"},
+		{VerdictPhrase(compare.Faster), "faster than"},
+		{VerdictPhrase(compare.NotEnough), "not enough data to judge against"},
 		{SearchAnswer(&capacity.Search{Unit: "req/s", Outcome: search.Found, Load: 40, UpperBound: 44, LimitedBy: search.RequirementBroke, Requirement: "p95(response_time) < 500ms", Marginal: true}),
 			"capacity = 40 req/s [40 req/s, 44 req/s), limited by p95(response_time) < 500ms (marginal)"},
 		{SearchAnswer(&capacity.Search{Unit: "users", Outcome: search.GeneratorLimited, At: 32, Load: 16, Interrupted: true}),
@@ -122,6 +126,25 @@ func TestWordsOfTypedReasons(t *testing.T) {
 	} {
 		if c.got != c.want {
 			t.Errorf("\n got %q\nwant %q", c.got, c.want)
+		}
+	}
+}
+
+// A --fail-on rule's outcome quotes the change, both levels and the rule.
+func TestRuleOutcomeText(t *testing.T) {
+	t.Parallel()
+	rules, err := compare.ParseRules("p95 > +10%, error_rate > +1%, throughput < -5rps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, _ := compare.CheckAll(rules, core.LabelStats{P95Ms: 400, ErrorPct: 0.2, ThroughputRPS: 100}, core.LabelStats{P95Ms: 452, ErrorPct: 0.4, ThroughputRPS: 90})
+	for i, want := range []string{
+		"p95 +13% (400 ms → 452 ms) breaks p95 > +10%",
+		"error_rate +0.2 pp (0.2% → 0.4%) within error_rate > +1%",
+		"throughput -10 req/s (100 → 90 req/s) breaks throughput < -5rps",
+	} {
+		if got := RuleOutcomeText(outs[i]); got != want {
+			t.Errorf("\n got %q\nwant %q", got, want)
 		}
 	}
 }

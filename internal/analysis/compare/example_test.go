@@ -17,15 +17,15 @@ func ExampleParseRules() {
 	cand := core.LabelStats{P95Ms: 452, ErrorPct: 0.4}
 	outcomes, failed := compare.CheckAll(rules, base, cand)
 	for _, o := range outcomes {
-		fmt.Println(o.Text)
+		fmt.Printf("%s: %+.3g (%g → %g), failed %v\n", o.Rule, o.Observed, o.Base, o.New, o.Failed)
 	}
 	fmt.Println("fail:", failed)
 
 	_, err = compare.ParseRules("p95 > +10")
 	fmt.Println(err)
 	// Output:
-	// p95 +13% (400 ms → 452 ms) breaks p95 > +10%
-	// error_rate +0.2 pp (0.2% → 0.4%) within error_rate > +1%
+	// p95 > +10%: +13 (400 → 452), failed true
+	// error_rate > +1%: +0.2 (0.2 → 0.4), failed false
 	// fail: true
 	// fail-on "p95 > +10": column 10: missing unit after 10 (want %, ms, s, us or µs)
 }

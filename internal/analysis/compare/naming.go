@@ -115,15 +115,3 @@ func SamePhases(a, b RunFacts) bool {
 	return slices.Equal(a.Phases, b.Phases)
 }
 
-// VerdictPhrase is the verdict as it reads before the baseline's name:
-// "faster than", "slower than", "no significant change from", "not
-// enough data to judge against".
-func VerdictPhrase(v Verdict) string {
-	switch v {
-	case NoChange:
-		return string(v) + " from"
-	case NotEnough:
-		return "not enough data to judge against"
-	}
-	return string(v) + " than"
-}

@@ -43,10 +43,4 @@ func TestClassify(t *testing.T) {
 	if !SamePhases(RunFacts{Phases: []string{"a", "b"}}, RunFacts{Phases: []string{"a", "b"}}) || SamePhases(RunFacts{Phases: []string{"a", "b"}}, RunFacts{Phases: []string{"a"}}) {
 		t.Fatal("SamePhases wrong")
 	}
-	if got := VerdictPhrase(NoChange); got != "no significant change from" {
-		t.Fatalf("VerdictPhrase(NoChange) = %q", got)
-	}
-	if got := VerdictPhrase(Faster); got != "faster than" {
-		t.Fatalf("VerdictPhrase(Faster) = %q", got)
-	}
 }

@@ -306,7 +306,8 @@ func unitScale(m Metric, unit string) (scale float64, relative, ok bool) {
 	return 0, false, false
 }
 
-// Outcome is one rule checked against one comparison.
+// Outcome is one rule checked against one comparison; the report words
+// it (report.RuleOutcomeText).
 type Outcome struct {
 	Rule Rule
 	// Observed is the change in the rule's unit (percent when relative).
@@ -315,8 +316,6 @@ type Outcome struct {
 	Base     float64
 	New      float64
 	Failed   bool
-	// Text says what was seen, e.g. "p95 +12.4% (120 ms → 134.9 ms) > +10%".
-	Text string
 }
 
 // Check evaluates the rule on a baseline and a candidate stats row (the
@@ -339,21 +338,6 @@ func (r Rule) Check(base, cand core.LabelStats) Outcome {
 	case "<=":
 		o.Failed = o.Observed <= r.Change
 	}
-	unit, levels := "ms", "%.4g ms → %.4g ms"
-	switch r.Metric {
-	case ErrorRate:
-		unit, levels = " pp", "%.3g%% → %.3g%%"
-	case Throughput:
-		unit, levels = " req/s", "%.4g → %.4g req/s"
-	}
-	if r.Relative {
-		unit = "%"
-	}
-	verb := "within"
-	if o.Failed {
-		verb = "breaks"
-	}
-	o.Text = fmt.Sprintf("%s %+.3g%s ("+levels+") %s %s", r.Metric, o.Observed, unit, o.Base, o.New, verb, r)
 	return o
 }
 

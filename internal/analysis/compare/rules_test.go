@@ -123,10 +123,10 @@ func TestRuleCheck(t *testing.T) {
 			}
 			o := rs[0].Check(base, cand)
 			if math.Abs(o.Observed-tc.observed) > 1e-9 || o.Failed != tc.failed {
-				t.Errorf("observed %v failed %v, want %v %v (%s)", o.Observed, o.Failed, tc.observed, tc.failed, o.Text)
+				t.Errorf("observed %v failed %v, want %v %v", o.Observed, o.Failed, tc.observed, tc.failed)
 			}
-			if !strings.Contains(o.Text, rs[0].String()) {
-				t.Errorf("text %q does not quote the rule", o.Text)
+			if o.Rule.String() != rs[0].String() {
+				t.Errorf("outcome of %q, want the rule %q", o.Rule, rs[0])
 			}
 		})
 	}
