@@ -114,4 +114,3 @@ func Classify(runs []RunFacts) Kind {
 func SamePhases(a, b RunFacts) bool {
 	return slices.Equal(a.Phases, b.Phases)
 }
-
