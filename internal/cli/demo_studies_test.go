@@ -346,6 +346,11 @@ func planted003(t *testing.T, s *study.Study, answers string) {
 			if a.Confidence != "low" || !strings.Contains(a.ConfidenceWhy, "starved") {
 				t.Errorf("%s: the generator was starved up to the knee, yet the answer's confidence is %q (%s):\n%s", r.Workload, a.Confidence, a.ConfidenceWhy, answers)
 			}
+			// The row itself says so, unless the manager counted its
+			// slots full (evidence of its own).
+			if r.Limit == nil && r.KneeLoad > 0 && !strings.Contains(r.Sentence, "uncertain: the generator was starved") {
+				t.Errorf("%s: a knee over a starved generator is not called uncertain: %s", r.Workload, r.Sentence)
+			}
 		default:
 			if r.KneeLoad == 0 {
 				t.Errorf("%s: no knee found although the generator kept up:\n%s", r.Workload, answers)

@@ -902,15 +902,21 @@ func finishCapacity(row *CapacityRow, res knee.Result, rate bool, limits []Limit
 	parts = append(parts, fmt.Sprintf(text.CapKnee, loadWords(res.Knee.Load, rate), rps(res.Knee.ThroughputRPS)))
 	// The generator: short of CPU (invalidating) at a step up to the one
 	// after the knee, or named the bottleneck.
-	var genAt []string
+	// Starved (a warning): its response times include its own waiting,
+	// so the curve may bend where the generator, not the service, fell
+	// behind.
+	var genAt, starvedAt []string
 	for i, p := range row.Points {
 		if p.Load > res.Knee.Load && (i == 0 || row.Points[i-1].Load > res.Knee.Load) {
 			break
 		}
 		if p.Invalid {
 			genAt = append(genAt, loadWords(p.Load, rate))
+		} else if p.Generator {
+			starvedAt = append(starvedAt, num(p.Load))
 		}
 	}
+	counted := false
 	bn := row.Bottleneck
 	switch {
 	case bn != nil && bn.Saturated && bn.Component == resources.Generator:
@@ -924,18 +930,17 @@ func finishCapacity(row *CapacityRow, res knee.Result, rate bool, limits []Limit
 		// A count that filled its capacity (calls in slots, connections
 		// of a pool) equal to a configured limit is that limit, counted
 		// by the server itself.
-		var counted *Limit
+		var lim *Limit
 		for _, l := range limits {
 			if bn.Resource == resources.Connections && bn.Capacity == l.Value {
-				lim := l
-				counted = &lim
+				lim = &l
 				break
 			}
 		}
-		if counted != nil {
-			row.Limit, row.Limiter = counted, "configured limit"
+		if lim != nil {
+			row.Limit, row.Limiter, counted = lim, "configured limit", true
 			parts = append(parts, fmt.Sprintf(text.CapLimitCounted, bn.Component, resourceWords(bn.Resource), pctWords(100*bn.Utilisation), loadWords(bn.Load, rate),
-				counted.Name, num(counted.Value)))
+				lim.Name, num(lim.Value)))
 		} else {
 			parts = append(parts, fmt.Sprintf(text.CapComponent, bn.Component, resourceWords(bn.Resource), pctWords(100*bn.Utilisation), loadWords(bn.Load, rate)))
 		}
@@ -965,6 +970,11 @@ func finishCapacity(row *CapacityRow, res knee.Result, rate bool, limits []Limit
 				parts = append(parts, text.CapNothing)
 			}
 		}
+	}
+	// A limit the server counted full is evidence of its own; any other
+	// reading of a knee the starved generator's times shaped is not sure.
+	if len(starvedAt) > 0 && !row.GeneratorLimited && !counted {
+		parts = append(parts, fmt.Sprintf(text.CapKneeStarved, list(firstN(starvedAt, 4)), row.Unit))
 	}
 	row.Sentence = strings.Join(parts, "; ")
 }

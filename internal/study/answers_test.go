@@ -545,7 +545,23 @@ func TestCountedLimit(t *testing.T) {
 	// not match it: the limit is not claimed.
 	row = CapacityRow{Workload: "manager", Unit: "users", Points: slices.Clone(cps)}
 	finishCapacity(&row, res, false, limits)
-	if row.Limit != nil {
+	if row.Limit != nil || strings.Contains(row.Sentence, "uncertain") {
 		t.Errorf("no count, knee at 16: limit %+v: %s", row.Limit, row.Sentence)
+	}
+	// A generator starved up to the knee: without the count the knee is
+	// called uncertain; with it, the count stands.
+	starved := slices.Clone(cps)
+	for i := range starved[:4] {
+		starved[i].Generator = true
+	}
+	row = CapacityRow{Workload: "manager", Unit: "users", Points: slices.Clone(starved)}
+	finishCapacity(&row, res, false, limits)
+	if !strings.Contains(row.Sentence, "uncertain: the generator was starved of CPU at 1, 2, 4 and 8 users, so the knee may be where the generator, not the service, fell behind") {
+		t.Errorf("starved, no count: %s", row.Sentence)
+	}
+	row = CapacityRow{Workload: "manager", Unit: "users", Points: slices.Clone(starved), Bottleneck: slots(8)}
+	finishCapacity(&row, res, false, limits)
+	if row.Limit == nil || strings.Contains(row.Sentence, "uncertain") {
+		t.Errorf("starved, counted full: limit %+v: %s", row.Limit, row.Sentence)
 	}
 }
