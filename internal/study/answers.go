@@ -895,6 +895,15 @@ func finishCapacity(row *CapacityRow, res knee.Result, rate bool, limits []Limit
 	}
 	if res.Knee == nil {
 		parts = append(parts, fmt.Sprintf(text.CapNoKnee, loadWords(row.Points[len(row.Points)-1].Load, rate)))
+		var starvedAt []string
+		for _, p := range row.Points {
+			if p.Generator && !p.Invalid {
+				starvedAt = append(starvedAt, num(p.Load))
+			}
+		}
+		if len(starvedAt) > 0 {
+			parts = append(parts, fmt.Sprintf(text.CapNoKneeStarved, list(firstN(starvedAt, 4)), row.Unit))
+		}
 		row.Sentence = strings.Join(parts, "; ")
 		return
 	}

@@ -564,4 +564,15 @@ func TestCountedLimit(t *testing.T) {
 	if row.Limit == nil || strings.Contains(row.Sentence, "uncertain") {
 		t.Errorf("starved, counted full: limit %+v: %s", row.Limit, row.Sentence)
 	}
+	// No knee over a starved generator: it may not have pushed the
+	// service that far.
+	line, err := knee.Analyze([]knee.Point{{Load: 1, ThroughputRPS: 50, MeanMs: 20}, {Load: 2, ThroughputRPS: 100, MeanMs: 20}, {Load: 4, ThroughputRPS: 200, MeanMs: 20}}, knee.Options{})
+	if err != nil || line.Knee != nil {
+		t.Fatalf("a straight line: knee %+v, %v", line.Knee, err)
+	}
+	row = CapacityRow{Workload: "manager", Unit: "users", Points: slices.Clone(starved[:3])}
+	finishCapacity(&row, line, false, limits)
+	if !strings.Contains(row.Sentence, "no knee; uncertain: the generator was starved of CPU at 1, 2 and 4 users, so it may not have pushed the service to its knee") {
+		t.Errorf("starved, no knee: %s", row.Sentence)
+	}
 }

@@ -26,7 +26,7 @@ var text = struct {
 	// Capacity.
 	CapWithin, CapSearch, CapWithinFrom, CapWithinAt, CapNoneWithin, CapNoSLA, CapKnee, CapNoKnee, CapGenerator, CapLimit, CapLimitNear, CapComponent, CapBusiest, CapNothing string
 	CapFewLevels, CapMinLoadFailed, CapMinLoadHeld, CapStarved, CapAtLowest, CapMostFrequent                                                                                  string
-	CapLimitCounted, CapKneeStarved                                                                                                                                           string
+	CapLimitCounted, CapKneeStarved, CapNoKneeStarved                                                                                                                         string
 
 	// Configurations.
 	CfgAnswer, CfgRow, CfgNone string
@@ -92,6 +92,7 @@ var text = struct {
 	CapComponent:     "limited by %s (%s %s of its capacity at %s)",
 	CapLimitCounted:  "limited by %s, counted full (%s %s of its capacity at %s): the configured limit %s (%s)",
 	CapKneeStarved:   "uncertain: the generator was starved of CPU at %s %s, so the knee may be where the generator, not the service, fell behind",
+	CapNoKneeStarved: "uncertain: the generator was starved of CPU at %s %s, so it may not have pushed the service to its knee",
 	CapBusiest:       "no monitored resource saturated (the busiest, %s %s, was at %s of its capacity)",
 	CapNothing:       "nothing monitored explains the knee",
 	CapFewLevels:     "%s: fewer than two load levels, so no capacity can be read",
