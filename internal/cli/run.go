@@ -426,8 +426,8 @@ func newInfo(st *State, p *plan.Plan) *rundir.Info {
 	in := &rundir.Info{Tool: "plateau", Version: version(), Name: p.Name, PlanFile: p.File, Target: p.Target,
 		Command: planArgs(p, append([]string{"plateau"}, st.Args...)), Host: hostInfo(), Start: time.Now(),
 		Status: rundir.StatusRunning, Phases: []rundir.PhaseInfo{}, SourceKind: rundir.SourceLive}
-	if p.Description != "" || len(p.System) > 0 || len(p.Environment) > 0 || p.Method != "" || p.Hypothesis != "" {
-		in.Context = &rundir.Context{Description: p.Description, System: p.System, Environment: p.Environment, Method: p.Method, Hypothesis: p.Hypothesis}
+	if p.Description != "" || len(p.System) > 0 || len(p.Environment) > 0 || p.Method != "" || p.Hypothesis != "" || p.Lang != "" {
+		in.Context = &rundir.Context{Description: p.Description, System: p.System, Environment: p.Environment, Method: p.Method, Hypothesis: p.Hypothesis, Lang: p.Lang}
 	}
 	for _, s := range p.SLA {
 		in.SLA = append(in.SLA, s.Expr)

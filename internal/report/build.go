@@ -35,6 +35,9 @@ var SectionIDs = []string{SecSummary, SecRequirements, SecRuns, SecResults, SecS
 // builder accumulates the document and the facts the summary and the
 // conclusions restate.
 type builder struct {
+	// numbers formats values, and T words messages, in the document's
+	// language (in.loc).
+	numbers
 	in    *input
 	d     *analysis.Dataset
 	s     *analysis.Summary
@@ -53,7 +56,7 @@ type builder struct {
 func build(in *input) *doc.Document {
 	redactSummary(in.s, in.red)
 	sortErrors(in.s.Errors.Details)
-	b := &builder{in: in, d: in.d, s: in.s, red: in.red, conclusions: map[doc.Aspect]doc.Conclusion{}}
+	b := &builder{numbers: numbers{loc: in.loc}, in: in, d: in.d, s: in.s, red: in.red, conclusions: map[doc.Aspect]doc.Conclusion{}}
 	b.extra = &doc.Extra{Generated: in.now.UTC().Truncate(time.Second), Notes: in.notes, Environment: environment(in)}
 	b.doc = &doc.Document{
 		Title:     "Performance report: " + in.red.String(nonEmpty(in.d.Info.Name, "unnamed run")),
@@ -114,7 +117,7 @@ func (b *builder) subtitle() string {
 	if d.Info.Target != "" {
 		parts = append(parts, "target "+b.red.String(d.Info.Target))
 	}
-	parts = append(parts, fmt.Sprintf("%s – %s (%s)", clock(d.Start), hms(d.End), zoneName(d.Start)))
+	parts = append(parts, fmt.Sprintf("%s – %s (%s)", b.clock(d.Start), b.hms(d.End), zoneName(d.Start)))
 	parts = append(parts, "duration "+dur(d.Span()))
 	switch d.Info.Status {
 	case "", "completed":
@@ -225,7 +228,7 @@ func (b *builder) requirements() doc.Section {
 	if len(info.Source) > 0 {
 		add("Imported from", strings.Join(info.Source, ", "))
 	}
-	add("Time span", fmt.Sprintf("%s – %s (%s)", clock(b.d.Start), clock(b.d.End), dur(b.d.Span())))
+	add("Time span", fmt.Sprintf("%s – %s (%s)", b.clock(b.d.Start), b.clock(b.d.End), dur(b.d.Span())))
 	sec.Blocks = append(sec.Blocks, kv)
 
 	if len(info.Workloads) > 0 {
@@ -233,7 +236,7 @@ func (b *builder) requirements() doc.Section {
 			{Name: "Users", Align: doc.Right}, {Name: "Rate (req/s)", Align: doc.Right}, {Name: "Think time"}, {Name: "Load"}}}
 		for _, w := range info.Workloads {
 			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(w.Name)}, {Text: w.Model},
-				{Text: intOrDash(w.Users)}, {Text: floatOrDash(w.Rate)}, {Text: nonEmpty(w.Think, "–")}, {Text: b.red.String(w.Shape)}}})
+				{Text: b.intOrDash(w.Users)}, {Text: b.floatOrDash(w.Rate)}, {Text: nonEmpty(w.Think, "–")}, {Text: b.red.String(w.Shape)}}})
 		}
 		sec.Blocks = append(sec.Blocks, t)
 	}
@@ -257,7 +260,7 @@ func (b *builder) requirements() doc.Section {
 		}
 		obs := "–"
 		if !r.NoData && r.Error == "" {
-			obs = obsU(r.Observed, r.Unit)
+			obs = b.obsU(r.Observed, r.Unit)
 		}
 		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Expr}, verdict, {Text: obs},
 			{Text: b.scopeText(r)}, {Text: b.perPhaseText(r)}}})
@@ -270,31 +273,31 @@ func (b *builder) requirements() doc.Section {
 	return sec
 }
 
-func intOrDash(n int) string {
+func (b numbers) intOrDash(n int) string {
 	if n == 0 {
 		return "–"
 	}
-	return count(int64(n))
+	return b.count(int64(n))
 }
 
-func floatOrDash(v float64) string {
+func (b numbers) floatOrDash(v float64) string {
 	if v == 0 {
 		return "–"
 	}
-	return rate(v)
+	return b.rate(v)
 }
 
 // obsU formats an observed SLA value in its unit.
-func obsU(v float64, unit string) string {
+func (b numbers) obsU(v float64, unit string) string {
 	switch unit {
 	case "ms":
-		return msU(v)
+		return b.msU(v)
 	case "%":
-		return pct(v)
+		return b.pct(v)
 	case "/s":
-		return rps(v)
+		return b.rps(v)
 	}
-	return num3(v) + " " + unit
+	return b.num3(v) + " " + unit
 }
 
 func (b *builder) scopeText(r analysis.SLAResult) string {
@@ -336,7 +339,7 @@ func (b *builder) perPhaseText(r analysis.SLAResult) string {
 	}
 	at := func(name string) string {
 		if v, ok := b.phaseRate(name); ok {
-			return name + " at " + rps(v)
+			return name + " at " + b.rps(v)
 		}
 		return name
 	}
@@ -354,9 +357,9 @@ func (b *builder) perPhaseText(r analysis.SLAResult) string {
 	case broken == nil:
 		return fmt.Sprintf("held in all %d phases, up to %s", len(r.PerPhase), at(r.PerPhase[len(r.PerPhase)-1].Phase))
 	case r.HeldUpTo == "":
-		return fmt.Sprintf("broke from the first phase, %s (%s); broken in %d of %d phases", at(broken.Phase), obsU(broken.Observed, r.Unit), nBroken, len(r.PerPhase))
+		return fmt.Sprintf("broke from the first phase, %s (%s); broken in %d of %d phases", at(broken.Phase), b.obsU(broken.Observed, r.Unit), nBroken, len(r.PerPhase))
 	}
-	s := fmt.Sprintf("held up to %s; broke at %s (%s)", at(r.HeldUpTo), broken.Phase, obsU(broken.Observed, r.Unit))
+	s := fmt.Sprintf("held up to %s; broke at %s (%s)", at(r.HeldUpTo), broken.Phase, b.obsU(broken.Observed, r.Unit))
 	if later := nBroken - 1; later > 0 {
 		s += fmt.Sprintf(" and in %d later phase%s", later, map[bool]string{true: "", false: "s"}[later == 1])
 	}
@@ -384,18 +387,18 @@ func (b *builder) slaFinding(r analysis.SLAResult) {
 	case e.Metric == sla.Throughput:
 		// The observed value is the throughput: "at" it would repeat it.
 	case r.Scope == "run":
-		load = " at " + rps(b.runRate())
+		load = " at " + b.rps(b.runRate())
 	default:
 		if v, ok := b.phaseRate(r.Scope); ok {
-			load = " at " + rps(v)
+			load = " at " + b.rps(v)
 		}
 	}
-	lim := obsU(e.Value, r.Unit)
+	lim := b.obsU(e.Value, r.Unit)
 	rel := "within"
 	if !r.Passed {
 		rel = "outside"
 	}
-	text := fmt.Sprintf("%s %s %s%s: %s the requirement %s %s", what, obsU(r.Observed, r.Unit), where, load, rel, e.Op, lim)
+	text := fmt.Sprintf("%s %s %s%s: %s the requirement %s %s", what, b.obsU(r.Observed, r.Unit), where, load, rel, e.Op, lim)
 	lvl := doc.OK
 	if !r.Passed {
 		lvl = doc.Fail
@@ -435,12 +438,12 @@ func (b *builder) slaMatrix() *doc.Table {
 		return nil
 	}
 	for i, p := range b.d.Phases {
-		row := doc.Row{Cells: []doc.Cell{{Text: b.red.String(p.Name)}, {Text: loadText(p)}, {Text: rps(phaseTotal(b.s, i).ThroughputRPS)}}}
+		row := doc.Row{Cells: []doc.Cell{{Text: b.red.String(p.Name)}, {Text: b.loadText(p)}, {Text: b.rps(phaseTotal(b.s, i).ThroughputRPS)}}}
 		for _, r := range rs {
 			c := doc.Cell{Text: "–", Level: doc.NoData}
 			for _, pc := range r.PerPhase {
 				if pc.Phase == p.Name {
-					c = doc.Cell{Text: obsU(pc.Observed, r.Unit), Level: doc.OK}
+					c = doc.Cell{Text: b.obsU(pc.Observed, r.Unit), Level: doc.OK}
 					if !pc.Passed {
 						c.Level = doc.Fail
 					}
@@ -462,13 +465,13 @@ func phaseTotal(s *analysis.Summary, i int) core.LabelStats {
 }
 
 // loadText describes a phase's offered load: "10 users", "25 req/s".
-func loadText(p core.Phase) string {
+func (b numbers) loadText(p core.Phase) string {
 	var parts []string
 	if p.Users > 0 {
-		parts = append(parts, plural(int64(p.Users), "user"))
+		parts = append(parts, b.plural(int64(p.Users), "user"))
 	}
 	if p.Rate > 0 {
-		parts = append(parts, rps(p.Rate))
+		parts = append(parts, b.rps(p.Rate))
 	}
 	if len(parts) == 0 {
 		return "–"

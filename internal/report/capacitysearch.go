@@ -35,11 +35,11 @@ func searchKind(cs *capacity.Search) knee.LoadKind {
 }
 
 // searchLoad is a load in the searched unit: "157 req/s", "20 users".
-func searchLoad(cs *capacity.Search, v float64) string {
+func (b numbers) searchLoad(cs *capacity.Search, v float64) string {
 	if cs.Unit == "req/s" {
-		return rps(v)
+		return b.rps(v)
 	}
-	return plural(int64(math.Round(v)), "user")
+	return b.plural(int64(math.Round(v)), "user")
 }
 
 // searchLimit words what limited the search.
@@ -66,7 +66,7 @@ func searchLimit(cs *capacity.Search) string {
 
 // searchAnswer is the answer in one sentence, with its level.
 func (b *builder) searchAnswer(cs *capacity.Search) (doc.Level, string) {
-	l := func(v float64) string { return searchLoad(cs, v) }
+	l := func(v float64) string { return b.searchLoad(cs, v) }
 	var lead string
 	level := doc.OK
 	switch cs.Outcome {
@@ -146,7 +146,7 @@ func (b *builder) searchLead() []doc.Block {
 		return nil
 	}
 	level, lead := b.searchAnswer(cs)
-	bn := bottleneckClause(cs.Bottleneck, searchKind(cs), true)
+	bn := b.bottleneckClause(cs.Bottleneck, searchKind(cs), true)
 	out := []doc.Block{&doc.Verdict{Level: level, Text: sentence(lead, bn)}}
 	out = append(out, &doc.Para{Note: true, Text: b.searchShownNote(cs)})
 	return out
@@ -154,11 +154,11 @@ func (b *builder) searchLead() []doc.Block {
 
 func (b *builder) searchShownNote(cs *capacity.Search) string {
 	n := len(cs.Probes)
-	t := fmt.Sprintf("The search ran %s in %s (capacity section).", plural(int64(n), "probe"), dur(time.Duration(cs.ElapsedS*float64(time.Second)).Round(time.Second)))
+	t := fmt.Sprintf("The search ran %s in %s (capacity section).", b.plural(int64(n), "probe"), dur(time.Duration(cs.ElapsedS*float64(time.Second)).Round(time.Second)))
 	for _, p := range cs.Probes {
 		if p.Dir == cs.Shown {
 			t += fmt.Sprintf(" The rest of this report is the run of %s at %s, %s; each probe's own report is in its directory (%s/report.html).",
-				b.red.String(p.Dir), searchLoad(cs, p.Load), shownWhy(cs, p), b.red.String(p.Dir))
+				b.red.String(p.Dir), b.searchLoad(cs, p.Load), shownWhy(cs, p), b.red.String(p.Dir))
 			break
 		}
 	}
@@ -180,9 +180,9 @@ func (b *builder) capacitySearchSection() doc.Section {
 	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: level, Text: sentence(lead)})
 	// The conclusions' throughput is the search's answer, not the shown
 	// probe's own rate.
-	b.conclude(doc.AspectThroughput, level, strings.TrimSuffix(lead, "."), fmt.Sprintf("a search of %s (capacity section)", plural(int64(len(cs.Probes)), "probe")))
+	b.conclude(doc.AspectThroughput, level, strings.TrimSuffix(lead, "."), fmt.Sprintf("a search of %s (capacity section)", b.plural(int64(len(cs.Probes)), "probe")))
 	kind := searchKind(cs)
-	sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentence(upperFirst(bottleneckClause(cs.Bottleneck, kind, true)))})
+	sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentence(upperFirst(b.bottleneckClause(cs.Bottleneck, kind, true)))})
 
 	// The probes, in the order they ran.
 	reqs := searchReqNames(cs)
@@ -200,18 +200,18 @@ func (b *builder) capacitySearchSection() doc.Section {
 		if p.Repeat {
 			step += " (repeat)"
 		}
-		row := doc.Row{Cells: []doc.Cell{{Text: b.red.String(p.Dir)}, {Text: step}, {Text: num3(p.Load)},
-			{Text: rate(p.ThroughputRPS)}, {Text: ms(p.MeanMs)}, {Text: ms(p.P95Ms)}, {Text: pct(p.ErrorPct)}}}
+		row := doc.Row{Cells: []doc.Cell{{Text: b.red.String(p.Dir)}, {Text: step}, {Text: b.num3(p.Load)},
+			{Text: b.rate(p.ThroughputRPS)}, {Text: b.ms(p.MeanMs)}, {Text: b.ms(p.P95Ms)}, {Text: b.pct(p.ErrorPct)}}}
 		for _, name := range reqs {
 			c := doc.Cell{Text: "–"}
 			for _, r := range p.Requirements {
 				if r.Expr != name {
 					continue
 				}
-				c.Text = num3(r.Observed)
+				c.Text = b.num3(r.Observed)
 				if r.Low != r.High {
 					intervals = true
-					c.Text += fmt.Sprintf(" [%s, %s]", num3(r.Low), num3(r.High))
+					c.Text += fmt.Sprintf(" [%s, %s]", b.num3(r.Low), b.num3(r.High))
 				}
 				switch r.Verdict {
 				case search.Breaks:
@@ -238,18 +238,18 @@ func (b *builder) capacitySearchSection() doc.Section {
 	if u := cs.USL; u != nil {
 		peak := "no peak within reach (coherency κ ≈ 0: throughput approaches λ/σ)"
 		if u.PeakLoad != nil && u.PeakThroughputRPS != nil {
-			at := loadU(*u.PeakLoad, knee.Users)
+			at := b.loadU(*u.PeakLoad, knee.Users)
 			if kind == knee.Rate {
-				at = num3(*u.PeakLoad) + " requests in flight (by Little's law: the open model's fit is over concurrency, not the arrival rate)"
+				at = b.num3(*u.PeakLoad) + " requests in flight (by Little's law: the open model's fit is over concurrency, not the arrival rate)"
 			}
-			peak = fmt.Sprintf("predicted peak %s at %s", rps(*u.PeakThroughputRPS), at)
+			peak = fmt.Sprintf("predicted peak %s at %s", b.rps(*u.PeakThroughputRPS), at)
 		}
 		per := "user"
 		if kind == knee.Rate {
 			per = "request in flight"
 		}
 		sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Universal Scalability Law fit over the probes: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
-			coef(u.Sigma), coef(u.Kappa), rate(u.Lambda), per, peak, u.R2)})
+			coef(u.Sigma), coef(u.Kappa), b.rate(u.Lambda), per, peak, u.R2)})
 	} else if cs.USLReason != "" {
 		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence("No USL fit over the probes: " + cs.USLReason)})
 	}
@@ -357,7 +357,7 @@ func (b *builder) searchChart(cs *capacity.Search) *doc.Figure {
 	c.Series = append(c.Series, chart.Series{Name: "throughput", Color: colTput, X: lx, Y: ly, Style: chart.Line, Width: 1.2},
 		chart.Series{Name: stat, Color: colAvg, X: rx, Y: ry, Style: chart.Line, Width: 1.2, Dash: true, Right: true})
 	if !math.IsNaN(limit) {
-		c.Series = append(c.Series, chart.Series{Name: "its limit, " + num3(limit) + " " + unit, Color: "#e15759", X: []float64{lx[0], lx[len(lx)-1]}, Y: []float64{limit, limit}, Dash: true, Width: 1, Right: true})
+		c.Series = append(c.Series, chart.Series{Name: "its limit, " + b.num3(limit) + " " + unit, Color: "#e15759", X: []float64{lx[0], lx[len(lx)-1]}, Y: []float64{limit, limit}, Dash: true, Width: 1, Right: true})
 	}
 	// Markers by verdict, on both curves.
 	for _, v := range []struct {

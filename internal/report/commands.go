@@ -29,9 +29,9 @@ func (b *builder) commandsLine() doc.Block {
 				bad = append(bad, fmt.Sprintf("%q %s", b.red.String(rs[i].Name), b.red.String(rs[i].Describe())))
 			}
 		}
-		s := fmt.Sprintf("%s ran for %.1f s %s", plural(int64(len(rs)), what+" command"), total, when)
+		s := fmt.Sprintf("%s ran for %.1f s %s", b.plural(int64(len(rs)), what+" command"), total, when)
 		if len(bad) > 0 {
-			s += ", and " + joinAnd(bad)
+			s += ", and " + b.joinAnd(bad)
 		}
 		return s
 	}
@@ -83,7 +83,7 @@ func (b *builder) commandsTable() doc.Block {
 			}
 			out := "–"
 			if r.Log != "" {
-				out = fmt.Sprintf("%s (%s)", r.Log, bytesU(float64(r.OutputBytes)))
+				out = fmt.Sprintf("%s (%s)", r.Log, b.bytesU(float64(r.OutputBytes)))
 			}
 			cmd := b.red.String(r.Command)
 			if r := []rune(cmd); len(r) > 200 {
@@ -137,10 +137,10 @@ func (b *builder) dataVolume() []doc.Block {
 		for _, e := range m.Entities {
 			pp := "–"
 			if e.PerParent != nil && e.Parent != "" {
-				pp = fmt.Sprintf("%s per row of %s (%d–%d)", num3(e.PerParent.Mean), b.red.String(e.Parent), e.PerParent.Min, e.PerParent.Max)
+				pp = fmt.Sprintf("%s per row of %s (%d–%d)", b.num3(e.PerParent.Mean), b.red.String(e.Parent), e.PerParent.Min, e.PerParent.Max)
 			}
-			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(e.Name)}, {Text: count(e.Rows)}, {Text: pp},
-				{Text: bytesU(float64(e.Bytes))}, {Text: b.red.String(e.File)}}})
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(e.Name)}, {Text: b.count(e.Rows)}, {Text: pp},
+				{Text: b.bytesU(float64(e.Bytes))}, {Text: b.red.String(e.File)}}})
 		}
 		out = append(out, t)
 	}

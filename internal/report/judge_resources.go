@@ -49,9 +49,9 @@ func (b *builder) judgeResources() {
 			lvl, verdict = doc.Info, "measured per process"
 		}
 		name, unit := b.red.String(c.Target), cpuUnit(c)
-		ev := fmt.Sprintf("busiest: %s at %s %s on average in %s (peak %s %s)", name, num3(c.Mean), unit, c.Span, num3(c.Max), unit)
+		ev := fmt.Sprintf("busiest: %s at %s %s on average in %s (peak %s %s)", name, b.num3(c.Mean), unit, c.Span, b.num3(c.Max), unit)
 		b.conclude(doc.AspectCPU, lvl, verdict, ev)
-		b.finding(doc.FindResources, lvl, fmt.Sprintf("CPU %s: %s averaged %s %s in %s (peak %s %s)", verdict, name, num3(c.Mean), unit, c.Span, num3(c.Max), unit))
+		b.finding(doc.FindResources, lvl, fmt.Sprintf("CPU %s: %s averaged %s %s in %s (peak %s %s)", verdict, name, b.num3(c.Mean), unit, c.Span, b.num3(c.Max), unit))
 	} else if g := m.GeneratorCPU; g != nil {
 		b.conclude(doc.AspectCPU, doc.NoData, "not measured for the system under test", "only the load generator's own host ("+b.red.String(g.Target)+") was monitored; its health is stated apart")
 	}
@@ -61,7 +61,7 @@ func (b *builder) judgeResources() {
 		if gr := g.Grade(); gr == resources.CPUSaturated || gr == resources.CPUHigh {
 			lvl, verdict = doc.Warn, "busy: it may have limited the load it could apply"
 		}
-		ev := fmt.Sprintf("%s at %s %s on average in %s (peak %s %s)", b.red.String(g.Target), num3(g.Mean), unit, g.Span, num3(g.Max), unit)
+		ev := fmt.Sprintf("%s at %s %s on average in %s (peak %s %s)", b.red.String(g.Target), b.num3(g.Mean), unit, g.Span, b.num3(g.Max), unit)
 		b.conclude(doc.AspectGenerator, lvl, verdict, ev)
 		b.finding(doc.FindResources, lvl, fmt.Sprintf("Load generator %s: %s", verdict, ev))
 	}
@@ -71,10 +71,10 @@ func (b *builder) judgeResources() {
 	for _, n := range m.Net {
 		var dirs []string
 		if n.In > 0 {
-			dirs = append(dirs, "in "+bytesU(n.In)+"/s")
+			dirs = append(dirs, "in "+b.bytesU(n.In)+"/s")
 		}
 		if n.Out > 0 {
-			dirs = append(dirs, "out "+bytesU(n.Out)+"/s")
+			dirs = append(dirs, "out "+b.bytesU(n.Out)+"/s")
 		}
 		netEv = append(netEv, fmt.Sprintf("%s %s in %s", b.red.String(n.Target), strings.Join(dirs, ", "), n.Span))
 	}
@@ -92,16 +92,16 @@ func (b *builder) judgeResources() {
 		}
 		b.conclude(doc.AspectNetwork, doc.Info, "measured", "highest phase means: "+strings.Join(netEv, "; "))
 	case len(m.NetIdle) > 0:
-		b.conclude(doc.AspectNetwork, doc.NoData, "no traffic recorded", "the monitored interfaces of "+joinAnd(names(m.NetIdle))+" read zero throughout: the load used another interface, or the counters were not updated")
+		b.conclude(doc.AspectNetwork, doc.NoData, "no traffic recorded", "the monitored interfaces of "+b.joinAnd(names(m.NetIdle))+" read zero throughout: the load used another interface, or the counters were not updated")
 	case len(m.NetLoopback) > 0:
-		b.conclude(doc.AspectNetwork, doc.NoData, "not measured", "the test ran over loopback, which the monitored interfaces of "+joinAnd(names(m.NetLoopback))+" (the load generator's host) do not carry; their figures are other traffic")
+		b.conclude(doc.AspectNetwork, doc.NoData, "not measured", "the test ran over loopback, which the monitored interfaces of "+b.joinAnd(names(m.NetLoopback))+" (the load generator's host) do not carry; their figures are other traffic")
 	}
 	if mts := b.s.Trends.Memory; len(mts) > 0 {
 		var growing, stable []string
 		for _, m := range mts {
 			switch trend.Verdict(m.Verdict) {
 			case trend.Growing:
-				growing = append(growing, fmt.Sprintf("%s %s +%s/h", m.Target, m.What, bytesU(math.Abs(float64(m.SlopeBytesPerHour)))))
+				growing = append(growing, fmt.Sprintf("%s %s +%s/h", m.Target, m.What, b.bytesU(math.Abs(float64(m.SlopeBytesPerHour)))))
 			case trend.Stable:
 				stable = append(stable, fmt.Sprintf("%s %s", m.Target, m.What))
 			}
@@ -113,7 +113,7 @@ func (b *builder) judgeResources() {
 			b.finding(doc.FindMemory, doc.Warn, "Memory grows after garbage collection: "+strings.Join(growing, "; "))
 		case len(stable) > 0:
 			m := mts[0]
-			ev := fmt.Sprintf("stable after GC: %s (%s %s/h, %s)", strings.Join(stable, ", "), m.Target, signedBytes(float64(m.SlopeBytesPerHour)), m.Method)
+			ev := fmt.Sprintf("stable after GC: %s (%s %s/h, %s)", strings.Join(stable, ", "), m.Target, b.signedBytes(float64(m.SlopeBytesPerHour)), m.Method)
 			b.conclude(doc.AspectMemory, doc.OK, "handled well: no leak signal", ev)
 			b.finding(doc.FindMemory, doc.OK, fmt.Sprintf("Memory stable after garbage collection (%s): no leak signal", strings.Join(stable, ", ")))
 		default:
@@ -126,13 +126,13 @@ func (b *builder) judgeResources() {
 	for _, g := range m.GC {
 		var parts []string
 		if finite(g.Young) {
-			parts = append(parts, fmt.Sprintf("%s young (%s/min)", count(int64(g.Young)), num3(g.YoungPerMin)))
+			parts = append(parts, fmt.Sprintf("%s young (%s/min)", b.count(int64(g.Young)), b.num3(g.YoungPerMin)))
 		}
 		if finite(g.Full) {
-			parts = append(parts, fmt.Sprintf("%s full", count(int64(g.Full))))
+			parts = append(parts, fmt.Sprintf("%s full", b.count(int64(g.Full))))
 		}
 		if finite(g.TimePct) {
-			parts = append(parts, fmt.Sprintf("GC time %s %%", num3(g.TimePct)))
+			parts = append(parts, fmt.Sprintf("GC time %s %%", b.num3(g.TimePct)))
 		}
 		if g.Busy {
 			gcLvl = doc.Warn

@@ -76,8 +76,8 @@ func (b *builder) labelCharts() []doc.Block {
 			{Name: "Average (ms)", Align: doc.Right}, {Name: "p95 (ms)", Align: doc.Right}, {Name: "Throughput (req/s)", Align: doc.Right}}}
 		for _, k := range rest {
 			st := b.d.Run[k].Stats(b.d.LabelName(k), false, b.d.Span())
-			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(st.Label)}, {Text: count(st.Samples)}, {Text: ms(st.MeanMs)},
-				{Text: ms(st.P95Ms)}, {Text: rate(st.ThroughputRPS)}}})
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(st.Label)}, {Text: b.count(st.Samples)}, {Text: b.ms(st.MeanMs)},
+				{Text: b.ms(st.P95Ms)}, {Text: b.rate(st.ThroughputRPS)}}})
 		}
 		blocks = append(blocks, t)
 	}

@@ -485,13 +485,13 @@ func (b *builder) resourceTable(t *target) *doc.Table {
 			case !ok:
 				r.Cells = append(r.Cells, doc.Cell{Text: "–"}, doc.Cell{Text: "–"})
 			case c.km.counter:
-				r.Cells = append(r.Cells, doc.Cell{Text: count(int64(math.Round(st.Last - st.First)))})
+				r.Cells = append(r.Cells, doc.Cell{Text: b.count(int64(math.Round(st.Last - st.First)))})
 			default:
 				f := func(v float64) string {
 					if unit == "%" {
-						return num3(v)
+						return b.num3(v)
 					}
-					return valueU(v*k, unit)
+					return b.valueU(v*k, unit)
 				}
 				r.Cells = append(r.Cells, doc.Cell{Text: f(st.Mean)}, doc.Cell{Text: f(st.Max)})
 			}

@@ -27,7 +27,7 @@ func (b *builder) capacityWhy() string {
 	cr := b.capacityAnalysis()
 	switch cr.Skip {
 	case analysis.CapacityTooFewPhases:
-		return "it needs phases at two or more different loads of one workload (a stepped run, or several runs at different loads); this run has " + plural(int64(cr.Phases), "phase")
+		return "it needs phases at two or more different loads of one workload (a stepped run, or several runs at different loads); this run has " + b.plural(int64(cr.Phases), "phase")
 	case analysis.CapacityConcurrentOnly:
 		return fmt.Sprintf("it needs phases at two or more different loads of one workload; the %d phases here belong to %d workloads running side by side, each at one load, and concurrent workloads are not load steps", cr.Phases, cr.Workloads)
 	case analysis.CapacitySameLoad:
@@ -70,7 +70,7 @@ func (b *builder) capacity() doc.Section {
 		lcell := doc.Cell{Text: "–"}
 		for _, l := range res.Little {
 			if checkLittle && l.Load == x.Point.Load {
-				lcell = doc.Cell{Text: fmt.Sprintf("%s of the asked load", pct(100*l.Ratio))}
+				lcell = doc.Cell{Text: fmt.Sprintf("%s of the asked load", b.pct(100*l.Ratio))}
 				if l.Short {
 					lcell.Level = doc.Warn
 					lcell.Text += ": " + l.Note
@@ -84,8 +84,8 @@ func (b *builder) capacity() doc.Section {
 		if len(b.s.SLA) == 0 {
 			met = doc.Cell{Text: "–"}
 		}
-		row := doc.Row{Cells: []doc.Cell{{Text: b.red.String(x.Name)}, {Text: num3(x.Point.Load)}, {Text: rate(x.Point.ThroughputRPS)},
-			{Text: ms(x.Point.MeanMs)}, {Text: ms(x.Point.P95Ms)}, met}}
+		row := doc.Row{Cells: []doc.Cell{{Text: b.red.String(x.Name)}, {Text: b.num3(x.Point.Load)}, {Text: b.rate(x.Point.ThroughputRPS)},
+			{Text: b.ms(x.Point.MeanMs)}, {Text: b.ms(x.Point.P95Ms)}, met}}
 		if checkLittle {
 			row.Cells = append(row.Cells, lcell)
 		}
@@ -134,34 +134,34 @@ func (b *builder) capacity() doc.Section {
 	// Verdicts in words.
 	if res.Knee != nil {
 		s := upperFirst(res.Knee.Sentence())
-		bn := bottleneckClause(cr.Bottleneck, kind, true)
+		bn := b.bottleneckClause(cr.Bottleneck, kind, true)
 		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence("Knee: "+s, bn)})
 		b.dropFindings(doc.FindCapacity)
 		b.finding(doc.FindCapacity, doc.Warn, s, bn)
 	} else {
 		if res.Outcome == knee.ThinData {
-			sec.Blocks = append(sec.Blocks, noData(sentence("No verdict on scaling: "+thinKneeClause(res.Thin, kind))))
+			sec.Blocks = append(sec.Blocks, noData(sentence("No verdict on scaling: "+b.thinKneeClause(res.Thin, kind))))
 		} else {
 			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Info, Text: sentence("No knee: " + res.KneeReason)})
 		}
 		if cr.Bottleneck != nil {
-			sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentence("Up to the highest tested load, " + bottleneckClause(cr.Bottleneck, kind, false))})
+			sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentence("Up to the highest tested load, " + b.bottleneckClause(cr.Bottleneck, kind, false))})
 		}
 	}
 	if res.USL != nil {
 		u := res.USL
 		peak := "no peak within reach (coherency κ ≈ 0: throughput approaches λ/σ)"
 		if finite(u.PeakLoad) {
-			peak = fmt.Sprintf("predicted peak %s at %s", rps(u.PeakThroughputRPS), loadU(u.PeakLoad, kind))
+			peak = fmt.Sprintf("predicted peak %s at %s", b.rps(u.PeakThroughputRPS), b.loadU(u.PeakLoad, kind))
 		}
 		sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Universal Scalability Law fit: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
-			coef(u.Sigma), coef(u.Kappa), rate(u.Lambda), strings.TrimSuffix(unit, "s"), peak, u.R2)})
+			coef(u.Sigma), coef(u.Kappa), b.rate(u.Lambda), strings.TrimSuffix(unit, "s"), peak, u.R2)})
 	} else {
 		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence("No USL fit: " + res.USLReason)})
 	}
 	if len(b.s.SLA) > 0 {
 		if res.MaxLoadMeetingSLA != nil {
-			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: sentence("highest tested load that met every requirement: " + loadU(*res.MaxLoadMeetingSLA, kind))})
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: sentence("highest tested load that met every requirement: " + b.loadU(*res.MaxLoadMeetingSLA, kind))})
 		} else {
 			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Fail, Text: "Even the lowest tested load broke a requirement."})
 		}
@@ -176,7 +176,7 @@ func (b *builder) capacity() doc.Section {
 	}
 	for _, l := range res.Little {
 		if checkLittle && l.Short {
-			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(fmt.Sprintf("Little's law at %s: %s", loadU(l.Load, kind), l.Note))})
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(fmt.Sprintf("Little's law at %s: %s", b.loadU(l.Load, kind), l.Note))})
 		}
 	}
 	return sec
@@ -184,9 +184,9 @@ func (b *builder) capacity() doc.Section {
 
 // thinKneeClause says, with its numbers, which load level had too little
 // data for a verdict on scaling, and the rule it missed.
-func thinKneeClause(p *knee.Point, kind knee.LoadKind) string {
+func (b numbers) thinKneeClause(p *knee.Point, kind knee.LoadKind) string {
 	return fmt.Sprintf("not enough data to judge: the step at %s had %s over %s; a verdict needs every load step to last %s or more and hold %d or more",
-		loadU(p.Load, kind), plural(p.Samples, "request"), dur(time.Duration(p.Seconds*float64(time.Second))), dur(time.Duration(knee.MinSeconds*float64(time.Second))), knee.MinSamples)
+		b.loadU(p.Load, kind), b.plural(p.Samples, "request"), dur(time.Duration(p.Seconds*float64(time.Second))), dur(time.Duration(knee.MinSeconds*float64(time.Second))), knee.MinSamples)
 }
 
 // coef formats a fitted coefficient to 4 significant digits; a value
@@ -200,12 +200,12 @@ func coef(v float64) string {
 
 // loadU formats a load in its unit: whole users ("~36 users" when a model
 // predicts a fraction), or an arrival rate.
-func loadU(v float64, kind knee.LoadKind) string {
+func (b numbers) loadU(v float64, kind knee.LoadKind) string {
 	if kind == knee.Rate {
-		return rps(v) + " offered"
+		return b.rps(v) + " offered"
 	}
 	n := math.Round(v)
-	s := plural(int64(n), "user")
+	s := b.plural(int64(n), "user")
 	if math.Abs(v-n) > 1e-9 {
 		s = "~" + s
 	}

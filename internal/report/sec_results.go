@@ -34,12 +34,12 @@ func (b *builder) statsTable(caption string, rows []core.LabelStats) *doc.Table 
 		if total {
 			typ = "all requests"
 		}
-		errCell := doc.Cell{Text: pct(r.ErrorPct)}
+		errCell := doc.Cell{Text: b.pct(r.ErrorPct)}
 		if r.Errors > 0 {
 			errCell.Level = doc.Warn
 		}
-		times := []doc.Cell{{Text: ms(r.MinMs)}, {Text: ms(r.MeanMs)}, {Text: ms(r.P50Ms)}, {Text: ms(r.P90Ms)}, {Text: ms(r.P95Ms)},
-			{Text: ms(r.P99Ms)}, {Text: ms(r.MaxMs)}}
+		times := []doc.Cell{{Text: b.ms(r.MinMs)}, {Text: b.ms(r.MeanMs)}, {Text: b.ms(r.P50Ms)}, {Text: b.ms(r.P90Ms)}, {Text: b.ms(r.P95Ms)},
+			{Text: b.ms(r.P99Ms)}, {Text: b.ms(r.MaxMs)}}
 		if r.NoTimes { // an access log without a duration field
 			for i := range times {
 				times[i] = doc.Cell{Text: "not in this log"}
@@ -50,12 +50,12 @@ func (b *builder) statsTable(caption string, rows []core.LabelStats) *doc.Table 
 			}
 			few = append(few, fmt.Sprintf("%s (n = %d)", b.red.String(r.Label), r.Samples))
 		}
-		cells := append([]doc.Cell{{Text: b.red.String(r.Label)}, {Text: typ}, {Text: count(r.Samples)}}, times...)
-		t.Rows = append(t.Rows, doc.Row{Total: total, Cells: append(cells, errCell, doc.Cell{Text: rate(r.ThroughputRPS)})})
+		cells := append([]doc.Cell{{Text: b.red.String(r.Label)}, {Text: typ}, {Text: b.count(r.Samples)}}, times...)
+		t.Rows = append(t.Rows, doc.Row{Total: total, Cells: append(cells, errCell, doc.Cell{Text: b.rate(r.ThroughputRPS)})})
 	}
 	if len(few) > 0 {
 		t.Note = sentence(fmt.Sprintf("Percentiles from fewer than %d samples are rough (one sample more or less moves them a whole rank): %s",
-			minPercentileSamples, joinAnd(few)))
+			minPercentileSamples, b.joinAnd(few)))
 	}
 	return t
 }
@@ -76,9 +76,9 @@ func (b *builder) results() doc.Section {
 		return sec
 	}
 	overall := fmt.Sprintf("%s over %s: min %s, average %s, median %s, p95 %s, p99 %s, max %s; %s overall",
-		plural(all.Samples, "request"), dur(b.d.Span()), msU(all.MinMs), msU(all.MeanMs), msU(all.P50Ms), msU(all.P95Ms), msU(all.P99Ms), msU(all.MaxMs), rps(all.ThroughputRPS))
+		b.plural(all.Samples, "request"), dur(b.d.Span()), b.msU(all.MinMs), b.msU(all.MeanMs), b.msU(all.P50Ms), b.msU(all.P95Ms), b.msU(all.P99Ms), b.msU(all.MaxMs), b.rps(all.ThroughputRPS))
 	if !b.holds().Durations || all.NoTimes {
-		overall = fmt.Sprintf("%s over %s; %s overall", plural(all.Samples, "request"), dur(b.d.Span()), rps(all.ThroughputRPS))
+		overall = fmt.Sprintf("%s over %s; %s overall", b.plural(all.Samples, "request"), dur(b.d.Span()), b.rps(all.ThroughputRPS))
 	}
 	sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentences(overall,
 		b.timingMethod(),
@@ -94,7 +94,7 @@ func (b *builder) results() doc.Section {
 			names[i] = b.red.String(n)
 		}
 		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence(fmt.Sprintf("%s %s bytes that are not UTF-8 (%s): they are shown escaped as \\xNN, as the data hold them",
-			plural(int64(len(bad)), "request name"), map[bool]string{true: "holds", false: "hold"}[len(bad) == 1], strings.Join(names, ", ")))})
+			b.plural(int64(len(bad)), "request name"), map[bool]string{true: "holds", false: "hold"}[len(bad) == 1], strings.Join(names, ", ")))})
 	}
 	for _, f := range b.timeCharts() {
 		sec.Blocks = append(sec.Blocks, f)
@@ -111,7 +111,7 @@ func (b *builder) results() doc.Section {
 				continue
 			}
 			cap := p.Name
-			if l := loadText(b.phaseByName(p.Name)); l != "–" {
+			if l := b.loadText(b.phaseByName(p.Name)); l != "–" {
 				cap += " (" + l + ")"
 			}
 			sec.Blocks = append(sec.Blocks, b.statsTable(cap, p.Labels))
@@ -135,7 +135,7 @@ func (b *builder) percentilesOutside() *doc.Para {
 			v    float64
 		}{{"median", r.P50Ms}, {"p90", r.P90Ms}, {"p95", r.P95Ms}, {"p99", r.P99Ms}} {
 			if p.v < r.MinMs || p.v > r.MaxMs {
-				cases = append(cases, fmt.Sprintf("%s of %s, %s, against %s–%s", p.name, b.red.String(r.Label), msU(p.v), ms(r.MinMs), msU(r.MaxMs)))
+				cases = append(cases, fmt.Sprintf("%s of %s, %s, against %s–%s", p.name, b.red.String(r.Label), b.msU(p.v), b.ms(r.MinMs), b.msU(r.MaxMs)))
 			}
 		}
 	}
@@ -156,7 +156,7 @@ func (b *builder) percentilesOutside() *doc.Para {
 	}
 	// "outside the measured range" is the phrase reporttest.PercentileNote
 	// looks for.
-	return &doc.Para{Note: true, Text: sentences(fmt.Sprintf("%s %s outside the measured range (%s)", plural(int64(n), "quoted percentile"), verb, strings.Join(cases, "; ")), why)}
+	return &doc.Para{Note: true, Text: sentences(fmt.Sprintf("%s %s outside the measured range (%s)", b.plural(int64(n), "quoted percentile"), verb, strings.Join(cases, "; ")), why)}
 }
 
 func (b *builder) phaseByName(name string) core.Phase {
@@ -200,14 +200,14 @@ func (b *builder) resultsVerdict() *doc.Verdict {
 				peak = i
 			}
 		}
-		b.finding(doc.FindVolume, doc.Info, fmt.Sprintf("%s in %s over %d phases", plural(all.Samples, "request"), dur(b.d.Span()), len(ps)),
-			fmt.Sprintf("highest throughput %s in %s (%s)", rps(ts[peak].ThroughputRPS), b.red.String(ps[peak].Name), loadText(ps[peak])))
+		b.finding(doc.FindVolume, doc.Info, fmt.Sprintf("%s in %s over %d phases", b.plural(all.Samples, "request"), dur(b.d.Span()), len(ps)),
+			fmt.Sprintf("highest throughput %s in %s (%s)", b.rps(ts[peak].ThroughputRPS), b.red.String(ps[peak].Name), b.loadText(ps[peak])))
 	} else {
-		times := fmt.Sprintf("average %s, p95 %s", msU(all.MeanMs), msU(all.P95Ms))
+		times := fmt.Sprintf("average %s, p95 %s", b.msU(all.MeanMs), b.msU(all.P95Ms))
 		if noTimes {
 			times = ""
 		}
-		b.finding(doc.FindVolume, doc.Info, fmt.Sprintf("%s in %s at %s", plural(all.Samples, "request"), dur(b.d.Span()), rps(all.ThroughputRPS)), times)
+		b.finding(doc.FindVolume, doc.Info, fmt.Sprintf("%s in %s at %s", b.plural(all.Samples, "request"), dur(b.d.Span()), b.rps(all.ThroughputRPS)), times)
 	}
 	// Slowest label.
 	var slow *core.LabelStats
@@ -225,27 +225,27 @@ func (b *builder) resultsVerdict() *doc.Verdict {
 		if slow.Transaction {
 			kind = "transaction"
 		}
-		b.finding(doc.FindVolume, doc.Info, fmt.Sprintf("Slowest %s: %s, average %s, p95 %s over %s", kind, b.red.String(slow.Label), msU(slow.MeanMs), msU(slow.P95Ms), plural(slow.Samples, "sample")))
+		b.finding(doc.FindVolume, doc.Info, fmt.Sprintf("Slowest %s: %s, average %s, p95 %s over %s", kind, b.red.String(slow.Label), b.msU(slow.MeanMs), b.msU(slow.P95Ms), b.plural(slow.Samples, "sample")))
 	}
 
-	rtEvidence := fmt.Sprintf("average %s, p95 %s, p99 %s over the run", msU(all.MeanMs), msU(all.P95Ms), msU(all.P99Ms))
+	rtEvidence := fmt.Sprintf("average %s, p95 %s, p99 %s over the run", b.msU(all.MeanMs), b.msU(all.P95Ms), b.msU(all.P99Ms))
 	rtLevel, rtVerdict, rtReqs := b.responseTimeVerdict()
 	rtEvidence = clauses(rtReqs, rtEvidence)
 	if noTimes {
 		rtLevel, rtVerdict, rtEvidence = doc.NoData, "not measured", "the data hold no response times (an access log without a request-time field): only requests, statuses and sizes"
 	}
 	if allFailed {
-		b.conclude(doc.AspectThroughput, doc.Fail, "none sustained: every request failed", fmt.Sprintf("%s over %s, %s failed", plural(all.Samples, "request"), dur(b.d.Span()), thousands(b.d.Total.Errors)))
+		b.conclude(doc.AspectThroughput, doc.Fail, "none sustained: every request failed", fmt.Sprintf("%s over %s, %s failed", b.plural(all.Samples, "request"), dur(b.d.Span()), b.thousands(b.d.Total.Errors)))
 	}
 	if len(ps) < 2 {
 		b.conclude(doc.AspectResponseTime, rtLevel, rtVerdict, rtEvidence)
 		if !allFailed {
-			b.conclude(doc.AspectThroughput, doc.Info, fmt.Sprintf("%s sustained", rps(all.ThroughputRPS)), fmt.Sprintf("%s over %s", plural(all.Samples, "request"), dur(b.d.Span())))
+			b.conclude(doc.AspectThroughput, doc.Info, fmt.Sprintf("%s sustained", b.rps(all.ThroughputRPS)), fmt.Sprintf("%s over %s", b.plural(all.Samples, "request"), dur(b.d.Span())))
 		}
 		if noTimes {
-			return &doc.Verdict{Level: doc.NoData, Text: fmt.Sprintf("Verdict: response time not measured (the data hold no response times); %s at %s.", plural(all.Samples, "request"), rps(all.ThroughputRPS))}
+			return &doc.Verdict{Level: doc.NoData, Text: fmt.Sprintf("Verdict: response time not measured (the data hold no response times); %s at %s.", b.plural(all.Samples, "request"), b.rps(all.ThroughputRPS))}
 		}
-		return &doc.Verdict{Level: rtLevel, Text: fmt.Sprintf("Verdict: response time %s — %s at %s.", rtVerdict, rtEvidence, rps(all.ThroughputRPS))}
+		return &doc.Verdict{Level: rtLevel, Text: fmt.Sprintf("Verdict: response time %s — %s at %s.", rtVerdict, rtEvidence, b.rps(all.ThroughputRPS))}
 	}
 	// The movement of response time with throughput is stated over the
 	// load steps of one workload; concurrent workloads are not steps.
@@ -253,7 +253,7 @@ func (b *builder) resultsVerdict() *doc.Verdict {
 	if cr := b.capacityAnalysis(); cr.Skip == analysis.CapacityDone && len(cr.Steps) > 1 && !noTimes {
 		f, l := cr.Steps[0], cr.Steps[len(cr.Steps)-1]
 		rtMove = fmt.Sprintf("average response time went from %s in %s to %s in %s while throughput went from %s to %s",
-			msU(f.Point.MeanMs), b.red.String(f.Name), msU(l.Point.MeanMs), b.red.String(l.Name), rps(f.Point.ThroughputRPS), rps(l.Point.ThroughputRPS))
+			b.msU(f.Point.MeanMs), b.red.String(f.Name), b.msU(l.Point.MeanMs), b.red.String(l.Name), b.rps(f.Point.ThroughputRPS), b.rps(l.Point.ThroughputRPS))
 	}
 	b.conclude(doc.AspectResponseTime, rtLevel, rtVerdict, rtEvidence, rtMove)
 	tpLevel, tpVerdict, tpEvidence := b.throughputVerdict(ts)
@@ -277,7 +277,7 @@ func (b *builder) responseTimeVerdict() (doc.Level, string, string) {
 		if err != nil || r.Error != "" || e.Metric == sla.ErrorRate || e.Metric == sla.Throughput || e.Metric == sla.Checks {
 			continue
 		}
-		seen := obsU(r.Observed, r.Unit)
+		seen := b.obsU(r.Observed, r.Unit)
 		switch {
 		case r.Scope == "run":
 			seen += " over the run"
@@ -288,7 +288,7 @@ func (b *builder) responseTimeVerdict() (doc.Level, string, string) {
 		case !r.Passed:
 			broken = append(broken, fmt.Sprintf("%s (%s)", r.Expr, seen))
 		case r.FirstBroken != "" && r.Scope == "run":
-			partly = append(partly, fmt.Sprintf("%s (%s)", r.Expr, obsU(r.Observed, r.Unit)))
+			partly = append(partly, fmt.Sprintf("%s (%s)", r.Expr, b.obsU(r.Observed, r.Unit)))
 		default:
 			held = append(held, fmt.Sprintf("%s: %s", r.Expr, seen))
 		}
@@ -304,10 +304,10 @@ func (b *builder) responseTimeVerdict() (doc.Level, string, string) {
 	case len(held)+len(partly)+len(broken) == 0:
 		return doc.Info, "measured; no response-time requirement", ""
 	case len(broken) > 0:
-		v := "breaks " + joinAnd(broken)
+		v := "breaks " + b.joinAnd(broken)
 		switch {
 		case len(partly) > 0:
-			v += ", meets " + joinAnd(partly) + " over the run but not in every phase"
+			v += ", meets " + b.joinAnd(partly) + " over the run but not in every phase"
 			if len(held) > 0 {
 				v += ", and " + others(len(held))
 			}
@@ -316,7 +316,7 @@ func (b *builder) responseTimeVerdict() (doc.Level, string, string) {
 		}
 		return doc.Fail, v, ev
 	case len(partly) > 0:
-		v := "meets " + joinAnd(partly) + " over the run but not in every phase"
+		v := "meets " + b.joinAnd(partly) + " over the run but not in every phase"
 		if n := len(held); n > 0 {
 			v += ", and " + others(n)
 		}
@@ -340,9 +340,9 @@ func (b *builder) throughputVerdict(ts []core.LabelStats) (doc.Level, string, st
 		for _, t := range ts {
 			lo, hi = min(lo, t.ThroughputRPS), max(hi, t.ThroughputRPS)
 		}
-		span := fmt.Sprintf("between %s and %s across %d phases", rps(lo), rps(hi), len(ts))
-		if rate(lo) == rate(hi) {
-			span = fmt.Sprintf("%s in each of %d phases", rps(lo), len(ts))
+		span := fmt.Sprintf("between %s and %s across %d phases", b.rps(lo), b.rps(hi), len(ts))
+		if b.rate(lo) == b.rate(hi) {
+			span = fmt.Sprintf("%s in each of %d phases", b.rps(lo), len(ts))
 		}
 		if why == "" {
 			why = "the analysis failed: " + cr.Err.Error()
@@ -354,13 +354,13 @@ func (b *builder) throughputVerdict(ts []core.LabelStats) (doc.Level, string, st
 	switch res.Outcome {
 	case knee.Stopped:
 		k := res.Knee
-		return doc.Warn, fmt.Sprintf("stopped scaling at %s (%s)", loadU(k.Load, cr.Kind), rps(k.ThroughputRPS)), clauses(k.Evidence(), bottleneckClause(cr.Bottleneck, cr.Kind, true))
+		return doc.Warn, fmt.Sprintf("stopped scaling at %s (%s)", b.loadU(k.Load, cr.Kind), b.rps(k.ThroughputRPS)), clauses(k.Evidence(), b.bottleneckClause(cr.Bottleneck, cr.Kind, true))
 	case knee.Scaling:
-		thr := pct(100 * res.MinGain)
+		thr := b.pct(100 * res.MinGain)
 		return doc.OK, "kept growing up to the highest tested load", fmt.Sprintf("from %s at %s to %s at %s; beyond every tested load it still grew by more than the %s threshold",
-			rps(first.Point.ThroughputRPS), loadU(first.Point.Load, cr.Kind), rps(last.Point.ThroughputRPS), loadU(last.Point.Load, cr.Kind), thr)
+			b.rps(first.Point.ThroughputRPS), b.loadU(first.Point.Load, cr.Kind), b.rps(last.Point.ThroughputRPS), b.loadU(last.Point.Load, cr.Kind), thr)
 	case knee.ThinData:
-		return doc.NoData, "not judged (not enough data)", thinKneeClause(res.Thin, cr.Kind)
+		return doc.NoData, "not judged (not enough data)", b.thinKneeClause(res.Thin, cr.Kind)
 	}
 	return doc.Warn, "stopped growing without a rise in response time", res.KneeReason
 }

@@ -53,8 +53,8 @@ func (b *builder) trends() doc.Section {
 				t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: m.Target}, {Text: m.What}, {Text: "–"}, {Text: "–"}, {Text: "–"}, v}})
 				continue
 			}
-			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: m.Target}, {Text: m.What}, {Text: signedBytes(float64(m.SlopeBytesPerHour)) + "/h"},
-				{Text: fmt.Sprintf("%s … %s", signedBytes(float64(m.CILow)), signedBytes(float64(m.CIHigh)))}, {Text: nonEmpty(m.Method, "–")}, v}})
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: m.Target}, {Text: m.What}, {Text: b.signedBytes(float64(m.SlopeBytesPerHour)) + "/h"},
+				{Text: fmt.Sprintf("%s … %s", b.signedBytes(float64(m.CILow)), b.signedBytes(float64(m.CIHigh)))}, {Text: nonEmpty(m.Method, "–")}, v}})
 		}
 		sec.Blocks = append(sec.Blocks, t)
 		if f := b.memoryChart(); f != nil {
@@ -79,22 +79,22 @@ func (b *builder) latencyDrift(rows []trend.LatencyTrend) []doc.Block {
 	for _, r := range rows {
 		shift := "none"
 		if r.ChangeAt != nil {
-			shift = fmt.Sprintf("from %s (+%s) on: %s", hms(r.ChangeAt.In(b.d.Start.Location())), offset(*r.ChangeAt, b.d.Start), signedMs(float64(r.ChangeMs)))
+			shift = fmt.Sprintf("from %s (+%s) on: %s", b.hms(r.ChangeAt.In(b.d.Start.Location())), offset(*r.ChangeAt, b.d.Start), b.signedMs(float64(r.ChangeMs)))
 		}
 		verdict := doc.Cell{Text: "flat", Level: doc.OK}
 		switch r.Verdict {
 		case trend.DriftThin:
 			verdict = doc.Cell{Text: "not enough data to judge", Level: doc.NoData}
 			if r.Stat == "mean" {
-				thin = append(thin, fmt.Sprintf("%s over %s: %s in %d minutes", r.Label, r.Phase, plural(r.Requests, "request"), r.MinutesAnalyzed))
+				thin = append(thin, fmt.Sprintf("%s over %s: %s in %d minutes", r.Label, r.Phase, b.plural(r.Requests, "request"), r.MinutesAnalyzed))
 			}
 		case trend.DriftUp:
 			// A rise is worth a warning; a fall is stated without one.
 			verdict = doc.Cell{Text: "drifts up", Level: doc.Warn}
 			if r.ChangeAt != nil {
-				drifts = append(drifts, fmt.Sprintf("from %s on, %s %s rose by %s", offset(*r.ChangeAt, b.d.Start), r.Label, r.Stat, strings.TrimPrefix(signedMs(float64(r.ChangeMs)), "+")))
+				drifts = append(drifts, fmt.Sprintf("from %s on, %s %s rose by %s", offset(*r.ChangeAt, b.d.Start), r.Label, r.Stat, strings.TrimPrefix(b.signedMs(float64(r.ChangeMs)), "+")))
 			} else {
-				drifts = append(drifts, fmt.Sprintf("%s %s %s/h", r.Label, r.Stat, signedMs(float64(r.SlopeMsPerHour))))
+				drifts = append(drifts, fmt.Sprintf("%s %s %s/h", r.Label, r.Stat, b.signedMs(float64(r.SlopeMsPerHour))))
 			}
 		case trend.DriftDown:
 			verdict = doc.Cell{Text: "drifts down", Level: doc.Info}
@@ -105,7 +105,7 @@ func (b *builder) latencyDrift(rows []trend.LatencyTrend) []doc.Block {
 	blocks = append(blocks, t)
 	if len(thin) > 0 {
 		blocks = append(blocks, &doc.Para{Note: true, Text: sentence(fmt.Sprintf("Not enough data to judge a drift for %s: a verdict needs at least %s under one load and %d requests in each minute counted",
-			strings.Join(thin, "; "), plural(trend.MinDriftSamples, "request"), trend.MinMinuteSamples))})
+			strings.Join(thin, "; "), b.plural(trend.MinDriftSamples, "request"), trend.MinMinuteSamples))})
 	}
 	switch {
 	case len(drifts) > 0:
@@ -137,14 +137,14 @@ func signed1(v float64) string {
 	return fmt.Sprintf("%+.1f", v)
 }
 
-func signedBytes(v float64) string {
+func (b numbers) signedBytes(v float64) string {
 	if !finite(v) {
 		return "–"
 	}
 	if v < 0 {
-		return "−" + bytesU(-v)
+		return "−" + b.bytesU(-v)
 	}
-	return "+" + bytesU(v)
+	return "+" + b.bytesU(v)
 }
 
 // memoryChart draws the after-GC points of each memory trend.
@@ -200,10 +200,10 @@ func (b *builder) workloadPhases() []doc.Block {
 		if !sp[0].After(b.d.Start.Add(30*time.Second)) && !sp[1].Before(b.d.End.Add(-30*time.Second)) {
 			// Ran the whole time: there is no before or after to compare.
 			blocks = append(blocks, &doc.Para{Note: true, Text: sentence(fmt.Sprintf("no before/during/after comparison for workload %s: it started within 30 s of the run's start and ended within 30 s of its end (%s – %s), so there is no time without it to compare with",
-				b.red.String(w), hms(sp[0]), hms(sp[1])))})
+				b.red.String(w), b.hms(sp[0]), b.hms(sp[1])))})
 			continue
 		}
-		t := &doc.Table{Caption: fmt.Sprintf("CPU before, during and after workload %s (%s – %s)", b.red.String(w), hms(sp[0]), hms(sp[1])),
+		t := &doc.Table{Caption: fmt.Sprintf("CPU before, during and after workload %s (%s – %s)", b.red.String(w), b.hms(sp[0]), b.hms(sp[1])),
 			Columns: []doc.Column{{Name: "Target"}, {Name: "Before", Align: doc.Right}, {Name: "During", Align: doc.Right}, {Name: "After", Align: doc.Right}}}
 		for _, tg := range ts {
 			s := busySeries(tg)
@@ -218,7 +218,7 @@ func (b *builder) workloadPhases() []doc.Block {
 				if l.N == 0 {
 					return "–"
 				}
-				return num3(l.Mean) + " %"
+				return b.num3(l.Mean) + " %"
 			}
 			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(tg.name)}, {Text: f(lv.Before)}, {Text: f(lv.During)}, {Text: f(lv.After)}}})
 		}

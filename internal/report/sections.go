@@ -68,7 +68,7 @@ func environment(in *input) map[string]string {
 			set("cpus", fmt.Sprint(h.CPUs))
 		}
 		if h.MemBytes > 0 {
-			set("memory", bytesU(float64(h.MemBytes)))
+			set("memory", numbers{}.bytesU(float64(h.MemBytes)))
 		}
 		set("go", h.GoVersion)
 	}
@@ -182,7 +182,7 @@ func (b *builder) monitorsTable() []doc.Block {
 		}
 		share := "–"
 		if secs > 0 && st.CPUSeconds > 0 {
-			share = pct(100 * st.CPUSeconds / secs)
+			share = b.pct(100 * st.CPUSeconds / secs)
 		}
 		total += st.CPUSeconds
 		iv := "–"
@@ -190,12 +190,12 @@ func (b *builder) monitorsTable() []doc.Block {
 			iv = trimZeros(fmt.Sprintf("%.3f", st.IntervalS)) + " s"
 		}
 		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(st.Name)}, {Text: st.Kind}, state, {Text: nonEmpty(st.Method, "–")},
-			{Text: iv}, {Text: count(int64(st.Samples))}, {Text: fmt.Sprint(len(st.Gaps))},
+			{Text: iv}, {Text: b.count(int64(st.Samples))}, {Text: fmt.Sprint(len(st.Gaps))},
 			{Text: trimZeros(fmt.Sprintf("%.2f", st.CPUSeconds))}, {Text: share}}})
 	}
 	if len(ts) > 1 && secs > 0 {
 		t.Rows = append(t.Rows, doc.Row{Total: true, Cells: []doc.Cell{{Text: "all monitors"}, {}, {}, {}, {}, {}, {},
-			{Text: trimZeros(fmt.Sprintf("%.2f", total))}, {Text: pct(100 * total / secs)}}})
+			{Text: trimZeros(fmt.Sprintf("%.2f", total))}, {Text: b.pct(100 * total / secs)}}})
 	}
 	t.Note = "CPU used is the monitors' own cost (sampling threads and helper processes such as jstat) over the run."
 	blocks := []doc.Block{t}
@@ -204,9 +204,9 @@ func (b *builder) monitorsTable() []doc.Block {
 		for _, g := range st.Gaps {
 			end := "end of run"
 			if g.End != nil {
-				end = hms(g.End.In(b.d.Start.Location()))
+				end = b.hms(g.End.In(b.d.Start.Location()))
 			}
-			gaps = append(gaps, fmt.Sprintf("%s lost %s – %s: %s", b.red.String(st.Name), hms(g.Start.In(b.d.Start.Location())), end, b.red.String(g.Error)))
+			gaps = append(gaps, fmt.Sprintf("%s lost %s – %s: %s", b.red.String(st.Name), b.hms(g.Start.In(b.d.Start.Location())), end, b.red.String(g.Error)))
 		}
 	}
 	if len(gaps) > 0 {

@@ -311,10 +311,10 @@ func (b *builder) familyTable(t *target, f *family, ranked []*core.Series) *doc.
 			case !ok:
 				r.Cells = append(r.Cells, doc.Cell{Text: "–"}, doc.Cell{Text: "–"})
 			case sp.meanOnly:
-				r.Cells = append(r.Cells, doc.Cell{Text: valueU(st.Mean*k, unit)})
+				r.Cells = append(r.Cells, doc.Cell{Text: b.valueU(st.Mean*k, unit)})
 				any = true
 			default:
-				r.Cells = append(r.Cells, doc.Cell{Text: valueU(st.Mean*k, unit)}, doc.Cell{Text: valueU(st.Max*k, unit)})
+				r.Cells = append(r.Cells, doc.Cell{Text: b.valueU(st.Mean*k, unit)}, doc.Cell{Text: b.valueU(st.Max*k, unit)})
 				any = true
 			}
 		}

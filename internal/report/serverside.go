@@ -113,20 +113,20 @@ func (b *builder) serverTable(t *analysis.ServerSide, joined bool) *doc.Table {
 		} else if r.Status >= 400 {
 			lvl = doc.Warn
 		}
-		cells := []doc.Cell{{Text: showServer}, {Text: showPhase}, {Text: status, Level: lvl}, {Text: count(r.Count)},
-			{Text: rate(r.RatePerS)}, {Text: ms(r.MeanMs)}}
+		cells := []doc.Cell{{Text: showServer}, {Text: showPhase}, {Text: status, Level: lvl}, {Text: b.count(r.Count)},
+			{Text: b.rate(r.RatePerS)}, {Text: b.ms(r.MeanMs)}}
 		if joined {
-			cells = append(cells, doc.Cell{Text: optMs(r.NetMeanMs)})
+			cells = append(cells, doc.Cell{Text: b.optMs(r.NetMeanMs)})
 		}
-		cells = append(cells, doc.Cell{Text: ms(r.P95Ms)})
+		cells = append(cells, doc.Cell{Text: b.ms(r.P95Ms)})
 		if joined {
-			cells = append(cells, doc.Cell{Text: optMs(r.NetP95Ms)})
+			cells = append(cells, doc.Cell{Text: b.optMs(r.NetP95Ms)})
 		}
 		tab.Rows = append(tab.Rows, doc.Row{Cells: cells, Total: total})
 	}
 	note := "Calls/s is the step's calls over the step's duration. A server's Total rows count every call that completed within the run, over the run's duration"
 	if t.OutsidePhases > 0 {
-		note += fmt.Sprintf("; %s of them completed in no step (setup, or between steps)", plural(t.OutsidePhases, "call"))
+		note += fmt.Sprintf("; %s of them completed in no step (setup, or between steps)", b.plural(t.OutsidePhases, "call"))
 	}
 	note += "."
 	tab.Note = note
@@ -178,10 +178,10 @@ func (b *builder) clientServerTable(t *analysis.ServerSide) *doc.Table {
 		srvMean := a.sum / float64(a.calls)
 		net := "–"
 		if a.net {
-			net = ms(a.netSum / float64(a.calls))
+			net = b.ms(a.netSum / float64(a.calls))
 		}
-		tab.Rows = append(tab.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(p.Name)}, {Text: count(c.Samples)}, {Text: count(a.calls)},
-			{Text: ms(c.MeanMs)}, {Text: ms(srvMean)}, {Text: net}, {Text: signedMs(c.MeanMs - srvMean)}}})
+		tab.Rows = append(tab.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(p.Name)}, {Text: b.count(c.Samples)}, {Text: b.count(a.calls)},
+			{Text: b.ms(c.MeanMs)}, {Text: b.ms(srvMean)}, {Text: net}, {Text: b.signedMs(c.MeanMs - srvMean)}}})
 	}
 	if len(tab.Rows) == 0 {
 		return nil
@@ -190,9 +190,9 @@ func (b *builder) clientServerTable(t *analysis.ServerSide) *doc.Table {
 	return tab
 }
 
-func optMs(v *float64) string {
+func (b numbers) optMs(v *float64) string {
 	if v == nil {
 		return "–"
 	}
-	return ms(*v)
+	return b.ms(*v)
 }

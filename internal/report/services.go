@@ -33,17 +33,17 @@ func (b *builder) judgeServices() {
 			withFrac := !math.IsNaN(p.Frac)
 			switch {
 			case rk.Unit == "bytes" && withFrac:
-				return bytesU(p.Mean) + " of " + bytesU(p.Use.Capacity) + " memory (" + pct(100*p.Frac) + ")"
+				return b.bytesU(p.Mean) + " of " + b.bytesU(p.Use.Capacity) + " memory (" + b.pct(100*p.Frac) + ")"
 			case rk.Unit == "bytes":
-				return bytesU(p.Mean) + " of memory"
+				return b.bytesU(p.Mean) + " of memory"
 			case rk.Unit == "bytes/s" && withFrac:
-				return bytesU(p.Mean) + "/s of a " + bytesU(p.Use.Capacity) + "/s link (" + pct(100*p.Frac) + ")"
+				return b.bytesU(p.Mean) + "/s of a " + b.bytesU(p.Use.Capacity) + "/s link (" + b.pct(100*p.Frac) + ")"
 			case rk.Unit == "bytes/s":
-				return bytesU(p.Mean) + "/s"
+				return b.bytesU(p.Mean) + "/s"
 			case withFrac:
-				return fmt.Sprintf("%s of %s %s (%s)", num3(p.Mean), num3(p.Use.Capacity), rk.Word, pct(100*p.Frac))
+				return fmt.Sprintf("%s of %s %s (%s)", b.num3(p.Mean), b.num3(p.Use.Capacity), rk.Word, b.pct(100*p.Frac))
 			}
-			return num3(p.Mean) + " " + rk.Word
+			return b.num3(p.Mean) + " " + rk.Word
 		}
 		rest := ""
 		if len(peaks) > 1 {
@@ -54,9 +54,9 @@ func (b *builder) judgeServices() {
 				others, limits = "the other one", "its limit"
 			}
 			if a.WithLimit {
-				rest = fmt.Sprintf("%s stayed at or under %s of %s", others, pct(100*second.Frac), limits)
+				rest = fmt.Sprintf("%s stayed at or under %s of %s", others, b.pct(100*second.Frac), limits)
 			} else {
-				rest = fmt.Sprintf("%s stayed at or under %s on average", others, amountPlain(second.Mean, rk))
+				rest = fmt.Sprintf("%s stayed at or under %s on average", others, b.amountPlain(second.Mean, rk))
 			}
 		}
 		var lvl doc.Level
@@ -78,9 +78,9 @@ func (b *builder) judgeServices() {
 		lead := fmt.Sprintf("%s used %s on average in %s", name, amount(top), top.Span)
 		switch {
 		case rk.Unit == "%" && rk.Aspect == resources.CPU:
-			lead = fmt.Sprintf("%s was %s busy on average in %s", name, pct(top.Mean), top.Span)
+			lead = fmt.Sprintf("%s was %s busy on average in %s", name, b.pct(top.Mean), top.Span)
 		case rk.Unit == "%":
-			lead = fmt.Sprintf("%s used %s of its memory on average in %s", name, pct(top.Mean), top.Span)
+			lead = fmt.Sprintf("%s used %s of its memory on average in %s", name, b.pct(top.Mean), top.Span)
 		}
 		if a.WithLimit || rk.Aspect == resources.CPU {
 			// A bare count without a limit is evidence, not a finding.
@@ -100,16 +100,16 @@ func (b *builder) judgeServices() {
 	}
 }
 
-func amountPlain(v float64, rk resources.Rule) string {
+func (b numbers) amountPlain(v float64, rk resources.Rule) string {
 	switch rk.Unit {
 	case "%":
-		return pct(v)
+		return b.pct(v)
 	case "bytes":
-		return bytesU(v)
+		return b.bytesU(v)
 	case "bytes/s":
-		return bytesU(v) + "/s"
+		return b.bytesU(v) + "/s"
 	}
-	return num3(v) + " " + rk.Word
+	return b.num3(v) + " " + rk.Word
 }
 
 // judgeRestarts names the containers whose restart counter rose during the
@@ -120,18 +120,18 @@ func (b *builder) judgeRestarts() {
 	rs := resources.Restarts(rts, b.d.Start, b.d.End)
 	if len(rs) == 0 {
 		if n := resources.RestartCounters(rts); n > 0 {
-			b.conclude(doc.AspectRestarts, doc.OK, "none", fmt.Sprintf("the restart counters of %s stayed the same during the run", plural(int64(n), "container")))
+			b.conclude(doc.AspectRestarts, doc.OK, "none", fmt.Sprintf("the restart counters of %s stayed the same during the run", b.plural(int64(n), "container")))
 		}
 		return
 	}
 	var parts []string
 	for _, r := range rs {
-		parts = append(parts, fmt.Sprintf("%s restarted %s", b.red.String(r.Component), plural(int64(math.Round(r.N)), "time")))
+		parts = append(parts, fmt.Sprintf("%s restarted %s", b.red.String(r.Component), b.plural(int64(math.Round(r.N)), "time")))
 	}
 	// "Container …" first: the sentence's capital must not change a name.
-	text := "container " + joinAnd(parts) + " during the run"
+	text := "container " + b.joinAnd(parts) + " during the run"
 	b.finding(doc.FindResources, doc.Fail, text)
-	b.conclude(doc.AspectRestarts, doc.Fail, fmt.Sprintf("%s restarted", plural(int64(len(rs)), "container")), text)
+	b.conclude(doc.AspectRestarts, doc.Fail, fmt.Sprintf("%s restarted", b.plural(int64(len(rs)), "container")), text)
 }
 
 // judgeNetwork names the instances and pods whose network error or drop
@@ -143,9 +143,9 @@ func (b *builder) judgeNetwork() {
 	}
 	var parts []string
 	for _, f := range fs {
-		parts = append(parts, fmt.Sprintf("%s on %s (about %s, at most %s/s)", f.What, b.red.String(f.Component), num3(f.N), num3(f.MaxPerS)))
+		parts = append(parts, fmt.Sprintf("%s on %s (about %s, at most %s/s)", f.What, b.red.String(f.Component), b.num3(f.N), b.num3(f.MaxPerS)))
 	}
-	text := "network " + joinAnd(parts) + " during the run"
+	text := "network " + b.joinAnd(parts) + " during the run"
 	b.finding(doc.FindResources, doc.Warn, text)
 	c, ok := b.conclusions[doc.AspectNetwork]
 	if ok && c.Level != doc.NoData {

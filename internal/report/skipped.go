@@ -20,12 +20,12 @@ func (b *builder) skippedBlocks() []doc.Block {
 			continue
 		}
 		total += n
-		parts = append(parts, fmt.Sprintf("%s in %s", thousands(n), b.red.String(w)))
+		parts = append(parts, fmt.Sprintf("%s in %s", b.thousands(n), b.red.String(w)))
 	}
 	if total == 0 {
 		return nil
 	}
 	return []doc.Block{&doc.Para{Text: sentences(
-		sentence(fmt.Sprintf("%s ended early by an on_fail rule (%s)", plural(total, "iteration"), joinAnd(parts))),
+		sentence(fmt.Sprintf("%s ended early by an on_fail rule (%s)", b.plural(total, "iteration"), b.joinAnd(parts))),
 		sentence("the steps after the failure were not sent, so later labels count fewer requests than earlier ones"))}}
 }

@@ -47,11 +47,11 @@ func (b *builder) topSQL() []doc.Block {
 				if len(ps.Statements) == 0 {
 					continue
 				}
-				out = append(out, b.statementTable(fmt.Sprintf("%s — top statements in %s (%s – %s)", name, b.red.String(p.Name), hms(p.Start), hms(p.End)), ps,
+				out = append(out, b.statementTable(fmt.Sprintf("%s — top statements in %s (%s – %s)", name, b.red.String(p.Name), b.hms(p.Start), b.hms(p.End)), ps,
 					"Statement increments are logged every "+dur(mondata.StatementEvery)+", so a phase's figures cover the logging intervals that ended in it."))
 			}
 		}
-		out = append(out, b.statementTable(fmt.Sprintf("%s — top statements over the whole run (%s – %s)", name, hms(st.Start), hms(st.End)), st, ""))
+		out = append(out, b.statementTable(fmt.Sprintf("%s — top statements over the whole run (%s – %s)", name, b.hms(st.Start), b.hms(st.End)), st, ""))
 	}
 	return out
 }
@@ -74,10 +74,10 @@ func (b *builder) statementTable(caption string, st mondata.Statements, note str
 		}
 		share := "–"
 		if all > 0 {
-			share = pct(100 * s.TotalMs / all)
+			share = b.pct(100 * s.TotalMs / all)
 		}
 		tb.Rows = append(tb.Rows, doc.Row{Cells: []doc.Cell{{Text: fmt.Sprint(i + 1)}, {Text: b.red.String(s.Query)},
-			{Text: count(s.Calls)}, {Text: totalTime(s.TotalMs)}, {Text: ms(s.MeanMs)}, {Text: share}}})
+			{Text: b.count(s.Calls)}, {Text: b.totalTime(s.TotalMs)}, {Text: b.ms(s.MeanMs)}, {Text: share}}})
 	}
 	notes := []string{}
 	if st.Distinct > len(tb.Rows) {
@@ -91,9 +91,9 @@ func (b *builder) statementTable(caption string, st mondata.Statements, note str
 }
 
 // totalTime formats a statement's total execution time.
-func totalTime(msv float64) string {
+func (b numbers) totalTime(msv float64) string {
 	if msv < 10000 {
-		return msU(msv)
+		return b.msU(msv)
 	}
 	return dur(time.Duration(msv * float64(time.Millisecond)))
 }

@@ -26,7 +26,7 @@ func (b *builder) testStatus() doc.Verdict {
 	incomplete := ""
 	switch b.d.Info.Status {
 	case "running":
-		incomplete = "The run did not finish (run.json still says running): results cover it up to " + hms(b.d.End) + "."
+		incomplete = "The run did not finish (run.json still says running): results cover it up to " + b.hms(b.d.End) + "."
 	case "interrupted":
 		incomplete = "The run was interrupted" + stopReason(b.d.Info.Stopped) + ": results cover only the time it ran."
 	case "failed":
@@ -48,8 +48,8 @@ func (b *builder) testStatus() doc.Verdict {
 	default:
 		v = doc.Verdict{Level: doc.Info, Text: "Test status: NO REQUIREMENTS — the plan states no SLA, so nothing was judged."}
 		if t := b.d.Total; t != nil && t.Count > 0 {
-			v.Text += fmt.Sprintf(" Error rate %s (%s of %s requests).", pct(100*float64(t.Errors)/float64(t.Count)),
-				thousands(t.Errors), thousands(t.Count))
+			v.Text += fmt.Sprintf(" Error rate %s (%s of %s requests).", b.pct(100*float64(t.Errors)/float64(t.Count)),
+				b.thousands(t.Errors), b.thousands(t.Count))
 		}
 	}
 	v.Text = sentences(v.Text, incomplete)
@@ -113,33 +113,33 @@ func (b *builder) validityTable() []doc.Block {
 	cols := []col{{doc.Column{Name: "Phase"}, txt(func(p analysis.PhaseValidity) string { return b.red.String(p.Phase) })}}
 	if h.PlannedLoad {
 		cols = append(cols,
-			col{doc.Column{Name: "Planned /s", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return open(p, rate(p.PlannedRate)) })},
-			col{doc.Column{Name: "Achieved /s", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return open(p, rate(p.AchievedRate)) })},
-			col{doc.Column{Name: "Dropped", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return open(p, thousands(p.Dropped)) })})
+			col{doc.Column{Name: "Planned /s", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return open(p, b.rate(p.PlannedRate)) })},
+			col{doc.Column{Name: "Achieved /s", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return open(p, b.rate(p.AchievedRate)) })},
+			col{doc.Column{Name: "Dropped", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return open(p, b.thousands(p.Dropped)) })})
 	}
 	cols = append(cols,
 		col{doc.Column{Name: "Users (max)", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string {
-			users := intOrDash(p.PeakUsers)
+			users := b.intOrDash(p.PeakUsers)
 			if p.MaxUsers > 0 {
-				users += " (" + thousands(int64(p.MaxUsers)) + ")"
+				users += " (" + b.thousands(int64(p.MaxUsers)) + ")"
 			}
 			return users
 		})},
-		col{doc.Column{Name: "Req/s", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return rate(p.RequestsPerS) })})
+		col{doc.Column{Name: "Req/s", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return b.rate(p.RequestsPerS) })})
 	if h.Durations && h.COCorrection {
 		cols = append(cols,
-			col{doc.Column{Name: "Response ms (from intended start)", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return ms(p.ResponseMs) })},
-			col{doc.Column{Name: "Service ms (from send)", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return msOrDash(p.ServiceMs) })})
+			col{doc.Column{Name: "Response ms (from intended start)", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return b.ms(p.ResponseMs) })},
+			col{doc.Column{Name: "Service ms (from send)", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return b.msOrDash(p.ServiceMs) })})
 	} else if h.Durations {
-		cols = append(cols, col{doc.Column{Name: "Response ms", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return ms(p.ResponseMs) })})
+		cols = append(cols, col{doc.Column{Name: "Response ms", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return b.ms(p.ResponseMs) })})
 	}
 	if h.Durations {
-		cols = append(cols, col{doc.Column{Name: "In flight (Little)", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return num3(p.InFlight) })})
+		cols = append(cols, col{doc.Column{Name: "In flight (Little)", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return b.num3(p.InFlight) })})
 	}
 	if h.GeneratorEnv {
 		cols = append(cols, col{doc.Column{Name: "Generator CPU", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string {
 			if p.CPUPct > 0 {
-				return pct(p.CPUPct)
+				return b.pct(p.CPUPct)
 			}
 			return "–"
 		})})
@@ -184,11 +184,11 @@ func (b *builder) validityConclusion() []doc.Block {
 		Text: sentence("The planned load was not applied, so these conclusions describe a lighter load than planned", b.red.String(v.Reasons[0]))}}
 }
 
-func msOrDash(v float64) string {
+func (b numbers) msOrDash(v float64) string {
 	if v == 0 {
 		return "–"
 	}
-	return ms(v)
+	return b.ms(v)
 }
 
 // Warnings are the validity findings that do not make the run invalid,
@@ -221,7 +221,7 @@ func Warnings(v *analysis.Validity) []Warning {
 	}
 	if len(starved) > 1 {
 		out[at].Text = fmt.Sprintf("the generator was starved of CPU in %s (%s): its threads waited up to %s of their runnable time for a CPU held by other processes (%s ms in all), so its response times include its own waiting",
-			plural(int64(len(starved)), "phase"), joinAnd(starved), pct(maxPct), thousands(int64(math.Round(totalMs))))
+			numbers{}.plural(int64(len(starved)), "phase"), numbers{}.joinAnd(starved), numbers{}.pct(maxPct), numbers{}.thousands(int64(math.Round(totalMs))))
 	}
 	return out
 }
