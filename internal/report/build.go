@@ -75,7 +75,7 @@ func build(in *input) *doc.Document {
 	secs := map[string]doc.Section{}
 	secs[SecRequirements] = b.requirements()
 	secs[SecRuns] = b.runs()
-	if cb := ContextBlocks(in.d.Info.Context, b.red.String); len(cb) > 0 {
+	if cb := ContextBlocksIn(in.d.Info.Context, b.red.String, in.loc); len(cb) > 0 {
 		r := secs[SecRuns]
 		r.Blocks = append(cb, r.Blocks...)
 		secs[SecRuns] = r
@@ -163,7 +163,7 @@ func noData(text string) *doc.Verdict { return &doc.Verdict{Level: doc.NoData, T
 // ---- summary ------------------------------------------------------------
 
 func (b *builder) summary() doc.Section {
-	sec := doc.Section{ID: SecSummary, Title: "Summary"}
+	sec := doc.Section{ID: SecSummary, Title: b.W("Summary")}
 	st := b.status()
 	b.doc.Status = st
 	sec.Blocks = append(sec.Blocks, &st)
@@ -213,9 +213,9 @@ func reqCount(n int, all bool) string {
 // ---- requirements ---------------------------------------------------------
 
 func (b *builder) requirements() doc.Section {
-	sec := doc.Section{ID: SecRequirements, Title: "Scope and requirements"}
+	sec := doc.Section{ID: SecRequirements, Title: b.W("Scope and requirements")}
 	info := b.d.Info
-	kv := &doc.Table{Caption: "Scope", Columns: []doc.Column{{Name: "Item"}, {Name: "Value"}}}
+	kv := &doc.Table{Caption: b.W("Scope"), Columns: []doc.Column{{Name: b.W("Item")}, {Name: b.W("Value")}}}
 	add := func(k, v string) {
 		if v != "" {
 			kv.Rows = append(kv.Rows, doc.Row{Cells: []doc.Cell{{Text: k}, {Text: b.red.String(v)}}})
@@ -232,8 +232,8 @@ func (b *builder) requirements() doc.Section {
 	sec.Blocks = append(sec.Blocks, kv)
 
 	if len(info.Workloads) > 0 {
-		t := &doc.Table{Caption: "Workloads", Columns: []doc.Column{{Name: "Workload"}, {Name: "Model"},
-			{Name: "Users", Align: doc.Right}, {Name: "Rate (req/s)", Align: doc.Right}, {Name: "Think time"}, {Name: "Load"}}}
+		t := &doc.Table{Caption: b.W("Workloads"), Columns: []doc.Column{{Name: b.W("Workload")}, {Name: b.W("Model")},
+			{Name: b.W("Users"), Align: doc.Right}, {Name: b.W("Rate (req/s)"), Align: doc.Right}, {Name: b.W("Think time")}, {Name: b.W("Load")}}}
 		for _, w := range info.Workloads {
 			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(w.Name)}, {Text: w.Model},
 				{Text: b.intOrDash(w.Users)}, {Text: b.floatOrDash(w.Rate)}, {Text: nonEmpty(w.Think, "–")}, {Text: b.red.String(w.Shape)}}})
@@ -245,9 +245,9 @@ func (b *builder) requirements() doc.Section {
 		sec.Blocks = append(sec.Blocks, noData("No requirements (SLA) in the plan: nothing to judge. Add an `sla:` list to the plan to get a verdict and an exit code."))
 		return sec
 	}
-	t := &doc.Table{Caption: "Requirements, judged over the run and per phase",
-		Columns: []doc.Column{{Name: "Requirement"}, {Name: "Verdict"}, {Name: "Observed", Align: doc.Right},
-			{Name: "Measured over"}, {Name: "Per phase"}}}
+	t := &doc.Table{Caption: b.W("Requirements, judged over the run and per phase"),
+		Columns: []doc.Column{{Name: b.W("Requirement")}, {Name: b.W("Verdict")}, {Name: b.W("Observed"), Align: doc.Right},
+			{Name: b.W("Measured over")}, {Name: b.W("Per phase")}}}
 	for _, r := range b.s.SLA {
 		verdict := doc.Cell{Text: "held", Level: doc.OK}
 		switch {
@@ -426,7 +426,7 @@ func (b *builder) slaMatrix() *doc.Table {
 	if len(b.d.Phases) < 2 {
 		return nil
 	}
-	t := &doc.Table{Caption: "Requirements per phase", Columns: []doc.Column{{Name: "Phase"}, {Name: "Load"}, {Name: "Throughput", Align: doc.Right}}}
+	t := &doc.Table{Caption: b.W("Requirements per phase"), Columns: []doc.Column{{Name: b.W("Phase")}, {Name: b.W("Load")}, {Name: b.W("Throughput"), Align: doc.Right}}}
 	var rs []analysis.SLAResult
 	for _, r := range b.s.SLA {
 		if len(r.PerPhase) > 0 {

@@ -175,7 +175,7 @@ func shownWhy(cs *capacity.Search, p capacity.SearchProbe) string {
 // capacitySearchSection is the capacity section of a search's report.
 func (b *builder) capacitySearchSection() doc.Section {
 	cs := b.capacitySearch()
-	sec := doc.Section{ID: SecCapacity, Title: "Capacity"}
+	sec := doc.Section{ID: SecCapacity, Title: b.W("Capacity")}
 	level, lead := b.searchAnswer(cs)
 	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: level, Text: sentence(lead)})
 	// The conclusions' throughput is the search's answer, not the shown
@@ -186,14 +186,14 @@ func (b *builder) capacitySearchSection() doc.Section {
 
 	// The probes, in the order they ran.
 	reqs := searchReqNames(cs)
-	t := &doc.Table{Caption: "The search's probes, in the order they ran (each judged over its measured part, warm-up excluded)",
-		Columns: []doc.Column{{Name: "Probe"}, {Name: "Step"}, {Name: "Load (" + cs.Unit + ")", Align: doc.Right},
-			{Name: "Throughput (req/s)", Align: doc.Right}, {Name: "Average (ms)", Align: doc.Right}, {Name: "p95 (ms)", Align: doc.Right},
-			{Name: "Errors", Align: doc.Right}}}
+	t := &doc.Table{Caption: b.W("The search's probes, in the order they ran (each judged over its measured part, warm-up excluded)"),
+		Columns: []doc.Column{{Name: b.W("Probe")}, {Name: b.W("Step")}, {Name: b.W("Load (") + cs.Unit + ")", Align: doc.Right},
+			{Name: b.W("Throughput (req/s)"), Align: doc.Right}, {Name: b.W("Average (ms)"), Align: doc.Right}, {Name: b.W("p95 (ms)"), Align: doc.Right},
+			{Name: b.W("Errors"), Align: doc.Right}}}
 	for _, r := range reqs {
 		t.Columns = append(t.Columns, doc.Column{Name: b.red.String(r), Align: doc.Right})
 	}
-	t.Columns = append(t.Columns, doc.Column{Name: "Verdict"})
+	t.Columns = append(t.Columns, doc.Column{Name: b.W("Verdict")})
 	intervals := false
 	for _, p := range cs.Probes {
 		step := p.Phase.String()
@@ -336,7 +336,7 @@ func (b *builder) searchChart(cs *capacity.Search) *doc.Figure {
 		}
 		unit = e.Unit()
 	}
-	c := &chart.Chart{Title: "The probes: throughput and " + stat + " against load", XKind: chart.Linear, XLabel: loadName,
+	c := &chart.Chart{Title: b.W("The probes: throughput and ") + stat + " against load", XKind: chart.Linear, XLabel: loadName,
 		Y: chart.Axis{Label: "Throughput (req/s)", Unit: "req/s"}, Height: 320}
 	c.Y2 = &chart.Axis{Label: stat + " (" + unit + ")", Unit: unit}
 	var lx, ly, rx, ry []float64
@@ -354,10 +354,10 @@ func (b *builder) searchChart(cs *capacity.Search) *doc.Figure {
 		}
 		rx, ry = append(rx, p.Load), append(ry, v)
 	}
-	c.Series = append(c.Series, chart.Series{Name: "throughput", Color: colTput, X: lx, Y: ly, Style: chart.Line, Width: 1.2},
+	c.Series = append(c.Series, chart.Series{Name: b.W("throughput"), Color: colTput, X: lx, Y: ly, Style: chart.Line, Width: 1.2},
 		chart.Series{Name: stat, Color: colAvg, X: rx, Y: ry, Style: chart.Line, Width: 1.2, Dash: true, Right: true})
 	if !math.IsNaN(limit) {
-		c.Series = append(c.Series, chart.Series{Name: "its limit, " + b.num3(limit) + " " + unit, Color: "#e15759", X: []float64{lx[0], lx[len(lx)-1]}, Y: []float64{limit, limit}, Dash: true, Width: 1, Right: true})
+		c.Series = append(c.Series, chart.Series{Name: b.W("its limit, ") + b.num3(limit) + " " + unit, Color: "#e15759", X: []float64{lx[0], lx[len(lx)-1]}, Y: []float64{limit, limit}, Dash: true, Width: 1, Right: true})
 	}
 	// Markers by verdict, on both curves.
 	for _, v := range []struct {
@@ -389,7 +389,7 @@ func (b *builder) searchChart(cs *capacity.Search) *doc.Figure {
 			n := hi * float64(i) / 60
 			ux, uy = append(ux, n), append(uy, ul.Throughput(n))
 		}
-		c.Series = append(c.Series, chart.Series{Name: "USL fit", Color: "#222", X: ux, Y: uy, Dash: true, Width: 1.4})
+		c.Series = append(c.Series, chart.Series{Name: b.W("USL fit"), Color: "#222", X: ux, Y: uy, Dash: true, Width: 1.4})
 	}
 	caption := sentences("each probe is a point on both curves, coloured by the search's verdict: the solid curve is its throughput (left axis), the dashed one the requirement's statistic (right axis) with the limit as a red dashed line",
 		strings.TrimSpace(map[bool]string{true: "the vertical line marks the capacity", false: ""}[cs.Load > 0]))

@@ -130,8 +130,8 @@ func (b *builder) timeCharts() []*doc.Figure {
 	rt := b.timeChart("Response time of all requests")
 	rt.Y = chart.Axis{Label: "Response time (ms)", Unit: "ms"}
 	rt.Series = []chart.Series{
-		{Name: "p95 per second", Color: colP95, X: p95R.X, Y: p95R.Mean, Lo: band(p95R, true), Hi: band(p95R, false)},
-		{Name: "average", Color: colAvg, X: avgR.X, Y: avgR.Mean, Lo: band(avgR, true), Hi: band(avgR, false), Width: 2},
+		{Name: b.W("p95 per second"), Color: colP95, X: p95R.X, Y: p95R.Mean, Lo: band(p95R, true), Hi: band(p95R, false)},
+		{Name: b.W("average"), Color: colAvg, X: avgR.X, Y: avgR.Mean, Lo: band(avgR, true), Hi: band(avgR, false), Width: 2},
 	}
 	figs := []*doc.Figure{b.figure("response-time", rt, "Average and 95th percentile response time of all requests per second (transactions excluded)."+bucketNote(avgR))}
 
@@ -145,9 +145,9 @@ func (b *builder) timeCharts() []*doc.Figure {
 	// The errors' area is drawn first so the completed line stays visible
 	// on top of it, even when every request failed.
 	if b.s.Errors.Total > 0 {
-		tp.Series = append(tp.Series, chart.Series{Name: "errors/s", Color: colErr, X: erR.X, Y: erR.Mean, Style: chart.Area})
+		tp.Series = append(tp.Series, chart.Series{Name: b.W("errors/s"), Color: colErr, X: erR.X, Y: erR.Mean, Style: chart.Area})
 	}
-	tp.Series = append(tp.Series, chart.Series{Name: "completed req/s", Color: colTput, X: tpR.X, Y: tpR.Mean, Lo: band(tpR, true), Hi: band(tpR, false), Width: 2})
+	tp.Series = append(tp.Series, chart.Series{Name: b.W("completed req/s"), Color: colTput, X: tpR.X, Y: tpR.Mean, Lo: band(tpR, true), Hi: band(tpR, false), Width: 2})
 	failed := ""
 	if b.s.Errors.Total > 0 {
 		failed = " and failed requests per second"
@@ -229,7 +229,7 @@ func (b *builder) distributionChart() *doc.Figure {
 	}
 	top := maxPercentile(total.Count)
 	ps := percentileGrid(top)
-	c := &chart.Chart{Title: "Response time distribution", XKind: chart.Nines, XMin: 0, XMax: top,
+	c := &chart.Chart{Title: b.W("Response time distribution"), XKind: chart.Nines, XMin: 0, XMax: top,
 		XLabel: "Percentile (log scale of the tail)", Y: chart.Axis{Label: "Response time (ms)", Unit: "ms"}, Height: 320}
 	for _, k := range keys {
 		a := d.Run[k]
@@ -250,7 +250,7 @@ func (b *builder) distributionChart() *doc.Figure {
 		for i, p := range ps {
 			y[i] = total.QuantileMs(p)
 		}
-		c.Series = append(c.Series, chart.Series{Name: "all requests", Color: "#222", X: ps, Y: y, Dash: true, Width: 2})
+		c.Series = append(c.Series, chart.Series{Name: b.W("all requests"), Color: "#222", X: ps, Y: y, Dash: true, Width: 2})
 	}
 	for i := range c.Series {
 		if c.Series[i].Color == "" {
@@ -312,7 +312,7 @@ func (b *builder) errorChart() *doc.Figure {
 	c := b.timeChart("Failed requests over time")
 	c.Height = 220
 	c.Y = chart.Axis{Label: "Errors per " + dur(time.Duration(w)*time.Second), Unit: ""}
-	c.Series = []chart.Series{{Name: "errors", Color: colErr, X: x, Y: y, Style: chart.Area}}
+	c.Series = []chart.Series{{Name: b.W("errors"), Color: colErr, X: x, Y: y, Style: chart.Area}}
 	return b.figure("errors", c, fmt.Sprintf("Failed requests counted per %s.", dur(time.Duration(w)*time.Second)))
 }
 

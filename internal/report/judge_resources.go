@@ -21,7 +21,7 @@ func (b *builder) spans() []resources.Span {
 		out = append(out, resources.Span{Name: b.red.String(p.Name), From: p.Start, To: p.End})
 	}
 	if len(out) == 0 {
-		out = append(out, resources.Span{Name: "the run", From: b.d.Start, To: b.d.End.Add(time.Nanosecond)})
+		out = append(out, resources.Span{Name: b.W("the run"), From: b.d.Start, To: b.d.End.Add(time.Nanosecond)})
 	}
 	return out
 }

@@ -72,8 +72,8 @@ func (b *builder) labelCharts() []doc.Block {
 		b.figure("throughput-per-label", tp, sentences(fmt.Sprintf("completed requests per second of %s, per %s", which, per))),
 	}
 	if len(rest) > 0 {
-		t := &doc.Table{Caption: "Labels not drawn in the per-label charts", Columns: []doc.Column{{Name: "Label"}, {Name: "Samples", Align: doc.Right},
-			{Name: "Average (ms)", Align: doc.Right}, {Name: "p95 (ms)", Align: doc.Right}, {Name: "Throughput (req/s)", Align: doc.Right}}}
+		t := &doc.Table{Caption: b.W("Labels not drawn in the per-label charts"), Columns: []doc.Column{{Name: b.W("Label")}, {Name: b.W("Samples"), Align: doc.Right},
+			{Name: b.W("Average (ms)"), Align: doc.Right}, {Name: b.W("p95 (ms)"), Align: doc.Right}, {Name: b.W("Throughput (req/s)"), Align: doc.Right}}}
 		for _, k := range rest {
 			st := b.d.Run[k].Stats(b.d.LabelName(k), false, b.d.Span())
 			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(st.Label)}, {Text: b.count(st.Samples)}, {Text: b.ms(st.MeanMs)},

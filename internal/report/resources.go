@@ -293,7 +293,7 @@ func kindTitle(kind string, n int) string {
 }
 
 func (b *builder) resources() doc.Section {
-	sec := doc.Section{ID: SecResources, Title: "Resources"}
+	sec := doc.Section{ID: SecResources, Title: b.W("Resources")}
 	ts := b.monTargets()
 	if b.in.monErr != nil {
 		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: "Monitor data could not be read: " + b.red.String(b.in.monErr.Error())})
@@ -458,7 +458,7 @@ func (b *builder) resourceTable(t *target) *doc.Table {
 	if len(cols) == 0 {
 		return nil
 	}
-	tb := &doc.Table{Caption: b.red.String(t.name) + " per phase", Columns: []doc.Column{{Name: "Phase"}}}
+	tb := &doc.Table{Caption: b.red.String(t.name) + " per phase", Columns: []doc.Column{{Name: b.W("Phase")}}}
 	for _, c := range cols {
 		if c.km.counter {
 			tb.Columns = append(tb.Columns, doc.Column{Name: c.km.name, Align: doc.Right})
@@ -468,7 +468,7 @@ func (b *builder) resourceTable(t *target) *doc.Table {
 		if c.s.Unit == "%" {
 			u = " (%)"
 		}
-		tb.Columns = append(tb.Columns, doc.Column{Name: c.km.name + " mean" + u, Align: doc.Right}, doc.Column{Name: "max", Align: doc.Right})
+		tb.Columns = append(tb.Columns, doc.Column{Name: c.km.name + " mean" + u, Align: doc.Right}, doc.Column{Name: b.W("max"), Align: doc.Right})
 	}
 	row := func(name string, from, to time.Time, total bool) {
 		r := doc.Row{Total: total, Cells: []doc.Cell{{Text: name}}}

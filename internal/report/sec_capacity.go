@@ -43,7 +43,7 @@ func (b *builder) serverTimes() bool {
 }
 
 func (b *builder) capacity() doc.Section {
-	sec := doc.Section{ID: SecCapacity, Title: "Capacity"}
+	sec := doc.Section{ID: SecCapacity, Title: b.W("Capacity")}
 	cr := b.capacityAnalysis()
 	if why := b.capacityWhy(); why != "" {
 		sec.Blocks = append(sec.Blocks, noData(sentence("no capacity analysis: "+why)))
@@ -60,11 +60,11 @@ func (b *builder) capacity() doc.Section {
 		unit, loadName = "req/s", "Offered rate (req/s)"
 	}
 	// Table: load against throughput and response time.
-	t := &doc.Table{Caption: "Throughput and response time against offered load", Columns: []doc.Column{{Name: "Phase"}, {Name: loadName, Align: doc.Right},
-		{Name: "Throughput (req/s)", Align: doc.Right}, {Name: "Average (ms)", Align: doc.Right}, {Name: "p95 (ms)", Align: doc.Right},
-		{Name: "Every SLA met"}}}
+	t := &doc.Table{Caption: b.W("Throughput and response time against offered load"), Columns: []doc.Column{{Name: b.W("Phase")}, {Name: loadName, Align: doc.Right},
+		{Name: b.W("Throughput (req/s)"), Align: doc.Right}, {Name: b.W("Average (ms)"), Align: doc.Right}, {Name: b.W("p95 (ms)"), Align: doc.Right},
+		{Name: b.W("Every SLA met")}}}
 	if checkLittle {
-		t.Columns = append(t.Columns, doc.Column{Name: "Little's law"})
+		t.Columns = append(t.Columns, doc.Column{Name: b.W("Little's law")})
 	}
 	for _, x := range pts {
 		lcell := doc.Cell{Text: "–"}
@@ -93,14 +93,14 @@ func (b *builder) capacity() doc.Section {
 	}
 	sec.Blocks = append(sec.Blocks, t)
 	// Chart: throughput (and the USL curve) and mean response time against load.
-	c := &chart.Chart{Title: "Throughput and response time against load", XKind: chart.Linear, XLabel: loadName,
+	c := &chart.Chart{Title: b.W("Throughput and response time against load"), XKind: chart.Linear, XLabel: loadName,
 		Y: chart.Axis{Label: "Throughput (req/s)", Unit: "req/s"}, Y2: &chart.Axis{Label: "Average response time (ms)", Unit: "ms"}, Height: 320}
 	var lx, ly, lm []float64
 	for _, p := range res.Points {
 		lx, ly, lm = append(lx, p.Load), append(ly, p.ThroughputRPS), append(lm, p.MeanMs)
 	}
-	c.Series = append(c.Series, chart.Series{Name: "throughput", Color: colTput, X: lx, Y: ly, Style: chart.LinePoints, Width: 2},
-		chart.Series{Name: "average response time", Color: colAvg, X: lx, Y: lm, Style: chart.LinePoints, Right: true})
+	c.Series = append(c.Series, chart.Series{Name: b.W("throughput"), Color: colTput, X: lx, Y: ly, Style: chart.LinePoints, Width: 2},
+		chart.Series{Name: b.W("average response time"), Color: colAvg, X: lx, Y: lm, Style: chart.LinePoints, Right: true})
 	if res.USL != nil {
 		u := *res.USL
 		hi := lx[len(lx)-1] * 1.3
@@ -116,7 +116,7 @@ func (b *builder) capacity() doc.Section {
 			ux, uy = append(ux, n), append(uy, u.Throughput(n))
 		}
 		if kind == knee.Users {
-			c.Series = append(c.Series, chart.Series{Name: "USL fit", Color: "#222", X: ux, Y: uy, Dash: true, Width: 1.4})
+			c.Series = append(c.Series, chart.Series{Name: b.W("USL fit"), Color: "#222", X: ux, Y: uy, Dash: true, Width: 1.4})
 		}
 	}
 	if res.Knee != nil {

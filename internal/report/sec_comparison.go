@@ -12,7 +12,7 @@ import (
 // ---- comparison -----------------------------------------------------------------
 
 func (b *builder) comparison() doc.Section {
-	sec := doc.Section{ID: SecComparison, Title: "Comparison"}
+	sec := doc.Section{ID: SecComparison, Title: b.W("Comparison")}
 	if b.in.base == nil {
 		msg := "No comparison: no baseline run was given (plateau report RUN --baseline OTHER_RUN, or plateau compare BASE NEW)."
 		if b.in.baseErr != nil {
@@ -60,18 +60,18 @@ func (b numbers) comparisonTables(rows []compare.Row, baseName, newName string) 
 		byPhase[r.Phase] = append(byPhase[r.Phase], r)
 	}
 	for _, p := range phases {
-		cap := "Whole run"
+		cap := b.W("Whole run")
 		if p != "run" {
 			cap = "Phase " + p
 			if bp := byPhase[p][0].BasePhase; bp != "" {
 				cap += " (baseline: " + bp + ")"
 			}
 		}
-		t := &doc.Table{Caption: cap, Columns: []doc.Column{{Name: "Label"},
-			{Name: "Average " + baseName + " (ms)", Align: doc.Right}, {Name: "Average " + newName + " (ms)", Align: doc.Right},
-			{Name: "Delta (ms)", Align: doc.Right}, {Name: "Delta %", Align: doc.Right},
-			{Name: "p95 " + baseName, Align: doc.Right}, {Name: "p95 " + newName, Align: doc.Right}, {Name: "p95 delta %", Align: doc.Right},
-			{Name: "Throughput (req/s)", Align: doc.Right}, {Name: "Error %", Align: doc.Right}, {Name: "Verdict"}}}
+		t := &doc.Table{Caption: cap, Columns: []doc.Column{{Name: b.W("Label")},
+			{Name: b.W("Average ") + baseName + " (ms)", Align: doc.Right}, {Name: b.W("Average ") + newName + " (ms)", Align: doc.Right},
+			{Name: b.W("Delta (ms)"), Align: doc.Right}, {Name: b.W("Delta %"), Align: doc.Right},
+			{Name: b.W("p95 ") + baseName, Align: doc.Right}, {Name: b.W("p95 ") + newName, Align: doc.Right}, {Name: b.W("p95 delta %"), Align: doc.Right},
+			{Name: b.W("Throughput (req/s)"), Align: doc.Right}, {Name: b.W("Error %"), Align: doc.Right}, {Name: b.W("Verdict")}}}
 		for _, r := range byPhase[p] {
 			v := doc.Cell{Text: string(r.Verdict), Level: verdictLevel(r.Verdict)}
 			t.Rows = append(t.Rows, doc.Row{Total: r.Label == core.TotalLabel, Cells: []doc.Cell{{Text: r.Label},

@@ -12,7 +12,7 @@ import (
 // ---- errors -----------------------------------------------------------------
 
 func (b *builder) errors() doc.Section {
-	sec := doc.Section{ID: SecErrors, Title: "Errors"}
+	sec := doc.Section{ID: SecErrors, Title: b.W("Errors")}
 	es := b.s.Errors
 	all := b.s.Labels[len(b.s.Labels)-1]
 	if es.Total == 0 {
@@ -31,25 +31,25 @@ func (b *builder) errors() doc.Section {
 	}
 	ofErr := func(n int64) string { return b.pct(100 * float64(n) / float64(es.Total)) }
 
-	t := &doc.Table{Caption: "By class", Columns: []doc.Column{{Name: "Class"}, {Name: "Errors", Align: doc.Right},
-		{Name: "% of requests", Align: doc.Right}, {Name: "% of errors", Align: doc.Right}}}
+	t := &doc.Table{Caption: b.W("By class"), Columns: []doc.Column{{Name: b.W("Class")}, {Name: b.W("Errors"), Align: doc.Right},
+		{Name: b.W("% of requests"), Align: doc.Right}, {Name: b.W("% of errors"), Align: doc.Right}}}
 	for _, k := range sortedByValue(es.ByClass) {
 		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: k}, {Text: b.count(es.ByClass[k])}, {Text: share(es.ByClass[k])}, {Text: ofErr(es.ByClass[k])}}})
 	}
 	t.Rows = append(t.Rows, doc.Row{Total: true, Cells: []doc.Cell{{Text: "all"}, {Text: b.count(es.Total)}, {Text: share(es.Total)}, {Text: "100 %"}}})
 	sec.Blocks = append(sec.Blocks, t)
 	if len(es.ByStatus) > 0 {
-		t := &doc.Table{Caption: "By HTTP status", Columns: []doc.Column{{Name: "Status"}, {Name: "Errors", Align: doc.Right},
-			{Name: "% of requests", Align: doc.Right}, {Name: "% of errors", Align: doc.Right}}}
+		t := &doc.Table{Caption: b.W("By HTTP status"), Columns: []doc.Column{{Name: b.W("Status")}, {Name: b.W("Errors"), Align: doc.Right},
+			{Name: b.W("% of requests"), Align: doc.Right}, {Name: b.W("% of errors"), Align: doc.Right}}}
 		for _, k := range sortedByValue(es.ByStatus) {
 			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: k + " " + statusText(k)}, {Text: b.count(es.ByStatus[k])}, {Text: share(es.ByStatus[k])}, {Text: ofErr(es.ByStatus[k])}}})
 		}
 		sec.Blocks = append(sec.Blocks, t)
 	}
 	const maxRows = 50
-	dt := &doc.Table{Caption: "By message, with when and where they were seen", Columns: []doc.Column{{Name: "Class"}, {Name: "Status", Align: doc.Right},
-		{Name: "Message"}, {Name: "Label"}, {Name: "Count", Align: doc.Right}, {Name: "% of requests", Align: doc.Right},
-		{Name: "First seen"}, {Name: "Last seen"}, {Name: "Phases"}}}
+	dt := &doc.Table{Caption: b.W("By message, with when and where they were seen"), Columns: []doc.Column{{Name: b.W("Class")}, {Name: b.W("Status"), Align: doc.Right},
+		{Name: b.W("Message")}, {Name: b.W("Label")}, {Name: b.W("Count"), Align: doc.Right}, {Name: b.W("% of requests"), Align: doc.Right},
+		{Name: b.W("First seen")}, {Name: b.W("Last seen")}, {Name: b.W("Phases")}}}
 	// A failed request also fails its transaction; the table lists the
 	// requests' errors and shows a transaction's only when none of its
 	// requests carries it (an imported log of transactions alone).

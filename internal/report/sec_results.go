@@ -13,14 +13,17 @@ import (
 
 // ---- results ----------------------------------------------------------------
 
-var statCols = []doc.Column{{Name: "Label"}, {Name: "Type"}, {Name: "Samples", Align: doc.Right}, {Name: "Min (ms)", Align: doc.Right}, {Name: "Average (ms)", Align: doc.Right},
-	{Name: "Median (ms)", Align: doc.Right}, {Name: "p90 (ms)", Align: doc.Right}, {Name: "p95 (ms)", Align: doc.Right},
-	{Name: "p99 (ms)", Align: doc.Right}, {Name: "Max (ms)", Align: doc.Right}, {Name: "Error %", Align: doc.Right},
-	{Name: "Throughput (req/s)", Align: doc.Right}}
+// statCols are the columns of a label table in the document's language.
+func (b numbers) statCols() []doc.Column {
+	return []doc.Column{{Name: b.W("Label")}, {Name: b.W("Type")}, {Name: b.W("Samples"), Align: doc.Right}, {Name: b.W("Min (ms)"), Align: doc.Right}, {Name: b.W("Average (ms)"), Align: doc.Right},
+	{Name: b.W("Median (ms)"), Align: doc.Right}, {Name: b.W("p90 (ms)"), Align: doc.Right}, {Name: b.W("p95 (ms)"), Align: doc.Right},
+	{Name: b.W("p99 (ms)"), Align: doc.Right}, {Name: b.W("Max (ms)"), Align: doc.Right}, {Name: b.W("Error %"), Align: doc.Right},
+	{Name: b.W("Throughput (req/s)"), Align: doc.Right}}
+}
 
 // statsTable renders label rows (transactions first, TOTAL last).
 func (b *builder) statsTable(caption string, rows []core.LabelStats) *doc.Table {
-	t := &doc.Table{Caption: caption, Columns: statCols}
+	t := &doc.Table{Caption: caption, Columns: b.statCols()}
 	var few []string
 	for _, r := range rows {
 		typ := "request"
@@ -66,7 +69,7 @@ func (b *builder) statsTable(caption string, rows []core.LabelStats) *doc.Table 
 const minPercentileSamples = 100
 
 func (b *builder) results() doc.Section {
-	sec := doc.Section{ID: SecResults, Title: "Results"}
+	sec := doc.Section{ID: SecResults, Title: b.W("Results")}
 	all := b.s.Labels[len(b.s.Labels)-1]
 	if all.Samples == 0 {
 		sec.Blocks = append(sec.Blocks, noData("No samples were recorded: there are no response times to report."))
@@ -104,7 +107,7 @@ func (b *builder) results() doc.Section {
 		sec.Blocks = append(sec.Blocks, f)
 	}
 	if len(b.s.Phases) > 1 {
-		sec.Blocks = append(sec.Blocks, &doc.Heading{Text: "Per phase"})
+		sec.Blocks = append(sec.Blocks, &doc.Heading{Text: b.W("Per phase")})
 		for _, p := range b.s.Phases {
 			if len(p.Labels) == 0 || p.Labels[len(p.Labels)-1].Samples == 0 {
 				sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: p.Name + ": no samples."})

@@ -10,22 +10,22 @@ import (
 // ---- runs -------------------------------------------------------------------
 
 func (b *builder) runs() doc.Section {
-	sec := doc.Section{ID: SecRuns, Title: "Test runs"}
+	sec := doc.Section{ID: SecRuns, Title: b.W("Test runs")}
 	d := b.d
 	if len(d.Phases) == 0 {
 		sec.Blocks = append(sec.Blocks, noData("run.json records no phases: the run is reported as one span."))
 		return sec
 	}
 	multiW := len(d.Info.Workloads) > 1
-	cols := []doc.Column{{Name: "#", Align: doc.Right}, {Name: "Phase"}}
+	cols := []doc.Column{{Name: b.W("#"), Align: doc.Right}, {Name: b.W("Phase")}}
 	if multiW {
-		cols = append(cols, doc.Column{Name: "Workload"})
+		cols = append(cols, doc.Column{Name: b.W("Workload")})
 	}
-	cols = append(cols, []doc.Column{{Name: "Users", Align: doc.Right}, {Name: "Rate (req/s)", Align: doc.Right},
-		{Name: "Ramp-up", Align: doc.Right}, {Name: "Start"}, {Name: "End"}, {Name: "Duration", Align: doc.Right},
-		{Name: "Samples", Align: doc.Right}, {Name: "Throughput (req/s)", Align: doc.Right}, {Name: "Error %", Align: doc.Right},
-		{Name: "Note"}}...)
-	t := &doc.Table{Caption: "One row per phase: load, time span, throughput and error rate of all requests", Columns: cols}
+	cols = append(cols, []doc.Column{{Name: b.W("Users"), Align: doc.Right}, {Name: b.W("Rate (req/s)"), Align: doc.Right},
+		{Name: b.W("Ramp-up"), Align: doc.Right}, {Name: b.W("Start")}, {Name: b.W("End")}, {Name: b.W("Duration"), Align: doc.Right},
+		{Name: b.W("Samples"), Align: doc.Right}, {Name: b.W("Throughput (req/s)"), Align: doc.Right}, {Name: b.W("Error %"), Align: doc.Right},
+		{Name: b.W("Note")}}...)
+	t := &doc.Table{Caption: b.W("One row per phase: load, time span, throughput and error rate of all requests"), Columns: cols}
 	for i, p := range d.Phases {
 		tot := phaseTotal(b.s, i)
 		row := []doc.Cell{{Text: fmt.Sprint(i + 1)}, {Text: b.red.String(p.Name)}}

@@ -17,7 +17,7 @@ import (
 // ---- trends -------------------------------------------------------------------
 
 func (b *builder) trends() doc.Section {
-	sec := doc.Section{ID: SecTrends, Title: "Trends"}
+	sec := doc.Section{ID: SecTrends, Title: b.W("Trends")}
 	tj := b.s.Trends
 	switch tj.LatencySkip {
 	case trend.LatencyRunTooShort:
@@ -34,8 +34,8 @@ func (b *builder) trends() doc.Section {
 	}
 	// Memory after GC.
 	if len(tj.Memory) > 0 {
-		t := &doc.Table{Caption: "Memory after garbage collection", Columns: []doc.Column{{Name: "Target"}, {Name: "Memory"}, {Name: "Slope", Align: doc.Right},
-			{Name: "95 % interval", Align: doc.Right}, {Name: "Method"}, {Name: "Verdict"}}}
+		t := &doc.Table{Caption: b.W("Memory after garbage collection"), Columns: []doc.Column{{Name: b.W("Target")}, {Name: b.W("Memory")}, {Name: b.W("Slope"), Align: doc.Right},
+			{Name: b.W("95 % interval"), Align: doc.Right}, {Name: b.W("Method")}, {Name: b.W("Verdict")}}}
 		for _, m := range tj.Memory {
 			v := doc.Cell{Text: m.Verdict, Level: doc.OK}
 			switch trend.Verdict(m.Verdict) {
@@ -73,8 +73,8 @@ func (b *builder) trends() doc.Section {
 // too little data said once with their numbers, and the verdict.
 func (b *builder) latencyDrift(rows []trend.LatencyTrend) []doc.Block {
 	var blocks []doc.Block
-	t := &doc.Table{Caption: "Latency drift (per-minute values)", Columns: []doc.Column{{Name: "Label"}, {Name: "Over"}, {Name: "Statistic"},
-		{Name: "Slope (ms/h)", Align: doc.Right}, {Name: "95 % interval", Align: doc.Right}, {Name: "Level shift"}, {Name: "Verdict"}}}
+	t := &doc.Table{Caption: b.W("Latency drift (per-minute values)"), Columns: []doc.Column{{Name: b.W("Label")}, {Name: b.W("Over")}, {Name: b.W("Statistic")},
+		{Name: b.W("Slope (ms/h)"), Align: doc.Right}, {Name: b.W("95 % interval"), Align: doc.Right}, {Name: b.W("Level shift")}, {Name: b.W("Verdict")}}}
 	var drifts, thin []string
 	for _, r := range rows {
 		shift := "none"
@@ -204,7 +204,7 @@ func (b *builder) workloadPhases() []doc.Block {
 			continue
 		}
 		t := &doc.Table{Caption: fmt.Sprintf("CPU before, during and after workload %s (%s – %s)", b.red.String(w), b.hms(sp[0]), b.hms(sp[1])),
-			Columns: []doc.Column{{Name: "Target"}, {Name: "Before", Align: doc.Right}, {Name: "During", Align: doc.Right}, {Name: "After", Align: doc.Right}}}
+			Columns: []doc.Column{{Name: b.W("Target")}, {Name: b.W("Before"), Align: doc.Right}, {Name: b.W("During"), Align: doc.Right}, {Name: b.W("After"), Align: doc.Right}}}
 		for _, tg := range ts {
 			s := busySeries(tg)
 			if tg.kind != mondata.KindHost {

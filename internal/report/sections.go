@@ -13,7 +13,7 @@ import (
 // ---- conclusions ------------------------------------------------------------
 
 func (b *builder) conclusionsSection() doc.Section {
-	sec := doc.Section{ID: SecConclusions, Title: "Conclusions", Blocks: b.validityConclusion()}
+	sec := doc.Section{ID: SecConclusions, Title: b.W("Conclusions"), Blocks: b.validityConclusion()}
 	l := &doc.List{}
 	// Aspects judged only for some runs (connections, from database
 	// monitors; the load generator) follow the fixed ones.
@@ -78,14 +78,14 @@ func environment(in *input) map[string]string {
 }
 
 func (b *builder) appendix() doc.Section {
-	sec := doc.Section{ID: SecAppendix, Title: "Appendix"}
+	sec := doc.Section{ID: SecAppendix, Title: b.W("Appendix")}
 	env := b.extra.Environment
-	caption := "Environment (load generator)"
+	caption := b.W("Environment (load generator)")
 	if !b.holds().GeneratorEnv {
 		caption = "Environment"
 		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "The load generator's environment (host, CPU, memory) is not in the imported data, so it is not known here."})
 	}
-	t := &doc.Table{Caption: caption, Columns: []doc.Column{{Name: "Item"}, {Name: "Value"}}}
+	t := &doc.Table{Caption: caption, Columns: []doc.Column{{Name: b.W("Item")}, {Name: b.W("Value")}}}
 	for _, k := range []struct{ key, name string }{{"host", "Host"}, {"os", "OS"}, {"kernel", "Kernel"}, {"cpu", "CPU"},
 		{"cpus", "CPU cores"}, {"memory", "Memory"}, {"go", "Go runtime"}, {"tool", "Tool"}, {"segment", "Generator segment"}} {
 		if v, ok := env[k.key]; ok {
@@ -97,7 +97,7 @@ func (b *builder) appendix() doc.Section {
 	sec.Blocks = append(sec.Blocks, t)
 
 	if cmd := b.d.Info.Command; len(cmd) > 0 {
-		sec.Blocks = append(sec.Blocks, &doc.Code{Title: "Command line", Lang: "sh", Text: b.red.String(shellJoin(cmd))})
+		sec.Blocks = append(sec.Blocks, &doc.Code{Title: b.W("Command line"), Lang: "sh", Text: b.red.String(shellJoin(cmd))})
 	}
 	if t := b.commandsTable(); t != nil {
 		sec.Blocks = append(sec.Blocks, t)
@@ -108,17 +108,17 @@ func (b *builder) appendix() doc.Section {
 		for _, s := range b.d.Info.Source {
 			l.Items = append(l.Items, doc.Item{Text: b.red.String(s)})
 		}
-		sec.Blocks = append(sec.Blocks, &doc.Heading{Text: "Imported files"}, l)
+		sec.Blocks = append(sec.Blocks, &doc.Heading{Text: b.W("Imported files")}, l)
 	}
 	if notes := append(append([]string{}, b.d.Info.Notes...), b.extra.Notes...); len(notes) > 0 {
 		l := &doc.List{}
 		for _, n := range notes {
 			l.Items = append(l.Items, doc.Item{Level: doc.Info, Text: b.red.String(n)})
 		}
-		sec.Blocks = append(sec.Blocks, &doc.Heading{Text: "Notes"}, l)
+		sec.Blocks = append(sec.Blocks, &doc.Heading{Text: b.W("Notes")}, l)
 	}
 	if b.in.plan != "" {
-		sec.Blocks = append(sec.Blocks, &doc.Code{Title: "Plan as run (secrets masked)", Lang: "yaml", Text: b.in.plan})
+		sec.Blocks = append(sec.Blocks, &doc.Code{Title: b.W("Plan as run (secrets masked)"), Lang: "yaml", Text: b.in.plan})
 	} else {
 		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "The run directory holds no plan copy (imported run)."})
 	}
@@ -170,9 +170,9 @@ func (b *builder) monitorsTable() []doc.Block {
 	if len(ts) == 0 {
 		return nil
 	}
-	t := &doc.Table{Caption: "Monitors and their own cost", Columns: []doc.Column{{Name: "Target"}, {Name: "Kind"}, {Name: "State"},
-		{Name: "Method"}, {Name: "Interval", Align: doc.Right}, {Name: "Samples", Align: doc.Right}, {Name: "Gaps", Align: doc.Right},
-		{Name: "CPU used (s)", Align: doc.Right}, {Name: "CPU share of one core", Align: doc.Right}}}
+	t := &doc.Table{Caption: b.W("Monitors and their own cost"), Columns: []doc.Column{{Name: b.W("Target")}, {Name: b.W("Kind")}, {Name: b.W("State")},
+		{Name: b.W("Method")}, {Name: b.W("Interval"), Align: doc.Right}, {Name: b.W("Samples"), Align: doc.Right}, {Name: b.W("Gaps"), Align: doc.Right},
+		{Name: b.W("CPU used (s)"), Align: doc.Right}, {Name: b.W("CPU share of one core"), Align: doc.Right}}}
 	secs := b.d.Span().Seconds()
 	var total float64
 	for _, st := range ts {

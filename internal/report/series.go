@@ -283,13 +283,13 @@ func (b *builder) tableSpans(f *family) []span {
 // familyTable gives every series' mean and maximum per span.
 func (b *builder) familyTable(t *target, f *family, ranked []*core.Series) *doc.Table {
 	spans := b.tableSpans(f)
-	tb := &doc.Table{Caption: b.red.String(t.name) + " — " + f.name + " per phase", Columns: []doc.Column{{Name: "Series"}}}
+	tb := &doc.Table{Caption: b.red.String(t.name) + " — " + f.name + " per phase", Columns: []doc.Column{{Name: b.W("Series")}}}
 	for _, sp := range spans {
 		if sp.meanOnly {
 			tb.Columns = append(tb.Columns, doc.Column{Name: sp.name + " mean", Align: doc.Right})
 			continue
 		}
-		tb.Columns = append(tb.Columns, doc.Column{Name: sp.name + " mean", Align: doc.Right}, doc.Column{Name: "max", Align: doc.Right})
+		tb.Columns = append(tb.Columns, doc.Column{Name: sp.name + " mean", Align: doc.Right}, doc.Column{Name: b.W("max"), Align: doc.Right})
 	}
 	for i, s := range ranked {
 		if i == seriesMaxRows {

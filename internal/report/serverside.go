@@ -20,7 +20,7 @@ const SecServer = "server"
 // second, and the time with and without the downstream calls — then the
 // client's and the servers' view side by side per step.
 func (b *builder) serverSide() doc.Section {
-	sec := doc.Section{ID: SecServer, Title: "Server side"}
+	sec := doc.Section{ID: SecServer, Title: b.W("Server side")}
 	t := b.s.ServerSide
 	if t == nil {
 		msg := "No server-side data: no access log was attached to this run (plan key server_side, or plateau run --attach)."
@@ -75,16 +75,16 @@ func (b *builder) serverSide() doc.Section {
 // statuses and a total row; then every server together per step and
 // status.
 func (b *builder) serverTable(t *analysis.ServerSide, joined bool) *doc.Table {
-	cols := []doc.Column{{Name: "Server"}, {Name: "Step"}, {Name: "HTTP status", Align: doc.Right},
-		{Name: "Calls", Align: doc.Right}, {Name: "Calls/s", Align: doc.Right}, {Name: "Time with downstream (ms)", Align: doc.Right}}
+	cols := []doc.Column{{Name: b.W("Server")}, {Name: b.W("Step")}, {Name: b.W("HTTP status"), Align: doc.Right},
+		{Name: b.W("Calls"), Align: doc.Right}, {Name: b.W("Calls/s"), Align: doc.Right}, {Name: b.W("Time with downstream (ms)"), Align: doc.Right}}
 	if joined {
-		cols = append(cols, doc.Column{Name: "Time without downstream (ms)", Align: doc.Right})
+		cols = append(cols, doc.Column{Name: b.W("Time without downstream (ms)"), Align: doc.Right})
 	}
-	cols = append(cols, doc.Column{Name: "p95 with (ms)", Align: doc.Right})
+	cols = append(cols, doc.Column{Name: b.W("p95 with (ms)"), Align: doc.Right})
 	if joined {
-		cols = append(cols, doc.Column{Name: "p95 without (ms)", Align: doc.Right})
+		cols = append(cols, doc.Column{Name: b.W("p95 without (ms)"), Align: doc.Right})
 	}
-	tab := &doc.Table{ID: "server-side", Caption: "Calls per server, step and HTTP status (as the servers logged them)", Columns: cols}
+	tab := &doc.Table{ID: "server-side", Caption: b.W("Calls per server, step and HTTP status (as the servers logged them)"), Columns: cols}
 	lastServer, lastPhase := "\x00", "\x00"
 	for _, r := range t.Rows {
 		server, phase := b.red.String(r.Server), b.red.String(r.Phase)
@@ -165,10 +165,10 @@ func (b *builder) clientServerTable(t *analysis.ServerSide) *doc.Table {
 	if len(byPhase) == 0 || len(b.s.Phases) == 0 {
 		return nil
 	}
-	tab := &doc.Table{ID: "client-server", Caption: "Per step: the client's view and the servers' view",
-		Columns: []doc.Column{{Name: "Step"}, {Name: "Client calls", Align: doc.Right}, {Name: "Server calls", Align: doc.Right},
-			{Name: "Client mean (ms)", Align: doc.Right}, {Name: "Server mean (ms)", Align: doc.Right},
-			{Name: "Server mean without downstream (ms)", Align: doc.Right}, {Name: "Client − server (ms)", Align: doc.Right}}}
+	tab := &doc.Table{ID: "client-server", Caption: b.W("Per step: the client's view and the servers' view"),
+		Columns: []doc.Column{{Name: b.W("Step")}, {Name: b.W("Client calls"), Align: doc.Right}, {Name: b.W("Server calls"), Align: doc.Right},
+			{Name: b.W("Client mean (ms)"), Align: doc.Right}, {Name: b.W("Server mean (ms)"), Align: doc.Right},
+			{Name: b.W("Server mean without downstream (ms)"), Align: doc.Right}, {Name: b.W("Client − server (ms)"), Align: doc.Right}}}
 	for _, p := range b.s.Phases {
 		a := byPhase[p.Name]
 		if a == nil || a.calls == 0 || len(p.Labels) == 0 {

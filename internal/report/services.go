@@ -24,7 +24,7 @@ func (b *builder) judgeServices() {
 		spans = append(spans, resources.Span{Name: b.red.String(p.Name), From: p.Start, To: p.End})
 	}
 	if len(spans) == 0 {
-		spans = append(spans, resources.Span{Name: "the run", From: b.d.Start, To: b.d.End.Add(time.Nanosecond)})
+		spans = append(spans, resources.Span{Name: b.W("the run"), From: b.d.Start, To: b.d.End.Add(time.Nanosecond)})
 	}
 	for _, a := range resources.Services(b.resourceTargets(), spans) {
 		rk, peaks := a.Rule, a.Peaks

@@ -36,7 +36,7 @@ func (b *builder) topSQL() []doc.Block {
 	var out []doc.Block
 	for _, st := range whole {
 		name := b.red.String(st.Target)
-		out = append(out, &doc.Heading{Text: "Top SQL — " + name})
+		out = append(out, &doc.Heading{Text: b.W("Top SQL — ") + name})
 		if len(st.Statements) == 0 {
 			out = append(out, noData(sentence(name+": no statement ran during the run")))
 			continue
@@ -58,8 +58,8 @@ func (b *builder) topSQL() []doc.Block {
 
 // statementTable lists the top statements of one span.
 func (b *builder) statementTable(caption string, st mondata.Statements, note string) *doc.Table {
-	tb := &doc.Table{Caption: caption, Columns: []doc.Column{{Name: "#", Align: doc.Right}, {Name: "Statement"},
-		{Name: "Calls", Align: doc.Right}, {Name: "Total time", Align: doc.Right}, {Name: "Mean (ms)", Align: doc.Right}, {Name: "Share", Align: doc.Right}}}
+	tb := &doc.Table{Caption: caption, Columns: []doc.Column{{Name: b.W("#"), Align: doc.Right}, {Name: b.W("Statement")},
+		{Name: b.W("Calls"), Align: doc.Right}, {Name: b.W("Total time"), Align: doc.Right}, {Name: b.W("Mean (ms)"), Align: doc.Right}, {Name: b.W("Share"), Align: doc.Right}}}
 	all := st.AllMs
 	listed := 0.0
 	for _, s := range st.Statements {

@@ -67,7 +67,7 @@ func (b *builder) validityBlocks() []doc.Block {
 	l := &doc.List{}
 	if v.Verdict == "invalid" {
 		for _, r := range v.Reasons {
-			l.Items = append(l.Items, doc.Item{Level: doc.Fail, Lead: "Load not held", Text: finish(b.red.String(r))})
+			l.Items = append(l.Items, doc.Item{Level: doc.Fail, Lead: b.W("Load not held"), Text: finish(b.red.String(r))})
 		}
 	}
 	for _, w := range Warnings(v) {
@@ -110,34 +110,34 @@ func (b *builder) validityTable() []doc.Block {
 		}
 		return s
 	}
-	cols := []col{{doc.Column{Name: "Phase"}, txt(func(p analysis.PhaseValidity) string { return b.red.String(p.Phase) })}}
+	cols := []col{{doc.Column{Name: b.W("Phase")}, txt(func(p analysis.PhaseValidity) string { return b.red.String(p.Phase) })}}
 	if h.PlannedLoad {
 		cols = append(cols,
-			col{doc.Column{Name: "Planned /s", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return open(p, b.rate(p.PlannedRate)) })},
-			col{doc.Column{Name: "Achieved /s", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return open(p, b.rate(p.AchievedRate)) })},
-			col{doc.Column{Name: "Dropped", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return open(p, b.thousands(p.Dropped)) })})
+			col{doc.Column{Name: b.W("Planned /s"), Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return open(p, b.rate(p.PlannedRate)) })},
+			col{doc.Column{Name: b.W("Achieved /s"), Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return open(p, b.rate(p.AchievedRate)) })},
+			col{doc.Column{Name: b.W("Dropped"), Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return open(p, b.thousands(p.Dropped)) })})
 	}
 	cols = append(cols,
-		col{doc.Column{Name: "Users (max)", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string {
+		col{doc.Column{Name: b.W("Users (max)"), Align: doc.Right}, txt(func(p analysis.PhaseValidity) string {
 			users := b.intOrDash(p.PeakUsers)
 			if p.MaxUsers > 0 {
 				users += " (" + b.thousands(int64(p.MaxUsers)) + ")"
 			}
 			return users
 		})},
-		col{doc.Column{Name: "Req/s", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return b.rate(p.RequestsPerS) })})
+		col{doc.Column{Name: b.W("Req/s"), Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return b.rate(p.RequestsPerS) })})
 	if h.Durations && h.COCorrection {
 		cols = append(cols,
-			col{doc.Column{Name: "Response ms (from intended start)", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return b.ms(p.ResponseMs) })},
-			col{doc.Column{Name: "Service ms (from send)", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return b.msOrDash(p.ServiceMs) })})
+			col{doc.Column{Name: b.W("Response ms (from intended start)"), Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return b.ms(p.ResponseMs) })},
+			col{doc.Column{Name: b.W("Service ms (from send)"), Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return b.msOrDash(p.ServiceMs) })})
 	} else if h.Durations {
-		cols = append(cols, col{doc.Column{Name: "Response ms", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return b.ms(p.ResponseMs) })})
+		cols = append(cols, col{doc.Column{Name: b.W("Response ms"), Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return b.ms(p.ResponseMs) })})
 	}
 	if h.Durations {
-		cols = append(cols, col{doc.Column{Name: "In flight (Little)", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return b.num3(p.InFlight) })})
+		cols = append(cols, col{doc.Column{Name: b.W("In flight (Little)"), Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return b.num3(p.InFlight) })})
 	}
 	if h.GeneratorEnv {
-		cols = append(cols, col{doc.Column{Name: "Generator CPU", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string {
+		cols = append(cols, col{doc.Column{Name: b.W("Generator CPU"), Align: doc.Right}, txt(func(p analysis.PhaseValidity) string {
 			if p.CPUPct > 0 {
 				return b.pct(p.CPUPct)
 			}
@@ -145,7 +145,7 @@ func (b *builder) validityTable() []doc.Block {
 		})})
 	}
 	if h.PlannedLoad {
-		cols = append(cols, col{doc.Column{Name: "Held"}, func(p analysis.PhaseValidity) doc.Cell {
+		cols = append(cols, col{doc.Column{Name: b.W("Held")}, func(p analysis.PhaseValidity) doc.Cell {
 			switch {
 			case notRun || p.NoSuccess:
 				return doc.Cell{Text: "–", Level: doc.NoData} // no request succeeded: no load was held
@@ -155,7 +155,7 @@ func (b *builder) validityTable() []doc.Block {
 			return doc.Cell{Text: "yes", Level: doc.OK}
 		}})
 	}
-	caption := "Load applied: planned against achieved, per phase"
+	caption := b.W("Load applied: planned against achieved, per phase")
 	if !h.PlannedLoad {
 		caption = "Load recorded per phase (the imported data hold no planned load to judge it against)"
 	}
