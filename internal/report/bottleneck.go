@@ -40,15 +40,15 @@ func (b numbers) readingText(r resources.Reading) string {
 	what := strings.ToLower(r.Resource)
 	switch {
 	case r.Component == resources.Generator:
-		return fmt.Sprintf("CPU %s of its cores", b.pct(r.Used))
+		return b.T("CPU %s of its cores", b.pct(r.Used))
 	case r.Unit == "%" && r.Resource == "CPU" && r.Capacity == 100:
-		return fmt.Sprintf("CPU %s busy", b.pct(r.Used))
+		return b.T("CPU %s busy", b.pct(r.Used))
 	case r.Unit == "%" && r.Capacity == 100:
 		return fmt.Sprintf("%s %s used", what, b.pct(r.Used))
 	case r.Unit == "%" && r.Resource == "CPU": // % of one core, of the machine's cores
-		return fmt.Sprintf("CPU %s of %s cores (%s)", b.num3(r.Used/100), b.num3(r.Capacity/100), share)
+		return b.T("CPU %s of %s cores (%s)", b.num3(r.Used/100), b.num3(r.Capacity/100), share)
 	case r.Unit == "cores":
-		return fmt.Sprintf("CPU %s of %s cores (%s)", b.num3(r.Used), b.num3(r.Capacity), share)
+		return b.T("CPU %s of %s cores (%s)", b.num3(r.Used), b.num3(r.Capacity), share)
 	case r.Unit == "bytes":
 		return fmt.Sprintf("%s %s of %s (%s)", what, b.bytesU(r.Used), b.bytesU(r.Capacity), share)
 	case r.Unit == "bytes/s":
@@ -67,7 +67,7 @@ func (b numbers) bottleneckClause(bn *resources.Bottleneck, kind knee.LoadKind, 
 	case bn == nil:
 		return "no monitor recorded a component with a known capacity (CPU cores, a memory or connection limit), so the report cannot name the component that ran out"
 	case bn.Saturated:
-		out := fmt.Sprintf("the first monitored component to saturate was %s, with %s on average in %s (%s)", bn.Component, b.readingText(bn.Reading), bn.Phase, b.loadU(bn.Load, kind))
+		out := b.T("the first monitored component to saturate was %s, with %s on average in %s (%s)", bn.Component, b.readingText(bn.Reading), bn.Phase, b.loadU(bn.Load, kind))
 		for i, r := range bn.Also {
 			if i == 2 {
 				out += fmt.Sprintf("; %s more were saturated by %s", b.count(int64(len(bn.Also)-2)), bn.AlsoPhase)
@@ -77,9 +77,9 @@ func (b numbers) bottleneckClause(bn *resources.Bottleneck, kind knee.LoadKind, 
 		}
 		return out
 	case !atKnee:
-		return fmt.Sprintf("no monitored component saturated: the busiest of %s read was %s, with %s on average in %s",
+		return b.T("no monitored component saturated: the busiest of %s read was %s, with %s on average in %s",
 			b.plural(int64(bn.Components), "component resource"), bn.Component, b.readingText(bn.Reading), bn.Phase)
 	}
-	return fmt.Sprintf("no monitored component saturated (the busiest of %s read was %s, with %s on average in %s), so the limit is outside what was monitored",
+	return b.T("no monitored component saturated (the busiest of %s read was %s, with %s on average in %s), so the limit is outside what was monitored",
 		b.plural(int64(bn.Components), "component resource"), bn.Component, b.readingText(bn.Reading), bn.Phase)
 }

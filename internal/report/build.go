@@ -198,14 +198,14 @@ func stopReason(s string) string {
 	return " (" + s + ")"
 }
 
-func reqCount(n int, all bool) string {
+func (b numbers) reqCount(n int, all bool) string {
 	switch {
 	case n == 1 && all:
 		return "the one requirement"
 	case n == 1:
 		return "1 requirement"
 	case all:
-		return fmt.Sprintf("all %d requirements", n)
+		return b.T("all %d requirements", n)
 	}
 	return fmt.Sprintf("%d requirements", n)
 }
@@ -242,21 +242,21 @@ func (b *builder) requirements() doc.Section {
 	}
 
 	if len(b.s.SLA) == 0 {
-		sec.Blocks = append(sec.Blocks, noData("No requirements (SLA) in the plan: nothing to judge. Add an `sla:` list to the plan to get a verdict and an exit code."))
+		sec.Blocks = append(sec.Blocks, noData(b.W("No requirements (SLA) in the plan: nothing to judge. Add an `sla:` list to the plan to get a verdict and an exit code.")))
 		return sec
 	}
 	t := &doc.Table{Caption: b.W("Requirements, judged over the run and per phase"),
 		Columns: []doc.Column{{Name: b.W("Requirement")}, {Name: b.W("Verdict")}, {Name: b.W("Observed"), Align: doc.Right},
 			{Name: b.W("Measured over")}, {Name: b.W("Per phase")}}}
 	for _, r := range b.s.SLA {
-		verdict := doc.Cell{Text: "held", Level: doc.OK}
+		verdict := doc.Cell{Text: b.W("held"), Level: doc.OK}
 		switch {
 		case r.Error != "" && !r.NoData:
-			verdict = doc.Cell{Text: "invalid", Level: doc.Fail}
+			verdict = doc.Cell{Text: b.W("invalid"), Level: doc.Fail}
 		case r.NoData:
-			verdict = doc.Cell{Text: "no data", Level: doc.Fail}
+			verdict = doc.Cell{Text: b.W("no data"), Level: doc.Fail}
 		case !r.Passed:
-			verdict = doc.Cell{Text: "broken", Level: doc.Fail}
+			verdict = doc.Cell{Text: b.W("broken"), Level: doc.Fail}
 		}
 		obs := "–"
 		if !r.NoData && r.Error == "" {
@@ -301,15 +301,15 @@ func (b numbers) obsU(v float64, unit string) string {
 }
 
 func (b *builder) scopeText(r analysis.SLAResult) string {
-	what := "all requests"
+	what := b.W("all requests")
 	if e, err := sla.Parse(r.Expr); err == nil {
 		switch {
 		case e.IsServer() && e.Server != "":
-			what = "server " + e.Server + "'s access log"
+			what = b.W("server ") + e.Server + "'s access log"
 		case e.IsServer():
-			what = "the attached access logs"
+			what = b.W("the attached access logs")
 		case e.Label != "":
-			what = "label " + e.Label
+			what = b.W("label ") + e.Label
 		}
 	}
 	if r.Scope != "run" && r.Scope != "" {
@@ -355,11 +355,11 @@ func (b *builder) perPhaseText(r analysis.SLAResult) string {
 	}
 	switch {
 	case broken == nil:
-		return fmt.Sprintf("held in all %d phases, up to %s", len(r.PerPhase), at(r.PerPhase[len(r.PerPhase)-1].Phase))
+		return b.T("held in all %d phases, up to %s", len(r.PerPhase), at(r.PerPhase[len(r.PerPhase)-1].Phase))
 	case r.HeldUpTo == "":
-		return fmt.Sprintf("broke from the first phase, %s (%s); broken in %d of %d phases", at(broken.Phase), b.obsU(broken.Observed, r.Unit), nBroken, len(r.PerPhase))
+		return b.T("broke from the first phase, %s (%s); broken in %d of %d phases", at(broken.Phase), b.obsU(broken.Observed, r.Unit), nBroken, len(r.PerPhase))
 	}
-	s := fmt.Sprintf("held up to %s; broke at %s (%s)", at(r.HeldUpTo), broken.Phase, b.obsU(broken.Observed, r.Unit))
+	s := b.T("held up to %s; broke at %s (%s)", at(r.HeldUpTo), broken.Phase, b.obsU(broken.Observed, r.Unit))
 	if later := nBroken - 1; later > 0 {
 		s += fmt.Sprintf(" and in %d later phase%s", later, map[bool]string{true: "", false: "s"}[later == 1])
 	}
@@ -370,11 +370,11 @@ func (b *builder) perPhaseText(r analysis.SLAResult) string {
 func (b *builder) slaFinding(r analysis.SLAResult) {
 	e, err := sla.Parse(r.Expr)
 	if err != nil || r.Error != "" && !r.NoData {
-		b.finding(doc.FindRequirement, doc.Fail, fmt.Sprintf("Requirement %q could not be judged: %s", r.Expr, nonEmpty(r.Error, "invalid expression")))
+		b.finding(doc.FindRequirement, doc.Fail, b.T("Requirement %q could not be judged: %s", r.Expr, nonEmpty(r.Error, "invalid expression")))
 		return
 	}
 	if r.NoData {
-		b.finding(doc.FindRequirement, doc.Fail, fmt.Sprintf("Requirement %q had no samples to judge it on", r.Expr))
+		b.finding(doc.FindRequirement, doc.Fail, b.T("Requirement %q had no samples to judge it on", r.Expr))
 		return
 	}
 	what := strings.ToUpper(e.Describe()[:1]) + e.Describe()[1:]

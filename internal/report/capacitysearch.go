@@ -72,33 +72,33 @@ func (b *builder) searchAnswer(cs *capacity.Search) (doc.Level, string) {
 	switch cs.Outcome {
 	case search.GeneratorLimited:
 		level = doc.Warn
-		lead = "No capacity: limited by the load generator at " + l(cs.At) + ", so that probe says nothing about the system"
+		lead = b.W("No capacity: limited by the load generator at ") + l(cs.At) + ", so that probe says nothing about the system"
 		if cs.Load > 0 {
 			lead += "; the system held at least " + l(cs.Load)
 		}
 	case search.Collapsing:
 		level = doc.Fail
-		lead = "No capacity: the system was collapsing at " + l(cs.At) + " (the error rate passed the guard at a load it had handled, or at the first)"
+		lead = b.W("No capacity: the system was collapsing at ") + l(cs.At) + " (the error rate passed the guard at a load it had handled, or at the first)"
 	case search.BelowMin:
 		level = doc.Fail
-		lead = "No capacity: no load probed was good, down to the lowest the search probes"
+		lead = b.W("No capacity: no load probed was good, down to the lowest the search probes")
 		if cs.UpperBound > 0 {
 			lead += fmt.Sprintf(" (%s, limited by %s)", l(cs.UpperBound), searchLimit(cs))
 		}
 	case search.AboveMax:
 		level = doc.Warn
-		lead = "Capacity at least " + l(cs.Load) + ": every probe up to the search's maximum was good"
+		lead = b.W("Capacity at least ") + l(cs.Load) + ": every probe up to the search's maximum was good"
 	default:
 		if cs.Load == 0 {
 			level = doc.Fail
-			lead = "No capacity: no load probed was shown good"
+			lead = b.W("No capacity: no load probed was shown good")
 			break
 		}
-		lead = "Capacity: " + l(cs.Load)
+		lead = b.W("Capacity: ") + l(cs.Load)
 		if cs.UpperBound > 0 {
 			lead += fmt.Sprintf(", between %s and %s (the search's resolution %s)", l(cs.Load), l(cs.UpperBound), cs.Resolution)
 		} else if cs.Outcome == search.Budget {
-			lead = "Capacity at least " + l(cs.Load)
+			lead = b.W("Capacity at least ") + l(cs.Load)
 		}
 		if cs.Below > 0 {
 			lead += fmt.Sprintf("; the knee lies between %s and %s", l(cs.Below), l(cs.Load))
@@ -154,7 +154,7 @@ func (b *builder) searchLead() []doc.Block {
 
 func (b *builder) searchShownNote(cs *capacity.Search) string {
 	n := len(cs.Probes)
-	t := fmt.Sprintf("The search ran %s in %s (capacity section).", b.plural(int64(n), "probe"), dur(time.Duration(cs.ElapsedS*float64(time.Second)).Round(time.Second)))
+	t := b.T("The search ran %s in %s (capacity section).", b.plural(int64(n), "probe"), dur(time.Duration(cs.ElapsedS*float64(time.Second)).Round(time.Second)))
 	for _, p := range cs.Probes {
 		if p.Dir == cs.Shown {
 			t += fmt.Sprintf(" The rest of this report is the run of %s at %s, %s; each probe's own report is in its directory (%s/report.html).",
@@ -180,7 +180,7 @@ func (b *builder) capacitySearchSection() doc.Section {
 	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: level, Text: sentence(lead)})
 	// The conclusions' throughput is the search's answer, not the shown
 	// probe's own rate.
-	b.conclude(doc.AspectThroughput, level, strings.TrimSuffix(lead, "."), fmt.Sprintf("a search of %s (capacity section)", b.plural(int64(len(cs.Probes)), "probe")))
+	b.conclude(doc.AspectThroughput, level, strings.TrimSuffix(lead, "."), b.T("a search of %s (capacity section)", b.plural(int64(len(cs.Probes)), "probe")))
 	kind := searchKind(cs)
 	sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentence(upperFirst(b.bottleneckClause(cs.Bottleneck, kind, true)))})
 
@@ -222,10 +222,10 @@ func (b *builder) capacitySearchSection() doc.Section {
 			}
 			row.Cells = append(row.Cells, c)
 		}
-		row.Cells = append(row.Cells, probeVerdictCell(p))
+		row.Cells = append(row.Cells, b.probeVerdictCell(p))
 		t.Rows = append(t.Rows, row)
 	}
-	note := "A probe is good when every requirement held, the planned load was applied and the throughput kept up; the search then bisects between the highest good and the lowest bad load."
+	note := b.W("A probe is good when every requirement held, the planned load was applied and the throughput kept up; the search then bisects between the highest good and the lowest bad load.")
 	if !intervals && len(reqs) > 0 {
 		note += " No requirement's statistic has a confidence interval here, so each is judged on its value and no probe is marginal."
 	}
@@ -242,22 +242,22 @@ func (b *builder) capacitySearchSection() doc.Section {
 			if kind == knee.Rate {
 				at = b.num3(*u.PeakLoad) + " requests in flight (by Little's law: the open model's fit is over concurrency, not the arrival rate)"
 			}
-			peak = fmt.Sprintf("predicted peak %s at %s", b.rps(*u.PeakThroughputRPS), at)
+			peak = b.T("predicted peak %s at %s", b.rps(*u.PeakThroughputRPS), at)
 		}
 		per := "user"
 		if kind == knee.Rate {
 			per = "request in flight"
 		}
-		sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Universal Scalability Law fit over the probes: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
+		sec.Blocks = append(sec.Blocks, &doc.Para{Text: b.T("Universal Scalability Law fit over the probes: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
 			coef(u.Sigma), coef(u.Kappa), b.rate(u.Lambda), per, peak, u.R2)})
 	} else if cs.USLReason != "" {
-		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence("No USL fit over the probes: " + cs.USLReason)})
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence(b.W("No USL fit over the probes: ") + cs.USLReason)})
 	}
 	return sec
 }
 
-func probeVerdictCell(p capacity.SearchProbe) doc.Cell {
-	c := probeVerdict(p)
+func (b numbers) probeVerdictCell(p capacity.SearchProbe) doc.Cell {
+	c := b.probeVerdict(p)
 	if p.GeneratorStarved && p.Verdict != capacity.NotJudged && p.Verdict != capacity.GeneratorLimited {
 		c.Text += fmt.Sprintf(" (generator starved: %.0f %% run-queue wait)", p.RunQueuePct)
 		if c.Level == doc.OK {
@@ -267,10 +267,10 @@ func probeVerdictCell(p capacity.SearchProbe) doc.Cell {
 	return c
 }
 
-func probeVerdict(p capacity.SearchProbe) doc.Cell {
+func (b numbers) probeVerdict(p capacity.SearchProbe) doc.Cell {
 	switch p.Verdict {
 	case capacity.Good:
-		return doc.Cell{Text: "good", Level: doc.OK}
+		return doc.Cell{Text: b.W("good"), Level: doc.OK}
 	case capacity.Bad:
 		t := "bad"
 		if p.LimitedBy != search.RequirementBroke && p.LimitedBy != search.NoLimit {
@@ -278,14 +278,14 @@ func probeVerdict(p capacity.SearchProbe) doc.Cell {
 		}
 		return doc.Cell{Text: t, Level: doc.Fail}
 	case capacity.Marginal:
-		return doc.Cell{Text: "marginal", Level: doc.Warn}
+		return doc.Cell{Text: b.W("marginal"), Level: doc.Warn}
 	case capacity.GeneratorLimited:
-		return doc.Cell{Text: "generator-limited: not evidence about the system", Level: doc.Warn}
+		return doc.Cell{Text: b.W("generator-limited: not evidence about the system"), Level: doc.Warn}
 	}
 	if p.Interrupted {
-		return doc.Cell{Text: "interrupted: not judged"}
+		return doc.Cell{Text: b.W("interrupted: not judged")}
 	}
-	return doc.Cell{Text: "cut short by the engine: not judged, run again"}
+	return doc.Cell{Text: b.W("cut short by the engine: not judged, run again")}
 }
 
 // searchReqNames are the requirements the probes measured, in plan order.

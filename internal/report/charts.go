@@ -257,7 +257,7 @@ func (b *builder) distributionChart() *doc.Figure {
 			c.Series[i].Color = chart.Palette[i%len(chart.Palette)]
 		}
 	}
-	return b.figure("latency-distribution", c, fmt.Sprintf("Response time at each percentile over the whole run, up to the %s percentile that %s support. The horizontal axis stretches the tail: each step right is ten times rarer.", trimZeros(fmt.Sprintf("%.4f", top)), b.plural(total.Count, "sample")))
+	return b.figure("latency-distribution", c, b.T("Response time at each percentile over the whole run, up to the %s percentile that %s support. The horizontal axis stretches the tail: each step right is ten times rarer.", trimZeros(fmt.Sprintf("%.4f", top)), b.plural(total.Count, "sample")))
 }
 
 // maxPercentile is the highest percentile worth plotting for n samples:
@@ -313,7 +313,7 @@ func (b *builder) errorChart() *doc.Figure {
 	c.Height = 220
 	c.Y = chart.Axis{Label: "Errors per " + dur(time.Duration(w)*time.Second), Unit: ""}
 	c.Series = []chart.Series{{Name: b.W("errors"), Color: colErr, X: x, Y: y, Style: chart.Area}}
-	return b.figure("errors", c, fmt.Sprintf("Failed requests counted per %s.", dur(time.Duration(w)*time.Second)))
+	return b.figure("errors", c, b.T("Failed requests counted per %s.", dur(time.Duration(w)*time.Second)))
 }
 
 // phaseIndexAt returns the index of the phase containing t, or -1.

@@ -49,11 +49,11 @@ func (b *builder) judgeResources() {
 			lvl, verdict = doc.Info, "measured per process"
 		}
 		name, unit := b.red.String(c.Target), cpuUnit(c)
-		ev := fmt.Sprintf("busiest: %s at %s %s on average in %s (peak %s %s)", name, b.num3(c.Mean), unit, c.Span, b.num3(c.Max), unit)
+		ev := b.T("busiest: %s at %s %s on average in %s (peak %s %s)", name, b.num3(c.Mean), unit, c.Span, b.num3(c.Max), unit)
 		b.conclude(doc.AspectCPU, lvl, verdict, ev)
-		b.finding(doc.FindResources, lvl, fmt.Sprintf("CPU %s: %s averaged %s %s in %s (peak %s %s)", verdict, name, b.num3(c.Mean), unit, c.Span, b.num3(c.Max), unit))
+		b.finding(doc.FindResources, lvl, b.T("CPU %s: %s averaged %s %s in %s (peak %s %s)", verdict, name, b.num3(c.Mean), unit, c.Span, b.num3(c.Max), unit))
 	} else if g := m.GeneratorCPU; g != nil {
-		b.conclude(doc.AspectCPU, doc.NoData, "not measured for the system under test", "only the load generator's own host ("+b.red.String(g.Target)+") was monitored; its health is stated apart")
+		b.conclude(doc.AspectCPU, doc.NoData, b.W("not measured for the system under test"), "only the load generator's own host ("+b.red.String(g.Target)+") was monitored; its health is stated apart")
 	}
 	if g := m.GeneratorCPU; g != nil {
 		unit := cpuUnit(g)
@@ -63,7 +63,7 @@ func (b *builder) judgeResources() {
 		}
 		ev := fmt.Sprintf("%s at %s %s on average in %s (peak %s %s)", b.red.String(g.Target), b.num3(g.Mean), unit, g.Span, b.num3(g.Max), unit)
 		b.conclude(doc.AspectGenerator, lvl, verdict, ev)
-		b.finding(doc.FindResources, lvl, fmt.Sprintf("Load generator %s: %s", verdict, ev))
+		b.finding(doc.FindResources, lvl, b.T("Load generator %s: %s", verdict, ev))
 	}
 	// Network: the highest phase means in and out per host of the system
 	// under test.
@@ -88,13 +88,13 @@ func (b *builder) judgeResources() {
 	switch {
 	case len(netEv) > 0:
 		if len(netEv) > 3 {
-			netEv = append(netEv[:3], fmt.Sprintf("and %d more", len(netEv)-3))
+			netEv = append(netEv[:3], b.T("and %d more", len(netEv)-3))
 		}
-		b.conclude(doc.AspectNetwork, doc.Info, "measured", "highest phase means: "+strings.Join(netEv, "; "))
+		b.conclude(doc.AspectNetwork, doc.Info, b.W("measured"), "highest phase means: "+strings.Join(netEv, "; "))
 	case len(m.NetIdle) > 0:
-		b.conclude(doc.AspectNetwork, doc.NoData, "no traffic recorded", "the monitored interfaces of "+b.joinAnd(names(m.NetIdle))+" read zero throughout: the load used another interface, or the counters were not updated")
+		b.conclude(doc.AspectNetwork, doc.NoData, b.W("no traffic recorded"), "the monitored interfaces of "+b.joinAnd(names(m.NetIdle))+" read zero throughout: the load used another interface, or the counters were not updated")
 	case len(m.NetLoopback) > 0:
-		b.conclude(doc.AspectNetwork, doc.NoData, "not measured", "the test ran over loopback, which the monitored interfaces of "+b.joinAnd(names(m.NetLoopback))+" (the load generator's host) do not carry; their figures are other traffic")
+		b.conclude(doc.AspectNetwork, doc.NoData, b.W("not measured"), "the test ran over loopback, which the monitored interfaces of "+b.joinAnd(names(m.NetLoopback))+" (the load generator's host) do not carry; their figures are other traffic")
 	}
 	if mts := b.s.Trends.Memory; len(mts) > 0 {
 		var growing, stable []string
@@ -109,15 +109,15 @@ func (b *builder) judgeResources() {
 		switch {
 		case len(growing) > 0:
 			ev := "growing after GC: " + strings.Join(growing, "; ")
-			b.conclude(doc.AspectMemory, doc.Warn, "grows over the run: possible leak", ev)
-			b.finding(doc.FindMemory, doc.Warn, "Memory grows after garbage collection: "+strings.Join(growing, "; "))
+			b.conclude(doc.AspectMemory, doc.Warn, b.W("grows over the run: possible leak"), ev)
+			b.finding(doc.FindMemory, doc.Warn, b.W("Memory grows after garbage collection: ")+strings.Join(growing, "; "))
 		case len(stable) > 0:
 			m := mts[0]
-			ev := fmt.Sprintf("stable after GC: %s (%s %s/h, %s)", strings.Join(stable, ", "), m.Target, b.signedBytes(float64(m.SlopeBytesPerHour)), m.Method)
-			b.conclude(doc.AspectMemory, doc.OK, "handled well: no leak signal", ev)
-			b.finding(doc.FindMemory, doc.OK, fmt.Sprintf("Memory stable after garbage collection (%s): no leak signal", strings.Join(stable, ", ")))
+			ev := b.T("stable after GC: %s (%s %s/h, %s)", strings.Join(stable, ", "), m.Target, b.signedBytes(float64(m.SlopeBytesPerHour)), m.Method)
+			b.conclude(doc.AspectMemory, doc.OK, b.W("handled well: no leak signal"), ev)
+			b.finding(doc.FindMemory, doc.OK, b.T("Memory stable after garbage collection (%s): no leak signal", strings.Join(stable, ", ")))
 		default:
-			b.conclude(doc.AspectMemory, doc.NoData, "too short to judge a trend", mts[0].Reason)
+			b.conclude(doc.AspectMemory, doc.NoData, b.W("too short to judge a trend"), mts[0].Reason)
 		}
 	}
 	// GC: collections per JVM over the run.
@@ -132,7 +132,7 @@ func (b *builder) judgeResources() {
 			parts = append(parts, fmt.Sprintf("%s full", b.count(int64(g.Full))))
 		}
 		if finite(g.TimePct) {
-			parts = append(parts, fmt.Sprintf("GC time %s %%", b.num3(g.TimePct)))
+			parts = append(parts, b.T("GC time %s %%", b.num3(g.TimePct)))
 		}
 		if g.Busy {
 			gcLvl = doc.Warn
@@ -140,9 +140,9 @@ func (b *builder) judgeResources() {
 		gcEv = append(gcEv, b.red.String(g.Target)+": "+strings.Join(parts, ", "))
 	}
 	if len(gcEv) > 0 {
-		verdict := "collects regularly and keeps up"
+		verdict := b.W("collects regularly and keeps up")
 		if gcLvl == doc.Warn {
-			verdict = "busy: frequent full collections or a high GC time share"
+			verdict = b.W("busy: frequent full collections or a high GC time share")
 		}
 		b.conclude(doc.AspectGC, gcLvl, verdict, strings.Join(gcEv, "; "))
 	}

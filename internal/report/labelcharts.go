@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"math"
 	"sort"
 	"time"
@@ -59,7 +58,7 @@ func (b *builder) labelCharts() []doc.Block {
 		tp.Series = append(tp.Series, chart.Series{Name: name, Color: col, X: tr.X, Y: tr.Mean})
 		bucket = tr
 	}
-	which := fmt.Sprintf("the %d labels with the most samples", len(drawn))
+	which := b.T("the %d labels with the most samples", len(drawn))
 	if rest == nil {
 		which = "every request label"
 	}
@@ -68,8 +67,8 @@ func (b *builder) labelCharts() []doc.Block {
 		per = dur(time.Duration(bucket.Bucket) * time.Second)
 	}
 	blocks := []doc.Block{
-		b.figure("response-time-per-label", rt, sentences(fmt.Sprintf("average response time of %s, per %s", which, per), "transactions are left out")),
-		b.figure("throughput-per-label", tp, sentences(fmt.Sprintf("completed requests per second of %s, per %s", which, per))),
+		b.figure("response-time-per-label", rt, sentences(b.T("average response time of %s, per %s", which, per), "transactions are left out")),
+		b.figure("throughput-per-label", tp, sentences(b.T("completed requests per second of %s, per %s", which, per))),
 	}
 	if len(rest) > 0 {
 		t := &doc.Table{Caption: b.W("Labels not drawn in the per-label charts"), Columns: []doc.Column{{Name: b.W("Label")}, {Name: b.W("Samples"), Align: doc.Right},

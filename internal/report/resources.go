@@ -296,7 +296,7 @@ func (b *builder) resources() doc.Section {
 	sec := doc.Section{ID: SecResources, Title: b.W("Resources")}
 	ts := b.monTargets()
 	if b.in.monErr != nil {
-		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: "Monitor data could not be read: " + b.red.String(b.in.monErr.Error())})
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: b.W("Monitor data could not be read: ") + b.red.String(b.in.monErr.Error())})
 	}
 	withData := 0
 	for _, t := range ts {
@@ -311,9 +311,9 @@ func (b *builder) resources() doc.Section {
 	}
 	if withData == 0 {
 		if len(ts) == 0 {
-			sec.Blocks = append(sec.Blocks, noData("No monitor data: the plan watched no target. Add host, process, cgroup, jvm or postgres targets under monitor: to see what the load cost."))
+			sec.Blocks = append(sec.Blocks, noData(b.W("No monitor data: the plan watched no target. Add host, process, cgroup, jvm or postgres targets under monitor: to see what the load cost.")))
 		} else {
-			sec.Blocks = append(sec.Blocks, noData("No monitor data: none of the monitored targets could be read (see the appendix)."))
+			sec.Blocks = append(sec.Blocks, noData(b.W("No monitor data: none of the monitored targets could be read (see the appendix).")))
 		}
 		sec.Blocks = append(sec.Blocks, b.notesWithoutData(ts)...)
 		sec.Blocks = append(sec.Blocks, b.topSQL()...)

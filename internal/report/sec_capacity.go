@@ -29,9 +29,9 @@ func (b *builder) capacityWhy() string {
 	case analysis.CapacityTooFewPhases:
 		return "it needs phases at two or more different loads of one workload (a stepped run, or several runs at different loads); this run has " + b.plural(int64(cr.Phases), "phase")
 	case analysis.CapacityConcurrentOnly:
-		return fmt.Sprintf("it needs phases at two or more different loads of one workload; the %d phases here belong to %d workloads running side by side, each at one load, and concurrent workloads are not load steps", cr.Phases, cr.Workloads)
+		return b.T("it needs phases at two or more different loads of one workload; the %d phases here belong to %d workloads running side by side, each at one load, and concurrent workloads are not load steps", cr.Phases, cr.Workloads)
 	case analysis.CapacitySameLoad:
-		return fmt.Sprintf("it needs phases at two or more different loads of one workload; all %d phases here ran at the same load", cr.Phases)
+		return b.T("it needs phases at two or more different loads of one workload; all %d phases here ran at the same load", cr.Phases)
 	}
 	return ""
 }
@@ -46,12 +46,12 @@ func (b *builder) capacity() doc.Section {
 	sec := doc.Section{ID: SecCapacity, Title: b.W("Capacity")}
 	cr := b.capacityAnalysis()
 	if why := b.capacityWhy(); why != "" {
-		sec.Blocks = append(sec.Blocks, noData(sentence("no capacity analysis: "+why)))
+		sec.Blocks = append(sec.Blocks, noData(sentence(b.W("no capacity analysis: ")+why)))
 		return sec
 	}
 	pts, kind, res, checkLittle := cr.Steps, cr.Kind, cr.Knee, cr.CheckLittle
 	if cr.Err != nil {
-		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence("capacity analysis failed: " + cr.Err.Error())})
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(b.W("capacity analysis failed: ") + cr.Err.Error())})
 		return sec
 	}
 	unit := "users"
@@ -77,9 +77,9 @@ func (b *builder) capacity() doc.Section {
 				}
 			}
 		}
-		met := doc.Cell{Text: "yes", Level: doc.OK}
+		met := doc.Cell{Text: b.W("yes"), Level: doc.OK}
 		if !x.Point.SLAMet {
-			met = doc.Cell{Text: "no", Level: doc.Fail}
+			met = doc.Cell{Text: b.W("no"), Level: doc.Fail}
 		}
 		if len(b.s.SLA) == 0 {
 			met = doc.Cell{Text: "–"}
@@ -135,48 +135,48 @@ func (b *builder) capacity() doc.Section {
 	if res.Knee != nil {
 		s := upperFirst(res.Knee.Sentence())
 		bn := b.bottleneckClause(cr.Bottleneck, kind, true)
-		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence("Knee: "+s, bn)})
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(b.W("Knee: ")+s, bn)})
 		b.dropFindings(doc.FindCapacity)
 		b.finding(doc.FindCapacity, doc.Warn, s, bn)
 	} else {
 		if res.Outcome == knee.ThinData {
-			sec.Blocks = append(sec.Blocks, noData(sentence("No verdict on scaling: "+b.thinKneeClause(res.Thin, kind))))
+			sec.Blocks = append(sec.Blocks, noData(sentence(b.W("No verdict on scaling: ")+b.thinKneeClause(res.Thin, kind))))
 		} else {
-			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Info, Text: sentence("No knee: " + res.KneeReason)})
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Info, Text: sentence(b.W("No knee: ") + res.KneeReason)})
 		}
 		if cr.Bottleneck != nil {
-			sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentence("Up to the highest tested load, " + b.bottleneckClause(cr.Bottleneck, kind, false))})
+			sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentence(b.W("Up to the highest tested load, ") + b.bottleneckClause(cr.Bottleneck, kind, false))})
 		}
 	}
 	if res.USL != nil {
 		u := res.USL
 		peak := "no peak within reach (coherency κ ≈ 0: throughput approaches λ/σ)"
 		if finite(u.PeakLoad) {
-			peak = fmt.Sprintf("predicted peak %s at %s", b.rps(u.PeakThroughputRPS), b.loadU(u.PeakLoad, kind))
+			peak = b.T("predicted peak %s at %s", b.rps(u.PeakThroughputRPS), b.loadU(u.PeakLoad, kind))
 		}
-		sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Universal Scalability Law fit: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
+		sec.Blocks = append(sec.Blocks, &doc.Para{Text: b.T("Universal Scalability Law fit: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
 			coef(u.Sigma), coef(u.Kappa), b.rate(u.Lambda), strings.TrimSuffix(unit, "s"), peak, u.R2)})
 	} else {
-		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence("No USL fit: " + res.USLReason)})
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence(b.W("No USL fit: ") + res.USLReason)})
 	}
 	if len(b.s.SLA) > 0 {
 		if res.MaxLoadMeetingSLA != nil {
-			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: sentence("highest tested load that met every requirement: " + b.loadU(*res.MaxLoadMeetingSLA, kind))})
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: sentence(b.W("highest tested load that met every requirement: ") + b.loadU(*res.MaxLoadMeetingSLA, kind))})
 		} else {
-			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Fail, Text: "Even the lowest tested load broke a requirement."})
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Fail, Text: b.W("Even the lowest tested load broke a requirement.")})
 		}
 	}
 	switch {
 	case !checkLittle && !b.holds().PlannedLoad && !b.serverTimes():
-		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "Little's-law check of the generator skipped: the imported data do not say what load was asked or how long the users waited between requests."})
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: b.W("Little's-law check of the generator skipped: the imported data do not say what load was asked or how long the users waited between requests.")})
 	case !checkLittle && b.serverTimes():
-		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "Little's-law check of the generator skipped: the times are the servers' own, so they do not say how many of the generator's users were busy."})
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: b.W("Little's-law check of the generator skipped: the times are the servers' own, so they do not say how many of the generator's users were busy.")})
 	case !checkLittle:
-		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "Little's-law check of the generator skipped: the users think or pace between requests, so the time per iteration, not per request, decides how many are busy."})
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: b.W("Little's-law check of the generator skipped: the users think or pace between requests, so the time per iteration, not per request, decides how many are busy.")})
 	}
 	for _, l := range res.Little {
 		if checkLittle && l.Short {
-			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(fmt.Sprintf("Little's law at %s: %s", b.loadU(l.Load, kind), l.Note))})
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(b.T("Little's law at %s: %s", b.loadU(l.Load, kind), l.Note))})
 		}
 	}
 	return sec
@@ -185,7 +185,7 @@ func (b *builder) capacity() doc.Section {
 // thinKneeClause says, with its numbers, which load level had too little
 // data for a verdict on scaling, and the rule it missed.
 func (b numbers) thinKneeClause(p *knee.Point, kind knee.LoadKind) string {
-	return fmt.Sprintf("not enough data to judge: the step at %s had %s over %s; a verdict needs every load step to last %s or more and hold %d or more",
+	return b.T("not enough data to judge: the step at %s had %s over %s; a verdict needs every load step to last %s or more and hold %d or more",
 		b.loadU(p.Load, kind), b.plural(p.Samples, "request"), dur(time.Duration(p.Seconds*float64(time.Second))), dur(time.Duration(knee.MinSeconds*float64(time.Second))), knee.MinSamples)
 }
 

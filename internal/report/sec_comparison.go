@@ -14,9 +14,9 @@ import (
 func (b *builder) comparison() doc.Section {
 	sec := doc.Section{ID: SecComparison, Title: b.W("Comparison")}
 	if b.in.base == nil {
-		msg := "No comparison: no baseline run was given (plateau report RUN --baseline OTHER_RUN, or plateau compare BASE NEW)."
+		msg := b.W("No comparison: no baseline run was given (plateau report RUN --baseline OTHER_RUN, or plateau compare BASE NEW).")
 		if b.in.baseErr != nil {
-			msg = "No comparison: " + b.red.String(fmt.Sprintf("baseline %s unreadable: %v", b.in.baseDir, b.in.baseErr))
+			msg = b.W("No comparison: ") + b.red.String(b.T("baseline %s unreadable: %v", b.in.baseDir, b.in.baseErr))
 		}
 		sec.Blocks = append(sec.Blocks, noData(msg))
 		return sec
@@ -24,17 +24,17 @@ func (b *builder) comparison() doc.Section {
 	rows := analysis.Compare(b.in.base, b.d, b.red.String)
 	b.s.Comparison = rows
 	baseName := b.red.String(nonEmpty(b.in.base.Info.Name, b.in.baseDir))
-	sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Baseline: %s (%s, %s). Deltas are this run minus the baseline; a difference is called faster or slower only when it is beyond run-to-run noise (rank test and confidence intervals over the latency histograms, widened by the variation between seconds) and at least %s of the baseline.",
+	sec.Blocks = append(sec.Blocks, &doc.Para{Text: b.T("Baseline: %s (%s, %s). Deltas are this run minus the baseline; a difference is called faster or slower only when it is beyond run-to-run noise (rank test and confidence intervals over the latency histograms, widened by the variation between seconds) and at least %s of the baseline.",
 		baseName, b.clock(b.in.base.Start), b.red.String(b.in.baseDir), b.pct(compare.DefaultMinEffectPct))})
 	sec.Blocks = append(sec.Blocks, b.comparisonTables(rows, b.T("baseline"), b.T("this run"))...)
 	// Headline: the all-requests row of the whole run.
 	for _, r := range rows {
 		if r.Label == core.TotalLabel && r.Phase == "run" {
 			lvl := verdictLevel(r.Verdict)
-			text := fmt.Sprintf("Compared with %s: %s — average %s → %s (%+.1f %%), p95 %s → %s (%+.1f %%)", baseName, r.Verdict,
+			text := b.T("Compared with %s: %s — average %s → %s (%+.1f %%), p95 %s → %s (%+.1f %%)", baseName, r.Verdict,
 				b.msU(r.BaseMeanMs), b.msU(r.NewMeanMs), r.DeltaPct, b.msU(r.BaseP95Ms), b.msU(r.NewP95Ms), r.P95DeltaPct)
 			if r.Verdict == compare.NotEnough {
-				text = fmt.Sprintf("Compared with %s: %s", baseName, b.notEnoughClause(r))
+				text = b.T("Compared with %s: %s", baseName, b.notEnoughClause(r))
 			}
 			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: lvl, Text: sentence(text)})
 			b.finding(doc.FindComparison, lvl, text)

@@ -16,10 +16,10 @@ func (b *builder) errors() doc.Section {
 	es := b.s.Errors
 	all := b.s.Labels[len(b.s.Labels)-1]
 	if es.Total == 0 {
-		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: fmt.Sprintf("No errors in %s.", b.plural(all.Samples, "request"))})
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: b.T("No errors in %s.", b.plural(all.Samples, "request"))})
 		if all.Samples > 0 {
-			b.finding(doc.FindNoErrors, doc.OK, "No errors in "+b.plural(all.Samples, "request"))
-			b.conclude(doc.AspectErrors, doc.OK, "none", fmt.Sprintf("0 of %s failed", b.plural(all.Samples, "request")))
+			b.finding(doc.FindNoErrors, doc.OK, b.W("No errors in ")+b.plural(all.Samples, "request"))
+			b.conclude(doc.AspectErrors, doc.OK, b.W("none"), fmt.Sprintf("0 of %s failed", b.plural(all.Samples, "request")))
 		}
 		return sec
 	}
@@ -36,7 +36,7 @@ func (b *builder) errors() doc.Section {
 	for _, k := range sortedByValue(es.ByClass) {
 		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: k}, {Text: b.count(es.ByClass[k])}, {Text: share(es.ByClass[k])}, {Text: ofErr(es.ByClass[k])}}})
 	}
-	t.Rows = append(t.Rows, doc.Row{Total: true, Cells: []doc.Cell{{Text: "all"}, {Text: b.count(es.Total)}, {Text: share(es.Total)}, {Text: "100 %"}}})
+	t.Rows = append(t.Rows, doc.Row{Total: true, Cells: []doc.Cell{{Text: b.W("all")}, {Text: b.count(es.Total)}, {Text: share(es.Total)}, {Text: "100 %"}}})
 	sec.Blocks = append(sec.Blocks, t)
 	if len(es.ByStatus) > 0 {
 		t := &doc.Table{Caption: b.W("By HTTP status"), Columns: []doc.Column{{Name: b.W("Status")}, {Name: b.W("Errors"), Align: doc.Right},
@@ -91,7 +91,7 @@ func (b *builder) errors() doc.Section {
 		top = "most frequent: " + describeErr(e.Class, e.Status, e.Message)
 	}
 	head := fmt.Sprintf("%s in %s (%s)", b.plural(es.Total, "error"), b.plural(all.Samples, "request"), share(es.Total))
-	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: lvl, Text: sentence("Verdict: "+head, top, where)})
+	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: lvl, Text: sentence(b.W("Verdict: ")+head, top, where)})
 	b.finding(doc.FindErrors, lvl, head, top, where)
 	b.conclude(doc.AspectErrors, lvl, fmt.Sprintf("%s (%s)", b.plural(es.Total, "error"), share(es.Total)), top, where)
 	return sec

@@ -16,9 +16,9 @@ import (
 // statCols are the columns of a label table in the document's language.
 func (b numbers) statCols() []doc.Column {
 	return []doc.Column{{Name: b.W("Label")}, {Name: b.W("Type")}, {Name: b.W("Samples"), Align: doc.Right}, {Name: b.W("Min (ms)"), Align: doc.Right}, {Name: b.W("Average (ms)"), Align: doc.Right},
-	{Name: b.W("Median (ms)"), Align: doc.Right}, {Name: b.W("p90 (ms)"), Align: doc.Right}, {Name: b.W("p95 (ms)"), Align: doc.Right},
-	{Name: b.W("p99 (ms)"), Align: doc.Right}, {Name: b.W("Max (ms)"), Align: doc.Right}, {Name: b.W("Error %"), Align: doc.Right},
-	{Name: b.W("Throughput (req/s)"), Align: doc.Right}}
+		{Name: b.W("Median (ms)"), Align: doc.Right}, {Name: b.W("p90 (ms)"), Align: doc.Right}, {Name: b.W("p95 (ms)"), Align: doc.Right},
+		{Name: b.W("p99 (ms)"), Align: doc.Right}, {Name: b.W("Max (ms)"), Align: doc.Right}, {Name: b.W("Error %"), Align: doc.Right},
+		{Name: b.W("Throughput (req/s)"), Align: doc.Right}}
 }
 
 // statsTable renders label rows (transactions first, TOTAL last).
@@ -45,7 +45,7 @@ func (b *builder) statsTable(caption string, rows []core.LabelStats) *doc.Table 
 			{Text: b.ms(r.P99Ms)}, {Text: b.ms(r.MaxMs)}}
 		if r.NoTimes { // an access log without a duration field
 			for i := range times {
-				times[i] = doc.Cell{Text: "not in this log"}
+				times[i] = doc.Cell{Text: b.W("not in this log")}
 			}
 		} else if r.Samples > 0 && r.Samples < minPercentileSamples {
 			for i := 2; i <= 5; i++ { // p50 … p99: a handful of samples decides them
@@ -57,7 +57,7 @@ func (b *builder) statsTable(caption string, rows []core.LabelStats) *doc.Table 
 		t.Rows = append(t.Rows, doc.Row{Total: total, Cells: append(cells, errCell, doc.Cell{Text: b.rate(r.ThroughputRPS)})})
 	}
 	if len(few) > 0 {
-		t.Note = sentence(fmt.Sprintf("Percentiles from fewer than %d samples are rough (one sample more or less moves them a whole rank): %s",
+		t.Note = sentence(b.T("Percentiles from fewer than %d samples are rough (one sample more or less moves them a whole rank): %s",
 			minPercentileSamples, b.joinAnd(few)))
 	}
 	return t
@@ -72,10 +72,10 @@ func (b *builder) results() doc.Section {
 	sec := doc.Section{ID: SecResults, Title: b.W("Results")}
 	all := b.s.Labels[len(b.s.Labels)-1]
 	if all.Samples == 0 {
-		sec.Blocks = append(sec.Blocks, noData("No samples were recorded: there are no response times to report."))
-		b.finding(doc.FindNoSamples, doc.Fail, "No samples were recorded")
-		b.conclude(doc.AspectResponseTime, doc.NoData, "no samples", "the run recorded no requests")
-		b.conclude(doc.AspectThroughput, doc.NoData, "no samples", "the run recorded no requests")
+		sec.Blocks = append(sec.Blocks, noData(b.W("No samples were recorded: there are no response times to report.")))
+		b.finding(doc.FindNoSamples, doc.Fail, b.W("No samples were recorded"))
+		b.conclude(doc.AspectResponseTime, doc.NoData, b.W("no samples"), "the run recorded no requests")
+		b.conclude(doc.AspectThroughput, doc.NoData, b.W("no samples"), "the run recorded no requests")
 		return sec
 	}
 	overall := fmt.Sprintf("%s over %s: min %s, average %s, median %s, p95 %s, p99 %s, max %s; %s overall",
@@ -204,9 +204,9 @@ func (b *builder) resultsVerdict() *doc.Verdict {
 			}
 		}
 		b.finding(doc.FindVolume, doc.Info, fmt.Sprintf("%s in %s over %d phases", b.plural(all.Samples, "request"), dur(b.d.Span()), len(ps)),
-			fmt.Sprintf("highest throughput %s in %s (%s)", b.rps(ts[peak].ThroughputRPS), b.red.String(ps[peak].Name), b.loadText(ps[peak])))
+			b.T("highest throughput %s in %s (%s)", b.rps(ts[peak].ThroughputRPS), b.red.String(ps[peak].Name), b.loadText(ps[peak])))
 	} else {
-		times := fmt.Sprintf("average %s, p95 %s", b.msU(all.MeanMs), b.msU(all.P95Ms))
+		times := b.T("average %s, p95 %s", b.msU(all.MeanMs), b.msU(all.P95Ms))
 		if noTimes {
 			times = ""
 		}
@@ -228,17 +228,17 @@ func (b *builder) resultsVerdict() *doc.Verdict {
 		if slow.Transaction {
 			kind = "transaction"
 		}
-		b.finding(doc.FindVolume, doc.Info, fmt.Sprintf("Slowest %s: %s, average %s, p95 %s over %s", kind, b.red.String(slow.Label), b.msU(slow.MeanMs), b.msU(slow.P95Ms), b.plural(slow.Samples, "sample")))
+		b.finding(doc.FindVolume, doc.Info, b.T("Slowest %s: %s, average %s, p95 %s over %s", kind, b.red.String(slow.Label), b.msU(slow.MeanMs), b.msU(slow.P95Ms), b.plural(slow.Samples, "sample")))
 	}
 
-	rtEvidence := fmt.Sprintf("average %s, p95 %s, p99 %s over the run", b.msU(all.MeanMs), b.msU(all.P95Ms), b.msU(all.P99Ms))
+	rtEvidence := b.T("average %s, p95 %s, p99 %s over the run", b.msU(all.MeanMs), b.msU(all.P95Ms), b.msU(all.P99Ms))
 	rtLevel, rtVerdict, rtReqs := b.responseTimeVerdict()
 	rtEvidence = clauses(rtReqs, rtEvidence)
 	if noTimes {
 		rtLevel, rtVerdict, rtEvidence = doc.NoData, "not measured", "the data hold no response times (an access log without a request-time field): only requests, statuses and sizes"
 	}
 	if allFailed {
-		b.conclude(doc.AspectThroughput, doc.Fail, "none sustained: every request failed", fmt.Sprintf("%s over %s, %s failed", b.plural(all.Samples, "request"), dur(b.d.Span()), b.thousands(b.d.Total.Errors)))
+		b.conclude(doc.AspectThroughput, doc.Fail, b.W("none sustained: every request failed"), fmt.Sprintf("%s over %s, %s failed", b.plural(all.Samples, "request"), dur(b.d.Span()), b.thousands(b.d.Total.Errors)))
 	}
 	if len(ps) < 2 {
 		b.conclude(doc.AspectResponseTime, rtLevel, rtVerdict, rtEvidence)
@@ -246,16 +246,16 @@ func (b *builder) resultsVerdict() *doc.Verdict {
 			b.conclude(doc.AspectThroughput, doc.Info, fmt.Sprintf("%s sustained", b.rps(all.ThroughputRPS)), fmt.Sprintf("%s over %s", b.plural(all.Samples, "request"), dur(b.d.Span())))
 		}
 		if noTimes {
-			return &doc.Verdict{Level: doc.NoData, Text: fmt.Sprintf("Verdict: response time not measured (the data hold no response times); %s at %s.", b.plural(all.Samples, "request"), b.rps(all.ThroughputRPS))}
+			return &doc.Verdict{Level: doc.NoData, Text: b.T("Verdict: response time not measured (the data hold no response times); %s at %s.", b.plural(all.Samples, "request"), b.rps(all.ThroughputRPS))}
 		}
-		return &doc.Verdict{Level: rtLevel, Text: fmt.Sprintf("Verdict: response time %s — %s at %s.", rtVerdict, rtEvidence, b.rps(all.ThroughputRPS))}
+		return &doc.Verdict{Level: rtLevel, Text: b.T("Verdict: response time %s — %s at %s.", rtVerdict, rtEvidence, b.rps(all.ThroughputRPS))}
 	}
 	// The movement of response time with throughput is stated over the
 	// load steps of one workload; concurrent workloads are not steps.
 	var rtMove string
 	if cr := b.capacityAnalysis(); cr.Skip == analysis.CapacityDone && len(cr.Steps) > 1 && !noTimes {
 		f, l := cr.Steps[0], cr.Steps[len(cr.Steps)-1]
-		rtMove = fmt.Sprintf("average response time went from %s in %s to %s in %s while throughput went from %s to %s",
+		rtMove = b.T("average response time went from %s in %s to %s in %s while throughput went from %s to %s",
 			b.msU(f.Point.MeanMs), b.red.String(f.Name), b.msU(l.Point.MeanMs), b.red.String(l.Name), b.rps(f.Point.ThroughputRPS), b.rps(l.Point.ThroughputRPS))
 	}
 	b.conclude(doc.AspectResponseTime, rtLevel, rtVerdict, rtEvidence, rtMove)
@@ -301,7 +301,7 @@ func (b *builder) responseTimeVerdict() (doc.Level, string, string) {
 		if n == 1 {
 			return "the other requirement"
 		}
-		return fmt.Sprintf("the other %d", n)
+		return b.T("the other %d", n)
 	}
 	switch {
 	case len(held)+len(partly)+len(broken) == 0:
@@ -329,7 +329,7 @@ func (b *builder) responseTimeVerdict() (doc.Level, string, string) {
 	case len(held) == 2:
 		return doc.OK, "meets both requirements", ev
 	}
-	return doc.OK, fmt.Sprintf("meets all %d requirements", len(held)), ev
+	return doc.OK, b.T("meets all %d requirements", len(held)), ev
 }
 
 // throughputVerdict states what the capacity analysis found about scaling,
@@ -343,7 +343,7 @@ func (b *builder) throughputVerdict(ts []core.LabelStats) (doc.Level, string, st
 		for _, t := range ts {
 			lo, hi = min(lo, t.ThroughputRPS), max(hi, t.ThroughputRPS)
 		}
-		span := fmt.Sprintf("between %s and %s across %d phases", b.rps(lo), b.rps(hi), len(ts))
+		span := b.T("between %s and %s across %d phases", b.rps(lo), b.rps(hi), len(ts))
 		if b.rate(lo) == b.rate(hi) {
 			span = fmt.Sprintf("%s in each of %d phases", b.rps(lo), len(ts))
 		}
@@ -357,10 +357,10 @@ func (b *builder) throughputVerdict(ts []core.LabelStats) (doc.Level, string, st
 	switch res.Outcome {
 	case knee.Stopped:
 		k := res.Knee
-		return doc.Warn, fmt.Sprintf("stopped scaling at %s (%s)", b.loadU(k.Load, cr.Kind), b.rps(k.ThroughputRPS)), clauses(k.Evidence(), b.bottleneckClause(cr.Bottleneck, cr.Kind, true))
+		return doc.Warn, b.T("stopped scaling at %s (%s)", b.loadU(k.Load, cr.Kind), b.rps(k.ThroughputRPS)), clauses(k.Evidence(), b.bottleneckClause(cr.Bottleneck, cr.Kind, true))
 	case knee.Scaling:
 		thr := b.pct(100 * res.MinGain)
-		return doc.OK, "kept growing up to the highest tested load", fmt.Sprintf("from %s at %s to %s at %s; beyond every tested load it still grew by more than the %s threshold",
+		return doc.OK, "kept growing up to the highest tested load", b.T("from %s at %s to %s at %s; beyond every tested load it still grew by more than the %s threshold",
 			b.rps(first.Point.ThroughputRPS), b.loadU(first.Point.Load, cr.Kind), b.rps(last.Point.ThroughputRPS), b.loadU(last.Point.Load, cr.Kind), thr)
 	case knee.ThinData:
 		return doc.NoData, "not judged (not enough data)", b.thinKneeClause(res.Thin, cr.Kind)

@@ -13,7 +13,7 @@ func (b *builder) runs() doc.Section {
 	sec := doc.Section{ID: SecRuns, Title: b.W("Test runs")}
 	d := b.d
 	if len(d.Phases) == 0 {
-		sec.Blocks = append(sec.Blocks, noData("run.json records no phases: the run is reported as one span."))
+		sec.Blocks = append(sec.Blocks, noData(b.W("run.json records no phases: the run is reported as one span.")))
 		return sec
 	}
 	multiW := len(d.Info.Workloads) > 1
@@ -53,7 +53,7 @@ func (b *builder) runs() doc.Section {
 		t.Rows = append(t.Rows, doc.Row{Cells: row})
 	}
 	all := b.s.Labels[len(b.s.Labels)-1]
-	tr := []doc.Cell{{Text: ""}, {Text: "Whole run"}}
+	tr := []doc.Cell{{Text: ""}, {Text: b.W("Whole run")}}
 	if multiW {
 		tr = append(tr, doc.Cell{})
 	}
@@ -70,7 +70,7 @@ func (b *builder) runs() doc.Section {
 			parts = append(parts, fmt.Sprintf("%s: %s", b.red.String(nonEmpty(w, "default")), b.count(d.Dropped[w])))
 		}
 		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentences("The generator could not start every scheduled iteration (open model; max users reached or late): "+strings.Join(parts, ", ")+" dropped", "the offered load was lower than planned")})
-		b.finding(doc.FindLoad, doc.Warn, fmt.Sprintf("The generator dropped %s scheduled iterations: the offered load was lower than planned", b.count(sumValues(d.Dropped))))
+		b.finding(doc.FindLoad, doc.Warn, b.T("The generator dropped %s scheduled iterations: the offered load was lower than planned", b.count(sumValues(d.Dropped))))
 	}
 	return sec
 }

@@ -21,13 +21,13 @@ func (b *builder) trends() doc.Section {
 	tj := b.s.Trends
 	switch tj.LatencySkip {
 	case trend.LatencyRunTooShort:
-		sec.Blocks = append(sec.Blocks, noData(sentence(fmt.Sprintf("No latency drift analysis: the run lasted %s; it takes at least %d minutes of per-minute values under one load",
+		sec.Blocks = append(sec.Blocks, noData(sentence(b.T("No latency drift analysis: the run lasted %s; it takes at least %d minutes of per-minute values under one load",
 			dur(b.d.Span()), trend.MinTrendMinutes))))
 	case trend.LatencyNoLongPhase:
-		sec.Blocks = append(sec.Blocks, noData(sentence(fmt.Sprintf("No latency drift analysis: the load changed between phases and no phase lasted %d minutes, so a level change cannot be told from a load step",
+		sec.Blocks = append(sec.Blocks, noData(sentence(b.T("No latency drift analysis: the load changed between phases and no phase lasted %d minutes, so a level change cannot be told from a load step",
 			trend.MinTrendMinutes))))
 	case trend.LatencyFewMinutes:
-		sec.Blocks = append(sec.Blocks, noData(sentence(fmt.Sprintf("No latency drift analysis: too few minutes with at least %d requests each (%d needed under one load)",
+		sec.Blocks = append(sec.Blocks, noData(sentence(b.T("No latency drift analysis: too few minutes with at least %d requests each (%d needed under one load)",
 			trend.MinMinuteSamples, trend.MinTrendMinutes))))
 	default:
 		sec.Blocks = append(sec.Blocks, b.latencyDrift(tj.Latency)...)
@@ -61,7 +61,7 @@ func (b *builder) trends() doc.Section {
 			sec.Blocks = append(sec.Blocks, f)
 		}
 	} else {
-		sec.Blocks = append(sec.Blocks, noData("No memory trend: no monitored target reported memory."))
+		sec.Blocks = append(sec.Blocks, noData(b.W("No memory trend: no monitored target reported memory.")))
 	}
 	if blk := b.workloadPhases(); blk != nil {
 		sec.Blocks = append(sec.Blocks, blk...)
@@ -79,38 +79,38 @@ func (b *builder) latencyDrift(rows []trend.LatencyTrend) []doc.Block {
 	for _, r := range rows {
 		shift := "none"
 		if r.ChangeAt != nil {
-			shift = fmt.Sprintf("from %s (+%s) on: %s", b.hms(r.ChangeAt.In(b.d.Start.Location())), offset(*r.ChangeAt, b.d.Start), b.signedMs(float64(r.ChangeMs)))
+			shift = b.T("from %s (+%s) on: %s", b.hms(r.ChangeAt.In(b.d.Start.Location())), offset(*r.ChangeAt, b.d.Start), b.signedMs(float64(r.ChangeMs)))
 		}
-		verdict := doc.Cell{Text: "flat", Level: doc.OK}
+		verdict := doc.Cell{Text: b.W("flat"), Level: doc.OK}
 		switch r.Verdict {
 		case trend.DriftThin:
-			verdict = doc.Cell{Text: "not enough data to judge", Level: doc.NoData}
+			verdict = doc.Cell{Text: b.W("not enough data to judge"), Level: doc.NoData}
 			if r.Stat == "mean" {
 				thin = append(thin, fmt.Sprintf("%s over %s: %s in %d minutes", r.Label, r.Phase, b.plural(r.Requests, "request"), r.MinutesAnalyzed))
 			}
 		case trend.DriftUp:
 			// A rise is worth a warning; a fall is stated without one.
-			verdict = doc.Cell{Text: "drifts up", Level: doc.Warn}
+			verdict = doc.Cell{Text: b.W("drifts up"), Level: doc.Warn}
 			if r.ChangeAt != nil {
-				drifts = append(drifts, fmt.Sprintf("from %s on, %s %s rose by %s", offset(*r.ChangeAt, b.d.Start), r.Label, r.Stat, strings.TrimPrefix(b.signedMs(float64(r.ChangeMs)), "+")))
+				drifts = append(drifts, b.T("from %s on, %s %s rose by %s", offset(*r.ChangeAt, b.d.Start), r.Label, r.Stat, strings.TrimPrefix(b.signedMs(float64(r.ChangeMs)), "+")))
 			} else {
 				drifts = append(drifts, fmt.Sprintf("%s %s %s/h", r.Label, r.Stat, b.signedMs(float64(r.SlopeMsPerHour))))
 			}
 		case trend.DriftDown:
-			verdict = doc.Cell{Text: "drifts down", Level: doc.Info}
+			verdict = doc.Cell{Text: b.W("drifts down"), Level: doc.Info}
 		}
 		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Label}, {Text: r.Phase}, {Text: r.Stat}, {Text: signed1(float64(r.SlopeMsPerHour))},
 			{Text: signed1(float64(r.CILow)) + " … " + signed1(float64(r.CIHigh))}, {Text: shift}, verdict}})
 	}
 	blocks = append(blocks, t)
 	if len(thin) > 0 {
-		blocks = append(blocks, &doc.Para{Note: true, Text: sentence(fmt.Sprintf("Not enough data to judge a drift for %s: a verdict needs at least %s under one load and %d requests in each minute counted",
+		blocks = append(blocks, &doc.Para{Note: true, Text: sentence(b.T("Not enough data to judge a drift for %s: a verdict needs at least %s under one load and %d requests in each minute counted",
 			strings.Join(thin, "; "), b.plural(trend.MinDriftSamples, "request"), trend.MinMinuteSamples))})
 	}
 	switch {
 	case len(drifts) > 0:
 		if len(drifts) > 3 {
-			drifts = append(drifts[:3], fmt.Sprintf("and %d more", len(drifts)-3))
+			drifts = append(drifts[:3], b.T("and %d more", len(drifts)-3))
 		}
 		text := "Latency drift: " + strings.Join(drifts, "; ")
 		blocks = append(blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(text)})
@@ -118,7 +118,7 @@ func (b *builder) latencyDrift(rows []trend.LatencyTrend) []doc.Block {
 	case len(thin) > 0:
 		// said once above, with the numbers: no "level" claim either
 	default:
-		blocks = append(blocks, &doc.Verdict{Level: doc.OK, Text: "No latency drift: per-minute mean and p95 stay level under constant load (no significant slope, no level shift)."})
+		blocks = append(blocks, &doc.Verdict{Level: doc.OK, Text: b.W("No latency drift: per-minute mean and p95 stay level under constant load (no significant slope, no level shift).")})
 	}
 	return blocks
 }
@@ -199,11 +199,11 @@ func (b *builder) workloadPhases() []doc.Block {
 		sp := spans[w]
 		if !sp[0].After(b.d.Start.Add(30*time.Second)) && !sp[1].Before(b.d.End.Add(-30*time.Second)) {
 			// Ran the whole time: there is no before or after to compare.
-			blocks = append(blocks, &doc.Para{Note: true, Text: sentence(fmt.Sprintf("no before/during/after comparison for workload %s: it started within 30 s of the run's start and ended within 30 s of its end (%s – %s), so there is no time without it to compare with",
+			blocks = append(blocks, &doc.Para{Note: true, Text: sentence(b.T("no before/during/after comparison for workload %s: it started within 30 s of the run's start and ended within 30 s of its end (%s – %s), so there is no time without it to compare with",
 				b.red.String(w), b.hms(sp[0]), b.hms(sp[1])))})
 			continue
 		}
-		t := &doc.Table{Caption: fmt.Sprintf("CPU before, during and after workload %s (%s – %s)", b.red.String(w), b.hms(sp[0]), b.hms(sp[1])),
+		t := &doc.Table{Caption: b.T("CPU before, during and after workload %s (%s – %s)", b.red.String(w), b.hms(sp[0]), b.hms(sp[1])),
 			Columns: []doc.Column{{Name: b.W("Target")}, {Name: b.W("Before"), Align: doc.Right}, {Name: b.W("During"), Align: doc.Right}, {Name: b.W("After"), Align: doc.Right}}}
 		for _, tg := range ts {
 			s := busySeries(tg)
@@ -225,7 +225,7 @@ func (b *builder) workloadPhases() []doc.Block {
 		if len(t.Rows) > 0 {
 			blocks = append(blocks, t)
 		} else {
-			blocks = append(blocks, &doc.Para{Note: true, Text: sentence(fmt.Sprintf("no before/during/after comparison for workload %s: no monitored target recorded CPU", b.red.String(w)))})
+			blocks = append(blocks, &doc.Para{Note: true, Text: sentence(b.T("no before/during/after comparison for workload %s: no monitored target recorded CPU", b.red.String(w)))})
 		}
 	}
 	return blocks

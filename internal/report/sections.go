@@ -82,8 +82,8 @@ func (b *builder) appendix() doc.Section {
 	env := b.extra.Environment
 	caption := b.W("Environment (load generator)")
 	if !b.holds().GeneratorEnv {
-		caption = "Environment"
-		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "The load generator's environment (host, CPU, memory) is not in the imported data, so it is not known here."})
+		caption = b.W("Environment")
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: b.W("The load generator's environment (host, CPU, memory) is not in the imported data, so it is not known here.")})
 	}
 	t := &doc.Table{Caption: caption, Columns: []doc.Column{{Name: b.W("Item")}, {Name: b.W("Value")}}}
 	for _, k := range []struct{ key, name string }{{"host", "Host"}, {"os", "OS"}, {"kernel", "Kernel"}, {"cpu", "CPU"},
@@ -92,8 +92,8 @@ func (b *builder) appendix() doc.Section {
 			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: k.name}, {Text: v}}})
 		}
 	}
-	t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: "Run directory"}, {Text: b.red.String(b.in.dir)}}},
-		doc.Row{Cells: []doc.Cell{{Text: "Report written"}, {Text: b.extra.Generated.Format("2006-01-02 15:04:05 MST") + " by " + b.doc.Tool + " (" + runtime.GOOS + ")"}}})
+	t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.W("Run directory")}, {Text: b.red.String(b.in.dir)}}},
+		doc.Row{Cells: []doc.Cell{{Text: b.W("Report written")}, {Text: b.extra.Generated.Format("2006-01-02 15:04:05 MST") + " by " + b.doc.Tool + " (" + runtime.GOOS + ")"}}})
 	sec.Blocks = append(sec.Blocks, t)
 
 	if cmd := b.d.Info.Command; len(cmd) > 0 {
@@ -120,7 +120,7 @@ func (b *builder) appendix() doc.Section {
 	if b.in.plan != "" {
 		sec.Blocks = append(sec.Blocks, &doc.Code{Title: b.W("Plan as run (secrets masked)"), Lang: "yaml", Text: b.in.plan})
 	} else {
-		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "The run directory holds no plan copy (imported run)."})
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: b.W("The run directory holds no plan copy (imported run).")})
 	}
 	return sec
 }
@@ -176,9 +176,9 @@ func (b *builder) monitorsTable() []doc.Block {
 	secs := b.d.Span().Seconds()
 	var total float64
 	for _, st := range ts {
-		state := doc.Cell{Text: "sampled", Level: doc.OK}
+		state := doc.Cell{Text: b.W("sampled"), Level: doc.OK}
 		if !st.Started {
-			state = doc.Cell{Text: "could not start: " + b.red.String(nonEmpty(st.Error, "unknown reason")), Level: doc.Fail}
+			state = doc.Cell{Text: b.W("could not start: ") + b.red.String(nonEmpty(st.Error, "unknown reason")), Level: doc.Fail}
 		}
 		share := "–"
 		if secs > 0 && st.CPUSeconds > 0 {
@@ -194,7 +194,7 @@ func (b *builder) monitorsTable() []doc.Block {
 			{Text: trimZeros(fmt.Sprintf("%.2f", st.CPUSeconds))}, {Text: share}}})
 	}
 	if len(ts) > 1 && secs > 0 {
-		t.Rows = append(t.Rows, doc.Row{Total: true, Cells: []doc.Cell{{Text: "all monitors"}, {}, {}, {}, {}, {}, {},
+		t.Rows = append(t.Rows, doc.Row{Total: true, Cells: []doc.Cell{{Text: b.W("all monitors")}, {}, {}, {}, {}, {}, {},
 			{Text: trimZeros(fmt.Sprintf("%.2f", total))}, {Text: b.pct(100 * total / secs)}}})
 	}
 	t.Note = "CPU used is the monitors' own cost (sampling threads and helper processes such as jstat) over the run."

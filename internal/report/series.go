@@ -119,7 +119,7 @@ func (b *builder) labelledBlocks(group []*target) []doc.Block {
 	notes := b.monitorNotes()
 	hints, err := b.in.run.Hints, b.in.run.HintsErr
 	if err != nil {
-		out = append(out, &doc.Verdict{Level: doc.Warn, Text: sentence("monitor hints unreadable: " + b.red.String(err.Error()))})
+		out = append(out, &doc.Verdict{Level: doc.Warn, Text: sentence(b.W("monitor hints unreadable: ") + b.red.String(err.Error()))})
 	}
 	for _, t := range group {
 		for _, n := range notes {
@@ -153,7 +153,7 @@ func (b *builder) labelledBlocks(group []*target) []doc.Block {
 func (b *builder) monitorNotes() []mondata.Note {
 	ns, err := b.in.run.MonNotes, b.in.run.MonNotesErr
 	if err != nil {
-		return []mondata.Note{{Level: mondata.NoteError, Text: "monitor notes unreadable: " + err.Error()}}
+		return []mondata.Note{{Level: mondata.NoteError, Text: b.W("monitor notes unreadable: ") + err.Error()}}
 	}
 	return ns
 }
@@ -164,9 +164,9 @@ func (b *builder) noteBlock(n mondata.Note) doc.Block {
 	if n.Level == mondata.NoteInfo {
 		lvl = doc.Info
 	}
-	lead := "monitor " + b.red.String(n.Target)
+	lead := b.W("monitor ") + b.red.String(n.Target)
 	if n.Subject != "" {
-		lead = "query " + b.red.String(n.Subject) + " (" + b.red.String(n.Target) + ")"
+		lead = b.W("query ") + b.red.String(n.Subject) + " (" + b.red.String(n.Target) + ")"
 	}
 	return &doc.Verdict{Level: lvl, Text: sentence(lead + ": " + b.red.String(n.Text))}
 }

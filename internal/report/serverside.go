@@ -23,14 +23,14 @@ func (b *builder) serverSide() doc.Section {
 	sec := doc.Section{ID: SecServer, Title: b.W("Server side")}
 	t := b.s.ServerSide
 	if t == nil {
-		msg := "No server-side data: no access log was attached to this run (plan key server_side, or plateau run --attach)."
+		msg := b.W("No server-side data: no access log was attached to this run (plan key server_side, or plateau run --attach).")
 		switch {
 		case b.d.ServerErr != nil:
-			msg = "No server-side data: " + b.red.String(b.d.ServerErr.Error()) + "."
+			msg = b.W("No server-side data: ") + b.red.String(b.d.ServerErr.Error()) + "."
 		case b.d.Server == nil && len(b.d.Info.AttachNotes()) > 0:
-			msg = "No server-side data: " + b.red.String(b.d.Info.AttachNotes()[0]) + "."
+			msg = b.W("No server-side data: ") + b.red.String(b.d.Info.AttachNotes()[0]) + "."
 		case b.d.Server != nil:
-			msg = "No access log was attached to this run: the attached files (" + b.red.String(strings.Join(b.d.Server.Info.Source, "; ")) + ") are monitor series, shown under Resources."
+			msg = b.W("No access log was attached to this run: the attached files (") + b.red.String(strings.Join(b.d.Server.Info.Source, "; ")) + ") are monitor series, shown under Resources."
 		}
 		sec.Blocks = append(sec.Blocks, noData(msg))
 		return sec
@@ -47,14 +47,14 @@ func (b *builder) serverSide() doc.Section {
 	for _, r := range t.Rows {
 		joined = joined || r.NetMeanMs != nil
 	}
-	intro := []string{fmt.Sprintf("From the servers' own files, read after the load with this run's phases: %s", strings.Join(files, "; ")),
+	intro := []string{b.T("From the servers' own files, read after the load with this run's phases: %s", strings.Join(files, "; ")),
 		"each call counts in the step that holds its completion time in the server's log (the rule the client's view uses), and only calls that completed within the run count"}
 	if joined {
 		intro = append(intro, "the time without downstream calls is the logged time minus the calls joined from the server's external-call log by message id (calls made one after another add up, concurrent calls count once)")
 	}
 	sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentences(intro...)})
 	if len(t.Rows) == 0 {
-		sec.Blocks = append(sec.Blocks, noData("The attached files hold no calls within the run's steps."))
+		sec.Blocks = append(sec.Blocks, noData(b.W("The attached files hold no calls within the run's steps.")))
 	} else {
 		sec.Blocks = append(sec.Blocks, b.serverTable(t, joined))
 	}
@@ -66,7 +66,7 @@ func (b *builder) serverSide() doc.Section {
 		notes = append(notes, b.red.String(n))
 	}
 	if len(notes) > 0 {
-		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "Import notes: " + strings.Join(notes, "; ")})
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: b.W("Import notes: ") + strings.Join(notes, "; ")})
 	}
 	return sec
 }
@@ -124,7 +124,7 @@ func (b *builder) serverTable(t *analysis.ServerSide, joined bool) *doc.Table {
 		}
 		tab.Rows = append(tab.Rows, doc.Row{Cells: cells, Total: total})
 	}
-	note := "Calls/s is the step's calls over the step's duration. A server's Total rows count every call that completed within the run, over the run's duration"
+	note := b.W("Calls/s is the step's calls over the step's duration. A server's Total rows count every call that completed within the run, over the run's duration")
 	if t.OutsidePhases > 0 {
 		note += fmt.Sprintf("; %s of them completed in no step (setup, or between steps)", b.plural(t.OutsidePhases, "call"))
 	}

@@ -49,7 +49,7 @@ func (b *builder) judgeServices() {
 		if len(peaks) > 1 {
 			second := peaks[1]
 			// The second busiest bounds the rest: "at or under" its figure.
-			others, limits := fmt.Sprintf("the other %d", len(peaks)-1), "their limits"
+			others, limits := b.T("the other %d", len(peaks)-1), "their limits"
 			if len(peaks) == 2 {
 				others, limits = "the other one", "its limit"
 			}
@@ -71,7 +71,7 @@ func (b *builder) judgeServices() {
 		default:
 			lvl, verdict = doc.Info, "measured per service"
 			if len(peaks) == 1 {
-				verdict = "measured"
+				verdict = b.W("measured")
 			}
 		}
 		name := b.red.String(top.Use.Component)
@@ -84,9 +84,9 @@ func (b *builder) judgeServices() {
 		}
 		if a.WithLimit || rk.Aspect == resources.CPU {
 			// A bare count without a limit is evidence, not a finding.
-			b.finding(doc.FindResources, lvl, "busiest for "+strings.ToLower(rk.Aspect)+": "+lead, rest)
+			b.finding(doc.FindResources, lvl, b.W("busiest for ")+strings.ToLower(rk.Aspect)+": "+lead, rest)
 		}
-		ev := clauses("busiest: "+lead, rest)
+		ev := clauses(b.W("busiest: ")+lead, rest)
 		aspect := resourceAspect(rk.Aspect)
 		if c, ok := b.conclusions[aspect]; ok && c.Level != doc.NoData {
 			c.Evidence = clauses(c.Evidence, "per service, "+ev)
@@ -120,7 +120,7 @@ func (b *builder) judgeRestarts() {
 	rs := resources.Restarts(rts, b.d.Start, b.d.End)
 	if len(rs) == 0 {
 		if n := resources.RestartCounters(rts); n > 0 {
-			b.conclude(doc.AspectRestarts, doc.OK, "none", fmt.Sprintf("the restart counters of %s stayed the same during the run", b.plural(int64(n), "container")))
+			b.conclude(doc.AspectRestarts, doc.OK, b.W("none"), b.T("the restart counters of %s stayed the same during the run", b.plural(int64(n), "container")))
 		}
 		return
 	}
@@ -154,7 +154,7 @@ func (b *builder) judgeNetwork() {
 		b.conclusions[doc.AspectNetwork] = c
 		return
 	}
-	b.conclude(doc.AspectNetwork, doc.Warn, "packets lost or refused", text)
+	b.conclude(doc.AspectNetwork, doc.Warn, b.W("packets lost or refused"), text)
 }
 
 // resourceAspect is the conclusion aspect of a resources rule.

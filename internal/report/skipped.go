@@ -27,5 +27,5 @@ func (b *builder) skippedBlocks() []doc.Block {
 	}
 	return []doc.Block{&doc.Para{Text: sentences(
 		sentence(fmt.Sprintf("%s ended early by an on_fail rule (%s)", b.plural(total, "iteration"), b.joinAnd(parts))),
-		sentence("the steps after the failure were not sent, so later labels count fewer requests than earlier ones"))}}
+		sentence(b.W("the steps after the failure were not sent, so later labels count fewer requests than earlier ones")))}}
 }

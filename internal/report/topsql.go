@@ -23,11 +23,11 @@ const (
 func (b *builder) topSQL() []doc.Block {
 	whole, err := b.in.run.Statements, b.in.run.StatementsErr
 	if err != nil {
-		return []doc.Block{&doc.Verdict{Level: doc.Warn, Text: sentence("top statements unreadable: " + b.red.String(err.Error()))}}
+		return []doc.Block{&doc.Verdict{Level: doc.Warn, Text: sentence(b.W("top statements unreadable: ") + b.red.String(err.Error()))}}
 	}
 	logs, err := b.in.run.StatementLogs, b.in.run.LogsErr
 	if err != nil {
-		return []doc.Block{&doc.Verdict{Level: doc.Warn, Text: sentence("statements log unreadable: " + b.red.String(err.Error()))}}
+		return []doc.Block{&doc.Verdict{Level: doc.Warn, Text: sentence(b.W("statements log unreadable: ") + b.red.String(err.Error()))}}
 	}
 	byTarget := map[string]*mondata.StatementHistory{}
 	for _, h := range logs {

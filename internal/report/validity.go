@@ -26,27 +26,27 @@ func (b *builder) testStatus() doc.Verdict {
 	incomplete := ""
 	switch b.d.Info.Status {
 	case "running":
-		incomplete = "The run did not finish (run.json still says running): results cover it up to " + b.hms(b.d.End) + "."
+		incomplete = b.W("The run did not finish (run.json still says running): results cover it up to ") + b.hms(b.d.End) + "."
 	case "interrupted":
-		incomplete = "The run was interrupted" + stopReason(b.d.Info.Stopped) + ": results cover only the time it ran."
+		incomplete = b.W("The run was interrupted") + stopReason(b.d.Info.Stopped) + ": results cover only the time it ran."
 	case "failed":
-		incomplete = "The run failed" + stopReason(b.d.Info.Stopped) + "."
+		incomplete = b.W("The run failed") + stopReason(b.d.Info.Stopped) + "."
 	}
 	b.extra.Status = s.Verdict
 	var v doc.Verdict
 	switch s.Verdict {
 	case analysis.VerdictPassed:
-		v = doc.Verdict{Level: doc.OK, Text: fmt.Sprintf("Test status: PASSED — %s held.", reqCount(len(s.SLA), true))}
+		v = doc.Verdict{Level: doc.OK, Text: b.T("Test status: PASSED — %s held.", b.reqCount(len(s.SLA), true))}
 	case analysis.VerdictFailed:
-		v = doc.Verdict{Level: doc.Fail, Text: fmt.Sprintf("Test status: FAILED — %d of %s broken.", failed, reqCount(len(s.SLA), false))}
+		v = doc.Verdict{Level: doc.Fail, Text: b.T("Test status: FAILED — %d of %s broken.", failed, b.reqCount(len(s.SLA), false))}
 	case analysis.VerdictInvalid:
-		v = doc.Verdict{Level: doc.Fail, Text: "Test status: INVALID — the planned load was not applied, so the results do not show the plan's load."}
+		v = doc.Verdict{Level: doc.Fail, Text: b.W("Test status: INVALID — the planned load was not applied, so the results do not show the plan's load.")}
 	case analysis.VerdictInterrupted:
-		v = doc.Verdict{Level: doc.Fail, Text: "Test status: INTERRUPTED."}
+		v = doc.Verdict{Level: doc.Fail, Text: b.W("Test status: INTERRUPTED.")}
 	case analysis.VerdictNotRun:
-		v = doc.Verdict{Level: doc.Fail, Text: "Test status: COULD NOT RUN — " + finish(b.red.String(strings.Join(s.VerdictReasons, "; ")))}
+		v = doc.Verdict{Level: doc.Fail, Text: b.W("Test status: COULD NOT RUN — ") + finish(b.red.String(strings.Join(s.VerdictReasons, "; ")))}
 	default:
-		v = doc.Verdict{Level: doc.Info, Text: "Test status: NO REQUIREMENTS — the plan states no SLA, so nothing was judged."}
+		v = doc.Verdict{Level: doc.Info, Text: b.W("Test status: NO REQUIREMENTS — the plan states no SLA, so nothing was judged.")}
 		if t := b.d.Total; t != nil && t.Count > 0 {
 			v.Text += fmt.Sprintf(" Error rate %s (%s of %s requests).", b.pct(100*float64(t.Errors)/float64(t.Count)),
 				b.thousands(t.Errors), b.thousands(t.Count))
@@ -71,9 +71,9 @@ func (b *builder) validityBlocks() []doc.Block {
 		}
 	}
 	for _, w := range Warnings(v) {
-		lead := "Load"
+		lead := b.W("Load")
 		if w.Kind == analysis.ReasonStarved {
-			lead = "Generator starved"
+			lead = b.W("Generator starved")
 		}
 		l.Items = append(l.Items, doc.Item{Level: doc.Warn, Lead: lead, Text: finish(b.red.String(w.Text))})
 	}
@@ -150,14 +150,14 @@ func (b *builder) validityTable() []doc.Block {
 			case notRun || p.NoSuccess:
 				return doc.Cell{Text: "–", Level: doc.NoData} // no request succeeded: no load was held
 			case !p.Held:
-				return doc.Cell{Text: "no", Level: doc.Fail}
+				return doc.Cell{Text: b.W("no"), Level: doc.Fail}
 			}
-			return doc.Cell{Text: "yes", Level: doc.OK}
+			return doc.Cell{Text: b.W("yes"), Level: doc.OK}
 		}})
 	}
 	caption := b.W("Load applied: planned against achieved, per phase")
 	if !h.PlannedLoad {
-		caption = "Load recorded per phase (the imported data hold no planned load to judge it against)"
+		caption = b.W("Load recorded per phase (the imported data hold no planned load to judge it against)")
 	}
 	t := &doc.Table{Caption: caption}
 	for _, c := range cols {
@@ -181,7 +181,7 @@ func (b *builder) validityConclusion() []doc.Block {
 		return nil
 	}
 	return []doc.Block{&doc.Verdict{Level: doc.Fail,
-		Text: sentence("The planned load was not applied, so these conclusions describe a lighter load than planned", b.red.String(v.Reasons[0]))}}
+		Text: sentence(b.W("The planned load was not applied, so these conclusions describe a lighter load than planned"), b.red.String(v.Reasons[0]))}}
 }
 
 func (b numbers) msOrDash(v float64) string {
@@ -220,7 +220,7 @@ func Warnings(v *analysis.Validity) []Warning {
 		}
 	}
 	if len(starved) > 1 {
-		out[at].Text = fmt.Sprintf("the generator was starved of CPU in %s (%s): its threads waited up to %s of their runnable time for a CPU held by other processes (%s ms in all), so its response times include its own waiting",
+		out[at].Text = numbers{}.T("the generator was starved of CPU in %s (%s): its threads waited up to %s of their runnable time for a CPU held by other processes (%s ms in all), so its response times include its own waiting",
 			numbers{}.plural(int64(len(starved)), "phase"), numbers{}.joinAnd(starved), numbers{}.pct(maxPct), numbers{}.thousands(int64(math.Round(totalMs))))
 	}
 	return out
