@@ -331,7 +331,7 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 	case cerr != nil:
 		return fmt.Errorf("writing results: %w", cerr)
 	}
-	sum, err := writeReports(dir)
+	sum, err := writeReports(dir, f.lang)
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,8 @@ func build(in *input) *doc.Document {
 	b := &builder{numbers: numbers{loc: in.loc}, in: in, d: in.d, s: in.s, red: in.red, conclusions: map[doc.Aspect]doc.Conclusion{}}
 	b.extra = &doc.Extra{Generated: in.now.UTC().Truncate(time.Second), Notes: in.notes, Environment: environment(in)}
 	b.doc = &doc.Document{
-		Title:     "Performance report: " + in.red.String(nonEmpty(in.d.Info.Name, "unnamed run")),
+		Lang:      in.loc,
+		Title:     b.T("Performance report: %s", in.red.String(nonEmpty(in.d.Info.Name, b.W("unnamed run")))),
 		Subtitle:  b.subtitle(),
 		Generated: b.extra.Generated,
 		Tool:      strings.TrimSpace("plateau " + in.version),
@@ -115,10 +116,10 @@ func (b *builder) subtitle() string {
 	d := b.d
 	parts := []string{}
 	if d.Info.Target != "" {
-		parts = append(parts, "target "+b.red.String(d.Info.Target))
+		parts = append(parts, b.T("target %s", b.red.String(d.Info.Target)))
 	}
 	parts = append(parts, fmt.Sprintf("%s – %s (%s)", b.clock(d.Start), b.hms(d.End), zoneName(d.Start)))
-	parts = append(parts, "duration "+dur(d.Span()))
+	parts = append(parts, b.T("duration %s", dur(d.Span())))
 	switch d.Info.Status {
 	case "", "completed":
 	default:
