@@ -384,4 +384,7 @@ var da = map[string]string{
 	"no capacity analysis: ":                           "ingen kapacitetsanalyse: ",
 	"capacity analysis failed: ":                       "kapacitetsanalysen fejlede: ",
 	"not in this log":                                  "ikke i denne log",
+
+	"no monitor recorded it; add a host, process or cgroup target under monitor: in the plan": "ingen monitor målte det; tilføj et host, process eller cgroup mål under monitor: i testplanen",
+	"no JVM was monitored; add a jvm target under monitor: in the plan":                       "ingen JVM blev overvåget; tilføj et jvm mål under monitor: i testplanen",
 }

@@ -23,27 +23,27 @@ func (b *builder) conclusionsSection() doc.Section {
 			continue
 		}
 		if !ok {
-			c = doc.Conclusion{Aspect: a, Level: doc.NoData, Verdict: "not measured", Evidence: noEvidence(a)}
+			c = doc.Conclusion{Aspect: a, Level: doc.NoData, Verdict: b.W("not measured"), Evidence: b.noEvidence(a)}
 		}
 		b.extra.Conclusions = append(b.extra.Conclusions, c)
 		text := c.Verdict
 		if c.Evidence != "" {
 			text += " — " + c.Evidence
 		}
-		l.Items = append(l.Items, doc.Item{Level: c.Level, Lead: a.String(), Text: finish(text)})
+		l.Items = append(l.Items, doc.Item{Level: c.Level, Lead: b.W(a.String()), Text: finish(text)})
 	}
 	sec.Blocks = append(sec.Blocks, l)
 	return sec
 }
 
-func noEvidence(aspect doc.Aspect) string {
+func (b numbers) noEvidence(aspect doc.Aspect) string {
 	switch aspect {
 	case doc.AspectCPU, doc.AspectNetwork, doc.AspectMemory:
-		return "no monitor recorded it; add a host, process or cgroup target under monitor: in the plan"
+		return b.W("no monitor recorded it; add a host, process or cgroup target under monitor: in the plan")
 	case doc.AspectGC:
-		return "no JVM was monitored; add a jvm target under monitor: in the plan"
+		return b.W("no JVM was monitored; add a jvm target under monitor: in the plan")
 	}
-	return "no data"
+	return b.W("no data")
 }
 
 // ---- appendix ---------------------------------------------------------------

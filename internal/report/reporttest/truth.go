@@ -171,19 +171,23 @@ func columnQuantity(h string) quantity {
 		return qP95
 	case strings.HasPrefix(h, "p99") && !strings.HasPrefix(h, "p99."):
 		return qP99
-	case strings.HasPrefix(h, "average") || strings.HasPrefix(h, "avg(") || strings.HasPrefix(h, "mean"):
+	// Each quantity also by its Danish column name (internal/locale/da.go),
+	// so a Danish report's tables are read as well.
+	case strings.HasPrefix(h, "average") || strings.HasPrefix(h, "avg(") || strings.HasPrefix(h, "mean") || strings.HasPrefix(h, "gennemsnit"):
 		return qAverage
 	case strings.HasPrefix(h, "median"):
 		return qMedian
 	case strings.HasPrefix(h, "min "):
 		return qMin
-	case strings.HasPrefix(h, "max "):
+	case strings.HasPrefix(h, "max ") || strings.HasPrefix(h, "maks "):
 		return qMax
-	case strings.HasPrefix(h, "error %") || strings.HasPrefix(h, "error_rate") || h == "errors %" || strings.HasPrefix(h, "% of requests"):
+	case strings.HasPrefix(h, "error %") || strings.HasPrefix(h, "error_rate") || h == "errors %" || strings.HasPrefix(h, "% of requests") ||
+		strings.HasPrefix(h, "fejl %") || strings.HasPrefix(h, "% af kald"):
 		return qErrorPct
-	case strings.Contains(h, "req/s") || strings.HasPrefix(h, "throughput") || h == "achieved /s" || h == "planned /s":
+	case strings.Contains(h, "req/s") || strings.HasPrefix(h, "throughput") || h == "achieved /s" || h == "planned /s" ||
+		strings.Contains(h, "kald/s") || h == "opnået /s" || h == "planlagt /s":
 		return qThroughput
-	case h == "samples" || h == "requests":
+	case h == "samples" || h == "requests" || h == "antal kald":
 		return qRequests
 	}
 	return ""
@@ -400,6 +404,14 @@ func RunDefects(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A report in another language is read with its numbers the English
+	// way (a Danish "1.104,5 ms" is 1,104.5 ms); the checks still run.
+	html, htmlErr := read("report.html")
+	lang := runLang(rj)
+	if m := htmlLang.FindSubmatch(html); m != nil {
+		lang = string(m[1]) // the language it was written in (plateau report --lang)
+	}
+	md = Delocalize(md, lang)
 	out, err := ProseDefects(md, sj)
 	if err != nil {
 		return nil, err
@@ -415,13 +427,12 @@ func RunDefects(dir string) ([]string, error) {
 		return nil, err
 	}
 	out = append(out, sd...)
-	html, err := read("report.html")
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(htmlErr, fs.ErrNotExist) {
 		return out, nil
-	} else if err != nil {
-		return nil, err
+	} else if htmlErr != nil {
+		return nil, htmlErr
 	}
-	hs, err := HTMLSentences(html)
+	hs, err := HTMLSentences(Delocalize(html, lang))
 	if err != nil {
 		return nil, fmt.Errorf("report.html: %w", err)
 	}
