@@ -123,7 +123,7 @@ func (b *builder) subtitle() string {
 	switch d.Info.Status {
 	case "", "completed":
 	default:
-		parts = append(parts, "run status: "+d.Info.Status)
+		parts = append(parts, b.W("run status: ")+d.Info.Status)
 	}
 	return strings.Join(parts, " · ")
 }
@@ -202,13 +202,13 @@ func stopReason(s string) string {
 func (b numbers) reqCount(n int, all bool) string {
 	switch {
 	case n == 1 && all:
-		return "the one requirement"
+		return b.W("the one requirement")
 	case n == 1:
-		return "1 requirement"
+		return b.W("1 requirement")
 	case all:
 		return b.T("all %d requirements", n)
 	}
-	return fmt.Sprintf("%d requirements", n)
+	return b.T("%d requirements", n)
 }
 
 // ---- requirements ---------------------------------------------------------
@@ -223,13 +223,13 @@ func (b *builder) requirements() doc.Section {
 		}
 	}
 	add("Plan", nonEmpty(info.Name, "–"))
-	add("Plan file", info.PlanFile)
+	add(b.W("Plan file"), info.PlanFile)
 	add("Target", info.Target)
-	add("Run status", info.Status)
+	add(b.W("Run status"), info.Status)
 	if len(info.Source) > 0 {
-		add("Imported from", strings.Join(info.Source, ", "))
+		add(b.W("Imported from"), strings.Join(info.Source, ", "))
 	}
-	add("Time span", fmt.Sprintf("%s – %s (%s)", b.clock(b.d.Start), b.clock(b.d.End), dur(b.d.Span())))
+	add(b.W("Time span"), fmt.Sprintf("%s – %s (%s)", b.clock(b.d.Start), b.clock(b.d.End), dur(b.d.Span())))
 	sec.Blocks = append(sec.Blocks, kv)
 
 	if len(info.Workloads) > 0 {
@@ -306,7 +306,7 @@ func (b *builder) scopeText(r analysis.SLAResult) string {
 	if e, err := sla.Parse(r.Expr); err == nil {
 		switch {
 		case e.IsServer() && e.Server != "":
-			what = b.W("server ") + e.Server + "'s access log"
+			what = b.W("server ") + e.Server + b.W("'s access log")
 		case e.IsServer():
 			what = b.W("the attached access logs")
 		case e.Label != "":
@@ -314,9 +314,9 @@ func (b *builder) scopeText(r analysis.SLAResult) string {
 		}
 	}
 	if r.Scope != "run" && r.Scope != "" {
-		return what + " in " + r.Scope
+		return what + b.W(" in ") + r.Scope
 	}
-	return what + ", whole run"
+	return what + b.W(", whole run")
 }
 
 // phaseRate is the throughput of all requests in phase name.
@@ -340,7 +340,7 @@ func (b *builder) perPhaseText(r analysis.SLAResult) string {
 	}
 	at := func(name string) string {
 		if v, ok := b.phaseRate(name); ok {
-			return name + " at " + b.rps(v)
+			return name + b.W(" at ") + b.rps(v)
 		}
 		return name
 	}
@@ -371,7 +371,7 @@ func (b *builder) perPhaseText(r analysis.SLAResult) string {
 func (b *builder) slaFinding(r analysis.SLAResult) {
 	e, err := sla.Parse(r.Expr)
 	if err != nil || r.Error != "" && !r.NoData {
-		b.finding(doc.FindRequirement, doc.Fail, b.T("Requirement %q could not be judged: %s", r.Expr, nonEmpty(r.Error, "invalid expression")))
+		b.finding(doc.FindRequirement, doc.Fail, b.T("Requirement %q could not be judged: %s", r.Expr, nonEmpty(r.Error, b.W("invalid expression"))))
 		return
 	}
 	if r.NoData {
@@ -379,19 +379,19 @@ func (b *builder) slaFinding(r analysis.SLAResult) {
 		return
 	}
 	what := strings.ToUpper(e.Describe()[:1]) + e.Describe()[1:]
-	where := "over the run"
+	where := b.W("over the run")
 	if r.Scope != "run" {
-		where = "in " + r.Scope
+		where = b.W("in ") + r.Scope
 	}
 	load := ""
 	switch {
 	case e.Metric == sla.Throughput:
 		// The observed value is the throughput: "at" it would repeat it.
 	case r.Scope == "run":
-		load = " at " + b.rps(b.runRate())
+		load = b.W(" at ") + b.rps(b.runRate())
 	default:
 		if v, ok := b.phaseRate(r.Scope); ok {
-			load = " at " + b.rps(v)
+			load = b.W(" at ") + b.rps(v)
 		}
 	}
 	lim := b.obsU(e.Value, r.Unit)
@@ -399,7 +399,7 @@ func (b *builder) slaFinding(r analysis.SLAResult) {
 	if !r.Passed {
 		rel = "outside"
 	}
-	text := fmt.Sprintf("%s %s %s%s: %s the requirement %s %s", what, b.obsU(r.Observed, r.Unit), where, load, rel, e.Op, lim)
+	text := b.T("%s %s %s%s: %s the requirement %s %s", what, b.obsU(r.Observed, r.Unit), where, load, rel, e.Op, lim)
 	lvl := doc.OK
 	if !r.Passed {
 		lvl = doc.Fail

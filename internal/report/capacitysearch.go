@@ -72,22 +72,22 @@ func (b *builder) searchAnswer(cs *capacity.Search) (doc.Level, string) {
 	switch cs.Outcome {
 	case search.GeneratorLimited:
 		level = doc.Warn
-		lead = b.W("No capacity: limited by the load generator at ") + l(cs.At) + ", so that probe says nothing about the system"
+		lead = b.W("No capacity: limited by the load generator at ") + l(cs.At) + b.W(", so that probe says nothing about the system")
 		if cs.Load > 0 {
-			lead += "; the system held at least " + l(cs.Load)
+			lead += b.W("; the system held at least ") + l(cs.Load)
 		}
 	case search.Collapsing:
 		level = doc.Fail
-		lead = b.W("No capacity: the system was collapsing at ") + l(cs.At) + " (the error rate passed the guard at a load it had handled, or at the first)"
+		lead = b.W("No capacity: the system was collapsing at ") + l(cs.At) + b.W(" (the error rate passed the guard at a load it had handled, or at the first)")
 	case search.BelowMin:
 		level = doc.Fail
 		lead = b.W("No capacity: no load probed was good, down to the lowest the search probes")
 		if cs.UpperBound > 0 {
-			lead += fmt.Sprintf(" (%s, limited by %s)", l(cs.UpperBound), searchLimit(cs))
+			lead += b.T(" (%s, limited by %s)", l(cs.UpperBound), searchLimit(cs))
 		}
 	case search.AboveMax:
 		level = doc.Warn
-		lead = b.W("Capacity at least ") + l(cs.Load) + ": every probe up to the search's maximum was good"
+		lead = b.W("Capacity at least ") + l(cs.Load) + b.W(": every probe up to the search's maximum was good")
 	default:
 		if cs.Load == 0 {
 			level = doc.Fail
@@ -96,44 +96,44 @@ func (b *builder) searchAnswer(cs *capacity.Search) (doc.Level, string) {
 		}
 		lead = b.W("Capacity: ") + l(cs.Load)
 		if cs.UpperBound > 0 {
-			lead += fmt.Sprintf(", between %s and %s (the search's resolution %s)", l(cs.Load), l(cs.UpperBound), cs.Resolution)
+			lead += b.T(", between %s and %s (the search's resolution %s)", l(cs.Load), l(cs.UpperBound), cs.Resolution)
 		} else if cs.Outcome == search.Budget {
 			lead = b.W("Capacity at least ") + l(cs.Load)
 		}
 		if cs.Below > 0 {
-			lead += fmt.Sprintf("; the knee lies between %s and %s", l(cs.Below), l(cs.Load))
+			lead += b.T("; the knee lies between %s and %s", l(cs.Below), l(cs.Load))
 		}
 		if lim := searchLimit(cs); lim != "" {
-			lead += ", limited by " + lim
+			lead += b.W(", limited by ") + lim
 		}
 		if cs.Outcome == search.Budget {
 			level = doc.Warn
-			lead += " — not to the resolution: the probe or time budget ran out"
+			lead += b.W(" — not to the resolution: the probe or time budget ran out")
 		}
 	}
 	if cs.FailBelow > 0 {
 		switch {
 		case cs.Load >= cs.FailBelow:
-			lead += fmt.Sprintf("; at least the %s required", l(cs.FailBelow))
+			lead += b.T("; at least the %s required", l(cs.FailBelow))
 		case cs.Outcome == search.GeneratorLimited || cs.Outcome == search.Budget && cs.UpperBound == 0:
 			level = doc.Warn
-			lead += fmt.Sprintf("; whether it reaches the %s required is not known", l(cs.FailBelow))
+			lead += b.T("; whether it reaches the %s required is not known", l(cs.FailBelow))
 		default:
 			level = doc.Fail
-			lead += fmt.Sprintf(" — below the %s required", l(cs.FailBelow))
+			lead += b.T(" — below the %s required", l(cs.FailBelow))
 		}
 	}
 	if cs.Interrupted {
 		if level != doc.Fail {
 			level = doc.Warn
 		}
-		lead += " (the search was interrupted: as far as the probes before it show)"
+		lead += b.W(" (the search was interrupted: as far as the probes before it show)")
 	}
 	if n, m, worst := cs.Starved(); n > 0 {
 		if level == doc.OK {
 			level = doc.Warn
 		}
-		lead += fmt.Sprintf(" — uncertain: the load generator waited for a CPU during %d of %d probes (up to %.0f %% of its runnable time), so their response times include its own waits", n, m, worst)
+		lead += b.T(" — uncertain: the load generator waited for a CPU during %d of %d probes (up to %.0f %% of its runnable time), so their response times include its own waits", n, m, worst)
 	}
 	return level, lead
 }
@@ -157,7 +157,7 @@ func (b *builder) searchShownNote(cs *capacity.Search) string {
 	t := b.T("The search ran %s in %s (capacity section).", b.plural(int64(n), "probe"), dur(time.Duration(cs.ElapsedS*float64(time.Second)).Round(time.Second)))
 	for _, p := range cs.Probes {
 		if p.Dir == cs.Shown {
-			t += fmt.Sprintf(" The rest of this report is the run of %s at %s, %s; each probe's own report is in its directory (%s/report.html).",
+			t += b.T(" The rest of this report is the run of %s at %s, %s; each probe's own report is in its directory (%s/report.html).",
 				b.red.String(p.Dir), b.searchLoad(cs, p.Load), shownWhy(cs, p), b.red.String(p.Dir))
 			break
 		}
@@ -198,7 +198,7 @@ func (b *builder) capacitySearchSection() doc.Section {
 	for _, p := range cs.Probes {
 		step := p.Phase.String()
 		if p.Repeat {
-			step += " (repeat)"
+			step += b.W(" (repeat)")
 		}
 		row := doc.Row{Cells: []doc.Cell{{Text: b.red.String(p.Dir)}, {Text: step}, {Text: b.num3(p.Load)},
 			{Text: b.rate(p.ThroughputRPS)}, {Text: b.ms(p.MeanMs)}, {Text: b.ms(p.P95Ms)}, {Text: b.pct(p.ErrorPct)}}}
@@ -227,7 +227,7 @@ func (b *builder) capacitySearchSection() doc.Section {
 	}
 	note := b.W("A probe is good when every requirement held, the planned load was applied and the throughput kept up; the search then bisects between the highest good and the lowest bad load.")
 	if !intervals && len(reqs) > 0 {
-		note += " No requirement's statistic has a confidence interval here, so each is judged on its value and no probe is marginal."
+		note += b.W(" No requirement's statistic has a confidence interval here, so each is judged on its value and no probe is marginal.")
 	}
 	t.Note = note
 	sec.Blocks = append(sec.Blocks, t)
@@ -236,17 +236,17 @@ func (b *builder) capacitySearchSection() doc.Section {
 	}
 	// The USL fit, only when the probes support it.
 	if u := cs.USL; u != nil {
-		peak := "no peak within reach (coherency κ ≈ 0: throughput approaches λ/σ)"
+		peak := b.W("no peak within reach (coherency κ ≈ 0: throughput approaches λ/σ)")
 		if u.PeakLoad != nil && u.PeakThroughputRPS != nil {
 			at := b.loadU(*u.PeakLoad, knee.Users)
 			if kind == knee.Rate {
-				at = b.num3(*u.PeakLoad) + " requests in flight (by Little's law: the open model's fit is over concurrency, not the arrival rate)"
+				at = b.num3(*u.PeakLoad) + b.W(" requests in flight (by Little's law: the open model's fit is over concurrency, not the arrival rate)")
 			}
 			peak = b.T("predicted peak %s at %s", b.rps(*u.PeakThroughputRPS), at)
 		}
 		per := "user"
 		if kind == knee.Rate {
-			per = "request in flight"
+			per = b.W("request in flight")
 		}
 		sec.Blocks = append(sec.Blocks, &doc.Para{Text: b.T("Universal Scalability Law fit over the probes: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
 			coef(u.Sigma), coef(u.Kappa), b.rate(u.Lambda), per, peak, u.R2)})
@@ -259,7 +259,7 @@ func (b *builder) capacitySearchSection() doc.Section {
 func (b numbers) probeVerdictCell(p capacity.SearchProbe) doc.Cell {
 	c := b.probeVerdict(p)
 	if p.GeneratorStarved && p.Verdict != capacity.NotJudged && p.Verdict != capacity.GeneratorLimited {
-		c.Text += fmt.Sprintf(" (generator starved: %.0f %% run-queue wait)", p.RunQueuePct)
+		c.Text += b.T(" (generator starved: %.0f %% run-queue wait)", p.RunQueuePct)
 		if c.Level == doc.OK {
 			c.Level = doc.Warn
 		}
@@ -319,7 +319,7 @@ func (b *builder) searchChart(cs *capacity.Search) *doc.Figure {
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Load < ps[j].Load })
 	loadName := "Users"
 	if cs.Unit == "req/s" {
-		loadName = "Offered rate (req/s)"
+		loadName = b.W("Offered rate (req/s)")
 	}
 	// The requirement that limited the search, else the first.
 	reqName := cs.Requirement
@@ -329,15 +329,15 @@ func (b *builder) searchChart(cs *capacity.Search) *doc.Figure {
 		}
 	}
 	// The statistic is the requirement's left side: "p50(response_time)".
-	stat, unit := "average response time", "ms"
+	stat, unit := b.W("average response time"), "ms"
 	if e, err := sla.Parse(reqName); err == nil && reqName != "" {
 		if i := strings.Index(e.Text, e.Op); i > 0 {
 			stat = b.red.String(strings.TrimSpace(e.Text[:i]))
 		}
 		unit = e.Unit()
 	}
-	c := &chart.Chart{Title: b.W("The probes: throughput and ") + stat + " against load", XKind: chart.Linear, XLabel: loadName,
-		Y: chart.Axis{Label: "Throughput (req/s)", Unit: "req/s"}, Height: 320}
+	c := &chart.Chart{Title: b.W("The probes: throughput and ") + stat + b.W(" against load"), XKind: chart.Linear, XLabel: loadName,
+		Y: chart.Axis{Label: b.W("Throughput (req/s)"), Unit: "req/s"}, Height: 320}
 	c.Y2 = &chart.Axis{Label: stat + " (" + unit + ")", Unit: unit}
 	var lx, ly, rx, ry []float64
 	limit := math.NaN()
@@ -364,8 +364,8 @@ func (b *builder) searchChart(cs *capacity.Search) *doc.Figure {
 		verdict capacity.ProbeVerdict
 		name    string
 		color   string
-	}{{capacity.Good, "good probe", "#59a14f"}, {capacity.Bad, "bad probe", "#e15759"}, {capacity.Marginal, "marginal probe", "#edc948"},
-		{capacity.GeneratorLimited, "generator-limited probe", "#bab0ac"}} {
+	}{{capacity.Good, b.W("good probe"), "#59a14f"}, {capacity.Bad, b.W("bad probe"), "#e15759"}, {capacity.Marginal, b.W("marginal probe"), "#edc948"},
+		{capacity.GeneratorLimited, b.W("generator-limited probe"), "#bab0ac"}} {
 		var x, y, y2 []float64
 		for i, p := range ps {
 			if p.Verdict == v.verdict {
@@ -391,7 +391,7 @@ func (b *builder) searchChart(cs *capacity.Search) *doc.Figure {
 		}
 		c.Series = append(c.Series, chart.Series{Name: b.W("USL fit"), Color: "#222", X: ux, Y: uy, Dash: true, Width: 1.4})
 	}
-	caption := sentences("each probe is a point on both curves, coloured by the search's verdict: the solid curve is its throughput (left axis), the dashed one the requirement's statistic (right axis) with the limit as a red dashed line",
+	caption := sentences(b.W("each probe is a point on both curves, coloured by the search's verdict: the solid curve is its throughput (left axis), the dashed one the requirement's statistic (right axis) with the limit as a red dashed line"),
 		strings.TrimSpace(map[bool]string{true: "the vertical line marks the capacity", false: ""}[cs.Load > 0]))
 	return b.figure("capacity-search", c, caption)
 }

@@ -29,17 +29,17 @@ func (b *builder) commandsLine() doc.Block {
 				bad = append(bad, fmt.Sprintf("%q %s", b.red.String(rs[i].Name), b.red.String(rs[i].Describe())))
 			}
 		}
-		s := fmt.Sprintf("%s ran for %.1f s %s", b.plural(int64(len(rs)), what+" command"), total, when)
+		s := b.T("%s ran for %.1f s %s", b.plural(int64(len(rs)), what+b.W(" command")), total, when)
 		if len(bad) > 0 {
-			s += ", and " + b.joinAnd(bad)
+			s += b.W(", and ") + b.joinAnd(bad)
 		}
 		return s
 	}
 	text := sentences(
-		"data preparation, not measured: "+strings.Join(nonEmptyParts(
-			part(info.Prepare, "prepare", "before the first request"),
-			part(info.Cleanup, "cleanup", "after the last")), "; "),
-		"their output is in the run directory's "+rundir.CommandDir+"/ folder and the commands are listed in the appendix")
+		b.W("data preparation, not measured: ")+strings.Join(nonEmptyParts(
+			part(info.Prepare, "prepare", b.W("before the first request")),
+			part(info.Cleanup, "cleanup", b.W("after the last"))), "; "),
+		b.W("their output is in the run directory's ")+rundir.CommandDir+b.W("/ folder and the commands are listed in the appendix"))
 	return &doc.Para{Text: text}
 }
 
@@ -137,7 +137,7 @@ func (b *builder) dataVolume() []doc.Block {
 		for _, e := range m.Entities {
 			pp := "–"
 			if e.PerParent != nil && e.Parent != "" {
-				pp = fmt.Sprintf("%s per row of %s (%d–%d)", b.num3(e.PerParent.Mean), b.red.String(e.Parent), e.PerParent.Min, e.PerParent.Max)
+				pp = b.T("%s per row of %s (%d–%d)", b.num3(e.PerParent.Mean), b.red.String(e.Parent), e.PerParent.Min, e.PerParent.Max)
 			}
 			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(e.Name)}, {Text: b.count(e.Rows)}, {Text: pp},
 				{Text: b.bytesU(float64(e.Bytes))}, {Text: b.red.String(e.File)}}})

@@ -39,29 +39,29 @@ func cpuUnit(p *resources.CPUPeak) string {
 func (b *builder) judgeResources() {
 	m := resources.JudgeMachines(b.resourceTargets(), resources.MachineOptions{Spans: b.spans(), From: b.d.Start, To: b.d.End, Loopback: b.loopbackTarget()})
 	if c := m.CPU; c != nil {
-		lvl, verdict := doc.OK, "never near the ceiling"
+		lvl, verdict := doc.OK, b.W("never near the ceiling")
 		switch c.Grade() {
 		case resources.CPUSaturated:
 			lvl, verdict = doc.Fail, "saturated"
 		case resources.CPUHigh:
 			lvl, verdict = doc.Warn, "high"
 		case resources.CPUPerProcess:
-			lvl, verdict = doc.Info, "measured per process"
+			lvl, verdict = doc.Info, b.W("measured per process")
 		}
 		name, unit := b.red.String(c.Target), cpuUnit(c)
 		ev := b.T("busiest: %s at %s %s on average in %s (peak %s %s)", name, b.num3(c.Mean), unit, c.Span, b.num3(c.Max), unit)
 		b.conclude(doc.AspectCPU, lvl, verdict, ev)
 		b.finding(doc.FindResources, lvl, b.T("CPU %s: %s averaged %s %s in %s (peak %s %s)", verdict, name, b.num3(c.Mean), unit, c.Span, b.num3(c.Max), unit))
 	} else if g := m.GeneratorCPU; g != nil {
-		b.conclude(doc.AspectCPU, doc.NoData, b.W("not measured for the system under test"), "only the load generator's own host ("+b.red.String(g.Target)+") was monitored; its health is stated apart")
+		b.conclude(doc.AspectCPU, doc.NoData, b.W("not measured for the system under test"), b.W("only the load generator's own host (")+b.red.String(g.Target)+b.W(") was monitored; its health is stated apart"))
 	}
 	if g := m.GeneratorCPU; g != nil {
 		unit := cpuUnit(g)
-		lvl, verdict := doc.OK, "kept up"
+		lvl, verdict := doc.OK, b.W("kept up")
 		if gr := g.Grade(); gr == resources.CPUSaturated || gr == resources.CPUHigh {
-			lvl, verdict = doc.Warn, "busy: it may have limited the load it could apply"
+			lvl, verdict = doc.Warn, b.W("busy: it may have limited the load it could apply")
 		}
-		ev := fmt.Sprintf("%s at %s %s on average in %s (peak %s %s)", b.red.String(g.Target), b.num3(g.Mean), unit, g.Span, b.num3(g.Max), unit)
+		ev := b.T("%s at %s %s on average in %s (peak %s %s)", b.red.String(g.Target), b.num3(g.Mean), unit, g.Span, b.num3(g.Max), unit)
 		b.conclude(doc.AspectGenerator, lvl, verdict, ev)
 		b.finding(doc.FindResources, lvl, b.T("Load generator %s: %s", verdict, ev))
 	}
@@ -71,12 +71,12 @@ func (b *builder) judgeResources() {
 	for _, n := range m.Net {
 		var dirs []string
 		if n.In > 0 {
-			dirs = append(dirs, "in "+b.bytesU(n.In)+"/s")
+			dirs = append(dirs, b.W("in ")+b.bytesU(n.In)+"/s")
 		}
 		if n.Out > 0 {
-			dirs = append(dirs, "out "+b.bytesU(n.Out)+"/s")
+			dirs = append(dirs, b.W("out ")+b.bytesU(n.Out)+"/s")
 		}
-		netEv = append(netEv, fmt.Sprintf("%s %s in %s", b.red.String(n.Target), strings.Join(dirs, ", "), n.Span))
+		netEv = append(netEv, b.T("%s %s in %s", b.red.String(n.Target), strings.Join(dirs, ", "), n.Span))
 	}
 	names := func(ts []string) []string {
 		out := make([]string, len(ts))
@@ -90,11 +90,11 @@ func (b *builder) judgeResources() {
 		if len(netEv) > 3 {
 			netEv = append(netEv[:3], b.T("and %d more", len(netEv)-3))
 		}
-		b.conclude(doc.AspectNetwork, doc.Info, b.W("measured"), "highest phase means: "+strings.Join(netEv, "; "))
+		b.conclude(doc.AspectNetwork, doc.Info, b.W("measured"), b.W("highest phase means: ")+strings.Join(netEv, "; "))
 	case len(m.NetIdle) > 0:
-		b.conclude(doc.AspectNetwork, doc.NoData, b.W("no traffic recorded"), "the monitored interfaces of "+b.joinAnd(names(m.NetIdle))+" read zero throughout: the load used another interface, or the counters were not updated")
+		b.conclude(doc.AspectNetwork, doc.NoData, b.W("no traffic recorded"), b.W("the monitored interfaces of ")+b.joinAnd(names(m.NetIdle))+b.W(" read zero throughout: the load used another interface, or the counters were not updated"))
 	case len(m.NetLoopback) > 0:
-		b.conclude(doc.AspectNetwork, doc.NoData, b.W("not measured"), "the test ran over loopback, which the monitored interfaces of "+b.joinAnd(names(m.NetLoopback))+" (the load generator's host) do not carry; their figures are other traffic")
+		b.conclude(doc.AspectNetwork, doc.NoData, b.W("not measured"), b.W("the test ran over loopback, which the monitored interfaces of ")+b.joinAnd(names(m.NetLoopback))+b.W(" (the load generator's host) do not carry; their figures are other traffic"))
 	}
 	if mts := b.s.Trends.Memory; len(mts) > 0 {
 		var growing, stable []string
@@ -108,7 +108,7 @@ func (b *builder) judgeResources() {
 		}
 		switch {
 		case len(growing) > 0:
-			ev := "growing after GC: " + strings.Join(growing, "; ")
+			ev := b.W("growing after GC: ") + strings.Join(growing, "; ")
 			b.conclude(doc.AspectMemory, doc.Warn, b.W("grows over the run: possible leak"), ev)
 			b.finding(doc.FindMemory, doc.Warn, b.W("Memory grows after garbage collection: ")+strings.Join(growing, "; "))
 		case len(stable) > 0:
@@ -126,10 +126,10 @@ func (b *builder) judgeResources() {
 	for _, g := range m.GC {
 		var parts []string
 		if finite(g.Young) {
-			parts = append(parts, fmt.Sprintf("%s young (%s/min)", b.count(int64(g.Young)), b.num3(g.YoungPerMin)))
+			parts = append(parts, b.T("%s young (%s/min)", b.count(int64(g.Young)), b.num3(g.YoungPerMin)))
 		}
 		if finite(g.Full) {
-			parts = append(parts, fmt.Sprintf("%s full", b.count(int64(g.Full))))
+			parts = append(parts, b.T("%s full", b.count(int64(g.Full))))
 		}
 		if finite(g.TimePct) {
 			parts = append(parts, b.T("GC time %s %%", b.num3(g.TimePct)))

@@ -36,10 +36,10 @@ func (b *builder) labelCharts() []doc.Block {
 	}
 	from, to := unix(b.d.Start), math.Max(unix(b.d.End), unix(b.d.Start)+1)
 	w := chart.BucketWidth(to-from, 1, maxBuckets)
-	rt := b.timeChart("Average response time per label")
-	rt.Y = chart.Axis{Label: "Response time (ms)", Unit: "ms"}
-	tp := b.timeChart("Throughput per label")
-	tp.Y = chart.Axis{Label: "Requests per second", Unit: "req/s"}
+	rt := b.timeChart(b.W("Average response time per label"))
+	rt.Y = chart.Axis{Label: b.W("Response time (ms)"), Unit: "ms"}
+	tp := b.timeChart(b.W("Throughput per label"))
+	tp.Y = chart.Axis{Label: b.W("Requests per second"), Unit: "req/s"}
 	var bucket chart.Reduced
 	for i, k := range drawn {
 		ticks := b.d.Timeline[k]
@@ -60,14 +60,14 @@ func (b *builder) labelCharts() []doc.Block {
 	}
 	which := b.T("the %d labels with the most samples", len(drawn))
 	if rest == nil {
-		which = "every request label"
+		which = b.W("every request label")
 	}
 	per := "second"
 	if bucket.Reduced {
 		per = dur(time.Duration(bucket.Bucket) * time.Second)
 	}
 	blocks := []doc.Block{
-		b.figure("response-time-per-label", rt, sentences(b.T("average response time of %s, per %s", which, per), "transactions are left out")),
+		b.figure("response-time-per-label", rt, sentences(b.T("average response time of %s, per %s", which, per), b.W("transactions are left out"))),
 		b.figure("throughput-per-label", tp, sentences(b.T("completed requests per second of %s, per %s", which, per))),
 	}
 	if len(rest) > 0 {

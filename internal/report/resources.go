@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"math"
 	"net"
@@ -245,7 +244,7 @@ func (b *builder) panelChart(t *target, p panel, grid bool) *doc.Figure {
 		// loopback carried traffic (a system under test on this host, as in
 		// the demo), draw loopback rather than an empty chart.
 		if lo := t.get(s.Metric + "{iface=lo}"); allZero(s) && lo != nil && !allZero(lo) {
-			s, name = lo, name+" (loopback)"
+			s, name = lo, name+b.W(" (loopback)")
 		}
 		k := kbToBytes(s)
 		x, y := make([]float64, len(s.Points)), make([]float64, len(s.Points))
@@ -274,7 +273,7 @@ func (b *builder) panelChart(t *target, p panel, grid bool) *doc.Figure {
 	if p.note != "" {
 		note = " (" + p.note + ")"
 	}
-	return b.figure(t.name+"-"+p.key, c, fmt.Sprintf("%s of %s%s.", p.title, b.red.String(t.name), note)+bucketNote(reduced))
+	return b.figure(t.name+"-"+p.key, c, b.T("%s of %s%s.", p.title, b.red.String(t.name), note)+bucketNote(reduced))
 }
 
 // kindTitle names a group of targets.
@@ -320,14 +319,14 @@ func (b *builder) resources() doc.Section {
 		return sec
 	}
 	b.s.Resources = b.resourceEntries()
-	clock, phases := "sampled on the same clock as the load", " Phase boundaries are drawn as vertical lines. The tables give each metric's mean and maximum per phase."
+	clock, phases := b.W("sampled on the same clock as the load"), b.W(" Phase boundaries are drawn as vertical lines. The tables give each metric's mean and maximum per phase.")
 	if b.d.Total == nil || b.d.Total.Count == 0 {
-		clock = "with no load recorded beside them"
+		clock = b.W("with no load recorded beside them")
 	}
 	if len(b.d.Phases) == 0 {
-		phases = " The run records no phases: the tables give each metric's mean and maximum over the run."
+		phases = b.W(" The run records no phases: the tables give each metric's mean and maximum over the run.")
 	}
-	sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("%d monitored %s, %s. Charts of the same kind are laid out side by side, one per target.%s",
+	sec.Blocks = append(sec.Blocks, &doc.Para{Text: b.T("%d monitored %s, %s. Charts of the same kind are laid out side by side, one per target.%s",
 		withData, map[bool]string{true: "target", false: "targets"}[withData == 1], clock, phases)})
 	// Group targets by kind, keeping first-seen order.
 	var kinds []string
@@ -458,7 +457,7 @@ func (b *builder) resourceTable(t *target) *doc.Table {
 	if len(cols) == 0 {
 		return nil
 	}
-	tb := &doc.Table{Caption: b.red.String(t.name) + " per phase", Columns: []doc.Column{{Name: b.W("Phase")}}}
+	tb := &doc.Table{Caption: b.red.String(t.name) + b.W(" per phase"), Columns: []doc.Column{{Name: b.W("Phase")}}}
 	for _, c := range cols {
 		if c.km.counter {
 			tb.Columns = append(tb.Columns, doc.Column{Name: c.km.name, Align: doc.Right})
@@ -468,7 +467,7 @@ func (b *builder) resourceTable(t *target) *doc.Table {
 		if c.s.Unit == "%" {
 			u = " (%)"
 		}
-		tb.Columns = append(tb.Columns, doc.Column{Name: c.km.name + " mean" + u, Align: doc.Right}, doc.Column{Name: b.W("max"), Align: doc.Right})
+		tb.Columns = append(tb.Columns, doc.Column{Name: c.km.name + b.W(" mean") + u, Align: doc.Right}, doc.Column{Name: b.W("max"), Align: doc.Right})
 	}
 	row := func(name string, from, to time.Time, total bool) {
 		r := doc.Row{Total: total, Cells: []doc.Cell{{Text: name}}}
@@ -501,10 +500,10 @@ func (b *builder) resourceTable(t *target) *doc.Table {
 	for _, p := range b.d.Phases {
 		row(b.red.String(p.Name), p.Start, p.End, false)
 	}
-	row("Whole run", b.d.Start, b.d.End.Add(time.Nanosecond), len(b.d.Phases) > 0)
+	row(b.W("Whole run"), b.d.Start, b.d.End.Add(time.Nanosecond), len(b.d.Phases) > 0)
 	for _, c := range cols {
 		if c.km.counter {
-			tb.Note = "GC columns count the collections that happened during the phase."
+			tb.Note = b.W("GC columns count the collections that happened during the phase.")
 		}
 	}
 	return tb

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -27,7 +26,7 @@ func (b *builder) capacityWhy() string {
 	cr := b.capacityAnalysis()
 	switch cr.Skip {
 	case analysis.CapacityTooFewPhases:
-		return "it needs phases at two or more different loads of one workload (a stepped run, or several runs at different loads); this run has " + b.plural(int64(cr.Phases), "phase")
+		return b.W("it needs phases at two or more different loads of one workload (a stepped run, or several runs at different loads); this run has ") + b.plural(int64(cr.Phases), "phase")
 	case analysis.CapacityConcurrentOnly:
 		return b.T("it needs phases at two or more different loads of one workload; the %d phases here belong to %d workloads running side by side, each at one load, and concurrent workloads are not load steps", cr.Phases, cr.Workloads)
 	case analysis.CapacitySameLoad:
@@ -57,7 +56,7 @@ func (b *builder) capacity() doc.Section {
 	unit := "users"
 	loadName := "Users"
 	if kind == knee.Rate {
-		unit, loadName = "req/s", "Offered rate (req/s)"
+		unit, loadName = "req/s", b.W("Offered rate (req/s)")
 	}
 	// Table: load against throughput and response time.
 	t := &doc.Table{Caption: b.W("Throughput and response time against offered load"), Columns: []doc.Column{{Name: b.W("Phase")}, {Name: loadName, Align: doc.Right},
@@ -70,7 +69,7 @@ func (b *builder) capacity() doc.Section {
 		lcell := doc.Cell{Text: "–"}
 		for _, l := range res.Little {
 			if checkLittle && l.Load == x.Point.Load {
-				lcell = doc.Cell{Text: fmt.Sprintf("%s of the asked load", b.pct(100*l.Ratio))}
+				lcell = doc.Cell{Text: b.T("%s of the asked load", b.pct(100*l.Ratio))}
 				if l.Short {
 					lcell.Level = doc.Warn
 					lcell.Text += ": " + l.Note
@@ -94,7 +93,7 @@ func (b *builder) capacity() doc.Section {
 	sec.Blocks = append(sec.Blocks, t)
 	// Chart: throughput (and the USL curve) and mean response time against load.
 	c := &chart.Chart{Title: b.W("Throughput and response time against load"), XKind: chart.Linear, XLabel: loadName,
-		Y: chart.Axis{Label: "Throughput (req/s)", Unit: "req/s"}, Y2: &chart.Axis{Label: "Average response time (ms)", Unit: "ms"}, Height: 320}
+		Y: chart.Axis{Label: b.W("Throughput (req/s)"), Unit: "req/s"}, Y2: &chart.Axis{Label: b.W("Average response time (ms)"), Unit: "ms"}, Height: 320}
 	var lx, ly, lm []float64
 	for _, p := range res.Points {
 		lx, ly, lm = append(lx, p.Load), append(ly, p.ThroughputRPS), append(lm, p.MeanMs)
@@ -125,12 +124,12 @@ func (b *builder) capacity() doc.Section {
 	}
 	var usl, kneeLine string
 	if res.USL != nil && kind == knee.Users {
-		usl = "the dashed curve is the fitted Universal Scalability Law"
+		usl = b.W("the dashed curve is the fitted Universal Scalability Law")
 	}
 	if res.Knee != nil {
-		kneeLine = "the vertical line marks the knee"
+		kneeLine = b.W("the vertical line marks the knee")
 	}
-	sec.Blocks = append(sec.Blocks, b.figure("capacity", c, sentences("each point is one phase", usl, kneeLine)))
+	sec.Blocks = append(sec.Blocks, b.figure("capacity", c, sentences(b.W("each point is one phase"), usl, kneeLine)))
 	// Verdicts in words.
 	if res.Knee != nil {
 		s := upperFirst(res.Knee.Sentence())
@@ -150,7 +149,7 @@ func (b *builder) capacity() doc.Section {
 	}
 	if res.USL != nil {
 		u := res.USL
-		peak := "no peak within reach (coherency κ ≈ 0: throughput approaches λ/σ)"
+		peak := b.W("no peak within reach (coherency κ ≈ 0: throughput approaches λ/σ)")
 		if finite(u.PeakLoad) {
 			peak = b.T("predicted peak %s at %s", b.rps(u.PeakThroughputRPS), b.loadU(u.PeakLoad, kind))
 		}
@@ -202,7 +201,7 @@ func coef(v float64) string {
 // predicts a fraction), or an arrival rate.
 func (b numbers) loadU(v float64, kind knee.LoadKind) string {
 	if kind == knee.Rate {
-		return b.rps(v) + " offered"
+		return b.rps(v) + b.W(" offered")
 	}
 	n := math.Round(v)
 	s := b.plural(int64(n), "user")

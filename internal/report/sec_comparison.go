@@ -62,13 +62,13 @@ func (b numbers) comparisonTables(rows []compare.Row, baseName, newName string) 
 	for _, p := range phases {
 		cap := b.W("Whole run")
 		if p != "run" {
-			cap = "Phase " + p
+			cap = b.W("Phase ") + p
 			if bp := byPhase[p][0].BasePhase; bp != "" {
-				cap += " (baseline: " + bp + ")"
+				cap += b.W(" (baseline: ") + bp + ")"
 			}
 		}
 		t := &doc.Table{Caption: cap, Columns: []doc.Column{{Name: b.W("Label")},
-			{Name: b.W("Average ") + baseName + " (ms)", Align: doc.Right}, {Name: b.W("Average ") + newName + " (ms)", Align: doc.Right},
+			{Name: b.W("Average ") + baseName + b.W(" (ms)"), Align: doc.Right}, {Name: b.W("Average ") + newName + b.W(" (ms)"), Align: doc.Right},
 			{Name: b.W("Delta (ms)"), Align: doc.Right}, {Name: b.W("Delta %"), Align: doc.Right},
 			{Name: b.W("p95 ") + baseName, Align: doc.Right}, {Name: b.W("p95 ") + newName, Align: doc.Right}, {Name: b.W("p95 delta %"), Align: doc.Right},
 			{Name: b.W("Throughput (req/s)"), Align: doc.Right}, {Name: b.W("Error %"), Align: doc.Right}, {Name: b.W("Verdict")}}}

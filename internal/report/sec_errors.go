@@ -19,7 +19,7 @@ func (b *builder) errors() doc.Section {
 		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: b.T("No errors in %s.", b.plural(all.Samples, "request"))})
 		if all.Samples > 0 {
 			b.finding(doc.FindNoErrors, doc.OK, b.W("No errors in ")+b.plural(all.Samples, "request"))
-			b.conclude(doc.AspectErrors, doc.OK, b.W("none"), fmt.Sprintf("0 of %s failed", b.plural(all.Samples, "request")))
+			b.conclude(doc.AspectErrors, doc.OK, b.W("none"), b.T("0 of %s failed", b.plural(all.Samples, "request")))
 		}
 		return sec
 	}
@@ -56,7 +56,7 @@ func (b *builder) errors() doc.Section {
 	details := b.requestErrors()
 	for i, e := range details {
 		if i == maxRows {
-			dt.Note = fmt.Sprintf("%d more kinds of error not shown; summary.json lists them all.", len(details)-maxRows)
+			dt.Note = b.T("%d more kinds of error not shown; summary.json lists them all.", len(details)-maxRows)
 			break
 		}
 		st := "–"
@@ -88,9 +88,9 @@ func (b *builder) errors() doc.Section {
 	top := ""
 	if len(details) > 0 {
 		e := details[0]
-		top = "most frequent: " + describeErr(e.Class, e.Status, e.Message)
+		top = b.W("most frequent: ") + describeErr(e.Class, e.Status, e.Message)
 	}
-	head := fmt.Sprintf("%s in %s (%s)", b.plural(es.Total, "error"), b.plural(all.Samples, "request"), share(es.Total))
+	head := b.T("%s in %s (%s)", b.plural(es.Total, "error"), b.plural(all.Samples, "request"), share(es.Total))
 	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: lvl, Text: sentence(b.W("Verdict: ")+head, top, where)})
 	b.finding(doc.FindErrors, lvl, head, top, where)
 	b.conclude(doc.AspectErrors, lvl, fmt.Sprintf("%s (%s)", b.plural(es.Total, "error"), share(es.Total)), top, where)
@@ -186,9 +186,9 @@ func (b *builder) errorPlacement() string {
 	if total > 0 && len(ramps) > 0 {
 		switch {
 		case inRamp == total:
-			return "errors only during ramp-up"
+			return b.W("errors only during ramp-up")
 		case inRamp > 0:
-			return fmt.Sprintf("%s of them during ramp-up", b.pct(100*float64(inRamp)/float64(total)))
+			return b.T("%s of them during ramp-up", b.pct(100*float64(inRamp)/float64(total)))
 		}
 	}
 	phases := map[string]bool{}
@@ -198,7 +198,7 @@ func (b *builder) errorPlacement() string {
 		}
 	}
 	if len(phases) > 0 && len(phases) < len(b.d.Phases) {
-		return "only in " + b.joinAnd(sortedKeys(phases))
+		return b.W("only in ") + b.joinAnd(sortedKeys(phases))
 	}
 	return ""
 }

@@ -69,7 +69,7 @@ func (b *builder) runs() doc.Section {
 		for _, w := range sortedKeys(d.Dropped) {
 			parts = append(parts, fmt.Sprintf("%s: %s", b.red.String(nonEmpty(w, "default")), b.count(d.Dropped[w])))
 		}
-		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentences("The generator could not start every scheduled iteration (open model; max users reached or late): "+strings.Join(parts, ", ")+" dropped", "the offered load was lower than planned")})
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentences(b.W("The generator could not start every scheduled iteration (open model; max users reached or late): ")+strings.Join(parts, ", ")+b.W(" dropped"), b.W("the offered load was lower than planned"))})
 		b.finding(doc.FindLoad, doc.Warn, b.T("The generator dropped %s scheduled iterations: the offered load was lower than planned", b.count(sumValues(d.Dropped))))
 	}
 	return sec

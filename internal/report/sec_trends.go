@@ -42,7 +42,7 @@ func (b *builder) trends() doc.Section {
 			case trend.Growing:
 				v.Level = doc.Warn
 				if m.Result.TimeToLimit != nil {
-					v.Text += "; limit in " + dur(*m.Result.TimeToLimit)
+					v.Text += b.W("; limit in ") + dur(*m.Result.TimeToLimit)
 				}
 			case trend.Unknown:
 				v.Level = doc.NoData
@@ -86,7 +86,7 @@ func (b *builder) latencyDrift(rows []trend.LatencyTrend) []doc.Block {
 		case trend.DriftThin:
 			verdict = doc.Cell{Text: b.W("not enough data to judge"), Level: doc.NoData}
 			if r.Stat == "mean" {
-				thin = append(thin, fmt.Sprintf("%s over %s: %s in %d minutes", r.Label, r.Phase, b.plural(r.Requests, "request"), r.MinutesAnalyzed))
+				thin = append(thin, b.T("%s over %s: %s in %d minutes", r.Label, r.Phase, b.plural(r.Requests, "request"), r.MinutesAnalyzed))
 			}
 		case trend.DriftUp:
 			// A rise is worth a warning; a fall is stated without one.
@@ -112,7 +112,7 @@ func (b *builder) latencyDrift(rows []trend.LatencyTrend) []doc.Block {
 		if len(drifts) > 3 {
 			drifts = append(drifts[:3], b.T("and %d more", len(drifts)-3))
 		}
-		text := "Latency drift: " + strings.Join(drifts, "; ")
+		text := b.W("Latency drift: ") + strings.Join(drifts, "; ")
 		blocks = append(blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(text)})
 		b.finding(doc.FindDrift, doc.Warn, text)
 	case len(thin) > 0:
@@ -149,7 +149,7 @@ func (b numbers) signedBytes(v float64) string {
 
 // memoryChart draws the after-GC points of each memory trend.
 func (b *builder) memoryChart() *doc.Figure {
-	c := b.timeChart("Memory after garbage collection")
+	c := b.timeChart(b.W("Memory after garbage collection"))
 	c.Y = chart.Axis{Label: "Memory", Unit: "bytes"}
 	for i, m := range b.s.Trends.Memory {
 		if len(m.Result.Baseline) == 0 || i >= 6 {
@@ -169,7 +169,7 @@ func (b *builder) memoryChart() *doc.Figure {
 	if len(c.Series) == 0 {
 		return nil
 	}
-	return b.figure("memory-after-gc", c, "The points each trend line was fitted to: memory right after a collection (or the lowest reading of each window when no collection was seen).")
+	return b.figure("memory-after-gc", c, b.W("The points each trend line was fitted to: memory right after a collection (or the lowest reading of each window when no collection was seen)."))
 }
 
 // workloadPhases reports each target's CPU before, during and after a

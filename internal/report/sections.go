@@ -87,13 +87,13 @@ func (b *builder) appendix() doc.Section {
 	}
 	t := &doc.Table{Caption: caption, Columns: []doc.Column{{Name: b.W("Item")}, {Name: b.W("Value")}}}
 	for _, k := range []struct{ key, name string }{{"host", "Host"}, {"os", "OS"}, {"kernel", "Kernel"}, {"cpu", "CPU"},
-		{"cpus", "CPU cores"}, {"memory", "Memory"}, {"go", "Go runtime"}, {"tool", "Tool"}, {"segment", "Generator segment"}} {
+		{"cpus", b.W("CPU cores")}, {"memory", "Memory"}, {"go", b.W("Go runtime")}, {"tool", "Tool"}, {"segment", b.W("Generator segment")}} {
 		if v, ok := env[k.key]; ok {
 			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: k.name}, {Text: v}}})
 		}
 	}
 	t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.W("Run directory")}, {Text: b.red.String(b.in.dir)}}},
-		doc.Row{Cells: []doc.Cell{{Text: b.W("Report written")}, {Text: b.extra.Generated.Format("2006-01-02 15:04:05 MST") + " by " + b.doc.Tool + " (" + runtime.GOOS + ")"}}})
+		doc.Row{Cells: []doc.Cell{{Text: b.W("Report written")}, {Text: b.extra.Generated.Format("2006-01-02 15:04:05 MST") + b.W(" by ") + b.doc.Tool + " (" + runtime.GOOS + ")"}}})
 	sec.Blocks = append(sec.Blocks, t)
 
 	if cmd := b.d.Info.Command; len(cmd) > 0 {
@@ -178,7 +178,7 @@ func (b *builder) monitorsTable() []doc.Block {
 	for _, st := range ts {
 		state := doc.Cell{Text: b.W("sampled"), Level: doc.OK}
 		if !st.Started {
-			state = doc.Cell{Text: b.W("could not start: ") + b.red.String(nonEmpty(st.Error, "unknown reason")), Level: doc.Fail}
+			state = doc.Cell{Text: b.W("could not start: ") + b.red.String(nonEmpty(st.Error, b.W("unknown reason"))), Level: doc.Fail}
 		}
 		share := "–"
 		if secs > 0 && st.CPUSeconds > 0 {
@@ -197,16 +197,16 @@ func (b *builder) monitorsTable() []doc.Block {
 		t.Rows = append(t.Rows, doc.Row{Total: true, Cells: []doc.Cell{{Text: b.W("all monitors")}, {}, {}, {}, {}, {}, {},
 			{Text: trimZeros(fmt.Sprintf("%.2f", total))}, {Text: b.pct(100 * total / secs)}}})
 	}
-	t.Note = "CPU used is the monitors' own cost (sampling threads and helper processes such as jstat) over the run."
+	t.Note = b.W("CPU used is the monitors' own cost (sampling threads and helper processes such as jstat) over the run.")
 	blocks := []doc.Block{t}
 	var gaps []string
 	for _, st := range ts {
 		for _, g := range st.Gaps {
-			end := "end of run"
+			end := b.W("end of run")
 			if g.End != nil {
 				end = b.hms(g.End.In(b.d.Start.Location()))
 			}
-			gaps = append(gaps, fmt.Sprintf("%s lost %s – %s: %s", b.red.String(st.Name), b.hms(g.Start.In(b.d.Start.Location())), end, b.red.String(g.Error)))
+			gaps = append(gaps, b.T("%s lost %s – %s: %s", b.red.String(st.Name), b.hms(g.Start.In(b.d.Start.Location())), end, b.red.String(g.Error)))
 		}
 	}
 	if len(gaps) > 0 {

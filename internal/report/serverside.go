@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,7 +29,7 @@ func (b *builder) serverSide() doc.Section {
 		case b.d.Server == nil && len(b.d.Info.AttachNotes()) > 0:
 			msg = b.W("No server-side data: ") + b.red.String(b.d.Info.AttachNotes()[0]) + "."
 		case b.d.Server != nil:
-			msg = b.W("No access log was attached to this run: the attached files (") + b.red.String(strings.Join(b.d.Server.Info.Source, "; ")) + ") are monitor series, shown under Resources."
+			msg = b.W("No access log was attached to this run: the attached files (") + b.red.String(strings.Join(b.d.Server.Info.Source, "; ")) + b.W(") are monitor series, shown under Resources.")
 		}
 		sec.Blocks = append(sec.Blocks, noData(msg))
 		return sec
@@ -48,9 +47,9 @@ func (b *builder) serverSide() doc.Section {
 		joined = joined || r.NetMeanMs != nil
 	}
 	intro := []string{b.T("From the servers' own files, read after the load with this run's phases: %s", strings.Join(files, "; ")),
-		"each call counts in the step that holds its completion time in the server's log (the rule the client's view uses), and only calls that completed within the run count"}
+		b.W("each call counts in the step that holds its completion time in the server's log (the rule the client's view uses), and only calls that completed within the run count")}
 	if joined {
-		intro = append(intro, "the time without downstream calls is the logged time minus the calls joined from the server's external-call log by message id (calls made one after another add up, concurrent calls count once)")
+		intro = append(intro, b.W("the time without downstream calls is the logged time minus the calls joined from the server's external-call log by message id (calls made one after another add up, concurrent calls count once)"))
 	}
 	sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentences(intro...)})
 	if len(t.Rows) == 0 {
@@ -89,7 +88,7 @@ func (b *builder) serverTable(t *analysis.ServerSide, joined bool) *doc.Table {
 	for _, r := range t.Rows {
 		server, phase := b.red.String(r.Server), b.red.String(r.Phase)
 		if r.Server == "" {
-			server = "All servers"
+			server = b.W("All servers")
 		}
 		total := r.Phase == ""
 		if total {
@@ -126,7 +125,7 @@ func (b *builder) serverTable(t *analysis.ServerSide, joined bool) *doc.Table {
 	}
 	note := b.W("Calls/s is the step's calls over the step's duration. A server's Total rows count every call that completed within the run, over the run's duration")
 	if t.OutsidePhases > 0 {
-		note += fmt.Sprintf("; %s of them completed in no step (setup, or between steps)", b.plural(t.OutsidePhases, "call"))
+		note += b.T("; %s of them completed in no step (setup, or between steps)", b.plural(t.OutsidePhases, "call"))
 	}
 	note += "."
 	tab.Note = note
@@ -186,7 +185,7 @@ func (b *builder) clientServerTable(t *analysis.ServerSide) *doc.Table {
 	if len(tab.Rows) == 0 {
 		return nil
 	}
-	tab.Note = "Client calls are the requests the load generator completed in the step, server calls every call the attached access logs hold in it: the servers also log what the client keeps out of its results (setup requests such as a login), a call that passes two attached tiers counts once per tier, and a call completing at a step's end may fall in the next step on one side only."
+	tab.Note = b.W("Client calls are the requests the load generator completed in the step, server calls every call the attached access logs hold in it: the servers also log what the client keeps out of its results (setup requests such as a login), a call that passes two attached tiers counts once per tier, and a call completing at a step's end may fall in the next step on one side only.")
 	return tab
 }
 

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"math"
 	"strings"
 	"time"
@@ -33,15 +32,15 @@ func (b *builder) judgeServices() {
 			withFrac := !math.IsNaN(p.Frac)
 			switch {
 			case rk.Unit == "bytes" && withFrac:
-				return b.bytesU(p.Mean) + " of " + b.bytesU(p.Use.Capacity) + " memory (" + b.pct(100*p.Frac) + ")"
+				return b.bytesU(p.Mean) + b.W(" of ") + b.bytesU(p.Use.Capacity) + b.W(" memory (") + b.pct(100*p.Frac) + ")"
 			case rk.Unit == "bytes":
-				return b.bytesU(p.Mean) + " of memory"
+				return b.bytesU(p.Mean) + b.W(" of memory")
 			case rk.Unit == "bytes/s" && withFrac:
-				return b.bytesU(p.Mean) + "/s of a " + b.bytesU(p.Use.Capacity) + "/s link (" + b.pct(100*p.Frac) + ")"
+				return b.bytesU(p.Mean) + b.W("/s of a ") + b.bytesU(p.Use.Capacity) + b.W("/s link (") + b.pct(100*p.Frac) + ")"
 			case rk.Unit == "bytes/s":
 				return b.bytesU(p.Mean) + "/s"
 			case withFrac:
-				return fmt.Sprintf("%s of %s %s (%s)", b.num3(p.Mean), b.num3(p.Use.Capacity), rk.Word, b.pct(100*p.Frac))
+				return b.T("%s of %s %s (%s)", b.num3(p.Mean), b.num3(p.Use.Capacity), rk.Word, b.pct(100*p.Frac))
 			}
 			return b.num3(p.Mean) + " " + rk.Word
 		}
@@ -49,14 +48,14 @@ func (b *builder) judgeServices() {
 		if len(peaks) > 1 {
 			second := peaks[1]
 			// The second busiest bounds the rest: "at or under" its figure.
-			others, limits := b.T("the other %d", len(peaks)-1), "their limits"
+			others, limits := b.T("the other %d", len(peaks)-1), b.W("their limits")
 			if len(peaks) == 2 {
-				others, limits = "the other one", "its limit"
+				others, limits = b.W("the other one"), b.W("its limit")
 			}
 			if a.WithLimit {
-				rest = fmt.Sprintf("%s stayed at or under %s of %s", others, b.pct(100*second.Frac), limits)
+				rest = b.T("%s stayed at or under %s of %s", others, b.pct(100*second.Frac), limits)
 			} else {
-				rest = fmt.Sprintf("%s stayed at or under %s on average", others, b.amountPlain(second.Mean, rk))
+				rest = b.T("%s stayed at or under %s on average", others, b.amountPlain(second.Mean, rk))
 			}
 		}
 		var lvl doc.Level
@@ -67,20 +66,20 @@ func (b *builder) judgeServices() {
 		case resources.ServiceHigh:
 			lvl, verdict = doc.Warn, "high"
 		case resources.ServiceWellBelow:
-			lvl, verdict = doc.OK, "well below the limits"
+			lvl, verdict = doc.OK, b.W("well below the limits")
 		default:
-			lvl, verdict = doc.Info, "measured per service"
+			lvl, verdict = doc.Info, b.W("measured per service")
 			if len(peaks) == 1 {
 				verdict = b.W("measured")
 			}
 		}
 		name := b.red.String(top.Use.Component)
-		lead := fmt.Sprintf("%s used %s on average in %s", name, amount(top), top.Span)
+		lead := b.T("%s used %s on average in %s", name, amount(top), top.Span)
 		switch {
 		case rk.Unit == "%" && rk.Aspect == resources.CPU:
-			lead = fmt.Sprintf("%s was %s busy on average in %s", name, b.pct(top.Mean), top.Span)
+			lead = b.T("%s was %s busy on average in %s", name, b.pct(top.Mean), top.Span)
 		case rk.Unit == "%":
-			lead = fmt.Sprintf("%s used %s of its memory on average in %s", name, b.pct(top.Mean), top.Span)
+			lead = b.T("%s used %s of its memory on average in %s", name, b.pct(top.Mean), top.Span)
 		}
 		if a.WithLimit || rk.Aspect == resources.CPU {
 			// A bare count without a limit is evidence, not a finding.
@@ -89,7 +88,7 @@ func (b *builder) judgeServices() {
 		ev := clauses(b.W("busiest: ")+lead, rest)
 		aspect := resourceAspect(rk.Aspect)
 		if c, ok := b.conclusions[aspect]; ok && c.Level != doc.NoData {
-			c.Evidence = clauses(c.Evidence, "per service, "+ev)
+			c.Evidence = clauses(c.Evidence, b.W("per service, ")+ev)
 			if lvl > c.Level {
 				c.Level, c.Verdict = lvl, verdict
 			}
@@ -126,12 +125,12 @@ func (b *builder) judgeRestarts() {
 	}
 	var parts []string
 	for _, r := range rs {
-		parts = append(parts, fmt.Sprintf("%s restarted %s", b.red.String(r.Component), b.plural(int64(math.Round(r.N)), "time")))
+		parts = append(parts, b.T("%s restarted %s", b.red.String(r.Component), b.plural(int64(math.Round(r.N)), "time")))
 	}
 	// "Container …" first: the sentence's capital must not change a name.
-	text := "container " + b.joinAnd(parts) + " during the run"
+	text := b.W("container ") + b.joinAnd(parts) + b.W(" during the run")
 	b.finding(doc.FindResources, doc.Fail, text)
-	b.conclude(doc.AspectRestarts, doc.Fail, fmt.Sprintf("%s restarted", b.plural(int64(len(rs)), "container")), text)
+	b.conclude(doc.AspectRestarts, doc.Fail, b.T("%s restarted", b.plural(int64(len(rs)), "container")), text)
 }
 
 // judgeNetwork names the instances and pods whose network error or drop
@@ -143,14 +142,14 @@ func (b *builder) judgeNetwork() {
 	}
 	var parts []string
 	for _, f := range fs {
-		parts = append(parts, fmt.Sprintf("%s on %s (about %s, at most %s/s)", f.What, b.red.String(f.Component), b.num3(f.N), b.num3(f.MaxPerS)))
+		parts = append(parts, b.T("%s on %s (about %s, at most %s/s)", f.What, b.red.String(f.Component), b.num3(f.N), b.num3(f.MaxPerS)))
 	}
-	text := "network " + b.joinAnd(parts) + " during the run"
+	text := b.W("network ") + b.joinAnd(parts) + b.W(" during the run")
 	b.finding(doc.FindResources, doc.Warn, text)
 	c, ok := b.conclusions[doc.AspectNetwork]
 	if ok && c.Level != doc.NoData {
 		c.Evidence = clauses(c.Evidence, text)
-		c.Level, c.Verdict = max(c.Level, doc.Warn), "packets lost or refused"
+		c.Level, c.Verdict = max(c.Level, doc.Warn), b.W("packets lost or refused")
 		b.conclusions[doc.AspectNetwork] = c
 		return
 	}

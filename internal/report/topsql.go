@@ -38,7 +38,7 @@ func (b *builder) topSQL() []doc.Block {
 		name := b.red.String(st.Target)
 		out = append(out, &doc.Heading{Text: b.W("Top SQL — ") + name})
 		if len(st.Statements) == 0 {
-			out = append(out, noData(sentence(name+": no statement ran during the run")))
+			out = append(out, noData(sentence(name+b.W(": no statement ran during the run"))))
 			continue
 		}
 		if h := byTarget[st.Target]; h != nil && len(b.d.Phases) > 1 && len(b.d.Phases) <= topSQLMaxPhases {
@@ -47,11 +47,11 @@ func (b *builder) topSQL() []doc.Block {
 				if len(ps.Statements) == 0 {
 					continue
 				}
-				out = append(out, b.statementTable(fmt.Sprintf("%s — top statements in %s (%s – %s)", name, b.red.String(p.Name), b.hms(p.Start), b.hms(p.End)), ps,
-					"Statement increments are logged every "+dur(mondata.StatementEvery)+", so a phase's figures cover the logging intervals that ended in it."))
+				out = append(out, b.statementTable(b.T("%s — top statements in %s (%s – %s)", name, b.red.String(p.Name), b.hms(p.Start), b.hms(p.End)), ps,
+					b.W("Statement increments are logged every ")+dur(mondata.StatementEvery)+b.W(", so a phase's figures cover the logging intervals that ended in it.")))
 			}
 		}
-		out = append(out, b.statementTable(fmt.Sprintf("%s — top statements over the whole run (%s – %s)", name, b.hms(st.Start), b.hms(st.End)), st, ""))
+		out = append(out, b.statementTable(b.T("%s — top statements over the whole run (%s – %s)", name, b.hms(st.Start), b.hms(st.End)), st, ""))
 	}
 	return out
 }
@@ -81,7 +81,7 @@ func (b *builder) statementTable(caption string, st mondata.Statements, note str
 	}
 	notes := []string{}
 	if st.Distinct > len(tb.Rows) {
-		notes = append(notes, fmt.Sprintf("%d distinct statements ran; the share is of the execution time of all of them", st.Distinct))
+		notes = append(notes, b.T("%d distinct statements ran; the share is of the execution time of all of them", st.Distinct))
 	}
 	if note != "" {
 		notes = append(notes, note)

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"math"
 	"strings"
 
@@ -28,7 +27,7 @@ func (b *builder) testStatus() doc.Verdict {
 	case "running":
 		incomplete = b.W("The run did not finish (run.json still says running): results cover it up to ") + b.hms(b.d.End) + "."
 	case "interrupted":
-		incomplete = b.W("The run was interrupted") + stopReason(b.d.Info.Stopped) + ": results cover only the time it ran."
+		incomplete = b.W("The run was interrupted") + stopReason(b.d.Info.Stopped) + b.W(": results cover only the time it ran.")
 	case "failed":
 		incomplete = b.W("The run failed") + stopReason(b.d.Info.Stopped) + "."
 	}
@@ -48,7 +47,7 @@ func (b *builder) testStatus() doc.Verdict {
 	default:
 		v = doc.Verdict{Level: doc.Info, Text: b.W("Test status: NO REQUIREMENTS — the plan states no SLA, so nothing was judged.")}
 		if t := b.d.Total; t != nil && t.Count > 0 {
-			v.Text += fmt.Sprintf(" Error rate %s (%s of %s requests).", b.pct(100*float64(t.Errors)/float64(t.Count)),
+			v.Text += b.T(" Error rate %s (%s of %s requests).", b.pct(100*float64(t.Errors)/float64(t.Count)),
 				b.thousands(t.Errors), b.thousands(t.Count))
 		}
 	}
