@@ -378,7 +378,8 @@ func (b *builder) slaFinding(r analysis.SLAResult) {
 		b.finding(doc.FindRequirement, doc.Fail, b.T("Requirement %q had no samples to judge it on", r.Expr))
 		return
 	}
-	what := strings.ToUpper(e.Describe()[:1]) + e.Describe()[1:]
+	desc := b.W(e.Describe()) // the common ones are in the catalogue
+	what := strings.ToUpper(desc[:1]) + desc[1:]
 	where := b.W("over the run")
 	if r.Scope != "run" {
 		where = b.W("in ") + r.Scope
@@ -395,9 +396,9 @@ func (b *builder) slaFinding(r analysis.SLAResult) {
 		}
 	}
 	lim := b.obsU(e.Value, r.Unit)
-	rel := "within"
+	rel := b.W("within")
 	if !r.Passed {
-		rel = "outside"
+		rel = b.W("outside")
 	}
 	text := b.T("%s %s %s%s: %s the requirement %s %s", what, b.obsU(r.Observed, r.Unit), where, load, rel, e.Op, lim)
 	lvl := doc.OK

@@ -29,7 +29,7 @@ const (
 func (b *builder) figure(name string, c *chart.Chart, caption string) *doc.Figure {
 	b.figN++
 	if c.XKind == chart.Time && len(c.Markers) > 0 {
-		caption = sentences(caption, phaseNote)
+		caption = sentences(caption, b.W(phaseNote))
 	}
 	stem := fmt.Sprintf("%02d-%s", b.figN, slug(name))
 	c.ID = stem

@@ -239,7 +239,7 @@ func (n numbers) ms(v float64) string       { return n.loc.Num(ms(v)) }
 func (n numbers) msU(v float64) string      { return n.loc.Num(msU(v)) }
 func (n numbers) signedMs(v float64) string { return n.loc.Num(signedMs(v)) }
 func (n numbers) rate(v float64) string     { return n.loc.Num(rate(v)) }
-func (n numbers) rps(v float64) string      { return n.loc.Num(rps(v)) }
+func (n numbers) rps(v float64) string      { return n.loc.T("%s req/s", n.rate(v)) }
 func (n numbers) pct(v float64) string      { return n.loc.Num(pct(v)) }
 func (n numbers) count(v int64) string      { return n.loc.Num(count(v)) }
 func (n numbers) thousands(v int64) string  { return n.loc.Num(thousands(v)) }

@@ -44,7 +44,7 @@ func (b *builder) judgeResources() {
 		case resources.CPUSaturated:
 			lvl, verdict = doc.Fail, "saturated"
 		case resources.CPUHigh:
-			lvl, verdict = doc.Warn, "high"
+			lvl, verdict = doc.Warn, b.W("high")
 		case resources.CPUPerProcess:
 			lvl, verdict = doc.Info, b.W("measured per process")
 		}

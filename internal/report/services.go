@@ -64,7 +64,7 @@ func (b *builder) judgeServices() {
 		case resources.ServiceSaturated:
 			lvl, verdict = doc.Fail, "saturated"
 		case resources.ServiceHigh:
-			lvl, verdict = doc.Warn, "high"
+			lvl, verdict = doc.Warn, b.W("high")
 		case resources.ServiceWellBelow:
 			lvl, verdict = doc.OK, b.W("well below the limits")
 		default:
