@@ -234,7 +234,7 @@ func (wd *words) validityOf(ms []*member, as []Answer) []RunIssue {
 		}
 		for _, g := range a.Repeats {
 			for _, o := range g.Outliers {
-				out = append(out, RunIssue{Run: o, Kind: IssueOutlier, Text: fmt.Sprintf("average response time outside the spread of %s", g.Group)})
+				out = append(out, RunIssue{Run: o, Kind: IssueOutlier, Text: wd.T("average response time outside the spread of %s", g.Group)})
 			}
 		}
 	}
@@ -329,7 +329,7 @@ func (wd *words) errorsWords(ce CallErrors) string {
 		parts = append(parts, fmt.Sprintf("%s ×%s", e.What, wd.thousands(float64(e.Count))))
 	}
 	if ce.Others > 0 {
-		parts = append(parts, fmt.Sprintf("others ×%s", wd.thousands(float64(ce.Others))))
+		parts = append(parts, wd.T("others ×%s", wd.thousands(float64(ce.Others))))
 	}
 	return strings.Join(parts, ", ")
 }
