@@ -17,13 +17,6 @@ import (
 // catalogue: every literal key they pass to T, W or Word is checked.
 var documentDirs = []string{"../report", "../report/html", "../report/markdown", "../study"}
 
-// untranslatedDA are the keys left in English in a Danish document, named
-// one by one: rarely seen sentences (a generator that fell behind its
-// schedule, a capacity search's probes, a history's series) whose Danish is
-// still to be written. A key used by a document and neither here nor in
-// da fails TestDanishCatalogue.
-var untranslatedDA = map[string]bool{}
-
 // usedKeys returns every string-literal key passed to a T, W or Word call
 // in the non-test Go files of dirs, with where it was seen.
 func usedKeys(t *testing.T, dirs []string) map[string]string {
@@ -70,6 +63,36 @@ func usedKeys(t *testing.T, dirs []string) map[string]string {
 				return true
 			})
 		}
+	}
+	// The study's patterns are one struct of keys (internal/study/text.go,
+	// var english): each of its string values is a key.
+	studyText := filepath.Join("..", "study", "text.go")
+	src, err := os.ReadFile(studyText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := parser.ParseFile(fset, studyText, src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	ast.Inspect(file, func(n ast.Node) bool {
+		vs, ok := n.(*ast.ValueSpec)
+		if !ok || len(vs.Names) != 1 || vs.Names[0].Name != "english" || len(vs.Values) != 1 {
+			return true
+		}
+		found = true
+		for _, e := range vs.Values[0].(*ast.CompositeLit).Elts {
+			kv := e.(*ast.KeyValueExpr)
+			if lit, ok := kv.Value.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				k, _ := strconv.Unquote(lit.Value)
+				keys[k] = fset.Position(lit.Pos()).String()
+			}
+		}
+		return false
+	})
+	if !found {
+		t.Fatalf("no var english in %s: the scan is broken", studyText)
 	}
 	if len(keys) < 100 {
 		t.Fatalf("found only %d keys in %v: the scan is broken", len(keys), dirs)
