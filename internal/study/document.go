@@ -136,7 +136,7 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 		d.Sections = append(d.Sections, *sec)
 	}
 	res := doc.Section{ID: report.SecResults, Title: wd.W("Per label, all runs")}
-	res.Blocks = append(res.Blocks, &doc.Para{Note: true, Text: report.Sentences(wd.text.NoteCompared, fmt.Sprintf(wd.text.NoteSignificance, compare.DefaultMinEffectPct))})
+	res.Blocks = append(res.Blocks, &doc.Para{Note: true, Text: report.Sentences(wd.text.NoteCompared, fmt.Sprintf(wd.text.NoteSignificance, float64(compare.DefaultMinEffectPct)))})
 	cols := []doc.Column{{Name: wd.W("Label")}}
 	for _, r := range s.Runs {
 		cols = append(cols, doc.Column{Name: mark(r.Name) + wd.W(" avg / p95 (ms)"), Align: doc.Right}, doc.Column{Name: r.Name + " Δ"})
@@ -505,8 +505,8 @@ func (wd *words) limiterWords(r CapacityRow) string {
 	return wd.W("not found")
 }
 
-func (wd *words) f1(v float64) string { return wd.loc.Num(wd.f1(v)) }
-func (wd *words) f2(v float64) string { return wd.loc.Num(wd.f2(v)) }
+func (wd *words) f1(v float64) string { return wd.loc.Num(f1(v)) }
+func (wd *words) f2(v float64) string { return wd.loc.Num(f2(v)) }
 func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 func f2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 
