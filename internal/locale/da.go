@@ -668,4 +668,14 @@ var da = map[string]string{
 	"Average response time against load":                        "Gennemsnitlig svartid mod belastning",
 	"average response time outside the spread of %s":            "gennemsnitlig svartid uden for spredningen af %s",
 	"others ×%s":                                                "andre ×%s",
+
+	// ---- the study's answers: fragments -----------------------------
+	"faster":                   "hurtigere",
+	"slower":                   "langsommere",
+	"%s (%s against %s ms, %s": "%s (%s mod %s ms, %s",
+	"in %d calls":              "i %d kald",
+	"its CPU %s %% at %s":      "dens CPU %s %% ved %s",
+	"%s at %s %s":              "%s ved %s %s",
+	"%d min":                   "%d min",
+	"%d h %d min":              "%d t %d min",
 }

@@ -166,9 +166,9 @@ func (m *member) topError(phase string) string {
 	if best == "" {
 		return ""
 	}
-	where := "in " + by[best].calls[0]
+	where := wd.W("in ") + by[best].calls[0]
 	if n := len(by[best].calls); n > 1 {
-		where = fmt.Sprintf("in %d calls", n)
+		where = wd.T("in %d calls", n)
 	}
 	return m.red.String(fmt.Sprintf("%s ×%s %s", best, wd.thousands(float64(by[best].n)), where))
 }
@@ -541,7 +541,7 @@ func (wd *words) answerRelease(q Question, ms []*member, base *member) Answer {
 	byVerdict := map[compare.Verdict][]string{}
 	var exceeded []string
 	for _, r := range a.Release {
-		item := fmt.Sprintf("%s (%s against %s ms, %s", levelOf(r), wd.fms(r.Total.NewMeanMs), wd.fms(r.Total.BaseMeanMs), wd.signed(r.Total.DeltaPct))
+		item := wd.T("%s (%s against %s ms, %s", levelOf(r), wd.fms(r.Total.NewMeanMs), wd.fms(r.Total.BaseMeanMs), wd.signed(r.Total.DeltaPct))
 		if r.Verdict == compare.NoChange && math.Abs(r.Total.DeltaPct) >= compare.DefaultMinEffectPct {
 			item += wd.text.RelNoise
 		}
@@ -560,7 +560,7 @@ func (wd *words) answerRelease(q Question, ms []*member, base *member) Answer {
 		if len(byVerdict[v]) == 0 {
 			continue
 		}
-		parts = append(parts, wd.verdictWords(v)+" at "+wd.list(byVerdict[v]))
+		parts = append(parts, wd.verdictWords(v)+wd.W(" at ")+wd.list(byVerdict[v]))
 	}
 	line := strings.Join(parts, "; ")
 	if len(exceeded) > 0 {
@@ -610,9 +610,9 @@ func worstDelta(r ReleaseRow) float64 {
 func (wd *words) verdictWords(v compare.Verdict) string {
 	switch v {
 	case compare.Faster:
-		return "faster"
+		return wd.W("faster")
 	case compare.Slower:
-		return "slower"
+		return wd.W("slower")
 	}
 	return wd.text.NoChange
 }
@@ -924,7 +924,7 @@ func (wd *words) finishCapacity(row *CapacityRow, res knee.Result, rate bool, li
 	switch {
 	case bn != nil && bn.Saturated && bn.Component == resources.Generator:
 		row.GeneratorLimited, row.Limiter = true, "generator"
-		parts = append(parts, fmt.Sprintf(wd.text.CapGenerator, fmt.Sprintf("its CPU %s %% at %s", wd.num(math.Round(bn.Used)), wd.loadWords(bn.Load, rate))))
+		parts = append(parts, fmt.Sprintf(wd.text.CapGenerator, wd.T("its CPU %s %% at %s", wd.num(math.Round(bn.Used)), wd.loadWords(bn.Load, rate))))
 	case len(genAt) > 0:
 		row.GeneratorLimited, row.Limiter = true, "generator"
 		parts = append(parts, fmt.Sprintf(wd.text.CapGenerator, fmt.Sprintf(wd.text.CapNotHeldAt, wd.list(genAt))))
@@ -1025,7 +1025,7 @@ func (wd *words) answerCapacity(q Question, ms []*member, limits []Limit) Answer
 			}
 		}
 		if len(at) > 0 {
-			starved = append(starved, fmt.Sprintf("%s at %s %s", r.Workload, wd.list(firstN(at, 4)), r.Unit))
+			starved = append(starved, wd.T("%s at %s %s", r.Workload, wd.list(firstN(at, 4)), r.Unit))
 		}
 	}
 	a.Line = joinSentences(lines)
@@ -1332,14 +1332,14 @@ func (wd *words) durWords(d time.Duration) string {
 	case d < time.Minute:
 		return fmt.Sprintf("%d s", int(d.Round(time.Second).Seconds()))
 	case d < time.Hour:
-		return fmt.Sprintf("%d min", int(d.Round(time.Minute).Minutes()))
+		return wd.T("%d min", int(d.Round(time.Minute).Minutes()))
 	}
 	h := int(d / time.Hour)
 	m := int((d - time.Duration(h)*time.Hour).Round(time.Minute).Minutes())
 	if m == 0 {
 		return fmt.Sprintf("%d h", h)
 	}
-	return fmt.Sprintf("%d h %d min", h, m)
+	return wd.T("%d h %d min", h, m)
 }
 
 func tickMean(ts []analysis.Tick) float64 {

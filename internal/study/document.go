@@ -507,8 +507,8 @@ func (wd *words) limiterWords(r CapacityRow) string {
 
 func (wd *words) f1(v float64) string { return wd.loc.Num(f1(v)) }
 func (wd *words) f2(v float64) string { return wd.loc.Num(f2(v)) }
-func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
-func f2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+func f1(v float64) string             { return strconv.FormatFloat(v, 'f', 1, 64) }
+func f2(v float64) string             { return strconv.FormatFloat(v, 'f', 2, 64) }
 
 // Write writes the study in the formats asked for (html, md, json, junit)
 // into dir and returns the files written.
