@@ -678,4 +678,5 @@ var da = map[string]string{
 	"%s at %s %s":              "%s ved %s %s",
 	"%d min":                   "%d min",
 	"%d h %d min":              "%d t %d min",
+	"All servers":              "Alle servere",
 }
