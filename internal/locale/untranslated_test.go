@@ -98,7 +98,7 @@ var untranslatedDA = map[string]bool{
 	"; the knee lies between %s and %s":                           true,
 	"; the system held at least ":                                 true,
 	"; whether it reaches the %s required is not known":           true,
-	"A probe is good when every requirement held, the planned load was applied and the throughput kept up; the search then bisects between the highest good and the lowest bad load.": true,
+	"A probe is good when every requirement held, the planned load was applied and the throughput kept up; the search then bisects between the highest good and the lowest bad load.":                                                                                                            true,
 	"Baseline: %s (%s, %s). Deltas are this run minus the baseline; a difference is called faster or slower only when it is beyond run-to-run noise (rank test and confidence intervals over the latency histograms, widened by the variation between seconds) and at least %s of the baseline.": true,
 	"CPU before, during and after workload %s (%s – %s)": true,
 	"Capacity at least ": true,
