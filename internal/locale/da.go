@@ -679,4 +679,16 @@ var da = map[string]string{
 	"%d min":                   "%d min",
 	"%d h %d min":              "%d t %d min",
 	"All servers":              "Alle servere",
+
+	// ---- resource charts (titles by panel, resources.go) -----------------
+	"%s of %s%s.":                            "%s for %s%s.",
+	"JVM heap":                               "JVM heap",
+	"Garbage collections (cumulative)":       "Garbage collections (akkumuleret)",
+	"Database connections":                   "Databaseforbindelser",
+	"Disk":                                   "Disk",
+	"stacked; the white space above is idle": "stablet; det hvide felt ovenover er idle",
+	"stacked":                                "stablet",
+	"Times are JMeter's elapsed times as the JTL recorded them: from just before the request was sent to the last byte of the response, in milliseconds; JMeter does not correct for late starts": "Tiderne er JMeters elapsed-tider som JTL-filen har dem: fra lige før kaldet blev sendt til sidste byte af svaret, i millisekunder; JMeter korrigerer ikke for forsinkede starter",
+	"Times are the servers' own request times from the access log, in milliseconds: from the request read to the response written, without any wait in front of the server":                       "Tiderne er serverens egne tider fra access loggen, i millisekunder: fra kaldet er læst til svaret er skrevet, uden ventetid foran serveren",
+	"Times are as the imported files recorded them, in milliseconds": "Tiderne er som de importerede filer har dem, i millisekunder",
 }

@@ -57,7 +57,6 @@ var untranslatedDA = map[string]bool{
 	"%s lost %s – %s: %s":                              true,
 	"%s of %s":                                         true,
 	"%s of %s %s (%s)":                                 true,
-	"%s of %s%s.":                                      true,
 	"%s of %s, %s, against %s–%s":                      true,
 	"%s of the asked load":                             true,
 	"%s on %s (about %s, at most %s/s)":                true,
@@ -216,4 +215,8 @@ var untranslatedDA = map[string]bool{
 	"unknown reason":                    true,
 	"well below the limits":             true,
 	"with no load recorded beside them": true,
+	"Times are k6's http_req_duration: sending, waiting and receiving, without connection setup, in milliseconds; k6 does not correct for late starts": true,
+	"Times are Gatling's response times as its simulation.log recorded them: from the request's start to the end of its response, in milliseconds":     true,
+	"Times are Locust's response times, from sending the request to the response read, in milliseconds, rebuilt from Locust's CSV statistics":          true,
+	"The access log records no request times: response times were not measured, only requests, statuses and sizes":                                     true,
 }

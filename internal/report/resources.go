@@ -271,9 +271,9 @@ func (b *builder) panelChart(t *target, p panel, grid bool) *doc.Figure {
 	}
 	note := ""
 	if p.note != "" {
-		note = " (" + p.note + ")"
+		note = " (" + b.W(p.note) + ")"
 	}
-	return b.figure(t.name+"-"+p.key, c, b.T("%s of %s%s.", p.title, b.red.String(t.name), note)+bucketNote(reduced))
+	return b.figure(t.name+"-"+p.key, c, b.T("%s of %s%s.", b.W(p.title), b.red.String(t.name), note)+bucketNote(reduced))
 }
 
 // kindTitle names a group of targets.
