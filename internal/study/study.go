@@ -208,7 +208,7 @@ func Build(f *File, notes *Notes) (*Study, error) {
 		m.red = redactorOf(d)
 		s.reds = append(s.reds, m.red)
 		m.sum = analysis.Summarize(d, d.Info.SLA)
-		report.Words(m.sum) // the findings' and reasons' words, as the run's own report has them
+		report.WordsIn(m.sum, loc) // the findings' and reasons' words, as the run's own report has them, in the study's language
 		m.targets = targetsOf(series, statuses)
 		m.cap = analysis.Capacity(d, m.sum, m.targets)
 		if m.search, err = analysis.LoadSearch(d.Dir); err != nil {
