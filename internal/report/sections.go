@@ -30,10 +30,19 @@ func (b *builder) conclusionsSection() doc.Section {
 		if c.Evidence != "" {
 			text += " — " + c.Evidence
 		}
-		l.Items = append(l.Items, doc.Item{Level: c.Level, Lead: b.W(a.String()), Text: finish(text)})
+		l.Items = append(l.Items, doc.Item{Level: c.Level, Lead: b.aspect(a), Text: finish(text)})
 	}
 	sec.Blocks = append(sec.Blocks, l)
 	return sec
+}
+
+// aspect is an aspect's name as the conclusions lead with it: the
+// reference's own words in Danish ("Cpu status", "io på netværk").
+func (b numbers) aspect(a doc.Aspect) string {
+	if k := "aspect " + a.String(); !b.loc.English() && b.loc.Has(k) {
+		return b.W(k)
+	}
+	return a.String()
 }
 
 func (b numbers) noEvidence(aspect doc.Aspect) string {

@@ -69,7 +69,7 @@ func (b *builder) validityBlocks() []doc.Block {
 			l.Items = append(l.Items, doc.Item{Level: doc.Fail, Lead: b.W("Load not held"), Text: finish(b.red.String(r))})
 		}
 	}
-	for _, w := range Warnings(v) {
+	for _, w := range b.warnings(v) {
 		lead := b.W("Load")
 		if w.Kind == analysis.ReasonStarved {
 			lead = b.W("Generator starved")
@@ -194,7 +194,10 @@ func (b numbers) msOrDash(v float64) string {
 // worded, one line each: the phases where the generator was starved of CPU
 // are named together in one line (the demo's four phases on a busy
 // machine are one fact, not four).
-func Warnings(v *analysis.Validity) []Warning {
+func Warnings(v *analysis.Validity) []Warning { return numbers{}.warnings(v) }
+
+// warnings is Warnings in the document's language.
+func (b numbers) warnings(v *analysis.Validity) []Warning {
 	if v == nil {
 		return nil
 	}
@@ -219,8 +222,8 @@ func Warnings(v *analysis.Validity) []Warning {
 		}
 	}
 	if len(starved) > 1 {
-		out[at].Text = numbers{}.T("the generator was starved of CPU in %s (%s): its threads waited up to %s of their runnable time for a CPU held by other processes (%s ms in all), so its response times include its own waiting",
-			numbers{}.plural(int64(len(starved)), "phase"), numbers{}.joinAnd(starved), numbers{}.pct(maxPct), numbers{}.thousands(int64(math.Round(totalMs))))
+		out[at].Text = b.T("the generator was starved of CPU in %s (%s): its threads waited up to %s of their runnable time for a CPU held by other processes (%s ms in all), so its response times include its own waiting",
+			b.plural(int64(len(starved)), "phase"), b.joinAnd(starved), b.pct(maxPct), b.thousands(int64(math.Round(totalMs))))
 	}
 	return out
 }
