@@ -235,26 +235,20 @@ func joinAnd(ws []string) string {
 // writes b.ms(v) and reads in its reader's language.
 type numbers struct{ loc *locale.Locale }
 
-func (n numbers) ms(v float64) string       { return n.loc.Num(ms(v)) }
-func (n numbers) msU(v float64) string      { return n.loc.Num(msU(v)) }
-func (n numbers) signedMs(v float64) string { return n.loc.Num(signedMs(v)) }
-func (n numbers) rate(v float64) string     { return n.loc.Num(rate(v)) }
-func (n numbers) rps(v float64) string      { return n.loc.T("%s req/s", n.rate(v)) }
-func (n numbers) pct(v float64) string      { return n.loc.Num(pct(v)) }
-func (n numbers) count(v int64) string      { return n.loc.Num(count(v)) }
-func (n numbers) thousands(v int64) string  { return n.loc.Num(thousands(v)) }
-func (n numbers) bytesU(v float64) string   { return n.loc.Num(bytesU(v)) }
-func (n numbers) num3(v float64) string     { return n.loc.Num(num3(v)) }
-func (n numbers) fmtNum(v float64) string   { return n.loc.Num(fmtNum(v)) }
-func (n numbers) valueU(v float64, u string) string {
-	return n.loc.Num(num3Unit(v, u))
-}
-func (n numbers) clock(t time.Time) string { return n.loc.DateTime(t) }
-func (n numbers) hms(t time.Time) string   { return n.loc.Clock(t) }
-
-// num3Unit is valueU before the language's separators: the unit itself is
-// never rewritten (it holds no digits).
-func num3Unit(v float64, u string) string { return valueU(v, u) }
+func (n numbers) ms(v float64) string               { return n.loc.Num(ms(v)) }
+func (n numbers) msU(v float64) string              { return n.loc.Num(msU(v)) }
+func (n numbers) signedMs(v float64) string         { return n.loc.Num(signedMs(v)) }
+func (n numbers) rate(v float64) string             { return n.loc.Num(rate(v)) }
+func (n numbers) rps(v float64) string              { return n.loc.T("%s req/s", n.rate(v)) }
+func (n numbers) pct(v float64) string              { return n.loc.Num(pct(v)) }
+func (n numbers) count(v int64) string              { return n.loc.Num(count(v)) }
+func (n numbers) thousands(v int64) string          { return n.loc.Num(thousands(v)) }
+func (n numbers) bytesU(v float64) string           { return n.loc.Num(bytesU(v)) }
+func (n numbers) num3(v float64) string             { return n.loc.Num(num3(v)) }
+func (n numbers) fmtNum(v float64) string           { return n.loc.Num(fmtNum(v)) }
+func (n numbers) valueU(v float64, u string) string { return n.loc.Num(valueU(v, u)) }
+func (n numbers) clock(t time.Time) string          { return n.loc.DateTime(t) }
+func (n numbers) hms(t time.Time) string            { return n.loc.Clock(t) }
 
 // plural is "1 error" / "3 errors" in the document's language: word is
 // the English singular, translated with its plural by the catalogue.
