@@ -261,23 +261,27 @@ func parseTables(md string) (Tables, Rows) {
 	return out, rows
 }
 
-// sentenceFigures find a quantity named in a sentence with its number.
+// sentenceFigures find a quantity named in a sentence with its number, in
+// an English report's words or a Danish one's (internal/locale/da.go; its
+// numbers read the English way through Delocalize).
 var sentenceFigures = []struct {
 	q  quantity
 	re *regexp.Regexp
 }{
 	{qP90, regexp.MustCompile(`\b(?:p90|90th percentile(?: response time)?)\s+(~?\d[\d,]*(?:\.\d+)?) ms\b`)},
-	{qP95, regexp.MustCompile(`\b(?:p95|95th percentile(?: response time)?)\s+(~?\d[\d,]*(?:\.\d+)?) ms\b`)},
+	{qP95, regexp.MustCompile(`\b(?:p95|95th percentile(?: response time)?|95-percentil(?: svartid)?)\s+(~?\d[\d,]*(?:\.\d+)?) ms\b`)},
 	{qP99, regexp.MustCompile(`\b(?:p99|99th percentile(?: response time)?)\s+(~?\d[\d,]*(?:\.\d+)?) ms\b`)},
-	{qAverage, regexp.MustCompile(`\b(?:[Aa]verage|[Mm]ean)(?: response time)?\s+(~?\d[\d,]*(?:\.\d+)?) ms\b`)},
+	{qAverage, regexp.MustCompile(`\b(?:[Aa]verage|[Mm]ean|[Gg]ennemsnit(?:lig svartid)?)(?: response time)?\s+(~?\d[\d,]*(?:\.\d+)?) ms\b`)},
 	{qMedian, regexp.MustCompile(`\b[Mm]edian\s+(~?\d[\d,]*(?:\.\d+)?) ms\b`)},
 	{qMin, regexp.MustCompile(`\bmin\s+(~?\d[\d,]*(?:\.\d+)?) ms\b`)},
-	{qMax, regexp.MustCompile(`\bmax\s+(~?\d[\d,]*(?:\.\d+)?) ms\b`)},
-	{qErrorPct, regexp.MustCompile(`\b[Ee]rror rate\s+(\d[\d,]*(?:\.\d+)?) %`)},
+	{qMax, regexp.MustCompile(`\b(?:max|maks)\s+(~?\d[\d,]*(?:\.\d+)?) ms\b`)},
+	{qErrorPct, regexp.MustCompile(`\b(?:[Ee]rror rate|[Ff]ejlprocent)\s+(\d[\d,]*(?:\.\d+)?) %`)},
 	{qErrorPct, regexp.MustCompile(`\berrors? in [\d,]+ requests \((\d[\d,]*(?:\.\d+)?) %\)`)},
+	{qErrorPct, regexp.MustCompile(`\bfejl i [\d,]+ kald \((\d[\d,]*(?:\.\d+)?) %\)`)},
 	{qThroughput, regexp.MustCompile(`(?:^|[^\d,.~])(~?\d[\d,]*(?:\.\d+)?) req/s\b`)},
 	{qRequests, regexp.MustCompile(`(?:^|[^\d.,])(\d[\d,]*) requests (?:in|over) [^f]`)},
 	{qRequests, regexp.MustCompile(`\bof (\d[\d,]*) requests\b`)},
+	{qRequests, regexp.MustCompile(`(?:^|[^\d.,])(\d[\d,]*) kald (?:i|over|på) [^f]`)},
 }
 
 // notMeasured reports whether the text before a figure makes it a limit
@@ -291,7 +295,8 @@ func notMeasured(before string) bool {
 	words := strings.Fields(b)
 	for i := len(words) - 1; i >= 0 && i >= len(words)-2; i-- {
 		switch strings.Trim(words[i], ",;:(") {
-		case "predicted", "predicts", "limit", "target", "planned", "asked":
+		case "predicted", "predicts", "limit", "target", "planned", "asked",
+			"forudsagt", "grænse", "mål", "planlagt", "ønskede": // the same in a Danish report
 			return true
 		}
 	}

@@ -356,3 +356,38 @@ func TestAgreesWithRowBites(t *testing.T) {
 		t.Errorf("a different name taken for the row: %s", m)
 	}
 }
+
+// A Danish report's figures are checked as an English one's: its numbers
+// read the English way (Delocalize) and its words for the quantities
+// (gennemsnit, maks, fejlprocent, kald/s) and column names known.
+func TestDanishFiguresBite(t *testing.T) {
+	t.Parallel()
+	const da = "| Label | Gennemsnit (ms) | Maks (ms) | Fejl % | Throughput (kald/s) |\n|---|---:|---:|---:|---:|\n| alle kald | 169 | 1.413 | 0,22 | 17,8 |\n\n" +
+		"- Gennemsnitlig svartid 169 ms over hele kørslen ved 17,8 kald/s: inden for kravet < 200 ms; maks 1.413 ms; fejlprocent 0,22 % over hele kørslen.\n"
+	check := func(md string) string {
+		md = string(Delocalize([]byte(md), "da"))
+		for _, line := range Sentences(md) {
+			if m := AgreesWithTables(line, ParseTables(md)); m != "" {
+				return m
+			}
+		}
+		return ""
+	}
+	if m := check(da); m != "" {
+		t.Fatalf("a sound Danish sentence rejected: %s", m)
+	}
+	for _, c := range []struct{ sound, planted, want string }{
+		{"svartid 169 ms", "svartid 196 ms", "average"},
+		{"maks 1.413 ms", "maks 1.431 ms", "max"},
+		{"fejlprocent 0,22 %", "fejlprocent 0,3 %", "error %"},
+		{"ved 17,8 kald/s", "ved 18,7 kald/s", "throughput"},
+	} {
+		md := strings.Replace(da, c.sound, c.planted, 1)
+		if md == da {
+			t.Fatalf("%q is not in the report", c.sound)
+		}
+		if m := check(md); !strings.HasPrefix(m, c.want+":") {
+			t.Errorf("planted %q: got %q, want a %s defect", c.planted, m, c.want)
+		}
+	}
+}
