@@ -173,3 +173,23 @@ func TestNumbers(t *testing.T) {
 		t.Errorf("nil locale T = %q, want fmt's English", got)
 	}
 }
+
+// FuzzParse: any --lang or lang: value gives a language available or an
+// error naming the value; never a panic.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"", "en", "da", "DA-dk", "en_GB", "-", "_da", "klingon", "d\xffa"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		l, err := Parse(s)
+		if err != nil {
+			if !strings.Contains(err.Error(), strconv.Quote(s)) {
+				t.Fatalf("error %q does not name %q", err, s)
+			}
+			return
+		}
+		if !slices.Contains(Names(), l.Name()) {
+			t.Fatalf("Parse(%q) = %q, not a language available", s, l.Name())
+		}
+	})
+}

@@ -391,3 +391,28 @@ func TestDanishFiguresBite(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDelocalize: English text is never touched, and a Danish text's
+// rewrite changes only separators between digits (never a digit, a
+// letter or the length), so a check reads the same figures.
+func FuzzDelocalize(f *testing.F) {
+	for _, s := range []string{"1.104,5 ms", "0,42 %", "v. 1.0.2", "2019-05-13 11:10:14", "50.000 patienter", "3.200 kald/s", "1,2.3", ",.,"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got := string(Delocalize([]byte(s), "en")); got != s {
+			t.Fatalf("English changed: %q → %q", s, got)
+		}
+		in := strings.ReplaceAll(s, " kald/s", " req/s")
+		got := string(Delocalize([]byte(s), "da"))
+		if len(got) != len(in) {
+			t.Fatalf("%q → %q: length changed", s, got)
+		}
+		for i := range len(in) {
+			a, b := in[i], got[i]
+			if a != b && !((a == '.' && b == ',') || (a == ',' && b == '.')) {
+				t.Fatalf("%q → %q: byte %d changed from %q to %q", s, got, i, a, b)
+			}
+		}
+	})
+}
