@@ -795,4 +795,9 @@ var da = map[string]string{
 	"generator-limited: not evidence about the system":          "begrænset af lastgeneratoren: ikke et bevis om systemet",
 	"packets lost or refused":                                   "pakker tabt eller afvist",
 	"the restart counters of %s stayed the same during the run": "genstartstællerne for %s forblev uændrede under kørslen",
+
+	// ---- table items of the scope and the appendix ---------------------
+	"Plan":   "Testplan",
+	"Tool":   "Værktøj",
+	"Kernel": "Kerne",
 }

@@ -222,9 +222,9 @@ func (b *builder) requirements() doc.Section {
 			kv.Rows = append(kv.Rows, doc.Row{Cells: []doc.Cell{{Text: k}, {Text: b.red.String(v)}}})
 		}
 	}
-	add("Plan", nonEmpty(info.Name, "–"))
+	add(b.W("Plan"), nonEmpty(info.Name, "–"))
 	add(b.W("Plan file"), info.PlanFile)
-	add("Target", info.Target)
+	add(b.W("Target"), info.Target)
 	add(b.W("Run status"), info.Status)
 	if len(info.Source) > 0 {
 		add(b.W("Imported from"), strings.Join(info.Source, ", "))

@@ -98,7 +98,7 @@ func (b *builder) appendix() doc.Section {
 	for _, k := range []struct{ key, name string }{{"host", "Host"}, {"os", "OS"}, {"kernel", "Kernel"}, {"cpu", "CPU"},
 		{"cpus", b.W("CPU cores")}, {"memory", "Memory"}, {"go", b.W("Go runtime")}, {"tool", "Tool"}, {"segment", b.W("Generator segment")}} {
 		if v, ok := env[k.key]; ok {
-			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: k.name}, {Text: v}}})
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.W(k.name)}, {Text: v}}})
 		}
 	}
 	t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.W("Run directory")}, {Text: b.red.String(b.in.dir)}}},
