@@ -800,4 +800,16 @@ var da = map[string]string{
 	"Plan":   "Testplan",
 	"Tool":   "Værktøj",
 	"Kernel": "Kerne",
+	// ---- the knee, the USL fit and Little's law (report/words.go) --------
+	"throughput stopped scaling at %s, ~%s req/s: %s":                             "throughput holdt op med at skalere ved %s, ~%s kald/s: %s",
+	"higher loads added at most %s":                                               "højere belastning gav højst %s mere",
+	"no higher load added throughput":                                             "ingen højere belastning gav mere throughput",
+	"%s (threshold %s); beyond it average response time rose from %s ms to %s ms": "%s (tærskel %s); derefter steg den gennemsnitlige svartid fra %s ms til %s ms",
+	"%s (~%s req/s)": "%s (~%s kald/s)",
+	"throughput kept scaling up to the highest tested load, %s":                                "throughput skalerede fortsat op til den højeste testede belastning, %s",
+	"a USL fit needs at least %d distinct loads, have %d":                                      "en USL-tilpasning kræver mindst %d forskellige belastninger, der er %d",
+	"only %s of %s were busy by Little's law (%.0f%%): the generator did not deliver the load": "kun %s af %s var optaget efter Littles lov (%.0f%%): lastgeneratoren leverede ikke belastningen",
+	"%s req/s offered":    "%s kald/s tilbudt",
+	"1 concurrent user":   "1 samtidig bruger",
+	"%s concurrent users": "%s samtidige brugere",
 }

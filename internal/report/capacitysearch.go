@@ -252,7 +252,7 @@ func (b *builder) capacitySearchSection() doc.Section {
 			coef(u.Sigma), coef(u.Kappa), b.rate(u.Lambda), per, peak, u.R2)})
 	} else if why := cs.USLReason; cs.USLSkip != nil || why != "" {
 		if cs.USLSkip != nil {
-			why = USLSkipText(*cs.USLSkip)
+			why = uslSkipText(b.numbers, *cs.USLSkip)
 		}
 		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence(b.W("No USL fit over the probes: ") + why)})
 	}

@@ -72,7 +72,7 @@ func (b *builder) capacity() doc.Section {
 				lcell = doc.Cell{Text: b.T("%s of the asked load", b.pct(100*l.Ratio))}
 				if l.Short {
 					lcell.Level = doc.Warn
-					lcell.Text += ": " + LittleText(l.Flag, l.Load, l.Ratio)
+					lcell.Text += ": " + littleText(b.numbers, l.Flag, l.Load, l.Ratio)
 				}
 			}
 		}
@@ -132,7 +132,7 @@ func (b *builder) capacity() doc.Section {
 	sec.Blocks = append(sec.Blocks, b.figure("capacity", c, sentences(b.W("each point is one phase"), usl, kneeLine)))
 	// Verdicts in words.
 	if res.Knee != nil {
-		s := upperFirst(KneeSentence(*res.Knee))
+		s := upperFirst(kneeSentence(b.numbers, *res.Knee))
 		bn := b.bottleneckClause(cr.Bottleneck, kind, true)
 		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(b.W("Knee: ")+s, bn)})
 		b.dropFindings(doc.FindCapacity)
@@ -141,7 +141,7 @@ func (b *builder) capacity() doc.Section {
 		if res.Outcome == knee.ThinData {
 			sec.Blocks = append(sec.Blocks, noData(sentence(b.W("No verdict on scaling: ")+b.thinKneeClause(res.Thin, kind))))
 		} else {
-			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Info, Text: sentence(b.W("No knee: ") + NoKneeText(*res.NoKnee, kind))})
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Info, Text: sentence(b.W("No knee: ") + noKneeText(b.numbers, *res.NoKnee, kind))})
 		}
 		if cr.Bottleneck != nil {
 			sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentence(b.W("Up to the highest tested load, ") + b.bottleneckClause(cr.Bottleneck, kind, false))})
@@ -156,7 +156,7 @@ func (b *builder) capacity() doc.Section {
 		sec.Blocks = append(sec.Blocks, &doc.Para{Text: b.T("Universal Scalability Law fit: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
 			coef(u.Sigma), coef(u.Kappa), b.rate(u.Lambda), strings.TrimSuffix(unit, "s"), peak, u.R2)})
 	} else {
-		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence(b.W("No USL fit: ") + USLSkipText(*res.USLSkip))})
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence(b.W("No USL fit: ") + uslSkipText(b.numbers, *res.USLSkip))})
 	}
 	if len(b.s.SLA) > 0 {
 		if res.MaxLoadMeetingSLA != nil {
@@ -175,7 +175,7 @@ func (b *builder) capacity() doc.Section {
 	}
 	for _, l := range res.Little {
 		if checkLittle && l.Short {
-			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(b.T("Little's law at %s: %s", b.loadU(l.Load, kind), LittleText(l.Flag, l.Load, l.Ratio)))})
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(b.T("Little's law at %s: %s", b.loadU(l.Load, kind), littleText(b.numbers, l.Flag, l.Load, l.Ratio)))})
 		}
 	}
 	return sec

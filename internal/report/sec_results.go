@@ -357,7 +357,7 @@ func (b *builder) throughputVerdict(ts []core.LabelStats) (doc.Level, string, st
 	switch res.Outcome {
 	case knee.Stopped:
 		k := res.Knee
-		return doc.Warn, b.T("stopped scaling at %s (%s)", b.loadU(k.Load, cr.Kind), b.rps(k.ThroughputRPS)), clauses(KneeEvidence(*k), b.bottleneckClause(cr.Bottleneck, cr.Kind, true))
+		return doc.Warn, b.T("stopped scaling at %s (%s)", b.loadU(k.Load, cr.Kind), b.rps(k.ThroughputRPS)), clauses(kneeEvidence(b.numbers, *k), b.bottleneckClause(cr.Bottleneck, cr.Kind, true))
 	case knee.Scaling:
 		thr := b.pct(100 * res.MinGain)
 		return doc.OK, b.W("kept growing up to the highest tested load"), b.T("from %s at %s to %s at %s; beyond every tested load it still grew by more than the %s threshold",
@@ -365,5 +365,5 @@ func (b *builder) throughputVerdict(ts []core.LabelStats) (doc.Level, string, st
 	case knee.ThinData:
 		return doc.NoData, b.W("not judged (not enough data)"), b.thinKneeClause(res.Thin, cr.Kind)
 	}
-	return doc.Warn, b.W("stopped growing without a rise in response time"), NoKneeText(*res.NoKnee, cr.Kind)
+	return doc.Warn, b.W("stopped growing without a rise in response time"), noKneeText(b.numbers, *res.NoKnee, cr.Kind)
 }

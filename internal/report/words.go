@@ -62,7 +62,7 @@ func WordsIn(s *analysis.Summary, loc *locale.Locale) {
 		s.VerdictReasons = append(s.VerdictReasons, whyText(b, w, s))
 	}
 	if s.Capacity != nil {
-		capacityWords(s.Capacity)
+		capacityWords(b, s.Capacity)
 	}
 	if s.Trends != nil {
 		trendWords(s.Trends)
@@ -242,88 +242,103 @@ func fmtNum(x float64) string {
 
 // ---- capacity: the knee, the USL fit, Little's law ----
 
-// KneeSentence words a knee: "throughput stopped scaling at 15 concurrent
-// users, ~1000 req/s: higher loads added at most +4.7 % (threshold 5 %);
-// beyond it average response time rose from 14 ms to 190 ms".
-func KneeSentence(k knee.Knee) string {
-	return fmt.Sprintf("throughput stopped scaling at %s, ~%s req/s: %s", kneeLoadWords(k.Kind, k.Load), kneeRoughly(k.ThroughputRPS), KneeEvidence(k))
+// KneeSentence words a knee in English: "throughput stopped scaling at
+// 15 concurrent users, ~1000 req/s: higher loads added at most +4.7 %
+// (threshold 5 %); beyond it average response time rose from 14 ms to
+// 190 ms".
+func KneeSentence(k knee.Knee) string { return kneeSentence(numbers{}, k) }
+
+func kneeSentence(b numbers, k knee.Knee) string {
+	return b.T("throughput stopped scaling at %s, ~%s req/s: %s", kneeLoadWords(b, k.Kind, k.Load), b.loc.Num(kneeRoughly(k.ThroughputRPS)), kneeEvidence(b, k))
 }
 
-// KneeEvidence is the part of KneeSentence after the knee itself: "higher
+// kneeEvidence is the part of kneeSentence after the knee itself: "higher
 // loads added at most +4.7 % (threshold 5 %); beyond it average response
 // time rose from 14 ms to 190 ms".
-func KneeEvidence(k knee.Knee) string {
-	gain := "higher loads added at most " + kneeSignedPct(100*k.Gain)
+func kneeEvidence(b numbers, k knee.Knee) string {
+	gain := b.T("higher loads added at most %s", b.loc.Num(kneeSignedPct(100*k.Gain)))
 	if k.Gain < 0.0005 {
-		gain = "no higher load added throughput"
+		gain = b.W("no higher load added throughput")
 	}
-	return fmt.Sprintf("%s (threshold %s); beyond it average response time rose from %s ms to %s ms",
-		gain, kneeTrimPct(100*k.MinGain), kneeMs(k.MeanMs), kneeMs(k.MaxMeanMs))
+	return b.T("%s (threshold %s); beyond it average response time rose from %s ms to %s ms",
+		gain, b.loc.Num(kneeTrimPct(100*k.MinGain)), b.loc.Num(kneeMs(k.MeanMs)), b.loc.Num(kneeMs(k.MaxMeanMs)))
 }
 
-// NoKneeText says why a sweep of loads of the kind has no knee.
-func NoKneeText(nk knee.NoKnee, kind knee.LoadKind) string {
+// NoKneeText says, in English, why a sweep of loads of the kind has no
+// knee.
+func NoKneeText(nk knee.NoKnee, kind knee.LoadKind) string { return noKneeText(numbers{}, nk, kind) }
+
+func noKneeText(b numbers, nk knee.NoKnee, kind knee.LoadKind) string {
 	at := func() string {
-		return fmt.Sprintf("%s (~%s req/s)", kneeLoadWords(kind, nk.Load), kneeRoughly(nk.ThroughputRPS))
+		return b.T("%s (~%s req/s)", kneeLoadWords(b, kind, nk.Load), b.loc.Num(kneeRoughly(nk.ThroughputRPS)))
 	}
 	switch nk.Outcome {
 	case knee.TooFewLoads:
-		return fmt.Sprintf("a knee needs at least 2 distinct loads, have %d", nk.Loads)
+		return b.T("a knee needs at least 2 distinct loads, have %d", nk.Loads)
 	case knee.Scaling:
-		return "throughput kept scaling up to the highest tested load, " + at()
+		return b.T("throughput kept scaling up to the highest tested load, %s", at())
 	case knee.ThinData:
-		return fmt.Sprintf("not enough data to judge: %s had %d requests over %.3g s; a verdict on scaling needs every load step to last %g s or more and hold %d or more",
-			kneeLoadWords(kind, nk.Load), nk.Samples, nk.Seconds, knee.MinSeconds, knee.MinSamples)
+		return b.T("not enough data to judge: %s had %d requests over %s s; a verdict on scaling needs every load step to last %s s or more and hold %d or more",
+			kneeLoadWords(b, kind, nk.Load), nk.Samples, b.loc.Num(fmt.Sprintf("%.3g", nk.Seconds)), b.loc.Num(fmt.Sprintf("%g", knee.MinSeconds)), knee.MinSamples)
 	case knee.Stalled:
-		stall := "throughput stopped growing beyond " + at() + " but average response time did not rise"
+		stall := b.T("throughput stopped growing beyond %s but average response time did not rise", at())
 		switch nk.Stall {
 		case knee.StallServerTimes:
-			return stall + ": these times are the servers' own, so the limit is in front of them (a queue in a balancer or proxy) or in the load generator"
+			return stall + b.W(": these times are the servers' own, so the limit is in front of them (a queue in a balancer or proxy) or in the load generator")
 		case knee.StallGenerator:
-			return stall + ": the load generator, not the system, was probably the limit (the Little's-law check shows the asked load was not delivered)"
+			return stall + b.W(": the load generator, not the system, was probably the limit (the Little's-law check shows the asked load was not delivered)")
 		}
-		return stall + ", and the Little's-law check shows the load was delivered: taken as noise, not a knee"
+		return stall + b.W(", and the Little's-law check shows the load was delivered: taken as noise, not a knee")
 	}
 	return nk.Outcome.String()
 }
 
-// USLSkipText says why no Universal Scalability Law fit is reported.
-func USLSkipText(w knee.USLWhy) string {
-	params := fmt.Sprintf("σ = %s, κ = %s, R² = %s", kneeSig3(w.Sigma), kneeSig3(w.Kappa), kneeR2Text(w.R2, w.MinR2))
+// USLSkipText says, in English, why no Universal Scalability Law fit is
+// reported.
+func USLSkipText(w knee.USLWhy) string { return uslSkipText(numbers{}, w) }
+
+func uslSkipText(b numbers, w knee.USLWhy) string {
+	params := b.loc.Num(fmt.Sprintf("σ = %s, κ = %s, R² = %s", kneeSig3(w.Sigma), kneeSig3(w.Kappa), kneeR2Text(w.R2, w.MinR2)))
 	switch w.Kind {
 	case knee.USLTooFewLoads:
-		return fmt.Sprintf("a USL fit needs at least %d distinct loads, have %d", w.Need, w.Loads)
+		return b.T("a USL fit needs at least %d distinct loads, have %d", w.Need, w.Loads)
 	case knee.USLNoFit:
-		return fmt.Sprintf("the USL cannot be fitted to these %d loads", w.Loads)
+		return b.T("the USL cannot be fitted to these %d loads", w.Loads)
 	case knee.USLPoorFit:
-		return fmt.Sprintf("the USL does not describe these data (%s; R² below %.2f)", params, w.MinR2)
+		return b.T("the USL does not describe these data (%s; R² below %s)", params, b.loc.Num(fmt.Sprintf("%.2f", w.MinR2)))
 	case knee.USLNoSaturation:
-		return fmt.Sprintf("no saturation: throughput grew in proportion to load (%s)", params)
+		return b.T("no saturation: throughput grew in proportion to load (%s)", params)
 	case knee.USLPeakBeyond:
-		return fmt.Sprintf("no coherency penalty found: peak beyond tested range (%s; throughput would approach ~%s req/s)", params, kneeRoughly(w.PeakThroughputRPS))
+		return b.T("no coherency penalty found: peak beyond tested range (%s; throughput would approach ~%s req/s)", params, b.loc.Num(kneeRoughly(w.PeakThroughputRPS)))
 	case knee.USLNoProbe:
-		return "no probe measured the system"
+		return b.W("no probe measured the system")
 	case knee.USLTooFewProbes:
-		return fmt.Sprintf("a USL fit over the probes needs at least %d distinct loads that measured the system, have %d", w.Need, w.Loads)
+		return b.T("a USL fit over the probes needs at least %d distinct loads that measured the system, have %d", w.Need, w.Loads)
 	case knee.USLPoorAdjFit:
-		return fmt.Sprintf("the USL does not describe these probes well enough (R² = %.3f over %d loads, adjusted for its 3 parameters %.3f, below %.2f)",
-			w.R2, w.Loads, w.AdjR2, w.MinR2)
+		return b.T("the USL does not describe these probes well enough (R² = %s over %d loads, adjusted for its 3 parameters %s, below %s)",
+			b.loc.Num(fmt.Sprintf("%.3f", w.R2)), w.Loads, b.loc.Num(fmt.Sprintf("%.3f", w.AdjR2)), b.loc.Num(fmt.Sprintf("%.2f", w.MinR2)))
 	case knee.USLContradicted:
-		return fmt.Sprintf("the fit's peak (%.4g req/s) is above every throughput measured around it (at most %.4g req/s): the probes contradict it", w.PeakThroughputRPS, w.MaxThroughputRPS)
+		return b.T("the fit's peak (%s req/s) is above every throughput measured around it (at most %s req/s): the probes contradict it",
+			b.loc.Num(fmt.Sprintf("%.4g", w.PeakThroughputRPS)), b.loc.Num(fmt.Sprintf("%.4g", w.MaxThroughputRPS)))
 	}
 	return w.Kind.String()
 }
 
-// LittleText says what the Little's-law check found at a load of users
-// (or a rate) where ratio of it was delivered; "" when it flagged nothing.
+// LittleText says, in English, what the Little's-law check found at a
+// load of users (or a rate) where ratio of it was delivered; "" when it
+// flagged nothing.
 func LittleText(f knee.LittleFlag, load, ratio float64) string {
+	return littleText(numbers{}, f, load, ratio)
+}
+
+func littleText(b numbers, f knee.LittleFlag, load, ratio float64) string {
 	switch f {
 	case knee.LittleShortRate:
-		return fmt.Sprintf("throughput reached only %.0f%% of the asked rate: the system saturated or the generator dropped starts", 100*ratio)
+		return b.T("throughput reached only %.0f%% of the asked rate: the system saturated or the generator dropped starts", 100*ratio)
 	case knee.LittleShortUsers:
-		return fmt.Sprintf("only %.3g of %s were busy by Little's law (%.0f%%): the generator did not deliver the load", ratio*load, kneeLoadWords(knee.Users, load), 100*ratio)
+		return b.T("only %s of %s were busy by Little's law (%.0f%%): the generator did not deliver the load", b.loc.Num(fmt.Sprintf("%.3g", ratio*load)), kneeLoadWords(b, knee.Users, load), 100*ratio)
 	case knee.LittleOver:
-		return fmt.Sprintf("Little's law gives %.3g busy users for %s: think time or response time overstated, or requests issued in parallel", ratio*load, kneeLoadWords(knee.Users, load))
+		return b.T("Little's law gives %s busy users for %s: think time or response time overstated, or requests issued in parallel", b.loc.Num(fmt.Sprintf("%.3g", ratio*load)), kneeLoadWords(b, knee.Users, load))
 	}
 	return ""
 }
@@ -331,25 +346,25 @@ func LittleText(f knee.LittleFlag, load, ratio float64) string {
 // capacityWords fills the capacity result's worded fields from its typed
 // ones: the knee's sentence, why there is none, why there is no USL fit,
 // the Little's-law notes and the capacity search's answer.
-func capacityWords(c *capacity.Result) {
+func capacityWords(b numbers, c *capacity.Result) {
 	kind := knee.Users
 	if c.LoadUnit == "req/s" {
 		kind = knee.Rate
 	}
 	c.KneeReason, c.USLReason = "", ""
 	if k := c.Knee; k != nil {
-		k.Sentence = KneeSentence(knee.Knee{Kind: kind, Load: k.Load, ThroughputRPS: k.ThroughputRPS, MeanMs: k.MeanMs,
+		k.Sentence = kneeSentence(b, knee.Knee{Kind: kind, Load: k.Load, ThroughputRPS: k.ThroughputRPS, MeanMs: k.MeanMs,
 			Gain: k.Gain, MinGain: k.MinGain, MaxLoad: k.MaxLoad, MaxMeanMs: k.MaxMeanMs})
 	}
 	if c.NoKnee != nil {
-		c.KneeReason = NoKneeText(*c.NoKnee, kind)
+		c.KneeReason = noKneeText(b, *c.NoKnee, kind)
 	}
 	if c.USLSkip != nil {
-		c.USLReason = USLSkipText(*c.USLSkip)
+		c.USLReason = uslSkipText(b, *c.USLSkip)
 	}
 	for i := range c.Points {
 		p := &c.Points[i]
-		p.LittleNote = LittleText(p.LittleFlag, p.Load, p.LittleRatio)
+		p.LittleNote = littleText(b, p.LittleFlag, p.Load, p.LittleRatio)
 	}
 	if cs := c.Search; cs != nil {
 		SearchWords(cs)
@@ -544,14 +559,14 @@ func comparisonWords(rows []compare.Row) {
 
 // kneeLoadWords renders a load with its unit: "15 concurrent users", "800
 // req/s offered".
-func kneeLoadWords(k knee.LoadKind, l float64) string {
+func kneeLoadWords(b numbers, k knee.LoadKind, l float64) string {
 	if k == knee.Rate {
-		return kneeRoughlyExact(l) + " req/s offered"
+		return b.T("%s req/s offered", b.loc.Num(kneeRoughlyExact(l)))
 	}
 	if l == 1 {
-		return "1 concurrent user"
+		return b.W("1 concurrent user")
 	}
-	return kneeRoughlyExact(l) + " concurrent users"
+	return b.T("%s concurrent users", b.loc.Num(kneeRoughlyExact(l)))
 }
 
 // kneeSignedPct is a signed percentage with one decimal ("+4.7 %", "−2.0 %").
