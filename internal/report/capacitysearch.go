@@ -65,7 +65,14 @@ func searchLimit(cs *capacity.Search) string {
 }
 
 // searchAnswer is the answer in one sentence, with its level.
-func (b *builder) searchAnswer(cs *capacity.Search) (doc.Level, string) {
+func (b *builder) searchAnswer(cs *capacity.Search) (doc.Level, string) { return SearchAnswer(cs) }
+
+// SearchAnswer is a capacity search's answer in one sentence — the
+// capacity in its unit, the interval it lies in, what limited it, whether
+// it reaches the capacity required — with its level: the search's report
+// opens with it, and a study quotes it for the capacity question the
+// search answers.
+func SearchAnswer(cs *capacity.Search) (doc.Level, string) {
 	l := func(v float64) string { return searchLoad(cs, v) }
 	var lead string
 	level := doc.OK
@@ -185,13 +192,46 @@ func (b *builder) capacitySearchSection() doc.Section {
 	sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentence(upperFirst(bottleneckClause(cs.Bottleneck, kind, true)))})
 
 	// The probes, in the order they ran.
+	sec.Blocks = append(sec.Blocks, SearchProbesTable(cs, b.red))
+	if f := b.searchChart(cs); f != nil {
+		sec.Blocks = append(sec.Blocks, f)
+	}
+	// The USL fit, only when the probes support it.
+	if u := cs.USL; u != nil {
+		peak := "no peak within reach (coherency κ ≈ 0: throughput approaches λ/σ)"
+		if u.PeakLoad != nil && u.PeakThroughputRPS != nil {
+			at := loadU(*u.PeakLoad, knee.Users)
+			if kind == knee.Rate {
+				at = num3(*u.PeakLoad) + " requests in flight (by Little's law: the open model's fit is over concurrency, not the arrival rate)"
+			}
+			peak = fmt.Sprintf("predicted peak %s at %s", rps(*u.PeakThroughputRPS), at)
+		}
+		per := "user"
+		if kind == knee.Rate {
+			per = "request in flight"
+		}
+		sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Universal Scalability Law fit over the probes: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
+			coef(u.Sigma), coef(u.Kappa), rate(u.Lambda), per, peak, u.R2)})
+	} else if cs.USLReason != "" {
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence("No USL fit over the probes: " + cs.USLReason)})
+	}
+	return sec
+}
+
+// SearchProbesTable is a capacity search's probes in the order they ran:
+// load, throughput, response times, errors, each requirement's statistic
+// (with its interval when it has one) and the search's verdict. The
+// search's report shows it in its capacity section, a study under the
+// capacity question the search answers; red redacts what the plan keeps
+// secret.
+func SearchProbesTable(cs *capacity.Search, red *Redactor) *doc.Table {
 	reqs := searchReqNames(cs)
 	t := &doc.Table{Caption: "The search's probes, in the order they ran (each judged over its measured part, warm-up excluded)",
 		Columns: []doc.Column{{Name: "Probe"}, {Name: "Step"}, {Name: "Load (" + cs.Unit + ")", Align: doc.Right},
 			{Name: "Throughput (req/s)", Align: doc.Right}, {Name: "Average (ms)", Align: doc.Right}, {Name: "p95 (ms)", Align: doc.Right},
 			{Name: "Errors", Align: doc.Right}}}
 	for _, r := range reqs {
-		t.Columns = append(t.Columns, doc.Column{Name: b.red.String(r), Align: doc.Right})
+		t.Columns = append(t.Columns, doc.Column{Name: red.String(r), Align: doc.Right})
 	}
 	t.Columns = append(t.Columns, doc.Column{Name: "Verdict"})
 	intervals := false
@@ -200,7 +240,7 @@ func (b *builder) capacitySearchSection() doc.Section {
 		if p.Repeat {
 			step += " (repeat)"
 		}
-		row := doc.Row{Cells: []doc.Cell{{Text: b.red.String(p.Dir)}, {Text: step}, {Text: num3(p.Load)},
+		row := doc.Row{Cells: []doc.Cell{{Text: red.String(p.Dir)}, {Text: step}, {Text: num3(p.Load)},
 			{Text: rate(p.ThroughputRPS)}, {Text: ms(p.MeanMs)}, {Text: ms(p.P95Ms)}, {Text: pct(p.ErrorPct)}}}
 		for _, name := range reqs {
 			c := doc.Cell{Text: "–"}
@@ -230,30 +270,7 @@ func (b *builder) capacitySearchSection() doc.Section {
 		note += " No requirement's statistic has a confidence interval here, so each is judged on its value and no probe is marginal."
 	}
 	t.Note = note
-	sec.Blocks = append(sec.Blocks, t)
-	if f := b.searchChart(cs); f != nil {
-		sec.Blocks = append(sec.Blocks, f)
-	}
-	// The USL fit, only when the probes support it.
-	if u := cs.USL; u != nil {
-		peak := "no peak within reach (coherency κ ≈ 0: throughput approaches λ/σ)"
-		if u.PeakLoad != nil && u.PeakThroughputRPS != nil {
-			at := loadU(*u.PeakLoad, knee.Users)
-			if kind == knee.Rate {
-				at = num3(*u.PeakLoad) + " requests in flight (by Little's law: the open model's fit is over concurrency, not the arrival rate)"
-			}
-			peak = fmt.Sprintf("predicted peak %s at %s", rps(*u.PeakThroughputRPS), at)
-		}
-		per := "user"
-		if kind == knee.Rate {
-			per = "request in flight"
-		}
-		sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Universal Scalability Law fit over the probes: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
-			coef(u.Sigma), coef(u.Kappa), rate(u.Lambda), per, peak, u.R2)})
-	} else if cs.USLReason != "" {
-		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence("No USL fit over the probes: " + cs.USLReason)})
-	}
-	return sec
+	return t
 }
 
 func probeVerdictCell(p capacity.SearchProbe) doc.Cell {

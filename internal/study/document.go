@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/report"
@@ -469,6 +470,20 @@ func capacitySection(s *Study) *doc.Section {
 		}
 		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence(text.BannerMark + text.NoteMarkLoad)})
 		sec.Blocks = append(sec.Blocks, capacityCharts(rows)...)
+		// A capacity search's answer and the probes it rests on, as the
+		// search's own report shows them.
+		for _, r := range rows {
+			if r.SearchAnswer == nil {
+				continue
+			}
+			red := r.red
+			if red == nil {
+				red = report.NewRedactor(nil, nil)
+			}
+			pt := report.SearchProbesTable(r.SearchAnswer, red)
+			pt.Caption = fmt.Sprintf(text.SearchProbes, r.Workload)
+			sec.Blocks = append(sec.Blocks, &doc.Para{Text: report.Sentence(r.Sentence)}, pt)
+		}
 	}
 	if len(s.Capacity) > 0 {
 		t := &doc.Table{Caption: "Each stepped run's own capacity analysis", Columns: []doc.Column{{Name: "Run"}, {Name: "Knee load", Align: doc.Right}, {Name: "USL peak load", Align: doc.Right},
@@ -497,6 +512,12 @@ func limiterWords(r CapacityRow) string {
 		return fmt.Sprintf("configured limit %s (%s)", r.Limit.Name, num(r.Limit.Value))
 	case "component":
 		return fmt.Sprintf("%s %s", r.Bottleneck.Component, strings.ToLower(r.Bottleneck.Resource))
+	}
+	if cs := r.SearchAnswer; cs != nil && cs.LimitedBy != search.NoLimit {
+		if cs.LimitedBy == search.RequirementBroke {
+			return "the requirement " + cs.Requirement
+		}
+		return cs.LimitedBy.String()
 	}
 	if r.KneeLoad == 0 {
 		return "—"

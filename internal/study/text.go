@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The study document's fixed text, in one place: every sentence pattern
@@ -24,8 +26,8 @@ var text = struct {
 	RelRow, RelAnswer, RelNoPairs, RelFailed, RelHeld, RelSuspect, RelStarved, RelNoise string
 
 	// Capacity.
-	CapWithin, CapSearch, CapWithinFrom, CapWithinAt, CapNoneWithin, CapNoSLA, CapKnee, CapNoKnee, CapGenerator, CapLimit, CapLimitNear, CapComponent, CapBusiest, CapNothing string
-	CapFewLevels, CapMinLoadFailed, CapMinLoadHeld, CapStarved, CapAtLowest, CapMostFrequent                                                                                  string
+	CapWithin, CapSearch, SearchProbes, CapWithinFrom, CapWithinAt, CapNoneWithin, CapNoSLA, CapKnee, CapNoKnee, CapGenerator, CapLimit, CapLimitNear, CapComponent, CapBusiest, CapNothing string
+	CapFewLevels, CapMinLoadFailed, CapMinLoadHeld, CapStarved, CapAtLowest, CapMostFrequent                                                                                                string
 
 	// Configurations.
 	CfgAnswer, CfgRow, CfgNone string
@@ -79,6 +81,7 @@ var text = struct {
 
 	CapWithin:        "%s: within the requirements up to %s",
 	CapSearch:        "%s: the capacity search answered: %s",
+	SearchProbes:     "%s: the capacity search's probes, in the order they ran (each judged over its measured part, warm-up excluded)",
 	CapWithinFrom:    "%s: within the requirements from %s to %s, though not at %s",
 	CapWithinAt:      "%s: within the requirements at %s alone, not at %s",
 	CapNoneWithin:    "%s: no tested load met the requirements (the lowest, %s, already broke them)",
@@ -297,4 +300,13 @@ func plainRequirement(e string) string {
 		return e
 	}
 	return what + " " + op + " " + limit
+}
+
+// lowerFirst lowers a sentence's first letter, to quote it after a colon.
+func lowerFirst(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 {
+		return s
+	}
+	return string(unicode.ToLower(r)) + s[n:]
 }
