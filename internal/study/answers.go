@@ -778,7 +778,10 @@ func searchCapacity(m *member, limits []Limit) CapacityRow {
 	_, lead := report.SearchAnswer(cs)
 	sentence := m.red.String(lowerFirst(lead))
 	switch {
-	case cs.Outcome == search.GeneratorLimited:
+	case cs.Outcome == search.GeneratorLimited,
+		cs.Bottleneck != nil && cs.Bottleneck.Saturated && cs.Bottleneck.Component == resources.Generator:
+		// The generator's own CPU at its ceiling first: the plateau the
+		// probes show may be its own, as with a stepped run's knee.
 		row.GeneratorLimited, row.Limiter = true, "generator"
 	case cs.Bottleneck != nil && cs.Bottleneck.Saturated:
 		row.Limiter = "component"
