@@ -208,7 +208,12 @@ func probeLoad(orig plan.Load, m search.Model, load search.Load, warmup, measure
 
 // probeFromSummary is what one probe's run showed, for the search: the
 // measured phase's throughput, error rate, requirements and validity.
-func probeFromSummary(s *analysis.Summary, reqs []*sla.Expr, d search.Decision) (search.Probe, error) {
+//
+// ivs are the requirements' intervals over the measured phase
+// (analysis.PhaseIntervals; nil or a missing one: the statistic is its own
+// interval). A requirement whose interval straddles its limit is marginal,
+// and the search repeats the probe, longer.
+func probeFromSummary(s *analysis.Summary, reqs []*sla.Expr, ivs []analysis.Interval, d search.Decision) (search.Probe, error) {
 	p := search.Probe{Load: d.Load, Duration: d.Duration, Elapsed: d.Warmup + d.Duration + probeTail(d.Duration) + d.Cooldown, Held: true}
 	phase := -1
 	for i, ph := range s.Phases {
@@ -261,10 +266,12 @@ func probeFromSummary(s *analysis.Summary, reqs []*sla.Expr, d search.Decision) 
 		if e.Op == ">" || e.Op == ">=" {
 			better = search.Higher
 		}
-		// summary.json carries no interval for a requirement's statistic
-		// yet: the point value is its own interval (never marginal).
+		lo, hi := obs, obs
+		if found && i < len(ivs) && ivs[i].OK {
+			lo, hi = math.Min(obs, ivs[i].Low), math.Max(obs, ivs[i].High)
+		}
 		p.Requirements = append(p.Requirements, search.Requirement{Name: r.Expr, Limit: e.Value,
-			Value: obs, Low: obs, High: obs, Better: better})
+			Value: obs, Low: lo, High: hi, Better: better})
 	}
 	return p, nil
 }
@@ -561,7 +568,12 @@ func SearchCapacity(ctx context.Context, st *State, r CapacityRequest) (*Capacit
 			return nil, fmt.Errorf("%s: the run wrote no summary (console output in %s)", name, filepath.Join(probeDir, "console.txt"))
 		}
 		interrupted := ctx.Err() != nil || sum.Verdict == analysis.VerdictInterrupted || sum.Status == "interrupted"
-		pr, err := probeFromSummary(sum, reqs, d)
+		ds, _ := analysis.Load(probeDir) // nil: neither intervals nor readings, which the report then lacks
+		var ivs []analysis.Interval
+		if ds != nil && !interrupted {
+			ivs, _ = analysis.PhaseIntervals(ds, probeMeasurePhase, reqs)
+		}
+		pr, err := probeFromSummary(sum, reqs, ivs, d)
 		if err != nil && !interrupted {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -609,7 +621,7 @@ func SearchCapacity(ctx context.Context, st *State, r CapacityRequest) (*Capacit
 			continue
 		}
 		cut = 0
-		readings = append(readings, probeReadings(probeDir, sum))
+		readings = append(readings, probeReadings(ds, probeDir, sum))
 		judgedAt = append(judgedAt, len(cs.Probes))
 		cs.Probes = append(cs.Probes, cp)
 		probes = append(probes, pr)
@@ -705,9 +717,8 @@ func measuredFully(s *analysis.Summary, planned time.Duration) bool {
 // measured phase, for the search's bottleneck; nil when nothing was
 // monitored or the run cannot be read (the bottleneck is then not known,
 // which the report says).
-func probeReadings(dir string, sum *analysis.Summary) []resources.Reading {
-	d, err := analysis.Load(dir)
-	if err != nil {
+func probeReadings(d *analysis.Dataset, dir string, sum *analysis.Summary) []resources.Reading {
+	if d == nil {
 		return nil
 	}
 	series, targets, _ := mondata.Read(dir)

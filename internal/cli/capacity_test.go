@@ -323,7 +323,7 @@ func TestProbeFromSummaryValidity(t *testing.T) {
 		{"generator cpu", base([]analysis.ReasonKind{analysis.ReasonGeneratorCPU}, 0, 0), false, true},
 	}
 	for _, c := range cases {
-		p, err := probeFromSummary(c.s, []*sla.Expr{e}, d)
+		p, err := probeFromSummary(c.s, []*sla.Expr{e}, nil, d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -338,12 +338,35 @@ func TestProbeFromSummaryValidity(t *testing.T) {
 	// no request in the measured phase: the requirement is not shown to hold
 	s := base(nil, 0, 0)
 	s.SLA[0].PerPhase = s.SLA[0].PerPhase[:1]
-	p, err := probeFromSummary(s, []*sla.Expr{e}, d)
+	p, err := probeFromSummary(s, []*sla.Expr{e}, []analysis.Interval{{Value: 40, Low: 10, High: 400, OK: true}}, d)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Requirements[0].Judge() != search.Breaks {
 		t.Errorf("unjudged requirement judged %v", p.Requirements[0].Judge())
+	}
+	// The requirement's interval decides a marginal verdict: one that
+	// straddles the limit (100 ms) is marginal, one below it holds; an
+	// interval that misses the phase's value is widened to hold it.
+	for _, c := range []struct {
+		iv      analysis.Interval
+		want    search.Verdict
+		lo, hi  float64
+		comment string
+	}{
+		{analysis.Interval{Value: 40, Low: 30, High: 120, OK: true}, search.Marginal, 30, 120, "straddles"},
+		{analysis.Interval{Value: 40, Low: 35, High: 60, OK: true}, search.Holds, 35, 60, "clear"},
+		{analysis.Interval{Value: 40, Low: 45, High: 60, OK: true}, search.Holds, 40, 60, "widened"},
+		{analysis.Interval{Value: 40, Low: 30, High: 120}, search.Holds, 40, 40, "no interval"},
+	} {
+		p, err := probeFromSummary(base(nil, 0, 0), []*sla.Expr{e}, []analysis.Interval{c.iv}, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := p.Requirements[0]
+		if r.Judge() != c.want || r.Low != c.lo || r.High != c.hi || r.Value != 40 {
+			t.Errorf("%s: %v in [%v, %v] judged %v, want [%v, %v] %v", c.comment, r.Value, r.Low, r.High, r.Judge(), c.lo, c.hi, c.want)
+		}
 	}
 }
 
