@@ -158,6 +158,7 @@ func TestNoise(t *testing.T) {
 				s.Start, s.Max, truth = 10, 1000, usersTruth
 			}
 			lo, hi := math.Inf(1), math.Inf(-1)
+			repeats := 0
 			p95s := map[float64]bool{} // the p95 measured at the answer, per seed
 			for seed := range uint64(10) {
 				sys := openSystem(seed)
@@ -166,9 +167,20 @@ func TestNoise(t *testing.T) {
 					sys.p95Limit = 0.014
 				}
 				sys.jitter, sys.spikeFrac, sys.spike = 0.3, 0.03, 0.040
-				ans, probes, _, err := drive(s, func(d Decision) Probe { return sys.run(m, d) }, 50)
+				ans, probes, decisions, err := drive(s, func(d Decision) Probe { return sys.run(m, d) }, 50)
 				if err != nil || ans == nil || ans.Outcome != Found {
 					t.Fatalf("seed %d: %v %+v", seed, err, ans)
+				}
+				// marginal verdicts are repeated, each load at most
+				// DefaultMaxRepeats times (the verify probe aside).
+				perLoad := map[Load]int{}
+				for _, d := range decisions {
+					if d.Action == Repeat && d.Phase != Verify {
+						repeats++
+						if perLoad[d.Load]++; perLoad[d.Load] > DefaultMaxRepeats {
+							t.Errorf("seed %d: load %v repeated %d times", seed, d.Load, perLoad[d.Load])
+						}
+					}
 				}
 				c := float64(ans.Capacity)
 				lo, hi = math.Min(lo, c), math.Max(hi, c)
@@ -184,7 +196,12 @@ func TestNoise(t *testing.T) {
 					t.Errorf("seed %d: %d probes", seed, len(probes))
 				}
 			}
-			// the noise is real: the seeds measured different p95s.
+			// the noise is real: the seeds measured different p95s, and
+			// some probe's interval straddled the limit.
+			if repeats == 0 {
+				t.Error("10 noisy searches repeated no marginal probe")
+			}
+			t.Logf("10 seeds: %d marginal repeats", repeats)
 			if len(p95s) < 5 {
 				t.Errorf("10 seeds measured only %d distinct p95s at their answers", len(p95s))
 			}
