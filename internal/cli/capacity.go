@@ -32,6 +32,7 @@ import (
 // capacityFlags are the flags of `plateau capacity`.
 type capacityFlags struct {
 	out        string
+	workload   string
 	set        []string
 	start      float64
 	max        float64
@@ -93,12 +94,13 @@ Exit code 0 when the search ended, 1 when the capacity found is below --fail-bel
 keeps its run directory and prints what the probes before it showed).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCapacity(cmd.Context(), st, CapacityRequest{Plan: args[0], Set: f.set, Out: f.out,
+			return runCapacity(cmd.Context(), st, CapacityRequest{Plan: args[0], Set: f.set, Out: f.out, Workload: f.workload,
 				Monitors: f.monitors, Overrides: f.overrides(cmd.Flags().Changed)})
 		},
 	}
 	c.Flags().StringVarP(&f.out, "out", "o", "", "directory for capacity.json and the probes' run directories (default runs/<name>-capacity-<UTC time>)")
 	c.Flags().StringArrayVar(&f.monitors, "monitor", nil, "watch a target in every probe, as plateau run's --monitor KIND:key=value,… (repeatable): what saturated first is read from them")
+	c.Flags().StringVar(&f.workload, "workload", "", "the workload to search when the plan has several (default the one whose load has search:); the others run at their plan's load in every probe")
 	c.Flags().StringArrayVar(&f.set, "set", nil, "override a plan value before the search, as plateau run's --set (repeatable)")
 	c.Flags().Float64Var(&f.start, "start", 0, "first load probed, in req/s or users (default the plan's load)")
 	c.Flags().Float64Var(&f.max, "max", 0, "highest load probed, in req/s or users (default 16 × the first load)")
@@ -114,29 +116,55 @@ keeps its run directory and prints what the probes before it showed).`,
 	return c
 }
 
-// searchedWorkload is the one workload of the plan that the search
-// varies, with its model and the load the plan gives it.
-func searchedWorkload(p *plan.Plan) (*plan.Workload, search.Model, float64, error) {
-	if len(p.Workloads) != 1 {
-		names := make([]string, len(p.Workloads))
-		for i, w := range p.Workloads {
-			names[i] = w.Name
+// searchedWorkload is the workload of the plan that the search varies,
+// with its model and the load the plan gives it: the one named (--workload),
+// else the one whose load has search:, else the plan's only workload. The
+// plan's other workloads run as the plan gives them in every probe, beside
+// the searched one (docs/capacity.md, several workloads).
+func searchedWorkload(p *plan.Plan, name string) (*plan.Workload, search.Model, float64, error) {
+	names := make([]string, len(p.Workloads))
+	var w *plan.Workload
+	var withSearch []string
+	for i, x := range p.Workloads {
+		names[i] = x.Name
+		if name != "" && x.Name == name {
+			w = x
 		}
-		return nil, 0, 0, fmt.Errorf("capacity searches a plan with one workload; this one has %d (%s): several workloads are not supported yet, split the plan",
+		if x.Load.Search != nil {
+			withSearch = append(withSearch, x.Name)
+		}
+	}
+	switch {
+	case name != "" && w == nil:
+		return nil, 0, 0, fmt.Errorf("--workload %s: the plan has no such workload (%s)", name, strings.Join(names, ", "))
+	case name != "" && len(withSearch) > 0 && (len(withSearch) > 1 || withSearch[0] != name):
+		return nil, 0, 0, fmt.Errorf("--workload %s: the plan gives search: to %s; search the workload it names, or drop the block", name, strings.Join(withSearch, " and "))
+	case name != "":
+	case len(withSearch) > 1:
+		return nil, 0, 0, fmt.Errorf("workloads %s: searching several workloads together (all scaled in proportion) is not supported yet; give search: to one workload — the others run at their plan's load in every probe", strings.Join(withSearch, " and "))
+	case len(withSearch) == 1:
+		for _, x := range p.Workloads {
+			if x.Name == withSearch[0] {
+				w = x
+			}
+		}
+	case len(p.Workloads) == 1:
+		w = p.Workloads[0]
+	default:
+		return nil, 0, 0, fmt.Errorf("the plan has %d workloads (%s): name the one to search with --workload NAME, or give its load a search: block; the others run at their plan's load in every probe",
 			len(p.Workloads), strings.Join(names, ", "))
 	}
-	w := p.Workloads[0]
 	l := w.Load
 	switch {
 	case len(l.Steps) > 0 || len(l.Stages) > 0:
 		return nil, 0, 0, fmt.Errorf("workload %s: capacity searches a load of rate: or users:, not steps or stages (the search chooses the loads)", w.Name)
 	case l.Iterations > 0:
 		return nil, 0, 0, fmt.Errorf("workload %s: capacity needs a load that lasts a time, not iterations", w.Name)
-	case l.Pace > 0:
-		return nil, 0, 0, fmt.Errorf("workload %s: capacity with pace: is not supported yet; give users: with think time, or rate:", w.Name)
 	case l.Rate > 0:
 		return w, search.Open, l.Rate.PerSecond(), nil
 	case l.Users > 0:
+		// with pace: or without: each probe keeps the pace, and the
+		// search varies the users.
 		return w, search.Closed, float64(l.Users), nil
 	}
 	return nil, 0, 0, fmt.Errorf("workload %s: capacity needs a load with rate: or users:", w.Name)
@@ -145,12 +173,18 @@ func searchedWorkload(p *plan.Plan) (*plan.Workload, search.Model, float64, erro
 // capacityRequirements parses the plan's requirements for the search: each
 // is judged over a probe's measured phase, so none may name a phase of
 // its own, and each needs a direction.
-func capacityRequirements(p *plan.Plan) ([]*sla.Expr, error) {
+//
+// Each is judged over the searched workload's measured phase, so one that
+// selects another workload would have nothing to judge there.
+func capacityRequirements(p *plan.Plan, w *plan.Workload) ([]*sla.Expr, error) {
 	var out []*sla.Expr
 	for _, s := range p.SLA {
 		e, err := sla.Parse(s.Expr)
 		if err != nil {
 			return nil, fmt.Errorf("sla %q: %w", s.Expr, err)
+		}
+		if e.Workload != "" && e.Workload != w.Name {
+			return nil, fmt.Errorf("sla %q: capacity judges the requirements over the searched workload %s's probes; a requirement on workload %s is not judged there (drop it, or search %s)", s.Expr, w.Name, e.Workload, e.Workload)
 		}
 		if e.Phase != "" {
 			return nil, fmt.Errorf("sla %q: a requirement during one phase is not supported by capacity (each probe has its own phases); drop the during", s.Expr)
@@ -182,6 +216,9 @@ func probeLoad(orig plan.Load, m search.Model, load search.Load, warmup, measure
 			return "rate: " + strconv.FormatFloat(float64(load), 'f', -1, 64) + "/s"
 		}
 		s := "users: " + strconv.Itoa(int(math.Round(float64(load))))
+		if orig.Pace > 0 {
+			s += ", pace: " + orig.Pace.String()
+		}
 		if rampUp > 0 {
 			s += ", ramp_up: " + rampUp.String()
 		}
@@ -294,6 +331,9 @@ type CapacityRequest struct {
 	Set  []string
 	// Out is the search's directory (default runs/<name>-capacity-<UTC>).
 	Out string
+	// Workload names the workload to search (--workload); "" takes the one
+	// whose load has search:, else the plan's only one.
+	Workload string
 	// Monitors are --monitor targets added to every probe's plan.
 	Monitors []string
 	// Formats of the search's report (nil: all).
@@ -485,12 +525,12 @@ func SearchCapacity(ctx context.Context, st *State, r CapacityRequest) (*Capacit
 	if engineOf(p) != "" {
 		return nil, errors.New("capacity drives plateau's own engine; a workload run by another tool is not supported yet")
 	}
-	w, model, planLoad, err := searchedWorkload(p)
+	w, model, planLoad, err := searchedWorkload(p, r.Workload)
 	if err != nil {
 		return nil, err
 	}
 	c := capacityConfig(w.Load, r.Overrides)
-	reqs, err := capacityRequirements(p)
+	reqs, err := capacityRequirements(p, w)
 	if err != nil {
 		return nil, err
 	}

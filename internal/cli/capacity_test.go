@@ -372,8 +372,26 @@ func TestProbeFromSummaryValidity(t *testing.T) {
 
 // What the search refuses, before any load is sent.
 func TestCapacityRefuses(t *testing.T) {
+	two := "name: r\ntarget: http://127.0.0.1:9\nworkloads:\n  a:\n    scenario: [{request: {url: /}}]\n    load: {users: 1, duration: 1s}\n  b:\n    scenario: [{request: {url: /}}]\n    load: {users: 1, duration: 1s}\n"
+	twoSearched := strings.ReplaceAll(two, "load: {users: 1, duration: 1s}", "load: {users: 1, search: {max: 4}}")
+	for _, c := range []struct{ name, body, want string }{
+		{"two workloads", two, "name the one to search with --workload NAME"},
+		{"two searched", twoSearched, "searching several workloads together (all scaled in proportion) is not supported yet"},
+		{"unknown workload", two + "#--workload c", "--workload c: the plan has no such workload (a, b)"},
+		{"another's requirement", two + "sla:\n  - 'p95(response_time{workload=\"b\"}) < 1s'\n#--workload a", "a requirement on workload b is not judged there"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := []string{"capacity", writePlan(t, c.body), "-o", filepath.Join(t.TempDir(), "c")}
+			if i := strings.Index(c.body, "#--workload "); i >= 0 {
+				args = append(args, "--workload", strings.TrimSpace(c.body[i+len("#--workload "):]))
+			}
+			code, _, stderr := runCLI(t, args...)
+			if code != ExitError || !strings.Contains(stderr, c.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, c.want)
+			}
+		})
+	}
 	cases := []struct{ name, load, sla, flags, want string }{
-		{"two workloads", "", "", "", "several workloads are not supported yet"},
 		{"steps", "{steps: [{users: 1, duration: 1s}]}", "", "", "not steps or stages"},
 		{"during", "{users: 1, duration: 1s}", `- p95(response_time) < 1s during "x"`, "", "during"},
 		{"resolution", "{users: 1, duration: 1s}", "", "20/s", "req/s for a workload with users"},

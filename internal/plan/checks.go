@@ -623,7 +623,7 @@ func (d *decoder) checkExtract(e *Extract, n *yaml.Node, k keyset) {
 // loadKeys lists, per load model, the keys that apply to it.
 var loadKeys = map[string][]string{
 	"closed":  {"users", "ramp_up", "duration", "iterations", "start_after", "graceful_stop", "ramp_down", "search"},
-	"pacing":  {"users", "pace", "duration", "start_after", "graceful_stop"},
+	"pacing":  {"users", "pace", "duration", "start_after", "graceful_stop", "search"},
 	"open":    {"rate", "duration", "max_users", "start_after", "graceful_stop", "ramp_down", "search"},
 	"stages":  {"stages", "max_users", "start_after", "graceful_stop", "ramp_down"},
 	"stepped": {"steps", "stop_when", "max_users", "start_after", "graceful_stop", "ramp_down"},

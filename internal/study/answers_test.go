@@ -485,6 +485,9 @@ func TestCapacitySearchRun(t *testing.T) {
 	root := t.TempDir()
 	write(t, filepath.Join(root, "search"), reporttest.Options{Seed: 4})
 	write(t, filepath.Join(root, "other"), reporttest.Options{Seed: 5, Steps: []reporttest.Step{{Users: 4, Seconds: 30}}})
+	// a level at the load of the search's shown probe (8 users), as the
+	// baseline: the search is not another release for meeting its load.
+	write(t, filepath.Join(root, "level-8"), reporttest.Options{Seed: 9, Steps: []reporttest.Step{{Users: 8, Seconds: 30}}})
 	write(t, filepath.Join(root, "level-4"), reporttest.Options{Seed: 6, Steps: []reporttest.Step{{Users: 4, Seconds: 30}}})
 	write(t, filepath.Join(root, "level-16"), reporttest.Options{Seed: 7, Steps: []reporttest.Step{{Users: 16, Seconds: 30}}})
 	write(t, filepath.Join(root, "sweep"), reporttest.Options{Seed: 8, Steps: []reporttest.Step{{Users: 2, Seconds: 20}, {Users: 4, Seconds: 20}, {Users: 8, Seconds: 20}}})
@@ -499,7 +502,8 @@ func TestCapacitySearchRun(t *testing.T) {
 	s, err := Build(studyFile(t, root, `questions:
   - kind: capacity
 runs:
-  - {dir: search, role: baseline, factors: {workload: read}}
+  - {dir: level-8, role: baseline, factors: {workload: read}}
+  - {dir: search, role: candidate, factors: {workload: read}}
   - {dir: level-4, factors: {workload: read, users: 4}}
   - {dir: level-16, factors: {workload: read, users: 16}}
   - {dir: sweep, factors: {workload: read}}

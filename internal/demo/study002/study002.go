@@ -85,7 +85,7 @@ func scaleOf(s studykit.Scale) scale {
 		clientTO:     studykit.Pick(s, time.Second, 3*time.Second, 120*time.Second),
 		search: studykit.Pick(s,
 			searchScale{time.Second, 3 * time.Second, 500 * time.Millisecond, "25%", 6},
-			searchScale{2 * time.Second, 6 * time.Second, time.Second, "10%", 8},
+			searchScale{2 * time.Second, 5 * time.Second, time.Second, "10%", 6},
 			searchScale{30 * time.Second, 2 * time.Minute, 10 * time.Second, "5%", 12}),
 	}
 }

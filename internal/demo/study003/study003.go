@@ -117,7 +117,7 @@ type searchScale struct {
 func searchScaleOf(s studykit.Scale) searchScale {
 	return studykit.Pick(s,
 		searchScale{2, 32, time.Second, 3 * time.Second, 500 * time.Millisecond, "25%", 6},
-		searchScale{2, 64, 2 * time.Second, 6 * time.Second, time.Second, "10%", 8},
+		searchScale{2, 64, 2 * time.Second, 5 * time.Second, time.Second, "10%", 6},
 		searchScale{5, 400, 30 * time.Second, 2 * time.Minute, 10 * time.Second, "5%", 12})
 }
 
