@@ -23,6 +23,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/resources"
 	"github.com/plateau-perf/plateau/internal/analysis/sla"
 	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/engine"
 	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/plan"
 	"github.com/plateau-perf/plateau/internal/report"
@@ -243,6 +244,27 @@ func probeLoad(orig plan.Load, m search.Model, load search.Load, warmup, measure
 	return v + "}"
 }
 
+// besideProbe are the --set values that make the plan's other workloads
+// last as long as a probe: one whose load runs for a duration (users,
+// rate or pace) runs for the probe's whole length — warm-up, measured
+// part and tail — so that it is there throughout the measured part and
+// does not hold the probe's run open after it. Steps, stages and
+// iterations run as the plan gives them.
+func besideProbe(p *plan.Plan, searched *plan.Workload, d search.Decision) []string {
+	var out []string
+	total := d.Warmup + d.Duration + probeTail(d.Duration)
+	for _, x := range p.Workloads {
+		l := x.Load
+		if x == searched || l.Duration <= 0 || len(l.Steps) > 0 || len(l.Stages) > 0 || l.Iterations > 0 {
+			continue
+		}
+		if dur := total - l.StartAfter; dur > 0 {
+			out = append(out, "workloads."+x.Name+".load.duration="+dur.String())
+		}
+	}
+	return out
+}
+
 // probeFromSummary is what one probe's run showed, for the search: the
 // measured phase's throughput, error rate, requirements and validity.
 //
@@ -250,16 +272,19 @@ func probeLoad(orig plan.Load, m search.Model, load search.Load, warmup, measure
 // (analysis.PhaseIntervals; nil or a missing one: the statistic is its own
 // interval). A requirement whose interval straddles its limit is marginal,
 // and the search repeats the probe, longer.
-func probeFromSummary(s *analysis.Summary, reqs []*sla.Expr, ivs []analysis.Interval, d search.Decision) (search.Probe, error) {
+//
+// measure is the name of the measured phase in the probe's run
+// (measurePhase).
+func probeFromSummary(s *analysis.Summary, measure string, reqs []*sla.Expr, ivs []analysis.Interval, d search.Decision) (search.Probe, error) {
 	p := search.Probe{Load: d.Load, Duration: d.Duration, Elapsed: d.Warmup + d.Duration + probeTail(d.Duration) + d.Cooldown, Held: true}
 	phase := -1
 	for i, ph := range s.Phases {
-		if ph.Name == probeMeasurePhase {
+		if ph.Name == measure {
 			phase = i
 		}
 	}
 	if phase < 0 {
-		return p, fmt.Errorf("the probe's run has no %q phase", probeMeasurePhase)
+		return p, fmt.Errorf("the probe's run has no %q phase", measure)
 	}
 	ph := s.Phases[phase]
 	for _, l := range ph.Labels {
@@ -530,6 +555,9 @@ func SearchCapacity(ctx context.Context, st *State, r CapacityRequest) (*Capacit
 		return nil, err
 	}
 	c := capacityConfig(w.Load, r.Overrides)
+	// The measured phase as the probe's run names it (prefixed with the
+	// workload's name when the plan has several).
+	measure := engine.PhaseName(len(p.Workloads), w.Name, probeMeasurePhase)
 	reqs, err := capacityRequirements(p, w)
 	if err != nil {
 		return nil, err
@@ -589,6 +617,7 @@ func SearchCapacity(ctx context.Context, st *State, r CapacityRequest) (*Capacit
 		name := fmt.Sprintf("probe-%02d", n)
 		set := append(append([]string(nil), r.Set...),
 			"workloads."+w.Name+".load="+probeLoad(w.Load, model, d.Load, d.Warmup, d.Duration))
+		set = append(set, besideProbe(p, w, d)...)
 		var sum *analysis.Summary
 		var console bytes.Buffer
 		pst := *st
@@ -611,13 +640,13 @@ func SearchCapacity(ctx context.Context, st *State, r CapacityRequest) (*Capacit
 		ds, _ := analysis.Load(probeDir) // nil: neither intervals nor readings, which the report then lacks
 		var ivs []analysis.Interval
 		if ds != nil && !interrupted {
-			ivs, _ = analysis.PhaseIntervals(ds, probeMeasurePhase, reqs)
+			ivs, _ = analysis.PhaseIntervals(ds, measure, reqs)
 		}
-		pr, err := probeFromSummary(sum, reqs, ivs, d)
+		pr, err := probeFromSummary(sum, measure, reqs, ivs, d)
 		if err != nil && !interrupted {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		if interrupted && ctx.Err() == nil && err == nil && measuredFully(sum, d.Duration) {
+		if interrupted && ctx.Err() == nil && err == nil && measuredFully(sum, measure, d.Duration) {
 			// The engine cut the run at its planned end plus
 			// graceful_stop, but only after the measured phase had run
 			// its length: the backlog of an overloaded system (every
@@ -629,13 +658,13 @@ func SearchCapacity(ctx context.Context, st *State, r CapacityRequest) (*Capacit
 			pr.Held = false
 			fmt.Fprint(st.Stderr, " (cut at graceful_stop after its measured phase: load not held)")
 		}
-		fig, _ := analysis.PhaseFigures(sum, probeMeasurePhase)
+		fig, _ := analysis.PhaseFigures(sum, measure)
 		cp := capacity.SearchProbe{N: n, Dir: name, Phase: d.Phase, Repeat: d.Action == search.Repeat,
 			Load: float64(d.Load), WarmupS: d.Warmup.Seconds(), DurationS: d.Duration.Seconds(),
 			ThroughputRPS: pr.Throughput, MeanMs: fig.MeanMs, P95Ms: fig.P95Ms, ErrorPct: pr.ErrorPct,
 			Held: pr.Held, GeneratorSaturated: pr.GeneratorSaturated,
 			TestStatus: sum.Verdict, Requirements: []capacity.ProbeReq{}}
-		cp.GeneratorStarved, cp.RunQueuePct = probeStarved(sum)
+		cp.GeneratorStarved, cp.RunQueuePct = probeStarved(sum, measure)
 		for _, r := range pr.Requirements {
 			cp.Requirements = append(cp.Requirements, capacity.ProbeReq{Expr: r.Name, Observed: r.Value, Low: r.Low, High: r.High, Limit: r.Limit, Verdict: r.Judge()})
 		}
@@ -661,7 +690,7 @@ func SearchCapacity(ctx context.Context, st *State, r CapacityRequest) (*Capacit
 			continue
 		}
 		cut = 0
-		readings = append(readings, probeReadings(ds, probeDir, sum))
+		readings = append(readings, probeReadings(ds, probeDir, measure, sum))
 		judgedAt = append(judgedAt, len(cs.Probes))
 		cs.Probes = append(cs.Probes, cp)
 		probes = append(probes, pr)
@@ -744,9 +773,9 @@ func SearchCapacity(ctx context.Context, st *State, r CapacityRequest) (*Capacit
 
 // measuredFully says the probe's measured phase ran at least its planned
 // length.
-func measuredFully(s *analysis.Summary, planned time.Duration) bool {
+func measuredFully(s *analysis.Summary, measure string, planned time.Duration) bool {
 	for _, ph := range s.Phases {
-		if ph.Name == probeMeasurePhase {
+		if ph.Name == measure {
 			return ph.End.Sub(ph.Start) >= planned
 		}
 	}
@@ -757,12 +786,12 @@ func measuredFully(s *analysis.Summary, planned time.Duration) bool {
 // measured phase, for the search's bottleneck; nil when nothing was
 // monitored or the run cannot be read (the bottleneck is then not known,
 // which the report says).
-func probeReadings(d *analysis.Dataset, dir string, sum *analysis.Summary) []resources.Reading {
+func probeReadings(d *analysis.Dataset, dir, measure string, sum *analysis.Summary) []resources.Reading {
 	if d == nil {
 		return nil
 	}
 	series, targets, _ := mondata.Read(dir)
-	return analysis.ProbeReadings(d, sum, analysis.MonitorTargets(targets, series), probeMeasurePhase)
+	return analysis.ProbeReadings(d, sum, analysis.MonitorTargets(targets, series), measure)
 }
 
 // shownProbe is the probe whose run the search's report shows: the latest
@@ -841,12 +870,12 @@ func copyRun(from, dir string) error {
 
 // probeStarved reads whether the generator was starved of CPU during the
 // probe's measured phase, and its run-queue wait share.
-func probeStarved(s *analysis.Summary) (bool, float64) {
+func probeStarved(s *analysis.Summary, measure string) (bool, float64) {
 	if s.Validity == nil {
 		return false, 0
 	}
 	for _, pv := range s.Validity.Phases {
-		if pv.Phase == probeMeasurePhase {
+		if pv.Phase == measure {
 			return pv.Starved, pv.RunQueuePct
 		}
 	}

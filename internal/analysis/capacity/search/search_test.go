@@ -346,6 +346,45 @@ func TestMarginalRepeat(t *testing.T) {
 	}
 }
 
+// TestPacing: users that keep a pace (one iteration per 100 ms, no think
+// time) send at most 10 req/s each, so the throughput grows by 10 req/s
+// per user until the 800 req/s of the workers: the per-user cap is not a
+// plateau, and the search finds the knee at the 80 users where the
+// workers saturate (a loose requirement, so the throughput decides) — in
+// 10 noisy runs, within the resolution.
+func TestPacing(t *testing.T) {
+	t.Parallel()
+	const pace, truth = 0.100, workers * 0.100 / service // 80 users
+	s := with(Settings{}, Closed, 5, 1000)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for seed := range uint64(10) {
+		sys := &system{workers: workers, service: service, pace: pace, jitter: 0.3, p95Limit: 1, rng: rand.New(rand.NewPCG(seed, 1))}
+		ans, probes, _, err := drive(s, func(d Decision) Probe { return sys.run(Closed, d) }, 50)
+		if err != nil || ans == nil || ans.Outcome != Found {
+			t.Fatalf("seed %d: %v %+v", seed, err, ans)
+		}
+		for _, p := range probes {
+			// below the workers' capacity every user keeps the pace: the
+			// throughput is the users' 10 req/s each, not a plateau.
+			if float64(p.Load) < 0.9*truth && math.Abs(p.Throughput-float64(p.Load)/pace) > 0.05*float64(p.Load)/pace {
+				t.Errorf("seed %d: %v users made %.1f req/s, want %.1f", seed, p.Load, p.Throughput, float64(p.Load)/pace)
+			}
+		}
+		c := float64(ans.Capacity)
+		lo, hi = math.Min(lo, c), math.Max(hi, c)
+		if c > truth*(1+DefaultResolutionPct/100) || c < truth*(1-DefaultResolutionPct/100) || ans.LimitedBy != ThroughputFlat {
+			t.Errorf("seed %d: capacity %v users (limited by %v), the workers saturate at %v", seed, c, ans.LimitedBy, truth)
+		}
+		if len(probes) > 12 {
+			t.Errorf("seed %d: %d probes", seed, len(probes))
+		}
+	}
+	if hi-lo > lo*DefaultResolutionPct/100 && hi-lo > 1 {
+		t.Errorf("10 seeds: capacities from %v to %v users, more than %v %% apart", lo, hi, DefaultResolutionPct)
+	}
+	t.Logf("10 seeds: capacity %v … %v users", lo, hi)
+}
+
 // TestThroughputFlat: in the closed model, more users that add (almost)
 // no throughput are past the knee even when every requirement holds.
 // The system scales by 10 req/s per user up to 45 users, then stays at
