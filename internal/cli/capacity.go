@@ -77,8 +77,9 @@ func newCapacityCmd(st *State) *cobra.Command {
 		Use:   "capacity PLAN.yaml",
 		Short: "Search for the highest load at which the plan's requirements hold",
 		Long: `Search for the capacity: the highest load at which every requirement of the plan holds,
-the load is applied and the throughput keeps up. The plan's one workload is probed at
-loads chosen by the search (docs/analysis-methods.md §6): the arrival rate when its load
+the load is applied and the throughput keeps up. One workload (--workload, else the one
+whose load has search:, else the plan's only one) is probed at loads chosen by the search,
+the plan's other workloads running at their own load beside it (docs/analysis-methods.md §6): the arrival rate when its load
 has rate: (req/s), the number of users when it has users: — upward in geometric steps
 until a probe is bad, then bisecting to the resolution. Each probe is a full run of the
 plan at that load (a warm-up phase, excluded, then the measured phase), written with its
