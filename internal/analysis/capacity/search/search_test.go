@@ -848,3 +848,24 @@ func FuzzParseResolution(f *testing.F) {
 		}
 	})
 }
+
+// TestResolvedAtExactlyTheResolution: the step that closes the bracket
+// (one resolution above the highest good load, after an overloaded probe
+// served less than it was offered) lands exactly on the resolution; the
+// rounding of good × 5 % must not cost another probe. Measured: 179.8 good,
+// 188.79 bad, and the search bisected to 184.2 before this.
+func TestResolvedAtExactlyTheResolution(t *testing.T) {
+	t.Parallel()
+	for _, g := range []Load{179.8, 100, 33.3, 1234.567} {
+		s := Settings{Model: Open, Start: 20, Max: 2000, ResolutionPct: 5}
+		bad := good(g+g*Load(0.05), float64(g))
+		bad.Requirements = []Requirement{req(900, 800, 1000)}
+		d, err := Next(s, []Probe{good(g, float64(g)), bad})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Action != Stop || d.Answer.Outcome != Found || d.Answer.Capacity != g {
+			t.Errorf("good %v, bad %v (5 %% above): %+v, want found", g, bad.Load, d)
+		}
+	}
+}
