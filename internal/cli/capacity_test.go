@@ -309,7 +309,11 @@ sla:
 	for _, p := range cs.Probes {
 		probeS += p.WarmupS + p.DurationS + probeTail(time.Duration(p.DurationS*float64(time.Second))).Seconds()
 	}
-	if float64(bg) < 0.5*40*probeS || float64(bg) > 1.1*40*probeS+40 {
+	// (a generator starved of CPU may fall behind the background's
+	// arrivals, hence the loose lower bound; the upper one is what a
+	// background held for its planned minute in every probe would pass
+	// many times over)
+	if float64(bg) < 0.2*40*probeS || float64(bg) > 1.1*40*probeS+40 {
 		t.Errorf("the background sent %d requests over %.1f s of probes, want about 40 a second", bg, probeS)
 	}
 	for _, p := range cs.Probes {
