@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/executor"
 	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
@@ -332,7 +333,7 @@ func TestRunK6Interrupted(t *testing.T) {
 	script, _ := filepath.Abs("../importer/k6/testdata/script.js")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go interruptWhen(ctx, cancel, filepath.Join(dir, "tool", "k6.json"), 200, 3*time.Minute)
+	go interruptWhen(ctx, cancel, filepath.Join(dir, "tool", executor.K6Results), 200, 3*time.Minute)
 	code, out, errOut := runCLICtx(ctx, "run", script, "-e", "BASE="+srv.URL, "-e", "SECONDS=600", "-o", dir, "-q")
 	checkInterrupted(t, dir, code, out, errOut)
 	// k6's graceful stop still writes its summary export.
