@@ -29,7 +29,7 @@ func runForeign(ctx context.Context, st *State, script string, f runFlags) error
 	}
 	switch {
 	case f.generators > 0 || f.segment != "":
-		return fmt.Errorf("%s: --generators and --segment are not supported for %s scripts yet (run the tool's own distributed mode and import its results)", script, tool.Name())
+		return fmt.Errorf("%s: %w", script, notDistributed(tool.Name(), "--generators"))
 	case f.trace > 0:
 		return fmt.Errorf("%s: --trace is plateau's own engine's; %s has its own debugging", script, tool.Name())
 	case len(f.attach) > 0:
@@ -84,7 +84,7 @@ func runPlanForeign(ctx context.Context, st *State, p *plan.Plan, f runFlags) er
 	}
 	switch {
 	case f.generators > 0 || f.segment != "":
-		return fmt.Errorf("%s: --generators and --segment are not supported for %s workloads yet", p.File, w.Engine)
+		return fmt.Errorf("%s: %w", p.File, notDistributed(w.Engine, "--generators"))
 	case f.trace > 0:
 		return fmt.Errorf("%s: --trace is plateau's own engine's; %s has its own debugging", p.File, w.Engine)
 	case len(f.props) > 0 || len(f.env) > 0:
@@ -140,6 +140,18 @@ func runPlanForeign(ctx context.Context, st *State, p *plan.Plan, f runFlags) er
 		Getenv: func(k string) string { v, _ := st.Getenv(k); return v }}
 	return execForeign(ctx, st, foreignRun{tool: tool, spec: spec, name: p.Name,
 		monitors: append(append([]plan.MonitorTarget(nil), p.Monitor.Targets...), extra...), plan: p, server: serverIns}, f)
+}
+
+// notDistributed is the refusal of a foreign tool's run on more than one
+// generator (--generators, --segment, plateau k8s): each generator would
+// have to run the tool on its segment of the load and the merge keep the
+// tool's own whole-run figures; until then the run is refused rather than
+// run on one generator. docs/run-foreign.md says what to do instead
+// (JMeter's own distributed mode, imported).
+func notDistributed(engine, what string) error {
+	return fmt.Errorf("%s is not supported with engine: %s yet — run the tool's own distributed mode "+
+		"(JMeter: jmeter -n -r with remote engines) and import its results with plateau import, "+
+		"or run it on one machine (docs/run-foreign.md)", what, engine)
 }
 
 func engineOf(p *plan.Plan) string {
