@@ -57,6 +57,10 @@ func runForeign(ctx context.Context, st *State, script string, f runFlags) error
 	return execForeign(ctx, st, foreignRun{tool: tool, spec: spec, name: name, monitors: extra}, f)
 }
 
+// foreignMinPhase is the shortest steady user count that is a phase of a
+// foreign run, live and in the report (importer.Options.MinPhase).
+const foreignMinPhase = 30 * time.Second
+
 // foreignRun is one run of a foreign tool: from a script given on the
 // command line, or from a plan's engine workload (plan set).
 type foreignRun struct {
@@ -186,7 +190,7 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 	if executor.Streams(tool) {
 		runLive = live
 	}
-	run, err := importer.NewRun(importer.Options{Dir: dir, Name: name, DerivePhases: true, MinPhase: 30 * time.Second,
+	run, err := importer.NewRun(importer.Options{Dir: dir, Name: name, DerivePhases: true, MinPhase: foreignMinPhase,
 		Command: redactArgs(append([]string{"plateau"}, st.Args...)), Version: version(), Live: runLive,
 		Logf: func(format string, args ...any) { fmt.Fprintf(st.Stderr, "plateau: "+format+"\n", args...) }})
 	if err != nil {
@@ -247,7 +251,7 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 		liveRead = make(chan error, 1)
 		go func() { liveRead <- lr.ReadLive(out, exited, live) }()
 	}
-	fl := startForeignLive(live, outs, prog, time.Now())
+	fl := startForeignLive(live, outs, prog, time.Now(), foreignMinPhase)
 	res, runErr := executor.Run(runCtx, tool, spec, nil)
 	monErr := mon.stop()
 	if res == nil {

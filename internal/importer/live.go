@@ -17,15 +17,25 @@ type Live struct {
 	mu    sync.Mutex
 	cur   *metrics.Interval
 	users map[string]int
+	phase int // the phase samples are added to (SetPhase), −1 none
 }
 
 // NewLive returns an empty collector.
 func NewLive() *Live {
-	return &Live{cur: &metrics.Interval{Aggs: map[metrics.Key]*metrics.Agg{}}, users: map[string]int{}}
+	return &Live{cur: &metrics.Interval{Aggs: map[metrics.Key]*metrics.Agg{}}, users: map[string]int{}, phase: -1}
+}
+
+// SetPhase makes the samples added from now on belong to phase i of the
+// live outputs' phase list (−1: none, a ramp), as plateau's engine keys
+// its own by the phase running.
+func (l *Live) SetPhase(i int) {
+	l.mu.Lock()
+	l.phase = i
+	l.mu.Unlock()
 }
 
 func (l *Live) agg(workload, label string, tx, derived bool) *metrics.Agg {
-	k := metrics.Key{Workload: workload, Phase: -1, Label: label, Tx: tx, Derived: derived}
+	k := metrics.Key{Workload: workload, Phase: l.phase, Label: label, Tx: tx, Derived: derived}
 	a := l.cur.Aggs[k]
 	if a == nil {
 		a = metrics.NewAgg()
