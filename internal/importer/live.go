@@ -18,6 +18,11 @@ type Live struct {
 	cur   *metrics.Interval
 	users map[string]int
 	phase int // the phase samples are added to (SetPhase), −1 none
+	// last is the aggregate added to last and its key: a tool's samples
+	// come in runs of one label, and the map's hashing of the key's
+	// strings was most of add's cost beside k6 (docs/performance.md).
+	last    metrics.Key
+	lastAgg *metrics.Agg
 }
 
 // NewLive returns an empty collector.
@@ -36,11 +41,15 @@ func (l *Live) SetPhase(i int) {
 
 func (l *Live) agg(workload, label string, tx, derived bool) *metrics.Agg {
 	k := metrics.Key{Workload: workload, Phase: l.phase, Label: label, Tx: tx, Derived: derived}
+	if l.lastAgg != nil && k == l.last {
+		return l.lastAgg
+	}
 	a := l.cur.Aggs[k]
 	if a == nil {
 		a = metrics.NewAgg()
 		l.cur.Aggs[k] = a
 	}
+	l.last, l.lastAgg = k, a
 	return a
 }
 
@@ -110,6 +119,7 @@ func (l *Live) Rotate(into *metrics.Interval) (*metrics.Interval, map[string]int
 	defer l.mu.Unlock()
 	out := l.cur
 	l.cur = into
+	l.lastAgg = nil // it is out's
 	users := make(map[string]int, len(l.users))
 	for w, n := range l.users {
 		users[w] = n
