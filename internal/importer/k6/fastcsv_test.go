@@ -149,3 +149,24 @@ func TestCSVFixtureMatchesSummary(t *testing.T) {
 		t.Errorf("phases: CSV %+v, JSON %+v", c.Phases, j.Phases)
 	}
 }
+
+// TestStreamHeadCSV: a followed CSV's head is whole once it holds a whole
+// request row, not merely a row (k6's first flush may hold only its vus
+// readings, and the host the labels drop is the first request's).
+func TestStreamHeadCSV(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		head string
+		want bool
+	}{
+		{csvHeader, false},
+		{csvHeader + "vus,1795920546412707129,2.000000,,,,,,,,,,,,,,,,\n", false},
+		{csvHeader + "vus,1,2\nhttp_req_duration,1,4.1,,,,true,,GET,http://127.0.0.1:1/cart", false},
+		{csvHeader + "vus,1,2\nhttp_req_duration,1,4.1,,,,true,,GET,http://127.0.0.1:1/cart\n", true},
+		{csvHeader + "http_reqs,1,1\nhttp_req_duration,1,4.1\n", true},
+	} {
+		if got := streamHead([]byte(c.head)); got != c.want {
+			t.Errorf("%q: %v, want %v", c.head, got, c.want)
+		}
+	}
+}

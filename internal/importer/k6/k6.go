@@ -224,11 +224,14 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 }
 
 // streamHead says whether a followed stream's head is whole: it holds the
-// first request (primaryHost reads its host), or the first line of a CSV
-// output's data.
+// first request, whole (primaryHost reads its host, and readCSVHeader the
+// time format of a CSV's first row). k6 writes its vus readings from the
+// start, so a first flush may hold no request yet; labels would then keep
+// the host that an import of the finished file strips.
 func streamHead(b []byte) bool {
 	if bytes.HasPrefix(b, []byte("metric_name,")) {
-		return bytes.Count(b, []byte{'\n'}) >= 2
+		i := bytes.Index(b, []byte("\nhttp_req_duration,"))
+		return i >= 0 && bytes.IndexByte(b[i+1:], '\n') >= 0
 	}
 	i := bytes.Index(b, []byte(`{"metric":"http_req_duration"`))
 	return i >= 0 && bytes.IndexByte(b[i:], '\n') >= 0
