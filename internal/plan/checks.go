@@ -889,9 +889,9 @@ func (d *decoder) feeders(n *yaml.Node, key string) map[string]*Feeder {
 // and reads its CSV file. It reports whether the data is usable.
 func (d *decoder) checkFeeder(f *Feeder, n *yaml.Node, k keyset) bool {
 	switch f.Order {
-	case OrderSequential, OrderRandom, OrderUnique, OrderPerUser:
+	case OrderSequential, OrderRandom, OrderUnique, OrderPerUser, OrderEachUser:
 	default:
-		d.errorf(at(n, k, "order"), "data %q: order %q is not sequential, random, unique or per_user", f.Name, f.Order)
+		d.errorf(at(n, k, "order"), "data %q: order %q is not sequential, random, unique, per_user or each_user", f.Name, f.Order)
 	}
 	switch {
 	case k.has("on_end") && k.has("on_exhausted"):

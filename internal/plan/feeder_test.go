@@ -66,7 +66,7 @@ func TestFeederErrors(t *testing.T) {
 		{"ragged row", "id,name\n1,a\n2\n3,c\n", "", `e.csv:3:1: wrong number of fields (data "d")`},
 		{"bad quote", "id\n\"1\n", "", `e.csv:2:4: extraneous or missing " in quoted-field`},
 		{"bad delimiter", "id\n1\n", ", delimiter: ab", `f.yaml:4:30: data "d": delimiter must be one character`},
-		{"bad order", "id\n1\n", ", order: once", `f.yaml:4:26: data "d": order "once" is not sequential, random, unique or per_user`},
+		{"bad order", "id\n1\n", ", order: once", `f.yaml:4:26: data "d": order "once" is not sequential, random, unique, per_user or each_user`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

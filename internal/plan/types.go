@@ -141,7 +141,7 @@ type Feeder struct {
 	// loaded, instead of reading a file (plateau datagen; docs/datagen.md).
 	Generate    *GenerateData `yaml:"generate"`
 	Declared    []string      `yaml:"columns"`      // a headerless CSV's column names
-	Order       string        `yaml:"order"`        // sequential (default) | random | unique | per_user
+	Order       string        `yaml:"order"`        // sequential (default) | random | unique | per_user | each_user
 	OnExhausted string        `yaml:"on_exhausted"` // stop | recycle (default: stop for unique, recycle otherwise)
 	// OnEnd is what the end of the data does: recycle, stop_user (that
 	// user stops), stop_run (the run stops). It replaces on_exhausted
