@@ -191,9 +191,9 @@ func TestV20AuthAndFiles(t *testing.T) {
 	text := string(b)
 	for _, want := range []string{
 		`target: "${env.HOST:-http://from-env.test}"`, // the environment wins
-		"tenant: coll",       // the collection beats the globals
-		"region: eu",         // from the globals
-		"Bearer ${tok}",      // v2.0 object-form bearer
+		"tenant: coll",  // the collection beats the globals
+		"region: eu",    // from the globals
+		"Bearer ${tok}", // v2.0 object-form bearer
 		"Basic ${env.BASIC_AUTH}",
 		`apiKey: "${env.APIKEY}"`, // a secret-typed value
 	} {
