@@ -803,3 +803,47 @@ sla:
 		t.Errorf("avg 25 ms judged below 20 ms: %+v", r)
 	}
 }
+
+// extract as_json keeps a json match as JSON text, so a raw body sends it
+// with the type the response gave it: a number as a number, a string with
+// its quotes (escaped), an object as JSON; without as_json the same value
+// is its text (7, a"b).
+func TestExtractAsJSON(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var bodies []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, r.URL.Path+" "+string(b))
+		mu.Unlock()
+		fmt.Fprint(w, `{"n":7,"s":"a\"b","o":{"x":1},"f":false}`)
+	}))
+	t.Cleanup(srv.Close)
+	src := `name: asjson
+target: http://x
+workloads:
+  w:
+    scenario:
+      - request:
+          name: get
+          url: /get
+          extract:
+            n: {json: $.n, as_json: true}
+            s: {json: $.s, as_json: true}
+            o: {json: $.o, as_json: true}
+            f: {json: $.f, as_json: true}
+            n_text: {json: $.n}
+            s_text: {json: $.s}
+      - request: {name: put, method: POST, url: /put, body: '{"n":${n},"s":${s},"o":${o},"f":${f}}'}
+      - request: {name: text, method: POST, url: "/text/${n_text}", body: '${s_text}'}
+    load: {users: 1, iterations: 1}
+`
+	runPlan(t, context.Background(), src, srv.URL)
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"/get ", `/put {"n":7,"s":"a\"b","o":{"x":1},"f":false}`, `/text/7 a"b`}
+	if strings.Join(bodies, "\n") != strings.Join(want, "\n") {
+		t.Errorf("server saw\n%s\nwant\n%s", strings.Join(bodies, "\n"), strings.Join(want, "\n"))
+	}
+}

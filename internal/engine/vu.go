@@ -656,13 +656,17 @@ func (v *vu) extract(xs []extractor, s *core.Sample) {
 		one := !x.all && (x.pick == "" || x.pick == "first")
 		switch {
 		case x.jsonPath != nil:
+			text := expr.Text
+			if x.asJSON {
+				text = jsonText
+			}
 			if one {
 				if got, ok := x.jsonPath.First(v.JSON()); ok {
-					matches = append(matches, expr.Text(got))
+					matches = append(matches, text(got))
 				}
 			} else {
 				for _, got := range x.jsonPath.All(v.JSON()) {
-					matches = append(matches, expr.Text(got))
+					matches = append(matches, text(got))
 				}
 			}
 		case x.re != nil:
@@ -791,4 +795,14 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// jsonText is a JSON value as JSON text (extract as_json): a string
+// quoted, everything else as expr.Text writes it.
+func jsonText(v any) string {
+	if s, ok := v.(string); ok {
+		b, _ := json.Marshal(s)
+		return string(b)
+	}
+	return expr.Text(v)
 }

@@ -581,6 +581,12 @@ func (d *decoder) checkExtract(e *Extract, n *yaml.Node, k keyset) {
 	if k.has("attr") && src[0] != "css" {
 		d.errorf(k["attr"].key, "extract: attr applies to css")
 	}
+	if e.AsJSON && src[0] != "json" {
+		d.errorf(k["as_json"].key, "extract: as_json applies to json")
+	}
+	if e.AsJSON && e.All {
+		d.errorf(k["as_json"].key, "extract: give all or as_json, not both (all is already a JSON list)")
+	}
 	if (e.All || e.Pick != "") && (src[0] == "header" || src[0] == "cookie") {
 		d.errorf(at(n, k, "all"), "extract: all and pick apply to json, regex, left+right, css and xpath")
 	}

@@ -140,3 +140,28 @@ func TestJSONFeederErrors(t *testing.T) {
 		})
 	}
 }
+
+// extract as_json: read on a json extraction; on another source, or with
+// all, an error at its key.
+func TestExtractAsJSONKey(t *testing.T) {
+	t.Parallel()
+	plan := func(ex string) string {
+		return "name: x\ntarget: http://x\nworkloads:\n  w:\n    scenario:\n      - request:\n          url: /a\n          extract:\n            v: " + ex + "\n    load: {users: 1, iterations: 1}\n"
+	}
+	p, err := Parse("f.yaml", []byte(plan("{json: $.a, as_json: true}")), t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Workloads[0].Scenario[0].Request.Extract["v"].AsJSON {
+		t.Error("as_json not read")
+	}
+	for ex, want := range map[string]string{
+		"{regex: a, as_json: true}":             "f.yaml:9:27: extract: as_json applies to json",
+		"{json: $.a, all: true, as_json: true}": "f.yaml:9:39: extract: give all or as_json, not both",
+	} {
+		_, err := Parse("f.yaml", []byte(plan(ex)), t.TempDir(), Options{})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want %q", ex, err, want)
+		}
+	}
+}

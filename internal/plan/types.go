@@ -409,7 +409,11 @@ type Extract struct {
 	All     bool    `yaml:"all"`
 	Pick    string  `yaml:"pick"`
 	Default *string `yaml:"default"`
-	Pos     Pos     `yaml:"-"`
+	// AsJSON keeps a json match as JSON text: a string with its quotes, a
+	// number or boolean as written, an object or list as JSON — for a
+	// body that sends the value with the type the response gave it.
+	AsJSON bool `yaml:"as_json"`
+	Pos    Pos  `yaml:"-"`
 }
 
 // Check is a set of conditions on a response; all must hold.
