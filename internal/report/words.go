@@ -374,15 +374,16 @@ func capacityWords(b numbers, c *capacity.Result) {
 // SearchWords fills a capacity search's worded fields (its answer line and
 // why there is no USL fit) from its typed ones.
 func SearchWords(cs *capacity.Search) {
-	cs.Sentence = SearchAnswer(cs)
+	cs.Sentence = SearchSentence(cs)
 	if cs.USLSkip != nil {
 		cs.USLReason = USLSkipText(*cs.USLSkip)
 	}
 }
 
-// SearchAnswer is a capacity search's answer line: "capacity = 40 req/s
-// [40 req/s, 44 req/s), limited by p95(response_time) < 500ms".
-func SearchAnswer(cs *capacity.Search) string {
+// SearchSentence is a capacity search's console answer line (the
+// report's is SearchAnswer): "capacity = 40 req/s [40 req/s, 44 req/s),
+// limited by p95(response_time) < 500ms".
+func SearchSentence(cs *capacity.Search) string {
 	u := cs.Unit
 	var s string
 	switch cs.Outcome {

@@ -98,7 +98,7 @@ func TestEveryKindHasWords(t *testing.T) {
 	}
 	for o := search.Found; o <= search.Budget; o++ {
 		cs := &capacity.Search{Unit: "users", Outcome: o, Load: 40, UpperBound: 44, At: 60, LimitedBy: search.ThroughputFlat}
-		check("search outcome "+o.String(), SearchAnswer(cs), o.String())
+		check("search outcome "+o.String(), SearchSentence(cs), o.String())
 	}
 }
 
@@ -119,9 +119,9 @@ func TestWordsOfTypedReasons(t *testing.T) {
 		{VerdictPhrase(compare.NoChange), "no significant change from"},
 		{VerdictPhrase(compare.Faster), "faster than"},
 		{VerdictPhrase(compare.NotEnough), "not enough data to judge against"},
-		{SearchAnswer(&capacity.Search{Unit: "req/s", Outcome: search.Found, Load: 40, UpperBound: 44, LimitedBy: search.RequirementBroke, Requirement: "p95(response_time) < 500ms", Marginal: true}),
+		{SearchSentence(&capacity.Search{Unit: "req/s", Outcome: search.Found, Load: 40, UpperBound: 44, LimitedBy: search.RequirementBroke, Requirement: "p95(response_time) < 500ms", Marginal: true}),
 			"capacity = 40 req/s [40 req/s, 44 req/s), limited by p95(response_time) < 500ms (marginal)"},
-		{SearchAnswer(&capacity.Search{Unit: "users", Outcome: search.GeneratorLimited, At: 32, Load: 16, Interrupted: true}),
+		{SearchSentence(&capacity.Search{Unit: "users", Outcome: search.GeneratorLimited, At: 32, Load: 16, Interrupted: true}),
 			"limited by the load generator at 32 users: not a capacity of the system; it held at least 16 users (interrupted: as far as the probes before it show)"},
 	} {
 		if c.got != c.want {
