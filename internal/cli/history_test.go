@@ -216,6 +216,18 @@ func TestHistoryDemoSlowdown(t *testing.T) {
 	if code != ExitOK || strings.Count(stdout, "release=r2") != runs-slowFrom+1 || !strings.Contains(stdout, "30 runs") {
 		t.Errorf("history show: exit %d\n%s", code, stdout)
 	}
+	// ... and the change points stored as the runs were added: the read's
+	// p95 and mean changed at run 15 (build 1015) and at no other run.
+	for _, line := range strings.Split(stdout, "\n") {
+		if !strings.Contains(line, "build=") {
+			continue
+		}
+		up := strings.Contains(line, "p95 +") && strings.Contains(line, "mean +")
+		moved := strings.Contains(line, "p95 ") || strings.Contains(line, "mean ")
+		if at15 := strings.Contains(line, "build=1015"); (at15 && !up) || (!at15 && moved) {
+			t.Errorf("history show: the change column is wrong on\n%s", line)
+		}
+	}
 }
 
 // TestHistoryCommandsPostgres: the commands against a real PostgreSQL by
