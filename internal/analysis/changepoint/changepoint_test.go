@@ -347,6 +347,133 @@ func TestSearchMatchesDefinition(t *testing.T) {
 	}
 }
 
+// TestSearchLongWindows checks the pruned search on windows of 512 to 900
+// points (blocks of 32 to 42) against computing every pair (refine over
+// the whole window, itself checked against the definition above): the
+// best pair, and the answer to "does any pair reach x?" just above and
+// below it, on flat series, steps, dips and outliers.
+func TestSearchLongWindows(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(4, 4))
+	for trial := range 24 {
+		n := 512 + r.IntN(389)
+		s := make([]float64, n)
+		at, width, shift := r.IntN(n), 5+r.IntN(n/2), []float64{0, 0.5, 2, 6}[trial%4]
+		for i := range s {
+			s[i] = r.NormFloat64()
+			if trial%3 == 0 && r.IntN(50) == 0 {
+				s[i] *= 20
+			}
+			if i >= at && i < at+width {
+				s[i] += shift
+			}
+		}
+		d := newDetector(s, Options{}.withDefaults(), r)
+		d.totals(0, n)
+		d.prep(d.x, d.rank, 0, n)
+		d.bestTau, d.bestQ = -1, math.Inf(-1)
+		d.refine(d.x, d.rank, 0, 3, n-3, 6, n, math.Inf(1))
+		want := d.bestQ
+		tol := 1e-9 * math.Max(1, math.Abs(want))
+		if _, q := d.maxQ(d.x, d.rank, 0, n, math.Inf(1)); math.Abs(q-want) > tol {
+			t.Fatalf("trial %d (n %d, shift %v): best Q̂ %v, every pair %v", trial, n, shift, q, want)
+		}
+		// the same data shuffled, as the permutation test asks.
+		copy(d.vals, d.x)
+		copy(d.rnk, d.rank)
+		d.shuffle(0, n)
+		d.prep(d.vals, d.rnk, 0, n)
+		d.bestTau, d.bestQ = -1, math.Inf(-1)
+		d.refine(d.vals, d.rnk, 0, 3, n-3, 6, n, math.Inf(1))
+		wantP := d.bestQ
+		for _, x := range []float64{want, wantP * (1 + 1e-6), wantP * (1 - 1e-6), wantP * 3, wantP / 3} {
+			_, q := d.maxQ(d.vals, d.rnk, 0, n, x)
+			if reaches := wantP >= x; (q >= x) != reaches {
+				t.Fatalf("trial %d (n %d, shift %v): shuffled, does a pair reach %v? search %v (%v), every pair's best %v", trial, n, shift, x, q >= x, q, wantP)
+			}
+		}
+	}
+}
+
+// TestBoundsHold checks the bound of every pair of blocks — of the search's
+// size, and six large blocks (drifts from the Fenwick tree) — against Q̂
+// of every pair (τ, κ) it covers, on windows of 300 to 700 points: flat,
+// with steps and dips, with outliers, with ties.
+func TestBoundsHold(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(8, 8))
+	for trial := range 12 {
+		n := 300 + r.IntN(401)
+		s := make([]float64, n)
+		at, width, shift := r.IntN(n), 5+r.IntN(n/2), []float64{0, 0.5, 2, 6}[trial%4]
+		for i := range s {
+			s[i] = r.NormFloat64()
+			switch trial % 3 {
+			case 0:
+				if r.IntN(50) == 0 {
+					s[i] *= 20
+				}
+			case 1:
+				s[i] = math.Round(s[i] * 2)
+			}
+			if i >= at && i < at+width {
+				s[i] += shift
+			}
+		}
+		d := newDetector(s, Options{}.withDefaults(), r)
+		d.totals(0, n)
+		z := d.x
+		// W(0, k) for every k, then Q̂(τ, κ) row by row, τ descending.
+		w0 := make([]float64, n+1)
+		for k := 1; k <= n; k++ {
+			w0[k] = w0[k-1]
+			for i := 0; i < k-1; i++ {
+				w0[k] += math.Abs(z[i] - z[k-1])
+			}
+		}
+		for _, b := range []int{blockSize(n), (n + 5) / 6} {
+			tpre := d.tpre[:n+1]
+			for k := range n {
+				tpre[k+1] = tpre[k] + d.tot[d.rank[k]]
+			}
+			d.bestTau, d.bestQ = -1, math.Inf(-1)
+			B, _ := d.bound(z, d.rank, 0, n, b, math.Inf(1))
+			ub, bnd := slices.Clone(d.ub), slices.Clone(d.bnd)
+			h := make([]float64, n)
+			worst := 0.0
+			for tau := n - 1; tau >= 0; tau-- {
+				for j := tau + 1; j < n; j++ {
+					h[j] += math.Abs(z[tau] - z[j])
+				}
+				if tau < 3 || tau > n-3 {
+					continue
+				}
+				I := min(tau/b, B-1)
+				var wy float64
+				for k := tau + 1; k <= n; k++ {
+					wy += h[k-1]
+					if k-tau < 3 {
+						continue
+					}
+					J := I
+					for J < B-1 && bnd[J+1] < k {
+						J++
+					}
+					q := qhat(tau, k-tau, w0[k]-w0[tau]-wy, w0[tau], wy)
+					if u := ub[I*B+J]; q > u+1e-9*math.Max(1, math.Abs(q)) {
+						t.Fatalf("trial %d (n %d, shift %v, b %d): Q̂(%d, %d) = %v above its blocks' (%d, %d) bound %v", trial, n, shift, b, tau, k, q, I, J, u)
+					} else if u > 0 {
+						worst = max(worst, q/u)
+					}
+				}
+			}
+			if worst < 0.05 {
+				t.Errorf("trial %d, b %d: the bounds are all above 20× the values they bound (%v)", trial, b, worst)
+			}
+		}
+	}
+}
+
 // bruteQOver is the best Q̂(τ, κ) over κ for a given τ of window z.
 func bruteQOver(z []float64, tau int) float64 {
 	q := math.Inf(-1)

@@ -188,7 +188,65 @@ func (d *detector) maxQ(v []float64, r []int32, s, e int, stop float64) (tau int
 	for k := s; k < e; k++ {
 		tpre[k-s+1] = tpre[k-s] + d.tot[r[k]]
 	}
-	B := (L + b - 1) / b
+	B, reached := d.bound(v, r, s, e, b, stop)
+	if reached {
+		return d.bestTau, d.bestQ
+	}
+	ub, blockMax, bnd := d.ub, d.blockMax, d.bnd
+	order := grow32(&d.order, B)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	sort.Slice(order, func(a, b int) bool { return blockMax[order[a]] > blockMax[order[b]] })
+	prepped := false
+	for _, i := range order {
+		I := int(i)
+		// a permutation asks whether any pair reaches stop; the observed
+		// series, which pair is best.
+		need := stop
+		if math.IsInf(stop, 1) {
+			need = d.bestQ
+		}
+		if blockMax[I] < need {
+			break
+		}
+		jlo, jhi := -1, -1
+		for J := I; J < B; J++ {
+			if ub[I*B+J] >= need {
+				if jlo < 0 {
+					jlo = J
+				}
+				jhi = J
+			}
+		}
+		tlo, thi := max(bnd[I], s+ms), min(bnd[I+1]-1, e-ms)
+		if tlo > thi {
+			continue
+		}
+		if !prepped {
+			d.prep(v, r, s, e)
+			prepped = true
+		}
+		if d.refine(v, r, s, tlo, thi, max(bnd[jlo], tlo+ms), bnd[jhi+1], stop) {
+			break
+		}
+	}
+	return d.bestTau, d.bestQ
+}
+
+// bound cuts window [s, e) into blocks of b points (d.bnd) and computes
+// an upper bound of Q̂ for every pair of blocks (d.ub, and each τ block's
+// largest, d.blockMax), raising d.bestQ to the exact Q̂ at pairs of block
+// starts on the way; reached says one reached stop. tpre must hold the
+// window's prefix sums of tot.
+func (d *detector) bound(v []float64, r []int32, s, e, b int, stop float64) (B int, reached bool) {
+	ms := d.o.MinSegment
+	L := e - s
+	tpre := d.tpre[:L+1]
+	// a block's drift by brute force is O(b²); large blocks use the
+	// Fenwick tree instead.
+	fen := b > 64
+	B = (L + b - 1) / b
 	bnd := d.bnd[:0]
 	for i := 0; i < B; i++ {
 		bnd = append(bnd, s+i*b)
@@ -214,7 +272,7 @@ func (d *detector) maxQ(v []float64, r []int32, s, e int, stop float64) (tau int
 			if q := qhat(n, m, wb[j]-wb[i]-wij, wb[i], wij); q > d.bestQ {
 				d.bestQ, d.bestTau = q, bnd[i]
 				if q >= stop {
-					return d.bestTau, d.bestQ
+					return B, true
 				}
 			}
 		}
@@ -236,12 +294,21 @@ func (d *detector) maxQ(v []float64, r []int32, s, e int, stop float64) (tau int
 	wtotL2 := 2 * wtot / (Lf * Lf)
 	for I := 0; I < B; I++ {
 		a, end := bnd[I], bnd[I+1]
-		var w, worst, tb float64
+		var w, worst, tb, cnt, ins float64
 		for tau := a + 1; tau <= end; tau++ {
 			x := v[tau-1]
 			tb = max(tb, d.tot[r[tau-1]])
-			for _, y := range v[a : tau-1] {
-				w += math.Abs(y - x)
+			if fen {
+				rk := int(r[tau-1])
+				cl, sl := d.fenBelow(rk)
+				w += x*cl - sl + (ins - sl) - x*(cnt-cl)
+				d.fenAdd(rk, x)
+				cnt++
+				ins += x
+			} else {
+				for _, y := range v[a : tau-1] {
+					w += math.Abs(y - x)
+				}
 			}
 			k := float64(tau - a)
 			dt := tpre[tau-s] - tpre[a-s]
@@ -249,6 +316,9 @@ func (d *detector) maxQ(v []float64, r []int32, s, e int, stop float64) (tau int
 			// the terms' rounding, so the bound stays a bound.
 			n2 += 1e-11 * (2*w + 2*k/Lf*math.Abs(dt) + k*k*wtotL2)
 			worst = max(worst, n2)
+		}
+		if fen {
+			d.fenClear(r[a:end])
 		}
 		gII := gram[I*B1+I]
 		g := math.Sqrt(max(gII, 0) + 1e-11*math.Abs(gII))
@@ -308,45 +378,7 @@ func (d *detector) maxQ(v []float64, r []int32, s, e int, stop float64) (tau int
 			blockMax[I] = max(blockMax[I], u)
 		}
 	}
-	order := grow32(&d.order, B)
-	for i := range order {
-		order[i] = int32(i)
-	}
-	sort.Slice(order, func(a, b int) bool { return blockMax[order[a]] > blockMax[order[b]] })
-	prepped := false
-	for _, i := range order {
-		I := int(i)
-		// a permutation asks whether any pair reaches stop; the observed
-		// series, which pair is best.
-		need := stop
-		if math.IsInf(stop, 1) {
-			need = d.bestQ
-		}
-		if blockMax[I] < need {
-			break
-		}
-		jlo, jhi := -1, -1
-		for J := I; J < B; J++ {
-			if ub[I*B+J] >= need {
-				if jlo < 0 {
-					jlo = J
-				}
-				jhi = J
-			}
-		}
-		tlo, thi := max(bnd[I], s+ms), min(bnd[I+1]-1, e-ms)
-		if tlo > thi {
-			continue
-		}
-		if !prepped {
-			d.prep(v, r, s, e)
-			prepped = true
-		}
-		if d.refine(v, r, s, tlo, thi, max(bnd[jlo], tlo+ms), bnd[jhi+1], stop) {
-			break
-		}
-	}
-	return d.bestTau, d.bestQ
+	return B, false
 }
 
 // blockSums returns W between block starts: wb[i·(B+1)+j] = W(bnd[i],
