@@ -156,6 +156,30 @@ func (d *detector) refine(v []float64, r []int32, s, tlo, thi, kfrom, kto int, s
 	return false
 }
 
+// refineShare is the share of the window's pairs that the bounds in
+// d.ub leave to compute for a value sought of stop (+Inf: the best
+// found so far).
+func (d *detector) refineShare(B int, stop float64) float64 {
+	need := stop
+	if math.IsInf(stop, 1) {
+		need = d.bestQ
+	}
+	bnd := d.bnd
+	L := float64(bnd[B] - bnd[0])
+	var pairs float64
+	for I := 0; I < B; I++ {
+		if d.blockMax[I] < need {
+			continue
+		}
+		for J := I; J < B; J++ {
+			if d.ub[I*B+J] >= need {
+				pairs += float64(bnd[I+1]-bnd[I]) * float64(bnd[J+1]-bnd[J])
+			}
+		}
+	}
+	return pairs / (L * L / 2)
+}
+
 // blockSize is the block length for a window of L points: √(2L), which
 // balances the block-to-block sums (L²/b) against the drifts (L·b/2).
 func blockSize(L int) int {
@@ -191,6 +215,15 @@ func (d *detector) maxQ(v []float64, r []int32, s, e int, stop float64) (tau int
 	B, reached := d.bound(v, r, s, e, b, stop)
 	if reached {
 		return d.bestTau, d.bestQ
+	}
+	// Where the value sought is near what noise gives (a flat window),
+	// blocks of √(2L) leave much to compute pair by pair; blocks of
+	// √(L/2) bound closer (a block's drift grows with √b) at twice the
+	// cost of the sums, which is then well spent.
+	if b2 := max(8, int(math.Sqrt(float64(L)/2))); b2 < b && d.refineShare(B, stop) > 0.15 {
+		if B, reached = d.bound(v, r, s, e, b2, stop); reached {
+			return d.bestTau, d.bestQ
+		}
 	}
 	ub, blockMax, bnd := d.ub, d.blockMax, d.bnd
 	order := grow32(&d.order, B)
