@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -271,6 +272,45 @@ func TestHistoryCommandsPostgres(t *testing.T) {
 	code, out, errOut = runCLI(t, "history", "show", "--db", dsn, "--tag", "release=quesnelia")
 	if code != ExitOK || !strings.Contains(out, "release=quesnelia") || !strings.Contains(out, "1 runs") {
 		t.Errorf("show: exit %d\n%s%s", code, out, errOut)
+	}
+	// A role that may only read (as a Grafana data source's) sees the
+	// runs and what is stored; a run added without its change points
+	// (another tool, an older plateau) cannot be recomputed by it, which
+	// it is told, not refused.
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"CREATE ROLE reader LOGIN", "GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	hs, err := history.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := t.TempDir()
+	if err := reporttest.Write(second, reporttest.Options{Seed: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, "report", second); code != ExitSLAFailed && code != ExitOK {
+		t.Fatalf("report: exit %d\n%s", code, errOut)
+	}
+	r, err := history.FromDir(second, map[string]string{"release": "quesnelia"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.ID += "-second"
+	if _, err := hs.Add(context.Background(), r, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	hs.Close()
+	reader := strings.Replace(dsn, "postgres://postgres@", "postgres://reader@", 1)
+	code, out, errOut = runCLI(t, "history", "show", "--db", reader, "--tag", "release=quesnelia")
+	if code != ExitOK || !strings.Contains(out, "2 runs") || !strings.Contains(errOut, "the change points shown are those stored") {
+		t.Errorf("show as a reader of a store whose change points are stale: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, errOut = runCLI(t, "history", "show", "--db", dsn, "--since", "yesterday")
 	if code != ExitError || !strings.Contains(errOut, `--since "yesterday"`) {

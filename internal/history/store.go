@@ -153,6 +153,15 @@ func (st scanTime) parse(v string) error {
 // transaction (PostgreSQL: under an advisory lock, so two plateau processes
 // opening a new database together do not both create it).
 func (s *Store) migrate(ctx context.Context) error {
+	// A store already at this version is only read: a role that may only
+	// read (a Grafana data source's) can open it.
+	var top int
+	if err := s.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&top); err == nil && top >= SchemaVersion {
+		if top > SchemaVersion {
+			return fmt.Errorf("schema version %d is newer than this plateau's %d: use a newer plateau", top, SchemaVersion)
+		}
+		return nil
+	}
 	tsType := "TEXT"
 	if s.postgres {
 		tsType = "TIMESTAMPTZ"
@@ -165,7 +174,6 @@ func (s *Store) migrate(ctx context.Context) error {
 			return err
 		}
 	}
-	var top int
 	if err := s.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&top); err != nil {
 		return fmt.Errorf("reading schema version: %w", err)
 	}
