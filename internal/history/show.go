@@ -73,10 +73,10 @@ func Show(w io.Writer, runs []*Run, label string, cps []StoredChangePoint) error
 		}
 	}
 	if len(list) == 0 {
-		_, err := fmt.Fprintf(w, "no change point stored at these runs (alpha %v, minimum change %v %%, over each plan's runs)\n", StoredOptions.Alpha, StoredOptions.MinChangePct)
+		_, err := fmt.Fprintf(w, "no change point stored at these runs (alpha %v, minimum change %v %%, over each plan's runs)\n", StoredOptions().Alpha, StoredOptions().MinChangePct)
 		return err
 	}
-	if _, err := fmt.Fprintf(w, "\n%d change points at these runs (alpha %v, minimum change %v %%, over each plan's runs):\n", len(list), StoredOptions.Alpha, StoredOptions.MinChangePct); err != nil {
+	if _, err := fmt.Fprintf(w, "\n%d change points at these runs (alpha %v, minimum change %v %%, over each plan's runs):\n", len(list), StoredOptions().Alpha, StoredOptions().MinChangePct); err != nil {
 		return err
 	}
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

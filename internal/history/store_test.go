@@ -280,7 +280,7 @@ func TestStoredChangePoints(t *testing.T) {
 				p95 = &cps[i]
 			}
 		}
-		if p95 == nil || !p95.Worse || p95.ChangePct < 20 || p95.BeforeRuns != 6 || p95.AfterRuns != 6 || p95.PValue > history.StoredOptions.Alpha || !p95.Start.Equal(runs[6].Start) {
+		if p95 == nil || !p95.Worse || p95.ChangePct < 20 || p95.BeforeRuns != 6 || p95.AfterRuns != 6 || p95.PValue > history.StoredOptions().Alpha || !p95.Start.Equal(runs[6].Start) {
 			t.Fatalf("%s: TOTAL p95 change point %+v, want run 6, worse, about +40 %%", name, p95)
 		}
 		// The same runs: nothing recomputed, the same rows.

@@ -13,7 +13,7 @@ import (
 // (table change_points): the defaults of Options — alpha 0.01, a 5 %
 // minimum effect — and seed 1, over all the runs of a plan. A report or a
 // check computes its own, over the runs it selects, with its flags.
-var StoredOptions = Options{Seed: 1}.withDefaults()
+func StoredOptions() Options { return Options{Seed: 1}.withDefaults() }
 
 // StoredChangePoint is one row of change_points: a change point of one
 // series of a plan, over all the plan's stored runs.
@@ -98,20 +98,21 @@ func (s *Store) refreshPlan(ctx context.Context, plan string) (n int, fresh bool
 	var storedHash string
 	var alpha, minChange float64
 	var seed int64
+	o := StoredOptions()
 	err = s.db.QueryRowContext(ctx, s.q("SELECT runs, runs_hash, alpha, min_change_pct, seed FROM change_point_sets WHERE plan = ?"), plan).
 		Scan(&storedRuns, &storedHash, &alpha, &minChange, &seed)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
 		return 0, false, err
-	case storedRuns == count && storedHash == hash && alpha == StoredOptions.Alpha && minChange == StoredOptions.MinChangePct && uint64(seed) == StoredOptions.Seed:
+	case storedRuns == count && storedHash == hash && alpha == o.Alpha && minChange == o.MinChangePct && uint64(seed) == o.Seed:
 		return 0, true, nil
 	}
 	runs, err := s.Runs(ctx, Filter{Plan: plan})
 	if err != nil {
 		return 0, false, err
 	}
-	a, err := Analyze(runs, StoredOptions)
+	a, err := Analyze(runs, o)
 	if err != nil {
 		return 0, false, err
 	}
@@ -155,7 +156,7 @@ ON CONFLICT (plan, metric, label, phase, target, run_id) DO NOTHING`))
 	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO change_point_sets (plan, runs, runs_hash, alpha, min_change_pct, seed, computed_at) VALUES (?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (plan) DO UPDATE SET runs = excluded.runs, runs_hash = excluded.runs_hash, alpha = excluded.alpha,
 min_change_pct = excluded.min_change_pct, seed = excluded.seed, computed_at = excluded.computed_at`),
-		plan, len(runs), runsHashOf(runs), StoredOptions.Alpha, StoredOptions.MinChangePct, int64(StoredOptions.Seed), s.ts(time.Now())); err != nil {
+		plan, len(runs), runsHashOf(runs), o.Alpha, o.MinChangePct, int64(o.Seed), s.ts(time.Now())); err != nil {
 		return 0, false, err
 	}
 	if err := tx.Commit(); err != nil {
