@@ -198,12 +198,6 @@ func (d *detector) maxQ(v []float64, r []int32, s, e int, stop float64) (tau int
 	if L < 2*ms {
 		return -1, math.Inf(-1)
 	}
-	b := blockSize(L)
-	if L <= 4*b {
-		d.prep(v, r, s, e)
-		d.refine(v, r, s, s+ms, e-ms, s+2*ms, e, stop)
-		return d.bestTau, d.bestQ
-	}
 	// the bounds need the window's prefix sums of tot only; prep's pass
 	// (the distances to earlier points) waits until a block is refined,
 	// which a permutation of a series with a clear change seldom needs.
@@ -211,6 +205,18 @@ func (d *detector) maxQ(v []float64, r []int32, s, e int, stop float64) (tau int
 	tpre[0] = 0
 	for k := s; k < e; k++ {
 		tpre[k-s+1] = tpre[k-s] + d.tot[r[k]]
+	}
+	if tpre[L] == 0 {
+		// every value of the window the same: Q̂ is 0 for every pair,
+		// and the window has no split (a run of equal values is common
+		// in an error % or a fuzzer's input).
+		return -1, 0
+	}
+	b := blockSize(L)
+	if L <= 4*b {
+		d.prep(v, r, s, e)
+		d.refine(v, r, s, s+ms, e-ms, s+2*ms, e, stop)
+		return d.bestTau, d.bestQ
 	}
 	B, reached := d.bound(v, r, s, e, b, stop)
 	if reached {
