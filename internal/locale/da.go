@@ -429,7 +429,6 @@ var da = map[string]string{
 	"Phase ":                          "Fase ",
 	" (ms)":                           " (ms)",
 	"throughput ":                     "throughput ",
-	"Vertical lines mark the phase boundaries.": "Lodrette streger markerer fasernes start og slut.",
 
 	// ---- resources --------------------------------------------------------
 	"%s %s used":          "%s %s brugt",
@@ -487,9 +486,6 @@ var da = map[string]string{
 	"in ":       "i ",
 	" memory (": " hukommelse (",
 	"Times are from the intended send time to the last byte, in milliseconds, so a late start counts as waiting (coordinated omission corrected)": "Tiderne regnes fra det planlagte afsendelsestidspunkt til sidste byte, i millisekunder, så en forsinket start tæller som ventetid (korrigeret for coordinated omission)",
-	"Throughput counts completed requests per second of the span; a phase counts the requests that completed while it ran":                        "Throughput tæller gennemførte kald per sekund i tidsrummet; en fase tæller de kald der blev afsluttet mens den kørte",
-	"Each point is one phase.":   "Hvert punkt er én fase.",
-	"Transactions are left out.": "Transaktioner er udeladt.",
 
 	// ---- the study document's patterns (internal/study/text.go) -------
 	"Is %s slower than %s at any matching workload and load (by more than %s)?":                                                   "Er %s langsommere end %s ved nogen sammenlignelig belastning og belastningsniveau (med mere end %s)?",
@@ -698,7 +694,6 @@ var da = map[string]string{
 	"aspect Load generator": "Lastgenerator",
 	"aspect Restarts":       "Genstarter",
 	"Network":               "Netværk",
-	"Processes: %s":         "Processer: %s",
 
 	// ---- the demo's own report: server side, resources, capacity ------
 	"%s at %s %s on average in %s (peak %s %s)":                   "%s med %s %s i gennemsnit i %s (top %s %s)",
@@ -722,7 +717,6 @@ var da = map[string]string{
 	"the other one": "den anden",
 	"Universal Scalability Law fit: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.": "Tilpasning til Universal Scalability Law: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; tilpasningens kvalitet R² = %.3f.",
 	"meets its requirement": "overholder sit krav",
-	"the requirement ":      "kravet ",
 
 	// ---- rarer sentences: capacity search, trends, errors, restarts ----
 	" in ":                      " i ",
