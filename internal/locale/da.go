@@ -917,4 +917,13 @@ var da = map[string]string{
 	"Times are Gatling's response times as its simulation.log recorded them: from the request's start to the end of its response, in milliseconds":     "Tiderne er Gatlings svartider som dens simulation.log har dem: fra kaldets start til slutningen af dets svar, i millisekunder",
 	"Times are Locust's response times, from sending the request to the response read, in milliseconds, rebuilt from Locust's CSV statistics":          "Tiderne er Locusts svartider, fra afsendelse af kaldet til svaret er læst, i millisekunder, genskabt fra Locusts CSV-statistik",
 	"The access log records no request times: response times were not measured, only requests, statuses and sizes":                                     "Access loggen har ingen tider for kaldene: svartider blev ikke målt, kun kald, statuskoder og størrelser",
+
+	// ---- words other packages hand the report (units, sla Describe) -----
+	"% busy":                            "% optaget",
+	"% of one core":                     "% af én kerne",
+	"average server-side response time": "gennemsnitlig svartid på serveren",
+	"average server-side response time net of downstream calls":         "gennemsnitlig svartid på serveren uden videre kald",
+	"95th percentile server-side response time":                         "95-percentil svartid på serveren",
+	"95th percentile server-side response time net of downstream calls": "95-percentil svartid på serveren uden videre kald",
+	"saturated": "mættet",
 }
