@@ -926,4 +926,11 @@ var da = map[string]string{
 	"95th percentile server-side response time":                         "95-percentil svartid på serveren",
 	"95th percentile server-side response time net of downstream calls": "95-percentil svartid på serveren uden videre kald",
 	"saturated": "mættet",
+
+	// ---- the study's repeats, levels and charts ---------------------------
+	"%s is an outlier":   "%s afviger",
+	"%s are outliers":    "%s afviger",
+	"steps of %s–%s":     "trin fra %s til %s",
+	"%s per service, %s": "%s per service, %s",
+	"Memory (MB)":        "Hukommelse (MB)",
 }
