@@ -42,13 +42,13 @@ func (b *builder) judgeResources() {
 		lvl, verdict := doc.OK, b.W("never near the ceiling")
 		switch c.Grade() {
 		case resources.CPUSaturated:
-			lvl, verdict = doc.Fail, "saturated"
+			lvl, verdict = doc.Fail, b.W("saturated")
 		case resources.CPUHigh:
 			lvl, verdict = doc.Warn, b.W("high")
 		case resources.CPUPerProcess:
 			lvl, verdict = doc.Info, b.W("measured per process")
 		}
-		name, unit := b.red.String(c.Target), cpuUnit(c)
+		name, unit := b.red.String(c.Target), b.W(cpuUnit(c))
 		ev := b.T("busiest: %s at %s %s on average in %s (peak %s %s)", name, b.num3(c.Mean), unit, c.Span, b.num3(c.Max), unit)
 		b.conclude(doc.AspectCPU, lvl, verdict, ev)
 		b.finding(doc.FindResources, lvl, b.T("CPU %s: %s averaged %s %s in %s (peak %s %s)", verdict, name, b.num3(c.Mean), unit, c.Span, b.num3(c.Max), unit))
@@ -56,7 +56,7 @@ func (b *builder) judgeResources() {
 		b.conclude(doc.AspectCPU, doc.NoData, b.W("not measured for the system under test"), b.W("only the load generator's own host (")+b.red.String(g.Target)+b.W(") was monitored; its health is stated apart"))
 	}
 	if g := m.GeneratorCPU; g != nil {
-		unit := cpuUnit(g)
+		unit := b.W(cpuUnit(g))
 		lvl, verdict := doc.OK, b.W("kept up")
 		if gr := g.Grade(); gr == resources.CPUSaturated || gr == resources.CPUHigh {
 			lvl, verdict = doc.Warn, b.W("busy: it may have limited the load it could apply")

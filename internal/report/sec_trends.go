@@ -99,8 +99,8 @@ func (b *builder) latencyDrift(rows []trend.LatencyTrend) []doc.Block {
 		case trend.DriftDown:
 			verdict = doc.Cell{Text: b.W("drifts down"), Level: doc.Info}
 		}
-		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Label}, {Text: r.Phase}, {Text: r.Stat}, {Text: signed1(float64(r.SlopeMsPerHour))},
-			{Text: signed1(float64(r.CILow)) + " … " + signed1(float64(r.CIHigh))}, {Text: shift}, verdict}})
+		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Label}, {Text: r.Phase}, {Text: r.Stat}, {Text: b.signed1(float64(r.SlopeMsPerHour))},
+			{Text: b.signed1(float64(r.CILow)) + " … " + b.signed1(float64(r.CIHigh))}, {Text: shift}, verdict}})
 	}
 	blocks = append(blocks, t)
 	if len(thin) > 0 {
@@ -130,7 +130,10 @@ func ticksIn(ts []analysis.Tick, from, to time.Time) []analysis.Tick {
 	return ts[i:j]
 }
 
-func signed1(v float64) string {
+// signed1 is signed1EN in the document's number format.
+func (b numbers) signed1(v float64) string { return b.loc.Num(signed1EN(v)) }
+
+func signed1EN(v float64) string {
 	if !finite(v) {
 		return "–"
 	}
