@@ -934,4 +934,12 @@ var da = map[string]string{
 	"steps of %s–%s":     "trin fra %s til %s",
 	"%s per service, %s": "%s per service, %s",
 	"Memory (MB)":        "Hukommelse (MB)",
+	// What limited a capacity search (search.Limit's names, worded by the
+	// study's limiter column).
+	"the requirement ":             "kravet ",
+	"load not held":                "belastningen blev ikke holdt",
+	"throughput flat":              "throughput voksede ikke længere",
+	"error guard":                  "fejlgrænsen",
+	"load generator":               "lastgeneratoren",
+	"throughput short of the rate": "throughput nåede ikke raten",
 }
