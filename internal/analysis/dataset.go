@@ -155,6 +155,10 @@ func Load(dir string) (*Dataset, error) {
 	totals := newTickWindow()
 	minutes := newMinuteWindow()
 	var first, last int64 = math.MaxInt64, 0
+	span := 0 // the run's seconds, when run.json knows them
+	if info.End != nil && !info.Start.IsZero() && info.End.After(info.Start) {
+		span = int(min(info.End.Sub(info.Start)/time.Second+2, 1<<31))
+	}
 	err = rundir.ReadIntervalsDecoded(dir, func(dr *rundir.DecodedRecord) error {
 		r, p := &dr.IntervalRecord, &dr.Hist
 		if r.Users != nil || r.Dropped != nil {
@@ -184,7 +188,7 @@ func Load(dir string) (*Dataset, error) {
 		}
 		r.AddScalars(a.a)
 		a.hist.Add(p)
-		d.Timeline[lk] = append(d.Timeline[lk], recordTick(r, p))
+		d.Timeline[lk] = appendTick(d.Timeline[lk], recordTick(r, p), span)
 		minutes.add(lk, false, r, p, d)
 		if !r.Tx && !r.Derived {
 			totals.add(r, p, d)
@@ -294,6 +298,23 @@ func Load(dir string) (*Dataset, error) {
 		return a.Message < b.Message
 	})
 	return d, nil
+}
+
+// appendTick appends t to a label's timeline, doubling its storage up to
+// the run's length in seconds (span, 0 when unknown). append's own steps of
+// a quarter allocated five times a long run's timelines; this allocates at
+// most twice, and a label recorded every second ends with no spare room.
+func appendTick(ts []Tick, t Tick, span int) []Tick {
+	if len(ts) == cap(ts) {
+		n := max(64, 2*cap(ts))
+		if span > len(ts) {
+			n = min(n, span)
+		}
+		grown := make([]Tick, len(ts), n)
+		copy(grown, ts)
+		ts = grown
+	}
+	return append(ts, t)
 }
 
 // recordTick is one label's figures for one second, from its record.

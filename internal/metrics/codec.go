@@ -83,12 +83,17 @@ const (
 
 // Decode decodes s into dst (reusing its slices).
 func (d *HistDecoder) Decode(s string, dst *Sparse) error {
+	return d.DecodeBytes(unsafe.Slice(unsafe.StringData(s), len(s)), dst) // read only
+}
+
+// DecodeBytes is Decode of the text in b (which it does not keep).
+func (d *HistDecoder) DecodeBytes(s []byte, dst *Sparse) error {
 	dst.Values, dst.High, dst.Counts, dst.Total = dst.Values[:0], dst.High[:0], dst.Counts[:0], 0
 	n := base64.StdEncoding.DecodedLen(len(s))
 	if cap(d.raw) < n {
 		d.raw = make([]byte, n)
 	}
-	n, err := base64.StdEncoding.Decode(d.raw[:n], unsafe.Slice(unsafe.StringData(s), len(s))) // read only
+	n, err := base64.StdEncoding.Decode(d.raw[:n], s)
 	if err != nil {
 		return fmt.Errorf("decoding histogram: %w", err)
 	}

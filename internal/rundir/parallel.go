@@ -52,7 +52,7 @@ func ReadIntervalsDecoded(dir string, fn func(*DecodedRecord) error) error {
 	for i := 0; i < workers; i++ {
 		go func() {
 			var dec metrics.HistDecoder
-			var p Parser
+			p := Parser{HistText: true}
 			for b := range todo {
 				b.recs = b.recs[:0]
 				data, line := b.data, b.first
@@ -78,13 +78,12 @@ func ReadIntervalsDecoded(dir string, fn func(*DecodedRecord) error) error {
 						b.recs = b.recs[:len(b.recs)-1]
 						break
 					}
-					if r.IntervalRecord.Hist != "" {
-						if err := dec.Decode(r.IntervalRecord.Hist, &r.Hist); err != nil {
+					if len(p.Hist) > 0 {
+						if err := dec.DecodeBytes(p.Hist, &r.Hist); err != nil {
 							b.err = fmt.Errorf("%s:%d: %w", path, line, err)
 							b.recs = b.recs[:len(b.recs)-1]
 							break
 						}
-						r.IntervalRecord.Hist = "" // decoded: free the text early
 					}
 					line++
 				}

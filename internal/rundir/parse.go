@@ -23,10 +23,17 @@ func ParseRecord(line []byte, r *IntervalRecord) error {
 // reader of many records makes one string per distinct label, not one per
 // record. The zero value is ready; not safe for concurrent use.
 type Parser struct {
-	b     []byte
-	i     int
-	tmp   []byte // an unescaped string
-	names map[string]string
+	// HistText, when set, leaves a record's "hist" out of the record and
+	// gives its text in Hist instead (valid until the next Parse): a
+	// reader that decodes the histogram at once need not copy it.
+	HistText bool
+	Hist     []byte
+
+	b       []byte
+	i       int
+	tmp     []byte // an unescaped string
+	escaped bool   // the last string read was unescaped into tmp
+	names   map[string]string
 }
 
 // maxNames bounds the table: labels with ids in them stop being interned.
@@ -34,14 +41,19 @@ const maxNames = 4096
 
 func (p *Parser) Parse(line []byte, r *IntervalRecord) error {
 	*r = IntervalRecord{}
-	p.b, p.i = line, 0
+	p.b, p.i, p.Hist = line, 0, nil
 	ok := p.record(r)
 	p.b = nil
 	if ok {
 		return nil
 	}
 	*r = IntervalRecord{}
-	return json.Unmarshal(line, r)
+	p.Hist = nil
+	err := json.Unmarshal(line, r)
+	if err == nil && p.HistText && r.Hist != "" {
+		p.Hist, r.Hist = []byte(r.Hist), ""
+	}
+	return err
 }
 
 func (p *Parser) ws() {
@@ -75,6 +87,7 @@ func (p *Parser) raw() ([]byte, bool) {
 	}
 	start := p.i
 	ascii := true
+	p.escaped = false
 	var out []byte // non-nil once an escape was seen
 	for p.i < len(p.b) {
 		c := p.b[p.i]
@@ -87,7 +100,7 @@ func (p *Parser) raw() ([]byte, bool) {
 			}
 			if out != nil {
 				out = append(out, s...)
-				p.tmp = out
+				p.tmp, p.escaped = out, true
 				return out, true
 			}
 			return s, true
@@ -303,6 +316,15 @@ func (p *Parser) record(r *IntervalRecord) bool {
 		case "recv":
 			r.Recv, ok = p.int()
 		case "hist":
+			if p.HistText {
+				// Not p.tmp: a later escaped string would overwrite it.
+				var b []byte
+				if b, ok = p.raw(); ok && p.escaped {
+					b = append([]byte(nil), b...)
+				}
+				p.Hist = b
+				break
+			}
 			r.Hist, ok = p.str(false)
 		case "errs":
 			r.Errs, ok = p.errs()

@@ -73,3 +73,32 @@ func FuzzParseRecord(f *testing.F) {
 		sameAsUnmarshal(t, line)
 	})
 }
+
+// TestParserHistText: with HistText the histogram's text comes out of the
+// record, the same bytes encoding/json gives, whichever way the line is read;
+// an escaped one is not overwritten by a later escaped string.
+func TestParserHistText(t *testing.T) {
+	t.Parallel()
+	p := Parser{HistText: true}
+	for _, line := range []string{
+		`{"t":1,"label":"a","hist":"HISTFAAA+/="}`,
+		`{"t":1,"hist":"HIST\/FAAA","label":"a\u0026b"}`, // escaped, then another escaped string
+		`{"t":1,"hist":"HISTFAAA","T":2}`,                // encoding/json's way
+		`{"t":1}`,
+	} {
+		var want, got IntervalRecord
+		if err := json.Unmarshal([]byte(line), &want); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Parse([]byte(line), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Hist != "" || string(p.Hist) != want.Hist {
+			t.Fatalf("%s: record's hist %q, text %q, want %q", line, got.Hist, p.Hist, want.Hist)
+		}
+		want.Hist = ""
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s:\n got %#v\nwant %#v", line, got, want)
+		}
+	}
+}
