@@ -97,13 +97,22 @@ func (b *builder) judgeResources() {
 		b.conclude(doc.AspectNetwork, doc.NoData, "not measured", "the test ran over loopback, which the monitored interfaces of "+joinAnd(names(m.NetLoopback))+" (the load generator's host) do not carry; their figures are other traffic")
 	}
 	if mts := b.s.Trends.Memory; len(mts) > 0 {
-		var growing, stable []string
-		for _, m := range mts {
+		var growing, stable, thin []string
+		var longest time.Duration
+		var firstStable *trend.MemoryTrend
+		for i, m := range mts {
 			switch trend.Verdict(m.Verdict) {
 			case trend.Growing:
 				growing = append(growing, fmt.Sprintf("%s %s +%s/h", m.Target, m.What, bytesU(math.Abs(float64(m.SlopeBytesPerHour)))))
 			case trend.Stable:
 				stable = append(stable, fmt.Sprintf("%s %s", m.Target, m.What))
+				if firstStable == nil {
+					firstStable = &mts[i]
+				}
+			default:
+				who, _ := memoryThin(m)
+				thin = append(thin, who)
+				longest = max(longest, m.Result.Span)
 			}
 		}
 		switch {
@@ -112,12 +121,19 @@ func (b *builder) judgeResources() {
 			b.conclude(doc.AspectMemory, doc.Warn, "grows over the run: possible leak", ev)
 			b.finding(doc.FindMemory, doc.Warn, "Memory grows after garbage collection: "+strings.Join(growing, "; "))
 		case len(stable) > 0:
-			m := mts[0]
+			m := firstStable
 			ev := fmt.Sprintf("stable after GC: %s (%s %s/h, %s)", strings.Join(stable, ", "), m.Target, signedBytes(float64(m.SlopeBytesPerHour)), m.Method)
+			if len(thin) > 0 {
+				ev += "; not enough data to judge " + joinAnd(thin) + " (Trends)"
+			}
 			b.conclude(doc.AspectMemory, doc.OK, "handled well: no leak signal", ev)
 			b.finding(doc.FindMemory, doc.OK, fmt.Sprintf("Memory stable after garbage collection (%s): no leak signal", strings.Join(stable, ", ")))
 		default:
-			b.conclude(doc.AspectMemory, doc.NoData, "too short to judge a trend", mts[0].Reason)
+			ev := "no memory series showed a growth or ruled one out (Trends gives the numbers)"
+			if longest < trend.MinMemorySpan {
+				ev = fmt.Sprintf("observed for %s at most; a verdict needs %s", dur(longest), dur(trend.MinMemorySpan))
+			}
+			b.conclude(doc.AspectMemory, doc.NoData, "not enough data to judge", ev)
 		}
 	}
 	// GC: collections per JVM over the run.

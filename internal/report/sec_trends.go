@@ -36,6 +36,7 @@ func (b *builder) trends() doc.Section {
 	if len(tj.Memory) > 0 {
 		t := &doc.Table{Caption: "Memory after garbage collection", Columns: []doc.Column{{Name: "Target"}, {Name: "Memory"}, {Name: "Slope", Align: doc.Right},
 			{Name: "95 % interval", Align: doc.Right}, {Name: "Method"}, {Name: "Verdict"}}}
+		thin := false
 		for _, m := range tj.Memory {
 			v := doc.Cell{Text: m.Verdict, Level: doc.OK}
 			switch trend.Verdict(m.Verdict) {
@@ -45,11 +46,11 @@ func (b *builder) trends() doc.Section {
 					v.Text += "; limit in " + dur(*m.Result.TimeToLimit)
 				}
 			case trend.Unknown:
-				v.Level = doc.NoData
+				v = doc.Cell{Text: "not enough data to judge", Level: doc.NoData}
+				thin = true
 			}
 			if trend.Verdict(m.Verdict) == trend.Unknown && m.Result.Baseline == nil {
-				// No fit was made: say why instead of printing zeros.
-				v.Text += ": " + m.Reason
+				// No fit was made: no zeros; the note below says why.
 				t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: m.Target}, {Text: m.What}, {Text: "–"}, {Text: "–"}, {Text: "–"}, v}})
 				continue
 			}
@@ -57,6 +58,9 @@ func (b *builder) trends() doc.Section {
 				{Text: fmt.Sprintf("%s … %s", signedBytes(float64(m.CILow)), signedBytes(float64(m.CIHigh)))}, {Text: nonEmpty(m.Method, "–")}, v}})
 		}
 		sec.Blocks = append(sec.Blocks, t)
+		if thin {
+			sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence("Not enough data to judge a memory trend for " + memoryThinText(tj.Memory) + "; " + memoryRule(tj.Memory))})
+		}
 		if f := b.memoryChart(); f != nil {
 			sec.Blocks = append(sec.Blocks, f)
 		}
@@ -67,6 +71,63 @@ func (b *builder) trends() doc.Section {
 		sec.Blocks = append(sec.Blocks, blk...)
 	}
 	return sec
+}
+
+// memoryThin gives the numbers a memory trend could not be judged on.
+func memoryThin(m trend.MemoryTrend) (who, numbers string) {
+	r := m.Result
+	who = m.Target + " " + m.What
+	span := dur(time.Duration(float64(m.SpanS) * float64(time.Second)))
+	switch {
+	case m.Readings < 2 || r.Baseline == nil:
+		return who, fmt.Sprintf("%s over %s", plural(int64(m.Readings), "reading"), span)
+	case m.AfterGCPoints < trend.MinBaseline:
+		return who, fmt.Sprintf("%s (%s) over %s", plural(int64(m.AfterGCPoints), "after-GC point"), plural(int64(m.Readings), "reading"), span)
+	}
+	lo := 0.0
+	if r.Mean != 0 {
+		lo = 100 * r.CILow * r.Span.Hours() / math.Abs(r.Mean)
+	}
+	return who, fmt.Sprintf("a growth of %s … %s of its level over %s (%s)", pct(lo), pct(r.GrowthHighPct), span, plural(int64(m.AfterGCPoints), "after-GC point"))
+}
+
+// memoryThinText says the numbers of the trends too thin to judge, the
+// targets with the same numbers together.
+func memoryThinText(ms []trend.MemoryTrend) string {
+	var order []string
+	whos := map[string][]string{}
+	for _, m := range ms {
+		if trend.Verdict(m.Verdict) != trend.Unknown {
+			continue
+		}
+		who, n := memoryThin(m)
+		if whos[n] == nil {
+			order = append(order, n)
+		}
+		whos[n] = append(whos[n], who)
+	}
+	parts := make([]string, len(order))
+	for i, n := range order {
+		parts[i] = joinAnd(whos[n]) + ": " + n
+		if len(whos[n]) > 1 {
+			parts[i] += " each"
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// memoryRule states what a memory verdict needs, from the results' own
+// thresholds.
+func memoryRule(ms []trend.MemoryTrend) string {
+	threshold := 2.0
+	for _, m := range ms {
+		if m.Result.MinGrowthPct > 0 {
+			threshold = m.Result.MinGrowthPct
+			break
+		}
+	}
+	return fmt.Sprintf("a verdict needs at least %d after-GC points over %s, and a 95 %% interval that shows a growth of at least %s over the run (growing) or rules it out (stable)",
+		trend.MinBaseline, dur(trend.MinMemorySpan), pct(threshold))
 }
 
 // latencyDrift renders the judged latency drifts: the table, the rows with
