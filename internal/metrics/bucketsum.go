@@ -30,7 +30,9 @@ func histIndex(v int64) int {
 type BucketSum struct {
 	counts []int64 // counts[i] is bucket lo+i
 	lo     int
-	Total  int64
+	// used is the range of counts that may be non-zero: [from, to).
+	from, to int
+	Total    int64
 }
 
 // Add adds the buckets of s.
@@ -44,6 +46,11 @@ func (b *BucketSum) Add(s *Sparse) {
 		return // every value above the range: hdrhistogram refuses them
 	}
 	b.grow(first, last)
+	if b.from == b.to {
+		b.from, b.to = first-b.lo, first-b.lo
+	}
+	b.from = min(b.from, first-b.lo)
+	b.to = max(b.to, last-b.lo+1)
 	for i, v := range s.Values {
 		idx := histIndex(v)
 		if idx >= histCountsLen {
@@ -70,13 +77,14 @@ func (b *BucketSum) grow(first, last int) {
 	if len(b.counts) > 0 {
 		copy(c[b.lo-lo:], b.counts)
 	}
+	b.from, b.to = b.from+b.lo-lo, b.to+b.lo-lo
 	b.counts, b.lo = c, lo
 }
 
 // Reset empties b, keeping its storage.
 func (b *BucketSum) Reset() {
-	clear(b.counts)
-	b.Total = 0
+	clear(b.counts[b.from:b.to])
+	b.from, b.to, b.Total = 0, 0, 0
 }
 
 // ValueAtPercentile is hdrhistogram's ValueAtPercentile of the sum: the
@@ -88,8 +96,8 @@ func (b *BucketSum) ValueAtPercentile(pct float64) int64 {
 	}
 	want := percentileRank(max(pct, 0), b.Total)
 	var seen int64
-	for i, c := range b.counts {
-		seen += c
+	for i := b.from; i < b.to; i++ {
+		seen += b.counts[i]
 		if seen >= want {
 			lo, hi, _ := bucketRange(int64(b.lo+i), 10, 0)
 			if pct <= 0 {
@@ -98,15 +106,15 @@ func (b *BucketSum) ValueAtPercentile(pct float64) int64 {
 			return hi
 		}
 	}
-	_, hi, _ := bucketRange(int64(b.lo+len(b.counts)-1), 10, 0)
+	_, hi, _ := bucketRange(int64(b.lo+b.to-1), 10, 0)
 	return hi
 }
 
 // AddTo records the sum into h, a histogram of NewHist's geometry: one
 // RecordValues per populated bucket.
 func (b *BucketSum) AddTo(h *hdr.Histogram) {
-	for i, c := range b.counts {
-		if c != 0 {
+	for i := b.from; i < b.to; i++ {
+		if c := b.counts[i]; c != 0 {
 			lo, _, _ := bucketRange(int64(b.lo+i), 10, 0)
 			_ = h.RecordValues(lo, c)
 		}

@@ -77,6 +77,15 @@ func (p *Parser) byte(c byte) bool {
 	return false
 }
 
+// plain marks the bytes a string's scan steps over: printable ASCII but the
+// quote and the backslash.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // raw returns a string's text: a slice of the line, or when the string has
 // escapes its unescaped copy in p.tmp (valid until the next call). Strings
 // with raw bytes that are not UTF-8, control characters or escaped
@@ -90,6 +99,12 @@ func (p *Parser) raw() ([]byte, bool) {
 	p.escaped = false
 	var out []byte // non-nil once an escape was seen
 	for p.i < len(p.b) {
+		for p.i < len(p.b) && plain[p.b[p.i]] {
+			p.i++
+		}
+		if p.i == len(p.b) {
+			break
+		}
 		c := p.b[p.i]
 		switch {
 		case c == '"':
@@ -271,51 +286,112 @@ func seen(mask *uint32, k int) bool {
 	return true
 }
 
-// recordKeys numbers the record's keys for seen.
-var recordKeys = map[string]int{"t": 0, "w": 1, "ph": 2, "label": 3, "tx": 4, "dv": 5, "n": 6, "err": 7, "sum_us": 8,
-	"min_us": 9, "max_us": 10, "svc_us": 11, "sent": 12, "recv": 13, "hist": 14, "errs": 15, "users": 16, "dropped": 17}
+// Keys of a record, numbered for seen.
+const (
+	kT = iota
+	kW
+	kPh
+	kLabel
+	kTx
+	kDv
+	kN
+	kErr
+	kSumUs
+	kMinUs
+	kMaxUs
+	kSvcUs
+	kSent
+	kRecv
+	kHist
+	kErrs
+	kUsers
+	kDropped
+)
+
+// recordKey numbers a record's key; -1 for any other.
+func recordKey(k []byte) int {
+	switch string(k) {
+	case "t":
+		return kT
+	case "w":
+		return kW
+	case "ph":
+		return kPh
+	case "label":
+		return kLabel
+	case "tx":
+		return kTx
+	case "dv":
+		return kDv
+	case "n":
+		return kN
+	case "err":
+		return kErr
+	case "sum_us":
+		return kSumUs
+	case "min_us":
+		return kMinUs
+	case "max_us":
+		return kMaxUs
+	case "svc_us":
+		return kSvcUs
+	case "sent":
+		return kSent
+	case "recv":
+		return kRecv
+	case "hist":
+		return kHist
+	case "errs":
+		return kErrs
+	case "users":
+		return kUsers
+	case "dropped":
+		return kDropped
+	}
+	return -1
+}
 
 func (p *Parser) record(r *IntervalRecord) bool {
 	var mask uint32
 	ok := p.object(func(k []byte) bool {
-		n, known := recordKeys[string(k)]
-		if !known || !seen(&mask, n) {
+		n := recordKey(k)
+		if n < 0 || !seen(&mask, n) {
 			return false // an unknown key, maybe another case of a known one: encoding/json decides
 		}
 		var ok bool
-		switch string(k) {
-		case "t":
+		switch n {
+		case kT:
 			r.T, ok = p.int()
-		case "w":
+		case kW:
 			r.Workload, ok = p.str(true)
-		case "ph":
+		case kPh:
 			var v int64
 			v, ok = p.int()
 			r.Phase = int(v)
 			ok = ok && int64(r.Phase) == v
-		case "label":
+		case kLabel:
 			r.Label, ok = p.str(true)
-		case "tx":
+		case kTx:
 			r.Tx, ok = p.bool()
-		case "dv":
+		case kDv:
 			r.Derived, ok = p.bool()
-		case "n":
+		case kN:
 			r.Count, ok = p.int()
-		case "err":
+		case kErr:
 			r.Errors, ok = p.int()
-		case "sum_us":
+		case kSumUs:
 			r.SumUs, ok = p.int()
-		case "min_us":
+		case kMinUs:
 			r.MinUs, ok = p.int()
-		case "max_us":
+		case kMaxUs:
 			r.MaxUs, ok = p.int()
-		case "svc_us":
+		case kSvcUs:
 			r.SvcUs, ok = p.int()
-		case "sent":
+		case kSent:
 			r.Sent, ok = p.int()
-		case "recv":
+		case kRecv:
 			r.Recv, ok = p.int()
-		case "hist":
+		case kHist:
 			if p.HistText {
 				// Not p.tmp: a later escaped string would overwrite it.
 				var b []byte
@@ -326,9 +402,9 @@ func (p *Parser) record(r *IntervalRecord) bool {
 				break
 			}
 			r.Hist, ok = p.str(false)
-		case "errs":
+		case kErrs:
 			r.Errs, ok = p.errs()
-		case "users":
+		case kUsers:
 			if r.Users == nil {
 				r.Users = map[string]int{}
 			}
@@ -337,7 +413,7 @@ func (p *Parser) record(r *IntervalRecord) bool {
 				r.Users[p.name(k)] = int(v)
 				return ok && int64(int(v)) == v
 			})
-		case "dropped":
+		case kDropped:
 			if r.Dropped == nil {
 				r.Dropped = map[string]int64{}
 			}
