@@ -88,7 +88,15 @@ func memoryThin(m trend.MemoryTrend) (who, numbers string) {
 	if r.Mean != 0 {
 		lo = 100 * r.CILow * r.Span.Hours() / math.Abs(r.Mean)
 	}
-	return who, fmt.Sprintf("a growth of %s … %s of its level over %s (%s)", pct(lo), pct(r.GrowthHighPct), span, plural(int64(m.AfterGCPoints), "after-GC point"))
+	return who, fmt.Sprintf("a growth of %s … %s of its level over %s (%s)", minusPct(lo), minusPct(r.GrowthHighPct), span, plural(int64(m.AfterGCPoints), "after-GC point"))
+}
+
+// minusPct is pct with a minus sign, as the table's signed figures.
+func minusPct(v float64) string {
+	if p := pct(v); strings.HasPrefix(p, "-") {
+		return "−" + p[1:]
+	}
+	return pct(v)
 }
 
 // memoryThinText says the numbers of the trends too thin to judge, the
