@@ -14,6 +14,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/demo"
 	"github.com/plateau-perf/plateau/internal/demo/sut"
+	"github.com/plateau-perf/plateau/internal/locale"
 )
 
 type demoFlags struct {
@@ -24,6 +25,7 @@ type demoFlags struct {
 	workers   int
 	patients  int
 	quiet     bool
+	lang      string // --lang: the report's (or study document's) language
 }
 
 func newDemoCmd(st *State) *cobra.Command {
@@ -60,6 +62,7 @@ the CI setting, --full the reference's own scale.`,
 	c.Flags().IntVar(&f.workers, "workers", 12, "concurrent requests each front serves (its worker pool)")
 	c.Flags().IntVar(&f.patients, "patients", sut.DefaultPatients, "patients in the demo database")
 	c.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no live progress output")
+	c.Flags().StringVar(&f.lang, "lang", "", "language of the report: "+strings.Join(locale.Names(), ", ")+" (default: the demo's own, Danish for 000 as its reference, English for 001–004)")
 	addStudyDemoFlags(c, &sf)
 	c.AddCommand(newDemoServeCmd(st))
 	c.AddCommand(newDemoServeStudyCmd(st))
@@ -127,7 +130,7 @@ func runDemo(ctx context.Context, st *State, f demoFlags) error {
 	// capacity analysis judges them against their size, so when the fronts'
 	// workers are what ran out the report names them.
 	pools := []string{"prometheus:name=balancer-pool,url=" + stack.Target + demo.MetricsPath}
-	err = runPlan(ctx, st, filepath.Join(planDir, "plan.yaml"), runFlags{out: filepath.Join(dir, "run"), set: sets, quiet: f.quiet, monitors: pools})
+	err = runPlan(ctx, st, filepath.Join(planDir, "plan.yaml"), runFlags{out: filepath.Join(dir, "run"), set: sets, quiet: f.quiet, monitors: pools, lang: f.lang})
 	stack.Stop() // flushes and closes every access log
 	fmt.Fprintf(st.Stdout, "demo service logs (access logs per instance, external-call logs): %s\n", filepath.Join(work, "logs"))
 	return err

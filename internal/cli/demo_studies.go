@@ -19,6 +19,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/demo/study004"
 	"github.com/plateau-perf/plateau/internal/demo/studykit"
 	"github.com/plateau-perf/plateau/internal/demo/sut"
+	"github.com/plateau-perf/plateau/internal/locale"
 )
 
 // The reference-study demos: `plateau demo 001|002|003|004` runs a
@@ -49,6 +50,9 @@ func runStudyDemo(ctx context.Context, st *State, id string, f demoFlags, sf stu
 	if !ok {
 		return fmt.Errorf("demo %q: want 000, 001, 002, 003 or 004", id)
 	}
+	if err := locale.Check(f.lang); err != nil {
+		return fmt.Errorf("demo: --lang: %w", err)
+	}
 	if f.full && sf.short {
 		return errors.New("demo: --full and --short exclude each other")
 	}
@@ -70,7 +74,7 @@ func runStudyDemo(ctx context.Context, st *State, id string, f demoFlags, sf stu
 		quiet.Stderr, progress = io.Discard, nil
 	}
 	env := &studykit.Env{Exe: st.Exe, Dir: dir, Scale: scale, Postgres: sf.postgres, Progress: progress, Stderr: st.Stderr,
-		Tool: strings.TrimSpace("plateau " + version()),
+		Tool: strings.TrimSpace("plateau " + version()), Lang: f.lang,
 		RunPlan: func(ctx context.Context, plan, out string, sets, monitors []string) error {
 			err := runPlan(ctx, &quiet, plan, runFlags{out: out, set: sets, monitors: monitors, quiet: true})
 			if errors.Is(err, ErrSLAFailed) || errors.As(err, new(*notHeldError)) {

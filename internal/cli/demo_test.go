@@ -111,10 +111,36 @@ func TestDemoEndToEnd(t *testing.T) {
 	if !strings.Contains(string(rmd), "balancer") {
 		t.Error("the run's report does not show the balancer's resources")
 	}
-	for _, want := range []string{"## Server side", "| Server | Step | HTTP status | Calls | Calls/s | Time with downstream (ms) | Time without downstream (ms) |", "| lar-1 |", "| All servers |"} {
+	// Demo 000 writes Danish, as its reference does (the plan's lang: da):
+	// the reference's own words for the server-side table.
+	for _, want := range []string{"## Serverside", "| Applikations server | Trin | HTTP kode | Antal kald | Kald per sekund | Tidsforbrug med videre kald (ms) | Tidsforbrug uden videre kald (ms) |",
+		"| lar-1 |", "Teststatus: ", "## Konklusion"} {
 		if !strings.Contains(string(rmd), want) {
-			t.Errorf("the run's report lacks %q", want)
+			t.Errorf("the run's Danish report lacks %q", want)
 		}
+	}
+	for _, en := range []string{"## Server side", "Test status", "## Conclusions", "| Server | Step |"} {
+		if strings.Contains(string(rmd), en) {
+			t.Errorf("the run's Danish report has the English %q", en)
+		}
+	}
+	// --lang beats the plan: the same run's report in English.
+	en := plateauCmd("report", "--lang", "en", "--format", "md", run)
+	if out, err := en.CombinedOutput(); err != nil {
+		t.Fatalf("plateau report --lang en: %v\n%s", err, out)
+	}
+	emd, err := os.ReadFile(filepath.Join(run, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## Server side", "| Server | Step | HTTP status | Calls | Calls/s | Time with downstream (ms) | Time without downstream (ms) |", "| lar-1 |", "| All servers |"} {
+		if !strings.Contains(string(emd), want) {
+			t.Errorf("the run's English report lacks %q", want)
+		}
+	}
+	bad := plateauCmd("report", "--lang", "xx", run)
+	if out, err := bad.CombinedOutput(); err == nil || !strings.Contains(string(out), `"xx"`) || !strings.Contains(string(out), "en, da") {
+		t.Errorf("plateau report --lang xx: %v\n%s; want an error naming the value and the languages", err, out)
 	}
 	// Access logs of every instance, each line in the documented format.
 	line := regexp.MustCompile(`^\S+Z (GET|POST) \S+ \d{3} \d+\.\d+ [0-9a-f]+ \S+$`)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/executor"
 	"github.com/plateau-perf/plateau/internal/importer"
+	"github.com/plateau-perf/plateau/internal/locale"
 	"github.com/plateau-perf/plateau/internal/plan"
 	"github.com/plateau-perf/plateau/internal/rundir"
 )
@@ -34,6 +35,9 @@ func runForeign(ctx context.Context, st *State, script string, f runFlags) error
 		return fmt.Errorf("%s: --trace is plateau's own engine's; %s has its own debugging", script, tool.Name())
 	case len(f.attach) > 0:
 		return fmt.Errorf("%s: --attach is not supported for %s scripts yet; import the servers' files into the run with plateau import", script, tool.Name())
+	}
+	if err := locale.Check(f.lang); err != nil {
+		return fmt.Errorf("--lang: %w", err)
 	}
 	set := map[string]string{}
 	for _, kv := range f.set {
@@ -331,7 +335,11 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 	case cerr != nil:
 		return fmt.Errorf("writing results: %w", cerr)
 	}
-	sum, err := writeReports(dir)
+	lang := f.lang
+	if lang == "" && fr.plan != nil {
+		lang = fr.plan.Lang // a plan run by a foreign engine: its lang:
+	}
+	sum, err := writeReports(dir, lang)
 	if err != nil {
 		return err
 	}

@@ -115,7 +115,7 @@ func (c *planCommands) failPrepare(ctx context.Context, info *rundir.Info, w *ru
 	if err := rundir.WriteInfo(c.dir, info); err != nil {
 		return err
 	}
-	sum, err := writeReports(c.dir)
+	sum, err := writeReports(c.dir, "")
 	if err != nil {
 		fmt.Fprintf(c.st.Stderr, "plateau: writing the reports: %v\n", err)
 		return fmt.Errorf("the run could not start (see %s): %w", c.dir, why)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/plateau-perf/plateau/internal/locale"
 	"github.com/plateau-perf/plateau/internal/monitor"
 	"github.com/plateau-perf/plateau/internal/monitor/cloudwatch"
 	"github.com/plateau-perf/plateau/internal/monitor/promql"
@@ -19,6 +21,7 @@ import (
 func newReportCmd(st *State) *cobra.Command {
 	var (
 		baseline string
+		lang     string
 		formats  []string
 		requery  bool
 	)
@@ -49,7 +52,7 @@ the report could not be written.`,
 					return fmt.Errorf("report: %w", err)
 				}
 			}
-			res, err := report.Write(args[0], report.Options{Formats: fs, Baseline: baseline, Version: version()})
+			res, err := report.Write(args[0], report.Options{Formats: fs, Baseline: baseline, Version: version(), Lang: lang})
 			if res == nil {
 				return fmt.Errorf("report: %w", err)
 			}
@@ -66,6 +69,7 @@ the report could not be written.`,
 			return verdictErr(res.Summary)
 		},
 	}
+	cmd.Flags().StringVar(&lang, "lang", "", "language of the report: "+strings.Join(locale.Names(), ", ")+" (default: the plan's lang:, else en)")
 	cmd.Flags().StringVar(&baseline, "baseline", "", "run directory to compare against (fills the Comparison section)")
 	cmd.Flags().BoolVar(&requery, "requery", false, "run the promql and cloudwatch monitors' queries again over the run window (and the time after it) before writing")
 	cmd.Flags().StringSliceVar(&formats, "format", nil, "formats to write: html, md, json, junit (comma-separated; default all)")

@@ -21,6 +21,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/sla"
 	"github.com/plateau-perf/plateau/internal/engine"
 	"github.com/plateau-perf/plateau/internal/executor"
+	"github.com/plateau-perf/plateau/internal/locale"
 	"github.com/plateau-perf/plateau/internal/metrics"
 	"github.com/plateau-perf/plateau/internal/monitor/builtin"
 	"github.com/plateau-perf/plateau/internal/plan"
@@ -51,6 +52,7 @@ type runFlags struct {
 	props       []string // -J name=value: JMeter properties (foreign.go)
 	env         []string // -e NAME=value: a foreign script's environment (foreign.go)
 	history     string   // --history DB: add the run to this results store as it ends (history.go)
+	lang        string   // --lang: the report's language, over the plan's lang:
 	// onSummary, when set, receives the run's summary once its reports
 	// are written (plateau capacity judges each probe on it).
 	onSummary func(*analysis.Summary)
@@ -102,6 +104,7 @@ onto the tool's load settings; its results become the run's (docs/run-foreign.md
 	c.Flags().StringArrayVarP(&f.props, "jmeter-property", "J", nil, "a JMeter property for a .jmx plan, name=value, as JMeter's own -J (repeatable)")
 	c.Flags().StringArrayVarP(&f.env, "env", "e", nil, "an environment variable for a k6, JMeter or Locust script, NAME=value, as k6's own -e (repeatable)")
 	c.Flags().IntVarP(&f.generators, "generators", "g", 0, "run the plan on N local generator processes (segments i/N), then merge")
+	c.Flags().StringVar(&f.lang, "lang", "", "language of the report: "+strings.Join(locale.Names(), ", ")+" (default: the plan's lang:, else en)")
 	c.Flags().StringVar(&f.history, "history", "", "add the run to this results store as it ends: an SQLite file or a postgres:// URL (as the plan's history: key; see plateau history)")
 	return c
 }
@@ -151,6 +154,14 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 		// live per-user state. Measured: 17.6 instead of 23.7 KiB per extra
 		// user (1,000 users, 1 s think), no CPU change at 5,000 req/s.
 		debug.SetGCPercent(25)
+	}
+	if f.lang != "" {
+		// --lang is the plan's lang: overridden, so run.json records the
+		// language every later report of the run is written in.
+		if err := locale.Check(f.lang); err != nil {
+			return fmt.Errorf("--lang: %w", err)
+		}
+		f.set = append(slices.Clip(f.set), "lang="+f.lang)
 	}
 	p, err := loadPlanWith(st, planPath, f.set, false, f.machine())
 	if err != nil {
@@ -369,7 +380,7 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	if closeErr != nil {
 		return fmt.Errorf("writing results: %w", closeErr)
 	}
-	sum, err := writeReports(dir)
+	sum, err := writeReports(dir, "")
 	if err != nil {
 		return err
 	}
@@ -426,8 +437,8 @@ func newInfo(st *State, p *plan.Plan) *rundir.Info {
 	in := &rundir.Info{Tool: "plateau", Version: version(), Name: p.Name, PlanFile: p.File, Target: p.Target,
 		Command: planArgs(p, append([]string{"plateau"}, st.Args...)), Host: hostInfo(), Start: time.Now(),
 		Status: rundir.StatusRunning, Phases: []rundir.PhaseInfo{}, SourceKind: rundir.SourceLive}
-	if p.Description != "" || len(p.System) > 0 || len(p.Environment) > 0 || p.Method != "" || p.Hypothesis != "" {
-		in.Context = &rundir.Context{Description: p.Description, System: p.System, Environment: p.Environment, Method: p.Method, Hypothesis: p.Hypothesis}
+	if p.Description != "" || len(p.System) > 0 || len(p.Environment) > 0 || p.Method != "" || p.Hypothesis != "" || p.Lang != "" {
+		in.Context = &rundir.Context{Description: p.Description, System: p.System, Environment: p.Environment, Method: p.Method, Hypothesis: p.Hypothesis, Lang: p.Lang}
 	}
 	for _, s := range p.SLA {
 		in.SLA = append(in.SLA, s.Expr)
@@ -539,8 +550,10 @@ func hostInfo() rundir.Host {
 }
 
 // writeReports writes summary.json and the reports for a run directory.
-func writeReports(dir string) (*analysis.Summary, error) {
-	return report.Generate(dir, report.Options{})
+// lang is --lang for a run whose plan has no lang: (a foreign script); ""
+// takes the run's own.
+func writeReports(dir, lang string) (*analysis.Summary, error) {
+	return report.Generate(dir, report.Options{Lang: lang})
 }
 
 // printSummary prints the end-of-run table and SLA verdicts.

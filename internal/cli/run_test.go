@@ -165,7 +165,7 @@ workloads:
 	if _, err := os.Stat(filepath.Join(out, "summary.json")); err == nil {
 		t.Fatal("summary.json exists after SIGKILL: the run was not killed mid-way")
 	}
-	if _, err := writeReports(out); err != nil {
+	if _, err := writeReports(out, ""); err != nil {
 		t.Fatalf("rebuilding from a killed run: %v", err)
 	}
 	s := readSummary(t, out)

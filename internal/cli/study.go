@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/plateau-perf/plateau/internal/locale"
 	"github.com/plateau-perf/plateau/internal/study"
 )
 
@@ -15,8 +16,8 @@ import (
 // directories with roles become one study document.
 func newStudyCmd(st *State) *cobra.Command {
 	var (
-		outDir, notes string
-		formats       []string
+		outDir, notes, lang string
+		formats             []string
 	)
 	cmd := &cobra.Command{
 		Use:   "study STUDY.yaml -o DIR",
@@ -45,6 +46,13 @@ with "## Findings" and "## Recommendations"). See docs/study.md.`,
 			if err != nil {
 				return fmt.Errorf("study: %w", err)
 			}
+			if lang != "" {
+				// --lang over the study file's lang:.
+				if err := locale.Check(lang); err != nil {
+					return fmt.Errorf("study: --lang: %w", err)
+				}
+				f.Lang = lang
+			}
 			var n *study.Notes
 			if notes != "" {
 				if n, err = study.LoadNotes(notes); err != nil {
@@ -72,6 +80,7 @@ with "## Findings" and "## Recommendations"). See docs/study.md.`,
 		},
 	}
 	cmd.Flags().StringVarP(&outDir, "output", "o", "", "directory for study.html, study.md, study.json, study-junit.xml")
+	cmd.Flags().StringVar(&lang, "lang", "", "language of the study document: "+strings.Join(locale.Names(), ", ")+" (default: the study file's lang:, else en)")
 	cmd.Flags().StringVar(&notes, "notes", "", "Markdown file with ## Findings and ## Recommendations to merge into the conclusions")
 	cmd.Flags().StringSliceVar(&formats, "format", nil, "formats to write: html, md, json, junit (comma-separated; default all)")
 	return cmd

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plateau-perf/plateau/internal/locale"
 	"github.com/plateau-perf/plateau/internal/plan/expr"
 	"github.com/plateau-perf/plateau/internal/plan/selector"
 	"gopkg.in/yaml.v3"
@@ -1232,6 +1233,9 @@ func (d *decoder) checkPlan(p *Plan, n *yaml.Node, k keyset) {
 		d.errorf(at(n, k, "name"), "plan name %q must not contain / or \\ (it names the run directory)", p.Name)
 	}
 	d.checkTarget(p, n, k)
+	if err := locale.Check(p.Lang); err != nil {
+		d.errorf(at(n, k, "lang"), "lang: %v", err)
+	}
 	switch {
 	case len(p.Workloads) > 0:
 	case !k.has("workloads"):

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -25,5 +26,30 @@ func TestContextKeys(t *testing.T) {
 	_, err = Parse("plan.yaml", []byte("system: [a]\n"+string(base)), "../../examples/lar-cave", Options{})
 	if err == nil || !strings.Contains(err.Error(), "plan.yaml:1:9: system: expected a mapping") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// lang: is read (the example plan, reference 000's, says da) and an
+// unknown language is an error at its line naming the value and the
+// languages available.
+func TestLangKey(t *testing.T) {
+	t.Parallel()
+	base, err := os.ReadFile("../../examples/lar-cave/plan.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Parse("plan.yaml", base, "../../examples/lar-cave", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Lang != "da" {
+		t.Fatalf("lang %q, want da (reference 000 is Danish)", p.Lang)
+	}
+	src := strings.Replace(string(base), "lang: da", "lang: klingon", 1)
+	line := 1 + strings.Count(src[:strings.Index(src, "lang: klingon")], "\n")
+	_, err = Parse("plan.yaml", []byte(src), "../../examples/lar-cave", Options{})
+	want := fmt.Sprintf("plan.yaml:%d:7: lang: unknown language \"klingon\" (available: en, da)", line)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want %q", err, want)
 	}
 }

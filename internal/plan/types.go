@@ -57,6 +57,9 @@ type Plan struct {
 	Environment map[string]string `yaml:"environment"`
 	Method      string            `yaml:"method"`
 	Hypothesis  string            `yaml:"hypothesis"`
+	// Lang is the language the run's report is written in ("en", "da";
+	// docs/plan.md); "" is English. plateau run/report --lang overrides it.
+	Lang string `yaml:"lang"`
 
 	File   string `yaml:"-"` // path of the plan file as given
 	Dir    string `yaml:"-"` // directory relative paths resolve against

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/plateau-perf/plateau/internal/analysis/knee"
@@ -35,51 +34,51 @@ func resourceTargetsOf(ts []*target) []resources.Target {
 // readingText words a reading's figure: "CPU 73 % busy", "CPU 1.9 of 2
 // cores (97 %)", "connections 35 of 36 (97 %)", "memory 900 MiB of 1 GiB
 // (90 %)".
-func readingText(r resources.Reading) string {
-	share := pct(100 * r.Utilisation)
+func (b numbers) readingText(r resources.Reading) string {
+	share := b.pct(100 * r.Utilisation)
 	what := strings.ToLower(r.Resource)
 	switch {
 	case r.Component == resources.Generator:
-		return fmt.Sprintf("CPU %s of its cores", pct(r.Used))
+		return b.T("CPU %s of its cores", b.pct(r.Used))
 	case r.Unit == "%" && r.Resource == "CPU" && r.Capacity == 100:
-		return fmt.Sprintf("CPU %s busy", pct(r.Used))
+		return b.T("CPU %s busy", b.pct(r.Used))
 	case r.Unit == "%" && r.Capacity == 100:
-		return fmt.Sprintf("%s %s used", what, pct(r.Used))
+		return b.T("%s %s used", what, b.pct(r.Used))
 	case r.Unit == "%" && r.Resource == "CPU": // % of one core, of the machine's cores
-		return fmt.Sprintf("CPU %s of %s cores (%s)", num3(r.Used/100), num3(r.Capacity/100), share)
+		return b.T("CPU %s of %s cores (%s)", b.num3(r.Used/100), b.num3(r.Capacity/100), share)
 	case r.Unit == "cores":
-		return fmt.Sprintf("CPU %s of %s cores (%s)", num3(r.Used), num3(r.Capacity), share)
+		return b.T("CPU %s of %s cores (%s)", b.num3(r.Used), b.num3(r.Capacity), share)
 	case r.Unit == "bytes":
-		return fmt.Sprintf("%s %s of %s (%s)", what, bytesU(r.Used), bytesU(r.Capacity), share)
+		return b.T("%s %s of %s (%s)", what, b.bytesU(r.Used), b.bytesU(r.Capacity), share)
 	case r.Unit == "bytes/s":
-		return fmt.Sprintf("%s %s/s of a %s/s link (%s)", what, bytesU(r.Used), bytesU(r.Capacity), share)
+		return b.T("%s %s/s of a %s/s link (%s)", what, b.bytesU(r.Used), b.bytesU(r.Capacity), share)
 	case r.Unit == "KB":
-		return fmt.Sprintf("%s %s of %s (%s)", what, bytesU(1024*r.Used), bytesU(1024*r.Capacity), share)
+		return b.T("%s %s of %s (%s)", what, b.bytesU(1024*r.Used), b.bytesU(1024*r.Capacity), share)
 	}
-	return fmt.Sprintf("%s %s of %s (%s)", what, num3(r.Used), num3(r.Capacity), share)
+	return b.T("%s %s of %s (%s)", what, b.num3(r.Used), b.num3(r.Capacity), share)
 }
 
 // bottleneckClause states the bottleneck: the component that saturated
 // first with its figure, or plainly that none did — at the knee, meaning
 // the limit lies outside what was monitored.
-func bottleneckClause(bn *resources.Bottleneck, kind knee.LoadKind, atKnee bool) string {
+func (b numbers) bottleneckClause(bn *resources.Bottleneck, kind knee.LoadKind, atKnee bool) string {
 	switch {
 	case bn == nil:
-		return "no monitor recorded a component with a known capacity (CPU cores, a memory or connection limit), so the report cannot name the component that ran out"
+		return b.W("no monitor recorded a component with a known capacity (CPU cores, a memory or connection limit), so the report cannot name the component that ran out")
 	case bn.Saturated:
-		out := fmt.Sprintf("the first monitored component to saturate was %s, with %s on average in %s (%s)", bn.Component, readingText(bn.Reading), bn.Phase, loadU(bn.Load, kind))
+		out := b.T("the first monitored component to saturate was %s, with %s on average in %s (%s)", bn.Component, b.readingText(bn.Reading), bn.Phase, b.loadU(bn.Load, kind))
 		for i, r := range bn.Also {
 			if i == 2 {
-				out += fmt.Sprintf("; %s more were saturated by %s", count(int64(len(bn.Also)-2)), bn.AlsoPhase)
+				out += b.T("; %s more were saturated by %s", b.count(int64(len(bn.Also)-2)), bn.AlsoPhase)
 				break
 			}
-			out += fmt.Sprintf("; %s was saturated too by %s, with %s", r.Component, bn.AlsoPhase, readingText(r))
+			out += b.T("; %s was saturated too by %s, with %s", r.Component, bn.AlsoPhase, b.readingText(r))
 		}
 		return out
 	case !atKnee:
-		return fmt.Sprintf("no monitored component saturated: the busiest of %s read was %s, with %s on average in %s",
-			plural(int64(bn.Components), "component resource"), bn.Component, readingText(bn.Reading), bn.Phase)
+		return b.T("no monitored component saturated: the busiest of %s read was %s, with %s on average in %s",
+			b.plural(int64(bn.Components), b.W("component resource")), bn.Component, b.readingText(bn.Reading), bn.Phase)
 	}
-	return fmt.Sprintf("no monitored component saturated (the busiest of %s read was %s, with %s on average in %s), so the limit is outside what was monitored",
-		plural(int64(bn.Components), "component resource"), bn.Component, readingText(bn.Reading), bn.Phase)
+	return b.T("no monitored component saturated (the busiest of %s read was %s, with %s on average in %s), so the limit is outside what was monitored",
+		b.plural(int64(bn.Components), b.W("component resource")), bn.Component, b.readingText(bn.Reading), bn.Phase)
 }

@@ -35,6 +35,9 @@ var SectionIDs = []string{SecSummary, SecRequirements, SecRuns, SecResults, SecS
 // builder accumulates the document and the facts the summary and the
 // conclusions restate.
 type builder struct {
+	// numbers formats values, and T words messages, in the document's
+	// language (in.loc).
+	numbers
 	in    *input
 	d     *analysis.Dataset
 	s     *analysis.Summary
@@ -53,10 +56,11 @@ type builder struct {
 func build(in *input) *doc.Document {
 	redactSummary(in.s, in.red)
 	sortErrors(in.s.Errors.Details)
-	b := &builder{in: in, d: in.d, s: in.s, red: in.red, conclusions: map[doc.Aspect]doc.Conclusion{}}
+	b := &builder{numbers: numbers{loc: in.loc}, in: in, d: in.d, s: in.s, red: in.red, conclusions: map[doc.Aspect]doc.Conclusion{}}
 	b.extra = &doc.Extra{Generated: in.now.UTC().Truncate(time.Second), Notes: in.notes, Environment: environment(in)}
 	b.doc = &doc.Document{
-		Title:     "Performance report: " + in.red.String(nonEmpty(in.d.Info.Name, "unnamed run")),
+		Lang:      in.loc,
+		Title:     b.T("Performance report: %s", in.red.String(nonEmpty(in.d.Info.Name, b.W("unnamed run")))),
 		Subtitle:  b.subtitle(),
 		Generated: b.extra.Generated,
 		Tool:      strings.TrimSpace("plateau " + in.version),
@@ -72,7 +76,7 @@ func build(in *input) *doc.Document {
 	secs := map[string]doc.Section{}
 	secs[SecRequirements] = b.requirements()
 	secs[SecRuns] = b.runs()
-	if cb := ContextBlocks(in.d.Info.Context, b.red.String); len(cb) > 0 {
+	if cb := ContextBlocksIn(in.d.Info.Context, b.red.String, in.loc); len(cb) > 0 {
 		r := secs[SecRuns]
 		r.Blocks = append(cb, r.Blocks...)
 		secs[SecRuns] = r
@@ -112,14 +116,14 @@ func (b *builder) subtitle() string {
 	d := b.d
 	parts := []string{}
 	if d.Info.Target != "" {
-		parts = append(parts, "target "+b.red.String(d.Info.Target))
+		parts = append(parts, b.T("target %s", b.red.String(d.Info.Target)))
 	}
-	parts = append(parts, fmt.Sprintf("%s – %s (%s)", clock(d.Start), hms(d.End), zoneName(d.Start)))
-	parts = append(parts, "duration "+dur(d.Span()))
+	parts = append(parts, fmt.Sprintf("%s – %s (%s)", b.clock(d.Start), b.hms(d.End), zoneName(d.Start)))
+	parts = append(parts, b.T("duration %s", dur(d.Span())))
 	switch d.Info.Status {
 	case "", "completed":
 	default:
-		parts = append(parts, "run status: "+d.Info.Status)
+		parts = append(parts, b.W("run status: ")+d.Info.Status)
 	}
 	return strings.Join(parts, " · ")
 }
@@ -160,7 +164,7 @@ func noData(text string) *doc.Verdict { return &doc.Verdict{Level: doc.NoData, T
 // ---- summary ------------------------------------------------------------
 
 func (b *builder) summary() doc.Section {
-	sec := doc.Section{ID: SecSummary, Title: "Summary"}
+	sec := doc.Section{ID: SecSummary, Title: b.W("Summary")}
 	st := b.status()
 	b.doc.Status = st
 	sec.Blocks = append(sec.Blocks, &st)
@@ -195,69 +199,69 @@ func stopReason(s string) string {
 	return " (" + s + ")"
 }
 
-func reqCount(n int, all bool) string {
+func (b numbers) reqCount(n int, all bool) string {
 	switch {
 	case n == 1 && all:
-		return "the one requirement"
+		return b.W("the one requirement")
 	case n == 1:
-		return "1 requirement"
+		return b.W("1 requirement")
 	case all:
-		return fmt.Sprintf("all %d requirements", n)
+		return b.T("all %d requirements", n)
 	}
-	return fmt.Sprintf("%d requirements", n)
+	return b.T("%d requirements", n)
 }
 
 // ---- requirements ---------------------------------------------------------
 
 func (b *builder) requirements() doc.Section {
-	sec := doc.Section{ID: SecRequirements, Title: "Scope and requirements"}
+	sec := doc.Section{ID: SecRequirements, Title: b.W("Scope and requirements")}
 	info := b.d.Info
-	kv := &doc.Table{Caption: "Scope", Columns: []doc.Column{{Name: "Item"}, {Name: "Value"}}}
+	kv := &doc.Table{Caption: b.W("Scope"), Columns: []doc.Column{{Name: b.W("Item")}, {Name: b.W("Value")}}}
 	add := func(k, v string) {
 		if v != "" {
 			kv.Rows = append(kv.Rows, doc.Row{Cells: []doc.Cell{{Text: k}, {Text: b.red.String(v)}}})
 		}
 	}
-	add("Plan", nonEmpty(info.Name, "–"))
-	add("Plan file", info.PlanFile)
-	add("Target", info.Target)
-	add("Run status", info.Status)
+	add(b.W("Plan"), nonEmpty(info.Name, "–"))
+	add(b.W("Plan file"), info.PlanFile)
+	add(b.W("Target"), info.Target)
+	add(b.W("Run status"), info.Status)
 	if len(info.Source) > 0 {
-		add("Imported from", strings.Join(info.Source, ", "))
+		add(b.W("Imported from"), strings.Join(info.Source, ", "))
 	}
-	add("Time span", fmt.Sprintf("%s – %s (%s)", clock(b.d.Start), clock(b.d.End), dur(b.d.Span())))
+	add(b.W("Time span"), fmt.Sprintf("%s – %s (%s)", b.clock(b.d.Start), b.clock(b.d.End), dur(b.d.Span())))
 	sec.Blocks = append(sec.Blocks, kv)
 
 	if len(info.Workloads) > 0 {
-		t := &doc.Table{Caption: "Workloads", Columns: []doc.Column{{Name: "Workload"}, {Name: "Model"},
-			{Name: "Users", Align: doc.Right}, {Name: "Rate (req/s)", Align: doc.Right}, {Name: "Think time"}, {Name: "Load"}}}
+		t := &doc.Table{Caption: b.W("Workloads"), Columns: []doc.Column{{Name: b.W("Workload")}, {Name: b.W("Model")},
+			{Name: b.W("Users"), Align: doc.Right}, {Name: b.W("Rate (req/s)"), Align: doc.Right}, {Name: b.W("Think time")}, {Name: b.W("Load")}}}
 		for _, w := range info.Workloads {
 			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(w.Name)}, {Text: w.Model},
-				{Text: intOrDash(w.Users)}, {Text: floatOrDash(w.Rate)}, {Text: nonEmpty(w.Think, "–")}, {Text: b.red.String(w.Shape)}}})
+				{Text: b.intOrDash(w.Users)}, {Text: b.floatOrDash(w.Rate)}, {Text: nonEmpty(w.Think, "–")}, {Text: b.red.String(w.Shape)}}})
 		}
 		sec.Blocks = append(sec.Blocks, t)
 	}
 
 	if len(b.s.SLA) == 0 {
-		sec.Blocks = append(sec.Blocks, noData("No requirements (SLA) in the plan: nothing to judge. Add an `sla:` list to the plan to get a verdict and an exit code."))
+		sec.Blocks = append(sec.Blocks, noData(b.W("No requirements (SLA) in the plan: nothing to judge. Add an `sla:` list to the plan to get a verdict and an exit code.")))
 		return sec
 	}
-	t := &doc.Table{Caption: "Requirements, judged over the run and per phase",
-		Columns: []doc.Column{{Name: "Requirement"}, {Name: "Verdict"}, {Name: "Observed", Align: doc.Right},
-			{Name: "Measured over"}, {Name: "Per phase"}}}
+	t := &doc.Table{Caption: b.W("Requirements, judged over the run and per phase"),
+		Columns: []doc.Column{{Name: b.W("Requirement")}, {Name: b.W("Verdict")}, {Name: b.W("Observed"), Align: doc.Right},
+			{Name: b.W("Measured over")}, {Name: b.W("Per phase")}}}
 	for _, r := range b.s.SLA {
-		verdict := doc.Cell{Text: "held", Level: doc.OK}
+		verdict := doc.Cell{Text: b.W("held"), Level: doc.OK}
 		switch {
 		case r.Error != "" && !r.NoData:
-			verdict = doc.Cell{Text: "invalid", Level: doc.Fail}
+			verdict = doc.Cell{Text: b.W("invalid"), Level: doc.Fail}
 		case r.NoData:
-			verdict = doc.Cell{Text: "no data", Level: doc.Fail}
+			verdict = doc.Cell{Text: b.W("no data"), Level: doc.Fail}
 		case !r.Passed:
-			verdict = doc.Cell{Text: "broken", Level: doc.Fail}
+			verdict = doc.Cell{Text: b.W("broken"), Level: doc.Fail}
 		}
 		obs := "–"
 		if !r.NoData && r.Error == "" {
-			obs = obsU(r.Observed, r.Unit)
+			obs = b.obsU(r.Observed, r.Unit)
 		}
 		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Expr}, verdict, {Text: obs},
 			{Text: b.scopeText(r)}, {Text: b.perPhaseText(r)}}})
@@ -270,49 +274,49 @@ func (b *builder) requirements() doc.Section {
 	return sec
 }
 
-func intOrDash(n int) string {
+func (b numbers) intOrDash(n int) string {
 	if n == 0 {
 		return "–"
 	}
-	return count(int64(n))
+	return b.count(int64(n))
 }
 
-func floatOrDash(v float64) string {
+func (b numbers) floatOrDash(v float64) string {
 	if v == 0 {
 		return "–"
 	}
-	return rate(v)
+	return b.rate(v)
 }
 
 // obsU formats an observed SLA value in its unit.
-func obsU(v float64, unit string) string {
+func (b numbers) obsU(v float64, unit string) string {
 	switch unit {
 	case "ms":
-		return msU(v)
+		return b.msU(v)
 	case "%":
-		return pct(v)
+		return b.pct(v)
 	case "/s":
-		return rps(v)
+		return b.rps(v)
 	}
-	return num3(v) + " " + unit
+	return b.num3(v) + " " + unit
 }
 
 func (b *builder) scopeText(r analysis.SLAResult) string {
-	what := "all requests"
+	what := b.W("all requests")
 	if e, err := sla.Parse(r.Expr); err == nil {
 		switch {
 		case e.IsServer() && e.Server != "":
-			what = "server " + e.Server + "'s access log"
+			what = b.W("server ") + e.Server + b.W("'s access log")
 		case e.IsServer():
-			what = "the attached access logs"
+			what = b.W("the attached access logs")
 		case e.Label != "":
-			what = "label " + e.Label
+			what = b.W("label ") + e.Label
 		}
 	}
 	if r.Scope != "run" && r.Scope != "" {
-		return what + " in " + r.Scope
+		return what + b.W(" in ") + r.Scope
 	}
-	return what + ", whole run"
+	return what + b.W(", whole run")
 }
 
 // phaseRate is the throughput of all requests in phase name.
@@ -336,7 +340,7 @@ func (b *builder) perPhaseText(r analysis.SLAResult) string {
 	}
 	at := func(name string) string {
 		if v, ok := b.phaseRate(name); ok {
-			return name + " at " + rps(v)
+			return name + b.W(" at ") + b.rps(v)
 		}
 		return name
 	}
@@ -352,11 +356,11 @@ func (b *builder) perPhaseText(r analysis.SLAResult) string {
 	}
 	switch {
 	case broken == nil:
-		return fmt.Sprintf("held in all %d phases, up to %s", len(r.PerPhase), at(r.PerPhase[len(r.PerPhase)-1].Phase))
+		return b.T("held in all %d phases, up to %s", len(r.PerPhase), at(r.PerPhase[len(r.PerPhase)-1].Phase))
 	case r.HeldUpTo == "":
-		return fmt.Sprintf("broke from the first phase, %s (%s); broken in %d of %d phases", at(broken.Phase), obsU(broken.Observed, r.Unit), nBroken, len(r.PerPhase))
+		return b.T("broke from the first phase, %s (%s); broken in %d of %d phases", at(broken.Phase), b.obsU(broken.Observed, r.Unit), nBroken, len(r.PerPhase))
 	}
-	s := fmt.Sprintf("held up to %s; broke at %s (%s)", at(r.HeldUpTo), broken.Phase, obsU(broken.Observed, r.Unit))
+	s := b.T("held up to %s; broke at %s (%s)", at(r.HeldUpTo), broken.Phase, b.obsU(broken.Observed, r.Unit))
 	if later := nBroken - 1; later > 0 {
 		s += fmt.Sprintf(" and in %d later phase%s", later, map[bool]string{true: "", false: "s"}[later == 1])
 	}
@@ -367,35 +371,36 @@ func (b *builder) perPhaseText(r analysis.SLAResult) string {
 func (b *builder) slaFinding(r analysis.SLAResult) {
 	e, err := sla.Parse(r.Expr)
 	if err != nil || r.Error != "" && !r.NoData {
-		b.finding(doc.FindRequirement, doc.Fail, fmt.Sprintf("Requirement %q could not be judged: %s", r.Expr, nonEmpty(r.Error, "invalid expression")))
+		b.finding(doc.FindRequirement, doc.Fail, b.T("Requirement %q could not be judged: %s", r.Expr, nonEmpty(r.Error, b.W("invalid expression"))))
 		return
 	}
 	if r.NoData {
-		b.finding(doc.FindRequirement, doc.Fail, fmt.Sprintf("Requirement %q had no samples to judge it on", r.Expr))
+		b.finding(doc.FindRequirement, doc.Fail, b.T("Requirement %q had no samples to judge it on", r.Expr))
 		return
 	}
-	what := strings.ToUpper(e.Describe()[:1]) + e.Describe()[1:]
-	where := "over the run"
+	desc := b.W(e.Describe()) // the common ones are in the catalogue
+	what := strings.ToUpper(desc[:1]) + desc[1:]
+	where := b.W("over the run")
 	if r.Scope != "run" {
-		where = "in " + r.Scope
+		where = b.W("in ") + r.Scope
 	}
 	load := ""
 	switch {
 	case e.Metric == sla.Throughput:
 		// The observed value is the throughput: "at" it would repeat it.
 	case r.Scope == "run":
-		load = " at " + rps(b.runRate())
+		load = b.W(" at ") + b.rps(b.runRate())
 	default:
 		if v, ok := b.phaseRate(r.Scope); ok {
-			load = " at " + rps(v)
+			load = b.W(" at ") + b.rps(v)
 		}
 	}
-	lim := obsU(e.Value, r.Unit)
-	rel := "within"
+	lim := b.obsU(e.Value, r.Unit)
+	rel := b.W("within")
 	if !r.Passed {
-		rel = "outside"
+		rel = b.W("outside")
 	}
-	text := fmt.Sprintf("%s %s %s%s: %s the requirement %s %s", what, obsU(r.Observed, r.Unit), where, load, rel, e.Op, lim)
+	text := b.T("%s %s %s%s: %s the requirement %s %s", what, b.obsU(r.Observed, r.Unit), where, load, rel, e.Op, lim)
 	lvl := doc.OK
 	if !r.Passed {
 		lvl = doc.Fail
@@ -423,7 +428,7 @@ func (b *builder) slaMatrix() *doc.Table {
 	if len(b.d.Phases) < 2 {
 		return nil
 	}
-	t := &doc.Table{Caption: "Requirements per phase", Columns: []doc.Column{{Name: "Phase"}, {Name: "Load"}, {Name: "Throughput", Align: doc.Right}}}
+	t := &doc.Table{Caption: b.W("Requirements per phase"), Columns: []doc.Column{{Name: b.W("Phase")}, {Name: b.W("Load")}, {Name: b.W("Throughput"), Align: doc.Right}}}
 	var rs []analysis.SLAResult
 	for _, r := range b.s.SLA {
 		if len(r.PerPhase) > 0 {
@@ -435,12 +440,12 @@ func (b *builder) slaMatrix() *doc.Table {
 		return nil
 	}
 	for i, p := range b.d.Phases {
-		row := doc.Row{Cells: []doc.Cell{{Text: b.red.String(p.Name)}, {Text: loadText(p)}, {Text: rps(phaseTotal(b.s, i).ThroughputRPS)}}}
+		row := doc.Row{Cells: []doc.Cell{{Text: b.red.String(p.Name)}, {Text: b.loadText(p)}, {Text: b.rps(phaseTotal(b.s, i).ThroughputRPS)}}}
 		for _, r := range rs {
 			c := doc.Cell{Text: "–", Level: doc.NoData}
 			for _, pc := range r.PerPhase {
 				if pc.Phase == p.Name {
-					c = doc.Cell{Text: obsU(pc.Observed, r.Unit), Level: doc.OK}
+					c = doc.Cell{Text: b.obsU(pc.Observed, r.Unit), Level: doc.OK}
 					if !pc.Passed {
 						c.Level = doc.Fail
 					}
@@ -462,13 +467,13 @@ func phaseTotal(s *analysis.Summary, i int) core.LabelStats {
 }
 
 // loadText describes a phase's offered load: "10 users", "25 req/s".
-func loadText(p core.Phase) string {
+func (b numbers) loadText(p core.Phase) string {
 	var parts []string
 	if p.Users > 0 {
-		parts = append(parts, plural(int64(p.Users), "user"))
+		parts = append(parts, b.plural(int64(p.Users), "user"))
 	}
 	if p.Rate > 0 {
-		parts = append(parts, rps(p.Rate))
+		parts = append(parts, b.rps(p.Rate))
 	}
 	if len(parts) == 0 {
 		return "–"

@@ -35,11 +35,11 @@ func searchKind(cs *capacity.Search) knee.LoadKind {
 }
 
 // searchLoad is a load in the searched unit: "157 req/s", "20 users".
-func searchLoad(cs *capacity.Search, v float64) string {
+func (b numbers) searchLoad(cs *capacity.Search, v float64) string {
 	if cs.Unit == "req/s" {
-		return rps(v)
+		return b.rps(v)
 	}
-	return plural(int64(math.Round(v)), "user")
+	return b.plural(int64(math.Round(v)), "user")
 }
 
 // searchLimit words what limited the search.
@@ -66,74 +66,74 @@ func searchLimit(cs *capacity.Search) string {
 
 // searchAnswer is the answer in one sentence, with its level.
 func (b *builder) searchAnswer(cs *capacity.Search) (doc.Level, string) {
-	l := func(v float64) string { return searchLoad(cs, v) }
+	l := func(v float64) string { return b.searchLoad(cs, v) }
 	var lead string
 	level := doc.OK
 	switch cs.Outcome {
 	case search.GeneratorLimited:
 		level = doc.Warn
-		lead = "No capacity: limited by the load generator at " + l(cs.At) + ", so that probe says nothing about the system"
+		lead = b.W("No capacity: limited by the load generator at ") + l(cs.At) + b.W(", so that probe says nothing about the system")
 		if cs.Load > 0 {
-			lead += "; the system held at least " + l(cs.Load)
+			lead += b.W("; the system held at least ") + l(cs.Load)
 		}
 	case search.Collapsing:
 		level = doc.Fail
-		lead = "No capacity: the system was collapsing at " + l(cs.At) + " (the error rate passed the guard at a load it had handled, or at the first)"
+		lead = b.W("No capacity: the system was collapsing at ") + l(cs.At) + b.W(" (the error rate passed the guard at a load it had handled, or at the first)")
 	case search.BelowMin:
 		level = doc.Fail
-		lead = "No capacity: no load probed was good, down to the lowest the search probes"
+		lead = b.W("No capacity: no load probed was good, down to the lowest the search probes")
 		if cs.UpperBound > 0 {
-			lead += fmt.Sprintf(" (%s, limited by %s)", l(cs.UpperBound), searchLimit(cs))
+			lead += b.T(" (%s, limited by %s)", l(cs.UpperBound), searchLimit(cs))
 		}
 	case search.AboveMax:
 		level = doc.Warn
-		lead = "Capacity at least " + l(cs.Load) + ": every probe up to the search's maximum was good"
+		lead = b.W("Capacity at least ") + l(cs.Load) + b.W(": every probe up to the search's maximum was good")
 	default:
 		if cs.Load == 0 {
 			level = doc.Fail
-			lead = "No capacity: no load probed was shown good"
+			lead = b.W("No capacity: no load probed was shown good")
 			break
 		}
-		lead = "Capacity: " + l(cs.Load)
+		lead = b.W("Capacity: ") + l(cs.Load)
 		if cs.UpperBound > 0 {
-			lead += fmt.Sprintf(", between %s and %s (the search's resolution %s)", l(cs.Load), l(cs.UpperBound), cs.Resolution)
+			lead += b.T(", between %s and %s (the search's resolution %s)", l(cs.Load), l(cs.UpperBound), cs.Resolution)
 		} else if cs.Outcome == search.Budget {
-			lead = "Capacity at least " + l(cs.Load)
+			lead = b.W("Capacity at least ") + l(cs.Load)
 		}
 		if cs.Below > 0 {
-			lead += fmt.Sprintf("; the knee lies between %s and %s", l(cs.Below), l(cs.Load))
+			lead += b.T("; the knee lies between %s and %s", l(cs.Below), l(cs.Load))
 		}
 		if lim := searchLimit(cs); lim != "" {
-			lead += ", limited by " + lim
+			lead += b.W(", limited by ") + lim
 		}
 		if cs.Outcome == search.Budget {
 			level = doc.Warn
-			lead += " — not to the resolution: the probe or time budget ran out"
+			lead += b.W(" — not to the resolution: the probe or time budget ran out")
 		}
 	}
 	if cs.FailBelow > 0 {
 		switch {
 		case cs.Load >= cs.FailBelow:
-			lead += fmt.Sprintf("; at least the %s required", l(cs.FailBelow))
+			lead += b.T("; at least the %s required", l(cs.FailBelow))
 		case cs.Outcome == search.GeneratorLimited || cs.Outcome == search.Budget && cs.UpperBound == 0:
 			level = doc.Warn
-			lead += fmt.Sprintf("; whether it reaches the %s required is not known", l(cs.FailBelow))
+			lead += b.T("; whether it reaches the %s required is not known", l(cs.FailBelow))
 		default:
 			level = doc.Fail
-			lead += fmt.Sprintf(" — below the %s required", l(cs.FailBelow))
+			lead += b.T(" — below the %s required", l(cs.FailBelow))
 		}
 	}
 	if cs.Interrupted {
 		if level != doc.Fail {
 			level = doc.Warn
 		}
-		lead += " (the search was interrupted: as far as the probes before it show)"
+		lead += b.W(" (the search was interrupted: as far as the probes before it show)")
 	}
 	if n, m, worst := cs.Starved(); n > 0 {
 		if level == doc.OK {
 			level = doc.Warn
 		}
-		lead += fmt.Sprintf(" — uncertain: the load generator waited for a CPU during %d of %d probes (up to %.0f %% of its runnable time), so their response times include its own waits", n, m, worst)
+		lead += b.T(" — uncertain: the load generator waited for a CPU during %d of %d probes (up to %.0f %% of its runnable time), so their response times include its own waits", n, m, worst)
 	}
 	return level, lead
 }
@@ -146,7 +146,7 @@ func (b *builder) searchLead() []doc.Block {
 		return nil
 	}
 	level, lead := b.searchAnswer(cs)
-	bn := bottleneckClause(cs.Bottleneck, searchKind(cs), true)
+	bn := b.bottleneckClause(cs.Bottleneck, searchKind(cs), true)
 	out := []doc.Block{&doc.Verdict{Level: level, Text: sentence(lead, bn)}}
 	out = append(out, &doc.Para{Note: true, Text: b.searchShownNote(cs)})
 	return out
@@ -154,11 +154,11 @@ func (b *builder) searchLead() []doc.Block {
 
 func (b *builder) searchShownNote(cs *capacity.Search) string {
 	n := len(cs.Probes)
-	t := fmt.Sprintf("The search ran %s in %s (capacity section).", plural(int64(n), "probe"), dur(time.Duration(cs.ElapsedS*float64(time.Second)).Round(time.Second)))
+	t := b.T("The search ran %s in %s (capacity section).", b.plural(int64(n), "probe"), dur(time.Duration(cs.ElapsedS*float64(time.Second)).Round(time.Second)))
 	for _, p := range cs.Probes {
 		if p.Dir == cs.Shown {
-			t += fmt.Sprintf(" The rest of this report is the run of %s at %s, %s; each probe's own report is in its directory (%s/report.html).",
-				b.red.String(p.Dir), searchLoad(cs, p.Load), shownWhy(cs, p), b.red.String(p.Dir))
+			t += b.T(" The rest of this report is the run of %s at %s, %s; each probe's own report is in its directory (%s/report.html).",
+				b.red.String(p.Dir), b.searchLoad(cs, p.Load), shownWhy(cs, p), b.red.String(p.Dir))
 			break
 		}
 	}
@@ -175,43 +175,43 @@ func shownWhy(cs *capacity.Search, p capacity.SearchProbe) string {
 // capacitySearchSection is the capacity section of a search's report.
 func (b *builder) capacitySearchSection() doc.Section {
 	cs := b.capacitySearch()
-	sec := doc.Section{ID: SecCapacity, Title: "Capacity"}
+	sec := doc.Section{ID: SecCapacity, Title: b.W("Capacity")}
 	level, lead := b.searchAnswer(cs)
 	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: level, Text: sentence(lead)})
 	// The conclusions' throughput is the search's answer, not the shown
 	// probe's own rate.
-	b.conclude(doc.AspectThroughput, level, strings.TrimSuffix(lead, "."), fmt.Sprintf("a search of %s (capacity section)", plural(int64(len(cs.Probes)), "probe")))
+	b.conclude(doc.AspectThroughput, level, strings.TrimSuffix(lead, "."), b.T("a search of %s (capacity section)", b.plural(int64(len(cs.Probes)), "probe")))
 	kind := searchKind(cs)
-	sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentence(upperFirst(bottleneckClause(cs.Bottleneck, kind, true)))})
+	sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentence(upperFirst(b.bottleneckClause(cs.Bottleneck, kind, true)))})
 
 	// The probes, in the order they ran.
 	reqs := searchReqNames(cs)
-	t := &doc.Table{Caption: "The search's probes, in the order they ran (each judged over its measured part, warm-up excluded)",
-		Columns: []doc.Column{{Name: "Probe"}, {Name: "Step"}, {Name: "Load (" + cs.Unit + ")", Align: doc.Right},
-			{Name: "Throughput (req/s)", Align: doc.Right}, {Name: "Average (ms)", Align: doc.Right}, {Name: "p95 (ms)", Align: doc.Right},
-			{Name: "Errors", Align: doc.Right}}}
+	t := &doc.Table{Caption: b.W("The search's probes, in the order they ran (each judged over its measured part, warm-up excluded)"),
+		Columns: []doc.Column{{Name: b.W("Probe")}, {Name: b.W("Step")}, {Name: b.W("Load (") + cs.Unit + ")", Align: doc.Right},
+			{Name: b.W("Throughput (req/s)"), Align: doc.Right}, {Name: b.W("Average (ms)"), Align: doc.Right}, {Name: b.W("p95 (ms)"), Align: doc.Right},
+			{Name: b.W("Errors"), Align: doc.Right}}}
 	for _, r := range reqs {
 		t.Columns = append(t.Columns, doc.Column{Name: b.red.String(r), Align: doc.Right})
 	}
-	t.Columns = append(t.Columns, doc.Column{Name: "Verdict"})
+	t.Columns = append(t.Columns, doc.Column{Name: b.W("Verdict")})
 	intervals := false
 	for _, p := range cs.Probes {
 		step := p.Phase.String()
 		if p.Repeat {
-			step += " (repeat)"
+			step += b.W(" (repeat)")
 		}
-		row := doc.Row{Cells: []doc.Cell{{Text: b.red.String(p.Dir)}, {Text: step}, {Text: num3(p.Load)},
-			{Text: rate(p.ThroughputRPS)}, {Text: ms(p.MeanMs)}, {Text: ms(p.P95Ms)}, {Text: pct(p.ErrorPct)}}}
+		row := doc.Row{Cells: []doc.Cell{{Text: b.red.String(p.Dir)}, {Text: step}, {Text: b.num3(p.Load)},
+			{Text: b.rate(p.ThroughputRPS)}, {Text: b.ms(p.MeanMs)}, {Text: b.ms(p.P95Ms)}, {Text: b.pct(p.ErrorPct)}}}
 		for _, name := range reqs {
 			c := doc.Cell{Text: "–"}
 			for _, r := range p.Requirements {
 				if r.Expr != name {
 					continue
 				}
-				c.Text = num3(r.Observed)
+				c.Text = b.num3(r.Observed)
 				if r.Low != r.High {
 					intervals = true
-					c.Text += fmt.Sprintf(" [%s, %s]", num3(r.Low), num3(r.High))
+					c.Text += fmt.Sprintf(" [%s, %s]", b.num3(r.Low), b.num3(r.High))
 				}
 				switch r.Verdict {
 				case search.Breaks:
@@ -222,12 +222,12 @@ func (b *builder) capacitySearchSection() doc.Section {
 			}
 			row.Cells = append(row.Cells, c)
 		}
-		row.Cells = append(row.Cells, probeVerdictCell(p))
+		row.Cells = append(row.Cells, b.probeVerdictCell(p))
 		t.Rows = append(t.Rows, row)
 	}
-	note := "A probe is good when every requirement held, the planned load was applied and the throughput kept up; the search then bisects between the highest good and the lowest bad load."
+	note := b.W("A probe is good when every requirement held, the planned load was applied and the throughput kept up; the search then bisects between the highest good and the lowest bad load.")
 	if !intervals && len(reqs) > 0 {
-		note += " No requirement's statistic has a confidence interval here, so each is judged on its value and no probe is marginal."
+		note += b.W(" No requirement's statistic has a confidence interval here, so each is judged on its value and no probe is marginal.")
 	}
 	t.Note = note
 	sec.Blocks = append(sec.Blocks, t)
@@ -236,30 +236,30 @@ func (b *builder) capacitySearchSection() doc.Section {
 	}
 	// The USL fit, only when the probes support it.
 	if u := cs.USL; u != nil {
-		peak := "no peak within reach (coherency κ ≈ 0: throughput approaches λ/σ)"
+		peak := b.W("no peak within reach (coherency κ ≈ 0: throughput approaches λ/σ)")
 		if u.PeakLoad != nil && u.PeakThroughputRPS != nil {
-			at := loadU(*u.PeakLoad, knee.Users)
+			at := b.loadU(*u.PeakLoad, knee.Users)
 			if kind == knee.Rate {
-				at = num3(*u.PeakLoad) + " requests in flight (by Little's law: the open model's fit is over concurrency, not the arrival rate)"
+				at = b.num3(*u.PeakLoad) + b.W(" requests in flight (by Little's law: the open model's fit is over concurrency, not the arrival rate)")
 			}
-			peak = fmt.Sprintf("predicted peak %s at %s", rps(*u.PeakThroughputRPS), at)
+			peak = b.T("predicted peak %s at %s", b.rps(*u.PeakThroughputRPS), at)
 		}
 		per := "user"
 		if kind == knee.Rate {
-			per = "request in flight"
+			per = b.W("request in flight")
 		}
-		sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Universal Scalability Law fit over the probes: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
-			coef(u.Sigma), coef(u.Kappa), rate(u.Lambda), per, peak, u.R2)})
+		sec.Blocks = append(sec.Blocks, &doc.Para{Text: b.T("Universal Scalability Law fit over the probes: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
+			coef(u.Sigma), coef(u.Kappa), b.rate(u.Lambda), per, peak, u.R2)})
 	} else if cs.USLReason != "" {
-		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence("No USL fit over the probes: " + cs.USLReason)})
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence(b.W("No USL fit over the probes: ") + cs.USLReason)})
 	}
 	return sec
 }
 
-func probeVerdictCell(p capacity.SearchProbe) doc.Cell {
-	c := probeVerdict(p)
+func (b numbers) probeVerdictCell(p capacity.SearchProbe) doc.Cell {
+	c := b.probeVerdict(p)
 	if p.GeneratorStarved && p.Verdict != capacity.NotJudged && p.Verdict != capacity.GeneratorLimited {
-		c.Text += fmt.Sprintf(" (generator starved: %.0f %% run-queue wait)", p.RunQueuePct)
+		c.Text += b.T(" (generator starved: %.0f %% run-queue wait)", p.RunQueuePct)
 		if c.Level == doc.OK {
 			c.Level = doc.Warn
 		}
@@ -267,10 +267,10 @@ func probeVerdictCell(p capacity.SearchProbe) doc.Cell {
 	return c
 }
 
-func probeVerdict(p capacity.SearchProbe) doc.Cell {
+func (b numbers) probeVerdict(p capacity.SearchProbe) doc.Cell {
 	switch p.Verdict {
 	case capacity.Good:
-		return doc.Cell{Text: "good", Level: doc.OK}
+		return doc.Cell{Text: b.W("good"), Level: doc.OK}
 	case capacity.Bad:
 		t := "bad"
 		if p.LimitedBy != search.RequirementBroke && p.LimitedBy != search.NoLimit {
@@ -278,14 +278,14 @@ func probeVerdict(p capacity.SearchProbe) doc.Cell {
 		}
 		return doc.Cell{Text: t, Level: doc.Fail}
 	case capacity.Marginal:
-		return doc.Cell{Text: "marginal", Level: doc.Warn}
+		return doc.Cell{Text: b.W("marginal"), Level: doc.Warn}
 	case capacity.GeneratorLimited:
-		return doc.Cell{Text: "generator-limited: not evidence about the system", Level: doc.Warn}
+		return doc.Cell{Text: b.W("generator-limited: not evidence about the system"), Level: doc.Warn}
 	}
 	if p.Interrupted {
-		return doc.Cell{Text: "interrupted: not judged"}
+		return doc.Cell{Text: b.W("interrupted: not judged")}
 	}
-	return doc.Cell{Text: "cut short by the engine: not judged, run again"}
+	return doc.Cell{Text: b.W("cut short by the engine: not judged, run again")}
 }
 
 // searchReqNames are the requirements the probes measured, in plan order.
@@ -319,7 +319,7 @@ func (b *builder) searchChart(cs *capacity.Search) *doc.Figure {
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Load < ps[j].Load })
 	loadName := "Users"
 	if cs.Unit == "req/s" {
-		loadName = "Offered rate (req/s)"
+		loadName = b.W("Offered rate (req/s)")
 	}
 	// The requirement that limited the search, else the first.
 	reqName := cs.Requirement
@@ -329,15 +329,15 @@ func (b *builder) searchChart(cs *capacity.Search) *doc.Figure {
 		}
 	}
 	// The statistic is the requirement's left side: "p50(response_time)".
-	stat, unit := "average response time", "ms"
+	stat, unit := b.W("average response time"), "ms"
 	if e, err := sla.Parse(reqName); err == nil && reqName != "" {
 		if i := strings.Index(e.Text, e.Op); i > 0 {
 			stat = b.red.String(strings.TrimSpace(e.Text[:i]))
 		}
 		unit = e.Unit()
 	}
-	c := &chart.Chart{Title: "The probes: throughput and " + stat + " against load", XKind: chart.Linear, XLabel: loadName,
-		Y: chart.Axis{Label: "Throughput (req/s)", Unit: "req/s"}, Height: 320}
+	c := &chart.Chart{Title: b.W("The probes: throughput and ") + stat + b.W(" against load"), XKind: chart.Linear, XLabel: loadName,
+		Y: chart.Axis{Label: b.W("Throughput (req/s)"), Unit: "req/s"}, Height: 320}
 	c.Y2 = &chart.Axis{Label: stat + " (" + unit + ")", Unit: unit}
 	var lx, ly, rx, ry []float64
 	limit := math.NaN()
@@ -354,18 +354,18 @@ func (b *builder) searchChart(cs *capacity.Search) *doc.Figure {
 		}
 		rx, ry = append(rx, p.Load), append(ry, v)
 	}
-	c.Series = append(c.Series, chart.Series{Name: "throughput", Color: colTput, X: lx, Y: ly, Style: chart.Line, Width: 1.2},
+	c.Series = append(c.Series, chart.Series{Name: b.W("throughput"), Color: colTput, X: lx, Y: ly, Style: chart.Line, Width: 1.2},
 		chart.Series{Name: stat, Color: colAvg, X: rx, Y: ry, Style: chart.Line, Width: 1.2, Dash: true, Right: true})
 	if !math.IsNaN(limit) {
-		c.Series = append(c.Series, chart.Series{Name: "its limit, " + num3(limit) + " " + unit, Color: "#e15759", X: []float64{lx[0], lx[len(lx)-1]}, Y: []float64{limit, limit}, Dash: true, Width: 1, Right: true})
+		c.Series = append(c.Series, chart.Series{Name: b.W("its limit, ") + b.num3(limit) + " " + unit, Color: "#e15759", X: []float64{lx[0], lx[len(lx)-1]}, Y: []float64{limit, limit}, Dash: true, Width: 1, Right: true})
 	}
 	// Markers by verdict, on both curves.
 	for _, v := range []struct {
 		verdict capacity.ProbeVerdict
 		name    string
 		color   string
-	}{{capacity.Good, "good probe", "#59a14f"}, {capacity.Bad, "bad probe", "#e15759"}, {capacity.Marginal, "marginal probe", "#edc948"},
-		{capacity.GeneratorLimited, "generator-limited probe", "#bab0ac"}} {
+	}{{capacity.Good, b.W("good probe"), "#59a14f"}, {capacity.Bad, b.W("bad probe"), "#e15759"}, {capacity.Marginal, b.W("marginal probe"), "#edc948"},
+		{capacity.GeneratorLimited, b.W("generator-limited probe"), "#bab0ac"}} {
 		var x, y, y2 []float64
 		for i, p := range ps {
 			if p.Verdict == v.verdict {
@@ -389,9 +389,9 @@ func (b *builder) searchChart(cs *capacity.Search) *doc.Figure {
 			n := hi * float64(i) / 60
 			ux, uy = append(ux, n), append(uy, ul.Throughput(n))
 		}
-		c.Series = append(c.Series, chart.Series{Name: "USL fit", Color: "#222", X: ux, Y: uy, Dash: true, Width: 1.4})
+		c.Series = append(c.Series, chart.Series{Name: b.W("USL fit"), Color: "#222", X: ux, Y: uy, Dash: true, Width: 1.4})
 	}
-	caption := sentences("each probe is a point on both curves, coloured by the search's verdict: the solid curve is its throughput (left axis), the dashed one the requirement's statistic (right axis) with the limit as a red dashed line",
+	caption := sentences(b.W("each probe is a point on both curves, coloured by the search's verdict: the solid curve is its throughput (left axis), the dashed one the requirement's statistic (right axis) with the limit as a red dashed line"),
 		strings.TrimSpace(map[bool]string{true: "the vertical line marks the capacity", false: ""}[cs.Load > 0]))
 	return b.figure("capacity-search", c, caption)
 }

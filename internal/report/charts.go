@@ -29,7 +29,7 @@ const (
 func (b *builder) figure(name string, c *chart.Chart, caption string) *doc.Figure {
 	b.figN++
 	if c.XKind == chart.Time && len(c.Markers) > 0 {
-		caption = sentences(caption, phaseNote)
+		caption = sentences(caption, b.W(phaseNote))
 	}
 	stem := fmt.Sprintf("%02d-%s", b.figN, slug(name))
 	c.ID = stem
@@ -68,7 +68,7 @@ func slug(s string) string {
 func (b *builder) timeChart(title string) *chart.Chart {
 	d := b.d
 	c := &chart.Chart{Title: title, XKind: chart.Time, XMin: unix(d.Start), XMax: unix(d.End),
-		XLabel: "Time (" + zoneName(d.Start) + ")", Zone: d.Start.Location()}
+		XLabel: b.W("Time (") + zoneName(d.Start) + ")", Zone: d.Start.Location()}
 	if !(c.XMax > c.XMin) {
 		c.XMax = c.XMin + 1
 	}
@@ -127,13 +127,13 @@ func (b *builder) timeCharts() []*doc.Figure {
 	}
 	avgR := chart.Reduce(x, mean, cnt, from, to, w)
 	p95R := chart.Reduce(x, p95, cnt, from, to, w)
-	rt := b.timeChart("Response time of all requests")
-	rt.Y = chart.Axis{Label: "Response time (ms)", Unit: "ms"}
+	rt := b.timeChart(b.W("Response time of all requests"))
+	rt.Y = chart.Axis{Label: b.W("Response time (ms)"), Unit: "ms"}
 	rt.Series = []chart.Series{
-		{Name: "p95 per second", Color: colP95, X: p95R.X, Y: p95R.Mean, Lo: band(p95R, true), Hi: band(p95R, false)},
-		{Name: "average", Color: colAvg, X: avgR.X, Y: avgR.Mean, Lo: band(avgR, true), Hi: band(avgR, false), Width: 2},
+		{Name: b.W("p95 per second"), Color: colP95, X: p95R.X, Y: p95R.Mean, Lo: band(p95R, true), Hi: band(p95R, false)},
+		{Name: b.W("average"), Color: colAvg, X: avgR.X, Y: avgR.Mean, Lo: band(avgR, true), Hi: band(avgR, false), Width: 2},
 	}
-	figs := []*doc.Figure{b.figure("response-time", rt, "Average and 95th percentile response time of all requests per second (transactions excluded)."+bucketNote(avgR))}
+	figs := []*doc.Figure{b.figure("response-time", rt, b.W("Average and 95th percentile response time of all requests per second (transactions excluded).")+bucketNote(avgR))}
 
 	// Throughput: a second without records had no completions, so it
 	// counts as zero rather than as a gap (counted per bucket, so the
@@ -141,18 +141,18 @@ func (b *builder) timeCharts() []*doc.Figure {
 	tpR := chart.ReduceCounts(x, cnt, from, to, w)
 	erR := chart.ReduceCounts(x, errs, from, to, w)
 	tp := b.timeChart("Throughput")
-	tp.Y = chart.Axis{Label: "Requests per second", Unit: "req/s"}
+	tp.Y = chart.Axis{Label: b.W("Requests per second"), Unit: "req/s"}
 	// The errors' area is drawn first so the completed line stays visible
 	// on top of it, even when every request failed.
 	if b.s.Errors.Total > 0 {
-		tp.Series = append(tp.Series, chart.Series{Name: "errors/s", Color: colErr, X: erR.X, Y: erR.Mean, Style: chart.Area})
+		tp.Series = append(tp.Series, chart.Series{Name: b.W("errors/s"), Color: colErr, X: erR.X, Y: erR.Mean, Style: chart.Area})
 	}
-	tp.Series = append(tp.Series, chart.Series{Name: "completed req/s", Color: colTput, X: tpR.X, Y: tpR.Mean, Lo: band(tpR, true), Hi: band(tpR, false), Width: 2})
+	tp.Series = append(tp.Series, chart.Series{Name: b.W("completed req/s"), Color: colTput, X: tpR.X, Y: tpR.Mean, Lo: band(tpR, true), Hi: band(tpR, false), Width: 2})
 	failed := ""
 	if b.s.Errors.Total > 0 {
-		failed = " and failed requests per second"
+		failed = b.W(" and failed requests per second")
 	}
-	figs = append(figs, b.figure("throughput", tp, sentences("Completed requests per second (transactions excluded)"+failed, bucketNote(tpR))))
+	figs = append(figs, b.figure("throughput", tp, sentences(b.W("Completed requests per second (transactions excluded)")+failed, bucketNote(tpR))))
 	return figs
 }
 
@@ -183,7 +183,7 @@ func (b *builder) usersChart() *doc.Figure {
 	ws := sortedKeys(names)
 	from, to := unix(b.d.Start), math.Max(unix(b.d.End), unix(b.d.Start)+1)
 	w := chart.BucketWidth(to-from, 1, maxBuckets)
-	c := b.timeChart("Active users")
+	c := b.timeChart(b.W("Active users"))
 	c.Y = chart.Axis{Label: "Users", Unit: ""}
 	var note string
 	for i, name := range ws {
@@ -194,7 +194,7 @@ func (b *builder) usersChart() *doc.Figure {
 		r := chart.Reduce(x, y, nil, from, to, w)
 		label := b.red.String(nonEmpty(name, "users"))
 		if len(ws) == 1 {
-			label = "active users"
+			label = b.W("active users")
 		}
 		col := colUsers
 		if i > 0 {
@@ -202,10 +202,10 @@ func (b *builder) usersChart() *doc.Figure {
 		}
 		c.Series = append(c.Series, chart.Series{Name: label, Color: col, X: r.X, Y: r.Mean, Width: 2})
 		if r.Reduced {
-			note = fmt.Sprintf(" Each point is the mean over %s.", dur(time.Duration(r.Bucket)*time.Second))
+			note = b.T(" Each point is the mean over %s.", dur(time.Duration(r.Bucket)*time.Second))
 		}
 	}
-	return b.figure("users", c, "Virtual users running at the end of each second, per workload."+note)
+	return b.figure("users", c, b.W("Virtual users running at the end of each second, per workload.")+note)
 }
 
 // distributionChart plots the latency percentile distribution of the
@@ -229,8 +229,8 @@ func (b *builder) distributionChart() *doc.Figure {
 	}
 	top := maxPercentile(total.Count)
 	ps := percentileGrid(top)
-	c := &chart.Chart{Title: "Response time distribution", XKind: chart.Nines, XMin: 0, XMax: top,
-		XLabel: "Percentile (log scale of the tail)", Y: chart.Axis{Label: "Response time (ms)", Unit: "ms"}, Height: 320}
+	c := &chart.Chart{Title: b.W("Response time distribution"), XKind: chart.Nines, XMin: 0, XMax: top,
+		XLabel: b.W("Percentile (log scale of the tail)"), Y: chart.Axis{Label: b.W("Response time (ms)"), Unit: "ms"}, Height: 320}
 	for _, k := range keys {
 		a := d.Run[k]
 		if a.Count == 0 {
@@ -250,14 +250,14 @@ func (b *builder) distributionChart() *doc.Figure {
 		for i, p := range ps {
 			y[i] = total.QuantileMs(p)
 		}
-		c.Series = append(c.Series, chart.Series{Name: "all requests", Color: "#222", X: ps, Y: y, Dash: true, Width: 2})
+		c.Series = append(c.Series, chart.Series{Name: b.W("all requests"), Color: "#222", X: ps, Y: y, Dash: true, Width: 2})
 	}
 	for i := range c.Series {
 		if c.Series[i].Color == "" {
 			c.Series[i].Color = chart.Palette[i%len(chart.Palette)]
 		}
 	}
-	return b.figure("latency-distribution", c, fmt.Sprintf("Response time at each percentile over the whole run, up to the %s percentile that %s support. The horizontal axis stretches the tail: each step right is ten times rarer.", trimZeros(fmt.Sprintf("%.4f", top)), plural(total.Count, "sample")))
+	return b.figure("latency-distribution", c, b.T("Response time at each percentile over the whole run, up to the %s percentile that %s support. The horizontal axis stretches the tail: each step right is ten times rarer.", trimZeros(fmt.Sprintf("%.4f", top)), b.plural(total.Count, "sample")))
 }
 
 // maxPercentile is the highest percentile worth plotting for n samples:
@@ -309,11 +309,11 @@ func (b *builder) errorChart() *doc.Figure {
 			y[i] += float64(t.Errors)
 		}
 	}
-	c := b.timeChart("Failed requests over time")
+	c := b.timeChart(b.W("Failed requests over time"))
 	c.Height = 220
-	c.Y = chart.Axis{Label: "Errors per " + dur(time.Duration(w)*time.Second), Unit: ""}
-	c.Series = []chart.Series{{Name: "errors", Color: colErr, X: x, Y: y, Style: chart.Area}}
-	return b.figure("errors", c, fmt.Sprintf("Failed requests counted per %s.", dur(time.Duration(w)*time.Second)))
+	c.Y = chart.Axis{Label: b.W("Errors per ") + dur(time.Duration(w)*time.Second), Unit: ""}
+	c.Series = []chart.Series{{Name: b.W("errors"), Color: colErr, X: x, Y: y, Style: chart.Area}}
+	return b.figure("errors", c, b.T("Failed requests counted per %s.", dur(time.Duration(w)*time.Second)))
 }
 
 // phaseIndexAt returns the index of the phase containing t, or -1.

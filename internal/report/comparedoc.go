@@ -157,8 +157,8 @@ func compareDoc(res *CompareResult, sets []*analysis.Dataset, runName func(int) 
 				lvl := verdictLevel(r.Verdict)
 				l.Items = append(l.Items, doc.Item{Level: lvl, Lead: rc.Name, Text: sentences(
 					clauses(fmt.Sprintf("%s %s — average %s → %s (%+.1f %%), p95 %s → %s (%+.1f %%), throughput %s → %s",
-						compare.VerdictPhrase(compare.Verdict(r.Verdict)), res.BaseName, msU(r.BaseMeanMs), msU(r.NewMeanMs), r.DeltaPct,
-						msU(r.BaseP95Ms), msU(r.NewP95Ms), r.P95DeltaPct, rps(r.BaseTputRPS), rps(r.NewTputRPS))),
+						compare.VerdictPhrase(compare.Verdict(r.Verdict)), res.BaseName, numbers{}.msU(r.BaseMeanMs), numbers{}.msU(r.NewMeanMs), r.DeltaPct,
+						numbers{}.msU(r.BaseP95Ms), numbers{}.msU(r.NewP95Ms), r.P95DeltaPct, numbers{}.rps(r.BaseTputRPS), numbers{}.rps(r.NewTputRPS))),
 					phaseMixWarning(rc))})
 			}
 		}
@@ -187,7 +187,7 @@ func compareDoc(res *CompareResult, sets []*analysis.Dataset, runName func(int) 
 		sum.Blocks = append(sum.Blocks, &doc.Heading{Text: "Fail-on rules tripped"}, tl)
 	}
 	cmp := doc.Section{ID: SecComparison, Title: "Comparison"}
-	cmp.Blocks = append(cmp.Blocks, &doc.Para{Text: "Deltas are the run minus the baseline. A difference is called faster or slower only when it is beyond run-to-run noise (rank test and confidence intervals over the latency histograms, widened by the variation between seconds) and at least " + pct(compare.DefaultMinEffectPct) + " of the baseline; see docs/analysis-methods.md."})
+	cmp.Blocks = append(cmp.Blocks, &doc.Para{Text: "Deltas are the run minus the baseline. A difference is called faster or slower only when it is beyond run-to-run noise (rank test and confidence intervals over the latency histograms, widened by the variation between seconds) and at least " + numbers{}.pct(compare.DefaultMinEffectPct) + " of the baseline; see docs/analysis-methods.md."})
 	for _, rc := range res.Runs {
 		cmp.Blocks = append(cmp.Blocks, &doc.Heading{Text: rc.Name + " vs " + res.BaseName})
 		cmp.Blocks = append(cmp.Blocks, ComparisonTables(rc.Rows, "base", "new")...)
@@ -204,13 +204,13 @@ func compareDoc(res *CompareResult, sets []*analysis.Dataset, runName func(int) 
 		t := &doc.Table{Caption: "All requests, whole run", Columns: []doc.Column{{Name: "Run"}, {Name: "Average (ms)", Align: doc.Right},
 			{Name: "p95 (ms)", Align: doc.Right}, {Name: "Throughput (req/s)", Align: doc.Right}, {Name: "Error %", Align: doc.Right}}}
 		for _, r := range sp.Runs {
-			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Name}, {Text: ms(r.Stats.MeanMs)}, {Text: ms(r.Stats.P95Ms)}, {Text: rate(r.Stats.ThroughputRPS)}, {Text: pct(r.Stats.ErrorPct)}}})
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Name}, {Text: numbers{}.ms(r.Stats.MeanMs)}, {Text: numbers{}.ms(r.Stats.P95Ms)}, {Text: numbers{}.rate(r.Stats.ThroughputRPS)}, {Text: numbers{}.pct(r.Stats.ErrorPct)}}})
 		}
 		sprd := func(s compare.Spread, f func(float64) string) string {
-			return fmt.Sprintf("%s – %s (CV %s)", f(s.Min), f(s.Max), pct(100*s.CV))
+			return fmt.Sprintf("%s – %s (CV %s)", f(s.Min), f(s.Max), numbers{}.pct(100*s.CV))
 		}
 		t.Rows = append(t.Rows, doc.Row{Total: true, Cells: []doc.Cell{{Text: "spread"}, {Text: sprd(sp.MeanMs, ms)}, {Text: sprd(sp.P95Ms, ms)},
-			{Text: sprd(sp.ThroughputRPS, rate)}, {Text: fmt.Sprintf("%s – %s", pct(sp.ErrorPct.Min), pct(sp.ErrorPct.Max))}}})
+			{Text: sprd(sp.ThroughputRPS, rate)}, {Text: fmt.Sprintf("%s – %s", numbers{}.pct(sp.ErrorPct.Min), numbers{}.pct(sp.ErrorPct.Max))}}})
 		runs.Blocks = append(runs.Blocks, t, &doc.Para{Note: true, Text: "CV is the coefficient of variation (standard deviation / mean). For repeats of one build it is the run-to-run noise a real change has to exceed."})
 		d.Sections = append(d.Sections, runs)
 	}
@@ -313,8 +313,8 @@ func SeriesSection(sp *compare.Summary) doc.Section {
 		{Name: "Throughput (req/s)", Align: doc.Right}, {Name: "Average (ms)", Align: doc.Right}, {Name: "p95 (ms)", Align: doc.Right}, {Name: "Error %", Align: doc.Right}}}
 	var x, tput, mean []float64
 	for _, r := range runs {
-		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Name}, {Text: r.Load}, {Text: rate(r.Stats.ThroughputRPS)},
-			{Text: ms(r.Stats.MeanMs)}, {Text: ms(r.Stats.P95Ms)}, {Text: pct(r.Stats.ErrorPct)}}})
+		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Name}, {Text: r.Load}, {Text: numbers{}.rate(r.Stats.ThroughputRPS)},
+			{Text: numbers{}.ms(r.Stats.MeanMs)}, {Text: numbers{}.ms(r.Stats.P95Ms)}, {Text: numbers{}.pct(r.Stats.ErrorPct)}}})
 		l := float64(r.Users)
 		if l == 0 {
 			l = r.Rate
@@ -351,8 +351,8 @@ func verdictLevel(v compare.Verdict) doc.Level {
 
 // notEnoughClause is the one sentence for a comparison row without enough
 // data, with its numbers and the rule it missed.
-func notEnoughClause(r compare.Row) string {
+func (b numbers) notEnoughClause(r compare.Row) string {
 	return fmt.Sprintf("not enough data to judge: %s and %s over %s and %s; a verdict needs %d or more on each side, over %s or more",
-		plural(r.BaseSamples, "request"), plural(r.NewSamples, "request"), plural(int64(r.BaseSeconds), "second"), plural(int64(r.NewSeconds), "second"),
-		compare.MinSamples, plural(compare.MinSeconds, "second"))
+		b.plural(r.BaseSamples, "request"), b.plural(r.NewSamples, "request"), b.plural(int64(r.BaseSeconds), "second"), b.plural(int64(r.NewSeconds), "second"),
+		compare.MinSamples, b.plural(compare.MinSeconds, "second"))
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/plateau-perf/plateau/internal/locale"
 )
 
 // Number formatting shared by every section, so a value reads the same in
@@ -226,3 +228,47 @@ func joinAnd(ws []string) string {
 	}
 	return strings.Join(ws[:len(ws)-1], ", ") + " and " + ws[len(ws)-1]
 }
+
+// numbers formats values in the document's language: each method is the
+// function of the same name above, with the language's separators (a
+// Danish report writes "1.104,5 ms"). The builder embeds it, so a section
+// writes b.ms(v) and reads in its reader's language.
+type numbers struct{ loc *locale.Locale }
+
+func (n numbers) ms(v float64) string               { return n.loc.Num(ms(v)) }
+func (n numbers) msU(v float64) string              { return n.loc.Num(msU(v)) }
+func (n numbers) signedMs(v float64) string         { return n.loc.Num(signedMs(v)) }
+func (n numbers) rate(v float64) string             { return n.loc.Num(rate(v)) }
+func (n numbers) rps(v float64) string              { return n.loc.T("%s req/s", n.rate(v)) }
+func (n numbers) pct(v float64) string              { return n.loc.Num(pct(v)) }
+func (n numbers) count(v int64) string              { return n.loc.Num(count(v)) }
+func (n numbers) thousands(v int64) string          { return n.loc.Num(thousands(v)) }
+func (n numbers) bytesU(v float64) string           { return n.loc.Num(bytesU(v)) }
+func (n numbers) num3(v float64) string             { return n.loc.Num(num3(v)) }
+func (n numbers) fmtNum(v float64) string           { return n.loc.Num(fmtNum(v)) }
+func (n numbers) valueU(v float64, u string) string { return n.loc.Num(valueU(v, u)) }
+func (n numbers) clock(t time.Time) string          { return n.loc.DateTime(t) }
+func (n numbers) hms(t time.Time) string            { return n.loc.Clock(t) }
+
+// plural is "1 error" / "3 errors" in the document's language: word is
+// the English singular, translated with its plural by the catalogue.
+func (n numbers) plural(c int64, word string) string {
+	if n.loc.English() {
+		return plural(c, word)
+	}
+	if c == 1 {
+		return "1 " + n.loc.Word(word)
+	}
+	return n.count(c) + " " + n.loc.Word(word+"s")
+}
+
+// joinAnd joins words as "a, b and c" in the document's language.
+func (n numbers) joinAnd(ws []string) string { return n.loc.And(ws) }
+
+// T is a message of the catalogue in the document's language, its
+// arguments filled in (key is a fmt format).
+func (n numbers) T(key string, args ...any) string { return n.loc.T(key, args...) }
+
+// W is a message without arguments (a heading, a column name, a word) in
+// the document's language.
+func (n numbers) W(key string) string { return n.loc.Word(key) }

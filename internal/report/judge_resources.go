@@ -21,7 +21,7 @@ func (b *builder) spans() []resources.Span {
 		out = append(out, resources.Span{Name: b.red.String(p.Name), From: p.Start, To: p.End})
 	}
 	if len(out) == 0 {
-		out = append(out, resources.Span{Name: "the run", From: b.d.Start, To: b.d.End.Add(time.Nanosecond)})
+		out = append(out, resources.Span{Name: b.W("the run"), From: b.d.Start, To: b.d.End.Add(time.Nanosecond)})
 	}
 	return out
 }
@@ -39,31 +39,31 @@ func cpuUnit(p *resources.CPUPeak) string {
 func (b *builder) judgeResources() {
 	m := resources.JudgeMachines(b.resourceTargets(), resources.MachineOptions{Spans: b.spans(), From: b.d.Start, To: b.d.End, Loopback: b.loopbackTarget()})
 	if c := m.CPU; c != nil {
-		lvl, verdict := doc.OK, "never near the ceiling"
+		lvl, verdict := doc.OK, b.W("never near the ceiling")
 		switch c.Grade() {
 		case resources.CPUSaturated:
 			lvl, verdict = doc.Fail, "saturated"
 		case resources.CPUHigh:
-			lvl, verdict = doc.Warn, "high"
+			lvl, verdict = doc.Warn, b.W("high")
 		case resources.CPUPerProcess:
-			lvl, verdict = doc.Info, "measured per process"
+			lvl, verdict = doc.Info, b.W("measured per process")
 		}
 		name, unit := b.red.String(c.Target), cpuUnit(c)
-		ev := fmt.Sprintf("busiest: %s at %s %s on average in %s (peak %s %s)", name, num3(c.Mean), unit, c.Span, num3(c.Max), unit)
+		ev := b.T("busiest: %s at %s %s on average in %s (peak %s %s)", name, b.num3(c.Mean), unit, c.Span, b.num3(c.Max), unit)
 		b.conclude(doc.AspectCPU, lvl, verdict, ev)
-		b.finding(doc.FindResources, lvl, fmt.Sprintf("CPU %s: %s averaged %s %s in %s (peak %s %s)", verdict, name, num3(c.Mean), unit, c.Span, num3(c.Max), unit))
+		b.finding(doc.FindResources, lvl, b.T("CPU %s: %s averaged %s %s in %s (peak %s %s)", verdict, name, b.num3(c.Mean), unit, c.Span, b.num3(c.Max), unit))
 	} else if g := m.GeneratorCPU; g != nil {
-		b.conclude(doc.AspectCPU, doc.NoData, "not measured for the system under test", "only the load generator's own host ("+b.red.String(g.Target)+") was monitored; its health is stated apart")
+		b.conclude(doc.AspectCPU, doc.NoData, b.W("not measured for the system under test"), b.W("only the load generator's own host (")+b.red.String(g.Target)+b.W(") was monitored; its health is stated apart"))
 	}
 	if g := m.GeneratorCPU; g != nil {
 		unit := cpuUnit(g)
-		lvl, verdict := doc.OK, "kept up"
+		lvl, verdict := doc.OK, b.W("kept up")
 		if gr := g.Grade(); gr == resources.CPUSaturated || gr == resources.CPUHigh {
-			lvl, verdict = doc.Warn, "busy: it may have limited the load it could apply"
+			lvl, verdict = doc.Warn, b.W("busy: it may have limited the load it could apply")
 		}
-		ev := fmt.Sprintf("%s at %s %s on average in %s (peak %s %s)", b.red.String(g.Target), num3(g.Mean), unit, g.Span, num3(g.Max), unit)
+		ev := b.T("%s at %s %s on average in %s (peak %s %s)", b.red.String(g.Target), b.num3(g.Mean), unit, g.Span, b.num3(g.Max), unit)
 		b.conclude(doc.AspectGenerator, lvl, verdict, ev)
-		b.finding(doc.FindResources, lvl, fmt.Sprintf("Load generator %s: %s", verdict, ev))
+		b.finding(doc.FindResources, lvl, b.T("Load generator %s: %s", verdict, ev))
 	}
 	// Network: the highest phase means in and out per host of the system
 	// under test.
@@ -71,12 +71,12 @@ func (b *builder) judgeResources() {
 	for _, n := range m.Net {
 		var dirs []string
 		if n.In > 0 {
-			dirs = append(dirs, "in "+bytesU(n.In)+"/s")
+			dirs = append(dirs, b.W("in ")+b.bytesU(n.In)+"/s")
 		}
 		if n.Out > 0 {
-			dirs = append(dirs, "out "+bytesU(n.Out)+"/s")
+			dirs = append(dirs, b.W("out ")+b.bytesU(n.Out)+"/s")
 		}
-		netEv = append(netEv, fmt.Sprintf("%s %s in %s", b.red.String(n.Target), strings.Join(dirs, ", "), n.Span))
+		netEv = append(netEv, b.T("%s %s in %s", b.red.String(n.Target), strings.Join(dirs, ", "), n.Span))
 	}
 	names := func(ts []string) []string {
 		out := make([]string, len(ts))
@@ -88,13 +88,13 @@ func (b *builder) judgeResources() {
 	switch {
 	case len(netEv) > 0:
 		if len(netEv) > 3 {
-			netEv = append(netEv[:3], fmt.Sprintf("and %d more", len(netEv)-3))
+			netEv = append(netEv[:3], b.T("and %d more", len(netEv)-3))
 		}
-		b.conclude(doc.AspectNetwork, doc.Info, "measured", "highest phase means: "+strings.Join(netEv, "; "))
+		b.conclude(doc.AspectNetwork, doc.Info, b.W("measured"), b.W("highest phase means: ")+strings.Join(netEv, "; "))
 	case len(m.NetIdle) > 0:
-		b.conclude(doc.AspectNetwork, doc.NoData, "no traffic recorded", "the monitored interfaces of "+joinAnd(names(m.NetIdle))+" read zero throughout: the load used another interface, or the counters were not updated")
+		b.conclude(doc.AspectNetwork, doc.NoData, b.W("no traffic recorded"), b.W("the monitored interfaces of ")+b.joinAnd(names(m.NetIdle))+b.W(" read zero throughout: the load used another interface, or the counters were not updated"))
 	case len(m.NetLoopback) > 0:
-		b.conclude(doc.AspectNetwork, doc.NoData, "not measured", "the test ran over loopback, which the monitored interfaces of "+joinAnd(names(m.NetLoopback))+" (the load generator's host) do not carry; their figures are other traffic")
+		b.conclude(doc.AspectNetwork, doc.NoData, b.W("not measured"), b.W("the test ran over loopback, which the monitored interfaces of ")+b.joinAnd(names(m.NetLoopback))+b.W(" (the load generator's host) do not carry; their figures are other traffic"))
 	}
 	if mts := b.s.Trends.Memory; len(mts) > 0 {
 		var growing, stable, thin []string
@@ -103,37 +103,37 @@ func (b *builder) judgeResources() {
 		for i, m := range mts {
 			switch trend.Verdict(m.Verdict) {
 			case trend.Growing:
-				growing = append(growing, fmt.Sprintf("%s %s +%s/h", m.Target, m.What, bytesU(math.Abs(float64(m.SlopeBytesPerHour)))))
+				growing = append(growing, fmt.Sprintf("%s %s +%s/h", m.Target, m.What, b.bytesU(math.Abs(float64(m.SlopeBytesPerHour)))))
 			case trend.Stable:
 				stable = append(stable, fmt.Sprintf("%s %s", m.Target, m.What))
 				if firstStable == nil {
 					firstStable = &mts[i]
 				}
 			default:
-				who, _ := memoryThin(m)
+				who, _ := b.memoryThin(m)
 				thin = append(thin, who)
 				longest = max(longest, m.Result.Span)
 			}
 		}
 		switch {
 		case len(growing) > 0:
-			ev := "growing after GC: " + strings.Join(growing, "; ")
-			b.conclude(doc.AspectMemory, doc.Warn, "grows over the run: possible leak", ev)
-			b.finding(doc.FindMemory, doc.Warn, "Memory grows after garbage collection: "+strings.Join(growing, "; "))
+			ev := b.W("growing after GC: ") + strings.Join(growing, "; ")
+			b.conclude(doc.AspectMemory, doc.Warn, b.W("grows over the run: possible leak"), ev)
+			b.finding(doc.FindMemory, doc.Warn, b.W("Memory grows after garbage collection: ")+strings.Join(growing, "; "))
 		case len(stable) > 0:
 			m := firstStable
-			ev := fmt.Sprintf("stable after GC: %s (%s %s/h, %s)", strings.Join(stable, ", "), m.Target, signedBytes(float64(m.SlopeBytesPerHour)), m.Method)
+			ev := b.T("stable after GC: %s (%s %s/h, %s)", strings.Join(stable, ", "), m.Target, b.signedBytes(float64(m.SlopeBytesPerHour)), m.Method)
 			if len(thin) > 0 {
-				ev += "; not enough data to judge " + joinAnd(thin) + " (Trends)"
+				ev += b.T("; not enough data to judge %s (Trends)", b.joinAnd(thin))
 			}
-			b.conclude(doc.AspectMemory, doc.OK, "handled well: no leak signal", ev)
-			b.finding(doc.FindMemory, doc.OK, fmt.Sprintf("Memory stable after garbage collection (%s): no leak signal", strings.Join(stable, ", ")))
+			b.conclude(doc.AspectMemory, doc.OK, b.W("handled well: no leak signal"), ev)
+			b.finding(doc.FindMemory, doc.OK, b.T("Memory stable after garbage collection (%s): no leak signal", strings.Join(stable, ", ")))
 		default:
-			ev := "no memory series showed a growth or ruled one out (Trends gives the numbers)"
+			ev := b.W("no memory series showed a growth or ruled one out (Trends gives the numbers)")
 			if longest < trend.MinMemorySpan {
-				ev = fmt.Sprintf("observed for %s at most; a verdict needs %s", dur(longest), dur(trend.MinMemorySpan))
+				ev = b.T("observed for %s at most; a verdict needs %s", dur(longest), dur(trend.MinMemorySpan))
 			}
-			b.conclude(doc.AspectMemory, doc.NoData, "not enough data to judge", ev)
+			b.conclude(doc.AspectMemory, doc.NoData, b.W("not enough data to judge"), ev)
 		}
 	}
 	// GC: collections per JVM over the run.
@@ -142,13 +142,13 @@ func (b *builder) judgeResources() {
 	for _, g := range m.GC {
 		var parts []string
 		if finite(g.Young) {
-			parts = append(parts, fmt.Sprintf("%s young (%s/min)", count(int64(g.Young)), num3(g.YoungPerMin)))
+			parts = append(parts, b.T("%s young (%s/min)", b.count(int64(g.Young)), b.num3(g.YoungPerMin)))
 		}
 		if finite(g.Full) {
-			parts = append(parts, fmt.Sprintf("%s full", count(int64(g.Full))))
+			parts = append(parts, b.T("%s full", b.count(int64(g.Full))))
 		}
 		if finite(g.TimePct) {
-			parts = append(parts, fmt.Sprintf("GC time %s %%", num3(g.TimePct)))
+			parts = append(parts, b.T("GC time %s %%", b.num3(g.TimePct)))
 		}
 		if g.Busy {
 			gcLvl = doc.Warn
@@ -156,9 +156,9 @@ func (b *builder) judgeResources() {
 		gcEv = append(gcEv, b.red.String(g.Target)+": "+strings.Join(parts, ", "))
 	}
 	if len(gcEv) > 0 {
-		verdict := "collects regularly and keeps up"
+		verdict := b.W("collects regularly and keeps up")
 		if gcLvl == doc.Warn {
-			verdict = "busy: frequent full collections or a high GC time share"
+			verdict = b.W("busy: frequent full collections or a high GC time share")
 		}
 		b.conclude(doc.AspectGC, gcLvl, verdict, strings.Join(gcEv, "; "))
 	}

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"math"
 	"sort"
 	"time"
@@ -37,10 +36,10 @@ func (b *builder) labelCharts() []doc.Block {
 	}
 	from, to := unix(b.d.Start), math.Max(unix(b.d.End), unix(b.d.Start)+1)
 	w := chart.BucketWidth(to-from, 1, maxBuckets)
-	rt := b.timeChart("Average response time per label")
-	rt.Y = chart.Axis{Label: "Response time (ms)", Unit: "ms"}
-	tp := b.timeChart("Throughput per label")
-	tp.Y = chart.Axis{Label: "Requests per second", Unit: "req/s"}
+	rt := b.timeChart(b.W("Average response time per label"))
+	rt.Y = chart.Axis{Label: b.W("Response time (ms)"), Unit: "ms"}
+	tp := b.timeChart(b.W("Throughput per label"))
+	tp.Y = chart.Axis{Label: b.W("Requests per second"), Unit: "req/s"}
 	var bucket chart.Reduced
 	for i, k := range drawn {
 		ticks := b.d.Timeline[k]
@@ -59,25 +58,25 @@ func (b *builder) labelCharts() []doc.Block {
 		tp.Series = append(tp.Series, chart.Series{Name: name, Color: col, X: tr.X, Y: tr.Mean})
 		bucket = tr
 	}
-	which := fmt.Sprintf("the %d labels with the most samples", len(drawn))
+	which := b.T("the %d labels with the most samples", len(drawn))
 	if rest == nil {
-		which = "every request label"
+		which = b.W("every request label")
 	}
 	per := "second"
 	if bucket.Reduced {
 		per = dur(time.Duration(bucket.Bucket) * time.Second)
 	}
 	blocks := []doc.Block{
-		b.figure("response-time-per-label", rt, sentences(fmt.Sprintf("average response time of %s, per %s", which, per), "transactions are left out")),
-		b.figure("throughput-per-label", tp, sentences(fmt.Sprintf("completed requests per second of %s, per %s", which, per))),
+		b.figure("response-time-per-label", rt, sentences(b.T("average response time of %s, per %s", which, per), b.W("transactions are left out"))),
+		b.figure("throughput-per-label", tp, sentences(b.T("completed requests per second of %s, per %s", which, per))),
 	}
 	if len(rest) > 0 {
-		t := &doc.Table{Caption: "Labels not drawn in the per-label charts", Columns: []doc.Column{{Name: "Label"}, {Name: "Samples", Align: doc.Right},
-			{Name: "Average (ms)", Align: doc.Right}, {Name: "p95 (ms)", Align: doc.Right}, {Name: "Throughput (req/s)", Align: doc.Right}}}
+		t := &doc.Table{Caption: b.W("Labels not drawn in the per-label charts"), Columns: []doc.Column{{Name: b.W("Label")}, {Name: b.W("Samples"), Align: doc.Right},
+			{Name: b.W("Average (ms)"), Align: doc.Right}, {Name: b.W("p95 (ms)"), Align: doc.Right}, {Name: b.W("Throughput (req/s)"), Align: doc.Right}}}
 		for _, k := range rest {
 			st := b.d.Run[k].Stats(b.d.LabelName(k), false, b.d.Span())
-			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(st.Label)}, {Text: count(st.Samples)}, {Text: ms(st.MeanMs)},
-				{Text: ms(st.P95Ms)}, {Text: rate(st.ThroughputRPS)}}})
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(st.Label)}, {Text: b.count(st.Samples)}, {Text: b.ms(st.MeanMs)},
+				{Text: b.ms(st.P95Ms)}, {Text: b.rate(st.ThroughputRPS)}}})
 		}
 		blocks = append(blocks, t)
 	}

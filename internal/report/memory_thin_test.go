@@ -93,7 +93,8 @@ func TestMemoryNeedsEnoughData(t *testing.T) {
 				}
 				// The note's interval is the result's own.
 				lo := 100 * m.Result.CILow * m.Result.Span.Hours() / m.Result.Mean
-				if want := note + minusPct(lo) + " … " + minusPct(m.Result.GrowthHighPct); !strings.Contains(md, want) || lo >= 2 || m.Result.GrowthHighPct < 2 {
+				minus := func(v float64) string { return strings.Replace(pct(v), "-", "−", 1) }
+				if want := note + minus(lo) + " … " + minus(m.Result.GrowthHighPct); !strings.Contains(md, want) || lo >= 2 || m.Result.GrowthHighPct < 2 {
 					t.Errorf("report.md lacks %q (interval %.2f … %.2f %%)", want, lo, m.Result.GrowthHighPct)
 				}
 			case trend.Stable:

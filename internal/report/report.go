@@ -22,6 +22,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/analysis/capacity"
 	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/locale"
 	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/report/doc"
 	"github.com/plateau-perf/plateau/internal/report/html"
@@ -45,6 +46,9 @@ type Options struct {
 	// Version is the tool version shown in the report; "" leaves it out
 	// when run.json has none either.
 	Version string
+	// Lang is the language the report is written in ("en", "da"); ""
+	// takes the plan's lang: (run.json context.lang), else English.
+	Lang string
 }
 
 // Result says what Generate wrote.
@@ -140,7 +144,12 @@ func WriteRun(run, base *analysis.Run, baseErr error, opt Options) (*Result, err
 		return nil, err
 	}
 	dir := run.Dir
+	loc, err := Lang(opt.Lang, run.Data.Info.Context)
+	if err != nil {
+		return nil, err
+	}
 	in := prepare(run, base, baseErr, opt)
+	in.loc = loc
 	d := build(in)
 	res := &Result{Summary: d.Summary, Notes: in.notes}
 	ws := writers()
@@ -159,6 +168,21 @@ func WriteRun(run, base *analysis.Run, baseErr error, opt Options) (*Result, err
 		errs = append(errs, err)
 	}
 	return res, errors.Join(errs...)
+}
+
+// Lang is the report's language: flag when set (--lang), else the
+// plan's lang: as the run recorded it (ctx may be nil), else English. An
+// unknown name is an error naming it and the languages available.
+func Lang(flag string, ctx *rundir.Context) (*locale.Locale, error) {
+	name, from := flag, "--lang"
+	if name == "" && ctx != nil {
+		name, from = ctx.Lang, "the plan's lang"
+	}
+	loc, err := locale.Parse(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", from, err)
+	}
+	return loc, nil
 }
 
 // sweep masks literal secret values left in written files.
@@ -194,6 +218,9 @@ type input struct {
 	// baseErr is why the baseline asked for could not be read.
 	baseErr error
 
+	// loc is the report's language.
+	loc *locale.Locale
+
 	plan    string // redacted plan copy; "" when the run has none
 	red     *Redactor
 	now     time.Time
@@ -223,7 +250,8 @@ func prepare(run, base *analysis.Run, baseErr error, opt Options) *input {
 	in.plan = in.red.Literal(in.plan)
 
 	in.s = analysis.Summarize(d, d.Info.SLA)
-	Words(in.s)
+	in.loc, _ = Lang(opt.Lang, d.Info.Context) // checked by WriteRun
+	WordsIn(in.s, in.loc)
 	in.series, in.targets, in.monErr = run.Series, run.Targets, run.MonErr
 	if in.monErr != nil {
 		in.notes = append(in.notes, fmt.Sprintf("monitor data unreadable: %v", in.monErr))

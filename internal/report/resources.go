@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"math"
 	"net"
@@ -245,7 +244,7 @@ func (b *builder) panelChart(t *target, p panel, grid bool) *doc.Figure {
 		// loopback carried traffic (a system under test on this host, as in
 		// the demo), draw loopback rather than an empty chart.
 		if lo := t.get(s.Metric + "{iface=lo}"); allZero(s) && lo != nil && !allZero(lo) {
-			s, name = lo, name+" (loopback)"
+			s, name = lo, name+b.W(" (loopback)")
 		}
 		k := kbToBytes(s)
 		x, y := make([]float64, len(s.Points)), make([]float64, len(s.Points))
@@ -272,9 +271,9 @@ func (b *builder) panelChart(t *target, p panel, grid bool) *doc.Figure {
 	}
 	note := ""
 	if p.note != "" {
-		note = " (" + p.note + ")"
+		note = " (" + b.W(p.note) + ")"
 	}
-	return b.figure(t.name+"-"+p.key, c, fmt.Sprintf("%s of %s%s.", p.title, b.red.String(t.name), note)+bucketNote(reduced))
+	return b.figure(t.name+"-"+p.key, c, b.T("%s of %s%s.", b.W(p.title), b.red.String(t.name), note)+bucketNote(reduced))
 }
 
 // kindTitle names a group of targets.
@@ -293,10 +292,10 @@ func kindTitle(kind string, n int) string {
 }
 
 func (b *builder) resources() doc.Section {
-	sec := doc.Section{ID: SecResources, Title: "Resources"}
+	sec := doc.Section{ID: SecResources, Title: b.W("Resources")}
 	ts := b.monTargets()
 	if b.in.monErr != nil {
-		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: "Monitor data could not be read: " + b.red.String(b.in.monErr.Error())})
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: b.W("Monitor data could not be read: ") + b.red.String(b.in.monErr.Error())})
 	}
 	withData := 0
 	for _, t := range ts {
@@ -311,23 +310,23 @@ func (b *builder) resources() doc.Section {
 	}
 	if withData == 0 {
 		if len(ts) == 0 {
-			sec.Blocks = append(sec.Blocks, noData("No monitor data: the plan watched no target. Add host, process, cgroup, jvm or postgres targets under monitor: to see what the load cost."))
+			sec.Blocks = append(sec.Blocks, noData(b.W("No monitor data: the plan watched no target. Add host, process, cgroup, jvm or postgres targets under monitor: to see what the load cost.")))
 		} else {
-			sec.Blocks = append(sec.Blocks, noData("No monitor data: none of the monitored targets could be read (see the appendix)."))
+			sec.Blocks = append(sec.Blocks, noData(b.W("No monitor data: none of the monitored targets could be read (see the appendix).")))
 		}
 		sec.Blocks = append(sec.Blocks, b.notesWithoutData(ts)...)
 		sec.Blocks = append(sec.Blocks, b.topSQL()...)
 		return sec
 	}
 	b.s.Resources = b.resourceEntries()
-	clock, phases := "sampled on the same clock as the load", " Phase boundaries are drawn as vertical lines. The tables give each metric's mean and maximum per phase."
+	clock, phases := b.W("sampled on the same clock as the load"), b.W(" Phase boundaries are drawn as vertical lines. The tables give each metric's mean and maximum per phase.")
 	if b.d.Total == nil || b.d.Total.Count == 0 {
-		clock = "with no load recorded beside them"
+		clock = b.W("with no load recorded beside them")
 	}
 	if len(b.d.Phases) == 0 {
-		phases = " The run records no phases: the tables give each metric's mean and maximum over the run."
+		phases = b.W(" The run records no phases: the tables give each metric's mean and maximum over the run.")
 	}
-	sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("%d monitored %s, %s. Charts of the same kind are laid out side by side, one per target.%s",
+	sec.Blocks = append(sec.Blocks, &doc.Para{Text: b.T("%d monitored %s, %s. Charts of the same kind are laid out side by side, one per target.%s",
 		withData, map[bool]string{true: "target", false: "targets"}[withData == 1], clock, phases)})
 	// Group targets by kind, keeping first-seen order.
 	var kinds []string
@@ -458,7 +457,7 @@ func (b *builder) resourceTable(t *target) *doc.Table {
 	if len(cols) == 0 {
 		return nil
 	}
-	tb := &doc.Table{Caption: b.red.String(t.name) + " per phase", Columns: []doc.Column{{Name: "Phase"}}}
+	tb := &doc.Table{Caption: b.red.String(t.name) + b.W(" per phase"), Columns: []doc.Column{{Name: b.W("Phase")}}}
 	for _, c := range cols {
 		if c.km.counter {
 			tb.Columns = append(tb.Columns, doc.Column{Name: c.km.name, Align: doc.Right})
@@ -468,7 +467,7 @@ func (b *builder) resourceTable(t *target) *doc.Table {
 		if c.s.Unit == "%" {
 			u = " (%)"
 		}
-		tb.Columns = append(tb.Columns, doc.Column{Name: c.km.name + " mean" + u, Align: doc.Right}, doc.Column{Name: "max", Align: doc.Right})
+		tb.Columns = append(tb.Columns, doc.Column{Name: c.km.name + b.W(" mean") + u, Align: doc.Right}, doc.Column{Name: b.W("max"), Align: doc.Right})
 	}
 	row := func(name string, from, to time.Time, total bool) {
 		r := doc.Row{Total: total, Cells: []doc.Cell{{Text: name}}}
@@ -485,13 +484,13 @@ func (b *builder) resourceTable(t *target) *doc.Table {
 			case !ok:
 				r.Cells = append(r.Cells, doc.Cell{Text: "–"}, doc.Cell{Text: "–"})
 			case c.km.counter:
-				r.Cells = append(r.Cells, doc.Cell{Text: count(int64(math.Round(st.Last - st.First)))})
+				r.Cells = append(r.Cells, doc.Cell{Text: b.count(int64(math.Round(st.Last - st.First)))})
 			default:
 				f := func(v float64) string {
 					if unit == "%" {
-						return num3(v)
+						return b.num3(v)
 					}
-					return valueU(v*k, unit)
+					return b.valueU(v*k, unit)
 				}
 				r.Cells = append(r.Cells, doc.Cell{Text: f(st.Mean)}, doc.Cell{Text: f(st.Max)})
 			}
@@ -501,10 +500,10 @@ func (b *builder) resourceTable(t *target) *doc.Table {
 	for _, p := range b.d.Phases {
 		row(b.red.String(p.Name), p.Start, p.End, false)
 	}
-	row("Whole run", b.d.Start, b.d.End.Add(time.Nanosecond), len(b.d.Phases) > 0)
+	row(b.W("Whole run"), b.d.Start, b.d.End.Add(time.Nanosecond), len(b.d.Phases) > 0)
 	for _, c := range cols {
 		if c.km.counter {
-			tb.Note = "GC columns count the collections that happened during the phase."
+			tb.Note = b.W("GC columns count the collections that happened during the phase.")
 		}
 	}
 	return tb

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -27,11 +26,11 @@ func (b *builder) capacityWhy() string {
 	cr := b.capacityAnalysis()
 	switch cr.Skip {
 	case analysis.CapacityTooFewPhases:
-		return "it needs phases at two or more different loads of one workload (a stepped run, or several runs at different loads); this run has " + plural(int64(cr.Phases), "phase")
+		return b.W("it needs phases at two or more different loads of one workload (a stepped run, or several runs at different loads); this run has ") + b.plural(int64(cr.Phases), "phase")
 	case analysis.CapacityConcurrentOnly:
-		return fmt.Sprintf("it needs phases at two or more different loads of one workload; the %d phases here belong to %d workloads running side by side, each at one load, and concurrent workloads are not load steps", cr.Phases, cr.Workloads)
+		return b.T("it needs phases at two or more different loads of one workload; the %d phases here belong to %d workloads running side by side, each at one load, and concurrent workloads are not load steps", cr.Phases, cr.Workloads)
 	case analysis.CapacitySameLoad:
-		return fmt.Sprintf("it needs phases at two or more different loads of one workload; all %d phases here ran at the same load", cr.Phases)
+		return b.T("it needs phases at two or more different loads of one workload; all %d phases here ran at the same load", cr.Phases)
 	}
 	return ""
 }
@@ -43,49 +42,49 @@ func (b *builder) serverTimes() bool {
 }
 
 func (b *builder) capacity() doc.Section {
-	sec := doc.Section{ID: SecCapacity, Title: "Capacity"}
+	sec := doc.Section{ID: SecCapacity, Title: b.W("Capacity")}
 	cr := b.capacityAnalysis()
 	if why := b.capacityWhy(); why != "" {
-		sec.Blocks = append(sec.Blocks, noData(sentence("no capacity analysis: "+why)))
+		sec.Blocks = append(sec.Blocks, noData(sentence(b.W("no capacity analysis: ")+why)))
 		return sec
 	}
 	pts, kind, res, checkLittle := cr.Steps, cr.Kind, cr.Knee, cr.CheckLittle
 	if cr.Err != nil {
-		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence("capacity analysis failed: " + cr.Err.Error())})
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(b.W("capacity analysis failed: ") + cr.Err.Error())})
 		return sec
 	}
 	unit := "users"
 	loadName := "Users"
 	if kind == knee.Rate {
-		unit, loadName = "req/s", "Offered rate (req/s)"
+		unit, loadName = "req/s", b.W("Offered rate (req/s)")
 	}
 	// Table: load against throughput and response time.
-	t := &doc.Table{Caption: "Throughput and response time against offered load", Columns: []doc.Column{{Name: "Phase"}, {Name: loadName, Align: doc.Right},
-		{Name: "Throughput (req/s)", Align: doc.Right}, {Name: "Average (ms)", Align: doc.Right}, {Name: "p95 (ms)", Align: doc.Right},
-		{Name: "Every SLA met"}}}
+	t := &doc.Table{Caption: b.W("Throughput and response time against offered load"), Columns: []doc.Column{{Name: b.W("Phase")}, {Name: loadName, Align: doc.Right},
+		{Name: b.W("Throughput (req/s)"), Align: doc.Right}, {Name: b.W("Average (ms)"), Align: doc.Right}, {Name: b.W("p95 (ms)"), Align: doc.Right},
+		{Name: b.W("Every SLA met")}}}
 	if checkLittle {
-		t.Columns = append(t.Columns, doc.Column{Name: "Little's law"})
+		t.Columns = append(t.Columns, doc.Column{Name: b.W("Little's law")})
 	}
 	for _, x := range pts {
 		lcell := doc.Cell{Text: "–"}
 		for _, l := range res.Little {
 			if checkLittle && l.Load == x.Point.Load {
-				lcell = doc.Cell{Text: fmt.Sprintf("%s of the asked load", pct(100*l.Ratio))}
+				lcell = doc.Cell{Text: b.T("%s of the asked load", b.pct(100*l.Ratio))}
 				if l.Short {
 					lcell.Level = doc.Warn
 					lcell.Text += ": " + l.Note
 				}
 			}
 		}
-		met := doc.Cell{Text: "yes", Level: doc.OK}
+		met := doc.Cell{Text: b.W("yes"), Level: doc.OK}
 		if !x.Point.SLAMet {
-			met = doc.Cell{Text: "no", Level: doc.Fail}
+			met = doc.Cell{Text: b.W("no"), Level: doc.Fail}
 		}
 		if len(b.s.SLA) == 0 {
 			met = doc.Cell{Text: "–"}
 		}
-		row := doc.Row{Cells: []doc.Cell{{Text: b.red.String(x.Name)}, {Text: num3(x.Point.Load)}, {Text: rate(x.Point.ThroughputRPS)},
-			{Text: ms(x.Point.MeanMs)}, {Text: ms(x.Point.P95Ms)}, met}}
+		row := doc.Row{Cells: []doc.Cell{{Text: b.red.String(x.Name)}, {Text: b.num3(x.Point.Load)}, {Text: b.rate(x.Point.ThroughputRPS)},
+			{Text: b.ms(x.Point.MeanMs)}, {Text: b.ms(x.Point.P95Ms)}, met}}
 		if checkLittle {
 			row.Cells = append(row.Cells, lcell)
 		}
@@ -93,14 +92,14 @@ func (b *builder) capacity() doc.Section {
 	}
 	sec.Blocks = append(sec.Blocks, t)
 	// Chart: throughput (and the USL curve) and mean response time against load.
-	c := &chart.Chart{Title: "Throughput and response time against load", XKind: chart.Linear, XLabel: loadName,
-		Y: chart.Axis{Label: "Throughput (req/s)", Unit: "req/s"}, Y2: &chart.Axis{Label: "Average response time (ms)", Unit: "ms"}, Height: 320}
+	c := &chart.Chart{Title: b.W("Throughput and response time against load"), XKind: chart.Linear, XLabel: loadName,
+		Y: chart.Axis{Label: b.W("Throughput (req/s)"), Unit: "req/s"}, Y2: &chart.Axis{Label: b.W("Average response time (ms)"), Unit: "ms"}, Height: 320}
 	var lx, ly, lm []float64
 	for _, p := range res.Points {
 		lx, ly, lm = append(lx, p.Load), append(ly, p.ThroughputRPS), append(lm, p.MeanMs)
 	}
-	c.Series = append(c.Series, chart.Series{Name: "throughput", Color: colTput, X: lx, Y: ly, Style: chart.LinePoints, Width: 2},
-		chart.Series{Name: "average response time", Color: colAvg, X: lx, Y: lm, Style: chart.LinePoints, Right: true})
+	c.Series = append(c.Series, chart.Series{Name: b.W("throughput"), Color: colTput, X: lx, Y: ly, Style: chart.LinePoints, Width: 2},
+		chart.Series{Name: b.W("average response time"), Color: colAvg, X: lx, Y: lm, Style: chart.LinePoints, Right: true})
 	if res.USL != nil {
 		u := *res.USL
 		hi := lx[len(lx)-1] * 1.3
@@ -116,7 +115,7 @@ func (b *builder) capacity() doc.Section {
 			ux, uy = append(ux, n), append(uy, u.Throughput(n))
 		}
 		if kind == knee.Users {
-			c.Series = append(c.Series, chart.Series{Name: "USL fit", Color: "#222", X: ux, Y: uy, Dash: true, Width: 1.4})
+			c.Series = append(c.Series, chart.Series{Name: b.W("USL fit"), Color: "#222", X: ux, Y: uy, Dash: true, Width: 1.4})
 		}
 	}
 	if res.Knee != nil {
@@ -125,58 +124,58 @@ func (b *builder) capacity() doc.Section {
 	}
 	var usl, kneeLine string
 	if res.USL != nil && kind == knee.Users {
-		usl = "the dashed curve is the fitted Universal Scalability Law"
+		usl = b.W("the dashed curve is the fitted Universal Scalability Law")
 	}
 	if res.Knee != nil {
-		kneeLine = "the vertical line marks the knee"
+		kneeLine = b.W("the vertical line marks the knee")
 	}
-	sec.Blocks = append(sec.Blocks, b.figure("capacity", c, sentences("each point is one phase", usl, kneeLine)))
+	sec.Blocks = append(sec.Blocks, b.figure("capacity", c, sentences(b.W("each point is one phase"), usl, kneeLine)))
 	// Verdicts in words.
 	if res.Knee != nil {
 		s := upperFirst(res.Knee.Sentence())
-		bn := bottleneckClause(cr.Bottleneck, kind, true)
-		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence("Knee: "+s, bn)})
+		bn := b.bottleneckClause(cr.Bottleneck, kind, true)
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(b.W("Knee: ")+s, bn)})
 		b.dropFindings(doc.FindCapacity)
 		b.finding(doc.FindCapacity, doc.Warn, s, bn)
 	} else {
 		if res.Outcome == knee.ThinData {
-			sec.Blocks = append(sec.Blocks, noData(sentence("No verdict on scaling: "+thinKneeClause(res.Thin, kind))))
+			sec.Blocks = append(sec.Blocks, noData(sentence(b.W("No verdict on scaling: ")+b.thinKneeClause(res.Thin, kind))))
 		} else {
-			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Info, Text: sentence("No knee: " + res.KneeReason)})
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Info, Text: sentence(b.W("No knee: ") + res.KneeReason)})
 		}
 		if cr.Bottleneck != nil {
-			sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentence("Up to the highest tested load, " + bottleneckClause(cr.Bottleneck, kind, false))})
+			sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentence(b.W("Up to the highest tested load, ") + b.bottleneckClause(cr.Bottleneck, kind, false))})
 		}
 	}
 	if res.USL != nil {
 		u := res.USL
-		peak := "no peak within reach (coherency κ ≈ 0: throughput approaches λ/σ)"
+		peak := b.W("no peak within reach (coherency κ ≈ 0: throughput approaches λ/σ)")
 		if finite(u.PeakLoad) {
-			peak = fmt.Sprintf("predicted peak %s at %s", rps(u.PeakThroughputRPS), loadU(u.PeakLoad, kind))
+			peak = b.T("predicted peak %s at %s", b.rps(u.PeakThroughputRPS), b.loadU(u.PeakLoad, kind))
 		}
-		sec.Blocks = append(sec.Blocks, &doc.Para{Text: fmt.Sprintf("Universal Scalability Law fit: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
-			coef(u.Sigma), coef(u.Kappa), rate(u.Lambda), strings.TrimSuffix(unit, "s"), peak, u.R2)})
+		sec.Blocks = append(sec.Blocks, &doc.Para{Text: b.T("Universal Scalability Law fit: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
+			coef(u.Sigma), coef(u.Kappa), b.rate(u.Lambda), strings.TrimSuffix(unit, "s"), peak, u.R2)})
 	} else {
-		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence("No USL fit: " + res.USLReason)})
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence(b.W("No USL fit: ") + res.USLReason)})
 	}
 	if len(b.s.SLA) > 0 {
 		if res.MaxLoadMeetingSLA != nil {
-			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: sentence("highest tested load that met every requirement: " + loadU(*res.MaxLoadMeetingSLA, kind))})
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: sentence(b.W("highest tested load that met every requirement: ") + b.loadU(*res.MaxLoadMeetingSLA, kind))})
 		} else {
-			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Fail, Text: "Even the lowest tested load broke a requirement."})
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Fail, Text: b.W("Even the lowest tested load broke a requirement.")})
 		}
 	}
 	switch {
 	case !checkLittle && !b.holds().PlannedLoad && !b.serverTimes():
-		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "Little's-law check of the generator skipped: the imported data do not say what load was asked or how long the users waited between requests."})
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: b.W("Little's-law check of the generator skipped: the imported data do not say what load was asked or how long the users waited between requests.")})
 	case !checkLittle && b.serverTimes():
-		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "Little's-law check of the generator skipped: the times are the servers' own, so they do not say how many of the generator's users were busy."})
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: b.W("Little's-law check of the generator skipped: the times are the servers' own, so they do not say how many of the generator's users were busy.")})
 	case !checkLittle:
-		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "Little's-law check of the generator skipped: the users think or pace between requests, so the time per iteration, not per request, decides how many are busy."})
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: b.W("Little's-law check of the generator skipped: the users think or pace between requests, so the time per iteration, not per request, decides how many are busy.")})
 	}
 	for _, l := range res.Little {
 		if checkLittle && l.Short {
-			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(fmt.Sprintf("Little's law at %s: %s", loadU(l.Load, kind), l.Note))})
+			sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(b.T("Little's law at %s: %s", b.loadU(l.Load, kind), l.Note))})
 		}
 	}
 	return sec
@@ -184,9 +183,9 @@ func (b *builder) capacity() doc.Section {
 
 // thinKneeClause says, with its numbers, which load level had too little
 // data for a verdict on scaling, and the rule it missed.
-func thinKneeClause(p *knee.Point, kind knee.LoadKind) string {
-	return fmt.Sprintf("not enough data to judge: the step at %s had %s over %s; a verdict needs every load step to last %s or more and hold %d or more",
-		loadU(p.Load, kind), plural(p.Samples, "request"), dur(time.Duration(p.Seconds*float64(time.Second))), dur(time.Duration(knee.MinSeconds*float64(time.Second))), knee.MinSamples)
+func (b numbers) thinKneeClause(p *knee.Point, kind knee.LoadKind) string {
+	return b.T("not enough data to judge: the step at %s had %s over %s; a verdict needs every load step to last %s or more and hold %d or more",
+		b.loadU(p.Load, kind), b.plural(p.Samples, "request"), dur(time.Duration(p.Seconds*float64(time.Second))), dur(time.Duration(knee.MinSeconds*float64(time.Second))), knee.MinSamples)
 }
 
 // coef formats a fitted coefficient to 4 significant digits; a value
@@ -200,12 +199,12 @@ func coef(v float64) string {
 
 // loadU formats a load in its unit: whole users ("~36 users" when a model
 // predicts a fraction), or an arrival rate.
-func loadU(v float64, kind knee.LoadKind) string {
+func (b numbers) loadU(v float64, kind knee.LoadKind) string {
 	if kind == knee.Rate {
-		return rps(v) + " offered"
+		return b.rps(v) + b.W(" offered")
 	}
 	n := math.Round(v)
-	s := plural(int64(n), "user")
+	s := b.plural(int64(n), "user")
 	if math.Abs(v-n) > 1e-9 {
 		s = "~" + s
 	}

@@ -12,14 +12,14 @@ import (
 // ---- errors -----------------------------------------------------------------
 
 func (b *builder) errors() doc.Section {
-	sec := doc.Section{ID: SecErrors, Title: "Errors"}
+	sec := doc.Section{ID: SecErrors, Title: b.W("Errors")}
 	es := b.s.Errors
 	all := b.s.Labels[len(b.s.Labels)-1]
 	if es.Total == 0 {
-		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: fmt.Sprintf("No errors in %s.", plural(all.Samples, "request"))})
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.OK, Text: b.T("No errors in %s.", b.plural(all.Samples, "request"))})
 		if all.Samples > 0 {
-			b.finding(doc.FindNoErrors, doc.OK, "No errors in "+plural(all.Samples, "request"))
-			b.conclude(doc.AspectErrors, doc.OK, "none", fmt.Sprintf("0 of %s failed", plural(all.Samples, "request")))
+			b.finding(doc.FindNoErrors, doc.OK, b.W("No errors in ")+b.plural(all.Samples, "request"))
+			b.conclude(doc.AspectErrors, doc.OK, b.W("none"), b.T("0 of %s failed", b.plural(all.Samples, "request")))
 		}
 		return sec
 	}
@@ -27,36 +27,36 @@ func (b *builder) errors() doc.Section {
 		if all.Samples == 0 {
 			return "–"
 		}
-		return pct(100 * float64(n) / float64(all.Samples))
+		return b.pct(100 * float64(n) / float64(all.Samples))
 	}
-	ofErr := func(n int64) string { return pct(100 * float64(n) / float64(es.Total)) }
+	ofErr := func(n int64) string { return b.pct(100 * float64(n) / float64(es.Total)) }
 
-	t := &doc.Table{Caption: "By class", Columns: []doc.Column{{Name: "Class"}, {Name: "Errors", Align: doc.Right},
-		{Name: "% of requests", Align: doc.Right}, {Name: "% of errors", Align: doc.Right}}}
+	t := &doc.Table{Caption: b.W("By class"), Columns: []doc.Column{{Name: b.W("Class")}, {Name: b.W("Errors"), Align: doc.Right},
+		{Name: b.W("% of requests"), Align: doc.Right}, {Name: b.W("% of errors"), Align: doc.Right}}}
 	for _, k := range sortedByValue(es.ByClass) {
-		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: k}, {Text: count(es.ByClass[k])}, {Text: share(es.ByClass[k])}, {Text: ofErr(es.ByClass[k])}}})
+		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: k}, {Text: b.count(es.ByClass[k])}, {Text: share(es.ByClass[k])}, {Text: ofErr(es.ByClass[k])}}})
 	}
-	t.Rows = append(t.Rows, doc.Row{Total: true, Cells: []doc.Cell{{Text: "all"}, {Text: count(es.Total)}, {Text: share(es.Total)}, {Text: "100 %"}}})
+	t.Rows = append(t.Rows, doc.Row{Total: true, Cells: []doc.Cell{{Text: b.W("all")}, {Text: b.count(es.Total)}, {Text: share(es.Total)}, {Text: "100 %"}}})
 	sec.Blocks = append(sec.Blocks, t)
 	if len(es.ByStatus) > 0 {
-		t := &doc.Table{Caption: "By HTTP status", Columns: []doc.Column{{Name: "Status"}, {Name: "Errors", Align: doc.Right},
-			{Name: "% of requests", Align: doc.Right}, {Name: "% of errors", Align: doc.Right}}}
+		t := &doc.Table{Caption: b.W("By HTTP status"), Columns: []doc.Column{{Name: b.W("Status")}, {Name: b.W("Errors"), Align: doc.Right},
+			{Name: b.W("% of requests"), Align: doc.Right}, {Name: b.W("% of errors"), Align: doc.Right}}}
 		for _, k := range sortedByValue(es.ByStatus) {
-			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: k + " " + statusText(k)}, {Text: count(es.ByStatus[k])}, {Text: share(es.ByStatus[k])}, {Text: ofErr(es.ByStatus[k])}}})
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: k + " " + statusText(k)}, {Text: b.count(es.ByStatus[k])}, {Text: share(es.ByStatus[k])}, {Text: ofErr(es.ByStatus[k])}}})
 		}
 		sec.Blocks = append(sec.Blocks, t)
 	}
 	const maxRows = 50
-	dt := &doc.Table{Caption: "By message, with when and where they were seen", Columns: []doc.Column{{Name: "Class"}, {Name: "Status", Align: doc.Right},
-		{Name: "Message"}, {Name: "Label"}, {Name: "Count", Align: doc.Right}, {Name: "% of requests", Align: doc.Right},
-		{Name: "First seen"}, {Name: "Last seen"}, {Name: "Phases"}}}
+	dt := &doc.Table{Caption: b.W("By message, with when and where they were seen"), Columns: []doc.Column{{Name: b.W("Class")}, {Name: b.W("Status"), Align: doc.Right},
+		{Name: b.W("Message")}, {Name: b.W("Label")}, {Name: b.W("Count"), Align: doc.Right}, {Name: b.W("% of requests"), Align: doc.Right},
+		{Name: b.W("First seen")}, {Name: b.W("Last seen")}, {Name: b.W("Phases")}}}
 	// A failed request also fails its transaction; the table lists the
 	// requests' errors and shows a transaction's only when none of its
 	// requests carries it (an imported log of transactions alone).
 	details := b.requestErrors()
 	for i, e := range details {
 		if i == maxRows {
-			dt.Note = fmt.Sprintf("%d more kinds of error not shown; summary.json lists them all.", len(details)-maxRows)
+			dt.Note = b.T("%d more kinds of error not shown; summary.json lists them all.", len(details)-maxRows)
 			break
 		}
 		st := "–"
@@ -68,8 +68,8 @@ func (b *builder) errors() doc.Section {
 			label = b.red.String(e.Workload) + ": " + label
 		}
 		dt.Rows = append(dt.Rows, doc.Row{Cells: []doc.Cell{{Text: e.Class}, {Text: st}, {Text: nonEmpty(e.Message, "–")},
-			{Text: label}, {Text: count(e.Count)}, {Text: share(e.Count)},
-			{Text: hms(e.First) + " (+" + offset(e.First, b.d.Start) + ")"}, {Text: hms(e.Last) + " (+" + offset(e.Last, b.d.Start) + ")"},
+			{Text: label}, {Text: b.count(e.Count)}, {Text: share(e.Count)},
+			{Text: b.hms(e.First) + " (+" + offset(e.First, b.d.Start) + ")"}, {Text: b.hms(e.Last) + " (+" + offset(e.Last, b.d.Start) + ")"},
 			{Text: nonEmpty(strings.Join(e.Phases, ", "), "–")}}})
 	}
 	if len(dt.Rows) > 0 {
@@ -88,12 +88,12 @@ func (b *builder) errors() doc.Section {
 	top := ""
 	if len(details) > 0 {
 		e := details[0]
-		top = "most frequent: " + describeErr(e.Class, e.Status, e.Message)
+		top = b.W("most frequent: ") + describeErr(e.Class, e.Status, e.Message)
 	}
-	head := fmt.Sprintf("%s in %s (%s)", plural(es.Total, "error"), plural(all.Samples, "request"), share(es.Total))
-	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: lvl, Text: sentence("Verdict: "+head, top, where)})
+	head := b.T("%s in %s (%s)", b.plural(es.Total, "error"), b.plural(all.Samples, "request"), share(es.Total))
+	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: lvl, Text: sentence(b.W("Verdict: ")+head, top, where)})
 	b.finding(doc.FindErrors, lvl, head, top, where)
-	b.conclude(doc.AspectErrors, lvl, fmt.Sprintf("%s (%s)", plural(es.Total, "error"), share(es.Total)), top, where)
+	b.conclude(doc.AspectErrors, lvl, fmt.Sprintf("%s (%s)", b.plural(es.Total, "error"), share(es.Total)), top, where)
 	return sec
 }
 
@@ -186,9 +186,9 @@ func (b *builder) errorPlacement() string {
 	if total > 0 && len(ramps) > 0 {
 		switch {
 		case inRamp == total:
-			return "errors only during ramp-up"
+			return b.W("errors only during ramp-up")
 		case inRamp > 0:
-			return fmt.Sprintf("%s of them during ramp-up", pct(100*float64(inRamp)/float64(total)))
+			return b.T("%s of them during ramp-up", b.pct(100*float64(inRamp)/float64(total)))
 		}
 	}
 	phases := map[string]bool{}
@@ -198,7 +198,7 @@ func (b *builder) errorPlacement() string {
 		}
 	}
 	if len(phases) > 0 && len(phases) < len(b.d.Phases) {
-		return "only in " + joinAnd(sortedKeys(phases))
+		return b.W("only in ") + b.joinAnd(sortedKeys(phases))
 	}
 	return ""
 }

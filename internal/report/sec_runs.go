@@ -10,22 +10,22 @@ import (
 // ---- runs -------------------------------------------------------------------
 
 func (b *builder) runs() doc.Section {
-	sec := doc.Section{ID: SecRuns, Title: "Test runs"}
+	sec := doc.Section{ID: SecRuns, Title: b.W("Test runs")}
 	d := b.d
 	if len(d.Phases) == 0 {
-		sec.Blocks = append(sec.Blocks, noData("run.json records no phases: the run is reported as one span."))
+		sec.Blocks = append(sec.Blocks, noData(b.W("run.json records no phases: the run is reported as one span.")))
 		return sec
 	}
 	multiW := len(d.Info.Workloads) > 1
-	cols := []doc.Column{{Name: "#", Align: doc.Right}, {Name: "Phase"}}
+	cols := []doc.Column{{Name: b.W("#"), Align: doc.Right}, {Name: b.W("Phase")}}
 	if multiW {
-		cols = append(cols, doc.Column{Name: "Workload"})
+		cols = append(cols, doc.Column{Name: b.W("Workload")})
 	}
-	cols = append(cols, []doc.Column{{Name: "Users", Align: doc.Right}, {Name: "Rate (req/s)", Align: doc.Right},
-		{Name: "Ramp-up", Align: doc.Right}, {Name: "Start"}, {Name: "End"}, {Name: "Duration", Align: doc.Right},
-		{Name: "Samples", Align: doc.Right}, {Name: "Throughput (req/s)", Align: doc.Right}, {Name: "Error %", Align: doc.Right},
-		{Name: "Note"}}...)
-	t := &doc.Table{Caption: "One row per phase: load, time span, throughput and error rate of all requests", Columns: cols}
+	cols = append(cols, []doc.Column{{Name: b.W("Users"), Align: doc.Right}, {Name: b.W("Rate (req/s)"), Align: doc.Right},
+		{Name: b.W("Ramp-up"), Align: doc.Right}, {Name: b.W("Start")}, {Name: b.W("End")}, {Name: b.W("Duration"), Align: doc.Right},
+		{Name: b.W("Samples"), Align: doc.Right}, {Name: b.W("Throughput (req/s)"), Align: doc.Right}, {Name: b.W("Error %"), Align: doc.Right},
+		{Name: b.W("Note")}}...)
+	t := &doc.Table{Caption: b.W("One row per phase: load, time span, throughput and error rate of all requests"), Columns: cols}
 	for i, p := range d.Phases {
 		tot := phaseTotal(b.s, i)
 		row := []doc.Cell{{Text: fmt.Sprint(i + 1)}, {Text: b.red.String(p.Name)}}
@@ -41,24 +41,24 @@ func (b *builder) runs() doc.Section {
 			note = strings.TrimPrefix(note+"; still open (run killed?)", "; ")
 		}
 		if i < len(d.RecordedEnd) && !d.RecordedEnd[i].IsZero() {
-			note = strings.TrimPrefix(note+"; run.json has it end at "+clock(d.RecordedEnd[i])+", after the run's end: clipped to the run", "; ")
+			note = strings.TrimPrefix(note+"; run.json has it end at "+b.clock(d.RecordedEnd[i])+", after the run's end: clipped to the run", "; ")
 		}
-		errCell := doc.Cell{Text: pct(tot.ErrorPct)}
+		errCell := doc.Cell{Text: b.pct(tot.ErrorPct)}
 		if tot.Errors > 0 {
 			errCell.Level = doc.Warn
 		}
-		row = append(row, doc.Cell{Text: intOrDash(p.Users)}, doc.Cell{Text: floatOrDash(p.Rate)}, doc.Cell{Text: ramp},
-			doc.Cell{Text: clock(p.Start)}, doc.Cell{Text: clock(p.End)}, doc.Cell{Text: dur(p.Duration())},
-			doc.Cell{Text: count(tot.Samples)}, doc.Cell{Text: rate(tot.ThroughputRPS)}, errCell, doc.Cell{Text: nonEmpty(note, "")})
+		row = append(row, doc.Cell{Text: b.intOrDash(p.Users)}, doc.Cell{Text: b.floatOrDash(p.Rate)}, doc.Cell{Text: ramp},
+			doc.Cell{Text: b.clock(p.Start)}, doc.Cell{Text: b.clock(p.End)}, doc.Cell{Text: dur(p.Duration())},
+			doc.Cell{Text: b.count(tot.Samples)}, doc.Cell{Text: b.rate(tot.ThroughputRPS)}, errCell, doc.Cell{Text: nonEmpty(note, "")})
 		t.Rows = append(t.Rows, doc.Row{Cells: row})
 	}
 	all := b.s.Labels[len(b.s.Labels)-1]
-	tr := []doc.Cell{{Text: ""}, {Text: "Whole run"}}
+	tr := []doc.Cell{{Text: ""}, {Text: b.W("Whole run")}}
 	if multiW {
 		tr = append(tr, doc.Cell{})
 	}
-	tr = append(tr, doc.Cell{Text: intOrDash(b.peakUsers())}, doc.Cell{}, doc.Cell{}, doc.Cell{Text: clock(d.Start)}, doc.Cell{Text: clock(d.End)},
-		doc.Cell{Text: dur(d.Span())}, doc.Cell{Text: count(all.Samples)}, doc.Cell{Text: rate(all.ThroughputRPS)}, doc.Cell{Text: pct(all.ErrorPct)}, doc.Cell{})
+	tr = append(tr, doc.Cell{Text: b.intOrDash(b.peakUsers())}, doc.Cell{}, doc.Cell{}, doc.Cell{Text: b.clock(d.Start)}, doc.Cell{Text: b.clock(d.End)},
+		doc.Cell{Text: dur(d.Span())}, doc.Cell{Text: b.count(all.Samples)}, doc.Cell{Text: b.rate(all.ThroughputRPS)}, doc.Cell{Text: b.pct(all.ErrorPct)}, doc.Cell{})
 	t.Rows = append(t.Rows, doc.Row{Cells: tr, Total: true})
 	sec.Blocks = append(sec.Blocks, t)
 	if f := b.usersChart(); f != nil {
@@ -67,10 +67,10 @@ func (b *builder) runs() doc.Section {
 	if n := len(d.Dropped); n > 0 {
 		var parts []string
 		for _, w := range sortedKeys(d.Dropped) {
-			parts = append(parts, fmt.Sprintf("%s: %s", b.red.String(nonEmpty(w, "default")), count(d.Dropped[w])))
+			parts = append(parts, fmt.Sprintf("%s: %s", b.red.String(nonEmpty(w, "default")), b.count(d.Dropped[w])))
 		}
-		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentences("The generator could not start every scheduled iteration (open model; max users reached or late): "+strings.Join(parts, ", ")+" dropped", "the offered load was lower than planned")})
-		b.finding(doc.FindLoad, doc.Warn, fmt.Sprintf("The generator dropped %s scheduled iterations: the offered load was lower than planned", count(sumValues(d.Dropped))))
+		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentences(b.W("The generator could not start every scheduled iteration (open model; max users reached or late): ")+strings.Join(parts, ", ")+b.W(" dropped"), b.W("the offered load was lower than planned"))})
+		b.finding(doc.FindLoad, doc.Warn, b.T("The generator dropped %s scheduled iterations: the offered load was lower than planned", b.count(sumValues(d.Dropped))))
 	}
 	return sec
 }

@@ -17,25 +17,25 @@ import (
 // ---- trends -------------------------------------------------------------------
 
 func (b *builder) trends() doc.Section {
-	sec := doc.Section{ID: SecTrends, Title: "Trends"}
+	sec := doc.Section{ID: SecTrends, Title: b.W("Trends")}
 	tj := b.s.Trends
 	switch tj.LatencySkip {
 	case trend.LatencyRunTooShort:
-		sec.Blocks = append(sec.Blocks, noData(sentence(fmt.Sprintf("No latency drift analysis: the run lasted %s; it takes at least %d minutes of per-minute values under one load",
+		sec.Blocks = append(sec.Blocks, noData(sentence(b.T("No latency drift analysis: the run lasted %s; it takes at least %d minutes of per-minute values under one load",
 			dur(b.d.Span()), trend.MinTrendMinutes))))
 	case trend.LatencyNoLongPhase:
-		sec.Blocks = append(sec.Blocks, noData(sentence(fmt.Sprintf("No latency drift analysis: the load changed between phases and no phase lasted %d minutes, so a level change cannot be told from a load step",
+		sec.Blocks = append(sec.Blocks, noData(sentence(b.T("No latency drift analysis: the load changed between phases and no phase lasted %d minutes, so a level change cannot be told from a load step",
 			trend.MinTrendMinutes))))
 	case trend.LatencyFewMinutes:
-		sec.Blocks = append(sec.Blocks, noData(sentence(fmt.Sprintf("No latency drift analysis: too few minutes with at least %d requests each (%d needed under one load)",
+		sec.Blocks = append(sec.Blocks, noData(sentence(b.T("No latency drift analysis: too few minutes with at least %d requests each (%d needed under one load)",
 			trend.MinMinuteSamples, trend.MinTrendMinutes))))
 	default:
 		sec.Blocks = append(sec.Blocks, b.latencyDrift(tj.Latency)...)
 	}
 	// Memory after GC.
 	if len(tj.Memory) > 0 {
-		t := &doc.Table{Caption: "Memory after garbage collection", Columns: []doc.Column{{Name: "Target"}, {Name: "Memory"}, {Name: "Slope", Align: doc.Right},
-			{Name: "95 % interval", Align: doc.Right}, {Name: "Method"}, {Name: "Verdict"}}}
+		t := &doc.Table{Caption: b.W("Memory after garbage collection"), Columns: []doc.Column{{Name: b.W("Target")}, {Name: b.W("Memory")}, {Name: b.W("Slope"), Align: doc.Right},
+			{Name: b.W("95 % interval"), Align: doc.Right}, {Name: b.W("Method")}, {Name: b.W("Verdict")}}}
 		thin := false
 		for _, m := range tj.Memory {
 			v := doc.Cell{Text: m.Verdict, Level: doc.OK}
@@ -43,10 +43,10 @@ func (b *builder) trends() doc.Section {
 			case trend.Growing:
 				v.Level = doc.Warn
 				if m.Result.TimeToLimit != nil {
-					v.Text += "; limit in " + dur(*m.Result.TimeToLimit)
+					v.Text += b.W("; limit in ") + dur(*m.Result.TimeToLimit)
 				}
 			case trend.Unknown:
-				v = doc.Cell{Text: "not enough data to judge", Level: doc.NoData}
+				v = doc.Cell{Text: b.W("not enough data to judge"), Level: doc.NoData}
 				thin = true
 			}
 			if trend.Verdict(m.Verdict) == trend.Unknown && m.Result.Baseline == nil {
@@ -54,18 +54,19 @@ func (b *builder) trends() doc.Section {
 				t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: m.Target}, {Text: m.What}, {Text: "–"}, {Text: "–"}, {Text: "–"}, v}})
 				continue
 			}
-			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: m.Target}, {Text: m.What}, {Text: signedBytes(float64(m.SlopeBytesPerHour)) + "/h"},
-				{Text: fmt.Sprintf("%s … %s", signedBytes(float64(m.CILow)), signedBytes(float64(m.CIHigh)))}, {Text: nonEmpty(m.Method, "–")}, v}})
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: m.Target}, {Text: m.What}, {Text: b.signedBytes(float64(m.SlopeBytesPerHour)) + "/h"},
+				{Text: fmt.Sprintf("%s … %s", b.signedBytes(float64(m.CILow)), b.signedBytes(float64(m.CIHigh)))}, {Text: nonEmpty(m.Method, "–")}, v}})
 		}
 		sec.Blocks = append(sec.Blocks, t)
 		if thin {
-			sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence("Not enough data to judge a memory trend for " + memoryThinText(tj.Memory) + "; " + memoryRule(tj.Memory))})
+			sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence(b.T("Not enough data to judge a memory trend for %s; a verdict needs at least %d after-GC points over %s, and a 95 %% interval that shows a growth of at least %s over the run (growing) or rules it out (stable)",
+				b.memoryThinText(tj.Memory), trend.MinBaseline, dur(trend.MinMemorySpan), b.pct(memoryThreshold(tj.Memory))))})
 		}
 		if f := b.memoryChart(); f != nil {
 			sec.Blocks = append(sec.Blocks, f)
 		}
 	} else {
-		sec.Blocks = append(sec.Blocks, noData("No memory trend: no monitored target reported memory."))
+		sec.Blocks = append(sec.Blocks, noData(b.W("No memory trend: no monitored target reported memory.")))
 	}
 	if blk := b.workloadPhases(); blk != nil {
 		sec.Blocks = append(sec.Blocks, blk...)
@@ -74,41 +75,41 @@ func (b *builder) trends() doc.Section {
 }
 
 // memoryThin gives the numbers a memory trend could not be judged on.
-func memoryThin(m trend.MemoryTrend) (who, numbers string) {
+func (b *builder) memoryThin(m trend.MemoryTrend) (who, numbers string) {
 	r := m.Result
 	who = m.Target + " " + m.What
 	span := dur(time.Duration(float64(m.SpanS) * float64(time.Second)))
 	switch {
 	case m.Readings < 2 || r.Baseline == nil:
-		return who, fmt.Sprintf("%s over %s", plural(int64(m.Readings), "reading"), span)
+		return who, b.T("%s over %s", b.plural(int64(m.Readings), "reading"), span)
 	case m.AfterGCPoints < trend.MinBaseline:
-		return who, fmt.Sprintf("%s (%s) over %s", plural(int64(m.AfterGCPoints), "after-GC point"), plural(int64(m.Readings), "reading"), span)
+		return who, b.T("%s (%s) over %s", b.plural(int64(m.AfterGCPoints), "after-GC point"), b.plural(int64(m.Readings), "reading"), span)
 	}
 	lo := 0.0
 	if r.Mean != 0 {
 		lo = 100 * r.CILow * r.Span.Hours() / math.Abs(r.Mean)
 	}
-	return who, fmt.Sprintf("a growth of %s … %s of its level over %s (%s)", minusPct(lo), minusPct(r.GrowthHighPct), span, plural(int64(m.AfterGCPoints), "after-GC point"))
+	return who, b.T("a growth of %s … %s of its level over %s (%s)", b.minusPct(lo), b.minusPct(r.GrowthHighPct), span, b.plural(int64(m.AfterGCPoints), "after-GC point"))
 }
 
 // minusPct is pct with a minus sign, as the table's signed figures.
-func minusPct(v float64) string {
-	if p := pct(v); strings.HasPrefix(p, "-") {
+func (b *builder) minusPct(v float64) string {
+	if p := b.pct(v); strings.HasPrefix(p, "-") {
 		return "−" + p[1:]
 	}
-	return pct(v)
+	return b.pct(v)
 }
 
 // memoryThinText says the numbers of the trends too thin to judge, the
 // targets with the same numbers together.
-func memoryThinText(ms []trend.MemoryTrend) string {
+func (b *builder) memoryThinText(ms []trend.MemoryTrend) string {
 	var order []string
 	whos := map[string][]string{}
 	for _, m := range ms {
 		if trend.Verdict(m.Verdict) != trend.Unknown {
 			continue
 		}
-		who, n := memoryThin(m)
+		who, n := b.memoryThin(m)
 		if whos[n] == nil {
 			order = append(order, n)
 		}
@@ -116,78 +117,75 @@ func memoryThinText(ms []trend.MemoryTrend) string {
 	}
 	parts := make([]string, len(order))
 	for i, n := range order {
-		parts[i] = joinAnd(whos[n]) + ": " + n
+		parts[i] = b.joinAnd(whos[n]) + ": " + n
 		if len(whos[n]) > 1 {
-			parts[i] += " each"
+			parts[i] += b.W(" each")
 		}
 	}
 	return strings.Join(parts, "; ")
 }
 
-// memoryRule states what a memory verdict needs, from the results' own
-// thresholds.
-func memoryRule(ms []trend.MemoryTrend) string {
-	threshold := 2.0
+// memoryThreshold is the growth a memory verdict was judged against, from
+// the results themselves.
+func memoryThreshold(ms []trend.MemoryTrend) float64 {
 	for _, m := range ms {
 		if m.Result.MinGrowthPct > 0 {
-			threshold = m.Result.MinGrowthPct
-			break
+			return m.Result.MinGrowthPct
 		}
 	}
-	return fmt.Sprintf("a verdict needs at least %d after-GC points over %s, and a 95 %% interval that shows a growth of at least %s over the run (growing) or rules it out (stable)",
-		trend.MinBaseline, dur(trend.MinMemorySpan), pct(threshold))
+	return 2
 }
 
 // latencyDrift renders the judged latency drifts: the table, the rows with
 // too little data said once with their numbers, and the verdict.
 func (b *builder) latencyDrift(rows []trend.LatencyTrend) []doc.Block {
 	var blocks []doc.Block
-	t := &doc.Table{Caption: "Latency drift (per-minute values)", Columns: []doc.Column{{Name: "Label"}, {Name: "Over"}, {Name: "Statistic"},
-		{Name: "Slope (ms/h)", Align: doc.Right}, {Name: "95 % interval", Align: doc.Right}, {Name: "Level shift"}, {Name: "Verdict"}}}
+	t := &doc.Table{Caption: b.W("Latency drift (per-minute values)"), Columns: []doc.Column{{Name: b.W("Label")}, {Name: b.W("Over")}, {Name: b.W("Statistic")},
+		{Name: b.W("Slope (ms/h)"), Align: doc.Right}, {Name: b.W("95 % interval"), Align: doc.Right}, {Name: b.W("Level shift")}, {Name: b.W("Verdict")}}}
 	var drifts, thin []string
 	for _, r := range rows {
 		shift := "none"
 		if r.ChangeAt != nil {
-			shift = fmt.Sprintf("from %s (+%s) on: %s", hms(r.ChangeAt.In(b.d.Start.Location())), offset(*r.ChangeAt, b.d.Start), signedMs(float64(r.ChangeMs)))
+			shift = b.T("from %s (+%s) on: %s", b.hms(r.ChangeAt.In(b.d.Start.Location())), offset(*r.ChangeAt, b.d.Start), b.signedMs(float64(r.ChangeMs)))
 		}
-		verdict := doc.Cell{Text: "flat", Level: doc.OK}
+		verdict := doc.Cell{Text: b.W("flat"), Level: doc.OK}
 		switch r.Verdict {
 		case trend.DriftThin:
-			verdict = doc.Cell{Text: "not enough data to judge", Level: doc.NoData}
+			verdict = doc.Cell{Text: b.W("not enough data to judge"), Level: doc.NoData}
 			if r.Stat == "mean" {
-				thin = append(thin, fmt.Sprintf("%s over %s: %s in %d minutes", r.Label, r.Phase, plural(r.Requests, "request"), r.MinutesAnalyzed))
+				thin = append(thin, b.T("%s over %s: %s in %d minutes", r.Label, r.Phase, b.plural(r.Requests, "request"), r.MinutesAnalyzed))
 			}
 		case trend.DriftUp:
 			// A rise is worth a warning; a fall is stated without one.
-			verdict = doc.Cell{Text: "drifts up", Level: doc.Warn}
+			verdict = doc.Cell{Text: b.W("drifts up"), Level: doc.Warn}
 			if r.ChangeAt != nil {
-				drifts = append(drifts, fmt.Sprintf("from %s on, %s %s rose by %s", offset(*r.ChangeAt, b.d.Start), r.Label, r.Stat, strings.TrimPrefix(signedMs(float64(r.ChangeMs)), "+")))
+				drifts = append(drifts, b.T("from %s on, %s %s rose by %s", offset(*r.ChangeAt, b.d.Start), r.Label, r.Stat, strings.TrimPrefix(b.signedMs(float64(r.ChangeMs)), "+")))
 			} else {
-				drifts = append(drifts, fmt.Sprintf("%s %s %s/h", r.Label, r.Stat, signedMs(float64(r.SlopeMsPerHour))))
+				drifts = append(drifts, fmt.Sprintf("%s %s %s/h", r.Label, r.Stat, b.signedMs(float64(r.SlopeMsPerHour))))
 			}
 		case trend.DriftDown:
-			verdict = doc.Cell{Text: "drifts down", Level: doc.Info}
+			verdict = doc.Cell{Text: b.W("drifts down"), Level: doc.Info}
 		}
 		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Label}, {Text: r.Phase}, {Text: r.Stat}, {Text: signed1(float64(r.SlopeMsPerHour))},
 			{Text: signed1(float64(r.CILow)) + " … " + signed1(float64(r.CIHigh))}, {Text: shift}, verdict}})
 	}
 	blocks = append(blocks, t)
 	if len(thin) > 0 {
-		blocks = append(blocks, &doc.Para{Note: true, Text: sentence(fmt.Sprintf("Not enough data to judge a drift for %s: a verdict needs at least %s under one load and %d requests in each minute counted",
-			strings.Join(thin, "; "), plural(trend.MinDriftSamples, "request"), trend.MinMinuteSamples))})
+		blocks = append(blocks, &doc.Para{Note: true, Text: sentence(b.T("Not enough data to judge a drift for %s: a verdict needs at least %s under one load and %d requests in each minute counted",
+			strings.Join(thin, "; "), b.plural(trend.MinDriftSamples, "request"), trend.MinMinuteSamples))})
 	}
 	switch {
 	case len(drifts) > 0:
 		if len(drifts) > 3 {
-			drifts = append(drifts[:3], fmt.Sprintf("and %d more", len(drifts)-3))
+			drifts = append(drifts[:3], b.T("and %d more", len(drifts)-3))
 		}
-		text := "Latency drift: " + strings.Join(drifts, "; ")
+		text := b.W("Latency drift: ") + strings.Join(drifts, "; ")
 		blocks = append(blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(text)})
 		b.finding(doc.FindDrift, doc.Warn, text)
 	case len(thin) > 0:
 		// said once above, with the numbers: no "level" claim either
 	default:
-		blocks = append(blocks, &doc.Verdict{Level: doc.OK, Text: "No latency drift: per-minute mean and p95 stay level under constant load (no significant slope, no level shift)."})
+		blocks = append(blocks, &doc.Verdict{Level: doc.OK, Text: b.W("No latency drift: per-minute mean and p95 stay level under constant load (no significant slope, no level shift).")})
 	}
 	return blocks
 }
@@ -206,19 +204,19 @@ func signed1(v float64) string {
 	return fmt.Sprintf("%+.1f", v)
 }
 
-func signedBytes(v float64) string {
+func (b numbers) signedBytes(v float64) string {
 	if !finite(v) {
 		return "–"
 	}
 	if v < 0 {
-		return "−" + bytesU(-v)
+		return "−" + b.bytesU(-v)
 	}
-	return "+" + bytesU(v)
+	return "+" + b.bytesU(v)
 }
 
 // memoryChart draws the after-GC points of each memory trend.
 func (b *builder) memoryChart() *doc.Figure {
-	c := b.timeChart("Memory after garbage collection")
+	c := b.timeChart(b.W("Memory after garbage collection"))
 	c.Y = chart.Axis{Label: "Memory", Unit: "bytes"}
 	for i, m := range b.s.Trends.Memory {
 		if len(m.Result.Baseline) == 0 || i >= 6 {
@@ -238,7 +236,7 @@ func (b *builder) memoryChart() *doc.Figure {
 	if len(c.Series) == 0 {
 		return nil
 	}
-	return b.figure("memory-after-gc", c, "The points each trend line was fitted to: memory right after a collection (or the lowest reading of each window when no collection was seen).")
+	return b.figure("memory-after-gc", c, b.W("The points each trend line was fitted to: memory right after a collection (or the lowest reading of each window when no collection was seen)."))
 }
 
 // workloadPhases reports each target's CPU before, during and after a
@@ -268,12 +266,12 @@ func (b *builder) workloadPhases() []doc.Block {
 		sp := spans[w]
 		if !sp[0].After(b.d.Start.Add(30*time.Second)) && !sp[1].Before(b.d.End.Add(-30*time.Second)) {
 			// Ran the whole time: there is no before or after to compare.
-			blocks = append(blocks, &doc.Para{Note: true, Text: sentence(fmt.Sprintf("no before/during/after comparison for workload %s: it started within 30 s of the run's start and ended within 30 s of its end (%s – %s), so there is no time without it to compare with",
-				b.red.String(w), hms(sp[0]), hms(sp[1])))})
+			blocks = append(blocks, &doc.Para{Note: true, Text: sentence(b.T("no before/during/after comparison for workload %s: it started within 30 s of the run's start and ended within 30 s of its end (%s – %s), so there is no time without it to compare with",
+				b.red.String(w), b.hms(sp[0]), b.hms(sp[1])))})
 			continue
 		}
-		t := &doc.Table{Caption: fmt.Sprintf("CPU before, during and after workload %s (%s – %s)", b.red.String(w), hms(sp[0]), hms(sp[1])),
-			Columns: []doc.Column{{Name: "Target"}, {Name: "Before", Align: doc.Right}, {Name: "During", Align: doc.Right}, {Name: "After", Align: doc.Right}}}
+		t := &doc.Table{Caption: b.T("CPU before, during and after workload %s (%s – %s)", b.red.String(w), b.hms(sp[0]), b.hms(sp[1])),
+			Columns: []doc.Column{{Name: b.W("Target")}, {Name: b.W("Before"), Align: doc.Right}, {Name: b.W("During"), Align: doc.Right}, {Name: b.W("After"), Align: doc.Right}}}
 		for _, tg := range ts {
 			s := busySeries(tg)
 			if tg.kind != mondata.KindHost {
@@ -287,14 +285,14 @@ func (b *builder) workloadPhases() []doc.Block {
 				if l.N == 0 {
 					return "–"
 				}
-				return num3(l.Mean) + " %"
+				return b.num3(l.Mean) + " %"
 			}
 			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(tg.name)}, {Text: f(lv.Before)}, {Text: f(lv.During)}, {Text: f(lv.After)}}})
 		}
 		if len(t.Rows) > 0 {
 			blocks = append(blocks, t)
 		} else {
-			blocks = append(blocks, &doc.Para{Note: true, Text: sentence(fmt.Sprintf("no before/during/after comparison for workload %s: no monitored target recorded CPU", b.red.String(w)))})
+			blocks = append(blocks, &doc.Para{Note: true, Text: sentence(b.T("no before/during/after comparison for workload %s: no monitored target recorded CPU", b.red.String(w)))})
 		}
 	}
 	return blocks

@@ -13,7 +13,7 @@ import (
 // ---- conclusions ------------------------------------------------------------
 
 func (b *builder) conclusionsSection() doc.Section {
-	sec := doc.Section{ID: SecConclusions, Title: "Conclusions", Blocks: b.validityConclusion()}
+	sec := doc.Section{ID: SecConclusions, Title: b.W("Conclusions"), Blocks: b.validityConclusion()}
 	l := &doc.List{}
 	// Aspects judged only for some runs (connections, from database
 	// monitors; the load generator) follow the fixed ones.
@@ -23,27 +23,36 @@ func (b *builder) conclusionsSection() doc.Section {
 			continue
 		}
 		if !ok {
-			c = doc.Conclusion{Aspect: a, Level: doc.NoData, Verdict: "not measured", Evidence: noEvidence(a)}
+			c = doc.Conclusion{Aspect: a, Level: doc.NoData, Verdict: b.W("not measured"), Evidence: b.noEvidence(a)}
 		}
 		b.extra.Conclusions = append(b.extra.Conclusions, c)
 		text := c.Verdict
 		if c.Evidence != "" {
 			text += " — " + c.Evidence
 		}
-		l.Items = append(l.Items, doc.Item{Level: c.Level, Lead: a.String(), Text: finish(text)})
+		l.Items = append(l.Items, doc.Item{Level: c.Level, Lead: b.aspect(a), Text: finish(text)})
 	}
 	sec.Blocks = append(sec.Blocks, l)
 	return sec
 }
 
-func noEvidence(aspect doc.Aspect) string {
+// aspect is an aspect's name as the conclusions lead with it: the
+// reference's own words in Danish ("Cpu status", "io på netværk").
+func (b numbers) aspect(a doc.Aspect) string {
+	if k := "aspect " + a.String(); !b.loc.English() && b.loc.Has(k) {
+		return b.W(k)
+	}
+	return a.String()
+}
+
+func (b numbers) noEvidence(aspect doc.Aspect) string {
 	switch aspect {
 	case doc.AspectCPU, doc.AspectNetwork, doc.AspectMemory:
-		return "no monitor recorded it; add a host, process or cgroup target under monitor: in the plan"
+		return b.W("no monitor recorded it; add a host, process or cgroup target under monitor: in the plan")
 	case doc.AspectGC:
-		return "no JVM was monitored; add a jvm target under monitor: in the plan"
+		return b.W("no JVM was monitored; add a jvm target under monitor: in the plan")
 	}
-	return "no data"
+	return b.W("no data")
 }
 
 // ---- appendix ---------------------------------------------------------------
@@ -68,7 +77,7 @@ func environment(in *input) map[string]string {
 			set("cpus", fmt.Sprint(h.CPUs))
 		}
 		if h.MemBytes > 0 {
-			set("memory", bytesU(float64(h.MemBytes)))
+			set("memory", numbers{}.bytesU(float64(h.MemBytes)))
 		}
 		set("go", h.GoVersion)
 	}
@@ -78,26 +87,26 @@ func environment(in *input) map[string]string {
 }
 
 func (b *builder) appendix() doc.Section {
-	sec := doc.Section{ID: SecAppendix, Title: "Appendix"}
+	sec := doc.Section{ID: SecAppendix, Title: b.W("Appendix")}
 	env := b.extra.Environment
-	caption := "Environment (load generator)"
+	caption := b.W("Environment (load generator)")
 	if !b.holds().GeneratorEnv {
-		caption = "Environment"
-		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "The load generator's environment (host, CPU, memory) is not in the imported data, so it is not known here."})
+		caption = b.W("Environment")
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: b.W("The load generator's environment (host, CPU, memory) is not in the imported data, so it is not known here.")})
 	}
-	t := &doc.Table{Caption: caption, Columns: []doc.Column{{Name: "Item"}, {Name: "Value"}}}
+	t := &doc.Table{Caption: caption, Columns: []doc.Column{{Name: b.W("Item")}, {Name: b.W("Value")}}}
 	for _, k := range []struct{ key, name string }{{"host", "Host"}, {"os", "OS"}, {"kernel", "Kernel"}, {"cpu", "CPU"},
-		{"cpus", "CPU cores"}, {"memory", "Memory"}, {"go", "Go runtime"}, {"tool", "Tool"}, {"segment", "Generator segment"}} {
+		{"cpus", b.W("CPU cores")}, {"memory", "Memory"}, {"go", b.W("Go runtime")}, {"tool", "Tool"}, {"segment", b.W("Generator segment")}} {
 		if v, ok := env[k.key]; ok {
-			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: k.name}, {Text: v}}})
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.W(k.name)}, {Text: v}}})
 		}
 	}
-	t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: "Run directory"}, {Text: b.red.String(b.in.dir)}}},
-		doc.Row{Cells: []doc.Cell{{Text: "Report written"}, {Text: b.extra.Generated.Format("2006-01-02 15:04:05 MST") + " by " + b.doc.Tool + " (" + runtime.GOOS + ")"}}})
+	t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.W("Run directory")}, {Text: b.red.String(b.in.dir)}}},
+		doc.Row{Cells: []doc.Cell{{Text: b.W("Report written")}, {Text: b.extra.Generated.Format("2006-01-02 15:04:05 MST") + b.W(" by ") + b.doc.Tool + " (" + runtime.GOOS + ")"}}})
 	sec.Blocks = append(sec.Blocks, t)
 
 	if cmd := b.d.Info.Command; len(cmd) > 0 {
-		sec.Blocks = append(sec.Blocks, &doc.Code{Title: "Command line", Lang: "sh", Text: b.red.String(shellJoin(cmd))})
+		sec.Blocks = append(sec.Blocks, &doc.Code{Title: b.W("Command line"), Lang: "sh", Text: b.red.String(shellJoin(cmd))})
 	}
 	if t := b.commandsTable(); t != nil {
 		sec.Blocks = append(sec.Blocks, t)
@@ -108,19 +117,19 @@ func (b *builder) appendix() doc.Section {
 		for _, s := range b.d.Info.Source {
 			l.Items = append(l.Items, doc.Item{Text: b.red.String(s)})
 		}
-		sec.Blocks = append(sec.Blocks, &doc.Heading{Text: "Imported files"}, l)
+		sec.Blocks = append(sec.Blocks, &doc.Heading{Text: b.W("Imported files")}, l)
 	}
 	if notes := append(append([]string{}, b.d.Info.Notes...), b.extra.Notes...); len(notes) > 0 {
 		l := &doc.List{}
 		for _, n := range notes {
 			l.Items = append(l.Items, doc.Item{Level: doc.Info, Text: b.red.String(n)})
 		}
-		sec.Blocks = append(sec.Blocks, &doc.Heading{Text: "Notes"}, l)
+		sec.Blocks = append(sec.Blocks, &doc.Heading{Text: b.W("Notes")}, l)
 	}
 	if b.in.plan != "" {
-		sec.Blocks = append(sec.Blocks, &doc.Code{Title: "Plan as run (secrets masked)", Lang: "yaml", Text: b.in.plan})
+		sec.Blocks = append(sec.Blocks, &doc.Code{Title: b.W("Plan as run (secrets masked)"), Lang: "yaml", Text: b.in.plan})
 	} else {
-		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: "The run directory holds no plan copy (imported run)."})
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: b.W("The run directory holds no plan copy (imported run).")})
 	}
 	return sec
 }
@@ -170,19 +179,19 @@ func (b *builder) monitorsTable() []doc.Block {
 	if len(ts) == 0 {
 		return nil
 	}
-	t := &doc.Table{Caption: "Monitors and their own cost", Columns: []doc.Column{{Name: "Target"}, {Name: "Kind"}, {Name: "State"},
-		{Name: "Method"}, {Name: "Interval", Align: doc.Right}, {Name: "Samples", Align: doc.Right}, {Name: "Gaps", Align: doc.Right},
-		{Name: "CPU used (s)", Align: doc.Right}, {Name: "CPU share of one core", Align: doc.Right}}}
+	t := &doc.Table{Caption: b.W("Monitors and their own cost"), Columns: []doc.Column{{Name: b.W("Target")}, {Name: b.W("Kind")}, {Name: b.W("State")},
+		{Name: b.W("Method")}, {Name: b.W("Interval"), Align: doc.Right}, {Name: b.W("Samples"), Align: doc.Right}, {Name: b.W("Gaps"), Align: doc.Right},
+		{Name: b.W("CPU used (s)"), Align: doc.Right}, {Name: b.W("CPU share of one core"), Align: doc.Right}}}
 	secs := b.d.Span().Seconds()
 	var total float64
 	for _, st := range ts {
-		state := doc.Cell{Text: "sampled", Level: doc.OK}
+		state := doc.Cell{Text: b.W("sampled"), Level: doc.OK}
 		if !st.Started {
-			state = doc.Cell{Text: "could not start: " + b.red.String(nonEmpty(st.Error, "unknown reason")), Level: doc.Fail}
+			state = doc.Cell{Text: b.W("could not start: ") + b.red.String(nonEmpty(st.Error, b.W("unknown reason"))), Level: doc.Fail}
 		}
 		share := "–"
 		if secs > 0 && st.CPUSeconds > 0 {
-			share = pct(100 * st.CPUSeconds / secs)
+			share = b.pct(100 * st.CPUSeconds / secs)
 		}
 		total += st.CPUSeconds
 		iv := "–"
@@ -190,23 +199,23 @@ func (b *builder) monitorsTable() []doc.Block {
 			iv = trimZeros(fmt.Sprintf("%.3f", st.IntervalS)) + " s"
 		}
 		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(st.Name)}, {Text: st.Kind}, state, {Text: nonEmpty(st.Method, "–")},
-			{Text: iv}, {Text: count(int64(st.Samples))}, {Text: fmt.Sprint(len(st.Gaps))},
+			{Text: iv}, {Text: b.count(int64(st.Samples))}, {Text: fmt.Sprint(len(st.Gaps))},
 			{Text: trimZeros(fmt.Sprintf("%.2f", st.CPUSeconds))}, {Text: share}}})
 	}
 	if len(ts) > 1 && secs > 0 {
-		t.Rows = append(t.Rows, doc.Row{Total: true, Cells: []doc.Cell{{Text: "all monitors"}, {}, {}, {}, {}, {}, {},
-			{Text: trimZeros(fmt.Sprintf("%.2f", total))}, {Text: pct(100 * total / secs)}}})
+		t.Rows = append(t.Rows, doc.Row{Total: true, Cells: []doc.Cell{{Text: b.W("all monitors")}, {}, {}, {}, {}, {}, {},
+			{Text: trimZeros(fmt.Sprintf("%.2f", total))}, {Text: b.pct(100 * total / secs)}}})
 	}
-	t.Note = "CPU used is the monitors' own cost (sampling threads and helper processes such as jstat) over the run."
+	t.Note = b.W("CPU used is the monitors' own cost (sampling threads and helper processes such as jstat) over the run.")
 	blocks := []doc.Block{t}
 	var gaps []string
 	for _, st := range ts {
 		for _, g := range st.Gaps {
-			end := "end of run"
+			end := b.W("end of run")
 			if g.End != nil {
-				end = hms(g.End.In(b.d.Start.Location()))
+				end = b.hms(g.End.In(b.d.Start.Location()))
 			}
-			gaps = append(gaps, fmt.Sprintf("%s lost %s – %s: %s", b.red.String(st.Name), hms(g.Start.In(b.d.Start.Location())), end, b.red.String(g.Error)))
+			gaps = append(gaps, b.T("%s lost %s – %s: %s", b.red.String(st.Name), b.hms(g.Start.In(b.d.Start.Location())), end, b.red.String(g.Error)))
 		}
 	}
 	if len(gaps) > 0 {

@@ -2,7 +2,6 @@ package report
 
 import (
 	"cmp"
-	"fmt"
 	"github.com/plateau-perf/plateau/internal/analysis/resources"
 	"math"
 	"slices"
@@ -119,7 +118,7 @@ func (b *builder) labelledBlocks(group []*target) []doc.Block {
 	notes := b.monitorNotes()
 	hints, err := b.in.run.Hints, b.in.run.HintsErr
 	if err != nil {
-		out = append(out, &doc.Verdict{Level: doc.Warn, Text: sentence("monitor hints unreadable: " + b.red.String(err.Error()))})
+		out = append(out, &doc.Verdict{Level: doc.Warn, Text: sentence(b.W("monitor hints unreadable: ") + b.red.String(err.Error()))})
 	}
 	for _, t := range group {
 		for _, n := range notes {
@@ -130,7 +129,7 @@ func (b *builder) labelledBlocks(group []*target) []doc.Block {
 		fams := families(t)
 		for i, f := range fams {
 			if i == seriesMaxFamilies {
-				out = append(out, &doc.Para{Note: true, Text: fmt.Sprintf("%d more metrics of %s are in the monitor files, not drawn here.", len(fams)-i, b.red.String(t.name))})
+				out = append(out, &doc.Para{Note: true, Text: b.T("%d more metrics of %s are in the monitor files, not drawn here.", len(fams)-i, b.red.String(t.name))})
 				break
 			}
 			ranked := b.rankSeries(f)
@@ -153,7 +152,7 @@ func (b *builder) labelledBlocks(group []*target) []doc.Block {
 func (b *builder) monitorNotes() []mondata.Note {
 	ns, err := b.in.run.MonNotes, b.in.run.MonNotesErr
 	if err != nil {
-		return []mondata.Note{{Level: mondata.NoteError, Text: "monitor notes unreadable: " + err.Error()}}
+		return []mondata.Note{{Level: mondata.NoteError, Text: b.W("monitor notes unreadable: ") + err.Error()}}
 	}
 	return ns
 }
@@ -164,9 +163,9 @@ func (b *builder) noteBlock(n mondata.Note) doc.Block {
 	if n.Level == mondata.NoteInfo {
 		lvl = doc.Info
 	}
-	lead := "monitor " + b.red.String(n.Target)
+	lead := b.W("monitor ") + b.red.String(n.Target)
 	if n.Subject != "" {
-		lead = "query " + b.red.String(n.Subject) + " (" + b.red.String(n.Target) + ")"
+		lead = b.W("query ") + b.red.String(n.Subject) + " (" + b.red.String(n.Target) + ")"
 	}
 	return &doc.Verdict{Level: lvl, Text: sentence(lead + ": " + b.red.String(n.Text))}
 }
@@ -233,11 +232,11 @@ func (b *builder) familyChart(t *target, f *family, ranked []*core.Series, top i
 	if drawn == 0 {
 		return nil
 	}
-	what := fmt.Sprintf("%s of %s", f.name, b.red.String(t.name))
+	what := b.T("%s of %s", f.name, b.red.String(t.name))
 	if len(ranked) > drawn {
-		what += fmt.Sprintf(", the %d series with the highest mean during the run of %d (all are in the table)", drawn, len(ranked))
+		what += b.T(", the %d series with the highest mean during the run of %d (all are in the table)", drawn, len(ranked))
 	} else if drawn > 1 {
-		what += fmt.Sprintf(", one line per series (%d)", drawn)
+		what += b.T(", one line per series (%d)", drawn)
 	}
 	return b.figure(t.name+"-"+f.name, c, what+"."+bucketNote(reduced))
 }
@@ -272,7 +271,7 @@ func (b *builder) tableSpans(f *family) []span {
 			out = append(out, span{name: b.red.String(p.Name), from: p.Start, to: p.End})
 		}
 	} else {
-		out = append(out, span{name: "During the load", from: start, to: end})
+		out = append(out, span{name: b.W("During the load"), from: start, to: end})
 	}
 	if has(end, late) {
 		out = append(out, span{name: "After", from: end, to: late, meanOnly: true})
@@ -283,17 +282,17 @@ func (b *builder) tableSpans(f *family) []span {
 // familyTable gives every series' mean and maximum per span.
 func (b *builder) familyTable(t *target, f *family, ranked []*core.Series) *doc.Table {
 	spans := b.tableSpans(f)
-	tb := &doc.Table{Caption: b.red.String(t.name) + " — " + f.name + " per phase", Columns: []doc.Column{{Name: "Series"}}}
+	tb := &doc.Table{Caption: b.red.String(t.name) + " — " + f.name + b.W(" per phase"), Columns: []doc.Column{{Name: b.W("Series")}}}
 	for _, sp := range spans {
 		if sp.meanOnly {
-			tb.Columns = append(tb.Columns, doc.Column{Name: sp.name + " mean", Align: doc.Right})
+			tb.Columns = append(tb.Columns, doc.Column{Name: sp.name + b.W(" mean"), Align: doc.Right})
 			continue
 		}
-		tb.Columns = append(tb.Columns, doc.Column{Name: sp.name + " mean", Align: doc.Right}, doc.Column{Name: "max", Align: doc.Right})
+		tb.Columns = append(tb.Columns, doc.Column{Name: sp.name + b.W(" mean"), Align: doc.Right}, doc.Column{Name: b.W("max"), Align: doc.Right})
 	}
 	for i, s := range ranked {
 		if i == seriesMaxRows {
-			tb.Note = fmt.Sprintf("%d more series with lower means are in the monitor files.", len(ranked)-i)
+			tb.Note = b.T("%d more series with lower means are in the monitor files.", len(ranked)-i)
 			break
 		}
 		k := kbToBytes(s)
@@ -311,10 +310,10 @@ func (b *builder) familyTable(t *target, f *family, ranked []*core.Series) *doc.
 			case !ok:
 				r.Cells = append(r.Cells, doc.Cell{Text: "–"}, doc.Cell{Text: "–"})
 			case sp.meanOnly:
-				r.Cells = append(r.Cells, doc.Cell{Text: valueU(st.Mean*k, unit)})
+				r.Cells = append(r.Cells, doc.Cell{Text: b.valueU(st.Mean*k, unit)})
 				any = true
 			default:
-				r.Cells = append(r.Cells, doc.Cell{Text: valueU(st.Mean*k, unit)}, doc.Cell{Text: valueU(st.Max*k, unit)})
+				r.Cells = append(r.Cells, doc.Cell{Text: b.valueU(st.Mean*k, unit)}, doc.Cell{Text: b.valueU(st.Max*k, unit)})
 				any = true
 			}
 		}

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"math"
 	"strings"
 	"time"
@@ -24,7 +23,7 @@ func (b *builder) judgeServices() {
 		spans = append(spans, resources.Span{Name: b.red.String(p.Name), From: p.Start, To: p.End})
 	}
 	if len(spans) == 0 {
-		spans = append(spans, resources.Span{Name: "the run", From: b.d.Start, To: b.d.End.Add(time.Nanosecond)})
+		spans = append(spans, resources.Span{Name: b.W("the run"), From: b.d.Start, To: b.d.End.Add(time.Nanosecond)})
 	}
 	for _, a := range resources.Services(b.resourceTargets(), spans) {
 		rk, peaks := a.Rule, a.Peaks
@@ -33,30 +32,30 @@ func (b *builder) judgeServices() {
 			withFrac := !math.IsNaN(p.Frac)
 			switch {
 			case rk.Unit == "bytes" && withFrac:
-				return bytesU(p.Mean) + " of " + bytesU(p.Use.Capacity) + " memory (" + pct(100*p.Frac) + ")"
+				return b.bytesU(p.Mean) + b.W(" of ") + b.bytesU(p.Use.Capacity) + b.W(" memory (") + b.pct(100*p.Frac) + ")"
 			case rk.Unit == "bytes":
-				return bytesU(p.Mean) + " of memory"
+				return b.bytesU(p.Mean) + b.W(" of memory")
 			case rk.Unit == "bytes/s" && withFrac:
-				return bytesU(p.Mean) + "/s of a " + bytesU(p.Use.Capacity) + "/s link (" + pct(100*p.Frac) + ")"
+				return b.bytesU(p.Mean) + b.W("/s of a ") + b.bytesU(p.Use.Capacity) + b.W("/s link (") + b.pct(100*p.Frac) + ")"
 			case rk.Unit == "bytes/s":
-				return bytesU(p.Mean) + "/s"
+				return b.bytesU(p.Mean) + "/s"
 			case withFrac:
-				return fmt.Sprintf("%s of %s %s (%s)", num3(p.Mean), num3(p.Use.Capacity), rk.Word, pct(100*p.Frac))
+				return b.T("%s of %s %s (%s)", b.num3(p.Mean), b.num3(p.Use.Capacity), rk.Word, b.pct(100*p.Frac))
 			}
-			return num3(p.Mean) + " " + rk.Word
+			return b.num3(p.Mean) + " " + rk.Word
 		}
 		rest := ""
 		if len(peaks) > 1 {
 			second := peaks[1]
 			// The second busiest bounds the rest: "at or under" its figure.
-			others, limits := fmt.Sprintf("the other %d", len(peaks)-1), "their limits"
+			others, limits := b.T("the other %d", len(peaks)-1), b.W("their limits")
 			if len(peaks) == 2 {
-				others, limits = "the other one", "its limit"
+				others, limits = b.W("the other one"), b.W("its limit")
 			}
 			if a.WithLimit {
-				rest = fmt.Sprintf("%s stayed at or under %s of %s", others, pct(100*second.Frac), limits)
+				rest = b.T("%s stayed at or under %s of %s", others, b.pct(100*second.Frac), limits)
 			} else {
-				rest = fmt.Sprintf("%s stayed at or under %s on average", others, amountPlain(second.Mean, rk))
+				rest = b.T("%s stayed at or under %s on average", others, b.amountPlain(second.Mean, rk))
 			}
 		}
 		var lvl doc.Level
@@ -65,31 +64,31 @@ func (b *builder) judgeServices() {
 		case resources.ServiceSaturated:
 			lvl, verdict = doc.Fail, "saturated"
 		case resources.ServiceHigh:
-			lvl, verdict = doc.Warn, "high"
+			lvl, verdict = doc.Warn, b.W("high")
 		case resources.ServiceWellBelow:
-			lvl, verdict = doc.OK, "well below the limits"
+			lvl, verdict = doc.OK, b.W("well below the limits")
 		default:
-			lvl, verdict = doc.Info, "measured per service"
+			lvl, verdict = doc.Info, b.W("measured per service")
 			if len(peaks) == 1 {
-				verdict = "measured"
+				verdict = b.W("measured")
 			}
 		}
 		name := b.red.String(top.Use.Component)
-		lead := fmt.Sprintf("%s used %s on average in %s", name, amount(top), top.Span)
+		lead := b.T("%s used %s on average in %s", name, amount(top), top.Span)
 		switch {
 		case rk.Unit == "%" && rk.Aspect == resources.CPU:
-			lead = fmt.Sprintf("%s was %s busy on average in %s", name, pct(top.Mean), top.Span)
+			lead = b.T("%s was %s busy on average in %s", name, b.pct(top.Mean), top.Span)
 		case rk.Unit == "%":
-			lead = fmt.Sprintf("%s used %s of its memory on average in %s", name, pct(top.Mean), top.Span)
+			lead = b.T("%s used %s of its memory on average in %s", name, b.pct(top.Mean), top.Span)
 		}
 		if a.WithLimit || rk.Aspect == resources.CPU {
 			// A bare count without a limit is evidence, not a finding.
-			b.finding(doc.FindResources, lvl, "busiest for "+strings.ToLower(rk.Aspect)+": "+lead, rest)
+			b.finding(doc.FindResources, lvl, b.W("busiest for ")+strings.ToLower(rk.Aspect)+": "+lead, rest)
 		}
-		ev := clauses("busiest: "+lead, rest)
+		ev := clauses(b.W("busiest: ")+lead, rest)
 		aspect := resourceAspect(rk.Aspect)
 		if c, ok := b.conclusions[aspect]; ok && c.Level != doc.NoData {
-			c.Evidence = clauses(c.Evidence, "per service, "+ev)
+			c.Evidence = clauses(c.Evidence, b.W("per service, ")+ev)
 			if lvl > c.Level {
 				c.Level, c.Verdict = lvl, verdict
 			}
@@ -100,16 +99,16 @@ func (b *builder) judgeServices() {
 	}
 }
 
-func amountPlain(v float64, rk resources.Rule) string {
+func (b numbers) amountPlain(v float64, rk resources.Rule) string {
 	switch rk.Unit {
 	case "%":
-		return pct(v)
+		return b.pct(v)
 	case "bytes":
-		return bytesU(v)
+		return b.bytesU(v)
 	case "bytes/s":
-		return bytesU(v) + "/s"
+		return b.bytesU(v) + "/s"
 	}
-	return num3(v) + " " + rk.Word
+	return b.num3(v) + " " + rk.Word
 }
 
 // judgeRestarts names the containers whose restart counter rose during the
@@ -120,18 +119,18 @@ func (b *builder) judgeRestarts() {
 	rs := resources.Restarts(rts, b.d.Start, b.d.End)
 	if len(rs) == 0 {
 		if n := resources.RestartCounters(rts); n > 0 {
-			b.conclude(doc.AspectRestarts, doc.OK, "none", fmt.Sprintf("the restart counters of %s stayed the same during the run", plural(int64(n), "container")))
+			b.conclude(doc.AspectRestarts, doc.OK, b.W("none"), b.T("the restart counters of %s stayed the same during the run", b.plural(int64(n), "container")))
 		}
 		return
 	}
 	var parts []string
 	for _, r := range rs {
-		parts = append(parts, fmt.Sprintf("%s restarted %s", b.red.String(r.Component), plural(int64(math.Round(r.N)), "time")))
+		parts = append(parts, b.T("%s restarted %s", b.red.String(r.Component), b.plural(int64(math.Round(r.N)), "time")))
 	}
 	// "Container …" first: the sentence's capital must not change a name.
-	text := "container " + joinAnd(parts) + " during the run"
+	text := b.W("container ") + b.joinAnd(parts) + b.W(" during the run")
 	b.finding(doc.FindResources, doc.Fail, text)
-	b.conclude(doc.AspectRestarts, doc.Fail, fmt.Sprintf("%s restarted", plural(int64(len(rs)), "container")), text)
+	b.conclude(doc.AspectRestarts, doc.Fail, b.T("%s restarted", b.plural(int64(len(rs)), "container")), text)
 }
 
 // judgeNetwork names the instances and pods whose network error or drop
@@ -143,18 +142,18 @@ func (b *builder) judgeNetwork() {
 	}
 	var parts []string
 	for _, f := range fs {
-		parts = append(parts, fmt.Sprintf("%s on %s (about %s, at most %s/s)", f.What, b.red.String(f.Component), num3(f.N), num3(f.MaxPerS)))
+		parts = append(parts, b.T("%s on %s (about %s, at most %s/s)", f.What, b.red.String(f.Component), b.num3(f.N), b.num3(f.MaxPerS)))
 	}
-	text := "network " + joinAnd(parts) + " during the run"
+	text := b.W("network ") + b.joinAnd(parts) + b.W(" during the run")
 	b.finding(doc.FindResources, doc.Warn, text)
 	c, ok := b.conclusions[doc.AspectNetwork]
 	if ok && c.Level != doc.NoData {
 		c.Evidence = clauses(c.Evidence, text)
-		c.Level, c.Verdict = max(c.Level, doc.Warn), "packets lost or refused"
+		c.Level, c.Verdict = max(c.Level, doc.Warn), b.W("packets lost or refused")
 		b.conclusions[doc.AspectNetwork] = c
 		return
 	}
-	b.conclude(doc.AspectNetwork, doc.Warn, "packets lost or refused", text)
+	b.conclude(doc.AspectNetwork, doc.Warn, b.W("packets lost or refused"), text)
 }
 
 // resourceAspect is the conclusion aspect of a resources rule.

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 
@@ -20,12 +19,12 @@ func (b *builder) skippedBlocks() []doc.Block {
 			continue
 		}
 		total += n
-		parts = append(parts, fmt.Sprintf("%s in %s", thousands(n), b.red.String(w)))
+		parts = append(parts, b.T("%s in %s", b.thousands(n), b.red.String(w)))
 	}
 	if total == 0 {
 		return nil
 	}
 	return []doc.Block{&doc.Para{Text: sentences(
-		sentence(fmt.Sprintf("%s ended early by an on_fail rule (%s)", plural(total, "iteration"), joinAnd(parts))),
-		sentence("the steps after the failure were not sent, so later labels count fewer requests than earlier ones"))}}
+		sentence(b.T("%s ended early by an on_fail rule (%s)", b.plural(total, "iteration"), b.joinAnd(parts))),
+		sentence(b.W("the steps after the failure were not sent, so later labels count fewer requests than earlier ones")))}}
 }

@@ -23,11 +23,11 @@ const (
 func (b *builder) topSQL() []doc.Block {
 	whole, err := b.in.run.Statements, b.in.run.StatementsErr
 	if err != nil {
-		return []doc.Block{&doc.Verdict{Level: doc.Warn, Text: sentence("top statements unreadable: " + b.red.String(err.Error()))}}
+		return []doc.Block{&doc.Verdict{Level: doc.Warn, Text: sentence(b.W("top statements unreadable: ") + b.red.String(err.Error()))}}
 	}
 	logs, err := b.in.run.StatementLogs, b.in.run.LogsErr
 	if err != nil {
-		return []doc.Block{&doc.Verdict{Level: doc.Warn, Text: sentence("statements log unreadable: " + b.red.String(err.Error()))}}
+		return []doc.Block{&doc.Verdict{Level: doc.Warn, Text: sentence(b.W("statements log unreadable: ") + b.red.String(err.Error()))}}
 	}
 	byTarget := map[string]*mondata.StatementHistory{}
 	for _, h := range logs {
@@ -36,9 +36,9 @@ func (b *builder) topSQL() []doc.Block {
 	var out []doc.Block
 	for _, st := range whole {
 		name := b.red.String(st.Target)
-		out = append(out, &doc.Heading{Text: "Top SQL — " + name})
+		out = append(out, &doc.Heading{Text: b.W("Top SQL — ") + name})
 		if len(st.Statements) == 0 {
-			out = append(out, noData(sentence(name+": no statement ran during the run")))
+			out = append(out, noData(sentence(name+b.W(": no statement ran during the run"))))
 			continue
 		}
 		if h := byTarget[st.Target]; h != nil && len(b.d.Phases) > 1 && len(b.d.Phases) <= topSQLMaxPhases {
@@ -47,19 +47,19 @@ func (b *builder) topSQL() []doc.Block {
 				if len(ps.Statements) == 0 {
 					continue
 				}
-				out = append(out, b.statementTable(fmt.Sprintf("%s — top statements in %s (%s – %s)", name, b.red.String(p.Name), hms(p.Start), hms(p.End)), ps,
-					"Statement increments are logged every "+dur(mondata.StatementEvery)+", so a phase's figures cover the logging intervals that ended in it."))
+				out = append(out, b.statementTable(b.T("%s — top statements in %s (%s – %s)", name, b.red.String(p.Name), b.hms(p.Start), b.hms(p.End)), ps,
+					b.W("Statement increments are logged every ")+dur(mondata.StatementEvery)+b.W(", so a phase's figures cover the logging intervals that ended in it.")))
 			}
 		}
-		out = append(out, b.statementTable(fmt.Sprintf("%s — top statements over the whole run (%s – %s)", name, hms(st.Start), hms(st.End)), st, ""))
+		out = append(out, b.statementTable(b.T("%s — top statements over the whole run (%s – %s)", name, b.hms(st.Start), b.hms(st.End)), st, ""))
 	}
 	return out
 }
 
 // statementTable lists the top statements of one span.
 func (b *builder) statementTable(caption string, st mondata.Statements, note string) *doc.Table {
-	tb := &doc.Table{Caption: caption, Columns: []doc.Column{{Name: "#", Align: doc.Right}, {Name: "Statement"},
-		{Name: "Calls", Align: doc.Right}, {Name: "Total time", Align: doc.Right}, {Name: "Mean (ms)", Align: doc.Right}, {Name: "Share", Align: doc.Right}}}
+	tb := &doc.Table{Caption: caption, Columns: []doc.Column{{Name: b.W("#"), Align: doc.Right}, {Name: b.W("Statement")},
+		{Name: b.W("Calls"), Align: doc.Right}, {Name: b.W("Total time"), Align: doc.Right}, {Name: b.W("Mean (ms)"), Align: doc.Right}, {Name: b.W("Share"), Align: doc.Right}}}
 	all := st.AllMs
 	listed := 0.0
 	for _, s := range st.Statements {
@@ -74,14 +74,14 @@ func (b *builder) statementTable(caption string, st mondata.Statements, note str
 		}
 		share := "–"
 		if all > 0 {
-			share = pct(100 * s.TotalMs / all)
+			share = b.pct(100 * s.TotalMs / all)
 		}
 		tb.Rows = append(tb.Rows, doc.Row{Cells: []doc.Cell{{Text: fmt.Sprint(i + 1)}, {Text: b.red.String(s.Query)},
-			{Text: count(s.Calls)}, {Text: totalTime(s.TotalMs)}, {Text: ms(s.MeanMs)}, {Text: share}}})
+			{Text: b.count(s.Calls)}, {Text: b.totalTime(s.TotalMs)}, {Text: b.ms(s.MeanMs)}, {Text: share}}})
 	}
 	notes := []string{}
 	if st.Distinct > len(tb.Rows) {
-		notes = append(notes, fmt.Sprintf("%d distinct statements ran; the share is of the execution time of all of them", st.Distinct))
+		notes = append(notes, b.T("%d distinct statements ran; the share is of the execution time of all of them", st.Distinct))
 	}
 	if note != "" {
 		notes = append(notes, note)
@@ -91,9 +91,9 @@ func (b *builder) statementTable(caption string, st mondata.Statements, note str
 }
 
 // totalTime formats a statement's total execution time.
-func totalTime(msv float64) string {
+func (b numbers) totalTime(msv float64) string {
 	if msv < 10000 {
-		return msU(msv)
+		return b.msU(msv)
 	}
 	return dur(time.Duration(msv * float64(time.Millisecond)))
 }

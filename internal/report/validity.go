@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"math"
 	"strings"
 
@@ -26,30 +25,30 @@ func (b *builder) testStatus() doc.Verdict {
 	incomplete := ""
 	switch b.d.Info.Status {
 	case "running":
-		incomplete = "The run did not finish (run.json still says running): results cover it up to " + hms(b.d.End) + "."
+		incomplete = b.W("The run did not finish (run.json still says running): results cover it up to ") + b.hms(b.d.End) + "."
 	case "interrupted":
-		incomplete = "The run was interrupted" + stopReason(b.d.Info.Stopped) + ": results cover only the time it ran."
+		incomplete = b.W("The run was interrupted") + stopReason(b.d.Info.Stopped) + b.W(": results cover only the time it ran.")
 	case "failed":
-		incomplete = "The run failed" + stopReason(b.d.Info.Stopped) + "."
+		incomplete = b.W("The run failed") + stopReason(b.d.Info.Stopped) + "."
 	}
 	b.extra.Status = s.Verdict
 	var v doc.Verdict
 	switch s.Verdict {
 	case analysis.VerdictPassed:
-		v = doc.Verdict{Level: doc.OK, Text: fmt.Sprintf("Test status: PASSED — %s held.", reqCount(len(s.SLA), true))}
+		v = doc.Verdict{Level: doc.OK, Text: b.T("Test status: PASSED — %s held.", b.reqCount(len(s.SLA), true))}
 	case analysis.VerdictFailed:
-		v = doc.Verdict{Level: doc.Fail, Text: fmt.Sprintf("Test status: FAILED — %d of %s broken.", failed, reqCount(len(s.SLA), false))}
+		v = doc.Verdict{Level: doc.Fail, Text: b.T("Test status: FAILED — %d of %s broken.", failed, b.reqCount(len(s.SLA), false))}
 	case analysis.VerdictInvalid:
-		v = doc.Verdict{Level: doc.Fail, Text: "Test status: INVALID — the planned load was not applied, so the results do not show the plan's load."}
+		v = doc.Verdict{Level: doc.Fail, Text: b.W("Test status: INVALID — the planned load was not applied, so the results do not show the plan's load.")}
 	case analysis.VerdictInterrupted:
-		v = doc.Verdict{Level: doc.Fail, Text: "Test status: INTERRUPTED."}
+		v = doc.Verdict{Level: doc.Fail, Text: b.W("Test status: INTERRUPTED.")}
 	case analysis.VerdictNotRun:
-		v = doc.Verdict{Level: doc.Fail, Text: "Test status: COULD NOT RUN — " + finish(b.red.String(strings.Join(s.VerdictReasons, "; ")))}
+		v = doc.Verdict{Level: doc.Fail, Text: b.W("Test status: COULD NOT RUN — ") + finish(b.red.String(strings.Join(s.VerdictReasons, "; ")))}
 	default:
-		v = doc.Verdict{Level: doc.Info, Text: "Test status: NO REQUIREMENTS — the plan states no SLA, so nothing was judged."}
+		v = doc.Verdict{Level: doc.Info, Text: b.W("Test status: NO REQUIREMENTS — the plan states no SLA, so nothing was judged.")}
 		if t := b.d.Total; t != nil && t.Count > 0 {
-			v.Text += fmt.Sprintf(" Error rate %s (%s of %s requests).", pct(100*float64(t.Errors)/float64(t.Count)),
-				thousands(t.Errors), thousands(t.Count))
+			v.Text += b.T(" Error rate %s (%s of %s requests).", b.pct(100*float64(t.Errors)/float64(t.Count)),
+				b.thousands(t.Errors), b.thousands(t.Count))
 		}
 	}
 	v.Text = sentences(v.Text, incomplete)
@@ -67,13 +66,13 @@ func (b *builder) validityBlocks() []doc.Block {
 	l := &doc.List{}
 	if v.Verdict == "invalid" {
 		for _, r := range v.Reasons {
-			l.Items = append(l.Items, doc.Item{Level: doc.Fail, Lead: "Load not held", Text: finish(b.red.String(r))})
+			l.Items = append(l.Items, doc.Item{Level: doc.Fail, Lead: b.W("Load not held"), Text: finish(b.red.String(r))})
 		}
 	}
-	for _, w := range Warnings(v) {
-		lead := "Load"
+	for _, w := range b.warnings(v) {
+		lead := b.W("Load")
 		if w.Kind == analysis.ReasonStarved {
-			lead = "Generator starved"
+			lead = b.W("Generator starved")
 		}
 		l.Items = append(l.Items, doc.Item{Level: doc.Warn, Lead: lead, Text: finish(b.red.String(w.Text))})
 	}
@@ -110,54 +109,54 @@ func (b *builder) validityTable() []doc.Block {
 		}
 		return s
 	}
-	cols := []col{{doc.Column{Name: "Phase"}, txt(func(p analysis.PhaseValidity) string { return b.red.String(p.Phase) })}}
+	cols := []col{{doc.Column{Name: b.W("Phase")}, txt(func(p analysis.PhaseValidity) string { return b.red.String(p.Phase) })}}
 	if h.PlannedLoad {
 		cols = append(cols,
-			col{doc.Column{Name: "Planned /s", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return open(p, rate(p.PlannedRate)) })},
-			col{doc.Column{Name: "Achieved /s", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return open(p, rate(p.AchievedRate)) })},
-			col{doc.Column{Name: "Dropped", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return open(p, thousands(p.Dropped)) })})
+			col{doc.Column{Name: b.W("Planned /s"), Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return open(p, b.rate(p.PlannedRate)) })},
+			col{doc.Column{Name: b.W("Achieved /s"), Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return open(p, b.rate(p.AchievedRate)) })},
+			col{doc.Column{Name: b.W("Dropped"), Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return open(p, b.thousands(p.Dropped)) })})
 	}
 	cols = append(cols,
-		col{doc.Column{Name: "Users (max)", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string {
-			users := intOrDash(p.PeakUsers)
+		col{doc.Column{Name: b.W("Users (max)"), Align: doc.Right}, txt(func(p analysis.PhaseValidity) string {
+			users := b.intOrDash(p.PeakUsers)
 			if p.MaxUsers > 0 {
-				users += " (" + thousands(int64(p.MaxUsers)) + ")"
+				users += " (" + b.thousands(int64(p.MaxUsers)) + ")"
 			}
 			return users
 		})},
-		col{doc.Column{Name: "Req/s", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return rate(p.RequestsPerS) })})
+		col{doc.Column{Name: b.W("Req/s"), Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return b.rate(p.RequestsPerS) })})
 	if h.Durations && h.COCorrection {
 		cols = append(cols,
-			col{doc.Column{Name: "Response ms (from intended start)", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return ms(p.ResponseMs) })},
-			col{doc.Column{Name: "Service ms (from send)", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return msOrDash(p.ServiceMs) })})
+			col{doc.Column{Name: b.W("Response ms (from intended start)"), Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return b.ms(p.ResponseMs) })},
+			col{doc.Column{Name: b.W("Service ms (from send)"), Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return b.msOrDash(p.ServiceMs) })})
 	} else if h.Durations {
-		cols = append(cols, col{doc.Column{Name: "Response ms", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return ms(p.ResponseMs) })})
+		cols = append(cols, col{doc.Column{Name: b.W("Response ms"), Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return b.ms(p.ResponseMs) })})
 	}
 	if h.Durations {
-		cols = append(cols, col{doc.Column{Name: "In flight (Little)", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return num3(p.InFlight) })})
+		cols = append(cols, col{doc.Column{Name: b.W("In flight (Little)"), Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return b.num3(p.InFlight) })})
 	}
 	if h.GeneratorEnv {
-		cols = append(cols, col{doc.Column{Name: "Generator CPU", Align: doc.Right}, txt(func(p analysis.PhaseValidity) string {
+		cols = append(cols, col{doc.Column{Name: b.W("Generator CPU"), Align: doc.Right}, txt(func(p analysis.PhaseValidity) string {
 			if p.CPUPct > 0 {
-				return pct(p.CPUPct)
+				return b.pct(p.CPUPct)
 			}
 			return "–"
 		})})
 	}
 	if h.PlannedLoad {
-		cols = append(cols, col{doc.Column{Name: "Held"}, func(p analysis.PhaseValidity) doc.Cell {
+		cols = append(cols, col{doc.Column{Name: b.W("Held")}, func(p analysis.PhaseValidity) doc.Cell {
 			switch {
 			case notRun || p.NoSuccess:
 				return doc.Cell{Text: "–", Level: doc.NoData} // no request succeeded: no load was held
 			case !p.Held:
-				return doc.Cell{Text: "no", Level: doc.Fail}
+				return doc.Cell{Text: b.W("no"), Level: doc.Fail}
 			}
-			return doc.Cell{Text: "yes", Level: doc.OK}
+			return doc.Cell{Text: b.W("yes"), Level: doc.OK}
 		}})
 	}
-	caption := "Load applied: planned against achieved, per phase"
+	caption := b.W("Load applied: planned against achieved, per phase")
 	if !h.PlannedLoad {
-		caption = "Load recorded per phase (the imported data hold no planned load to judge it against)"
+		caption = b.W("Load recorded per phase (the imported data hold no planned load to judge it against)")
 	}
 	t := &doc.Table{Caption: caption}
 	for _, c := range cols {
@@ -181,21 +180,24 @@ func (b *builder) validityConclusion() []doc.Block {
 		return nil
 	}
 	return []doc.Block{&doc.Verdict{Level: doc.Fail,
-		Text: sentence("The planned load was not applied, so these conclusions describe a lighter load than planned", b.red.String(v.Reasons[0]))}}
+		Text: sentence(b.W("The planned load was not applied, so these conclusions describe a lighter load than planned"), b.red.String(v.Reasons[0]))}}
 }
 
-func msOrDash(v float64) string {
+func (b numbers) msOrDash(v float64) string {
 	if v == 0 {
 		return "–"
 	}
-	return ms(v)
+	return b.ms(v)
 }
 
 // Warnings are the validity findings that do not make the run invalid,
 // worded, one line each: the phases where the generator was starved of CPU
 // are named together in one line (the demo's four phases on a busy
 // machine are one fact, not four).
-func Warnings(v *analysis.Validity) []Warning {
+func Warnings(v *analysis.Validity) []Warning { return numbers{}.warnings(v) }
+
+// warnings is Warnings in the document's language.
+func (b numbers) warnings(v *analysis.Validity) []Warning {
 	if v == nil {
 		return nil
 	}
@@ -220,8 +222,8 @@ func Warnings(v *analysis.Validity) []Warning {
 		}
 	}
 	if len(starved) > 1 {
-		out[at].Text = fmt.Sprintf("the generator was starved of CPU in %s (%s): its threads waited up to %s of their runnable time for a CPU held by other processes (%s ms in all), so its response times include its own waiting",
-			plural(int64(len(starved)), "phase"), joinAnd(starved), pct(maxPct), thousands(int64(math.Round(totalMs))))
+		out[at].Text = b.T("the generator was starved of CPU in %s (%s): its threads waited up to %s of their runnable time for a CPU held by other processes (%s ms in all), so its response times include its own waiting",
+			b.plural(int64(len(starved)), "phase"), b.joinAnd(starved), b.pct(maxPct), b.thousands(int64(math.Round(totalMs))))
 	}
 	return out
 }

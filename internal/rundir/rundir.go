@@ -110,6 +110,9 @@ type Context struct {
 	Environment map[string]string `json:"environment,omitempty"`
 	Method      string            `json:"method,omitempty"`
 	Hypothesis  string            `json:"hypothesis,omitempty"`
+	// Lang is the plan's lang: the language of the run's report ("" is
+	// English).
+	Lang string `json:"lang,omitempty"`
 }
 
 // CheckCount is how often a check passed and failed.

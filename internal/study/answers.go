@@ -29,15 +29,18 @@ const (
 	Inconclusive Outcome = "inconclusive" // these runs cannot answer it
 )
 
-// Word is the outcome as the document's status writes it.
-func (o Outcome) Word() string {
+// Word is the outcome as the document's status writes it, in English.
+func (o Outcome) Word() string { return wordsIn(nil).outcome(o) }
+
+// outcome is the outcome as the document's status writes it.
+func (wd *words) outcome(o Outcome) string {
 	switch o {
 	case Passed:
-		return text.StatusPassed
+		return wd.text.StatusPassed
 	case Failed:
-		return text.StatusFailed
+		return wd.text.StatusFailed
 	}
-	return text.StatusInconclusive
+	return wd.text.StatusInconclusive
 }
 
 // Answer is one question answered: its outcome, the one line the document
@@ -125,6 +128,7 @@ func markOffTrend(ps []CapacityPoint) {
 // whole run) in words, summed over the calls it hit: "HTTP 401:
 // unauthorized ×40 in 5 calls".
 func (m *member) topError(phase string) string {
+	wd := m.words()
 	type agg struct {
 		n     int64
 		calls []string
@@ -162,11 +166,11 @@ func (m *member) topError(phase string) string {
 	if best == "" {
 		return ""
 	}
-	where := "in " + by[best].calls[0]
+	where := wd.W("in ") + by[best].calls[0]
 	if n := len(by[best].calls); n > 1 {
-		where = fmt.Sprintf("in %d calls", n)
+		where = wd.T("in %d calls", n)
 	}
-	return m.red.String(fmt.Sprintf("%s ×%s %s", best, thousands(float64(by[best].n)), where))
+	return m.red.String(fmt.Sprintf("%s ×%s %s", best, wd.thousands(float64(by[best].n)), where))
 }
 
 // CapacityRow is the capacity of one workload and variant.
@@ -315,28 +319,31 @@ func (m *member) starved(phase string) bool {
 }
 
 // answerAll answers each question.
-func answerAll(qs []Question, ms []*member, base *member, limits []Limit) []Answer {
+func (wd *words) answerAll(qs []Question, ms []*member, base *member, limits []Limit) []Answer {
 	var out []Answer
 	for _, q := range qs {
 		q = q.withDefaults()
+		if q.Text == "" {
+			q.Text = wd.questionText(q)
+		}
 		var a Answer
 		switch q.Kind {
 		case Release:
-			a = answerRelease(q, ms, base)
+			a = wd.answerRelease(q, ms, base)
 		case CapacityQ:
-			a = answerCapacity(q, ms, limits)
+			a = wd.answerCapacity(q, ms, limits)
 		case Configurations:
-			a = answerConfigurations(q, ms, limits)
+			a = wd.answerConfigurations(q, ms, limits)
 		case Repeatability:
-			a = answerRepeatability(q, ms)
+			a = wd.answerRepeatability(q, ms)
 		case SoakQ:
-			a = answerSoak(q, ms)
+			a = wd.answerSoak(q, ms)
 		case Interference:
-			a = answerInterference(q, ms)
+			a = wd.answerInterference(q, ms)
 		}
 		a.Question = q
 		if a.Confidence == "" {
-			a.Confidence = text.ConfHigh
+			a.Confidence = wd.text.ConfHigh
 		}
 		out = append(out, a)
 	}
@@ -346,42 +353,45 @@ func answerAll(qs []Question, ms []*member, base *member, limits []Limit) []Answ
 // StatusOf is the study's status from its answers: failed when one
 // failed, inconclusive when one could not be answered, else passed; with
 // why.
-func StatusOf(as []Answer) (Outcome, string) {
+func StatusOf(as []Answer) (Outcome, string) { return wordsIn(nil).statusOf(as) }
+
+// statusOf is StatusOf in the study's language.
+func (wd *words) statusOf(as []Answer) (Outcome, string) {
 	var failed, inc []string
 	for _, a := range as {
 		switch a.Outcome {
 		case Failed:
-			failed = append(failed, a.Question.Kind.words())
+			failed = append(failed, wd.kind(a.Question.Kind))
 		case Inconclusive:
-			inc = append(inc, a.Question.Kind.words())
+			inc = append(inc, wd.kind(a.Question.Kind))
 		}
 	}
 	switch {
 	case len(as) == 0:
-		return Inconclusive, text.NoQuestions
+		return Inconclusive, wd.text.NoQuestions
 	case len(failed) > 0:
-		return Failed, fmt.Sprintf(text.WhyFailed, len(failed), len(as), list(failed))
+		return Failed, fmt.Sprintf(wd.text.WhyFailed, len(failed), len(as), wd.list(failed))
 	case len(inc) > 0:
-		return Inconclusive, fmt.Sprintf(text.WhyInconclusive, len(inc), len(as), list(inc))
+		return Inconclusive, fmt.Sprintf(wd.text.WhyInconclusive, len(inc), len(as), wd.list(inc))
 	}
-	return Passed, fmt.Sprintf(text.WhyPassed, len(as))
+	return Passed, fmt.Sprintf(wd.text.WhyPassed, len(as))
 }
 
-// words names a kind in a sentence.
-func (k Kind) words() string {
+// kind names a kind in a sentence.
+func (wd *words) kind(k Kind) string {
 	switch k {
 	case Release:
-		return text.KindRelease
+		return wd.text.KindRelease
 	case CapacityQ:
-		return "capacity"
+		return wd.W("capacity")
 	case Configurations:
-		return "configurations"
+		return wd.W("configurations")
 	case Repeatability:
-		return "repeatability"
+		return wd.W("repeatability")
 	case SoakQ:
-		return text.KindSoak
+		return wd.text.KindSoak
 	case Interference:
-		return "interference"
+		return wd.W("interference")
 	}
 	return string(k)
 }
@@ -401,7 +411,7 @@ func joinSentences(parts []string) string {
 
 // ---- release comparison ----
 
-func answerRelease(q Question, ms []*member, base *member) Answer {
+func (wd *words) answerRelease(q Question, ms []*member, base *member) Answer {
 	a := Answer{}
 	bRel := q.Baseline
 	if bRel == "" {
@@ -422,7 +432,7 @@ func answerRelease(q Question, ms []*member, base *member) Answer {
 		case "":
 			return fallback.name
 		case "candidate":
-			return text.TheCandidate
+			return wd.text.TheCandidate
 		}
 		return r
 	}
@@ -504,11 +514,11 @@ func answerRelease(q Question, ms []*member, base *member) Answer {
 		}
 	}
 	bName := relName(bRel, base)
-	cName := text.TheCandidate
+	cName := wd.text.TheCandidate
 	if len(cands) == 1 {
 		cName = relName(cands[0], base)
 	} else if len(cands) > 1 {
-		cName = list(cands)
+		cName = wd.list(cands)
 	}
 	if len(cands) == 1 && cands[0] == "candidate" {
 		// Releases inferred from roles: the candidate runs by name.
@@ -519,56 +529,56 @@ func answerRelease(q Question, ms []*member, base *member) Answer {
 			}
 		}
 		if len(names) <= 3 {
-			cName = list(names)
+			cName = wd.list(names)
 		}
 	}
 	if len(a.Release) == 0 {
 		a.Outcome = Inconclusive
-		a.Line = fmt.Sprintf(text.RelNoPairs, cName, bName)
+		a.Line = fmt.Sprintf(wd.text.RelNoPairs, cName, bName)
 		return a
 	}
 	// One line: the levels by verdict, then whether the bound held.
 	byVerdict := map[compare.Verdict][]string{}
 	var exceeded []string
 	for _, r := range a.Release {
-		item := fmt.Sprintf("%s (%s against %s ms, %s", levelOf(r), fms(r.Total.NewMeanMs), fms(r.Total.BaseMeanMs), signed(r.Total.DeltaPct))
+		item := wd.T("%s (%s against %s ms, %s", levelOf(r), wd.fms(r.Total.NewMeanMs), wd.fms(r.Total.BaseMeanMs), wd.signed(r.Total.DeltaPct))
 		if r.Verdict == compare.NoChange && math.Abs(r.Total.DeltaPct) >= compare.DefaultMinEffectPct {
-			item += text.RelNoise
+			item += wd.text.RelNoise
 		}
 		byVerdict[r.Verdict] = append(byVerdict[r.Verdict], item+")")
 		if r.Exceeds {
-			exceeded = append(exceeded, fmt.Sprintf("%s (%s)", levelOf(r), signed(worstDelta(r))))
+			exceeded = append(exceeded, fmt.Sprintf("%s (%s)", levelOf(r), wd.signed(worstDelta(r))))
 		}
-		vw := verdictWords(r.Total.Verdict)
+		vw := wd.verdictWords(r.Total.Verdict)
 		if r.Total.Verdict == compare.NoChange && math.Abs(r.Total.DeltaPct) >= compare.DefaultMinEffectPct {
-			vw += text.RelNoise
+			vw += wd.text.RelNoise
 		}
-		a.Evidence = append(a.Evidence, fmt.Sprintf(text.RelRow, r.Group, fms(r.Total.NewMeanMs), fms(r.Total.BaseMeanMs), signed(r.Total.DeltaPct), vw))
+		a.Evidence = append(a.Evidence, fmt.Sprintf(wd.text.RelRow, r.Group, wd.fms(r.Total.NewMeanMs), wd.fms(r.Total.BaseMeanMs), wd.signed(r.Total.DeltaPct), vw))
 	}
 	var parts []string
 	for _, v := range []compare.Verdict{compare.Faster, compare.NoChange, compare.Slower} {
 		if len(byVerdict[v]) == 0 {
 			continue
 		}
-		parts = append(parts, verdictWords(v)+" at "+list(byVerdict[v]))
+		parts = append(parts, wd.verdictWords(v)+wd.W(" at ")+wd.list(byVerdict[v]))
 	}
 	line := strings.Join(parts, "; ")
 	if len(exceeded) > 0 {
 		a.Outcome = Failed
-		line += "; " + fmt.Sprintf(text.RelFailed, pctWords(q.MaxSlowerPct), list(exceeded))
+		line += "; " + fmt.Sprintf(wd.text.RelFailed, wd.pctWords(q.MaxSlowerPct), wd.list(exceeded))
 	} else {
 		a.Outcome = Passed
-		line += "; " + fmt.Sprintf(text.RelHeld, pctWords(q.MaxSlowerPct))
+		line += "; " + fmt.Sprintf(wd.text.RelHeld, wd.pctWords(q.MaxSlowerPct))
 	}
-	a.Line = fmt.Sprintf(text.RelAnswer, cName, bName, line)
+	a.Line = fmt.Sprintf(wd.text.RelAnswer, cName, bName, line)
 	switch {
 	case len(suspect) > 0:
-		a.Confidence, a.ConfidenceWhy = text.ConfLow, fmt.Sprintf(text.RelSuspect, list(firstN(suspect, 3)))
+		a.Confidence, a.ConfidenceWhy = wd.text.ConfLow, fmt.Sprintf(wd.text.RelSuspect, wd.list(firstN(suspect, 3)))
 		if len(suspect) == len(a.Release) && a.Outcome == Passed {
 			a.Outcome = Inconclusive
 		}
 	case len(starved) > 0:
-		a.Confidence, a.ConfidenceWhy = text.ConfLow, fmt.Sprintf(text.RelStarved, len(starved), len(a.Release))
+		a.Confidence, a.ConfidenceWhy = wd.text.ConfLow, fmt.Sprintf(wd.text.RelStarved, len(starved), len(a.Release))
 	}
 	return a
 }
@@ -597,14 +607,14 @@ func worstDelta(r ReleaseRow) float64 {
 	return w
 }
 
-func verdictWords(v compare.Verdict) string {
+func (wd *words) verdictWords(v compare.Verdict) string {
 	switch v {
 	case compare.Faster:
-		return "faster"
+		return wd.W("faster")
 	case compare.Slower:
-		return "slower"
+		return wd.W("slower")
 	}
-	return text.NoChange
+	return wd.text.NoChange
 }
 
 // txLabels are the run's transaction labels by printed name; empty when
@@ -623,7 +633,7 @@ func txLabels(d *analysis.Dataset) map[string]bool {
 
 // capacityRows computes one row per workload and variant: a stepped run's
 // own capacity analysis, or the runs of a series as its points.
-func capacityRows(q Question, ms []*member, limits []Limit) ([]CapacityRow, []string) {
+func (wd *words) capacityRows(q Question, ms []*member, limits []Limit) ([]CapacityRow, []string) {
 	var rows []CapacityRow
 	var few []string
 	var keys []string
@@ -643,12 +653,12 @@ func capacityRows(q Question, ms []*member, limits []Limit) ([]CapacityRow, []st
 		done := false
 		for _, m := range group {
 			if m.search != nil {
-				rows = append(rows, searchCapacity(m))
+				rows = append(rows, wd.searchCapacity(m))
 				done = true
 				continue
 			}
 			if m.stepped() {
-				rows = append(rows, steppedCapacity(q, m, limits))
+				rows = append(rows, wd.steppedCapacity(q, m, limits))
 				done = true
 			}
 		}
@@ -665,7 +675,7 @@ func capacityRows(q Question, ms []*member, limits []Limit) ([]CapacityRow, []st
 			few = append(few, variantWords(group[0]))
 			continue
 		}
-		rows = append(rows, seriesCapacity(q, group, limits))
+		rows = append(rows, wd.seriesCapacity(q, group, limits))
 	}
 	return rows, few
 }
@@ -709,7 +719,7 @@ func slaMet(q Question, m *member, phase int) *bool {
 	return &met
 }
 
-func steppedCapacity(q Question, m *member, limits []Limit) CapacityRow {
+func (wd *words) steppedCapacity(q Question, m *member, limits []Limit) CapacityRow {
 	cr := m.cap
 	row := CapacityRow{Workload: variantWords(m), Unit: "users", Bottleneck: cr.Bottleneck}
 	rate := cr.Kind == knee.Rate
@@ -734,14 +744,14 @@ func steppedCapacity(q Question, m *member, limits []Limit) CapacityRow {
 	if err != nil {
 		res = cr.Knee
 	}
-	finishCapacity(&row, res, rate, limits)
+	wd.finishCapacity(&row, res, rate, limits)
 	return row
 }
 
 // searchCapacity is the answer of a run's capacity search (plateau
 // capacity): its capacity is the highest load probed good, its probes the
 // points, its sentence the search's own answer.
-func searchCapacity(m *member) CapacityRow {
+func (wd *words) searchCapacity(m *member) CapacityRow {
 	cs := m.search
 	row := CapacityRow{Workload: variantWords(m), Unit: cs.Unit, HasSLA: true, Bottleneck: cs.Bottleneck, Search: true}
 	for _, p := range cs.Probes {
@@ -765,11 +775,11 @@ func searchCapacity(m *member) CapacityRow {
 	} else if cs.Bottleneck != nil && cs.Bottleneck.Saturated {
 		row.Limiter = "component"
 	}
-	row.Sentence = fmt.Sprintf(text.CapSearch, row.Workload, m.red.String(cs.Sentence))
+	row.Sentence = fmt.Sprintf(wd.text.CapSearch, row.Workload, m.red.String(cs.Sentence))
 	return row
 }
 
-func seriesCapacity(q Question, group []*member, limits []Limit) CapacityRow {
+func (wd *words) seriesCapacity(q Question, group []*member, limits []Limit) CapacityRow {
 	row := CapacityRow{Workload: variantWords(group[0]), Unit: "users"}
 	sorted := slices.Clone(group)
 	slices.SortStableFunc(sorted, func(a, b *member) int {
@@ -825,7 +835,7 @@ func seriesCapacity(q Question, group []*member, limits []Limit) CapacityRow {
 		}
 	}
 	row.Bottleneck = resources.FirstSaturated(steps, kneeIdx)
-	finishCapacity(&row, res, rate, limits)
+	wd.finishCapacity(&row, res, rate, limits)
 	return row
 }
 
@@ -840,7 +850,7 @@ func cmpF(a, b float64) int {
 }
 
 // finishCapacity states the row's knee, capacity and limiter.
-func finishCapacity(row *CapacityRow, res knee.Result, rate bool, limits []Limit) {
+func (wd *words) finishCapacity(row *CapacityRow, res knee.Result, rate bool, limits []Limit) {
 	hasSLA := false
 	for _, p := range row.Points {
 		hasSLA = hasSLA || p.SLAMet != nil
@@ -855,9 +865,9 @@ func finishCapacity(row *CapacityRow, res knee.Result, rate bool, limits []Limit
 	var parts []string
 	switch {
 	case !hasSLA:
-		parts = append(parts, fmt.Sprintf(text.CapNoSLA, row.Workload))
+		parts = append(parts, fmt.Sprintf(wd.text.CapNoSLA, row.Workload))
 	case row.MaxLoadMeetingSLA != nil:
-		parts = append(parts, fmt.Sprintf(text.CapWithin, row.Workload, loadWords(*row.MaxLoadMeetingSLA, rate)))
+		parts = append(parts, fmt.Sprintf(wd.text.CapWithin, row.Workload, wd.loadWords(*row.MaxLoadMeetingSLA, rate)))
 	case spanMet(row.Points) >= 0:
 		// The lowest load broke them but higher ones met them (a cold
 		// start, a warm-up step): said so, never "none".
@@ -870,35 +880,35 @@ func finishCapacity(row *CapacityRow, res knee.Result, rate bool, limits []Limit
 		row.WithinFrom, row.WithinTo = &from, &to
 		var not []string
 		for _, p := range row.Points[:f] {
-			not = append(not, loadWords(p.Load, rate))
+			not = append(not, wd.loadWords(p.Load, rate))
 		}
 		p0 := row.Points[0]
 		if from == to {
-			parts = append(parts, fmt.Sprintf(text.CapWithinAt, row.Workload, loadWords(to, rate), list(not)))
+			parts = append(parts, fmt.Sprintf(wd.text.CapWithinAt, row.Workload, wd.loadWords(to, rate), wd.list(not)))
 		} else {
-			parts = append(parts, fmt.Sprintf(text.CapWithinFrom, row.Workload, num(from), loadWords(to, rate), list(not)))
+			parts = append(parts, fmt.Sprintf(wd.text.CapWithinFrom, row.Workload, wd.num(from), wd.loadWords(to, rate), wd.list(not)))
 		}
-		s := fmt.Sprintf(text.CapAtLowest, loadWords(p0.Load, rate), fms(p0.MeanMs), pctWords(p0.ErrorPct))
+		s := fmt.Sprintf(wd.text.CapAtLowest, wd.loadWords(p0.Load, rate), wd.fms(p0.MeanMs), wd.pctWords(p0.ErrorPct))
 		if p0.TopError != "" {
-			s += fmt.Sprintf(text.CapMostFrequent, p0.TopError)
+			s += fmt.Sprintf(wd.text.CapMostFrequent, p0.TopError)
 		}
 		parts = append(parts, s)
 	default:
 		p0 := row.Points[0]
-		parts = append(parts, fmt.Sprintf(text.CapNoneWithin, row.Workload, loadWords(p0.Load, rate)))
-		s := fmt.Sprintf(text.CapAtLowest, loadWords(p0.Load, rate), fms(p0.MeanMs), pctWords(p0.ErrorPct))
+		parts = append(parts, fmt.Sprintf(wd.text.CapNoneWithin, row.Workload, wd.loadWords(p0.Load, rate)))
+		s := fmt.Sprintf(wd.text.CapAtLowest, wd.loadWords(p0.Load, rate), wd.fms(p0.MeanMs), wd.pctWords(p0.ErrorPct))
 		if p0.TopError != "" {
-			s += fmt.Sprintf(text.CapMostFrequent, p0.TopError)
+			s += fmt.Sprintf(wd.text.CapMostFrequent, p0.TopError)
 		}
 		parts = append(parts, s)
 	}
 	if res.Knee == nil {
-		parts = append(parts, fmt.Sprintf(text.CapNoKnee, loadWords(row.Points[len(row.Points)-1].Load, rate)))
+		parts = append(parts, fmt.Sprintf(wd.text.CapNoKnee, wd.loadWords(row.Points[len(row.Points)-1].Load, rate)))
 		row.Sentence = strings.Join(parts, "; ")
 		return
 	}
 	row.KneeLoad, row.KneeRPS = res.Knee.Load, res.Knee.ThroughputRPS
-	parts = append(parts, fmt.Sprintf(text.CapKnee, loadWords(res.Knee.Load, rate), rps(res.Knee.ThroughputRPS)))
+	parts = append(parts, fmt.Sprintf(wd.text.CapKnee, wd.loadWords(res.Knee.Load, rate), wd.rps(res.Knee.ThroughputRPS)))
 	// The generator: short of CPU (invalidating) at a step up to the one
 	// after the knee, or named the bottleneck.
 	var genAt []string
@@ -907,20 +917,20 @@ func finishCapacity(row *CapacityRow, res knee.Result, rate bool, limits []Limit
 			break
 		}
 		if p.Invalid {
-			genAt = append(genAt, loadWords(p.Load, rate))
+			genAt = append(genAt, wd.loadWords(p.Load, rate))
 		}
 	}
 	bn := row.Bottleneck
 	switch {
 	case bn != nil && bn.Saturated && bn.Component == resources.Generator:
 		row.GeneratorLimited, row.Limiter = true, "generator"
-		parts = append(parts, fmt.Sprintf(text.CapGenerator, fmt.Sprintf("its CPU %s %% at %s", num(math.Round(bn.Used)), loadWords(bn.Load, rate))))
+		parts = append(parts, fmt.Sprintf(wd.text.CapGenerator, wd.T("its CPU %s %% at %s", wd.num(math.Round(bn.Used)), wd.loadWords(bn.Load, rate))))
 	case len(genAt) > 0:
 		row.GeneratorLimited, row.Limiter = true, "generator"
-		parts = append(parts, fmt.Sprintf(text.CapGenerator, fmt.Sprintf(text.CapNotHeldAt, list(genAt))))
+		parts = append(parts, fmt.Sprintf(wd.text.CapGenerator, fmt.Sprintf(wd.text.CapNotHeldAt, wd.list(genAt))))
 	case bn != nil && bn.Saturated:
 		row.Limiter = "component"
-		parts = append(parts, fmt.Sprintf(text.CapComponent, bn.Component, resourceWords(bn.Resource), pctWords(100*bn.Utilisation), loadWords(bn.Load, rate)))
+		parts = append(parts, fmt.Sprintf(wd.text.CapComponent, bn.Component, resourceWords(bn.Resource), wd.pctWords(100*bn.Utilisation), wd.loadWords(bn.Load, rate)))
 	default:
 		prev := 0.0
 		for _, p := range row.Points {
@@ -933,18 +943,18 @@ func finishCapacity(row *CapacityRow, res knee.Result, rate bool, limits []Limit
 				lim := l
 				row.Limit, row.Limiter = &lim, "configured limit"
 				if l.Value == res.Knee.Load || rate {
-					parts = append(parts, fmt.Sprintf(text.CapLimit, l.Name, num(l.Value)))
+					parts = append(parts, fmt.Sprintf(wd.text.CapLimit, l.Name, wd.num(l.Value)))
 				} else {
-					parts = append(parts, fmt.Sprintf(text.CapLimitNear, l.Name, num(l.Value)))
+					parts = append(parts, fmt.Sprintf(wd.text.CapLimitNear, l.Name, wd.num(l.Value)))
 				}
 				break
 			}
 		}
 		if row.Limit == nil {
 			if bn != nil {
-				parts = append(parts, fmt.Sprintf(text.CapBusiest, bn.Component, resourceWords(bn.Resource), pctWords(100*bn.Utilisation)))
+				parts = append(parts, fmt.Sprintf(wd.text.CapBusiest, bn.Component, resourceWords(bn.Resource), wd.pctWords(100*bn.Utilisation)))
 			} else {
-				parts = append(parts, text.CapNothing)
+				parts = append(parts, wd.text.CapNothing)
 			}
 		}
 	}
@@ -983,13 +993,13 @@ func matchesLimit(knee, prev, limit float64, rate bool) bool {
 	return limit >= prev && limit <= knee
 }
 
-func answerCapacity(q Question, ms []*member, limits []Limit) Answer {
+func (wd *words) answerCapacity(q Question, ms []*member, limits []Limit) Answer {
 	a := Answer{}
-	rows, few := capacityRows(q, ms, limits)
+	rows, few := wd.capacityRows(q, ms, limits)
 	a.Capacity = rows
 	if len(rows) == 0 {
 		a.Outcome = Inconclusive
-		a.Line = fmt.Sprintf(text.CapFewLevels, list(few))
+		a.Line = fmt.Sprintf(wd.text.CapFewLevels, wd.list(few))
 		return a
 	}
 	a.Outcome = Passed
@@ -1001,9 +1011,9 @@ func answerCapacity(q Question, ms []*member, limits []Limit) Answer {
 		if q.MinLoad > 0 && r.HasSLA {
 			if r.MaxLoadMeetingSLA == nil || *r.MaxLoadMeetingSLA < q.MinLoad {
 				a.Outcome = Failed
-				s += " (" + fmt.Sprintf(text.CapMinLoadFailed, loadWords(q.MinLoad, r.Unit == "req/s")) + ")"
+				s += " (" + fmt.Sprintf(wd.text.CapMinLoadFailed, wd.loadWords(q.MinLoad, r.Unit == "req/s")) + ")"
 			} else {
-				s += " (" + fmt.Sprintf(text.CapMinLoadHeld, loadWords(q.MinLoad, r.Unit == "req/s")) + ")"
+				s += " (" + fmt.Sprintf(wd.text.CapMinLoadHeld, wd.loadWords(q.MinLoad, r.Unit == "req/s")) + ")"
 			}
 		}
 		lines = append(lines, s)
@@ -1011,11 +1021,11 @@ func answerCapacity(q Question, ms []*member, limits []Limit) Answer {
 		var at []string
 		for _, p := range r.Points {
 			if p.Generator && !p.Invalid {
-				at = append(at, num(p.Load))
+				at = append(at, wd.num(p.Load))
 			}
 		}
 		if len(at) > 0 {
-			starved = append(starved, fmt.Sprintf("%s at %s %s", r.Workload, list(firstN(at, 4)), r.Unit))
+			starved = append(starved, wd.T("%s at %s %s", r.Workload, wd.list(firstN(at, 4)), r.Unit))
 		}
 	}
 	a.Line = joinSentences(lines)
@@ -1024,10 +1034,10 @@ func answerCapacity(q Question, ms []*member, limits []Limit) Answer {
 		a.Outcome = Inconclusive
 	}
 	if len(starved) > 0 {
-		a.Confidence, a.ConfidenceWhy = text.ConfLow, fmt.Sprintf(text.CapStarved, strings.Join(starved, "; "))
+		a.Confidence, a.ConfidenceWhy = wd.text.ConfLow, fmt.Sprintf(wd.text.CapStarved, strings.Join(starved, "; "))
 	}
 	if len(few) > 0 {
-		a.Evidence = append(a.Evidence, fmt.Sprintf(text.CapFewLevels, list(few)))
+		a.Evidence = append(a.Evidence, fmt.Sprintf(wd.text.CapFewLevels, wd.list(few)))
 	}
 	return a
 }
@@ -1041,9 +1051,9 @@ func firstN(v []string, n int) []string {
 
 // ---- configurations ----
 
-func answerConfigurations(q Question, ms []*member, limits []Limit) Answer {
+func (wd *words) answerConfigurations(q Question, ms []*member, limits []Limit) Answer {
 	a := Answer{}
-	rows, _ := capacityRows(q, ms, limits)
+	rows, _ := wd.capacityRows(q, ms, limits)
 	byWorkload := map[string][]CapacityRow{}
 	var order []string
 	wl := map[string]string{}
@@ -1073,16 +1083,16 @@ func answerConfigurations(q Question, ms []*member, limits []Limit) Answer {
 		var others []string
 		for i, r := range rs {
 			if i != best {
-				others = append(others, fmt.Sprintf(text.CfgRow, strings.TrimPrefix(r.Workload, w+", "), rps(r.PeakRPS)))
+				others = append(others, fmt.Sprintf(wd.text.CfgRow, strings.TrimPrefix(r.Workload, w+", "), wd.rps(r.PeakRPS)))
 			}
 		}
-		lines = append(lines, fmt.Sprintf(text.CfgAnswer, w, strings.TrimPrefix(rs[best].Workload, w+", "), rps(rs[best].PeakRPS), list(others)))
+		lines = append(lines, fmt.Sprintf(wd.text.CfgAnswer, w, strings.TrimPrefix(rs[best].Workload, w+", "), wd.rps(rs[best].PeakRPS), wd.list(others)))
 		for _, r := range rs {
 			a.Evidence = append(a.Evidence, r.Sentence)
 		}
 	}
 	if len(lines) == 0 {
-		a.Outcome, a.Line = Inconclusive, text.CfgNone
+		a.Outcome, a.Line = Inconclusive, wd.text.CfgNone
 		return a
 	}
 	a.Outcome = Passed
@@ -1097,14 +1107,14 @@ func answerConfigurations(q Question, ms []*member, limits []Limit) Answer {
 		a.Outcome = Inconclusive
 	}
 	if gen > 0 {
-		a.Confidence, a.ConfidenceWhy = text.ConfLow, fmt.Sprintf(text.CfgGenerator, gen, len(a.Capacity))
+		a.Confidence, a.ConfidenceWhy = wd.text.ConfLow, fmt.Sprintf(wd.text.CfgGenerator, gen, len(a.Capacity))
 	}
 	return a
 }
 
 // ---- repeatability ----
 
-func answerRepeatability(q Question, ms []*member) Answer {
+func (wd *words) answerRepeatability(q Question, ms []*member) Answer {
 	a := Answer{}
 	byKey := map[string][]*member{}
 	var keys []string
@@ -1132,10 +1142,10 @@ func answerRepeatability(q Question, ms []*member) Answer {
 		}
 		sp := repeatSpread(runs, idx)
 		rg := RepeatGroup{Group: g[0].groupWords(), Spread: *sp}
-		s := fmt.Sprintf(text.RepAnswer, len(g), rg.Group, fms(sp.MeanMs), fms(sp.SDMs), pctWords(sp.CVPct))
-		bound := ", " + fmt.Sprintf(text.RepHolds, pctWords(q.MaxCVPct))
+		s := fmt.Sprintf(wd.text.RepAnswer, len(g), rg.Group, wd.fms(sp.MeanMs), wd.fms(sp.SDMs), wd.pctWords(sp.CVPct))
+		bound := ", " + fmt.Sprintf(wd.text.RepHolds, wd.pctWords(q.MaxCVPct))
 		if sp.CVPct > q.MaxCVPct {
-			bound = ", " + fmt.Sprintf(text.RepExceeds, pctWords(q.MaxCVPct))
+			bound = ", " + fmt.Sprintf(wd.text.RepExceeds, wd.pctWords(q.MaxCVPct))
 		}
 		s += bound
 		var outs []string
@@ -1144,27 +1154,27 @@ func answerRepeatability(q Question, ms []*member) Answer {
 			if slices.Contains(sp.Outliers, m.name) {
 				if short, _ := m.generatorShort(""); short {
 					rg.GeneratorOutliers = append(rg.GeneratorOutliers, m.name)
-					outs = append(outs, fmt.Sprintf(text.RepOutlierGen, m.name, fms(runs[i].MeanMs)))
+					outs = append(outs, fmt.Sprintf(wd.text.RepOutlierGen, m.name, wd.fms(runs[i].MeanMs)))
 				} else {
-					outs = append(outs, fmt.Sprintf(text.RepOutlier, m.name, fms(runs[i].MeanMs)))
+					outs = append(outs, fmt.Sprintf(wd.text.RepOutlier, m.name, wd.fms(runs[i].MeanMs)))
 				}
 				continue
 			}
 			keep = append(keep, i)
 		}
 		if len(outs) == 0 {
-			s += "; " + text.RepNone
+			s += "; " + wd.text.RepNone
 		} else {
-			s += "; " + list(outs)
+			s += "; " + wd.list(outs)
 			if len(keep) >= 2 {
 				rg.CVWithoutPct = repeatSpread(runs, keep).CVPct
-				s += "; " + fmt.Sprintf(text.RepWithout, pctWords(rg.CVWithoutPct))
+				s += "; " + fmt.Sprintf(wd.text.RepWithout, wd.pctWords(rg.CVWithoutPct))
 			}
 		}
 		switch {
 		case sp.CVPct <= q.MaxCVPct:
 		case len(rg.GeneratorOutliers) > 0 && len(keep) >= 2 && rg.CVWithoutPct <= q.MaxCVPct:
-			s += "; " + text.RepThroughGen
+			s += "; " + wd.text.RepThroughGen
 			if a.Outcome != Failed {
 				a.Outcome = Inconclusive
 			}
@@ -1175,7 +1185,7 @@ func answerRepeatability(q Question, ms []*member) Answer {
 		lines = append(lines, s)
 	}
 	if len(lines) == 0 {
-		a.Outcome, a.Line = Inconclusive, text.RepNoGroup
+		a.Outcome, a.Line = Inconclusive, wd.text.RepNoGroup
 		return a
 	}
 	if a.Outcome == "" {
@@ -1185,7 +1195,7 @@ func answerRepeatability(q Question, ms []*member) Answer {
 	a.Evidence = lines
 	for _, m := range ms {
 		if short, why := m.generatorShort(""); short {
-			a.Confidence, a.ConfidenceWhy = text.ConfLow, m.name+": "+why
+			a.Confidence, a.ConfidenceWhy = wd.text.ConfLow, m.name+": "+why
 			break
 		}
 	}
@@ -1198,7 +1208,7 @@ func answerRepeatability(q Question, ms []*member) Answer {
 // order.
 var memMetrics = []string{"rss_bytes", "memory_working_set_bytes", "heap_used_bytes", "mem_used_bytes", "memory_bytes"}
 
-func answerSoak(q Question, ms []*member) Answer {
+func (wd *words) answerSoak(q Question, ms []*member) Answer {
 	a := Answer{}
 	var lines []string
 	indicative := ""
@@ -1240,11 +1250,11 @@ func answerSoak(q Question, ms []*member) Answer {
 			sr.Drifting = sr.Drifting || sl.Drifting
 			sr.Labels = append(sr.Labels, sl)
 			if sl.Drifting || len(labels) > 0 {
-				ch := signed(sl.ChangePct)
+				ch := wd.signed(sl.ChangePct)
 				if !moved && math.Abs(sl.ChangePct) > q.MaxDriftPct {
-					ch += text.SoakNoise
+					ch += wd.text.SoakNoise
 				}
-				parts = append(parts, fmt.Sprintf(text.SoakLabel, name, fms(first), fms(last), ch))
+				parts = append(parts, fmt.Sprintf(wd.text.SoakLabel, name, wd.fms(first), wd.fms(last), ch))
 			}
 		}
 		for _, t := range targetsOf(m.series, m.statuses) {
@@ -1280,15 +1290,15 @@ func answerSoak(q Question, ms []*member) Answer {
 			sr.Memory = append(sr.Memory, sm)
 			if v == string(trend.Growing) && first > 0 && 100*(last-first)/first > q.MaxDriftPct {
 				sr.Drifting = true
-				parts = append(parts, fmt.Sprintf(text.SoakMemoryGrew, t.Name, f1(first), f1(last), signed(100*(last-first)/first)))
+				parts = append(parts, fmt.Sprintf(wd.text.SoakMemoryGrew, t.Name, f1(first), f1(last), wd.signed(100*(last-first)/first)))
 			} else {
-				parts = append(parts, fmt.Sprintf(text.SoakMemory, t.Name, f1(first), f1(last)))
+				parts = append(parts, fmt.Sprintf(wd.text.SoakMemory, t.Name, f1(first), f1(last)))
 			}
 		}
-		dur := durWords(span)
-		line := fmt.Sprintf(text.SoakStable, m.name, dur)
+		dur := wd.durWords(span)
+		line := fmt.Sprintf(wd.text.SoakStable, m.name, dur)
 		if sr.Drifting {
-			line = fmt.Sprintf(text.SoakDrifting, m.name, dur)
+			line = fmt.Sprintf(wd.text.SoakDrifting, m.name, dur)
 			a.Outcome = Failed
 		}
 		if len(parts) > 0 {
@@ -1301,7 +1311,7 @@ func answerSoak(q Question, ms []*member) Answer {
 		lines = append(lines, line)
 	}
 	if len(lines) == 0 {
-		a.Outcome, a.Line = Inconclusive, text.SoakNone
+		a.Outcome, a.Line = Inconclusive, wd.text.SoakNone
 		return a
 	}
 	if a.Outcome == "" {
@@ -1310,26 +1320,26 @@ func answerSoak(q Question, ms []*member) Answer {
 	a.Line = joinSentences(lines)
 	a.Evidence = lines
 	if indicative != "" {
-		a.Confidence, a.ConfidenceWhy = text.ConfIndicative, fmt.Sprintf(text.SoakIndicative, indicative)
+		a.Confidence, a.ConfidenceWhy = wd.text.ConfIndicative, fmt.Sprintf(wd.text.SoakIndicative, indicative)
 	}
 	return a
 }
 
 // durWords is a duration as a sentence states it: "13 s", "12 min",
 // "10 h 5 min".
-func durWords(d time.Duration) string {
+func (wd *words) durWords(d time.Duration) string {
 	switch {
 	case d < time.Minute:
 		return fmt.Sprintf("%d s", int(d.Round(time.Second).Seconds()))
 	case d < time.Hour:
-		return fmt.Sprintf("%d min", int(d.Round(time.Minute).Minutes()))
+		return wd.T("%d min", int(d.Round(time.Minute).Minutes()))
 	}
 	h := int(d / time.Hour)
 	m := int((d - time.Duration(h)*time.Hour).Round(time.Minute).Minutes())
 	if m == 0 {
 		return fmt.Sprintf("%d h", h)
 	}
-	return fmt.Sprintf("%d h %d min", h, m)
+	return wd.T("%d h %d min", h, m)
 }
 
 func tickMean(ts []analysis.Tick) float64 {
@@ -1368,24 +1378,24 @@ func pointMean(ps []core.Point) float64 {
 
 // ---- interference ----
 
-func answerInterference(q Question, ms []*member) Answer {
+func (wd *words) answerInterference(q Question, ms []*member) Answer {
 	a := Answer{}
 	var lines []string
 	for _, m := range ms {
-		ir, ok := interference(q, m)
+		ir, ok := wd.interference(q, m)
 		if !ok {
 			continue
 		}
 		a.Interference = append(a.Interference, ir)
 		b, d, af := ir.Windows[0], ir.Windows[1], ir.Windows[2]
-		s := fmt.Sprintf(text.IntRun, m.name, ir.Workload, fms(d.MeanMs), ir.Other, fms(b.MeanMs), fms(af.MeanMs), pctWords(d.ErrorPct), pctWords(b.ErrorPct))
+		s := fmt.Sprintf(wd.text.IntRun, m.name, ir.Workload, wd.fms(d.MeanMs), ir.Other, wd.fms(b.MeanMs), wd.fms(af.MeanMs), wd.pctWords(d.ErrorPct), wd.pctWords(b.ErrorPct))
 		for _, c := range ir.CPU {
 			if c.Has[0] && c.Has[1] && c.Has[2] {
-				s += "; " + fmt.Sprintf(text.IntCPU, c.Target, f1(c.Pct[0]), f1(c.Pct[1]), f1(c.Pct[2]))
+				s += "; " + fmt.Sprintf(wd.text.IntCPU, c.Target, f1(c.Pct[0]), f1(c.Pct[1]), f1(c.Pct[2]))
 			}
 		}
 		if ir.Planned > 0 {
-			s += "; " + fmt.Sprintf(text.IntWork, ir.Other, thousands(float64(ir.Started)), thousands(float64(ir.Planned)), thousands(float64(ir.Succeeded)))
+			s += "; " + fmt.Sprintf(wd.text.IntWork, ir.Other, wd.thousands(float64(ir.Started)), wd.thousands(float64(ir.Planned)), wd.thousands(float64(ir.Succeeded)))
 		}
 		if ir.Disturbed {
 			a.Outcome = Failed
@@ -1393,7 +1403,7 @@ func answerInterference(q Question, ms []*member) Answer {
 		lines = append(lines, s)
 	}
 	if len(lines) == 0 {
-		a.Outcome, a.Line = Inconclusive, text.IntNone
+		a.Outcome, a.Line = Inconclusive, wd.text.IntNone
 		return a
 	}
 	dist := 0
@@ -1412,11 +1422,11 @@ func answerInterference(q Question, ms []*member) Answer {
 			}
 		}
 		ir := a.Interference[worst]
-		a.Line = fmt.Sprintf(text.IntStarved, fmt.Sprintf(text.IntWorst, o, w, dist, len(a.Interference), ir.Run,
-			fms(ir.Windows[1].MeanMs), o, fms(ir.Windows[0].MeanMs), pctWords(ir.Windows[1].ErrorPct), pctWords(ir.Windows[0].ErrorPct)))
+		a.Line = fmt.Sprintf(wd.text.IntStarved, fmt.Sprintf(wd.text.IntWorst, o, w, dist, len(a.Interference), ir.Run,
+			wd.fms(ir.Windows[1].MeanMs), o, wd.fms(ir.Windows[0].MeanMs), wd.pctWords(ir.Windows[1].ErrorPct), wd.pctWords(ir.Windows[0].ErrorPct)))
 	} else {
 		a.Outcome = Passed
-		a.Line = fmt.Sprintf(text.IntNotStarved, fmt.Sprintf(text.IntNoneRaised, len(a.Interference), o, w, pctWords(q.MaxSlowerPct), num(q.MaxErrorPct)))
+		a.Line = fmt.Sprintf(wd.text.IntNotStarved, fmt.Sprintf(wd.text.IntNoneRaised, len(a.Interference), o, w, wd.pctWords(q.MaxSlowerPct), wd.num(q.MaxErrorPct)))
 	}
 	a.Evidence = lines
 	var gen []string
@@ -1426,7 +1436,7 @@ func answerInterference(q Question, ms []*member) Answer {
 		}
 	}
 	if len(gen) > 0 {
-		a.Confidence, a.ConfidenceWhy = text.ConfLow, fmt.Sprintf(text.IntGenerator, list(gen))
+		a.Confidence, a.ConfidenceWhy = wd.text.ConfLow, fmt.Sprintf(wd.text.IntGenerator, wd.list(gen))
 	}
 	return a
 }
@@ -1442,7 +1452,7 @@ func (ir InterferenceRun) rise() float64 {
 
 // interference measures the run's disturbed workload before, during and
 // after the other one; false when the run has no such pair.
-func interference(q Question, m *member) (InterferenceRun, bool) {
+func (wd *words) interference(q Question, m *member) (InterferenceRun, bool) {
 	type span struct{ from, to time.Time }
 	spans := map[string]span{}
 	var names []string

@@ -36,14 +36,15 @@ const (
 // one answer per question first, the validity banner, the causes, then
 // the tables the answers stand on.
 func Document(s *Study, now time.Time, tool string) *doc.Document {
-	d := &doc.Document{Title: s.Title, Generated: now.UTC().Truncate(time.Second), Tool: tool,
-		Subtitle: fmt.Sprintf("%d runs · %d questions · baseline %s", len(s.Runs), len(s.Answers), s.Baseline)}
-	d.Status = doc.Verdict{Level: outcomeLevel(s.Status), Text: report.Sentence(s.Status.Word() + ": " + s.StatusWhy)}
-	d.Sections = append(d.Sections, answersSection(s))
-	if v := validitySection(s); v != nil {
+	wd := s.words()
+	d := &doc.Document{Lang: wd.loc, Title: s.Title, Generated: now.UTC().Truncate(time.Second), Tool: tool,
+		Subtitle: wd.T("%d runs · %d questions · baseline %s", len(s.Runs), len(s.Answers), s.Baseline)}
+	d.Status = doc.Verdict{Level: outcomeLevel(s.Status), Text: report.Sentence(wd.outcome(s.Status) + ": " + s.StatusWhy)}
+	d.Sections = append(d.Sections, wd.answersSection(s))
+	if v := wd.validitySection(s); v != nil {
 		d.Sections = append(d.Sections, *v)
 	}
-	ctx := doc.Section{ID: "context", Title: "Context"}
+	ctx := doc.Section{ID: "context", Title: wd.W("Context")}
 	for _, p := range []struct{ lead, text string }{{"", s.Description}, {"Method", s.Method}, {"Hypothesis", s.Hypothesis}} {
 		if p.text != "" {
 			t := report.Sentence(p.text)
@@ -56,28 +57,28 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 	for _, kt := range []struct {
 		cap string
 		kv  []KV
-	}{{"System under test", s.System}, {"Environment", s.Environment}} {
+	}{{wd.W("System under test"), s.System}, {"Environment", s.Environment}} {
 		if len(kt.kv) == 0 {
 			continue
 		}
-		t := &doc.Table{Caption: kt.cap, Columns: []doc.Column{{Name: "Item"}, {Name: "Value"}}}
+		t := &doc.Table{Caption: kt.cap, Columns: []doc.Column{{Name: wd.W("Item")}, {Name: wd.W("Value")}}}
 		for _, kv := range kt.kv {
 			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: kv.Name}, {Text: kv.Value}}})
 		}
 		ctx.Blocks = append(ctx.Blocks, t)
 	}
 	if len(s.Limits) > 0 {
-		t := &doc.Table{Caption: "Configured limits", Columns: []doc.Column{{Name: "Limit"}, {Name: "Value", Align: doc.Right}}}
+		t := &doc.Table{Caption: wd.W("Configured limits"), Columns: []doc.Column{{Name: wd.W("Limit")}, {Name: wd.W("Value"), Align: doc.Right}}}
 		for _, l := range s.Limits {
-			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: l.Name}, {Text: num(l.Value)}}})
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: l.Name}, {Text: wd.num(l.Value)}}})
 		}
 		ctx.Blocks = append(ctx.Blocks, t)
 	}
 	if len(ctx.Blocks) > 0 {
 		d.Sections = append(d.Sections, ctx)
 	}
-	d.Sections = append(d.Sections, evidenceSection(s))
-	if c := causesSection(s); c != nil {
+	d.Sections = append(d.Sections, wd.evidenceSection(s))
+	if c := wd.causesSection(s); c != nil {
 		d.Sections = append(d.Sections, *c)
 	}
 
@@ -87,25 +88,25 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 	}
 	mark := func(name string) string {
 		if flagged[name] {
-			return name + " " + text.BannerMark
+			return name + " " + wd.text.BannerMark
 		}
 		return name
 	}
-	runs := doc.Section{ID: report.SecRuns, Title: "Runs"}
-	rt := &doc.Table{Columns: []doc.Column{{Name: "Run"}, {Name: "Role"}, {Name: "Group"}, {Name: "Compared with"}, {Name: "Duration (s)", Align: doc.Right},
-		{Name: "Requests", Align: doc.Right}, {Name: "Throughput (req/s)", Align: doc.Right}, {Name: "Error %", Align: doc.Right},
-		{Name: "Average (ms)", Align: doc.Right}, {Name: "p95 (ms)", Align: doc.Right}, {Name: "Verdict"}}}
+	runs := doc.Section{ID: report.SecRuns, Title: wd.W("Runs")}
+	rt := &doc.Table{Columns: []doc.Column{{Name: wd.W("Run")}, {Name: wd.W("Role")}, {Name: wd.W("Group")}, {Name: wd.W("Compared with")}, {Name: wd.W("Duration (s)"), Align: doc.Right},
+		{Name: wd.W("Requests"), Align: doc.Right}, {Name: wd.W("Throughput (req/s)"), Align: doc.Right}, {Name: wd.W("Error %"), Align: doc.Right},
+		{Name: wd.W("Average (ms)"), Align: doc.Right}, {Name: wd.W("p95 (ms)"), Align: doc.Right}, {Name: wd.W("Verdict")}}}
 	for _, r := range s.Runs {
 		cw := r.ComparedWith
 		if cw == "" {
 			cw = "—"
 		}
-		rt.Rows = append(rt.Rows, doc.Row{Cells: []doc.Cell{{Text: mark(r.Name)}, {Text: r.Role}, {Text: r.Group}, {Text: cw}, {Text: f1(r.DurationS)},
-			{Text: strconv.FormatInt(r.Requests, 10)}, {Text: f2(r.ThroughputRPS)}, {Text: f2(r.ErrorPct)}, {Text: msCell(r.MeanMs)}, {Text: msCell(r.P95Ms)}, {Text: r.Verdict}}})
+		rt.Rows = append(rt.Rows, doc.Row{Cells: []doc.Cell{{Text: mark(r.Name)}, {Text: r.Role}, {Text: r.Group}, {Text: cw}, {Text: wd.f1(r.DurationS)},
+			{Text: strconv.FormatInt(r.Requests, 10)}, {Text: wd.f2(r.ThroughputRPS)}, {Text: wd.f2(r.ErrorPct)}, {Text: wd.msCell(r.MeanMs)}, {Text: wd.msCell(r.P95Ms)}, {Text: r.Verdict}}})
 	}
 	runs.Blocks = append(runs.Blocks, rt)
 	if len(flagged) > 0 {
-		runs.Blocks = append(runs.Blocks, &doc.Para{Note: true, Text: report.Sentence(text.BannerMark + text.NoteMarkRun)})
+		runs.Blocks = append(runs.Blocks, &doc.Para{Note: true, Text: report.Sentence(wd.text.BannerMark + wd.text.NoteMarkRun)})
 	}
 	d.Sections = append(d.Sections, runs)
 	for i, sr := range s.Series {
@@ -118,7 +119,7 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 		if sp, err := compare.Summarize(rs); err == nil {
 			sec := report.SeriesSection(&sp)
 			sec.ID = fmt.Sprintf("series-%d", i+1)
-			sec.Title = "Load series: " + sr.Name
+			sec.Title = wd.W("Load series: ") + sr.Name
 			// One page may hold several series: each chart gets its own
 			// name (its Markdown file) and clip-path id.
 			for _, b := range sec.Blocks {
@@ -131,20 +132,20 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 			d.Sections = append(d.Sections, sec)
 		}
 	}
-	if sec := capacitySection(s); sec != nil {
+	if sec := wd.capacitySection(s); sec != nil {
 		d.Sections = append(d.Sections, *sec)
 	}
-	res := doc.Section{ID: report.SecResults, Title: "Per label, all runs"}
-	res.Blocks = append(res.Blocks, &doc.Para{Note: true, Text: report.Sentences(text.NoteCompared, fmt.Sprintf(text.NoteSignificance, compare.DefaultMinEffectPct))})
-	cols := []doc.Column{{Name: "Label"}}
+	res := doc.Section{ID: report.SecResults, Title: wd.W("Per label, all runs")}
+	res.Blocks = append(res.Blocks, &doc.Para{Note: true, Text: report.Sentences(wd.text.NoteCompared, fmt.Sprintf(wd.text.NoteSignificance, float64(compare.DefaultMinEffectPct)))})
+	cols := []doc.Column{{Name: wd.W("Label")}}
 	for _, r := range s.Runs {
-		cols = append(cols, doc.Column{Name: mark(r.Name) + " avg / p95 (ms)", Align: doc.Right}, doc.Column{Name: r.Name + " Δ"})
+		cols = append(cols, doc.Column{Name: mark(r.Name) + wd.W(" avg / p95 (ms)"), Align: doc.Right}, doc.Column{Name: r.Name + " Δ"})
 	}
 	lt := &doc.Table{Columns: cols}
 	for _, l := range s.Labels {
 		name := l.Label
 		if name == core.TotalLabel {
-			name = "all requests"
+			name = wd.W("all requests")
 		}
 		row := doc.Row{Total: l.Label == core.TotalLabel, Cells: []doc.Cell{{Text: name}}}
 		for _, c := range l.Cells {
@@ -154,7 +155,7 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 			}
 			v := doc.Cell{Text: "—"}
 			if c.Verdict != "" {
-				v = doc.Cell{Text: signed(c.DeltaPct) + " " + verdictWords(c.Verdict) + " (vs " + c.Against + ")"}
+				v = doc.Cell{Text: wd.signed(c.DeltaPct) + " " + wd.verdictWords(c.Verdict) + wd.W(" (vs ") + c.Against + ")"}
 				switch c.Verdict {
 				case compare.Faster:
 					v.Level = doc.OK
@@ -162,31 +163,31 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 					v.Level = doc.Fail
 				}
 			}
-			row.Cells = append(row.Cells, doc.Cell{Text: msCell(c.MeanMs) + " / " + msCell(c.P95Ms)}, v)
+			row.Cells = append(row.Cells, doc.Cell{Text: wd.msCell(c.MeanMs) + " / " + wd.msCell(c.P95Ms)}, v)
 		}
 		lt.Rows = append(lt.Rows, row)
 	}
 	res.Blocks = append(res.Blocks, lt)
 	d.Sections = append(d.Sections, res)
 
-	rsec := doc.Section{ID: report.SecResources, Title: "Resources across runs"}
+	rsec := doc.Section{ID: report.SecResources, Title: wd.W("Resources across runs")}
 	if len(s.Resources) == 0 {
-		rsec.Blocks = append(rsec.Blocks, &doc.Para{Note: true, Text: report.Sentence(text.NoteNoMonitor)})
+		rsec.Blocks = append(rsec.Blocks, &doc.Para{Note: true, Text: report.Sentence(wd.text.NoteNoMonitor)})
 	}
 	for _, t := range s.Resources {
 		cap := t.Target
 		if t.Role == "generator" {
-			cap += " (the load generator)"
+			cap += wd.W(" (the load generator)")
 		}
-		tt := &doc.Table{Caption: cap, Columns: []doc.Column{{Name: "Run"}, {Name: "CPU mean %", Align: doc.Right}, {Name: "CPU max %", Align: doc.Right},
-			{Name: "Memory mean (MB)", Align: doc.Right}, {Name: "Memory max (MB)", Align: doc.Right}}}
+		tt := &doc.Table{Caption: cap, Columns: []doc.Column{{Name: wd.W("Run")}, {Name: wd.W("CPU mean %"), Align: doc.Right}, {Name: wd.W("CPU max %"), Align: doc.Right},
+			{Name: wd.W("Memory mean (MB)"), Align: doc.Right}, {Name: wd.W("Memory max (MB)"), Align: doc.Right}}}
 		for _, r := range t.Runs {
 			c := []doc.Cell{{Text: mark(r.Run)}, {Text: "—"}, {Text: "—"}, {Text: "—"}, {Text: "—"}}
 			if r.HasCPU {
-				c[1].Text, c[2].Text = f1(r.CPUMeanPct), f1(r.CPUMaxPct)
+				c[1].Text, c[2].Text = wd.f1(r.CPUMeanPct), wd.f1(r.CPUMaxPct)
 			}
 			if r.HasMem {
-				c[3].Text, c[4].Text = f1(r.MemMeanMB), f1(r.MemMaxMB)
+				c[3].Text, c[4].Text = wd.f1(r.MemMeanMB), wd.f1(r.MemMaxMB)
 			}
 			tt.Rows = append(tt.Rows, doc.Row{Cells: c})
 		}
@@ -198,16 +199,16 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 	d.Sections = append(d.Sections, rsec)
 
 	if sp := s.Repeats; sp != nil {
-		sec := doc.Section{ID: "repeats", Title: "Repeat spread"}
-		t := &doc.Table{Caption: "Average response time of all requests", Columns: []doc.Column{{Name: "Runs"}, {Name: "Mean ± sd (ms)", Align: doc.Right},
-			{Name: "CV %", Align: doc.Right}, {Name: "Outliers"}}}
+		sec := doc.Section{ID: "repeats", Title: wd.W("Repeat spread")}
+		t := &doc.Table{Caption: wd.W("Average response time of all requests"), Columns: []doc.Column{{Name: wd.W("Runs")}, {Name: wd.W("Mean ± sd (ms)"), Align: doc.Right},
+			{Name: wd.W("CV %"), Align: doc.Right}, {Name: wd.W("Outliers")}}}
 		out := outlierClause(sp.Outliers)
-		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: strings.Join(sp.Runs, ", ")}, {Text: f1(sp.MeanMs) + " ± " + f1(sp.SDMs)}, {Text: f1(sp.CVPct)}, {Text: out}}})
-		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence(text.NoteOutlier)})
+		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: strings.Join(sp.Runs, ", ")}, {Text: wd.f1(sp.MeanMs) + " ± " + wd.f1(sp.SDMs)}, {Text: wd.f1(sp.CVPct)}, {Text: out}}})
+		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence(wd.text.NoteOutlier)})
 		d.Sections = append(d.Sections, sec)
 	}
 
-	con := doc.Section{ID: report.SecConclusions, Title: "Conclusions"}
+	con := doc.Section{ID: report.SecConclusions, Title: wd.W("Conclusions")}
 	l := &doc.List{}
 	for _, c := range s.Conclusions {
 		l.Items = append(l.Items, doc.Item{Text: c})
@@ -232,7 +233,7 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 
 // msCell is a time in a table cell: whole ms from 100 ms, as the
 // references print them; finer below, where whole ms would read 0 or 1.
-func msCell(v float64) string { return fms(v) }
+func (wd *words) msCell(v float64) string { return wd.fms(v) }
 
 func outcomeLevel(o Outcome) doc.Level {
 	switch o {
@@ -245,27 +246,27 @@ func outcomeLevel(o Outcome) doc.Level {
 }
 
 // answersSection is the first screen: one line per question.
-func answersSection(s *Study) doc.Section {
-	sec := doc.Section{ID: "answers", Title: "Answers"}
-	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: outcomeLevel(s.Status), Text: fmt.Sprintf(text.StatusLine, s.Status.Word(), report.Sentence(s.StatusWhy))})
+func (wd *words) answersSection(s *Study) doc.Section {
+	sec := doc.Section{ID: "answers", Title: wd.W("Answers")}
+	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: outcomeLevel(s.Status), Text: fmt.Sprintf(wd.text.StatusLine, wd.outcome(s.Status), report.Sentence(s.StatusWhy))})
 	l := &doc.List{}
 	for _, a := range s.Answers {
 		t := report.Sentence(a.Line)
-		if a.Confidence != text.ConfHigh {
-			t += " " + report.Sentence(fmt.Sprintf(text.ConfidenceLine, a.Confidence, a.ConfidenceWhy))
+		if a.Confidence != wd.text.ConfHigh {
+			t += " " + report.Sentence(fmt.Sprintf(wd.text.ConfidenceLine, a.Confidence, a.ConfidenceWhy))
 		}
-		k := a.Question.Kind.words()
-		l.Items = append(l.Items, doc.Item{Level: outcomeLevel(a.Outcome), Lead: a.Outcome.Word() + " — " + strings.ToUpper(k[:1]) + k[1:], Text: t})
+		k := wd.kind(a.Question.Kind)
+		l.Items = append(l.Items, doc.Item{Level: outcomeLevel(a.Outcome), Lead: wd.outcome(a.Outcome) + " — " + strings.ToUpper(k[:1]) + k[1:], Text: t})
 	}
 	if len(s.Answers) == 0 {
-		l.Items = append(l.Items, doc.Item{Level: doc.Warn, Text: report.Sentence(text.NoQuestions)})
+		l.Items = append(l.Items, doc.Item{Level: doc.Warn, Text: report.Sentence(wd.text.NoQuestions)})
 	}
 	sec.Blocks = append(sec.Blocks, l)
 	return sec
 }
 
 // validitySection is the banner naming the runs to read with care.
-func validitySection(s *Study) *doc.Section {
+func (wd *words) validitySection(s *Study) *doc.Section {
 	if len(s.Validity) == 0 {
 		return nil
 	}
@@ -273,24 +274,24 @@ func validitySection(s *Study) *doc.Section {
 	for _, v := range s.Validity {
 		runs[v.Run] = true
 	}
-	sec := doc.Section{ID: "validity", Title: "Validity"}
-	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: report.Sentence(fmt.Sprintf(text.BannerTitle, len(runs), len(s.Runs)))})
+	sec := doc.Section{ID: "validity", Title: wd.W("Validity")}
+	sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: report.Sentence(fmt.Sprintf(wd.text.BannerTitle, len(runs), len(s.Runs)))})
 	l := &doc.List{}
 	for _, v := range s.Validity {
 		var t string
 		switch v.Kind {
 		case IssueGenerator:
-			t = fmt.Sprintf(text.BannerGenerator, v.Run, v.Text)
+			t = fmt.Sprintf(wd.text.BannerGenerator, v.Run, v.Text)
 		case IssueLoad:
-			t = fmt.Sprintf(text.BannerLoad, v.Run, v.Text)
+			t = fmt.Sprintf(wd.text.BannerLoad, v.Run, v.Text)
 		default:
-			t = fmt.Sprintf(text.BannerOutlier, v.Run, v.Text)
+			t = fmt.Sprintf(wd.text.BannerOutlier, v.Run, v.Text)
 		}
 		switch {
 		case v.More == 1:
-			t += text.BannerMoreOne
+			t += wd.text.BannerMoreOne
 		case v.More > 1:
-			t += fmt.Sprintf(text.BannerMore, v.More)
+			t += fmt.Sprintf(wd.text.BannerMore, v.More)
 		}
 		l.Items = append(l.Items, doc.Item{Level: doc.Warn, Text: report.Sentence(t)})
 	}
@@ -299,8 +300,8 @@ func validitySection(s *Study) *doc.Section {
 }
 
 // evidenceSection gives each question its evidence, one sentence each.
-func evidenceSection(s *Study) doc.Section {
-	sec := doc.Section{ID: "evidence", Title: "How each question was answered"}
+func (wd *words) evidenceSection(s *Study) doc.Section {
+	sec := doc.Section{ID: "evidence", Title: wd.W("How each question was answered")}
 	for _, a := range s.Answers {
 		sec.Blocks = append(sec.Blocks, &doc.Heading{Text: a.Question.Text})
 		l := &doc.List{}
@@ -312,12 +313,12 @@ func evidenceSection(s *Study) doc.Section {
 		}
 		sec.Blocks = append(sec.Blocks, l)
 		if a.Question.Inferred {
-			sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: report.Sentence(text.NoteInferred)})
+			sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: report.Sentence(wd.text.NoteInferred)})
 		}
-		if t := releaseTable(a); t != nil {
+		if t := wd.releaseTable(a); t != nil {
 			sec.Blocks = append(sec.Blocks, t)
 		}
-		if t := interferenceTable(a); t != nil {
+		if t := wd.interferenceTable(a); t != nil {
 			sec.Blocks = append(sec.Blocks, t)
 		}
 	}
@@ -326,20 +327,20 @@ func evidenceSection(s *Study) doc.Section {
 
 // releaseTable is a release answer's rows: each matching level, its
 // averages and Δ.
-func releaseTable(a Answer) *doc.Table {
+func (wd *words) releaseTable(a Answer) *doc.Table {
 	if len(a.Release) == 0 {
 		return nil
 	}
-	t := &doc.Table{Caption: "Release comparison per matching workload and load (average response time, ms)", Columns: []doc.Column{{Name: "Group"}, {Name: "Label"},
-		{Name: "Baseline run"}, {Name: "Average", Align: doc.Right}, {Name: "Candidate run"}, {Name: "Average", Align: doc.Right},
-		{Name: "Delta, ms", Align: doc.Right}, {Name: "Delta, %", Align: doc.Right}, {Name: "Verdict"}}}
+	t := &doc.Table{Caption: wd.W("Release comparison per matching workload and load (average response time, ms)"), Columns: []doc.Column{{Name: wd.W("Group")}, {Name: wd.W("Label")},
+		{Name: wd.W("Baseline run")}, {Name: wd.W("Average"), Align: doc.Right}, {Name: wd.W("Candidate run")}, {Name: wd.W("Average"), Align: doc.Right},
+		{Name: wd.W("Delta, ms"), Align: doc.Right}, {Name: wd.W("Delta, %"), Align: doc.Right}, {Name: wd.W("Verdict")}}}
 	for _, r := range a.Release {
 		for _, row := range append(slices.Clone(r.Labels), r.Total) {
 			label := row.Label
 			if label == core.TotalLabel {
-				label = "all requests"
+				label = wd.W("all requests")
 			}
-			v := doc.Cell{Text: verdictWords(row.Verdict)}
+			v := doc.Cell{Text: wd.verdictWords(row.Verdict)}
 			switch row.Verdict {
 			case compare.Faster:
 				v.Level = doc.OK
@@ -347,14 +348,14 @@ func releaseTable(a Answer) *doc.Table {
 				v.Level = doc.Fail
 			}
 			t.Rows = append(t.Rows, doc.Row{Total: row.Label == core.TotalLabel, Cells: []doc.Cell{{Text: r.Group}, {Text: label}, {Text: r.Base},
-				{Text: msCell(row.BaseMeanMs)}, {Text: r.Cand}, {Text: msCell(row.NewMeanMs)}, {Text: signedMs(row.DeltaMs)}, {Text: signed(row.DeltaPct)}, v}})
+				{Text: wd.msCell(row.BaseMeanMs)}, {Text: r.Cand}, {Text: wd.msCell(row.NewMeanMs)}, {Text: wd.signedMs(row.DeltaMs)}, {Text: wd.signed(row.DeltaPct)}, v}})
 		}
 	}
 	return t
 }
 
-func signedMs(v float64) string {
-	s := fms(math.Abs(v))
+func (wd *words) signedMs(v float64) string {
+	s := wd.fms(math.Abs(v))
 	if s == "0.00" {
 		return "0"
 	}
@@ -365,17 +366,17 @@ func signedMs(v float64) string {
 }
 
 // interferenceTable is an interference answer's windows per run.
-func interferenceTable(a Answer) *doc.Table {
+func (wd *words) interferenceTable(a Answer) *doc.Table {
 	if len(a.Interference) == 0 {
 		return nil
 	}
-	t := &doc.Table{Caption: "The disturbed workload before, during and after the other", Columns: []doc.Column{{Name: "Run"}, {Name: "Window"},
-		{Name: "Requests", Align: doc.Right}, {Name: "Average (ms)", Align: doc.Right}, {Name: "Error %", Align: doc.Right}}}
+	t := &doc.Table{Caption: wd.W("The disturbed workload before, during and after the other"), Columns: []doc.Column{{Name: wd.W("Run")}, {Name: wd.W("Window")},
+		{Name: wd.W("Requests"), Align: doc.Right}, {Name: wd.W("Average (ms)"), Align: doc.Right}, {Name: wd.W("Error %"), Align: doc.Right}}}
 	names := []string{"before", "during", "after"}
 	for _, ir := range a.Interference {
 		for i, w := range ir.Windows {
 			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: ir.Run}, {Text: names[i] + " " + ir.Other}, {Text: strconv.FormatInt(w.Requests, 10)},
-				{Text: msCell(w.MeanMs)}, {Text: f2(w.ErrorPct)}}})
+				{Text: wd.msCell(w.MeanMs)}, {Text: wd.f2(w.ErrorPct)}}})
 		}
 	}
 	return t
@@ -383,24 +384,24 @@ func interferenceTable(a Answer) *doc.Table {
 
 // causesSection is each run's bottleneck by role and its top errors per
 // call.
-func causesSection(s *Study) *doc.Section {
+func (wd *words) causesSection(s *Study) *doc.Section {
 	if len(s.Causes) == 0 {
 		return nil
 	}
-	sec := doc.Section{ID: "causes", Title: "Causes"}
-	t := &doc.Table{Caption: "What each run's own analysis found behind its figures", Columns: []doc.Column{{Name: "Run"}, {Name: "Busiest or saturated component"}, {Name: "Role"}, {Name: "Top errors per call"}}}
+	sec := doc.Section{ID: "causes", Title: wd.W("Causes")}
+	t := &doc.Table{Caption: wd.W("What each run's own analysis found behind its figures"), Columns: []doc.Column{{Name: wd.W("Run")}, {Name: wd.W("Busiest or saturated component")}, {Name: wd.W("Role")}, {Name: wd.W("Top errors per call")}}}
 	for _, c := range s.Causes {
 		bn := "—"
 		if b := c.Bottleneck; b != nil {
-			state := "busiest, not saturated"
+			state := wd.W("busiest, not saturated")
 			if b.Saturated {
 				state = "saturated"
 			}
-			bn = fmt.Sprintf("%s %s at %s of capacity (%s, %s)", b.Component, b.Resource, pctWords(100*b.Utilisation), b.Phase, state)
+			bn = wd.T("%s %s at %s of capacity (%s, %s)", b.Component, b.Resource, wd.pctWords(100*b.Utilisation), b.Phase, state)
 		}
 		var errs []string
 		for _, e := range c.Errors {
-			errs = append(errs, fmt.Sprintf("%s: %s", e.Label, errorsWords(e)))
+			errs = append(errs, fmt.Sprintf("%s: %s", e.Label, wd.errorsWords(e)))
 		}
 		et := strings.Join(errs, "; ")
 		if et == "" {
@@ -418,7 +419,7 @@ func causesSection(s *Study) *doc.Section {
 
 // capacitySection is the capacity answers' rows side by side, and the
 // stepped runs' own knee analyses.
-func capacitySection(s *Study) *doc.Section {
+func (wd *words) capacitySection(s *Study) *doc.Section {
 	var rows []CapacityRow
 	seen := map[string]bool{}
 	for _, a := range s.Answers {
@@ -432,47 +433,47 @@ func capacitySection(s *Study) *doc.Section {
 	if len(rows) == 0 && len(s.Capacity) == 0 {
 		return nil
 	}
-	sec := doc.Section{ID: report.SecCapacity, Title: "Capacity side by side"}
+	sec := doc.Section{ID: report.SecCapacity, Title: wd.W("Capacity side by side")}
 	if len(rows) > 0 {
-		t := &doc.Table{Caption: "Per workload and variant, from its own runs or steps only", Columns: []doc.Column{{Name: "Workload"}, {Name: "Loads tested"},
-			{Name: "Highest load within the requirements", Align: doc.Right}, {Name: "Knee", Align: doc.Right}, {Name: "Throughput at the knee (req/s)", Align: doc.Right}, {Name: "Peak throughput (req/s)", Align: doc.Right}, {Name: "Limited by"}}}
+		t := &doc.Table{Caption: wd.W("Per workload and variant, from its own runs or steps only"), Columns: []doc.Column{{Name: wd.W("Workload")}, {Name: wd.W("Loads tested")},
+			{Name: wd.W("Highest load within the requirements"), Align: doc.Right}, {Name: wd.W("Knee"), Align: doc.Right}, {Name: wd.W("Throughput at the knee (req/s)"), Align: doc.Right}, {Name: wd.W("Peak throughput (req/s)"), Align: doc.Right}, {Name: wd.W("Limited by")}}}
 		for _, r := range rows {
 			var loads []string
 			for _, p := range r.Points {
-				l := num(p.Load)
+				l := wd.num(p.Load)
 				if p.Generator || p.Invalid || p.OffTrend {
-					l += " " + text.BannerMark
+					l += " " + wd.text.BannerMark
 				}
 				loads = append(loads, l)
 			}
 			within := "—"
 			switch {
 			case r.MaxLoadMeetingSLA != nil:
-				within = num(*r.MaxLoadMeetingSLA) + " " + r.Unit
+				within = wd.num(*r.MaxLoadMeetingSLA) + " " + r.Unit
 			case r.WithinFrom != nil && *r.WithinFrom == *r.WithinTo:
-				within = num(*r.WithinFrom) + " " + r.Unit + " only (not the lowest)"
+				within = wd.num(*r.WithinFrom) + " " + r.Unit + wd.W(" only (not the lowest)")
 			case r.WithinFrom != nil:
-				within = num(*r.WithinFrom) + "–" + num(*r.WithinTo) + " " + r.Unit + " (not the lowest)"
+				within = wd.num(*r.WithinFrom) + "–" + wd.num(*r.WithinTo) + " " + r.Unit + wd.W(" (not the lowest)")
 			case r.HasSLA:
 				within = "none"
 			}
 			kn := "none"
 			if r.KneeLoad > 0 {
-				kn = num(r.KneeLoad) + " " + r.Unit
+				kn = wd.num(r.KneeLoad) + " " + r.Unit
 			}
 			knRPS := "—" // the figure the answer quotes
 			if r.KneeRPS > 0 {
-				knRPS = rps(r.KneeRPS)
+				knRPS = wd.rps(r.KneeRPS)
 			}
-			lim := limiterWords(r)
-			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Workload}, {Text: strings.Join(loads, ", ") + " " + r.Unit}, {Text: within}, {Text: kn}, {Text: knRPS}, {Text: rps(r.PeakRPS)}, {Text: lim}}})
+			lim := wd.limiterWords(r)
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Workload}, {Text: strings.Join(loads, ", ") + " " + r.Unit}, {Text: within}, {Text: kn}, {Text: knRPS}, {Text: wd.rps(r.PeakRPS)}, {Text: lim}}})
 		}
-		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence(text.BannerMark + text.NoteMarkLoad)})
-		sec.Blocks = append(sec.Blocks, capacityCharts(rows)...)
+		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence(wd.text.BannerMark + wd.text.NoteMarkLoad)})
+		sec.Blocks = append(sec.Blocks, wd.capacityCharts(rows)...)
 	}
 	if len(s.Capacity) > 0 {
-		t := &doc.Table{Caption: "Each stepped run's own capacity analysis", Columns: []doc.Column{{Name: "Run"}, {Name: "Knee load", Align: doc.Right}, {Name: "USL peak load", Align: doc.Right},
-			{Name: "USL peak (req/s)", Align: doc.Right}, {Name: "Highest load meeting the SLA", Align: doc.Right}, {Name: "Knee"}}}
+		t := &doc.Table{Caption: wd.W("Each stepped run's own capacity analysis"), Columns: []doc.Column{{Name: wd.W("Run")}, {Name: wd.W("Knee load"), Align: doc.Right}, {Name: wd.W("USL peak load"), Align: doc.Right},
+			{Name: wd.W("USL peak (req/s)"), Align: doc.Right}, {Name: wd.W("Highest load meeting the SLA"), Align: doc.Right}, {Name: wd.W("Knee")}}}
 		n := func(v float64) string {
 			if v == 0 {
 				return "—"
@@ -489,23 +490,25 @@ func capacitySection(s *Study) *doc.Section {
 }
 
 // limiterWords says what limits a capacity row's knee.
-func limiterWords(r CapacityRow) string {
+func (wd *words) limiterWords(r CapacityRow) string {
 	switch r.Limiter {
 	case "generator":
-		return "the load generator"
+		return wd.W("the load generator")
 	case "configured limit":
-		return fmt.Sprintf("configured limit %s (%s)", r.Limit.Name, num(r.Limit.Value))
+		return wd.T("configured limit %s (%s)", r.Limit.Name, wd.num(r.Limit.Value))
 	case "component":
 		return fmt.Sprintf("%s %s", r.Bottleneck.Component, strings.ToLower(r.Bottleneck.Resource))
 	}
 	if r.KneeLoad == 0 {
 		return "—"
 	}
-	return "not found"
+	return wd.W("not found")
 }
 
-func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
-func f2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+func (wd *words) f1(v float64) string { return wd.loc.Num(f1(v)) }
+func (wd *words) f2(v float64) string { return wd.loc.Num(f2(v)) }
+func f1(v float64) string             { return strconv.FormatFloat(v, 'f', 1, 64) }
+func f2(v float64) string             { return strconv.FormatFloat(v, 'f', 2, 64) }
 
 // Write writes the study in the formats asked for (html, md, json, junit)
 // into dir and returns the files written.
@@ -630,13 +633,13 @@ func junit(s *Study) ([]byte, error) {
 // capacityCharts draw throughput and average response time against load,
 // one line per workload and variant (a legend names each), for each load
 // unit the rows use.
-func capacityCharts(rows []CapacityRow) []doc.Block {
+func (wd *words) capacityCharts(rows []CapacityRow) []doc.Block {
 	var out []doc.Block
 	for _, unit := range []string{"users", "req/s"} {
-		tput := &chart.Chart{ID: "study-capacity-tput-" + unitID(unit), Title: "Throughput against load", XKind: chart.Linear, XLabel: "Load (" + unit + ")",
-			Y: chart.Axis{Label: "Throughput (req/s)", Unit: "req/s"}}
-		avg := &chart.Chart{ID: "study-capacity-avg-" + unitID(unit), Title: "Average response time against load", XKind: chart.Linear, XLabel: "Load (" + unit + ")",
-			Y: chart.Axis{Label: "Average response time (ms)", Unit: "ms"}}
+		tput := &chart.Chart{ID: "study-capacity-tput-" + unitID(unit), Title: wd.W("Throughput against load"), XKind: chart.Linear, XLabel: wd.W("Load (") + unit + ")",
+			Y: chart.Axis{Label: wd.W("Throughput (req/s)"), Unit: "req/s"}}
+		avg := &chart.Chart{ID: "study-capacity-avg-" + unitID(unit), Title: wd.W("Average response time against load"), XKind: chart.Linear, XLabel: wd.W("Load (") + unit + ")",
+			Y: chart.Axis{Label: wd.W("Average response time (ms)"), Unit: "ms"}}
 		for _, r := range rows {
 			if r.Unit != unit || len(r.Points) < 2 {
 				continue

@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/plateau-perf/plateau/internal/locale"
 )
 
 // Roles a run can have in a study.
@@ -37,12 +39,15 @@ type File struct {
 	// under test (components and versions), its environment (a table of
 	// name → value: hardware, instances, configuration), the method and
 	// the hypothesis.
-	Description string   `yaml:"description"`
-	System      []KV     `yaml:"-"`
-	Environment []KV     `yaml:"-"`
-	Method      string   `yaml:"method"`
-	Hypothesis  string   `yaml:"hypothesis"`
-	Runs        []RunRef `yaml:"runs"`
+	Description string `yaml:"description"`
+	System      []KV   `yaml:"-"`
+	Environment []KV   `yaml:"-"`
+	Method      string `yaml:"method"`
+	Hypothesis  string `yaml:"hypothesis"`
+	// Lang is the language the study document is written in ("en",
+	// "da"); "" is English. plateau study --lang overrides it.
+	Lang string   `yaml:"lang"`
+	Runs []RunRef `yaml:"runs"`
 	// Questions are what the study asks, each with its expectation; none
 	// named: inferred from the runs' roles and factors (InferQuestions).
 	Questions []Question `yaml:"-"`
@@ -184,6 +189,11 @@ func Parse(name string, src []byte) (*File, error) {
 			str(v, k.Value, &f.Method)
 		case "hypothesis":
 			str(v, k.Value, &f.Hypothesis)
+		case "lang":
+			str(v, k.Value, &f.Lang)
+			if err := locale.Check(f.Lang); err != nil {
+				bad(v, "lang: %v", err)
+			}
 		case "system":
 			f.System = table(v, k.Value)
 		case "environment":

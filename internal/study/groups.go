@@ -34,6 +34,8 @@ type member struct {
 	// search is the run's capacity search (plateau capacity, or a load
 	// with search:), nil for any other run.
 	search *capacity.Search
+	// wd words the study's answers in its language.
+	wd *words
 }
 
 // stepped reports whether the run has load steps its capacity analysis
@@ -48,15 +50,16 @@ func (m *member) soak() bool { return m.role == Soak }
 // level is the run's load level in words ("8 users", "50/s", "steps of
 // 1–24 users").
 func (m *member) level() string {
+	wd := m.words()
 	if m.stepped() {
 		lo, hi := m.cap.Steps[0].Point.Load, m.cap.Steps[len(m.cap.Steps)-1].Point.Load
-		return fmt.Sprintf("steps of %s–%s", num(lo), loadWords(hi, m.cap.Kind == knee.Rate))
+		return fmt.Sprintf("steps of %s–%s", wd.num(lo), wd.loadWords(hi, m.cap.Kind == knee.Rate))
 	}
 	switch {
 	case m.f.Users > 0:
-		return loadWords(float64(m.f.Users), false)
+		return wd.loadWords(float64(m.f.Users), false)
 	case m.f.Rate > 0:
-		return loadWords(m.f.Rate, true)
+		return wd.loadWords(m.f.Rate, true)
 	}
 	return ""
 }
@@ -220,8 +223,20 @@ func (m *member) roleOf(target string) mondata.Role {
 	return mondata.RoleUnknown
 }
 
-// num writes a load without needless decimals.
-func num(v float64) string {
+// words is the member's study's words (English when it has none: a
+// member built by a test).
+func (m *member) words() *words {
+	if m.wd == nil {
+		return wordsIn(nil)
+	}
+	return m.wd
+}
+
+// num writes a load without needless decimals, in the study's language.
+func (wd *words) num(v float64) string { return wd.loc.Num(numEN(v)) }
+
+// numEN is num in English.
+func numEN(v float64) string {
 	if v == math.Trunc(v) {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
@@ -229,12 +244,12 @@ func num(v float64) string {
 }
 
 // loadWords is a load in words: "8 users", "1 user", "50/s".
-func loadWords(v float64, rate bool) string {
+func (wd *words) loadWords(v float64, rate bool) string {
 	if rate {
-		return num(v) + "/s"
+		return wd.num(v) + "/s"
 	}
 	if v == 1 {
-		return "1 user"
+		return wd.T("1 user")
 	}
-	return num(v) + " users"
+	return wd.T("%s users", wd.num(v))
 }

@@ -110,9 +110,6 @@ func (q Question) withDefaults() Question {
 			q.MaxErrorPct = DefaultMaxErrorPct
 		}
 	}
-	if q.Text == "" {
-		q.Text = questionText(q)
-	}
 	return q
 }
 

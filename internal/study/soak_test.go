@@ -41,7 +41,7 @@ func TestSoakPlantedLeak(t *testing.T) {
 	t.Parallel()
 	leak := soakMember("current release, soak", 10, 15, 1)
 	flat := soakMember("previous release, soak", 0, 0, 2)
-	a := answerSoak(Question{Kind: SoakQ}.withDefaults(), []*member{leak, flat})
+	a := wd.answerSoak(Question{Kind: SoakQ}.withDefaults(), []*member{leak, flat})
 	if a.Outcome != Failed || len(a.Soak) != 2 {
 		t.Fatalf("outcome %s, %d soaks: %s", a.Outcome, len(a.Soak), a.Line)
 	}
@@ -60,7 +60,7 @@ func TestSoakPlantedLeak(t *testing.T) {
 			t.Errorf("answer lacks %q: %s", want, a.Line)
 		}
 	}
-	if a.Confidence != text.ConfIndicative {
+	if a.Confidence != english.ConfIndicative {
 		t.Errorf("a 20-minute soak's confidence %q, want indicative", a.Confidence)
 	}
 }
@@ -91,7 +91,7 @@ func interferenceMember(name string, during float64) *member {
 func TestInterferencePlanted(t *testing.T) {
 	t.Parallel()
 	q := Question{Kind: Interference}.withDefaults()
-	a := answerInterference(q, []*member{interferenceMember("test 1", 10.5), interferenceMember("test 2", 30)})
+	a := wd.answerInterference(q, []*member{interferenceMember("test 1", 10.5), interferenceMember("test 2", 30)})
 	if a.Outcome != Failed || len(a.Interference) != 2 {
 		t.Fatalf("outcome %s: %s", a.Outcome, a.Line)
 	}
@@ -105,8 +105,12 @@ func TestInterferencePlanted(t *testing.T) {
 	if !strings.HasPrefix(a.Line, "yes: data-import disturbed circulation in 1 of 2 runs; most in test 2: average 30.0 ms while data-import ran against 10.0 ms before") {
 		t.Errorf("answer: %s", a.Line)
 	}
-	b := answerInterference(q, []*member{interferenceMember("test 1", 10.5)})
+	b := wd.answerInterference(q, []*member{interferenceMember("test 1", 10.5)})
 	if b.Outcome != Passed || !strings.HasPrefix(b.Line, "no: ") {
 		t.Errorf("undisturbed: %s %s", b.Outcome, b.Line)
 	}
 }
+
+// wd words the answers of the tests that call the answering functions
+// directly, in English (as a study file without lang: does).
+var wd = wordsIn(nil)

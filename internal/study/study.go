@@ -13,6 +13,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/locale"
 	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/report"
 	"github.com/plateau-perf/plateau/internal/rundir"
@@ -21,6 +22,8 @@ import (
 // Study is the result of a study: every number in the document, for
 // study.json.
 type Study struct {
+	// wd words the document in the study's language (lang: or --lang).
+	wd          *words
 	Title       string `json:"title"`
 	Description string `json:"description,omitempty"`
 	System      []KV   `json:"system,omitempty"`
@@ -146,6 +149,11 @@ type Spread struct {
 // to those inferred from the runs), the study's status, the validity
 // banner, the causes, and the tables.
 func Build(f *File, notes *Notes) (*Study, error) {
+	loc, err := locale.Parse(f.Lang)
+	if err != nil {
+		return nil, fmt.Errorf("%s: lang: %w", f.Path, err)
+	}
+	wd := wordsIn(loc)
 	sets := make([]*analysis.Dataset, len(f.Runs))
 	facts := make([]compare.RunFacts, len(f.Runs))
 	for i, r := range f.Runs {
@@ -185,7 +193,7 @@ func Build(f *File, notes *Notes) (*Study, error) {
 			f.Environment = sortedKV(c.Environment)
 		}
 	}
-	s := &Study{Title: f.Title, Description: f.Description, System: f.System, Environment: f.Environment, Method: f.Method,
+	s := &Study{wd: wd, Title: f.Title, Description: f.Description, System: f.System, Environment: f.Environment, Method: f.Method,
 		Hypothesis: f.Hypothesis, Baseline: names[bi], Kind: string(compare.Classify(facts)), Limits: f.Limits}
 	if s.Title == "" {
 		s.Title = "Study: " + strings.Join(names, ", ")
@@ -196,11 +204,11 @@ func Build(f *File, notes *Notes) (*Study, error) {
 		if err != nil {
 			return nil, fmt.Errorf("run %s: reading monitor data: %w", f.Runs[i].Dir, err)
 		}
-		m := &member{i: i, name: names[i], role: f.Runs[i].Role, d: d, facts: facts[i], series: series, statuses: statuses, f: f.Runs[i].Factors}
+		m := &member{i: i, name: names[i], role: f.Runs[i].Role, d: d, facts: facts[i], series: series, statuses: statuses, f: f.Runs[i].Factors, wd: wd}
 		m.red = redactorOf(d)
 		s.reds = append(s.reds, m.red)
 		m.sum = analysis.Summarize(d, d.Info.SLA)
-		report.Words(m.sum) // the findings' and reasons' words, as the run's own report has them
+		report.WordsIn(m.sum, loc) // the findings' and reasons' words, as the run's own report has them, in the study's language
 		m.targets = targetsOf(series, statuses)
 		m.cap = analysis.Capacity(d, m.sum, m.targets)
 		if m.search, err = analysis.LoadSearch(d.Dir); err != nil {
@@ -264,10 +272,10 @@ func Build(f *File, notes *Notes) (*Study, error) {
 	if len(qs) == 0 {
 		qs = InferQuestions(ms, base)
 	}
-	s.Answers = answerAll(qs, ms, base, f.Limits)
-	s.Status, s.StatusWhy = StatusOf(s.Answers)
-	s.Validity = validityOf(ms, s.Answers)
-	s.Causes = causesOf(ms)
+	s.Answers = wd.answerAll(qs, ms, base, f.Limits)
+	s.Status, s.StatusWhy = wd.statusOf(s.Answers)
+	s.Validity = wd.validityOf(ms, s.Answers)
+	s.Causes = wd.causesOf(ms)
 	s.Conclusions = conclusions(s)
 	if notes != nil {
 		s.Findings, s.Recommendations = notes.Findings, notes.Recommendations
@@ -283,6 +291,7 @@ func Build(f *File, notes *Notes) (*Study, error) {
 // variant, soak stability for soaks, interference when a workload ran in
 // a window of another.
 func InferQuestions(ms []*member, base *member) []Question {
+	wd := wordsIn(nil) // which questions, not their words
 	var out []Question
 	add := func(k Kind) { out = append(out, Question{Kind: k, Inferred: true}) }
 	for _, c := range ms {
@@ -293,7 +302,7 @@ func InferQuestions(ms []*member, base *member) []Question {
 			break
 		}
 	}
-	if rows, _ := capacityRows(Question{Kind: CapacityQ}, ms, nil); len(rows) > 0 {
+	if rows, _ := wd.capacityRows(Question{Kind: CapacityQ}, ms, nil); len(rows) > 0 {
 		add(CapacityQ)
 		wl := map[string]map[string]bool{}
 		for _, m := range ms {
@@ -325,7 +334,7 @@ func InferQuestions(ms []*member, base *member) []Question {
 		add(SoakQ)
 	}
 	for _, m := range ms {
-		if _, ok := interference(Question{Kind: Interference}.withDefaults(), m); ok {
+		if _, ok := wd.interference(Question{Kind: Interference}.withDefaults(), m); ok {
 			add(Interference)
 			break
 		}
@@ -451,12 +460,21 @@ func median(v []float64) float64 {
 
 func round2(v float64) float64 { return math.Round(v*100) / 100 }
 
+// words is the study's words (English for a Study built by hand).
+func (s *Study) words() *words {
+	if s.wd == nil {
+		return wordsIn(nil)
+	}
+	return s.wd
+}
+
 // conclusions states what the study found: the status and one sentence
 // per answer.
 func conclusions(s *Study) []string {
-	out := []string{report.Sentence(s.Status.Word() + ": " + s.StatusWhy)}
+	wd := s.words()
+	out := []string{report.Sentence(wd.outcome(s.Status) + ": " + s.StatusWhy)}
 	for _, a := range s.Answers {
-		out = append(out, report.Sentence(a.Question.Kind.words()+": "+a.Line))
+		out = append(out, report.Sentence(wd.kind(a.Question.Kind)+": "+a.Line))
 	}
 	return out
 }

@@ -196,7 +196,7 @@ const (
 // validityOf names the runs whose generator was short of CPU, whose load
 // was not held, or that sit far off their group (an outlier among
 // repeats), one issue per run and kind (its first finding).
-func validityOf(ms []*member, as []Answer) []RunIssue {
+func (wd *words) validityOf(ms []*member, as []Answer) []RunIssue {
 	var out []RunIssue
 	for _, m := range ms {
 		if m.sum.Validity == nil {
@@ -228,13 +228,13 @@ func validityOf(ms []*member, as []Answer) []RunIssue {
 			for _, p := range r.Points {
 				if p.OffTrend && !seen[p.Run] {
 					seen[p.Run] = true
-					out = append(out, RunIssue{Run: p.Run, Kind: IssueOutlier, Text: fmt.Sprintf(text.BannerOffTrend, rps(p.ThroughputRPS), pctWords(OffTrendPct), r.Workload)})
+					out = append(out, RunIssue{Run: p.Run, Kind: IssueOutlier, Text: fmt.Sprintf(wd.text.BannerOffTrend, wd.rps(p.ThroughputRPS), wd.pctWords(OffTrendPct), r.Workload)})
 				}
 			}
 		}
 		for _, g := range a.Repeats {
 			for _, o := range g.Outliers {
-				out = append(out, RunIssue{Run: o, Kind: IssueOutlier, Text: fmt.Sprintf("average response time outside the spread of %s", g.Group)})
+				out = append(out, RunIssue{Run: o, Kind: IssueOutlier, Text: wd.T("average response time outside the spread of %s", g.Group)})
 			}
 		}
 	}
@@ -268,7 +268,7 @@ type ErrorCount struct {
 // topErrors is how many failures per call are named.
 const topErrors = 3
 
-func causesOf(ms []*member) []RunCauses {
+func (wd *words) causesOf(ms []*member) []RunCauses {
 	var out []RunCauses
 	for _, m := range ms {
 		rc := RunCauses{Run: m.name}
@@ -323,13 +323,13 @@ func causesOf(ms []*member) []RunCauses {
 
 // errorsWords is a call's failures in words: "HTTP 504: upstream timed
 // out ×120, timeout ×14".
-func errorsWords(ce CallErrors) string {
+func (wd *words) errorsWords(ce CallErrors) string {
 	var parts []string
 	for _, e := range ce.Top {
-		parts = append(parts, fmt.Sprintf("%s ×%s", e.What, thousands(float64(e.Count))))
+		parts = append(parts, fmt.Sprintf("%s ×%s", e.What, wd.thousands(float64(e.Count))))
 	}
 	if ce.Others > 0 {
-		parts = append(parts, fmt.Sprintf("others ×%s", thousands(float64(ce.Others))))
+		parts = append(parts, wd.T("others ×%s", wd.thousands(float64(ce.Others))))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -3,7 +3,10 @@ package study
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
+
+	"github.com/plateau-perf/plateau/internal/locale"
 )
 
 // The study document's fixed text, in one place: every sentence pattern
@@ -11,7 +14,7 @@ import (
 // catalogue (issue 32, item 7: the report's language) can take them over
 // without touching the analysis. The patterns are fmt formats; their
 // arguments are numbers and names computed by the analysis.
-var text = struct {
+type textT struct {
 	// Questions in words, by kind.
 	QRelease, QReleaseAny, QCapacity, QCapacityOf, QConfigurations, QRepeatability, QSoak, QInterference string
 
@@ -50,7 +53,12 @@ var text = struct {
 
 	// Lines and notes of the document.
 	StatusLine, ConfidenceLine, NoteCompared, NoteSignificance, NoteNoMonitor, NoteOutlier, NoteInferred, NoteMarkRun, NoteMarkLoad string
-}{
+}
+
+// english is the study's fixed text in English: each pattern is also its
+// key in the message catalogue (internal/locale), which holds its
+// translations.
+var english = textT{
 	QRelease:        "Is %s slower than %s at any matching workload and load (by more than %s)?",
 	QReleaseAny:     "Is the candidate slower than the baseline at any matching workload and load (by more than %s)?",
 	QCapacity:       "What is the highest load that meets the requirements, per workload, where does throughput stop growing, and what limits it?",
@@ -162,25 +170,52 @@ var text = struct {
 	ConfIndicative: "indicative",
 }
 
+// words is the study's fixed text and number formatting in one
+// language: every answer, banner and section is worded through one.
+type words struct {
+	text textT
+	loc  *locale.Locale
+}
+
+// wordsIn returns the study's words in loc (nil is English): each pattern
+// of english looked up in the catalogue.
+func wordsIn(loc *locale.Locale) *words {
+	t := english
+	v := reflect.ValueOf(&t).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		if f := v.Field(i); f.Kind() == reflect.String {
+			f.SetString(loc.Word(f.String()))
+		}
+	}
+	return &words{text: t, loc: loc}
+}
+
+// T is a message of the catalogue in the study's language (key a fmt
+// format).
+func (wd *words) T(key string, args ...any) string { return wd.loc.T(key, args...) }
+
+// W is a message without arguments in the study's language.
+func (wd *words) W(key string) string { return wd.loc.Word(key) }
+
 // questionText is a question in words with its expectation.
-func questionText(q Question) string {
+func (wd *words) questionText(q Question) string {
 	switch q.Kind {
 	case Release:
 		if q.Baseline != "" && q.Candidate != "" {
-			return fmt.Sprintf(text.QRelease, q.Candidate, q.Baseline, pctWords(q.MaxSlowerPct))
+			return fmt.Sprintf(wd.text.QRelease, q.Candidate, q.Baseline, wd.pctWords(q.MaxSlowerPct))
 		}
-		return fmt.Sprintf(text.QReleaseAny, pctWords(q.MaxSlowerPct))
+		return fmt.Sprintf(wd.text.QReleaseAny, wd.pctWords(q.MaxSlowerPct))
 	case CapacityQ:
 		if q.Workload != "" {
-			return fmt.Sprintf(text.QCapacityOf, q.Workload, requirementWords(q.SLA))
+			return fmt.Sprintf(wd.text.QCapacityOf, q.Workload, wd.requirementWords(q.SLA))
 		}
-		return text.QCapacity
+		return wd.text.QCapacity
 	case Configurations:
-		return text.QConfigurations
+		return wd.text.QConfigurations
 	case Repeatability:
-		return fmt.Sprintf(text.QRepeatability, pctWords(q.MaxCVPct))
+		return fmt.Sprintf(wd.text.QRepeatability, wd.pctWords(q.MaxCVPct))
 	case SoakQ:
-		return fmt.Sprintf(text.QSoak, pctWords(q.MaxDriftPct))
+		return fmt.Sprintf(wd.text.QSoak, wd.pctWords(q.MaxDriftPct))
 	case Interference:
 		w, o := q.Workload, q.Other
 		if w == "" {
@@ -189,19 +224,22 @@ func questionText(q Question) string {
 		if o == "" {
 			o = "the other workload"
 		}
-		return fmt.Sprintf(text.QInterference, o, w, pctWords(q.MaxSlowerPct), num(q.MaxErrorPct), o)
+		return fmt.Sprintf(wd.text.QInterference, o, w, wd.pctWords(q.MaxSlowerPct), wd.num(q.MaxErrorPct), o)
 	}
 	return string(q.Kind)
 }
 
 // pctWords is a percentage as the references write it ("5 %", "12.5 %").
-func pctWords(v float64) string {
-	return num(math.Round(v*10)/10) + " %"
+func (wd *words) pctWords(v float64) string {
+	return wd.num(math.Round(v*10)/10) + " %"
 }
 
 // signed is a change in per cent with its sign ("+10.2 %", "−36.7 %"),
 // unsigned when it rounds to zero.
-func signed(v float64) string {
+func (wd *words) signed(v float64) string { return wd.loc.Num(signedEN(v)) }
+
+// signedEN is signed in English.
+func signedEN(v float64) string {
 	if math.Abs(v) < 0.05 {
 		return "0.0 %"
 	}
@@ -214,10 +252,13 @@ func signed(v float64) string {
 // ms is a time in milliseconds as the references write it: whole
 // milliseconds from 100 ms, one decimal below, two below 1 ms, thousands
 // separated.
-func fms(v float64) string {
+func (wd *words) fms(v float64) string { return wd.loc.Num(fmsEN(v)) }
+
+// fmsEN is fms in English.
+func fmsEN(v float64) string {
 	switch {
 	case v >= 100:
-		return thousands(math.Round(v))
+		return thousandsEN(math.Round(v))
 	case v >= 1:
 		return fmt.Sprintf("%.1f", v)
 	}
@@ -225,14 +266,20 @@ func fms(v float64) string {
 }
 
 // rps is a throughput as a sentence states it.
-func rps(v float64) string {
+func (wd *words) rps(v float64) string { return wd.loc.Num(rpsEN(v)) }
+
+// rpsEN is rps in English.
+func rpsEN(v float64) string {
 	if v >= 100 {
-		return thousands(math.Round(v))
+		return thousandsEN(math.Round(v))
 	}
 	return fmt.Sprintf("%.1f", v)
 }
 
-func thousands(v float64) string {
+func (wd *words) thousands(v float64) string { return wd.loc.Num(thousandsEN(v)) }
+
+// thousandsEN is thousands in English.
+func thousandsEN(v float64) string {
 	s := fmt.Sprintf("%.0f", math.Abs(v))
 	var b strings.Builder
 	for i, c := range s {
@@ -248,7 +295,10 @@ func thousands(v float64) string {
 }
 
 // list joins items as a sentence does: "a", "a and b", "a, b and c".
-func list(items []string) string {
+func (wd *words) list(items []string) string { return wd.loc.And(items) }
+
+// listEN is list in English.
+func listEN(items []string) string {
 	switch len(items) {
 	case 0:
 		return ""
@@ -261,21 +311,21 @@ func list(items []string) string {
 // requirementWords states requirements in plain words: "an average
 // response time under 2 s and errors under 1 %"; "its requirements" when
 // none are given.
-func requirementWords(exprs []string) string {
+func (wd *words) requirementWords(exprs []string) string {
 	if len(exprs) == 0 {
 		return "its requirements"
 	}
 	var out []string
 	for _, e := range exprs {
-		out = append(out, plainRequirement(e))
+		out = append(out, wd.plainRequirement(e))
 	}
-	return list(out)
+	return wd.list(out)
 }
 
 // plainRequirement rewrites one requirement in words where it has a
 // known shape ("avg(response_time) < 2s" → "an average response time
 // under 2 s"); else it is quoted as written.
-func plainRequirement(e string) string {
+func (wd *words) plainRequirement(e string) string {
 	f := strings.Fields(strings.NewReplacer("<=", " ≤ ", ">=", " ≥ ", "<", " < ", ">", " > ").Replace(e))
 	if len(f) != 3 {
 		return e

@@ -65,6 +65,9 @@ type Env struct {
 	Stderr   io.Writer
 	RunPlan  RunPlanFunc
 	Tool     string // "plateau v…", for the document
+	// Lang is the study document's language (plateau demo --lang); ""
+	// keeps the study's own (English for 001–004, as their references).
+	Lang string
 	// Study is the study Write built last (its status and answers, for
 	// the console).
 	Study *study.Study
@@ -180,6 +183,9 @@ func (e *Env) Write(c Context, runs []*Run, ref []doc.Section) (string, *study.S
 	f, err := study.Load(sf)
 	if err != nil {
 		return "", nil, err
+	}
+	if e.Lang != "" {
+		f.Lang = e.Lang
 	}
 	s, err := study.Build(f, nil)
 	if err != nil {

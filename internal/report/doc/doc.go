@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/locale"
 )
 
 // Document is one run's report.
@@ -43,6 +44,10 @@ type Document struct {
 	// Extra is what the report adds to summary.json besides the analysis
 	// summary: findings, conclusions and the environment.
 	Extra *Extra
+	// Lang is the language the document is written in; the writers word
+	// their own fixed text (footer, table of contents) in it. nil is
+	// English.
+	Lang *locale.Locale `json:"-"`
 }
 
 // Section is one headed part of the report.

@@ -73,6 +73,13 @@ type sectionView struct {
 type pageView struct {
 	*doc.Document
 	Secs []sectionView
+	// Words are the page's own fixed text in the document's language.
+	Words pageWords
+}
+
+// pageWords is the fixed text of the page around the document.
+type pageWords struct {
+	Lang, Brand, Contents, Footer string
 }
 
 func view(b doc.Block) blockView {
@@ -102,7 +109,13 @@ var majorSections = map[string]bool{"results": true, "resources": true, "errors"
 
 // Render returns report.html's bytes.
 func Render(d *doc.Document) ([]byte, error) {
-	pv := pageView{Document: d}
+	l := d.Lang
+	footer := l.T("from the run directory alone. Times are in the run's own time zone.")
+	if d.Origin != "" {
+		footer = d.Origin + "."
+	}
+	pv := pageView{Document: d, Words: pageWords{Lang: l.Lang(), Brand: l.T("%s · performance report", d.Tool), Contents: l.T("Contents"),
+		Footer: l.T("Written by %s on %s", d.Tool, d.Generated.Format("2006-01-02 15:04:05 MST")) + " " + footer}}
 	for _, s := range d.Sections {
 		sv := sectionView{ID: s.ID, Title: s.Title, Major: majorSections[s.ID]}
 		for _, b := range s.Blocks {

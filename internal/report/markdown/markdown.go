@@ -53,7 +53,7 @@ func RenderWith(d *doc.Document, chartDir string) []byte {
 			block(&w, b, chartDir)
 		}
 	}
-	fmt.Fprintf(&w, "---\n\n*Written by %s on %s.*\n", esc(d.Tool), d.Generated.Format("2006-01-02 15:04:05 MST"))
+	fmt.Fprintf(&w, "---\n\n*%s*\n", d.Lang.T("Written by %s on %s.", esc(d.Tool), d.Generated.Format("2006-01-02 15:04:05 MST")))
 	return w.Bytes()
 }
 

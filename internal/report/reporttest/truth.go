@@ -171,19 +171,23 @@ func columnQuantity(h string) quantity {
 		return qP95
 	case strings.HasPrefix(h, "p99") && !strings.HasPrefix(h, "p99."):
 		return qP99
-	case strings.HasPrefix(h, "average") || strings.HasPrefix(h, "avg(") || strings.HasPrefix(h, "mean"):
+	// Each quantity also by its Danish column name (internal/locale/da.go),
+	// so a Danish report's tables are read as well.
+	case strings.HasPrefix(h, "average") || strings.HasPrefix(h, "avg(") || strings.HasPrefix(h, "mean") || strings.HasPrefix(h, "gennemsnit"):
 		return qAverage
 	case strings.HasPrefix(h, "median"):
 		return qMedian
 	case strings.HasPrefix(h, "min "):
 		return qMin
-	case strings.HasPrefix(h, "max "):
+	case strings.HasPrefix(h, "max ") || strings.HasPrefix(h, "maks "):
 		return qMax
-	case strings.HasPrefix(h, "error %") || strings.HasPrefix(h, "error_rate") || h == "errors %" || strings.HasPrefix(h, "% of requests"):
+	case strings.HasPrefix(h, "error %") || strings.HasPrefix(h, "error_rate") || h == "errors %" || strings.HasPrefix(h, "% of requests") ||
+		strings.HasPrefix(h, "fejl %") || strings.HasPrefix(h, "% af kald"):
 		return qErrorPct
-	case strings.Contains(h, "req/s") || strings.HasPrefix(h, "throughput") || h == "achieved /s" || h == "planned /s":
+	case strings.Contains(h, "req/s") || strings.HasPrefix(h, "throughput") || h == "achieved /s" || h == "planned /s" ||
+		strings.Contains(h, "kald/s") || h == "opnået /s" || h == "planlagt /s":
 		return qThroughput
-	case h == "samples" || h == "requests":
+	case h == "samples" || h == "requests" || h == "antal kald":
 		return qRequests
 	}
 	return ""
@@ -257,23 +261,27 @@ func parseTables(md string) (Tables, Rows) {
 	return out, rows
 }
 
-// sentenceFigures find a quantity named in a sentence with its number.
+// sentenceFigures find a quantity named in a sentence with its number, in
+// an English report's words or a Danish one's (internal/locale/da.go; its
+// numbers read the English way through Delocalize).
 var sentenceFigures = []struct {
 	q  quantity
 	re *regexp.Regexp
 }{
 	{qP90, regexp.MustCompile(`\b(?:p90|90th percentile(?: response time)?)\s+(~?\d[\d,]*(?:\.\d+)?) ms\b`)},
-	{qP95, regexp.MustCompile(`\b(?:p95|95th percentile(?: response time)?)\s+(~?\d[\d,]*(?:\.\d+)?) ms\b`)},
+	{qP95, regexp.MustCompile(`\b(?:p95|95th percentile(?: response time)?|95-percentil(?: svartid)?)\s+(~?\d[\d,]*(?:\.\d+)?) ms\b`)},
 	{qP99, regexp.MustCompile(`\b(?:p99|99th percentile(?: response time)?)\s+(~?\d[\d,]*(?:\.\d+)?) ms\b`)},
-	{qAverage, regexp.MustCompile(`\b(?:[Aa]verage|[Mm]ean)(?: response time)?\s+(~?\d[\d,]*(?:\.\d+)?) ms\b`)},
+	{qAverage, regexp.MustCompile(`\b(?:[Aa]verage|[Mm]ean|[Gg]ennemsnit(?:lig svartid)?)(?: response time)?\s+(~?\d[\d,]*(?:\.\d+)?) ms\b`)},
 	{qMedian, regexp.MustCompile(`\b[Mm]edian\s+(~?\d[\d,]*(?:\.\d+)?) ms\b`)},
 	{qMin, regexp.MustCompile(`\bmin\s+(~?\d[\d,]*(?:\.\d+)?) ms\b`)},
-	{qMax, regexp.MustCompile(`\bmax\s+(~?\d[\d,]*(?:\.\d+)?) ms\b`)},
-	{qErrorPct, regexp.MustCompile(`\b[Ee]rror rate\s+(\d[\d,]*(?:\.\d+)?) %`)},
+	{qMax, regexp.MustCompile(`\b(?:max|maks)\s+(~?\d[\d,]*(?:\.\d+)?) ms\b`)},
+	{qErrorPct, regexp.MustCompile(`\b(?:[Ee]rror rate|[Ff]ejlprocent)\s+(\d[\d,]*(?:\.\d+)?) %`)},
 	{qErrorPct, regexp.MustCompile(`\berrors? in [\d,]+ requests \((\d[\d,]*(?:\.\d+)?) %\)`)},
+	{qErrorPct, regexp.MustCompile(`\bfejl i [\d,]+ kald \((\d[\d,]*(?:\.\d+)?) %\)`)},
 	{qThroughput, regexp.MustCompile(`(?:^|[^\d,.~])(~?\d[\d,]*(?:\.\d+)?) req/s\b`)},
 	{qRequests, regexp.MustCompile(`(?:^|[^\d.,])(\d[\d,]*) requests (?:in|over) [^f]`)},
 	{qRequests, regexp.MustCompile(`\bof (\d[\d,]*) requests\b`)},
+	{qRequests, regexp.MustCompile(`(?:^|[^\d.,])(\d[\d,]*) kald (?:i|over|på) [^f]`)},
 }
 
 // notMeasured reports whether the text before a figure makes it a limit
@@ -287,7 +295,8 @@ func notMeasured(before string) bool {
 	words := strings.Fields(b)
 	for i := len(words) - 1; i >= 0 && i >= len(words)-2; i-- {
 		switch strings.Trim(words[i], ",;:(") {
-		case "predicted", "predicts", "limit", "target", "planned", "asked":
+		case "predicted", "predicts", "limit", "target", "planned", "asked",
+			"forudsagt", "grænse", "mål", "planlagt", "ønskede": // the same in a Danish report
 			return true
 		}
 	}
@@ -400,6 +409,14 @@ func RunDefects(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A report in another language is read with its numbers the English
+	// way (a Danish "1.104,5 ms" is 1,104.5 ms); the checks still run.
+	html, htmlErr := read("report.html")
+	lang := runLang(rj)
+	if m := htmlLang.FindSubmatch(html); m != nil {
+		lang = string(m[1]) // the language it was written in (plateau report --lang)
+	}
+	md = Delocalize(md, lang)
 	out, err := ProseDefects(md, sj)
 	if err != nil {
 		return nil, err
@@ -415,13 +432,12 @@ func RunDefects(dir string) ([]string, error) {
 		return nil, err
 	}
 	out = append(out, sd...)
-	html, err := read("report.html")
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(htmlErr, fs.ErrNotExist) {
 		return out, nil
-	} else if err != nil {
-		return nil, err
+	} else if htmlErr != nil {
+		return nil, htmlErr
 	}
-	hs, err := HTMLSentences(html)
+	hs, err := HTMLSentences(Delocalize(html, lang))
 	if err != nil {
 		return nil, fmt.Errorf("report.html: %w", err)
 	}

@@ -356,3 +356,63 @@ func TestAgreesWithRowBites(t *testing.T) {
 		t.Errorf("a different name taken for the row: %s", m)
 	}
 }
+
+// A Danish report's figures are checked as an English one's: its numbers
+// read the English way (Delocalize) and its words for the quantities
+// (gennemsnit, maks, fejlprocent, kald/s) and column names known.
+func TestDanishFiguresBite(t *testing.T) {
+	t.Parallel()
+	const da = "| Label | Gennemsnit (ms) | Maks (ms) | Fejl % | Throughput (kald/s) |\n|---|---:|---:|---:|---:|\n| alle kald | 169 | 1.413 | 0,22 | 17,8 |\n\n" +
+		"- Gennemsnitlig svartid 169 ms over hele kørslen ved 17,8 kald/s: inden for kravet < 200 ms; maks 1.413 ms; fejlprocent 0,22 % over hele kørslen.\n"
+	check := func(md string) string {
+		md = string(Delocalize([]byte(md), "da"))
+		for _, line := range Sentences(md) {
+			if m := AgreesWithTables(line, ParseTables(md)); m != "" {
+				return m
+			}
+		}
+		return ""
+	}
+	if m := check(da); m != "" {
+		t.Fatalf("a sound Danish sentence rejected: %s", m)
+	}
+	for _, c := range []struct{ sound, planted, want string }{
+		{"svartid 169 ms", "svartid 196 ms", "average"},
+		{"maks 1.413 ms", "maks 1.431 ms", "max"},
+		{"fejlprocent 0,22 %", "fejlprocent 0,3 %", "error %"},
+		{"ved 17,8 kald/s", "ved 18,7 kald/s", "throughput"},
+	} {
+		md := strings.Replace(da, c.sound, c.planted, 1)
+		if md == da {
+			t.Fatalf("%q is not in the report", c.sound)
+		}
+		if m := check(md); !strings.HasPrefix(m, c.want+":") {
+			t.Errorf("planted %q: got %q, want a %s defect", c.planted, m, c.want)
+		}
+	}
+}
+
+// FuzzDelocalize: English text is never touched, and a Danish text's
+// rewrite changes only separators between digits (never a digit, a
+// letter or the length), so a check reads the same figures.
+func FuzzDelocalize(f *testing.F) {
+	for _, s := range []string{"1.104,5 ms", "0,42 %", "v. 1.0.2", "2019-05-13 11:10:14", "50.000 patienter", "3.200 kald/s", "1,2.3", ",.,"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got := string(Delocalize([]byte(s), "en")); got != s {
+			t.Fatalf("English changed: %q → %q", s, got)
+		}
+		in := strings.ReplaceAll(s, " kald/s", " req/s")
+		got := string(Delocalize([]byte(s), "da"))
+		if len(got) != len(in) {
+			t.Fatalf("%q → %q: length changed", s, got)
+		}
+		for i := range len(in) {
+			a, b := in[i], got[i]
+			if a != b && !((a == '.' && b == ',') || (a == ',' && b == '.')) {
+				t.Fatalf("%q → %q: byte %d changed from %q to %q", s, got, i, a, b)
+			}
+		}
+	})
+}

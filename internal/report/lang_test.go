@@ -1,0 +1,119 @@
+package report_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/plateau-perf/plateau/internal/report"
+	"github.com/plateau-perf/plateau/internal/report/reporttest"
+)
+
+// englishPhrases are fixed phrases of the English report that a Danish one
+// must not hold.
+var englishPhrases = []string{"Test status", "## Summary", "## Conclusions", "## Results", "Scope and requirements",
+	"Requirements, judged over", "Written by", "performance report", "Response time:", "held up to", "Verdict:",
+	"| Label |", "| Average (ms) |", "Throughput (req/s)", "Error %", "not measured", "no monitor recorded it",
+	"Load applied", "One row per phase"}
+
+// TestDanishReport renders reference 000's shape (three steps of LAR →
+// CAVE allergy reads, monitored) in Danish: Danish headings and column
+// names, Danish numbers, none of the English fixed phrases, and the truth
+// checks still agree with it, reading its numbers the Danish way.
+func TestDanishReport(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := reporttest.Write(dir, reporttest.Options{Monitor: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := report.Write(dir, report.Options{Lang: "da", Formats: []string{"json", "html", "md"}}); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := prose(string(md))
+	for _, want := range []string{"## Resumé", "## Scope og performance krav", "## Performance tal", "## Konklusion", "Teststatus: ",
+		"| Label |", "Gennemsnit (ms)", "Svartid per kald:", "Skrevet af"} {
+		if !strings.Contains(string(md), want) && want != "| Label |" {
+			t.Errorf("the Danish report lacks %q", want)
+		}
+	}
+	if !strings.Contains(string(html), `<html lang="da">`) {
+		t.Error(`report.html is not marked lang="da"`)
+	}
+	for _, en := range englishPhrases {
+		if en == "| Label |" {
+			continue // the reference writes "Label" in Danish too
+		}
+		if strings.Contains(text, en) {
+			t.Errorf("the Danish report still has the English %q", en)
+		}
+	}
+	// Danish numbers: decimal comma, thousands with a dot; no English
+	// decimal point before a unit.
+	if !regexp.MustCompile(`\d,\d+ (ms|%|kald/s)`).MatchString(text) {
+		t.Error("no decimal comma before a unit in the Danish report")
+	}
+	if m := regexp.MustCompile(`\b\d+\.\d{1,2} (ms|%|req/s|kald/s)`).FindString(text); m != "" {
+		t.Errorf("an English decimal point in the Danish report: %q", m)
+	}
+	if m := regexp.MustCompile(`\b\d{1,3},\d{3}\b [a-z]`).FindString(text); m != "" {
+		t.Errorf("an English thousands separator in the Danish report: %q", m)
+	}
+	// The truth checks hold on the Danish report, its numbers read the
+	// Danish way.
+	defects, err := reporttest.RunDefects(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range defects {
+		t.Error(d)
+	}
+}
+
+// prose is report.md without its code blocks (the plan as run is quoted
+// as written).
+func prose(md string) string {
+	var b strings.Builder
+	in := false
+	for _, l := range strings.Split(md, "\n") {
+		if strings.HasPrefix(l, "```") {
+			in = !in
+			continue
+		}
+		if !in {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}
+
+func TestUnknownLanguage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := reporttest.Write(dir, reporttest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := report.Write(dir, report.Options{Lang: "tlh"})
+	if err == nil || !strings.Contains(err.Error(), `"tlh"`) || !strings.Contains(err.Error(), "en, da") {
+		t.Fatalf("report in an unknown language: %v; want the value and the languages available", err)
+	}
+}
+
+func TestDelocalize(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"1.104,5 ms": "1,104.5 ms", "0,42 %": "0.42 %", "155 ms": "155 ms",
+		"v. 1.0.2": "v. 1.0.2", "2019-05-13 11:10:14": "2019-05-13 11:10:14", "50.000 patienter": "50,000 patienter"} {
+		if got := string(reporttest.Delocalize([]byte(in), "da")); got != want {
+			t.Errorf("Delocalize(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
