@@ -3,7 +3,8 @@
 # nginx, Prometheus with the node, postgres and mysqld exporters, MariaDB, Chromium (report browser test), iproute2
 # (network namespaces). Needs root. Each package folder may add its own
 # testdata/install-deps.sh, which is run too (JMeter, k6 and Locust for the
-# importers; Apache Otava from PyPI for the change-point test; …).
+# importers; Node.js and newman for the Postman wire tests; Apache Otava
+# from PyPI for the change-point test; …).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive

@@ -48,8 +48,17 @@ func LoadSearch(dir string) (*capacity.Search, error) {
 
 // MonitorTargets groups monitor series by target, as the capacity
 // analysis reads them (the last series of a metric wins, as in the
-// report's resource tables).
+// report's resource tables). The load generator's own targets (role
+// generator) are left out: their health is validity's, and a generator
+// host at its CPU ceiling is not the system's bottleneck (the generator's
+// own CPU enters the readings as resources.Generator).
 func MonitorTargets(targets []mondata.TargetStatus, series []core.Series) []resources.Target {
+	gen := map[string]bool{}
+	for _, t := range targets {
+		if t.Role == mondata.RoleGenerator {
+			gen[t.Name] = true
+		}
+	}
 	var out []resources.Target
 	idx := map[string]int{}
 	seen := map[[2]string]int{}
@@ -65,10 +74,15 @@ func MonitorTargets(targets []mondata.TargetStatus, series []core.Series) []reso
 		return len(out) - 1
 	}
 	for _, t := range targets {
-		add(t.Name, t.Kind)
+		if !gen[t.Name] {
+			add(t.Name, t.Kind)
+		}
 	}
 	for i := range series {
 		s := &series[i]
+		if gen[s.Target] {
+			continue
+		}
 		t := add(s.Target, s.Kind)
 		k := [2]string{s.Target, s.Metric}
 		if j, dup := seen[k]; dup {

@@ -10,6 +10,8 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
 	"github.com/plateau-perf/plateau/internal/analysis/knee"
 	"github.com/plateau-perf/plateau/internal/analysis/resources"
+	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/mondata"
 )
 
 // uslProbes are closed-model probes whose throughput follows a known USL
@@ -129,5 +131,25 @@ func TestUSLContradicted(t *testing.T) {
 		if got != c.want {
 			t.Errorf("peak %v req/s at %v: contradicted %v, want %v", c.peakX, c.peakLoad, got, c.want)
 		}
+	}
+}
+
+// The generator's own host (role generator) is not a component of the
+// system: a probe's readings leave it out, so a machine whose CPU the
+// generator and its neighbours fill is never named the bottleneck.
+func TestMonitorTargetsLeaveOutTheGenerator(t *testing.T) {
+	targets := []mondata.TargetStatus{{Name: "generator-host", Kind: "host", Role: mondata.RoleGenerator, Started: true},
+		{Name: "manager", Kind: "process", Role: mondata.RoleSUT, Started: true}, {Name: "db", Kind: "process", Started: true}}
+	series := []core.Series{{Target: "generator-host", Kind: "host", Metric: "cpu_busy_pct"}, {Target: "manager", Kind: "process", Metric: "cpu_pct"},
+		{Target: "db", Kind: "process", Metric: "cpu_pct"}}
+	var names []string
+	for _, rt := range MonitorTargets(targets, series) {
+		names = append(names, rt.Name)
+		if len(rt.Series) != 1 || rt.Series[0].Target != rt.Name {
+			t.Errorf("%s: series %v", rt.Name, rt.Series)
+		}
+	}
+	if strings.Join(names, ",") != "manager,db" {
+		t.Errorf("targets %v, want manager and db (not the generator's host)", names)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/resources"
 	"github.com/plateau-perf/plateau/internal/analysis/sla"
 	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/engine"
 	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/plan"
 	"github.com/plateau-perf/plateau/internal/report"
@@ -32,6 +33,7 @@ import (
 // capacityFlags are the flags of `plateau capacity`.
 type capacityFlags struct {
 	out        string
+	workload   string
 	set        []string
 	start      float64
 	max        float64
@@ -75,8 +77,9 @@ func newCapacityCmd(st *State) *cobra.Command {
 		Use:   "capacity PLAN.yaml",
 		Short: "Search for the highest load at which the plan's requirements hold",
 		Long: `Search for the capacity: the highest load at which every requirement of the plan holds,
-the load is applied and the throughput keeps up. The plan's one workload is probed at
-loads chosen by the search (docs/analysis-methods.md §6): the arrival rate when its load
+the load is applied and the throughput keeps up. One workload (--workload, else the one
+whose load has search:, else the plan's only one) is probed at loads chosen by the search,
+the plan's other workloads running at their own load beside it (docs/analysis-methods.md §6): the arrival rate when its load
 has rate: (req/s), the number of users when it has users: — upward in geometric steps
 until a probe is bad, then bisecting to the resolution. Each probe is a full run of the
 plan at that load (a warm-up phase, excluded, then the measured phase), written with its
@@ -93,12 +96,13 @@ Exit code 0 when the search ended, 1 when the capacity found is below --fail-bel
 keeps its run directory and prints what the probes before it showed).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCapacity(cmd.Context(), st, CapacityRequest{Plan: args[0], Set: f.set, Out: f.out,
+			return runCapacity(cmd.Context(), st, CapacityRequest{Plan: args[0], Set: f.set, Out: f.out, Workload: f.workload,
 				Monitors: f.monitors, Overrides: f.overrides(cmd.Flags().Changed)})
 		},
 	}
 	c.Flags().StringVarP(&f.out, "out", "o", "", "directory for capacity.json and the probes' run directories (default runs/<name>-capacity-<UTC time>)")
 	c.Flags().StringArrayVar(&f.monitors, "monitor", nil, "watch a target in every probe, as plateau run's --monitor KIND:key=value,… (repeatable): what saturated first is read from them")
+	c.Flags().StringVar(&f.workload, "workload", "", "the workload to search when the plan has several (default the one whose load has search:); the others run at their plan's load in every probe")
 	c.Flags().StringArrayVar(&f.set, "set", nil, "override a plan value before the search, as plateau run's --set (repeatable)")
 	c.Flags().Float64Var(&f.start, "start", 0, "first load probed, in req/s or users (default the plan's load)")
 	c.Flags().Float64Var(&f.max, "max", 0, "highest load probed, in req/s or users (default 16 × the first load)")
@@ -114,29 +118,55 @@ keeps its run directory and prints what the probes before it showed).`,
 	return c
 }
 
-// searchedWorkload is the one workload of the plan that the search
-// varies, with its model and the load the plan gives it.
-func searchedWorkload(p *plan.Plan) (*plan.Workload, search.Model, float64, error) {
-	if len(p.Workloads) != 1 {
-		names := make([]string, len(p.Workloads))
-		for i, w := range p.Workloads {
-			names[i] = w.Name
+// searchedWorkload is the workload of the plan that the search varies,
+// with its model and the load the plan gives it: the one named (--workload),
+// else the one whose load has search:, else the plan's only workload. The
+// plan's other workloads run as the plan gives them in every probe, beside
+// the searched one (docs/capacity.md, several workloads).
+func searchedWorkload(p *plan.Plan, name string) (*plan.Workload, search.Model, float64, error) {
+	names := make([]string, len(p.Workloads))
+	var w *plan.Workload
+	var withSearch []string
+	for i, x := range p.Workloads {
+		names[i] = x.Name
+		if name != "" && x.Name == name {
+			w = x
 		}
-		return nil, 0, 0, fmt.Errorf("capacity searches a plan with one workload; this one has %d (%s): several workloads are not supported yet, split the plan",
+		if x.Load.Search != nil {
+			withSearch = append(withSearch, x.Name)
+		}
+	}
+	switch {
+	case name != "" && w == nil:
+		return nil, 0, 0, fmt.Errorf("--workload %s: the plan has no such workload (%s)", name, strings.Join(names, ", "))
+	case name != "" && len(withSearch) > 0 && (len(withSearch) > 1 || withSearch[0] != name):
+		return nil, 0, 0, fmt.Errorf("--workload %s: the plan gives search: to %s; search the workload it names, or drop the block", name, strings.Join(withSearch, " and "))
+	case name != "":
+	case len(withSearch) > 1:
+		return nil, 0, 0, fmt.Errorf("workloads %s: searching several workloads together (all scaled in proportion) is not supported yet; give search: to one workload — the others run at their plan's load in every probe", strings.Join(withSearch, " and "))
+	case len(withSearch) == 1:
+		for _, x := range p.Workloads {
+			if x.Name == withSearch[0] {
+				w = x
+			}
+		}
+	case len(p.Workloads) == 1:
+		w = p.Workloads[0]
+	default:
+		return nil, 0, 0, fmt.Errorf("the plan has %d workloads (%s): name the one to search with --workload NAME, or give its load a search: block; the others run at their plan's load in every probe",
 			len(p.Workloads), strings.Join(names, ", "))
 	}
-	w := p.Workloads[0]
 	l := w.Load
 	switch {
 	case len(l.Steps) > 0 || len(l.Stages) > 0:
 		return nil, 0, 0, fmt.Errorf("workload %s: capacity searches a load of rate: or users:, not steps or stages (the search chooses the loads)", w.Name)
 	case l.Iterations > 0:
 		return nil, 0, 0, fmt.Errorf("workload %s: capacity needs a load that lasts a time, not iterations", w.Name)
-	case l.Pace > 0:
-		return nil, 0, 0, fmt.Errorf("workload %s: capacity with pace: is not supported yet; give users: with think time, or rate:", w.Name)
 	case l.Rate > 0:
 		return w, search.Open, l.Rate.PerSecond(), nil
 	case l.Users > 0:
+		// with pace: or without: each probe keeps the pace, and the
+		// search varies the users.
 		return w, search.Closed, float64(l.Users), nil
 	}
 	return nil, 0, 0, fmt.Errorf("workload %s: capacity needs a load with rate: or users:", w.Name)
@@ -145,12 +175,18 @@ func searchedWorkload(p *plan.Plan) (*plan.Workload, search.Model, float64, erro
 // capacityRequirements parses the plan's requirements for the search: each
 // is judged over a probe's measured phase, so none may name a phase of
 // its own, and each needs a direction.
-func capacityRequirements(p *plan.Plan) ([]*sla.Expr, error) {
+//
+// Each is judged over the searched workload's measured phase, so one that
+// selects another workload would have nothing to judge there.
+func capacityRequirements(p *plan.Plan, w *plan.Workload) ([]*sla.Expr, error) {
 	var out []*sla.Expr
 	for _, s := range p.SLA {
 		e, err := sla.Parse(s.Expr)
 		if err != nil {
 			return nil, fmt.Errorf("sla %q: %w", s.Expr, err)
+		}
+		if e.Workload != "" && e.Workload != w.Name {
+			return nil, fmt.Errorf("sla %q: capacity judges the requirements over the searched workload %s's probes; a requirement on workload %s is not judged there (drop it, or search %s)", s.Expr, w.Name, e.Workload, e.Workload)
 		}
 		if e.Phase != "" {
 			return nil, fmt.Errorf("sla %q: a requirement during one phase is not supported by capacity (each probe has its own phases); drop the during", s.Expr)
@@ -182,6 +218,9 @@ func probeLoad(orig plan.Load, m search.Model, load search.Load, warmup, measure
 			return "rate: " + strconv.FormatFloat(float64(load), 'f', -1, 64) + "/s"
 		}
 		s := "users: " + strconv.Itoa(int(math.Round(float64(load))))
+		if orig.Pace > 0 {
+			s += ", pace: " + orig.Pace.String()
+		}
 		if rampUp > 0 {
 			s += ", ramp_up: " + rampUp.String()
 		}
@@ -206,18 +245,47 @@ func probeLoad(orig plan.Load, m search.Model, load search.Load, warmup, measure
 	return v + "}"
 }
 
+// besideProbe are the --set values that make the plan's other workloads
+// last as long as a probe: one whose load runs for a duration (users,
+// rate or pace) runs for the probe's whole length — warm-up, measured
+// part and tail — so that it is there throughout the measured part and
+// does not hold the probe's run open after it. Steps, stages and
+// iterations run as the plan gives them.
+func besideProbe(p *plan.Plan, searched *plan.Workload, d search.Decision) []string {
+	var out []string
+	total := d.Warmup + d.Duration + probeTail(d.Duration)
+	for _, x := range p.Workloads {
+		l := x.Load
+		if x == searched || l.Duration <= 0 || len(l.Steps) > 0 || len(l.Stages) > 0 || l.Iterations > 0 {
+			continue
+		}
+		if dur := total - l.StartAfter; dur > 0 {
+			out = append(out, "workloads."+x.Name+".load.duration="+dur.String())
+		}
+	}
+	return out
+}
+
 // probeFromSummary is what one probe's run showed, for the search: the
 // measured phase's throughput, error rate, requirements and validity.
-func probeFromSummary(s *analysis.Summary, reqs []*sla.Expr, d search.Decision) (search.Probe, error) {
+//
+// ivs are the requirements' intervals over the measured phase
+// (analysis.PhaseIntervals; nil or a missing one: the statistic is its own
+// interval). A requirement whose interval straddles its limit is marginal,
+// and the search repeats the probe, longer.
+//
+// measure is the name of the measured phase in the probe's run
+// (measurePhase).
+func probeFromSummary(s *analysis.Summary, measure string, reqs []*sla.Expr, ivs []analysis.Interval, d search.Decision) (search.Probe, error) {
 	p := search.Probe{Load: d.Load, Duration: d.Duration, Elapsed: d.Warmup + d.Duration + probeTail(d.Duration) + d.Cooldown, Held: true}
 	phase := -1
 	for i, ph := range s.Phases {
-		if ph.Name == probeMeasurePhase {
+		if ph.Name == measure {
 			phase = i
 		}
 	}
 	if phase < 0 {
-		return p, fmt.Errorf("the probe's run has no %q phase", probeMeasurePhase)
+		return p, fmt.Errorf("the probe's run has no %q phase", measure)
 	}
 	ph := s.Phases[phase]
 	for _, l := range ph.Labels {
@@ -261,10 +329,12 @@ func probeFromSummary(s *analysis.Summary, reqs []*sla.Expr, d search.Decision) 
 		if e.Op == ">" || e.Op == ">=" {
 			better = search.Higher
 		}
-		// summary.json carries no interval for a requirement's statistic
-		// yet: the point value is its own interval (never marginal).
+		lo, hi := obs, obs
+		if found && i < len(ivs) && ivs[i].OK {
+			lo, hi = math.Min(obs, ivs[i].Low), math.Max(obs, ivs[i].High)
+		}
 		p.Requirements = append(p.Requirements, search.Requirement{Name: r.Expr, Limit: e.Value,
-			Value: obs, Low: obs, High: obs, Better: better})
+			Value: obs, Low: lo, High: hi, Better: better})
 	}
 	return p, nil
 }
@@ -287,6 +357,9 @@ type CapacityRequest struct {
 	Set  []string
 	// Out is the search's directory (default runs/<name>-capacity-<UTC>).
 	Out string
+	// Workload names the workload to search (--workload); "" takes the one
+	// whose load has search:, else the plan's only one.
+	Workload string
 	// Monitors are --monitor targets added to every probe's plan.
 	Monitors []string
 	// Formats of the search's report (nil: all).
@@ -478,12 +551,15 @@ func SearchCapacity(ctx context.Context, st *State, r CapacityRequest) (*Capacit
 	if engineOf(p) != "" {
 		return nil, errors.New("capacity drives plateau's own engine; a workload run by another tool is not supported yet")
 	}
-	w, model, planLoad, err := searchedWorkload(p)
+	w, model, planLoad, err := searchedWorkload(p, r.Workload)
 	if err != nil {
 		return nil, err
 	}
 	c := capacityConfig(w.Load, r.Overrides)
-	reqs, err := capacityRequirements(p)
+	// The measured phase as the probe's run names it (prefixed with the
+	// workload's name when the plan has several).
+	measure := engine.PhaseName(len(p.Workloads), w.Name, probeMeasurePhase)
+	reqs, err := capacityRequirements(p, w)
 	if err != nil {
 		return nil, err
 	}
@@ -542,6 +618,7 @@ func SearchCapacity(ctx context.Context, st *State, r CapacityRequest) (*Capacit
 		name := fmt.Sprintf("probe-%02d", n)
 		set := append(append([]string(nil), r.Set...),
 			"workloads."+w.Name+".load="+probeLoad(w.Load, model, d.Load, d.Warmup, d.Duration))
+		set = append(set, besideProbe(p, w, d)...)
 		var sum *analysis.Summary
 		var console bytes.Buffer
 		pst := *st
@@ -561,11 +638,16 @@ func SearchCapacity(ctx context.Context, st *State, r CapacityRequest) (*Capacit
 			return nil, fmt.Errorf("%s: the run wrote no summary (console output in %s)", name, filepath.Join(probeDir, "console.txt"))
 		}
 		interrupted := ctx.Err() != nil || sum.Verdict == analysis.VerdictInterrupted || sum.Status == "interrupted"
-		pr, err := probeFromSummary(sum, reqs, d)
+		ds, _ := analysis.Load(probeDir) // nil: neither intervals nor readings, which the report then lacks
+		var ivs []analysis.Interval
+		if ds != nil && !interrupted {
+			ivs, _ = analysis.PhaseIntervals(ds, measure, reqs)
+		}
+		pr, err := probeFromSummary(sum, measure, reqs, ivs, d)
 		if err != nil && !interrupted {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		if interrupted && ctx.Err() == nil && err == nil && measuredFully(sum, d.Duration) {
+		if interrupted && ctx.Err() == nil && err == nil && measuredFully(sum, measure, d.Duration) {
 			// The engine cut the run at its planned end plus
 			// graceful_stop, but only after the measured phase had run
 			// its length: the backlog of an overloaded system (every
@@ -577,13 +659,13 @@ func SearchCapacity(ctx context.Context, st *State, r CapacityRequest) (*Capacit
 			pr.Held = false
 			fmt.Fprint(st.Stderr, " (cut at graceful_stop after its measured phase: load not held)")
 		}
-		fig, _ := analysis.PhaseFigures(sum, probeMeasurePhase)
+		fig, _ := analysis.PhaseFigures(sum, measure)
 		cp := capacity.SearchProbe{N: n, Dir: name, Phase: d.Phase, Repeat: d.Action == search.Repeat,
 			Load: float64(d.Load), WarmupS: d.Warmup.Seconds(), DurationS: d.Duration.Seconds(),
 			ThroughputRPS: pr.Throughput, MeanMs: fig.MeanMs, P95Ms: fig.P95Ms, ErrorPct: pr.ErrorPct,
 			Held: pr.Held, GeneratorSaturated: pr.GeneratorSaturated,
 			TestStatus: sum.Verdict, Requirements: []capacity.ProbeReq{}}
-		cp.GeneratorStarved, cp.RunQueuePct = probeStarved(sum)
+		cp.GeneratorStarved, cp.RunQueuePct = probeStarved(sum, measure)
 		for _, r := range pr.Requirements {
 			cp.Requirements = append(cp.Requirements, capacity.ProbeReq{Expr: r.Name, Observed: r.Value, Low: r.Low, High: r.High, Limit: r.Limit, Verdict: r.Judge()})
 		}
@@ -609,7 +691,7 @@ func SearchCapacity(ctx context.Context, st *State, r CapacityRequest) (*Capacit
 			continue
 		}
 		cut = 0
-		readings = append(readings, probeReadings(probeDir, sum))
+		readings = append(readings, probeReadings(ds, probeDir, measure, sum))
 		judgedAt = append(judgedAt, len(cs.Probes))
 		cs.Probes = append(cs.Probes, cp)
 		probes = append(probes, pr)
@@ -692,9 +774,9 @@ func SearchCapacity(ctx context.Context, st *State, r CapacityRequest) (*Capacit
 
 // measuredFully says the probe's measured phase ran at least its planned
 // length.
-func measuredFully(s *analysis.Summary, planned time.Duration) bool {
+func measuredFully(s *analysis.Summary, measure string, planned time.Duration) bool {
 	for _, ph := range s.Phases {
-		if ph.Name == probeMeasurePhase {
+		if ph.Name == measure {
 			return ph.End.Sub(ph.Start) >= planned
 		}
 	}
@@ -705,13 +787,12 @@ func measuredFully(s *analysis.Summary, planned time.Duration) bool {
 // measured phase, for the search's bottleneck; nil when nothing was
 // monitored or the run cannot be read (the bottleneck is then not known,
 // which the report says).
-func probeReadings(dir string, sum *analysis.Summary) []resources.Reading {
-	d, err := analysis.Load(dir)
-	if err != nil {
+func probeReadings(d *analysis.Dataset, dir, measure string, sum *analysis.Summary) []resources.Reading {
+	if d == nil {
 		return nil
 	}
 	series, targets, _ := mondata.Read(dir)
-	return analysis.ProbeReadings(d, sum, analysis.MonitorTargets(targets, series), probeMeasurePhase)
+	return analysis.ProbeReadings(d, sum, analysis.MonitorTargets(targets, series), measure)
 }
 
 // shownProbe is the probe whose run the search's report shows: the latest
@@ -790,12 +871,12 @@ func copyRun(from, dir string) error {
 
 // probeStarved reads whether the generator was starved of CPU during the
 // probe's measured phase, and its run-queue wait share.
-func probeStarved(s *analysis.Summary) (bool, float64) {
+func probeStarved(s *analysis.Summary, measure string) (bool, float64) {
 	if s.Validity == nil {
 		return false, 0
 	}
 	for _, pv := range s.Validity.Phases {
-		if pv.Phase == probeMeasurePhase {
+		if pv.Phase == measure {
 			return pv.Starved, pv.RunQueuePct
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/sla"
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/plan"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // poolServer is a loopback target with a known capacity: W workers (a
@@ -32,6 +33,7 @@ import (
 type poolServer struct {
 	*httptest.Server
 	workers int
+	bg      atomic.Int64 // requests to /bg
 	served  atomic.Int64
 	busyNs  atomic.Int64
 }
@@ -40,6 +42,9 @@ func newPoolServer(t *testing.T, workers int, service time.Duration) *poolServer
 	ps := &poolServer{workers: workers}
 	sem := make(chan struct{}, workers)
 	ps.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/bg" {
+			ps.bg.Add(1)
+		}
 		sem <- struct{}{}
 		t0 := time.Now()
 		time.Sleep(service)
@@ -260,6 +265,80 @@ sla:
 	}
 }
 
+// Two workloads: the searched one paced (each user one request per
+// 100 ms, so 10 req/s a user), a background one at 40 req/s beside it in
+// every probe, against a pool of 4 workers × 20 ms (200 req/s). The pace
+// caps each user, not the total: the throughput grows until the pool is
+// full, at (200 − 40)/10 = 16 users. On the wire the background ran
+// during the probes, and each probe's run lasted the probe, not the
+// background's planned minute.
+func TestCapacityPacedBesideAnotherWorkload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs probes against a loopback server for ~30 s")
+	}
+	ps := newPoolServer(t, 4, 20*time.Millisecond)
+	planPath := writePlan(t, fmt.Sprintf(`name: pool-two
+target: %s
+workloads:
+  api:
+    scenario:
+      - request: {name: work, url: /work}
+    load: {users: 4, pace: 100ms, graceful_stop: 2s, search: {max: 64, resolution: 10%%, warmup: 500ms, probe: 2s, cooldown: 200ms, max_probes: 10}}
+  background:
+    scenario:
+      - request: {name: bg, url: /bg}
+    load: {rate: 40/s, duration: 1m, graceful_stop: 2s}
+sla:
+  - error_rate < 1%%
+`, ps.URL))
+	out := filepath.Join(t.TempDir(), "cap")
+	code, stdout, stderr := runCLI(t, "capacity", planPath, "-o", out)
+	if code != ExitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	cs := readCapacity(t, out)
+	c := ps.capacityRPS()
+	known := (c - 40) / 10
+	t.Logf("pool %.1f req/s, 40 of them the background's: knee at %.1f users; answer %s after %d probes in %.1f s\n%s", c, known, cs.Sentence, len(cs.Probes), cs.ElapsedS, stdout)
+	if cs.Workload != "api" || cs.Unit != "users" {
+		t.Fatalf("searched %q in %q", cs.Workload, cs.Unit)
+	}
+	// The background ran in every probe, and only for the probe's length.
+	bg := ps.bg.Load()
+	var probeS float64
+	for _, p := range cs.Probes {
+		probeS += p.WarmupS + p.DurationS + probeTail(time.Duration(p.DurationS*float64(time.Second))).Seconds()
+	}
+	// (a generator starved of CPU may fall behind the background's
+	// arrivals, hence the loose lower bound; the upper one is what a
+	// background held for its planned minute in every probe would pass
+	// many times over)
+	if float64(bg) < 0.2*40*probeS || float64(bg) > 1.1*40*probeS+40 {
+		t.Errorf("the background sent %d requests over %.1f s of probes, want about 40 a second", bg, probeS)
+	}
+	for _, p := range cs.Probes {
+		info, err := rundir.ReadInfo(filepath.Join(out, p.Dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := info.End.Sub(info.Start); d > 30*time.Second {
+			t.Errorf("%s lasted %s: the background's minute held it open", p.Dir, d)
+		}
+	}
+	if starvedSearch(t, cs, stdout, out) {
+		return
+	}
+	// Below the pool's capacity each user keeps its pace: 10 req/s.
+	for _, p := range cs.Probes {
+		if p.Verdict == capacity.Good && p.Load <= 0.7*known && math.Abs(p.ThroughputRPS-10*p.Load) > 0.15*10*p.Load {
+			t.Errorf("%s: %g users made %.1f req/s, want %g at the pace", p.Dir, p.Load, p.ThroughputRPS, 10*p.Load)
+		}
+	}
+	if cs.Load < 0.7*known || cs.Load > 1.3*known {
+		t.Errorf("capacity %g users, the pool beside the background takes %.1f", cs.Load, known)
+	}
+}
+
 // checkProbeDirs: every probe has its own run directory with its report,
 // and the throughput capacity.json records is the measured phase's.
 func checkProbeDirs(t *testing.T, out string, cs *capacity.Search) {
@@ -323,7 +402,7 @@ func TestProbeFromSummaryValidity(t *testing.T) {
 		{"generator cpu", base([]analysis.ReasonKind{analysis.ReasonGeneratorCPU}, 0, 0), false, true},
 	}
 	for _, c := range cases {
-		p, err := probeFromSummary(c.s, []*sla.Expr{e}, d)
+		p, err := probeFromSummary(c.s, probeMeasurePhase, []*sla.Expr{e}, nil, d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -338,19 +417,60 @@ func TestProbeFromSummaryValidity(t *testing.T) {
 	// no request in the measured phase: the requirement is not shown to hold
 	s := base(nil, 0, 0)
 	s.SLA[0].PerPhase = s.SLA[0].PerPhase[:1]
-	p, err := probeFromSummary(s, []*sla.Expr{e}, d)
+	p, err := probeFromSummary(s, probeMeasurePhase, []*sla.Expr{e}, []analysis.Interval{{Value: 40, Low: 10, High: 400, OK: true}}, d)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Requirements[0].Judge() != search.Breaks {
 		t.Errorf("unjudged requirement judged %v", p.Requirements[0].Judge())
 	}
+	// The requirement's interval decides a marginal verdict: one that
+	// straddles the limit (100 ms) is marginal, one below it holds; an
+	// interval that misses the phase's value is widened to hold it.
+	for _, c := range []struct {
+		iv      analysis.Interval
+		want    search.Verdict
+		lo, hi  float64
+		comment string
+	}{
+		{analysis.Interval{Value: 40, Low: 30, High: 120, OK: true}, search.Marginal, 30, 120, "straddles"},
+		{analysis.Interval{Value: 40, Low: 35, High: 60, OK: true}, search.Holds, 35, 60, "clear"},
+		{analysis.Interval{Value: 40, Low: 45, High: 60, OK: true}, search.Holds, 40, 60, "widened"},
+		{analysis.Interval{Value: 40, Low: 30, High: 120}, search.Holds, 40, 40, "no interval"},
+	} {
+		p, err := probeFromSummary(base(nil, 0, 0), probeMeasurePhase, []*sla.Expr{e}, []analysis.Interval{c.iv}, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := p.Requirements[0]
+		if r.Judge() != c.want || r.Low != c.lo || r.High != c.hi || r.Value != 40 {
+			t.Errorf("%s: %v in [%v, %v] judged %v, want [%v, %v] %v", c.comment, r.Value, r.Low, r.High, r.Judge(), c.lo, c.hi, c.want)
+		}
+	}
 }
 
 // What the search refuses, before any load is sent.
 func TestCapacityRefuses(t *testing.T) {
+	two := "name: r\ntarget: http://127.0.0.1:9\nworkloads:\n  a:\n    scenario: [{request: {url: /}}]\n    load: {users: 1, duration: 1s}\n  b:\n    scenario: [{request: {url: /}}]\n    load: {users: 1, duration: 1s}\n"
+	twoSearched := strings.ReplaceAll(two, "load: {users: 1, duration: 1s}", "load: {users: 1, search: {max: 4}}")
+	for _, c := range []struct{ name, body, want string }{
+		{"two workloads", two, "name the one to search with --workload NAME"},
+		{"two searched", twoSearched, "searching several workloads together (all scaled in proportion) is not supported yet"},
+		{"unknown workload", two + "#--workload c", "--workload c: the plan has no such workload (a, b)"},
+		{"another's requirement", two + "sla:\n  - 'p95(response_time{workload=\"b\"}) < 1s'\n#--workload a", "a requirement on workload b is not judged there"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := []string{"capacity", writePlan(t, c.body), "-o", filepath.Join(t.TempDir(), "c")}
+			if i := strings.Index(c.body, "#--workload "); i >= 0 {
+				args = append(args, "--workload", strings.TrimSpace(c.body[i+len("#--workload "):]))
+			}
+			code, _, stderr := runCLI(t, args...)
+			if code != ExitError || !strings.Contains(stderr, c.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, c.want)
+			}
+		})
+	}
 	cases := []struct{ name, load, sla, flags, want string }{
-		{"two workloads", "", "", "", "several workloads are not supported yet"},
 		{"steps", "{steps: [{users: 1, duration: 1s}]}", "", "", "not steps or stages"},
 		{"during", "{users: 1, duration: 1s}", `- p95(response_time) < 1s during "x"`, "", "during"},
 		{"resolution", "{users: 1, duration: 1s}", "", "20/s", "req/s for a workload with users"},
@@ -516,6 +636,26 @@ func TestProbeLoadIsAPlan(t *testing.T) {
 		l.Steps[1].Duration != 5*time.Second || l.Steps[2].Duration != time.Second || math.Abs(l.Steps[1].Rate.PerSecond()-38.16855) > 1e-6 ||
 		l.MaxUsers != 7 || l.GracefulStop != 3*time.Second {
 		t.Errorf("%s → %+v", v, l)
+	}
+	// A pacing load: every step keeps the pace, the users are the probe's.
+	paced := writePlan(t, "name: p\ntarget: http://127.0.0.1:9\nworkloads:\n  a:\n    scenario: [{request: {url: /}}]\n    load: {users: 3, pace: 250ms, search: {max: 40}}\n")
+	p, err = loadPlan(st, paced, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, m, start, err := searchedWorkload(p, "")
+	if err != nil || m != search.Closed || start != 3 || w.Name != "a" {
+		t.Fatalf("pacing: %v %v %v %v", w, m, start, err)
+	}
+	v = probeLoad(p.Workloads[0].Load, search.Closed, 12, 2*time.Second, 5*time.Second)
+	q, err = loadPlan(st, paced, []string{"workloads.a.load=" + v})
+	if err != nil {
+		t.Fatalf("%s: %v", v, err)
+	}
+	for _, s := range q.Workloads[0].Load.Steps {
+		if s.Users != 12 || s.Pace != 250*time.Millisecond {
+			t.Errorf("%s: step %+v, want 12 users at a 250ms pace", v, s)
+		}
 	}
 }
 

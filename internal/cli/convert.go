@@ -21,6 +21,9 @@ import (
 type convertOptions struct {
 	out, report string
 	keepAssets  bool
+	// environment and globals are Postman's --environment and --globals
+	// files.
+	environment, globals string
 }
 
 // converter turns one source file into a plan and its conversion report.
@@ -64,13 +67,29 @@ func converters() map[string]converter {
 			},
 		},
 		"postman": {
-			short: "a Postman collection (v2.1)",
-			run: func(path string, src []byte, _ convertOptions) (*convert.Plan, *convert.Report, error) {
+			short: "a Postman collection (v2.0 or v2.1)",
+			run: func(path string, src []byte, o convertOptions) (*convert.Plan, *convert.Report, error) {
 				col, err := postman.Parse(bytes.NewReader(src))
 				if err != nil {
 					return nil, nil, err
 				}
-				p, r := postman.Convert(col, postman.Options{Source: path})
+				opt := postman.Options{Source: path, EnvSource: o.environment, GlobalsSource: o.globals}
+				for _, f := range []struct {
+					path string
+					dst  **postman.Environment
+				}{{o.environment, &opt.Environment}, {o.globals, &opt.Globals}} {
+					if f.path == "" {
+						continue
+					}
+					b, err := os.ReadFile(f.path)
+					if err != nil {
+						return nil, nil, err
+					}
+					if *f.dst, err = postman.ParseEnvironment(bytes.NewReader(b)); err != nil {
+						return nil, nil, fmt.Errorf("%s: %w", f.path, err)
+					}
+				}
+				p, r := postman.Convert(col, opt)
 				return p, r, nil
 			},
 		},
@@ -108,6 +127,10 @@ The written plan is loaded with plateau's plan loader before convert returns.`,
 		sub.Flags().StringVar(&o.report, "report", "", "conversion report to write (default: PLAN.convert.md beside the plan)")
 		if name == "har" {
 			sub.Flags().BoolVar(&o.keepAssets, "keep-assets", false, "keep requests for static assets (scripts, styles, images, fonts)")
+		}
+		if name == "postman" {
+			sub.Flags().StringVarP(&o.environment, "environment", "e", "", "a Postman environment file (as newman's --environment): its variables override the collection's")
+			sub.Flags().StringVarP(&o.globals, "globals", "g", "", "a Postman globals file (as newman's --globals): the collection's variables override them")
 		}
 		_ = sub.MarkFlagRequired("out")
 		cmd.AddCommand(sub)

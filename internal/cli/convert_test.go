@@ -90,3 +90,40 @@ func TestConvertK6IntoNewDirectory(t *testing.T) {
 		t.Fatalf("check: exit %d %q %q", code, stdout, stderr)
 	}
 }
+
+// plateau convert postman -e ENV -g GLOBALS: the RealWorld collection
+// (v2.1) with an environment and a globals file — the environment's APIURL
+// is the target's default, the globals' secret PASSWORD is read from the
+// environment and never written, the login script's token is extracted;
+// a file that is not an environment is an error naming it.
+func TestConvertPostmanEnvironment(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("..", "convert", "wiretest", "testdata", "postman", "conduit-v2.1")
+	out := filepath.Join(t.TempDir(), "plan.yaml")
+	code, stdout, stderr := runCLI(t, "convert", "postman", filepath.Join(dir, "Conduit.postman_collection.json"),
+		"-e", filepath.Join(dir, "Conduit.postman_environment.json"), "--globals", filepath.Join(dir, "Conduit.postman_globals.json"), "-o", out)
+	if code != 0 {
+		t.Fatalf("convert: exit %d %q %q", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := string(b)
+	for _, want := range []string{`target: "${env.APIURL:-http://conduit.test/api}"`, "USERNAME: u1700000000", `PASSWORD: "${env.PASSWORD}"`, "token: {json: $.user.token}"} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("plan lacks %q:\n%s", want, plan)
+		}
+	}
+	if strings.Contains(plan, "PASSWORD: password") {
+		t.Errorf("the globals' password is in the plan:\n%s", plan)
+	}
+	bad := filepath.Join(t.TempDir(), "env.json")
+	if err := os.WriteFile(bad, []byte(`{"name":"x"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runCLI(t, "convert", "postman", filepath.Join(dir, "Conduit.postman_collection.json"), "-e", bad, "-o", out)
+	if code == 0 || !strings.Contains(stderr, bad) {
+		t.Errorf("a bad environment file: exit %d %q", code, stderr)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -294,6 +295,7 @@ func planted002(t *testing.T, s *study.Study, answers string) {
 		if a.Question.Workload != w || len(a.Capacity) != 1 {
 			t.Fatalf("answer %d: workload %q, %d rows", i+1, a.Question.Workload, len(a.Capacity))
 		}
+		plantedSearch(t, a.Capacity[0], answers)
 		for _, p := range a.Capacity[0].Points {
 			if !strings.HasPrefix(p.Run, w) {
 				t.Errorf("%s's capacity has a point of %s", w, p.Run)
@@ -317,6 +319,31 @@ func planted002(t *testing.T, s *study.Study, answers string) {
 	}
 }
 
+// plantedSearch: a capacity row answered by the demo's capacity search,
+// whose answer the study quotes — the load in its unit, what limited it —
+// over probes within the demo's bounds.
+func plantedSearch(t *testing.T, r study.CapacityRow, answers string) {
+	t.Helper()
+	cs := r.SearchAnswer
+	if !r.Search || cs == nil {
+		t.Errorf("%s: the capacity is not the search's answer: %+v", r.Workload, r)
+		return
+	}
+	if cs.Unit != "users" || len(cs.Probes) == 0 || len(cs.Probes) > 6+2 {
+		t.Errorf("%s: the search's unit %q and %d probes (at most 6 and two engine cuts)", r.Workload, cs.Unit, len(cs.Probes))
+	}
+	if !strings.Contains(answers, r.Workload+": the capacity search answered: ") && !strings.Contains(answers, strings.ToUpper(r.Workload[:1])+r.Workload[1:]+": the capacity search answered: ") {
+		t.Errorf("%s: the answers do not quote the search:\n%s", r.Workload, answers)
+	}
+	n := strconv.FormatFloat(cs.Load, 'f', -1, 64) + " user"
+	if cs.Load > 0 && !strings.Contains(answers, "capacity: "+n) && !strings.Contains(answers, "capacity at least "+n) && !strings.Contains(answers, "held at least "+n) {
+		t.Errorf("%s: the answers do not quote the capacity %g users:\n%s", r.Workload, cs.Load, answers)
+	}
+	if len(r.Points) == 0 || r.Points[0].Phase == "" {
+		t.Errorf("%s: the row's points are not the search's probes: %+v", r.Workload, r.Points)
+	}
+}
+
 // 003: the knee per log configuration, and the manager's 8-call limit
 // named where nothing saturated (or the generator named where it was what
 // limited the sweep).
@@ -327,6 +354,7 @@ func planted003(t *testing.T, s *study.Study, answers string) {
 	}
 	limit, gen := 0, 0
 	for _, r := range a.Capacity {
+		plantedSearch(t, r, answers)
 		if r.Limit != nil && r.Limit.Value == 8 {
 			limit++
 		}

@@ -30,7 +30,7 @@ func runForeign(ctx context.Context, st *State, script string, f runFlags) error
 	}
 	switch {
 	case f.generators > 0 || f.segment != "":
-		return fmt.Errorf("%s: --generators and --segment are not supported for %s scripts yet (run the tool's own distributed mode and import its results)", script, tool.Name())
+		return fmt.Errorf("%s: %w", script, notDistributed(tool.Name(), "--generators"))
 	case f.trace > 0:
 		return fmt.Errorf("%s: --trace is plateau's own engine's; %s has its own debugging", script, tool.Name())
 	case len(f.attach) > 0:
@@ -61,6 +61,10 @@ func runForeign(ctx context.Context, st *State, script string, f runFlags) error
 	return execForeign(ctx, st, foreignRun{tool: tool, spec: spec, name: name, monitors: extra}, f)
 }
 
+// foreignMinPhase is the shortest steady user count that is a phase of a
+// foreign run, live and in the report (importer.Options.MinPhase).
+const foreignMinPhase = 30 * time.Second
+
 // foreignRun is one run of a foreign tool: from a script given on the
 // command line, or from a plan's engine workload (plan set).
 type foreignRun struct {
@@ -88,7 +92,7 @@ func runPlanForeign(ctx context.Context, st *State, p *plan.Plan, f runFlags) er
 	}
 	switch {
 	case f.generators > 0 || f.segment != "":
-		return fmt.Errorf("%s: --generators and --segment are not supported for %s workloads yet", p.File, w.Engine)
+		return fmt.Errorf("%s: %w", p.File, notDistributed(w.Engine, "--generators"))
 	case f.trace > 0:
 		return fmt.Errorf("%s: --trace is plateau's own engine's; %s has its own debugging", p.File, w.Engine)
 	case len(f.props) > 0 || len(f.env) > 0:
@@ -146,6 +150,18 @@ func runPlanForeign(ctx context.Context, st *State, p *plan.Plan, f runFlags) er
 		monitors: append(append([]plan.MonitorTarget(nil), p.Monitor.Targets...), extra...), plan: p, server: serverIns}, f)
 }
 
+// notDistributed is the refusal of a foreign tool's run on more than one
+// generator (--generators, --segment, plateau k8s): each generator would
+// have to run the tool on its segment of the load and the merge keep the
+// tool's own whole-run figures; until then the run is refused rather than
+// run on one generator. docs/run-foreign.md says what to do instead
+// (JMeter's own distributed mode, imported).
+func notDistributed(engine, what string) error {
+	return fmt.Errorf("%s is not supported with engine: %s yet — run the tool's own distributed mode "+
+		"(JMeter: jmeter -n -r with remote engines) and import its results with plateau import, "+
+		"or run it on one machine (docs/run-foreign.md)", what, engine)
+}
+
 func engineOf(p *plan.Plan) string {
 	for _, w := range p.Workloads {
 		if w.Engine != "" {
@@ -178,7 +194,7 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 	if executor.Streams(tool) {
 		runLive = live
 	}
-	run, err := importer.NewRun(importer.Options{Dir: dir, Name: name, DerivePhases: true, MinPhase: 30 * time.Second,
+	run, err := importer.NewRun(importer.Options{Dir: dir, Name: name, DerivePhases: true, MinPhase: foreignMinPhase,
 		Command: redactArgs(append([]string{"plateau"}, st.Args...)), Version: version(), Live: runLive,
 		Logf: func(format string, args ...any) { fmt.Fprintf(st.Stderr, "plateau: "+format+"\n", args...) }})
 	if err != nil {
@@ -239,7 +255,7 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 		liveRead = make(chan error, 1)
 		go func() { liveRead <- lr.ReadLive(out, exited, live) }()
 	}
-	fl := startForeignLive(live, outs, prog, time.Now())
+	fl := startForeignLive(live, outs, prog, time.Now(), foreignMinPhase)
 	res, runErr := executor.Run(runCtx, tool, spec, nil)
 	monErr := mon.stop()
 	if res == nil {

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/engine"
 	"github.com/plateau-perf/plateau/internal/importer"
 	"github.com/plateau-perf/plateau/internal/metrics"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // foreignLive hands a foreign tool's results, as the import reads them
@@ -23,11 +25,62 @@ type foreignLive struct {
 	iv   *metrics.Interval
 	run  map[string]*metrics.Agg
 	tot  *metrics.Agg
+
+	phases livePhases
 }
 
-func startForeignLive(live *importer.Live, outs *liveOutputs, prog *progressPrinter, start time.Time) *foreignLive {
+// livePhases are the phases of a foreign run as far as they are known while
+// it runs: by the rule the report derives them with when the run is over
+// (importer.DerivePhases) — a stretch of one user count, as the tool
+// reports it (JMeter's thread counts, k6's vus, Gatling's users, Locust's
+// user count), steady for at least min, named "N threads" — a phase
+// begins once its count has held for min, from the second the count was
+// first read; a change of count ends it. The samples read meanwhile are
+// the phase's in the live outputs; before that (a ramp, or a count not yet
+// steady long enough) they belong to no phase, as in the report.
+type livePhases struct {
+	min     time.Duration
+	n       int       // the user count now
+	since   time.Time // the second it was first read
+	in      bool      // its stretch has become a phase (the list's last)
+	list    []rundir.PhaseInfo
+	seen    map[int]int
+	current string
+}
+
+// track takes the user count read by the end of second sec; it reports
+// whether the phase list changed and which phase the samples from now on
+// belong to (−1: none).
+func (lp *livePhases) track(sec time.Time, n int) (changed bool, phase int) {
+	if n != lp.n {
+		if lp.in {
+			end := sec
+			lp.list[len(lp.list)-1].End = &end
+			lp.in, lp.current, changed = false, "", true
+		}
+		lp.n, lp.since = n, sec
+	}
+	if !lp.in && n > 0 && sec.Add(time.Second).Sub(lp.since) >= lp.min {
+		if lp.seen == nil {
+			lp.seen = map[int]int{}
+		}
+		lp.seen[n]++
+		name := fmt.Sprintf("%d threads", n)
+		if lp.seen[n] > 1 {
+			name = fmt.Sprintf("%d threads (%d)", n, lp.seen[n])
+		}
+		lp.list = append(lp.list, rundir.PhaseInfo{Name: name, Start: lp.since, Users: n})
+		lp.in, lp.current, changed = true, name, true
+	}
+	if lp.in {
+		return changed, len(lp.list) - 1
+	}
+	return changed, -1
+}
+
+func startForeignLive(live *importer.Live, outs *liveOutputs, prog *progressPrinter, start time.Time, minPhase time.Duration) *foreignLive {
 	fl := &foreignLive{live: live, outs: outs, prog: prog, start: start, stop: make(chan struct{}),
-		run: map[string]*metrics.Agg{}, tot: metrics.NewAgg()}
+		run: map[string]*metrics.Agg{}, tot: metrics.NewAgg(), phases: livePhases{min: minPhase}}
 	outs.hub.SetStart(start)
 	fl.wg.Add(1)
 	go func() {
@@ -58,6 +111,13 @@ func (fl *foreignLive) second(sec time.Time) {
 	for _, n := range users {
 		p.Users += n
 	}
+	// The phase the next second's samples belong to, by the users read
+	// until now.
+	if changed, ph := fl.phases.track(sec, p.Users); changed {
+		fl.live.SetPhase(ph)
+		fl.outs.hub.SetPhases(fl.phases.list)
+	}
+	p.Phase = fl.phases.current
 	fl.prog.update(p)
 }
 

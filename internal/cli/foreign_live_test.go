@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plateau-perf/plateau/internal/executor"
 	"github.com/plateau-perf/plateau/internal/output/promtest"
 )
 
@@ -147,7 +148,7 @@ func checkLiveMidRun(t *testing.T, dir string, args []string, served *atomic.Int
 	}
 }
 
-// TestRunK6Live: k6's JSON stream is read as k6 writes it.
+// TestRunK6Live: k6's CSV output is read as k6 writes it.
 func TestRunK6Live(t *testing.T) {
 	_, ok := k6Installed()
 	foreignTool(t, "k6", ok)
@@ -169,8 +170,8 @@ export default function () {
 	dir := filepath.Join(tmp, "run")
 	// Requests in k6's stream: its http_req_duration points, whole lines.
 	written := func() int64 {
-		return countMatching(filepath.Join(dir, "tool", "k6.json"), func(line []byte) bool {
-			return bytes.HasPrefix(line, []byte(`{"metric":"http_req_duration","type":"Point"`))
+		return countMatching(filepath.Join(dir, "tool", executor.K6Results), func(line []byte) bool {
+			return bytes.HasPrefix(line, []byte("http_req_duration,"))
 		})
 	}
 	checkLiveMidRun(t, dir, []string{script, "-e", "BASE=" + srv.URL, "--set", "users=3", "--set", "duration=10m"}, served, 300, written)
@@ -426,8 +427,8 @@ sla:
 	}
 	dir := filepath.Join(tmp, "run")
 	written := func() int64 {
-		return countMatching(filepath.Join(dir, "tool", "k6.json"), func(line []byte) bool {
-			return bytes.HasPrefix(line, []byte(`{"metric":"http_req_duration","type":"Point"`))
+		return countMatching(filepath.Join(dir, "tool", executor.K6Results), func(line []byte) bool {
+			return bytes.HasPrefix(line, []byte("http_req_duration,"))
 		})
 	}
 	checkLiveMidRun(t, dir, []string{planPath}, served, 200, written)

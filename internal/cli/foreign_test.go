@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/executor"
 	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
@@ -332,7 +333,7 @@ func TestRunK6Interrupted(t *testing.T) {
 	script, _ := filepath.Abs("../importer/k6/testdata/script.js")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go interruptWhen(ctx, cancel, filepath.Join(dir, "tool", "k6.json"), 200, 3*time.Minute)
+	go interruptWhen(ctx, cancel, filepath.Join(dir, "tool", executor.K6Results), 200, 3*time.Minute)
 	code, out, errOut := runCLICtx(ctx, "run", script, "-e", "BASE="+srv.URL, "-e", "SECONDS=600", "-o", dir, "-q")
 	checkInterrupted(t, dir, code, out, errOut)
 	// k6's graceful stop still writes its summary export.
@@ -693,5 +694,58 @@ func TestRunK6BrokenScript(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(dir, "tool", "k6.out.log"))
 	if err != nil || !bytes.Contains(b, []byte("SyntaxError")) && !bytes.Contains(b, []byte("error")) {
 		t.Errorf("k6's output not kept: %v %q", err, b)
+	}
+}
+
+// TestForeignNotDistributed: a foreign tool's run on more than one
+// generator — --generators, --segment, plateau k8s; from a script or from a
+// plan's engine workload — is refused with a message naming the engine and
+// the way on, before anything runs, never run on one generator.
+func TestForeignNotDistributed(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	for _, f := range []string{"s.js", "p.jmx", "l.py", "S.java"} {
+		if err := os.WriteFile(filepath.Join(tmp, f), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	planPath := filepath.Join(tmp, "plan.yaml")
+	if err := os.WriteFile(planPath, []byte(`name: engine
+target: http://127.0.0.1:1
+workloads:
+  shop:
+    engine: k6
+    script: s.js
+    load: {users: 2, duration: 5s}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", filepath.Join(tmp, "s.js"), "--generators", "2"}, "--generators is not supported with engine: k6 yet"},
+		{[]string{"run", filepath.Join(tmp, "p.jmx"), "-g", "3"}, "--generators is not supported with engine: jmeter yet"},
+		{[]string{"run", filepath.Join(tmp, "l.py"), "--segment", "0/2"}, "--generators is not supported with engine: locust yet"},
+		{[]string{"run", planPath, "--generators", "2"}, "--generators is not supported with engine: k6 yet"},
+		{[]string{"run", planPath, "--segment", "1/2"}, "--generators is not supported with engine: k6 yet"},
+		{[]string{"k8s", planPath, "-g", "2"}, "plateau k8s is not supported with engine: k6 yet"},
+		{[]string{"k8s", filepath.Join(tmp, "S.java"), "-g", "2"}, "plateau k8s is not supported with engine: gatling yet"},
+	} {
+		dir := filepath.Join(tmp, fmt.Sprint("run", i))
+		args := c.args
+		if args[0] == "run" {
+			args = append(args, "-o", dir)
+		}
+		code, out, errOut := runCLI(t, args...)
+		if code == ExitOK || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "JMeter: jmeter -n -r") {
+			t.Errorf("%v: exit %d, %q; want an error with %q and the way on", c.args, code, errOut, c.want)
+		}
+		if strings.Contains(out, "apiVersion") {
+			t.Errorf("%v: printed manifests", c.args)
+		}
+		if _, err := os.Stat(dir); err == nil {
+			t.Errorf("%v: left a run directory", c.args)
+		}
 	}
 }

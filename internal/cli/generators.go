@@ -46,6 +46,9 @@ func runGenerators(ctx context.Context, st *State, planPath string, f runFlags) 
 	if err != nil {
 		return err
 	}
+	if e := engineOf(p); e != "" {
+		return fmt.Errorf("%s: %w", planPath, notDistributed(e, "--generators"))
+	}
 	if err := checkSLANames(p); err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/plateau-perf/plateau/internal/executor"
 	"github.com/plateau-perf/plateau/internal/k8s"
 )
 
@@ -79,11 +80,21 @@ func printK8s(st *State, planPath string, f k8sFlags) error {
 	if f.generators < 1 {
 		return errors.New("k8s: --generators N is required")
 	}
+	if executor.IsScript(planPath) {
+		tool, err := executor.For(planPath)
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("k8s: %s: %w", planPath, notDistributed(tool.Name(), "plateau k8s"))
+	}
 	// Load the plan as the generators will, so a broken plan fails here
 	// and not in N pods.
 	p, err := loadPlanWith(st, planPath, f.set, false, nil) // the pods' machines are not this one
 	if err != nil {
 		return err
+	}
+	if e := engineOf(p); e != "" {
+		return fmt.Errorf("k8s: %s: %w", planPath, notDistributed(e, "plateau k8s"))
 	}
 	if err := checkSLANames(p); err != nil {
 		return err

@@ -215,6 +215,7 @@ type Extract struct {
 	All     bool   // every match, as a JSON array (for foreach)
 	Pick    string // first (default), last, random
 	Default *string
+	AsJSON  bool // a json match kept as JSON text (as_json)
 }
 
 // Check is the request's response check; zero fields are not written.

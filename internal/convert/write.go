@@ -537,6 +537,9 @@ func (r *Request) node() *yaml.Node {
 			if e.Pick != "" {
 				add(em, "pick", str(e.Pick))
 			}
+			if e.AsJSON {
+				add(em, "as_json", boolean(true))
+			}
 			if e.Default != nil {
 				add(em, "default", str(*e.Default))
 			}

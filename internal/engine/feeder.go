@@ -59,6 +59,25 @@ func (f *feeder) next(rng *rand.Rand) []string {
 	return f.row(g)
 }
 
+// own returns the row at a user's own cursor k (order each_user: every
+// user reads the file from its first row), or nil past the end when the
+// feeder does not recycle. Generators' segments do not apply: each user
+// reads the whole file.
+func (f *feeder) own(k int64) []string {
+	n := f.n
+	if n == 0 {
+		return nil
+	}
+	if k >= n {
+		if !f.recycle {
+			return nil
+		}
+		k %= n
+	}
+	f.used.Add(1)
+	return f.row(k)
+}
+
 // row returns global row g. A large file's row is read from the file,
 // which Load checked row by row; should it fail now (the file changed
 // during the run), the row's fields are empty rather than stale, and the

@@ -28,6 +28,7 @@ type shopServer struct {
 	*httptest.Server
 	mu    sync.Mutex
 	seen  map[string]int // "METHOD path?query" → count
+	order []string       // the same keys in arrival order
 	typed []string       // bodies of POST /orders
 	polls map[string]int // job → polls
 	jar   []string       // Cookie headers of GET /whoami
@@ -94,6 +95,7 @@ func newShopServer(t *testing.T) *shopServer {
 			key += "?" + r.URL.RawQuery
 		}
 		s.seen[key]++
+		s.order = append(s.order, key)
 		s.mu.Unlock()
 		mux.ServeHTTP(w, r)
 	}))
@@ -405,6 +407,55 @@ workloads:
 	}
 	if res.Stopped != "" {
 		t.Errorf("run stopped: %q", res.Stopped)
+	}
+}
+
+// order: each_user — every user reads the file from its first row on its
+// own cursor (JMeter's share mode "current thread"): with recycling each
+// user sends r1 r2 r3 r1; with on_end: stop_user each sends the 3 rows once
+// and stops, the other users going on to their own end.
+func TestFeederEachUser(t *testing.T) {
+	t.Parallel()
+	rows := t.TempDir() + "/rows.csv"
+	if err := os.WriteFile(rows, []byte("r1\nr2\nr3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		end  string
+		want string
+	}{{"recycle", "r1 r2 r3 r1"}, {"stop_user", "r1 r2 r3"}} {
+		s := newShopServer(t)
+		src := `name: each
+target: http://x
+data:
+  rows: {csv: ` + rows + `, columns: [v], order: each_user, on_end: ` + c.end + `}
+workloads:
+  w:
+    scenario:
+      - request: {name: r, url: "/e/${__user}/${rows.v}"}
+    load: {users: 3, iterations: 4}
+`
+		_, res, _ := runPlan(t, context.Background(), src, s.URL)
+		s.mu.Lock()
+		per := map[string][]string{}
+		for _, k := range s.order {
+			if rest, ok := strings.CutPrefix(k, "GET /e/"); ok {
+				u, v, _ := strings.Cut(rest, "/")
+				per[u] = append(per[u], v)
+			}
+		}
+		s.mu.Unlock()
+		if len(per) != 3 {
+			t.Errorf("on_end %s: %d users sent, want 3: %v", c.end, len(per), per)
+		}
+		for u, vs := range per {
+			if got := strings.Join(vs, " "); got != c.want {
+				t.Errorf("on_end %s: user %s sent %s, want %s", c.end, u, got, c.want)
+			}
+		}
+		if res.Stopped != "" {
+			t.Errorf("on_end %s: run stopped: %q", c.end, res.Stopped)
+		}
 	}
 }
 
@@ -750,5 +801,49 @@ sla:
 	}
 	if r := d.JudgeSLA(`avg(response_time{label="server time"}) < 20ms`); r.Passed {
 		t.Errorf("avg 25 ms judged below 20 ms: %+v", r)
+	}
+}
+
+// extract as_json keeps a json match as JSON text, so a raw body sends it
+// with the type the response gave it: a number as a number, a string with
+// its quotes (escaped), an object as JSON; without as_json the same value
+// is its text (7, a"b).
+func TestExtractAsJSON(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var bodies []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, r.URL.Path+" "+string(b))
+		mu.Unlock()
+		fmt.Fprint(w, `{"n":7,"s":"a\"b","o":{"x":1},"f":false}`)
+	}))
+	t.Cleanup(srv.Close)
+	src := `name: asjson
+target: http://x
+workloads:
+  w:
+    scenario:
+      - request:
+          name: get
+          url: /get
+          extract:
+            n: {json: $.n, as_json: true}
+            s: {json: $.s, as_json: true}
+            o: {json: $.o, as_json: true}
+            f: {json: $.f, as_json: true}
+            n_text: {json: $.n}
+            s_text: {json: $.s}
+      - request: {name: put, method: POST, url: /put, body: '{"n":${n},"s":${s},"o":${o},"f":${f}}'}
+      - request: {name: text, method: POST, url: "/text/${n_text}", body: '${s_text}'}
+    load: {users: 1, iterations: 1}
+`
+	runPlan(t, context.Background(), src, srv.URL)
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"/get ", `/put {"n":7,"s":"a\"b","o":{"x":1},"f":false}`, `/text/7 a"b`}
+	if strings.Join(bodies, "\n") != strings.Join(want, "\n") {
+		t.Errorf("server saw\n%s\nwant\n%s", strings.Join(bodies, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -50,8 +50,13 @@ func PlanNames(p *plan.Plan) (*Names, error) {
 	return n, nil
 }
 
-// phaseName names a phase: the step's name (the workload's when it has no
-// steps), prefixed with the workload's when the plan has several.
+// PhaseName names a phase as a run records it: the step's name (the
+// workload's when it has no steps), prefixed with the workload's when the
+// plan has several workloads.
+func PhaseName(workloads int, workload, step string) string {
+	return phaseName(workloads, workload, step)
+}
+
 func phaseName(workloads int, workload, step string) string {
 	switch {
 	case step == "":

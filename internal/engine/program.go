@@ -153,6 +153,7 @@ type extractor struct {
 	pick     string
 	def      *string
 	name     string
+	asJSON   bool // json matches kept as JSON text
 }
 
 // check is one compiled check; a request passes when all of its checks do.
@@ -605,7 +606,7 @@ func (c *compiler) extractors(m map[string]*plan.Extract) []extractor {
 	for _, name := range sortedNames(m) {
 		e := m[name]
 		x := extractor{slot: c.slots.slot(name), def: e.Default, name: name, all: e.All, pick: e.Pick,
-			header: e.Header, cookie: e.Cookie, left: e.Left, right: e.Right}
+			header: e.Header, cookie: e.Cookie, left: e.Left, right: e.Right, asJSON: e.AsJSON}
 		var err error
 		switch {
 		case e.JSON != "":

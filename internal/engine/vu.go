@@ -58,6 +58,8 @@ type vu struct {
 	firstIntended time.Time
 	tx            txState // the innermost running transaction
 	dataOut       bool    // a non-recycling feeder ran dry
+	// cursors are the user's own positions in its each_user feeders.
+	cursors map[*feeder]int64
 	// extractFailed: the last request's failure was an extraction without
 	// a match (its on_fail default is next_iteration).
 	extractFailed bool
@@ -232,7 +234,8 @@ func (v *vu) endIteration(err error) error {
 }
 
 // advanceFeeders takes the next row of each feeder the steps read. A
-// per_user feeder gives a user one row for all its iterations. At the end
+// per_user feeder gives a user one row for all its iterations; an
+// each_user feeder gives it the file's rows in order on its own cursor. At the end
 // of the data it returns errDataExhausted (the workload stops), or the
 // on_end outcome errStopUser or errStopRun.
 func (v *vu) advanceFeeders(fs []feederUse) error {
@@ -240,7 +243,17 @@ func (v *vu) advanceFeeders(fs []feederUse) error {
 		if fu.f.order == plan.OrderPerUser && v.iter > 1 {
 			continue
 		}
-		row := fu.f.next(v.rng)
+		var row []string
+		if fu.f.order == plan.OrderEachUser {
+			if v.cursors == nil {
+				v.cursors = map[*feeder]int64{}
+			}
+			k := v.cursors[fu.f]
+			v.cursors[fu.f] = k + 1
+			row = fu.f.own(k)
+		} else {
+			row = fu.f.next(v.rng)
+		}
 		if row == nil {
 			switch fu.f.onEnd {
 			case plan.EndStopUser:
@@ -643,13 +656,17 @@ func (v *vu) extract(xs []extractor, s *core.Sample) {
 		one := !x.all && (x.pick == "" || x.pick == "first")
 		switch {
 		case x.jsonPath != nil:
+			text := expr.Text
+			if x.asJSON {
+				text = jsonText
+			}
 			if one {
 				if got, ok := x.jsonPath.First(v.JSON()); ok {
-					matches = append(matches, expr.Text(got))
+					matches = append(matches, text(got))
 				}
 			} else {
 				for _, got := range x.jsonPath.All(v.JSON()) {
-					matches = append(matches, expr.Text(got))
+					matches = append(matches, text(got))
 				}
 			}
 		case x.re != nil:
@@ -778,4 +795,14 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// jsonText is a JSON value as JSON text (extract as_json): a string
+// quoted, everything else as expr.Text writes it.
+func jsonText(v any) string {
+	if s, ok := v.(string); ok {
+		b, _ := json.Marshal(s)
+		return string(b)
+	}
+	return expr.Text(v)
 }

@@ -55,7 +55,7 @@ type Spec struct {
 }
 
 // Streams says whether tool's results are read while it writes them (the
-// importer follows its result file: JMeter's CSV JTL, k6's JSON stream);
+// importer follows its result file: JMeter's CSV JTL, k6's CSV output);
 // otherwise they are read when it has ended.
 func Streams(tool Tool) bool {
 	s, ok := tool.(interface{ streams() bool })
@@ -172,7 +172,13 @@ func Run(ctx context.Context, tool Tool, spec *Spec, progress io.Writer) (*Resul
 	if spec.Exited != nil {
 		defer close(spec.Exited)
 	}
-	out := filepath.Join(spec.Dir, "tool")
+	// Absolute: the tools run in their script's directory, and a run
+	// directory given relative to plateau's (-o run) would otherwise be
+	// looked for there.
+	out, err := filepath.Abs(filepath.Join(spec.Dir, "tool"))
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
 	}

@@ -1,7 +1,9 @@
 package executor
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -176,5 +178,31 @@ func TestGatlingRefusals(t *testing.T) {
 		if _, err := (gatling{}).Command(&c.spec, t.TempDir()); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %v: %v, want %q", c.spec.Script, c.spec.Set, err, c.want)
 		}
+	}
+}
+
+// pathTool is a tool whose command writes a file into its output
+// directory from another working directory, as the real tools run in
+// their script's directory.
+type pathTool struct{ k6 }
+
+func (pathTool) Command(spec *Spec, out string) (*exec.Cmd, error) {
+	cmd := exec.Command("sh", "-c", `echo done > "$0/result"`, out)
+	cmd.Dir = os.TempDir()
+	return cmd, nil
+}
+
+// TestRunRelativeDir: a run directory relative to plateau's working
+// directory (plateau run s/peak.js -o run) is where the tool writes, even
+// though the tool runs elsewhere.
+func TestRunRelativeDir(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	res, err := Run(context.Background(), pathTool{}, &Spec{Script: "s/x.js", Dir: "run"}, nil)
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "run", "tool", "result")); err != nil || string(b) != "done\n" {
+		t.Errorf("result %q %v", b, err)
 	}
 }

@@ -17,20 +17,39 @@ type Live struct {
 	mu    sync.Mutex
 	cur   *metrics.Interval
 	users map[string]int
+	phase int // the phase samples are added to (SetPhase), −1 none
+	// last is the aggregate added to last and its key: a tool's samples
+	// come in runs of one label, and the map's hashing of the key's
+	// strings was most of add's cost beside k6 (docs/performance.md).
+	last    metrics.Key
+	lastAgg *metrics.Agg
 }
 
 // NewLive returns an empty collector.
 func NewLive() *Live {
-	return &Live{cur: &metrics.Interval{Aggs: map[metrics.Key]*metrics.Agg{}}, users: map[string]int{}}
+	return &Live{cur: &metrics.Interval{Aggs: map[metrics.Key]*metrics.Agg{}}, users: map[string]int{}, phase: -1}
+}
+
+// SetPhase makes the samples added from now on belong to phase i of the
+// live outputs' phase list (−1: none, a ramp), as plateau's engine keys
+// its own by the phase running.
+func (l *Live) SetPhase(i int) {
+	l.mu.Lock()
+	l.phase = i
+	l.mu.Unlock()
 }
 
 func (l *Live) agg(workload, label string, tx, derived bool) *metrics.Agg {
-	k := metrics.Key{Workload: workload, Phase: -1, Label: label, Tx: tx, Derived: derived}
+	k := metrics.Key{Workload: workload, Phase: l.phase, Label: label, Tx: tx, Derived: derived}
+	if l.lastAgg != nil && k == l.last {
+		return l.lastAgg
+	}
 	a := l.cur.Aggs[k]
 	if a == nil {
 		a = metrics.NewAgg()
 		l.cur.Aggs[k] = a
 	}
+	l.last, l.lastAgg = k, a
 	return a
 }
 
@@ -100,6 +119,7 @@ func (l *Live) Rotate(into *metrics.Interval) (*metrics.Interval, map[string]int
 	defer l.mu.Unlock()
 	out := l.cur
 	l.cur = into
+	l.lastAgg = nil // it is out's
 	users := make(map[string]int, len(l.users))
 	for w, n := range l.users {
 		users[w] = n

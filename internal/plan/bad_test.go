@@ -99,7 +99,7 @@ var badFixtures = map[string][]string{
 		`2:9: target "ftp://127.0.0.1:9" must be an http:// or https:// URL`,
 		`4:16: http.connections: "pooled" is not per_user or shared`,
 		`5:13: max_body: bad size "1 parsec"`,
-		`8:37: data "shape": order "shuffled" is not sequential, random, unique or per_user`,
+		`8:37: data "shape": order "shuffled" is not sequential, random, unique, per_user or each_user`,
 		`8:61: data "shape": on_exhausted "wrap" is not stop or recycle`,
 		`13:16: url "login" must start with /`,
 		`14:19: bad method "GE T"`,

@@ -582,6 +582,12 @@ func (d *decoder) checkExtract(e *Extract, n *yaml.Node, k keyset) {
 	if k.has("attr") && src[0] != "css" {
 		d.errorf(k["attr"].key, "extract: attr applies to css")
 	}
+	if e.AsJSON && src[0] != "json" {
+		d.errorf(k["as_json"].key, "extract: as_json applies to json")
+	}
+	if e.AsJSON && e.All {
+		d.errorf(k["as_json"].key, "extract: give all or as_json, not both (all is already a JSON list)")
+	}
 	if (e.All || e.Pick != "") && (src[0] == "header" || src[0] == "cookie") {
 		d.errorf(at(n, k, "all"), "extract: all and pick apply to json, regex, left+right, css and xpath")
 	}
@@ -624,7 +630,7 @@ func (d *decoder) checkExtract(e *Extract, n *yaml.Node, k keyset) {
 // loadKeys lists, per load model, the keys that apply to it.
 var loadKeys = map[string][]string{
 	"closed":  {"users", "ramp_up", "duration", "iterations", "start_after", "graceful_stop", "ramp_down", "search"},
-	"pacing":  {"users", "pace", "duration", "start_after", "graceful_stop"},
+	"pacing":  {"users", "pace", "duration", "start_after", "graceful_stop", "search"},
 	"open":    {"rate", "duration", "max_users", "start_after", "graceful_stop", "ramp_down", "search"},
 	"stages":  {"stages", "max_users", "start_after", "graceful_stop", "ramp_down"},
 	"stepped": {"steps", "stop_when", "max_users", "start_after", "graceful_stop", "ramp_down"},
@@ -890,9 +896,9 @@ func (d *decoder) feeders(n *yaml.Node, key string) map[string]*Feeder {
 // and reads its CSV file. It reports whether the data is usable.
 func (d *decoder) checkFeeder(f *Feeder, n *yaml.Node, k keyset) bool {
 	switch f.Order {
-	case OrderSequential, OrderRandom, OrderUnique, OrderPerUser:
+	case OrderSequential, OrderRandom, OrderUnique, OrderPerUser, OrderEachUser:
 	default:
-		d.errorf(at(n, k, "order"), "data %q: order %q is not sequential, random, unique or per_user", f.Name, f.Order)
+		d.errorf(at(n, k, "order"), "data %q: order %q is not sequential, random, unique, per_user or each_user", f.Name, f.Order)
 	}
 	switch {
 	case k.has("on_end") && k.has("on_exhausted"):

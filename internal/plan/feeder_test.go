@@ -66,7 +66,7 @@ func TestFeederErrors(t *testing.T) {
 		{"ragged row", "id,name\n1,a\n2\n3,c\n", "", `e.csv:3:1: wrong number of fields (data "d")`},
 		{"bad quote", "id\n\"1\n", "", `e.csv:2:4: extraneous or missing " in quoted-field`},
 		{"bad delimiter", "id\n1\n", ", delimiter: ab", `f.yaml:4:30: data "d": delimiter must be one character`},
-		{"bad order", "id\n1\n", ", order: once", `f.yaml:4:26: data "d": order "once" is not sequential, random, unique or per_user`},
+		{"bad order", "id\n1\n", ", order: once", `f.yaml:4:26: data "d": order "once" is not sequential, random, unique, per_user or each_user`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -138,5 +138,30 @@ func TestJSONFeederErrors(t *testing.T) {
 				t.Errorf("got %v\nwant %q", err, want)
 			}
 		})
+	}
+}
+
+// extract as_json: read on a json extraction; on another source, or with
+// all, an error at its key.
+func TestExtractAsJSONKey(t *testing.T) {
+	t.Parallel()
+	plan := func(ex string) string {
+		return "name: x\ntarget: http://x\nworkloads:\n  w:\n    scenario:\n      - request:\n          url: /a\n          extract:\n            v: " + ex + "\n    load: {users: 1, iterations: 1}\n"
+	}
+	p, err := Parse("f.yaml", []byte(plan("{json: $.a, as_json: true}")), t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Workloads[0].Scenario[0].Request.Extract["v"].AsJSON {
+		t.Error("as_json not read")
+	}
+	for ex, want := range map[string]string{
+		"{regex: a, as_json: true}":             "f.yaml:9:27: extract: as_json applies to json",
+		"{json: $.a, all: true, as_json: true}": "f.yaml:9:39: extract: give all or as_json, not both",
+	} {
+		_, err := Parse("f.yaml", []byte(plan(ex)), t.TempDir(), Options{})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want %q", ex, err, want)
+		}
 	}
 }

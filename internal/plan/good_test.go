@@ -372,4 +372,10 @@ func TestSearchBlock(t *testing.T) {
 	if s := p.Workloads[0].Load.Search; s == nil || s.Max != 40 || s.Start != 5 {
 		t.Errorf("after --set: %+v", s)
 	}
+	// A pacing load takes a search over its users (each probe keeps the
+	// pace), with a users resolution and no duration.
+	p = mustLoad(t, "testdata/search-closed.good.yaml", Options{Overrides: []string{"workloads.shop.load={users: 10, pace: 2s, search: {resolution: 2users, max: 80}}"}})
+	if l := p.Workloads[0].Load; l.Search == nil || l.Pace != 2*time.Second || l.Search.Max != 80 || l.Search.Resolution != "2users" {
+		t.Errorf("pacing with search: %+v", l)
+	}
 }

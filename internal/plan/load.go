@@ -251,10 +251,13 @@ const (
 
 // Feeder orders and exhaustion policies.
 const (
-	OrderSequential  = "sequential"
-	OrderRandom      = "random"
-	OrderUnique      = "unique"
-	OrderPerUser     = "per_user" // one row per user, kept for all its iterations
+	OrderSequential = "sequential"
+	OrderRandom     = "random"
+	OrderUnique     = "unique"
+	OrderPerUser    = "per_user" // one row per user, kept for all its iterations
+	// OrderEachUser: every user reads the rows in file order from the
+	// first, on its own cursor (JMeter's CSV share mode "current thread").
+	OrderEachUser    = "each_user"
 	ExhaustedStop    = "stop"
 	ExhaustedRecycle = "recycle"
 	EndStopUser      = "stop_user" // on_end: the user that finds no row stops

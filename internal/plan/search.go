@@ -106,13 +106,14 @@ func (d *decoder) checkLoadSearch(l *Load, model string, n *yaml.Node, k keyset)
 	switch {
 	case model == "open":
 		m = search.Open
-	case model == "closed" && !k.has("iterations"):
+	case model == "closed" && !k.has("iterations"), model == "pacing":
+		// pacing: a search over the users, each keeping the pace.
 		m = search.Closed
 	case model == "closed":
 		d.errorf(k["iterations"].key, "load: a search needs a load that lasts a time (the probes'), not iterations")
 		return
 	default:
-		d.errorf(k["search"].key, "load: search applies to a load of rate: or users:, not %s (the search chooses the loads)", model)
+		d.errorf(k["search"].key, "load: search applies to a load of rate: or users: (with or without pace:), not %s (the search chooses the loads)", model)
 		return
 	}
 	sk := d.keysOf(sn)

@@ -144,7 +144,7 @@ type Feeder struct {
 	// loaded, instead of reading a file (plateau datagen; docs/datagen.md).
 	Generate    *GenerateData `yaml:"generate"`
 	Declared    []string      `yaml:"columns"`      // a headerless CSV's column names
-	Order       string        `yaml:"order"`        // sequential (default) | random | unique | per_user
+	Order       string        `yaml:"order"`        // sequential (default) | random | unique | per_user | each_user
 	OnExhausted string        `yaml:"on_exhausted"` // stop | recycle (default: stop for unique, recycle otherwise)
 	// OnEnd is what the end of the data does: recycle, stop_user (that
 	// user stops), stop_run (the run stops). It replaces on_exhausted
@@ -412,7 +412,11 @@ type Extract struct {
 	All     bool    `yaml:"all"`
 	Pick    string  `yaml:"pick"`
 	Default *string `yaml:"default"`
-	Pos     Pos     `yaml:"-"`
+	// AsJSON keeps a json match as JSON text: a string with its quotes, a
+	// number or boolean as written, an object or list as JSON — for a
+	// body that sends the value with the type the response gave it.
+	AsJSON bool `yaml:"as_json"`
+	Pos    Pos  `yaml:"-"`
 }
 
 // Check is a set of conditions on a response; all must hold.

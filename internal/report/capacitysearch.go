@@ -11,6 +11,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
 	"github.com/plateau-perf/plateau/internal/analysis/knee"
 	"github.com/plateau-perf/plateau/internal/analysis/sla"
+	"github.com/plateau-perf/plateau/internal/locale"
 	"github.com/plateau-perf/plateau/internal/report/chart"
 	"github.com/plateau-perf/plateau/internal/report/doc"
 )
@@ -64,8 +65,17 @@ func searchLimit(cs *capacity.Search) string {
 	return ""
 }
 
+// SearchAnswer is a capacity search's answer in one sentence, in loc's
+// language — the capacity in its unit, the interval it lies in, what
+// limited it, whether it reaches the capacity required — with its level:
+// the search's report opens with it, and a study quotes it for the
+// capacity question the search answers.
+func SearchAnswer(cs *capacity.Search, loc *locale.Locale) (doc.Level, string) {
+	return numbers{loc}.searchAnswer(cs)
+}
+
 // searchAnswer is the answer in one sentence, with its level.
-func (b *builder) searchAnswer(cs *capacity.Search) (doc.Level, string) {
+func (b numbers) searchAnswer(cs *capacity.Search) (doc.Level, string) {
 	l := func(v float64) string { return b.searchLoad(cs, v) }
 	var lead string
 	level := doc.OK
@@ -185,13 +195,50 @@ func (b *builder) capacitySearchSection() doc.Section {
 	sec.Blocks = append(sec.Blocks, &doc.Para{Text: sentence(upperFirst(b.bottleneckClause(cs.Bottleneck, kind, true)))})
 
 	// The probes, in the order they ran.
+	sec.Blocks = append(sec.Blocks, b.searchProbesTable(cs, b.red))
+	if f := b.searchChart(cs); f != nil {
+		sec.Blocks = append(sec.Blocks, f)
+	}
+	// The USL fit, only when the probes support it.
+	if u := cs.USL; u != nil {
+		peak := b.W("no peak within reach (coherency κ ≈ 0: throughput approaches λ/σ)")
+		if u.PeakLoad != nil && u.PeakThroughputRPS != nil {
+			at := b.loadU(*u.PeakLoad, knee.Users)
+			if kind == knee.Rate {
+				at = b.num3(*u.PeakLoad) + b.W(" requests in flight (by Little's law: the open model's fit is over concurrency, not the arrival rate)")
+			}
+			peak = b.T("predicted peak %s at %s", b.rps(*u.PeakThroughputRPS), at)
+		}
+		per := "user"
+		if kind == knee.Rate {
+			per = b.W("request in flight")
+		}
+		sec.Blocks = append(sec.Blocks, &doc.Para{Text: b.T("Universal Scalability Law fit over the probes: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
+			coef(u.Sigma), coef(u.Kappa), b.rate(u.Lambda), per, peak, u.R2)})
+	} else if cs.USLReason != "" {
+		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence(b.W("No USL fit over the probes: ") + cs.USLReason)})
+	}
+	return sec
+}
+
+// SearchProbesTable is a capacity search's probes in the order they ran,
+// in loc's language: load, throughput, response times, errors, each
+// requirement's statistic (with its interval when it has one) and the
+// search's verdict. The search's report shows it in its capacity section,
+// a study under the capacity question the search answers; red redacts
+// what the plan keeps secret.
+func SearchProbesTable(cs *capacity.Search, red *Redactor, loc *locale.Locale) *doc.Table {
+	return numbers{loc}.searchProbesTable(cs, red)
+}
+
+func (b numbers) searchProbesTable(cs *capacity.Search, red *Redactor) *doc.Table {
 	reqs := searchReqNames(cs)
 	t := &doc.Table{Caption: b.W("The search's probes, in the order they ran (each judged over its measured part, warm-up excluded)"),
 		Columns: []doc.Column{{Name: b.W("Probe")}, {Name: b.W("Step")}, {Name: b.W("Load (") + cs.Unit + ")", Align: doc.Right},
 			{Name: b.W("Throughput (req/s)"), Align: doc.Right}, {Name: b.W("Average (ms)"), Align: doc.Right}, {Name: b.W("p95 (ms)"), Align: doc.Right},
 			{Name: b.W("Errors"), Align: doc.Right}}}
 	for _, r := range reqs {
-		t.Columns = append(t.Columns, doc.Column{Name: b.red.String(r), Align: doc.Right})
+		t.Columns = append(t.Columns, doc.Column{Name: red.String(r), Align: doc.Right})
 	}
 	t.Columns = append(t.Columns, doc.Column{Name: b.W("Verdict")})
 	intervals := false
@@ -200,7 +247,7 @@ func (b *builder) capacitySearchSection() doc.Section {
 		if p.Repeat {
 			step += b.W(" (repeat)")
 		}
-		row := doc.Row{Cells: []doc.Cell{{Text: b.red.String(p.Dir)}, {Text: step}, {Text: b.num3(p.Load)},
+		row := doc.Row{Cells: []doc.Cell{{Text: red.String(p.Dir)}, {Text: step}, {Text: b.num3(p.Load)},
 			{Text: b.rate(p.ThroughputRPS)}, {Text: b.ms(p.MeanMs)}, {Text: b.ms(p.P95Ms)}, {Text: b.pct(p.ErrorPct)}}}
 		for _, name := range reqs {
 			c := doc.Cell{Text: "–"}
@@ -230,30 +277,7 @@ func (b *builder) capacitySearchSection() doc.Section {
 		note += b.W(" No requirement's statistic has a confidence interval here, so each is judged on its value and no probe is marginal.")
 	}
 	t.Note = note
-	sec.Blocks = append(sec.Blocks, t)
-	if f := b.searchChart(cs); f != nil {
-		sec.Blocks = append(sec.Blocks, f)
-	}
-	// The USL fit, only when the probes support it.
-	if u := cs.USL; u != nil {
-		peak := b.W("no peak within reach (coherency κ ≈ 0: throughput approaches λ/σ)")
-		if u.PeakLoad != nil && u.PeakThroughputRPS != nil {
-			at := b.loadU(*u.PeakLoad, knee.Users)
-			if kind == knee.Rate {
-				at = b.num3(*u.PeakLoad) + b.W(" requests in flight (by Little's law: the open model's fit is over concurrency, not the arrival rate)")
-			}
-			peak = b.T("predicted peak %s at %s", b.rps(*u.PeakThroughputRPS), at)
-		}
-		per := "user"
-		if kind == knee.Rate {
-			per = b.W("request in flight")
-		}
-		sec.Blocks = append(sec.Blocks, &doc.Para{Text: b.T("Universal Scalability Law fit over the probes: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
-			coef(u.Sigma), coef(u.Kappa), b.rate(u.Lambda), per, peak, u.R2)})
-	} else if cs.USLReason != "" {
-		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence(b.W("No USL fit over the probes: ") + cs.USLReason)})
-	}
-	return sec
+	return t
 }
 
 func (b numbers) probeVerdictCell(p capacity.SearchProbe) doc.Cell {

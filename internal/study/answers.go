@@ -17,6 +17,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/metrics"
 	"github.com/plateau-perf/plateau/internal/mondata"
+	"github.com/plateau-perf/plateau/internal/report"
 )
 
 // Outcome is a question's or the study's outcome.
@@ -198,8 +199,13 @@ type CapacityRow struct {
 	Limit            *Limit                `json:"limit,omitempty"`
 	GeneratorLimited bool                  `json:"generator_limited,omitempty"`
 	// Search says the row is a capacity search's answer (its points are
-	// the search's probes).
-	Search   bool   `json:"search,omitempty"`
+	// the search's probes); SearchAnswer is that search, as its run's
+	// capacity.json holds it (the load, unit, interval, limited_by and
+	// every probe).
+	Search       bool             `json:"search,omitempty"`
+	SearchAnswer *capacity.Search `json:"capacity_search,omitempty"`
+	// red masks the search run's secrets in what the document quotes of it.
+	red      *report.Redactor
 	Sentence string `json:"sentence"`
 }
 
@@ -651,12 +657,19 @@ func (wd *words) capacityRows(q Question, ms []*member, limits []Limit) ([]Capac
 	for _, k := range keys {
 		group := byKey[k]
 		done := false
+		// A capacity search answers its workload and variant's capacity
+		// question by itself: the stepped runs and levels beside it are
+		// the reference's tables, not a second answer.
 		for _, m := range group {
 			if m.search != nil {
-				rows = append(rows, wd.searchCapacity(m))
+				rows = append(rows, wd.searchCapacity(m, limits))
 				done = true
-				continue
 			}
+		}
+		if done {
+			continue
+		}
+		for _, m := range group {
 			if m.stepped() {
 				rows = append(rows, wd.steppedCapacity(q, m, limits))
 				done = true
@@ -750,17 +763,19 @@ func (wd *words) steppedCapacity(q Question, m *member, limits []Limit) Capacity
 
 // searchCapacity is the answer of a run's capacity search (plateau
 // capacity): its capacity is the highest load probed good, its probes the
-// points, its sentence the search's own answer.
-func (wd *words) searchCapacity(m *member) CapacityRow {
+// points, its sentence the search's own answer (the load, its interval
+// and what limited it). A search limited by the throughput plateau names
+// the configured limit its knee matches, as a stepped run's knee does.
+func (wd *words) searchCapacity(m *member, limits []Limit) CapacityRow {
 	cs := m.search
-	row := CapacityRow{Workload: variantWords(m), Unit: cs.Unit, HasSLA: true, Bottleneck: cs.Bottleneck, Search: true}
+	row := CapacityRow{Workload: variantWords(m), Unit: cs.Unit, HasSLA: true, Bottleneck: cs.Bottleneck, Search: true, SearchAnswer: cs, red: m.red}
 	for _, p := range cs.Probes {
 		if p.Verdict == capacity.NotJudged || p.Repeat {
 			continue
 		}
 		met := p.Verdict == capacity.Good
 		row.Points = append(row.Points, CapacityPoint{Load: p.Load, Run: m.name, Phase: p.Dir, ThroughputRPS: p.ThroughputRPS, MeanMs: p.MeanMs,
-			P95Ms: p.P95Ms, ErrorPct: p.ErrorPct, SLAMet: &met, Invalid: !p.Held || p.GeneratorSaturated})
+			P95Ms: p.P95Ms, ErrorPct: p.ErrorPct, SLAMet: &met, Invalid: !p.Held || p.GeneratorSaturated, Generator: p.GeneratorStarved})
 		if p.ThroughputRPS > row.PeakRPS {
 			row.PeakRPS, row.PeakLoad = p.ThroughputRPS, p.Load
 		}
@@ -770,12 +785,39 @@ func (wd *words) searchCapacity(m *member) CapacityRow {
 		l := cs.Load
 		row.MaxLoadMeetingSLA = &l
 	}
-	if cs.Outcome == search.GeneratorLimited {
+	_, lead := report.SearchAnswer(cs, wd.loc)
+	sentence := m.red.String(lowerFirst(lead))
+	switch {
+	case cs.Outcome == search.GeneratorLimited,
+		cs.Bottleneck != nil && cs.Bottleneck.Saturated && cs.Bottleneck.Component == resources.Generator:
+		// The generator's own CPU at its ceiling first: the plateau the
+		// probes show may be its own, as with a stepped run's knee.
 		row.GeneratorLimited, row.Limiter = true, "generator"
-	} else if cs.Bottleneck != nil && cs.Bottleneck.Saturated {
+	case cs.Bottleneck != nil && cs.Bottleneck.Saturated:
 		row.Limiter = "component"
+	case cs.LimitedBy == search.ThroughputFlat && cs.Load > 0:
+		// The knee lies in (Below, Load]: a configured limit in it
+		// explains the plateau.
+		row.KneeLoad = cs.Load
+		for _, p := range row.Points {
+			if p.Load == cs.Load {
+				row.KneeRPS = p.ThroughputRPS
+			}
+		}
+		for _, l := range limits {
+			if matchesLimit(cs.Load, cs.Below, l.Value, cs.Unit == "req/s") {
+				lim := l
+				row.Limit, row.Limiter = &lim, "configured limit"
+				if l.Value == cs.Load || cs.Unit == "req/s" {
+					sentence += "; " + fmt.Sprintf(wd.text.CapLimit, l.Name, wd.num(l.Value))
+				} else {
+					sentence += "; " + fmt.Sprintf(wd.text.CapLimitNear, l.Name, wd.num(l.Value))
+				}
+				break
+			}
+		}
 	}
-	row.Sentence = fmt.Sprintf(wd.text.CapSearch, row.Workload, m.red.String(cs.Sentence))
+	row.Sentence = fmt.Sprintf(wd.text.CapSearch, row.Workload, sentence)
 	return row
 }
 

@@ -463,45 +463,135 @@ func TestSeriesOffTrend(t *testing.T) {
 	writeStudy(t, s)
 }
 
+// writeSearch writes cs as the capacity.json of the run in dir.
+func writeSearch(t *testing.T, dir string, cs *capacity.Search) {
+	t.Helper()
+	var cf analysis.SearchFileContent
+	cf.Name = "shop"
+	cf.Capacity.Search = cs
+	b, err := json.Marshal(cf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, analysis.SearchFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A run that is a capacity search (plateau capacity) answers the capacity
-// question with the search's own answer and probes.
+// question with the search's own answer and probes — alone, though runs
+// at levels of the same workload sit beside it — and the document quotes
+// the answer (load, interval, what limited it) above the probes' table.
 func TestCapacitySearchRun(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	write(t, filepath.Join(root, "search"), reporttest.Options{Seed: 4})
 	write(t, filepath.Join(root, "other"), reporttest.Options{Seed: 5, Steps: []reporttest.Step{{Users: 4, Seconds: 30}}})
-	var cf analysis.SearchFileContent
-	cf.Name = "shop"
-	cf.Capacity.Search = &capacity.Search{Workload: "read", Unit: "users", Outcome: search.Found, Load: 12, UpperBound: 14,
-		LimitedBy: search.RequirementBroke, Requirement: "avg(response_time) < 200ms", Sentence: "capacity 12 users (14 users broke avg(response_time) < 200ms)",
+	// a level at the load of the search's shown probe (8 users), as the
+	// baseline: the search is not another release for meeting its load.
+	write(t, filepath.Join(root, "level-8"), reporttest.Options{Seed: 9, Steps: []reporttest.Step{{Users: 8, Seconds: 30}}})
+	write(t, filepath.Join(root, "level-4"), reporttest.Options{Seed: 6, Steps: []reporttest.Step{{Users: 4, Seconds: 30}}})
+	write(t, filepath.Join(root, "level-16"), reporttest.Options{Seed: 7, Steps: []reporttest.Step{{Users: 16, Seconds: 30}}})
+	write(t, filepath.Join(root, "sweep"), reporttest.Options{Seed: 8, Steps: []reporttest.Step{{Users: 2, Seconds: 20}, {Users: 4, Seconds: 20}, {Users: 8, Seconds: 20}}})
+	writeSearch(t, filepath.Join(root, "search"), &capacity.Search{Workload: "read", Unit: "users", Outcome: search.Found, Load: 12, UpperBound: 14,
+		LimitedBy: search.RequirementBroke, Requirement: "avg(response_time) < 200ms", Resolution: "20%", Sentence: "capacity 12 users (14 users broke avg(response_time) < 200ms)",
 		Probes: []capacity.SearchProbe{
 			{N: 1, Dir: "probe-01", Load: 8, ThroughputRPS: 8, MeanMs: 40, Held: true, Verdict: capacity.Good},
-			{N: 2, Dir: "probe-02", Load: 16, ThroughputRPS: 10.5, MeanMs: 420, Held: true, Verdict: capacity.Bad},
+			{N: 2, Dir: "probe-02", Load: 16, ThroughputRPS: 10.5, MeanMs: 420, Held: true, Verdict: capacity.Bad, LimitedBy: search.RequirementBroke},
 			{N: 3, Dir: "probe-03", Load: 12, ThroughputRPS: 10.3, MeanMs: 150, Held: true, Verdict: capacity.Good},
-			{N: 4, Dir: "probe-04", Load: 14, ThroughputRPS: 10.4, MeanMs: 260, Held: true, Verdict: capacity.Bad},
-		}}
-	b, err := json.Marshal(cf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "search", analysis.SearchFile), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Build(studyFile(t, root, "questions:\n  - kind: capacity\nruns:\n  - {dir: search, role: baseline, factors: {workload: read}}\n  - {dir: other, factors: {workload: write}}\n"), nil)
+			{N: 4, Dir: "probe-04", Load: 14, ThroughputRPS: 10.4, MeanMs: 260, Held: true, Verdict: capacity.Bad, LimitedBy: search.RequirementBroke},
+		}})
+	s, err := Build(studyFile(t, root, `questions:
+  - kind: capacity
+runs:
+  - {dir: level-8, role: baseline, factors: {workload: read}}
+  - {dir: search, role: candidate, factors: {workload: read}}
+  - {dir: level-4, factors: {workload: read, users: 4}}
+  - {dir: level-16, factors: {workload: read, users: 16}}
+  - {dir: sweep, factors: {workload: read}}
+  - {dir: other, factors: {workload: write}}
+`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var row *CapacityRow
+	reads := 0
 	for i := range s.Answers[0].Capacity {
-		if r := &s.Answers[0].Capacity[i]; r.Search {
+		r := &s.Answers[0].Capacity[i]
+		if r.Workload == "read" {
+			reads++
+		}
+		if r.Search {
 			row = r
 		}
+	}
+	if reads != 1 {
+		t.Errorf("%d capacity rows for read, want the search's alone", reads)
 	}
 	if row == nil || row.MaxLoadMeetingSLA == nil || *row.MaxLoadMeetingSLA != 12 || len(row.Points) != 4 || row.Points[0].Load != 8 || row.PeakRPS != 10.5 {
 		t.Fatalf("search row %+v", row)
 	}
-	if !strings.Contains(s.Answers[0].Line, "the capacity search answered: capacity 12 users") {
-		t.Errorf("answer: %s", s.Answers[0].Line)
+	for _, want := range []string{"the capacity search answered: capacity: 12 users", "between 12 users and 14 users", "limited by the requirement avg(response_time) < 200ms"} {
+		if !strings.Contains(s.Answers[0].Line, want) {
+			t.Errorf("answer lacks %q: %s", want, s.Answers[0].Line)
+		}
 	}
-	writeStudy(t, s)
+	md, _ := writeStudy(t, s)
+	if !strings.Contains(md, "read: the capacity search's probes") {
+		t.Fatalf("no probes table in the document:\n%s", md)
+	}
+	// The probes' table lists every probe in the order they ran, with its
+	// verdict.
+	tbl := md[strings.Index(md, "read: the capacity search's probes"):]
+	for i, p := range []string{"probe-01", "probe-02", "probe-03", "probe-04"} {
+		j := strings.Index(tbl, p)
+		if j < 0 {
+			t.Fatalf("probe %s missing from the table:\n%s", p, tbl)
+		}
+		line := tbl[j : j+strings.Index(tbl[j:], "\n")]
+		if want := []string{"good", "bad", "good", "bad"}[i]; !strings.Contains(line, want) {
+			t.Errorf("%s's row %q lacks its verdict %q", p, line, want)
+		}
+	}
+}
+
+// A search limited by the throughput plateau (closed model) names the
+// configured limit its knee lies at, as a stepped run's knee does; one
+// whose knee is far from the limit does not.
+func TestCapacitySearchConfiguredLimit(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		load, below float64
+		named       bool
+	}{{8, 6, true}, {9, 8, true}, {4, 3, false}} {
+		root := t.TempDir()
+		write(t, filepath.Join(root, "search"), reporttest.Options{Seed: 4})
+		write(t, filepath.Join(root, "other"), reporttest.Options{Seed: 5, Steps: []reporttest.Step{{Users: 4, Seconds: 30}}})
+		writeSearch(t, filepath.Join(root, "search"), &capacity.Search{Workload: "read", Unit: "users", Outcome: search.Found, Load: c.load, Below: c.below,
+			LimitedBy: search.ThroughputFlat, Resolution: "10%",
+			Probes: []capacity.SearchProbe{
+				{N: 1, Dir: "probe-01", Load: c.below, ThroughputRPS: 50, Held: true, Verdict: capacity.Good},
+				{N: 2, Dir: "probe-02", Load: c.load, ThroughputRPS: 80, Held: true, Verdict: capacity.Good},
+				{N: 3, Dir: "probe-03", Load: 2 * c.load, ThroughputRPS: 80.5, Held: true, Verdict: capacity.Bad, LimitedBy: search.ThroughputFlat},
+			}})
+		s, err := Build(studyFile(t, root, "questions:\n  - kind: capacity\nlimits: {pool: 8}\nruns:\n  - {dir: search, role: baseline, factors: {workload: read}}\n  - {dir: other, factors: {workload: write}}\n"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var row CapacityRow
+		for _, r := range s.Answers[0].Capacity {
+			if r.Search {
+				row = r
+			}
+		}
+		if got := row.Limit != nil && row.Limiter == "configured limit"; got != c.named {
+			t.Errorf("knee in (%g, %g]: limit named %v, want %v (%+v)", c.below, c.load, got, c.named, row.Limit)
+		}
+		if c.named && !strings.Contains(row.Sentence, "configured limit pool (8)") {
+			t.Errorf("sentence does not name the limit: %s", row.Sentence)
+		}
+		if row.KneeLoad != c.load || row.KneeRPS != 80 {
+			t.Errorf("knee %g users at %g req/s, want %g at 80", row.KneeLoad, row.KneeRPS, c.load)
+		}
+	}
 }

@@ -25,6 +25,20 @@ type Capacity struct {
 	// MaxLoadMeetingSLA is the highest load at which it and every lower
 	// load met every SLA; 0 when none did or none was stated.
 	MaxLoadMeetingSLA float64 `json:"max_load_meeting_sla,omitzero"`
+	// Steps are the run's load steps with their figures (all requests),
+	// in load order: what the knee rests on — also when a capacity
+	// search, not this run, answers the study's capacity question.
+	Steps []CapacityStep `json:"steps,omitempty"`
+}
+
+// CapacityStep is one load step of a stepped run.
+type CapacityStep struct {
+	Name          string  `json:"name"`
+	Load          float64 `json:"load"`
+	ThroughputRPS float64 `json:"throughput_rps"`
+	MeanMs        float64 `json:"mean_ms"`
+	P95Ms         float64 `json:"p95_ms"`
+	ErrorPct      float64 `json:"error_pct"`
 }
 
 // runCapacity is the run report's own capacity analysis of one run
@@ -38,7 +52,17 @@ func runCapacity(name string, m *member) (Capacity, bool) {
 	if cr.Err != nil {
 		return Capacity{Run: name, Knee: fmt.Sprintf("no analysis: %v", cr.Err)}, true
 	}
-	return capacityFrom(name, cr.Knee, len(m.sum.SLA) > 0), true
+	c := capacityFrom(name, cr.Knee, len(m.sum.SLA) > 0)
+	for _, st := range cr.Steps {
+		if st.Phase < 0 || st.Phase >= len(m.sum.Phases) || len(m.sum.Phases[st.Phase].Labels) == 0 {
+			continue
+		}
+		ls := m.sum.Phases[st.Phase].Labels
+		tot := ls[len(ls)-1]
+		c.Steps = append(c.Steps, CapacityStep{Name: st.Name, Load: st.Point.Load, ThroughputRPS: tot.ThroughputRPS, MeanMs: tot.MeanMs,
+			P95Ms: tot.P95Ms, ErrorPct: tot.ErrorPct})
+	}
+	return c, true
 }
 
 // capacityFrom is a knee analysis's result as the study states it; without

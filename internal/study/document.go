@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/report"
@@ -470,6 +471,20 @@ func (wd *words) capacitySection(s *Study) *doc.Section {
 		}
 		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence(wd.text.BannerMark + wd.text.NoteMarkLoad)})
 		sec.Blocks = append(sec.Blocks, wd.capacityCharts(rows)...)
+		// A capacity search's answer and the probes it rests on, as the
+		// search's own report shows them.
+		for _, r := range rows {
+			if r.SearchAnswer == nil {
+				continue
+			}
+			red := r.red
+			if red == nil {
+				red = report.NewRedactor(nil, nil)
+			}
+			pt := report.SearchProbesTable(r.SearchAnswer, red, wd.loc)
+			pt.Caption = fmt.Sprintf(wd.text.SearchProbes, r.Workload)
+			sec.Blocks = append(sec.Blocks, &doc.Para{Text: report.Sentence(r.Sentence)}, pt)
+		}
 	}
 	if len(s.Capacity) > 0 {
 		t := &doc.Table{Caption: wd.W("Each stepped run's own capacity analysis"), Columns: []doc.Column{{Name: wd.W("Run")}, {Name: wd.W("Knee load"), Align: doc.Right}, {Name: wd.W("USL peak load"), Align: doc.Right},
@@ -498,6 +513,12 @@ func (wd *words) limiterWords(r CapacityRow) string {
 		return wd.T("configured limit %s (%s)", r.Limit.Name, wd.num(r.Limit.Value))
 	case "component":
 		return fmt.Sprintf("%s %s", r.Bottleneck.Component, strings.ToLower(r.Bottleneck.Resource))
+	}
+	if cs := r.SearchAnswer; cs != nil && cs.LimitedBy != search.NoLimit {
+		if cs.LimitedBy == search.RequirementBroke {
+			return wd.W("the requirement ") + cs.Requirement
+		}
+		return wd.W(cs.LimitedBy.String())
 	}
 	if r.KneeLoad == 0 {
 		return "—"

@@ -155,7 +155,9 @@ func resolveFactors(ms []*member) {
 	}
 	// Without release factors, a candidate is another release only when
 	// it ran as the baseline did (same workload and load): a candidate at
-	// another load is a point of the same release's series.
+	// another load is a point of the same release's series. A capacity
+	// search chose its loads itself (its load is the shown probe's), so
+	// it is never another release by meeting the baseline's load.
 	if !anyRelease {
 		var base *member
 		for _, m := range ms {
@@ -164,7 +166,7 @@ func resolveFactors(ms []*member) {
 			}
 		}
 		for _, m := range ms {
-			if base != nil && m.role == Candidate && m.group() == base.group() {
+			if base != nil && m.role == Candidate && m.search == nil && m.group() == base.group() {
 				m.f.Release = "candidate"
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"reflect"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/plateau-perf/plateau/internal/locale"
 )
@@ -27,8 +29,8 @@ type textT struct {
 	RelRow, RelAnswer, RelNoPairs, RelFailed, RelHeld, RelSuspect, RelStarved, RelNoise string
 
 	// Capacity.
-	CapWithin, CapSearch, CapWithinFrom, CapWithinAt, CapNoneWithin, CapNoSLA, CapKnee, CapNoKnee, CapGenerator, CapLimit, CapLimitNear, CapComponent, CapBusiest, CapNothing string
-	CapFewLevels, CapMinLoadFailed, CapMinLoadHeld, CapStarved, CapAtLowest, CapMostFrequent                                                                                  string
+	CapWithin, CapSearch, SearchProbes, CapWithinFrom, CapWithinAt, CapNoneWithin, CapNoSLA, CapKnee, CapNoKnee, CapGenerator, CapLimit, CapLimitNear, CapComponent, CapBusiest, CapNothing string
+	CapFewLevels, CapMinLoadFailed, CapMinLoadHeld, CapStarved, CapAtLowest, CapMostFrequent                                                                                                string
 
 	// Configurations.
 	CfgAnswer, CfgRow, CfgNone string
@@ -87,6 +89,7 @@ var english = textT{
 
 	CapWithin:        "%s: within the requirements up to %s",
 	CapSearch:        "%s: the capacity search answered: %s",
+	SearchProbes:     "%s: the capacity search's probes, in the order they ran (each judged over its measured part, warm-up excluded)",
 	CapWithinFrom:    "%s: within the requirements from %s to %s, though not at %s",
 	CapWithinAt:      "%s: within the requirements at %s alone, not at %s",
 	CapNoneWithin:    "%s: no tested load met the requirements (the lowest, %s, already broke them)",
@@ -347,4 +350,13 @@ func (wd *words) plainRequirement(e string) string {
 		return e
 	}
 	return what + " " + op + " " + limit
+}
+
+// lowerFirst lowers a sentence's first letter, to quote it after a colon.
+func lowerFirst(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 {
+		return s
+	}
+	return string(unicode.ToLower(r)) + s[n:]
 }

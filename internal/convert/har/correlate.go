@@ -41,7 +41,14 @@ type correlator struct {
 	forgotten int
 	// notModified counts recorded 304 answers (checked as 200 or 304).
 	notModified int
-	oldest      int // index in prev of the oldest body still held
+	// browserDropped counts the browser's own request headers left out
+	// (fetch metadata, client hints, cache and conditional headers), by
+	// name as recorded.
+	browserDropped map[string]int
+	// fromCache counts values found only in bodies a browser took from
+	// its cache (a 304's), not correlated.
+	fromCache int
+	oldest    int // index in prev of the oldest body still held
 }
 
 // corrBudget bounds the response bodies kept for correlation by default.
@@ -69,6 +76,7 @@ func (c *correlator) init() {
 		c.corr = map[string]*convert.Correlation{}
 		c.names = map[string]bool{}
 		c.setCook = map[string]bool{}
+		c.browserDropped = map[string]int{}
 	}
 }
 
@@ -101,6 +109,14 @@ func (c *correlator) request(i int, e *Entry, target string) (*convert.Request, 
 	for _, h := range e.Request.Headers {
 		ln := strings.ToLower(h.Name)
 		if strings.HasPrefix(h.Name, ":") || dropHeaders[ln] {
+			if browserHeaders[ln] || strings.HasPrefix(ln, "sec-") {
+				c.browserDropped[h.Name]++
+			}
+			continue
+		}
+		if strings.HasPrefix(ln, "sec-ch-") || strings.HasPrefix(ln, "sec-fetch-") {
+			// Client hints and fetch metadata describe the browser.
+			c.browserDropped[h.Name]++
 			continue
 		}
 		if ln == "cookie" {
@@ -320,9 +336,24 @@ func walkStrings(v any, fn func(string)) {
 // correlate looks for v in earlier responses, the latest first, and makes
 // the request that received it extract it.
 func (c *correlator) correlate(v string, n int) bool {
+	cached := false
 	for k := len(c.prev) - 1; k >= 0; k-- {
 		rec := &c.prev[k]
 		// A JSON value.
+		if !onWire(rec) {
+			// A 304's body is the browser's cached copy (the response
+			// sent none); an aborted entry's (status 0) never arrived:
+			// neither produced the value. Its headers did arrive.
+			for _, h := range rec.resp.Headers {
+				if h.Value == v && !strings.EqualFold(h.Name, "Set-Cookie") {
+					return c.made(v, rec, convert.Extract{Header: h.Name}, h.Name, "header "+h.Name)
+				}
+			}
+			if strings.Contains(rec.body, v) {
+				cached = true
+			}
+			continue
+		}
 		if rec.isJSON && (strings.Contains(rec.body, v) || strings.Contains(rec.body, `\`)) {
 			var j any
 			if json.Unmarshal([]byte(rec.body), &j) == nil {
@@ -337,14 +368,55 @@ func (c *correlator) correlate(v string, n int) bool {
 				return c.made(v, rec, convert.Extract{Header: h.Name}, h.Name, "header "+h.Name)
 			}
 		}
-		// Text in the body: a regex with the text around it.
-		if i := strings.Index(rec.body, v); i >= 0 {
+		// Text in the body: a regex with the text around it — only for a
+		// value a server makes (an id, a token), not the page's own words
+		// and links (a title, an asset's file name), which a replay sends
+		// as recorded.
+		if i := strings.Index(rec.body, v); i >= 0 && generated(v) {
 			if re := boundaryRegex(rec.body, i, v); re != "" {
 				return c.made(v, rec, convert.Extract{Regex: re}, "value", "regex "+re)
 			}
 		}
 	}
+	if cached {
+		c.fromCache++
+	}
 	return false
+}
+
+// onWire reports whether a recorded response's body came over the wire:
+// not a 304 (its body in a HAR is the browser's cached copy) nor an entry
+// that got no answer (status 0).
+func onWire(rec *recorded) bool {
+	return rec.resp.Status != http.StatusNotModified && rec.resp.Status != 0
+}
+
+// staticExt are the extensions of files a page links to.
+var staticExt = []string{".js", ".mjs", ".css", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".avif", ".ico", ".woff", ".woff2", ".ttf", ".otf", ".eot", ".map", ".html", ".htm", ".json", ".xml", ".txt", ".pdf", ".mp4", ".webm", ".mp3"}
+
+// generated reports whether a value found in a page's text looks made by
+// the server for this session — an id or a token holds a digit, or is a
+// long run of letters and digits without separators — rather than the
+// page's own words and the files it links to.
+func generated(v string) bool {
+	lv := strings.ToLower(v)
+	for _, e := range staticExt {
+		if strings.HasSuffix(lv, e) {
+			return false
+		}
+	}
+	digits, letters, other := 0, 0, 0
+	for _, r := range v {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
+			letters++
+		default:
+			other++
+		}
+	}
+	return digits > 0 || (len(v) >= 20 && other == 0)
 }
 
 func (c *correlator) made(v string, rec *recorded, ex convert.Extract, hint string, how string) bool {

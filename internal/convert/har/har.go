@@ -306,6 +306,19 @@ func convertFrom(metas []meta, pages []Page, load func(int) (*Entry, error), opt
 	if capped > 0 {
 		rep.AddBehaviour(fmt.Sprintf("%d %s between entries longer than %s (the longest %s: the recording paused, or joins sessions recorded apart) %s shortened to %s", capped, map[bool]string{true: "pause", false: "pauses"}[capped == 1], convert.Dur(opt.MaxThink), longest.Round(time.Second), map[bool]string{true: "is", false: "are"}[capped == 1], convert.Dur(opt.MaxThink)))
 	}
+	if len(c.browserDropped) > 0 {
+		names := make([]string, 0, len(c.browserDropped))
+		total := 0
+		for k, n := range c.browserDropped {
+			names = append(names, k)
+			total += n
+		}
+		sort.Strings(names)
+		rep.AddBehaviour(fmt.Sprintf("the browser's own request headers are not sent (%d in all: %s): they describe the browser, its cache and the page's navigation, not the test", total, strings.Join(names, ", ")))
+	}
+	if c.fromCache > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d %s sent by later requests appeared only in bodies the browser took from its cache (304 answers): not correlated, sent as recorded.", c.fromCache, map[bool]string{true: "value", false: "values"}[c.fromCache == 1]))
+	}
 	if c.notModified > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d recorded 304 (Not Modified) answers are checked as 200 or 304: the conditional headers that asked for them (If-None-Match, If-Modified-Since) belong to the browser's cache and are not sent.", c.notModified))
 	}
@@ -356,6 +369,13 @@ func isAsset(e *Entry, u *url.URL) bool {
 
 // dropHeaders are request headers the HTTP client sets itself, or that
 // belong to the browser rather than the test.
+// browserHeaders are those of dropHeaders that the browser sets on its
+// own (the report names the ones left out).
+var browserHeaders = map[string]bool{
+	"upgrade-insecure-requests": true, "priority": true, "if-none-match": true, "if-modified-since": true,
+	"cache-control": true, "pragma": true,
+}
+
 var dropHeaders = map[string]bool{
 	"host": true, "content-length": true, "connection": true, "accept-encoding": true, "keep-alive": true,
 	"transfer-encoding": true, "upgrade": true, "te": true, "proxy-connection": true, "upgrade-insecure-requests": true,

@@ -92,3 +92,57 @@ func TestLongGapAndNotModified(t *testing.T) {
 		t.Errorf("report: %q %q", rep.Behaviour, rep.Notes)
 	}
 }
+
+// staticPage: a page whose title and asset names a later request sends
+// ("shopfront", "logo-main.png"), a CSRF token in its form, and a 304
+// whose body (the browser's cached copy) holds an order id a later
+// request sends.
+const staticPage = `{"log":{"creator":{"name":"Firefox"},"entries":[
+{"startedDateTime":"2026-01-01T10:00:00.000Z","time":10,"request":{"method":"GET","url":"http://shop.test/","headers":[]},"response":{"status":200,"headers":[],"content":{"mimeType":"text/html","text":"<title>shopfront</title><img src=\"./logo-main.png\"><input name=\"csrf\" value=\"k9f8e7d6c5\">"}}},
+{"startedDateTime":"2026-01-01T10:00:00.100Z","time":10,"request":{"method":"GET","url":"http://shop.test/logo-main.png?site=shopfront","headers":[]},"response":{"status":200,"headers":[],"content":{"mimeType":"image/png","text":""}}},
+{"startedDateTime":"2026-01-01T10:00:00.200Z","time":10,"request":{"method":"GET","url":"http://shop.test/orders","headers":[{"name":"If-None-Match","value":"W/\"1\""},{"name":"Sec-Fetch-Mode","value":"cors"},{"name":"Sec-CH-UA-Arch","value":"arm"}]},"response":{"status":304,"headers":[],"content":{"mimeType":"application/json","text":"{\"last\":\"ord-55123\"}"}}},
+{"startedDateTime":"2026-01-01T10:00:00.300Z","time":10,"request":{"method":"POST","url":"http://shop.test/cart?csrf=k9f8e7d6c5&order=ord-55123","headers":[]},"response":{"status":200,"headers":[],"content":{"text":""}}}
+]}}`
+
+// TestCorrelateOnlyWhatAResponseMade: the CSRF token is extracted; the
+// page's title and an asset's file name are sent as recorded (the page's
+// own text, not a value the server made for the session); the order id
+// found only in a 304's cached body is not extracted (the 304 sent no
+// body) and the report says so; the conditional, fetch-metadata and
+// client-hint headers are left out and named in the report.
+func TestCorrelateOnlyWhatAResponseMade(t *testing.T) {
+	t.Parallel()
+	h, err := Parse(strings.NewReader(staticPage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, rep := Convert(h, Options{Source: "static.har", KeepAssets: true})
+	b, err := p.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := string(b)
+	for _, want := range []string{
+		"url: /logo-main.png?site=shopfront",
+		`url: "/cart?csrf=${value}&order=ord-55123"`,
+		"status: [200, 304]",
+	} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("plan lacks %q:\n%s", want, plan)
+		}
+	}
+	if len(rep.Correlations) != 1 {
+		t.Errorf("correlations %+v, want the CSRF token only", rep.Correlations)
+	}
+	for _, h := range []string{"If-None-Match", "Sec-Fetch-Mode", "Sec-CH-UA-Arch"} {
+		if strings.Contains(plan, h) {
+			t.Errorf("plan sends %s:\n%s", h, plan)
+		}
+	}
+	if b := strings.Join(rep.Behaviour, "\n"); !strings.Contains(b, "3 in all: If-None-Match, Sec-CH-UA-Arch, Sec-Fetch-Mode") {
+		t.Errorf("behaviour %q does not name the headers left out", b)
+	}
+	if n := strings.Join(rep.Notes, "\n"); !strings.Contains(n, "1 value sent by later requests appeared only in bodies the browser took from its cache") {
+		t.Errorf("notes %q do not say the cached value was not correlated", n)
+	}
+}

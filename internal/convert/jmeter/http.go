@@ -541,6 +541,11 @@ func (c *conv) csv(path string, e *Element) {
 		} else {
 			notes = append(notes, "shared by the users of its one thread group")
 		}
+	case "shareMode.thread":
+		// Each thread opens the file for itself and reads it from the
+		// first row: every user on its own cursor.
+		f.Order = "each_user"
+		notes = append(notes, "share mode current thread: each user reads the file from its first row (order: each_user)")
 	default:
 		st = convert.Partial
 		needs = firstNonEmpty(needs, "CSV share mode per thread/group")

@@ -343,7 +343,9 @@ func (c *conv) perUserData() {
 	}
 	for _, name := range c.outside {
 		for i := range c.plan.Data {
-			if f := &c.plan.Data[i]; f.Name == name && f.Order == "" {
+			if f := &c.plan.Data[i]; f.Name == name && f.Order == "each_user" {
+				c.behaviour("data " + name + " (share mode current thread) is read outside the endless loop: JMeter gives every user the file's first row for the whole run; plateau gives each user its next row at every iteration")
+			} else if f.Name == name && f.Order == "" {
 				f.Order = "per_user"
 				c.report.Notes = append(c.report.Notes, "Data "+name+" is read outside the endless loop: JMeter gives each user one row for the whole run, as order: per_user does.")
 			}

@@ -319,6 +319,27 @@ func (c *conv) extractJSON(r *convert.Request, path []string) string {
 	return v
 }
 
+// extractJSONRaw is extractJSON keeping the value as JSON text (as_json),
+// for a JSON body that sends it with the type the response gave it.
+func (c *conv) extractJSONRaw(r *convert.Request, path []string) string {
+	jp := jsonPath(path)
+	for _, x := range r.Extract {
+		if x.JSON == jp && x.AsJSON {
+			return x.Var
+		}
+	}
+	base := "value"
+	for i := len(path) - 1; i >= 0; i-- {
+		if _, err := strconv.Atoi(path[i]); err != nil {
+			base = path[i]
+			break
+		}
+	}
+	v := c.newVar(base + "_json")
+	r.Extract = append(r.Extract, convert.Extract{Var: v, JSON: jp, AsJSON: true})
+	return v
+}
+
 func (c *conv) extractHeader(r *convert.Request, name string) string {
 	if ck, ok := strings.CutPrefix(name, "cookie:"); ok {
 		for _, x := range r.Extract {

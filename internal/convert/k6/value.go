@@ -187,10 +187,11 @@ func (c *conv) jsonText(v *value, depth int) (string, bool) {
 			return fmtNum(v.f), true
 		}
 		return template(v.segs), true
-	case kStr, kJSON, kRow, kHeader:
-		if v.k == kJSON {
-			c.rep.AddBehaviour("a value taken from a response's JSON and put into a JSON body is sent as a JSON string: when the response held a number or a boolean, k6 sends it as one (\"pizza_id\":7), the plan as text (\"pizza_id\":\"7\")")
-		}
+	case kJSON:
+		// The value as the response held it — a number stays a number, a
+		// string keeps its quotes — as k6's JSON.stringify sends it.
+		return "${" + c.extractJSONRaw(v.req, v.path) + "}", true
+	case kStr, kRow, kHeader:
 		segs, ok := c.segsOf(v)
 		if !ok {
 			return "", false

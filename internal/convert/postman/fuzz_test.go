@@ -16,12 +16,18 @@ func FuzzConvert(f *testing.F) {
 	}
 	f.Add(b)
 	f.Add([]byte(`{"info":{"name":"x"},"item":[{"name":"a","request":{"url":{"host":["{{h}}"],"path":["a",{"value":"b"}]},"auth":{"type":"basic"}}}]}`))
+	f.Add([]byte(`{"info":{"name":"x"},"auth":{"type":"bearer","bearer":{"token":"{{t}}"}},"item":[{"name":"a","request":{"url":"{{h}}/a"},"event":[{"listen":"test","script":{"exec":["var r = JSON.parse(responseBody);","var u = r.user || {};","postman.setEnvironmentVariable('t', u.token);"]}}]}]}`))
+	env := &Environment{Values: []EnvValue{{Key: "h", Value: "http://e.test"}, {Key: "pw", Value: "x", Type: "secret"}}}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// The input read as an environment file too: rejected or read.
+		if e, err := ParseEnvironment(bytes.NewReader(data)); err == nil {
+			_, _ = Convert(&Collection{Item: []Item{}}, Options{Source: "fuzz.json", Globals: e})
+		}
 		col, err := Parse(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
-		p, rep := Convert(col, Options{Source: "fuzz.json"})
+		p, rep := Convert(col, Options{Source: "fuzz.json", Environment: env})
 		if _, err := p.Bytes(); err != nil {
 			t.Fatalf("writing plan: %v", err)
 		}

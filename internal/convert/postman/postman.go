@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"path"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/plateau-perf/plateau/internal/convert"
@@ -26,8 +28,10 @@ type Collection struct {
 	} `json:"info"`
 	Item     []Item     `json:"item"`
 	Variable []Variable `json:"variable"`
-	Auth     *Auth      `json:"auth"`
-	Event    []Event    `json:"event"`
+	// Variables is the v2.0 spelling some exports use.
+	Variables []Variable `json:"variables"`
+	Auth      *Auth      `json:"auth"`
+	Event     []Event    `json:"event"`
 }
 
 // Item is a folder (Item set) or a request.
@@ -88,9 +92,36 @@ type Body struct {
 // Auth is an auth block: type and its parameters.
 type Auth struct {
 	Type   string `json:"type"`
-	Bearer []KV   `json:"bearer"`
-	Basic  []KV   `json:"basic"`
-	APIKey []KV   `json:"apikey"`
+	Bearer Params `json:"bearer"`
+	Basic  Params `json:"basic"`
+	APIKey Params `json:"apikey"`
+}
+
+// Params are an auth type's parameters: a list of key/value pairs (v2.1)
+// or an object of them (v2.0: "bearer": {"token": "…"}).
+type Params []KV
+
+// UnmarshalJSON reads either form.
+func (p *Params) UnmarshalJSON(b []byte) error {
+	var list []KV
+	if err := json.Unmarshal(b, &list); err == nil {
+		*p = list
+		return nil
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return errors.New("auth parameters are neither a list nor an object")
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	*p = (*p)[:0]
+	for _, k := range keys {
+		*p = append(*p, KV{Key: k, Value: obj[k]})
+	}
+	return nil
 }
 
 // Variable is a collection variable.
@@ -142,15 +173,56 @@ func Parse(r io.Reader) (*Collection, error) {
 	return &c, nil
 }
 
+// Environment is a Postman environment or globals export (the files
+// newman reads with --environment and --globals).
+type Environment struct {
+	Name   string     `json:"name"`
+	Values []EnvValue `json:"values"`
+}
+
+// EnvValue is one variable of an environment; Enabled is absent in older
+// exports (enabled).
+type EnvValue struct {
+	Key     string `json:"key"`
+	Value   any    `json:"value"`
+	Enabled *bool  `json:"enabled"`
+	Type    string `json:"type"` // default, text, secret
+}
+
+// ParseEnvironment reads an environment or globals file.
+func ParseEnvironment(r io.Reader) (*Environment, error) {
+	var e Environment
+	if err := convert.ReadJSON(r, "environment", maxCollection, &e); err != nil {
+		return nil, err
+	}
+	if e.Values == nil {
+		return nil, errors.New("not a Postman environment or globals file: no values list")
+	}
+	return &e, nil
+}
+
 // Options change a conversion.
 type Options struct {
 	Source string
+	// Environment and Globals are the files newman would be given with
+	// --environment and --globals; EnvSource and GlobalsSource name them.
+	Environment, Globals     *Environment
+	EnvSource, GlobalsSource string
+}
+
+// scopeVar is a variable of one of Postman's scopes, in the order it was
+// defined; a later scope overrides an earlier one (globals, then the
+// collection, then the environment, as Postman resolves them).
+type scopeVar struct {
+	key, value, from string
+	secret           bool
 }
 
 type conv struct {
 	plan    *convert.Plan
 	report  *convert.Report
 	vars    map[string]string
+	from    map[string]string // where each of vars was defined, for the report
 	envSeen map[string]bool
 	// extracted are variables test scripts set from responses (now
 	// extractions), so not read from the environment.
@@ -168,34 +240,68 @@ func Convert(col *Collection, opt Options) (*convert.Plan, *convert.Report) {
 		plan:      &convert.Plan{Name: name, Header: []string{"Converted from " + path.Base(opt.Source) + " by plateau convert postman."}},
 		report:    &convert.Report{Source: opt.Source, Kind: "Postman"},
 		vars:      map[string]string{},
+		from:      map[string]string{},
 		envSeen:   map[string]bool{},
 		extracted: map[string]bool{},
 	}
 	c.report.Add(convert.Item{Path: col.Info.Name, Name: col.Info.Name, Type: "collection", Status: convert.Converted})
-	for _, v := range col.Variable {
+	// Postman's scopes, weakest first: globals, collection, environment.
+	var scoped []scopeVar
+	index := map[string]int{}
+	put := func(v scopeVar) {
+		if i, ok := index[v.key]; ok {
+			scoped[i] = v
+			return
+		}
+		index[v.key] = len(scoped)
+		scoped = append(scoped, v)
+	}
+	fromFile := func(e *Environment, src, scope string) {
+		if e == nil {
+			return
+		}
+		for _, v := range e.Values {
+			p := scope + " variable " + v.Key
+			if v.Key == "" {
+				continue
+			}
+			if v.Enabled != nil && !*v.Enabled {
+				c.report.Add(convert.Item{Path: p, Name: v.Key, Type: scope + " variable", Status: convert.Disabled})
+				continue
+			}
+			put(scopeVar{key: v.Key, value: KV{Value: v.Value}.str(), from: "the " + scope + " variable " + v.Key + " (" + path.Base(src) + ")", secret: v.Type == "secret"})
+			c.report.Add(convert.Item{Path: p, Name: v.Key, Type: scope + " variable", Status: convert.Converted})
+		}
+	}
+	fromFile(opt.Globals, opt.GlobalsSource, "globals")
+	for _, v := range append(append([]Variable(nil), col.Variable...), col.Variables...) {
 		p := "variable " + v.Key
 		if v.Disabled {
 			c.report.Add(convert.Item{Path: p, Name: v.Key, Type: "variable", Status: convert.Disabled})
 			continue
 		}
-		val := KV{Value: v.Value}.str()
-		c.vars[v.Key] = val
+		put(scopeVar{key: v.Key, value: KV{Value: v.Value}.str(), from: "the collection variable " + v.Key})
 		c.report.Add(convert.Item{Path: p, Name: v.Key, Type: "variable", Status: convert.Converted})
 	}
+	fromFile(opt.Environment, opt.EnvSource, "environment")
+	for _, v := range scoped {
+		c.vars[v.key] = v.value
+		c.from[v.key] = v.from
+	}
 	c.chooseTarget(col)
-	for _, v := range col.Variable {
-		if v.Disabled || v.Key == c.base {
+	for _, v := range scoped {
+		if v.key == c.base {
 			continue
 		}
-		val, _ := c.template(KV{Value: v.Value}.str())
-		name := convert.VarName(v.Key)
-		if secretName(v.Key) && val != "" && !strings.Contains(val, "${") {
+		val, _ := c.template(v.value)
+		name := convert.VarName(v.key)
+		if (v.secret || secretName(v.key)) && val != "" && !strings.Contains(val, "${") {
 			// Never written into the plan: read from the environment.
 			env := strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 			c.plan.SetVar(name, "${env."+env+"}")
 			c.plan.AddSecret(name)
 			c.envSeen[env] = true
-			c.report.Env = append(c.report.Env, convert.EnvVar{Env: env, What: "the collection variable " + v.Key})
+			c.report.Env = append(c.report.Env, convert.EnvVar{Env: env, What: v.from})
 			continue
 		}
 		c.plan.SetVar(name, stripVars(val))
@@ -209,6 +315,7 @@ func Convert(col *Collection, opt Options) (*convert.Plan, *convert.Report) {
 	c.plan.Workloads = []*convert.Workload{wl}
 	c.defineUndefined()
 	c.report.Notes = append(c.report.Notes, "The load is one user running the collection once, as the Postman runner does; set load for a test.")
+	c.report.AddBehaviour("Postman's runtime adds Accept: */*, Cache-Control: no-cache and a random Postman-Token header to every request; the plan sends none of them (add them to http.headers where a cache or the service looks at them)")
 	// Secret headers, query parameters, form fields and JSON members
 	// written as literals: the one secret rule, over the plan and report.
 	convert.HideSecrets(c.plan, c.report, "")
@@ -268,7 +375,11 @@ func (c *conv) chooseTarget(col *Collection) {
 		c.base = v
 		env := strings.ToUpper(convert.VarName(v))
 		c.plan.Target = "${env." + env + ":-" + strings.TrimRight(val, "/") + "}"
-		c.report.Env = append(c.report.Env, convert.EnvVar{Env: env, What: "the collection variable " + v + " (the target)"})
+		what := c.from[v]
+		if what == "" {
+			what = "the variable " + v
+		}
+		c.report.Env = append(c.report.Env, convert.EnvVar{Env: env, What: what + " (the target)"})
 	case best != "":
 		c.plan.Target = best
 	default:
@@ -371,12 +482,84 @@ func (c *conv) template(s string) (string, []string) {
 	return s, needs
 }
 
-// setVarRe finds the commonest test-script idiom: a variable set from the
-// JSON response, pm.collectionVariables.set("token", pm.response.json().token).
-var setVarRe = regexp.MustCompile(`pm\.(?:collectionVariables|environment|globals|variables)\.set\(\s*["']([A-Za-z_][A-Za-z0-9_\-]*)["']\s*,\s*(?:pm\.response\.json\(\)|jsonData|responseJson|json)((?:\.[A-Za-z_][A-Za-z0-9_]*|\[\d+\])+)\s*\)`)
+// The test-script idioms read here, in the pm and the legacy forms:
+//
+//	var json = pm.response.json();            var r = JSON.parse(responseBody);
+//	var user = r.user || {};                  (an alias of a part of the response)
+//	pm.environment.set("token", json.token);  postman.setEnvironmentVariable('token', user.token);
+//	pm.globals.set(…), pm.collectionVariables.set(…), pm.variables.set(…), postman.setGlobalVariable(…)
+//	pm.response.to.have.status(200);          tests["…"] = responseCode.code === 200;
+var (
+	jsIdent  = `[A-Za-z_$][A-Za-z0-9_$]*`
+	jsPath   = `(?:\.` + jsIdent + `|\[\d+\]|\[["'][^"'\]]+["']\])*`
+	respRoot = `(?:pm\.response\.json\(\)|JSON\.parse\(\s*(?:responseBody|pm\.response\.text\(\))\s*\))`
+	// aliasRe: var|let|const NAME = ROOT-OR-ALIAS PATH [|| {}]
+	aliasRe = regexp.MustCompile(`(?:^|[;{\s])(?:var|let|const)?\s*(` + jsIdent + `)\s*=\s*(` + respRoot + `|` + jsIdent + `)(` + jsPath + `)\s*(?:\|\|\s*(?:\{\s*\}|\[\s*\]))?\s*(?:;|$)`)
+	// setRe: a setter of a variable from ROOT-OR-ALIAS PATH.
+	setRe = regexp.MustCompile(`(?:pm\.(?:collectionVariables|environment|globals|variables)\.set|postman\.set(?:Environment|Global)Variable)\(\s*["']([A-Za-z_][A-Za-z0-9_\-]*)["']\s*,\s*(` + respRoot + `|` + jsIdent + `)(` + jsPath + `)\s*\)`)
+	// statusRe finds pm.response.to.have.status(N) and the legacy
+	// responseCode.code === N.
+	statusRe = regexp.MustCompile(`pm\.response\.to\.have\.status\((\d{3})\)|responseCode\.code\s*===?\s*(\d{3})`)
+	jsSegRe  = regexp.MustCompile(`\.(` + jsIdent + `)|\[(\d+)\]|\[["']([^"'\]]+)["']\]`)
+)
 
-// statusRe finds pm.response.to.have.status(N).
-var statusRe = regexp.MustCompile(`pm\.response\.to\.have\.status\((\d{3})\)`)
+// jsonPath turns a JavaScript member path (".user.token", "[0]",
+// "['a b']") into plateau's JSONPath suffix.
+func jsonPath(js string) string {
+	var b strings.Builder
+	for _, m := range jsSegRe.FindAllStringSubmatch(js, -1) {
+		switch {
+		case m[1] != "":
+			b.WriteString("." + m[1])
+		case m[2] != "":
+			b.WriteString("[" + m[2] + "]")
+		default:
+			b.WriteString("['" + m[3] + "']")
+		}
+	}
+	return b.String()
+}
+
+type scriptSet struct{ name, path string }
+
+// readScript finds, in a test script's lines, the variables set from the
+// JSON response (each with its JSONPath) and the status codes tested.
+// Aliases of the parsed response and of its parts are followed in order
+// of the lines; a setter from anything else is not recognised.
+func readScript(lines []string) (sets []scriptSet, status []int) {
+	alias := map[string]string{} // JS name → JSONPath of what it holds
+	resolve := func(root, p string) (string, bool) {
+		if strings.HasPrefix(root, "pm.") || strings.HasPrefix(root, "JSON.") {
+			return "$" + jsonPath(p), true
+		}
+		if base, ok := alias[root]; ok {
+			return base + jsonPath(p), true
+		}
+		return "", false
+	}
+	for _, l := range lines {
+		for _, m := range aliasRe.FindAllStringSubmatch(l, -1) {
+			if jp, ok := resolve(m[2], m[3]); ok {
+				alias[m[1]] = jp
+			} else {
+				delete(alias, m[1])
+			}
+		}
+		for _, m := range setRe.FindAllStringSubmatch(l, -1) {
+			if jp, ok := resolve(m[2], m[3]); ok && jp != "$" {
+				sets = append(sets, scriptSet{name: m[1], path: jp})
+			}
+		}
+		for _, m := range statusRe.FindAllStringSubmatch(l, -1) {
+			var n int
+			fmt.Sscan(m[1]+m[2], &n)
+			if !slices.Contains(status, n) {
+				status = append(status, n)
+			}
+		}
+	}
+	return sets, status
+}
 
 // events lists scripts. Test scripts of a request (r set) that set a
 // variable from the JSON response or test the status are converted in
@@ -390,16 +573,15 @@ func (c *conv) events(p string, evs []Event, r *convert.Request) {
 		}
 		var got []string
 		if r != nil && e.Listen == "test" {
-			for _, m := range setVarRe.FindAllStringSubmatch(text, -1) {
-				r.Extract = append(r.Extract, convert.Extract{Var: convert.VarName(m[1]), JSON: "$" + m[2]})
-				c.extracted[convert.VarName(m[1])] = true
-				got = append(got, "extract "+m[1]+" from $"+m[2])
+			sets, status := readScript(lines)
+			for _, st := range sets {
+				r.Extract = append(r.Extract, convert.Extract{Var: convert.VarName(st.name), JSON: st.path})
+				c.extracted[convert.VarName(st.name)] = true
+				got = append(got, "extract "+st.name+" from "+st.path)
 			}
-			for _, m := range statusRe.FindAllStringSubmatch(text, -1) {
-				var n int
-				fmt.Sscan(m[1], &n)
+			for _, n := range status {
 				r.Check.Status = append(r.Check.Status, n)
-				got = append(got, "check status "+m[1])
+				got = append(got, fmt.Sprint("check status ", n))
 			}
 		}
 		it := convert.Item{Path: p + " / " + e.Listen + " script", Name: e.Listen, Type: e.Listen + " script",
@@ -688,9 +870,23 @@ func (c *conv) defineUndefined() {
 			}
 		})
 	}
+	var envs []string
 	for _, m := range missing {
 		env := strings.ToUpper(strings.ReplaceAll(m, "-", "_"))
 		c.plan.SetVar(m, "${env."+env+":-}")
 		c.report.Env = append(c.report.Env, convert.EnvVar{Env: env, What: "variable " + m + " (from a Postman environment or a script; empty by default)"})
+		envs = append(envs, env)
 	}
+	if len(missing) > 0 {
+		c.report.AddBehaviour(fmt.Sprintf("%d %s the collection uses %s defined by no collection, environment or globals file given (%s): the plan sends %s empty unless %s set in the environment (%s); Postman sends an undefined {{variable}} as that text, unchanged",
+			len(missing), pluralS(len(missing), "variable", "variables"), pluralS(len(missing), "is", "are"), strings.Join(missing, ", "),
+			pluralS(len(missing), "it", "them"), pluralS(len(missing), "it is", "they are"), strings.Join(envs, ", ")))
+	}
+}
+
+func pluralS(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

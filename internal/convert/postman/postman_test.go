@@ -121,3 +121,94 @@ func TestSecretsNeverWritten(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestScriptIdioms: the test-script forms that set a variable from the
+// JSON response, each read into the JSONPath the plan extracts, and the
+// status tests; a setter from anything else is not taken for one.
+func TestScriptIdioms(t *testing.T) {
+	for _, c := range []struct {
+		script string
+		want   string // "name=path …" then "status …"
+	}{
+		{`pm.environment.set("token", pm.response.json().token);`, "token=$.token"},
+		{`var jsonData = pm.response.json(); pm.collectionVariables.set('id', jsonData.data[0].id);`, "id=$.data[0].id"},
+		{"var responseJSON = JSON.parse(responseBody);\nvar user = responseJSON.user || {};\nif (tests['ok']) {\n  postman.setEnvironmentVariable('token', user.token);\n}", "token=$.user.token"},
+		{"var r = JSON.parse(responseBody);\npostman.setGlobalVariable(\"sid\", r['session id']);", "sid=$['session id']"},
+		{`pm.globals.set("a", JSON.parse(responseBody).access_token)`, "a=$.access_token"},
+		{"const body = pm.response.json();\narticle = body.articles[0];\npm.variables.set('slug', article.slug);", "slug=$.articles[0].slug"},
+		{`tests["Status code is 200"] = responseCode.code === 200;`, "status 200"},
+		{`pm.test("s", () => pm.response.to.have.status(201));`, "status 201"},
+		// Not from the response: a literal, a header, an unknown object.
+		{`pm.environment.set("x", "literal"); pm.environment.set("y", other.value); pm.globals.set("h", pm.response.headers.get("X"));`, ""},
+		// An alias reassigned from something else no longer names the response.
+		{"var j = pm.response.json();\nj = other;\npm.environment.set('t', j.token);", ""},
+	} {
+		sets, status := readScript(strings.Split(c.script, "\n"))
+		var got []string
+		for _, s := range sets {
+			got = append(got, s.name+"="+s.path)
+		}
+		for _, n := range status {
+			got = append(got, fmt.Sprint("status ", n))
+		}
+		if g := strings.Join(got, " "); g != c.want {
+			t.Errorf("%s\n  read %q, want %q", c.script, g, c.want)
+		}
+	}
+}
+
+// TestV20AuthAndFiles: a v2.0 collection's auth parameters are an object
+// ("bearer": {"token": …}), not a list; an environment file overrides the
+// collection's variables, which override the globals; a secret-typed or
+// secret-named value is read from the environment, never written.
+func TestV20AuthAndFiles(t *testing.T) {
+	src := `{"info":{"name":"v20","schema":"https://schema.getpostman.com/json/collection/v2.0.0/collection.json"},
+"auth":{"type":"bearer","bearer":{"token":"{{tok}}"}},
+"variable":[{"key":"host","value":"http://from-collection.test"},{"key":"tenant","value":"coll"}],
+"item":[{"name":"a","request":{"method":"GET","url":"{{host}}/a?t={{tenant}}&r={{region}}",
+ "auth":{"type":"basic","basic":{"username":"ann","password":"{{pw}}"}}}},
+ {"name":"b","request":{"method":"GET","url":"{{host}}/b","header":[{"key":"X-Key","value":"{{apiKey}}"}]}}]}`
+	col, err := Parse(strings.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := ParseEnvironment(strings.NewReader(`{"name":"e","values":[
+{"key":"host","value":"http://from-env.test","enabled":true},
+{"key":"apiKey","value":"k-123-secret","type":"secret","enabled":true},
+{"key":"off","value":"x","enabled":false}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	glob, err := ParseEnvironment(strings.NewReader(`{"values":[{"key":"tenant","value":"glob"},{"key":"region","value":"eu"},{"key":"tok","value":"t0"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, rep := Convert(col, Options{Source: "v20.json", Environment: env, Globals: glob, EnvSource: "e.json", GlobalsSource: "g.json"})
+	b, err := p.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	for _, want := range []string{
+		`target: "${env.HOST:-http://from-env.test}"`, // the environment wins
+		"tenant: coll",  // the collection beats the globals
+		"region: eu",    // from the globals
+		"Bearer ${tok}", // v2.0 object-form bearer
+		"Basic ${env.BASIC_AUTH}",
+		`apiKey: "${env.APIKEY}"`, // a secret-typed value
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("plan lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "k-123-secret") {
+		t.Errorf("the plan holds the environment's secret:\n%s", text)
+	}
+	c := rep.Count()
+	if c.Disabled != 1 {
+		t.Errorf("counts %+v, want the disabled environment variable counted", c)
+	}
+	if _, err := convert.Verify(p, "plan.yaml", t.TempDir()); err != nil {
+		t.Error(err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -112,5 +113,50 @@ func TestPrepareJMX(t *testing.T) {
 	}
 	if _, err := PrepareJMX([]byte("<jmeterTestPlan/>"), Bounds{Users: 1}); err == nil {
 		t.Error("a plan without thread groups was accepted")
+	}
+}
+
+// TestPrepareJMXIterations: bounded by iterations, FOLIO's check-in/out
+// plan runs its endless loop ("LC", a direct child of the thread group)
+// that many times and the thread group once; a plan without an endless
+// loop runs the thread group's loop that many times.
+func TestPrepareJMXIterations(t *testing.T) {
+	src, err := os.ReadFile("testdata/folio-cico/circulation_checkInCheckOut_orchid.jmx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := PrepareJMX(src, Bounds{Users: 2, Iterations: 6, Duration: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	if strings.Contains(s, "wiretest-once") {
+		t.Error("the marker is left in the plan")
+	}
+	lc := regexp.MustCompile(`(?s)<LoopController [^>]*testname="LC"[^>]*>.*?</LoopController>`).FindString(s)
+	if !strings.Contains(lc, `<intProp name="LoopController.loops">6</intProp>`) {
+		t.Errorf("the endless loop is not bounded:\n%s", lc)
+	}
+	if !strings.Contains(s, `<stringProp name="LoopController.loops">1</stringProp>`) {
+		t.Error("the thread group does not run once")
+	}
+	// The thread stops right after the loop's tree: the transactions
+	// after it (reached only through Module Controllers) do not run.
+	i := strings.Index(s, lc)
+	stop := strings.Index(s, "wiretest: the end of the bounded loop")
+	next := strings.Index(s, `testname="Get_login_page"`)
+	if i < 0 || stop < i || next < stop {
+		t.Errorf("the stop is not between the loop (%d) and the elements after it (%d): %d", i, next, stop)
+	}
+	plain, err := os.ReadFile("testdata/units/stopthread.jmx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err = PrepareJMX(plain, Bounds{Users: 2, Iterations: 5, Duration: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `<stringProp name="LoopController.loops">5</stringProp>`) {
+		t.Errorf("the thread group does not run 5 iterations:\n%s", out)
 	}
 }

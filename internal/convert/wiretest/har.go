@@ -85,7 +85,14 @@ func HARRules(h *har.HAR) []Rule {
 				body = string(b)
 			}
 		}
-		resp := Response{Status: e.Response.Status, Header: map[string]string{}, Body: body}
+		status := e.Response.Status
+		if status == http.StatusNotModified {
+			// The replay sends no conditional headers (the converter
+			// leaves them out): the site answers the whole page, the
+			// body the browser had from its cache.
+			status = http.StatusOK
+		}
+		resp := Response{Status: status, Header: map[string]string{}, Body: body}
 		if ct := e.Response.Content.MimeType; ct != "" {
 			resp.Header["Content-Type"] = ct
 		}
@@ -103,10 +110,14 @@ func HARRules(h *har.HAR) []Rule {
 
 // HAROutcome is what RunHAR produced.
 type HAROutcome struct {
+	// Creator is the HAR's creator.name (the browser or tool that wrote it).
+	Creator      string
 	HAR, Plateau []Request
-	Plan         string
-	Report       *convert.Report
-	Result       Result
+	// Errors are the replay's failed requests (a check, a correlation).
+	Errors int64
+	Plan   string
+	Report *convert.Report
+	Result Result
 }
 
 // RunHAR converts a HAR (assets kept, so every entry is a request), runs
@@ -114,16 +125,29 @@ type HAROutcome struct {
 // and compares plateau's requests with the HAR's own entries.
 func RunHAR(t testing.TB, path string, o Options) *HAROutcome {
 	t.Helper()
+	return RunHARRewritten(t, path, nil, 0, o)
+}
+
+// RunHARRewritten is RunHAR on the HAR's text after rw (the same text for
+// the recording compared with and the plan converted), e.g. https → http:
+// the recorder does not intercept TLS; maxThink, when set, caps the
+// converted plan's think times (har.Options.MaxThink) so a recording
+// whose entries lie months apart replays in seconds.
+func RunHARRewritten(t testing.TB, path string, rw []Replace, maxThink time.Duration, o Options) *HAROutcome {
+	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, r := range rw {
+		b = r.Re.ReplaceAll(b, []byte(r.With))
 	}
 	h, err := har.Parse(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := &HAROutcome{HAR: HARRequests(h)}
-	p, rep := har.Convert(h, har.Options{Source: filepath.Base(path), KeepAssets: true})
+	out := &HAROutcome{HAR: HARRequests(h), Creator: h.Log.Creator.Name}
+	p, rep := har.Convert(h, har.Options{Source: filepath.Base(path), KeepAssets: true, MaxThink: maxThink})
 	out.Report = rep
 	for _, wl := range p.Workloads {
 		tag(wl.Setup, "recording/${__user}")
@@ -135,7 +159,8 @@ func RunHAR(t testing.TB, path string, o Options) *HAROutcome {
 	pf, text := converttest.Write(t, dir, p, rep)
 	out.Plan = text
 	rec := NewRecorder(t, HARRules(h)...)
-	converttest.Run(t, pf, rep.Secrets, 2*time.Minute, "http.proxy="+rec.URL)
+	d, _ := converttest.Run(t, pf, rep.Secrets, 2*time.Minute, "http.proxy="+rec.URL)
+	out.Errors = d.Total.Errors
 	reqs, dropped := rec.Requests()
 	if dropped > 0 {
 		t.Fatalf("recorder dropped %d requests", dropped)

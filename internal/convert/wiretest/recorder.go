@@ -111,9 +111,9 @@ var transport = map[string]bool{
 }
 
 // defaultUA reports a User-Agent a tool sends when the plan sets none
-// (JMeter's HttpClient, plateau's): not compared; one the plan sets is.
+// (JMeter's HttpClient, k6's, Postman's runtime, plateau's): not compared; one the plan sets is.
 func defaultUA(v string) bool {
-	return v == "plateau" || strings.HasPrefix(v, "Apache-HttpClient/") || strings.HasPrefix(v, "Grafana k6/") || strings.HasPrefix(v, "k6/")
+	return v == "plateau" || strings.HasPrefix(v, "Apache-HttpClient/") || strings.HasPrefix(v, "Grafana k6/") || strings.HasPrefix(v, "k6/") || strings.HasPrefix(v, "PostmanRuntime/")
 }
 
 // Transport reports whether a header is one the harness does not compare

@@ -22,7 +22,10 @@ import (
 // Users users ramped over RampUp and runs for Duration (a plan's own loop
 // counts are replaced by "loop until the duration ends", so an endless
 // plan ends too). Iterations > 0 runs that many iterations instead (with
-// Duration as a cap).
+// Duration as a cap): in a thread group whose iteration is an endless
+// Loop Controller (the converted plan's iteration), that loop runs them
+// and the thread group once, so both tools are compared by counts, not by
+// how much each did in the time a loaded machine gave it.
 type Bounds struct {
 	Users      int
 	RampUp     time.Duration
@@ -84,11 +87,162 @@ var (
 	backRe   = regexp.MustCompile(`(<BackendListener\s[^>]*)enabled="true"`)
 )
 
+// onceMark marks, between boundEndless and the thread group's rewrite, a
+// ThreadGroup whose endless loop runs the iterations.
+const onceMark = ` wiretest-once="true"`
+
+var tgOnlyRe = regexp.MustCompile(`<ThreadGroup\s[^>]*>`)
+
+// boundEndless rewrites each endless Loop Controller that is a direct
+// child of a ThreadGroup (the plan's iteration: JMeter never leaves it,
+// the converted plan iterates its body) to loop n times, and marks its
+// thread group to run once.
+func boundEndless(s string, n int) string {
+	var out strings.Builder
+	last := 0
+	for _, loc := range tgOnlyRe.FindAllStringIndex(s, -1) {
+		if loc[0] < last || strings.HasSuffix(s[loc[0]:loc[1]], "/>") {
+			continue
+		}
+		end := strings.Index(s[loc[1]:], "</ThreadGroup>")
+		if end < 0 {
+			break
+		}
+		i := loc[1] + end + len("</ThreadGroup>")
+		for i < len(s) && strings.ContainsRune(" \t\r\n", rune(s[i])) {
+			i++
+		}
+		if !strings.HasPrefix(s[i:], "<hashTree>") {
+			continue
+		}
+		i += len("<hashTree>")
+		type span struct{ from, to int }
+		var loops []span
+		for depth := 1; depth > 0 && i < len(s); {
+			j := strings.IndexByte(s[i:], '<')
+			if j < 0 {
+				break
+			}
+			at := i + j
+			rest := s[at:]
+			switch {
+			case strings.HasPrefix(rest, "<hashTree/>"):
+				i = at + len("<hashTree/>")
+			case strings.HasPrefix(rest, "<hashTree>"):
+				depth++
+				i = at + len("<hashTree>")
+			case strings.HasPrefix(rest, "</hashTree>"):
+				depth--
+				i = at + len("</hashTree>")
+			case depth == 1 && strings.HasPrefix(rest, "<LoopController "):
+				e := strings.Index(rest, "</LoopController>")
+				if e < 0 {
+					i = at + 1
+					break
+				}
+				el := rest[:e+len("</LoopController>")]
+				if isEndless(el) {
+					loops = append(loops, span{at, at + len(el)})
+				}
+				i = at + len(el)
+			default:
+				i = at + 1
+			}
+		}
+		if len(loops) == 0 {
+			continue
+		}
+		out.WriteString(s[last : loc[1]-1])
+		out.WriteString(onceMark + ">")
+		last = loc[1]
+		for _, sp := range loops {
+			// As JMeter's GUI writes a nested loop of n: loops n,
+			// continue_forever true (false would leave the loop done
+			// after its first pass of the thread group).
+			el := loopsRe.ReplaceAllString(s[sp.from:sp.to], "${1}"+fmt.Sprint(n)+"${3}")
+			out.WriteString(s[last:sp.from])
+			out.WriteString(el)
+			last = sp.to
+			// What follows the loop never ran (JMeter never left it;
+			// the converter leaves it out, said): the thread stops there.
+			if end := treeEnd(s, sp.to); end > 0 {
+				out.WriteString(s[last:end])
+				out.WriteString(stopThread)
+				last = end
+			}
+		}
+	}
+	out.WriteString(s[last:])
+	return out.String()
+}
+
+// stopThread is a Flow Control Action that stops the current thread
+// (action 0: stop, target 0: this thread).
+const stopThread = `
+        <TestAction guiclass="TestActionGui" testclass="TestAction" testname="wiretest: the end of the bounded loop" enabled="true">
+          <intProp name="ActionProcessor.action">0</intProp>
+          <intProp name="ActionProcessor.target">0</intProp>
+          <stringProp name="ActionProcessor.duration">0</stringProp>
+        </TestAction>
+        <hashTree/>`
+
+// treeEnd returns the offset just past the hashTree that follows an
+// element ending at i (its children), or -1.
+func treeEnd(s string, i int) int {
+	for i < len(s) && strings.ContainsRune(" \t\r\n", rune(s[i])) {
+		i++
+	}
+	switch {
+	case strings.HasPrefix(s[i:], "<hashTree/>"):
+		return i + len("<hashTree/>")
+	case !strings.HasPrefix(s[i:], "<hashTree>"):
+		return -1
+	}
+	i += len("<hashTree>")
+	for depth := 1; depth > 0; {
+		j := strings.Index(s[i:], "hashTree")
+		if j < 0 {
+			return -1
+		}
+		at := i + j - 1
+		switch {
+		case at >= 0 && strings.HasPrefix(s[at:], "<hashTree/>"):
+			i = at + len("<hashTree/>")
+		case at >= 0 && strings.HasPrefix(s[at:], "<hashTree>"):
+			depth++
+			i = at + len("<hashTree>")
+		case at >= 1 && strings.HasPrefix(s[at-1:], "</hashTree>"):
+			depth--
+			i = at - 1 + len("</hashTree>")
+		default:
+			i = i + j + len("hashTree")
+		}
+	}
+	return i
+}
+
+var (
+	loopsRe   = regexp.MustCompile(`(<(?:intProp|stringProp) name="LoopController\.loops">)([^<]*)(</(?:intProp|stringProp)>)`)
+	foreverRe = regexp.MustCompile(`<boolProp name="LoopController\.continue_forever">true</boolProp>`)
+)
+
+// isEndless reports whether a Loop Controller element loops forever (as
+// the converter reads it: loops -1, or none with continue_forever).
+func isEndless(el string) bool {
+	if m := loopsRe.FindStringSubmatch(el); m != nil {
+		return strings.TrimSpace(m[2]) == "-1"
+	}
+	return foreverRe.MatchString(el)
+}
+
 // PrepareJMX rewrites a .jmx for the harness: each thread group gets the
 // bounds and a Header Manager sending the user key; Backend Listeners
 // (which would send metrics off the machine) are disabled.
 func PrepareJMX(src []byte, b Bounds) ([]byte, error) {
 	s := string(src)
+	if b.Iterations > 0 {
+		s = boundEndless(s, b.Iterations)
+	}
 	var out strings.Builder
 	last := 0
 	n := 0
@@ -108,6 +262,11 @@ func PrepareJMX(src []byte, b Bounds) ([]byte, error) {
 		loops := "-1"
 		if b.Iterations > 0 {
 			loops = fmt.Sprint(b.Iterations)
+			// A thread group whose endless Loop Controller now runs the
+			// iterations (boundEndless) runs once.
+			if strings.Contains(s[loc[0]:loc[1]], onceMark) {
+				loops = "1"
+			}
 		}
 		users := b.Users
 		group := "${__threadGroupName}"
@@ -134,7 +293,7 @@ func PrepareJMX(src []byte, b Bounds) ([]byte, error) {
 			props = ""
 			body = s[loc[1]:end]
 		}
-		out.WriteString(s[last:loc[1]])
+		out.WriteString(strings.Replace(s[last:loc[1]], onceMark, "", 1))
 		out.WriteString(props)
 		out.WriteString(body)
 		out.WriteString("</" + tag + ">")

@@ -206,3 +206,49 @@ func TestCSVStopThread(t *testing.T) {
 		}
 	}
 }
+
+// TestCSVShareModeThread: a CSV Data Set of 3 rows in share mode "current
+// thread" — each thread opens the file for itself and reads it from its
+// first row. With recycling, each of 2 users sends r1 r2 r3 r1 r2 in its 5
+// loops; without, stopping the thread at the end, each sends r1 r2 r3 and
+// stops. Both tools, per user, in order.
+func TestCSVShareModeThread(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		rewrite []Replace
+		want    string
+	}{
+		{"recycle", nil, "r1 r2 r3 r1 r2"},
+		{"stop thread", []Replace{
+			{regexp.MustCompile(`(<boolProp name="recycle">)true(</boolProp>)`), "${1}false${2}"},
+			{regexp.MustCompile(`(<boolProp name="stopThread">)false(</boolProp>)`), "${1}true${2}"},
+		}, "r1 r2 r3"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := Run(t, Case{
+				Dir: "testdata/units", JMX: "threadshare.jmx",
+				Bounds:  Bounds{Users: 2, Iterations: 5, Duration: 30 * time.Second},
+				Rewrite: c.rewrite,
+				// No timer: the gaps are each tool's own speed.
+				Compare: Options{ThinkTolerance: 1000},
+			})
+			for side, rs := range map[string][]Request{"JMeter": o.JMeter, "plateau": o.Plateau} {
+				per := map[string][]string{}
+				for _, q := range rs {
+					per[q.User] = append(per[q.User], strings.TrimPrefix(q.Path, "/row/"))
+				}
+				if len(per) != 2 {
+					t.Errorf("%s: %d users sent, want 2: %v", side, len(per), per)
+				}
+				for u, rows := range per {
+					if got := strings.Join(rows, " "); got != c.want {
+						t.Errorf("%s: user %s sent %s, want %s", side, u, got, c.want)
+					}
+				}
+			}
+			if !strings.Contains(o.Plan, "each_user") {
+				t.Errorf("the plan does not read the rows per user:\n%s", o.Plan)
+			}
+		})
+	}
+}

@@ -61,6 +61,16 @@ type scale struct {
 	dur                    time.Duration
 	workers                int
 	proxyTimeout, clientTO time.Duration
+	search                 searchScale
+}
+
+// searchScale bounds the capacity search run per workload: each probe's
+// warm-up, measured part and cool-down, the resolution and the most
+// probes (the search runs in the demo's tests, so they stay short).
+type searchScale struct {
+	warmup, probe, cooldown time.Duration
+	resolution              string
+	maxProbes               int
 }
 
 func scaleOf(s studykit.Scale) scale {
@@ -73,7 +83,20 @@ func scaleOf(s studykit.Scale) scale {
 		workers:      studykit.Pick(s, 4, 8, 200),
 		proxyTimeout: studykit.Pick(s, 250*time.Millisecond, time.Second, 60*time.Second),
 		clientTO:     studykit.Pick(s, time.Second, 3*time.Second, 120*time.Second),
+		search: studykit.Pick(s,
+			searchScale{time.Second, 3 * time.Second, 500 * time.Millisecond, "25%", 6},
+			searchScale{2 * time.Second, 5 * time.Second, time.Second, "10%", 6},
+			searchScale{30 * time.Second, 2 * time.Minute, 10 * time.Second, "5%", 12}),
 	}
+}
+
+// searchLoad is the --set value of a workload's load that runs a capacity
+// search over its users, from the lowest level to twice the highest,
+// within sc's bounds: the search answers how many clients one instance
+// takes within the plan's targets (its sla:).
+func searchLoad(levels []int, sc searchScale) string {
+	return fmt.Sprintf("{users: %d, duration: %s, search: {start: %d, max: %d, resolution: %q, warmup: %s, probe: %s, cooldown: %s, max_probes: %d}}",
+		levels[0], sc.probe, levels[0], 2*levels[len(levels)-1], sc.resolution, sc.warmup, sc.probe, sc.cooldown, sc.maxProbes)
 }
 
 // Run runs the study and returns the study document's directory.
@@ -153,6 +176,23 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 		r.Factors = study.Factors{Workload: "browse"}
 		brs = append(brs, r)
 	}
+	// The capacity question, answered by a search per workload: probes
+	// at loads it chooses, up and then bisecting, until it brackets the
+	// most clients within the targets.
+	var searches []*studykit.Run
+	for _, w := range []struct {
+		name, plan string
+		levels     []int
+	}{{"upload", upload, sc.uploads}, {"browse", browse, sc.browses}} {
+		r, err := env.Do(ctx, w.plan, w.name+"-search", study.Candidate, w.name+", capacity search",
+			[]string{"target=" + studykit.URL(p), "monitor={interval: 1s}", "http.timeout=" + sc.clientTO.String(),
+				"workloads." + w.name + ".load=" + searchLoad(w.levels, sc.search)}, svc.Monitors())
+		if err != nil {
+			return "", err
+		}
+		r.Factors = study.Factors{Workload: w.name}
+		searches = append(searches, r)
+	}
 	svc.Stop()
 	out, _, err := env.Write(studykit.Context{
 		Title:       "Reference 002 (demo): capacity of one survey-service instance — uploads and the browse flow",
@@ -161,8 +201,8 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 			{Name: "client", Value: fmt.Sprintf("plateau, client timeout %s", sc.clientTO)}},
 		Environment: []study.KV{{Name: "hosts", Value: "one machine, loopback; generator and service share its CPUs"},
 			{Name: "data", Value: fmt.Sprintf("plateau datagen school.yaml --scale %g (seed %d), loaded at service start", gen.Scale, gen.Seed)}},
-		Method: fmt.Sprintf("uploads with %s concurrent clients, then the 13-call browse flow with %s threads, %s each; each client repeats without think time. The reference's first part, reading observer-stream data from a 50-million-row data set on eight virtual machines, is left out: the bundled survey service has no observer streams",
-			joinInts(sc.uploads), joinInts(sc.browses), sc.dur),
+		Method: fmt.Sprintf("uploads with %s concurrent clients, then the 13-call browse flow with %s threads, %s each; each client repeats without think time. The capacity of each is then searched (plateau capacity): probes of %s after a %s warm-up, from %d and %d clients upward and then bisecting to %s, at most %d probes each. The reference's first part, reading observer-stream data from a 50-million-row data set on eight virtual machines, is left out: the bundled survey service has no observer streams",
+			joinInts(sc.uploads), joinInts(sc.browses), sc.dur, sc.search.probe, sc.search.warmup, sc.uploads[0], sc.browses[0], sc.search.resolution, sc.search.maxProbes),
 		Hypothesis: "one instance keeps uploads under two seconds and browsing under one second up to the middle level",
 		Questions: []study.Question{
 			// The hypothesis: within the targets up to the middle level.
@@ -170,7 +210,7 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 			{Kind: study.CapacityQ, Workload: "browse", SLA: []string{BrowseTarget, ErrorTarget}, MinLoad: float64(sc.browses[1])},
 		},
 		Limits: []study.Limit{{Name: Service + " calls at once", Value: float64(sc.workers)}},
-	}, append(ups, brs...), sections(sc, gen, ups, brs))
+	}, append(append(ups, brs...), searches...), sections(sc, gen, ups, brs))
 	return out, err
 }
 

@@ -74,13 +74,14 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var runs []*studykit.Run
+	sc := searchScaleOf(env.Scale)
+	var runs, searches []*studykit.Run
 	for i, c := range Configs {
-		r, err := runConfig(ctx, env, plan, logs, c.Log, c.Name, i)
+		r, sr, err := runConfig(ctx, env, plan, logs, c.Log, c.Name, i)
 		if err != nil {
 			return "", err
 		}
-		runs = append(runs, r)
+		runs, searches = append(runs, r), append(searches, sr)
 	}
 	out, _, err := env.Write(studykit.Context{
 		Title:       "Reference 003 (demo): company manager concurrency sweep under three log configurations",
@@ -92,32 +93,58 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 			{Name: "log A", Value: "synchronous: each line written before the answer, one writer at a time (2 ms a line)"},
 			{Name: "log B", Value: "asynchronous: lines queued in memory, one background writer"},
 			{Name: "log C", Value: "none"}},
-		Method:     "log in once per user in the setup (not measured), then raise concurrency step by step until throughput gains less than 5 %; the same sweep under each log configuration, services restarted in between",
+		Method: fmt.Sprintf("log in once per user in the setup (not measured), then raise concurrency step by step until throughput gains less than 5 %%; the same sweep under each log configuration, services restarted in between. Each configuration's capacity is then searched (plateau capacity) on the same services: probes of %s after a %s warm-up, from %d users upward and then bisecting to %s, at most %d probes",
+			sc.probe, sc.warmup, sc.start, sc.resolution, sc.maxProbes),
 		Hypothesis: "the manager is the bottleneck and synchronous logging lowers its capacity",
 		Questions: []study.Question{
 			{Kind: study.CapacityQ, Text: "Where is the knee of each log configuration, and what limits it?"},
 			{Kind: study.Configurations, Text: "How do the log configurations compare by knee and peak throughput?"},
 		},
 		Limits: []study.Limit{{Name: "manager calls at once", Value: ManagerWorkers}},
-	}, runs, sections(runs))
+	}, append(runs, searches...), sections(runs))
 	return out, err
 }
 
-func runConfig(ctx context.Context, env *studykit.Env, plan, logs, logCfg, name string, i int) (*studykit.Run, error) {
+// searchScale bounds the capacity search run per configuration (the
+// demo runs in tests, so its probes stay short).
+type searchScale struct {
+	start, max              int
+	warmup, probe, cooldown time.Duration
+	resolution              string
+	maxProbes               int
+}
+
+func searchScaleOf(s studykit.Scale) searchScale {
+	return studykit.Pick(s,
+		searchScale{2, 32, time.Second, 3 * time.Second, 500 * time.Millisecond, "25%", 6},
+		searchScale{2, 64, 2 * time.Second, 5 * time.Second, time.Second, "10%", 6},
+		searchScale{5, 400, 30 * time.Second, 2 * time.Minute, 10 * time.Second, "5%", 12})
+}
+
+// searchLoad is the --set value of the manager's load that runs a
+// capacity search over its users within sc's bounds.
+func searchLoad(sc searchScale) string {
+	return fmt.Sprintf("{users: %d, duration: %s, search: {start: %d, max: %d, resolution: %q, warmup: %s, probe: %s, cooldown: %s, max_probes: %d}}",
+		sc.start, sc.probe, sc.start, sc.max, sc.resolution, sc.warmup, sc.probe, sc.cooldown, sc.maxProbes)
+}
+
+// runConfig runs the sweep and then the capacity search under one log
+// configuration, on the same services.
+func runConfig(ctx context.Context, env *studykit.Env, plan, logs, logCfg, name string, i int) (*studykit.Run, *studykit.Run, error) {
 	svc := env.NewServices()
 	defer svc.Stop()
 	w, err := svc.Start(ctx, "worker", "worker", "--access-log", filepath.Join(logs, logCfg+"-worker-access.log"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b, err := svc.Start(ctx, "beekeeper", "beekeeper", "--worker", studykit.URL(w), "--access-log", filepath.Join(logs, logCfg+"-beekeeper-access.log"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	m, err := svc.Start(ctx, "manager", "manager", "--worker", studykit.URL(w), "--beekeeper", studykit.URL(b), "--log", logCfg, "--workers", strconv.Itoa(ManagerWorkers),
 		"--log-file", filepath.Join(logs, logCfg+"-manager.log"), "--access-log", filepath.Join(logs, logCfg+"-manager-access.log"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	role := study.Configuration
 	if i == 0 {
@@ -125,10 +152,17 @@ func runConfig(ctx context.Context, env *studykit.Env, plan, logs, logCfg, name 
 	}
 	sets := []string{"target=" + studykit.URL(m), "workloads.manager.load.steps=" + steps(env.Scale), "monitor={interval: 1s}"}
 	r, err := env.Do(ctx, plan, "log-"+logCfg, role, name, sets, svc.Monitors())
-	if r != nil {
-		r.Factors = study.Factors{Config: name}
+	if err != nil {
+		return nil, nil, err
 	}
-	return r, err
+	r.Factors = study.Factors{Config: name}
+	sets = []string{"target=" + studykit.URL(m), "workloads.manager.load=" + searchLoad(searchScaleOf(env.Scale)), "monitor={interval: 1s}"}
+	sr, err := env.Do(ctx, plan, "search-"+logCfg, study.Configuration, name+", capacity search", sets, svc.Monitors())
+	if err != nil {
+		return nil, nil, err
+	}
+	sr.Factors = study.Factors{Config: name}
+	return r, sr, nil
 }
 
 // sections are reference 003's figures as tables, in its order: the

@@ -55,3 +55,41 @@ func BenchmarkDecodeStream(b *testing.B) {
 	// CPU time: on a shared machine wall time counts the waits for a core.
 	b.ReportMetric(float64((procCPU()-cpu0).Nanoseconds())/float64(b.N*reqs), "cpu-ns/request")
 }
+
+// BenchmarkDecodeCSV decodes k6's CSV output (the executor's: nanosecond
+// times) as a chunk of the import does, by the fast path and by
+// encoding/csv; per request as BenchmarkDecodeStream.
+func BenchmarkDecodeCSV(b *testing.B) {
+	data := gunzip(b, csvFixtures+"/out.csv.gz")
+	reqs := bytes.Count(data, []byte("\nhttp_req_duration,"))
+	cols, err := readCSVHeader(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lbl := importer.NewLabels()
+	tp, _ := importer.NewTimeParser("iso8601", importer.Clock{})
+	host := cols.primaryHost(data)
+	for _, way := range []struct {
+		name   string
+		decode func(d *decoder, bt *batch)
+	}{
+		{"fast", func(d *decoder, bt *batch) { d.decodeCSVFast(data, 1, cols, bt) }},
+		{"encoding-csv", func(d *decoder, bt *batch) { d.decodeCSV(data, 1, cols, bt) }},
+	} {
+		b.Run(way.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			cpu0 := procCPU()
+			for b.Loop() {
+				d := &decoder{labels: lbl.NewCache(), tp: tp, host: host}
+				bt := &batch{}
+				way.decode(d, bt)
+				if len(bt.recs) < reqs {
+					b.Fatalf("%d records, %d requests", len(bt.recs), reqs)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*reqs), "ns/request")
+			b.ReportMetric(float64((procCPU()-cpu0).Nanoseconds())/float64(b.N*reqs), "cpu-ns/request")
+		})
+	}
+}

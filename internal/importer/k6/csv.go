@@ -23,6 +23,7 @@ type csvColumns struct {
 	check, errMsg, errCode, expected, group, method int
 	name, status, url                               int
 	n                                               int
+	last                                            int  // the last column the import reads
 	wholeSeconds                                    bool // the first row's time is unix seconds
 }
 
@@ -68,6 +69,7 @@ func readCSVHeader(head []byte) (*csvColumns, error) {
 	if c.metric < 0 || c.time < 0 || c.value < 0 {
 		return nil, errors.New("the k6 CSV header lacks metric_name, timestamp or metric_value")
 	}
+	c.last = max(c.metric, c.time, c.value, c.check, c.errMsg, c.errCode, c.expected, c.group, c.method, c.name, c.status, c.url)
 	if rec, err := r.Read(); err == nil && c.time < len(rec) {
 		ts := rec[c.time]
 		c.wholeSeconds = len(ts) > 0 && len(ts) <= 10 && strings.Trim(ts, "0123456789") == ""
@@ -139,12 +141,15 @@ func (d *decoder) decodeCSV(data []byte, line int64, c *csvColumns, b *batch) {
 			return
 		}
 		if err != nil {
-			ln := line
+			ln, msg := line, err.Error()
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
+				// The problem carries the file's line; encoding/csv's own
+				// counts from the chunk's start.
 				ln = line + int64(pe.StartLine) - 1
+				msg = fmt.Sprintf("line %d, column %d: %v", line+int64(pe.Line)-1, pe.Column, pe.Err)
 			}
-			b.probs.Add(ln, "not a CSV row: "+err.Error(), nil)
+			b.probs.Add(ln, "not a CSV row: "+msg, nil)
 			continue
 		}
 		ln := line
@@ -156,8 +161,17 @@ func (d *decoder) decodeCSV(data []byte, line int64, c *csvColumns, b *batch) {
 			continue // the header
 		}
 		first = false
-		d.csvRow(rec, ln, c, b)
+		// A row that ends the data without a line end was cut as k6
+		// wrote it (a chunk ends after one otherwise).
+		whole := r.InputOffset() < int64(len(data)) || data[len(data)-1] == '\n'
+		d.csvRow(rec, whole, ln, c, b)
 	}
+}
+
+// timed says whether the import uses the time of a metric's points:
+// http_req_failed and iterations are only counted.
+func timed(metric string) bool {
+	return metric != "http_req_failed" && metric != "iterations"
 }
 
 func field(rec []string, i int) string {
@@ -167,17 +181,27 @@ func field(rec []string, i int) string {
 	return rec[i]
 }
 
-func (d *decoder) csvRow(rec []string, lineNo int64, c *csvColumns, b *batch) {
+// csvRow decodes one row (whole: it had its line end). Rows of metrics
+// the import does not use are not looked at beyond their metric.
+func (d *decoder) csvRow(rec []string, whole bool, lineNo int64, c *csvColumns, b *batch) {
 	raw := func() []byte { return []byte(strings.Join(rec, ",")) }
 	if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 		return
 	}
-	if len(rec) <= max(c.metric, c.time, c.value) {
+	if !whole {
+		b.probs.Add(lineNo, truncatedRow, raw())
+		return
+	}
+	if len(rec) <= c.metric {
 		b.probs.Add(lineNo, fmt.Sprintf("%d fields, the header has %d", len(rec), c.n), raw())
 		return
 	}
 	metric := rec[c.metric]
 	if !wanted[metric] {
+		return
+	}
+	if len(rec) <= max(c.time, c.value) {
+		b.probs.Add(lineNo, fmt.Sprintf("%d fields, the header has %d", len(rec), c.n), raw())
 		return
 	}
 	v, err := strconv.ParseFloat(rec[c.value], 64)
@@ -189,10 +213,12 @@ func (d *decoder) csvRow(rec []string, lineNo int64, c *csvColumns, b *batch) {
 		b.probs.Add(lineNo, "negative duration", raw())
 		return
 	}
-	t, err := csvTime(rec[c.time])
-	if err != nil {
-		b.probs.Add(lineNo, "time: "+err.Error(), raw())
-		return
+	var t int64
+	if timed(metric) {
+		if t, err = csvTime(rec[c.time]); err != nil {
+			b.probs.Add(lineNo, "time: "+err.Error(), raw())
+			return
+		}
 	}
 	d.pt = point{}
 	p := &d.pt

@@ -165,7 +165,7 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 			b := &batch{}
 			b.probs.File = s.cfg.Path
 			if cols != nil {
-				d.decodeCSV(c.Data, c.Line, cols, b)
+				d.decodeCSVFast(c.Data, c.Line, cols, b)
 			} else {
 				d.decode(c.Data, c.Line, b)
 			}
@@ -224,11 +224,14 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 }
 
 // streamHead says whether a followed stream's head is whole: it holds the
-// first request (primaryHost reads its host), or the first line of a CSV
-// output's data.
+// first request, whole (primaryHost reads its host, and readCSVHeader the
+// time format of a CSV's first row). k6 writes its vus readings from the
+// start, so a first flush may hold no request yet; labels would then keep
+// the host that an import of the finished file strips.
 func streamHead(b []byte) bool {
 	if bytes.HasPrefix(b, []byte("metric_name,")) {
-		return bytes.Count(b, []byte{'\n'}) >= 2
+		i := bytes.Index(b, []byte("\nhttp_req_duration,"))
+		return i >= 0 && bytes.IndexByte(b[i+1:], '\n') >= 0
 	}
 	i := bytes.Index(b, []byte(`{"metric":"http_req_duration"`))
 	return i >= 0 && bytes.IndexByte(b[i:], '\n') >= 0
@@ -349,13 +352,16 @@ type batch struct {
 
 // decoder decodes lines of one chunk. Each goroutine has its own.
 type decoder struct {
-	labels *importer.Cache
-	tp     importer.TimeParser
-	host   string // the first request's scheme://host, stripped from labels
-	keep   bool
-	pt     point
-	val    float64 // fastPoint's value, pointed to by pt
-	lb     []byte
+	labels    *importer.Cache
+	tp        importer.TimeParser
+	host      string // the first request's scheme://host, stripped from labels
+	keep      bool
+	pt        point
+	val       float64 // fastPoint's value, pointed to by pt
+	lb        []byte
+	lastLabel labelMemo
+	fields    [][]byte    // a CSV row's columns (decodeCSVFast)
+	cols      [9]colCache // the last tag values of CSV rows
 }
 
 // point is a Point line; only the tags the import uses are decoded.
@@ -544,6 +550,24 @@ func jsonErr(err error) string {
 // so /items/17 and /items/18 share "GET /items/{id}"; the scheme and host of
 // the first request are dropped from every label, other hosts are kept.
 func (d *decoder) label(method, name, rawURL string) int32 {
+	// A script's requests come in runs of the same one: the last label is
+	// kept (the strings are compared, usually the same ones).
+	if m := &d.lastLabel; m.ok && m.method == method && m.name == name && m.url == rawURL {
+		return m.id
+	}
+	id := d.newLabel(method, name, rawURL)
+	d.lastLabel = labelMemo{method: method, name: name, url: rawURL, id: id, ok: true}
+	return id
+}
+
+// labelMemo is the last label a decoder made and what it was made from.
+type labelMemo struct {
+	method, name, url string
+	id                int32
+	ok                bool
+}
+
+func (d *decoder) newLabel(method, name, rawURL string) int32 {
 	if name != "" && name != rawURL && importer.HasMethod(name, method) {
 		method = "" // the script's name already holds the method (importer.MethodLabel)
 	}

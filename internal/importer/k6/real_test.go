@@ -70,17 +70,18 @@ func TestRealK6(t *testing.T) {
 	defer srv.Close()
 	dir := t.TempDir()
 	out, sum := filepath.Join(dir, "out.json.gz"), filepath.Join(dir, "summary.json")
-	outCSV := filepath.Join(dir, "out.csv")
+	outCSV, outNano := filepath.Join(dir, "out.csv"), filepath.Join(dir, "nano.csv")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	script, err := filepath.Abs("testdata/script.js")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The same points written twice: as the JSON stream and as CSV (k6's
-	// default CSV time format, whole seconds).
+	// The same points written thrice: as the JSON stream, as CSV in k6's
+	// default time format (whole seconds) and as CSV with nanoseconds (the
+	// executor's).
 	cmd := exec.CommandContext(ctx, bin, "run", "--quiet", "--no-usage-report", "--out", "json="+out,
-		"--out", "csv="+outCSV, "--summary-export="+sum, script)
+		"--out", "csv="+outCSV, "--out", "csv=fileName="+outNano+",timeFormat=unix_nano", "--summary-export="+sum, script)
 	cmd.Env = append(os.Environ(), "BASE="+srv.URL, "SECONDS=4", "K6_NO_COLOR=1")
 	cmd.Dir = dir
 	if b, err := cmd.CombinedOutput(); err != nil {
@@ -105,4 +106,12 @@ func TestRealK6(t *testing.T) {
 	}
 	checkAgainstSummary(t, c, s, lines)
 	sameFigures(t, c, d, 0.01)
+	// With nanosecond times the CSV holds all the stream does: the rates
+	// are equal too.
+	n, err := importStream(t, Config{Path: outNano, Summary: sum}, importer.Options{DerivePhases: true, MinPhase: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAgainstSummary(t, n, s, lines)
+	sameFigures(t, n, d, 0)
 }

@@ -741,10 +741,14 @@ func (st *state) resolved(good, bad Load) bool {
 	if st.s.Model == Closed && bad-good <= 1 {
 		return true
 	}
+	// A relative tolerance of 1e-9: the step that closes the bracket at
+	// exactly the resolution (good + good × pct) must count as closing it
+	// despite its rounding, or it costs a probe.
+	const tol = 1 + 1e-9
 	if st.s.ResolutionAbs > 0 {
-		return bad-good <= st.s.ResolutionAbs
+		return float64(bad-good) <= float64(st.s.ResolutionAbs)*tol
 	}
-	return float64(bad-good) <= float64(good)*st.s.ResolutionPct/100
+	return float64(bad-good) <= float64(good)*st.s.ResolutionPct/100*tol
 }
 
 // round makes a closed-model load a whole number of users in [lo, hi]

@@ -158,6 +158,7 @@ func TestNoise(t *testing.T) {
 				s.Start, s.Max, truth = 10, 1000, usersTruth
 			}
 			lo, hi := math.Inf(1), math.Inf(-1)
+			repeats := 0
 			p95s := map[float64]bool{} // the p95 measured at the answer, per seed
 			for seed := range uint64(10) {
 				sys := openSystem(seed)
@@ -166,9 +167,20 @@ func TestNoise(t *testing.T) {
 					sys.p95Limit = 0.014
 				}
 				sys.jitter, sys.spikeFrac, sys.spike = 0.3, 0.03, 0.040
-				ans, probes, _, err := drive(s, func(d Decision) Probe { return sys.run(m, d) }, 50)
+				ans, probes, decisions, err := drive(s, func(d Decision) Probe { return sys.run(m, d) }, 50)
 				if err != nil || ans == nil || ans.Outcome != Found {
 					t.Fatalf("seed %d: %v %+v", seed, err, ans)
+				}
+				// marginal verdicts are repeated, each load at most
+				// DefaultMaxRepeats times (the verify probe aside).
+				perLoad := map[Load]int{}
+				for _, d := range decisions {
+					if d.Action == Repeat && d.Phase != Verify {
+						repeats++
+						if perLoad[d.Load]++; perLoad[d.Load] > DefaultMaxRepeats {
+							t.Errorf("seed %d: load %v repeated %d times", seed, d.Load, perLoad[d.Load])
+						}
+					}
 				}
 				c := float64(ans.Capacity)
 				lo, hi = math.Min(lo, c), math.Max(hi, c)
@@ -184,7 +196,12 @@ func TestNoise(t *testing.T) {
 					t.Errorf("seed %d: %d probes", seed, len(probes))
 				}
 			}
-			// the noise is real: the seeds measured different p95s.
+			// the noise is real: the seeds measured different p95s, and
+			// some probe's interval straddled the limit.
+			if repeats == 0 {
+				t.Error("10 noisy searches repeated no marginal probe")
+			}
+			t.Logf("10 seeds: %d marginal repeats", repeats)
 			if len(p95s) < 5 {
 				t.Errorf("10 seeds measured only %d distinct p95s at their answers", len(p95s))
 			}
@@ -327,6 +344,45 @@ func TestMarginalRepeat(t *testing.T) {
 	if d.Action != Stop || d.Answer.Outcome != Budget || !d.Answer.Marginal || d.Answer.Requirement != "p99 < 500ms" || d.Answer.UpperBound != 200 {
 		t.Fatalf("budget answer %+v", d.Answer)
 	}
+}
+
+// TestPacing: users that keep a pace (one iteration per 100 ms, no think
+// time) send at most 10 req/s each, so the throughput grows by 10 req/s
+// per user until the 800 req/s of the workers: the per-user cap is not a
+// plateau, and the search finds the knee at the 80 users where the
+// workers saturate (a loose requirement, so the throughput decides) — in
+// 10 noisy runs, within the resolution.
+func TestPacing(t *testing.T) {
+	t.Parallel()
+	const pace, truth = 0.100, workers * 0.100 / service // 80 users
+	s := with(Settings{}, Closed, 5, 1000)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for seed := range uint64(10) {
+		sys := &system{workers: workers, service: service, pace: pace, jitter: 0.3, p95Limit: 1, rng: rand.New(rand.NewPCG(seed, 1))}
+		ans, probes, _, err := drive(s, func(d Decision) Probe { return sys.run(Closed, d) }, 50)
+		if err != nil || ans == nil || ans.Outcome != Found {
+			t.Fatalf("seed %d: %v %+v", seed, err, ans)
+		}
+		for _, p := range probes {
+			// below the workers' capacity every user keeps the pace: the
+			// throughput is the users' 10 req/s each, not a plateau.
+			if float64(p.Load) < 0.9*truth && math.Abs(p.Throughput-float64(p.Load)/pace) > 0.05*float64(p.Load)/pace {
+				t.Errorf("seed %d: %v users made %.1f req/s, want %.1f", seed, p.Load, p.Throughput, float64(p.Load)/pace)
+			}
+		}
+		c := float64(ans.Capacity)
+		lo, hi = math.Min(lo, c), math.Max(hi, c)
+		if c > truth*(1+DefaultResolutionPct/100) || c < truth*(1-DefaultResolutionPct/100) || ans.LimitedBy != ThroughputFlat {
+			t.Errorf("seed %d: capacity %v users (limited by %v), the workers saturate at %v", seed, c, ans.LimitedBy, truth)
+		}
+		if len(probes) > 12 {
+			t.Errorf("seed %d: %d probes", seed, len(probes))
+		}
+	}
+	if hi-lo > lo*DefaultResolutionPct/100 && hi-lo > 1 {
+		t.Errorf("10 seeds: capacities from %v to %v users, more than %v %% apart", lo, hi, DefaultResolutionPct)
+	}
+	t.Logf("10 seeds: capacity %v … %v users", lo, hi)
 }
 
 // TestThroughputFlat: in the closed model, more users that add (almost)
@@ -791,4 +847,25 @@ func FuzzParseResolution(f *testing.F) {
 			t.Fatalf("%q: %v", s, err)
 		}
 	})
+}
+
+// TestResolvedAtExactlyTheResolution: the step that closes the bracket
+// (one resolution above the highest good load, after an overloaded probe
+// served less than it was offered) lands exactly on the resolution; the
+// rounding of good × 5 % must not cost another probe. Measured: 179.8 good,
+// 188.79 bad, and the search bisected to 184.2 before this.
+func TestResolvedAtExactlyTheResolution(t *testing.T) {
+	t.Parallel()
+	for _, g := range []Load{179.8, 100, 33.3, 1234.567} {
+		s := Settings{Model: Open, Start: 20, Max: 2000, ResolutionPct: 5}
+		bad := good(g+g*Load(0.05), float64(g))
+		bad.Requirements = []Requirement{req(900, 800, 1000)}
+		d, err := Next(s, []Probe{good(g, float64(g)), bad})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Action != Stop || d.Answer.Outcome != Found || d.Answer.Capacity != g {
+			t.Errorf("good %v, bad %v (5 %% above): %+v, want found", g, bad.Load, d)
+		}
+	}
 }

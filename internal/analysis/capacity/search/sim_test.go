@@ -20,7 +20,11 @@ type system struct {
 	// GC hiccup: latency, not server time).
 	spikeFrac, spike float64
 	think            float64 // closed model think time, seconds
-	timeout          float64 // a response slower than this is an error (0: none)
+	// pace (closed model): each user starts an iteration at most once per
+	// pace seconds — the next when the pace has elapsed since the last
+	// started, or when the last ended if it took longer.
+	pace    float64
+	timeout float64 // a response slower than this is an error (0: none)
 	// genMax is what the load generator can do: the highest arrival rate
 	// (open) or the most users (closed); 0 is unlimited.
 	genMax float64
@@ -91,7 +95,7 @@ func (s *system) run(m Model, d Decision) Probe {
 		users := int(load)
 		h := &events{}
 		for u := range users {
-			heap.Push(h, s.rng.Float64()*(s.service+s.think)*float64(u+1)/float64(users))
+			heap.Push(h, s.rng.Float64()*max(s.service+s.think, s.pace)*float64(u+1)/float64(users))
 		}
 		for h.Len() > 0 {
 			t := heap.Pop(h).(float64)
@@ -101,7 +105,7 @@ func (s *system) run(m Model, d Decision) Probe {
 			end := serve(t)
 			l := end - t + s.extra()
 			record(t, t+l, l)
-			heap.Push(h, t+l+s.think)
+			heap.Push(h, max(t+l+s.think, t+s.pace))
 		}
 	}
 	p.Throughput = float64(done) / dur
