@@ -185,7 +185,8 @@ func MemoryTrends(ts []resources.Target) []trend.MemoryTrend {
 			r.Verdict, r.Reason = trend.Unknown, err.Error()
 		}
 		mt := trend.MemoryTrend{Target: t.Name, What: what, SlopeBytesPerHour: trend.Num(r.SlopePerHour), CILow: trend.Num(r.CILow),
-			CIHigh: trend.Num(r.CIHigh), Verdict: string(r.Verdict), Method: r.Method, Reason: r.Reason, Result: r}
+			CIHigh: trend.Num(r.CIHigh), Verdict: string(r.Verdict), Method: r.Method, Reason: r.Reason, Result: r,
+			Readings: r.Readings, SpanS: trend.Num(r.Span.Seconds()), AfterGCPoints: len(r.Baseline)}
 		if r.TimeToLimit != nil {
 			h := round3(r.TimeToLimit.Hours())
 			mt.HoursToLimit = &h

@@ -13,12 +13,16 @@ import (
 // Verdict is the memory trend's one-word answer.
 type Verdict string
 
-// Memory verdicts. Unknown is used when too few after-GC points exist to fit
-// a line; the result's Reason says why.
+// Memory verdicts. A verdict is given only when its test passes: growing
+// when the slope's interval excludes zero and the growth is large enough,
+// stable when the interval excludes a growth that large; Unknown ("not
+// enough data to judge") otherwise — too few readings, after-GC points or
+// minutes, or an interval too wide to tell — with the numbers in the
+// result (Readings, Span, Baseline) and in Reason.
 const (
 	Stable  Verdict = "stable"
 	Growing Verdict = "growing"
-	Unknown Verdict = "unknown"
+	Unknown Verdict = "not_enough_data"
 )
 
 // MemoryOptions tunes Memory. The zero value selects every default.
@@ -63,7 +67,22 @@ type MemoryResult struct {
 	TimeToLimit *time.Duration
 	// Reason explains the verdict in words.
 	Reason string
+	// Readings are the finite memory readings and Span the time they
+	// cover: with len(Baseline), the numbers a verdict rests on.
+	Readings int
+	Span     time.Duration
+	// GrowthPct is the fitted growth over Span in percent of Mean, and
+	// GrowthHighPct the upper end of its interval; MinGrowthPct is the
+	// threshold they were judged against.
+	GrowthPct, GrowthHighPct, MinGrowthPct float64
 }
+
+// MinBaseline is the fewest after-GC points a memory trend is judged on,
+// and MinMemorySpan the default shortest observation (MemoryOptions.MinSpan).
+const (
+	MinBaseline   = minBaseline
+	MinMemorySpan = 10 * time.Minute
+)
 
 // minBaseline is the fewest after-GC points a line is fitted to.
 const minBaseline = 4
@@ -91,7 +110,7 @@ const minBaseline = 4
 func Memory(mem, gc []core.Point, opt MemoryOptions) (MemoryResult, error) {
 	ps := clean(mem)
 	if len(ps) < 2 {
-		return MemoryResult{Verdict: Unknown}, fmt.Errorf("memory trend: %d finite points: %w", len(ps), ErrTooFewPoints)
+		return MemoryResult{Verdict: Unknown, Readings: len(ps)}, fmt.Errorf("memory trend: %d finite points: %w", len(ps), ErrTooFewPoints)
 	}
 	if opt.Confidence <= 0 || opt.Confidence >= 1 {
 		opt.Confidence = 0.95
@@ -103,14 +122,15 @@ func Memory(mem, gc []core.Point, opt MemoryOptions) (MemoryResult, error) {
 		opt.MinGrowthPct = 0
 	}
 	if opt.MinSpan == 0 {
-		opt.MinSpan = 10 * time.Minute
+		opt.MinSpan = MinMemorySpan
 	}
-	if span := ps[len(ps)-1].T.Sub(ps[0].T); opt.MinSpan > 0 && span < opt.MinSpan {
-		return MemoryResult{Verdict: Unknown,
+	span := ps[len(ps)-1].T.Sub(ps[0].T)
+	if opt.MinSpan > 0 && span < opt.MinSpan {
+		return MemoryResult{Verdict: Unknown, Readings: len(ps), Span: span, MinGrowthPct: opt.MinGrowthPct,
 			Reason: fmt.Sprintf("observed for %s; a leak is judged over at least %s (warm-up looks like growth in shorter runs)",
 				span.Round(time.Second), opt.MinSpan)}, nil
 	}
-	var r MemoryResult
+	r := MemoryResult{Readings: len(ps), Span: span, MinGrowthPct: opt.MinGrowthPct}
 	if base, n := afterGC(ps, clean(gc)); n >= minBaseline {
 		r.Baseline = base
 		r.Method = fmt.Sprintf("after GC (%d collections)", n)
@@ -141,6 +161,10 @@ func Memory(mem, gc []core.Point, opt MemoryOptions) (MemoryResult, error) {
 	spanH := ps[len(ps)-1].T.Sub(t0).Hours()
 	growth := f.slope * spanH
 	minGrowth := opt.MinGrowthPct / 100 * math.Abs(r.Mean)
+	if r.Mean != 0 {
+		r.GrowthPct = 100 * growth / math.Abs(r.Mean)
+		r.GrowthHighPct = 100 * r.CIHigh * spanH / math.Abs(r.Mean)
+	}
 	switch {
 	case r.CILow > 0 && growth >= minGrowth:
 		r.Verdict = Growing
@@ -151,14 +175,22 @@ func Memory(mem, gc []core.Point, opt MemoryOptions) (MemoryResult, error) {
 			d := time.Duration(math.Max(0, (opt.Limit-end)/f.slope) * float64(time.Hour))
 			r.TimeToLimit = &d
 		}
-	case r.CILow > 0:
+	case r.CIHigh*spanH < minGrowth || r.CIHigh <= 0:
+		// The interval excludes a growth of the threshold's size.
 		r.Verdict = Stable
-		r.Reason = fmt.Sprintf("after-GC memory rises %.3g per hour, only %.1f%% of its mean over %.1f h (threshold %.1f%%)",
-			f.slope, 100*growth/math.Abs(r.Mean), spanH, opt.MinGrowthPct)
+		if r.CILow > 0 {
+			r.Reason = fmt.Sprintf("after-GC memory rises %.3g per hour, only %.1f%% of its mean over %.1f h (at most %.1f%% at %.0f%% confidence; threshold %.1f%%)",
+				f.slope, r.GrowthPct, spanH, r.GrowthHighPct, opt.Confidence*100, opt.MinGrowthPct)
+		} else {
+			r.Reason = fmt.Sprintf("after-GC memory slope %.3g per hour (%.3g to %.3g at %.0f%% confidence): at most %.1f%% of its mean over %.1f h (threshold %.1f%%)",
+				f.slope, r.CILow, r.CIHigh, opt.Confidence*100, r.GrowthHighPct, spanH, opt.MinGrowthPct)
+		}
 	default:
-		r.Verdict = Stable
-		r.Reason = fmt.Sprintf("after-GC memory slope %.3g per hour is not distinguishable from zero (%.3g to %.3g at %.0f%% confidence)",
-			f.slope, r.CILow, r.CIHigh, opt.Confidence*100)
+		// Neither growth nor its absence is shown: the interval holds
+		// both no growth (or growth below the threshold) and growth above it.
+		r.Verdict = Unknown
+		r.Reason = fmt.Sprintf("after-GC memory slope %.3g per hour (%.3g to %.3g at %.0f%% confidence) from %d after-GC points over %.1f h: between %.1f%% and %.1f%% of its mean, either side of the %.1f%% threshold",
+			f.slope, r.CILow, r.CIHigh, opt.Confidence*100, len(r.Baseline), spanH, 100*r.CILow*spanH/math.Abs(r.Mean), r.GrowthHighPct, opt.MinGrowthPct)
 	}
 	return r, nil
 }
