@@ -80,16 +80,21 @@ func TestHistoryDashboardQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	var plan string
-	for i := range 4 {
+	// 12 runs, the last 6 of them 40 % slower: a change point at run 6 for
+	// the change-point panel and annotation.
+	for i := range 12 {
 		dir := t.TempDir()
 		o := reporttest.Options{Seed: uint64(i + 1), Monitor: true, Steps: []reporttest.Step{{Users: 7, Seconds: 60}, {Users: 10, Seconds: 60}, {Users: 14, Seconds: 60}, {Users: 20, Seconds: 60}}}
+		if i >= 6 {
+			o.SlowerPct = 40
+		}
 		if err := reporttest.Write(dir, o); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := report.Generate(dir, report.Options{Formats: []string{"json"}}); err != nil {
 			t.Fatal(err)
 		}
-		r, err := history.FromDir(filepath.Join(dir), map[string]string{"release": fmt.Sprintf("r%d", i/2+1)})
+		r, err := history.FromDir(filepath.Join(dir), map[string]string{"release": fmt.Sprintf("r%d", i/3+1)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,6 +110,9 @@ func TestHistoryDashboardQueries(t *testing.T) {
 			t.Fatal(err)
 		}
 		plan = r.Plan
+	}
+	if done, err := s.RefreshChangePoints(ctx, plan); err != nil || done[plan] == 0 {
+		t.Fatalf("change points: %v, %v", done, err)
 	}
 	s.Close()
 	db, err := sql.Open("pgx", dsn)

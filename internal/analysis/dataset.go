@@ -140,7 +140,13 @@ func Load(dir string) (*Dataset, error) {
 		k     LabelKey
 		phase int
 	}
-	byLP := map[lp]*metrics.Agg{}
+	// A label's histogram in a phase is summed bucket by bucket and made
+	// an HDR histogram once, at the end.
+	type lpAgg struct {
+		a    *metrics.Agg
+		hist metrics.BucketSum
+	}
+	byLP := map[lp]*lpAgg{}
 	type errAcc struct {
 		detail ErrorDetail
 		phases map[int]bool
@@ -149,6 +155,10 @@ func Load(dir string) (*Dataset, error) {
 	totals := newTickWindow()
 	minutes := newMinuteWindow()
 	var first, last int64 = math.MaxInt64, 0
+	span := 0 // the run's seconds, when run.json knows them
+	if info.End != nil && !info.Start.IsZero() && info.End.After(info.Start) {
+		span = int(min(info.End.Sub(info.Start)/time.Second+2, 1<<31))
+	}
 	err = rundir.ReadIntervalsDecoded(dir, func(dr *rundir.DecodedRecord) error {
 		r, p := &dr.IntervalRecord, &dr.Hist
 		if r.Users != nil || r.Dropped != nil {
@@ -173,11 +183,12 @@ func Load(dir string) (*Dataset, error) {
 		key := lp{lk, ph}
 		a := byLP[key]
 		if a == nil {
-			a = metrics.NewAgg()
+			a = &lpAgg{a: metrics.NewAgg()}
 			byLP[key] = a
 		}
-		r.AddDecoded(a, p)
-		d.Timeline[lk] = append(d.Timeline[lk], recordTick(r, p))
+		r.AddScalars(a.a)
+		a.hist.Add(p)
+		d.Timeline[lk] = appendTick(d.Timeline[lk], recordTick(r, p), span)
 		minutes.add(lk, false, r, p, d)
 		if !r.Tx && !r.Derived {
 			totals.add(r, p, d)
@@ -216,7 +227,9 @@ func Load(dir string) (*Dataset, error) {
 		d.ByPhase[i] = map[LabelKey]*metrics.Agg{}
 		d.PhaseTotal[i] = metrics.NewAgg()
 	}
-	for key, a := range byLP {
+	for key, la := range byLP {
+		a := la.a
+		la.hist.AddTo(a.Hist)
 		merge(d.Run, key.k, a)
 		if key.phase >= 0 {
 			d.ByPhase[key.phase][key.k] = a
@@ -287,6 +300,23 @@ func Load(dir string) (*Dataset, error) {
 	return d, nil
 }
 
+// appendTick appends t to a label's timeline, doubling its storage up to
+// the run's length in seconds (span, 0 when unknown). append's own steps of
+// a quarter allocated five times a long run's timelines; this allocates at
+// most twice, and a label recorded every second ends with no spare room.
+func appendTick(ts []Tick, t Tick, span int) []Tick {
+	if len(ts) == cap(ts) {
+		n := max(64, 2*cap(ts))
+		if span > len(ts) {
+			n = min(n, span)
+		}
+		grown := make([]Tick, len(ts), n)
+		copy(grown, ts)
+		ts = grown
+	}
+	return append(ts, t)
+}
+
 // recordTick is one label's figures for one second, from its record.
 func recordTick(r *rundir.IntervalRecord, p *metrics.Sparse) Tick {
 	t := Tick{T: time.Unix(r.T, 0), Count: r.Count, Errors: r.Errors, MaxMs: float64(r.MaxUs) / 1000}
@@ -305,14 +335,14 @@ func recordTick(r *rundir.IntervalRecord, p *metrics.Sparse) Tick {
 // nearly so), so only a few seconds are open at once: older ones are
 // finished into Ticks and their aggregates reused.
 type tickWindow struct {
-	open  map[int64]*metrics.Agg
-	spare []*metrics.Agg
+	open  map[int64]*windowAgg
+	spare []*windowAgg
 	high  int64
 }
 
 const tickWindowSeconds = 5
 
-func newTickWindow() *tickWindow { return &tickWindow{open: map[int64]*metrics.Agg{}} }
+func newTickWindow() *tickWindow { return &tickWindow{open: map[int64]*windowAgg{}} }
 
 func (w *tickWindow) add(r *rundir.IntervalRecord, p *metrics.Sparse, d *Dataset) {
 	a := w.open[r.T]
@@ -320,11 +350,11 @@ func (w *tickWindow) add(r *rundir.IntervalRecord, p *metrics.Sparse, d *Dataset
 		if n := len(w.spare); n > 0 {
 			a, w.spare = w.spare[n-1], w.spare[:n-1]
 		} else {
-			a = metrics.NewAgg()
+			a = newWindowAgg()
 		}
 		w.open[r.T] = a
 	}
-	r.AddDecoded(a, p)
+	a.add(r, p)
 	if r.T > w.high {
 		w.high = r.T
 		for s, a := range w.open {
@@ -335,10 +365,10 @@ func (w *tickWindow) add(r *rundir.IntervalRecord, p *metrics.Sparse, d *Dataset
 	}
 }
 
-func (w *tickWindow) finish(s int64, a *metrics.Agg, d *Dataset) {
-	d.TotalTicks = append(d.TotalTicks, tickOf(time.Unix(s, 0), a))
+func (w *tickWindow) finish(s int64, a *windowAgg, d *Dataset) {
+	d.TotalTicks = append(d.TotalTicks, a.tick(time.Unix(s, 0)))
 	delete(w.open, s)
-	a.Reset()
+	a.reset()
 	w.spare = append(w.spare, a)
 }
 
@@ -356,8 +386,8 @@ func (w *tickWindow) flushAll(d *Dataset) {
 // a few minutes per label are open at once (records come in time order,
 // or nearly), so memory is bounded by labels, not by the run's length.
 type minuteWindow struct {
-	open  map[minuteKey]*metrics.Agg
-	spare []*metrics.Agg
+	open  map[minuteKey]*windowAgg
+	spare []*windowAgg
 	high  int64
 }
 
@@ -369,7 +399,7 @@ type minuteKey struct {
 
 const minuteWindowMinutes = 2
 
-func newMinuteWindow() *minuteWindow { return &minuteWindow{open: map[minuteKey]*metrics.Agg{}} }
+func newMinuteWindow() *minuteWindow { return &minuteWindow{open: map[minuteKey]*windowAgg{}} }
 
 func (w *minuteWindow) add(k LabelKey, total bool, r *rundir.IntervalRecord, p *metrics.Sparse, d *Dataset) {
 	m := floorDiv(r.T, 60)
@@ -379,11 +409,11 @@ func (w *minuteWindow) add(k LabelKey, total bool, r *rundir.IntervalRecord, p *
 		if n := len(w.spare); n > 0 {
 			a, w.spare = w.spare[n-1], w.spare[:n-1]
 		} else {
-			a = metrics.NewAgg()
+			a = newWindowAgg()
 		}
 		w.open[key] = a
 	}
-	r.AddDecoded(a, p)
+	a.add(r, p)
 	if m > w.high {
 		w.high = m
 		for key, a := range w.open {
@@ -394,15 +424,15 @@ func (w *minuteWindow) add(k LabelKey, total bool, r *rundir.IntervalRecord, p *
 	}
 }
 
-func (w *minuteWindow) finish(key minuteKey, a *metrics.Agg, d *Dataset) {
-	t := tickOf(time.Unix(key.min*60, 0), a)
+func (w *minuteWindow) finish(key minuteKey, a *windowAgg, d *Dataset) {
+	t := a.tick(time.Unix(key.min*60, 0))
 	if key.total {
 		d.TotalMinutes = append(d.TotalMinutes, t)
 	} else {
 		d.Minutes[key.k] = append(d.Minutes[key.k], t)
 	}
 	delete(w.open, key)
-	a.Reset()
+	a.reset()
 	w.spare = append(w.spare, a)
 }
 
@@ -486,8 +516,50 @@ func merge(m map[LabelKey]*metrics.Agg, k LabelKey, a *metrics.Agg) {
 	}
 	dst.Merge(a)
 }
-func tickOf(t time.Time, a *metrics.Agg) Tick {
-	return Tick{T: t, Count: a.Count, Errors: a.Errors, MeanMs: a.MeanMs(), P95Ms: a.QuantileMs(95), MaxMs: float64(a.MaxUs) / 1000}
+
+// windowAgg is the sum of the records of a second or a minute: what its
+// Tick needs (tickOf's figures, the same numbers), with the histograms
+// added bucket by bucket rather than into a dense HDR histogram.
+type windowAgg struct {
+	count, errors, sumUs, minUs, maxUs int64
+	hist                               metrics.BucketSum
+}
+
+func newWindowAgg() *windowAgg { return &windowAgg{minUs: math.MaxInt64} }
+
+// add adds a record as rundir's AddDecoded adds it into a metrics.Agg.
+func (w *windowAgg) add(r *rundir.IntervalRecord, p *metrics.Sparse) {
+	w.hist.Add(p)
+	w.count += r.Count
+	w.sumUs += r.SumUs
+	if r.Count > 0 {
+		w.minUs = min(w.minUs, r.MinUs)
+		w.maxUs = max(w.maxUs, r.MaxUs)
+	}
+	detailed := int64(0)
+	for _, e := range r.Errs {
+		detailed += e.Count
+	}
+	w.errors += detailed
+	if d := r.Errors - detailed; d > 0 {
+		w.errors += d
+	}
+}
+
+func (w *windowAgg) reset() {
+	w.hist.Reset()
+	w.count, w.errors, w.sumUs, w.minUs, w.maxUs = 0, 0, 0, math.MaxInt64, 0
+}
+
+// tick is tickOf of the metrics.Agg the same records add up to.
+func (w *windowAgg) tick(t time.Time) Tick {
+	tk := Tick{T: t, Count: w.count, Errors: w.errors, MaxMs: float64(w.maxUs) / 1000}
+	if w.count > 0 {
+		tk.MeanMs = float64(w.sumUs) / float64(w.count) / 1000
+		v := min(max(w.hist.ValueAtPercentile(95), w.minUs), w.maxUs)
+		tk.P95Ms = float64(v) / 1000
+	}
+	return tk
 }
 
 // mergeSameSecond folds ticks of one label that fall in the same second (the

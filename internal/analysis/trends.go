@@ -185,7 +185,8 @@ func MemoryTrends(ts []resources.Target) []trend.MemoryTrend {
 			r.Verdict = trend.Unknown // r.Why says why
 		}
 		mt := trend.MemoryTrend{Target: t.Name, What: what, SlopeBytesPerHour: trend.Num(r.SlopePerHour), CILow: trend.Num(r.CILow),
-			CIHigh: trend.Num(r.CIHigh), Verdict: string(r.Verdict), Why: r.Why, Result: r}
+			CIHigh: trend.Num(r.CIHigh), Verdict: string(r.Verdict), Why: r.Why, Result: r,
+			Readings: r.Readings, SpanS: trend.Num(r.Span.Seconds()), AfterGCPoints: len(r.Baseline)}
 		if r.Basis.Method != trend.MethodNone {
 			b := r.Basis
 			mt.Basis = &b

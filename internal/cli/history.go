@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -169,16 +171,22 @@ secret (token, password, …) are stored masked.`,
 				return fmt.Errorf("history add: %w", err)
 			}
 			var errs []error
+			var plans []string
 			for _, dir := range args {
-				added, id, err := addRun(cmd.Context(), s, dir, tagMap)
+				added, r, err := addRun(cmd.Context(), s, dir, tagMap)
 				switch {
 				case err != nil:
 					errs = append(errs, err)
 				case added:
-					fmt.Fprintf(st.Stdout, "added %s (run %s) to %s\n", dir, id, s.Where())
+					plans = append(plans, r.Plan)
+					fmt.Fprintf(st.Stdout, "added %s (run %s) to %s\n", dir, r.ID, s.Where())
 				default:
-					fmt.Fprintf(st.Stdout, "already stored: %s (run %s); tags merged\n", dir, id)
+					fmt.Fprintf(st.Stdout, "already stored: %s (run %s); tags merged\n", dir, r.ID)
 				}
+			}
+			// The stored change points, once per plan for all the runs added.
+			if err := refreshChangePoints(cmd.Context(), st.Stdout, s, plans); err != nil {
+				errs = append(errs, err)
 			}
 			if err := s.Close(); err != nil {
 				errs = append(errs, err)
@@ -195,13 +203,23 @@ secret (token, password, …) are stored masked.`,
 }
 
 // addRun reads one run directory and adds it.
-func addRun(ctx context.Context, s *history.Store, dir string, tags map[string]string) (bool, string, error) {
+func addRun(ctx context.Context, s *history.Store, dir string, tags map[string]string) (bool, *history.Run, error) {
 	r, err := history.FromDir(dir, tags)
 	if err != nil {
-		return false, "", err
+		return false, nil, err
 	}
 	added, err := s.Add(ctx, r, time.Now())
-	return added, r.ID, err
+	return added, r, err
+}
+
+// refreshChangePoints recomputes the stored change points of the plans
+// whose runs changed, and says so.
+func refreshChangePoints(ctx context.Context, w io.Writer, s *history.Store, plans []string) error {
+	done, err := s.RefreshChangePoints(ctx, plans...)
+	for _, p := range slices.Sorted(maps.Keys(done)) {
+		fmt.Fprintf(w, "change points of plan %q: %d stored\n", p, done[p])
+	}
+	return err
 }
 
 func newHistoryShowCmd(st *State) *cobra.Command {
@@ -226,7 +244,23 @@ func newHistoryShowCmd(st *State) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("history show: %w", err)
 			}
-			return history.Show(st.Stdout, runs, f.label)
+			// A store written before change points were stored (or by
+			// another tool) gets them now; otherwise they are read as
+			// stored.
+			var plans []string
+			for _, r := range runs {
+				plans = append(plans, r.Plan)
+			}
+			if _, err := s.RefreshChangePoints(cmd.Context(), plans...); err != nil {
+				// a role that may only read (as Grafana's) shows what is
+				// stored.
+				fmt.Fprintf(st.Stderr, "plateau: history show: %v; the change points shown are those stored\n", err)
+			}
+			cps, err := s.ChangePoints(cmd.Context(), flt)
+			if err != nil {
+				return fmt.Errorf("history show: %w", err)
+			}
+			return history.Show(st.Stdout, runs, f.label, cps)
 		},
 	}
 	f.register(c, true)
@@ -511,14 +545,25 @@ func addToHistory(ctx context.Context, st *State, dir, flagDB string, h *plan.Hi
 		fmt.Fprintf(st.Stderr, "plateau: %v (add it later with plateau history add %s)\n", err, dir)
 		return
 	}
-	added, id, err := addRun(ctx, s, dir, tags)
+	added, r, err := addRun(ctx, s, dir, tags)
+	var cpErr error
+	var done map[string]int
+	if err == nil && added {
+		done, cpErr = s.RefreshChangePoints(ctx, r.Plan)
+	}
 	err = errors.Join(err, s.Close())
 	switch {
 	case err != nil:
 		fmt.Fprintf(st.Stderr, "plateau: history: %v (add it later with plateau history add %s)\n", err, dir)
 	case added:
-		fmt.Fprintf(st.Stdout, "history:       run %s added to %s\n", id, s.Where())
+		fmt.Fprintf(st.Stdout, "history:       run %s added to %s\n", r.ID, s.Where())
 	default:
-		fmt.Fprintf(st.Stdout, "history:       run %s already in %s\n", id, s.Where())
+		fmt.Fprintf(st.Stdout, "history:       run %s already in %s\n", r.ID, s.Where())
+	}
+	switch {
+	case cpErr != nil:
+		fmt.Fprintf(st.Stderr, "plateau: history: %v (plateau history show recomputes them)\n", cpErr)
+	case added && err == nil:
+		fmt.Fprintf(st.Stdout, "history:       %d change points stored for plan %q\n", done[r.Plan], r.Plan)
 	}
 }

@@ -2,12 +2,15 @@ package cli
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -172,7 +175,10 @@ func TestHistoryDemoSlowdown(t *testing.T) {
 		}
 	}
 	out := filepath.Join(work, "report")
-	code, stdout, errOut := runCLI(t, "history", "report", "--db", db, "-o", out)
+	// The minimum effect at the check's threshold: a busy machine may
+	// slow a stretch of runs by itself, and a search over every (τ, κ)
+	// finds such a stretch; the planted step is far larger.
+	code, stdout, errOut := runCLI(t, "history", "report", "--db", db, "-o", out, "--min-change", "150")
 	if code != ExitOK {
 		t.Fatalf("history report: exit %d\n%s\n%s", code, stdout, errOut)
 	}
@@ -216,6 +222,26 @@ func TestHistoryDemoSlowdown(t *testing.T) {
 	if code != ExitOK || strings.Count(stdout, "release=r2") != runs-slowFrom+1 || !strings.Contains(stdout, "30 runs") {
 		t.Errorf("history show: exit %d\n%s", code, stdout)
 	}
+	// ... and the change points stored as the runs were added (alpha
+	// 0.01, 5 % minimum): the read's p95 and mean rose by more than 150 %
+	// at run 15 (build 1015), and at no other run by as much (a busy
+	// machine may move a stretch of runs less).
+	change := regexp.MustCompile(`(p95|mean) ([+-][0-9.]+) %`)
+	for _, line := range strings.Split(stdout, "\n") {
+		if !strings.Contains(line, "build=") {
+			continue
+		}
+		at15 := strings.Contains(line, "build=1015")
+		big := 0
+		for _, m := range change.FindAllStringSubmatch(line, -1) {
+			if v, _ := strconv.ParseFloat(m[2], 64); v > 150 || v < -60 {
+				big++
+			}
+		}
+		if (at15 && big != 2) || (!at15 && big != 0) {
+			t.Errorf("history show: the change column is wrong on\n%s", line)
+		}
+	}
 }
 
 // TestHistoryCommandsPostgres: the commands against a real PostgreSQL by
@@ -246,6 +272,45 @@ func TestHistoryCommandsPostgres(t *testing.T) {
 	code, out, errOut = runCLI(t, "history", "show", "--db", dsn, "--tag", "release=quesnelia")
 	if code != ExitOK || !strings.Contains(out, "release=quesnelia") || !strings.Contains(out, "1 runs") {
 		t.Errorf("show: exit %d\n%s%s", code, out, errOut)
+	}
+	// A role that may only read (as a Grafana data source's) sees the
+	// runs and what is stored; a run added without its change points
+	// (another tool, an older plateau) cannot be recomputed by it, which
+	// it is told, not refused.
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"CREATE ROLE reader LOGIN", "GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	hs, err := history.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := t.TempDir()
+	if err := reporttest.Write(second, reporttest.Options{Seed: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, "report", second); code != ExitSLAFailed && code != ExitOK {
+		t.Fatalf("report: exit %d\n%s", code, errOut)
+	}
+	r, err := history.FromDir(second, map[string]string{"release": "quesnelia"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.ID += "-second"
+	if _, err := hs.Add(context.Background(), r, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	hs.Close()
+	reader := strings.Replace(dsn, "postgres://postgres@", "postgres://reader@", 1)
+	code, out, errOut = runCLI(t, "history", "show", "--db", reader, "--tag", "release=quesnelia")
+	if code != ExitOK || !strings.Contains(out, "2 runs") || !strings.Contains(errOut, "the change points shown are those stored") {
+		t.Errorf("show as a reader of a store whose change points are stale: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, errOut = runCLI(t, "history", "show", "--db", dsn, "--since", "yesterday")
 	if code != ExitError || !strings.Contains(errOut, `--since "yesterday"`) {

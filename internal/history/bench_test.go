@@ -84,3 +84,38 @@ func BenchmarkChangePoints(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(a.Series)), "series")
 }
+
+// BenchmarkAddAndRefresh is what `plateau run --history` costs on a store
+// of 1,000 runs of one plan (100 series): add the run, then recompute and
+// store the plan's change points over all its runs.
+func BenchmarkAddAndRefresh(b *testing.B) {
+	ctx := context.Background()
+	s, err := history.Open(ctx, filepath.Join(b.TempDir(), "h.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	runs := syntheticRuns(1000+b.N, 25)
+	for _, r := range runs[:1000] {
+		if _, err := s.Add(ctx, r, time.Now()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := s.RefreshChangePoints(ctx, "bench"); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	stored := 0
+	for i := 0; i < b.N; i++ {
+		if _, err := s.Add(ctx, runs[1000+i], time.Now()); err != nil {
+			b.Fatal(err)
+		}
+		done, err := s.RefreshChangePoints(ctx, "bench")
+		if err != nil || len(done) != 1 {
+			b.Fatal(done, err)
+		}
+		stored = done["bench"]
+	}
+	b.ReportMetric(float64(stored), "changepoints")
+}

@@ -100,8 +100,41 @@ CREATE TABLE resources (
   PRIMARY KEY (run_id, target, kind, phase, metric)
 );
 `,
+	2: `
+CREATE TABLE change_points (
+  plan        TEXT NOT NULL,
+  metric      TEXT NOT NULL,
+  label       TEXT NOT NULL,
+  phase       TEXT NOT NULL,
+  target      TEXT NOT NULL,
+  series      TEXT NOT NULL,
+  unit        TEXT NOT NULL,
+  direction   TEXT NOT NULL,
+  run_id      TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  start_time  {ts} NOT NULL,
+  before_mean DOUBLE PRECISION NOT NULL,
+  after_mean  DOUBLE PRECISION NOT NULL,
+  before_runs INTEGER NOT NULL,
+  after_runs  INTEGER NOT NULL,
+  change_pct  DOUBLE PRECISION NOT NULL,
+  p_value     DOUBLE PRECISION NOT NULL,
+  worse       BOOLEAN NOT NULL,
+  PRIMARY KEY (plan, metric, label, phase, target, run_id)
+);
+CREATE INDEX change_points_run ON change_points (run_id);
+CREATE INDEX change_points_plan_time ON change_points (plan, start_time);
+CREATE TABLE change_point_sets (
+  plan           TEXT PRIMARY KEY,
+  runs           INTEGER NOT NULL,
+  runs_hash      TEXT NOT NULL,
+  alpha          DOUBLE PRECISION NOT NULL,
+  min_change_pct DOUBLE PRECISION NOT NULL,
+  seed           BIGINT NOT NULL,
+  computed_at    {ts} NOT NULL
+);
+`,
 }
 
 // SchemaVersion is the schema version this build writes: the last of
 // migrations.
-const SchemaVersion = 1
+const SchemaVersion = 2

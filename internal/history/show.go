@@ -14,13 +14,25 @@ import (
 
 // Show writes the console table of `plateau history show`: one line per
 // run, oldest first, with its tags and the whole-run figures of label
-// (TOTAL when empty). A run without that label shows dashes.
-func Show(w io.Writer, runs []*Run, label string) error {
+// (TOTAL when empty), and in its last column the stored change points of
+// that label's whole-run series at the run ("p95 +31.0 %" is the first run
+// of a level 31 % above the one before). A run without that label shows
+// dashes. Below the table, every stored change point at the runs shown
+// (cps, as Store.ChangePoints reads them): of label's series when a label
+// was asked for, else of all series.
+func Show(w io.Writer, runs []*Run, label string, cps []StoredChangePoint) error {
+	asked := label != ""
 	if label == "" {
 		label = core.TotalLabel
 	}
+	at := map[string][]string{}
+	for _, c := range cps {
+		if c.Label == label && c.Phase == WholeRun && c.Target == "" {
+			at[c.RunID] = append(at[c.RunID], shortMetric(c.Metric)+" "+signedPct(c.ChangePct))
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "start\trun\tplan\ttags\tverdict\tsamples\terror %%\tmean ms\tp50 ms\tp90 ms\tp95 ms\tp99 ms\treq/s\t\n")
+	fmt.Fprintf(tw, "start\trun\tplan\ttags\tverdict\tsamples\terror %%\tmean ms\tp50 ms\tp90 ms\tp95 ms\tp99 ms\treq/s\tchange\t\n")
 	for _, r := range runs {
 		cells := []string{r.Start.Format("2006-01-02 15:04:05Z"), shortID(r.ID), r.Plan, tagText(r.Tags), r.Verdict}
 		var row *LabelRow
@@ -41,13 +53,67 @@ func Show(w io.Writer, runs []*Run, label string) error {
 			}
 			cells = append(cells, num(row.ThroughputRPS, 2))
 		}
+		change := "–"
+		if c := at[r.ID]; len(c) > 0 {
+			change = strings.Join(c, ", ")
+		}
+		cells = append(cells, change)
 		fmt.Fprintf(tw, "%s\t\n", strings.Join(cells, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%d runs; figures of %q over the whole run\n", len(runs), label)
-	return err
+	if _, err := fmt.Fprintf(w, "%d runs; figures of %q over the whole run\n", len(runs), label); err != nil {
+		return err
+	}
+	var list []StoredChangePoint
+	for _, c := range cps {
+		if !asked || c.Label == label {
+			list = append(list, c)
+		}
+	}
+	if len(list) == 0 {
+		_, err := fmt.Fprintf(w, "no change point stored at these runs (alpha %v, minimum change %v %%, over each plan's runs)\n", StoredOptions().Alpha, StoredOptions().MinChangePct)
+		return err
+	}
+	if _, err := fmt.Fprintf(w, "\n%d change points at these runs (alpha %v, minimum change %v %%, over each plan's runs):\n", len(list), StoredOptions().Alpha, StoredOptions().MinChangePct); err != nil {
+		return err
+	}
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "start\trun\tplan\tseries\tbefore\tafter\tchange\tp\t\t\n")
+	for _, c := range list {
+		worse := ""
+		if c.Worse {
+			worse = "worse"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s (%d runs)\t%s (%d runs)\t%s\t%s\t%s\t\n", c.Start.Format("2006-01-02 15:04:05Z"), shortID(c.RunID), c.Plan, c.Series,
+			strconv.FormatFloat(c.BeforeMean, 'g', 4, 64), c.BeforeRuns, strconv.FormatFloat(c.AfterMean, 'g', 4, 64), c.AfterRuns,
+			signedPct(c.ChangePct), strconv.FormatFloat(c.PValue, 'g', 3, 64), worse)
+	}
+	return tw.Flush()
+}
+
+// shortMetric names a metric in the change column.
+func shortMetric(m string) string {
+	switch m {
+	case MetricP95:
+		return "p95"
+	case MetricMean:
+		return "mean"
+	case MetricErrorPct:
+		return "errors"
+	case MetricThroughput:
+		return "req/s"
+	}
+	return m
+}
+
+func signedPct(v float64) string {
+	sign := ""
+	if v > 0 {
+		sign = "+"
+	}
+	return sign + strconv.FormatFloat(v, 'f', 1, 64) + " %"
 }
 
 func shortID(id string) string {

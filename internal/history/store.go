@@ -153,6 +153,15 @@ func (st scanTime) parse(v string) error {
 // transaction (PostgreSQL: under an advisory lock, so two plateau processes
 // opening a new database together do not both create it).
 func (s *Store) migrate(ctx context.Context) error {
+	// A store already at this version is only read: a role that may only
+	// read (a Grafana data source's) can open it.
+	var top int
+	if err := s.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&top); err == nil && top >= SchemaVersion {
+		if top > SchemaVersion {
+			return fmt.Errorf("schema version %d is newer than this plateau's %d: use a newer plateau", top, SchemaVersion)
+		}
+		return nil
+	}
 	tsType := "TEXT"
 	if s.postgres {
 		tsType = "TIMESTAMPTZ"
@@ -165,7 +174,6 @@ func (s *Store) migrate(ctx context.Context) error {
 			return err
 		}
 	}
-	var top int
 	if err := s.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&top); err != nil {
 		return fmt.Errorf("reading schema version: %w", err)
 	}
@@ -340,19 +348,7 @@ type Filter struct {
 // Runs returns the stored runs f selects, oldest first (by start, then id),
 // each complete with its tags, context, phases and figures.
 func (s *Store) Runs(ctx context.Context, f Filter) ([]*Run, error) {
-	where, args := "WHERE 1=1", []any{}
-	if f.Plan != "" {
-		where += " AND r.plan = ?"
-		args = append(args, f.Plan)
-	}
-	if !f.Since.IsZero() {
-		where += " AND r.start_time >= ?"
-		args = append(args, s.ts(f.Since))
-	}
-	for _, k := range sortedKeys(f.Tags) {
-		where += " AND EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.id AND t.key = ? AND t.value = ?)"
-		args = append(args, k, f.Tags[k])
-	}
+	where, args := s.filterWhere(f)
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT r.id, r.plan, r.start_time, r.end_time, r.duration_s, r.status, r.verdict, r.passed, r.tool, r.host, r.source_kind, r.dir, r.added_at
 FROM runs r `+where+` ORDER BY r.start_time, r.id`), args...)
 	if err != nil {
@@ -380,6 +376,25 @@ FROM runs r `+where+` ORDER BY r.start_time, r.id`), args...)
 		return nil, err
 	}
 	return runs, nil
+}
+
+// filterWhere is the WHERE clause (over runs r) and its arguments that
+// select f's runs.
+func (s *Store) filterWhere(f Filter) (string, []any) {
+	where, args := "WHERE 1=1", []any{}
+	if f.Plan != "" {
+		where += " AND r.plan = ?"
+		args = append(args, f.Plan)
+	}
+	if !f.Since.IsZero() {
+		where += " AND r.start_time >= ?"
+		args = append(args, s.ts(f.Since))
+	}
+	for _, k := range sortedKeys(f.Tags) {
+		where += " AND EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.id AND t.key = ? AND t.value = ?)"
+		args = append(args, k, f.Tags[k])
+	}
+	return where, args
 }
 
 // readChildren reads every child table of the runs the filter selects,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -175,7 +176,7 @@ func firstDiff(a, b []byte) string {
 // the same analysis (history.json).
 func TestSQLiteAndPostgresAgree(t *testing.T) {
 	ctx := context.Background()
-	runs := fixtureRuns(t, 8)
+	runs := fixtureRuns(t, 12)
 	lite := openSQLite(t)
 	pg, err := history.Open(ctx, monitortest.Postgres(t))
 	if err != nil {
@@ -206,8 +207,15 @@ func TestSQLiteAndPostgresAgree(t *testing.T) {
 		if len(got) != len(runs) {
 			t.Fatalf("%s: %d runs, want %d", name, len(got), len(runs))
 		}
+		if _, err := s.RefreshChangePoints(ctx, got[0].Plan); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		cps, err := s.ChangePoints(ctx, history.Filter{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
 		var show bytes.Buffer
-		if err := history.Show(&show, got, ""); err != nil {
+		if err := history.Show(&show, got, "", cps); err != nil {
 			t.Fatal(err)
 		}
 		a, err := history.Analyze(got, history.Options{Seed: 1})
@@ -227,7 +235,86 @@ func TestSQLiteAndPostgresAgree(t *testing.T) {
 				firstDiff([]byte(outputs["sqlite"][i]), []byte(outputs["postgres"][i])), firstDiff([]byte(outputs["postgres"][i]), []byte(outputs["sqlite"][i])))
 		}
 	}
-	if !strings.Contains(outputs["sqlite"][0], "release=r2") || strings.Count(outputs["sqlite"][0], "\n") != len(runs)+2 {
+	if !strings.Contains(outputs["sqlite"][0], "release=r2") || !strings.Contains(outputs["sqlite"][0], fmt.Sprintf("%d runs;", len(runs))) {
 		t.Errorf("history show lacks the runs or their tags:\n%s", outputs["sqlite"][0])
+	}
+}
+
+// TestStoredChangePoints: the change points are stored (SQLite and a real
+// PostgreSQL alike), found where the runs were planted 40 % slower, shown
+// by history show without recomputing, not recomputed while the runs are
+// the same, and recomputed when a run is added.
+func TestStoredChangePoints(t *testing.T) {
+	ctx := context.Background()
+	runs := fixtureRuns(t, 13)
+	pg, err := history.Open(ctx, monitortest.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	shows := map[string]string{}
+	for name, s := range map[string]*history.Store{"sqlite": openSQLite(t), "postgres": pg} {
+		plan := runs[0].Plan
+		for _, r := range runs[:12] {
+			if _, err := s.Add(ctx, r, time.Unix(0, 0)); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		done, err := s.RefreshChangePoints(ctx, plan)
+		if err != nil || len(done) != 1 || done[plan] == 0 {
+			t.Fatalf("%s: refresh %v, %v: want the plan's change points computed", name, done, err)
+		}
+		cps, err := s.ChangePoints(ctx, history.Filter{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(cps) != done[plan] {
+			t.Errorf("%s: %d change points read, %d stored", name, len(cps), done[plan])
+		}
+		var p95 *history.StoredChangePoint
+		for i, c := range cps {
+			if c.RunID != runs[6].ID {
+				t.Errorf("%s: change point of %s at run %s, planted at run 6 (%s)", name, c.Series, c.RunID, runs[6].ID)
+			}
+			if c.Label == "TOTAL" && c.Phase == "" && c.Metric == history.MetricP95 {
+				p95 = &cps[i]
+			}
+		}
+		if p95 == nil || !p95.Worse || p95.ChangePct < 20 || p95.BeforeRuns != 6 || p95.AfterRuns != 6 || p95.PValue > history.StoredOptions().Alpha || !p95.Start.Equal(runs[6].Start) {
+			t.Fatalf("%s: TOTAL p95 change point %+v, want run 6, worse, about +40 %%", name, p95)
+		}
+		// The same runs: nothing recomputed, the same rows.
+		if done, err := s.RefreshChangePoints(ctx, plan); err != nil || len(done) != 0 {
+			t.Errorf("%s: refresh over the same runs recomputed %v (%v)", name, done, err)
+		}
+		again, _ := s.ChangePoints(ctx, history.Filter{})
+		if fmt.Sprint(again) != fmt.Sprint(cps) {
+			t.Errorf("%s: change points changed without a new run", name)
+		}
+		got, _ := s.Runs(ctx, history.Filter{})
+		var show bytes.Buffer
+		if err := history.Show(&show, got, "", cps); err != nil {
+			t.Fatal(err)
+		}
+		shows[name] = show.String()
+		if !strings.Contains(show.String(), "p95 +") || !strings.Contains(show.String(), "change points at these runs") {
+			t.Errorf("%s: history show does not show the change points:\n%s", name, show.String())
+		}
+		// A run added: recomputed, now over 13 runs.
+		if _, err := s.Add(ctx, runs[12], time.Unix(0, 0)); err != nil {
+			t.Fatal(err)
+		}
+		if done, err := s.RefreshChangePoints(ctx, plan); err != nil || len(done) != 1 {
+			t.Errorf("%s: refresh after adding a run: %v, %v", name, done, err)
+		}
+		after, _ := s.ChangePoints(ctx, history.Filter{})
+		for _, c := range after {
+			if c.Metric == history.MetricP95 && c.Label == "TOTAL" && c.Phase == "" && c.AfterRuns != 7 {
+				t.Errorf("%s: after a 13th run the p95 change point has %d runs after it, want 7", name, c.AfterRuns)
+			}
+		}
+	}
+	if shows["sqlite"] != shows["postgres"] {
+		t.Errorf("history show differs:\nsqlite\n%s\npostgres\n%s", shows["sqlite"], shows["postgres"])
 	}
 }

@@ -2,7 +2,6 @@ package merge
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +24,7 @@ type recordReader struct {
 	line   int
 	phases []int // segment phase index → merged index
 	head   *rundir.IntervalRecord
+	parser rundir.Parser
 }
 
 func openRecords(dir string, phases []int) (*recordReader, error) {
@@ -51,7 +51,7 @@ func (r *recordReader) next() error {
 			r.line++
 			complete := b[len(b)-1] == '\n'
 			var rec rundir.IntervalRecord
-			if uerr := json.Unmarshal(b, &rec); uerr != nil {
+			if uerr := r.parser.Parse(b, &rec); uerr != nil {
 				if !complete && errors.Is(err, io.EOF) {
 					return nil
 				}

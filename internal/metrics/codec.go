@@ -7,9 +7,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/adler32"
 	"io"
 	"math"
 	"math/bits"
+	"unsafe"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -62,8 +64,12 @@ func (s *Sparse) ValueAtPercentile(pct float64) int64 {
 type HistDecoder struct {
 	raw     []byte
 	payload []byte
+	stored  []byte
 	zr      io.ReadCloser
 	br      bytes.Reader
+	// Stored counts the histograms read without inflating (their zlib
+	// stream held stored blocks only, as plateau writes them).
+	Stored int
 }
 
 const (
@@ -77,12 +83,17 @@ const (
 
 // Decode decodes s into dst (reusing its slices).
 func (d *HistDecoder) Decode(s string, dst *Sparse) error {
+	return d.DecodeBytes(unsafe.Slice(unsafe.StringData(s), len(s)), dst) // read only
+}
+
+// DecodeBytes is Decode of the text in b (which it does not keep).
+func (d *HistDecoder) DecodeBytes(s []byte, dst *Sparse) error {
 	dst.Values, dst.High, dst.Counts, dst.Total = dst.Values[:0], dst.High[:0], dst.Counts[:0], 0
 	n := base64.StdEncoding.DecodedLen(len(s))
 	if cap(d.raw) < n {
 		d.raw = make([]byte, n)
 	}
-	n, err := base64.StdEncoding.Decode(d.raw[:n], []byte(s))
+	n, err := base64.StdEncoding.Decode(d.raw[:n], s)
 	if err != nil {
 		return fmt.Errorf("decoding histogram: %w", err)
 	}
@@ -97,35 +108,19 @@ func (d *HistDecoder) Decode(s string, dst *Sparse) error {
 	if clen < 0 || clen > len(raw)-8 {
 		return errors.New("decoding histogram: bad compressed length")
 	}
-	d.br.Reset(raw[8 : 8+clen])
-	if d.zr == nil {
-		if d.zr, err = zlib.NewReader(&d.br); err != nil {
-			return fmt.Errorf("decoding histogram: %w", err)
-		}
-	} else if err := d.zr.(zlib.Resetter).Reset(&d.br, nil); err != nil {
-		return fmt.Errorf("decoding histogram: %w", err)
-	}
-	var head [encHeaderSize]byte
-	if _, err := io.ReadFull(d.zr, head[:]); err != nil {
-		return fmt.Errorf("decoding histogram header: %w", err)
+	head, p, err := d.body(raw[8 : 8+clen])
+	if err != nil {
+		return err
 	}
 	if c := int32(binary.BigEndian.Uint32(head[0:4])) &^ 0xf0; c != v2Cookie {
 		return fmt.Errorf("decoding histogram: unsupported encoding (cookie %#x)", c)
 	}
-	plen := int(int32(binary.BigEndian.Uint32(head[4:8])))
 	sig := int32(binary.BigEndian.Uint32(head[12:16]))
 	lowest := int64(binary.BigEndian.Uint64(head[16:24]))
-	if plen < 0 || plen > maxPayload || sig < 0 || sig > 5 {
+	if sig < 0 || sig > 5 {
 		return errors.New("decoding histogram: corrupt header")
 	}
 	lowest = max(lowest, 1)
-	if cap(d.payload) < plen {
-		d.payload = make([]byte, plen)
-	}
-	p := d.payload[:plen]
-	if _, err := io.ReadFull(d.zr, p); err != nil {
-		return fmt.Errorf("decoding histogram payload: %w", err)
-	}
 	// Geometry as hdrhistogram computes it.
 	largestSingleUnit := 2 * int64(math.Pow10(int(sig)))
 	subBucketCountMag := int32(math.Ceil(math.Log2(float64(largestSingleUnit))))
@@ -159,6 +154,100 @@ func (d *HistDecoder) Decode(s string, dst *Sparse) error {
 		idx++
 	}
 	return nil
+}
+
+// body returns the V2 header and payload of a histogram's zlib stream z.
+// A stream of stored blocks (what plateau writes: HistEncoder.EncodeStored
+// and the importers) is read in place, its Adler-32 checked; any other is
+// inflated.
+func (d *HistDecoder) body(z []byte) (head, payload []byte, err error) {
+	if b, ok := d.unstore(z); ok {
+		if len(b) < encHeaderSize {
+			return nil, nil, errors.New("decoding histogram header: too short")
+		}
+		plen := int(int32(binary.BigEndian.Uint32(b[4:8])))
+		if plen < 0 || plen > maxPayload || plen > len(b)-encHeaderSize {
+			return nil, nil, errors.New("decoding histogram: corrupt header")
+		}
+		d.Stored++
+		return b[:encHeaderSize], b[encHeaderSize : encHeaderSize+plen], nil
+	}
+	d.br.Reset(z)
+	if d.zr == nil {
+		if d.zr, err = zlib.NewReader(&d.br); err != nil {
+			return nil, nil, fmt.Errorf("decoding histogram: %w", err)
+		}
+	} else if err := d.zr.(zlib.Resetter).Reset(&d.br, nil); err != nil {
+		return nil, nil, fmt.Errorf("decoding histogram: %w", err)
+	}
+	var hd [encHeaderSize]byte
+	if _, err := io.ReadFull(d.zr, hd[:]); err != nil {
+		return nil, nil, fmt.Errorf("decoding histogram header: %w", err)
+	}
+	plen := int(int32(binary.BigEndian.Uint32(hd[4:8])))
+	if plen < 0 || plen > maxPayload {
+		return nil, nil, errors.New("decoding histogram: corrupt header")
+	}
+	if cap(d.payload) < encHeaderSize+plen {
+		d.payload = make([]byte, encHeaderSize+plen)
+	}
+	b := d.payload[:encHeaderSize+plen]
+	copy(b, hd[:])
+	if _, err := io.ReadFull(d.zr, b[encHeaderSize:]); err != nil {
+		return nil, nil, fmt.Errorf("decoding histogram payload: %w", err)
+	}
+	// Read to the stream's end, where zlib checks the Adler-32.
+	var one [1]byte
+	if n, err := io.ReadAtLeast(d.zr, one[:], 1); n > 0 {
+		return nil, nil, errors.New("decoding histogram: data after the payload")
+	} else if err != io.EOF {
+		return nil, nil, fmt.Errorf("decoding histogram payload: %w", err)
+	}
+	return b[:encHeaderSize], b[encHeaderSize:], nil
+}
+
+// unstore returns the data of a zlib stream made of stored (uncompressed)
+// deflate blocks only, with a valid Adler-32; ok is false for any other
+// stream, which the inflater then reads (and reports, if it is corrupt).
+// A single block is returned in place.
+func (d *HistDecoder) unstore(z []byte) (out []byte, ok bool) {
+	if len(z) < 2 {
+		return nil, false
+	}
+	cmf, flg := z[0], z[1]
+	if cmf&0x0f != 8 || (uint16(cmf)<<8|uint16(flg))%31 != 0 || flg&0x20 != 0 {
+		return nil, false
+	}
+	pos, blocks := 2, 0
+	out = d.stored[:0]
+	for {
+		// Every block starts on a byte: the first after the header, the
+		// others after a stored block's data.
+		if pos+5 > len(z) || z[pos]>>1&3 != 0 {
+			return nil, false
+		}
+		final := z[pos]&1 == 1
+		n := int(binary.LittleEndian.Uint16(z[pos+1:]))
+		if uint16(n) != ^binary.LittleEndian.Uint16(z[pos+3:]) || pos+5+n > len(z) {
+			return nil, false
+		}
+		data := z[pos+5 : pos+5+n]
+		pos += 5 + n
+		blocks++
+		if final && blocks == 1 {
+			out = data
+		} else {
+			out = append(out, data...)
+			d.stored = out
+		}
+		if final {
+			break
+		}
+	}
+	if pos+4 > len(z) || binary.BigEndian.Uint32(z[pos:]) != adler32.Checksum(out) {
+		return nil, false
+	}
+	return out, true
 }
 
 // bucketRange is the value range [lo, hi] of counts index idx in an

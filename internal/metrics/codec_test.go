@@ -40,6 +40,9 @@ func TestHistDecoderMatchesLibrary(t *testing.T) {
 				t.Fatalf("trial %d p%v: %d, want %d", trial, p, got, want)
 			}
 		}
+		if dec.Stored != 0 {
+			t.Fatalf("trial %d: a compressed histogram was taken for a stored one", trial)
+		}
 		ref, err := hdr.Decode([]byte(enc))
 		if err != nil || !ref.Equals(h) {
 			t.Fatalf("library round trip: %v", err)
@@ -53,6 +56,9 @@ func FuzzHistDecoder(f *testing.F) {
 	enc, _ := EncodeHist(h)
 	f.Add(enc)
 	f.Add("HISTFAAAAB")
+	var e HistEncoder
+	stored, _ := e.EncodeStored(h)
+	f.Add(stored)
 	f.Fuzz(func(t *testing.T, s string) {
 		var dec HistDecoder
 		var sp Sparse

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"hash/adler32"
 	"math"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -23,11 +24,80 @@ type HistEncoder struct {
 	raw bytes.Buffer // the uncompressed V2 encoding
 	z   bytes.Buffer // cookie, length, zlib stream
 	zw  *zlib.Writer
+	zs  []byte // cookie, length, stored zlib stream
 	out []byte
 }
 
-// Encode returns h's compressed base64 V2 encoding.
+// Encode returns h's compressed base64 V2 encoding, byte for byte the
+// library's (best compression).
 func (e *HistEncoder) Encode(h *hdr.Histogram) (string, error) {
+	b := e.encodeRaw(h)
+	e.z.Reset()
+	e.z.Write(b[:8]) // room for the outer cookie and length
+	if e.zw == nil {
+		zw, err := zlib.NewWriterLevel(&e.z, zlib.BestCompression)
+		if err != nil {
+			return "", err
+		}
+		e.zw = zw
+	} else {
+		e.zw.Reset(&e.z)
+	}
+	if _, err := e.zw.Write(b); err != nil {
+		return "", fmt.Errorf("encoding histogram: %w", err)
+	}
+	if err := e.zw.Close(); err != nil {
+		return "", fmt.Errorf("encoding histogram: %w", err)
+	}
+	zb := e.z.Bytes()
+	binary.BigEndian.PutUint32(zb[0:], uint32(v2CompressedCookie|0x10))
+	binary.BigEndian.PutUint32(zb[4:], uint32(len(zb)-8))
+	e.out = base64.StdEncoding.AppendEncode(e.out[:0], zb)
+	return string(e.out), nil
+}
+
+// EncodeStored returns h's V2 encoding in the same "HISTFAAA…" form, its
+// zlib stream made of stored (uncompressed) deflate blocks: any HdrHistogram
+// library reads it, and HistDecoder reads it without inflating — building
+// the Huffman tables of a stream per histogram was most of the cost of
+// reading a long run. This is the form run directories hold (importers
+// wrote it before the engine did); it costs about a third more bytes.
+func (e *HistEncoder) EncodeStored(h *hdr.Histogram) (string, error) {
+	b := e.encodeRaw(h)
+	z := binary.BigEndian.AppendUint32(e.zs[:0], uint32(v2CompressedCookie|0x10))
+	z = append(z, 0, 0, 0, 0) // the zlib stream's length, below
+	z = AppendStoredZlib(z, b)
+	binary.BigEndian.PutUint32(z[4:], uint32(len(z)-8))
+	e.zs = z
+	e.out = base64.StdEncoding.AppendEncode(e.out[:0], z)
+	return string(e.out), nil
+}
+
+// AppendStoredZlib appends data as a zlib stream of stored deflate blocks
+// (RFC 1950/1951: header 0x78 0x01, blocks of at most 65,535 bytes, Adler-32).
+func AppendStoredZlib(dst, data []byte) []byte {
+	dst = append(dst, 0x78, 0x01)
+	sum := adler32.Checksum(data)
+	for {
+		n := min(len(data), 0xffff)
+		final := byte(0)
+		if n == len(data) {
+			final = 1
+		}
+		dst = append(dst, final)
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(n))
+		dst = binary.LittleEndian.AppendUint16(dst, ^uint16(n))
+		dst = append(dst, data[:n]...)
+		data = data[n:]
+		if final == 1 {
+			break
+		}
+	}
+	return binary.BigEndian.AppendUint32(dst, sum)
+}
+
+// encodeRaw writes h's uncompressed V2 encoding into e.raw and returns it.
+func (e *HistEncoder) encodeRaw(h *hdr.Histogram) []byte {
 	counts := h.Export().Counts
 	limit := len(counts)
 	for limit > 0 && counts[limit-1] == 0 {
@@ -66,27 +136,5 @@ func (e *HistEncoder) Encode(h *hdr.Histogram) (string, error) {
 	}
 	b := e.raw.Bytes()
 	binary.BigEndian.PutUint32(b[4:], uint32(len(b)-40))
-
-	e.z.Reset()
-	e.z.Write(hd[:8]) // room for the outer cookie and length
-	if e.zw == nil {
-		zw, err := zlib.NewWriterLevel(&e.z, zlib.BestCompression)
-		if err != nil {
-			return "", err
-		}
-		e.zw = zw
-	} else {
-		e.zw.Reset(&e.z)
-	}
-	if _, err := e.zw.Write(b); err != nil {
-		return "", fmt.Errorf("encoding histogram: %w", err)
-	}
-	if err := e.zw.Close(); err != nil {
-		return "", fmt.Errorf("encoding histogram: %w", err)
-	}
-	zb := e.z.Bytes()
-	binary.BigEndian.PutUint32(zb[0:], uint32(v2CompressedCookie|0x10))
-	binary.BigEndian.PutUint32(zb[4:], uint32(len(zb)-8))
-	e.out = base64.StdEncoding.AppendEncode(e.out[:0], zb)
-	return string(e.out), nil
+	return b
 }

@@ -209,12 +209,12 @@ func (b *builder) capacitySearchSection() doc.Section {
 			}
 			peak = b.T("predicted peak %s at %s", b.rps(*u.PeakThroughputRPS), at)
 		}
-		per := "user"
+		per := b.W("user")
 		if kind == knee.Rate {
 			per = b.W("request in flight")
 		}
 		sec.Blocks = append(sec.Blocks, &doc.Para{Text: b.T("Universal Scalability Law fit over the probes: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
-			coef(u.Sigma), coef(u.Kappa), b.rate(u.Lambda), per, peak, u.R2)})
+			b.loc.Num(coef(u.Sigma)), b.loc.Num(coef(u.Kappa)), b.rate(u.Lambda), per, peak, u.R2)})
 	} else if why := cs.USLReason; cs.USLSkip != nil || why != "" {
 		if cs.USLSkip != nil {
 			why = uslSkipText(b.numbers, *cs.USLSkip)

@@ -257,7 +257,7 @@ func (b *builder) distributionChart() *doc.Figure {
 			c.Series[i].Color = chart.Palette[i%len(chart.Palette)]
 		}
 	}
-	return b.figure("latency-distribution", c, b.T("Response time at each percentile over the whole run, up to the %s percentile that %s support. The horizontal axis stretches the tail: each step right is ten times rarer.", trimZeros(fmt.Sprintf("%.4f", top)), b.plural(total.Count, "sample")))
+	return b.figure("latency-distribution", c, b.T("Response time at each percentile over the whole run, up to the %s percentile that %s support. The horizontal axis stretches the tail: each step right is ten times rarer.", b.loc.Num(trimZeros(fmt.Sprintf("%.4f", top))), b.plural(total.Count, "sample")))
 }
 
 // maxPercentile is the highest percentile worth plotting for n samples:

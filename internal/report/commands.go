@@ -76,7 +76,7 @@ func (b *builder) commandsTable() doc.Block {
 			if r.Status == rundir.CommandSkipped {
 				lvl = doc.NoData
 			} else {
-				start, d = r.Start.Format("15:04:05"), fmt.Sprintf("%.2f", r.DurationS)
+				start, d = r.Start.Format("15:04:05"), b.loc.Num(fmt.Sprintf("%.2f", r.DurationS))
 			}
 			if r.ExitCode >= 0 {
 				exit = fmt.Sprint(r.ExitCode)

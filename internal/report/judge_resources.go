@@ -42,13 +42,13 @@ func (b *builder) judgeResources() {
 		lvl, verdict := doc.OK, b.W("never near the ceiling")
 		switch c.Grade() {
 		case resources.CPUSaturated:
-			lvl, verdict = doc.Fail, "saturated"
+			lvl, verdict = doc.Fail, b.W("saturated")
 		case resources.CPUHigh:
 			lvl, verdict = doc.Warn, b.W("high")
 		case resources.CPUPerProcess:
 			lvl, verdict = doc.Info, b.W("measured per process")
 		}
-		name, unit := b.red.String(c.Target), cpuUnit(c)
+		name, unit := b.red.String(c.Target), b.W(cpuUnit(c))
 		ev := b.T("busiest: %s at %s %s on average in %s (peak %s %s)", name, b.num3(c.Mean), unit, c.Span, b.num3(c.Max), unit)
 		b.conclude(doc.AspectCPU, lvl, verdict, ev)
 		b.finding(doc.FindResources, lvl, b.T("CPU %s: %s averaged %s %s in %s (peak %s %s)", verdict, name, b.num3(c.Mean), unit, c.Span, b.num3(c.Max), unit))
@@ -56,7 +56,7 @@ func (b *builder) judgeResources() {
 		b.conclude(doc.AspectCPU, doc.NoData, b.W("not measured for the system under test"), b.W("only the load generator's own host (")+b.red.String(g.Target)+b.W(") was monitored; its health is stated apart"))
 	}
 	if g := m.GeneratorCPU; g != nil {
-		unit := cpuUnit(g)
+		unit := b.W(cpuUnit(g))
 		lvl, verdict := doc.OK, b.W("kept up")
 		if gr := g.Grade(); gr == resources.CPUSaturated || gr == resources.CPUHigh {
 			lvl, verdict = doc.Warn, b.W("busy: it may have limited the load it could apply")
@@ -97,13 +97,22 @@ func (b *builder) judgeResources() {
 		b.conclude(doc.AspectNetwork, doc.NoData, b.W("not measured"), b.W("the test ran over loopback, which the monitored interfaces of ")+b.joinAnd(names(m.NetLoopback))+b.W(" (the load generator's host) do not carry; their figures are other traffic"))
 	}
 	if mts := b.s.Trends.Memory; len(mts) > 0 {
-		var growing, stable []string
-		for _, m := range mts {
+		var growing, stable, thin []string
+		var longest time.Duration
+		var firstStable *trend.MemoryTrend
+		for i, m := range mts {
 			switch trend.Verdict(m.Verdict) {
 			case trend.Growing:
 				growing = append(growing, fmt.Sprintf("%s %s +%s/h", m.Target, m.What, b.bytesU(math.Abs(float64(m.SlopeBytesPerHour)))))
 			case trend.Stable:
 				stable = append(stable, fmt.Sprintf("%s %s", m.Target, m.What))
+				if firstStable == nil {
+					firstStable = &mts[i]
+				}
+			default:
+				who, _ := b.memoryThin(m)
+				thin = append(thin, who)
+				longest = max(longest, m.Result.Span)
 			}
 		}
 		switch {
@@ -112,12 +121,19 @@ func (b *builder) judgeResources() {
 			b.conclude(doc.AspectMemory, doc.Warn, b.W("grows over the run: possible leak"), ev)
 			b.finding(doc.FindMemory, doc.Warn, b.W("Memory grows after garbage collection: ")+strings.Join(growing, "; "))
 		case len(stable) > 0:
-			m := mts[0]
+			m := firstStable
 			ev := b.T("stable after GC: %s (%s %s/h, %s)", strings.Join(stable, ", "), m.Target, b.signedBytes(float64(m.SlopeBytesPerHour)), m.Method)
+			if len(thin) > 0 {
+				ev += b.T("; not enough data to judge %s (Trends)", b.joinAnd(thin))
+			}
 			b.conclude(doc.AspectMemory, doc.OK, b.W("handled well: no leak signal"), ev)
 			b.finding(doc.FindMemory, doc.OK, b.T("Memory stable after garbage collection (%s): no leak signal", strings.Join(stable, ", ")))
 		default:
-			b.conclude(doc.AspectMemory, doc.NoData, b.W("too short to judge a trend"), mts[0].Reason)
+			ev := b.W("no memory series showed a growth or ruled one out (Trends gives the numbers)")
+			if longest < trend.MinMemorySpan {
+				ev = b.T("observed for %s at most; a verdict needs %s", dur(longest), dur(trend.MinMemorySpan))
+			}
+			b.conclude(doc.AspectMemory, doc.NoData, b.W("not enough data to judge"), ev)
 		}
 	}
 	// GC: collections per JVM over the run.

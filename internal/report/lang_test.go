@@ -16,7 +16,7 @@ import (
 var englishPhrases = []string{"Test status", "## Summary", "## Conclusions", "## Results", "Scope and requirements",
 	"Requirements, judged over", "Written by", "performance report", "Response time:", "held up to", "Verdict:",
 	"| Label |", "| Average (ms) |", "Throughput (req/s)", "Error %", "not measured", "no monitor recorded it",
-	"Load applied", "One row per phase"}
+	"Load applied", "One row per phase", "Deltas are this run", "Compared with"}
 
 // TestDanishReport renders reference 000's shape (three steps of LAR →
 // CAVE allergy reads, monitored) in Danish: Danish headings and column
@@ -25,10 +25,14 @@ var englishPhrases = []string{"Test status", "## Summary", "## Conclusions", "##
 func TestDanishReport(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if err := reporttest.Write(dir, reporttest.Options{Monitor: true}); err != nil {
+	base := t.TempDir()
+	if err := reporttest.Write(base, reporttest.Options{Monitor: true, Seed: 3}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := report.Write(dir, report.Options{Lang: "da", Formats: []string{"json", "html", "md"}}); err != nil {
+	if err := reporttest.Write(dir, reporttest.Options{Monitor: true, SlowerPct: 20}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := report.Write(dir, report.Options{Lang: "da", Baseline: base, Formats: []string{"json", "html", "md"}}); err != nil {
 		t.Fatal(err)
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
@@ -41,7 +45,7 @@ func TestDanishReport(t *testing.T) {
 	}
 	text := prose(string(md))
 	for _, want := range []string{"## Resumé", "## Scope og performance krav", "## Performance tal", "## Konklusion", "Teststatus: ",
-		"| Label |", "Gennemsnit (ms)", "Svartid per kald:", "Skrevet af"} {
+		"| Label |", "Gennemsnit (ms)", "Svartid per kald:", "Skrevet af", "## Sammenligning", "Forskellene er denne kørsel minus baseline"} {
 		if !strings.Contains(string(md), want) && want != "| Label |" {
 			t.Errorf("the Danish report lacks %q", want)
 		}

@@ -154,7 +154,7 @@ func (b *builder) capacity() doc.Section {
 			peak = b.T("predicted peak %s at %s", b.rps(u.PeakThroughputRPS), b.loadU(u.PeakLoad, kind))
 		}
 		sec.Blocks = append(sec.Blocks, &doc.Para{Text: b.T("Universal Scalability Law fit: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
-			coef(u.Sigma), coef(u.Kappa), b.rate(u.Lambda), strings.TrimSuffix(unit, "s"), peak, u.R2)})
+			b.loc.Num(coef(u.Sigma)), b.loc.Num(coef(u.Kappa)), b.rate(u.Lambda), strings.TrimSuffix(unit, "s"), peak, u.R2)})
 	} else {
 		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence(b.W("No USL fit: ") + uslSkipText(b.numbers, *res.USLSkip))})
 	}

@@ -76,8 +76,8 @@ func (b numbers) comparisonTables(rows []compare.Row, baseName, newName string) 
 		for _, r := range byPhase[p] {
 			v := doc.Cell{Text: string(r.Verdict), Level: verdictLevel(r.Verdict)}
 			t.Rows = append(t.Rows, doc.Row{Total: r.Label == core.TotalLabel, Cells: []doc.Cell{{Text: r.Label},
-				{Text: b.ms(r.BaseMeanMs)}, {Text: b.ms(r.NewMeanMs)}, {Text: fmt.Sprintf("%+.1f", r.DeltaMs)}, {Text: fmt.Sprintf("%+.1f %%", r.DeltaPct)},
-				{Text: b.ms(r.BaseP95Ms)}, {Text: b.ms(r.NewP95Ms)}, {Text: fmt.Sprintf("%+.1f %%", r.P95DeltaPct)},
+				{Text: b.ms(r.BaseMeanMs)}, {Text: b.ms(r.NewMeanMs)}, {Text: b.loc.Num(fmt.Sprintf("%+.1f", r.DeltaMs))}, {Text: b.loc.Num(fmt.Sprintf("%+.1f %%", r.DeltaPct))},
+				{Text: b.ms(r.BaseP95Ms)}, {Text: b.ms(r.NewP95Ms)}, {Text: b.loc.Num(fmt.Sprintf("%+.1f %%", r.P95DeltaPct))},
 				{Text: b.rate(r.BaseTputRPS) + " → " + b.rate(r.NewTputRPS)}, {Text: b.pct(r.BaseErrPct) + " → " + b.pct(r.NewErrPct)}, v}})
 		}
 		blocks = append(blocks, t)

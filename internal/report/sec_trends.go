@@ -36,6 +36,7 @@ func (b *builder) trends() doc.Section {
 	if len(tj.Memory) > 0 {
 		t := &doc.Table{Caption: b.W("Memory after garbage collection"), Columns: []doc.Column{{Name: b.W("Target")}, {Name: b.W("Memory")}, {Name: b.W("Slope"), Align: doc.Right},
 			{Name: b.W("95 % interval"), Align: doc.Right}, {Name: b.W("Method")}, {Name: b.W("Verdict")}}}
+		thin := false
 		for _, m := range tj.Memory {
 			v := doc.Cell{Text: m.Verdict, Level: doc.OK}
 			switch trend.Verdict(m.Verdict) {
@@ -45,11 +46,11 @@ func (b *builder) trends() doc.Section {
 					v.Text += b.W("; limit in ") + dur(*m.Result.TimeToLimit)
 				}
 			case trend.Unknown:
-				v.Level = doc.NoData
+				v = doc.Cell{Text: b.W("not enough data to judge"), Level: doc.NoData}
+				thin = true
 			}
 			if trend.Verdict(m.Verdict) == trend.Unknown && m.Result.Baseline == nil {
-				// No fit was made: say why instead of printing zeros.
-				v.Text += ": " + m.Reason
+				// No fit was made: no zeros; the note below says why.
 				t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: m.Target}, {Text: m.What}, {Text: "–"}, {Text: "–"}, {Text: "–"}, v}})
 				continue
 			}
@@ -57,6 +58,10 @@ func (b *builder) trends() doc.Section {
 				{Text: fmt.Sprintf("%s … %s", b.signedBytes(float64(m.CILow)), b.signedBytes(float64(m.CIHigh)))}, {Text: nonEmpty(m.Method, "–")}, v}})
 		}
 		sec.Blocks = append(sec.Blocks, t)
+		if thin {
+			sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence(b.T("Not enough data to judge a memory trend for %s; a verdict needs at least %d after-GC points over %s, and a 95 %% interval that shows a growth of at least %s over the run (growing) or rules it out (stable)",
+				b.memoryThinText(tj.Memory), trend.MinBaseline, dur(trend.MinMemorySpan), b.pct(memoryThreshold(tj.Memory))))})
+		}
 		if f := b.memoryChart(); f != nil {
 			sec.Blocks = append(sec.Blocks, f)
 		}
@@ -67,6 +72,68 @@ func (b *builder) trends() doc.Section {
 		sec.Blocks = append(sec.Blocks, blk...)
 	}
 	return sec
+}
+
+// memoryThin gives the numbers a memory trend could not be judged on.
+func (b *builder) memoryThin(m trend.MemoryTrend) (who, numbers string) {
+	r := m.Result
+	who = m.Target + " " + m.What
+	span := dur(time.Duration(float64(m.SpanS) * float64(time.Second)))
+	switch {
+	case m.Readings < 2 || r.Baseline == nil:
+		return who, b.T("%s over %s", b.plural(int64(m.Readings), "reading"), span)
+	case m.AfterGCPoints < trend.MinBaseline:
+		return who, b.T("%s (%s) over %s", b.plural(int64(m.AfterGCPoints), "after-GC point"), b.plural(int64(m.Readings), "reading"), span)
+	}
+	lo := 0.0
+	if r.Mean != 0 {
+		lo = 100 * r.CILow * r.Span.Hours() / math.Abs(r.Mean)
+	}
+	return who, b.T("a growth of %s … %s of its level over %s (%s)", b.minusPct(lo), b.minusPct(r.GrowthHighPct), span, b.plural(int64(m.AfterGCPoints), "after-GC point"))
+}
+
+// minusPct is pct with a minus sign, as the table's signed figures.
+func (b *builder) minusPct(v float64) string {
+	if p := b.pct(v); strings.HasPrefix(p, "-") {
+		return "−" + p[1:]
+	}
+	return b.pct(v)
+}
+
+// memoryThinText says the numbers of the trends too thin to judge, the
+// targets with the same numbers together.
+func (b *builder) memoryThinText(ms []trend.MemoryTrend) string {
+	var order []string
+	whos := map[string][]string{}
+	for _, m := range ms {
+		if trend.Verdict(m.Verdict) != trend.Unknown {
+			continue
+		}
+		who, n := b.memoryThin(m)
+		if whos[n] == nil {
+			order = append(order, n)
+		}
+		whos[n] = append(whos[n], who)
+	}
+	parts := make([]string, len(order))
+	for i, n := range order {
+		parts[i] = b.joinAnd(whos[n]) + ": " + n
+		if len(whos[n]) > 1 {
+			parts[i] += b.W(" each")
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// memoryThreshold is the growth a memory verdict was judged against, from
+// the results themselves.
+func memoryThreshold(ms []trend.MemoryTrend) float64 {
+	for _, m := range ms {
+		if m.Result.MinGrowthPct > 0 {
+			return m.Result.MinGrowthPct
+		}
+	}
+	return 2
 }
 
 // latencyDrift renders the judged latency drifts: the table, the rows with
@@ -99,8 +166,8 @@ func (b *builder) latencyDrift(rows []trend.LatencyTrend) []doc.Block {
 		case trend.DriftDown:
 			verdict = doc.Cell{Text: b.W("drifts down"), Level: doc.Info}
 		}
-		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Label}, {Text: r.Phase}, {Text: r.Stat}, {Text: signed1(float64(r.SlopeMsPerHour))},
-			{Text: signed1(float64(r.CILow)) + " … " + signed1(float64(r.CIHigh))}, {Text: shift}, verdict}})
+		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Label}, {Text: r.Phase}, {Text: r.Stat}, {Text: b.signed1(float64(r.SlopeMsPerHour))},
+			{Text: b.signed1(float64(r.CILow)) + " … " + b.signed1(float64(r.CIHigh))}, {Text: shift}, verdict}})
 	}
 	blocks = append(blocks, t)
 	if len(thin) > 0 {
@@ -130,7 +197,10 @@ func ticksIn(ts []analysis.Tick, from, to time.Time) []analysis.Tick {
 	return ts[i:j]
 }
 
-func signed1(v float64) string {
+// signed1 is signed1EN in the document's number format.
+func (b numbers) signed1(v float64) string { return b.loc.Num(signed1EN(v)) }
+
+func signed1EN(v float64) string {
 	if !finite(v) {
 		return "–"
 	}

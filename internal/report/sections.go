@@ -196,15 +196,15 @@ func (b *builder) monitorsTable() []doc.Block {
 		total += st.CPUSeconds
 		iv := "–"
 		if st.IntervalS > 0 {
-			iv = trimZeros(fmt.Sprintf("%.3f", st.IntervalS)) + " s"
+			iv = b.loc.Num(trimZeros(fmt.Sprintf("%.3f", st.IntervalS))) + " s"
 		}
 		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(st.Name)}, {Text: st.Kind}, state, {Text: nonEmpty(st.Method, "–")},
 			{Text: iv}, {Text: b.count(int64(st.Samples))}, {Text: fmt.Sprint(len(st.Gaps))},
-			{Text: trimZeros(fmt.Sprintf("%.2f", st.CPUSeconds))}, {Text: share}}})
+			{Text: b.loc.Num(trimZeros(fmt.Sprintf("%.2f", st.CPUSeconds)))}, {Text: share}}})
 	}
 	if len(ts) > 1 && secs > 0 {
 		t.Rows = append(t.Rows, doc.Row{Total: true, Cells: []doc.Cell{{Text: b.W("all monitors")}, {}, {}, {}, {}, {}, {},
-			{Text: trimZeros(fmt.Sprintf("%.2f", total))}, {Text: b.pct(100 * total / secs)}}})
+			{Text: b.loc.Num(trimZeros(fmt.Sprintf("%.2f", total)))}, {Text: b.pct(100 * total / secs)}}})
 	}
 	t.Note = b.W("CPU used is the monitors' own cost (sampling threads and helper processes such as jstat) over the run.")
 	blocks := []doc.Block{t}

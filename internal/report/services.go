@@ -62,7 +62,7 @@ func (b *builder) judgeServices() {
 		var verdict string
 		switch a.Grade {
 		case resources.ServiceSaturated:
-			lvl, verdict = doc.Fail, "saturated"
+			lvl, verdict = doc.Fail, b.W("saturated")
 		case resources.ServiceHigh:
 			lvl, verdict = doc.Warn, b.W("high")
 		case resources.ServiceWellBelow:

@@ -484,11 +484,14 @@ func MemoryReasonText(w trend.MemoryWhy, slope, lo, hi float64) string {
 		return fmt.Sprintf("after-GC memory rises %.3g per hour (%.3g to %.3g at %.0f%% confidence), %.1f%% of its mean over %.1f h",
 			slope, lo, hi, w.Confidence*100, w.GrowthPct, w.Hours)
 	case trend.MemorySmallGrowth:
-		return fmt.Sprintf("after-GC memory rises %.3g per hour, only %.1f%% of its mean over %.1f h (threshold %.1f%%)",
-			slope, w.GrowthPct, w.Hours, w.MinGrowthPct)
+		return fmt.Sprintf("after-GC memory rises %.3g per hour, only %.1f%% of its mean over %.1f h (at most %.1f%% at %.0f%% confidence; threshold %.1f%%)",
+			slope, w.GrowthPct, w.Hours, w.GrowthHighPct, w.Confidence*100, w.MinGrowthPct)
 	case trend.MemoryFlat:
-		return fmt.Sprintf("after-GC memory slope %.3g per hour is not distinguishable from zero (%.3g to %.3g at %.0f%% confidence)",
-			slope, lo, hi, w.Confidence*100)
+		return fmt.Sprintf("after-GC memory slope %.3g per hour (%.3g to %.3g at %.0f%% confidence): at most %.1f%% of its mean over %.1f h (threshold %.1f%%)",
+			slope, lo, hi, w.Confidence*100, w.GrowthHighPct, w.Hours, w.MinGrowthPct)
+	case trend.MemoryUndecided:
+		return fmt.Sprintf("after-GC memory slope %.3g per hour (%.3g to %.3g at %.0f%% confidence) from %d after-GC points over %.1f h: between %.1f%% and %.1f%% of its mean, either side of the %.1f%% threshold",
+			slope, lo, hi, w.Confidence*100, w.Points, w.Hours, w.GrowthLowPct, w.GrowthHighPct, w.MinGrowthPct)
 	}
 	return w.Kind.String()
 }

@@ -2,7 +2,6 @@ package rundir
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -99,6 +98,12 @@ func (r *IntervalRecord) AddTo(a *metrics.Agg) (*metrics.Sparse, error) {
 // AddDecoded adds the record into a, its histogram already decoded into sp.
 func (r *IntervalRecord) AddDecoded(a *metrics.Agg, sp *metrics.Sparse) {
 	sp.AddTo(a.Hist)
+	r.AddScalars(a)
+}
+
+// AddScalars adds all of the record but its histogram into a: counts,
+// sums, extremes, bytes and failures.
+func (r *IntervalRecord) AddScalars(a *metrics.Agg) {
 	a.Count += r.Count
 	a.SumUs += r.SumUs
 	a.SumServiceUs += r.SvcUs
@@ -133,7 +138,7 @@ func recordWith(enc *metrics.HistEncoder, t int64, k metrics.Key, a *metrics.Agg
 		Count: a.Count, Errors: a.Errors, SumUs: a.SumUs, SvcUs: a.SumServiceUs, Sent: a.Sent, Recv: a.Recv}
 	if a.Count > 0 {
 		r.MinUs, r.MaxUs = a.MinUs, a.MaxUs
-		h, err := enc.Encode(a.Hist)
+		h, err := enc.EncodeStored(a.Hist)
 		if err != nil {
 			return r, err
 		}
@@ -337,13 +342,14 @@ func ReadIntervals(dir string, fn func(*IntervalRecord) error) error {
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 256<<10)
 	line := 0
+	var p Parser
 	for {
 		b, err := br.ReadBytes('\n')
 		if len(b) > 0 {
 			line++
 			complete := b[len(b)-1] == '\n'
 			var rec IntervalRecord
-			if uerr := json.Unmarshal(b, &rec); uerr != nil {
+			if uerr := p.Parse(b, &rec); uerr != nil {
 				if !complete && errors.Is(err, io.EOF) {
 					return nil // torn tail of a killed run
 				}

@@ -97,12 +97,12 @@ func anyFinite(v []float64) bool {
 }
 
 // figure draws the chart.
-func (rc runChart) figure(i int) *doc.Figure {
+func (rc runChart) figure(i int, wd *words) *doc.Figure {
 	what, axis, unit := "CPU", "CPU (%)", "%"
 	if rc.memory {
-		what, axis, unit = "Memory", "Memory (MB)", ""
+		what, axis, unit = wd.W("Memory"), wd.W("Memory (MB)"), ""
 	}
-	c := &chart.Chart{ID: fmt.Sprintf("study-run-%d-%s", i, unitKey(rc.memory)), Title: fmt.Sprintf("%s per service, %s", what, rc.run), XKind: chart.Time,
+	c := &chart.Chart{ID: fmt.Sprintf("study-run-%d-%s", i, unitKey(rc.memory)), Title: wd.T("%s per service, %s", what, rc.run), XKind: chart.Time,
 		Y: chart.Axis{Label: axis, Unit: unit}, Spans: rc.spans}
 	for _, l := range rc.lines {
 		c.Series = append(c.Series, chart.Series{Name: l.name, X: l.x, Y: l.y})

@@ -195,7 +195,7 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 		rsec.Blocks = append(rsec.Blocks, tt)
 	}
 	for i, rc := range s.charts {
-		rsec.Blocks = append(rsec.Blocks, rc.figure(i))
+		rsec.Blocks = append(rsec.Blocks, rc.figure(i, wd))
 	}
 	d.Sections = append(d.Sections, rsec)
 
@@ -203,7 +203,7 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 		sec := doc.Section{ID: "repeats", Title: wd.W("Repeat spread")}
 		t := &doc.Table{Caption: wd.W("Average response time of all requests"), Columns: []doc.Column{{Name: wd.W("Runs")}, {Name: wd.W("Mean ± sd (ms)"), Align: doc.Right},
 			{Name: wd.W("CV %"), Align: doc.Right}, {Name: wd.W("Outliers")}}}
-		out := outlierClause(sp.Outliers)
+		out := wd.outlierClause(sp.Outliers)
 		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: strings.Join(sp.Runs, ", ")}, {Text: wd.f1(sp.MeanMs) + " ± " + wd.f1(sp.SDMs)}, {Text: wd.f1(sp.CVPct)}, {Text: out}}})
 		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence(wd.text.NoteOutlier)})
 		d.Sections = append(d.Sections, sec)

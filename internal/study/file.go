@@ -5,6 +5,7 @@ package study
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -74,6 +75,10 @@ type RunRef struct {
 	// repeat (text) and users or rate (its load level). Left out, they
 	// are read from the run (its workloads and load) and its role.
 	Factors Factors `yaml:"-"`
+	// History, when set, selects this entry's runs from a results store
+	// instead of naming a directory (Dir is empty); Load replaces the
+	// entry by one RunRef per run it selects (history.go).
+	History *HistorySel `yaml:"-"`
 	// Line is where the run is declared in the study file.
 	Line int `yaml:"-"`
 }
@@ -114,13 +119,21 @@ func (e *Error) Error() string {
 
 // Load reads and checks a study file strictly: unknown keys, wrong types
 // and bad roles are errors naming file:line:col; every problem is
-// reported (errors.Join).
+// reported (errors.Join). Runs selected from a results history (history:)
+// are looked up and listed in their entries' places.
 func Load(path string) (*File, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading study: %w", err)
 	}
-	return Parse(path, src)
+	f, err := Parse(path, src)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.ResolveHistory(context.Background()); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
@@ -223,12 +236,19 @@ func Parse(name string, src []byte) (*File, error) {
 						str(rv, "name", &r.Name)
 					case "factors":
 						r.Factors = parseFactors(rv, bad)
+					case "history":
+						r.History = parseHistorySel(rv, bad)
 					default:
-						bad(rk, "unknown run key %q (dir, role, name, factors)", rk.Value)
+						bad(rk, "unknown run key %q (dir, history, role, name, factors)", rk.Value)
 					}
 				}
-				if r.Dir == "" {
-					bad(item, "run has no dir")
+				switch {
+				case r.Dir != "" && r.History != nil:
+					bad(item, "a run has dir or history, not both")
+				case r.Dir == "" && r.History == nil:
+					bad(item, "run has no dir (or history: to select runs from a results store)")
+				case r.History != nil && r.Role == Baseline && r.History.Last != 1:
+					bad(item, "a baseline is one run: give its history selection last: 1")
 				}
 				if r.Role == "" {
 					r.Role = Candidate
@@ -243,7 +263,9 @@ func Parse(name string, src []byte) (*File, error) {
 			bad(k, "unknown key %q (title, description, system, environment, method, hypothesis, runs, questions, limits)", k.Value)
 		}
 	}
-	if len(f.Runs) < 2 && len(errs) == 0 {
+	fromHistory := slices.ContainsFunc(f.Runs, func(r RunRef) bool { return r.History != nil })
+	if len(f.Runs) < 2 && len(errs) == 0 && !fromHistory {
+		// (runs selected from a history are counted once selected)
 		bad(doc, "a study needs at least two runs (runs: - dir: … role: baseline)")
 	}
 	nb := 0

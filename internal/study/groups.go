@@ -1,7 +1,6 @@
 package study
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -53,7 +52,7 @@ func (m *member) level() string {
 	wd := m.words()
 	if m.stepped() {
 		lo, hi := m.cap.Steps[0].Point.Load, m.cap.Steps[len(m.cap.Steps)-1].Point.Load
-		return fmt.Sprintf("steps of %s–%s", wd.num(lo), wd.loadWords(hi, m.cap.Kind == knee.Rate))
+		return wd.T("steps of %s–%s", wd.num(lo), wd.loadWords(hi, m.cap.Kind == knee.Rate))
 	}
 	switch {
 	case m.f.Users > 0:

@@ -479,14 +479,14 @@ func conclusions(s *Study) []string {
 	return out
 }
 
-func outlierClause(o []string) string {
+func (wd *words) outlierClause(o []string) string {
 	switch len(o) {
 	case 0:
-		return "no run is an outlier"
+		return wd.W("no run is an outlier")
 	case 1:
-		return o[0] + " is an outlier"
+		return wd.T("%s is an outlier", o[0])
 	}
-	return strings.Join(o, ", ") + " are outliers"
+	return wd.T("%s are outliers", strings.Join(o, ", "))
 }
 
 func sortedKV(m map[string]string) []KV {

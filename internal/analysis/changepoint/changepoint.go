@@ -169,8 +169,19 @@ type detector struct {
 	rnk    []int32
 	tree   []node    // Fenwick tree over ranks
 	tot    []float64 // tot[rank]: Σ|z − z'| from that value to all others of its window
-	sorted []int32   // scratch for totals
+	sorted []int32   // sorted[s:e]: the ranks of window [s, e) in order (totals)
 	byRank []float64 // x by rank
+
+	// the (τ, κ) search's scratch (search.go)
+	pre, wpre, tpre, h              []float64
+	bnd                             []int
+	gram, drift, ub, blockMax, bsum []float64
+	gmax, hmax, bcnt, tbar          []float64
+	inv                             []float64 // inv[k] = 1/k
+	dm, wb                          []float64
+	order, blockOf                  []int32
+	bestTau                         int
+	bestQ                           float64
 }
 
 // node is one Fenwick-tree cell: how many inserted values, and their sum.
@@ -180,7 +191,11 @@ func newDetector(series []float64, o Options, rng *rand.Rand) *detector {
 	n := len(series)
 	d := &detector{o: o, rng: rng, series: series,
 		x: make([]float64, n), rank: make([]int32, n), vals: make([]float64, n), rnk: make([]int32, n),
-		tree: make([]node, n+1), tot: make([]float64, n+1), sorted: make([]int32, 0, n)}
+		tree: make([]node, n+1), tot: make([]float64, n+1), sorted: make([]int32, n), blockOf: make([]int32, n+1),
+		pre: make([]float64, n), wpre: make([]float64, n+1), tpre: make([]float64, n+1), h: make([]float64, n), inv: make([]float64, n+1)}
+	for k := 1; k <= n; k++ {
+		d.inv[k] = 1 / float64(k)
+	}
 	// Centre and scale, so the sums below stay well-conditioned whatever
 	// the series' unit and offset (10⁹ ns or 0.001 s) and cannot overflow
 	// (values near 10³⁰⁸): the statistic does not change.
@@ -212,15 +227,16 @@ func newDetector(series []float64, o Options, rng *rand.Rand) *detector {
 // window moves values but keeps this set, so it is computed once per
 // window, in O(len·log len), and read by every permutation's scan.
 func (d *detector) totals(s, e int) {
-	d.sorted = append(d.sorted[:0], d.rank[s:e]...)
-	slices.Sort(d.sorted) // ranks in order are values in order
+	sorted := d.sorted[s:e]
+	copy(sorted, d.rank[s:e])
+	slices.Sort(sorted) // ranks in order are values in order
 	var all float64
-	for _, r := range d.sorted {
+	for _, r := range sorted {
 		all += d.byRank[r]
 	}
 	var below float64
-	L := float64(len(d.sorted))
-	for j, r := range d.sorted {
+	L := float64(len(sorted))
+	for j, r := range sorted {
 		v := d.byRank[r]
 		above := all - below - v
 		d.tot[r] = v*float64(j) - below + above - v*(L-float64(j)-1)
@@ -237,77 +253,6 @@ const qTol = 1e-9
 type candidate struct {
 	start, end, tau int
 	q               float64
-}
-
-// scan computes Q̂(τ) for every allowed τ of the window [s, e) of v (with
-// ranks r; totals(s, e) must have been called) and returns the best τ and
-// its Q̂; τ is −1 when the window is too short. With X = z[s:τ) (n
-// points), Y = z[τ:e) (m points):
-//
-//	Q̂ = 2/(n+m)·Σ|x−y| − 2m/((n+m)(n−1))·Σ_{i<j}|xᵢ−xⱼ| − 2n/((n+m)(m−1))·Σ_{i<j}|yᵢ−yⱼ|
-//
-// which is nm/(n+m) times the energy distance of X and Y (exponent 1).
-// One pass in order inserts each value into a Fenwick tree over ranks,
-// which gives dₖ, its distance to the values before it, in O(log n): the
-// prefix's within sum grows by dₖ, and the cross sum by (totₖ − dₖ) − dₖ
-// as the point moves from Y to X; Y's within sum is the window's total
-// minus both. at ≥ 0 asks for Q̂(at) as well (−Inf when at is not
-// allowed).
-func (d *detector) scan(v []float64, r []int32, s, e, at int) (tau int, q, qAt float64) {
-	ms := d.o.MinSegment
-	tau, q, qAt = -1, math.Inf(-1), math.Inf(-1)
-	if e-s < 2*ms {
-		return tau, q, qAt
-	}
-	tree := d.tree
-	var whole float64
-	for k := s; k < e; k++ {
-		whole += d.tot[r[k]]
-	}
-	whole /= 2
-	nm := float64(e - s)
-	var wx, cross, inserted, insertedSum float64
-	for k := s; k < e; k++ {
-		x, rk := v[k], int(r[k])
-		var cLess, sLess float64
-		for i := rk - 1; i > 0; i &= i - 1 {
-			cLess += tree[i].c
-			sLess += tree[i].s
-		}
-		dk := x*cLess - sLess + (insertedSum - sLess) - x*(inserted-cLess)
-		for i := rk; i < len(tree); i += i & -i {
-			tree[i].c++
-			tree[i].s += x
-		}
-		inserted++
-		insertedSum += x
-		wx += dk
-		cross += d.tot[rk] - 2*dk
-		t := k + 1 // X = z[s:t)
-		if t < s+ms || t > e-ms {
-			continue
-		}
-		n, m := float64(t-s), float64(e-t)
-		wy := whole - wx - cross
-		qt := 2/nm*cross - 2*m/(nm*(n-1))*wx - 2*n/(nm*(m-1))*wy
-		if qt > q {
-			tau, q = t, qt
-		}
-		if t == at {
-			qAt = qt
-		}
-	}
-	// empty the tree: whole when the window is most of it, else the paths.
-	if 8*(e-s) > len(tree) {
-		clear(tree)
-	} else {
-		for k := s; k < e; k++ {
-			for i := int(r[k]); i < len(tree); i += i & -i {
-				tree[i] = node{}
-			}
-		}
-	}
-	return tau, q, qAt
 }
 
 // windows returns the bounds [0, cp₁, …, n] for the sorted change points.
@@ -332,7 +277,7 @@ func (d *detector) divide() (idx []int, pv []float64) {
 			c, ok := memo[key]
 			if !ok {
 				d.totals(w[i], w[i+1])
-				tau, q, _ := d.scan(d.x, d.rank, w[i], w[i+1], -1)
+				tau, q := d.maxQ(d.x, d.rank, w[i], w[i+1], math.Inf(1))
 				c = candidate{w[i], w[i+1], tau, q}
 				memo[key] = c
 			}
@@ -365,16 +310,16 @@ func (d *detector) permutationTest(w []int, q float64) (p float64, ok bool) {
 	extreme := 0
 	copy(d.vals, d.x)
 	copy(d.rnk, d.rank)
+	reach := q - qTol*math.Max(1, math.Abs(q))
 	for range R {
-		best := math.Inf(-1)
 		for i := 0; i+1 < len(w); i++ {
-			s, e := w[i], w[i+1]
-			d.shuffle(s, e)
-			if _, qp, _ := d.scan(d.vals, d.rnk, s, e, -1); qp > best {
-				best = qp
-			}
+			d.shuffle(w[i], w[i+1])
 		}
-		if best >= q-qTol*math.Max(1, math.Abs(q)) {
+		best := math.Inf(-1)
+		for i := 0; i+1 < len(w) && best < reach; i++ {
+			_, best = d.maxQ(d.vals, d.rnk, w[i], w[i+1], reach)
+		}
+		if best >= reach {
 			extreme++
 			if extreme > maxExtreme {
 				return float64(extreme+1) / float64(R+1), false
@@ -394,11 +339,18 @@ func (d *detector) shuffle(s, e int) {
 }
 
 // localTest is the significance of the split at tau within [s, e) alone,
-// used when a neighbouring change point is dropped: the observed Q̂(τ)
-// against the best Q̂ of permutations of the window.
+// used when a neighbouring change point is dropped: the observed Q̂(τ) —
+// its best over κ — against the best Q̂ of permutations of the window.
 func (d *detector) localTest(s, tau, e int) (p float64, ok bool) {
+	ms := d.o.MinSegment
+	if tau-s < ms || e-tau < ms {
+		return 1, false
+	}
 	d.totals(s, e)
-	_, _, q := d.scan(d.x, d.rank, s, e, tau)
+	d.prep(d.x, d.rank, s, e)
+	d.bestTau, d.bestQ = -1, math.Inf(-1)
+	d.refine(d.x, d.rank, s, tau, tau, tau+ms, e, math.Inf(1))
+	q := d.bestQ
 	if math.IsInf(q, -1) {
 		return 1, false
 	}

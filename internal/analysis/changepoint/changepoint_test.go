@@ -43,15 +43,26 @@ var plantedCases = []struct {
 	levels []level
 	want   []int
 	tol    int // how far a found index may be from the planted one
+	miss   int // in how many seeds of 20 a planted point may be missed
 }{
 	// 100 ms ± 5 for 50 runs, then 120 ms ± 5 (a 20 % step up).
-	{"step up", []level{{50, 100, 5}, {50, 120, 5}}, []int{50}, 1},
+	{"step up", []level{{50, 100, 5}, {50, 120, 5}}, []int{50}, 1, 0},
 	// 100 → 80 at run 40, back to 100 at run 70 (a regression fixed later).
-	{"step down and back", []level{{40, 100, 5}, {30, 80, 5}, {40, 100, 5}}, []int{40, 70}, 3},
-	// the same mean, the spread grows sevenfold at run 60.
-	{"variance change", []level{{60, 100, 2}, {60, 100, 14}}, []int{60}, 6},
+	{"step down and back", []level{{40, 100, 5}, {30, 80, 5}, {40, 100, 5}}, []int{40, 70}, 3, 0},
+	// the same mean, the spread grows sevenfold at run 60. The first wide
+	// points may fall near the mean, so the change is placed up to 9 runs
+	// late (Otava places it at 69 on seed 9 as well); and a change of
+	// spread alone is near alpha for a search over every (τ, κ): on seed
+	// 6 its p-value is 0.005 with 999 permutations, and 199 draw two
+	// extreme ones in about one seed of four such (Otava finds it).
+	{"variance change", []level{{60, 100, 2}, {60, 100, 14}}, []int{60}, 10, 1},
+	// a short dip: 15 runs at 100, 10 at 90 (5 σ lower), 15 back at 100.
+	// E-Divisive searching only τ (Y running to the window's end) found
+	// no change point at all in 20 of 20 seeds: both splits of the whole
+	// window mix the dip with the return to 100.
+	{"short dip", []level{{15, 100, 2}, {10, 90, 2}, {15, 100, 2}}, []int{15, 25}, 1, 0},
 	// one level of noise: nothing to find.
-	{"pure noise", []level{{120, 100, 10}}, nil, 0},
+	{"pure noise", []level{{120, 100, 10}}, nil, 0, 0},
 }
 
 func near(got, want []int, tol int) bool {
@@ -75,7 +86,7 @@ func TestPlanted(t *testing.T) {
 	for _, c := range plantedCases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			extra := 0
+			extra, missed := 0, 0
 			for seed := range uint64(20) {
 				s := planted(seed, c.levels...)
 				res, err := Detect(s, Options{}, rand.New(rand.NewPCG(seed, 1)))
@@ -85,7 +96,8 @@ func TestPlanted(t *testing.T) {
 				got := indices(res)
 				for _, w := range c.want {
 					if !slices.ContainsFunc(got, func(g int) bool { return g >= w-c.tol && g <= w+c.tol }) {
-						t.Errorf("seed %d: change points %v miss the planted %d (±%d)", seed, got, w, c.tol)
+						missed++
+						t.Logf("seed %d: change points %v miss the planted %d (±%d)", seed, got, w, c.tol)
 					}
 				}
 				if len(got) > len(c.want) {
@@ -100,6 +112,9 @@ func TestPlanted(t *testing.T) {
 			}
 			if extra > 1 {
 				t.Errorf("%d of 20 seeds found more change points than planted", extra)
+			}
+			if missed > c.miss {
+				t.Errorf("planted points missed %d times in 20 seeds, at most %d allowed", missed, c.miss)
 			}
 		})
 	}
@@ -245,7 +260,8 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
-// bruteQ is Q̂(τ) from its definition over the window z (the oracle of scan).
+// bruteQ is Q̂ of x = z[:tau] against y = z[tau:] from its definition (the
+// oracle of maxQ).
 func bruteQ(z []float64, tau int) float64 {
 	x, y := z[:tau], z[tau:]
 	n, m := float64(len(x)), float64(len(y))
@@ -268,36 +284,203 @@ func bruteQ(z []float64, tau int) float64 {
 	return 2/(n+m)*cross - 2*m/((n+m)*(n-1))*wx - 2*n/((n+m)*(m-1))*wy
 }
 
-// TestScanMatchesDefinition checks the Fenwick-tree scan against the
-// O(n²) definition on random windows of random series, ties included.
-func TestScanMatchesDefinition(t *testing.T) {
+// bruteBest is the best Q̂(τ, κ) of window z over every pair, from the
+// definition: O(n⁴), for short windows.
+func bruteBest(z []float64, ms int) (tau int, q float64) {
+	tau, q = -1, math.Inf(-1)
+	for t := ms; t <= len(z)-ms; t++ {
+		for k := t + ms; k <= len(z); k++ {
+			if bq := bruteQ(z[:k], t); bq > q {
+				tau, q = t, bq
+			}
+		}
+	}
+	return tau, q
+}
+
+// TestSearchMatchesDefinition checks the pruned (τ, κ) search against the
+// definition on random windows of random series — ties, outliers, steps
+// and short dips, windows long enough to be cut into blocks — and that a
+// search asked whether any pair reaches a value answers rightly.
+func TestSearchMatchesDefinition(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(9, 9))
-	for trial := range 200 {
-		n := 6 + r.IntN(60)
+	for trial := range 120 {
+		n := 6 + r.IntN(130)
 		s := make([]float64, n)
+		dipAt, dipLen, dip := r.IntN(n), 3+r.IntN(12), r.NormFloat64()*3
 		for i := range s {
-			s[i] = math.Round(r.NormFloat64() * 4) // ties
+			switch trial % 4 {
+			case 0:
+				s[i] = math.Round(r.NormFloat64() * 4) // ties
+			case 1:
+				s[i] = r.NormFloat64()
+				if r.IntN(20) == 0 {
+					s[i] *= 30 // outliers
+				}
+			default:
+				s[i] = r.NormFloat64()
+			}
+			if trial%4 >= 2 && i >= dipAt && i < dipAt+dipLen {
+				s[i] += dip
+			}
 		}
 		d := newDetector(s, Options{}.withDefaults(), r)
 		a := r.IntN(n - 6 + 1)
 		b := a + 6 + r.IntN(n-a-6+1)
-		at := a + 3 + r.IntN(b-a-6+1)
 		d.totals(a, b)
-		tau, q, qAt := d.scan(d.x, d.rank, a, b, at)
-		bestTau, bestQ := -1, math.Inf(-1)
-		for t := a + 3; t <= b-3; t++ {
-			if bq := bruteQ(d.x[a:b], t-a); bq > bestQ+1e-9 {
-				bestTau, bestQ = t, bq
+		tau, q := d.maxQ(d.x, d.rank, a, b, math.Inf(1))
+		bestTau, bestQ := bruteBest(d.x[a:b], 3)
+		tol := 1e-9 * math.Max(1, math.Abs(bestQ))
+		if math.Abs(q-bestQ) > tol || (tau-a != bestTau && math.Abs(bruteQOver(d.x[a:b], tau-a)-bestQ) > tol) {
+			t.Fatalf("trial %d window [%d,%d): search τ=%d Q̂=%v, definition τ=%d Q̂=%v", trial, a, b, tau, q, bestTau+a, bestQ)
+		}
+		// asked for a value just above and just below the best.
+		if _, qs := d.maxQ(d.x, d.rank, a, b, bestQ+10*tol+1e-6); qs >= bestQ+10*tol+1e-6 {
+			t.Fatalf("trial %d: a pair reaches %v above the best %v", trial, qs, bestQ)
+		}
+		if below := bestQ - 10*tol - 1e-6; !math.IsInf(bestQ, -1) {
+			if _, qs := d.maxQ(d.x, d.rank, a, b, below); qs < below {
+				t.Fatalf("trial %d: no pair reaches %v below the best %v (got %v)", trial, below, bestQ, qs)
 			}
 		}
-		if math.Abs(q-bestQ) > 1e-9*math.Max(1, math.Abs(bestQ)) || (tau != bestTau && math.Abs(bruteQ(d.x[a:b], tau-a)-bestQ) > 1e-9) {
-			t.Fatalf("trial %d window [%d,%d): scan τ=%d Q̂=%v, definition τ=%d Q̂=%v", trial, a, b, tau, q, bestTau, bestQ)
+	}
+}
+
+// TestSearchLongWindows checks the pruned search on windows of 512 to 900
+// points (blocks of 32 to 42) against computing every pair (refine over
+// the whole window, itself checked against the definition above): the
+// best pair, and the answer to "does any pair reach x?" just above and
+// below it, on flat series, steps, dips and outliers.
+func TestSearchLongWindows(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(4, 4))
+	for trial := range 24 {
+		n := 512 + r.IntN(389)
+		s := make([]float64, n)
+		at, width, shift := r.IntN(n), 5+r.IntN(n/2), []float64{0, 0.5, 2, 6}[trial%4]
+		for i := range s {
+			s[i] = r.NormFloat64()
+			if trial%3 == 0 && r.IntN(50) == 0 {
+				s[i] *= 20
+			}
+			if i >= at && i < at+width {
+				s[i] += shift
+			}
 		}
-		if want := bruteQ(d.x[a:b], at-a); math.Abs(qAt-want) > 1e-9*math.Max(1, math.Abs(want)) {
-			t.Fatalf("trial %d: Q̂(%d) = %v, definition %v", trial, at, qAt, want)
+		d := newDetector(s, Options{}.withDefaults(), r)
+		d.totals(0, n)
+		d.prep(d.x, d.rank, 0, n)
+		d.bestTau, d.bestQ = -1, math.Inf(-1)
+		d.refine(d.x, d.rank, 0, 3, n-3, 6, n, math.Inf(1))
+		want := d.bestQ
+		tol := 1e-9 * math.Max(1, math.Abs(want))
+		if _, q := d.maxQ(d.x, d.rank, 0, n, math.Inf(1)); math.Abs(q-want) > tol {
+			t.Fatalf("trial %d (n %d, shift %v): best Q̂ %v, every pair %v", trial, n, shift, q, want)
+		}
+		// the same data shuffled, as the permutation test asks.
+		copy(d.vals, d.x)
+		copy(d.rnk, d.rank)
+		d.shuffle(0, n)
+		d.prep(d.vals, d.rnk, 0, n)
+		d.bestTau, d.bestQ = -1, math.Inf(-1)
+		d.refine(d.vals, d.rnk, 0, 3, n-3, 6, n, math.Inf(1))
+		wantP := d.bestQ
+		for _, x := range []float64{want, wantP * (1 + 1e-6), wantP * (1 - 1e-6), wantP * 3, wantP / 3} {
+			_, q := d.maxQ(d.vals, d.rnk, 0, n, x)
+			if reaches := wantP >= x; (q >= x) != reaches {
+				t.Fatalf("trial %d (n %d, shift %v): shuffled, does a pair reach %v? search %v (%v), every pair's best %v", trial, n, shift, x, q >= x, q, wantP)
+			}
 		}
 	}
+}
+
+// TestBoundsHold checks the bound of every pair of blocks — of the search's
+// size, and six large blocks (drifts from the Fenwick tree) — against Q̂
+// of every pair (τ, κ) it covers, on windows of 300 to 700 points: flat,
+// with steps and dips, with outliers, with ties.
+func TestBoundsHold(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(8, 8))
+	for trial := range 12 {
+		n := 300 + r.IntN(401)
+		s := make([]float64, n)
+		at, width, shift := r.IntN(n), 5+r.IntN(n/2), []float64{0, 0.5, 2, 6}[trial%4]
+		for i := range s {
+			s[i] = r.NormFloat64()
+			switch trial % 3 {
+			case 0:
+				if r.IntN(50) == 0 {
+					s[i] *= 20
+				}
+			case 1:
+				s[i] = math.Round(s[i] * 2)
+			}
+			if i >= at && i < at+width {
+				s[i] += shift
+			}
+		}
+		d := newDetector(s, Options{}.withDefaults(), r)
+		d.totals(0, n)
+		z := d.x
+		// W(0, k) for every k, then Q̂(τ, κ) row by row, τ descending.
+		w0 := make([]float64, n+1)
+		for k := 1; k <= n; k++ {
+			w0[k] = w0[k-1]
+			for i := 0; i < k-1; i++ {
+				w0[k] += math.Abs(z[i] - z[k-1])
+			}
+		}
+		for _, b := range []int{blockSize(n), (n + 5) / 6} {
+			tpre := d.tpre[:n+1]
+			for k := range n {
+				tpre[k+1] = tpre[k] + d.tot[d.rank[k]]
+			}
+			d.bestTau, d.bestQ = -1, math.Inf(-1)
+			B, _ := d.bound(z, d.rank, 0, n, b, math.Inf(1))
+			ub, bnd := slices.Clone(d.ub), slices.Clone(d.bnd)
+			h := make([]float64, n)
+			worst := 0.0
+			for tau := n - 1; tau >= 0; tau-- {
+				for j := tau + 1; j < n; j++ {
+					h[j] += math.Abs(z[tau] - z[j])
+				}
+				if tau < 3 || tau > n-3 {
+					continue
+				}
+				I := min(tau/b, B-1)
+				var wy float64
+				for k := tau + 1; k <= n; k++ {
+					wy += h[k-1]
+					if k-tau < 3 {
+						continue
+					}
+					J := I
+					for J < B-1 && bnd[J+1] < k {
+						J++
+					}
+					q := qhat(tau, k-tau, w0[k]-w0[tau]-wy, w0[tau], wy)
+					if u := ub[I*B+J]; q > u+1e-9*math.Max(1, math.Abs(q)) {
+						t.Fatalf("trial %d (n %d, shift %v, b %d): Q̂(%d, %d) = %v above its blocks' (%d, %d) bound %v", trial, n, shift, b, tau, k, q, I, J, u)
+					} else if u > 0 {
+						worst = max(worst, q/u)
+					}
+				}
+			}
+			if worst < 0.05 {
+				t.Errorf("trial %d, b %d: the bounds are all above 20× the values they bound (%v)", trial, b, worst)
+			}
+		}
+	}
+}
+
+// bruteQOver is the best Q̂(τ, κ) over κ for a given τ of window z.
+func bruteQOver(z []float64, tau int) float64 {
+	q := math.Inf(-1)
+	for k := tau + 3; k <= len(z); k++ {
+		q = math.Max(q, bruteQ(z[:k], tau))
+	}
+	return q
 }
 
 func TestShortAndConstant(t *testing.T) {

@@ -83,16 +83,19 @@ var otavaCases = append(plantedCases[:len(plantedCases):len(plantedCases)], stru
 	levels []level
 	want   []int
 	tol    int
-}{"four steps", []level{{30, 100, 4}, {30, 110, 4}, {30, 95, 4}, {25, 130, 4}, {25, 120, 4}}, []int{30, 60, 90, 115}, 3})
+	miss   int
+}{"four steps", []level{{30, 100, 4}, {30, 110, 4}, {30, 95, 4}, {25, 130, 4}, {25, 120, 4}}, []int{30, 60, 90, 115}, 3, 0})
 
 // TestAgreesWithOtava runs the planted series, 10 noise seeds each,
 // through Apache Otava (PyPI) and through Detect at the same alpha, and
-// compares the change points' positions. The two draw different
-// permutations and Otava also searches the end of the second segment
-// (Matteson & James's κ), so a borderline split may differ. On these fixed
-// seeds (Otava 0.8.0) 42 of 50 series give the same positions exactly, 6
-// more within the tolerance (1–3 points), and 2 differ: one extra split of
-// 3 points, and a variance change placed at 65 against Otava's 69 and 73.
+// compares the change points' positions. Both search every (τ, κ); they
+// draw different permutations (Otava 100, plateau 199), and Otava lets a
+// segment be one point long where plateau wants three, so a borderline
+// split may differ. On these fixed seeds (Otava 0.8.0) 58 of 60 series
+// give the same positions exactly, the short dip in all 10 seeds; the 2
+// that differ are variance changes near alpha (seed 6: Otava [60], plateau
+// none; seed 9: Otava [69 73], plateau [69]). Searching τ alone, plateau
+// agreed on 42 of 50 and found none of the short dips.
 func TestAgreesWithOtava(t *testing.T) {
 	t.Parallel()
 	const seeds = 10
@@ -122,6 +125,9 @@ func TestAgreesWithOtava(t *testing.T) {
 			default:
 				t.Logf("%s seed %d: plateau %v, otava %v (disagree)", c.name, seed, got, ref)
 			}
+			if c.name == "short dip" && (!slices.Equal(got, ref) || !near(got, c.want, c.tol)) {
+				t.Errorf("short dip seed %d: plateau %v, otava %v, planted %v", seed, got, ref, c.want)
+			}
 			if c.want == nil && (len(got) > 0 || len(ref) > 0) {
 				t.Errorf("%s seed %d: noise gave change points: plateau %v, otava %v", c.name, seed, got, ref)
 			}
@@ -129,7 +135,7 @@ func TestAgreesWithOtava(t *testing.T) {
 	}
 	n := len(series)
 	t.Logf("%d of %d series: the same change points; %d within the tolerance", exact, n, close)
-	if exact < n*80/100 || exact+close < n*95/100 {
-		t.Errorf("plateau and Otava agree exactly on %d and within tolerance on %d of %d series, want ≥ 80 %% and ≥ 95 %%", exact, exact+close, n)
+	if exact < n*90/100 || exact+close < n*95/100 {
+		t.Errorf("plateau and Otava agree exactly on %d and within tolerance on %d of %d series, want ≥ 90 %% and ≥ 95 %%", exact, exact+close, n)
 	}
 }

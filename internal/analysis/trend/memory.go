@@ -13,12 +13,16 @@ import (
 // Verdict is the memory trend's one-word answer.
 type Verdict string
 
-// Memory verdicts. Unknown is used when too few after-GC points exist to fit
-// a line; the result's Reason says why.
+// Memory verdicts. A verdict is given only when its test passes: growing
+// when the slope's interval excludes zero and the growth is large enough,
+// stable when the interval excludes a growth that large; Unknown ("not
+// enough data to judge") otherwise — too few readings, after-GC points or
+// minutes, or an interval too wide to tell — with the numbers in the
+// result (Readings, Span, Baseline) and in Why.
 const (
 	Stable  Verdict = "stable"
 	Growing Verdict = "growing"
-	Unknown Verdict = "unknown"
+	Unknown Verdict = "not_enough_data"
 )
 
 // MemoryOptions tunes Memory. The zero value selects every default.
@@ -88,10 +92,11 @@ const (
 	MemoryFewBaseline                       // only Points after-GC points; Need to fit a trend
 	MemoryGrowing                           // the slope's interval is above zero and the growth at least MinGrowthPct
 	MemorySmallGrowth                       // the slope's interval is above zero, the growth below MinGrowthPct
-	MemoryFlat                              // the slope is not distinguishable from zero
+	MemoryFlat                              // the slope's interval excludes growth of MinGrowthPct
+	MemoryUndecided                         // the interval holds both no growth and growth above MinGrowthPct
 )
 
-var memoryWhyNames = [...]string{"too few points", "short span", "few after-gc points", "growing", "small growth", "flat"}
+var memoryWhyNames = [...]string{"too few points", "short span", "few after-gc points", "growing", "small growth", "flat", "undecided"}
 
 func (k MemoryWhyKind) String() string {
 	return memoryWhyNames[max(0, min(int(k), len(memoryWhyNames)-1))]
@@ -114,7 +119,7 @@ type MemoryWhy struct {
 	SpanS    float64 `json:"span_s,omitempty"`
 	MinSpanS float64 `json:"min_span_s,omitempty"`
 	// Points are the finite readings (MemoryTooFewPoints) or the after-GC
-	// points (MemoryFewBaseline), Need the fewest a line is fitted to.
+	// points (the others), Need the fewest a line is fitted to.
 	Points int `json:"points,omitempty"`
 	Need   int `json:"need,omitempty"`
 	// GrowthPct is the fitted growth over Hours in percent of the mean
@@ -122,6 +127,10 @@ type MemoryWhy struct {
 	// slope interval's two-sided level (0.95).
 	GrowthPct    float64 `json:"growth_pct,omitempty"`
 	MinGrowthPct float64 `json:"min_growth_pct,omitempty"`
+	// GrowthLowPct and GrowthHighPct are the growth's interval, in
+	// percent of the mean.
+	GrowthLowPct  float64 `json:"growth_low_pct,omitempty"`
+	GrowthHighPct float64 `json:"growth_high_pct,omitempty"`
 	Hours        float64 `json:"hours,omitempty"`
 	Confidence   float64 `json:"confidence,omitempty"`
 }
@@ -157,7 +166,22 @@ type MemoryResult struct {
 	// Why is why the verdict is what it is, with its numbers; the report
 	// words it.
 	Why MemoryWhy
+	// Readings are the finite memory readings and Span the time they
+	// cover: with len(Baseline), the numbers a verdict rests on.
+	Readings int
+	Span     time.Duration
+	// GrowthPct is the fitted growth over Span in percent of Mean, and
+	// GrowthHighPct the upper end of its interval; MinGrowthPct is the
+	// threshold they were judged against.
+	GrowthPct, GrowthHighPct, MinGrowthPct float64
 }
+
+// MinBaseline is the fewest after-GC points a memory trend is judged on,
+// and MinMemorySpan the default shortest observation (MemoryOptions.MinSpan).
+const (
+	MinBaseline   = minBaseline
+	MinMemorySpan = 10 * time.Minute
+)
 
 // minBaseline is the fewest after-GC points a line is fitted to.
 const minBaseline = 4
@@ -185,7 +209,7 @@ const minBaseline = 4
 func Memory(mem, gc []core.Point, opt MemoryOptions) (MemoryResult, error) {
 	ps := clean(mem)
 	if len(ps) < 2 {
-		return MemoryResult{Verdict: Unknown, Why: MemoryWhy{Kind: MemoryTooFewPoints, Points: len(ps), Need: 2}}, fmt.Errorf("memory trend: %d finite points: %w", len(ps), ErrTooFewPoints)
+		return MemoryResult{Verdict: Unknown, Readings: len(ps), Why: MemoryWhy{Kind: MemoryTooFewPoints, Points: len(ps), Need: 2}}, fmt.Errorf("memory trend: %d finite points: %w", len(ps), ErrTooFewPoints)
 	}
 	if opt.Confidence <= 0 || opt.Confidence >= 1 {
 		opt.Confidence = 0.95
@@ -197,13 +221,14 @@ func Memory(mem, gc []core.Point, opt MemoryOptions) (MemoryResult, error) {
 		opt.MinGrowthPct = 0
 	}
 	if opt.MinSpan == 0 {
-		opt.MinSpan = 10 * time.Minute
+		opt.MinSpan = MinMemorySpan
 	}
-	if span := ps[len(ps)-1].T.Sub(ps[0].T); opt.MinSpan > 0 && span < opt.MinSpan {
-		return MemoryResult{Verdict: Unknown,
+	span := ps[len(ps)-1].T.Sub(ps[0].T)
+	if opt.MinSpan > 0 && span < opt.MinSpan {
+		return MemoryResult{Verdict: Unknown, Readings: len(ps), Span: span, MinGrowthPct: opt.MinGrowthPct,
 			Why: MemoryWhy{Kind: MemoryShortSpan, SpanS: span.Seconds(), MinSpanS: opt.MinSpan.Seconds()}}, nil
 	}
-	var r MemoryResult
+	r := MemoryResult{Readings: len(ps), Span: span, MinGrowthPct: opt.MinGrowthPct}
 	if base, n := afterGC(ps, clean(gc)); n >= minBaseline {
 		r.Baseline = base
 		r.Basis = MemoryBasis{Method: MethodAfterGC, N: n}
@@ -234,7 +259,14 @@ func Memory(mem, gc []core.Point, opt MemoryOptions) (MemoryResult, error) {
 	spanH := ps[len(ps)-1].T.Sub(t0).Hours()
 	growth := f.slope * spanH
 	minGrowth := opt.MinGrowthPct / 100 * math.Abs(r.Mean)
-	r.Why = MemoryWhy{GrowthPct: 100 * growth / math.Abs(r.Mean), MinGrowthPct: opt.MinGrowthPct, Hours: spanH, Confidence: opt.Confidence}
+	if r.Mean != 0 {
+		r.GrowthPct = 100 * growth / math.Abs(r.Mean)
+		r.GrowthHighPct = 100 * r.CIHigh * spanH / math.Abs(r.Mean)
+	}
+	r.Why = MemoryWhy{GrowthPct: r.GrowthPct, GrowthHighPct: r.GrowthHighPct, MinGrowthPct: opt.MinGrowthPct, Hours: spanH, Confidence: opt.Confidence, Points: len(r.Baseline)}
+	if r.Mean != 0 {
+		r.Why.GrowthLowPct = 100 * r.CILow * spanH / math.Abs(r.Mean)
+	}
 	switch {
 	case r.CILow > 0 && growth >= minGrowth:
 		r.Verdict, r.Why.Kind = Growing, MemoryGrowing
@@ -243,10 +275,16 @@ func Memory(mem, gc []core.Point, opt MemoryOptions) (MemoryResult, error) {
 			d := time.Duration(math.Max(0, (opt.Limit-end)/f.slope) * float64(time.Hour))
 			r.TimeToLimit = &d
 		}
-	case r.CILow > 0:
-		r.Verdict, r.Why.Kind = Stable, MemorySmallGrowth
-	default:
+	case r.CIHigh*spanH < minGrowth || r.CIHigh <= 0:
+		// The interval excludes a growth of the threshold's size.
 		r.Verdict, r.Why.Kind = Stable, MemoryFlat
+		if r.CILow > 0 {
+			r.Why.Kind = MemorySmallGrowth
+		}
+	default:
+		// Neither growth nor its absence is shown: the interval holds
+		// both no growth (or growth below the threshold) and growth above it.
+		r.Verdict, r.Why.Kind = Unknown, MemoryUndecided
 	}
 	return r, nil
 }

@@ -87,6 +87,7 @@ func TestMemoryFlatSawtoothStable(t *testing.T) {
 	// growing[method][threshold]: method 0 uses the GC counter, 1 finds the
 	// drops; threshold 0 is the default, 1 is the statistical test alone.
 	var growing [2][2]int
+	var stable [2]int
 	for seed := range uint64(seeds) {
 		mem, gc := heap(seed+500, 4*time.Hour, 400*mb, 0)
 		for i, g := range [][]core.Point{gc, nil} {
@@ -97,6 +98,12 @@ func TestMemoryFlatSawtoothStable(t *testing.T) {
 				}
 				if r.Verdict == Growing {
 					growing[i][j]++
+				}
+				if r.Verdict == Stable && j == 0 {
+					stable[i]++
+					if r.GrowthHighPct >= 2 {
+						t.Errorf("seed %d: stable with an interval reaching %.2f%% growth", seed, r.GrowthHighPct)
+					}
 				}
 				if r.Verdict == Growing && r.TimeToLimit == nil {
 					t.Error("growing with a limit but no time to limit")
@@ -109,6 +116,10 @@ func TestMemoryFlatSawtoothStable(t *testing.T) {
 	}
 	t.Logf("flat sawtooth called growing (default / statistical test alone): GC counter %d/%d, %d/%d; drops %d/%d, %d/%d",
 		growing[0][0], seeds, growing[0][1], seeds, growing[1][0], seeds, growing[1][1], seeds)
+	t.Logf("called stable (the rest not enough data): GC counter %d/%d, drops %d/%d", stable[0], seeds, stable[1], seeds)
+	if stable[0] < seeds/2 || stable[1] < seeds/2 {
+		t.Errorf("a 4-hour flat sawtooth is called stable only %d/%d, %d/%d times", stable[0], seeds, stable[1], seeds)
+	}
 	for i := range growing {
 		for j, g := range growing[i] {
 			if g*100 >= 5*seeds {
@@ -123,18 +134,20 @@ func TestMemoryRSS(t *testing.T) {
 	// A non-collected process sampled every 15 s for 2 h: RSS at 120 MB with
 	// 1 MB noise, flat or growing 10 MB/h. No drops, so the lower envelope
 	// is used.
+	// With 1 MB of noise the flat series' interval holds both no growth
+	// and 2 % of growth over the 2 hours: neither verdict is shown.
 	for _, tc := range []struct {
-		name string
-		leak float64
-		want Verdict
-	}{{"flat", 0, Stable}, {"leak", 10 * mb, Growing}} {
+		name        string
+		leak, noise float64
+		want        Verdict
+	}{{"flat", 0, 0.2 * mb, Stable}, {"flat-noisy", 0, mb, Unknown}, {"leak", 10 * mb, mb, Growing}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			rng := rand.New(rand.NewPCG(9, 9))
 			var ps []core.Point
 			for i := range 480 {
 				el := time.Duration(i) * 15 * time.Second
-				ps = append(ps, core.Point{T: t0.Add(el), V: 120*mb + tc.leak*el.Hours() + rng.NormFloat64()*mb})
+				ps = append(ps, core.Point{T: t0.Add(el), V: 120*mb + tc.leak*el.Hours() + rng.NormFloat64()*tc.noise})
 			}
 			r, err := Memory(ps, nil, MemoryOptions{})
 			if err != nil {
@@ -142,6 +155,19 @@ func TestMemoryRSS(t *testing.T) {
 			}
 			if r.Verdict != tc.want {
 				t.Errorf("verdict %s (%+v), want %s", r.Verdict, r.Why, tc.want)
+			}
+			if r.Readings != 480 || r.Span != 479*15*time.Second || r.MinGrowthPct != 2 {
+				t.Errorf("numbers: %d readings over %s, threshold %v%%", r.Readings, r.Span, r.MinGrowthPct)
+			}
+			switch r.Verdict {
+			case Stable:
+				if r.GrowthHighPct >= 2 {
+					t.Errorf("stable with an interval reaching %.2f%% growth", r.GrowthHighPct)
+				}
+			case Unknown:
+				if lo := 100 * r.CILow * r.Span.Hours() / r.Mean; lo >= 2 || r.GrowthHighPct < 2 || r.CILow > 0 && r.GrowthPct >= 2 {
+					t.Errorf("not enough data with an interval of %.2f%% … %.2f%%", lo, r.GrowthHighPct)
+				}
 			}
 			if len(r.Baseline) < 12 || r.Basis.Method != MethodEnvelope || r.Basis.N != len(r.Baseline) {
 				t.Errorf("basis %+v with %d points, want a 12-window lower envelope", r.Basis, len(r.Baseline))
@@ -163,7 +189,7 @@ func TestMemoryTooFew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Verdict != Unknown || r.Why.Kind != MemoryShortSpan || r.Why.SpanS != 120 || r.Why.MinSpanS != 600 {
+	if r.Verdict != Unknown || r.Why.Kind != MemoryShortSpan || r.Why.SpanS != 120 || r.Why.MinSpanS != 600 || r.Readings != 3 || r.Span != 2*time.Minute {
 		t.Errorf("3 points: verdict %q why %+v, want unknown: 120 s observed of 600 s", r.Verdict, r.Why)
 	}
 	if r, err = Memory(ps, nil, MemoryOptions{MinSpan: -1}); err != nil {

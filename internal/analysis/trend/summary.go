@@ -65,6 +65,12 @@ type MemoryTrend struct {
 	// it in words, the report's (report.Words).
 	Why    MemoryWhy `json:"why"`
 	Reason string    `json:"reason,omitempty"`
+	// Readings, SpanS and AfterGCPoints are what the verdict rests on:
+	// the memory readings, the seconds they cover and the after-GC points
+	// the line was fitted to.
+	Readings      int `json:"readings"`
+	SpanS         Num `json:"span_s"`
+	AfterGCPoints int `json:"after_gc_points"`
 	// Result is the whole fit (after-GC points, time to the limit) for
 	// the report's table and chart.
 	Result MemoryResult `json:"-"`
