@@ -90,7 +90,7 @@ func TestEveryKindHasWords(t *testing.T) {
 	if LittleText(knee.LittleOK, 10, 1) != "" {
 		t.Error("an unflagged Little's-law check has words")
 	}
-	for k := trend.MemoryTooFewPoints; k <= trend.MemoryFlat; k++ {
+	for k := trend.MemoryTooFewPoints; k <= trend.MemoryUndecided; k++ {
 		check("memory "+k.String(), MemoryReasonText(trend.MemoryWhy{Kind: k, SpanS: 119, MinSpanS: 600, Points: 3, Need: 4, Confidence: 0.95}, 1e6, 5e5, 2e6), k.String())
 	}
 	for m := trend.MethodAfterGC; m <= trend.MethodEnvelope; m++ {
