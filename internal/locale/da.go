@@ -952,4 +952,8 @@ var da = map[string]string{
 	"error guard":                  "fejlgrænsen",
 	"load generator":               "lastgeneratoren",
 	"throughput short of the rate": "throughput nåede ikke raten",
+	// A phase's note in the runs table.
+	"stop rule: throughput gain %s %% below %s %% (%s → %s)":             "stopregel: throughput ændrede sig %s %%, under %s %% (%s → %s)",
+	"still open (run killed?)":                                           "stadig åben (blev kørslen afbrudt?)",
+	"run.json has it end at %s, after the run's end: clipped to the run": "run.json angiver slut %s, efter kørslens slut: afkortet til kørslen",
 }
