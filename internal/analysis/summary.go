@@ -81,6 +81,8 @@ type PhaseSummary struct {
 	Users    int       `json:"users,omitempty"`
 	Rate     float64   `json:"rate_per_s,omitempty"`
 	Stopped  string    `json:"stopped,omitempty"`
+	// StopRule is the stop rule's figures when it ended the phase.
+	StopRule *core.StopRule `json:"stop_rule,omitempty"`
 	// RecordedEnd is the end run.json recorded when it was after the
 	// run's end; End is then clipped to the run's end.
 	RecordedEnd *time.Time        `json:"recorded_end,omitempty"`
@@ -156,7 +158,7 @@ func Summarize(d *Dataset, slas []string) *Summary {
 	s.PercentileMethod = d.applySourceFigures(s.Labels)
 	for i, p := range d.Phases {
 		ps := PhaseSummary{Name: p.Name, Workload: p.Workload, Start: p.Start, End: p.End, Users: p.Users,
-			Rate: p.Rate, Stopped: p.Stopped}
+			Rate: p.Rate, Stopped: p.Stopped, StopRule: p.StopRule}
 		ps.Labels = d.labelRows(d.ByPhase[i], d.PhaseTotal[i], p.Duration())
 		if i < len(d.RecordedEnd) && !d.RecordedEnd[i].IsZero() {
 			e := d.RecordedEnd[i]

@@ -21,6 +21,9 @@ import (
 type convertOptions struct {
 	out, report string
 	keepAssets  bool
+	// hosts, from and to filter a HAR's entries by host and time window.
+	hosts    []string
+	from, to string
 	// environment and globals are Postman's --environment and --globals
 	// files.
 	environment, globals string
@@ -52,7 +55,15 @@ func converters() map[string]converter {
 			short:   "a browser recording (HAR 1.2)",
 			streams: true,
 			run: func(path string, _ []byte, o convertOptions) (*convert.Plan, *convert.Report, error) {
-				return har.ConvertFile(path, har.Options{Source: path, KeepAssets: o.keepAssets})
+				from, err := har.ParseBound(o.from)
+				if err != nil {
+					return nil, nil, fmt.Errorf("--from: %w", err)
+				}
+				to, err := har.ParseBound(o.to)
+				if err != nil {
+					return nil, nil, fmt.Errorf("--to: %w", err)
+				}
+				return har.ConvertFile(path, har.Options{Source: path, KeepAssets: o.keepAssets, Hosts: o.hosts, From: from, To: to})
 			},
 		},
 		"k6": {
@@ -127,6 +138,9 @@ The written plan is loaded with plateau's plan loader before convert returns.`,
 		sub.Flags().StringVar(&o.report, "report", "", "conversion report to write (default: PLAN.convert.md beside the plan)")
 		if name == "har" {
 			sub.Flags().BoolVar(&o.keepAssets, "keep-assets", false, "keep requests for static assets (scripts, styles, images, fonts)")
+			sub.Flags().StringSliceVar(&o.hosts, "host", nil, "send only the entries to these hosts (repeatable; patterns such as *.example.com; with :port to match the port too)")
+			sub.Flags().StringVar(&o.from, "from", "", "keep only entries that started at or after this time: RFC 3339, or an offset from the first entry (90s)")
+			sub.Flags().StringVar(&o.to, "to", "", "keep only entries that started before this time: RFC 3339, or an offset from the first entry (5m)")
 		}
 		if name == "postman" {
 			sub.Flags().StringVarP(&o.environment, "environment", "e", "", "a Postman environment file (as newman's --environment): its variables override the collection's")

@@ -141,6 +141,19 @@ type Phase struct {
 	RampUp   time.Duration `json:"-"`
 	// Stopped says why a phase ended early (stop rule, Ctrl-C, exhausted data).
 	Stopped string `json:"stopped,omitempty"`
+	// StopRule holds the stop rule's figures when it ended the phase, so a
+	// report words them in its own language and number format; Stopped
+	// keeps the English line for the console and older readers.
+	StopRule *StopRule `json:"stop_rule,omitempty"`
+}
+
+// StopRule is a stepped load's stop rule firing: the phase's throughput
+// gained GainPct over the previous step's, below ThresholdPct.
+type StopRule struct {
+	GainPct      float64 `json:"gain_pct"`
+	ThresholdPct float64 `json:"threshold_pct"`
+	FromRPS      float64 `json:"from_rps"`
+	ToRPS        float64 `json:"to_rps"`
 }
 
 // Duration is End − Start.

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/engine/wake"
 )
 
@@ -476,9 +477,10 @@ func (wl *workload) runSteps(ctx context.Context) string {
 		if reason == "" && l.StopWhen != nil && prevTP > 0 {
 			gain := (tp - prevTP) / prevTP
 			if gain < l.StopWhen.Threshold {
+				rule := &core.StopRule{GainPct: 100 * gain, ThresholdPct: 100 * l.StopWhen.Threshold, FromRPS: prevTP, ToRPS: tp}
 				reason = fmt.Sprintf("stop rule: throughput gain %.1f%% < %.4g%% (%.2f → %.2f req/s)",
-					100*gain, 100*l.StopWhen.Threshold, prevTP, tp)
-				wl.e.setStopped(idx, reason)
+					rule.GainPct, rule.ThresholdPct, prevTP, tp)
+				wl.e.setStopped(idx, reason, rule)
 			}
 		}
 		prevTP = tp
@@ -516,9 +518,10 @@ func (wl *workload) phaseThroughput(idx int) float64 {
 	return float64(n) / p.End.Sub(p.Start).Seconds()
 }
 
-func (e *Engine) setStopped(idx int, why string) {
+func (e *Engine) setStopped(idx int, why string, rule *core.StopRule) {
 	e.mu.Lock()
 	e.info.Phases[idx].Stopped = why
+	e.info.Phases[idx].StopRule = rule
 	e.saveLocked()
 	e.mu.Unlock()
 }

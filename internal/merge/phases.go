@@ -73,7 +73,7 @@ func alignPhases(segs []*Segment) ([]rundir.PhaseInfo, [][]int, []string) {
 				a.p.End = &e
 			}
 			if a.p.Stopped == "" {
-				a.p.Stopped = p.Stopped
+				a.p.Stopped, a.p.StopRule = p.Stopped, p.StopRule
 			}
 			// Every generator records the global load of a phase (all
 			// users, the whole rate), so they must agree.

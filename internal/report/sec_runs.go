@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/report/doc"
 )
 
@@ -36,12 +37,12 @@ func (b *builder) runs() doc.Section {
 		if p.RampUp > 0 {
 			ramp = dur(p.RampUp)
 		}
-		note := b.red.String(p.Stopped)
+		note := b.red.String(b.phaseNote(p))
 		if i < len(d.Info.Phases) && d.Info.Phases[i].End == nil {
-			note = strings.TrimPrefix(note+"; still open (run killed?)", "; ")
+			note = strings.TrimPrefix(note+"; "+b.W("still open (run killed?)"), "; ")
 		}
 		if i < len(d.RecordedEnd) && !d.RecordedEnd[i].IsZero() {
-			note = strings.TrimPrefix(note+"; run.json has it end at "+b.clock(d.RecordedEnd[i])+", after the run's end: clipped to the run", "; ")
+			note = strings.TrimPrefix(note+"; "+b.T("run.json has it end at %s, after the run's end: clipped to the run", b.clock(d.RecordedEnd[i])), "; ")
 		}
 		errCell := doc.Cell{Text: b.pct(tot.ErrorPct)}
 		if tot.Errors > 0 {
@@ -86,4 +87,15 @@ func (b *builder) peakUsers() int {
 		}
 	}
 	return peak
+}
+
+// phaseNote says why a phase ended early: a stop rule from its figures, in
+// the document's words and numbers; any other reason as the run recorded
+// it.
+func (b numbers) phaseNote(p core.Phase) string {
+	if r := p.StopRule; r != nil {
+		return b.T("stop rule: throughput gain %s %% below %s %% (%s → %s)",
+			b.signed1(r.GainPct), b.num3(r.ThresholdPct), b.rate(r.FromRPS), b.rps(r.ToRPS))
+	}
+	return p.Stopped
 }

@@ -136,7 +136,7 @@ func (b *builder) validityTable() []doc.Block {
 		cols = append(cols, col{doc.Column{Name: b.W("In flight (Little)"), Align: doc.Right}, txt(func(p analysis.PhaseValidity) string { return b.num3(p.InFlight) })})
 	}
 	if h.GeneratorEnv {
-		cols = append(cols, col{doc.Column{Name: b.W("Generator CPU"), Align: doc.Right}, txt(func(p analysis.PhaseValidity) string {
+		cols = append(cols, col{doc.Column{Name: b.W("Generator process CPU (of all cores)"), Align: doc.Right}, txt(func(p analysis.PhaseValidity) string {
 			if p.CPUPct > 0 {
 				return b.pct(p.CPUPct)
 			}

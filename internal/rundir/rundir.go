@@ -135,15 +135,16 @@ type OutputInfo struct {
 
 // PhaseInfo is a phase as stored in run.json. End is nil while it runs.
 type PhaseInfo struct {
-	Name     string        `json:"name"`
-	Workload string        `json:"workload,omitempty"`
-	Start    time.Time     `json:"start"`
-	End      *time.Time    `json:"end,omitempty"`
-	Users    int           `json:"users,omitempty"`
-	Rate     float64       `json:"rate_per_s,omitempty"`
-	RampUpS  float64       `json:"ramp_up_s,omitempty"`
-	Stopped  string        `json:"stopped,omitempty"`
-	Duration time.Duration `json:"-"`
+	Name     string         `json:"name"`
+	Workload string         `json:"workload,omitempty"`
+	Start    time.Time      `json:"start"`
+	End      *time.Time     `json:"end,omitempty"`
+	Users    int            `json:"users,omitempty"`
+	Rate     float64        `json:"rate_per_s,omitempty"`
+	RampUpS  float64        `json:"ramp_up_s,omitempty"`
+	Stopped  string         `json:"stopped,omitempty"`
+	StopRule *core.StopRule `json:"stop_rule,omitempty"`
+	Duration time.Duration  `json:"-"`
 	// Open-model phases: iterations the schedule made due (Planned), of
 	// which Started began and the rest were dropped; MaxUsers is the cap
 	// on concurrent users (this generator's share of it in a segment).
@@ -224,7 +225,7 @@ func (in *Info) CorePhases(end time.Time) []core.Phase {
 			e = *p.End
 		}
 		out[i] = core.Phase{Name: p.Name, Workload: p.Workload, Start: p.Start, End: e,
-			Users: p.Users, Rate: p.Rate, RampUp: time.Duration(p.RampUpS * float64(time.Second)), Stopped: p.Stopped}
+			Users: p.Users, Rate: p.Rate, RampUp: time.Duration(p.RampUpS * float64(time.Second)), Stopped: p.Stopped, StopRule: p.StopRule}
 	}
 	return out
 }

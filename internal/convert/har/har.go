@@ -113,6 +113,71 @@ type Options struct {
 	// in (default 64 MiB); older bodies are forgotten, and the report says
 	// how many.
 	CorrelationBudget int
+	// Hosts keeps only the entries whose host matches one of these
+	// patterns (path.Match: "api.example.com", "*.example.com"; a pattern
+	// with a port matches host:port). Empty keeps every host. The others
+	// still count as the browser's work between kept requests, as assets
+	// do.
+	Hosts []string
+	// From and To keep only the entries that started in [From, To): a
+	// recording often holds more than the journey (a login done twice, a
+	// session recorded days apart). Entries outside the window are left
+	// out entirely, their time included.
+	From, To Bound
+}
+
+// Bound is one end of a time window: an instant, or an offset from the
+// recording's first entry. The zero Bound leaves that end open.
+type Bound struct {
+	At       time.Time
+	Offset   time.Duration
+	IsOffset bool
+}
+
+// ParseBound reads a window end: an RFC 3339 time
+// ("2024-03-01T10:15:00Z") or a duration from the recording's first entry
+// ("90s", "2m30s"). "" is an open end.
+func ParseBound(v string) (Bound, error) {
+	if v == "" {
+		return Bound{}, nil
+	}
+	if d, err := time.ParseDuration(v); err == nil {
+		if d < 0 {
+			return Bound{}, fmt.Errorf("time %q: an offset from the first entry cannot be negative", v)
+		}
+		return Bound{Offset: d, IsOffset: true}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return Bound{}, fmt.Errorf("time %q: neither an RFC 3339 time (2024-03-01T10:15:00Z) nor an offset from the first entry (90s)", v)
+	}
+	return Bound{At: t}, nil
+}
+
+func (b Bound) open() bool { return !b.IsOffset && b.At.IsZero() }
+
+// resolve is the bound's instant for a recording whose first entry started
+// at first.
+func (b Bound) resolve(first time.Time) time.Time {
+	if b.IsOffset {
+		return first.Add(b.Offset)
+	}
+	return b.At
+}
+
+// hostMatches reports whether u's host matches one of the patterns.
+func hostMatches(patterns []string, u *url.URL) bool {
+	for _, p := range patterns {
+		p = strings.ToLower(p)
+		target := strings.ToLower(u.Hostname())
+		if strings.Contains(p, ":") {
+			target = strings.ToLower(u.Host)
+		}
+		if ok, err := path.Match(p, target); err == nil && ok {
+			return true
+		}
+	}
+	return false
 }
 
 // Convert builds the plan and its report from a HAR held in memory.
@@ -174,6 +239,18 @@ func convertFrom(metas []meta, pages []Page, load func(int) (*Entry, error), opt
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return metas[idx[a]].start.Before(metas[idx[b]].start) })
 
+	// The time window, resolved against the first entry that has a time.
+	var firstStart time.Time
+	for _, i := range idx {
+		if !metas[i].start.IsZero() {
+			firstStart = metas[i].start
+			break
+		}
+	}
+	from, to := opt.From.resolve(firstStart), opt.To.resolve(firstStart)
+	outside := make([]bool, len(metas))
+	nOutside, nHost := 0, 0
+
 	// Target: the most used origin among kept entries.
 	var kept []int
 	for _, i := range idx {
@@ -181,13 +258,28 @@ func convertFrom(metas []meta, pages []Page, load func(int) (*Entry, error), opt
 		u, err := url.Parse(m.url)
 		path := fmt.Sprintf("entry %d: %s %s", i+1, m.method, m.url)
 		switch {
+		case (!opt.From.open() && m.start.Before(from)) || (!opt.To.open() && !m.start.Before(to)):
+			outside[i] = true
+			nOutside++
+			rep.Add(convert.Item{Path: path, Type: "entry", Status: convert.NotNeeded, Note: "outside the --from/--to window"})
 		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 			rep.Add(convert.Item{Path: path, Type: "entry", Status: convert.NotConverted, Note: "not an http(s) URL"})
+		case len(opt.Hosts) > 0 && !hostMatches(opt.Hosts, u):
+			nHost++
+			rep.Add(convert.Item{Path: path, Type: "entry", Status: convert.NotNeeded, Note: "host not among --host " + strings.Join(opt.Hosts, ", ")})
 		case !opt.KeepAssets && m.asset:
 			rep.Add(convert.Item{Path: path, Type: "entry", Status: convert.NotNeeded, Note: "static asset (kept with --keep-assets)"})
 		default:
 			kept = append(kept, i)
 		}
+	}
+	if nOutside > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d of %d entries started outside the window %s and are left out, with their time.",
+			nOutside, len(metas), windowText(from, to, opt)))
+	}
+	if nHost > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d entries to hosts other than %s are not sent; their time counts as the browser's work between the requests kept.",
+			nHost, strings.Join(opt.Hosts, ", ")))
 	}
 	origins := map[string]int{}
 	best := ""
@@ -236,6 +328,9 @@ func convertFrom(metas []meta, pages []Page, load func(int) (*Entry, error), opt
 		m := &metas[i]
 		st := m.start
 		end := st.Add(time.Duration(m.ms * float64(time.Millisecond)))
+		if outside[i] {
+			continue
+		}
 		if !isKept[i] {
 			if end.After(prevEnd) {
 				prevEnd = end
@@ -407,4 +502,17 @@ func resolveURL(e *Entry) string {
 		}
 	}
 	return u
+}
+
+// windowText names the window in the report: [from, to) in UTC, an open
+// end as "…".
+func windowText(from, to time.Time, opt Options) string {
+	f, t := "…", "…"
+	if !opt.From.open() {
+		f = from.UTC().Format(time.RFC3339)
+	}
+	if !opt.To.open() {
+		t = to.UTC().Format(time.RFC3339)
+	}
+	return "[" + f + ", " + t + ")"
 }
