@@ -166,22 +166,6 @@ func RunHARRewritten(t testing.TB, path string, rw []Replace, maxThink time.Dura
 		t.Fatalf("recorder dropped %d requests", dropped)
 	}
 	out.Plateau = reqs
-	out.Result = Compare(out.HAR, out.Plateau, o)
-	for _, s := range out.Result.Summary {
-		t.Log(strings.ReplaceAll(s, "JMeter", "HAR"))
-	}
-	for _, d := range out.Result.Diffs {
-		t.Logf("difference: %s", strings.ReplaceAll(d.String(), "JMeter", "the HAR"))
-	}
-	if len(out.Result.Unexplained) > 0 || len(out.Result.Stale) > 0 {
-		var sb strings.Builder
-		for _, d := range out.Result.Unexplained {
-			sb.WriteString("  unexplained: " + strings.ReplaceAll(d.String(), "JMeter", "the HAR") + "\n")
-		}
-		for _, e := range out.Result.Stale {
-			sb.WriteString("  explained but not seen (stale): " + e.Kind + " " + e.Why + "\n")
-		}
-		t.Errorf("%s: the replay differs from the recording\n%s\nHAR:\n%s\nplateau:\n%s\nplan:\n%s", path, sb.String(), head(out.HAR, 25), head(out.Plateau, 25), out.Plan)
-	}
+	out.Result = judge(t, "the HAR", path, out.HAR, out.Plateau, o, out.Plan, 25)
 	return out
 }

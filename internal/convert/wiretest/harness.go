@@ -100,26 +100,42 @@ func Run(t testing.TB, c Case) *Outcome {
 	if c.Compare.Data == nil {
 		c.Compare.Data = dataValues(t, c.Dir)
 	}
-	o.Result = Compare(o.JMeter, o.Plateau, c.Compare)
-	for _, s := range o.Result.Summary {
-		t.Log(s)
-	}
 	t.Logf("JMeter ran in %v, plateau in %v", o.JMeterTime.Round(time.Millisecond), o.PlateauTime.Round(time.Millisecond))
-	for _, d := range o.Result.Diffs {
-		t.Logf("difference: %s", d)
-	}
-	if len(o.Result.Unexplained) > 0 || len(o.Result.Stale) > 0 {
-		var b strings.Builder
-		for _, d := range o.Result.Unexplained {
-			b.WriteString("  unexplained: " + d.String() + "\n")
+	o.Result = judge(t, "JMeter", c.JMX, o.JMeter, o.Plateau, c.Compare, o.Plan, 25)
+	return o
+}
+
+// judge compares the source tool's request stream with plateau's, logs
+// the summary and every difference in the tool's name (Compare words them
+// for JMeter), and fails t on a difference nothing explains or an
+// explanation nothing needed.
+func judge(t testing.TB, tool, src string, theirs, ours []Request, opt Options, plan string, n int) Result {
+	t.Helper()
+	named := func(s string) string {
+		if tool == "JMeter" {
+			return s
 		}
-		for _, e := range o.Result.Stale {
+		return strings.ReplaceAll(s, "JMeter", tool)
+	}
+	res := Compare(theirs, ours, opt)
+	for _, s := range res.Summary {
+		t.Log(named(s))
+	}
+	for _, d := range res.Diffs {
+		t.Logf("difference: %s", named(d.String()))
+	}
+	if len(res.Unexplained) > 0 || len(res.Stale) > 0 {
+		var b strings.Builder
+		for _, d := range res.Unexplained {
+			b.WriteString("  unexplained: " + named(d.String()) + "\n")
+		}
+		for _, e := range res.Stale {
 			b.WriteString("  explained but not seen (stale): " + e.Kind + " " + e.Why + "\n")
 		}
-		t.Errorf("%s: the request streams differ\n%s\nJMeter's first requests:\n%s\nplateau's first requests:\n%s\nplan:\n%s",
-			c.JMX, b.String(), head(o.JMeter, 25), head(o.Plateau, 25), o.Plan)
+		t.Errorf("%s: the request streams differ from %s's\n%s\n%s's first requests:\n%s\nplateau's first requests:\n%s\nplan:\n%s",
+			src, tool, b.String(), tool, head(theirs, n), head(ours, n), plan)
 	}
-	return o
+	return res
 }
 
 func head(rs []Request, n int) string {

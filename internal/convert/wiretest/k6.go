@@ -166,24 +166,7 @@ func RunK6Case(t testing.TB, c K6Case) *K6Outcome {
 	if dropped > 0 {
 		t.Fatalf("recorder dropped %d plateau requests (bound %d)", dropped, maxRecorded)
 	}
-	o.Result = Compare(o.K6, o.Plateau, c.Compare)
-	for _, s := range o.Result.Summary {
-		t.Log(strings.ReplaceAll(s, "JMeter", "k6"))
-	}
-	for _, d := range o.Result.Diffs {
-		t.Logf("difference: %s", strings.ReplaceAll(d.String(), "JMeter", "k6"))
-	}
-	if len(o.Result.Unexplained) > 0 || len(o.Result.Stale) > 0 {
-		var b strings.Builder
-		for _, d := range o.Result.Unexplained {
-			b.WriteString("  unexplained: " + strings.ReplaceAll(d.String(), "JMeter", "k6") + "\n")
-		}
-		for _, e := range o.Result.Stale {
-			b.WriteString("  explained but not seen (stale): " + e.Kind + " " + e.Why + "\n")
-		}
-		t.Errorf("%s: the request streams differ\n%s\nk6's first requests:\n%s\nplateau's first requests:\n%s\nplan:\n%s",
-			c.Script, b.String(), head(o.K6, 25), head(o.Plateau, 25), o.Plan)
-	}
+	o.Result = judge(t, "k6", c.Script, o.K6, o.Plateau, c.Compare, o.Plan, 25)
 	return o
 }
 

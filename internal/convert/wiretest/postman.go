@@ -193,23 +193,6 @@ func RunPostmanCase(t testing.TB, c PostmanCase) *PostmanOutcome {
 	if dropped > 0 {
 		t.Fatalf("recorder dropped %d plateau requests", dropped)
 	}
-	o.Result = Compare(o.Newman, o.Plateau, c.Compare)
-	for _, s := range o.Result.Summary {
-		t.Log(strings.ReplaceAll(s, "JMeter", "newman"))
-	}
-	for _, d := range o.Result.Diffs {
-		t.Logf("difference: %s", strings.ReplaceAll(d.String(), "JMeter", "newman"))
-	}
-	if len(o.Result.Unexplained) > 0 || len(o.Result.Stale) > 0 {
-		var b strings.Builder
-		for _, d := range o.Result.Unexplained {
-			b.WriteString("  unexplained: " + strings.ReplaceAll(d.String(), "JMeter", "newman") + "\n")
-		}
-		for _, e := range o.Result.Stale {
-			b.WriteString("  explained but not seen (stale): " + e.Kind + " " + e.Why + "\n")
-		}
-		t.Errorf("%s: the request streams differ\n%s\nnewman's first requests:\n%s\nplateau's first requests:\n%s\nplan:\n%s",
-			c.Collection, b.String(), head(o.Newman, 40), head(o.Plateau, 40), o.Plan)
-	}
+	o.Result = judge(t, "newman", c.Collection, o.Newman, o.Plateau, c.Compare, o.Plan, 40)
 	return o
 }
