@@ -186,6 +186,11 @@ type Request struct {
 	Headers []KV
 	Body    *string
 	Form    []KV
+	// Multipart is a multipart/form-data body; BodyFile a file sent as the
+	// whole body. Paths as the plan reads them (relative to the plan file,
+	// or absolute).
+	Multipart *Multipart
+	BodyFile  string
 	Extract []Extract
 	Check   Check
 	// Checks are further checks, written with Check as a check list.
@@ -198,6 +203,18 @@ type Request struct {
 	OnFail   string
 	// Comment is written above the request (partial conversions).
 	Comment []string
+}
+
+// Multipart is a multipart/form-data body: its fields (templates), sent
+// first, then its files.
+type Multipart struct {
+	Fields []KV
+	Files  []MultipartFile
+}
+
+// MultipartFile is one file part.
+type MultipartFile struct {
+	Field, Path, ContentType string
 }
 
 // Extract takes one value from the response into Var. One source is set.

@@ -493,6 +493,27 @@ func (r *Request) node() *yaml.Node {
 		add(m, "body", str(*r.Body))
 	case len(r.Form) > 0:
 		add(m, "form", kvs(r.Form))
+	case r.Multipart != nil:
+		mp := mapping()
+		if len(r.Multipart.Fields) > 0 {
+			add(mp, "fields", kvs(r.Multipart.Fields))
+		}
+		if len(r.Multipart.Files) > 0 {
+			files := &yaml.Node{Kind: yaml.SequenceNode}
+			for _, f := range r.Multipart.Files {
+				fm := mapping()
+				add(fm, "field", str(f.Field))
+				add(fm, "path", str(f.Path))
+				if f.ContentType != "" {
+					add(fm, "content_type", str(f.ContentType))
+				}
+				files.Content = append(files.Content, fm)
+			}
+			add(mp, "files", files)
+		}
+		add(m, "multipart", mp)
+	case r.BodyFile != "":
+		add(m, "body_file", str(r.BodyFile))
 	}
 	if r.Timeout > 0 {
 		add(m, "timeout", str(dur(r.Timeout)))

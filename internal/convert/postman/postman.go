@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/url"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -58,6 +59,26 @@ type KV struct {
 	Value    any    `json:"value"`
 	Disabled bool   `json:"disabled"`
 	Type     string `json:"type"`
+	// Src is a form-data file part's file: a path, or a list of paths
+	// (Postman sends one part per file); ContentType its part's type.
+	Src         any    `json:"src"`
+	ContentType string `json:"contentType"`
+}
+
+// srcs is a file part's paths, "" left out.
+func (kv KV) srcs() []string {
+	var out []string
+	switch v := kv.Src.(type) {
+	case string:
+		out = append(out, v)
+	case []any:
+		for _, s := range v {
+			if s, ok := s.(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return slices.DeleteFunc(out, func(s string) bool { return strings.TrimSpace(s) == "" })
 }
 
 func (kv KV) str() string {
@@ -78,7 +99,10 @@ type Body struct {
 	Raw        string `json:"raw"`
 	URLEncoded []KV   `json:"urlencoded"`
 	FormData   []KV   `json:"formdata"`
-	GraphQL    *struct {
+	File       *struct {
+		Src string `json:"src"`
+	} `json:"file"`
+	GraphQL *struct {
 		Query     string `json:"query"`
 		Variables string `json:"variables"`
 	} `json:"graphql"`
@@ -204,6 +228,10 @@ func ParseEnvironment(r io.Reader) (*Environment, error) {
 // Options change a conversion.
 type Options struct {
 	Source string
+	// WorkingDir is where relative file paths of form-data and file
+	// bodies are found, as newman's --working-dir (default: the
+	// collection's folder).
+	WorkingDir string
 	// Environment and Globals are the files newman would be given with
 	// --environment and --globals; EnvSource and GlobalsSource name them.
 	Environment, Globals     *Environment
@@ -219,6 +247,7 @@ type scopeVar struct {
 }
 
 type conv struct {
+	workDir string // resolves form-data and file bodies' relative paths
 	plan    *convert.Plan
 	report  *convert.Report
 	vars    map[string]string
@@ -243,6 +272,10 @@ func Convert(col *Collection, opt Options) (*convert.Plan, *convert.Report) {
 		from:      map[string]string{},
 		envSeen:   map[string]bool{},
 		extracted: map[string]bool{},
+		workDir:   opt.WorkingDir,
+	}
+	if c.workDir == "" {
+		c.workDir = filepath.Dir(opt.Source)
 	}
 	c.report.Add(convert.Item{Path: col.Info.Name, Name: col.Info.Name, Type: "collection", Status: convert.Converted})
 	// Postman's scopes, weakest first: globals, collection, environment.
@@ -712,11 +745,43 @@ func (c *conv) request(p string, it Item, auth *Auth) []convert.Step {
 				}
 			}
 		case "formdata":
-			notes = append(notes, "multipart form-data body not converted")
-			needs = append(needs, "multipart bodies")
+			mp := &convert.Multipart{}
+			fileFirst := false
+			for _, kv := range b.FormData {
+				if kv.Disabled {
+					continue
+				}
+				if kv.Type != "file" {
+					if len(mp.Files) > 0 {
+						fileFirst = true
+					}
+					v, n := c.template(kv.str())
+					needs = append(needs, n...)
+					mp.Fields = append(mp.Fields, convert.KV{Name: kv.Key, Value: v})
+					continue
+				}
+				srcs := kv.srcs()
+				if len(srcs) == 0 {
+					notes = append(notes, fmt.Sprintf("file part %q names no file: not sent", kv.Key))
+					needs = append(needs, "a file for "+kv.Key)
+				}
+				for _, s := range srcs {
+					mp.Files = append(mp.Files, convert.MultipartFile{Field: kv.Key, Path: c.filePath(s), ContentType: kv.ContentType})
+				}
+			}
+			if fileFirst {
+				notes = append(notes, "form fields are sent before the files (Postman sends the parts in the collection's order)")
+			}
+			if len(mp.Fields)+len(mp.Files) > 0 {
+				r.Multipart = mp
+			}
 		case "file":
-			notes = append(notes, "file body not converted")
-			needs = append(needs, "file bodies")
+			if b.File == nil || strings.TrimSpace(b.File.Src) == "" {
+				notes = append(notes, "file body names no file: sent without a body")
+				needs = append(needs, "a file for the body")
+			} else {
+				r.BodyFile = c.filePath(b.File.Src)
+			}
 		}
 	}
 	st, need := convert.StatusOf(notes, needs)
@@ -889,4 +954,17 @@ func pluralS(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// filePath is a form-data or file body's file as the plan reads it:
+// absolute, resolved from the working directory as newman resolves it, so
+// the plan finds the file wherever it is written.
+func (c *conv) filePath(src string) string {
+	if filepath.IsAbs(src) {
+		return filepath.Clean(src)
+	}
+	if abs, err := filepath.Abs(filepath.Join(c.workDir, src)); err == nil {
+		return abs
+	}
+	return src
 }
