@@ -534,7 +534,37 @@ var (
 	// responseCode.code === N.
 	statusRe = regexp.MustCompile(`pm\.response\.to\.have\.status\((\d{3})\)|responseCode\.code\s*===?\s*(\d{3})`)
 	jsSegRe  = regexp.MustCompile(`\.(` + jsIdent + `)|\[(\d+)\]|\[["']([^"'\]]+)["']\]`)
+	identRe = regexp.MustCompile(`^` + jsIdent + `$`)
+	// jsLit is a JSON-able literal a check compares with.
+	jsLit = `"[^"\\]*"|'[^'\\]*'|-?\d+(?:\.\d+)?|true|false|null`
+	// expectEqRe: pm.expect(ROOT-OR-ALIAS PATH).to[.be|.deep].eql|equal(LITERAL).
+	expectEqRe = regexp.MustCompile(`pm\.expect\(\s*(` + respRoot + `|` + jsIdent + `)(` + jsPath + `)\s*\)\.to(?:\.be|\.deep)*\.(?:eql|equal|equals|eq)\(\s*(` + jsLit + `)\s*\)`)
+	// legacyEqRe: tests["…"] = ROOT-OR-ALIAS PATH === LITERAL.
+	legacyEqRe = regexp.MustCompile(`tests\[[^\]]*\]\s*=\s*(` + respRoot + `|` + jsIdent + `)(` + jsPath + `)\s*===?\s*(` + jsLit + `)\s*;?\s*$`)
+	// existRe: pm.expect(ROOT-OR-ALIAS PATH).to.exist | .to.not.be.undefined.
+	existRe = regexp.MustCompile(`pm\.expect\(\s*(` + respRoot + `|` + jsIdent + `)(` + jsPath + `)\s*\)\.to\.(?:exist|not\.be\.undefined)\b`)
+	// propertyRe: pm.expect(ROOT-OR-ALIAS PATH).to.have.property("name").
+	propertyRe = regexp.MustCompile(`pm\.expect\(\s*(` + respRoot + `|` + jsIdent + `)(` + jsPath + `)\s*\)\.to\.have\.(?:own)?property\(\s*["']([^"']+)["']\s*\)`)
+	// jsonBodyRe: pm.response.to.have.jsonBody("a.b") — a lodash path.
+	jsonBodyRe = regexp.MustCompile(`pm\.response\.to\.have\.jsonBody\(\s*["']([^"']+)["']\s*\)`)
 )
+
+// litText is a JavaScript literal as plateau's json check compares it:
+// a string by its content, a number, boolean or null as written.
+func litText(lit string) string {
+	if len(lit) >= 2 && (lit[0] == '"' || lit[0] == '\'') {
+		return lit[1 : len(lit)-1]
+	}
+	return lit
+}
+
+// member is ".name" for an identifier, "['name']" otherwise.
+func member(name string) string {
+	if identRe.MatchString(name) {
+		return "." + name
+	}
+	return "['" + name + "']"
+}
 
 // jsonPath turns a JavaScript member path (".user.token", "[0]",
 // "['a b']") into plateau's JSONPath suffix.
@@ -555,11 +585,18 @@ func jsonPath(js string) string {
 
 type scriptSet struct{ name, path string }
 
+// scriptChecks are the JSON checks a test script makes: values equal to
+// a literal, and paths that must exist.
+type scriptChecks struct {
+	equal  []convert.KV
+	exists []string
+}
+
 // readScript finds, in a test script's lines, the variables set from the
 // JSON response (each with its JSONPath) and the status codes tested.
 // Aliases of the parsed response and of its parts are followed in order
 // of the lines; a setter from anything else is not recognised.
-func readScript(lines []string) (sets []scriptSet, status []int) {
+func readScript(lines []string) (sets []scriptSet, status []int, checks scriptChecks) {
 	alias := map[string]string{} // JS name → JSONPath of what it holds
 	resolve := func(root, p string) (string, bool) {
 		if strings.HasPrefix(root, "pm.") || strings.HasPrefix(root, "JSON.") {
@@ -583,6 +620,36 @@ func readScript(lines []string) (sets []scriptSet, status []int) {
 				sets = append(sets, scriptSet{name: m[1], path: jp})
 			}
 		}
+		for _, re := range []*regexp.Regexp{expectEqRe, legacyEqRe} {
+			for _, m := range re.FindAllStringSubmatch(l, -1) {
+				// One expected value a path: a second check of the same path
+				// keeps the first (a plan's json check is a mapping).
+				if jp, ok := resolve(m[1], m[2]); ok && jp != "$" && !slices.ContainsFunc(checks.equal, func(kv convert.KV) bool { return kv.Name == jp }) {
+					checks.equal = append(checks.equal, convert.KV{Name: jp, Value: litText(m[3])})
+				}
+			}
+		}
+		for _, m := range existRe.FindAllStringSubmatch(l, -1) {
+			if jp, ok := resolve(m[1], m[2]); ok && jp != "$" && !slices.Contains(checks.exists, jp) {
+				checks.exists = append(checks.exists, jp)
+			}
+		}
+		for _, m := range propertyRe.FindAllStringSubmatch(l, -1) {
+			if jp, ok := resolve(m[1], m[2]); ok {
+				if jp += member(m[3]); !slices.Contains(checks.exists, jp) {
+					checks.exists = append(checks.exists, jp)
+				}
+			}
+		}
+		for _, m := range jsonBodyRe.FindAllStringSubmatch(l, -1) {
+			jp := "$"
+			for _, seg := range strings.Split(m[1], ".") {
+				jp += member(seg)
+			}
+			if !slices.Contains(checks.exists, jp) {
+				checks.exists = append(checks.exists, jp)
+			}
+		}
 		for _, m := range statusRe.FindAllStringSubmatch(l, -1) {
 			var n int
 			fmt.Sscan(m[1]+m[2], &n)
@@ -591,7 +658,7 @@ func readScript(lines []string) (sets []scriptSet, status []int) {
 			}
 		}
 	}
-	return sets, status
+	return sets, status, checks
 }
 
 // events lists scripts. Test scripts of a request (r set) that set a
@@ -606,7 +673,15 @@ func (c *conv) events(p string, evs []Event, r *convert.Request) {
 		}
 		var got []string
 		if r != nil && e.Listen == "test" {
-			sets, status := readScript(lines)
+			sets, status, checks := readScript(lines)
+			for _, kv := range checks.equal {
+				r.Check.JSON = append(r.Check.JSON, kv)
+				got = append(got, fmt.Sprintf("check %s equals %s", kv.Name, kv.Value))
+			}
+			for _, jp := range checks.exists {
+				r.Check.JSONExists = append(r.Check.JSONExists, jp)
+				got = append(got, "check "+jp+" exists")
+			}
 			for _, st := range sets {
 				r.Extract = append(r.Extract, convert.Extract{Var: convert.VarName(st.name), JSON: st.path})
 				c.extracted[convert.VarName(st.name)] = true

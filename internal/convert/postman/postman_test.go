@@ -143,7 +143,7 @@ func TestScriptIdioms(t *testing.T) {
 		// An alias reassigned from something else no longer names the response.
 		{"var j = pm.response.json();\nj = other;\npm.environment.set('t', j.token);", ""},
 	} {
-		sets, status := readScript(strings.Split(c.script, "\n"))
+		sets, status, _ := readScript(strings.Split(c.script, "\n"))
 		var got []string
 		for _, s := range sets {
 			got = append(got, s.name+"="+s.path)
