@@ -191,8 +191,8 @@ type Request struct {
 	// or absolute).
 	Multipart *Multipart
 	BodyFile  string
-	Extract []Extract
-	Check   Check
+	Extract   []Extract
+	Check     Check
 	// Checks are further checks, written with Check as a check list.
 	Checks    []Check
 	Timeout   time.Duration

@@ -131,8 +131,8 @@ type MemoryWhy struct {
 	// percent of the mean.
 	GrowthLowPct  float64 `json:"growth_low_pct,omitempty"`
 	GrowthHighPct float64 `json:"growth_high_pct,omitempty"`
-	Hours        float64 `json:"hours,omitempty"`
-	Confidence   float64 `json:"confidence,omitempty"`
+	Hours         float64 `json:"hours,omitempty"`
+	Confidence    float64 `json:"confidence,omitempty"`
 }
 
 // unmarshalName sets *v to the index of b in names.

@@ -534,7 +534,7 @@ var (
 	// responseCode.code === N.
 	statusRe = regexp.MustCompile(`pm\.response\.to\.have\.status\((\d{3})\)|responseCode\.code\s*===?\s*(\d{3})`)
 	jsSegRe  = regexp.MustCompile(`\.(` + jsIdent + `)|\[(\d+)\]|\[["']([^"'\]]+)["']\]`)
-	identRe = regexp.MustCompile(`^` + jsIdent + `$`)
+	identRe  = regexp.MustCompile(`^` + jsIdent + `$`)
 	// jsLit is a JSON-able literal a check compares with.
 	jsLit = `"[^"\\]*"|'[^'\\]*'|-?\d+(?:\.\d+)?|true|false|null`
 	// expectEqRe: pm.expect(ROOT-OR-ALIAS PATH).to[.be|.deep].eql|equal(LITERAL).
