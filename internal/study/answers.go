@@ -656,26 +656,30 @@ func (wd *words) capacityRows(q Question, ms []*member, limits []Limit) ([]Capac
 	}
 	for _, k := range keys {
 		group := byKey[k]
-		done := false
 		// A capacity search answers its workload and variant's capacity
 		// question by itself: the stepped runs and levels beside it are
 		// the reference's tables, not a second answer.
-		for _, m := range group {
-			if m.search != nil {
-				rows = append(rows, wd.searchCapacity(m, limits))
-				done = true
+		// Several runs of one variant (a run and its repeats) answer each
+		// for itself: each row names its run, so the answer's lines and
+		// the side-by-side table's rows are told apart and none is lost.
+		searches := slices.DeleteFunc(slices.Clone(group), func(m *member) bool { return m.search == nil })
+		stepped := slices.DeleteFunc(slices.Clone(group), func(m *member) bool { return !m.stepped() })
+		name := func(m *member, of []*member) string {
+			if len(of) > 1 {
+				return variantWords(m) + " (" + m.name + ")"
 			}
+			return variantWords(m)
 		}
-		if done {
+		if len(searches) > 0 {
+			for _, m := range searches {
+				rows = append(rows, wd.searchCapacity(m, name(m, searches), limits))
+			}
 			continue
 		}
-		for _, m := range group {
-			if m.stepped() {
-				rows = append(rows, wd.steppedCapacity(q, m, limits))
-				done = true
+		if len(stepped) > 0 {
+			for _, m := range stepped {
+				rows = append(rows, wd.steppedCapacity(q, m, name(m, stepped), limits))
 			}
-		}
-		if done {
 			continue
 		}
 		loads := map[float64]bool{}
@@ -732,9 +736,9 @@ func slaMet(q Question, m *member, phase int) *bool {
 	return &met
 }
 
-func (wd *words) steppedCapacity(q Question, m *member, limits []Limit) CapacityRow {
+func (wd *words) steppedCapacity(q Question, m *member, name string, limits []Limit) CapacityRow {
 	cr := m.cap
-	row := CapacityRow{Workload: variantWords(m), Unit: "users", Bottleneck: cr.Bottleneck}
+	row := CapacityRow{Workload: name, Unit: "users", Bottleneck: cr.Bottleneck}
 	rate := cr.Kind == knee.Rate
 	if rate {
 		row.Unit = "req/s"
@@ -766,9 +770,9 @@ func (wd *words) steppedCapacity(q Question, m *member, limits []Limit) Capacity
 // points, its sentence the search's own answer (the load, its interval
 // and what limited it). A search limited by the throughput plateau names
 // the configured limit its knee matches, as a stepped run's knee does.
-func (wd *words) searchCapacity(m *member, limits []Limit) CapacityRow {
+func (wd *words) searchCapacity(m *member, name string, limits []Limit) CapacityRow {
 	cs := m.search
-	row := CapacityRow{Workload: variantWords(m), Unit: cs.Unit, HasSLA: true, Bottleneck: cs.Bottleneck, Search: true, SearchAnswer: cs, red: m.red}
+	row := CapacityRow{Workload: name, Unit: cs.Unit, HasSLA: true, Bottleneck: cs.Bottleneck, Search: true, SearchAnswer: cs, red: m.red}
 	for _, p := range cs.Probes {
 		if p.Verdict == capacity.NotJudged || p.Repeat {
 			continue
@@ -1150,6 +1154,7 @@ func (wd *words) answerConfigurations(q Question, ms []*member, limits []Limit) 
 	wl := map[string]string{}
 	for _, m := range ms {
 		wl[variantWords(m)] = m.f.Workload
+		wl[variantWords(m)+" ("+m.name+")"] = m.f.Workload // one of several runs of a variant
 	}
 	for _, r := range rows {
 		w := wl[r.Workload]
