@@ -24,7 +24,7 @@ const maxChunkSize = 64 << 20
 type Chunk struct {
 	Seq  int    // 0, 1, 2 … in file order
 	Data []byte // valid until the chunk's result has been consumed
-	Line int64  // 1-based line number of the first line of Data
+	Line int64  // 1-based line number of the first line of Data (0 from ParallelUncounted)
 	Last bool   // the final chunk of the file
 }
 
@@ -78,6 +78,21 @@ func Workers(n int) int {
 // results, whatever the size of src. A decode or consume error stops the
 // pipeline and is returned.
 func Parallel[R any](ctx context.Context, src io.Reader, workers, chunkSize int, cut CutFunc,
+	decode func(c *Chunk) (R, error), consume func(c *Chunk, r R) error) error {
+	return parallel(ctx, src, workers, chunkSize, cut, true, decode, consume)
+}
+
+// ParallelUncounted is Parallel without the count of each chunk's lines
+// (a pass over every byte read, which a decoder that walks its chunk line
+// by line need not pay for): Chunk.Line is 0, the decoder numbers the
+// lines of its chunk itself, and consume — which sees the chunks in file
+// order — knows from the chunks before how many lines precede it.
+func ParallelUncounted[R any](ctx context.Context, src io.Reader, workers, chunkSize int, cut CutFunc,
+	decode func(c *Chunk) (R, error), consume func(c *Chunk, r R) error) error {
+	return parallel(ctx, src, workers, chunkSize, cut, false, decode, consume)
+}
+
+func parallel[R any](ctx context.Context, src io.Reader, workers, chunkSize int, cut CutFunc, countLines bool,
 	decode func(c *Chunk) (R, error), consume func(c *Chunk, r R) error) error {
 	workers = Workers(workers)
 	if chunkSize <= 0 {
@@ -170,8 +185,11 @@ func Parallel[R any](ctx context.Context, src io.Reader, workers, chunkSize int,
 					return
 				}
 			}
-			j := &job{c: &Chunk{Seq: seq, Data: buf, Line: line, Last: eof}, done: make(chan struct{})}
-			line += int64(bytes.Count(buf, []byte{'\n'}))
+			j := &job{c: &Chunk{Seq: seq, Data: buf, Last: eof}, done: make(chan struct{})}
+			if countLines {
+				j.c.Line = line
+				line += int64(bytes.Count(buf, []byte{'\n'}))
+			}
 			select {
 			case ordered <- j:
 			case <-ctx.Done():

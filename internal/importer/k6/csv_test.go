@@ -1,9 +1,11 @@
 package k6
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -151,6 +153,71 @@ func TestCSVRows(t *testing.T) {
 	for _, w := range []string{p + ":6", p + ":7", p + ":8", "3 malformed"} {
 		if !strings.Contains(string(log), w) {
 			t.Errorf("import.log lacks %q:\n%s", w, log)
+		}
+	}
+}
+
+// TestCSVProblemLinesAcrossChunks: a malformed row is reported at its line
+// of the file whichever chunk it falls in — the decoders number their
+// chunk's lines themselves (importer.ParallelUncounted) — also after a
+// quoted field that holds a line break, which makes one row of two lines.
+func TestCSVProblemLinesAcrossChunks(t *testing.T) {
+	t.Parallel()
+	lines := strings.SplitAfter(string(gunzip(t, csvFixtures+"/out.csv.gz")), "\n")
+	var dur []int // indexes of http_req_duration rows
+	for i, l := range lines {
+		if strings.HasPrefix(l, "http_req_duration,") {
+			dur = append(dur, i)
+		}
+	}
+	if len(dur) < 200 {
+		t.Fatalf("%d request rows in the fixture", len(dur))
+	}
+	// A row whose error message k6 quoted over two lines, then damaged
+	// rows after it: a value that is no number, a row cut short.
+	quoted := strings.Replace(lines[dur[50]], ",,,,true,", ",,\"refused\nby peer\",1212,false,", 1)
+	mod := append([]string(nil), lines[:dur[50]]...)
+	mod = append(mod, quoted)
+	mod = append(mod, lines[dur[50]+1:]...)
+	var bad []int // 1-based file lines of the damaged rows
+	for _, k := range []int{7, 120, 160, 199} {
+		i := dur[k]
+		f := strings.SplitN(mod[i], ",", 4)
+		if k%2 == 0 {
+			mod[i] = f[0] + "," + f[1] + ",x," + f[3]
+		} else {
+			mod[i] = f[0] + "," + f[1] + "\n"
+		}
+		line := i + 1
+		if k > 50 {
+			line++ // the quoted row's second line comes before
+		}
+		bad = append(bad, line)
+	}
+	p := filepath.Join(t.TempDir(), "out.csv")
+	if err := os.WriteFile(p, []byte(strings.Join(mod, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, chunk := range []int{4096, 50000, 0} {
+		dir := filepath.Join(t.TempDir(), "run")
+		d, err := importStream(t, Config{Path: p, ChunkSize: chunk}, importer.Options{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := int64(len(dur) - len(bad)); d.Total.Count != want {
+			t.Errorf("chunk %d: %d requests, want %d", chunk, d.Total.Count, want)
+		}
+		log, err := os.ReadFile(filepath.Join(dir, rundir.ImportLogFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("%d malformed lines", len(bad)); !strings.Contains(string(log), want) {
+			t.Errorf("chunk %d: import.log lacks %q:\n%s", chunk, want, log)
+		}
+		for _, n := range bad {
+			if want := p + ":" + strconv.Itoa(n) + ":"; !strings.Contains(string(log), want) {
+				t.Errorf("chunk %d: import.log lacks %s:\n%s", chunk, want, log)
+			}
 		}
 	}
 }

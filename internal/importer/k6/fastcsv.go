@@ -16,8 +16,9 @@ import (
 // wanted metric uses are cut at all. From the first row that holds a
 // quote (an error message k6 quoted) is read by decodeCSV, the reference
 // this path is tested against (fastcsv_test.go), and so is the rest of a
-// chunk whose quotes do not make whole records.
-func (d *decoder) decodeCSVFast(data []byte, line int64, c *csvColumns, b *batch) {
+// chunk whose quotes do not make whole records. It returns line plus the
+// line ends data holds: the number of the line after the chunk.
+func (d *decoder) decodeCSVFast(data []byte, line int64, c *csvColumns, b *batch) int64 {
 	q := bytes.IndexByte(data, '"')
 	for len(data) > 0 {
 		raw, next, whole := data, []byte(nil), false
@@ -28,7 +29,7 @@ func (d *decoder) decodeCSVFast(data []byte, line int64, c *csvColumns, b *batch
 			n, lines := quotedRecord(data)
 			if n == 0 {
 				d.decodeCSV(data, line, c, b)
-				return
+				return line + int64(bytes.Count(data, []byte{'\n'}))
 			}
 			d.decodeCSV(data[:n], line, c, b)
 			data, line = data[n:], line+lines
@@ -42,8 +43,11 @@ func (d *decoder) decodeCSVFast(data []byte, line int64, c *csvColumns, b *batch
 			d.csvLine(raw, whole, line, c, b)
 		}
 		data = next
-		line++
+		if whole {
+			line++
+		}
 	}
+	return line
 }
 
 // quotedRecord is the length of the record data starts with, up to and

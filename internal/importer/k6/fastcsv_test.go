@@ -18,7 +18,8 @@ const csvHeader = "metric_name,timestamp,metric_value,check,error,error_code,exp
 
 // checkFastCSV is the oracle: decodeCSVFast decodes data (a chunk that
 // starts at line) into the same batch as decodeCSV, encoding/csv's reading
-// — the same samples, users, tallies and problems.
+// — the same samples, users, tallies and problems — and says which line
+// follows the chunk.
 func checkFastCSV(t *testing.T, data []byte, line int64, cols *csvColumns) *batch {
 	t.Helper()
 	lbl := importer.NewLabels()
@@ -26,7 +27,9 @@ func checkFastCSV(t *testing.T, data []byte, line int64, cols *csvColumns) *batc
 	host := cols.primaryHost(data)
 	fast, slow := &batch{}, &batch{}
 	fd := &decoder{labels: lbl.NewCache(), tp: tp, host: host}
-	fd.decodeCSVFast(data, line, cols, fast)
+	if next, want := fd.decodeCSVFast(data, line, cols, fast), line+int64(bytes.Count(data, []byte{'\n'})); next != want {
+		t.Fatalf("%q: the next line is %d, want %d", data, next, want)
+	}
 	sd := &decoder{labels: lbl.NewCache(), tp: tp, host: host}
 	sd.decodeCSV(data, line, cols, slow)
 	if !reflect.DeepEqual(fast, slow) {

@@ -34,6 +34,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/core"
@@ -159,22 +160,39 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 	if csvOut {
 		cut = importer.CutCSV('"')
 	}
-	err = importer.Parallel(ctx, br, run.Workers(), s.cfg.ChunkSize, cut,
+	// Decoders and batches are reused from chunk to chunk: a batch's
+	// records were most of the import's allocations (docs/performance.md).
+	decoders := sync.Pool{New: func() any {
+		return &decoder{labels: agg.Labels().NewCache(), tp: tp, host: host, keep: run.KeepSamples()}
+	}}
+	batches := sync.Pool{New: func() any { return &batch{} }}
+	next := int64(1) // the file's number of the next chunk's first line
+	err = importer.ParallelUncounted(ctx, br, run.Workers(), s.cfg.ChunkSize, cut,
 		func(c *importer.Chunk) (*batch, error) {
-			d := &decoder{labels: agg.Labels().NewCache(), tp: tp, host: host, keep: run.KeepSamples()}
-			b := &batch{}
+			d := decoders.Get().(*decoder)
+			defer decoders.Put(d)
+			b := batches.Get().(*batch)
 			b.probs.File = s.cfg.Path
 			if cols != nil {
-				d.decodeCSVFast(c.Data, c.Line, cols, b)
+				b.next = d.decodeCSVFast(c.Data, firstLine(c), cols, b)
 			} else {
-				d.decode(c.Data, c.Line, b)
+				b.next = d.decode(c.Data, firstLine(c), b)
 			}
 			return b, nil
 		},
 		func(c *importer.Chunk, b *batch) error {
-			if gz { // for the message of a cut stream only
-				lines = c.Line - 1 + int64(bytes.Count(c.Data, []byte{'\n'}))
+			defer func() {
+				b.reset()
+				batches.Put(b)
+			}()
+			// The chunk's lines were numbered from firstLine; the lines
+			// before it are known now, in file order.
+			off := next - firstLine(c)
+			for i := range b.probs.First {
+				b.probs.First[i].Line += off
 			}
+			next = b.next + off
+			lines = next - 1 // whole lines, for the message of a cut gzip stream
 			probs.Merge(&b.probs)
 			tot.add(&b.tally)
 			for _, p := range b.vus {
@@ -347,7 +365,30 @@ type batch struct {
 	recs  []importer.Rec
 	vus   []vuPoint
 	probs importer.ChunkProblems
+	next  int64 // the decoder's number of the line after the chunk
 	tally
+}
+
+// reset empties b for another chunk, keeping its slices' memory.
+func (b *batch) reset() {
+	b.recs, b.vus = b.recs[:0], b.vus[:0]
+	b.probs.Reset("")
+	b.next, b.tally = 0, tally{}
+}
+
+// relStart is the number a decoder gives the first line of a chunk after
+// the first: which line of the file it is, is known only when the chunks
+// before it have been consumed (importer.ParallelUncounted). Far above
+// any file's line count, and not 1, which is the header of a CSV file.
+const relStart = 1 << 40
+
+// firstLine is the number c's decoder gives its first line: the file's
+// first line is 1.
+func firstLine(c *importer.Chunk) int64 {
+	if c.Seq == 0 {
+		return 1
+	}
+	return relStart
 }
 
 // decoder decodes lines of one chunk. Each goroutine has its own.
@@ -395,11 +436,13 @@ var wanted = map[string]bool{"http_req_duration": true, "http_req_failed": true,
 
 var pointPrefix = []byte(`{"metric":"`)
 
-func (d *decoder) decode(data []byte, line int64, b *batch) {
+// decode decodes the lines of one chunk, the first numbered line, and
+// returns the number of the line after it (line plus the line ends).
+func (d *decoder) decode(data []byte, line int64, b *batch) int64 {
 	for len(data) > 0 {
-		raw := data
+		raw, whole := data, false
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			raw, data = data[:i], data[i+1:]
+			raw, data, whole = data[:i], data[i+1:], true
 		} else {
 			data = nil
 		}
@@ -407,8 +450,11 @@ func (d *decoder) decode(data []byte, line int64, b *batch) {
 			raw = raw[:len(raw)-1] // bytes.TrimRight builds its cutset for every line
 		}
 		d.line(raw, line, b)
-		line++
+		if whole {
+			line++
+		}
 	}
+	return line
 }
 
 func (d *decoder) line(raw []byte, lineNo int64, b *batch) {
