@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -319,6 +320,26 @@ func TestRunK6Script(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "monitor", "host.csv")); err != nil {
 		t.Errorf("no host monitor data: %v", err)
+	}
+	// The figures above are equal to k6's with k6 given only the system
+	// tags the import reads: its rows carry no protocol and no scenario.
+	csvOut, err := os.ReadFile(filepath.Join(dir, "tool", "k6.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(csvOut)).ReadAll()
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("k6's CSV: %d rows, %v", len(rows), err)
+	}
+	for i, col := range rows[0] {
+		if col != "proto" && col != "scenario" && col != "tls_version" {
+			continue
+		}
+		for _, r := range rows[1:] {
+			if r[i] != "" {
+				t.Fatalf("k6's CSV rows hold %s %q (k6 given %s): %q", col, r[i], executor.K6SystemTags, r)
+			}
+		}
 	}
 }
 

@@ -206,3 +206,59 @@ func TestRunRelativeDir(t *testing.T) {
 		t.Errorf("result %q %v", b, err)
 	}
 }
+
+// TestK6SystemTags: k6 is given only the system tags the import reads
+// unless the script, a local module it imports or the user may need the
+// others.
+func TestK6SystemTags(t *testing.T) {
+	t.Parallel()
+	bin := fakeBin(t, "k6")
+	for _, c := range []struct {
+		name    string
+		files   map[string]string
+		userEnv string
+		want    bool
+	}{
+		{"plain", map[string]string{"s.js": "import http from 'k6/http';\nexport const options = { scenarios: { a: { executor: 'shared-iterations' } } };\nexport default function () { http.get(__ENV.BASE); }\n"}, "", true},
+		{"module", map[string]string{"s.js": "import { options as o } from './lib/opts.js';\nexport const options = o;\n", "lib/opts.js": "export const options = { thresholds: { 'http_req_duration{scenario:buy}': ['p(95)<500'] } };\n"}, "", false},
+		{"nested module", map[string]string{"s.js": "import { o } from './a.js';\n", "a.js": "export * from \"../" + "x/b.js\";\n", "../x/b.js": "export const o = { systemTags: ['url'] };\n"}, "", false},
+		{"missing module", map[string]string{"s.js": "import { o } from './gone.js';\n"}, "", false},
+		{"user's own", map[string]string{"s.js": "export default function () {}\n"}, "proto,url", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "d")
+			for name, text := range c.files {
+				p := filepath.Join(dir, name)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env := func(k string) string {
+				switch k {
+				case "K6":
+					return bin
+				case "K6_SYSTEM_TAGS":
+					return c.userEnv
+				}
+				return ""
+			}
+			cmd, err := k6{}.Command(&Spec{Script: filepath.Join(dir, "s.js"), Getenv: env}, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := false
+			for _, e := range cmd.Env {
+				if e == "K6_SYSTEM_TAGS="+K6SystemTags {
+					got = true
+				}
+			}
+			if got != c.want {
+				t.Errorf("K6_SYSTEM_TAGS=%s given: %v, want %v", K6SystemTags, got, c.want)
+			}
+		})
+	}
+}
