@@ -24,7 +24,7 @@ import (
 
 // foreignTool finds a tool for the foreign-executor tests: it skips when
 // the tool is missing, except under CI=true, where it fails.
-func foreignTool(t *testing.T, what string, ok bool) {
+func foreignTool(t testing.TB, what string, ok bool) {
 	t.Helper()
 	if ok {
 		return
