@@ -24,6 +24,7 @@ type csvColumns struct {
 	name, status, url                               int
 	n                                               int
 	last                                            int  // the last column the import reads
+	tagsFrom                                        int  // the first column after metric, time and value when every tag column read is after them, else 0
 	wholeSeconds                                    bool // the first row's time is unix seconds
 }
 
@@ -70,6 +71,14 @@ func readCSVHeader(head []byte) (*csvColumns, error) {
 		return nil, errors.New("the k6 CSV header lacks metric_name, timestamp or metric_value")
 	}
 	c.last = max(c.metric, c.time, c.value, c.check, c.errMsg, c.errCode, c.expected, c.group, c.method, c.name, c.status, c.url)
+	if lead := max(c.metric, c.time, c.value); c.last > lead {
+		c.tagsFrom = lead + 1
+		for _, t := range []int{c.check, c.errMsg, c.errCode, c.expected, c.group, c.method, c.name, c.status, c.url} {
+			if t >= 0 && t < lead {
+				c.tagsFrom = 0
+			}
+		}
+	}
 	if rec, err := r.Read(); err == nil && c.time < len(rec) {
 		ts := rec[c.time]
 		c.wholeSeconds = len(ts) > 0 && len(ts) <= 10 && strings.Trim(ts, "0123456789") == ""

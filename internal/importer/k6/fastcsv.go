@@ -99,6 +99,7 @@ func (d *decoder) csvLine(raw []byte, whole bool, lineNo int64, c *csvColumns, b
 		return
 	}
 	upto := c.last // the last column to cut out
+	tagged := false
 	if c.metric == 0 {
 		// k6's layout: the metric first. Most of k6's rows (eleven of the
 		// thirteen a request writes) are of metrics the import does not
@@ -109,22 +110,47 @@ func (d *decoder) csvLine(raw []byte, whole bool, lineNo int64, c *csvColumns, b
 		}
 		if m != "http_req_duration" && m != "group_duration" && m != "checks" {
 			upto = max(c.time, c.value) // the value alone is used
+		} else {
+			tagged = c.tagsFrom > 0
 		}
 	}
 	// The columns up to upto, looked for byte by byte: the fields are
-	// short, and a call of bytes.IndexByte for each cost more.
+	// short, and a call of bytes.IndexByte for each cost more. A row
+	// whose tags (all after its value) are the bytes of the last tagged
+	// row's — a script's requests come in runs of the same one — takes
+	// that row's tags and is cut no further than its value.
+	split := upto
+	if tagged {
+		split = c.tagsFrom - 1
+	}
 	fs := d.fields[:0]
-	from := 0
-	for i := 0; i < len(raw); i++ {
+	from, i := 0, 0
+	for ; i < len(raw); i++ {
 		if raw[i] == ',' {
 			fs = append(fs, raw[from:i])
 			from = i + 1
-			if len(fs) > upto {
+			if len(fs) > split {
+				i++
 				break
 			}
 		}
 	}
-	if len(fs) <= upto {
+	same := false
+	if tagged && len(fs) > split {
+		tail := raw[from:]
+		if d.tail.ok && bytes.Equal(tail, d.tail.b) {
+			same = true
+		} else {
+			d.tail.b, d.tail.ok = append(d.tail.b[:0], tail...), false
+			for ; i < len(raw) && len(fs) <= upto; i++ {
+				if raw[i] == ',' {
+					fs = append(fs, raw[from:i])
+					from = i + 1
+				}
+			}
+		}
+	}
+	if !same && len(fs) <= upto {
 		fs = append(fs, raw[from:])
 	}
 	d.fields = fs
@@ -172,9 +198,16 @@ func (d *decoder) csvLine(raw []byte, whole bool, lineNo int64, c *csvColumns, b
 	switch p.Metric {
 	case "http_req_duration", "group_duration", "checks":
 		tg := &p.Data.Tags
+		if same {
+			*tg = d.tail.tags
+			break
+		}
 		tg.Name, tg.URL, tg.Method, tg.Status = d.col(0, fs, c.name), d.col(1, fs, c.url), d.col(2, fs, c.method), d.col(3, fs, c.status)
 		tg.ExpectedResponse, tg.Error, tg.ErrorCode = d.col(4, fs, c.expected), d.col(5, fs, c.errMsg), d.col(6, fs, c.errCode)
 		tg.Group, tg.Check = d.col(7, fs, c.group), d.col(8, fs, c.check)
+		if tagged {
+			d.tail.tags, d.tail.ok = *tg, true
+		}
 	}
 	d.add(p, v, t, lineNo, raw, b)
 }
@@ -268,6 +301,15 @@ func (d *decoder) col(slot int, fs [][]byte, i int) string {
 	}
 	s.b, s.s, s.ok = append(s.b[:0], b...), intern(b), true
 	return s.s
+}
+
+// tailCache is the tags of the last tagged row (http_req_duration,
+// group_duration, checks) and the bytes they were cut from: the row after
+// its value.
+type tailCache struct {
+	b    []byte
+	tags tags
+	ok   bool
 }
 
 // colCache is the last value a column held, as bytes and as a string.

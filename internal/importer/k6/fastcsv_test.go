@@ -115,6 +115,14 @@ func FuzzDecodeCSVFast(f *testing.F) {
 		"http_req_duration,1700000001123456,30.000000,,,,false,,POST,\"pay, now\",HTTP/1.1,default,,503,,,http://127.0.0.1:8080/pay,,\n",
 		"group_duration,1700000002,40.0,,,,,::shop,,,,default,,,,,,,\nvus,1700000002,3.0\nchecks,1,1,c\r\n",
 		"http_reqs,1\n\r\n \nhttp_req_failed,1,1\n",
+		// Runs of equal tags, a row whose tags change, and one cut short.
+		"http_req_duration,1795920546412707129,4.125223,,,,true,,GET,http://127.0.0.1:8080/cart,,,,200,,,http://127.0.0.1:8080/cart,,\n" +
+			"http_req_duration,1795920546412707130,5.000000,,,,true,,GET,http://127.0.0.1:8080/cart,,,,200,,,http://127.0.0.1:8080/cart,,\n" +
+			"http_req_duration,1795920546412707130,5.000000,,,,true,,GET,http://127.0.0.1:8080/cart,,,,201,,,http://127.0.0.1:8080/cart,,\n" +
+			"checks,1795920546412707130,1.000000,,,,true,,GET,http://127.0.0.1:8080/cart,,,,200,,,http://127.0.0.1:8080/cart,,\n" +
+			"http_req_duration,1795920546412707131,6.000000,,,,false,,GET,http://127.0.0.1:8080/cart,,,,500,,,http://127.0.0.1:8080/cart,,\n" +
+			"http_req_duration,1795920546412707132,7.000000,,,,false,,GET,http://127.0.0.1:8080/cart\n" +
+			"http_req_duration,1795920546412707133,8.000000,,,,false,,GET,http://127.0.0.1:8080/cart,,,,500,,,http://127.0.0.1:8080/cart,,\n",
 	} {
 		f.Add([]byte(s))
 	}

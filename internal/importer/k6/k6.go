@@ -403,6 +403,7 @@ type decoder struct {
 	lastLabel labelMemo
 	fields    [][]byte    // a CSV row's columns (decodeCSVFast)
 	cols      [9]colCache // the last tag values of CSV rows
+	tail      tailCache   // the last tagged CSV row's tags
 }
 
 // point is a Point line; only the tags the import uses are decoded.
@@ -412,21 +413,24 @@ type point struct {
 	Data   struct {
 		Time  string   `json:"time"`
 		Value *float64 `json:"value"`
-		Tags  struct {
-			Name             string `json:"name"`
-			URL              string `json:"url"`
-			Method           string `json:"method"`
-			Status           string `json:"status"`
-			ExpectedResponse string `json:"expected_response"`
-			Error            string `json:"error"`
-			ErrorCode        string `json:"error_code"`
-			Group            string `json:"group"`
-			Check            string `json:"check"`
-		} `json:"tags"`
+		Tags  tags     `json:"tags"`
 	} `json:"data"`
 	// rawTime is data.time as fastPoint found it in the line (valid while
 	// the line is; Data.Time is then empty).
 	rawTime []byte
+}
+
+// tags are the tags of a point the import reads.
+type tags struct {
+	Name             string `json:"name"`
+	URL              string `json:"url"`
+	Method           string `json:"method"`
+	Status           string `json:"status"`
+	ExpectedResponse string `json:"expected_response"`
+	Error            string `json:"error"`
+	ErrorCode        string `json:"error_code"`
+	Group            string `json:"group"`
+	Check            string `json:"check"`
 }
 
 // wanted are the metrics whose points are decoded; the others are skipped
