@@ -26,6 +26,9 @@ type Chunk struct {
 	Data []byte // valid until the chunk's result has been consumed
 	Line int64  // 1-based line number of the first line of Data (0 from ParallelUncounted)
 	Last bool   // the final chunk of the file
+	// NoQuote: Data holds no quote byte (ParallelUncounted with a quote
+	// counted them while cutting); false when they were not counted.
+	NoQuote bool
 }
 
 // CutFunc returns the length of the longest prefix of b that ends at a record
@@ -45,23 +48,35 @@ func CutLines(b []byte) int {
 // up to a newline says whether the newline is inside a field.
 func CutCSV(quote byte) CutFunc {
 	return func(b []byte) int {
-		end := bytes.LastIndexByte(b, '\n')
-		if end < 0 {
+		n, _ := cutCSV(b, quote)
+		return n
+	}
+}
+
+// cutCSV is CutCSV's cut, and whether b up to it holds no quote.
+func cutCSV(b []byte, quote byte) (int, bool) {
+	end := bytes.LastIndexByte(b, '\n')
+	if end < 0 {
+		return 0, false
+	}
+	quotes := bytes.Count(b[:end], []byte{quote})
+	return cutOdd(b, end, quote, quotes%2 == 1), quotes == 0
+}
+
+// cutOdd is the cut at or before the line end at end, whose quote count
+// from b's start is odd or not.
+func cutOdd(b []byte, end int, quote byte, odd bool) int {
+	for odd {
+		prev := bytes.LastIndexByte(b[:end], '\n')
+		if prev < 0 {
 			return 0
 		}
-		odd := bytes.Count(b[:end], []byte{quote})%2 == 1
-		for odd {
-			prev := bytes.LastIndexByte(b[:end], '\n')
-			if prev < 0 {
-				return 0
-			}
-			if bytes.Count(b[prev:end], []byte{quote})%2 == 1 {
-				odd = !odd
-			}
-			end = prev
+		if bytes.Count(b[prev:end], []byte{quote})%2 == 1 {
+			odd = !odd
 		}
-		return end + 1
+		end = prev
 	}
+	return end + 1
 }
 
 // Workers returns n, or GOMAXPROCS when n <= 0.
@@ -79,7 +94,7 @@ func Workers(n int) int {
 // pipeline and is returned.
 func Parallel[R any](ctx context.Context, src io.Reader, workers, chunkSize int, cut CutFunc,
 	decode func(c *Chunk) (R, error), consume func(c *Chunk, r R) error) error {
-	return parallel(ctx, src, workers, chunkSize, cut, true, decode, consume)
+	return parallel(ctx, src, workers, chunkSize, func(b []byte) (int, bool) { return cut(b), false }, true, decode, consume)
 }
 
 // ParallelUncounted is Parallel without the count of each chunk's lines
@@ -87,12 +102,19 @@ func Parallel[R any](ctx context.Context, src io.Reader, workers, chunkSize int,
 // by line need not pay for): Chunk.Line is 0, the decoder numbers the
 // lines of its chunk itself, and consume — which sees the chunks in file
 // order — knows from the chunks before how many lines precede it.
-func ParallelUncounted[R any](ctx context.Context, src io.Reader, workers, chunkSize int, cut CutFunc,
+// Records are lines when quote is 0; otherwise they are cut as CutCSV
+// cuts them, and Chunk.NoQuote says that a chunk holds no quote (the
+// cut counted them), so its decoder need not look for one.
+func ParallelUncounted[R any](ctx context.Context, src io.Reader, workers, chunkSize int, quote byte,
 	decode func(c *Chunk) (R, error), consume func(c *Chunk, r R) error) error {
+	cut := func(b []byte) (int, bool) { return CutLines(b), false }
+	if quote != 0 {
+		cut = func(b []byte) (int, bool) { return cutCSV(b, quote) }
+	}
 	return parallel(ctx, src, workers, chunkSize, cut, false, decode, consume)
 }
 
-func parallel[R any](ctx context.Context, src io.Reader, workers, chunkSize int, cut CutFunc, countLines bool,
+func parallel[R any](ctx context.Context, src io.Reader, workers, chunkSize int, cut func(b []byte) (n int, noQuote bool), countLines bool,
 	decode func(c *Chunk) (R, error), consume func(c *Chunk, r R) error) error {
 	workers = Workers(workers)
 	if chunkSize <= 0 {
@@ -135,6 +157,7 @@ func parallel[R any](ctx context.Context, src io.Reader, workers, chunkSize int,
 				return
 			}
 			size := chunkSize
+			noQuote := false // the cut found no quote in buf
 			for {
 				if cap(buf) < size {
 					nb := make([]byte, 0, size)
@@ -147,9 +170,9 @@ func parallel[R any](ctx context.Context, src io.Reader, workers, chunkSize int,
 				if errors.Is(err, ErrPause) {
 					// A followed file holds no more yet: decode the whole
 					// records read so far, keep the rest for later.
-					if k := cut(buf); k > 0 {
+					if k, nq := cut(buf); k > 0 {
 						carry = append(carry, buf[k:]...)
-						buf = buf[:k]
+						buf, noQuote = buf[:k], nq
 						break
 					}
 					carry = append(carry, buf...)
@@ -167,13 +190,13 @@ func parallel[R any](ctx context.Context, src io.Reader, workers, chunkSize int,
 					eof = true
 					break
 				}
-				k := cut(buf)
+				k, nq := cut(buf)
 				if k == 0 && len(buf) >= maxChunkSize {
-					k = CutLines(buf) // no safe cut: give up on quotes
+					k, nq = CutLines(buf), false // no safe cut: give up on quotes
 				}
 				if k > 0 {
 					carry = append(carry, buf[k:]...)
-					buf = buf[:k]
+					buf, noQuote = buf[:k], nq
 					break
 				}
 				// No complete record yet: grow and read more.
@@ -185,7 +208,7 @@ func parallel[R any](ctx context.Context, src io.Reader, workers, chunkSize int,
 					return
 				}
 			}
-			j := &job{c: &Chunk{Seq: seq, Data: buf, Last: eof}, done: make(chan struct{})}
+			j := &job{c: &Chunk{Seq: seq, Data: buf, Last: eof, NoQuote: noQuote}, done: make(chan struct{})}
 			if countLines {
 				j.c.Line = line
 				line += int64(bytes.Count(buf, []byte{'\n'}))

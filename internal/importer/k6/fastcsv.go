@@ -19,7 +19,12 @@ import (
 // chunk whose quotes do not make whole records. It returns line plus the
 // line ends data holds: the number of the line after the chunk.
 func (d *decoder) decodeCSVFast(data []byte, line int64, c *csvColumns, b *batch) int64 {
-	q := bytes.IndexByte(data, '"')
+	return d.decodeCSVRows(data, line, c, b, bytes.IndexByte(data, '"'))
+}
+
+// decodeCSVRows is decodeCSVFast given where data's first quote is (−1:
+// none), which the chunk's cut may know (importer.Chunk.NoQuote).
+func (d *decoder) decodeCSVRows(data []byte, line int64, c *csvColumns, b *batch, q int) int64 {
 	for len(data) > 0 {
 		raw, next, whole := data, []byte(nil), false
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {

@@ -156,9 +156,9 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 	var lines int64 // whole lines consumed
 	probs := run.Problems()
 	tp, _ := importer.NewTimeParser("iso8601", run.Clock())
-	cut := importer.CutLines
+	var quote byte // records are lines
 	if csvOut {
-		cut = importer.CutCSV('"')
+		quote = '"'
 	}
 	// Decoders and batches are reused from chunk to chunk: a batch's
 	// records were most of the import's allocations (docs/performance.md).
@@ -167,15 +167,18 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 	}}
 	batches := sync.Pool{New: func() any { return &batch{} }}
 	next := int64(1) // the file's number of the next chunk's first line
-	err = importer.ParallelUncounted(ctx, br, run.Workers(), s.cfg.ChunkSize, cut,
+	err = importer.ParallelUncounted(ctx, br, run.Workers(), s.cfg.ChunkSize, quote,
 		func(c *importer.Chunk) (*batch, error) {
 			d := decoders.Get().(*decoder)
 			defer decoders.Put(d)
 			b := batches.Get().(*batch)
 			b.probs.File = s.cfg.Path
-			if cols != nil {
+			switch {
+			case cols != nil && c.NoQuote:
+				b.next = d.decodeCSVRows(c.Data, firstLine(c), cols, b, -1)
+			case cols != nil:
 				b.next = d.decodeCSVFast(c.Data, firstLine(c), cols, b)
-			} else {
+			default:
 				b.next = d.decode(c.Data, firstLine(c), b)
 			}
 			return b, nil
