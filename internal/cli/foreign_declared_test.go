@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/rundir"
+)
+
+// declaredWant is a phase the script declares: its name and its hold as
+// offsets from the tool's first request.
+type declaredWant struct {
+	name     string
+	from, to time.Duration
+}
+
+// checkDeclaredPhases checks a foreign run's phase table against the
+// holds its script declares: their count and names, and their bounds,
+// placed by what the tool did — within slack of the tool's first request
+// plus the declared offset (the tool starts its first request within a
+// second of its start), each shortened by at most a second by the
+// rounding inwards to whole seconds — and that each phase's figures are
+// those of the requests the tool completed within it (ends, Unix ns).
+func checkDeclaredPhases(t *testing.T, dir string, want []declaredWant, ends []int64, slack time.Duration) {
+	t.Helper()
+	info, err := rundir.ReadInfo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ends) == 0 {
+		t.Fatal("the tool completed no request")
+	}
+	first := ends[0]
+	for _, e := range ends {
+		first = min(first, e)
+	}
+	if len(info.Phases) != len(want) {
+		t.Fatalf("%d phases %+v, the script declares %d\nnotes: %s", len(info.Phases), info.Phases, len(want), strings.Join(info.Notes, "\n"))
+	}
+	s := readSummary(t, dir)
+	if len(s.Phases) != len(want) {
+		t.Fatalf("summary: %d phases", len(s.Phases))
+	}
+	t0 := time.Unix(0, first)
+	for i, w := range want {
+		p := info.Phases[i]
+		if p.Name != w.name {
+			t.Errorf("phase %d: %q, declared %q", i, p.Name, w.name)
+		}
+		if p.End == nil {
+			t.Fatalf("phase %q: no end", p.Name)
+		}
+		if d := p.Start.Sub(t0.Add(w.from)); d < -slack || d > slack {
+			t.Errorf("phase %q starts %s, %s after the first request; declared %s (±%s)", p.Name, p.Start, p.Start.Sub(t0), w.from, slack)
+		}
+		if got, hold := p.End.Sub(p.Start), w.to-w.from; got > hold || got < hold-time.Second {
+			t.Errorf("phase %q lasts %s, the declared hold %s", p.Name, got, hold)
+		}
+		// The phase's figures are over its window: the requests that
+		// completed in its seconds.
+		var n int64
+		for _, e := range ends {
+			if e >= p.Start.UnixNano() && e < p.End.UnixNano() {
+				n++
+			}
+		}
+		var got int64 = -1
+		for _, l := range s.Phases[i].Labels {
+			if l.Label == "TOTAL" {
+				got = l.Samples
+			}
+		}
+		if n == 0 || got != n {
+			t.Errorf("phase %q: %d samples in the summary, the tool completed %d in its window", p.Name, got, n)
+		}
+	}
+}
+
+// k6Ends reads the ends of k6's requests (http_req_duration points) from
+// its CSV output (unix_nano times).
+func k6Ends(t *testing.T, path string) []int64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []int64
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		fs := strings.Split(sc.Text(), ",")
+		if fs[0] != "http_req_duration" || len(fs) < 2 {
+			continue
+		}
+		ns, err := strconv.ParseInt(fs[1], 10, 64)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, ns)
+	}
+	return out
+}
+
+// TestRunK6DeclaredPhases: a k6 step test in the open model
+// (ramping-arrival-rate) reports no users — k6's vus stay at zero between
+// iterations — so the user count gives no phases; the phases are the
+// script's holds, read with k6 inspect (its -e applied), named by their
+// rate and placed where k6 ran them.
+func TestRunK6DeclaredPhases(t *testing.T) {
+	_, ok := k6Installed()
+	foreignTool(t, "k6", ok)
+	t.Parallel()
+	srv := shopServer()
+	defer srv.Close()
+	dir := filepath.Join(t.TempDir(), "run")
+	script, _ := filepath.Abs("testdata/declared/steps.js")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	code, out, errOut := runCLICtx(ctx, "run", script, "-e", "BASE="+srv.URL, "-e", "LOW=4", "-o", dir, "-q")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	checkDeclaredPhases(t, dir, []declaredWant{
+		{"4 iterations/s", 1 * time.Second, 8 * time.Second},
+		{"10 iterations/s", 9 * time.Second, 16 * time.Second},
+	}, k6Ends(t, filepath.Join(dir, "tool", "k6.csv")), 2*time.Second)
+	info, _ := rundir.ReadInfo(dir)
+	if p := info.Phases; len(p) == 2 && (p[0].Rate != 4 || p[1].Rate != 10) {
+		t.Errorf("declared rates %v, %v; want 4, 10", p[0].Rate, p[1].Rate)
+	}
+	if !strings.Contains(strings.Join(info.Notes, "\n"), "2 phases as k6's script declares them") {
+		t.Errorf("the notes do not say where the phases come from:\n%s", strings.Join(info.Notes, "\n"))
+	}
+}
