@@ -1,0 +1,70 @@
+package executor
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestGatlingDeclared(t *testing.T) {
+	src, err := os.ReadFile("../cli/testdata/declared/gatling/steps/StepSimulation.java")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		props map[string]string
+		want  string
+	}{
+		{nil, "3 users/s 1s–8s 3/s; 8 users/s 10s–17s 8/s"},
+		{map[string]string{"low": "5"}, "5 users/s 1s–8s 5/s; 8 users/s 10s–17s 8/s"},
+	} {
+		d := gatlingDeclared(stripJavaComments(string(src)), c.props)
+		if got := describe(d); got != c.want {
+			t.Errorf("-J %v: %s (%s), want %s", c.props, got, d.Why, c.want)
+		}
+	}
+	// Gatling's own sample: ramps only, so no phase, and the reason.
+	cd, err := os.ReadFile("testdata/gatling-computerdatabase/computerdatabase/ComputerDatabaseSimulation.java")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := gatlingDeclared(stripJavaComments(string(cd)), nil); len(d.Phases) != 0 || !strings.Contains(d.Why, "no hold") {
+		t.Errorf("computer database: %s (%s)", describe(d), d.Why)
+	}
+	for _, c := range []struct{ src, want string }{
+		// closed model, a field, a sequence: holds of users
+		{`static final int N = 4; { setUp(s.injectClosed(rampConcurrentUsers(0).to(N).during(Duration.ofSeconds(2)), constantConcurrentUsers(N).during(Duration.ofMinutes(1)), rampConcurrentUsers(N).to(N).during(5))); }`,
+			"4 users 2s–1m7s"},
+		{`{ setUp(s.injectOpen(atOnceUsers(2), nothingFor(3), constantUsersPerSec(1.5).during(10).randomized())); }`, "1.5 users/s 3s–13s 1.5/s"},
+		// parallel scenarios with holds at once: no phases
+		{`{ setUp(a.injectOpen(constantUsersPerSec(1).during(10)), b.injectOpen(constantUsersPerSec(2).during(10))); }`, "overlap"},
+		// a step plateau does not read, a value it cannot resolve, andThen
+		{`{ setUp(a.injectOpen(stressPeakUsers(100).during(10))); }`, "not one of the steps"},
+		{`{ setUp(a.injectOpen(constantUsersPerSec(rate()).during(10))); }`, "not a value"},
+		{`{ setUp(a.injectOpen(constantUsersPerSec(Integer.getInteger("r")).during(10))); }`, "no -J r="},
+		{`{ setUp(a.injectOpen(constantUsersPerSec(1).during(10)).andThen(b.injectOpen(atOnceUsers(1)))); }`, "andThen"},
+		{`{ setUp(a.injectOpen(constantUsersPerSec(1).during(10); }`, "do not close"},
+	} {
+		d := gatlingDeclared(c.src, nil)
+		got := describe(d)
+		if len(d.Phases) == 0 {
+			got = d.Why
+		}
+		if !strings.Contains(got, c.want) {
+			t.Errorf("%s: %s, want %s", c.src, got, c.want)
+		}
+	}
+}
+
+func describe(d Declared) string {
+	var parts []string
+	for _, p := range d.Phases {
+		s := p.Name + " " + p.From.String() + "–" + p.To.String()
+		if p.Rate > 0 {
+			s += " " + strconv.FormatFloat(p.Rate, 'f', -1, 64) + "/s"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
