@@ -139,3 +139,60 @@ func TestRunK6DeclaredPhases(t *testing.T) {
 		t.Errorf("the notes do not say where the phases come from:\n%s", strings.Join(info.Notes, "\n"))
 	}
 }
+
+// gatlingEnds reads the ends of Gatling's requests (REQUEST records:
+// REQUEST, groups, name, start, end, status, message; times in ms).
+func gatlingEnds(t *testing.T, out string) []int64 {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(out, "results", "*", "simulation.log"))
+	if len(m) != 1 {
+		t.Fatalf("simulation.log: %v", m)
+	}
+	b, err := os.ReadFile(m[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ends []int64
+	for _, line := range strings.Split(string(b), "\n") {
+		fs := strings.Split(line, "\t")
+		if fs[0] != "REQUEST" || len(fs) < 6 {
+			continue
+		}
+		ms, err := strconv.ParseInt(fs[4], 10, 64)
+		if err != nil {
+			t.Fatalf("%s: %q: %v", m[0], line, err)
+		}
+		ends = append(ends, ms*1e6)
+	}
+	return ends
+}
+
+// TestRunGatlingDeclaredPhases: a Gatling step test in the open model
+// (constantUsersPerSec steps with a ramp between them, the first step's
+// rate given with -J): its users each make one request and leave, so
+// Gatling's active users stay at 0 or 1 and give no phases; the phases
+// are the injection profile's holds, placed from Gatling's RUN record.
+func TestRunGatlingDeclaredPhases(t *testing.T) {
+	foreignTool(t, "Gatling (with javac)", gatlingInstalled())
+	t.Parallel()
+	srv := shopServer()
+	defer srv.Close()
+	dir := filepath.Join(t.TempDir(), "run")
+	script, _ := filepath.Abs("testdata/declared/gatling/steps/StepSimulation.java")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	code, out, errOut := runCLICtx(ctx, "run", script, "-J", "base="+srv.URL, "-J", "low=4", "-o", dir, "-q")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	// The first request is sent a second after the start (nothingFor),
+	// within a quarter second of it at 4 users a second.
+	checkDeclaredPhases(t, dir, []declaredWant{
+		{"4 users/s", 0, 7 * time.Second},
+		{"8 users/s", 9 * time.Second, 16 * time.Second},
+	}, gatlingEnds(t, filepath.Join(dir, "tool")), 2*time.Second)
+	info, _ := rundir.ReadInfo(dir)
+	if p := info.Phases; len(p) == 2 && (p[0].Rate != 4 || p[1].Rate != 8) {
+		t.Errorf("declared rates %v, %v; want 4, 8", p[0].Rate, p[1].Rate)
+	}
+}
