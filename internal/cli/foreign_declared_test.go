@@ -196,3 +196,68 @@ func TestRunGatlingDeclaredPhases(t *testing.T) {
 		t.Errorf("declared rates %v, %v; want 4, 8", p[0].Rate, p[1].Rate)
 	}
 }
+
+// jtlEnds reads the ends of JMeter's samples from its CSV JTL
+// (timeStamp, the start in epoch ms, plus elapsed).
+func jtlEnds(t *testing.T, path string) []int64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	head := strings.Split(lines[0], ",")
+	ts, el := -1, -1
+	for i, h := range head {
+		switch h {
+		case "timeStamp":
+			ts = i
+		case "elapsed":
+			el = i
+		}
+	}
+	if ts < 0 || el < 0 {
+		t.Fatalf("%s: header %q", path, lines[0])
+	}
+	var ends []int64
+	for _, l := range lines[1:] {
+		fs := strings.Split(l, ",")
+		s, err1 := strconv.ParseInt(fs[ts], 10, 64)
+		e, err2 := strconv.ParseInt(fs[el], 10, 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s: %q", path, l)
+		}
+		ends = append(ends, (s+e)*1e6)
+	}
+	return ends
+}
+
+// TestRunJMeterDeclaredPhases: a JMeter step test paced by Constant
+// Throughput Timers — two thread groups one after the other, the first's
+// rate given with -J — has its phases named by the timers' targets and
+// placed by the thread groups' schedulers from JMeter's start.
+func TestRunJMeterDeclaredPhases(t *testing.T) {
+	_, ok := jmeterInstalled()
+	foreignTool(t, "JMeter", ok)
+	t.Parallel()
+	srv := shopServer()
+	defer srv.Close()
+	port := srv.URL[strings.LastIndexByte(srv.URL, ':')+1:]
+	dir := filepath.Join(t.TempDir(), "run")
+	plan := copyScript(t, "testdata/declared/steps.jmx")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	code, out, errOut := runCLICtx(ctx, "run", plan, "-J", "port="+port, "-J", "rate=480", "-o", dir, "-q")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	// The first sample starts with the first thread, at JMeter's start.
+	checkDeclaredPhases(t, dir, []declaredWant{
+		{"480 samples/min", 1 * time.Second, 9 * time.Second},
+		{"1200 samples/min", 11 * time.Second, 19 * time.Second},
+	}, jtlEnds(t, filepath.Join(dir, "tool", "results.jtl")), 2*time.Second)
+	info, _ := rundir.ReadInfo(dir)
+	if p := info.Phases; len(p) == 2 && (p[0].Rate != 8 || p[1].Rate != 20) {
+		t.Errorf("declared rates %v, %v; want 8, 20", p[0].Rate, p[1].Rate)
+	}
+}

@@ -68,3 +68,33 @@ func describe(d Declared) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+func TestJMeterDeclared(t *testing.T) {
+	for _, c := range []struct {
+		props []string
+		set   map[string]string
+		want  string
+	}{
+		{nil, nil, "600 samples/min 1s–9s 10/s; 1200 samples/min 11s–19s 20/s"},
+		{[]string{"rate=480"}, nil, "480 samples/min 1s–9s 8/s; 1200 samples/min 11s–19s 20/s"},
+		// --set duration makes every group run from the start: at once.
+		{nil, map[string]string{"duration": "30s"}, "run at once"},
+	} {
+		d := jmeter{}.Declare(&Spec{Script: "../cli/testdata/declared/steps.jmx", Props: c.props, Set: c.set})
+		got := describe(d)
+		if len(d.Phases) == 0 {
+			got = d.Why
+		}
+		if !strings.Contains(got, c.want) {
+			t.Errorf("-J %v --set %v: %s, want %s", c.props, c.set, got, c.want)
+		}
+	}
+	// JMeter's own thread groups without a scheduler run loops: no time.
+	d := jmeter{}.Declare(&Spec{Script: "../importer/jtl/testdata/plan.jmx"})
+	if len(d.Phases) != 0 || !strings.Contains(d.Why, "loops") {
+		t.Errorf("a looped plan: %s (%s)", describe(d), d.Why)
+	}
+	if got := string(jmeterProps([]byte(`${__P(a)} ${__P(b,7)} ${__property(c,,x)} ${__P(d,&)}`), map[string]string{"b": "<9>"})); got != "1 &lt;9&gt; x &amp;" {
+		t.Errorf("properties: %s", got)
+	}
+}
