@@ -261,3 +261,30 @@ func TestRunJMeterDeclaredPhases(t *testing.T) {
 		t.Errorf("declared rates %v, %v; want 8, 20", p[0].Rate, p[1].Rate)
 	}
 }
+
+// TestRunK6LiveDeclaredPhase: live, the requests of a declared phase
+// (a constant-arrival-rate scenario, whose users k6 reports as 0 between
+// iterations) carry its name as /metrics' phase label, and the report
+// puts at least as many in it.
+func TestRunK6LiveDeclaredPhase(t *testing.T) {
+	_, ok := k6Installed()
+	foreignTool(t, "k6", ok)
+	t.Parallel()
+	srv, _ := countingServer()
+	defer srv.Close()
+	tmp := t.TempDir()
+	script := filepath.Join(tmp, "rate.js")
+	if err := os.WriteFile(script, []byte(`import http from 'k6/http';
+export const options = {
+  scenarios: {
+    paced: { executor: 'constant-arrival-rate', rate: 5, timeUnit: '1s', duration: '10m', preAllocatedVUs: 2, maxVUs: 10 },
+  },
+};
+export default function () {
+  http.get(__ENV.BASE + '/cart');
+}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkLivePhase(t, filepath.Join(tmp, "run"), []string{script, "-e", "BASE=" + srv.URL}, "5 iterations/s")
+}
