@@ -297,9 +297,16 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 		}
 		switch {
 		case len(decl.Phases) > 0:
-			if t0, ok := dec.Started(out); ok {
+			t0, ok := dec.Started(out)
+			switch {
+			case ok && (t0.Before(res.Start.Add(-time.Second)) || t0.After(res.End)):
+				// A start outside the tool's process's life (a log in
+				// another time zone) would misplace every phase.
+				run.Note("phases: %s's start read from its files (%s) is outside its run (%s – %s); phases come from the user count it reports",
+					tool.Name(), t0.UTC().Format(time.RFC3339), res.Start.UTC().Format(time.RFC3339), res.End.UTC().Format(time.RFC3339))
+			case ok:
 				run.SetDeclared(tool.Name(), decl.Phases, t0)
-			} else {
+			default:
 				run.Note("phases: %s's script declares %d holds, but its start could not be read from its files; phases come from the user count it reports", tool.Name(), len(decl.Phases))
 			}
 		case declares:

@@ -98,3 +98,25 @@ func TestJMeterDeclared(t *testing.T) {
 		t.Errorf("properties: %s", got)
 	}
 }
+
+// FuzzGatlingDeclared: any simulation text gives phases that are in
+// order and do not overlap, or a reason — never a panic.
+func FuzzGatlingDeclared(f *testing.F) {
+	if src, err := os.ReadFile("../cli/testdata/declared/gatling/steps/StepSimulation.java"); err == nil {
+		f.Add(string(src))
+	}
+	f.Add(`{ setUp(s.injectClosed(constantConcurrentUsers(Integer.parseInt(System.getProperty("u", "3"))).during(N))); } int N = 5;`)
+	f.Add(`x.injectOpen(System.getProperty())`)
+	f.Add(`x.injectOpen(constantUsersPerSec(Integer.parseInt(System.getProperty())).during(1))`)
+	f.Fuzz(func(t *testing.T, src string) {
+		d := gatlingDeclared(stripJavaComments(src), map[string]string{"u": "2"})
+		if len(d.Phases) == 0 && d.Why == "" {
+			t.Fatal("no phases and no reason")
+		}
+		for i, p := range d.Phases {
+			if p.To <= p.From || i > 0 && p.From < d.Phases[i-1].To {
+				t.Fatalf("phases %+v", d.Phases)
+			}
+		}
+	})
+}

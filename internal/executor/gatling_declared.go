@@ -310,7 +310,10 @@ func (g *javaVals) str(s string) (string, error) {
 	name, a, rest, ok := call(s)
 	if ok && rest == "" && name == "System.getProperty" {
 		args := splitTop(a)
-		if key, ok := javaString(args[0]); ok && len(args) <= 2 {
+		if len(args) == 0 || len(args) > 2 {
+			return "", fmt.Errorf("%q is not a value plateau reads", compact(s))
+		}
+		if key, ok := javaString(args[0]); ok {
 			if v, ok := g.props[key]; ok {
 				return v, nil
 			}
