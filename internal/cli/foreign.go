@@ -265,7 +265,7 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 	}
 	var ld *liveDeclared
 	if len(decl.Phases) > 0 {
-		ld = newLiveDeclared(decl.Phases, func() (time.Time, bool) { return dec.Started(out) })
+		ld = newLiveDeclared(decl.Phases, func() (time.Time, bool) { return dec.Started(out, decl) })
 	}
 	fl := startForeignLive(live, outs, prog, time.Now(), foreignMinPhase, ld)
 	res, runErr := executor.Run(runCtx, tool, spec, nil)
@@ -297,7 +297,7 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 		}
 		switch {
 		case len(decl.Phases) > 0:
-			t0, ok := dec.Started(out)
+			t0, ok := dec.Started(out, decl)
 			switch {
 			case ok && (t0.Before(res.Start.Add(-time.Second)) || t0.After(res.End)):
 				// A start outside the tool's process's life (a log in

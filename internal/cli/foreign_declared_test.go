@@ -18,6 +18,10 @@ import (
 type declaredWant struct {
 	name     string
 	from, to time.Duration
+	// ref, when set, is the moment from is counted from, as the tool
+	// recorded it (a thread group's first thread); else the tool's
+	// first request.
+	ref time.Time
 }
 
 // checkDeclaredPhases checks a foreign run's phase table against the
@@ -56,8 +60,12 @@ func checkDeclaredPhases(t *testing.T, dir string, want []declaredWant, ends []i
 		if p.End == nil {
 			t.Fatalf("phase %q: no end", p.Name)
 		}
-		if d := p.Start.Sub(t0.Add(w.from)); d < -slack || d > slack {
-			t.Errorf("phase %q starts %s, %s after the first request; declared %s (±%s)", p.Name, p.Start, p.Start.Sub(t0), w.from, slack)
+		ref := t0
+		if !w.ref.IsZero() {
+			ref = w.ref
+		}
+		if d := p.Start.Sub(ref.Add(w.from)); d < -slack || d > slack {
+			t.Errorf("phase %q starts %s, %s after the tool's reference %s; declared %s (±%s)", p.Name, p.Start, p.Start.Sub(ref), ref, w.from, slack)
 		}
 		if got, hold := p.End.Sub(p.Start), w.to-w.from; got > hold || got < hold-time.Second {
 			t.Errorf("phase %q lasts %s, the declared hold %s", p.Name, got, hold)
@@ -128,8 +136,8 @@ func TestRunK6DeclaredPhases(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	checkDeclaredPhases(t, dir, []declaredWant{
-		{"4 iterations/s", 1 * time.Second, 8 * time.Second},
-		{"10 iterations/s", 9 * time.Second, 16 * time.Second},
+		{"4 iterations/s", 1 * time.Second, 8 * time.Second, time.Time{}},
+		{"10 iterations/s", 9 * time.Second, 16 * time.Second, time.Time{}},
 	}, k6Ends(t, filepath.Join(dir, "tool", "k6.csv")), 2*time.Second)
 	info, _ := rundir.ReadInfo(dir)
 	if p := info.Phases; len(p) == 2 && (p[0].Rate != 4 || p[1].Rate != 10) {
@@ -185,11 +193,11 @@ func TestRunGatlingDeclaredPhases(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	// The first request is sent a second after the start (nothingFor),
-	// within a quarter second of it at 4 users a second.
+	// The first user starts a second after the start (nothingFor): the
+	// holds count from it.
 	checkDeclaredPhases(t, dir, []declaredWant{
-		{"4 users/s", 0, 7 * time.Second},
-		{"8 users/s", 9 * time.Second, 16 * time.Second},
+		{"4 users/s", 0, 7 * time.Second, time.Time{}},
+		{"8 users/s", 9 * time.Second, 16 * time.Second, time.Time{}},
 	}, gatlingEnds(t, filepath.Join(dir, "tool")), 2*time.Second)
 	info, _ := rundir.ReadInfo(dir)
 	if p := info.Phases; len(p) == 2 && (p[0].Rate != 4 || p[1].Rate != 8) {
@@ -232,6 +240,26 @@ func jtlEnds(t *testing.T, path string) []int64 {
 	return ends
 }
 
+// jmeterThreadStart is when JMeter's log says it started thread name.
+func jmeterThreadStart(t *testing.T, dir, name string) time.Time {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "tool", "jmeter.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasSuffix(strings.TrimSpace(l), "Thread started: "+name) && len(l) > 23 {
+			at, err := time.ParseInLocation("2006-01-02 15:04:05,000", l[:23], time.Local)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return at
+		}
+	}
+	t.Fatalf("jmeter.log: no thread %s started", name)
+	return time.Time{}
+}
+
 // TestRunJMeterDeclaredPhases: a JMeter step test paced by Constant
 // Throughput Timers — two thread groups one after the other, the first's
 // rate given with -J — has its phases named by the timers' targets and
@@ -251,10 +279,15 @@ func TestRunJMeterDeclaredPhases(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	// The first sample starts with the first thread, at JMeter's start.
+	// Each hold counts from its group's first thread, as JMeter's log
+	// says it started it (the second group's scheduler delays it 10 s).
+	low, high := jmeterThreadStart(t, dir, "low 1-1"), jmeterThreadStart(t, dir, "high 2-1")
+	if d := high.Sub(low); d < 9*time.Second || d > 12*time.Second {
+		t.Errorf("JMeter started the second group %s after the first; its scheduler says 10 s", d)
+	}
 	checkDeclaredPhases(t, dir, []declaredWant{
-		{"480 samples/min", 1 * time.Second, 9 * time.Second},
-		{"1200 samples/min", 11 * time.Second, 19 * time.Second},
+		{"480 samples/min", 1 * time.Second, 9 * time.Second, low},
+		{"1200 samples/min", 1 * time.Second, 9 * time.Second, high},
 	}, jtlEnds(t, filepath.Join(dir, "tool", "results.jtl")), 2*time.Second)
 	info, _ := rundir.ReadInfo(dir)
 	if p := info.Phases; len(p) == 2 && (p[0].Rate != 8 || p[1].Rate != 20) {

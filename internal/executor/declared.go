@@ -22,6 +22,16 @@ type Declared struct {
 	Phases []importer.DeclaredPhase
 	// Why says how the phases were read, or why there are none.
 	Why string
+	// FirstUser is when the script's first user starts, from the tool's
+	// start, where the profile declares it (FirstKnown): a tool whose
+	// own start record precedes its injection (Gatling) is placed by its
+	// first user instead.
+	FirstUser  time.Duration
+	FirstKnown bool
+	// Arrivals are the users an open injection profile starts, in order,
+	// from the tool's start: Gatling's is placed by matching them with the
+	// users it started (startByArrivals).
+	Arrivals []time.Duration
 }
 
 // Declarer is a tool whose script's load can be read before it runs
@@ -31,8 +41,9 @@ type Declarer interface {
 	// overrides applied as the tool applies them.
 	Declare(spec *Spec) Declared
 	// Started is the tool's own start (the zero of the declared offsets)
-	// as its files under out say it, once they do.
-	Started(out string) (time.Time, bool)
+	// as its files under out say it, once they do; d is what Declare
+	// read.
+	Started(out string, d Declared) (time.Time, bool)
 }
 
 // hold is one declared hold being built.

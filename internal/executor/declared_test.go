@@ -1,10 +1,14 @@
 package executor
 
 import (
+	"fmt"
+	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestGatlingDeclared(t *testing.T) {
@@ -23,6 +27,9 @@ func TestGatlingDeclared(t *testing.T) {
 		if got := describe(d); got != c.want {
 			t.Errorf("-J %v: %s (%s), want %s", c.props, got, d.Why, c.want)
 		}
+		if !d.FirstKnown || d.FirstUser != time.Second {
+			t.Errorf("-J %v: first user at %s (known %v), want 1s after nothingFor(1s)", c.props, d.FirstUser, d.FirstKnown)
+		}
 	}
 	// Gatling's own sample: ramps only, so no phase, and the reason.
 	cd, err := os.ReadFile("testdata/gatling-computerdatabase/computerdatabase/ComputerDatabaseSimulation.java")
@@ -31,6 +38,10 @@ func TestGatlingDeclared(t *testing.T) {
 	}
 	if d := gatlingDeclared(stripJavaComments(string(cd)), nil); len(d.Phases) != 0 || !strings.Contains(d.Why, "no hold") {
 		t.Errorf("computer database: %s (%s)", describe(d), d.Why)
+	}
+	// A ramp from zero users a second: its first user is not at its start.
+	if d := gatlingDeclared(`{ setUp(s.injectOpen(rampUsersPerSec(0).to(5).during(2), constantUsersPerSec(5).during(10))); }`, nil); len(d.Phases) != 1 || d.FirstKnown {
+		t.Errorf("ramp from 0: %s, first user known %v", describe(d), d.FirstKnown)
 	}
 	for _, c := range []struct{ src, want string }{
 		// closed model, a field, a sequence: holds of users
@@ -119,4 +130,46 @@ func FuzzGatlingDeclared(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestGatlingStartByArrivals: an injection profile is placed by the users
+// Gatling started, the median of their lateness: users a busy JVM started
+// late and in a burst do not move it.
+func TestGatlingStartByArrivals(t *testing.T) {
+	d := gatlingDeclared(`{ setUp(s.injectOpen(nothingFor(1), constantUsersPerSec(4).during(10), rampUsersPerSec(4).to(8).during(2))); }`, nil)
+	if len(d.Arrivals) != 40+12 || d.Arrivals[0] != time.Second || d.Arrivals[1] != 1250*time.Millisecond || d.Arrivals[40] != 11*time.Second {
+		t.Fatalf("arrivals %v", d.Arrivals)
+	}
+	// The ramp's 12 users: count(t) = 4t + t² reaches i at t = (−4 + √(16+4i))/2.
+	if got, want := d.Arrivals[41], 11*time.Second+time.Duration((-4+math.Sqrt(20))/2*float64(time.Second)); got < want-time.Microsecond || got > want+time.Microsecond {
+		t.Errorf("the ramp's second user at %s, want %s", got, want)
+	}
+	start := time.UnixMilli(1_800_000_000_000)
+	var b strings.Builder
+	b.WriteString("RUN\tsim.S\ts\t1799999997000\t \t3.9.5\n") // 3 s early
+	for i, at := range d.Arrivals {
+		t := start.Add(at)
+		if i < 6 {
+			t = start.Add(2500 * time.Millisecond) // late, in a burst
+		}
+		fmt.Fprintf(&b, "USER\ts\tSTART\t%d\n", t.UnixMilli())
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "results", "s-1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results", "s-1", "simulation.log"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := gatling{}.Started(dir, d)
+	if !ok || got.Sub(start).Abs() > time.Millisecond {
+		t.Errorf("start %s (%v), want %s", got, ok, start)
+	}
+	// Fewer than 20 users started: not yet known.
+	if err := os.WriteFile(filepath.Join(dir, "results", "s-1", "simulation.log"), []byte(strings.Join(strings.SplitAfter(b.String(), "\n")[:10], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := (gatling{}).Started(dir, d); ok {
+		t.Error("placed by 9 users")
+	}
 }

@@ -1,9 +1,13 @@
 package executor
 
 import (
+	"bufio"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -55,16 +59,37 @@ func gatlingDeclared(src string, props map[string]string) Declared {
 	}
 	g := &javaVals{src: src, props: props}
 	var hs []hold
+	// When the first user starts: the earliest first user of the
+	// profiles, known when every profile's first injecting step starts
+	// a user at its start.
+	var first time.Duration
+	firstSet, unknown := false, false
+	var arr []time.Duration // every declared arrival, from the start
 	for _, l := range locs {
 		args, ok := balanced(src[l[1]:])
 		if !ok {
 			return Declared{Why: "an injection profile whose parentheses do not close"}
 		}
 		var t time.Duration
+		seen := false // this profile's first user is placed
 		for _, step := range splitTop(args) {
 			h, d, err := g.step(step)
 			if err != nil {
 				return Declared{Why: fmt.Sprintf("injection step %q: %v", compact(step), err)}
+			}
+			if u := g.users; !seen && u != noUsers {
+				seen = true
+				switch {
+				case u == usersLater:
+					unknown = true
+				case !firstSet || t < first:
+					first, firstSet = t, true
+				}
+			}
+			for _, at := range g.arr {
+				if len(arr) < maxArrivals {
+					arr = append(arr, t+at)
+				}
 			}
 			if h != nil {
 				h.from, h.to = t, t+d
@@ -80,7 +105,12 @@ func gatlingDeclared(src string, props map[string]string) Declared {
 	if len(ps) == 0 {
 		return Declared{Why: "its injection profile declares no hold (a constant rate or concurrency for a time)"}
 	}
-	return Declared{Phases: ps, Why: "read from the simulation's injection profile"}
+	d := Declared{Phases: ps, Why: "read from the simulation's injection profile", FirstUser: first, FirstKnown: firstSet && !unknown}
+	if !g.shut && len(arr) > 0 {
+		sort.Slice(arr, func(i, j int) bool { return arr[i] < arr[j] })
+		d.Arrivals = arr
+	}
+	return d
 }
 
 func compact(s string) string {
@@ -153,7 +183,43 @@ type javaVals struct {
 	src   string
 	props map[string]string
 	depth int
+	users stepUsers       // the last step's users (step)
+	arr   []time.Duration // the last step's arrivals, from its start (an open step)
+	shut  bool            // a closed step was read: its users' starts are not declared
 }
+
+// maxArrivals bounds the declared arrivals kept to place the profile.
+const maxArrivals = 200_000
+
+// arrivals lists n arrivals over d, the i-th when count(t) reaches i,
+// count being the users injected by t at a rate going from a to b per
+// second (a ramp of n users over d when a and b are 0).
+func arrivals(dst []time.Duration, n int, d time.Duration, a, b float64) []time.Duration {
+	ds := d.Seconds()
+	for i := 0; i < n && len(dst) < maxArrivals; i++ {
+		var at float64
+		switch {
+		case a == 0 && b == 0:
+			at = float64(i) * ds / float64(n)
+		case a == b:
+			at = float64(i) / a
+		default: // a·t + (b−a)·t²/(2d) = i
+			k := (b - a) / (2 * ds)
+			at = (-a + math.Sqrt(a*a+4*k*float64(i))) / (2 * k)
+		}
+		dst = append(dst, time.Duration(at*float64(time.Second)))
+	}
+	return dst
+}
+
+// stepUsers says when a step starts its first user.
+type stepUsers int
+
+const (
+	noUsers      stepUsers = iota // a pause, or none to inject
+	usersAtStart                  // its first user at its start
+	usersLater                    // a ramp from zero: after its start
+)
 
 // call cuts "name(args)rest" into name, args and rest.
 func call(s string) (name, args, rest string, ok bool) {
@@ -189,6 +255,7 @@ func (g *javaVals) step(s string) (*hold, time.Duration, error) {
 		}
 		chain[n], rest = x, strings.TrimSpace(strings.TrimPrefix(r, ".randomized()"))
 	}
+	g.users, g.arr = noUsers, g.arr[:0]
 	dur := func() (time.Duration, error) {
 		d, ok := chain["during"]
 		if !ok {
@@ -201,7 +268,11 @@ func (g *javaVals) step(s string) (*hold, time.Duration, error) {
 		if len(chain) > 0 {
 			break
 		}
-		_, err := g.num(a)
+		n, err := g.num(a)
+		if n > 0 {
+			g.users = usersAtStart
+			g.arr = arrivals(g.arr, int(n), 0, 0, 0)
+		}
 		return nil, 0, err
 	case "nothingFor":
 		if len(chain) > 0 {
@@ -210,10 +281,15 @@ func (g *javaVals) step(s string) (*hold, time.Duration, error) {
 		d, err := g.duration(a)
 		return nil, d, err
 	case "rampUsers":
-		if _, err := g.num(a); err != nil {
+		n, err := g.num(a)
+		if err != nil {
 			return nil, 0, err
 		}
 		d, err := dur()
+		if n > 0 {
+			g.users = usersAtStart
+			g.arr = arrivals(g.arr, int(n), d, 0, 0)
+		}
 		return nil, d, err
 	case "constantUsersPerSec", "constantConcurrentUsers", "rampUsersPerSec", "rampConcurrentUsers":
 		from, err := g.num(a)
@@ -233,6 +309,17 @@ func (g *javaVals) step(s string) (*hold, time.Duration, error) {
 		d, err := dur()
 		if err != nil {
 			return nil, 0, err
+		}
+		switch {
+		case from > 0:
+			g.users = usersAtStart
+		case to > 0:
+			g.users = usersLater
+		}
+		if strings.HasSuffix(name, "PerSec") {
+			g.arr = arrivals(g.arr, int(math.Round((from+to)/2*d.Seconds())), d, from, to)
+		} else {
+			g.shut = true
 		}
 		if from != to || from <= 0 || d <= 0 {
 			return nil, d, nil // a ramp
@@ -377,11 +464,34 @@ func (g *javaVals) field(name string) (string, error) {
 	return m[0][1], nil
 }
 
-// Started is Gatling's start: the RUN record of its simulation.log.
-func (gatling) Started(out string) (time.Time, bool) {
+// Started is Gatling's start of injection: its first USER START record
+// less the offset at which the profile starts its first user, where the
+// profile declares it (Declared.FirstKnown) — Gatling's RUN record is
+// written before its engine has warmed up, seconds before the injection
+// on a busy machine — else the RUN record.
+func (gatling) Started(out string, d Declared) (time.Time, bool) {
 	log := gatlingLog(out)
 	if log == "" {
 		return time.Time{}, false
+	}
+	if len(d.Arrivals) > 0 {
+		return startByArrivals(log, d.Arrivals)
+	}
+	if d.FirstKnown {
+		return firstLine(log, 64<<20, func(line string) (time.Time, bool) {
+			if field(line, '\t', 0) != "USER" {
+				return time.Time{}, false
+			}
+			fs := strings.Split(line, "\t")
+			for i := 2; i+1 < len(fs); i++ {
+				if fs[i] == "START" {
+					if ms, err := strconv.ParseInt(fs[i+1], 10, 64); err == nil {
+						return time.UnixMilli(ms).Add(-d.FirstUser), true
+					}
+				}
+			}
+			return time.Time{}, false
+		})
 	}
 	return firstLine(log, 1<<20, func(line string) (time.Time, bool) {
 		if field(line, '\t', 0) != "RUN" {
@@ -396,3 +506,46 @@ func (gatling) Started(out string) (time.Time, bool) {
 }
 
 var _ Declarer = gatling{}
+
+// startByArrivals places an open injection profile by the users Gatling
+// started: the median, over the first users, of how much later each
+// started than the profile declares it — users a busy JVM started late
+// and then in a burst to catch up move the median little, where the first
+// user alone or the RUN record (written before the engine warmed up) can
+// be seconds off. Known once 20 users (or all the profile declares) have
+// started.
+func startByArrivals(log string, declared []time.Duration) (time.Time, bool) {
+	f, err := os.Open(log)
+	if err != nil {
+		return time.Time{}, false
+	}
+	defer f.Close()
+	var starts []int64 // ms
+	sc := bufio.NewScanner(io.LimitReader(f, 1<<30))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() && len(starts) < len(declared) {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "USER\t") {
+			continue
+		}
+		fs := strings.Split(line, "\t")
+		for i := 2; i+1 < len(fs); i++ {
+			if fs[i] == "START" {
+				if ms, err := strconv.ParseInt(fs[i+1], 10, 64); err == nil {
+					starts = append(starts, ms)
+				}
+				break
+			}
+		}
+	}
+	if len(starts) < min(20, len(declared)) {
+		return time.Time{}, false
+	}
+	sort.Slice(starts, func(i, j int) bool { return starts[i] < starts[j] })
+	diffs := make([]int64, len(starts))
+	for i, ms := range starts {
+		diffs[i] = ms*int64(time.Millisecond) - int64(declared[i])
+	}
+	sort.Slice(diffs, func(i, j int) bool { return diffs[i] < diffs[j] })
+	return time.Unix(0, diffs[len(diffs)/2]), true
+}

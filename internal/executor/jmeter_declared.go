@@ -207,11 +207,14 @@ func jmeterProps(src []byte, props map[string]string) []byte {
 	})
 }
 
-// Started is JMeter's start: the time its log gives the test's start
-// ("Running the test!"), in the machine's zone, as JMeter writes it.
-func (jmeter) Started(out string) (time.Time, bool) {
+// Started is JMeter's start: the time its log gives the start of its
+// first thread group ("Starting ThreadGroup: 1 : …"), from which the
+// groups' schedulers count their delay and ramp-up — JMeter logs "Running
+// the test!" earlier, before it has initialised the plan, seconds earlier
+// on a busy machine — in the machine's zone, as JMeter writes it.
+func (jmeter) Started(out string, _ Declared) (time.Time, bool) {
 	return firstLine(filepath.Join(out, "jmeter.log"), 16<<20, func(line string) (time.Time, bool) {
-		if !strings.Contains(line, "Running the test!") || len(line) < 23 {
+		if !strings.Contains(line, "StandardJMeterEngine: Starting ThreadGroup: ") || len(line) < 23 {
 			return time.Time{}, false
 		}
 		t, err := time.ParseInLocation("2006-01-02 15:04:05,000", line[:23], time.Local)

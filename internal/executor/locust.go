@@ -96,4 +96,4 @@ func (locust) Declare(spec *Spec) Declared {
 }
 
 // Started is never known: Locust declares no phases.
-func (locust) Started(string) (time.Time, bool) { return time.Time{}, false }
+func (locust) Started(string, Declared) (time.Time, bool) { return time.Time{}, false }
