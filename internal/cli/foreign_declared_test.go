@@ -3,6 +3,9 @@ package cli
 import (
 	"bufio"
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -320,4 +323,58 @@ export default function () {
 		t.Fatal(err)
 	}
 	checkLivePhase(t, filepath.Join(tmp, "run"), []string{script, "-e", "BASE=" + srv.URL}, "5 iterations/s")
+}
+
+// TestRunK6DeclaredPhaseNotReached: a hold k6 cannot keep — 20
+// iterations a second with one VU against a server that takes 200 ms, so
+// at most 5 — is named in the notes with the rate it reached.
+func TestRunK6DeclaredPhaseNotReached(t *testing.T) {
+	_, ok := k6Installed()
+	foreignTool(t, "k6", ok)
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(200 * time.Millisecond)
+		fmt.Fprint(w, "ok")
+	}))
+	defer srv.Close()
+	tmp := t.TempDir()
+	script := filepath.Join(tmp, "fast.js")
+	if err := os.WriteFile(script, []byte(`import http from 'k6/http';
+export const options = {
+  scenarios: {
+    fast: { executor: 'constant-arrival-rate', rate: 20, timeUnit: '1s', duration: '6s', preAllocatedVUs: 1, maxVUs: 1 },
+  },
+};
+export default function () {
+  http.get(__ENV.BASE + '/slow');
+}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "run")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	code, out, errOut := runCLICtx(ctx, "run", script, "-e", "BASE="+srv.URL, "-o", dir, "-q")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	info, err := rundir.ReadInfo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Phases) != 1 || info.Phases[0].Name != "20 iterations/s" {
+		t.Fatalf("phases %+v", info.Phases)
+	}
+	var note string
+	for _, n := range info.Notes {
+		if strings.HasPrefix(n, `phase "20 iterations/s": declared 20 iterations/s, `) {
+			note = n
+		}
+	}
+	// One VU, 200 ms an iteration: at most 5 a second.
+	var reached float64
+	if _, err := fmt.Sscanf(strings.TrimPrefix(note, `phase "20 iterations/s": declared 20 iterations/s, `), "%g", &reached); err != nil ||
+		reached > 5.5 || !strings.HasSuffix(note, "k6 could not keep up") {
+		t.Errorf("note %q (reached %v); notes:\n%s", note, reached, strings.Join(info.Notes, "\n"))
+	}
 }
