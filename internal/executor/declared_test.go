@@ -173,3 +173,38 @@ func TestGatlingStartByArrivals(t *testing.T) {
 		t.Error("placed by 9 users")
 	}
 }
+
+// TestJMeterDeclaredConcurrency: the Concurrency Thread Group (jpgc), its
+// steps read by the converter, each a hold; its target from -J.
+func TestJMeterDeclaredConcurrency(t *testing.T) {
+	plan := `<?xml version="1.0" encoding="UTF-8"?>
+<jmeterTestPlan version="1.2" properties="5.0" jmeter="5.6.3"><hashTree>
+<TestPlan guiclass="TestPlanGui" testclass="TestPlan" testname="c"/><hashTree>
+<com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup guiclass="com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroupGui" testclass="com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup" testname="steps">
+  <elementProp name="ThreadGroup.main_controller" elementType="com.blazemeter.jmeter.control.VirtualUserController"/>
+  <stringProp name="TargetLevel">${__P(target,6)}</stringProp>
+  <stringProp name="RampUp">3</stringProp>
+  <stringProp name="Steps">3</stringProp>
+  <stringProp name="Hold">5</stringProp>
+  <stringProp name="Unit">S</stringProp>
+</com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup><hashTree>
+<HTTPSamplerProxy guiclass="HttpTestSampleGui" testclass="HTTPSamplerProxy" testname="GET /"><stringProp name="HTTPSampler.domain">127.0.0.1</stringProp><stringProp name="HTTPSampler.path">/</stringProp><stringProp name="HTTPSampler.method">GET</stringProp></HTTPSamplerProxy><hashTree/>
+</hashTree></hashTree></hashTree></jmeterTestPlan>`
+	path := filepath.Join(t.TempDir(), "c.jmx")
+	if err := os.WriteFile(path, []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for props, want := range map[string]string{
+		"":          "2 threads 0s–1s; 4 threads 1s–2s; 6 threads 2s–8s",
+		"target=12": "4 threads 0s–1s; 8 threads 1s–2s; 12 threads 2s–8s",
+	} {
+		var ps []string
+		if props != "" {
+			ps = []string{props}
+		}
+		d := jmeter{}.Declare(&Spec{Script: path, Props: ps})
+		if got := describe(d); got != want {
+			t.Errorf("-J %q: %s (%s), want %s", props, got, d.Why, want)
+		}
+	}
+}
