@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -219,5 +220,19 @@ func TestCSVProblemLinesAcrossChunks(t *testing.T) {
 				t.Errorf("chunk %d: import.log lacks %s:\n%s", chunk, want, log)
 			}
 		}
+	}
+}
+
+// TestBatchReset: a batch reused for another chunk holds nothing of the
+// chunk before (batches are pooled), whatever its fields.
+func TestBatchReset(t *testing.T) {
+	t.Parallel()
+	b := &batch{recs: make([]importer.Rec, 3), vus: make([]vuPoint, 2), iters: make([]vuPoint, 4), next: 9,
+		tally: tally{requests: 3, checks: map[string][2]int64{"c": {1, 0}}}}
+	b.probs.Add(3, "bad", []byte("x"))
+	b.reset()
+	if !reflect.DeepEqual(*b, batch{recs: b.recs, vus: b.vus, iters: b.iters, probs: importer.ChunkProblems{First: b.probs.First}}) ||
+		len(b.recs)+len(b.vus)+len(b.iters)+len(b.probs.First) != 0 {
+		t.Errorf("after reset: %+v", *b)
 	}
 }

@@ -387,11 +387,10 @@ type batch struct {
 	tally
 }
 
-// reset empties b for another chunk, keeping its slices' memory.
+// reset empties b for another chunk, keeping its slices' memory; every
+// other field is zero, as in a new batch.
 func (b *batch) reset() {
-	b.recs, b.vus = b.recs[:0], b.vus[:0]
-	b.probs.Reset("")
-	b.next, b.tally = 0, tally{}
+	*b = batch{recs: b.recs[:0], vus: b.vus[:0], iters: b.iters[:0], probs: importer.ChunkProblems{First: b.probs.First[:0]}}
 }
 
 // chunkSize is the size of the pieces a k6 output is read and decoded in:
