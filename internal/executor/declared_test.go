@@ -208,3 +208,21 @@ func TestJMeterDeclaredConcurrency(t *testing.T) {
 		}
 	}
 }
+
+// TestK6Started: k6's start is its first vus reading less a second, in
+// the CSV's microseconds (the executor's) or nanoseconds.
+func TestK6Started(t *testing.T) {
+	t.Parallel()
+	want := time.Unix(1795933287, 240668000).Add(-time.Second)
+	for _, ts := range []string{"1795933287240668", "1795933287240668000"} {
+		dir := t.TempDir()
+		body := "metric_name,timestamp,metric_value\nhttp_reqs," + ts + ",1.000000\nvus," + ts + ",8.000000\n"
+		if err := os.WriteFile(filepath.Join(dir, K6Results), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := k6{}.Started(dir, Declared{})
+		if !ok || !got.Equal(want) {
+			t.Errorf("%s: %v %v, want %v", ts, got, ok, want)
+		}
+	}
+}

@@ -202,11 +202,22 @@ func (k6) Started(out string, _ Declared) (time.Time, bool) {
 		if !strings.HasPrefix(line, "vus,") {
 			return time.Time{}, false
 		}
-		ns, err := strconv.ParseInt(field(line, ',', 1), 10, 64)
+		ts := field(line, ',', 1)
+		n, err := strconv.ParseInt(ts, 10, 64)
 		if err != nil {
 			return time.Time{}, false
 		}
-		return time.Unix(0, ns).Add(-time.Second), true
+		// The CSV's times are microseconds (K6_CSV_TIME_FORMAT); told by
+		// their digits as the import tells them.
+		switch {
+		case len(ts) <= 10:
+			n *= 1e9
+		case len(ts) <= 13:
+			n *= 1e6
+		case len(ts) <= 16:
+			n *= 1e3
+		}
+		return time.Unix(0, n).Add(-time.Second), true
 	})
 }
 
