@@ -2,7 +2,10 @@ package wiretest
 
 import (
 	"fmt"
+	"io"
 	"math"
+	"mime"
+	"mime/multipart"
 	"net/url"
 	"regexp"
 	"sort"
@@ -12,7 +15,7 @@ import (
 
 // Diff is one difference between the two request streams.
 type Diff struct {
-	Kind    string // users, endpoint, header, query, body, order, first, mix, think, ramp, rate
+	Kind    string // users, endpoint, header, query, body, part, order, first, mix, think, ramp, rate
 	Subject string // the endpoint ("GET /path") or header name it is about
 	JMeter  string
 	Plateau string
@@ -283,8 +286,15 @@ func (o *Options) values(rs []Request) map[string]map[string]bool {
 			}
 			return strings.ReplaceAll(v, q.User, "{self}")
 		}
+		boundary := multipartBoundary(q.Header.Get("Content-Type"))
 		for h, vs := range q.Header {
-			put(ep, "header:"+h, self(strings.Join(vs, ", ")))
+			v := strings.Join(vs, ", ")
+			if h == "Content-Type" && boundary != "" {
+				// Each tool draws its own boundary: the rest of the
+				// header is compared.
+				v = strings.ReplaceAll(v, boundary, "{boundary}")
+			}
+			put(ep, "header:"+h, self(v))
 		}
 		if q.Query != "" {
 			// Raw: the encoding on the wire is compared too.
@@ -301,6 +311,8 @@ func (o *Options) values(rs []Request) map[string]map[string]bool {
 					ku, _ := url.QueryUnescape(k)
 					put(ep, "body:"+ku, self(v))
 				}
+			} else if boundary != "" {
+				parts(q.Body, boundary, func(field, v string) { put(ep, field, self(v)) })
 			} else {
 				put(ep, "body:", self(q.Body))
 			}
@@ -468,4 +480,73 @@ func (o *Options) expect(n, total, other int) bool {
 		return false
 	}
 	return float64(n)*float64(other)/float64(total) >= 20
+}
+
+// multipartBoundary returns the boundary of a multipart Content-Type, or
+// "".
+func multipartBoundary(ct string) string {
+	if ct == "" {
+		return ""
+	}
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil || !strings.HasPrefix(mt, "multipart/") {
+		return ""
+	}
+	return params["boundary"]
+}
+
+// maxParts bounds the parts of one body the comparison reads.
+const maxParts = 100
+
+// parts reads a multipart body part by part and puts what the two tools
+// must agree on, each under a "part:" field: the order of the parts (by
+// name, a repeated name numbered), and per part its Content-Disposition
+// as sent (name, filename and their quoting), its Content-Type ("none"
+// when it has none), any other header, and its content. A body that does
+// not parse is compared whole (the boundary masked) with the parse error.
+func parts(body, boundary string, put func(field, v string)) {
+	r := multipart.NewReader(strings.NewReader(body), boundary)
+	seen := map[string]int{}
+	var order []string
+	for len(order) < maxParts {
+		// Raw: a quoted-printable part is compared as sent.
+		p, err := r.NextRawPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			put("part:malformed", strings.ReplaceAll(err.Error(), boundary, "{boundary}"))
+			put("body:", strings.ReplaceAll(body, boundary, "{boundary}"))
+			return
+		}
+		name := p.FormName()
+		if name == "" {
+			name = "(no name)"
+		}
+		seen[name]++
+		label := name
+		if seen[name] > 1 {
+			label = fmt.Sprintf("%s#%d", name, seen[name])
+		}
+		order = append(order, label)
+		content, err := io.ReadAll(io.LimitReader(p, 1<<20))
+		if err != nil {
+			put("part:malformed", strings.ReplaceAll(err.Error(), boundary, "{boundary}"))
+			put("body:", strings.ReplaceAll(body, boundary, "{boundary}"))
+			return
+		}
+		put("part:"+label+" Content-Disposition", p.Header.Get("Content-Disposition"))
+		ct := p.Header.Get("Content-Type")
+		if ct == "" {
+			ct = "none"
+		}
+		put("part:"+label+" Content-Type", ct)
+		for k, vs := range p.Header {
+			if k != "Content-Disposition" && k != "Content-Type" {
+				put("part:"+label+" "+k, strings.Join(vs, ", "))
+			}
+		}
+		put("part:"+label+" content", string(content))
+	}
+	put("part:order", strings.Join(order, ", "))
 }
