@@ -260,7 +260,7 @@ type conv struct {
 	// queryVars counts requests whose URL query holds a variable, forms
 	// those with a urlencoded body.
 	queryVars, forms int
-	base      string // the variable whose value became the target ("baseUrl")
+	base             string // the variable whose value became the target ("baseUrl")
 }
 
 // Convert builds the plan and its report.
