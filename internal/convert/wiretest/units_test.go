@@ -1,6 +1,7 @@
 package wiretest
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -250,5 +251,52 @@ func TestCSVShareModeThread(t *testing.T) {
 				t.Errorf("the plan does not read the rows per user:\n%s", o.Plan)
 			}
 		})
+	}
+}
+
+// TestRandomIncludeGaussianCounter: a Random Controller (one of /red and
+// /blue each iteration), an Include Controller whose file (relative to the
+// plan) holds a test fragment with a raw body, a Gaussian Random Timer
+// (300 ms ± 100) before a request, a per-user Counter (from 10 by 5) and a
+// __property with a default, then the same property given with -J: on
+// both tools, the same requests in the same order, each user counting 10,
+// 15, 20 … and the think times alike.
+func TestRandomIncludeGaussianCounter(t *testing.T) {
+	const users, iterations = 2, 12
+	for _, c := range []struct {
+		props  map[string]string
+		colour string
+	}{{nil, "teal"}, {map[string]string{"COLOUR": "plum"}, "plum"}} {
+		o := Run(t, Case{
+			Dir: "testdata/units", JMX: "random-include.jmx",
+			Bounds:  Bounds{Users: users, Iterations: iterations, Duration: time.Minute},
+			Props:   c.props,
+			Compare: Options{RandomBranches: true},
+		})
+		for side, rs := range map[string][]Request{"JMeter": o.JMeter, "plateau": o.Plateau} {
+			n := map[string]int{}
+			counts := map[string][]string{}
+			for _, q := range rs {
+				n[q.Path]++
+				if q.Path == "/count" {
+					counts[q.User] = append(counts[q.User], q.Query)
+				}
+				if q.Path == "/included" && !regexp.MustCompile(`^\{"n": \d+\}$`).MatchString(q.Body) {
+					t.Errorf("%s: /included sent %q", side, q.Body)
+				}
+			}
+			if n["/count"] != users*iterations || n["/included"] != users*iterations || n["/red"]+n["/blue"] != users*iterations || n["/red"] == 0 || n["/blue"] == 0 {
+				t.Errorf("%s (props %v): %v; want %d of /count and /included, one of /red and /blue each iteration, both seen", side, c.props, n, users*iterations)
+			}
+			for u, qs := range counts {
+				var want []string
+				for i := 0; i < iterations; i++ {
+					want = append(want, fmt.Sprintf("n=%d&colour=%s", 10+5*i, c.colour))
+				}
+				if strings.Join(qs, " ") != strings.Join(want, " ") {
+					t.Errorf("%s: user %s sent %v, want %v", side, u, qs, want)
+				}
+			}
+		}
 	}
 }

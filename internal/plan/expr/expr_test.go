@@ -121,6 +121,13 @@ func TestFunctions(t *testing.T) {
 		{`replace("a-b", "-", "+")`, `a\+b`},
 		{`json("$.items[?(@.status=='open')].id")`, `1`},
 		{`header("X-A")`, `h-X-A`},
+		{`seq(1, 10, 5)`, `10`},
+		{`seq(4, 10, 5)`, `25`},
+		{`seq(3, 0, 1, 4)`, `2`},
+		{`seq(6, 0, 1, 4)`, `0`},
+		{`seq(7, 0, 1, 4)`, `1`},
+		{`seq(3, 1, 2, 6)`, `5`},
+		{`seq(4, 1, 2, 6)`, `1`},
 	}
 	for _, r := range rows {
 		t.Run(r.src, func(t *testing.T) {

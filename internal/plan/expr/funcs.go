@@ -133,6 +133,29 @@ func init() {
 			}
 			return func(Env) Value { return num(float64(c.Add(1))) }, nil
 		}},
+		// seq(n, start, step[, end]) is the n-th value (n from 1) of the
+		// sequence start, start+step, …, back to start after the last one
+		// not past end: JMeter's Counter, with n the user's iteration
+		// (per user) or a counter() (shared).
+		"seq": {3, 4, func(_ *parser, a []cnode) (node, error) {
+			var end node
+			if len(a) == 4 {
+				end = a[3].fn
+			}
+			return func(e Env) Value {
+				n, _ := a[0].fn(e).number()
+				start, _ := a[1].fn(e).number()
+				step, _ := a[2].fn(e).number()
+				i := int64(n) - 1
+				if end != nil && step != 0 {
+					last, _ := end(e).number()
+					if k := int64((last-start)/step) + 1; k > 0 && i >= 0 {
+						i %= k
+					}
+				}
+				return num(start + step*float64(i))
+			}, nil
+		}},
 		"jsonEscape": text1(func(s string) string {
 			b := jsonesc.Append(nil, s, false)
 			return string(b)
