@@ -150,7 +150,8 @@ func Compare(j, p []Request, o Options) Result {
 	}
 
 	// Headers, query and body per endpoint present on both sides.
-	jv, pv := o.values(j), o.values(p)
+	jv, jn := o.values(j)
+	pv, pn := o.values(p)
 	for _, key := range sortedKeys(jv, pv) {
 		a, b := jv[key], pv[key]
 		ep, field, _ := strings.Cut(key, "\x00")
@@ -165,6 +166,14 @@ func Compare(j, p []Request, o Options) Result {
 			add(kind, ep+" "+name, "does not send it", "sends "+sample(b))
 		case !intersects(a, b):
 			add(kind, ep+" "+name, sample(a), sample(b))
+		case len(a) == 1 && jn[key] >= minSame && len(b) >= 3:
+			// One side repeats a value the other varies (a counter that
+			// never counts): sharing that one value is not agreement. 20
+			// sends of one value where the other side drew 3 or more is
+			// not chance (a pick among 3 repeats 20 times with p < 1e-8).
+			add(kind, ep+" "+name, fmt.Sprintf("always %s (%d times)", sample(a), jn[key]), fmt.Sprintf("%d values: %s", len(b), sample(b)))
+		case len(b) == 1 && pn[key] >= minSame && len(a) >= 3:
+			add(kind, ep+" "+name, fmt.Sprintf("%d values: %s", len(a), sample(a)), fmt.Sprintf("always %s (%d times)", sample(b), pn[key]))
 		}
 	}
 
@@ -264,14 +273,17 @@ func (o *Options) counts(rs []Request) map[string]int {
 }
 
 // values collects, per endpoint, the normalized values of each header,
-// query parameter, form field (or whole body) sent.
-func (o *Options) values(rs []Request) map[string]map[string]bool {
+// query parameter, form field (or whole body) sent, and how many times
+// each field was sent.
+func (o *Options) values(rs []Request) (map[string]map[string]bool, map[string]int) {
 	m := map[string]map[string]bool{}
+	sent := map[string]int{}
 	put := func(ep, field, v string) {
 		k := ep + "\x00" + field
 		if m[k] == nil {
 			m[k] = map[string]bool{}
 		}
+		sent[k]++
 		if len(m[k]) < 500 {
 			m[k][o.norm(v)] = true
 		}
@@ -318,7 +330,7 @@ func (o *Options) values(rs []Request) map[string]map[string]bool {
 			}
 		}
 	}
-	return m
+	return m, sent
 }
 
 func (o *Options) transitions(u map[string][]Request) map[string]int {
@@ -494,6 +506,10 @@ func multipartBoundary(ct string) string {
 	}
 	return params["boundary"]
 }
+
+// minSame is how many times one side must send a single value of a field
+// the other side varies for the comparison to call it a difference.
+const minSame = 20
 
 // maxParts bounds the parts of one body the comparison reads.
 const maxParts = 100

@@ -2,6 +2,7 @@ package wiretest
 
 import (
 	"bytes"
+	"fmt"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
@@ -240,5 +241,33 @@ func TestCompareMultipart(t *testing.T) {
 	bad.Body = bad.Body[:len(bad.Body)-20]
 	if r := Compare([]Request{a}, []Request{bad}, Options{}); !strings.Contains(kinds(r), "part POST h/upload malformed") {
 		t.Errorf("a malformed body: got %q", kinds(r))
+	}
+}
+
+// TestCompareRepeatedValue: a value one side sends again and again where
+// the other side varies it (a counter that never counts) is a difference,
+// though the two share that value; a value drawn from two is not.
+func TestCompareRepeatedValue(t *testing.T) {
+	mk := func(q func(i int) string) []Request {
+		var out []Request
+		for i := 0; i < 24; i++ {
+			out = append(out, Request{User: "g/1", Method: "GET", Host: "h", Path: "/count", Query: q(i), Header: http.Header{}, At: time.Duration(i) * 100 * time.Millisecond})
+		}
+		return out
+	}
+	counting := mk(func(i int) string { return fmt.Sprintf("n=%d", 10+5*i) })
+	stuck := mk(func(int) string { return "n=10" })
+	if r := Compare(counting, stuck, Options{}); !strings.Contains(kinds(r), "query GET h/count n") {
+		t.Errorf("a counter stuck at its start: got %q", kinds(r))
+	}
+	if r := Compare(stuck, counting, Options{}); !strings.Contains(kinds(r), "query GET h/count n") {
+		t.Errorf("a counter only plateau counts: got %q", kinds(r))
+	}
+	if r := Compare(counting, counting, Options{}); len(r.Diffs) != 0 {
+		t.Errorf("equal counters differ: %q", kinds(r))
+	}
+	coin := mk(func(i int) string { return fmt.Sprintf("n=%d", i%2) })
+	if r := Compare(coin, mk(func(int) string { return "n=0" }), Options{}); strings.Contains(kinds(r), "query") {
+		t.Errorf("a draw between two values that came out the same every time is chance, not a difference: %q", kinds(r))
 	}
 }
