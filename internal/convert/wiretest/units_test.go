@@ -2,7 +2,10 @@ package wiretest
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -296,6 +299,43 @@ func TestRandomIncludeGaussianCounter(t *testing.T) {
 				if strings.Join(qs, " ") != strings.Join(want, " ") {
 					t.Errorf("%s: user %s sent %v, want %v", side, u, qs, want)
 				}
+			}
+		}
+	}
+}
+
+// TestCSVPathFromProperty: a CSV Data Set whose file name starts with a
+// property (${__P(DATA_DIR,.)}/rows.csv, resolved against the plan's
+// folder): by default the rows beside the plan, with -JDATA_DIR=alt those
+// of alt/rows.csv — on both tools (plateau reads DATA_DIR from the
+// environment); and one whose file name is an absolute path outside the
+// plan's folder. Each row once, then each user stops.
+func TestCSVPathFromProperty(t *testing.T) {
+	abs := filepath.Join(t.TempDir(), "absolute rows.csv")
+	if err := os.WriteFile(abs, []byte("abs1\nabs2\nabs3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prop := "${1}$${__P(DATA_DIR,.)}/rows.csv"
+	for _, c := range []struct {
+		file  string
+		props map[string]string
+		want  string
+	}{{prop, nil, "r1 r2 r3"}, {prop, map[string]string{"DATA_DIR": "alt"}, "alt1 alt2 alt3"}, {"${1}" + abs, nil, "abs1 abs2 abs3"}} {
+		o := Run(t, Case{
+			Dir: "testdata/units", JMX: "stopthread.jmx",
+			Rewrite: []Replace{{regexp.MustCompile(`(name="filename">)rows\.csv`), c.file}},
+			Bounds:  Bounds{Users: 2, Iterations: 5, Duration: 20 * time.Second},
+			Props:   c.props,
+			Compare: Options{ThinkTolerance: 1000},
+		})
+		for side, rs := range map[string][]Request{"JMeter": o.JMeter, "plateau": o.Plateau} {
+			var got []string
+			for _, q := range rs {
+				got = append(got, strings.TrimPrefix(q.Path, "/row/"))
+			}
+			sort.Strings(got)
+			if strings.Join(got, " ") != c.want {
+				t.Errorf("%s (props %v) sent rows %v, want %s", side, c.props, got, c.want)
 			}
 		}
 	}
