@@ -563,6 +563,22 @@ func (c *conv) formPiece(s string) (string, []string) {
 	return b.String(), needs
 }
 
+// basicPart is a basic-auth user or password as an expression argument:
+// a quoted literal, or one {{variable}} whose name an expression can hold.
+func (c *conv) basicPart(s string) (string, bool) {
+	if !strings.Contains(s, "{{") {
+		if strings.ContainsAny(s, `"\$`) {
+			return "", false
+		}
+		return `"` + s + `"`, true
+	}
+	m := pmVar.FindStringSubmatch(s)
+	if m == nil || m[0] != strings.TrimSpace(s) || !plainName.MatchString(m[1]) {
+		return "", false
+	}
+	return m[1], true
+}
+
 // plainName is a variable name an expression can hold as it is.
 var plainName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
@@ -1013,6 +1029,15 @@ func (c *conv) auth(a *Auth, r *convert.Request) []string {
 		r.Headers = append(r.Headers, convert.KV{Name: "Authorization", Value: "Bearer " + v})
 	case "basic":
 		user, pass := get(a.Basic, "username"), get(a.Basic, "password")
+		if arg, ok := c.basicPart(user); ok && strings.Contains(pass, "{{") {
+			if parg, ok := c.basicPart(pass); ok {
+				// The password is a variable (read from the environment
+				// when it is a secret): encoded when the request is sent,
+				// as Postman does.
+				r.Headers = append(r.Headers, convert.KV{Name: "Authorization", Value: "Basic ${base64(concat(" + arg + `, ":", ` + parg + "))}"})
+				break
+			}
+		}
 		env := "BASIC_AUTH"
 		if !c.envSeen[env] {
 			c.envSeen[env] = true
@@ -1069,8 +1094,28 @@ func (c *conv) secretValue(v, env, what string) string {
 // defineUndefined defines variables the collection uses but never sets
 // (Postman environments, scripts) as empty vars so the plan loads, and
 // lists them.
-// encodedRef is a reference formPiece writes.
-var encodedRef = regexp.MustCompile(`^urlencode\(([A-Za-z_][A-Za-z0-9_]*)\)$`)
+// callRefs replaces each reference that is a call the converter wrote
+// (urlencode(name), base64(concat(user, ":", password))) by the
+// variables it reads.
+func callRefs(refs []string) []string {
+	var out []string
+	for _, ref := range refs {
+		if !strings.Contains(ref, "(") {
+			out = append(out, ref)
+			continue
+		}
+		for _, m := range argIdent.FindAllStringSubmatch(quoted.ReplaceAllString(ref, `""`), -1) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+var (
+	quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+	// argIdent is a name not followed by "(" (a variable, not a call).
+	argIdent = regexp.MustCompile(`(?:^|[(,\s])([A-Za-z_][A-Za-z0-9_]*)\s*(?:[),]|$)`)
+)
 
 func (c *conv) defineUndefined() {
 	defined := map[string]bool{}
@@ -1096,11 +1141,7 @@ func (c *conv) defineUndefined() {
 				ts = append(ts, *r.Body)
 			}
 			for _, t := range ts {
-				for _, ref := range convert.Refs(t) {
-					// A form piece's variable: urlencode(name).
-					if m := encodedRef.FindStringSubmatch(ref); m != nil {
-						ref = m[1]
-					}
+				for _, ref := range callRefs(convert.Refs(t)) {
 					if strings.HasPrefix(ref, "env.") || strings.HasPrefix(ref, "__") || defined[ref] || c.extracted[ref] {
 						continue
 					}

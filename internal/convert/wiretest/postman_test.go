@@ -205,14 +205,19 @@ var docs = []Rule{
 // form-data bodies — text parts from a variable and with quotes, a .csv
 // file part typed by its extension, a .json one with its own content type,
 // one part with two files, disabled parts — compared part by part with
-// newman's. The last request puts its file before its text field: the
-// plan sends the fields first, and the report says so.
+// newman's; a raw file body under basic auth, and an API key in a header
+// and in the query, from a secret of the environment file. One upload puts
+// its file before its text field: the plan sends the fields first, and
+// the report says so.
 func TestPostmanUploads(t *testing.T) {
 	o := RunPostmanCase(t, PostmanCase{
 		Dir: "testdata/postman/uploads", Collection: "Uploads.postman_collection.json",
 		Environment: "Uploads.postman_environment.json",
 		Rules:       docs,
 		Vars:        map[string]string{"password": "s3cret pw+1"},
+		// The environment file's secret API key is never written into
+		// the plan: plateau reads it from APIKEY (the report says so).
+		Env: map[string]string{"APIKEY": "k-7f3a9c"},
 		Compare: Options{
 			Normalize: []Replace{{regexp.MustCompile(`tok-\d+`), "tok-{n}"},
 				// A space in a urlencoded value: Postman %20, the plan +
@@ -224,8 +229,8 @@ func TestPostmanUploads(t *testing.T) {
 			ThinkTolerance: noThink,
 		},
 	})
-	if len(o.Newman) != 4 || len(o.Plateau) != 4 {
-		t.Fatalf("newman sent %d requests, plateau %d; want the collection's 4", len(o.Newman), len(o.Plateau))
+	if len(o.Newman) != 7 || len(o.Plateau) != 7 {
+		t.Fatalf("newman sent %d requests, plateau %d; want the collection's 7", len(o.Newman), len(o.Plateau))
 	}
 	want := map[string]string{
 		"/api/documents":             "title, tags, file, meta",
@@ -237,6 +242,27 @@ func TestPostmanUploads(t *testing.T) {
 			if q.Path == "/api/auth/login" {
 				if q.Header.Get("Authorization") != "" || !strings.Contains(strings.ReplaceAll(q.Body, "%20", "+"), "password=s3cret+pw%2B1") {
 					t.Errorf("%s: login %q", side, q.Body)
+				}
+				continue
+			}
+			switch q.Path {
+			case "/api/documents/ledger.csv":
+				// Basic auth from the environment's user and secret
+				// password, the raw file as the body.
+				if a := q.Header.Get("Authorization"); a != "Basic Y2xlcmtAZG9jcy50ZXN0OnMzY3JldCBwdysx" || q.Body != "id,amount,currency\n1,12.50,EUR\n2,7.00,DKK\n" {
+					t.Errorf("%s: PUT %s: Authorization %q, body %q", side, q.Path, a, q.Body)
+				}
+				continue
+			case "/api/documents":
+				if q.Method == "GET" {
+					if q.Header.Get("X-Api-Key") != "k-7f3a9c" || q.Query != "q=ledger&limit=10" {
+						t.Errorf("%s: GET %s?%s: X-Api-Key %q", side, q.Path, q.Query, q.Header.Get("X-Api-Key"))
+					}
+					continue
+				}
+			case "/api/documents/export":
+				if q.Query != "format=csv&api_key=k-7f3a9c" {
+					t.Errorf("%s: GET %s?%s, want the API key last in the query", side, q.Path, q.Query)
 				}
 				continue
 			}

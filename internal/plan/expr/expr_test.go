@@ -121,6 +121,8 @@ func TestFunctions(t *testing.T) {
 		{`replace("a-b", "-", "+")`, `a\+b`},
 		{`json("$.items[?(@.status=='open')].id")`, `1`},
 		{`header("X-A")`, `h-X-A`},
+		{`concat("a", ":", upper("b"), 1)`, `a:B1`},
+		{`base64(concat("clerk", ":", "pw"))`, `Y2xlcms6cHc=`},
 		{`seq(1, 10, 5)`, `10`},
 		{`seq(4, 10, 5)`, `25`},
 		{`seq(3, 0, 1, 4)`, `2`},

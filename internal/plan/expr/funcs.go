@@ -156,6 +156,15 @@ func init() {
 				return num(start + step*float64(i))
 			}, nil
 		}},
+		"concat": {1, -1, func(_ *parser, a []cnode) (node, error) {
+			return func(e Env) Value {
+				var b strings.Builder
+				for _, x := range a {
+					b.WriteString(x.fn(e).text())
+				}
+				return str(b.String())
+			}, nil
+		}},
 		"jsonEscape": text1(func(s string) string {
 			b := jsonesc.Append(nil, s, false)
 			return string(b)
