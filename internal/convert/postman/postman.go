@@ -919,6 +919,7 @@ func (c *conv) request(p string, it Item, auth *Auth) []convert.Step {
 		case "formdata":
 			mp := &convert.Multipart{}
 			fileFirst := false
+			var order []string
 			for _, kv := range b.FormData {
 				if kv.Disabled {
 					continue
@@ -930,6 +931,7 @@ func (c *conv) request(p string, it Item, auth *Auth) []convert.Step {
 					v, n := c.template(kv.str())
 					needs = append(needs, n...)
 					mp.Fields = append(mp.Fields, convert.KV{Name: kv.Key, Value: v})
+					order = append(order, kv.Key)
 					continue
 				}
 				srcs := kv.srcs()
@@ -946,10 +948,13 @@ func (c *conv) request(p string, it Item, auth *Auth) []convert.Step {
 						}
 					}
 					mp.Files = append(mp.Files, convert.MultipartFile{Field: kv.Key, Path: c.filePath(s), ContentType: ct})
+					order = append(order, kv.Key)
 				}
 			}
 			if fileFirst {
-				notes = append(notes, "form fields are sent before the files (Postman sends the parts in the collection's order)")
+				// A file before a field: the parts in the collection's
+				// order, as Postman sends them.
+				mp.Order = order
 			}
 			if len(mp.Fields)+len(mp.Files) > 0 {
 				r.Multipart = mp
