@@ -204,7 +204,7 @@ func TestNoAllocs(t *testing.T) {
 }
 
 func FuzzCompile(f *testing.F) {
-	for _, s := range []string{`${a} == 1 && !(b =~ "x")`, `now("yyyy", "+1d")`, `f(`, `"\`, `json("$.a[?(@.b==1)]")`, `substr("ab",1,2)`} {
+	for _, s := range []string{`${a} == 1 && !(b =~ "x")`, `now("yyyy", "+1d")`, `f(`, `"\`, `json("$.a[?(@.b==1)]")`, `substr("ab",1,2)`, `seq(3, 1, 2, 6) == 5`, `seq(-9e18, 0, 1e-300, 1e300)`, `base64(concat(a, ":", "b"))`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
