@@ -55,3 +55,27 @@ func TestFilePartTypes(t *testing.T) {
 		t.Errorf("the report does not say (only) which file part's type is a guess:\n%s", all)
 	}
 }
+
+// TestAuthNotComputed: digest and OAuth auth are not computed; the
+// report's first section says the requests go without them, once per
+// type, and the items need the feature.
+func TestAuthNotComputed(t *testing.T) {
+	col, err := Parse(strings.NewReader(`{"info":{"name":"t","schema":"https://schema.getpostman.com/json/collection/v2.1.0/collection.json"},
+"item":[
+ {"name":"d1","request":{"method":"GET","url":"http://api.test/a","auth":{"type":"digest","digest":[{"key":"username","value":"u"}]}}},
+ {"name":"d2","request":{"method":"GET","url":"http://api.test/b","auth":{"type":"digest"}}},
+ {"name":"o","request":{"method":"GET","url":"http://api.test/c","auth":{"type":"oauth2"}}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rep := Convert(col, Options{Source: "t.json"})
+	b := strings.Join(rep.Behaviour, "\n")
+	if strings.Count(b, "digest auth is not computed") != 1 || strings.Count(b, "oauth2 auth is not computed") != 1 {
+		t.Errorf("behaviour: %q", rep.Behaviour)
+	}
+	for _, it := range rep.Items {
+		if it.Type == "request" && !strings.HasPrefix(it.Needs, "auth type ") {
+			t.Errorf("%s: needs %q", it.Name, it.Needs)
+		}
+	}
+}

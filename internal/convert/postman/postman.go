@@ -257,6 +257,9 @@ type conv struct {
 	// extracted are variables test scripts set from responses (now
 	// extractions), so not read from the environment.
 	extracted map[string]bool
+	// authSaid are the auth types (digest, oauth1, …) the report's first
+	// section has said are not computed.
+	authSaid map[string]bool
 	// queryVars counts requests whose URL query holds a variable, forms
 	// those with a urlencoded body.
 	queryVars, forms int
@@ -1066,6 +1069,13 @@ func (c *conv) auth(a *Auth, r *convert.Request) []string {
 			c.plan.AddSecret(key)
 		}
 	default:
+		if !c.authSaid[a.Type] {
+			if c.authSaid == nil {
+				c.authSaid = map[string]bool{}
+			}
+			c.authSaid[a.Type] = true
+			c.report.AddBehaviour(fmt.Sprintf("Postman's %s auth is not computed: its requests are sent without it (no Authorization header); add the header the service expects", a.Type))
+		}
 		return []string{"auth type " + a.Type}
 	}
 	return nil
