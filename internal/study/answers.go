@@ -1230,58 +1230,19 @@ func (wd *words) answerRepeatability(q Question, ms []*member) Answer {
 		if len(g) < 2 {
 			continue
 		}
-		runs := make([]Run, len(g))
-		idx := make([]int, len(g))
-		for i, m := range g {
-			runs[i] = Run{Name: m.name, MeanMs: m.d.Total.MeanMs()}
-			idx[i] = i
+		// Runs of several workloads agree or not per workload: an
+		// average over all their requests is a figure of no workload.
+		for _, set := range repeatSets(g, q.Workload) {
+			s, rg := wd.repeatLine(q, g[0].groupWords(), set, &a)
+			a.Repeats = append(a.Repeats, rg)
+			lines = append(lines, s)
 		}
-		sp := repeatSpread(runs, idx)
-		rg := RepeatGroup{Group: g[0].groupWords(), Spread: *sp}
-		s := fmt.Sprintf(wd.text.RepAnswer, len(g), rg.Group, wd.fms(sp.MeanMs), wd.fms(sp.SDMs), wd.pctWords(sp.CVPct))
-		bound := ", " + fmt.Sprintf(wd.text.RepHolds, wd.pctWords(q.MaxCVPct))
-		if sp.CVPct > q.MaxCVPct {
-			bound = ", " + fmt.Sprintf(wd.text.RepExceeds, wd.pctWords(q.MaxCVPct))
-		}
-		s += bound
-		var outs []string
-		var keep []int
-		for i, m := range g {
-			if slices.Contains(sp.Outliers, m.name) {
-				if short, _ := m.generatorShort(""); short {
-					rg.GeneratorOutliers = append(rg.GeneratorOutliers, m.name)
-					outs = append(outs, fmt.Sprintf(wd.text.RepOutlierGen, m.name, wd.fms(runs[i].MeanMs)))
-				} else {
-					outs = append(outs, fmt.Sprintf(wd.text.RepOutlier, m.name, wd.fms(runs[i].MeanMs)))
-				}
-				continue
-			}
-			keep = append(keep, i)
-		}
-		if len(outs) == 0 {
-			s += "; " + wd.text.RepNone
-		} else {
-			s += "; " + wd.list(outs)
-			if len(keep) >= 2 {
-				rg.CVWithoutPct = repeatSpread(runs, keep).CVPct
-				s += "; " + fmt.Sprintf(wd.text.RepWithout, wd.pctWords(rg.CVWithoutPct))
-			}
-		}
-		switch {
-		case sp.CVPct <= q.MaxCVPct:
-		case len(rg.GeneratorOutliers) > 0 && len(keep) >= 2 && rg.CVWithoutPct <= q.MaxCVPct:
-			s += "; " + wd.text.RepThroughGen
-			if a.Outcome != Failed {
-				a.Outcome = Inconclusive
-			}
-		default:
-			a.Outcome = Failed
-		}
-		a.Repeats = append(a.Repeats, rg)
-		lines = append(lines, s)
 	}
 	if len(lines) == 0 {
 		a.Outcome, a.Line = Inconclusive, wd.text.RepNoGroup
+		if q.Workload != "" {
+			a.Line = fmt.Sprintf(wd.text.RepNoWorkload, q.Workload)
+		}
 		return a
 	}
 	if a.Outcome == "" {
@@ -1296,6 +1257,114 @@ func (wd *words) answerRepeatability(q Question, ms []*member) Answer {
 		}
 	}
 	return a
+}
+
+// repeatLine is one repeat set's spread against the bound, in a sentence;
+// it makes a's outcome worse where the set fails it.
+func (wd *words) repeatLine(q Question, group string, set repeatSet, a *Answer) (string, RepeatGroup) {
+	idx := make([]int, len(set.runs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sp := repeatSpread(set.runs, idx)
+	sp.Workload = set.workload
+	rg := RepeatGroup{Group: group, Spread: *sp}
+	var s string
+	if set.workload != "" {
+		s = fmt.Sprintf(wd.text.RepAnswerOf, len(set.runs), group, set.workload, wd.fms(sp.MeanMs), wd.fms(sp.SDMs), wd.pctWords(sp.CVPct))
+	} else {
+		s = fmt.Sprintf(wd.text.RepAnswer, len(set.runs), group, wd.fms(sp.MeanMs), wd.fms(sp.SDMs), wd.pctWords(sp.CVPct))
+	}
+	bound := ", " + fmt.Sprintf(wd.text.RepHolds, wd.pctWords(q.MaxCVPct))
+	if sp.CVPct > q.MaxCVPct {
+		bound = ", " + fmt.Sprintf(wd.text.RepExceeds, wd.pctWords(q.MaxCVPct))
+	}
+	s += bound
+	var outs []string
+	var keep []int
+	for i, m := range set.ms {
+		if slices.Contains(sp.Outliers, m.name) {
+			if short, _ := m.generatorShort(""); short {
+				rg.GeneratorOutliers = append(rg.GeneratorOutliers, m.name)
+				outs = append(outs, fmt.Sprintf(wd.text.RepOutlierGen, m.name, wd.fms(set.runs[i].MeanMs)))
+			} else {
+				outs = append(outs, fmt.Sprintf(wd.text.RepOutlier, m.name, wd.fms(set.runs[i].MeanMs)))
+			}
+			continue
+		}
+		keep = append(keep, i)
+	}
+	if len(outs) == 0 {
+		s += "; " + wd.text.RepNone
+	} else {
+		s += "; " + wd.list(outs)
+		if len(keep) >= 2 {
+			rg.CVWithoutPct = repeatSpread(set.runs, keep).CVPct
+			s += "; " + fmt.Sprintf(wd.text.RepWithout, wd.pctWords(rg.CVWithoutPct))
+		}
+	}
+	switch {
+	case sp.CVPct <= q.MaxCVPct:
+	case len(rg.GeneratorOutliers) > 0 && len(keep) >= 2 && rg.CVWithoutPct <= q.MaxCVPct:
+		s += "; " + wd.text.RepThroughGen
+		if a.Outcome != Failed {
+			a.Outcome = Inconclusive
+		}
+	default:
+		a.Outcome = Failed
+	}
+	return s, rg
+}
+
+// repeatSet is the runs a repeat spread reads, with the average each
+// stands for: of all its requests, or of one workload's.
+type repeatSet struct {
+	workload string // "" for all requests
+	runs     []Run
+	ms       []*member
+}
+
+// repeatSets are the figures the spread of the runs g reads: each run's
+// average of all requests when the runs have one workload; else one set
+// per workload with response times, in plan order, of the runs that ran
+// it. only restricts them to that workload. A set needs two runs.
+func repeatSets(g []*member, only string) []repeatSet {
+	var ws []string
+	several := false
+	for _, m := range g {
+		several = several || len(workloadNames(m.d)) > 1
+		for _, w := range m.timedWorkloads() {
+			if !slices.Contains(ws, w) {
+				ws = append(ws, w)
+			}
+		}
+	}
+	switch {
+	case only != "":
+		ws = []string{only}
+	case !several:
+		ws = []string{""}
+	}
+	var out []repeatSet
+	for _, w := range ws {
+		set := repeatSet{workload: w}
+		for _, m := range g {
+			mean := m.d.Total.MeanMs()
+			if w != "" {
+				ag := m.workloadAgg(w)
+				if ag == nil {
+					continue
+				}
+				mean = ag.MeanMs()
+			}
+			set.runs = append(set.runs, Run{Name: m.name, MeanMs: mean})
+			set.ms = append(set.ms, m)
+		}
+		if len(set.runs) >= 2 {
+			out = append(out, set)
+		}
+	}
+	return out
 }
 
 // ---- soak ----

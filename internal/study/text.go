@@ -37,7 +37,7 @@ type textT struct {
 	CfgAnswer, CfgRow, CfgNone string
 
 	// Repeatability.
-	RepAnswer, RepOutlier, RepOutlierGen, RepWithout, RepNone, RepExceeds, RepHolds, RepThroughGen string
+	RepAnswer, RepAnswerOf, RepNoWorkload, RepOutlier, RepOutlierGen, RepWithout, RepNone, RepExceeds, RepHolds, RepThroughGen string
 
 	// Soak.
 	SoakStable, SoakDrifting, SoakLabel, SoakNoise, SoakMemory, SoakMemoryGrew, SoakIndicative, SoakNone string
@@ -118,6 +118,8 @@ var english = textT{
 	CfgNone:   "fewer than two configurations of one workload",
 
 	RepAnswer:     "%d runs of %s: average %s ± %s ms, coefficient of variation %s",
+	RepAnswerOf:   "%d runs of %s, workload %s: average %s ± %s ms, coefficient of variation %s",
+	RepNoWorkload: "no two runs of one group and variant ran workload %s with response times",
 	RepOutlier:    "%s is an outlier (%s ms)",
 	RepOutlierGen: "%s is an outlier (%s ms) and its generator was short of CPU",
 	RepWithout:    "without it the variation is %s",
