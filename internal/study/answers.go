@@ -1591,7 +1591,7 @@ func (wd *words) answerInterference(q Question, ms []*member) Answer {
 			wd.fms(ir.Windows[1].MeanMs), o, wd.fms(ir.Windows[0].MeanMs), wd.pctWords(ir.Windows[1].ErrorPct), wd.pctWords(ir.Windows[0].ErrorPct)))
 	} else {
 		a.Outcome = Passed
-		a.Line = fmt.Sprintf(wd.text.IntNotStarved, fmt.Sprintf(wd.text.IntNoneRaised, len(a.Interference), o, w, wd.pctWords(q.MaxSlowerPct), wd.num(q.MaxErrorPct)))
+		a.Line = fmt.Sprintf(wd.text.IntNotStarved, fmt.Sprintf(wd.text.IntNoneRaised, len(a.Interference), o, w, wd.pctWords(q.MaxSlowerPct), wd.pointsWords(q.MaxErrorPct)))
 	}
 	a.Evidence = lines
 	var gen []string

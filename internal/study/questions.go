@@ -58,7 +58,7 @@ type Question struct {
 	// this much above the first fifth's.
 	MaxDriftPct float64 `json:"max_drift_pct,omitempty"`
 	// MaxErrorPct: interference — error % may rise at most this many
-	// points during the other workload.
+	// percentage points during the other workload.
 	MaxErrorPct float64 `json:"max_error_pct,omitempty"`
 	// SLA: capacity — the requirements a load must meet (sla
 	// expressions); default each run's own.

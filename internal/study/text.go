@@ -69,7 +69,7 @@ var english = textT{
 	QConfigurations: "How do the configurations compare by knee, peak throughput and load within the requirements?",
 	QRepeatability:  "Do the repeats agree (coefficient of variation of the average at most %s)?",
 	QSoak:           "Does the soak stay stable (the last fifth's average at most %s above the first fifth's, memory not growing)?",
-	QInterference:   "Does %s disturb %s (its average rising by more than %s, or its errors by more than %s points, while %s runs)?",
+	QInterference:   "Does %s disturb %s (its average rising by more than %s, or its errors by more than %s, while %s runs)?",
 
 	StatusPassed:       "PASSED",
 	StatusFailed:       "FAILED",
@@ -161,7 +161,7 @@ var english = textT{
 	CapNotHeldAt:  "the load was not held, or the generator's CPU was at its ceiling, at %s",
 	CfgGenerator:  "the generator limited the load in %d of %d configurations",
 	RepNoGroup:    "no two runs share a workload, load and variant",
-	IntNoneRaised: "in none of the %d runs did %s raise %s's average by more than %s or its errors by more than %s points",
+	IntNoneRaised: "in none of the %d runs did %s raise %s's average by more than %s or its errors by more than %s",
 	IntGenerator:  "the generator was short of CPU in %s",
 
 	StatusLine:       "Study status: %s — %s",
@@ -233,7 +233,7 @@ func (wd *words) questionText(q Question) string {
 		if o == "" {
 			o = "the other workload"
 		}
-		return fmt.Sprintf(wd.text.QInterference, o, w, wd.pctWords(q.MaxSlowerPct), wd.num(q.MaxErrorPct), o)
+		return fmt.Sprintf(wd.text.QInterference, o, w, wd.pctWords(q.MaxSlowerPct), wd.pointsWords(q.MaxErrorPct), o)
 	}
 	return string(q.Kind)
 }
@@ -241,6 +241,16 @@ func (wd *words) questionText(q Question) string {
 // pctWords is a percentage as the references write it ("5 %", "12.5 %").
 func (wd *words) pctWords(v float64) string {
 	return wd.num(math.Round(v*10)/10) + " %"
+}
+
+// pointsWords is a difference of two percentages, in percentage points:
+// "1 percentage point", "0.5 percentage points" (an error rate rising
+// from 1 % to 2 % rose by 1 point, not by 1 %).
+func (wd *words) pointsWords(v float64) string {
+	if v == 1 {
+		return wd.T("%s percentage point", wd.num(v))
+	}
+	return wd.T("%s percentage points", wd.num(v))
 }
 
 // signed is a change in per cent with its sign ("+10.2 %", "−36.7 %"),
