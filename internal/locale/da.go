@@ -996,4 +996,11 @@ var da = map[string]string{
 	"limited by %s, counted full (%s %s of its capacity at %s): the configured limit %s (%s)":                                    "begrænset af %s, talt fuld (%s %s af kapaciteten ved %s): den konfigurerede grænse %s (%s)",
 	"uncertain: the generator was starved of CPU at %s %s, so the knee may be where the generator, not the service, fell behind": "usikkert: generatoren manglede CPU ved %s %s, så knækket kan ligge der hvor generatoren, ikke servicen, kom bagud",
 	"uncertain: the generator was starved of CPU at %s %s, so it may not have pushed the service to its knee":                    "usikkert: generatoren manglede CPU ved %s %s, så den har måske ikke presset servicen op til dens knæk",
+
+	// The study's release answer: levels too short to judge, and a level
+	// slower through one label.
+	"not slower than %s at the %d of %d matching levels with enough data to judge":                                                                  "ikke langsommere end %s ved de %d af %d sammenlignelige niveauer med nok data til at vurdere",
+	"%d of %d matching levels had too little data to judge (a verdict needs %d or more requests and %d or more seconds with requests on each side)": "%d af %d sammenlignelige niveauer havde for få data til at vurdere (en vurdering kræver %d eller flere kald og %d eller flere sekunder med kald på hver side)",
+	"%s %s ms against %s ms (%s), %s": "%s %s ms mod %s ms (%s), %s",
+	"%s (%s %s against %s ms, %s":     "%s (%s %s mod %s ms, %s",
 }

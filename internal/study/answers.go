@@ -543,40 +543,7 @@ func (wd *words) answerRelease(q Question, ms []*member, base *member) Answer {
 		a.Line = fmt.Sprintf(wd.text.RelNoPairs, cName, bName)
 		return a
 	}
-	// One line: the levels by verdict, then whether the bound held.
-	byVerdict := map[compare.Verdict][]string{}
-	var exceeded []string
-	for _, r := range a.Release {
-		item := wd.T("%s (%s against %s ms, %s", levelOf(r), wd.fms(r.Total.NewMeanMs), wd.fms(r.Total.BaseMeanMs), wd.signed(r.Total.DeltaPct))
-		if r.Verdict == compare.NoChange && math.Abs(r.Total.DeltaPct) >= compare.DefaultMinEffectPct {
-			item += wd.text.RelNoise
-		}
-		byVerdict[r.Verdict] = append(byVerdict[r.Verdict], item+")")
-		if r.Exceeds {
-			exceeded = append(exceeded, fmt.Sprintf("%s (%s)", levelOf(r), wd.signed(worstDelta(r))))
-		}
-		vw := wd.verdictWords(r.Total.Verdict)
-		if r.Total.Verdict == compare.NoChange && math.Abs(r.Total.DeltaPct) >= compare.DefaultMinEffectPct {
-			vw += wd.text.RelNoise
-		}
-		a.Evidence = append(a.Evidence, fmt.Sprintf(wd.text.RelRow, r.Group, wd.fms(r.Total.NewMeanMs), wd.fms(r.Total.BaseMeanMs), wd.signed(r.Total.DeltaPct), vw))
-	}
-	var parts []string
-	for _, v := range []compare.Verdict{compare.Faster, compare.NoChange, compare.Slower} {
-		if len(byVerdict[v]) == 0 {
-			continue
-		}
-		parts = append(parts, wd.verdictWords(v)+wd.W(" at ")+wd.list(byVerdict[v]))
-	}
-	line := strings.Join(parts, "; ")
-	if len(exceeded) > 0 {
-		a.Outcome = Failed
-		line += "; " + fmt.Sprintf(wd.text.RelFailed, wd.pctWords(q.MaxSlowerPct), wd.list(exceeded))
-	} else {
-		a.Outcome = Passed
-		line += "; " + fmt.Sprintf(wd.text.RelHeld, wd.pctWords(q.MaxSlowerPct))
-	}
-	a.Line = fmt.Sprintf(wd.text.RelAnswer, cName, bName, line)
+	wd.releaseLine(q, &a, cName, bName)
 	switch {
 	case len(suspect) > 0:
 		a.Confidence, a.ConfidenceWhy = wd.text.ConfLow, fmt.Sprintf(wd.text.RelSuspect, wd.list(firstN(suspect, 3)))
@@ -587,6 +554,71 @@ func (wd *words) answerRelease(q Question, ms []*member, base *member) Answer {
 		a.Confidence, a.ConfidenceWhy = wd.text.ConfLow, fmt.Sprintf(wd.text.RelStarved, len(starved), len(a.Release))
 	}
 	return a
+}
+
+// releaseLine words a release answer from its rows: the levels by
+// verdict, whether the bound held, the levels too short to judge; it sets
+// the outcome, the line and the evidence.
+func (wd *words) releaseLine(q Question, a *Answer, cName, bName string) {
+	// One line: the levels by verdict, then whether the bound held.
+	byVerdict := map[compare.Verdict][]string{}
+	var exceeded, unjudged []string
+	for _, r := range a.Release {
+		item := wd.T("%s (%s against %s ms, %s", levelOf(r), wd.fms(r.Total.NewMeanMs), wd.fms(r.Total.BaseMeanMs), wd.signed(r.Total.DeltaPct))
+		if l := slowestLabel(r); l != nil {
+			// Slower through a label, not its total: quote the label, or
+			// the total's "no significant change" figures stand as the
+			// evidence of "slower".
+			item = wd.T("%s (%s %s against %s ms, %s", levelOf(r), l.Label, wd.fms(l.NewMeanMs), wd.fms(l.BaseMeanMs), wd.signed(l.DeltaPct))
+		}
+		if r.Verdict == compare.NoChange && math.Abs(r.Total.DeltaPct) >= compare.DefaultMinEffectPct {
+			item += wd.text.RelNoise
+		}
+		byVerdict[r.Verdict] = append(byVerdict[r.Verdict], item+")")
+		if r.Verdict == compare.NotEnough {
+			unjudged = append(unjudged, levelOf(r))
+		}
+		if r.Exceeds {
+			exceeded = append(exceeded, fmt.Sprintf("%s (%s)", levelOf(r), wd.signed(worstDelta(r))))
+		}
+		vw := wd.verdictWords(r.Total.Verdict)
+		if r.Total.Verdict == compare.NoChange && math.Abs(r.Total.DeltaPct) >= compare.DefaultMinEffectPct {
+			vw += wd.text.RelNoise
+		}
+		ev := fmt.Sprintf(wd.text.RelRow, r.Group, wd.fms(r.Total.NewMeanMs), wd.fms(r.Total.BaseMeanMs), wd.signed(r.Total.DeltaPct), vw)
+		for _, l := range r.Labels {
+			if l.Verdict == compare.Slower && r.Total.Verdict != compare.Slower {
+				ev += "; " + fmt.Sprintf(wd.text.RelLabelRow, l.Label, wd.fms(l.NewMeanMs), wd.fms(l.BaseMeanMs), wd.signed(l.DeltaPct), wd.verdictWords(l.Verdict))
+			}
+		}
+		a.Evidence = append(a.Evidence, ev)
+	}
+	var parts []string
+	for _, v := range []compare.Verdict{compare.Faster, compare.NoChange, compare.NotEnough, compare.Slower} {
+		if len(byVerdict[v]) == 0 {
+			continue
+		}
+		parts = append(parts, wd.verdictWords(v)+wd.W(" at ")+wd.list(byVerdict[v]))
+	}
+	line := strings.Join(parts, "; ")
+	if len(exceeded) > 0 {
+		a.Outcome = Failed
+		line += "; " + fmt.Sprintf(wd.text.RelFailed, wd.pctWords(q.MaxSlowerPct), wd.list(exceeded))
+	} else if len(unjudged) > 0 {
+		// Levels too short to judge are not levels where the candidate
+		// was not slower.
+		a.Outcome = Inconclusive
+		if len(unjudged) < len(a.Release) {
+			line += "; " + fmt.Sprintf(wd.text.RelHeldJudged, wd.pctWords(q.MaxSlowerPct), len(a.Release)-len(unjudged), len(a.Release))
+		}
+	} else {
+		a.Outcome = Passed
+		line += "; " + fmt.Sprintf(wd.text.RelHeld, wd.pctWords(q.MaxSlowerPct))
+	}
+	if len(unjudged) > 0 {
+		line += "; " + fmt.Sprintf(wd.text.RelTooFew, len(unjudged), len(a.Release), compare.MinSamples, compare.MinSeconds)
+	}
+	a.Line = fmt.Sprintf(wd.text.RelAnswer, cName, bName, line)
 }
 
 // sameConfig: two runs of one configuration, or a run that names none
@@ -619,8 +651,27 @@ func (wd *words) verdictWords(v compare.Verdict) string {
 		return wd.W("faster")
 	case compare.Slower:
 		return wd.W("slower")
+	case compare.NotEnough:
+		// Too few requests or seconds show neither a change nor its
+		// absence: not "no significant change".
+		return wd.W("not enough data to judge")
 	}
 	return wd.text.NoChange
+}
+
+// slowestLabel is the row's label slower by the most, when the row is
+// slower through a label while its total is not; nil otherwise.
+func slowestLabel(r ReleaseRow) *compare.Row {
+	if r.Verdict != compare.Slower || r.Total.Verdict == compare.Slower {
+		return nil
+	}
+	var w *compare.Row
+	for i, l := range r.Labels {
+		if l.Verdict == compare.Slower && (w == nil || l.DeltaPct > w.DeltaPct) {
+			w = &r.Labels[i]
+		}
+	}
+	return w
 }
 
 // txLabels are the run's transaction labels by printed name; empty when

@@ -26,7 +26,7 @@ type textT struct {
 	NoQuestions                                    string
 
 	// Release comparison.
-	RelRow, RelAnswer, RelNoPairs, RelFailed, RelHeld, RelSuspect, RelStarved, RelNoise string
+	RelRow, RelLabelRow, RelAnswer, RelNoPairs, RelFailed, RelHeld, RelHeldJudged, RelTooFew, RelSuspect, RelStarved, RelNoise string
 
 	// Capacity.
 	CapWithin, CapSearch, SearchProbes, CapWithinFrom, CapWithinAt, CapNoneWithin, CapNoSLA, CapKnee, CapNoKnee, CapGenerator, CapLimit, CapLimitNear, CapComponent, CapBusiest, CapNothing string
@@ -79,14 +79,17 @@ var english = textT{
 	WhyPassed:          "every question (%d) was answered within its expectation",
 	NoQuestions:        "the study asks no question its runs can answer (name questions: in the study file)",
 
-	RelRow:     "%s: average %s ms against %s ms (%s), %s",
-	RelAnswer:  "%s against %s: %s",
-	RelNoPairs: "no run of %s has a run of %s at the same workload and load to compare with",
-	RelFailed:  "slower than allowed (%s) at %s",
-	RelHeld:    "not slower than %s at any matching level",
-	RelSuspect: "a run's load was not held, or its generator's CPU was at its ceiling, in %s, so the response times there are suspect",
-	RelNoise:   ", within the noise of these runs",
-	RelStarved: "the generator was starved of CPU in %d of the %d comparisons, so their response times include its own waiting",
+	RelRow:        "%s: average %s ms against %s ms (%s), %s",
+	RelAnswer:     "%s against %s: %s",
+	RelNoPairs:    "no run of %s has a run of %s at the same workload and load to compare with",
+	RelFailed:     "slower than allowed (%s) at %s",
+	RelHeld:       "not slower than %s at any matching level",
+	RelHeldJudged: "not slower than %s at the %d of %d matching levels with enough data to judge",
+	RelTooFew:     "%d of %d matching levels had too little data to judge (a verdict needs %d or more requests and %d or more seconds with requests on each side)",
+	RelLabelRow:   "%s %s ms against %s ms (%s), %s",
+	RelSuspect:    "a run's load was not held, or its generator's CPU was at its ceiling, in %s, so the response times there are suspect",
+	RelNoise:      ", within the noise of these runs",
+	RelStarved:    "the generator was starved of CPU in %d of the %d comparisons, so their response times include its own waiting",
 
 	CapWithin:        "%s: within the requirements up to %s",
 	CapSearch:        "%s: the capacity search answered: %s",
