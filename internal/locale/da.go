@@ -1003,4 +1003,5 @@ var da = map[string]string{
 	"%d of %d matching levels had too little data to judge (a verdict needs %d or more requests and %d or more seconds with requests on each side)": "%d af %d sammenlignelige niveauer havde for få data til at vurdere (en vurdering kræver %d eller flere kald og %d eller flere sekunder med kald på hver side)",
 	"%s %s ms against %s ms (%s), %s": "%s %s ms mod %s ms (%s), %s",
 	"%s (%s %s against %s ms, %s":     "%s (%s %s mod %s ms, %s",
+	"yet %s met the requirements at %s: the study's runs disagree, so the question is not answered": "men %s overholdt kravene ved %s: studiets kørsler er uenige, så spørgsmålet er ikke besvaret",
 }

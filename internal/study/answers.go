@@ -205,7 +205,10 @@ type CapacityRow struct {
 	Search       bool             `json:"search,omitempty"`
 	SearchAnswer *capacity.Search `json:"capacity_search,omitempty"`
 	// red masks the search run's secrets in what the document quotes of it.
-	red      *report.Redactor
+	red *report.Redactor
+	// runs are the runs of the row's workload and variant, the row's own
+	// and those beside it (a search's fixed-load runs).
+	runs     []*member
 	Sentence string `json:"sentence"`
 }
 
@@ -723,13 +726,17 @@ func (wd *words) capacityRows(q Question, ms []*member, limits []Limit) ([]Capac
 		}
 		if len(searches) > 0 {
 			for _, m := range searches {
-				rows = append(rows, wd.searchCapacity(m, name(m, searches), limits))
+				r := wd.searchCapacity(m, name(m, searches), limits)
+				r.runs = group
+				rows = append(rows, r)
 			}
 			continue
 		}
 		if len(stepped) > 0 {
 			for _, m := range stepped {
-				rows = append(rows, wd.steppedCapacity(q, m, name(m, stepped), limits))
+				r := wd.steppedCapacity(q, m, name(m, stepped), limits)
+				r.runs = group
+				rows = append(rows, r)
 			}
 			continue
 		}
@@ -743,9 +750,33 @@ func (wd *words) capacityRows(q Question, ms []*member, limits []Limit) ([]Capac
 			few = append(few, variantWords(group[0]))
 			continue
 		}
-		rows = append(rows, wd.seriesCapacity(q, group, limits))
+		r := wd.seriesCapacity(q, group, limits)
+		r.runs = group
+		rows = append(rows, r)
 	}
 	return rows, few
+}
+
+// metAtLeast is the run of the row's workload and variant at one fixed
+// load of at least load (the row's unit) that met the requirements with
+// its load held, the highest such; nil without one. A search's or
+// stepped run's answer below load is contradicted by it.
+func metAtLeast(q Question, r CapacityRow, load float64) *member {
+	var best *member
+	var bestLoad float64
+	for _, m := range r.runs {
+		if m.search != nil || m.stepped() || m.invalid("") {
+			continue
+		}
+		l, rate := m.load()
+		if rate != (r.Unit == "req/s") || l < load {
+			continue
+		}
+		if met := slaMet(q, m, -1); met != nil && *met && l > bestLoad {
+			best, bestLoad = m, l
+		}
+	}
+	return best
 }
 
 // variantWords names a workload and variant: "upload", "manager, A:
@@ -1152,12 +1183,23 @@ func (wd *words) answerCapacity(q Question, ms []*member, limits []Limit) Answer
 	var lines []string
 	allGen := true
 	var starved []string
+	failed, disputed := false, false
 	for _, r := range rows {
 		s := r.Sentence
 		if q.MinLoad > 0 && r.HasSLA {
 			if r.MaxLoadMeetingSLA == nil || *r.MaxLoadMeetingSLA < q.MinLoad {
-				a.Outcome = Failed
-				s += " (" + fmt.Sprintf(wd.text.CapMinLoadFailed, wd.loadWords(q.MinLoad, r.Unit == "req/s")) + ")"
+				s += " (" + fmt.Sprintf(wd.text.CapMinLoadFailed, wd.loadWords(q.MinLoad, r.Unit == "req/s"))
+				if m := metAtLeast(q, r, q.MinLoad); m != nil {
+					// A run of the same workload held the requirements
+					// at the load expected: the study's own runs
+					// disagree, and the question is not answered.
+					l, rate := m.load()
+					s += "; " + fmt.Sprintf(wd.text.CapMinLoadDisputed, m.name, wd.loadWords(l, rate))
+					disputed = true
+				} else {
+					failed = true
+				}
+				s += ")"
 			} else {
 				s += " (" + fmt.Sprintf(wd.text.CapMinLoadHeld, wd.loadWords(q.MinLoad, r.Unit == "req/s")) + ")"
 			}
@@ -1176,6 +1218,12 @@ func (wd *words) answerCapacity(q Question, ms []*member, limits []Limit) Answer
 	}
 	a.Line = joinSentences(lines)
 	a.Evidence = lines
+	switch {
+	case failed:
+		a.Outcome = Failed
+	case disputed:
+		a.Outcome = Inconclusive
+	}
 	if allGen && a.Outcome == Passed {
 		a.Outcome = Inconclusive
 	}
