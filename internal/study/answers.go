@@ -189,9 +189,12 @@ type CapacityRow struct {
 	WithinFrom *float64 `json:"within_from,omitempty"`
 	WithinTo   *float64 `json:"within_to,omitempty"`
 	KneeLoad   float64  `json:"knee_load,omitzero"`
-	KneeRPS    float64  `json:"knee_throughput_rps,omitzero"`
-	PeakRPS    float64  `json:"peak_throughput_rps"`
-	PeakLoad   float64  `json:"peak_load"`
+	// KneeFrom is where a capacity search brackets the knee from: it
+	// lies above KneeFrom, at KneeLoad at most (0: at KneeLoad).
+	KneeFrom float64 `json:"knee_from,omitzero"`
+	KneeRPS  float64 `json:"knee_throughput_rps,omitzero"`
+	PeakRPS  float64 `json:"peak_throughput_rps"`
+	PeakLoad float64 `json:"peak_load"`
 	// Limiter is what limits the knee: "generator", "component",
 	// "configured limit" or "" (unknown).
 	Limiter          string                `json:"limiter,omitempty"`
@@ -898,6 +901,9 @@ func (wd *words) searchCapacity(m *member, name string, limits []Limit) Capacity
 		// The knee lies in (Below, Load]: a configured limit in it
 		// explains the plateau.
 		row.KneeLoad = cs.Load
+		if cs.Below > 0 && cs.Below < cs.Load {
+			row.KneeFrom = cs.Below // "the knee lies between 2 users and 3 users"
+		}
 		for _, p := range row.Points {
 			if p.Load == cs.Load {
 				row.KneeRPS = p.ThroughputRPS

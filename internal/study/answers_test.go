@@ -621,6 +621,13 @@ func TestCapacitySearchConfiguredLimit(t *testing.T) {
 		if row.KneeLoad != c.load || row.KneeRPS != 80 {
 			t.Errorf("knee %g users at %g req/s, want %g at 80", row.KneeLoad, row.KneeRPS, c.load)
 		}
+		// The side-by-side table brackets the knee as the answer does
+		// ("the knee lies between 6 users and 8 users"), not "8 users".
+		md, _ := writeStudy(t, s)
+		cell := fmt.Sprintf("| %g–%g users |", c.below, c.load)
+		if !strings.Contains(row.Sentence, fmt.Sprintf("the knee lies between %g users and %g users", c.below, c.load)) || !strings.Contains(md, cell) {
+			t.Errorf("the answer (%s) and the table disagree on the knee; want a cell %q:\n%s", row.Sentence, cell, md)
+		}
 	}
 }
 

@@ -471,7 +471,11 @@ func (wd *words) capacitySection(s *Study) *doc.Section {
 				within = "none"
 			}
 			kn := "none"
-			if r.KneeLoad > 0 {
+			switch {
+			case r.KneeFrom > 0:
+				// The search brackets the knee, and the answer says so.
+				kn = wd.num(r.KneeFrom) + "–" + wd.num(r.KneeLoad) + " " + r.Unit
+			case r.KneeLoad > 0:
 				kn = wd.num(r.KneeLoad) + " " + r.Unit
 			}
 			knRPS := "—" // the figure the answer quotes
