@@ -876,6 +876,19 @@ func (wd *words) searchCapacity(m *member, name string, limits []Limit) Capacity
 	}
 	_, lead := report.SearchAnswer(cs, wd.loc)
 	sentence := m.red.String(lowerFirst(lead))
+	if cs.LimitedBy == search.ThroughputFlat && cs.Load > 0 {
+		// The knee lies in (Below, Load], whatever limits it: the
+		// answer's "the knee lies between" and the table's knee agree.
+		row.KneeLoad = cs.Load
+		if cs.Below > 0 && cs.Below < cs.Load {
+			row.KneeFrom = cs.Below
+		}
+		for _, p := range row.Points {
+			if p.Load == cs.Load {
+				row.KneeRPS = p.ThroughputRPS
+			}
+		}
+	}
 	switch {
 	case cs.Outcome == search.GeneratorLimited,
 		cs.Bottleneck != nil && cs.Bottleneck.Saturated && cs.Bottleneck.Component == resources.Generator:
@@ -900,15 +913,6 @@ func (wd *words) searchCapacity(m *member, name string, limits []Limit) Capacity
 	case cs.LimitedBy == search.ThroughputFlat && cs.Load > 0:
 		// The knee lies in (Below, Load]: a configured limit in it
 		// explains the plateau.
-		row.KneeLoad = cs.Load
-		if cs.Below > 0 && cs.Below < cs.Load {
-			row.KneeFrom = cs.Below // "the knee lies between 2 users and 3 users"
-		}
-		for _, p := range row.Points {
-			if p.Load == cs.Load {
-				row.KneeRPS = p.ThroughputRPS
-			}
-		}
 		for _, l := range limits {
 			if matchesLimit(cs.Load, cs.Below, l.Value, cs.Unit == "req/s") {
 				lim := l
