@@ -1004,4 +1004,14 @@ var da = map[string]string{
 	"%s %s ms against %s ms (%s), %s": "%s %s ms mod %s ms (%s), %s",
 	"%s (%s %s against %s ms, %s":     "%s (%s %s mod %s ms, %s",
 	"yet %s met the requirements at %s: the study's runs disagree, so the question is not answered": "men %s overholdt kravene ved %s: studiets kørsler er uenige, så spørgsmålet er ikke besvaret",
+	// The study's configurations answer: each configuration's peak, knee
+	// and highest load within the requirements.
+	"%s: highest peak throughput %s (%s); %s": "%s: højeste throughput %s (%s); %s",
+	"%s (%s)":                          "%s (%s)",
+	"peak %s req/s":                    "top %s kald/s",
+	"knee at %s":                       "knæk ved %s",
+	"no knee in the loads tested":      "intet knæk i de testede belastninger",
+	"within the requirements up to %s": "inden for kravene op til %s",
+	"no load within the requirements":  "ingen belastning inden for kravene",
+	", from its capacity search":       ", fra dens kapacitetssøgning",
 }

@@ -1285,13 +1285,15 @@ func (wd *words) answerConfigurations(q Question, ms []*member, limits []Limit) 
 				best = i
 			}
 		}
+		// The question compares by knee, peak throughput and load within
+		// the requirements: each configuration with all three.
 		var others []string
 		for i, r := range rs {
 			if i != best {
-				others = append(others, fmt.Sprintf(wd.text.CfgRow, strings.TrimPrefix(r.Workload, w+", "), wd.rps(r.PeakRPS)))
+				others = append(others, fmt.Sprintf(wd.text.CfgRow, strings.TrimPrefix(r.Workload, w+", "), wd.cfgFigures(r)))
 			}
 		}
-		lines = append(lines, fmt.Sprintf(wd.text.CfgAnswer, w, strings.TrimPrefix(rs[best].Workload, w+", "), wd.rps(rs[best].PeakRPS), wd.list(others)))
+		lines = append(lines, fmt.Sprintf(wd.text.CfgAnswer, w, strings.TrimPrefix(rs[best].Workload, w+", "), wd.cfgFigures(rs[best]), wd.list(others)))
 		for _, r := range rs {
 			a.Evidence = append(a.Evidence, r.Sentence)
 		}
@@ -1315,6 +1317,33 @@ func (wd *words) answerConfigurations(q Question, ms []*member, limits []Limit) 
 		a.Confidence, a.ConfidenceWhy = wd.text.ConfLow, fmt.Sprintf(wd.text.CfgGenerator, gen, len(a.Capacity))
 	}
 	return a
+}
+
+// cfgFigures are a configuration's figures the configurations question
+// compares: its peak throughput, its knee and the highest load within the
+// requirements, from its capacity search when it is one.
+func (wd *words) cfgFigures(r CapacityRow) string {
+	rate := r.Unit == "req/s"
+	parts := []string{fmt.Sprintf(wd.text.CfgPeak, wd.rps(r.PeakRPS))}
+	switch {
+	case r.KneeFrom > 0:
+		parts = append(parts, fmt.Sprintf(wd.text.CfgKnee, wd.num(r.KneeFrom)+"–"+wd.loadWords(r.KneeLoad, rate)))
+	case r.KneeLoad > 0:
+		parts = append(parts, fmt.Sprintf(wd.text.CfgKnee, wd.loadWords(r.KneeLoad, rate)))
+	default:
+		parts = append(parts, wd.text.CfgNoKnee)
+	}
+	switch {
+	case r.MaxLoadMeetingSLA != nil:
+		parts = append(parts, fmt.Sprintf(wd.text.CfgWithin, wd.loadWords(*r.MaxLoadMeetingSLA, rate)))
+	case r.HasSLA:
+		parts = append(parts, wd.text.CfgNoneWithin)
+	}
+	s := strings.Join(parts, ", ")
+	if r.Search {
+		s += wd.text.CfgFromSearch
+	}
+	return s
 }
 
 // ---- repeatability ----

@@ -283,4 +283,21 @@ func TestStudyCapacitySideBySide(t *testing.T) {
 	if s.Capacity[0].KneeLoad != 10 || s.Capacity[1].KneeLoad != 0 {
 		t.Errorf("knees %v and %v, want 10 and none: %q / %q", s.Capacity[0].KneeLoad, s.Capacity[1].KneeLoad, s.Capacity[0].Knee, s.Capacity[1].Knee)
 	}
+	// The configurations question asks by knee, peak throughput and load
+	// within the requirements: its answer gives all three for each (it
+	// gave the peak alone).
+	var cfg *Answer
+	for i := range s.Answers {
+		if s.Answers[i].Question.Kind == Configurations {
+			cfg = &s.Answers[i]
+		}
+	}
+	if cfg == nil {
+		t.Fatalf("no configurations answer: %+v", s.Answers)
+	}
+	for _, want := range []string{"highest peak throughput config B (peak ", "no knee in the loads tested", "config A (peak ", "knee at 10 users", "within the requirements up to "} {
+		if !strings.Contains(cfg.Line, want) {
+			t.Errorf("the configurations answer lacks %q: %s", want, cfg.Line)
+		}
+	}
 }
