@@ -371,11 +371,18 @@ func StatusOf(as []Answer) (Outcome, string) { return wordsIn(nil).statusOf(as) 
 func (wd *words) statusOf(as []Answer) (Outcome, string) {
 	var failed, inc []string
 	for _, a := range as {
+		// Two questions of a kind are told apart by their workload:
+		// "capacity (upload) and capacity (browse)", not "capacity and
+		// capacity".
+		name := wd.kind(a.Question.Kind)
+		if a.Question.Workload != "" {
+			name = wd.T("%s (%s)", name, a.Question.Workload)
+		}
 		switch a.Outcome {
 		case Failed:
-			failed = append(failed, wd.kind(a.Question.Kind))
+			failed = append(failed, name)
 		case Inconclusive:
-			inc = append(inc, wd.kind(a.Question.Kind))
+			inc = append(inc, name)
 		}
 	}
 	switch {

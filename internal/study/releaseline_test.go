@@ -88,3 +88,19 @@ func TestReleaseTooShortToJudge(t *testing.T) {
 		t.Errorf("a comparison without enough data reads 'no significant change':\n%s", md)
 	}
 }
+
+// The status names each failed question so that two of one kind are told
+// apart (demo 002: "2 of 2 questions failed their expectation: capacity
+// and capacity").
+func TestStatusNamesQuestionsByWorkload(t *testing.T) {
+	t.Parallel()
+	as := []Answer{
+		{Question: Question{Kind: CapacityQ, Workload: "upload"}, Outcome: Failed},
+		{Question: Question{Kind: CapacityQ, Workload: "browse"}, Outcome: Failed},
+		{Question: Question{Kind: Repeatability}, Outcome: Passed},
+	}
+	o, why := StatusOf(as)
+	if o != Failed || why != "2 of 3 questions failed their expectation: capacity (upload) and capacity (browse)" {
+		t.Errorf("%s: %s", o, why)
+	}
+}
