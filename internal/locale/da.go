@@ -1014,4 +1014,7 @@ var da = map[string]string{
 	"within the requirements up to %s": "inden for kravene op til %s",
 	"no load within the requirements":  "ingen belastning inden for kravene",
 	", from its capacity search":       ", fra dens kapacitetssøgning",
+	// The study's interference answer: runs that are no evidence.
+	"%s: the load was not held or the generator's CPU was at its ceiling, so no evidence either way": "%s: belastningen blev ikke holdt eller generatorens CPU var ved loftet, så intet bevis for nogen af delene",
+	", and no other run answers the question":                                                        ", og ingen anden kørsel besvarer spørgsmålet",
 }

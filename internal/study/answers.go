@@ -268,6 +268,9 @@ type InterferenceRun struct {
 	Started   int64 `json:"started_iterations,omitempty"`
 	Succeeded int64 `json:"succeeded_iterations"`
 	Disturbed bool  `json:"disturbed"`
+	// Invalid: a finding made the run invalid (the load not held, the
+	// generator's CPU at its ceiling), so it is no evidence either way.
+	Invalid bool `json:"invalid,omitempty"`
 }
 
 // Window is a workload's figures in a span of a run.
@@ -1696,6 +1699,7 @@ func (wd *words) answerInterference(q Question, ms []*member) Answer {
 		if !ok {
 			continue
 		}
+		ir.Invalid = m.invalid("")
 		a.Interference = append(a.Interference, ir)
 		b, d, af := ir.Windows[0], ir.Windows[1], ir.Windows[2]
 		s := fmt.Sprintf(wd.text.IntRun, m.name, ir.Workload, wd.fms(d.MeanMs), ir.Other, wd.fms(b.MeanMs), wd.fms(af.MeanMs), wd.pctWords(d.ErrorPct), wd.pctWords(b.ErrorPct))
@@ -1707,9 +1711,6 @@ func (wd *words) answerInterference(q Question, ms []*member) Answer {
 		if ir.Planned > 0 {
 			s += "; " + fmt.Sprintf(wd.text.IntWork, ir.Other, wd.thousands(float64(ir.Started)), wd.thousands(float64(ir.Planned)), wd.thousands(float64(ir.Succeeded)))
 		}
-		if ir.Disturbed {
-			a.Outcome = Failed
-		}
 		lines = append(lines, s)
 	}
 	if len(lines) == 0 {
@@ -1717,26 +1718,47 @@ func (wd *words) answerInterference(q Question, ms []*member) Answer {
 		return a
 	}
 	dist := 0
+	var invalid []string
+	validDisturbed := false
 	for _, ir := range a.Interference {
 		if ir.Disturbed {
 			dist++
+			validDisturbed = validDisturbed || !ir.Invalid
+		}
+		if ir.Invalid {
+			invalid = append(invalid, ir.Run)
 		}
 	}
 	w, o := a.Interference[0].Workload, a.Interference[0].Other
-	if a.Outcome == Failed {
-		// The run where it rose most, with its figures.
+	if dist > 0 {
+		// The run where it rose most, with its figures: a valid run's
+		// when one shows it — a run whose load was not held is no
+		// headline.
 		worst := -1
 		for i, ir := range a.Interference {
-			if ir.Disturbed && (worst < 0 || ir.rise() > a.Interference[worst].rise()) {
+			if ir.Disturbed && (!validDisturbed || !ir.Invalid) && (worst < 0 || ir.rise() > a.Interference[worst].rise()) {
 				worst = i
 			}
 		}
 		ir := a.Interference[worst]
 		a.Line = fmt.Sprintf(wd.text.IntStarved, fmt.Sprintf(wd.text.IntWorst, o, w, dist, len(a.Interference), ir.Run,
 			wd.fms(ir.Windows[1].MeanMs), o, wd.fms(ir.Windows[0].MeanMs), wd.pctWords(ir.Windows[1].ErrorPct), wd.pctWords(ir.Windows[0].ErrorPct)))
+		a.Outcome = Failed
+		if !validDisturbed {
+			a.Outcome = Inconclusive
+		}
 	} else {
 		a.Outcome = Passed
 		a.Line = fmt.Sprintf(wd.text.IntNotStarved, fmt.Sprintf(wd.text.IntNoneRaised, len(a.Interference), o, w, wd.pctWords(q.MaxSlowerPct), wd.pointsWords(q.MaxErrorPct)))
+		if len(invalid) == len(a.Interference) {
+			a.Outcome = Inconclusive
+		}
+	}
+	if len(invalid) > 0 {
+		a.Line += "; " + fmt.Sprintf(wd.text.IntInvalid, wd.list(invalid))
+		if a.Outcome == Inconclusive {
+			a.Line += wd.text.IntInvalidAll
+		}
 	}
 	a.Evidence = lines
 	var gen []string

@@ -104,3 +104,43 @@ func TestStatusNamesQuestionsByWorkload(t *testing.T) {
 		t.Errorf("%s: %s", o, why)
 	}
 }
+
+// A run whose generator's CPU was at its ceiling is no evidence of
+// interference: demo 004 on a loaded machine answered "most in test №2:
+// average 211 ms … against 14.5 ms before" from a run whose load was not
+// held. The headline comes from a valid run; when only invalid runs show
+// a disturbance the answer is inconclusive, and the invalid runs are
+// named.
+func TestInterferenceInvalidRuns(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	steps := []reporttest.Step{{Users: 8, Seconds: 60, RampUpS: 2}, {Users: 8, Seconds: 60}, {Users: 8, Seconds: 60}}
+	write(t, filepath.Join(root, "ok"), reporttest.Options{Seed: 1, Concurrent: true, Steps: steps})
+	write(t, filepath.Join(root, "ceiling"), reporttest.Options{Seed: 6, Concurrent: true, Steps: steps, GeneratorCPU: 130})
+	build := func(runs string) Answer {
+		t.Helper()
+		// Any rise counts as a disturbance here, so that each run shows one.
+		s, err := Build(studyFile(t, root, "questions:\n  - {kind: interference, max_slower_pct: 0.001, max_error_pct: 0.001}\nruns:\n"+runs), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeStudy(t, s)
+		return s.Answers[0]
+	}
+	a := build("  - {dir: ceiling, role: baseline, name: test 1}\n  - {dir: ok, role: repeat, name: test 2}\n")
+	if len(a.Interference) != 2 || !a.Interference[0].Invalid || a.Interference[1].Invalid {
+		t.Fatalf("invalid runs %+v", a.Interference)
+	}
+	// Seeds 1 and 6 give both runs a rise during the import.
+	if !a.Interference[0].Disturbed || !a.Interference[1].Disturbed {
+		t.Fatalf("the planted runs show no rise to test with: %+v", a.Interference)
+	}
+	if a.Outcome != Failed || !strings.Contains(a.Line, "; most in test 2:") ||
+		!strings.Contains(a.Line, "test 1: the load was not held or the generator's CPU was at its ceiling, so no evidence either way") {
+		t.Errorf("%s: %s", a.Outcome, a.Line)
+	}
+	b := build("  - {dir: ceiling, role: baseline, name: test 1}\n  - {dir: ceiling, role: repeat, name: test 2}\n")
+	if b.Outcome != Inconclusive || !strings.Contains(b.Line, "no other run answers the question") {
+		t.Errorf("only invalid runs: %s: %s", b.Outcome, b.Line)
+	}
+}

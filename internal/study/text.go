@@ -43,7 +43,7 @@ type textT struct {
 	SoakStable, SoakDrifting, SoakLabel, SoakNoise, SoakMemory, SoakMemoryGrew, SoakIndicative, SoakNone string
 
 	// Interference.
-	IntNone, IntStarved, IntNotStarved, IntRun, IntCPU, IntWork, IntWorst string
+	IntNone, IntStarved, IntNotStarved, IntRun, IntCPU, IntWork, IntWorst, IntInvalid, IntInvalidAll string
 
 	// Validity banner.
 	BannerTitle, BannerGenerator, BannerLoad, BannerOutlier, BannerMark, BannerMore, BannerMoreOne, BannerOffTrend string
@@ -154,6 +154,8 @@ var english = textT{
 	IntRun:        "%s: %s averaged %s ms during %s against %s ms before and %s ms after, errors %s against %s before",
 	IntCPU:        "%s CPU %s %% before, %s %% during, %s %% after",
 	IntWork:       "%s started %s of %s planned iterations (%s succeeded)",
+	IntInvalid:    "%s: the load was not held or the generator's CPU was at its ceiling, so no evidence either way",
+	IntInvalidAll: ", and no other run answers the question",
 
 	BannerTitle:     "Validity: %d of %d runs have numbers to read with care",
 	BannerGenerator: "%s: %s",
