@@ -1017,4 +1017,8 @@ var da = map[string]string{
 	// The study's interference answer: runs that are no evidence.
 	"%s: the load was not held or the generator's CPU was at its ceiling, so no evidence either way": "%s: belastningen blev ikke holdt eller generatorens CPU var ved loftet, så intet bevis for nogen af delene",
 	", and no other run answers the question":                                                        ", og ingen anden kørsel besvarer spørgsmålet",
+	// The study's repeatability answer: runs that are no evidence.
+	"%s: the load was not held or the generator's CPU was at its ceiling": "%s: belastningen blev ikke holdt eller generatorens CPU var ved loftet",
+	"the other runs vary by %s": "de øvrige kørsler varierer med %s",
+	"the bound is exceeded through those runs alone, so the question is not answered": "grænsen overskrides alene gennem de kørsler, så spørgsmålet er ikke besvaret",
 }

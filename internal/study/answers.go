@@ -223,6 +223,11 @@ type RepeatGroup struct {
 	CVWithoutPct float64 `json:"cv_without_outliers_pct,omitzero"`
 	// GeneratorOutliers are the outliers whose generator was short of CPU.
 	GeneratorOutliers []string `json:"generator_outliers,omitempty"`
+	// InvalidRuns are the runs whose load was not held or whose
+	// generator's CPU was at its ceiling; CVValidPct the variation of the
+	// others (0 with fewer than two).
+	InvalidRuns []string `json:"invalid_runs,omitempty"`
+	CVValidPct  float64  `json:"cv_valid_runs_pct,omitzero"`
 }
 
 // SoakRun is one soak's drift and memory trend.
@@ -1451,10 +1456,36 @@ func (wd *words) repeatLine(q Question, group string, set repeatSet, a *Answer) 
 			s += "; " + fmt.Sprintf(wd.text.RepWithout, wd.pctWords(rg.CVWithoutPct))
 		}
 	}
+	// Runs whose load was not held (or whose generator's CPU was at its
+	// ceiling) are named, with the variation of the others.
+	var invalid []string
+	var valid []int
+	for i, m := range set.ms {
+		if m.invalid("") {
+			invalid = append(invalid, m.name)
+		} else {
+			valid = append(valid, i)
+		}
+	}
+	rg.InvalidRuns = invalid
+	if len(invalid) > 0 {
+		s += "; " + fmt.Sprintf(wd.text.RepInvalid, wd.list(invalid))
+		if len(valid) >= 2 {
+			rg.CVValidPct = repeatSpread(set.runs, valid).CVPct
+			s += "; " + fmt.Sprintf(wd.text.RepWithoutInvalid, wd.pctWords(rg.CVValidPct))
+		}
+	}
 	switch {
 	case sp.CVPct <= q.MaxCVPct:
 	case len(rg.GeneratorOutliers) > 0 && len(keep) >= 2 && rg.CVWithoutPct <= q.MaxCVPct:
 		s += "; " + wd.text.RepThroughGen
+		if a.Outcome != Failed {
+			a.Outcome = Inconclusive
+		}
+	case len(invalid) > 0 && (len(valid) < 2 || rg.CVValidPct <= q.MaxCVPct):
+		// The bound is exceeded through runs that are no evidence: the
+		// question is open, not failed.
+		s += "; " + wd.text.RepThroughInvalid
 		if a.Outcome != Failed {
 			a.Outcome = Inconclusive
 		}

@@ -37,7 +37,7 @@ type textT struct {
 	CfgAnswer, CfgRow, CfgNone, CfgPeak, CfgKnee, CfgNoKnee, CfgWithin, CfgNoneWithin, CfgFromSearch string
 
 	// Repeatability.
-	RepAnswer, RepAnswerOf, RepNoWorkload, RepOutlier, RepOutlierGen, RepWithout, RepNone, RepExceeds, RepHolds, RepThroughGen string
+	RepAnswer, RepAnswerOf, RepNoWorkload, RepOutlier, RepOutlierGen, RepWithout, RepNone, RepExceeds, RepHolds, RepThroughGen, RepInvalid, RepWithoutInvalid, RepThroughInvalid string
 
 	// Soak.
 	SoakStable, SoakDrifting, SoakLabel, SoakNoise, SoakMemory, SoakMemoryGrew, SoakIndicative, SoakNone string
@@ -127,16 +127,19 @@ var english = textT{
 	CfgFromSearch: ", from its capacity search",
 	CfgNone:       "fewer than two configurations of one workload",
 
-	RepAnswer:     "%d runs of %s: average %s ± %s ms, coefficient of variation %s",
-	RepAnswerOf:   "%d runs of %s, workload %s: average %s ± %s ms, coefficient of variation %s",
-	RepNoWorkload: "no two runs of one group and variant ran workload %s with response times",
-	RepOutlier:    "%s is an outlier (%s ms)",
-	RepOutlierGen: "%s is an outlier (%s ms) and its generator was short of CPU",
-	RepWithout:    "without it the variation is %s",
-	RepNone:       "no run is an outlier",
-	RepExceeds:    "above the %s allowed",
-	RepHolds:      "within the %s allowed",
-	RepThroughGen: "the bound is exceeded through the outlier whose generator was short of CPU alone",
+	RepAnswer:         "%d runs of %s: average %s ± %s ms, coefficient of variation %s",
+	RepAnswerOf:       "%d runs of %s, workload %s: average %s ± %s ms, coefficient of variation %s",
+	RepNoWorkload:     "no two runs of one group and variant ran workload %s with response times",
+	RepOutlier:        "%s is an outlier (%s ms)",
+	RepOutlierGen:     "%s is an outlier (%s ms) and its generator was short of CPU",
+	RepWithout:        "without it the variation is %s",
+	RepNone:           "no run is an outlier",
+	RepExceeds:        "above the %s allowed",
+	RepHolds:          "within the %s allowed",
+	RepThroughGen:     "the bound is exceeded through the outlier whose generator was short of CPU alone",
+	RepInvalid:        "%s: the load was not held or the generator's CPU was at its ceiling",
+	RepWithoutInvalid: "the other runs vary by %s",
+	RepThroughInvalid: "the bound is exceeded through those runs alone, so the question is not answered",
 
 	SoakStable:     "%s: stable over %s",
 	SoakDrifting:   "%s: drifting over %s",
