@@ -1010,6 +1010,7 @@ var da = map[string]string{
 	"%s (%s)":                          "%s (%s)",
 	"peak %s req/s":                    "top %s kald/s",
 	"knee at %s":                       "knæk ved %s",
+	"knee between %s and %s":           "knæk mellem %s og %s",
 	"no knee in the loads tested":      "intet knæk i de testede belastninger",
 	"within the requirements up to %s": "inden for kravene op til %s",
 	"no load within the requirements":  "ingen belastning inden for kravene",

@@ -1342,7 +1342,7 @@ func (wd *words) cfgFigures(r CapacityRow) string {
 	parts := []string{fmt.Sprintf(wd.text.CfgPeak, wd.rps(r.PeakRPS))}
 	switch {
 	case r.KneeFrom > 0:
-		parts = append(parts, fmt.Sprintf(wd.text.CfgKnee, wd.num(r.KneeFrom)+"–"+wd.loadWords(r.KneeLoad, rate)))
+		parts = append(parts, fmt.Sprintf(wd.text.CfgKneeBetween, wd.num(r.KneeFrom), wd.loadWords(r.KneeLoad, rate)))
 	case r.KneeLoad > 0:
 		parts = append(parts, fmt.Sprintf(wd.text.CfgKnee, wd.loadWords(r.KneeLoad, rate)))
 	default:

@@ -86,6 +86,10 @@ func TestCapacitySearchKneeWithSaturatedCount(t *testing.T) {
 	if row.Limiter != "configured limit" || row.KneeLoad != 8 || row.KneeFrom != 7 || row.KneeRPS != 326 {
 		t.Errorf("limiter %q, knee %g–%g users at %g req/s; want the configured limit, 7–8 users at 326", row.Limiter, row.KneeFrom, row.KneeLoad, row.KneeRPS)
 	}
+	// The configurations question quotes the same bracket.
+	if got := wordsIn(nil).cfgFigures(row); !strings.Contains(got, "knee between 7 and 8 users") {
+		t.Errorf("configuration figures %q lack the knee's bracket", got)
+	}
 	md, _ := writeStudy(t, s)
 	if !strings.Contains(row.Sentence, "the knee lies between 7 users and 8 users") || !strings.Contains(md, "| 7–8 users | 326 |") {
 		t.Errorf("the answer (%s) and the table disagree on the knee:\n%s", row.Sentence, md)

@@ -34,7 +34,7 @@ type textT struct {
 	CapLimitCounted, CapKneeStarved, CapNoKneeStarved                                                                                                                                       string
 
 	// Configurations.
-	CfgAnswer, CfgRow, CfgNone, CfgPeak, CfgKnee, CfgNoKnee, CfgWithin, CfgNoneWithin, CfgFromSearch string
+	CfgAnswer, CfgRow, CfgNone, CfgPeak, CfgKnee, CfgKneeBetween, CfgNoKnee, CfgWithin, CfgNoneWithin, CfgFromSearch string
 
 	// Repeatability.
 	RepAnswer, RepAnswerOf, RepNoWorkload, RepOutlier, RepOutlierGen, RepWithout, RepNone, RepExceeds, RepHolds, RepThroughGen, RepInvalid, RepWithoutInvalid, RepThroughInvalid string
@@ -117,15 +117,16 @@ var english = textT{
 	CapMostFrequent:    " (most frequent: %s)",
 	CapStarved:         "the generator was starved of CPU at %s: its response times include its own waiting",
 
-	CfgAnswer:     "%s: highest peak throughput %s (%s); %s",
-	CfgRow:        "%s (%s)",
-	CfgPeak:       "peak %s req/s",
-	CfgKnee:       "knee at %s",
-	CfgNoKnee:     "no knee in the loads tested",
-	CfgWithin:     "within the requirements up to %s",
-	CfgNoneWithin: "no load within the requirements",
-	CfgFromSearch: ", from its capacity search",
-	CfgNone:       "fewer than two configurations of one workload",
+	CfgAnswer:      "%s: highest peak throughput %s (%s); %s",
+	CfgRow:         "%s (%s)",
+	CfgPeak:        "peak %s req/s",
+	CfgKnee:        "knee at %s",
+	CfgKneeBetween: "knee between %s and %s",
+	CfgNoKnee:      "no knee in the loads tested",
+	CfgWithin:      "within the requirements up to %s",
+	CfgNoneWithin:  "no load within the requirements",
+	CfgFromSearch:  ", from its capacity search",
+	CfgNone:        "fewer than two configurations of one workload",
 
 	RepAnswer:         "%d runs of %s: average %s ± %s ms, coefficient of variation %s",
 	RepAnswerOf:       "%d runs of %s, workload %s: average %s ± %s ms, coefficient of variation %s",
