@@ -1021,5 +1021,6 @@ var da = map[string]string{
 	// The study's repeatability answer: runs that are no evidence.
 	"%s: the load was not held or the generator's CPU was at its ceiling": "%s: belastningen blev ikke holdt eller generatorens CPU var ved loftet",
 	"the other runs vary by %s": "de øvrige kørsler varierer med %s",
-	"the bound is exceeded through those runs alone, so the question is not answered": "grænsen overskrides alene gennem de kørsler, så spørgsmålet er ikke besvaret",
+	"the bound is exceeded through those runs alone, so the question is not answered":  "grænsen overskrides alene gennem de kørsler, så spørgsmålet er ikke besvaret",
+	"Do the repeats agree on %s (coefficient of variation of its average at most %s)?": "Stemmer gentagelserne overens for %s (variationskoefficient for dens gennemsnit højst %s)?",
 }

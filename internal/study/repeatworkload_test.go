@@ -137,6 +137,9 @@ func TestRepeatsOneWorkload(t *testing.T) {
 	if len(a.Repeats) != 1 || a.Repeats[0].Workload != "data-import" || a.Outcome != Passed {
 		t.Fatalf("%s, repeats %+v; want data-import alone, passed", a.Outcome, a.Repeats)
 	}
+	if q := s.words().questionText(a.Question); q != "Do the repeats agree on data-import (coefficient of variation of its average at most 5 %)?" {
+		t.Errorf("question %q does not name its workload", q)
+	}
 	if strings.Contains(a.Line, "workload read") || !strings.Contains(a.Line, "workload data-import: ") {
 		t.Errorf("the data-import answer speaks of the reads: %s", a.Line)
 	}

@@ -18,7 +18,7 @@ import (
 // arguments are numbers and names computed by the analysis.
 type textT struct {
 	// Questions in words, by kind.
-	QRelease, QReleaseAny, QCapacity, QCapacityOf, QConfigurations, QRepeatability, QSoak, QInterference string
+	QRelease, QReleaseAny, QCapacity, QCapacityOf, QConfigurations, QRepeatability, QRepeatabilityOf, QSoak, QInterference string
 
 	// Study status.
 	StatusPassed, StatusFailed, StatusInconclusive string
@@ -62,14 +62,15 @@ type textT struct {
 // key in the message catalogue (internal/locale), which holds its
 // translations.
 var english = textT{
-	QRelease:        "Is %s slower than %s at any matching workload and load (by more than %s)?",
-	QReleaseAny:     "Is the candidate slower than the baseline at any matching workload and load (by more than %s)?",
-	QCapacity:       "What is the highest load that meets the requirements, per workload, where does throughput stop growing, and what limits it?",
-	QCapacityOf:     "What is the highest load of %s that meets %s, where does its throughput stop growing, and what limits it?",
-	QConfigurations: "How do the configurations compare by knee, peak throughput and load within the requirements?",
-	QRepeatability:  "Do the repeats agree (coefficient of variation of the average at most %s)?",
-	QSoak:           "Does the soak stay stable (the last fifth's average at most %s above the first fifth's, memory not growing)?",
-	QInterference:   "Does %s disturb %s (its average rising by more than %s, or its errors by more than %s, while %s runs)?",
+	QRelease:         "Is %s slower than %s at any matching workload and load (by more than %s)?",
+	QReleaseAny:      "Is the candidate slower than the baseline at any matching workload and load (by more than %s)?",
+	QCapacity:        "What is the highest load that meets the requirements, per workload, where does throughput stop growing, and what limits it?",
+	QCapacityOf:      "What is the highest load of %s that meets %s, where does its throughput stop growing, and what limits it?",
+	QConfigurations:  "How do the configurations compare by knee, peak throughput and load within the requirements?",
+	QRepeatability:   "Do the repeats agree (coefficient of variation of the average at most %s)?",
+	QRepeatabilityOf: "Do the repeats agree on %s (coefficient of variation of its average at most %s)?",
+	QSoak:            "Does the soak stay stable (the last fifth's average at most %s above the first fifth's, memory not growing)?",
+	QInterference:    "Does %s disturb %s (its average rising by more than %s, or its errors by more than %s, while %s runs)?",
 
 	StatusPassed:       "PASSED",
 	StatusFailed:       "FAILED",
@@ -238,6 +239,9 @@ func (wd *words) questionText(q Question) string {
 	case Configurations:
 		return wd.text.QConfigurations
 	case Repeatability:
+		if q.Workload != "" {
+			return fmt.Sprintf(wd.text.QRepeatabilityOf, q.Workload, wd.pctWords(q.MaxCVPct))
+		}
 		return fmt.Sprintf(wd.text.QRepeatability, wd.pctWords(q.MaxCVPct))
 	case SoakQ:
 		return fmt.Sprintf(wd.text.QSoak, wd.pctWords(q.MaxDriftPct))
