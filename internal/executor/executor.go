@@ -51,6 +51,16 @@ type Spec struct {
 	// could not start): a followed result file is then complete.
 	Exited chan struct{}
 
+	// Segment of Segments (0-based) is this generator's share when the
+	// load is split across generators (plateau run --generators N,
+	// --segment i/N, plateau k8s); Segments ≤ 1 is the whole load. Each
+	// tool's Command gives the tool its share (see Segmented).
+	Segment, Segments int
+	// StartAt, when set, is when the tool is started: its command is
+	// built first (Gatling's compilation), then Run waits for the
+	// instant, so that every generator's tool starts together.
+	StartAt time.Time
+
 	temp []string // files Command wrote outside the run directory, removed by Run
 }
 
@@ -119,6 +129,36 @@ type Result struct {
 	// ToolCPU is the CPU time (user + system) the tool's process used.
 	ToolCPU time.Duration
 	Command []string
+}
+
+// Segmented says whether tool can run one generator's share of a load
+// split across generators, and if not, why and what to do instead.
+func Segmented(tool Tool) error {
+	if s, ok := tool.(interface{ segmented() error }); ok {
+		return s.segmented()
+	}
+	return nil
+}
+
+// share is how many of total users (or requests a second) fall to segment
+// seg of n: total ÷ n, the remainder spread over the first segments, as
+// plateau's own generators stripe their users (user v to segment v mod n).
+func share(total, seg, n int) int {
+	if n <= 1 {
+		return total
+	}
+	if total <= seg {
+		return 0
+	}
+	return (total-seg-1)/n + 1
+}
+
+// checkShare refuses a split that would leave a segment without load.
+func checkShare(key string, total, n int) error {
+	if n > 1 && total < n {
+		return fmt.Errorf("--set %s=%d on %d generators: each generator needs at least one; give %s=%d or more, or fewer generators", key, total, n, key, n)
+	}
+	return nil
 }
 
 // checkSet refuses override keys a tool does not take, naming those it
@@ -204,6 +244,15 @@ func Run(ctx context.Context, tool Tool, spec *Spec, progress io.Writer) (*Resul
 	}
 	cmd.Stdout, cmd.Stderr = w, w
 	ownGroup(cmd)
+	if !spec.StartAt.IsZero() {
+		t := time.NewTimer(time.Until(spec.StartAt))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("%s: stopped before the start instant %s", tool.Name(), spec.StartAt.Format(time.RFC3339Nano))
+		}
+	}
 	res := &Result{Tool: tool.Name(), Log: logPath, Command: redact(cmd.Args), Start: time.Now()}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", tool.Name(), err)

@@ -34,6 +34,12 @@ import (
 type gatling struct{}
 
 func (gatling) Name() string     { return "gatling" }
+
+func (gatling) segmented() error {
+	return fmt.Errorf("Gatling's injection profile is the simulation's own code, which plateau cannot divide among generators (yet): " +
+		"run it on one generator, or run the simulation on each machine with its share (-J users=… read by Integer.getInteger) " +
+		"and build one report from all simulation.log files with Gatling's own reports-only mode (gatling -ro), then plateau import gatling")
+}
 func (gatling) streams() bool    { return true }
 func gatlingDefaultHome() string { return "/tmp/plateau-gatling" }
 

@@ -89,7 +89,35 @@ func (k6) Command(spec *Spec, out string) (*exec.Cmd, error) {
 		if err != nil {
 			return nil, err
 		}
-		args = append(args, "--rps", fmt.Sprint(r))
+		// --rps caps each k6 instance: this generator's share.
+		if err := checkShare("rate", r, spec.Segments); err != nil {
+			return nil, err
+		}
+		args = append(args, "--rps", fmt.Sprint(share(r, spec.Segment, spec.Segments)))
+	}
+	if n := spec.Segments; n > 1 {
+		// k6's own execution segments: this instance runs its part of
+		// every scenario — the script's own, or the one --vus/--stage
+		// make — VUs and arrival rates divided as k6 divides them among
+		// instances (5 VUs on 2: 3 and 2, as plateau's own generators).
+		if err := checkShare("users", users, n); users > 0 && err != nil {
+			return nil, err
+		}
+		frac := func(i int) string {
+			switch i {
+			case 0:
+				return "0"
+			case n:
+				return "1"
+			}
+			return fmt.Sprintf("%d/%d", i, n)
+		}
+		seq := make([]string, n+1)
+		for i := range seq {
+			seq[i] = frac(i)
+		}
+		args = append(args, "--execution-segment", frac(spec.Segment)+":"+frac(spec.Segment+1),
+			"--execution-segment-sequence", strings.Join(seq, ","))
 	}
 	script, err := filepath.Abs(spec.Script)
 	if err != nil {

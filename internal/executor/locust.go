@@ -20,6 +20,12 @@ type locust struct{}
 
 func (locust) Name() string { return "locust" }
 
+func (locust) segmented() error {
+	return fmt.Errorf("Locust's whole-run statistics are its master's, which aggregates its workers' (plateau does not start Locust's master and workers yet): " +
+		"run Locust's own distributed mode — locust -f FILE --master --expect-workers N --headless --csv PREFIX --csv-full-history, " +
+		"and locust -f FILE --worker --master-host HOST on each machine — and import the master's files with plateau import locust PREFIX_stats.csv")
+}
+
 func (locust) Command(spec *Spec, out string) (*exec.Cmd, error) {
 	if len(spec.Props) > 0 {
 		return nil, fmt.Errorf("-J sets JMeter properties; a locustfile takes -e NAME=value (its environment)")
