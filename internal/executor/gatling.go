@@ -33,7 +33,7 @@ import (
 // Gradle or sbt plugin builds them): they are refused with a message.
 type gatling struct{}
 
-func (gatling) Name() string     { return "gatling" }
+func (gatling) Name() string { return "gatling" }
 
 func (gatling) segmented() error {
 	return fmt.Errorf("Gatling's injection profile is the simulation's own code, which plateau cannot divide among generators (yet): " +

@@ -3,10 +3,10 @@ package executor
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"maps"
 	"regexp"
 	"strconv"
 	"strings"
