@@ -346,7 +346,9 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 			run.Note("CPU: %s used %.2f s; plateau's monitors, import and live outputs beside it %.2f s (%.1f %% of the tool's)",
 				tool.Name(), res.ToolCPU.Seconds(), own.Seconds(), 100*own.Seconds()/res.ToolCPU.Seconds())
 		}
-		if res.Interrupted {
+		if res.Interrupted && fr.gens != nil {
+			run.Note("interrupted: plateau sent its %d generators SIGINT, and each sent its %s SIGINT (how each stopped: the generators' notes)", fr.gens.n, tool.Name())
+		} else if res.Interrupted {
 			how := "stopped it cleanly"
 			if res.Killed {
 				how = "did not stop within the grace period and was killed; its last results may be missing"
