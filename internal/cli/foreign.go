@@ -63,7 +63,7 @@ func runForeign(ctx context.Context, st *State, script string, f runFlags) error
 	}
 	fr := foreignRun{tool: tool, spec: spec, name: name, monitors: extra}
 	if f.generators > 0 {
-		if fr.gens, f, err = splitForeign(st, tool, script, f, dir, nil); err != nil {
+		if fr.gens, f, err = splitForeign(st, tool, spec, script, f, dir, nil); err != nil {
 			return fmt.Errorf("%s: %w", script, err)
 		}
 	}
@@ -118,22 +118,7 @@ func runPlanForeign(ctx context.Context, st *State, p *plan.Plan, f runFlags) er
 	if tool.Name() != w.Engine {
 		return fmt.Errorf("%s: workload %q: engine %s, but %s is a %s script", p.File, w.Name, w.Engine, w.Script, tool.Name())
 	}
-	set := map[string]string{}
-	if w.Load.Users > 0 {
-		set["users"] = fmt.Sprint(w.Load.Users)
-	}
-	if w.Load.RampUp > 0 {
-		set["ramp_up"] = w.Load.RampUp.String()
-	}
-	if w.Load.Duration > 0 {
-		set["duration"] = w.Load.Duration.String()
-	}
-	if w.Load.Rate > 0 {
-		set["rate"] = fmt.Sprint(int(math.Round(float64(w.Load.Rate))))
-	}
-	if p.Target != "" && tool.Name() == "locust" {
-		set["target"] = p.Target
-	}
+	set := engineSet(p, w, tool)
 	var props, env []string
 	for _, k := range sortedKeys(w.Properties) {
 		props = append(props, k+"="+w.Properties[k])
@@ -163,7 +148,7 @@ func runPlanForeign(ctx context.Context, st *State, p *plan.Plan, f runFlags) er
 	if f.generators > 0 {
 		// The generators run the plan without its monitors, prepare and
 		// cleanup: the parent runs those once.
-		if fr.gens, f, err = splitForeign(st, tool, p.File, f, dir,
+		if fr.gens, f, err = splitForeign(st, tool, spec, p.File, f, dir,
 			[]string{"--set", "monitor.targets=[]", "--set", "prepare=[]", "--set", "cleanup=[]"}); err != nil {
 			return fmt.Errorf("%s: %w", p.File, err)
 		}
@@ -171,16 +156,26 @@ func runPlanForeign(ctx context.Context, st *State, p *plan.Plan, f runFlags) er
 	return execForeign(ctx, st, fr, f)
 }
 
-// notDistributed is the refusal of a foreign tool's run on more than one
-// generator (--generators, --segment, plateau k8s): each generator would
-// have to run the tool on its segment of the load and the merge keep the
-// tool's own whole-run figures; until then the run is refused rather than
-// run on one generator. docs/run-foreign.md says what to do instead
-// (JMeter's own distributed mode, imported).
-func notDistributed(engine, what string) error {
-	return fmt.Errorf("%s is not supported with engine: %s yet — run the tool's own distributed mode "+
-		"(JMeter: jmeter -n -r with remote engines) and import its results with plateau import, "+
-		"or run it on one machine (docs/run-foreign.md)", what, engine)
+// engineSet maps an engine workload's load (and, for Locust, the plan's
+// target) onto the tool's overrides, as --set does for a script.
+func engineSet(p *plan.Plan, w *plan.Workload, tool executor.Tool) map[string]string {
+	set := map[string]string{}
+	if w.Load.Users > 0 {
+		set["users"] = fmt.Sprint(w.Load.Users)
+	}
+	if w.Load.RampUp > 0 {
+		set["ramp_up"] = w.Load.RampUp.String()
+	}
+	if w.Load.Duration > 0 {
+		set["duration"] = w.Load.Duration.String()
+	}
+	if w.Load.Rate > 0 {
+		set["rate"] = fmt.Sprint(int(math.Round(float64(w.Load.Rate))))
+	}
+	if p.Target != "" && tool.Name() == "locust" {
+		set["target"] = p.Target
+	}
+	return set
 }
 
 func engineOf(p *plan.Plan) string {
@@ -223,6 +218,18 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 		Logf: func(format string, args ...any) { fmt.Fprintf(st.Stderr, "plateau: "+format+"\n", args...) }})
 	if err != nil {
 		return err
+	}
+	if spec.Segments > 1 {
+		// A generator's run says it is running until it ends, so that
+		// plateau merge --wait waits for it (the import's run.json says
+		// "imported" until then).
+		if info, err := rundir.ReadInfo(dir); err == nil {
+			info.Status, info.Segment = rundir.StatusRunning, fmt.Sprintf("%d/%d", spec.Segment, spec.Segments)
+			if err := rundir.WriteInfo(dir, info); err != nil {
+				_ = run.Close()
+				return err
+			}
+		}
 	}
 	if fr.gens != nil {
 		fmt.Fprintf(st.Stderr, "plateau: running %s in %s on %d generators → %s (each one's run and the tool's output: %s)\n", spec.Script, tool.Name(),

@@ -67,7 +67,7 @@ func segmentOf(spec *executor.Spec, tool executor.Tool, f runFlags) error {
 // tool can be split, fixes the start instant and the generators' run
 // directories, and returns the flags the parent itself runs with (the
 // live outputs go to the generators, as with plateau's own).
-func splitForeign(st *State, tool executor.Tool, target string, f runFlags, dir string, extra []string) (*foreignGens, runFlags, error) {
+func splitForeign(st *State, tool executor.Tool, spec *executor.Spec, target string, f runFlags, dir string, extra []string) (*foreignGens, runFlags, error) {
 	n := f.generators
 	switch {
 	case n > 256:
@@ -77,7 +77,7 @@ func splitForeign(st *State, tool executor.Tool, target string, f runFlags, dir 
 	case f.segment != "":
 		return nil, f, errors.New("--generators and --segment exclude each other: --generators starts the segments itself")
 	}
-	if err := executor.Segmented(tool); err != nil {
+	if err := executor.CheckSegments(tool, spec, n); err != nil {
 		return nil, f, fmt.Errorf("--generators with %s: %w", tool.Name(), err)
 	}
 	if len(f.attach) > 0 {

@@ -706,15 +706,18 @@ func TestRunK6BrokenScript(t *testing.T) {
 	}
 }
 
-// TestForeignNotDistributed: a foreign tool's run on more than one
-// generator — --generators, --segment, plateau k8s; from a script or from a
-// plan's engine workload — is refused with a message naming the engine and
-// the way on, before anything runs, never run on one generator.
+// TestForeignNotDistributed: a Locust or Gatling run on more than one
+// generator — --generators, --segment, plateau k8s; from a script or from
+// a plan's engine workload — is refused with a message saying why and the
+// way on (the tool's own distributed mode), before anything runs; never
+// run on one generator. So is a JMeter plan whose threads cannot be
+// split, and --generators with --segment.
 func TestForeignNotDistributed(t *testing.T) {
 	t.Parallel()
 	tmp := t.TempDir()
-	for _, f := range []string{"s.js", "p.jmx", "l.py", "S.java"} {
-		if err := os.WriteFile(filepath.Join(tmp, f), []byte("x"), 0o644); err != nil {
+	for f, src := range map[string]string{"s.js": "x", "l.py": "x", "S.java": "x",
+		"p.jmx": `<ThreadGroup guiclass="ThreadGroupGui" testclass="ThreadGroup" testname="tg"><stringProp name="ThreadGroup.num_threads">${__P(threads,4)}</stringProp></ThreadGroup>`} {
+		if err := os.WriteFile(filepath.Join(tmp, f), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -723,23 +726,29 @@ func TestForeignNotDistributed(t *testing.T) {
 target: http://127.0.0.1:1
 workloads:
   shop:
-    engine: k6
-    script: s.js
+    engine: locust
+    script: l.py
     load: {users: 2, duration: 5s}
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	const locustWhy, locustWay = "Locust's whole-run statistics are its master's", "--master --expect-workers N"
+	const gatlingWhy, gatlingWay = "Gatling's injection profile is the simulation's own code", "gatling -ro"
 	for i, c := range []struct {
-		args []string
-		want string
+		args     []string
+		why, way string
 	}{
-		{[]string{"run", filepath.Join(tmp, "s.js"), "--generators", "2"}, "--generators is not supported with engine: k6 yet"},
-		{[]string{"run", filepath.Join(tmp, "p.jmx"), "-g", "3"}, "--generators is not supported with engine: jmeter yet"},
-		{[]string{"run", filepath.Join(tmp, "l.py"), "--segment", "0/2"}, "--generators is not supported with engine: locust yet"},
-		{[]string{"run", planPath, "--generators", "2"}, "--generators is not supported with engine: k6 yet"},
-		{[]string{"run", planPath, "--segment", "1/2"}, "--generators is not supported with engine: k6 yet"},
-		{[]string{"k8s", planPath, "-g", "2"}, "plateau k8s is not supported with engine: k6 yet"},
-		{[]string{"k8s", filepath.Join(tmp, "S.java"), "-g", "2"}, "plateau k8s is not supported with engine: gatling yet"},
+		{[]string{"run", filepath.Join(tmp, "l.py"), "--generators", "2"}, locustWhy, locustWay},
+		{[]string{"run", filepath.Join(tmp, "l.py"), "--segment", "0/2"}, locustWhy, locustWay},
+		{[]string{"run", filepath.Join(tmp, "S.java"), "-g", "3"}, gatlingWhy, gatlingWay},
+		{[]string{"run", planPath, "--generators", "2"}, locustWhy, locustWay},
+		{[]string{"run", planPath, "--segment", "1/2"}, locustWhy, locustWay},
+		{[]string{"k8s", planPath, "-g", "2", "--image", "x"}, locustWhy, locustWay},
+		{[]string{"k8s", filepath.Join(tmp, "S.java"), "-g", "2", "--image", "x"}, gatlingWhy, gatlingWay},
+		{[]string{"run", filepath.Join(tmp, "p.jmx"), "-g", "2"}, `"${__P(threads,4)}" threads`, "--set users=N"},
+		{[]string{"k8s", filepath.Join(tmp, "p.jmx"), "-g", "2", "--image", "x"}, `"${__P(threads,4)}" threads`, "--set users=N"},
+		{[]string{"run", filepath.Join(tmp, "s.js"), "-g", "3", "--set", "users=2"}, "users=2 on 3 generators", "users=3 or more"},
+		{[]string{"run", filepath.Join(tmp, "s.js"), "-g", "2", "--segment", "0/2"}, "exclude each other", "--generators starts the segments itself"},
 	} {
 		dir := filepath.Join(tmp, fmt.Sprint("run", i))
 		args := c.args
@@ -747,8 +756,8 @@ workloads:
 			args = append(args, "-o", dir)
 		}
 		code, out, errOut := runCLI(t, args...)
-		if code == ExitOK || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "JMeter: jmeter -n -r") {
-			t.Errorf("%v: exit %d, %q; want an error with %q and the way on", c.args, code, errOut, c.want)
+		if code == ExitOK || !strings.Contains(errOut, c.why) || !strings.Contains(errOut, c.way) {
+			t.Errorf("%v: exit %d, %q; want an error with %q and %q", c.args, code, errOut, c.why, c.way)
 		}
 		if strings.Contains(out, "apiVersion") {
 			t.Errorf("%v: printed manifests", c.args)

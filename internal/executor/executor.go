@@ -140,6 +140,37 @@ func Segmented(tool Tool) error {
 	return nil
 }
 
+// CheckSegments says, before any generator starts, whether spec's load
+// can be split across n generators: what a generator's tool would refuse
+// (a tool that cannot be split, fewer users than generators, a JMeter
+// Thread Group whose thread count is not a number).
+func CheckSegments(tool Tool, spec *Spec, n int) error {
+	if err := Segmented(tool); err != nil {
+		return err
+	}
+	for _, k := range []string{"users", "rate"} {
+		if v, ok := spec.Set[k]; ok {
+			if u, err := positive(k, v); err != nil {
+				return err
+			} else if err := checkShare(k, u, n); err != nil {
+				return err
+			}
+		}
+	}
+	if _, ok := tool.(jmeter); ok {
+		if _, users := spec.Set["users"]; !users {
+			b, err := os.ReadFile(spec.Script)
+			if err != nil {
+				return err
+			}
+			if _, err := splitThreads(b, 0, n); err != nil {
+				return fmt.Errorf("%s: %w", spec.Script, err)
+			}
+		}
+	}
+	return nil
+}
+
 // share is how many of total users (or requests a second) fall to segment
 // seg of n: total ÷ n, the remainder spread over the first segments, as
 // plateau's own generators stripe their users (user v to segment v mod n).
