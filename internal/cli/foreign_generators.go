@@ -180,8 +180,8 @@ func runForeignGens(ctx context.Context, st *State, tool executor.Tool, g *forei
 	if err != nil {
 		return res, notes, incomplete, fmt.Errorf("joining the generators' results: %w", err)
 	}
-	notes = append(notes, fmt.Sprintf("%d generators: the union of their %s files (%d rows, in time order) is tool/%s, read as one %s result file; the user count in it is the sum of each generator's",
-		g.n, executor.ResultFile(tool), rows, executor.ResultFile(tool), tool.Name()))
+	notes = append(notes, fmt.Sprintf("%d generators: the union of their raw results (%d records, in time order) is tool/%s, read as one %s result file; the user count in it is the sum of each generator's",
+		g.n, rows, executor.ResultFile(tool), tool.Name()))
 	return res, notes, incomplete, nil
 }
 
@@ -265,8 +265,8 @@ func mergeForeign(ctx context.Context, st *State, tool executor.Tool, dirs []str
 		notes = append(notes, fmt.Sprintf("%s: missing; that generator's results are not in the run", m))
 	}
 	if err == nil {
-		run.Note("%d segments: the union of their %s files (%d rows, in time order) is tool/%s, read as one %s result file; the user count in it is the sum of each generator's",
-			segments, executor.ResultFile(tool), rows, executor.ResultFile(tool), tool.Name())
+		run.Note("%d segments: the union of their raw results (%d records, in time order) is tool/%s, read as one %s result file; the user count in it is the sum of each generator's",
+			segments, rows, executor.ResultFile(tool), tool.Name())
 		err = tool.Source(&executor.Spec{Dir: out}, outTool, nil).Import(ctx, run)
 	}
 	cerr := run.Close()

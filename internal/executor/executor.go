@@ -157,6 +157,17 @@ func CheckSegments(tool Tool, spec *Spec, n int) error {
 			}
 		}
 	}
+	if _, ok := tool.(gatling); ok {
+		src, err := os.ReadFile(spec.Script)
+		if err != nil {
+			return err
+		}
+		s := *spec
+		s.Segments = n
+		if _, err := gatlingLoad(&s, src); err != nil {
+			return err
+		}
+	}
 	if _, ok := tool.(jmeter); ok {
 		if _, users := spec.Set["users"]; !users {
 			b, err := os.ReadFile(spec.Script)

@@ -140,10 +140,8 @@ func TestK6Segment(t *testing.T) {
 	if _, err := (k6{}).Command(&Spec{Script: "s.js", Set: map[string]string{"users": "2"}, Segment: 0, Segments: 3, Getenv: env}, t.TempDir()); err == nil {
 		t.Error("2 users on 3 generators accepted")
 	}
-	for _, tool := range []Tool{locust{}, gatling{}} {
-		if err := Segmented(tool); err == nil {
-			t.Errorf("%s: split without a word", tool.Name())
-		}
+	if err := Segmented(locust{}); err == nil {
+		t.Error("Locust split without a word")
 	}
 }
 
@@ -215,5 +213,66 @@ func TestUnion(t *testing.T) {
 	c := write(filepath.Join(root, "c"), "results.jtl", "timeStamp,elapsed,label\n1,1,x\n")
 	if _, _, err := Union(jmeter{}, []string{a, c}, filepath.Join(root, "out2")); err == nil || !strings.Contains(err.Error(), "different columns") {
 		t.Errorf("different columns: %v", err)
+	}
+}
+
+// Gatling: --set users becomes -Dusers=share when the simulation reads
+// it; a split without a parameterised user count, or with -J users, is
+// refused with the way on.
+func TestGatlingSegment(t *testing.T) {
+	t.Parallel()
+	src := []byte(`int users = Integer.getInteger("users", 1); double r = Double.parseDouble(System.getProperty("rate", "1"));`)
+	for seg, want := range []string{"-Drate=4 -Dusers=3", "-Drate=3 -Dusers=2"} {
+		got, err := gatlingLoad(&Spec{Set: map[string]string{"users": "5", "rate": "7"}, Segment: seg, Segments: 2}, src)
+		if err != nil || strings.Join(got, " ") != want {
+			t.Errorf("segment %d/2: %q, %v; want %s", seg, got, err, want)
+		}
+	}
+	for _, c := range []struct {
+		spec *Spec
+		src  string
+		want string
+	}{
+		{&Spec{Segments: 2}, string(src), "give --set users=N"},
+		{&Spec{Set: map[string]string{"users": "4"}, Segments: 2}, `atOnceUsers(4)`, "only for a simulation that reads them"},
+		{&Spec{Set: map[string]string{"duration": "1m"}}, string(src), "not --set duration"},
+		{&Spec{Set: map[string]string{"users": "4"}, Props: []string{"users=4"}, Segments: 2}, string(src), "-J users=4 on several generators"},
+	} {
+		if _, err := gatlingLoad(c.spec, []byte(c.src)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.spec, err, c.want)
+		}
+	}
+}
+
+// The union of two simulation.logs: the earliest RUN record, the
+// assertions once, every other record once in time order.
+func TestUnionGatling(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	write := func(name, s string) string {
+		d := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Join(d, "results", "sim-1"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "results", "sim-1", "simulation.log"), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	a := write("a", "RUN\tS\ts-a\t1000\t \t3.9.5\nASSERTION\tQUJD\nUSER\tshop\tSTART\t1001\nREQUEST\t\tcart\t1001\t1005\tOK\t \nUSER\tshop\tEND\t1010\n")
+	b := write("b", "RUN\tS\ts-b\t999\t \t3.9.5\nASSERTION\tQUJD\nUSER\tshop\tSTART\t1002\nREQUEST\t\tpay\t1002\t1004\tKO\tboom\nERROR\toops\t1006\nUSER\tshop\tEND\t1008\n")
+	out := filepath.Join(root, "out")
+	rows, missing, err := Union(gatling{}, []string{a, b}, out)
+	if err != nil || len(missing) != 0 || rows != 7 {
+		t.Fatalf("rows %d, missing %v, %v", rows, missing, err)
+	}
+	got, _ := os.ReadFile(filepath.Join(out, filepath.FromSlash(ResultFile(gatling{}))))
+	want := "RUN\tS\ts-b\t999\t \t3.9.5\nASSERTION\tQUJD\nUSER\tshop\tSTART\t1001\nUSER\tshop\tSTART\t1002\nREQUEST\t\tpay\t1002\t1004\tKO\tboom\n" +
+		"REQUEST\t\tcart\t1001\t1005\tOK\t \nERROR\toops\t1006\nUSER\tshop\tEND\t1008\nUSER\tshop\tEND\t1010\n"
+	if string(got) != want {
+		t.Errorf("union:\n%q\nwant\n%q", got, want)
+	}
+	if gatlingLog(out) == "" {
+		t.Error("the Gatling source does not find the union")
 	}
 }

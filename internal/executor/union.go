@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // ResultFile is the file in a run directory's tool/ that holds the raw
@@ -21,9 +22,15 @@ func ResultFile(tool Tool) string {
 		return "results.jtl"
 	case k6:
 		return K6Results
+	case gatling:
+		return gatlingUnion
 	}
 	return ""
 }
+
+// gatlingUnion is where Union puts the union of Gatling's simulation.logs,
+// in tool/, so that the Gatling source finds it as it finds Gatling's own.
+const gatlingUnion = "results/plateau-union/simulation.log"
 
 // ByName is the tool of that name ("jmeter", "k6", "locust", "gatling").
 func ByName(name string) (Tool, error) {
@@ -56,6 +63,9 @@ var unionKeys = map[string]struct{ time, users, metric string }{
 // the sum of every instance's latest count. A missing file is skipped and
 // named in missing; files with different columns are refused.
 func Union(tool Tool, ins []string, out string) (rows int64, missing []string, err error) {
+	if _, ok := tool.(gatling); ok {
+		return unionGatling(ins, out)
+	}
 	name := ResultFile(tool)
 	keys, ok := unionKeys[tool.Name()]
 	if name == "" || !ok {
@@ -206,6 +216,170 @@ func (h unionHeap) Less(i, j int) bool {
 func (h unionHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 func (h *unionHeap) Push(x any)   { *h = append(*h, x.(*unionSrc)) }
 func (h *unionHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// unionGatling writes the union of Gatling's simulation.logs (its text
+// format, 3.x before 3.12): the RUN record of the earliest start, the
+// simulation's ASSERTION records once, and every other record once,
+// interleaved by its time (USER: its time; REQUEST and GROUP: their end;
+// ERROR: its time), each log's own order kept. Gatling counts active users
+// from the USER records, so the union's are the sum of the instances'.
+func unionGatling(ins []string, out string) (rows int64, missing []string, err error) {
+	var srcs []*unionLines
+	defer func() {
+		for _, s := range srcs {
+			s.f.Close()
+		}
+	}()
+	var run []string
+	var asserts []string
+	seenAssert := map[string]bool{}
+	for i, d := range ins {
+		path := gatlingLog(d)
+		if path == "" {
+			missing = append(missing, filepath.Join(d, "results", "*", "simulation.log"))
+			continue
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return 0, nil, err
+		}
+		s := &unionLines{f: f, r: bufio.NewReaderSize(f, 1<<16), path: path, gen: i}
+		srcs = append(srcs, s)
+	}
+	h := &linesHeap{}
+	for _, s := range srcs {
+		for {
+			ok, err := s.next()
+			if err != nil {
+				return 0, nil, err
+			}
+			if !ok {
+				break
+			}
+			switch s.kind {
+			case "RUN":
+				// The run's start: the earliest instance's.
+				if len(s.fields) > 3 && (run == nil || s.key < mustInt(run[3])) {
+					run = s.fields
+				}
+				continue
+			case "ASSERTION":
+				if !seenAssert[s.line] {
+					seenAssert[s.line] = true
+					asserts = append(asserts, s.line)
+				}
+				continue
+			}
+			heap.Push(h, s)
+			break
+		}
+	}
+	dst := filepath.Join(out, filepath.FromSlash(gatlingUnion))
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return 0, nil, err
+	}
+	f, err := os.Create(dst)
+	if err != nil {
+		return 0, nil, err
+	}
+	bw := bufio.NewWriterSize(f, 1<<16)
+	defer func() { err = errors.Join(err, bw.Flush(), f.Close()) }()
+	if run != nil {
+		bw.WriteString(strings.Join(run, "\t") + "\n")
+	}
+	for _, a := range asserts {
+		bw.WriteString(a + "\n")
+	}
+	for h.Len() > 0 {
+		s := (*h)[0]
+		bw.WriteString(s.line + "\n")
+		rows++
+		for {
+			ok, err := s.next()
+			if err != nil {
+				return rows, nil, err
+			}
+			if !ok {
+				heap.Pop(h)
+				break
+			}
+			if s.kind == "RUN" {
+				continue // a second RUN record in one log: not Gatling's
+			}
+			if s.kind == "ASSERTION" {
+				if !seenAssert[s.line] {
+					seenAssert[s.line] = true
+					bw.WriteString(s.line + "\n")
+				}
+				continue
+			}
+			heap.Fix(h, 0)
+			break
+		}
+	}
+	return rows, missing, nil
+}
+
+func mustInt(s string) int64 {
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
+
+type unionLines struct {
+	f      *os.File
+	r      *bufio.Reader
+	path   string
+	gen    int
+	line   string
+	fields []string
+	kind   string
+	key    int64
+}
+
+// next reads the log's next record and its time; a record whose time does
+// not parse keeps the previous record's place (the importer counts it).
+func (s *unionLines) next() (bool, error) {
+	for {
+		l, err := s.r.ReadString('\n')
+		if err != nil && err != io.EOF {
+			return false, fmt.Errorf("%s: %w", s.path, err)
+		}
+		if l == "" && err == io.EOF {
+			return false, nil
+		}
+		l = strings.TrimRight(l, "\r\n")
+		if l == "" {
+			continue
+		}
+		s.line, s.fields = l, strings.Split(l, "\t")
+		s.kind = s.fields[0]
+		at := map[string]int{"RUN": 3, "USER": 3, "REQUEST": 4, "GROUP": 3, "ERROR": 2}[s.kind]
+		if at > 0 && at < len(s.fields) {
+			if k, err := strconv.ParseInt(s.fields[at], 10, 64); err == nil {
+				s.key = k
+			}
+		}
+		return true, nil
+	}
+}
+
+type linesHeap []*unionLines
+
+func (h linesHeap) Len() int { return len(h) }
+func (h linesHeap) Less(i, j int) bool {
+	if h[i].key != h[j].key {
+		return h[i].key < h[j].key
+	}
+	return h[i].gen < h[j].gen
+}
+func (h linesHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *linesHeap) Push(x any)   { *h = append(*h, x.(*unionLines)) }
+func (h *linesHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
