@@ -62,6 +62,11 @@ func runForeign(ctx context.Context, st *State, script string, f runFlags) error
 		return fmt.Errorf("%s: %w", script, err)
 	}
 	fr := foreignRun{tool: tool, spec: spec, name: name, monitors: extra}
+	if f.generators > 0 && tool.Name() == "locust" {
+		if f, err = locustWorkers(spec, f); err != nil {
+			return fmt.Errorf("%s: %w", script, err)
+		}
+	}
 	if f.generators > 0 {
 		if fr.gens, f, err = splitForeign(st, tool, spec, script, f, dir, nil); err != nil {
 			return fmt.Errorf("%s: %w", script, err)
@@ -145,6 +150,11 @@ func runPlanForeign(ctx context.Context, st *State, p *plan.Plan, f runFlags) er
 	}
 	fr := foreignRun{tool: tool, spec: spec, name: p.Name,
 		monitors: append(append([]plan.MonitorTarget(nil), p.Monitor.Targets...), extra...), plan: p, server: serverIns}
+	if f.generators > 0 && tool.Name() == "locust" {
+		if f, err = locustWorkers(spec, f); err != nil {
+			return fmt.Errorf("%s: %w", p.File, err)
+		}
+	}
 	if f.generators > 0 {
 		// The generators run the plan without its monitors, prepare and
 		// cleanup: the parent runs those once.

@@ -185,6 +185,23 @@ func runForeignGens(ctx context.Context, st *State, tool executor.Tool, g *forei
 	return res, notes, incomplete, nil
 }
 
+// locustWorkers is `--generators N` for a locustfile: Locust's own master
+// and N worker processes on this machine (executor.Spec.Workers), one
+// run whose statistics are the master's, as Locust computes them across
+// machines; plateau's monitors and live outputs run beside it as for one
+// Locust.
+func locustWorkers(spec *executor.Spec, f runFlags) (runFlags, error) {
+	switch {
+	case f.generators > 256:
+		return f, fmt.Errorf("--generators %d: at most 256 local Locust workers", f.generators)
+	case f.segment != "":
+		return f, errors.New("--generators and --segment exclude each other: --generators starts the segments itself")
+	}
+	spec.Workers = f.generators
+	f.generators = 0
+	return f, nil
+}
+
 // mergeForeign is `plateau merge` of a foreign tool's segments (plateau
 // k8s with a script): the union of their raw result files is read by the
 // tool's importer into the merged run, whose reports are then written.

@@ -398,3 +398,44 @@ func TestRunForeignGeneratorsInterrupted(t *testing.T) {
 		}
 	}
 }
+
+// TestRunLocustGenerators: a locustfile on --generators 2 runs in Locust's
+// own distributed mode on this machine — a master and two workers, each
+// worker's log kept — and the report's counts equal the master's own
+// statistics file. The requests the stand-in answered are those counts,
+// or at most one a user more: Locust stops its users at once under a
+// master (no graceful stop, whose requests the master would not count),
+// so a request in flight then may reach the stand-in uncounted.
+func TestRunLocustGenerators(t *testing.T) {
+	foreignTool(t, "Locust", locustInstalled())
+	t.Parallel()
+	var served atomic.Int64
+	srv := countingShop(&served)
+	defer srv.Close()
+	dir := filepath.Join(t.TempDir(), "run")
+	script := copyScript(t, "../executor/testdata/locust-quickstart/locustfile.py")
+	code, out := runPlateau(t, nil, "run", script, "--set", "target="+srv.URL, "--set", "users=4", "--set", "ramp_up=1s",
+		"--set", "duration=6s", "-g", "2", "-o", dir, "-q")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	checkLocustStats(t, dir)
+	b, err := os.ReadFile(filepath.Join(dir, "tool", "locust.out.log"))
+	if err != nil || !bytes.Contains(b, []byte("2 workers connected")) {
+		t.Errorf("Locust's master did not report 2 workers: %v\n%s", err, b)
+	}
+	for i := 0; i < 2; i++ {
+		if w, err := os.ReadFile(filepath.Join(dir, "tool", fmt.Sprintf("locust-worker-%d.log", i))); err != nil || !bytes.Contains(w, []byte("Starting Locust")) {
+			t.Errorf("worker %d's log: %v %q", i, err, w)
+		}
+	}
+	var total int64
+	for _, l := range readSummary(t, dir).Labels {
+		if l.Label == "TOTAL" {
+			total = l.Samples
+		}
+	}
+	if d := served.Load() - total; total == 0 || d < 0 || d > 4 {
+		t.Errorf("the report counts %d requests, the stand-in answered %d", total, served.Load())
+	}
+}

@@ -56,6 +56,10 @@ type Spec struct {
 	// --segment i/N, plateau k8s); Segments ≤ 1 is the whole load. Each
 	// tool's Command gives the tool its share (see Segmented).
 	Segment, Segments int
+	// Workers > 1 runs Locust in its own distributed mode on this
+	// machine: a master that computes the whole-run statistics and that
+	// many worker processes (plateau run locustfile.py --generators N).
+	Workers int
 	// StartAt, when set, is when the tool is started: its command is
 	// built first (Gatling's compilation), then Run waits for the
 	// instant, so that every generator's tool starts together.
@@ -318,6 +322,11 @@ func Run(ctx context.Context, tool Tool, spec *Spec, progress io.Writer) (*Resul
 			kill(cmd)
 			werr = <-done
 		}
+	}
+	if spec.Workers > 1 {
+		// Locust's workers quit when their master tells them; any still
+		// there once it has ended are ended with it.
+		kill(cmd)
 	}
 	res.End = time.Now()
 	res.ExitCode = cmd.ProcessState.ExitCode()
