@@ -62,7 +62,7 @@ type Options struct {
 	Image     string // generator image with /usr/local/bin/plateau and /bin/sh
 	// Generators is N, the number of segments and pods.
 	Generators int
-	Plan       []byte   // the plan file as written
+	Plan       []byte // the plan file as written
 	// PlanName is the plan's file name under PlanMount (default
 	// plan.yaml); a foreign tool's script keeps its own (plan.jmx,
 	// script.js), which says which tool runs it.
@@ -75,8 +75,8 @@ type Options struct {
 	// Writable has each generator copy the ConfigMaps' files to a
 	// writable emptyDir (WorkMount) and run from there: a foreign tool
 	// writes beside its script (JMeter's plan with the overrides).
-	Writable bool
-	NoSamples  bool     // pass --no-samples
+	Writable  bool
+	NoSamples bool // pass --no-samples
 	// StartAt is the common start instant; it must leave time for the pods
 	// to be scheduled, pull the image and load the plan. A pod that starts
 	// later skips the iterations already due and counts them as dropped.
