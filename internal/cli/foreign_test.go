@@ -367,7 +367,8 @@ func TestRunForeignRefusals(t *testing.T) {
 		{"a.jmx", []string{"--set", "rate=5"}, "Constant Throughput Timer"},
 		{"a.py", []string{"--set", "users=2"}, "give --set duration"},
 		{"a.scala", nil, "plateau import gatling"},
-		{"a.js", []string{"--generators", "2"}, "not supported"},
+		{"a.js", []string{"--generators", "2", "--set", "users=1"}, "users=1 on 2 generators"},
+		{"a.jmx", []string{"--generators", "2"}, "Thread Group"},
 	} {
 		p := filepath.Join(tmp, c.script)
 		if err := os.WriteFile(p, []byte("<x/>"), 0o644); err != nil {

@@ -152,6 +152,19 @@ func CheckSegments(tool Tool, spec *Spec, n int) error {
 	if err := Segmented(tool); err != nil {
 		return err
 	}
+	switch tool.(type) {
+	case jmeter:
+		if err := checkSet("JMeter", spec.Set, "users", "ramp_up", "duration"); err != nil {
+			return err
+		}
+	case k6:
+		if len(spec.Props) > 0 {
+			return fmt.Errorf("-J sets JMeter properties; a k6 script takes -e NAME=value")
+		}
+		if err := checkSet("k6", spec.Set, "users", "ramp_up", "duration", "rate"); err != nil {
+			return err
+		}
+	}
 	for _, k := range []string{"users", "rate"} {
 		if v, ok := spec.Set[k]; ok {
 			if u, err := positive(k, v); err != nil {
@@ -173,14 +186,17 @@ func CheckSegments(tool Tool, spec *Spec, n int) error {
 		}
 	}
 	if _, ok := tool.(jmeter); ok {
+		b, err := os.ReadFile(spec.Script)
+		if err != nil {
+			return err
+		}
 		if _, users := spec.Set["users"]; !users {
-			b, err := os.ReadFile(spec.Script)
-			if err != nil {
-				return err
-			}
-			if _, err := splitThreads(b, 0, n); err != nil {
+			if b, err = splitThreads(b, 0, n); err != nil {
 				return fmt.Errorf("%s: %w", spec.Script, err)
 			}
+		}
+		if _, err := overridePlan(b, spec.Set); err != nil {
+			return fmt.Errorf("%s: %w", spec.Script, err)
 		}
 	}
 	return nil
