@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -275,4 +276,33 @@ func TestUnionGatling(t *testing.T) {
 	if gatlingLog(out) == "" {
 		t.Error("the Gatling source does not find the union")
 	}
+}
+
+// FuzzUnion: whatever two instances' files hold, Union returns an error
+// or writes a file; it never panics.
+func FuzzUnion(f *testing.F) {
+	f.Add("timeStamp,elapsed,allThreads\n1,2,3\n", "timeStamp,elapsed,allThreads\n0,1,1\nx,\"y\n", "RUN\tS\ts\t1\n", "USER\tshop\tSTART\n")
+	f.Add("metric_name,timestamp,metric_value\nvus,5,1.0\n", "metric_name,timestamp,metric_value\nvus,4,\n", "ASSERTION\n", "\n\tREQUEST\t\t")
+	f.Fuzz(func(t *testing.T, a, b, ga, gb string) {
+		root := t.TempDir()
+		dirs := []string{filepath.Join(root, "a"), filepath.Join(root, "b")}
+		for i, tool := range []Tool{jmeter{}, k6{}, gatling{}} {
+			for j, s := range []string{a, b} {
+				if _, ok := tool.(gatling); ok {
+					s = []string{ga, gb}[j]
+				}
+				p := filepath.Join(dirs[j], ResultFile(tool))
+				if _, ok := tool.(gatling); ok {
+					p = filepath.Join(dirs[j], "results", "x", "simulation.log")
+				}
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, _, _ = Union(tool, dirs, filepath.Join(root, "out", strconv.Itoa(i)))
+		}
+	})
 }
