@@ -340,6 +340,10 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 		ierr = <-imported
 	}
 	if runErr == nil {
+		if res.Late > time.Second {
+			run.Note("%s started %.1f s after the generators' common start (building its command took that long): this generator's share of the load began late",
+				tool.Name(), res.Late.Seconds())
+		}
 		if fr.gens != nil {
 			run.Note("ran by %s on %d generators, each as %s (i = 0 … %d)", tool.Name(), fr.gens.n, strings.Join(res.Command, " "), fr.gens.n-1)
 		} else {

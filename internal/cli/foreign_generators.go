@@ -33,6 +33,12 @@ type foreignGens struct {
 	flags runFlags
 }
 
+// gatlingLead is how far ahead Gatling's generators are told to start:
+// each compiles the simulation first (javac, 5–20 s on a busy machine). A
+// generator that is later than that starts at once and says so in its
+// notes.
+const gatlingLead = 20 * time.Second
+
 // segmentOf reads --segment and --start-at into spec (a generator's run);
 // it refuses a tool whose load plateau cannot split.
 func segmentOf(spec *executor.Spec, tool executor.Tool, f runFlags) error {
@@ -92,7 +98,12 @@ func splitForeign(st *State, tool executor.Tool, spec *executor.Spec, target str
 	} else if f.listenToken != "" {
 		return nil, f, errors.New("--listen-token needs --listen")
 	}
-	g := &foreignGens{n: n, flags: f, start: time.Now().Add(generatorLead).Truncate(time.Second).Add(time.Second)}
+	lead := generatorLead
+	if tool.Name() == "gatling" {
+		// Each generator compiles the simulation before the start.
+		lead = gatlingLead
+	}
+	g := &foreignGens{n: n, flags: f, start: time.Now().Add(lead).Truncate(time.Second).Add(time.Second)}
 	if f.startAt != "" {
 		var err error
 		if g.start, err = time.Parse(time.RFC3339Nano, f.startAt); err != nil {

@@ -130,6 +130,9 @@ type Result struct {
 	Killed      bool // did not stop within the grace period
 	Log         string
 	Start, End  time.Time
+	// Late is how long after Spec.StartAt the tool started, when building
+	// its command (Gatling's compilation) took past that instant.
+	Late time.Duration
 	// ToolCPU is the CPU time (user + system) the tool's process used.
 	ToolCPU time.Duration
 	Command []string
@@ -306,7 +309,9 @@ func Run(ctx context.Context, tool Tool, spec *Spec, progress io.Writer) (*Resul
 	}
 	cmd.Stdout, cmd.Stderr = w, w
 	ownGroup(cmd)
+	var late time.Duration
 	if !spec.StartAt.IsZero() {
+		late = time.Since(spec.StartAt)
 		t := time.NewTimer(time.Until(spec.StartAt))
 		select {
 		case <-t.C:
@@ -315,7 +320,7 @@ func Run(ctx context.Context, tool Tool, spec *Spec, progress io.Writer) (*Resul
 			return nil, fmt.Errorf("%s: stopped before the start instant %s", tool.Name(), spec.StartAt.Format(time.RFC3339Nano))
 		}
 	}
-	res := &Result{Tool: tool.Name(), Log: logPath, Command: redact(cmd.Args), Start: time.Now()}
+	res := &Result{Tool: tool.Name(), Log: logPath, Command: redact(cmd.Args), Start: time.Now(), Late: max(late, 0)}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", tool.Name(), err)
 	}
