@@ -53,43 +53,22 @@ func (k6) Command(spec *Spec, out string) (*exec.Cmd, error) {
 		}
 		args = append(args, "-e", e)
 	}
-	users := 0
-	if v, ok := spec.Set["users"]; ok {
-		if users, err = positive("users", v); err != nil {
-			return nil, err
-		}
+	o, err := k6Overrides(spec)
+	if err != nil {
+		return nil, err
 	}
-	dur, ramp := -1, -1
-	if v, ok := spec.Set["duration"]; ok {
-		if dur, err = seconds("duration", v); err != nil {
-			return nil, err
-		}
+	if o.stages != "" {
+		args = append(args, "--stage", o.stages)
 	}
-	if v, ok := spec.Set["ramp_up"]; ok {
-		if ramp, err = seconds("ramp_up", v); err != nil {
-			return nil, err
-		}
+	if o.vus != "" {
+		args = append(args, "--vus", o.vus)
 	}
-	switch {
-	case ramp >= 0:
-		if users == 0 || dur < 0 {
-			return nil, fmt.Errorf("--set ramp_up needs users and duration for k6 (a ramp to USERS, then a hold for DURATION)")
-		}
-		args = append(args, "--stage", fmt.Sprintf("%ds:%d,%ds:%d", ramp, users, dur, users))
-	default:
-		if users > 0 {
-			args = append(args, "--vus", fmt.Sprint(users))
-		}
-		if dur >= 0 {
-			args = append(args, "--duration", fmt.Sprintf("%ds", dur))
-		}
+	if o.duration != "" {
+		args = append(args, "--duration", o.duration)
 	}
-	if v, ok := spec.Set["rate"]; ok {
-		r, err := positive("rate", v)
-		if err != nil {
-			return nil, err
-		}
+	if o.rps != "" {
 		// --rps caps each k6 instance: this generator's share.
+		r, _ := positive("rate", o.rps)
 		if err := checkShare("rate", r, spec.Segments); err != nil {
 			return nil, err
 		}
@@ -100,24 +79,13 @@ func (k6) Command(spec *Spec, out string) (*exec.Cmd, error) {
 		// every scenario — the script's own, or the one --vus/--stage
 		// make — VUs and arrival rates divided as k6 divides them among
 		// instances (5 VUs on 2: 3 and 2, as plateau's own generators).
-		if err := checkShare("users", users, n); users > 0 && err != nil {
-			return nil, err
-		}
-		frac := func(i int) string {
-			switch i {
-			case 0:
-				return "0"
-			case n:
-				return "1"
+		if v, ok := spec.Set["users"]; ok {
+			users, _ := positive("users", v)
+			if err := checkShare("users", users, n); err != nil {
+				return nil, err
 			}
-			return fmt.Sprintf("%d/%d", i, n)
 		}
-		seq := make([]string, n+1)
-		for i := range seq {
-			seq[i] = frac(i)
-		}
-		args = append(args, "--execution-segment", frac(spec.Segment)+":"+frac(spec.Segment+1),
-			"--execution-segment-sequence", strings.Join(seq, ","))
+		args = append(args, k6SegmentArgs(spec.Segment, n)...)
 	}
 	script, err := filepath.Abs(spec.Script)
 	if err != nil {
@@ -181,4 +149,74 @@ func (k6) Notes(spec *Spec, out string, exit int) []string {
 		notes = append(notes, fmt.Sprintf("k6 exited with code %d (its output is in tool/k6.out.log)", exit))
 	}
 	return notes
+}
+
+// k6Opts are the overrides as k6's shortcut options.
+type k6Opts struct{ vus, duration, stages, rps string }
+
+// k6Overrides maps --set onto k6's shortcut options: users → --vus,
+// duration → --duration, ramp_up (with users and duration) → --stage
+// RAMP:USERS,DURATION:USERS, rate → --rps.
+func k6Overrides(spec *Spec) (k6Opts, error) {
+	var o k6Opts
+	var err error
+	users := 0
+	if v, ok := spec.Set["users"]; ok {
+		if users, err = positive("users", v); err != nil {
+			return o, err
+		}
+	}
+	dur, ramp := -1, -1
+	if v, ok := spec.Set["duration"]; ok {
+		if dur, err = seconds("duration", v); err != nil {
+			return o, err
+		}
+	}
+	if v, ok := spec.Set["ramp_up"]; ok {
+		if ramp, err = seconds("ramp_up", v); err != nil {
+			return o, err
+		}
+	}
+	switch {
+	case ramp >= 0:
+		if users == 0 || dur < 0 {
+			return o, fmt.Errorf("--set ramp_up needs users and duration for k6 (a ramp to USERS, then a hold for DURATION)")
+		}
+		o.stages = fmt.Sprintf("%ds:%d,%ds:%d", ramp, users, dur, users)
+	default:
+		if users > 0 {
+			o.vus = fmt.Sprint(users)
+		}
+		if dur >= 0 {
+			o.duration = fmt.Sprintf("%ds", dur)
+		}
+	}
+	if v, ok := spec.Set["rate"]; ok {
+		r, err := positive("rate", v)
+		if err != nil {
+			return o, err
+		}
+		o.rps = fmt.Sprint(r)
+	}
+	return o, nil
+}
+
+// k6SegmentArgs are k6's execution segment i of n and the sequence of all
+// n (--execution-segment i/n:(i+1)/n --execution-segment-sequence
+// 0,1/n,…,1).
+func k6SegmentArgs(i, n int) []string {
+	frac := func(i int) string {
+		switch i {
+		case 0:
+			return "0"
+		case n:
+			return "1"
+		}
+		return fmt.Sprintf("%d/%d", i, n)
+	}
+	seq := make([]string, n+1)
+	for j := range seq {
+		seq[j] = frac(j)
+	}
+	return []string{"--execution-segment", frac(i) + ":" + frac(i+1), "--execution-segment-sequence", strings.Join(seq, ",")}
 }
