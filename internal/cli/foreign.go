@@ -310,6 +310,9 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 	// say when it started.
 	var decl executor.Declared
 	dec, declares := tool.(executor.Declarer)
+	// A generator's share is not what the script declares: its phases
+	// come from its user count; the merged run's from the whole script.
+	declares = declares && spec.Segments <= 1
 	if declares {
 		decl = dec.Declare(spec)
 	}
