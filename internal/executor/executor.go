@@ -415,3 +415,15 @@ func find(spec *Spec, envVar, name string, places ...string) (string, error) {
 	}
 	return "", fmt.Errorf("%s not found: set $%s, put it on PATH, or install it with internal/importer/testdata/install-deps.sh %s", name, envVar, name)
 }
+
+// propMap is Props as a map, the last of a name winning as on JMeter's
+// command line.
+func (s *Spec) propMap() map[string]string {
+	m := map[string]string{}
+	for _, p := range s.Props {
+		if k, v, ok := strings.Cut(p, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}

@@ -29,12 +29,7 @@ func (gatling) Declare(spec *Spec) Declared {
 	if err != nil {
 		return Declared{Why: err.Error()}
 	}
-	props := map[string]string{}
-	for _, p := range spec.Props {
-		if k, v, ok := strings.Cut(p, "="); ok {
-			props[k] = v
-		}
-	}
+	props := spec.propMap()
 	return gatlingDeclared(stripJavaComments(string(src)), props)
 }
 
