@@ -225,7 +225,7 @@ func (b *builder) requirements() doc.Section {
 	add(b.W("Plan"), nonEmpty(info.Name, "–"))
 	add(b.W("Plan file"), info.PlanFile)
 	add(b.W("Target"), info.Target)
-	add(b.W("Run status"), info.Status)
+	add(b.W("Run status"), b.statusWord(info.Status))
 	if len(info.Source) > 0 {
 		add(b.W("Imported from"), strings.Join(info.Source, ", "))
 	}
@@ -236,7 +236,7 @@ func (b *builder) requirements() doc.Section {
 		t := &doc.Table{Caption: b.W("Workloads"), Columns: []doc.Column{{Name: b.W("Workload")}, {Name: b.W("Model")},
 			{Name: b.W("Users"), Align: doc.Right}, {Name: b.W("Rate (req/s)"), Align: doc.Right}, {Name: b.W("Think time")}, {Name: b.W("Load")}}}
 		for _, w := range info.Workloads {
-			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(w.Name)}, {Text: w.Model},
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(w.Name)}, {Text: b.modelWord(w.Model)},
 				{Text: b.intOrDash(w.Users)}, {Text: b.floatOrDash(w.Rate)}, {Text: nonEmpty(w.Think, "–")}, {Text: b.red.String(w.Shape)}}})
 		}
 		sec.Blocks = append(sec.Blocks, t)

@@ -14,6 +14,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/knee"
 	"github.com/plateau-perf/plateau/internal/analysis/trend"
 	"github.com/plateau-perf/plateau/internal/locale"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // The words of the test status's reasons and of the validity findings:
@@ -642,4 +643,39 @@ func kneeMs(v float64) string {
 		return fmt.Sprintf("%.0f", v)
 	}
 	return fmt.Sprintf("%.1f", v)
+}
+
+// statusWord names a run's state (run.json status) in the document's
+// language; a state this version does not know is shown as recorded.
+func (b numbers) statusWord(st string) string {
+	switch st {
+	case rundir.StatusRunning:
+		return b.W("running")
+	case rundir.StatusCompleted:
+		return b.W("completed")
+	case rundir.StatusInterrupted:
+		return b.W("interrupted")
+	case rundir.StatusFailed:
+		return b.W("failed")
+	case rundir.StatusImported:
+		return b.W("imported")
+	}
+	return st
+}
+
+// modelWord names a workload's load model (run.json workloads[].model).
+func (b numbers) modelWord(m string) string {
+	switch m {
+	case "closed":
+		return b.W("closed")
+	case "open":
+		return b.W("open")
+	case "pacing":
+		return b.W("pacing")
+	case "steps":
+		return b.W("steps")
+	case "imported":
+		return b.W("imported")
+	}
+	return m
 }
