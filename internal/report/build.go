@@ -378,7 +378,7 @@ func (b *builder) slaFinding(r analysis.SLAResult) {
 		b.finding(doc.FindRequirement, doc.Fail, b.T("Requirement %q had no samples to judge it on", r.Expr))
 		return
 	}
-	desc := b.W(e.Describe()) // the common ones are in the catalogue
+	desc := b.subjectText(e.Subject())
 	what := strings.ToUpper(desc[:1]) + desc[1:]
 	where := b.W("over the run")
 	if r.Scope != "run" {

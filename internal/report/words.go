@@ -12,6 +12,8 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/analysis/knee"
+	"github.com/plateau-perf/plateau/internal/analysis/resources"
+	"github.com/plateau-perf/plateau/internal/analysis/sla"
 	"github.com/plateau-perf/plateau/internal/analysis/trend"
 	"github.com/plateau-perf/plateau/internal/locale"
 	"github.com/plateau-perf/plateau/internal/rundir"
@@ -678,4 +680,119 @@ func (b numbers) modelWord(m string) string {
 		return b.W("imported")
 	}
 	return m
+}
+
+// SubjectText words what a requirement judges (sla.Subject): "average
+// response time", "99.9th percentile server-side response time net of
+// downstream calls of server "lar-1"", "error rate of "login" in workload
+// "read"", "pass rate of the checks".
+func SubjectText(s sla.Subject, loc *locale.Locale) string { return numbers{loc}.subjectText(s) }
+
+func (b numbers) subjectText(s sla.Subject) string {
+	var q string
+	switch s.Quantity {
+	case sla.QResponseTime:
+		q = b.W("response time")
+	case sla.QServerTime:
+		q = b.W("server-side response time")
+	case sla.QServerTimeNet:
+		q = b.W("server-side response time net of downstream calls")
+	case sla.QErrorRate:
+		q = b.W("error rate")
+	case sla.QChecks:
+		if s.Label != "" {
+			return b.T("pass rate of check %s", strconv.Quote(s.Label))
+		}
+		return b.W("pass rate of the checks")
+	default:
+		q = b.W("throughput")
+	}
+	switch s.Stat {
+	case sla.StatAverage:
+		q = b.T("average %s", q)
+	case sla.StatMinimum:
+		q = b.T("minimum %s", q)
+	case sla.StatMaximum:
+		q = b.T("maximum %s", q)
+	case sla.StatMedian:
+		q = b.T("median %s", q)
+	case sla.StatPercentile:
+		q = b.T("%sth percentile %s", b.loc.Num(strconv.FormatFloat(s.Percentile, 'f', -1, 64)), q)
+	}
+	if s.Quantity == sla.QServerTime || s.Quantity == sla.QServerTimeNet {
+		if s.Server != "" {
+			q += b.T(" of server %s", strconv.Quote(s.Server))
+		}
+		return q
+	}
+	if s.Label != "" {
+		q += b.T(" of %s", strconv.Quote(s.Label))
+	}
+	if s.Workload != "" {
+		q += b.T(" in workload %s", strconv.Quote(s.Workload))
+	}
+	return q
+}
+
+// MeasureText words the counting unit of a resource rule's usage
+// (resources.Measure): "cores", "% busy", "of memory", "% of memory", "of
+// the link's speed", "connections".
+func MeasureText(m resources.Measure, loc *locale.Locale) string { return numbers{loc}.measureText(m) }
+
+func (b numbers) measureText(m resources.Measure) string {
+	switch m {
+	case resources.MeasureCores:
+		return b.W("cores")
+	case resources.MeasureBusyPct:
+		return b.W("% busy")
+	case resources.MeasureMemory:
+		return b.W("of memory")
+	case resources.MeasureMemoryPct:
+		return b.W("% of memory")
+	case resources.MeasureLinkSpeed:
+		return b.W("of the link's speed")
+	case resources.MeasureConnections:
+		return b.W("connections")
+	}
+	return m.String()
+}
+
+// resourceWord names a resource a component uses (resources.CPU, Memory,
+// Network, Connections, OldGeneration) inside a sentence: "cpu",
+// "memory", "connections" in English.
+func (b numbers) resourceWord(r string) string {
+	switch r {
+	case resources.CPU:
+		return b.W("cpu")
+	case resources.Memory:
+		return b.W("memory")
+	case resources.Network:
+		return b.W("network")
+	case resources.Connections:
+		return b.W("connections")
+	case resources.OldGeneration:
+		return b.W("old generation")
+	}
+	return strings.ToLower(r)
+}
+
+// componentName names a component of a capacity reading: the load
+// generator (resources.Generator) in the document's language, any other
+// by its own name.
+func (b numbers) componentName(c string) string {
+	if c == resources.Generator {
+		return b.W("the load generator")
+	}
+	return c
+}
+
+// netFaultText words what a network fault counts.
+func (b numbers) netFaultText(k resources.NetFaultKind) string {
+	switch k {
+	case resources.NetErrors:
+		return b.W("errors")
+	case resources.NetDrops:
+		return b.W("drops")
+	}
+	return k.String()
 }
