@@ -473,12 +473,15 @@ func workloadInfo(w *plan.Workload) rundir.WorkloadInfo {
 		for _, s := range l.Steps {
 			if float64(s.Rate) > 0 {
 				parts = append(parts, fmt.Sprintf("%g/s for %v", float64(s.Rate), s.Duration))
+				wi.Steps = append(wi.Steps, rundir.LoadStep{Rate: float64(s.Rate), Duration: s.Duration})
 			} else {
 				parts = append(parts, fmt.Sprintf("%d users for %v", s.Users, s.Duration))
+				wi.Steps = append(wi.Steps, rundir.LoadStep{Users: s.Users, Duration: s.Duration})
 			}
 		}
 		wi.Shape = "steps: " + strings.Join(parts, ", ")
 		if l.StopWhen != nil {
+			wi.StopWhen = l.StopWhen.Text
 			wi.Shape += "; stop when " + l.StopWhen.Text
 			wi.StopGainPct = 100 * l.StopWhen.Threshold
 		}

@@ -112,10 +112,84 @@ func usedKeys(t *testing.T, dirs []string) map[string]string {
 	return keys
 }
 
+// messageDirs hold the importers, whose notes and source descriptions a
+// report quotes: each literal format passed to Note, AddSourcef or
+// rundir.NewMessage is a message key once its verbs are made %s
+// (rundir.NewMessage).
+var messageDirs = []string{"../importer", "../cli"}
+
+// messageVerb is a verb of a message's format.
+var messageVerb = regexp.MustCompile(`%[-+#0 ]*[0-9]*(?:\.[0-9]+)?[a-zA-Z%]`)
+
+// messageKeys returns the message key of every literal format passed to
+// Note, AddSourcef or NewMessage under dirs (walked), with where it was
+// seen.
+func messageKeys(t *testing.T, dirs []string) map[string]string {
+	t.Helper()
+	keys := map[string]string{}
+	fset := token.NewFileSet()
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			file, err := parser.ParseFile(fset, path, src, 0)
+			if err != nil {
+				return err
+			}
+			ast.Inspect(file, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok || len(call.Args) == 0 {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok || (sel.Sel.Name != "Note" && sel.Sel.Name != "AddSourcef" && sel.Sel.Name != "NewMessage") {
+					return true
+				}
+				lit, ok := call.Args[0].(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					return true
+				}
+				f, err := strconv.Unquote(lit.Value)
+				if err != nil {
+					t.Fatalf("%s: %v", fset.Position(lit.Pos()), err)
+				}
+				k := messageVerb.ReplaceAllStringFunc(f, func(v string) string {
+					if v == "%%" {
+						return v
+					}
+					return "%s"
+				})
+				if _, seen := keys[k]; !seen {
+					keys[k] = fset.Position(lit.Pos()).String()
+				}
+				return true
+			})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(keys) < 20 {
+		t.Fatalf("found only %d message keys in %v: the scan is broken", len(keys), dirs)
+	}
+	return keys
+}
+
 // TestDanishCatalogue: every key a document uses has a Danish
 // translation, or is named in untranslatedDA.
 func TestDanishCatalogue(t *testing.T) {
 	keys := usedKeys(t, documentDirs)
+	for k, at := range messageKeys(t, messageDirs) {
+		if _, seen := keys[k]; !seen {
+			keys[k] = at
+		}
+	}
 	var missing []string
 	for k, at := range keys {
 		if _, ok := da[k]; !ok && !untranslatedDA[k] {

@@ -227,7 +227,11 @@ func (b *builder) requirements() doc.Section {
 	add(b.W("Target"), info.Target)
 	add(b.W("Run status"), b.statusWord(info.Status))
 	if len(info.Source) > 0 {
-		add(b.W("Imported from"), strings.Join(info.Source, ", "))
+		var src []string
+		for _, x := range info.Source {
+			src = append(src, b.worded(info, x))
+		}
+		add(b.W("Imported from"), strings.Join(src, ", "))
 	}
 	add(b.W("Time span"), fmt.Sprintf("%s – %s (%s)", b.clock(b.d.Start), b.clock(b.d.End), dur(b.d.Span())))
 	sec.Blocks = append(sec.Blocks, kv)
@@ -237,7 +241,7 @@ func (b *builder) requirements() doc.Section {
 			{Name: b.W("Users"), Align: doc.Right}, {Name: b.W("Rate (req/s)"), Align: doc.Right}, {Name: b.W("Think time")}, {Name: b.W("Load")}}}
 		for _, w := range info.Workloads {
 			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(w.Name)}, {Text: b.modelWord(w.Model)},
-				{Text: b.intOrDash(w.Users)}, {Text: b.floatOrDash(w.Rate)}, {Text: nonEmpty(w.Think, "–")}, {Text: b.red.String(w.Shape)}}})
+				{Text: b.intOrDash(w.Users)}, {Text: b.floatOrDash(w.Rate)}, {Text: nonEmpty(w.Think, "–")}, {Text: b.red.String(b.shapeText(w))}}})
 		}
 		sec.Blocks = append(sec.Blocks, t)
 	}

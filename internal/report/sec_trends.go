@@ -220,7 +220,7 @@ func (b numbers) signedBytes(v float64) string {
 // memoryChart draws the after-GC points of each memory trend.
 func (b *builder) memoryChart() *doc.Figure {
 	c := b.timeChart(b.W("Memory after garbage collection"))
-	c.Y = chart.Axis{Label: "Memory", Unit: "bytes"}
+	c.Y = chart.Axis{Label: b.W("Memory"), Unit: "bytes"}
 	for i, m := range b.s.Trends.Memory {
 		if len(m.Result.Baseline) == 0 || i >= 6 {
 			continue

@@ -796,3 +796,35 @@ func (b numbers) netFaultText(k resources.NetFaultKind) string {
 	}
 	return k.String()
 }
+
+// worded is a note or a source's description of run.json in the
+// document's language: from its message when the run recorded one
+// (rundir.Info.Messages), else as recorded.
+func (b numbers) worded(in *rundir.Info, text string) string {
+	if b.loc.English() || in == nil {
+		return text
+	}
+	return in.Worded(text, b.loc.T)
+}
+
+// shapeText is a workload's load line: a stepped load worded from its
+// steps ("steps: 14 users for 20s, …; stop when throughput_gain < 5%",
+// in the document's language), any other as run.json records it.
+func (b numbers) shapeText(w rundir.WorkloadInfo) string {
+	if len(w.Steps) == 0 || b.loc.English() {
+		return w.Shape
+	}
+	var parts []string
+	for _, s := range w.Steps {
+		if s.Rate > 0 {
+			parts = append(parts, b.T("%s/s for %s", b.loc.Num(strconv.FormatFloat(s.Rate, 'g', -1, 64)), s.Duration.String()))
+		} else {
+			parts = append(parts, b.T("%s users for %s", b.count(int64(s.Users)), s.Duration.String()))
+		}
+	}
+	out := b.T("steps: %s", strings.Join(parts, ", "))
+	if w.StopWhen != "" {
+		out += b.T("; stop when %s", w.StopWhen)
+	}
+	return out
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis/capacity"
 	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
@@ -14,6 +15,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/trend"
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/locale"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // reference003 is the ServiceComb sweep: linear to ~1000 req/s at 15
@@ -255,5 +257,20 @@ func TestFitParamsInPlainNotation(t *testing.T) {
 		if got := kneeRoughly(c.v); got != c.want {
 			t.Errorf("kneeRoughly(%v) = %q, want %q", c.v, got, c.want)
 		}
+	}
+}
+
+// A stepped load's line is worded from its steps in Danish; English keeps
+// run.json's shape byte for byte.
+func TestShapeTextDanish(t *testing.T) {
+	w := rundir.WorkloadInfo{Model: "steps", Shape: "steps: 14 users for 20s, 2.5/s for 1m0s; stop when throughput_gain < 5%",
+		Steps:    []rundir.LoadStep{{Users: 14, Duration: 20 * time.Second}, {Rate: 2.5, Duration: time.Minute}},
+		StopWhen: "throughput_gain < 5%"}
+	if got := (numbers{}).shapeText(w); got != w.Shape {
+		t.Errorf("English %q, want run.json's %q", got, w.Shape)
+	}
+	want := "trin: 14 brugere i 20s, 2,5/s i 1m0s; stop når throughput_gain < 5%"
+	if got := (numbers{locale.MustParse("da")}).shapeText(w); got != want {
+		t.Errorf("Danish %q, want %q", got, want)
 	}
 }
