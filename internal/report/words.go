@@ -539,6 +539,16 @@ func VerdictPhrase(v compare.Verdict) string {
 // RuleOutcomeText says what a --fail-on rule saw: "p95 +13% (400 ms →
 // 452 ms) breaks p95 > +10%".
 func RuleOutcomeText(o compare.Outcome) string {
+	verb := "within"
+	if o.Failed {
+		verb = "breaks"
+	}
+	return ruleFigures(o) + " " + verb + " " + o.Rule.String()
+}
+
+// ruleFigures is what a --fail-on rule saw, in notation: "p95 +13% (400
+// ms → 452 ms)".
+func ruleFigures(o compare.Outcome) string {
 	r := o.Rule
 	unit, levels := "ms", "%.4g ms → %.4g ms"
 	switch r.Metric {
@@ -550,11 +560,7 @@ func RuleOutcomeText(o compare.Outcome) string {
 	if r.Relative {
 		unit = "%"
 	}
-	verb := "within"
-	if o.Failed {
-		verb = "breaks"
-	}
-	return fmt.Sprintf("%s %+.3g%s ("+levels+") %s %s", r.Metric, o.Observed, unit, o.Base, o.New, verb, r)
+	return fmt.Sprintf("%s %+.3g%s ("+levels+")", r.Metric, o.Observed, unit, o.Base, o.New)
 }
 
 // comparisonWords fills the comparison rows' notes.
@@ -827,4 +833,67 @@ func (b numbers) shapeText(w rundir.WorkloadInfo) string {
 		out += b.T("; stop when %s", w.StopWhen)
 	}
 	return out
+}
+
+// runLoadText is a run's load level in a series table: compare.RunFacts'
+// phrase in English ("20 users at 5/s", "20 users", "50/s"), worded from
+// the numbers in another language.
+func (b numbers) runLoadText(r compare.RunStats) string {
+	if b.loc.English() {
+		return r.Load
+	}
+	rate := func() string { return b.loc.Num(strconv.FormatFloat(r.Rate, 'g', -1, 64)) }
+	switch {
+	case r.Users > 0 && r.Rate > 0:
+		return b.T("%s users at %s/s", b.count(int64(r.Users)), rate())
+	case r.Users > 0:
+		return b.T("%s users", b.count(int64(r.Users)))
+	case r.Rate > 0:
+		return rate() + "/s"
+	}
+	return r.Load
+}
+
+// verdictWord is a comparison's verdict in a table cell ("faster",
+// "slower", "no significant change", "not enough data").
+func (b numbers) verdictWord(v compare.Verdict) string {
+	switch v {
+	case compare.Faster:
+		return b.W("faster")
+	case compare.Slower:
+		return b.W("slower")
+	case compare.NoChange:
+		return b.W("no significant change")
+	case compare.NotEnough:
+		return b.W("not enough data")
+	}
+	return string(v)
+}
+
+// verdictPhrase is VerdictPhrase in the document's language.
+func (b numbers) verdictPhrase(v compare.Verdict) string {
+	switch v {
+	case compare.Faster:
+		return b.W("faster than")
+	case compare.Slower:
+		return b.W("slower than")
+	case compare.NoChange:
+		return b.W("no significant change from")
+	case compare.NotEnough:
+		return b.W("not enough data to judge against")
+	}
+	return VerdictPhrase(v)
+}
+
+// ruleOutcomeText is RuleOutcomeText in the document's language: the
+// figures and the rule are notation, the verb a word.
+func (b numbers) ruleOutcomeText(o compare.Outcome) string {
+	if b.loc.English() {
+		return RuleOutcomeText(o)
+	}
+	verb := b.W("within")
+	if o.Failed {
+		verb = b.W("breaks")
+	}
+	return b.loc.Num(ruleFigures(o)) + " " + verb + " " + o.Rule.String()
 }
