@@ -1211,4 +1211,7 @@ var da = map[string]string{
 	"%d change points found in %d series over %d runs (E-Divisive means, permutation test at α = %s, minimum effect %s %%). A run is judged worse when it lies outside the last stable segment's spread at α and differs by more than %s %%.": "%d ændringspunkter fundet i %d serier over %d kørsler (E-Divisive means, permutationstest ved α = %s, mindste effekt %s %%). En kørsel vurderes dårligere, når den ligger uden for det sidste stabile segments spredning ved α og afviger med mere end %s %%.",
 	"%s (runs %d–%d)": "%s (kørsel %d–%d)",
 	"req/s":           "kald/s",
+	// ---- a requirement broken in later phases too (report/build.go) ----
+	" and in 1 later phase":   " og i 1 senere fase",
+	" and in %d later phases": " og i %d senere faser",
 }

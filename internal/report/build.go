@@ -366,7 +366,11 @@ func (b *builder) perPhaseText(r analysis.SLAResult) string {
 	}
 	s := b.T("held up to %s; broke at %s (%s)", at(r.HeldUpTo), broken.Phase, b.obsU(broken.Observed, r.Unit))
 	if later := nBroken - 1; later > 0 {
-		s += fmt.Sprintf(" and in %d later phase%s", later, map[bool]string{true: "", false: "s"}[later == 1])
+		if later == 1 {
+			s += b.W(" and in 1 later phase")
+		} else {
+			s += b.T(" and in %d later phases", later)
+		}
 	}
 	return s
 }
