@@ -362,6 +362,6 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 	outs.done(sum.Verdict, sum.Passed, filepath.Join(dir, "report.html"))
 	fmt.Fprintf(st.Stdout, "\nrun directory: %s\nreport:        %s\n", dir, filepath.Join(dir, "report.html"))
 	addToHistory(ctx, st, dir, f.history, nil)
-	printSummary(st.Stdout, sum)
+	printSummary(st.Stdout, sum, nil)
 	return verdictErr(sum)
 }

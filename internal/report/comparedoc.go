@@ -367,7 +367,7 @@ func verdictLevel(v compare.Verdict) doc.Level {
 // notEnoughClause is the one sentence for a comparison row without enough
 // data, with its numbers and the rule it missed.
 func (b numbers) notEnoughClause(r compare.Row) string {
-	return fmt.Sprintf("not enough data to judge: %s and %s over %s and %s; a verdict needs %d or more on each side, over %s or more",
+	return b.T("not enough data to judge: %s and %s over %s and %s; a verdict needs %s or more on each side, over %s or more",
 		b.plural(r.BaseSamples, "request"), b.plural(r.NewSamples, "request"), b.plural(int64(r.BaseSeconds), "second"), b.plural(int64(r.NewSeconds), "second"),
-		compare.MinSamples, b.plural(compare.MinSeconds, "second"))
+		b.count(compare.MinSamples), b.plural(compare.MinSeconds, "second"))
 }
