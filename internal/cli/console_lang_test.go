@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/engine"
 	"github.com/plateau-perf/plateau/internal/locale"
 )
 
@@ -52,5 +54,33 @@ func TestConsoleInDanish(t *testing.T) {
 		if !strings.Contains(en.String(), want) {
 			t.Errorf("the English console lacks %q:\n%s", want, en.String())
 		}
+	}
+}
+
+// TestProgressInDanish: a Danish run's progress line (CI logs) and panel
+// read Danish; English is byte for byte as before.
+func TestProgressInDanish(t *testing.T) {
+	pr := &engine.Progress{Elapsed: 21 * time.Second, Phase: "3: 3 nodes x 10 threads", Users: 30,
+		Run: engine.LabelProgress{Count: 3247, RPS: 151.7, P50Ms: 124.9, P95Ms: 222.5, ErrorPct: 0.09}, Second: engine.LabelProgress{RPS: 190}}
+	line := func(loc *locale.Locale, tty bool) string {
+		var b bytes.Buffer
+		p := &progressPrinter{w: &b, loc: loc, tty: tty}
+		p.update(pr)
+		return b.String()
+	}
+	if got, want := line(nil, false), "[00m21s] phase \"3: 3 nodes x 10 threads\", 30 users, 151.7 req/s (last s 190.0), p50 124.9 ms, p95 222.5 ms, errors 0.09%, 3247 samples\n"; got != want {
+		t.Errorf("English line\n got %q\nwant %q", got, want)
+	}
+	if got, want := line(locale.MustParse("da"), false), "[00m21s] fase \"3: 3 nodes x 10 threads\", 30 brugere, 151,7 kald/s (sidste s 190,0), p50 124,9 ms, p95 222,5 ms, fejl 0,09%, 3.247 målinger\n"; got != want {
+		t.Errorf("Danish line\n got %q\nwant %q", got, want)
+	}
+	panel := line(locale.MustParse("da"), true)
+	for _, want := range []string{"forløbet 00m21s", "målinger", "alle", "151,7", "(sidste sekund: 190 kald/s"} {
+		if !strings.Contains(panel, want) {
+			t.Errorf("the Danish panel lacks %q:\n%s", want, panel)
+		}
+	}
+	if strings.Contains(panel, "samples") || strings.Contains(panel, "elapsed") {
+		t.Errorf("the Danish panel has English:\n%s", panel)
 	}
 }

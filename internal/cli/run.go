@@ -291,6 +291,7 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	mon := startMonitors(ctx, st, p, dir)
 	prog := newProgressPrinter(st, f.quiet)
 	prog.monitors = mon.panelLines
+	prog.loc, _ = locale.Parse(p.Lang) // checked when the plan was read
 	var judge func(*metrics.Interval, time.Duration) string
 	if j := newAbortJudge(p); j != nil {
 		judge = j.judge
