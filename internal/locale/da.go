@@ -1242,4 +1242,7 @@ var da = map[string]string{
 	"[%s] phase %q, %d users, %.1f req/s (last s %.1f), p50 %.1f ms, p95 %.1f ms, errors %.2f%%, %d samples\n": "[%s] fase %q, %d brugere, %.1f kald/s (sidste s %.1f), p50 %.1f ms, p95 %.1f ms, fejl %.2f%%, %d målinger\n",
 	"elapsed %s  remaining ~%s  phase %-16q users %d  dropped %d\n":                                            "forløbet %s  tilbage ~%s  fase %-16q brugere %d  droppet %d\n",
 	"(last second: %.0f req/s, p95 %.1f ms)":                                                                   "(sidste sekund: %.0f kald/s, p95 %.1f ms)",
+	// ---- the memory a trend reads (report memoryWhat) ----
+	"heap":        "heap",
+	"memory used": "hukommelse brugt",
 }

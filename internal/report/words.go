@@ -897,3 +897,21 @@ func (b numbers) ruleOutcomeText(o compare.Outcome) string {
 	}
 	return b.loc.Num(ruleFigures(o)) + " " + verb + " " + o.Rule.String()
 }
+
+// memoryWhat names the memory a trend reads (trend.What*) in the
+// document's language.
+func (b numbers) memoryWhat(w string) string {
+	switch w {
+	case trend.WhatOldGeneration:
+		return b.W("old generation")
+	case trend.WhatHeap:
+		return b.W("heap")
+	case trend.WhatRSS:
+		return "RSS"
+	case trend.WhatMemory:
+		return b.W("memory")
+	case trend.WhatMemoryUsed:
+		return b.W("memory used")
+	}
+	return w
+}
