@@ -255,7 +255,19 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 		liveRead = make(chan error, 1)
 		go func() { liveRead <- lr.ReadLive(out, exited, live) }()
 	}
-	fl := startForeignLive(live, outs, prog, time.Now(), foreignMinPhase)
+	// The phases the script declares (docs/run-foreign.md, Phases), read
+	// before the tool starts; placed on the clock once the tool's files
+	// say when it started.
+	var decl executor.Declared
+	dec, declares := tool.(executor.Declarer)
+	if declares {
+		decl = dec.Declare(spec)
+	}
+	var ld *liveDeclared
+	if len(decl.Phases) > 0 {
+		ld = newLiveDeclared(decl.Phases, func() (time.Time, bool) { return dec.Started(out, decl) })
+	}
+	fl := startForeignLive(live, outs, prog, time.Now(), foreignMinPhase, ld)
 	res, runErr := executor.Run(runCtx, tool, spec, nil)
 	monErr := mon.stop()
 	if res == nil {
@@ -282,6 +294,23 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 		run.Note("ran by %s: %s", tool.Name(), strings.Join(res.Command, " "))
 		if imported == nil {
 			ierr = tool.Source(spec, out, nil).Import(context.WithoutCancel(ctx), run)
+		}
+		switch {
+		case len(decl.Phases) > 0:
+			t0, ok := dec.Started(out, decl)
+			switch {
+			case ok && (t0.Before(res.Start.Add(-time.Second)) || t0.After(res.End)):
+				// A start outside the tool's process's life (a log in
+				// another time zone) would misplace every phase.
+				run.Note("phases: %s's start read from its files (%s) is outside its run (%s – %s); phases come from the user count it reports",
+					tool.Name(), t0.UTC().Format(time.RFC3339), res.Start.UTC().Format(time.RFC3339), res.End.UTC().Format(time.RFC3339))
+			case ok:
+				run.SetDeclared(tool.Name(), decl.Phases, t0)
+			default:
+				run.Note("phases: %s's script declares %d holds, but its start could not be read from its files; phases come from the user count it reports", tool.Name(), len(decl.Phases))
+			}
+		case declares:
+			run.Note("phases: not from %s's script (%s); they come from the user count it reports", tool.Name(), decl.Why)
 		}
 		for _, n := range tool.Notes(spec, out, res.ExitCode) {
 			run.Note("%s", n)

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/engine"
 	"github.com/plateau-perf/plateau/internal/importer"
 	"github.com/plateau-perf/plateau/internal/metrics"
@@ -27,6 +28,18 @@ type foreignLive struct {
 	tot  *metrics.Agg
 
 	phases livePhases
+	decl   *liveDeclared // the script's declared phases, when read
+}
+
+// liveDeclared are a foreign run's phases as its script declares them
+// (executor.Declarer): placed on the clock once the tool's start is read
+// from its files, then the current one labels the samples read, as
+// derived phases do.
+type liveDeclared struct {
+	phases  []importer.DeclaredPhase
+	started func() (time.Time, bool)
+	placed  []core.Phase
+	current int
 }
 
 // livePhases are the phases of a foreign run as far as they are known while
@@ -78,8 +91,8 @@ func (lp *livePhases) track(sec time.Time, n int) (changed bool, phase int) {
 	return changed, -1
 }
 
-func startForeignLive(live *importer.Live, outs *liveOutputs, prog *progressPrinter, start time.Time, minPhase time.Duration) *foreignLive {
-	fl := &foreignLive{live: live, outs: outs, prog: prog, start: start, stop: make(chan struct{}),
+func startForeignLive(live *importer.Live, outs *liveOutputs, prog *progressPrinter, start time.Time, minPhase time.Duration, decl *liveDeclared) *foreignLive {
+	fl := &foreignLive{live: live, outs: outs, prog: prog, start: start, stop: make(chan struct{}), decl: decl,
 		run: map[string]*metrics.Agg{}, tot: metrics.NewAgg(), phases: livePhases{min: minPhase}}
 	outs.hub.SetStart(start)
 	fl.wg.Add(1)
@@ -111,6 +124,30 @@ func (fl *foreignLive) second(sec time.Time) {
 	for _, n := range users {
 		p.Users += n
 	}
+	if d := fl.decl; d != nil {
+		if d.placed == nil {
+			if t0, ok := d.started(); ok {
+				d.placed = importer.PlaceDeclared(d.phases, t0)
+				list := make([]rundir.PhaseInfo, len(d.placed))
+				for i, ph := range d.placed {
+					end := ph.End
+					list[i] = rundir.PhaseInfo{Name: ph.Name, Start: ph.Start, End: &end, Users: ph.Users, Rate: ph.Rate}
+				}
+				fl.outs.hub.SetPhases(list)
+			}
+		}
+		// The samples read from now on are the phase of the second just
+		// ended, by the script's timeline.
+		if ph := core.PhaseOf(d.placed, "", sec); ph != d.current {
+			d.current = ph
+			fl.live.SetPhase(ph)
+		}
+		if d.current >= 0 {
+			p.Phase = d.placed[d.current].Name
+		}
+		fl.prog.update(p)
+		return
+	}
 	// The phase the next second's samples belong to, by the users read
 	// until now.
 	if changed, ph := fl.phases.track(sec, p.Users); changed {
@@ -128,4 +165,13 @@ func (fl *foreignLive) finish() {
 	close(fl.stop)
 	fl.wg.Wait()
 	fl.second(time.Now().Truncate(time.Second))
+}
+
+// newLiveDeclared makes the live phases the script's declared ones,
+// placed once started reports the tool's start; nil without phases.
+func newLiveDeclared(ps []importer.DeclaredPhase, started func() (time.Time, bool)) *liveDeclared {
+	if len(ps) == 0 {
+		return nil
+	}
+	return &liveDeclared{phases: ps, started: started, current: -1}
 }

@@ -157,7 +157,7 @@ export default function () {
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	checkLivePhase(t, filepath.Join(tmp, "run"), []string{script, "-e", "BASE=" + srv.URL, "--set", "users=2", "--set", "duration=10m"}, "2 threads")
+	checkLivePhase(t, filepath.Join(tmp, "run"), []string{script, "-e", "BASE=" + srv.URL, "--set", "users=2", "--set", "duration=10m"}, "2 VUs")
 }
 
 func TestRunJMeterLivePhase(t *testing.T) {

@@ -53,43 +53,21 @@ func (k6) Command(spec *Spec, out string) (*exec.Cmd, error) {
 		}
 		args = append(args, "-e", e)
 	}
-	users := 0
-	if v, ok := spec.Set["users"]; ok {
-		if users, err = positive("users", v); err != nil {
-			return nil, err
-		}
+	o, err := k6Overrides(spec)
+	if err != nil {
+		return nil, err
 	}
-	dur, ramp := -1, -1
-	if v, ok := spec.Set["duration"]; ok {
-		if dur, err = seconds("duration", v); err != nil {
-			return nil, err
-		}
+	if o.stages != "" {
+		args = append(args, "--stage", o.stages)
 	}
-	if v, ok := spec.Set["ramp_up"]; ok {
-		if ramp, err = seconds("ramp_up", v); err != nil {
-			return nil, err
-		}
+	if o.vus != "" {
+		args = append(args, "--vus", o.vus)
 	}
-	switch {
-	case ramp >= 0:
-		if users == 0 || dur < 0 {
-			return nil, fmt.Errorf("--set ramp_up needs users and duration for k6 (a ramp to USERS, then a hold for DURATION)")
-		}
-		args = append(args, "--stage", fmt.Sprintf("%ds:%d,%ds:%d", ramp, users, dur, users))
-	default:
-		if users > 0 {
-			args = append(args, "--vus", fmt.Sprint(users))
-		}
-		if dur >= 0 {
-			args = append(args, "--duration", fmt.Sprintf("%ds", dur))
-		}
+	if o.duration != "" {
+		args = append(args, "--duration", o.duration)
 	}
-	if v, ok := spec.Set["rate"]; ok {
-		r, err := positive("rate", v)
-		if err != nil {
-			return nil, err
-		}
-		args = append(args, "--rps", fmt.Sprint(r))
+	if o.rps != "" {
+		args = append(args, "--rps", o.rps)
 	}
 	script, err := filepath.Abs(spec.Script)
 	if err != nil {
@@ -153,4 +131,54 @@ func (k6) Notes(spec *Spec, out string, exit int) []string {
 		notes = append(notes, fmt.Sprintf("k6 exited with code %d (its output is in tool/k6.out.log)", exit))
 	}
 	return notes
+}
+
+// k6Opts are the overrides as k6's shortcut options.
+type k6Opts struct{ vus, duration, stages, rps string }
+
+// k6Overrides maps --set onto k6's shortcut options: users → --vus,
+// duration → --duration, ramp_up (with users and duration) → --stage
+// RAMP:USERS,DURATION:USERS, rate → --rps.
+func k6Overrides(spec *Spec) (k6Opts, error) {
+	var o k6Opts
+	var err error
+	users := 0
+	if v, ok := spec.Set["users"]; ok {
+		if users, err = positive("users", v); err != nil {
+			return o, err
+		}
+	}
+	dur, ramp := -1, -1
+	if v, ok := spec.Set["duration"]; ok {
+		if dur, err = seconds("duration", v); err != nil {
+			return o, err
+		}
+	}
+	if v, ok := spec.Set["ramp_up"]; ok {
+		if ramp, err = seconds("ramp_up", v); err != nil {
+			return o, err
+		}
+	}
+	switch {
+	case ramp >= 0:
+		if users == 0 || dur < 0 {
+			return o, fmt.Errorf("--set ramp_up needs users and duration for k6 (a ramp to USERS, then a hold for DURATION)")
+		}
+		o.stages = fmt.Sprintf("%ds:%d,%ds:%d", ramp, users, dur, users)
+	default:
+		if users > 0 {
+			o.vus = fmt.Sprint(users)
+		}
+		if dur >= 0 {
+			o.duration = fmt.Sprintf("%ds", dur)
+		}
+	}
+	if v, ok := spec.Set["rate"]; ok {
+		r, err := positive("rate", v)
+		if err != nil {
+			return o, err
+		}
+		o.rps = fmt.Sprint(r)
+	}
+	return o, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"time"
 
 	"github.com/plateau-perf/plateau/internal/importer"
 	locustimp "github.com/plateau-perf/plateau/internal/importer/locust"
@@ -86,3 +87,13 @@ func (locust) Notes(spec *Spec, out string, exit int) []string {
 	}
 	return nil
 }
+
+// Declare declares no phases: a Locust load is its users and spawn rate
+// or a LoadTestShape class, which is Python code; the user count Locust
+// reports in its history is what ran, and the phases come from it.
+func (locust) Declare(spec *Spec) Declared {
+	return Declared{Why: "a Locust load is its --users and --spawn-rate or a LoadTestShape class, which is code: Locust's own user count is what ran"}
+}
+
+// Started is never known: Locust declares no phases.
+func (locust) Started(string, Declared) (time.Time, bool) { return time.Time{}, false }

@@ -88,6 +88,9 @@ type Run struct {
 	first     int64 // earliest time seen, Unix ns
 	last      int64
 	threads   map[int64]int32 // per second, highest allThreads (derived phases)
+	arrivals  map[int64]int64 // per second, arrivals (AddArrivals)
+	reqSecs   map[int64]int64 // per second, request samples completed
+	decl      *declared       // the script's declared phases (SetDeclared)
 	series    *seriesDir
 	samples   int64
 	histPool  sync.Pool // *secAgg
@@ -144,7 +147,7 @@ func NewRun(opt Options) (*Run, error) {
 		name = filepath.Base(filepath.Clean(opt.Dir))
 	}
 	r := &Run{opt: opt, rule: secret.NewRule(nil, nil), dir: opt.Dir, probs: NewProblems(), workloads: map[string]bool{},
-		first: math.MaxInt64, threads: map[int64]int32{}}
+		first: math.MaxInt64, threads: map[int64]int32{}, arrivals: map[int64]int64{}, reqSecs: map[int64]int64{}}
 	r.histPool.New = func() any { return &secAgg{} }
 	r.plausible = plausibleWindow(opt.Now)
 	r.hours = map[int64]int64{}
@@ -275,6 +278,17 @@ func (r *Run) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	phases := r.phases
+	if d := r.decl; len(phases) == 0 && d != nil {
+		phases = PlaceDeclared(d.phases, d.start)
+		if len(phases) > 0 {
+			if err := assignPhases(r.dir, phases); err != nil {
+				errs = append(errs, err)
+			}
+			r.notes = append(r.notes, fmt.Sprintf("%d phases as %s's script declares them (its holds; ramps are in no phase), placed from %s's start at %s and rounded inwards to whole seconds; samples are assigned to phases by their completion second",
+				len(phases), d.tool, d.tool, d.start.UTC().Format("15:04:05.000")))
+			r.notes = append(r.notes, r.checkDeclared(d.tool, d.phases, phases)...)
+		}
+	}
 	if len(phases) == 0 && r.opt.DerivePhases && len(r.threads) > 0 {
 		phases = DerivePhases(r.threads, r.opt.MinPhase)
 		if len(phases) > 0 {
@@ -600,6 +614,7 @@ type Aggregator struct {
 	outside            int64 // samples left out by Options.From/To (derived views not counted)
 	implausible        implausible
 	hours              map[int64]int64 // request samples per hour, merged into the run's at Close
+	secs               map[int64]int64 // request samples per second, merged into the run's at Close
 	mask               *masker
 }
 
@@ -615,7 +630,7 @@ func (r *Run) Requests(workload string) *Aggregator {
 	r.workloads[workload] = true
 	r.mu.Unlock()
 	return &Aggregator{run: r, workload: workload, labels: NewLabels(), open: map[aggKey]*secAgg{},
-		users: map[int64]int32{}, oldest: math.MaxInt64, phases: r.phases, first: math.MaxInt64, implausible: newImplausible(), hours: map[int64]int64{},
+		users: map[int64]int32{}, oldest: math.MaxInt64, phases: r.phases, first: math.MaxInt64, implausible: newImplausible(), hours: map[int64]int64{}, secs: map[int64]int64{},
 		mask: newMasker(r.rule)}
 }
 
@@ -794,6 +809,7 @@ func (a *Aggregator) flush(upTo int64) error {
 		ag := a.open[k]
 		if !k.tx && !k.derived {
 			a.hours[floorDiv(k.sec, 3600)] += ag.count
+			a.secs[k.sec] += ag.count
 		}
 		rec := rundir.IntervalRecord{T: k.sec, Workload: a.workload, Phase: int(k.phase), Label: a.labels.Name(k.label),
 			Tx: k.tx, Derived: k.derived, Count: ag.count, SumUs: ag.sum, SvcUs: ag.sum, MinUs: ag.min, MaxUs: ag.max, Sent: ag.sent, Recv: ag.recv}
@@ -871,6 +887,9 @@ func (a *Aggregator) Close() error {
 	a.run.mu.Lock()
 	for h, n := range a.hours {
 		a.run.hours[h] += n
+	}
+	for s, n := range a.secs {
+		a.run.reqSecs[s] += n
 	}
 	a.run.mu.Unlock()
 	if a.outside > 0 && a.run.opt.Bulk {

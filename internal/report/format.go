@@ -34,6 +34,12 @@ func ms(v float64) string {
 	return thousands(int64(math.Round(v)))
 }
 
+// Ms is a time in milliseconds at the report's precision (about three
+// significant figures: "0.42", "8.31", "42.7", "155", "1,104"), for
+// documents laid out apart from the report's sections (a study's
+// reference tables) that print times as the report does.
+func Ms(v float64) string { return ms(v) }
+
 // msU is ms with its unit.
 func msU(v float64) string { return ms(v) + " ms" }
 

@@ -62,6 +62,13 @@ func (b *builder) judgeResources() {
 			lvl, verdict = doc.Warn, b.W("busy: it may have limited the load it could apply")
 		}
 		ev := b.T("%s at %s %s on average in %s (peak %s %s)", b.red.String(g.Target), b.num3(g.Mean), unit, g.Span, b.num3(g.Max), unit)
+		// The host's average can look moderate while the generator's own
+		// threads waited for a CPU (the validity check counts that wait):
+		// then it did not keep up, whatever the host's mean says.
+		if n := b.starvedPhases(); n > 0 {
+			lvl, verdict = doc.Warn, b.W("starved of CPU: its response times include its own waiting")
+			ev += b.T("; its threads waited for a CPU held by other processes in %s", b.plural(int64(n), "phase"))
+		}
 		b.conclude(doc.AspectGenerator, lvl, verdict, ev)
 		b.finding(doc.FindResources, lvl, b.T("Load generator %s: %s", verdict, ev))
 	}
@@ -162,4 +169,18 @@ func (b *builder) judgeResources() {
 		}
 		b.conclude(doc.AspectGC, gcLvl, verdict, strings.Join(gcEv, "; "))
 	}
+}
+
+// starvedPhases counts the phases in which the validity check found the
+// generator waiting for a CPU held by other processes.
+func (b *builder) starvedPhases() int {
+	n := 0
+	if v := b.s.Validity; v != nil {
+		for _, p := range v.Phases {
+			if p.Starved {
+				n++
+			}
+		}
+	}
+	return n
 }

@@ -666,3 +666,39 @@ func TestKneeNamesEverySaturatedComponent(t *testing.T) {
 		t.Errorf("summary.json capacity.bottleneck.also_saturated is empty: %v", bn)
 	}
 }
+
+// A generator host whose CPU average looks moderate, while its threads
+// waited for a CPU in every phase, did not keep up: the conclusion must not
+// say it did beside the warning that it was starved (demo 000 on a busy
+// machine said both, "starved" in its warning and "kept up" two lines on).
+func TestStarvedGeneratorDidNotKeepUp(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "run")
+	steps := []reporttest.Step{{Users: 4, Seconds: 60}, {Users: 8, Seconds: 60}}
+	if err := reporttest.Write(dir, reporttest.Options{Monitor: true, StarvedGenerator: true, Steps: steps}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := report.Write(dir, report.Options{Formats: []string{"md"}}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(b)
+	if !strings.Contains(md, "starved of CPU in 2 phases") {
+		t.Fatalf("no starved-generator warning: the test's run does not show what it tests")
+	}
+	var gen []string
+	for _, l := range strings.Split(md, "\n") {
+		if strings.Contains(l, "loadgen") {
+			gen = append(gen, l)
+			if strings.Contains(l, "kept up") {
+				t.Errorf("the generator is said to have kept up while starved: %q", l)
+			}
+		}
+	}
+	if !strings.Contains(strings.Join(gen, "\n"), "starved of CPU: its response times include its own waiting") {
+		t.Errorf("no line about the generator host says it was starved:\n%s", strings.Join(gen, "\n"))
+	}
+}

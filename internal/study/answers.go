@@ -189,9 +189,12 @@ type CapacityRow struct {
 	WithinFrom *float64 `json:"within_from,omitempty"`
 	WithinTo   *float64 `json:"within_to,omitempty"`
 	KneeLoad   float64  `json:"knee_load,omitzero"`
-	KneeRPS    float64  `json:"knee_throughput_rps,omitzero"`
-	PeakRPS    float64  `json:"peak_throughput_rps"`
-	PeakLoad   float64  `json:"peak_load"`
+	// KneeFrom is where a capacity search brackets the knee from: it
+	// lies above KneeFrom, at KneeLoad at most (0: at KneeLoad).
+	KneeFrom float64 `json:"knee_from,omitzero"`
+	KneeRPS  float64 `json:"knee_throughput_rps,omitzero"`
+	PeakRPS  float64 `json:"peak_throughput_rps"`
+	PeakLoad float64 `json:"peak_load"`
 	// Limiter is what limits the knee: "generator", "component",
 	// "configured limit" or "" (unknown).
 	Limiter          string                `json:"limiter,omitempty"`
@@ -205,7 +208,10 @@ type CapacityRow struct {
 	Search       bool             `json:"search,omitempty"`
 	SearchAnswer *capacity.Search `json:"capacity_search,omitempty"`
 	// red masks the search run's secrets in what the document quotes of it.
-	red      *report.Redactor
+	red *report.Redactor
+	// runs are the runs of the row's workload and variant, the row's own
+	// and those beside it (a search's fixed-load runs).
+	runs     []*member
 	Sentence string `json:"sentence"`
 }
 
@@ -217,6 +223,11 @@ type RepeatGroup struct {
 	CVWithoutPct float64 `json:"cv_without_outliers_pct,omitzero"`
 	// GeneratorOutliers are the outliers whose generator was short of CPU.
 	GeneratorOutliers []string `json:"generator_outliers,omitempty"`
+	// InvalidRuns are the runs whose load was not held or whose
+	// generator's CPU was at its ceiling; CVValidPct the variation of the
+	// others (0 with fewer than two).
+	InvalidRuns []string `json:"invalid_runs,omitempty"`
+	CVValidPct  float64  `json:"cv_valid_runs_pct,omitzero"`
 }
 
 // SoakRun is one soak's drift and memory trend.
@@ -262,6 +273,9 @@ type InterferenceRun struct {
 	Started   int64 `json:"started_iterations,omitempty"`
 	Succeeded int64 `json:"succeeded_iterations"`
 	Disturbed bool  `json:"disturbed"`
+	// Invalid: a finding made the run invalid (the load not held, the
+	// generator's CPU at its ceiling), so it is no evidence either way.
+	Invalid bool `json:"invalid,omitempty"`
 }
 
 // Window is a workload's figures in a span of a run.
@@ -365,11 +379,18 @@ func StatusOf(as []Answer) (Outcome, string) { return wordsIn(nil).statusOf(as) 
 func (wd *words) statusOf(as []Answer) (Outcome, string) {
 	var failed, inc []string
 	for _, a := range as {
+		// Two questions of a kind are told apart by their workload:
+		// "capacity (upload) and capacity (browse)", not "capacity and
+		// capacity".
+		name := wd.kind(a.Question.Kind)
+		if a.Question.Workload != "" {
+			name = wd.T("%s (%s)", name, a.Question.Workload)
+		}
 		switch a.Outcome {
 		case Failed:
-			failed = append(failed, wd.kind(a.Question.Kind))
+			failed = append(failed, name)
 		case Inconclusive:
-			inc = append(inc, wd.kind(a.Question.Kind))
+			inc = append(inc, name)
 		}
 	}
 	switch {
@@ -543,40 +564,7 @@ func (wd *words) answerRelease(q Question, ms []*member, base *member) Answer {
 		a.Line = fmt.Sprintf(wd.text.RelNoPairs, cName, bName)
 		return a
 	}
-	// One line: the levels by verdict, then whether the bound held.
-	byVerdict := map[compare.Verdict][]string{}
-	var exceeded []string
-	for _, r := range a.Release {
-		item := wd.T("%s (%s against %s ms, %s", levelOf(r), wd.fms(r.Total.NewMeanMs), wd.fms(r.Total.BaseMeanMs), wd.signed(r.Total.DeltaPct))
-		if r.Verdict == compare.NoChange && math.Abs(r.Total.DeltaPct) >= compare.DefaultMinEffectPct {
-			item += wd.text.RelNoise
-		}
-		byVerdict[r.Verdict] = append(byVerdict[r.Verdict], item+")")
-		if r.Exceeds {
-			exceeded = append(exceeded, fmt.Sprintf("%s (%s)", levelOf(r), wd.signed(worstDelta(r))))
-		}
-		vw := wd.verdictWords(r.Total.Verdict)
-		if r.Total.Verdict == compare.NoChange && math.Abs(r.Total.DeltaPct) >= compare.DefaultMinEffectPct {
-			vw += wd.text.RelNoise
-		}
-		a.Evidence = append(a.Evidence, fmt.Sprintf(wd.text.RelRow, r.Group, wd.fms(r.Total.NewMeanMs), wd.fms(r.Total.BaseMeanMs), wd.signed(r.Total.DeltaPct), vw))
-	}
-	var parts []string
-	for _, v := range []compare.Verdict{compare.Faster, compare.NoChange, compare.Slower} {
-		if len(byVerdict[v]) == 0 {
-			continue
-		}
-		parts = append(parts, wd.verdictWords(v)+wd.W(" at ")+wd.list(byVerdict[v]))
-	}
-	line := strings.Join(parts, "; ")
-	if len(exceeded) > 0 {
-		a.Outcome = Failed
-		line += "; " + fmt.Sprintf(wd.text.RelFailed, wd.pctWords(q.MaxSlowerPct), wd.list(exceeded))
-	} else {
-		a.Outcome = Passed
-		line += "; " + fmt.Sprintf(wd.text.RelHeld, wd.pctWords(q.MaxSlowerPct))
-	}
-	a.Line = fmt.Sprintf(wd.text.RelAnswer, cName, bName, line)
+	wd.releaseLine(q, &a, cName, bName)
 	switch {
 	case len(suspect) > 0:
 		a.Confidence, a.ConfidenceWhy = wd.text.ConfLow, fmt.Sprintf(wd.text.RelSuspect, wd.list(firstN(suspect, 3)))
@@ -587,6 +575,71 @@ func (wd *words) answerRelease(q Question, ms []*member, base *member) Answer {
 		a.Confidence, a.ConfidenceWhy = wd.text.ConfLow, fmt.Sprintf(wd.text.RelStarved, len(starved), len(a.Release))
 	}
 	return a
+}
+
+// releaseLine words a release answer from its rows: the levels by
+// verdict, whether the bound held, the levels too short to judge; it sets
+// the outcome, the line and the evidence.
+func (wd *words) releaseLine(q Question, a *Answer, cName, bName string) {
+	// One line: the levels by verdict, then whether the bound held.
+	byVerdict := map[compare.Verdict][]string{}
+	var exceeded, unjudged []string
+	for _, r := range a.Release {
+		item := wd.T("%s (%s against %s ms, %s", levelOf(r), wd.fms(r.Total.NewMeanMs), wd.fms(r.Total.BaseMeanMs), wd.signed(r.Total.DeltaPct))
+		if l := slowestLabel(r); l != nil {
+			// Slower through a label, not its total: quote the label, or
+			// the total's "no significant change" figures stand as the
+			// evidence of "slower".
+			item = wd.T("%s (%s %s against %s ms, %s", levelOf(r), l.Label, wd.fms(l.NewMeanMs), wd.fms(l.BaseMeanMs), wd.signed(l.DeltaPct))
+		}
+		if r.Verdict == compare.NoChange && math.Abs(r.Total.DeltaPct) >= compare.DefaultMinEffectPct {
+			item += wd.text.RelNoise
+		}
+		byVerdict[r.Verdict] = append(byVerdict[r.Verdict], item+")")
+		if r.Verdict == compare.NotEnough {
+			unjudged = append(unjudged, levelOf(r))
+		}
+		if r.Exceeds {
+			exceeded = append(exceeded, fmt.Sprintf("%s (%s)", levelOf(r), wd.signed(worstDelta(r))))
+		}
+		vw := wd.verdictWords(r.Total.Verdict)
+		if r.Total.Verdict == compare.NoChange && math.Abs(r.Total.DeltaPct) >= compare.DefaultMinEffectPct {
+			vw += wd.text.RelNoise
+		}
+		ev := fmt.Sprintf(wd.text.RelRow, r.Group, wd.fms(r.Total.NewMeanMs), wd.fms(r.Total.BaseMeanMs), wd.signed(r.Total.DeltaPct), vw)
+		for _, l := range r.Labels {
+			if l.Verdict == compare.Slower && r.Total.Verdict != compare.Slower {
+				ev += "; " + fmt.Sprintf(wd.text.RelLabelRow, l.Label, wd.fms(l.NewMeanMs), wd.fms(l.BaseMeanMs), wd.signed(l.DeltaPct), wd.verdictWords(l.Verdict))
+			}
+		}
+		a.Evidence = append(a.Evidence, ev)
+	}
+	var parts []string
+	for _, v := range []compare.Verdict{compare.Faster, compare.NoChange, compare.NotEnough, compare.Slower} {
+		if len(byVerdict[v]) == 0 {
+			continue
+		}
+		parts = append(parts, wd.verdictWords(v)+wd.W(" at ")+wd.list(byVerdict[v]))
+	}
+	line := strings.Join(parts, "; ")
+	if len(exceeded) > 0 {
+		a.Outcome = Failed
+		line += "; " + fmt.Sprintf(wd.text.RelFailed, wd.pctWords(q.MaxSlowerPct), wd.list(exceeded))
+	} else if len(unjudged) > 0 {
+		// Levels too short to judge are not levels where the candidate
+		// was not slower.
+		a.Outcome = Inconclusive
+		if len(unjudged) < len(a.Release) {
+			line += "; " + fmt.Sprintf(wd.text.RelHeldJudged, wd.pctWords(q.MaxSlowerPct), len(a.Release)-len(unjudged), len(a.Release))
+		}
+	} else {
+		a.Outcome = Passed
+		line += "; " + fmt.Sprintf(wd.text.RelHeld, wd.pctWords(q.MaxSlowerPct))
+	}
+	if len(unjudged) > 0 {
+		line += "; " + fmt.Sprintf(wd.text.RelTooFew, len(unjudged), len(a.Release), compare.MinSamples, compare.MinSeconds)
+	}
+	a.Line = fmt.Sprintf(wd.text.RelAnswer, cName, bName, line)
 }
 
 // sameConfig: two runs of one configuration, or a run that names none
@@ -619,8 +672,27 @@ func (wd *words) verdictWords(v compare.Verdict) string {
 		return wd.W("faster")
 	case compare.Slower:
 		return wd.W("slower")
+	case compare.NotEnough:
+		// Too few requests or seconds show neither a change nor its
+		// absence: not "no significant change".
+		return wd.W("not enough data to judge")
 	}
 	return wd.text.NoChange
+}
+
+// slowestLabel is the row's label slower by the most, when the row is
+// slower through a label while its total is not; nil otherwise.
+func slowestLabel(r ReleaseRow) *compare.Row {
+	if r.Verdict != compare.Slower || r.Total.Verdict == compare.Slower {
+		return nil
+	}
+	var w *compare.Row
+	for i, l := range r.Labels {
+		if l.Verdict == compare.Slower && (w == nil || l.DeltaPct > w.DeltaPct) {
+			w = &r.Labels[i]
+		}
+	}
+	return w
 }
 
 // txLabels are the run's transaction labels by printed name; empty when
@@ -672,13 +744,17 @@ func (wd *words) capacityRows(q Question, ms []*member, limits []Limit) ([]Capac
 		}
 		if len(searches) > 0 {
 			for _, m := range searches {
-				rows = append(rows, wd.searchCapacity(m, name(m, searches), limits))
+				r := wd.searchCapacity(m, name(m, searches), limits)
+				r.runs = group
+				rows = append(rows, r)
 			}
 			continue
 		}
 		if len(stepped) > 0 {
 			for _, m := range stepped {
-				rows = append(rows, wd.steppedCapacity(q, m, name(m, stepped), limits))
+				r := wd.steppedCapacity(q, m, name(m, stepped), limits)
+				r.runs = group
+				rows = append(rows, r)
 			}
 			continue
 		}
@@ -692,9 +768,33 @@ func (wd *words) capacityRows(q Question, ms []*member, limits []Limit) ([]Capac
 			few = append(few, variantWords(group[0]))
 			continue
 		}
-		rows = append(rows, wd.seriesCapacity(q, group, limits))
+		r := wd.seriesCapacity(q, group, limits)
+		r.runs = group
+		rows = append(rows, r)
 	}
 	return rows, few
+}
+
+// metAtLeast is the run of the row's workload and variant at one fixed
+// load of at least load (the row's unit) that met the requirements with
+// its load held, the highest such; nil without one. A search's or
+// stepped run's answer below load is contradicted by it.
+func metAtLeast(q Question, r CapacityRow, load float64) *member {
+	var best *member
+	var bestLoad float64
+	for _, m := range r.runs {
+		if m.search != nil || m.stepped() || m.invalid("") {
+			continue
+		}
+		l, rate := m.load()
+		if rate != (r.Unit == "req/s") || l < load {
+			continue
+		}
+		if met := slaMet(q, m, -1); met != nil && *met && l > bestLoad {
+			best, bestLoad = m, l
+		}
+	}
+	return best
 }
 
 // variantWords names a workload and variant: "upload", "manager, A:
@@ -791,6 +891,19 @@ func (wd *words) searchCapacity(m *member, name string, limits []Limit) Capacity
 	}
 	_, lead := report.SearchAnswer(cs, wd.loc)
 	sentence := m.red.String(lowerFirst(lead))
+	if cs.LimitedBy == search.ThroughputFlat && cs.Load > 0 {
+		// The knee lies in (Below, Load], whatever limits it: the
+		// answer's "the knee lies between" and the table's knee agree.
+		row.KneeLoad = cs.Load
+		if cs.Below > 0 && cs.Below < cs.Load {
+			row.KneeFrom = cs.Below
+		}
+		for _, p := range row.Points {
+			if p.Load == cs.Load {
+				row.KneeRPS = p.ThroughputRPS
+			}
+		}
+	}
 	switch {
 	case cs.Outcome == search.GeneratorLimited,
 		cs.Bottleneck != nil && cs.Bottleneck.Saturated && cs.Bottleneck.Component == resources.Generator:
@@ -815,12 +928,6 @@ func (wd *words) searchCapacity(m *member, name string, limits []Limit) Capacity
 	case cs.LimitedBy == search.ThroughputFlat && cs.Load > 0:
 		// The knee lies in (Below, Load]: a configured limit in it
 		// explains the plateau.
-		row.KneeLoad = cs.Load
-		for _, p := range row.Points {
-			if p.Load == cs.Load {
-				row.KneeRPS = p.ThroughputRPS
-			}
-		}
 		for _, l := range limits {
 			if matchesLimit(cs.Load, cs.Below, l.Value, cs.Unit == "req/s") {
 				lim := l
@@ -1101,12 +1208,23 @@ func (wd *words) answerCapacity(q Question, ms []*member, limits []Limit) Answer
 	var lines []string
 	allGen := true
 	var starved []string
+	failed, disputed := false, false
 	for _, r := range rows {
 		s := r.Sentence
 		if q.MinLoad > 0 && r.HasSLA {
 			if r.MaxLoadMeetingSLA == nil || *r.MaxLoadMeetingSLA < q.MinLoad {
-				a.Outcome = Failed
-				s += " (" + fmt.Sprintf(wd.text.CapMinLoadFailed, wd.loadWords(q.MinLoad, r.Unit == "req/s")) + ")"
+				s += " (" + fmt.Sprintf(wd.text.CapMinLoadFailed, wd.loadWords(q.MinLoad, r.Unit == "req/s"))
+				if m := metAtLeast(q, r, q.MinLoad); m != nil {
+					// A run of the same workload held the requirements
+					// at the load expected: the study's own runs
+					// disagree, and the question is not answered.
+					l, rate := m.load()
+					s += "; " + fmt.Sprintf(wd.text.CapMinLoadDisputed, m.name, wd.loadWords(l, rate))
+					disputed = true
+				} else {
+					failed = true
+				}
+				s += ")"
 			} else {
 				s += " (" + fmt.Sprintf(wd.text.CapMinLoadHeld, wd.loadWords(q.MinLoad, r.Unit == "req/s")) + ")"
 			}
@@ -1125,6 +1243,12 @@ func (wd *words) answerCapacity(q Question, ms []*member, limits []Limit) Answer
 	}
 	a.Line = joinSentences(lines)
 	a.Evidence = lines
+	switch {
+	case failed:
+		a.Outcome = Failed
+	case disputed:
+		a.Outcome = Inconclusive
+	}
 	if allGen && a.Outcome == Passed {
 		a.Outcome = Inconclusive
 	}
@@ -1176,13 +1300,15 @@ func (wd *words) answerConfigurations(q Question, ms []*member, limits []Limit) 
 				best = i
 			}
 		}
+		// The question compares by knee, peak throughput and load within
+		// the requirements: each configuration with all three.
 		var others []string
 		for i, r := range rs {
 			if i != best {
-				others = append(others, fmt.Sprintf(wd.text.CfgRow, strings.TrimPrefix(r.Workload, w+", "), wd.rps(r.PeakRPS)))
+				others = append(others, fmt.Sprintf(wd.text.CfgRow, strings.TrimPrefix(r.Workload, w+", "), wd.cfgFigures(r)))
 			}
 		}
-		lines = append(lines, fmt.Sprintf(wd.text.CfgAnswer, w, strings.TrimPrefix(rs[best].Workload, w+", "), wd.rps(rs[best].PeakRPS), wd.list(others)))
+		lines = append(lines, fmt.Sprintf(wd.text.CfgAnswer, w, strings.TrimPrefix(rs[best].Workload, w+", "), wd.cfgFigures(rs[best]), wd.list(others)))
 		for _, r := range rs {
 			a.Evidence = append(a.Evidence, r.Sentence)
 		}
@@ -1208,6 +1334,33 @@ func (wd *words) answerConfigurations(q Question, ms []*member, limits []Limit) 
 	return a
 }
 
+// cfgFigures are a configuration's figures the configurations question
+// compares: its peak throughput, its knee and the highest load within the
+// requirements, from its capacity search when it is one.
+func (wd *words) cfgFigures(r CapacityRow) string {
+	rate := r.Unit == "req/s"
+	parts := []string{fmt.Sprintf(wd.text.CfgPeak, wd.rps(r.PeakRPS))}
+	switch {
+	case r.KneeFrom > 0:
+		parts = append(parts, fmt.Sprintf(wd.text.CfgKneeBetween, wd.num(r.KneeFrom), wd.loadWords(r.KneeLoad, rate)))
+	case r.KneeLoad > 0:
+		parts = append(parts, fmt.Sprintf(wd.text.CfgKnee, wd.loadWords(r.KneeLoad, rate)))
+	default:
+		parts = append(parts, wd.text.CfgNoKnee)
+	}
+	switch {
+	case r.MaxLoadMeetingSLA != nil:
+		parts = append(parts, fmt.Sprintf(wd.text.CfgWithin, wd.loadWords(*r.MaxLoadMeetingSLA, rate)))
+	case r.HasSLA:
+		parts = append(parts, wd.text.CfgNoneWithin)
+	}
+	s := strings.Join(parts, ", ")
+	if r.Search {
+		s += wd.text.CfgFromSearch
+	}
+	return s
+}
+
 // ---- repeatability ----
 
 func (wd *words) answerRepeatability(q Question, ms []*member) Answer {
@@ -1230,58 +1383,19 @@ func (wd *words) answerRepeatability(q Question, ms []*member) Answer {
 		if len(g) < 2 {
 			continue
 		}
-		runs := make([]Run, len(g))
-		idx := make([]int, len(g))
-		for i, m := range g {
-			runs[i] = Run{Name: m.name, MeanMs: m.d.Total.MeanMs()}
-			idx[i] = i
+		// Runs of several workloads agree or not per workload: an
+		// average over all their requests is a figure of no workload.
+		for _, set := range repeatSets(g, q.Workload) {
+			s, rg := wd.repeatLine(q, g[0].groupWords(), set, &a)
+			a.Repeats = append(a.Repeats, rg)
+			lines = append(lines, s)
 		}
-		sp := repeatSpread(runs, idx)
-		rg := RepeatGroup{Group: g[0].groupWords(), Spread: *sp}
-		s := fmt.Sprintf(wd.text.RepAnswer, len(g), rg.Group, wd.fms(sp.MeanMs), wd.fms(sp.SDMs), wd.pctWords(sp.CVPct))
-		bound := ", " + fmt.Sprintf(wd.text.RepHolds, wd.pctWords(q.MaxCVPct))
-		if sp.CVPct > q.MaxCVPct {
-			bound = ", " + fmt.Sprintf(wd.text.RepExceeds, wd.pctWords(q.MaxCVPct))
-		}
-		s += bound
-		var outs []string
-		var keep []int
-		for i, m := range g {
-			if slices.Contains(sp.Outliers, m.name) {
-				if short, _ := m.generatorShort(""); short {
-					rg.GeneratorOutliers = append(rg.GeneratorOutliers, m.name)
-					outs = append(outs, fmt.Sprintf(wd.text.RepOutlierGen, m.name, wd.fms(runs[i].MeanMs)))
-				} else {
-					outs = append(outs, fmt.Sprintf(wd.text.RepOutlier, m.name, wd.fms(runs[i].MeanMs)))
-				}
-				continue
-			}
-			keep = append(keep, i)
-		}
-		if len(outs) == 0 {
-			s += "; " + wd.text.RepNone
-		} else {
-			s += "; " + wd.list(outs)
-			if len(keep) >= 2 {
-				rg.CVWithoutPct = repeatSpread(runs, keep).CVPct
-				s += "; " + fmt.Sprintf(wd.text.RepWithout, wd.pctWords(rg.CVWithoutPct))
-			}
-		}
-		switch {
-		case sp.CVPct <= q.MaxCVPct:
-		case len(rg.GeneratorOutliers) > 0 && len(keep) >= 2 && rg.CVWithoutPct <= q.MaxCVPct:
-			s += "; " + wd.text.RepThroughGen
-			if a.Outcome != Failed {
-				a.Outcome = Inconclusive
-			}
-		default:
-			a.Outcome = Failed
-		}
-		a.Repeats = append(a.Repeats, rg)
-		lines = append(lines, s)
 	}
 	if len(lines) == 0 {
 		a.Outcome, a.Line = Inconclusive, wd.text.RepNoGroup
+		if q.Workload != "" {
+			a.Line = fmt.Sprintf(wd.text.RepNoWorkload, q.Workload)
+		}
 		return a
 	}
 	if a.Outcome == "" {
@@ -1296,6 +1410,140 @@ func (wd *words) answerRepeatability(q Question, ms []*member) Answer {
 		}
 	}
 	return a
+}
+
+// repeatLine is one repeat set's spread against the bound, in a sentence;
+// it makes a's outcome worse where the set fails it.
+func (wd *words) repeatLine(q Question, group string, set repeatSet, a *Answer) (string, RepeatGroup) {
+	idx := make([]int, len(set.runs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sp := repeatSpread(set.runs, idx)
+	sp.Workload = set.workload
+	rg := RepeatGroup{Group: group, Spread: *sp}
+	var s string
+	if set.workload != "" {
+		s = fmt.Sprintf(wd.text.RepAnswerOf, len(set.runs), group, set.workload, wd.fms(sp.MeanMs), wd.fms(sp.SDMs), wd.pctWords(sp.CVPct))
+	} else {
+		s = fmt.Sprintf(wd.text.RepAnswer, len(set.runs), group, wd.fms(sp.MeanMs), wd.fms(sp.SDMs), wd.pctWords(sp.CVPct))
+	}
+	bound := ", " + fmt.Sprintf(wd.text.RepHolds, wd.pctWords(q.MaxCVPct))
+	if sp.CVPct > q.MaxCVPct {
+		bound = ", " + fmt.Sprintf(wd.text.RepExceeds, wd.pctWords(q.MaxCVPct))
+	}
+	s += bound
+	var outs []string
+	var keep []int
+	for i, m := range set.ms {
+		if slices.Contains(sp.Outliers, m.name) {
+			if short, _ := m.generatorShort(""); short {
+				rg.GeneratorOutliers = append(rg.GeneratorOutliers, m.name)
+				outs = append(outs, fmt.Sprintf(wd.text.RepOutlierGen, m.name, wd.fms(set.runs[i].MeanMs)))
+			} else {
+				outs = append(outs, fmt.Sprintf(wd.text.RepOutlier, m.name, wd.fms(set.runs[i].MeanMs)))
+			}
+			continue
+		}
+		keep = append(keep, i)
+	}
+	if len(outs) == 0 {
+		s += "; " + wd.text.RepNone
+	} else {
+		s += "; " + wd.list(outs)
+		if len(keep) >= 2 {
+			rg.CVWithoutPct = repeatSpread(set.runs, keep).CVPct
+			s += "; " + fmt.Sprintf(wd.text.RepWithout, wd.pctWords(rg.CVWithoutPct))
+		}
+	}
+	// Runs whose load was not held (or whose generator's CPU was at its
+	// ceiling) are named, with the variation of the others.
+	var invalid []string
+	var valid []int
+	for i, m := range set.ms {
+		if m.invalid("") {
+			invalid = append(invalid, m.name)
+		} else {
+			valid = append(valid, i)
+		}
+	}
+	rg.InvalidRuns = invalid
+	if len(invalid) > 0 {
+		s += "; " + fmt.Sprintf(wd.text.RepInvalid, wd.list(invalid))
+		if len(valid) >= 2 {
+			rg.CVValidPct = repeatSpread(set.runs, valid).CVPct
+			s += "; " + fmt.Sprintf(wd.text.RepWithoutInvalid, wd.pctWords(rg.CVValidPct))
+		}
+	}
+	switch {
+	case sp.CVPct <= q.MaxCVPct:
+	case len(rg.GeneratorOutliers) > 0 && len(keep) >= 2 && rg.CVWithoutPct <= q.MaxCVPct:
+		s += "; " + wd.text.RepThroughGen
+		if a.Outcome != Failed {
+			a.Outcome = Inconclusive
+		}
+	case len(invalid) > 0 && (len(valid) < 2 || rg.CVValidPct <= q.MaxCVPct):
+		// The bound is exceeded through runs that are no evidence: the
+		// question is open, not failed.
+		s += "; " + wd.text.RepThroughInvalid
+		if a.Outcome != Failed {
+			a.Outcome = Inconclusive
+		}
+	default:
+		a.Outcome = Failed
+	}
+	return s, rg
+}
+
+// repeatSet is the runs a repeat spread reads, with the average each
+// stands for: of all its requests, or of one workload's.
+type repeatSet struct {
+	workload string // "" for all requests
+	runs     []Run
+	ms       []*member
+}
+
+// repeatSets are the figures the spread of the runs g reads: each run's
+// average of all requests when the runs have one workload; else one set
+// per workload with response times, in plan order, of the runs that ran
+// it. only restricts them to that workload. A set needs two runs.
+func repeatSets(g []*member, only string) []repeatSet {
+	var ws []string
+	several := false
+	for _, m := range g {
+		several = several || len(workloadNames(m.d)) > 1
+		for _, w := range m.timedWorkloads() {
+			if !slices.Contains(ws, w) {
+				ws = append(ws, w)
+			}
+		}
+	}
+	switch {
+	case only != "":
+		ws = []string{only}
+	case !several:
+		ws = []string{""}
+	}
+	var out []repeatSet
+	for _, w := range ws {
+		set := repeatSet{workload: w}
+		for _, m := range g {
+			mean := m.d.Total.MeanMs()
+			if w != "" {
+				ag := m.workloadAgg(w)
+				if ag == nil {
+					continue
+				}
+				mean = ag.MeanMs()
+			}
+			set.runs = append(set.runs, Run{Name: m.name, MeanMs: mean})
+			set.ms = append(set.ms, m)
+		}
+		if len(set.runs) >= 2 {
+			out = append(out, set)
+		}
+	}
+	return out
 }
 
 // ---- soak ----
@@ -1482,6 +1730,7 @@ func (wd *words) answerInterference(q Question, ms []*member) Answer {
 		if !ok {
 			continue
 		}
+		ir.Invalid = m.invalid("")
 		a.Interference = append(a.Interference, ir)
 		b, d, af := ir.Windows[0], ir.Windows[1], ir.Windows[2]
 		s := fmt.Sprintf(wd.text.IntRun, m.name, ir.Workload, wd.fms(d.MeanMs), ir.Other, wd.fms(b.MeanMs), wd.fms(af.MeanMs), wd.pctWords(d.ErrorPct), wd.pctWords(b.ErrorPct))
@@ -1493,9 +1742,6 @@ func (wd *words) answerInterference(q Question, ms []*member) Answer {
 		if ir.Planned > 0 {
 			s += "; " + fmt.Sprintf(wd.text.IntWork, ir.Other, wd.thousands(float64(ir.Started)), wd.thousands(float64(ir.Planned)), wd.thousands(float64(ir.Succeeded)))
 		}
-		if ir.Disturbed {
-			a.Outcome = Failed
-		}
 		lines = append(lines, s)
 	}
 	if len(lines) == 0 {
@@ -1503,26 +1749,47 @@ func (wd *words) answerInterference(q Question, ms []*member) Answer {
 		return a
 	}
 	dist := 0
+	var invalid []string
+	validDisturbed := false
 	for _, ir := range a.Interference {
 		if ir.Disturbed {
 			dist++
+			validDisturbed = validDisturbed || !ir.Invalid
+		}
+		if ir.Invalid {
+			invalid = append(invalid, ir.Run)
 		}
 	}
 	w, o := a.Interference[0].Workload, a.Interference[0].Other
-	if a.Outcome == Failed {
-		// The run where it rose most, with its figures.
+	if dist > 0 {
+		// The run where it rose most, with its figures: a valid run's
+		// when one shows it — a run whose load was not held is no
+		// headline.
 		worst := -1
 		for i, ir := range a.Interference {
-			if ir.Disturbed && (worst < 0 || ir.rise() > a.Interference[worst].rise()) {
+			if ir.Disturbed && (!validDisturbed || !ir.Invalid) && (worst < 0 || ir.rise() > a.Interference[worst].rise()) {
 				worst = i
 			}
 		}
 		ir := a.Interference[worst]
 		a.Line = fmt.Sprintf(wd.text.IntStarved, fmt.Sprintf(wd.text.IntWorst, o, w, dist, len(a.Interference), ir.Run,
 			wd.fms(ir.Windows[1].MeanMs), o, wd.fms(ir.Windows[0].MeanMs), wd.pctWords(ir.Windows[1].ErrorPct), wd.pctWords(ir.Windows[0].ErrorPct)))
+		a.Outcome = Failed
+		if !validDisturbed {
+			a.Outcome = Inconclusive
+		}
 	} else {
 		a.Outcome = Passed
-		a.Line = fmt.Sprintf(wd.text.IntNotStarved, fmt.Sprintf(wd.text.IntNoneRaised, len(a.Interference), o, w, wd.pctWords(q.MaxSlowerPct), wd.num(q.MaxErrorPct)))
+		a.Line = fmt.Sprintf(wd.text.IntNotStarved, fmt.Sprintf(wd.text.IntNoneRaised, len(a.Interference), o, w, wd.pctWords(q.MaxSlowerPct), wd.pointsWords(q.MaxErrorPct)))
+		if len(invalid) == len(a.Interference) {
+			a.Outcome = Inconclusive
+		}
+	}
+	if len(invalid) > 0 {
+		a.Line += "; " + fmt.Sprintf(wd.text.IntInvalid, wd.list(invalid))
+		if a.Outcome == Inconclusive {
+			a.Line += wd.text.IntInvalidAll
+		}
 	}
 	a.Evidence = lines
 	var gen []string

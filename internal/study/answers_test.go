@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -352,6 +353,30 @@ func TestInterference(t *testing.T) {
 		t.Errorf("windows out of order: %+v", ir.Windows)
 	}
 	writeStudy(t, s)
+	// Error rates differ in percentage points, one or more of them, in
+	// the question and in the answer, in English and in Danish.
+	for _, tc := range []struct{ q, lang, want string }{
+		{"{kind: interference}", "", "by more than 1 percentage point"},
+		{"{kind: interference, max_error_pct: 2}", "", "by more than 2 percentage points"},
+		{"{kind: interference, max_error_pct: 0.5}", "", "by more than 0.5 percentage points"},
+		{"{kind: interference}", "da", "mere end 1 procentpoint"},
+	} {
+		body := "questions:\n  - " + tc.q + "\nruns:\n  - {dir: a, role: baseline, name: test 1}\n  - {dir: b, role: repeat, name: test 2}\n"
+		if tc.lang != "" {
+			body = "lang: " + tc.lang + "\n" + body
+		}
+		s, err := Build(studyFile(t, root, body), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := s.Answers[0]
+		text := s.words().questionText(a.Question)
+		for what, got := range map[string]string{"answer": a.Line, "question": text} {
+			if !strings.Contains(got, tc.want) || regexp.MustCompile(`\d points|1 percentage points|\d procentpoints`).MatchString(got) {
+				t.Errorf("%s %s: %s; want %q", tc.q, what, got, tc.want)
+			}
+		}
+	}
 }
 
 // Strict parsing of factors and questions, each error at file:line:col.
@@ -595,6 +620,13 @@ func TestCapacitySearchConfiguredLimit(t *testing.T) {
 		}
 		if row.KneeLoad != c.load || row.KneeRPS != 80 {
 			t.Errorf("knee %g users at %g req/s, want %g at 80", row.KneeLoad, row.KneeRPS, c.load)
+		}
+		// The side-by-side table brackets the knee as the answer does
+		// ("the knee lies between 6 users and 8 users"), not "8 users".
+		md, _ := writeStudy(t, s)
+		cell := fmt.Sprintf("| %g–%g users |", c.below, c.load)
+		if !strings.Contains(row.Sentence, fmt.Sprintf("the knee lies between %g users and %g users", c.below, c.load)) || !strings.Contains(md, cell) {
+			t.Errorf("the answer (%s) and the table disagree on the knee; want a cell %q:\n%s", row.Sentence, cell, md)
 		}
 	}
 }

@@ -199,12 +199,24 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 	}
 	d.Sections = append(d.Sections, rsec)
 
-	if sp := s.Repeats; sp != nil {
+	if len(s.Repeats) > 0 {
 		sec := doc.Section{ID: "repeats", Title: wd.W("Repeat spread")}
-		t := &doc.Table{Caption: wd.W("Average response time of all requests"), Columns: []doc.Column{{Name: wd.W("Runs")}, {Name: wd.W("Mean ± sd (ms)"), Align: doc.Right},
-			{Name: wd.W("CV %"), Align: doc.Right}, {Name: wd.W("Outliers")}}}
-		out := wd.outlierClause(sp.Outliers)
-		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: strings.Join(sp.Runs, ", ")}, {Text: wd.f1(sp.MeanMs) + " ± " + wd.f1(sp.SDMs)}, {Text: wd.f1(sp.CVPct)}, {Text: out}}})
+		perWorkload := s.Repeats[0].Workload != ""
+		cols := []doc.Column{{Name: wd.W("Runs")}, {Name: wd.W("Mean ± sd (ms)"), Align: doc.Right}, {Name: wd.W("CV %"), Align: doc.Right}, {Name: wd.W("Outliers")}}
+		caption := wd.W("Average response time of all requests")
+		if perWorkload {
+			cols = append([]doc.Column{{Name: wd.W("Workload")}}, cols...)
+			caption = wd.W("Average response time of each workload's requests")
+		}
+		t := &doc.Table{Caption: caption, Columns: cols}
+		for _, sp := range s.Repeats {
+			// The answer's precision: "8.2 ± 0.74 ms" there is not "8.2 ± 0.7" here.
+			c := []doc.Cell{{Text: strings.Join(sp.Runs, ", ")}, {Text: wd.fms(sp.MeanMs) + " ± " + wd.fms(sp.SDMs)}, {Text: wd.f1(sp.CVPct)}, {Text: wd.outlierClause(sp.Outliers)}}
+			if perWorkload {
+				c = append([]doc.Cell{{Text: sp.Workload}}, c...)
+			}
+			t.Rows = append(t.Rows, doc.Row{Cells: c})
+		}
 		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence(wd.text.NoteOutlier)})
 		d.Sections = append(d.Sections, sec)
 	}
@@ -459,7 +471,11 @@ func (wd *words) capacitySection(s *Study) *doc.Section {
 				within = "none"
 			}
 			kn := "none"
-			if r.KneeLoad > 0 {
+			switch {
+			case r.KneeFrom > 0:
+				// The search brackets the knee, and the answer says so.
+				kn = wd.num(r.KneeFrom) + "–" + wd.num(r.KneeLoad) + " " + r.Unit
+			case r.KneeLoad > 0:
 				kn = wd.num(r.KneeLoad) + " " + r.Unit
 			}
 			knRPS := "—" // the figure the answer quotes

@@ -11,7 +11,9 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/analysis/knee"
 	"github.com/plateau-perf/plateau/internal/analysis/resources"
+	"github.com/plateau-perf/plateau/internal/analysis/sla"
 	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/metrics"
 	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/report"
 )
@@ -253,4 +255,39 @@ func (wd *words) loadWords(v float64, rate bool) string {
 		return wd.T("1 user")
 	}
 	return wd.T("%s users", wd.num(v))
+}
+
+// workloadAgg is the run's aggregate of one workload's requests, as the
+// run's totals count them (transactions and derived labels left out, the
+// rule of an SLA's workload selector); nil when the workload recorded no
+// response times (an imported source without them) or no requests.
+func (m *member) workloadAgg(w string) *metrics.Agg {
+	for _, wi := range m.d.Info.Workloads {
+		if wi.Name == w && wi.NoTimes {
+			return nil
+		}
+	}
+	e := &sla.Expr{Workload: w}
+	a := metrics.NewAgg()
+	for k, ag := range m.d.Run {
+		if analysis.Selects(e, k, m.d.LabelName(k)) {
+			a.Merge(ag)
+		}
+	}
+	if a.Count == 0 {
+		return nil
+	}
+	return a
+}
+
+// timedWorkloads are the run's workloads with response times, in plan
+// order.
+func (m *member) timedWorkloads() []string {
+	var out []string
+	for _, w := range workloadNames(m.d) {
+		if m.workloadAgg(w) != nil {
+			out = append(out, w)
+		}
+	}
+	return out
 }

@@ -58,7 +58,7 @@ type Question struct {
 	// this much above the first fifth's.
 	MaxDriftPct float64 `json:"max_drift_pct,omitempty"`
 	// MaxErrorPct: interference — error % may rise at most this many
-	// points during the other workload.
+	// percentage points during the other workload.
 	MaxErrorPct float64 `json:"max_error_pct,omitempty"`
 	// SLA: capacity — the requirements a load must meet (sla
 	// expressions); default each run's own.
@@ -68,8 +68,10 @@ type Question struct {
 	MinLoad float64 `json:"min_load,omitempty"`
 	// Workload and Other: interference — the disturbed workload and the
 	// one disturbing it; default the one that spans the run and the one
-	// that runs in a window of it. Workload: capacity and configurations
-	// — the one workload asked about; default every workload.
+	// that runs in a window of it. Workload: capacity, configurations and
+	// repeatability — the one workload asked about; default every
+	// workload (repeatability: each workload apart when the runs have
+	// several).
 	Workload string `json:"workload,omitempty"`
 	Other    string `json:"other,omitempty"`
 	// Inferred is true when the study file named no questions and this
@@ -119,7 +121,7 @@ var questionKeys = map[Kind][]string{
 	Release:        {"baseline", "candidate", "max_slower_pct"},
 	CapacityQ:      {"sla", "min_load", "workload"},
 	Configurations: {"sla", "workload"},
-	Repeatability:  {"max_cv_pct"},
+	Repeatability:  {"max_cv_pct", "workload"},
 	SoakQ:          {"max_drift_pct"},
 	Interference:   {"workload", "other", "max_slower_pct", "max_error_pct"},
 }

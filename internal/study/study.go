@@ -52,7 +52,9 @@ type Study struct {
 	Runs      []Run      `json:"runs"`
 	Labels    []Label    `json:"labels"`
 	Resources []Resource `json:"resources,omitempty"`
-	Repeats   *Spread    `json:"repeat_spread,omitempty"`
+	// Repeats is the spread of the baseline and its repeats: one row for
+	// runs of one workload, else one per workload.
+	Repeats []Spread `json:"repeat_spread,omitempty"`
 	// Capacity is each stepped run's knee, USL peak and highest load
 	// meeting the SLA, side by side (a load series' capacity is its
 	// capacity answer's).
@@ -135,8 +137,12 @@ type ResourceRun struct {
 }
 
 // Spread is the spread of repeats (the baseline and the runs with role
-// repeat) in average response time of all requests.
+// repeat) in average response time: of all requests, or of one workload's
+// when the runs have several.
 type Spread struct {
+	// Workload is the workload whose requests' average the runs are
+	// compared by; "" for all requests (runs of one workload).
+	Workload string   `json:"workload,omitempty"`
 	Runs     []string `json:"runs"`
 	MeanMs   float64  `json:"mean_ms"`
 	SDMs     float64  `json:"sd_ms"`
@@ -262,7 +268,19 @@ func Build(f *File, notes *Notes) (*Study, error) {
 		}
 	}
 	if len(rep) >= 2 {
-		s.Repeats = repeatSpread(s.Runs, rep)
+		g := make([]*member, len(rep))
+		for j, i := range rep {
+			g[j] = ms[i]
+		}
+		for _, set := range repeatSets(g, "") {
+			idx := make([]int, len(set.runs))
+			for j := range idx {
+				idx[j] = j
+			}
+			sp := repeatSpread(set.runs, idx)
+			sp.Workload = set.workload
+			s.Repeats = append(s.Repeats, *sp)
+		}
 	}
 	for _, m := range ms {
 		s.charts = append(s.charts, runCharts(m)...)

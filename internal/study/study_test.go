@@ -148,11 +148,11 @@ func TestStudyRepeatOutlier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Repeats == nil || len(s.Repeats.Runs) != 4 {
-		t.Fatalf("repeats %+v", s.Repeats)
+	if len(s.Repeats) != 1 || len(s.Repeats[0].Runs) != 4 || s.Repeats[0].Workload != "" {
+		t.Fatalf("repeats %+v, want one row of all requests, four runs", s.Repeats)
 	}
-	if len(s.Repeats.Outliers) != 1 || s.Repeats.Outliers[0] != "repeat 2" {
-		t.Fatalf("outliers %q (runs %q), want [repeat 2]", s.Repeats.Outliers, s.Repeats.Runs)
+	if len(s.Repeats[0].Outliers) != 1 || s.Repeats[0].Outliers[0] != "repeat 2" {
+		t.Fatalf("outliers %q (runs %q), want [repeat 2]", s.Repeats[0].Outliers, s.Repeats[0].Runs)
 	}
 	if s.Method != "one run per build" || len(s.Environment) != 1 || s.Environment[0] != (KV{"cpu", "4 vCPU"}) {
 		t.Fatalf("context from the baseline's plan: method %q, environment %v", s.Method, s.Environment)
@@ -162,8 +162,8 @@ func TestStudyRepeatOutlier(t *testing.T) {
 	if !strings.Contains(string(md), "repeat 2 is an outlier") || !strings.Contains(string(md), "Method: One run per build.") {
 		t.Fatalf("study.md:\n%s", md)
 	}
-	if s.Repeats.CVPct <= 0 {
-		t.Fatalf("CV %v", s.Repeats.CVPct)
+	if s.Repeats[0].CVPct <= 0 {
+		t.Fatalf("CV %v", s.Repeats[0].CVPct)
 	}
 }
 
@@ -282,5 +282,22 @@ func TestStudyCapacitySideBySide(t *testing.T) {
 	// (capacity 20) keeps scaling to 14 users.
 	if s.Capacity[0].KneeLoad != 10 || s.Capacity[1].KneeLoad != 0 {
 		t.Errorf("knees %v and %v, want 10 and none: %q / %q", s.Capacity[0].KneeLoad, s.Capacity[1].KneeLoad, s.Capacity[0].Knee, s.Capacity[1].Knee)
+	}
+	// The configurations question asks by knee, peak throughput and load
+	// within the requirements: its answer gives all three for each (it
+	// gave the peak alone).
+	var cfg *Answer
+	for i := range s.Answers {
+		if s.Answers[i].Question.Kind == Configurations {
+			cfg = &s.Answers[i]
+		}
+	}
+	if cfg == nil {
+		t.Fatalf("no configurations answer: %+v", s.Answers)
+	}
+	for _, want := range []string{"highest peak throughput config B (peak ", "no knee in the loads tested", "config A (peak ", "knee at 10 users", "within the requirements up to "} {
+		if !strings.Contains(cfg.Line, want) {
+			t.Errorf("the configurations answer lacks %q: %s", want, cfg.Line)
+		}
 	}
 }

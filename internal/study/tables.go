@@ -232,10 +232,31 @@ func (wd *words) validityOf(ms []*member, as []Answer) []RunIssue {
 				}
 			}
 		}
+		// A run off its group in several workloads is one issue naming
+		// them all.
+		type off struct {
+			group     string
+			workloads []string
+		}
+		offs := map[string]*off{}
+		var order []string
 		for _, g := range a.Repeats {
 			for _, o := range g.Outliers {
-				out = append(out, RunIssue{Run: o, Kind: IssueOutlier, Text: wd.T("average response time outside the spread of %s", g.Group)})
+				if offs[o] == nil {
+					offs[o] = &off{group: g.Group}
+					order = append(order, o)
+				}
+				if g.Workload != "" {
+					offs[o].workloads = append(offs[o].workloads, g.Workload)
+				}
 			}
+		}
+		for _, o := range order {
+			text := wd.T("average response time outside the spread of %s", offs[o].group)
+			if ws := offs[o].workloads; len(ws) > 0 {
+				text = wd.T("average response time of %s outside the spread of %s", wd.list(ws), offs[o].group)
+			}
+			out = append(out, RunIssue{Run: o, Kind: IssueOutlier, Text: text})
 		}
 	}
 	return out

@@ -18,7 +18,7 @@ import (
 // arguments are numbers and names computed by the analysis.
 type textT struct {
 	// Questions in words, by kind.
-	QRelease, QReleaseAny, QCapacity, QCapacityOf, QConfigurations, QRepeatability, QSoak, QInterference string
+	QRelease, QReleaseAny, QCapacity, QCapacityOf, QConfigurations, QRepeatability, QRepeatabilityOf, QSoak, QInterference string
 
 	// Study status.
 	StatusPassed, StatusFailed, StatusInconclusive string
@@ -26,24 +26,24 @@ type textT struct {
 	NoQuestions                                    string
 
 	// Release comparison.
-	RelRow, RelAnswer, RelNoPairs, RelFailed, RelHeld, RelSuspect, RelStarved, RelNoise string
+	RelRow, RelLabelRow, RelAnswer, RelNoPairs, RelFailed, RelHeld, RelHeldJudged, RelTooFew, RelSuspect, RelStarved, RelNoise string
 
 	// Capacity.
 	CapWithin, CapSearch, SearchProbes, CapWithinFrom, CapWithinAt, CapNoneWithin, CapNoSLA, CapKnee, CapNoKnee, CapGenerator, CapLimit, CapLimitNear, CapComponent, CapBusiest, CapNothing string
-	CapFewLevels, CapMinLoadFailed, CapMinLoadHeld, CapStarved, CapAtLowest, CapMostFrequent                                                                                                string
+	CapFewLevels, CapMinLoadFailed, CapMinLoadDisputed, CapMinLoadHeld, CapStarved, CapAtLowest, CapMostFrequent                                                                            string
 	CapLimitCounted, CapKneeStarved, CapNoKneeStarved                                                                                                                                       string
 
 	// Configurations.
-	CfgAnswer, CfgRow, CfgNone string
+	CfgAnswer, CfgRow, CfgNone, CfgPeak, CfgKnee, CfgKneeBetween, CfgNoKnee, CfgWithin, CfgNoneWithin, CfgFromSearch string
 
 	// Repeatability.
-	RepAnswer, RepOutlier, RepOutlierGen, RepWithout, RepNone, RepExceeds, RepHolds, RepThroughGen string
+	RepAnswer, RepAnswerOf, RepNoWorkload, RepOutlier, RepOutlierGen, RepWithout, RepNone, RepExceeds, RepHolds, RepThroughGen, RepInvalid, RepWithoutInvalid, RepThroughInvalid string
 
 	// Soak.
 	SoakStable, SoakDrifting, SoakLabel, SoakNoise, SoakMemory, SoakMemoryGrew, SoakIndicative, SoakNone string
 
 	// Interference.
-	IntNone, IntStarved, IntNotStarved, IntRun, IntCPU, IntWork, IntWorst string
+	IntNone, IntStarved, IntNotStarved, IntRun, IntCPU, IntWork, IntWorst, IntInvalid, IntInvalidAll string
 
 	// Validity banner.
 	BannerTitle, BannerGenerator, BannerLoad, BannerOutlier, BannerMark, BannerMore, BannerMoreOne, BannerOffTrend string
@@ -62,14 +62,15 @@ type textT struct {
 // key in the message catalogue (internal/locale), which holds its
 // translations.
 var english = textT{
-	QRelease:        "Is %s slower than %s at any matching workload and load (by more than %s)?",
-	QReleaseAny:     "Is the candidate slower than the baseline at any matching workload and load (by more than %s)?",
-	QCapacity:       "What is the highest load that meets the requirements, per workload, where does throughput stop growing, and what limits it?",
-	QCapacityOf:     "What is the highest load of %s that meets %s, where does its throughput stop growing, and what limits it?",
-	QConfigurations: "How do the configurations compare by knee, peak throughput and load within the requirements?",
-	QRepeatability:  "Do the repeats agree (coefficient of variation of the average at most %s)?",
-	QSoak:           "Does the soak stay stable (the last fifth's average at most %s above the first fifth's, memory not growing)?",
-	QInterference:   "Does %s disturb %s (its average rising by more than %s, or its errors by more than %s points, while %s runs)?",
+	QRelease:         "Is %s slower than %s at any matching workload and load (by more than %s)?",
+	QReleaseAny:      "Is the candidate slower than the baseline at any matching workload and load (by more than %s)?",
+	QCapacity:        "What is the highest load that meets the requirements, per workload, where does throughput stop growing, and what limits it?",
+	QCapacityOf:      "What is the highest load of %s that meets %s, where does its throughput stop growing, and what limits it?",
+	QConfigurations:  "How do the configurations compare by knee, peak throughput and load within the requirements?",
+	QRepeatability:   "Do the repeats agree (coefficient of variation of the average at most %s)?",
+	QRepeatabilityOf: "Do the repeats agree on %s (coefficient of variation of its average at most %s)?",
+	QSoak:            "Does the soak stay stable (the last fifth's average at most %s above the first fifth's, memory not growing)?",
+	QInterference:    "Does %s disturb %s (its average rising by more than %s, or its errors by more than %s, while %s runs)?",
 
 	StatusPassed:       "PASSED",
 	StatusFailed:       "FAILED",
@@ -79,52 +80,68 @@ var english = textT{
 	WhyPassed:          "every question (%d) was answered within its expectation",
 	NoQuestions:        "the study asks no question its runs can answer (name questions: in the study file)",
 
-	RelRow:     "%s: average %s ms against %s ms (%s), %s",
-	RelAnswer:  "%s against %s: %s",
-	RelNoPairs: "no run of %s has a run of %s at the same workload and load to compare with",
-	RelFailed:  "slower than allowed (%s) at %s",
-	RelHeld:    "not slower than %s at any matching level",
-	RelSuspect: "a run's load was not held, or its generator's CPU was at its ceiling, in %s, so the response times there are suspect",
-	RelNoise:   ", within the noise of these runs",
-	RelStarved: "the generator was starved of CPU in %d of the %d comparisons, so their response times include its own waiting",
+	RelRow:        "%s: average %s ms against %s ms (%s), %s",
+	RelAnswer:     "%s against %s: %s",
+	RelNoPairs:    "no run of %s has a run of %s at the same workload and load to compare with",
+	RelFailed:     "slower than allowed (%s) at %s",
+	RelHeld:       "not slower than %s at any matching level",
+	RelHeldJudged: "not slower than %s at the %d of %d matching levels with enough data to judge",
+	RelTooFew:     "%d of %d matching levels had too little data to judge (a verdict needs %d or more requests and %d or more seconds with requests on each side)",
+	RelLabelRow:   "%s %s ms against %s ms (%s), %s",
+	RelSuspect:    "a run's load was not held, or its generator's CPU was at its ceiling, in %s, so the response times there are suspect",
+	RelNoise:      ", within the noise of these runs",
+	RelStarved:    "the generator was starved of CPU in %d of the %d comparisons, so their response times include its own waiting",
 
-	CapWithin:        "%s: within the requirements up to %s",
-	CapSearch:        "%s: the capacity search answered: %s",
-	SearchProbes:     "%s: the capacity search's probes, in the order they ran (each judged over its measured part, warm-up excluded)",
-	CapWithinFrom:    "%s: within the requirements from %s to %s, though not at %s",
-	CapWithinAt:      "%s: within the requirements at %s alone, not at %s",
-	CapNoneWithin:    "%s: no tested load met the requirements (the lowest, %s, already broke them)",
-	CapNoSLA:         "%s: no requirement stated, so no load is called within them",
-	CapKnee:          "throughput stopped growing at %s (%s req/s)",
-	CapNoKnee:        "throughput kept growing up to %s, the highest load tested: no knee",
-	CapGenerator:     "the load generator limited the load there (%s), so this is the generator's limit, not the service's",
-	CapLimit:         "no monitored resource saturated; the knee matches the configured limit %s (%s)",
-	CapLimitNear:     "no monitored resource saturated; the configured limit %s (%s) lies within one step of the knee",
-	CapComponent:     "limited by %s (%s %s of its capacity at %s)",
-	CapLimitCounted:  "limited by %s, counted full (%s %s of its capacity at %s): the configured limit %s (%s)",
-	CapKneeStarved:   "uncertain: the generator was starved of CPU at %s %s, so the knee may be where the generator, not the service, fell behind",
-	CapNoKneeStarved: "uncertain: the generator was starved of CPU at %s %s, so it may not have pushed the service to its knee",
-	CapBusiest:       "no monitored resource saturated (the busiest, %s %s, was at %s of its capacity)",
-	CapNothing:       "nothing monitored explains the knee",
-	CapFewLevels:     "%s: fewer than two load levels, so no capacity can be read",
-	CapMinLoadFailed: "below the %s expected",
-	CapMinLoadHeld:   "at least the %s expected",
-	CapAtLowest:      "at %s the average was %s ms with %s errors",
-	CapMostFrequent:  " (most frequent: %s)",
-	CapStarved:       "the generator was starved of CPU at %s: its response times include its own waiting",
+	CapWithin:          "%s: within the requirements up to %s",
+	CapSearch:          "%s: the capacity search answered: %s",
+	SearchProbes:       "%s: the capacity search's probes, in the order they ran (each judged over its measured part, warm-up excluded)",
+	CapWithinFrom:      "%s: within the requirements from %s to %s, though not at %s",
+	CapWithinAt:        "%s: within the requirements at %s alone, not at %s",
+	CapNoneWithin:      "%s: no tested load met the requirements (the lowest, %s, already broke them)",
+	CapNoSLA:           "%s: no requirement stated, so no load is called within them",
+	CapKnee:            "throughput stopped growing at %s (%s req/s)",
+	CapNoKnee:          "throughput kept growing up to %s, the highest load tested: no knee",
+	CapGenerator:       "the load generator limited the load there (%s), so this is the generator's limit, not the service's",
+	CapLimit:           "no monitored resource saturated; the knee matches the configured limit %s (%s)",
+	CapLimitNear:       "no monitored resource saturated; the configured limit %s (%s) lies within one step of the knee",
+	CapComponent:       "limited by %s (%s %s of its capacity at %s)",
+	CapLimitCounted:    "limited by %s, counted full (%s %s of its capacity at %s): the configured limit %s (%s)",
+	CapKneeStarved:     "uncertain: the generator was starved of CPU at %s %s, so the knee may be where the generator, not the service, fell behind",
+	CapNoKneeStarved:   "uncertain: the generator was starved of CPU at %s %s, so it may not have pushed the service to its knee",
+	CapBusiest:         "no monitored resource saturated (the busiest, %s %s, was at %s of its capacity)",
+	CapNothing:         "nothing monitored explains the knee",
+	CapFewLevels:       "%s: fewer than two load levels, so no capacity can be read",
+	CapMinLoadFailed:   "below the %s expected",
+	CapMinLoadHeld:     "at least the %s expected",
+	CapMinLoadDisputed: "yet %s met the requirements at %s: the study's runs disagree, so the question is not answered",
+	CapAtLowest:        "at %s the average was %s ms with %s errors",
+	CapMostFrequent:    " (most frequent: %s)",
+	CapStarved:         "the generator was starved of CPU at %s: its response times include its own waiting",
 
-	CfgAnswer: "%s: highest peak throughput %s (%s req/s); %s",
-	CfgRow:    "%s %s req/s",
-	CfgNone:   "fewer than two configurations of one workload",
+	CfgAnswer:      "%s: highest peak throughput %s (%s); %s",
+	CfgRow:         "%s (%s)",
+	CfgPeak:        "peak %s req/s",
+	CfgKnee:        "knee at %s",
+	CfgKneeBetween: "knee between %s and %s",
+	CfgNoKnee:      "no knee in the loads tested",
+	CfgWithin:      "within the requirements up to %s",
+	CfgNoneWithin:  "no load within the requirements",
+	CfgFromSearch:  ", from its capacity search",
+	CfgNone:        "fewer than two configurations of one workload",
 
-	RepAnswer:     "%d runs of %s: average %s ± %s ms, coefficient of variation %s",
-	RepOutlier:    "%s is an outlier (%s ms)",
-	RepOutlierGen: "%s is an outlier (%s ms) and its generator was short of CPU",
-	RepWithout:    "without it the variation is %s",
-	RepNone:       "no run is an outlier",
-	RepExceeds:    "above the %s allowed",
-	RepHolds:      "within the %s allowed",
-	RepThroughGen: "the bound is exceeded through the outlier whose generator was short of CPU alone",
+	RepAnswer:         "%d runs of %s: average %s ± %s ms, coefficient of variation %s",
+	RepAnswerOf:       "%d runs of %s, workload %s: average %s ± %s ms, coefficient of variation %s",
+	RepNoWorkload:     "no two runs of one group and variant ran workload %s with response times",
+	RepOutlier:        "%s is an outlier (%s ms)",
+	RepOutlierGen:     "%s is an outlier (%s ms) and its generator was short of CPU",
+	RepWithout:        "without it the variation is %s",
+	RepNone:           "no run is an outlier",
+	RepExceeds:        "above the %s allowed",
+	RepHolds:          "within the %s allowed",
+	RepThroughGen:     "the bound is exceeded through the outlier whose generator was short of CPU alone",
+	RepInvalid:        "%s: the load was not held or the generator's CPU was at its ceiling",
+	RepWithoutInvalid: "the other runs vary by %s",
+	RepThroughInvalid: "the bound is exceeded through those runs alone, so the question is not answered",
 
 	SoakStable:     "%s: stable over %s",
 	SoakDrifting:   "%s: drifting over %s",
@@ -142,6 +159,8 @@ var english = textT{
 	IntRun:        "%s: %s averaged %s ms during %s against %s ms before and %s ms after, errors %s against %s before",
 	IntCPU:        "%s CPU %s %% before, %s %% during, %s %% after",
 	IntWork:       "%s started %s of %s planned iterations (%s succeeded)",
+	IntInvalid:    "%s: the load was not held or the generator's CPU was at its ceiling, so no evidence either way",
+	IntInvalidAll: ", and no other run answers the question",
 
 	BannerTitle:     "Validity: %d of %d runs have numbers to read with care",
 	BannerGenerator: "%s: %s",
@@ -159,7 +178,7 @@ var english = textT{
 	CapNotHeldAt:  "the load was not held, or the generator's CPU was at its ceiling, at %s",
 	CfgGenerator:  "the generator limited the load in %d of %d configurations",
 	RepNoGroup:    "no two runs share a workload, load and variant",
-	IntNoneRaised: "in none of the %d runs did %s raise %s's average by more than %s or its errors by more than %s points",
+	IntNoneRaised: "in none of the %d runs did %s raise %s's average by more than %s or its errors by more than %s",
 	IntGenerator:  "the generator was short of CPU in %s",
 
 	StatusLine:       "Study status: %s — %s",
@@ -220,6 +239,9 @@ func (wd *words) questionText(q Question) string {
 	case Configurations:
 		return wd.text.QConfigurations
 	case Repeatability:
+		if q.Workload != "" {
+			return fmt.Sprintf(wd.text.QRepeatabilityOf, q.Workload, wd.pctWords(q.MaxCVPct))
+		}
 		return fmt.Sprintf(wd.text.QRepeatability, wd.pctWords(q.MaxCVPct))
 	case SoakQ:
 		return fmt.Sprintf(wd.text.QSoak, wd.pctWords(q.MaxDriftPct))
@@ -231,7 +253,7 @@ func (wd *words) questionText(q Question) string {
 		if o == "" {
 			o = "the other workload"
 		}
-		return fmt.Sprintf(wd.text.QInterference, o, w, wd.pctWords(q.MaxSlowerPct), wd.num(q.MaxErrorPct), o)
+		return fmt.Sprintf(wd.text.QInterference, o, w, wd.pctWords(q.MaxSlowerPct), wd.pointsWords(q.MaxErrorPct), o)
 	}
 	return string(q.Kind)
 }
@@ -239,6 +261,16 @@ func (wd *words) questionText(q Question) string {
 // pctWords is a percentage as the references write it ("5 %", "12.5 %").
 func (wd *words) pctWords(v float64) string {
 	return wd.num(math.Round(v*10)/10) + " %"
+}
+
+// pointsWords is a difference of two percentages, in percentage points:
+// "1 percentage point", "0.5 percentage points" (an error rate rising
+// from 1 % to 2 % rose by 1 point, not by 1 %).
+func (wd *words) pointsWords(v float64) string {
+	if v == 1 {
+		return wd.T("%s percentage point", wd.num(v))
+	}
+	return wd.T("%s percentage points", wd.num(v))
 }
 
 // signed is a change in per cent with its sign ("+10.2 %", "−36.7 %"),

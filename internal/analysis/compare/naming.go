@@ -24,6 +24,10 @@ type RunFacts struct {
 // the run records none (an import without load information).
 func (f RunFacts) Load() string {
 	switch {
+	case f.Users == 1 && f.Rate > 0:
+		return fmt.Sprintf("1 user at %g/s", f.Rate)
+	case f.Users == 1:
+		return "1 user"
 	case f.Users > 0 && f.Rate > 0:
 		return fmt.Sprintf("%d users at %g/s", f.Users, f.Rate)
 	case f.Users > 0:

@@ -44,3 +44,19 @@ func TestClassify(t *testing.T) {
 		t.Fatal("SamePhases wrong")
 	}
 }
+
+// One user is "1 user": demo 002's load series listed its capacity
+// search's last probe as "1 users".
+func TestLoadWords(t *testing.T) {
+	for _, c := range []struct {
+		f    RunFacts
+		want string
+	}{
+		{RunFacts{Users: 1}, "1 user"}, {RunFacts{Users: 2}, "2 users"}, {RunFacts{Users: 1, Rate: 5}, "1 user at 5/s"},
+		{RunFacts{Users: 8, Rate: 2.5}, "8 users at 2.5/s"}, {RunFacts{Rate: 50}, "50/s"}, {RunFacts{}, ""},
+	} {
+		if got := c.f.Load(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.f, got, c.want)
+		}
+	}
+}

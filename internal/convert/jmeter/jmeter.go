@@ -25,6 +25,39 @@ type Options struct {
 
 // Convert converts a parsed test plan.
 func Convert(root *Element, opt Options) (*convert.Plan, *convert.Report) {
+	c := convertPlan(root, opt)
+	return c.plan, c.report
+}
+
+// GroupLoad is the load of one thread group as the plan declares it —
+// before a throughput timer turns it into pacing — for a caller that
+// runs the plan in JMeter and wants its timeline (plateau run plan.jmx:
+// the declared phases, docs/run-foreign.md).
+type GroupLoad struct {
+	Name  string // the thread group's name
+	Class string // its test class
+	// Load is the thread group's load as converted (users, ramp-up,
+	// duration including the ramp-up, start delay, steps), before a
+	// throughput timer's pacing.
+	Load convert.Load
+	// Notes are the conversion's notes on the load: a value it could
+	// not read, a stand-in.
+	Notes []string
+	// PerMin is a Constant or Precise Throughput Timer's target in
+	// samples a minute (0 without one), for each user when PerUser.
+	PerMin  float64
+	PerUser bool
+}
+
+// Loads reads the loads of a parsed plan's thread groups, in plan order,
+// with the report of the whole conversion (its notes say what the plan
+// does that a load cannot: serialised thread groups …).
+func Loads(root *Element, opt Options) ([]GroupLoad, *convert.Report) {
+	c := convertPlan(root, opt)
+	return c.loads, c.report
+}
+
+func convertPlan(root *Element, opt Options) *conv {
 	c := &conv{
 		opt:      opt,
 		plan:     &convert.Plan{Name: root.Name},
@@ -59,7 +92,7 @@ func Convert(root *Element, opt Options) (*convert.Plan, *convert.Report) {
 	// Literal secrets (a variable named api_key, a password header …):
 	// the one secret rule every converter ends with.
 	convert.HideSecrets(c.plan, c.report, "")
-	return c.plan, c.report
+	return c
 }
 
 // scanProps finds the scripts that only copy variables into properties
@@ -170,6 +203,7 @@ type conv struct {
 	// workloads and those whose iteration is an endless loop.
 	outside               []string
 	groups, endlessGroups int
+	loads                 []GroupLoad // each thread group's load (Loads)
 	targetSet             bool
 	feeders               int
 	depth                 int // module/include nesting, bounded
@@ -469,6 +503,12 @@ func (c *conv) threadGroup(path string, e *Element, sc scope) {
 	steps, setup := c.children(path, e.Children, sc, true)
 	wl.Scenario = steps
 	wl.Setup = setup
+	gl := GroupLoad{Name: e.Name, Class: e.TestClass, Load: wl.Load, Notes: notes}
+	gl.Load.Steps = append([]convert.LoadStep(nil), wl.Load.Steps...)
+	if t := c.tput; t != nil {
+		gl.PerMin, gl.PerUser = t.perMin, t.perUser
+	}
+	c.loads = append(c.loads, gl)
 	if c.tput != nil {
 		c.applyThroughput(wl)
 		c.tput = nil

@@ -14,6 +14,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"math"
 	"net/http"
 	"path/filepath"
 	"sort"
@@ -467,7 +468,7 @@ func sections(levels [][]*studykit.Run, soaks []*studykit.Run, pg bool) []doc.Se
 	for ri, rel := range releases {
 		for _, l := range Transactions {
 			a, b, ok := soaks[ri].Drift(l)
-			studykit.AddRow(t, rel.name, l, cell(ok, studykit.F1(a)), cell(ok, studykit.F1(b)), cell(ok, studykit.SignedMs(b-a)))
+			studykit.AddRow(t, rel.name, l, cell(ok, studykit.F1(a)), cell(ok, studykit.F1(b)), cell(ok, signedF1(b-a)))
 		}
 	}
 	drift.Blocks = append(drift.Blocks, t)
@@ -498,4 +499,17 @@ func statusName(c int) string {
 		return "no response"
 	}
 	return strconv.Itoa(c) + "/" + http.StatusText(c)
+}
+
+// signedF1 is a difference at the one decimal of the averages it is the
+// difference of ("9.1 → 6.8 ms" is −2.3, not "-2" or "-2.30").
+func signedF1(v float64) string {
+	s := strconv.FormatFloat(math.Abs(v), 'f', 1, 64)
+	switch {
+	case s == "0.0":
+		return "0"
+	case v < 0:
+		return "-" + s
+	}
+	return "+" + s
 }

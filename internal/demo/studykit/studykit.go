@@ -22,6 +22,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/demo"
 	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/report"
 	"github.com/plateau-perf/plateau/internal/report/chart"
 	"github.com/plateau-perf/plateau/internal/report/doc"
 	"github.com/plateau-perf/plateau/internal/study"
@@ -436,9 +437,19 @@ func (r *Run) ErrorsByStatus() map[int]int64 {
 	return out
 }
 
-// Number formats: whole milliseconds as the references print them, one
-// decimal, two decimals.
-func Ms(v float64) string  { return strconv.FormatFloat(math.Round(v), 'f', 0, 64) }
+// Ms is a time in milliseconds: whole from 100 ms, as the references
+// print their 2,000 ms times ("1868", no separator), and below that at
+// the report's precision, about three significant figures ("42.7",
+// "2.38", "0.42"), where whole milliseconds would print a 2.4 ms average
+// and a 2.6 ms one both as "2".
+func Ms(v float64) string {
+	if math.Abs(v) >= 100 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+	}
+	return report.Ms(v)
+}
+
+// Number formats: one decimal, two decimals.
 func F1(v float64) string  { return strconv.FormatFloat(v, 'f', 1, 64) }
 func F2(v float64) string  { return strconv.FormatFloat(v, 'f', 2, 64) }
 func Int(v int64) string   { return strconv.FormatInt(v, 10) }
@@ -447,7 +458,10 @@ func Pct(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + "%" }
 // SignedMs and SignedPct are deltas with their sign.
 func SignedMs(v float64) string {
 	s := Ms(v)
-	if !strings.HasPrefix(s, "-") && s != "0" {
+	if strings.Trim(s, "-0.") == "" {
+		return "0"
+	}
+	if !strings.HasPrefix(s, "-") {
 		s = "+" + s
 	}
 	return s

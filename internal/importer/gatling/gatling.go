@@ -129,6 +129,9 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 				for ; ui < len(b.users) && b.users[ui].at <= i; ui++ {
 					users += b.users[ui].d
 					agg.AddUsers(b.users[ui].t, max(users, 0))
+					if b.users[ui].d > 0 {
+						agg.AddArrivals(b.users[ui].t, 1)
+					}
 				}
 				if !r.Tx {
 					r.Threads = max(users, 0)
@@ -140,6 +143,9 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 			for ; ui < len(b.users); ui++ {
 				users += b.users[ui].d
 				agg.AddUsers(b.users[ui].t, max(users, 0))
+				if b.users[ui].d > 0 {
+					agg.AddArrivals(b.users[ui].t, 1)
+				}
 			}
 			return nil
 		})

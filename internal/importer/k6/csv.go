@@ -169,9 +169,10 @@ func (d *decoder) decodeCSV(data []byte, line int64, c *csvColumns, b *batch) {
 }
 
 // timed says whether the import uses the time of a metric's points:
-// http_req_failed and iterations are only counted.
+// http_req_failed is only counted (iterations are counted per second, the
+// arrivals a declared arrival rate is checked against).
 func timed(metric string) bool {
-	return metric != "http_req_failed" && metric != "iterations"
+	return metric != "http_req_failed"
 }
 
 func field(rec []string, i int) string {

@@ -181,6 +181,16 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 				vus.add(p)
 				agg.AddUsers(p.t, p.n) // users per second from k6's own readings, not only where a request completed
 			}
+			for i := 0; i < len(b.iters); {
+				// one call a second: iterations end in time order within a batch
+				sec, n := b.iters[i].t/1e9, int64(0)
+				j := i
+				for ; j < len(b.iters) && b.iters[j].t/1e9 == sec; j++ {
+					n += int64(b.iters[j].n)
+				}
+				agg.AddArrivals(b.iters[i].t, n)
+				i = j
+			}
 			for i := range b.recs {
 				r := &b.recs[i]
 				if !r.Tx {
@@ -346,6 +356,7 @@ func (tl *timeline) at(t int64) int32 {
 type batch struct {
 	recs  []importer.Rec
 	vus   []vuPoint
+	iters []vuPoint // iterations points: arrivals checked against a declared rate
 	probs importer.ChunkProblems
 	tally
 }
@@ -523,6 +534,9 @@ func (d *decoder) add(p *point, v float64, t int64, lineNo int64, raw []byte, b 
 		}
 	case "iterations":
 		b.iterations += int64(v)
+		if v > 0 && v < math.MaxInt32 {
+			b.iters = append(b.iters, vuPoint{t: t, n: int32(v)})
+		}
 	case "checks":
 		if b.checks == nil {
 			b.checks = map[string][2]int64{}

@@ -80,6 +80,10 @@ type Options struct {
 	// IdleNetwork makes the hosts' network series read zero (a monitor
 	// watching an interface the traffic did not use).
 	IdleNetwork bool
+	// StarvedGenerator adds the load generator's own host ("loadgen", role
+	// generator) at a moderate CPU average, while run.json says its threads
+	// waited for a CPU in every phase (a machine shared with other work).
+	StarvedGenerator bool
 	// LarLabel replaces the first request's label (e.g. an 80-character
 	// one, to test legends).
 	LarLabel string
@@ -129,6 +133,10 @@ func Write(dir string, o Options) error {
 		e := end
 		info.Phases = append(info.Phases, rundir.PhaseInfo{Name: fmt.Sprintf("step %d", i+1), Workload: "read", Start: t, End: &e,
 			Users: s.Users, RampUpS: float64(s.RampUpS), CPUPct: round2(o.GeneratorCPU * math.Min(1.1, float64(s.Users)/o.Capacity))})
+		if o.StarvedGenerator {
+			ph := &info.Phases[len(info.Phases)-1]
+			ph.RunQueuePct, ph.RunQueueMs = 45, 300*float64(s.Seconds)
+		}
 		t = end
 	}
 	runEnd := t
@@ -362,9 +370,15 @@ func writeMonitor(dir string, info *rundir.Info, seconds int, o Options, rng *ra
 	}
 	targets := []target{{"docker01", mondata.KindHost, "procfs", 0.21}, {"docker02", mondata.KindHost, "procfs", 0.19},
 		{"lar", mondata.KindJVM, "hsperfdata", 0.35}, {"cave", mondata.KindJVM, "hsperfdata", 0.33}, {"db", mondata.KindPostgres, "sql", 0.8}}
+	if o.StarvedGenerator {
+		targets = append(targets, target{"loadgen", mondata.KindHost, "procfs", 0.5})
+	}
 	var events bytes.Buffer
 	ev := func(t time.Time, tg target, kind string, extra map[string]any) {
 		m := map[string]any{"time": t.UTC().Format(time.RFC3339Nano), "target": tg.name, "kind": tg.kind, "event": kind}
+		if tg.name == "loadgen" {
+			m["role"] = mondata.RoleGenerator
+		}
 		for k, v := range extra {
 			m[k] = v
 		}

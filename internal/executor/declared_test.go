@@ -1,0 +1,210 @@
+package executor
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestGatlingDeclared(t *testing.T) {
+	src, err := os.ReadFile("../cli/testdata/declared/gatling/steps/StepSimulation.java")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		props map[string]string
+		want  string
+	}{
+		{nil, "3 users/s 1s–8s 3/s; 8 users/s 10s–17s 8/s"},
+		{map[string]string{"low": "5"}, "5 users/s 1s–8s 5/s; 8 users/s 10s–17s 8/s"},
+	} {
+		d := gatlingDeclared(stripJavaComments(string(src)), c.props)
+		if got := describe(d); got != c.want {
+			t.Errorf("-J %v: %s (%s), want %s", c.props, got, d.Why, c.want)
+		}
+		if !d.FirstKnown || d.FirstUser != time.Second {
+			t.Errorf("-J %v: first user at %s (known %v), want 1s after nothingFor(1s)", c.props, d.FirstUser, d.FirstKnown)
+		}
+	}
+	// Gatling's own sample: ramps only, so no phase, and the reason.
+	cd, err := os.ReadFile("testdata/gatling-computerdatabase/computerdatabase/ComputerDatabaseSimulation.java")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := gatlingDeclared(stripJavaComments(string(cd)), nil); len(d.Phases) != 0 || !strings.Contains(d.Why, "no hold") {
+		t.Errorf("computer database: %s (%s)", describe(d), d.Why)
+	}
+	// A ramp from zero users a second: its first user is not at its start.
+	if d := gatlingDeclared(`{ setUp(s.injectOpen(rampUsersPerSec(0).to(5).during(2), constantUsersPerSec(5).during(10))); }`, nil); len(d.Phases) != 1 || d.FirstKnown {
+		t.Errorf("ramp from 0: %s, first user known %v", describe(d), d.FirstKnown)
+	}
+	for _, c := range []struct{ src, want string }{
+		// closed model, a field, a sequence: holds of users
+		{`static final int N = 4; { setUp(s.injectClosed(rampConcurrentUsers(0).to(N).during(Duration.ofSeconds(2)), constantConcurrentUsers(N).during(Duration.ofMinutes(1)), rampConcurrentUsers(N).to(N).during(5))); }`,
+			"4 users 2s–1m7s"},
+		{`{ setUp(s.injectOpen(atOnceUsers(2), nothingFor(3), constantUsersPerSec(1.5).during(10).randomized())); }`, "1.5 users/s 3s–13s 1.5/s"},
+		// parallel scenarios with holds at once: no phases
+		{`{ setUp(a.injectOpen(constantUsersPerSec(1).during(10)), b.injectOpen(constantUsersPerSec(2).during(10))); }`, "overlap"},
+		// a step plateau does not read, a value it cannot resolve, andThen
+		{`{ setUp(a.injectOpen(stressPeakUsers(100).during(10))); }`, "not one of the steps"},
+		{`{ setUp(a.injectOpen(constantUsersPerSec(rate()).during(10))); }`, "not a value"},
+		{`{ setUp(a.injectOpen(constantUsersPerSec(Integer.getInteger("r")).during(10))); }`, "no -J r="},
+		{`{ setUp(a.injectOpen(constantUsersPerSec(1).during(10)).andThen(b.injectOpen(atOnceUsers(1)))); }`, "andThen"},
+		{`{ setUp(a.injectOpen(constantUsersPerSec(1).during(10); }`, "do not close"},
+	} {
+		d := gatlingDeclared(c.src, nil)
+		got := describe(d)
+		if len(d.Phases) == 0 {
+			got = d.Why
+		}
+		if !strings.Contains(got, c.want) {
+			t.Errorf("%s: %s, want %s", c.src, got, c.want)
+		}
+	}
+}
+
+func describe(d Declared) string {
+	var parts []string
+	for _, p := range d.Phases {
+		s := p.Name + " " + p.From.String() + "–" + p.To.String()
+		if p.Rate > 0 {
+			s += " " + strconv.FormatFloat(p.Rate, 'f', -1, 64) + "/s"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func TestJMeterDeclared(t *testing.T) {
+	for _, c := range []struct {
+		props []string
+		set   map[string]string
+		want  string
+	}{
+		{nil, nil, "600 samples/min 1s–9s 10/s; 1200 samples/min 11s–19s 20/s"},
+		{[]string{"rate=480"}, nil, "480 samples/min 1s–9s 8/s; 1200 samples/min 11s–19s 20/s"},
+		// --set duration makes every group run from the start: at once.
+		{nil, map[string]string{"duration": "30s"}, "run at once"},
+	} {
+		d := jmeter{}.Declare(&Spec{Script: "../cli/testdata/declared/steps.jmx", Props: c.props, Set: c.set})
+		got := describe(d)
+		if len(d.Phases) == 0 {
+			got = d.Why
+		}
+		if !strings.Contains(got, c.want) {
+			t.Errorf("-J %v --set %v: %s, want %s", c.props, c.set, got, c.want)
+		}
+	}
+	// JMeter's own thread groups without a scheduler run loops: no time.
+	d := jmeter{}.Declare(&Spec{Script: "../importer/jtl/testdata/plan.jmx"})
+	if len(d.Phases) != 0 || !strings.Contains(d.Why, "loops") {
+		t.Errorf("a looped plan: %s (%s)", describe(d), d.Why)
+	}
+	if got := string(jmeterProps([]byte(`${__P(a)} ${__P(b,7)} ${__property(c,,x)} ${__P(d,&)}`), map[string]string{"b": "<9>"})); got != "1 &lt;9&gt; x &amp;" {
+		t.Errorf("properties: %s", got)
+	}
+}
+
+// FuzzGatlingDeclared: any simulation text gives phases that are in
+// order and do not overlap, or a reason — never a panic.
+func FuzzGatlingDeclared(f *testing.F) {
+	if src, err := os.ReadFile("../cli/testdata/declared/gatling/steps/StepSimulation.java"); err == nil {
+		f.Add(string(src))
+	}
+	f.Add(`{ setUp(s.injectClosed(constantConcurrentUsers(Integer.parseInt(System.getProperty("u", "3"))).during(N))); } int N = 5;`)
+	f.Add(`x.injectOpen(System.getProperty())`)
+	f.Add(`x.injectOpen(constantUsersPerSec(Integer.parseInt(System.getProperty())).during(1))`)
+	f.Fuzz(func(t *testing.T, src string) {
+		d := gatlingDeclared(stripJavaComments(src), map[string]string{"u": "2"})
+		if len(d.Phases) == 0 && d.Why == "" {
+			t.Fatal("no phases and no reason")
+		}
+		for i, p := range d.Phases {
+			if p.To <= p.From || i > 0 && p.From < d.Phases[i-1].To {
+				t.Fatalf("phases %+v", d.Phases)
+			}
+		}
+	})
+}
+
+// TestGatlingStartByArrivals: an injection profile is placed by the users
+// Gatling started, the median of their lateness: users a busy JVM started
+// late and in a burst do not move it.
+func TestGatlingStartByArrivals(t *testing.T) {
+	d := gatlingDeclared(`{ setUp(s.injectOpen(nothingFor(1), constantUsersPerSec(4).during(10), rampUsersPerSec(4).to(8).during(2))); }`, nil)
+	if len(d.Arrivals) != 40+12 || d.Arrivals[0] != time.Second || d.Arrivals[1] != 1250*time.Millisecond || d.Arrivals[40] != 11*time.Second {
+		t.Fatalf("arrivals %v", d.Arrivals)
+	}
+	// The ramp's 12 users: count(t) = 4t + t² reaches i at t = (−4 + √(16+4i))/2.
+	if got, want := d.Arrivals[41], 11*time.Second+time.Duration((-4+math.Sqrt(20))/2*float64(time.Second)); got < want-time.Microsecond || got > want+time.Microsecond {
+		t.Errorf("the ramp's second user at %s, want %s", got, want)
+	}
+	start := time.UnixMilli(1_800_000_000_000)
+	var b strings.Builder
+	b.WriteString("RUN\tsim.S\ts\t1799999997000\t \t3.9.5\n") // 3 s early
+	for i, at := range d.Arrivals {
+		t := start.Add(at)
+		if i < 6 {
+			t = start.Add(2500 * time.Millisecond) // late, in a burst
+		}
+		fmt.Fprintf(&b, "USER\ts\tSTART\t%d\n", t.UnixMilli())
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "results", "s-1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results", "s-1", "simulation.log"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := gatling{}.Started(dir, d)
+	if !ok || got.Sub(start).Abs() > time.Millisecond {
+		t.Errorf("start %s (%v), want %s", got, ok, start)
+	}
+	// Fewer than 20 users started: not yet known.
+	if err := os.WriteFile(filepath.Join(dir, "results", "s-1", "simulation.log"), []byte(strings.Join(strings.SplitAfter(b.String(), "\n")[:10], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := (gatling{}).Started(dir, d); ok {
+		t.Error("placed by 9 users")
+	}
+}
+
+// TestJMeterDeclaredConcurrency: the Concurrency Thread Group (jpgc), its
+// steps read by the converter, each a hold; its target from -J.
+func TestJMeterDeclaredConcurrency(t *testing.T) {
+	plan := `<?xml version="1.0" encoding="UTF-8"?>
+<jmeterTestPlan version="1.2" properties="5.0" jmeter="5.6.3"><hashTree>
+<TestPlan guiclass="TestPlanGui" testclass="TestPlan" testname="c"/><hashTree>
+<com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup guiclass="com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroupGui" testclass="com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup" testname="steps">
+  <elementProp name="ThreadGroup.main_controller" elementType="com.blazemeter.jmeter.control.VirtualUserController"/>
+  <stringProp name="TargetLevel">${__P(target,6)}</stringProp>
+  <stringProp name="RampUp">3</stringProp>
+  <stringProp name="Steps">3</stringProp>
+  <stringProp name="Hold">5</stringProp>
+  <stringProp name="Unit">S</stringProp>
+</com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup><hashTree>
+<HTTPSamplerProxy guiclass="HttpTestSampleGui" testclass="HTTPSamplerProxy" testname="GET /"><stringProp name="HTTPSampler.domain">127.0.0.1</stringProp><stringProp name="HTTPSampler.path">/</stringProp><stringProp name="HTTPSampler.method">GET</stringProp></HTTPSamplerProxy><hashTree/>
+</hashTree></hashTree></hashTree></jmeterTestPlan>`
+	path := filepath.Join(t.TempDir(), "c.jmx")
+	if err := os.WriteFile(path, []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for props, want := range map[string]string{
+		"":          "2 threads 0s–1s; 4 threads 1s–2s; 6 threads 2s–8s",
+		"target=12": "4 threads 0s–1s; 8 threads 1s–2s; 12 threads 2s–8s",
+	} {
+		var ps []string
+		if props != "" {
+			ps = []string{props}
+		}
+		d := jmeter{}.Declare(&Spec{Script: path, Props: ps})
+		if got := describe(d); got != want {
+			t.Errorf("-J %q: %s (%s), want %s", props, got, d.Why, want)
+		}
+	}
+}

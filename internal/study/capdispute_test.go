@@ -1,0 +1,97 @@
+package study
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/plateau-perf/plateau/internal/analysis/capacity"
+	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
+	"github.com/plateau-perf/plateau/internal/analysis/resources"
+	"github.com/plateau-perf/plateau/internal/report/reporttest"
+)
+
+// A capacity search below the load expected fails the question — unless a
+// run of the same workload at that load or more met the requirements
+// (demo 002: the search's 3 users "below the 16 users expected" while
+// its upload at 16 clients averaged 50 ms with 0.10 % errors, within
+// them): then the study's runs disagree, the answer says so and names
+// the run, and the question is inconclusive, not failed.
+func TestCapacityBelowExpectedDisputed(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	write(t, filepath.Join(root, "search"), reporttest.Options{Seed: 4})
+	write(t, filepath.Join(root, "level-4"), reporttest.Options{Seed: 6, Steps: []reporttest.Step{{Users: 4, Seconds: 30}}})
+	write(t, filepath.Join(root, "level-16"), reporttest.Options{Seed: 7, Steps: []reporttest.Step{{Users: 16, Seconds: 30}}})
+	writeSearch(t, filepath.Join(root, "search"), &capacity.Search{Workload: "read", Unit: "users", Outcome: search.Found, Load: 12, UpperBound: 14,
+		LimitedBy: search.RequirementBroke, Requirement: "avg(response_time) < 200ms", Resolution: "20%", Sentence: "capacity 12 users (14 users broke avg(response_time) < 200ms)",
+		Probes: []capacity.SearchProbe{
+			{N: 1, Dir: "probe-01", Load: 8, ThroughputRPS: 8, MeanMs: 40, Held: true, Verdict: capacity.Good},
+			{N: 2, Dir: "probe-02", Load: 16, ThroughputRPS: 10.5, MeanMs: 420, Held: true, Verdict: capacity.Bad, LimitedBy: search.RequirementBroke},
+			{N: 3, Dir: "probe-03", Load: 12, ThroughputRPS: 10.3, MeanMs: 150, Held: true, Verdict: capacity.Good},
+			{N: 4, Dir: "probe-04", Load: 14, ThroughputRPS: 10.4, MeanMs: 260, Held: true, Verdict: capacity.Bad, LimitedBy: search.RequirementBroke},
+		}})
+	build := func(levels ...string) Answer {
+		t.Helper()
+		body := "questions:\n  - {kind: capacity, min_load: 14, sla: [\"avg(response_time) < 2s\", \"error_rate < 5%\"]}\nruns:\n  - {dir: search, role: baseline, factors: {workload: read}}\n"
+		for _, l := range levels {
+			body += "  - {dir: " + l + ", factors: {workload: read}}\n"
+		}
+		s, err := Build(studyFile(t, root, body), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeStudy(t, s)
+		return s.Answers[0]
+	}
+	// Beside a run at 4 users only, nothing contradicts the search.
+	if a := build("level-4"); a.Outcome != Failed || strings.Contains(a.Line, "disagree") {
+		t.Errorf("beside 4 users: %s: %s", a.Outcome, a.Line)
+	}
+	a := build("level-4", "level-16")
+	if a.Outcome != Inconclusive || !strings.Contains(a.Line, "below the 14 users expected; yet shop, 16 users met the requirements at 16 users: the study's runs disagree") {
+		t.Errorf("beside 16 users within the requirements: %s: %s", a.Outcome, a.Line)
+	}
+}
+
+// A search whose throughput went flat while a count of the server
+// saturated (demo 003: manager-slots full, "the knee lies between 7 users
+// and 8 users") keeps its knee in the side-by-side table: it read "none"
+// beside the answer's bracket.
+func TestCapacitySearchKneeWithSaturatedCount(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	write(t, filepath.Join(root, "search"), reporttest.Options{Seed: 4})
+	write(t, filepath.Join(root, "other"), reporttest.Options{Seed: 5, Steps: []reporttest.Step{{Users: 4, Seconds: 30}}})
+	writeSearch(t, filepath.Join(root, "search"), &capacity.Search{Workload: "read", Unit: "users", Outcome: search.Found, Load: 8, Below: 7, UpperBound: 16,
+		LimitedBy: search.ThroughputFlat, Resolution: "25%",
+		Bottleneck: &resources.Bottleneck{Saturated: true, Phase: "probe-03", Load: 8, Reading: resources.Reading{Component: "manager-slots", Resource: resources.Connections, Used: 8, Capacity: 8, Utilisation: 1}},
+		Probes: []capacity.SearchProbe{
+			{N: 1, Dir: "probe-01", Load: 2, ThroughputRPS: 160, Held: true, Verdict: capacity.Good},
+			{N: 2, Dir: "probe-02", Load: 4, ThroughputRPS: 286, Held: true, Verdict: capacity.Good},
+			{N: 3, Dir: "probe-03", Load: 8, ThroughputRPS: 326, Held: true, Verdict: capacity.Good},
+			{N: 4, Dir: "probe-04", Load: 16, ThroughputRPS: 318, Held: true, Verdict: capacity.Bad, LimitedBy: search.ThroughputFlat},
+			{N: 5, Dir: "probe-05", Load: 7, ThroughputRPS: 300, Held: true, Verdict: capacity.Good},
+		}})
+	s, err := Build(studyFile(t, root, "questions:\n  - kind: capacity\nlimits: {manager calls at once: 8}\nruns:\n  - {dir: search, role: baseline, factors: {workload: read}}\n  - {dir: other, factors: {workload: write}}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row CapacityRow
+	for _, r := range s.Answers[0].Capacity {
+		if r.Search {
+			row = r
+		}
+	}
+	if row.Limiter != "configured limit" || row.KneeLoad != 8 || row.KneeFrom != 7 || row.KneeRPS != 326 {
+		t.Errorf("limiter %q, knee %g–%g users at %g req/s; want the configured limit, 7–8 users at 326", row.Limiter, row.KneeFrom, row.KneeLoad, row.KneeRPS)
+	}
+	// The configurations question quotes the same bracket.
+	if got := wordsIn(nil).cfgFigures(row); !strings.Contains(got, "knee between 7 and 8 users") {
+		t.Errorf("configuration figures %q lack the knee's bracket", got)
+	}
+	md, _ := writeStudy(t, s)
+	if !strings.Contains(row.Sentence, "the knee lies between 7 users and 8 users") || !strings.Contains(md, "| 7–8 users | 326 |") {
+		t.Errorf("the answer (%s) and the table disagree on the knee:\n%s", row.Sentence, md)
+	}
+}
