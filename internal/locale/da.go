@@ -1278,7 +1278,9 @@ var da = map[string]string{
 	// The study's repeatability answer: runs that are no evidence.
 	"%s: the load was not held or the generator's CPU was at its ceiling": "%s: belastningen blev ikke holdt eller generatorens CPU var ved loftet",
 	"the other runs vary by %s": "de øvrige kørsler varierer med %s",
-	"the bound is exceeded through those runs alone, so the question is not answered":  "grænsen overskrides alene gennem de kørsler, så spørgsmålet er ikke besvaret",
-	"Do the repeats agree on %s (coefficient of variation of its average at most %s)?": "Stemmer gentagelserne overens for %s (variationskoefficient for dens gennemsnit højst %s)?",
-	"phases: not from %s's script (%s); they come from the user count it reports":      "faser: ikke fra %ss script (%s); de kommer fra det antal brugere, den rapporterer",
+	"the bound is exceeded through those runs alone, so the question is not answered":                                                   "grænsen overskrides alene gennem de kørsler, så spørgsmålet er ikke besvaret",
+	"Do the repeats agree on %s (coefficient of variation of its average at most %s)?":                                                  "Stemmer gentagelserne overens for %s (variationskoefficient for dens gennemsnit højst %s)?",
+	"phases: not from %s's script (%s); they come from the user count it reports":                                                       "faser: ikke fra %ss script (%s); de kommer fra det antal brugere, den rapporterer",
+	"phases: %s's start read from its files (%s) is outside its run (%s – %s); phases come from the user count it reports":              "faser: %ss start læst fra dens filer (%s) ligger uden for dens kørsel (%s – %s); faserne kommer fra det antal brugere, den rapporterer",
+	"phases: %s's script declares %s holds, but its start could not be read from its files; phases come from the user count it reports": "faser: %ss script angiver %s faser, men dens start kunne ikke læses fra dens filer; faserne kommer fra det antal brugere, den rapporterer",
 }
