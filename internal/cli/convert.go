@@ -25,8 +25,8 @@ type convertOptions struct {
 	hosts    []string
 	from, to string
 	// environment and globals are Postman's --environment and --globals
-	// files.
-	environment, globals string
+	// files; workingDir its --working-dir.
+	environment, globals, workingDir string
 }
 
 // converter turns one source file into a plan and its conversion report.
@@ -84,7 +84,7 @@ func converters() map[string]converter {
 				if err != nil {
 					return nil, nil, err
 				}
-				opt := postman.Options{Source: path, EnvSource: o.environment, GlobalsSource: o.globals}
+				opt := postman.Options{Source: path, EnvSource: o.environment, GlobalsSource: o.globals, WorkingDir: o.workingDir}
 				for _, f := range []struct {
 					path string
 					dst  **postman.Environment
@@ -145,6 +145,7 @@ The written plan is loaded with plateau's plan loader before convert returns.`,
 		if name == "postman" {
 			sub.Flags().StringVarP(&o.environment, "environment", "e", "", "a Postman environment file (as newman's --environment): its variables override the collection's")
 			sub.Flags().StringVarP(&o.globals, "globals", "g", "", "a Postman globals file (as newman's --globals): the collection's variables override them")
+			sub.Flags().StringVar(&o.workingDir, "working-dir", "", "where the collection's relative form-data and file body paths are found (as newman's --working-dir; default: the collection's folder)")
 		}
 		_ = sub.MarkFlagRequired("out")
 		cmd.AddCommand(sub)

@@ -127,3 +127,36 @@ func TestConvertPostmanEnvironment(t *testing.T) {
 		t.Errorf("a bad environment file: exit %d %q", code, stderr)
 	}
 }
+
+// TestConvertPostmanWorkingDir: a collection whose file parts name paths
+// from newman's working directory (newman's own custom-http-method
+// collection: test/integration/…/upload-file.csv, from its repository's
+// root) converts with --working-dir as newman runs it: the plan reads the
+// file there, typed text/csv as Postman types it. Without the flag the
+// path is resolved from the collection's folder, where there is no such
+// file, and the written plan's check says so.
+func TestConvertPostmanWorkingDir(t *testing.T) {
+	t.Parallel()
+	root, err := filepath.Abs(filepath.Join("..", "convert", "wiretest", "testdata", "postman", "newman"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := filepath.Join(root, "test", "integration", "custom-http-method", "custom-http-method.postman_collection.json")
+	out := filepath.Join(t.TempDir(), "plan.yaml")
+	code, stdout, stderr := runCLI(t, "convert", "postman", col, "--working-dir", root, "-o", out)
+	if code != 0 {
+		t.Fatalf("convert: exit %d %q %q", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(root, "test", "integration", "custom-http-method", "upload-file.csv")
+	if !strings.Contains(string(b), "path: "+want) || !strings.Contains(string(b), "content_type: text/csv") {
+		t.Errorf("plan lacks the file part at %s typed text/csv:\n%s", want, b)
+	}
+	code, _, stderr = runCLI(t, "convert", "postman", col, "-o", filepath.Join(t.TempDir(), "plan.yaml"))
+	if code == 0 || !strings.Contains(stderr, "upload-file.csv") {
+		t.Errorf("without --working-dir: exit %d %q, want the missing file named", code, stderr)
+	}
+}

@@ -7,9 +7,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/executor"
 	"github.com/plateau-perf/plateau/internal/importer"
 	"github.com/plateau-perf/plateau/internal/locale"
@@ -29,8 +31,6 @@ func runForeign(ctx context.Context, st *State, script string, f runFlags) error
 		return err
 	}
 	switch {
-	case f.generators > 0 || f.segment != "":
-		return fmt.Errorf("%s: %w", script, notDistributed(tool.Name(), "--generators"))
 	case f.trace > 0:
 		return fmt.Errorf("%s: --trace is plateau's own engine's; %s has its own debugging", script, tool.Name())
 	case len(f.attach) > 0:
@@ -58,7 +58,21 @@ func runForeign(ctx context.Context, st *State, script string, f runFlags) error
 	}
 	spec := &executor.Spec{Script: script, Dir: dir, Props: f.props, Env: f.env, Set: set,
 		Getenv: func(k string) string { v, _ := st.Getenv(k); return v }}
-	return execForeign(ctx, st, foreignRun{tool: tool, spec: spec, name: name, monitors: extra}, f)
+	if err := segmentOf(spec, tool, f); err != nil {
+		return fmt.Errorf("%s: %w", script, err)
+	}
+	fr := foreignRun{tool: tool, spec: spec, name: name, monitors: extra}
+	if f.generators > 0 && tool.Name() == "locust" {
+		if f, err = locustWorkers(spec, f); err != nil {
+			return fmt.Errorf("%s: %w", script, err)
+		}
+	}
+	if f.generators > 0 {
+		if fr.gens, f, err = splitForeign(st, tool, spec, script, f, dir, nil); err != nil {
+			return fmt.Errorf("%s: %w", script, err)
+		}
+	}
+	return execForeign(ctx, st, fr, f)
 }
 
 // foreignMinPhase is the shortest steady user count that is a phase of a
@@ -74,6 +88,8 @@ type foreignRun struct {
 	monitors []plan.MonitorTarget
 	plan     *plan.Plan
 	server   []importInput
+	// gens, when set, runs the tool on several local generators.
+	gens *foreignGens
 }
 
 // runPlanForeign runs a plan whose workload names an engine: the plan's
@@ -91,8 +107,6 @@ func runPlanForeign(ctx context.Context, st *State, p *plan.Plan, f runFlags) er
 		w = x
 	}
 	switch {
-	case f.generators > 0 || f.segment != "":
-		return fmt.Errorf("%s: %w", p.File, notDistributed(w.Engine, "--generators"))
 	case f.trace > 0:
 		return fmt.Errorf("%s: --trace is plateau's own engine's; %s has its own debugging", p.File, w.Engine)
 	case len(f.props) > 0 || len(f.env) > 0:
@@ -109,22 +123,7 @@ func runPlanForeign(ctx context.Context, st *State, p *plan.Plan, f runFlags) er
 	if tool.Name() != w.Engine {
 		return fmt.Errorf("%s: workload %q: engine %s, but %s is a %s script", p.File, w.Name, w.Engine, w.Script, tool.Name())
 	}
-	set := map[string]string{}
-	if w.Load.Users > 0 {
-		set["users"] = fmt.Sprint(w.Load.Users)
-	}
-	if w.Load.RampUp > 0 {
-		set["ramp_up"] = w.Load.RampUp.String()
-	}
-	if w.Load.Duration > 0 {
-		set["duration"] = w.Load.Duration.String()
-	}
-	if w.Load.Rate > 0 {
-		set["rate"] = fmt.Sprint(int(math.Round(float64(w.Load.Rate))))
-	}
-	if p.Target != "" && tool.Name() == "locust" {
-		set["target"] = p.Target
-	}
+	set := engineSet(p, w, tool)
 	var props, env []string
 	for _, k := range sortedKeys(w.Properties) {
 		props = append(props, k+"="+w.Properties[k])
@@ -146,20 +145,47 @@ func runPlanForeign(ctx context.Context, st *State, p *plan.Plan, f runFlags) er
 	}
 	spec := &executor.Spec{Script: script, Dir: dir, Props: props, Env: env, Set: set,
 		Getenv: func(k string) string { v, _ := st.Getenv(k); return v }}
-	return execForeign(ctx, st, foreignRun{tool: tool, spec: spec, name: p.Name,
-		monitors: append(append([]plan.MonitorTarget(nil), p.Monitor.Targets...), extra...), plan: p, server: serverIns}, f)
+	if err := segmentOf(spec, tool, f); err != nil {
+		return fmt.Errorf("%s: %w", p.File, err)
+	}
+	fr := foreignRun{tool: tool, spec: spec, name: p.Name,
+		monitors: append(append([]plan.MonitorTarget(nil), p.Monitor.Targets...), extra...), plan: p, server: serverIns}
+	if f.generators > 0 && tool.Name() == "locust" {
+		if f, err = locustWorkers(spec, f); err != nil {
+			return fmt.Errorf("%s: %w", p.File, err)
+		}
+	}
+	if f.generators > 0 {
+		// The generators run the plan without its monitors, prepare and
+		// cleanup: the parent runs those once.
+		if fr.gens, f, err = splitForeign(st, tool, spec, p.File, f, dir,
+			[]string{"--set", "monitor.targets=[]", "--set", "prepare=[]", "--set", "cleanup=[]"}); err != nil {
+			return fmt.Errorf("%s: %w", p.File, err)
+		}
+	}
+	return execForeign(ctx, st, fr, f)
 }
 
-// notDistributed is the refusal of a foreign tool's run on more than one
-// generator (--generators, --segment, plateau k8s): each generator would
-// have to run the tool on its segment of the load and the merge keep the
-// tool's own whole-run figures; until then the run is refused rather than
-// run on one generator. docs/run-foreign.md says what to do instead
-// (JMeter's own distributed mode, imported).
-func notDistributed(engine, what string) error {
-	return fmt.Errorf("%s is not supported with engine: %s yet — run the tool's own distributed mode "+
-		"(JMeter: jmeter -n -r with remote engines) and import its results with plateau import, "+
-		"or run it on one machine (docs/run-foreign.md)", what, engine)
+// engineSet maps an engine workload's load (and, for Locust, the plan's
+// target) onto the tool's overrides, as --set does for a script.
+func engineSet(p *plan.Plan, w *plan.Workload, tool executor.Tool) map[string]string {
+	set := map[string]string{}
+	if w.Load.Users > 0 {
+		set["users"] = fmt.Sprint(w.Load.Users)
+	}
+	if w.Load.RampUp > 0 {
+		set["ramp_up"] = w.Load.RampUp.String()
+	}
+	if w.Load.Duration > 0 {
+		set["duration"] = w.Load.Duration.String()
+	}
+	if w.Load.Rate > 0 {
+		set["rate"] = fmt.Sprint(int(math.Round(float64(w.Load.Rate))))
+	}
+	if p.Target != "" && tool.Name() == "locust" {
+		set["target"] = p.Target
+	}
+	return set
 }
 
 func engineOf(p *plan.Plan) string {
@@ -194,14 +220,34 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 	if executor.Streams(tool) {
 		runLive = live
 	}
+	if fr.gens != nil {
+		runLive = nil // the generators' own live outputs serve their shares
+	}
 	run, err := importer.NewRun(importer.Options{Dir: dir, Name: name, DerivePhases: true, MinPhase: foreignMinPhase,
 		Command: redactArgs(append([]string{"plateau"}, st.Args...)), Version: version(), Live: runLive,
 		Logf: func(format string, args ...any) { fmt.Fprintf(st.Stderr, "plateau: "+format+"\n", args...) }})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(st.Stderr, "plateau: running %s in %s → %s (its own output: %s)\n", spec.Script, tool.Name(), dir,
-		filepath.Join(dir, "tool", tool.Name()+".out.log"))
+	if spec.Segments > 1 {
+		// A generator's run says it is running until it ends, so that
+		// plateau merge --wait waits for it (the import's run.json says
+		// "imported" until then).
+		if info, err := rundir.ReadInfo(dir); err == nil {
+			info.Status, info.Segment = rundir.StatusRunning, fmt.Sprintf("%d/%d", spec.Segment, spec.Segments)
+			if err := rundir.WriteInfo(dir, info); err != nil {
+				_ = run.Close()
+				return err
+			}
+		}
+	}
+	if fr.gens != nil {
+		fmt.Fprintf(st.Stderr, "plateau: running %s in %s on %d generators → %s (each one's run and the tool's output: %s)\n", spec.Script, tool.Name(),
+			fr.gens.n, dir, filepath.Join(dir, SegmentsDir, "i"))
+	} else {
+		fmt.Fprintf(st.Stderr, "plateau: running %s in %s → %s (its own output: %s)\n", spec.Script, tool.Name(), dir,
+			filepath.Join(dir, "tool", tool.Name()+".out.log"))
+	}
 	var pinfo *rundir.Info
 	var cmds *planCommands
 	interval := time.Second
@@ -229,7 +275,11 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 			return fmt.Errorf("prepare: %w", err)
 		}
 	}
-	outs, runCtx, err := startOutputs(ctx, st, f, lp, "", ln)
+	generator := ""
+	if spec.Segments > 1 {
+		generator = strconv.Itoa(spec.Segment)
+	}
+	outs, runCtx, err := startOutputs(ctx, st, f, lp, generator, ln)
 	if err != nil {
 		_ = run.Close()
 		if fresh {
@@ -251,7 +301,7 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 	if runLive != nil {
 		imported = make(chan error, 1)
 		go func() { imported <- tool.Source(spec, out, exited).Import(context.WithoutCancel(ctx), run) }()
-	} else if lr, ok := tool.(executor.LiveReader); ok {
+	} else if lr, ok := tool.(executor.LiveReader); ok && fr.gens == nil {
 		liveRead = make(chan error, 1)
 		go func() { liveRead <- lr.ReadLive(out, exited, live) }()
 	}
@@ -260,15 +310,29 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 	// say when it started.
 	var decl executor.Declared
 	dec, declares := tool.(executor.Declarer)
+	// A generator's share is not what the script declares: its phases
+	// come from its user count; the merged run's from the whole script.
+	declares = declares && spec.Segments <= 1
 	if declares {
 		decl = dec.Declare(spec)
 	}
 	var ld *liveDeclared
-	if len(decl.Phases) > 0 {
+	if len(decl.Phases) > 0 && fr.gens == nil {
 		ld = newLiveDeclared(decl.Phases, func() (time.Time, bool) { return dec.Started(out, decl) })
 	}
 	fl := startForeignLive(live, outs, prog, time.Now(), foreignMinPhase, ld)
-	res, runErr := executor.Run(runCtx, tool, spec, nil)
+	var (
+		res        *executor.Result
+		runErr     error
+		genNotes   []string
+		incomplete bool
+	)
+	if fr.gens != nil {
+		res, genNotes, incomplete, runErr = runForeignGens(runCtx, st, tool, fr.gens, out)
+		close(exited)
+	} else {
+		res, runErr = executor.Run(runCtx, tool, spec, nil)
+	}
 	monErr := mon.stop()
 	if res == nil {
 		// The tool never started (not found, a bad override): leave no
@@ -291,7 +355,15 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 		ierr = <-imported
 	}
 	if runErr == nil {
-		run.Note("ran by %s: %s", tool.Name(), strings.Join(res.Command, " "))
+		if res.Late > time.Second {
+			run.Note("%s started %.1f s after the generators' common start (building its command took that long): this generator's share of the load began late",
+				tool.Name(), res.Late.Seconds())
+		}
+		if fr.gens != nil {
+			run.Note("ran by %s on %d generators, each as %s (i = 0 … %d)", tool.Name(), fr.gens.n, strings.Join(res.Command, " "), fr.gens.n-1)
+		} else {
+			run.Note("ran by %s: %s", tool.Name(), strings.Join(res.Command, " "))
+		}
 		if imported == nil {
 			ierr = tool.Source(spec, out, nil).Import(context.WithoutCancel(ctx), run)
 		}
@@ -312,7 +384,12 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 		case declares:
 			run.Note("phases: not from %s's script (%s); they come from the user count it reports", tool.Name(), decl.Why)
 		}
-		for _, n := range tool.Notes(spec, out, res.ExitCode) {
+		if fr.gens == nil {
+			for _, n := range tool.Notes(spec, out, res.ExitCode) {
+				run.Note("%s", n)
+			}
+		}
+		for _, n := range genNotes {
 			run.Note("%s", n)
 		}
 		// plateau's own work beside the tool: the monitors, the import of
@@ -322,7 +399,9 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 			run.Note("CPU: %s used %.2f s; plateau's monitors, import and live outputs beside it %.2f s (%.1f %% of the tool's)",
 				tool.Name(), res.ToolCPU.Seconds(), own.Seconds(), 100*own.Seconds()/res.ToolCPU.Seconds())
 		}
-		if res.Interrupted {
+		if res.Interrupted && fr.gens != nil {
+			run.Note("interrupted: plateau sent its %d generators SIGINT, and each sent its %s SIGINT (how each stopped: the generators' notes)", fr.gens.n, tool.Name())
+		} else if res.Interrupted {
 			how := "stopped it cleanly"
 			if res.Killed {
 				how = "did not stop within the grace period and was killed; its last results may be missing"
@@ -356,6 +435,12 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 		}
 		info.End = &end
 	}
+	if incomplete && info.Status != rundir.StatusFailed {
+		info.Status, info.Stopped = rundir.StatusFailed, "incomplete load: a generator's share is missing (see the notes)"
+	}
+	if spec.Segments > 1 {
+		info.Segment = fmt.Sprintf("%d/%d", spec.Segment, spec.Segments)
+	}
 	if monErr != nil {
 		info.Notes = append(info.Notes, "monitors: "+monErr.Error())
 	}
@@ -364,7 +449,7 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 		// runs record them.
 		info.PlanFile, info.Target, info.Context, info.SLA, info.Prepare = pinfo.PlanFile, pinfo.Target, pinfo.Context, pinfo.SLA, pinfo.Prepare
 		info.Secrets = pinfo.Secrets
-		if runErr == nil && ierr == nil && len(fr.server) > 0 {
+		if runErr == nil && ierr == nil && len(fr.server) > 0 && spec.Segments <= 1 {
 			attachServerSide(ctx, st, dir, info, fr.server, fr.plan.ServerSide)
 		}
 		cmds.cleanup(ctx, info)
@@ -390,7 +475,16 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 	}
 	outs.done(sum.Verdict, sum.Passed, filepath.Join(dir, "report.html"))
 	fmt.Fprintf(st.Stdout, "\nrun directory: %s\nreport:        %s\n", dir, filepath.Join(dir, "report.html"))
-	addToHistory(ctx, st, dir, f.history, nil)
-	printSummary(st.Stdout, sum, nil)
+	if spec.Segments <= 1 {
+		// A segment is one generator's share: the merged run is the
+		// one to remember.
+		addToHistory(ctx, st, dir, f.history, nil)
+	}
+	loc, _ := locale.Parse(lang) // checked by writeReports
+	printSummary(st.Stdout, sum, loc)
+	if spec.Segments > 1 && (sum.Verdict == analysis.VerdictFailed || sum.Verdict == analysis.VerdictInvalid) {
+		fmt.Fprintln(st.Stdout, "segment run: requirements are judged on the merged run, not on one segment")
+		return nil
+	}
 	return verdictErr(sum)
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,11 +9,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/plateau-perf/plateau/internal/analysis"
 )
 
 // computerDatabase is a loopback stand-in for the site Gatling's
@@ -107,7 +111,29 @@ func TestRunGatlingPublicSimulation(t *testing.T) {
 	if len(logs) != 1 {
 		t.Fatalf("Gatling's report: %v", logs)
 	}
-	b, err := os.ReadFile(logs[0])
+	names := checkGatlingStats(t, s, logs[0])
+	// Home, Search, Select, Page 0–3, Form, Post.
+	if names != 9 {
+		t.Errorf("%d request names in stats.json, want 9", names)
+	}
+	if i, ok := rows["Post"]; !ok || s.Labels[i].Samples < 2 {
+		t.Errorf("the admins' posts are missing: %v", rows)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "monitor", "host.csv")); err != nil {
+		t.Errorf("no host monitor data: %v", err)
+	}
+}
+
+// checkGatlingStats compares the report's rows with Gatling's own
+// js/stats.json (docs/import.md's tolerances) and returns how many
+// request names it compared.
+func checkGatlingStats(t *testing.T, s *analysis.Summary, stats string) int {
+	t.Helper()
+	rows := map[string]int{}
+	for i, l := range s.Labels {
+		rows[l.Label] = i
+	}
+	b, err := os.ReadFile(stats)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,14 +207,97 @@ func TestRunGatlingPublicSimulation(t *testing.T) {
 		compare(c.Path, c)
 		names++
 	}
-	// Home, Search, Select, Page 0–3, Form, Post.
-	if names != 9 {
-		t.Errorf("%d request names in stats.json, want 9", names)
+	return names
+}
+
+// splitSimulation is a Java simulation whose user count is a system
+// property, so that plateau can divide it among generators.
+const splitSimulation = `package split;
+
+import static io.gatling.javaapi.core.CoreDsl.*;
+import static io.gatling.javaapi.http.HttpDsl.*;
+
+import io.gatling.javaapi.core.*;
+import io.gatling.javaapi.http.*;
+
+public class SplitSimulation extends Simulation {
+  int users = Integer.getInteger("users", 1);
+  HttpProtocolBuilder httpProtocol = http.baseUrl(System.getProperty("base"));
+  ScenarioBuilder shop = scenario("shop").repeat(10).on(
+      exec(http("cart").get("/cart")).exec(http("pay").post("/pay")).exec(http("flaky").get("/flaky")));
+  {
+    setUp(shop.injectOpen(atOnceUsers(users))).protocols(httpProtocol);
+  }
+}
+`
+
+// TestRunGatlingGenerators: a simulation that reads its user count from a
+// system property, on two generators with --set users=3 (2 and 1 users).
+// The merged report's figures equal those Gatling's own reports-only mode
+// (gatling -ro) computes from the union of the two simulation.logs, and
+// its requests equal those the stand-in answered.
+func TestRunGatlingGenerators(t *testing.T) {
+	foreignTool(t, "Gatling (with javac)", gatlingInstalled())
+	if testing.Short() {
+		t.Skip("runs two Gatlings")
 	}
-	if i, ok := rows["Post"]; !ok || s.Labels[i].Samples < 2 {
-		t.Errorf("the admins' posts are missing: %v", rows)
+	t.Parallel()
+	var served atomic.Int64
+	srv := countingShop(&served)
+	defer srv.Close()
+	tmp := t.TempDir()
+	script := filepath.Join(tmp, "split", "SplitSimulation.java")
+	if err := os.MkdirAll(filepath.Dir(script), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "monitor", "host.csv")); err != nil {
-		t.Errorf("no host monitor data: %v", err)
+	if err := os.WriteFile(script, []byte(splitSimulation), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "run")
+	code, out := runPlateau(t, nil, "run", script, "-J", "base="+srv.URL, "--set", "users=3", "-g", "2", "-o", dir, "-q")
+	if code != ExitOK && code != ExitSLAFailed {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	for i, want := range []string{"-Dusers=2", "-Dusers=1"} {
+		b, err := os.ReadFile(filepath.Join(dir, SegmentsDir, fmt.Sprint(i), "run.json"))
+		if err != nil || !bytes.Contains(b, []byte(want)) {
+			t.Errorf("generator %d did not run with %s: %v", i, want, err)
+		}
+	}
+	s := readSummary(t, dir)
+	var total int64
+	for _, l := range s.Labels {
+		if l.Label == "TOTAL" {
+			total = l.Samples
+		}
+	}
+	// 3 users × 10 rounds × 3 requests, every one answered by the stand-in.
+	if total != 3*10*3 || served.Load() != total {
+		t.Errorf("TOTAL %d, the stand-in answered %d; want %d", total, served.Load(), 3*10*3)
+	}
+	// Gatling's own report of the union.
+	home := os.Getenv("GATLING_HOME")
+	if home == "" {
+		home = "/tmp/plateau-gatling"
+	}
+	reports := filepath.Join(tmp, "reports")
+	union, err := os.ReadFile(filepath.Join(dir, "tool", "results", "plateau-union", "simulation.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(reports, "union"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(reports, "union", "simulation.log"), union, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "java", "-cp", filepath.Join(home, "lib", "*"), "io.gatling.app.Gatling", "-ro", "union", "-rf", reports)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("gatling -ro: %v\n%s", err, b)
+	}
+	if n := checkGatlingStats(t, s, filepath.Join(reports, "union", "js", "stats.json")); n != 3 {
+		t.Errorf("%d request names compared, want 3", n)
 	}
 }

@@ -126,9 +126,25 @@ func TestRunJMeterPlan(t *testing.T) {
 		t.Fatalf("total %v, want 300 (3 users × 25 loops × 4 requests)", total)
 	}
 	// JMeter's own dashboard of the same results.
+	checkDashboard(t, ctx, home, filepath.Join(dir, "tool", "results.jtl"), rows, 5)
+	// The monitor watched the same run.
+	if _, err := os.Stat(filepath.Join(dir, "monitor", "host.csv")); err != nil {
+		t.Errorf("no host monitor data: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tool", "jmeter.log")); err != nil {
+		t.Errorf("JMeter's log not kept: %v", err)
+	}
+}
+
+// checkDashboard compares the report's per-label rows (count, errors,
+// min, max, mean, p50, p90, p95, p99) with the dashboard JMeter itself
+// generates from jtl (jmeter -g): at least labels labels, each figure
+// equal to the 0.001 ms summary.json keeps.
+func checkDashboard(t *testing.T, ctx context.Context, home, jtl string, rows map[string][]float64, labels int) {
+	t.Helper()
 	dash := filepath.Join(t.TempDir(), "dash")
 	cmd := exec.CommandContext(ctx, "java", "-jar", filepath.Join(home, "bin", "ApacheJMeter.jar"), "-g",
-		filepath.Join(dir, "tool", "results.jtl"), "-o", dash, "-j", filepath.Join(t.TempDir(), "g.log"))
+		jtl, "-o", dash, "-j", filepath.Join(t.TempDir(), "g.log"))
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("jmeter -g: %v\n%s", err, b)
 	}
@@ -170,15 +186,8 @@ func TestRunJMeterPlan(t *testing.T) {
 			}
 		}
 	}
-	if compared < 5*9 {
+	if compared < labels*9 {
 		t.Errorf("%d figures compared", compared)
-	}
-	// The monitor watched the same run.
-	if _, err := os.Stat(filepath.Join(dir, "monitor", "host.csv")); err != nil {
-		t.Errorf("no host monitor data: %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "tool", "jmeter.log")); err != nil {
-		t.Errorf("JMeter's log not kept: %v", err)
 	}
 }
 
@@ -358,7 +367,8 @@ func TestRunForeignRefusals(t *testing.T) {
 		{"a.jmx", []string{"--set", "rate=5"}, "Constant Throughput Timer"},
 		{"a.py", []string{"--set", "users=2"}, "give --set duration"},
 		{"a.scala", nil, "plateau import gatling"},
-		{"a.js", []string{"--generators", "2"}, "not supported"},
+		{"a.js", []string{"--generators", "2", "--set", "users=1"}, "users=1 on 2 generators"},
+		{"a.jmx", []string{"--generators", "2"}, "Thread Group"},
 	} {
 		p := filepath.Join(tmp, c.script)
 		if err := os.WriteFile(p, []byte("<x/>"), 0o644); err != nil {
@@ -697,15 +707,19 @@ func TestRunK6BrokenScript(t *testing.T) {
 	}
 }
 
-// TestForeignNotDistributed: a foreign tool's run on more than one
-// generator — --generators, --segment, plateau k8s; from a script or from a
-// plan's engine workload — is refused with a message naming the engine and
-// the way on, before anything runs, never run on one generator.
+// TestForeignNotDistributed: what cannot be split across generators is
+// refused with a message saying why and the way on, before anything runs
+// — never run on one generator: a Locust segment or Locust on plateau k8s
+// (its master must see all workers: --generators runs them on one
+// machine), a Gatling simulation whose user count is not a system
+// property, a JMeter plan whose threads are not a number, fewer users
+// than generators, and --generators with --segment.
 func TestForeignNotDistributed(t *testing.T) {
 	t.Parallel()
 	tmp := t.TempDir()
-	for _, f := range []string{"s.js", "p.jmx", "l.py", "S.java"} {
-		if err := os.WriteFile(filepath.Join(tmp, f), []byte("x"), 0o644); err != nil {
+	for f, src := range map[string]string{"s.js": "x", "l.py": "x", "S.java": "x",
+		"p.jmx": `<ThreadGroup guiclass="ThreadGroupGui" testclass="ThreadGroup" testname="tg"><stringProp name="ThreadGroup.num_threads">${__P(threads,4)}</stringProp></ThreadGroup>`} {
+		if err := os.WriteFile(filepath.Join(tmp, f), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -714,23 +728,27 @@ func TestForeignNotDistributed(t *testing.T) {
 target: http://127.0.0.1:1
 workloads:
   shop:
-    engine: k6
-    script: s.js
+    engine: locust
+    script: l.py
     load: {users: 2, duration: 5s}
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	const locustWhy, locustWay = "Locust's whole-run statistics are its master's", "--master --expect-workers N"
+	const gatlingWhy, gatlingWay = "Gatling's injection profile is the simulation's own code", "gatling -ro"
 	for i, c := range []struct {
-		args []string
-		want string
+		args     []string
+		why, way string
 	}{
-		{[]string{"run", filepath.Join(tmp, "s.js"), "--generators", "2"}, "--generators is not supported with engine: k6 yet"},
-		{[]string{"run", filepath.Join(tmp, "p.jmx"), "-g", "3"}, "--generators is not supported with engine: jmeter yet"},
-		{[]string{"run", filepath.Join(tmp, "l.py"), "--segment", "0/2"}, "--generators is not supported with engine: locust yet"},
-		{[]string{"run", planPath, "--generators", "2"}, "--generators is not supported with engine: k6 yet"},
-		{[]string{"run", planPath, "--segment", "1/2"}, "--generators is not supported with engine: k6 yet"},
-		{[]string{"k8s", planPath, "-g", "2"}, "plateau k8s is not supported with engine: k6 yet"},
-		{[]string{"k8s", filepath.Join(tmp, "S.java"), "-g", "2"}, "plateau k8s is not supported with engine: gatling yet"},
+		{[]string{"run", filepath.Join(tmp, "l.py"), "--segment", "0/2"}, locustWhy, locustWay},
+		{[]string{"run", filepath.Join(tmp, "S.java"), "-g", "3"}, gatlingWhy, gatlingWay},
+		{[]string{"run", planPath, "--segment", "1/2"}, locustWhy, locustWay},
+		{[]string{"k8s", planPath, "-g", "2", "--image", "x"}, locustWhy, locustWay},
+		{[]string{"k8s", filepath.Join(tmp, "S.java"), "-g", "2", "--image", "x"}, gatlingWhy, gatlingWay},
+		{[]string{"run", filepath.Join(tmp, "p.jmx"), "-g", "2"}, `"${__P(threads,4)}" threads`, "--set users=N"},
+		{[]string{"k8s", filepath.Join(tmp, "p.jmx"), "-g", "2", "--image", "x"}, `"${__P(threads,4)}" threads`, "--set users=N"},
+		{[]string{"run", filepath.Join(tmp, "s.js"), "-g", "3", "--set", "users=2"}, "users=2 on 3 generators", "users=3 or more"},
+		{[]string{"run", filepath.Join(tmp, "s.js"), "-g", "2", "--segment", "0/2"}, "exclude each other", "--generators starts the segments itself"},
 	} {
 		dir := filepath.Join(tmp, fmt.Sprint("run", i))
 		args := c.args
@@ -738,8 +756,8 @@ workloads:
 			args = append(args, "-o", dir)
 		}
 		code, out, errOut := runCLI(t, args...)
-		if code == ExitOK || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "JMeter: jmeter -n -r") {
-			t.Errorf("%v: exit %d, %q; want an error with %q and the way on", c.args, code, errOut, c.want)
+		if code == ExitOK || !strings.Contains(errOut, c.why) || !strings.Contains(errOut, c.way) {
+			t.Errorf("%v: exit %d, %q; want an error with %q and %q", c.args, code, errOut, c.why, c.way)
 		}
 		if strings.Contains(out, "apiVersion") {
 			t.Errorf("%v: printed manifests", c.args)

@@ -46,8 +46,10 @@ func runGenerators(ctx context.Context, st *State, planPath string, f runFlags) 
 	if err != nil {
 		return err
 	}
-	if e := engineOf(p); e != "" {
-		return fmt.Errorf("%s: %w", planPath, notDistributed(e, "--generators"))
+	if engineOf(p) != "" {
+		// A plan whose workload runs in a foreign tool: each generator
+		// runs the tool on its share (foreign_generators.go).
+		return runPlan(ctx, st, planPath, f)
 	}
 	if err := checkSLANames(p); err != nil {
 		return err
@@ -150,8 +152,12 @@ type generatorProc struct {
 // startGenerators starts the N children; on a failure it stops the ones
 // already started.
 func startGenerators(st *State, planPath string, f runFlags, n int, start time.Time, dirs []string) ([]*generatorProc, error) {
-	var procs []*generatorProc
 	for i := 0; i < n; i++ {
+		if _, err := generatorListen(f.listen, i); f.listen != "" && err != nil {
+			return nil, err
+		}
+	}
+	return startGeneratorsWith(st, f, n, dirs, func(i int) []string {
 		args := []string{"run", planPath, "--segment", fmt.Sprintf("%d/%d", i, n),
 			"--start-at", start.UTC().Format(time.RFC3339Nano), "-o", dirs[i], "-q",
 			"--set", "monitor.targets=[]", "--set", "prepare=[]", "--set", "cleanup=[]"}
@@ -164,15 +170,26 @@ func startGenerators(st *State, planPath string, f runFlags, n int, start time.T
 		// Live outputs run in each generator, labelled generator="i"
 		// (outputs.go).
 		if f.listen != "" {
-			addr, err := generatorListen(f.listen, i)
-			if err != nil {
-				return nil, err
-			}
+			addr, _ := generatorListen(f.listen, i)
 			args = append(args, "--listen", addr)
-			fmt.Fprintf(st.Stderr, "plateau: generator %d/%d serves its live view and /metrics on %s\n", i, n, addr)
 		}
 		for _, o := range f.outputs {
 			args = append(args, "--out", o)
+		}
+		return args
+	})
+}
+
+// startGeneratorsWith starts n children of this binary, child i with
+// args(i) and its log in dirs[i]; on a failure it stops the ones already
+// started.
+func startGeneratorsWith(st *State, f runFlags, n int, dirs []string, argsOf func(int) []string) ([]*generatorProc, error) {
+	var procs []*generatorProc
+	for i := 0; i < n; i++ {
+		args := argsOf(i)
+		if f.listen != "" {
+			addr, _ := generatorListen(f.listen, i)
+			fmt.Fprintf(st.Stderr, "plateau: generator %d/%d serves its live view and /metrics on %s\n", i, n, addr)
 		}
 		logf, err := os.Create(filepath.Join(dirs[i], "generator.log"))
 		if err == nil {

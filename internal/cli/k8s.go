@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +33,7 @@ type k8sFlags struct {
 	set          []string
 	noSamples    bool
 	linger       time.Duration
+	props, env   []string
 }
 
 // newK8sCmd is `plateau k8s PLAN --generators N`: it prints the manifests
@@ -73,6 +77,8 @@ already due and counts them as dropped. See docs/distributed.md.`,
 	fl.StringArrayVar(&f.set, "set", nil, "override a plan value in every generator (repeatable)")
 	fl.BoolVar(&f.noSamples, "no-samples", false, "generators keep no raw sample log")
 	fl.DurationVar(&f.linger, "linger", time.Hour, "how long the merge pod stays up after merging, for kubectl cp")
+	fl.StringArrayVarP(&f.props, "jmeter-property", "J", nil, "a JMeter property for a .jmx plan, name=value, passed to every generator (repeatable)")
+	fl.StringArrayVarP(&f.env, "env", "e", nil, "an environment variable for a k6 or JMeter script, NAME=value, passed to every generator (repeatable)")
 	return cmd
 }
 
@@ -81,20 +87,16 @@ func printK8s(st *State, planPath string, f k8sFlags) error {
 		return errors.New("k8s: --generators N is required")
 	}
 	if executor.IsScript(planPath) {
-		tool, err := executor.For(planPath)
-		if err != nil {
-			return err
-		}
-		return fmt.Errorf("k8s: %s: %w", planPath, notDistributed(tool.Name(), "plateau k8s"))
+		return printK8sScript(st, planPath, f)
+	}
+	if len(f.props) > 0 || len(f.env) > 0 {
+		return errors.New("k8s: -J and -e are for a JMeter or k6 script; a plan gives them in its workload (properties:, env:)")
 	}
 	// Load the plan as the generators will, so a broken plan fails here
 	// and not in N pods.
 	p, err := loadPlanWith(st, planPath, f.set, false, nil) // the pods' machines are not this one
 	if err != nil {
 		return err
-	}
-	if e := engineOf(p); e != "" {
-		return fmt.Errorf("k8s: %s: %w", planPath, notDistributed(e, "plateau k8s"))
 	}
 	if err := checkSLANames(p); err != nil {
 		return err
@@ -107,6 +109,133 @@ func printK8s(st *State, planPath string, f k8sFlags) error {
 	if err != nil {
 		return fmt.Errorf("k8s: %w", err)
 	}
+	o := k8s.Options{Plan: src, Files: files, Set: append(sets, f.set...)}
+	if e := engineOf(p); e != "" {
+		// A plan whose workload runs in a foreign tool: its script and
+		// the files beside it go with the plan; the image must hold the
+		// tool.
+		w := p.Workloads[0]
+		tool, err := executor.For(w.Script)
+		if err != nil {
+			return fmt.Errorf("k8s: %w", err)
+		}
+		spec := &executor.Spec{Script: filepath.Join(filepath.Dir(planPath), w.Script), Set: engineSet(p, w, tool)}
+		if err := executor.CheckSegments(tool, spec, f.generators); err != nil {
+			return fmt.Errorf("k8s: %s: %w", planPath, err)
+		}
+		if f.image == "" {
+			return fmt.Errorf("k8s: %s runs its workload in %s: give --image, an image with plateau and %s (docs/run-foreign.md)", planPath, e, e)
+		}
+		rel := filepath.ToSlash(filepath.Clean(w.Script))
+		if filepath.IsAbs(w.Script) || rel == ".." || strings.HasPrefix(rel, "../") {
+			return fmt.Errorf("k8s: %s: the script %s is not below the plan's directory, so it cannot go beside it in the pods", planPath, w.Script)
+		}
+		skip := map[string]bool{k8s.PlanKey: true, filepath.ToSlash(filepath.Base(planPath)): true}
+		for _, df := range files {
+			skip[df.Path] = true
+		}
+		sf, err := scriptFiles(st, filepath.Join(filepath.Dir(planPath), w.Script), path.Dir(rel), skip)
+		if err != nil {
+			return fmt.Errorf("k8s: %w", err)
+		}
+		o.Files, o.Writable = append(o.Files, sf...), true
+	}
+	d, ok := k8s.Duration(p)
+	return writeK8s(st, f, o, p.Name, d, ok)
+}
+
+// printK8sScript is `plateau k8s SCRIPT -g N`: each pod runs the script in
+// its tool on its share of the load (plateau run SCRIPT --segment i/N),
+// and the merge pod reads the union of their raw results.
+func printK8sScript(st *State, script string, f k8sFlags) error {
+	tool, err := executor.For(script)
+	if err != nil {
+		return err
+	}
+	set := map[string]string{}
+	for _, kv := range f.set {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("k8s: --set %q: want key=value (users, ramp_up, duration, rate …)", kv)
+		}
+		set[k] = v
+	}
+	if err := executor.CheckSegments(tool, &executor.Spec{Script: script, Set: set}, f.generators); err != nil {
+		return fmt.Errorf("k8s: %s: %w", script, err)
+	}
+	if f.image == "" {
+		return fmt.Errorf("k8s: %s runs in %s: give --image, an image with plateau and %s (docs/run-foreign.md says what it needs)", script, tool.Name(), tool.Name())
+	}
+	src, err := os.ReadFile(script)
+	if err != nil {
+		return fmt.Errorf("k8s: %w", err)
+	}
+	files, err := scriptFiles(st, script, ".", map[string]bool{filepath.Base(script): true})
+	if err != nil {
+		return fmt.Errorf("k8s: %w", err)
+	}
+	var args []string
+	for _, p := range f.props {
+		args = append(args, "-J", p)
+	}
+	for _, e := range f.env {
+		args = append(args, "-e", e)
+	}
+	var d time.Duration
+	ok := false
+	for _, s := range f.set {
+		if k, v, _ := strings.Cut(s, "="); k == "duration" {
+			if x, err := time.ParseDuration(v); err == nil {
+				d, ok = x, true
+			} else if n, err := strconv.Atoi(v); err == nil {
+				d, ok = time.Duration(n)*time.Second, true
+			}
+		}
+	}
+	name := strings.TrimSuffix(filepath.Base(script), filepath.Ext(script))
+	return writeK8s(st, f, k8s.Options{Plan: src, PlanName: filepath.Base(script), Files: files, Set: f.set, Args: args, Writable: true}, name, d, ok)
+}
+
+// scriptFiles are a foreign tool's script and the files beside it
+// (JMeter's CSV Data Set files, k6's modules), placed under dir beside
+// the plan in the pods, but for the paths in skip (already there).
+// Hidden files and directories are left out; a file too big for a
+// ConfigMap is named, not sent.
+func scriptFiles(st *State, script, dir string, skip map[string]bool) ([]File, error) {
+	ents, err := os.ReadDir(filepath.Dir(script))
+	if err != nil {
+		return nil, err
+	}
+	var out []File
+	for _, e := range ents {
+		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") || skip[path.Join(dir, e.Name())] {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			return nil, err
+		}
+		if fi.Size() > 1000<<10 {
+			fmt.Fprintf(st.Stderr, "plateau k8s: %s is %d bytes, too big for a ConfigMap: not sent; build it into the image if the script reads it\n",
+				filepath.Join(filepath.Dir(script), e.Name()), fi.Size())
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(script), e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, File{Path: path.Join(dir, e.Name()), Data: b})
+	}
+	return out, nil
+}
+
+// File is a file the pods get beside the plan.
+type File = k8s.File
+
+// writeK8s fixes the start instant, deadline and names, and prints the
+// manifests.
+func writeK8s(st *State, f k8sFlags, o k8s.Options, planName string, dur time.Duration, durOK bool) error {
+	var err error
 	start := time.Now().Add(f.startIn).Truncate(time.Second).Add(time.Second)
 	if f.startAt != "" {
 		if start, err = time.Parse(time.RFC3339Nano, f.startAt); err != nil {
@@ -116,22 +245,22 @@ func printK8s(st *State, planPath string, f k8sFlags) error {
 	deadline := f.deadline
 	if deadline == 0 {
 		deadline = 2 * time.Hour
-		if d, ok := k8s.Duration(p); ok {
-			deadline = time.Until(start) + d + 10*time.Minute
+		if durOK {
+			deadline = time.Until(start) + dur + 10*time.Minute
 		}
 	}
 	name := f.name
 	if name == "" {
-		name = k8s.JobName(p.Name)
+		name = k8s.JobName(planName)
 	}
 	image := f.image
 	if image == "" {
 		image = "plateau:" + version()
 	}
-	m, err := k8s.Build(k8s.Options{Name: name, Namespace: f.namespace, Image: image, Generators: f.generators,
-		Plan: src, Files: files, Set: append(sets, f.set...), NoSamples: f.noSamples, StartAt: start,
-		Deadline: deadline.Round(time.Second), ResultsClaim: f.resultsClaim, ResultsSize: f.resultsSize,
-		StorageClass: f.storageClass, CPU: f.cpu, Memory: f.memory, EnvFromSecrets: f.envFrom, Linger: f.linger})
+	o.Name, o.Namespace, o.Image, o.Generators, o.NoSamples, o.StartAt = name, f.namespace, image, f.generators, f.noSamples, start
+	o.Deadline, o.ResultsClaim, o.ResultsSize, o.StorageClass = deadline.Round(time.Second), f.resultsClaim, f.resultsSize, f.storageClass
+	o.CPU, o.Memory, o.EnvFromSecrets, o.Linger = f.cpu, f.memory, f.envFrom, f.linger
+	m, err := k8s.Build(o)
 	if err != nil {
 		return fmt.Errorf("k8s: %w", err)
 	}
@@ -139,7 +268,7 @@ func printK8s(st *State, planPath string, f k8sFlags) error {
 	if err != nil {
 		return fmt.Errorf("k8s: %w", err)
 	}
-	if refs := k8s.EnvRefs(src); len(refs) > 0 && len(f.envFrom) == 0 {
+	if refs := k8s.EnvRefs(o.Plan); len(refs) > 0 && len(f.envFrom) == 0 {
 		fmt.Fprintf(st.Stderr, "plateau k8s: the plan reads %s from the environment: give the pods a Secret with --env-from-secret\n",
 			strings.Join(refs, ", "))
 	}

@@ -66,6 +66,11 @@ merge could not be done or the merged load is incomplete.`,
 					fmt.Fprintf(st.Stderr, "plateau merge: not finished, merged as they are: %s\n", strings.Join(open, ", "))
 				}
 			}
+			if tool, ok := foreignSegmentsTool(args); ok {
+				// A foreign tool's segments (plateau k8s with a script):
+				// the union of their raw results, read by its importer.
+				return mergeForeign(cmd.Context(), st, tool, args, out, segments, fs)
+			}
 			return mergeAndReport(cmd.Context(), st, merge.Options{Dirs: args, Out: out, Segments: segments,
 				Command: redactArgs(append([]string{"plateau"}, st.Args...))}, fs)
 		},

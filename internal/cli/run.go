@@ -71,7 +71,10 @@ summary.json and the reports. Exit code 0 when every SLA holds, 1 when one fails
 A JMeter plan (.jmx), a k6 script (.js) or a locustfile (.py) runs in its own tool
 under plateau's monitors, with -J name=value (JMeter properties), -e NAME=value (the
 script's environment) and --set target=URL|users=N|ramp_up=…|duration=…|rate=N mapped
-onto the tool's load settings; its results become the run's (docs/run-foreign.md).`,
+onto the tool's load settings; its results become the run's (docs/run-foreign.md).
+With --generators N, JMeter, k6 and Gatling run on N generators, each on its share
+of the load, and the report reads the union of their raw results; Locust runs its
+own master and N workers.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if executor.IsScript(args[0]) {

@@ -206,10 +206,11 @@ type Request struct {
 }
 
 // Multipart is a multipart/form-data body: its fields (templates), sent
-// first, then its files.
+// first, then its files, or in Order (the parts' names as sent).
 type Multipart struct {
 	Fields []KV
 	Files  []MultipartFile
+	Order  []string
 }
 
 // MultipartFile is one file part.

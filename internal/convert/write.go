@@ -511,6 +511,13 @@ func (r *Request) node() *yaml.Node {
 			}
 			add(mp, "files", files)
 		}
+		if len(r.Multipart.Order) > 0 {
+			order := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+			for _, n := range r.Multipart.Order {
+				order.Content = append(order.Content, str(n))
+			}
+			add(mp, "order", order)
+		}
 		add(m, "multipart", mp)
 	case r.BodyFile != "":
 		add(m, "body_file", str(r.BodyFile))

@@ -86,6 +86,7 @@ type request struct {
 type multipartTmpl struct {
 	fields []hdrTmpl
 	files  []fileTmpl
+	order  []int // upload.Multipart.Order; nil: fields, then files
 }
 
 type fileTmpl struct {
@@ -571,6 +572,8 @@ func (c *compiler) request(r *plan.Request) *request {
 			}
 			m.files = append(m.files, ft)
 		}
+		// Checked when the plan loaded.
+		m.order, _ = r.Multipart.Sequence()
 		q.multipart = m
 	}
 	if q.ctype != "" {

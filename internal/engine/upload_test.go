@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -147,5 +148,73 @@ workloads:
 		if n, errs := labelAgg(d, label); n != 6 || errs != 0 {
 			t.Fatalf("%s: %d samples, %d errors; want 6 and 0", label, n, errs)
 		}
+	}
+}
+
+// A multipart body with an order sends its parts in it — a file before a
+// field, two files of one name apart — with the exact Content-Length; the
+// server reads the parts in turn.
+func TestUploadsMultipartOrder(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.csv"), filepath.Join(dir, "b.txt")
+	if err := os.WriteFile(a, []byte("x,y\n1,2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, []byte("second"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var orders []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mr, err := r.MultipartReader()
+		if err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		var order []string
+		for {
+			p, err := mr.NextPart()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				http.Error(w, err.Error(), 400)
+				return
+			}
+			c, _ := io.ReadAll(p)
+			order = append(order, p.FormName()+"="+p.FileName()+":"+string(c))
+		}
+		mu.Lock()
+		orders = append(orders, strings.Join(order, " | "))
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	plan := `name: order
+target: http://127.0.0.1:1
+workloads:
+  w:
+    scenario:
+      - request:
+          method: POST
+          url: /up
+          multipart:
+            fields: {note: hi, tag: t1}
+            files:
+              - {field: doc, path: ` + a + `, content_type: text/csv}
+              - {field: doc, path: ` + b + `}
+            order: [doc, note, doc, tag]
+    load: {users: 1, iterations: 2}
+`
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d, _, _ := runPlan(t, ctx, plan, srv.URL)
+	if n, errs := labelAgg(d, "POST /up"); n != 2 || errs != 0 {
+		t.Fatalf("%d samples, %d errors; want 2 and 0", n, errs)
+	}
+	want := "doc=a.csv:x,y\n1,2\n | note=:hi | doc=b.txt:second | tag=:t1"
+	mu.Lock()
+	defer mu.Unlock()
+	if len(orders) != 2 || orders[0] != want || orders[1] != want {
+		t.Errorf("the server read %q, want %q twice", orders, want)
 	}
 }

@@ -422,7 +422,7 @@ func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sam
 	case q.bodyFile != "":
 		v.req.Stream = upload.File{Path: q.bodyFile}
 	case q.multipart != nil:
-		m := &upload.Multipart{Boundary: upload.NewBoundary()}
+		m := &upload.Multipart{Boundary: upload.NewBoundary(), Order: q.multipart.order}
 		for i := range q.multipart.fields {
 			f := &q.multipart.fields[i]
 			m.Fields = append(m.Fields, upload.Field{Name: f.name, Value: v.render(&f.val)})

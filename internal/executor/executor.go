@@ -51,6 +51,20 @@ type Spec struct {
 	// could not start): a followed result file is then complete.
 	Exited chan struct{}
 
+	// Segment of Segments (0-based) is this generator's share when the
+	// load is split across generators (plateau run --generators N,
+	// --segment i/N, plateau k8s); Segments ≤ 1 is the whole load. Each
+	// tool's Command gives the tool its share (see Segmented).
+	Segment, Segments int
+	// Workers > 1 runs Locust in its own distributed mode on this
+	// machine: a master that computes the whole-run statistics and that
+	// many worker processes (plateau run locustfile.py --generators N).
+	Workers int
+	// StartAt, when set, is when the tool is started: its command is
+	// built first (Gatling's compilation), then Run waits for the
+	// instant, so that every generator's tool starts together.
+	StartAt time.Time
+
 	temp []string // files Command wrote outside the run directory, removed by Run
 }
 
@@ -116,9 +130,100 @@ type Result struct {
 	Killed      bool // did not stop within the grace period
 	Log         string
 	Start, End  time.Time
+	// Late is how long after Spec.StartAt the tool started, when building
+	// its command (Gatling's compilation) took past that instant.
+	Late time.Duration
 	// ToolCPU is the CPU time (user + system) the tool's process used.
 	ToolCPU time.Duration
 	Command []string
+}
+
+// Segmented says whether tool can run one generator's share of a load
+// split across generators, and if not, why and what to do instead.
+func Segmented(tool Tool) error {
+	if s, ok := tool.(interface{ segmented() error }); ok {
+		return s.segmented()
+	}
+	return nil
+}
+
+// CheckSegments says, before any generator starts, whether spec's load
+// can be split across n generators: what a generator's tool would refuse
+// (a tool that cannot be split, fewer users than generators, a JMeter
+// Thread Group whose thread count is not a number).
+func CheckSegments(tool Tool, spec *Spec, n int) error {
+	if err := Segmented(tool); err != nil {
+		return err
+	}
+	switch tool.(type) {
+	case jmeter:
+		if err := checkSet("JMeter", spec.Set, "users", "ramp_up", "duration"); err != nil {
+			return err
+		}
+	case k6:
+		if len(spec.Props) > 0 {
+			return fmt.Errorf("-J sets JMeter properties; a k6 script takes -e NAME=value")
+		}
+		if err := checkSet("k6", spec.Set, "users", "ramp_up", "duration", "rate"); err != nil {
+			return err
+		}
+	}
+	for _, k := range []string{"users", "rate"} {
+		if v, ok := spec.Set[k]; ok {
+			if u, err := positive(k, v); err != nil {
+				return err
+			} else if err := checkShare(k, u, n); err != nil {
+				return err
+			}
+		}
+	}
+	if _, ok := tool.(gatling); ok {
+		src, err := os.ReadFile(spec.Script)
+		if err != nil {
+			return err
+		}
+		s := *spec
+		s.Segments = n
+		if _, err := gatlingLoad(&s, src); err != nil {
+			return err
+		}
+	}
+	if _, ok := tool.(jmeter); ok {
+		b, err := os.ReadFile(spec.Script)
+		if err != nil {
+			return err
+		}
+		if _, users := spec.Set["users"]; !users {
+			if b, err = splitThreads(b, 0, n); err != nil {
+				return fmt.Errorf("%s: %w", spec.Script, err)
+			}
+		}
+		if _, err := overridePlan(b, spec.Set); err != nil {
+			return fmt.Errorf("%s: %w", spec.Script, err)
+		}
+	}
+	return nil
+}
+
+// share is how many of total users (or requests a second) fall to segment
+// seg of n: total ÷ n, the remainder spread over the first segments, as
+// plateau's own generators stripe their users (user v to segment v mod n).
+func share(total, seg, n int) int {
+	if n <= 1 {
+		return total
+	}
+	if total <= seg {
+		return 0
+	}
+	return (total-seg-1)/n + 1
+}
+
+// checkShare refuses a split that would leave a segment without load.
+func checkShare(key string, total, n int) error {
+	if n > 1 && total < n {
+		return fmt.Errorf("--set %s=%d on %d generators: each generator needs at least one; give %s=%d or more, or fewer generators", key, total, n, key, n)
+	}
+	return nil
 }
 
 // checkSet refuses override keys a tool does not take, naming those it
@@ -204,7 +309,18 @@ func Run(ctx context.Context, tool Tool, spec *Spec, progress io.Writer) (*Resul
 	}
 	cmd.Stdout, cmd.Stderr = w, w
 	ownGroup(cmd)
-	res := &Result{Tool: tool.Name(), Log: logPath, Command: redact(cmd.Args), Start: time.Now()}
+	var late time.Duration
+	if !spec.StartAt.IsZero() {
+		late = time.Since(spec.StartAt)
+		t := time.NewTimer(time.Until(spec.StartAt))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("%s: stopped before the start instant %s", tool.Name(), spec.StartAt.Format(time.RFC3339Nano))
+		}
+	}
+	res := &Result{Tool: tool.Name(), Log: logPath, Command: redact(cmd.Args), Start: time.Now(), Late: max(late, 0)}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", tool.Name(), err)
 	}
@@ -227,6 +343,11 @@ func Run(ctx context.Context, tool Tool, spec *Spec, progress io.Writer) (*Resul
 			kill(cmd)
 			werr = <-done
 		}
+	}
+	if spec.Workers > 1 {
+		// Locust's workers quit when their master tells them; any still
+		// there once it has ended are ended with it.
+		kill(cmd)
 	}
 	res.End = time.Now()
 	res.ExitCode = cmd.ProcessState.ExitCode()
@@ -293,4 +414,16 @@ func find(spec *Spec, envVar, name string, places ...string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s not found: set $%s, put it on PATH, or install it with internal/importer/testdata/install-deps.sh %s", name, envVar, name)
+}
+
+// propMap is Props as a map, the last of a name winning as on JMeter's
+// command line.
+func (s *Spec) propMap() map[string]string {
+	m := map[string]string{}
+	for _, p := range s.Props {
+		if k, v, ok := strings.Cut(p, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
 }

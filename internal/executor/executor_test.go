@@ -167,13 +167,17 @@ func TestSimulationClass(t *testing.T) {
 
 func TestGatlingRefusals(t *testing.T) {
 	t.Parallel()
+	sim := filepath.Join(t.TempDir(), "Sim.java")
+	if err := os.WriteFile(sim, []byte("public class Sim extends Simulation {{ setUp(s.injectOpen(atOnceUsers(5))); }}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		spec Spec
 		want string
 	}{
 		{Spec{Script: "Sim.scala"}, "written in Java"},
 		{Spec{Script: "Sim.kt"}, "written in Java"},
-		{Spec{Script: "Sim.java", Set: map[string]string{"users": "5"}}, "Gatling takes no --set (not users)"},
+		{Spec{Script: sim, Set: map[string]string{"users": "5"}}, "only for a simulation that reads them"},
 	} {
 		if _, err := (gatling{}).Command(&c.spec, t.TempDir()); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %v: %v, want %q", c.spec.Script, c.spec.Set, err, c.want)

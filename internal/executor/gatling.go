@@ -33,7 +33,56 @@ import (
 // Gradle or sbt plugin builds them): they are refused with a message.
 type gatling struct{}
 
-func (gatling) Name() string     { return "gatling" }
+func (gatling) Name() string { return "gatling" }
+
+// reGatlingProp finds the system properties a simulation reads
+// (Integer.getInteger("users", 10), System.getProperty("rate") …).
+var reGatlingProp = regexp.MustCompile(`(?:Integer\.getInteger|Long\.getLong|System\.getProperty)\(\s*"(\w+)"`)
+
+// gatlingLoad maps --set users and rate onto the system properties of
+// those names (-Dusers=N, -Drate=N), if the simulation reads them, each
+// generator's share under --generators; the injection profile is
+// otherwise the simulation's own code, so any other --set, and a split
+// without users or rate, is refused.
+func gatlingLoad(spec *Spec, src []byte) ([]string, error) {
+	reads := map[string]bool{}
+	for _, m := range reGatlingProp.FindAllSubmatch(src, -1) {
+		reads[string(m[1])] = true
+	}
+	keys := make([]string, 0, len(spec.Set))
+	for k := range spec.Set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var props []string
+	for _, k := range keys {
+		if (k != "users" && k != "rate") || !reads[k] {
+			return nil, fmt.Errorf("Gatling takes --set users and rate only for a simulation that reads them (Integer.getInteger(\"users\", 10)), as -Dusers=…; not --set %s: the injection profile is the simulation's own code; read a value there with System.getProperty(\"%s\") and pass it with -J %s=…", k, k, k)
+		}
+		n, err := positive(k, spec.Set[k])
+		if err != nil {
+			return nil, err
+		}
+		if err := checkShare(k, n, spec.Segments); err != nil {
+			return nil, err
+		}
+		props = append(props, fmt.Sprintf("-D%s=%d", k, share(n, spec.Segment, spec.Segments)))
+	}
+	if spec.Segments > 1 {
+		if len(props) == 0 {
+			return nil, fmt.Errorf("Gatling's injection profile is the simulation's own code, which plateau cannot divide among generators: " +
+				"read the user count (or rate) from a system property there — Integer.getInteger(\"users\", 10) — and give --set users=N, which each generator gets its share of; " +
+				"or run the simulation on each machine with its share and build one report from all simulation.log files with Gatling's reports-only mode (gatling -ro)")
+		}
+		for _, p := range spec.Props {
+			if k, _, _ := strings.Cut(p, "="); k == "users" || k == "rate" {
+				return nil, fmt.Errorf("-J %s on several generators gives each the whole value: give --set %s=N, which is divided among them", p, k)
+			}
+		}
+	}
+	return props, nil
+}
+
 func (gatling) streams() bool    { return true }
 func gatlingDefaultHome() string { return "/tmp/plateau-gatling" }
 
@@ -86,23 +135,19 @@ func (gatling) Command(spec *Spec, out string) (*exec.Cmd, error) {
 	if ext := strings.ToLower(filepath.Ext(spec.Script)); ext != ".java" {
 		return nil, fmt.Errorf("%s: plateau runs Gatling simulations written in Java; a %s simulation needs its compiler (build it with Gatling's Maven, Gradle or sbt plugin, run it there, and `plateau import gatling simulation.log`)", spec.Script, ext)
 	}
-	if len(spec.Set) > 0 {
-		keys := make([]string, 0, len(spec.Set))
-		for k := range spec.Set {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		return nil, fmt.Errorf("Gatling takes no --set (not %s): the injection profile is the simulation's own code; read a value there with System.getProperty(\"users\") and pass it with -J users=…", strings.Join(keys, ", "))
-	}
-	java, javac, lib, err := gatlingHome(spec)
-	if err != nil {
-		return nil, err
-	}
 	script, err := filepath.Abs(spec.Script)
 	if err != nil {
 		return nil, err
 	}
 	src, err := os.ReadFile(script)
+	if err != nil {
+		return nil, err
+	}
+	load, err := gatlingLoad(spec, src)
+	if err != nil {
+		return nil, err
+	}
+	java, javac, lib, err := gatlingHome(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +183,7 @@ func (gatling) Command(spec *Spec, out string) (*exec.Cmd, error) {
 		}
 		return nil, fmt.Errorf("compiling %s with javac: %w\n%s", spec.Script, err, msg)
 	}
+	props = append(props, load...) // after -J: plateau's share wins
 	args := append(props, "-cp", strings.Join([]string{cp, classes, root}, string(os.PathListSeparator)),
 		"io.gatling.app.Gatling", "-s", class, "-rf", filepath.Join(out, "results"))
 	cmd := exec.Command(java, args...)

@@ -29,12 +29,7 @@ func (gatling) Declare(spec *Spec) Declared {
 	if err != nil {
 		return Declared{Why: err.Error()}
 	}
-	props := map[string]string{}
-	for _, p := range spec.Props {
-		if k, v, ok := strings.Cut(p, "="); ok {
-			props[k] = v
-		}
-	}
+	props := spec.propMap()
 	return gatlingDeclared(stripJavaComments(string(src)), props)
 }
 
@@ -121,9 +116,9 @@ func compact(s string) string {
 	return s
 }
 
-// balanced returns s up to the parenthesis that closes an opened one.
-func balanced(s string) (string, bool) {
-	depth := 1
+// codeBytes calls f with each byte of s that is outside a string literal
+// (a backslash escapes the next byte inside one), until f returns false.
+func codeBytes(s string, f func(i int, c byte) bool) {
 	inStr := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -136,33 +131,42 @@ func balanced(s string) (string, bool) {
 			}
 		case c == '"':
 			inStr = true
-		case c == '(':
-			depth++
-		case c == ')':
-			depth--
-			if depth == 0 {
-				return s[:i], true
+		default:
+			if !f(i, c) {
+				return
 			}
 		}
 	}
-	return "", false
+}
+
+// balanced returns s up to the parenthesis that closes an opened one.
+func balanced(s string) (string, bool) {
+	depth, end := 1, -1
+	codeBytes(s, func(i int, c byte) bool {
+		switch c {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				end = i
+				return false
+			}
+		}
+		return true
+	})
+	if end < 0 {
+		return "", false
+	}
+	return s[:end], true
 }
 
 // splitTop splits s at the commas outside parentheses and strings.
 func splitTop(s string) []string {
 	var out []string
-	depth, from, inStr := 0, 0, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
+	depth, from := 0, 0
+	codeBytes(s, func(i int, c byte) bool {
 		switch {
-		case inStr:
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				inStr = false
-			}
-		case c == '"':
-			inStr = true
 		case c == '(':
 			depth++
 		case c == ')':
@@ -171,7 +175,8 @@ func splitTop(s string) []string {
 			out = append(out, strings.TrimSpace(s[from:i]))
 			from = i + 1
 		}
-	}
+		return true
+	})
 	if t := strings.TrimSpace(s[from:]); t != "" {
 		out = append(out, t)
 	}

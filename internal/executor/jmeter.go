@@ -3,10 +3,12 @@ package executor
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/plateau-perf/plateau/internal/importer"
@@ -36,7 +38,51 @@ var (
 	reLoops    = regexp.MustCompile(`(<(?:string|int)Prop name="LoopController\.loops">)[^<]*(</(?:string|int)Prop>)`)
 	reTGOpen   = regexp.MustCompile(`<ThreadGroup [^>]*>`)
 	reTGBlock  = regexp.MustCompile(`(?s)<ThreadGroup [^>]*>.*?</ThreadGroup>`)
+	reAnyTG    = regexp.MustCompile(`<([\w.]*ThreadGroup)\s[^>]*>`)
+	reTGName   = regexp.MustCompile(`testname="([^"]*)"`)
+	reEnabled  = regexp.MustCompile(`enabled="false"`)
 )
+
+// splitThreads gives segment seg of n its share of every standard Thread
+// Group's literal thread count (the remainder to the first segments, as
+// plateau's own generators). A count from a property (${__P(threads)}) or
+// a thread group of a plugin cannot be split here: it is refused, with
+// --set users=N as the way on.
+func splitThreads(src []byte, seg, n int) ([]byte, error) {
+	s := string(src)
+	for _, m := range reAnyTG.FindAllStringSubmatch(s, -1) {
+		switch m[1] {
+		case "ThreadGroup", "SetupThreadGroup", "PostThreadGroup":
+			continue
+		}
+		if reEnabled.MatchString(m[0]) {
+			continue
+		}
+		return nil, fmt.Errorf("a %s: plateau splits the threads of standard Thread Groups across generators, not a plugin's; run it on one generator, or in JMeter's own distributed mode (docs/run-foreign.md)", m[1])
+	}
+	var bad error
+	s = reTGBlock.ReplaceAllStringFunc(s, func(tg string) string {
+		m := reThreads.FindStringSubmatchIndex(tg)
+		if m == nil || bad != nil {
+			return tg
+		}
+		v := strings.TrimSpace(tg[m[3]:m[4]])
+		total, err := strconv.Atoi(v)
+		if err != nil || total < 0 {
+			name := "a Thread Group"
+			if nm := reTGName.FindStringSubmatch(tg); nm != nil {
+				name = "Thread Group " + strconv.Quote(nm[1])
+			}
+			bad = fmt.Errorf("%s has %q threads, which plateau cannot split across %d generators: give --set users=N (split as N ÷ %d)", name, v, n, n)
+			return tg
+		}
+		return tg[:m[3]] + strconv.Itoa(share(total, seg, n)) + tg[m[4]:]
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	return []byte(s), nil
+}
 
 // jmeterHome finds JMeter: $JMETER_HOME, or where the install script puts
 // it.
@@ -123,12 +169,30 @@ func (jmeter) Command(spec *Spec, out string) (*exec.Cmd, error) {
 		return nil, err
 	}
 	plan := script
-	if len(spec.Set) > 0 {
+	if len(spec.Set) > 0 || spec.Segments > 1 {
 		b, err := os.ReadFile(script)
 		if err != nil {
 			return nil, err
 		}
-		nb, err := overridePlan(b, spec.Set)
+		set := spec.Set
+		if spec.Segments > 1 {
+			// This generator's share: users ÷ N, or each Thread Group's
+			// own count ÷ N.
+			if v, ok := set["users"]; ok {
+				u, err := positive("users", v)
+				if err != nil {
+					return nil, err
+				}
+				if err := checkShare("users", u, spec.Segments); err != nil {
+					return nil, err
+				}
+				set = maps.Clone(set)
+				set["users"] = strconv.Itoa(share(u, spec.Segment, spec.Segments))
+			} else if b, err = splitThreads(b, spec.Segment, spec.Segments); err != nil {
+				return nil, fmt.Errorf("%s: %w", spec.Script, err)
+			}
+		}
+		nb, err := overridePlan(b, set)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", spec.Script, err)
 		}

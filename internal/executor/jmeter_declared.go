@@ -31,12 +31,7 @@ func (jmeter) Declare(spec *Spec) Declared {
 	if err != nil {
 		return Declared{Why: err.Error()}
 	}
-	props := map[string]string{}
-	for _, p := range spec.Props {
-		if k, v, ok := strings.Cut(p, "="); ok {
-			props[k] = v
-		}
-	}
+	props := spec.propMap()
 	src = jmeterProps(src, props)
 	if len(spec.Set) > 0 {
 		if src, err = overridePlan(src, spec.Set); err != nil {

@@ -67,7 +67,25 @@ func (k6) Command(spec *Spec, out string) (*exec.Cmd, error) {
 		args = append(args, "--duration", o.duration)
 	}
 	if o.rps != "" {
-		args = append(args, "--rps", o.rps)
+		// --rps caps each k6 instance: this generator's share.
+		r, _ := positive("rate", o.rps)
+		if err := checkShare("rate", r, spec.Segments); err != nil {
+			return nil, err
+		}
+		args = append(args, "--rps", fmt.Sprint(share(r, spec.Segment, spec.Segments)))
+	}
+	if n := spec.Segments; n > 1 {
+		// k6's own execution segments: this instance runs its part of
+		// every scenario — the script's own, or the one --vus/--stage
+		// make — VUs and arrival rates divided as k6 divides them among
+		// instances (5 VUs on 2: 3 and 2, as plateau's own generators).
+		if v, ok := spec.Set["users"]; ok {
+			users, _ := positive("users", v)
+			if err := checkShare("users", users, n); err != nil {
+				return nil, err
+			}
+		}
+		args = append(args, k6SegmentArgs(spec.Segment, n)...)
 	}
 	script, err := filepath.Abs(spec.Script)
 	if err != nil {
@@ -181,4 +199,24 @@ func k6Overrides(spec *Spec) (k6Opts, error) {
 		o.rps = fmt.Sprint(r)
 	}
 	return o, nil
+}
+
+// k6SegmentArgs are k6's execution segment i of n and the sequence of all
+// n (--execution-segment i/n:(i+1)/n --execution-segment-sequence
+// 0,1/n,…,1).
+func k6SegmentArgs(i, n int) []string {
+	frac := func(i int) string {
+		switch i {
+		case 0:
+			return "0"
+		case n:
+			return "1"
+		}
+		return fmt.Sprintf("%d/%d", i, n)
+	}
+	seq := make([]string, n+1)
+	for j := range seq {
+		seq[j] = frac(j)
+	}
+	return []string{"--execution-segment", frac(i) + ":" + frac(i+1), "--execution-segment-sequence", strings.Join(seq, ",")}
 }

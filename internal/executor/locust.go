@@ -2,6 +2,7 @@ package executor
 
 import (
 	"fmt"
+	"net"
 	"os/exec"
 	"path/filepath"
 	"time"
@@ -20,6 +21,25 @@ import (
 type locust struct{}
 
 func (locust) Name() string { return "locust" }
+
+func (locust) segmented() error {
+	return fmt.Errorf("Locust's whole-run statistics are its master's, which aggregates its workers' reports: " +
+		"plateau run locustfile.py --generators N runs Locust's own master and N workers on this machine; " +
+		"across machines, run Locust's own distributed mode — locust -f FILE --master --expect-workers N --headless --csv PREFIX --csv-full-history, " +
+		"and locust -f FILE --worker --master-host HOST on each machine — and import the master's files with plateau import locust PREFIX_stats.csv")
+}
+
+// workerScript starts Locust's workers in the background, then becomes the
+// master: all in the tool's process group, so that Ctrl-C reaches each.
+const workerScript = `bin=$1 file=$2 out=$3 n=$4 port=$5
+shift 5
+i=0
+while [ "$i" -lt "$n" ]; do
+  "$bin" -f "$file" --worker --master-host 127.0.0.1 --master-port "$port" >"$out/locust-worker-$i.log" 2>&1 &
+  i=$((i+1))
+done
+exec "$bin" "$@"
+`
 
 func (locust) Command(spec *Spec, out string) (*exec.Cmd, error) {
 	if len(spec.Props) > 0 {
@@ -58,7 +78,13 @@ func (locust) Command(spec *Spec, out string) (*exec.Cmd, error) {
 	}
 	args := []string{"-f", script, "--headless", "--csv", filepath.Join(out, "locust"), "--csv-full-history",
 		"--users", fmt.Sprint(users), "--spawn-rate", fmt.Sprint(rate), "--run-time", fmt.Sprintf("%ds", dur),
-		"--only-summary", "--stop-timeout", "10"}
+		"--only-summary"}
+	if spec.Workers <= 1 {
+		// A graceful stop, whose requests Locust still counts. Not with
+		// workers: their master writes its statistics and quits while
+		// they stop, so what they sent then would go uncounted.
+		args = append(args, "--stop-timeout", "10")
+	}
 	if t, ok := spec.Set["target"]; ok {
 		args = append(args, "--host", t)
 	}
@@ -67,6 +93,21 @@ func (locust) Command(spec *Spec, out string) (*exec.Cmd, error) {
 		return nil, err
 	}
 	cmd := exec.Command(bin, args...)
+	if n := spec.Workers; n > 1 {
+		// Locust's own distributed mode on this machine: its master
+		// computes the statistics from its workers' reports, as across
+		// machines.
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("a port for Locust's master: %w", err)
+		}
+		port := fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+		l.Close()
+		master := append([]string(nil), args...)
+		master = append(master, "--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", port,
+			"--expect-workers", fmt.Sprint(n), "--expect-workers-max-wait", "120")
+		cmd = exec.Command("/bin/sh", append([]string{"-c", workerScript, "locust", bin, script, out, fmt.Sprint(n), port}, master...)...)
+	}
 	cmd.Dir = filepath.Dir(script)
 	if cmd.Env, err = envList(spec.Env); err != nil {
 		return nil, err

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +38,7 @@ import (
 const (
 	PlanMount    = "/plan"    // the ConfigMaps: plan file and data files
 	ResultsMount = "/results" // the results volume
+	WorkMount    = "/work"    // a writable copy of /plan (Options.Writable)
 	PlanKey      = "plan.yaml"
 )
 
@@ -60,10 +62,21 @@ type Options struct {
 	Image     string // generator image with /usr/local/bin/plateau and /bin/sh
 	// Generators is N, the number of segments and pods.
 	Generators int
-	Plan       []byte   // the plan file as written
-	Files      []File   // data files, placed next to the plan
-	Set        []string // --set overrides passed to every generator
-	NoSamples  bool     // pass --no-samples
+	Plan       []byte // the plan file as written
+	// PlanName is the plan's file name under PlanMount (default
+	// plan.yaml); a foreign tool's script keeps its own (plan.jmx,
+	// script.js), which says which tool runs it.
+	PlanName string
+	Files    []File   // data files, placed next to the plan
+	Set      []string // --set overrides passed to every generator
+	// Args are further arguments to every generator's plateau run (a
+	// script's -J name=value and -e NAME=value).
+	Args []string
+	// Writable has each generator copy the ConfigMaps' files to a
+	// writable emptyDir (WorkMount) and run from there: a foreign tool
+	// writes beside its script (JMeter's plan with the overrides).
+	Writable  bool
+	NoSamples bool // pass --no-samples
 	// StartAt is the common start instant; it must leave time for the pods
 	// to be scheduled, pull the image and load the plan. A pod that starts
 	// later skips the iterations already due and counts them as dropped.
@@ -145,6 +158,9 @@ func Build(o Options) (*Manifests, error) {
 		}
 		size = q
 	}
+	if o.PlanName == "" {
+		o.PlanName = PlanKey
+	}
 	cms, items, err := configMaps(o)
 	if err != nil {
 		errs = append(errs, err)
@@ -193,7 +209,17 @@ func Build(o Options) (*Manifests, error) {
 		{Name: "PLATEAU_SEGMENTS", Value: strconv.Itoa(o.Generators)},
 		{Name: "PLATEAU_RUN_DIR", Value: m.RunDir},
 	}
-	args := []string{"plateau-generator", path.Join(PlanMount, PlanKey)}
+	genScript, genMounts, genVolumes := generatorScript, mounts, volumes
+	planDir := PlanMount
+	if o.Writable {
+		planDir = WorkMount
+		genScript = copyScript + generatorScript
+		genMounts = append(slices.Clone(mounts), corev1.VolumeMount{Name: "work", MountPath: WorkMount})
+		genVolumes = append(slices.Clone(volumes), corev1.Volume{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+		env = append(env, corev1.EnvVar{Name: "PLATEAU_PLAN_DIR", Value: PlanMount}, corev1.EnvVar{Name: "PLATEAU_WORK_DIR", Value: WorkMount})
+	}
+	args := []string{"plateau-generator", path.Join(planDir, o.PlanName)}
+	args = append(args, o.Args...)
 	for _, s := range o.Set {
 		args = append(args, "--set", s)
 	}
@@ -231,11 +257,11 @@ func Build(o Options) (*Manifests, error) {
 					}},
 					Containers: []corev1.Container{{
 						Name: "generator", Image: o.Image, ImagePullPolicy: corev1.PullIfNotPresent,
-						Command: []string{"/bin/sh", "-c", generatorScript}, Args: args,
-						Env: env, EnvFrom: envFrom, VolumeMounts: mounts,
+						Command: []string{"/bin/sh", "-c", genScript}, Args: args,
+						Env: env, EnvFrom: envFrom, VolumeMounts: genMounts,
 						Resources: corev1.ResourceRequirements{Requests: res, Limits: res},
 					}},
-					Volumes: volumes,
+					Volumes: genVolumes,
 				},
 			},
 		},
@@ -291,6 +317,11 @@ if [ "$rc" -eq 1 ]; then exit 0; fi
 exit "$rc"
 `
 
+// copyScript copies the ConfigMaps' files to the writable directory
+// (Options.Writable), following the projected volume's links.
+const copyScript = `cp -RL "$PLATEAU_PLAN_DIR"/. "$PLATEAU_WORK_DIR"/ || exit 2
+`
+
 // mergeScript waits for every segment (or the deadline), merges and writes
 // the reports, then stays up for collection.
 const mergeScript = `set --
@@ -331,7 +362,7 @@ var keyUnsafe = regexp.MustCompile(`[^-._a-zA-Z0-9]`)
 // to paths under PlanMount. A single file over the limit cannot go into a
 // ConfigMap at all.
 func configMaps(o Options) ([]*corev1.ConfigMap, [][]corev1.KeyToPath, error) {
-	files := append([]File{{Path: PlanKey, Data: o.Plan}}, o.Files...)
+	files := append([]File{{Path: o.PlanName, Data: o.Plan}}, o.Files...)
 	used := map[string]bool{}
 	var cms []*corev1.ConfigMap
 	var items [][]corev1.KeyToPath

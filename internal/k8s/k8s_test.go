@@ -257,3 +257,42 @@ workloads:
 		t.Errorf("job name %q", n)
 	}
 }
+
+// A foreign tool's script: kept under its own name, run from a writable
+// copy (an emptyDir the generator copies the ConfigMaps' files to first),
+// with its -J/-e arguments; the merge pod has no such volume.
+func TestManifestsScript(t *testing.T) {
+	o := baseOptions()
+	o.Plan, o.PlanName, o.Writable = []byte("<jmeterTestPlan/>"), "shop.jmx", true
+	o.Args = []string{"-J", "host=shop.perf"}
+	m, err := Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := m.Job.Spec.Template.Spec.Containers[0]
+	if got := strings.Join(c.Args, " "); !strings.HasPrefix(got, "plateau-generator "+WorkMount+"/shop.jmx -J host=shop.perf --set users=20") {
+		t.Errorf("args %q", got)
+	}
+	if !strings.HasPrefix(c.Command[2], copyScript) || !strings.Contains(c.Command[2], "plateau run") {
+		t.Errorf("the generator does not copy the files first:\n%s", c.Command[2])
+	}
+	var work bool
+	for _, v := range m.Job.Spec.Template.Spec.Volumes {
+		work = work || v.Name == "work" && v.EmptyDir != nil
+	}
+	var mounted bool
+	for _, vm := range c.VolumeMounts {
+		mounted = mounted || vm.Name == "work" && vm.MountPath == WorkMount && !vm.ReadOnly
+	}
+	if !work || !mounted {
+		t.Errorf("no writable work volume: %v %v", work, mounted)
+	}
+	if m.ConfigMaps[0].Data["shop.jmx"] != "<jmeterTestPlan/>" {
+		t.Errorf("config map keys %v", m.ConfigMaps[0].Data)
+	}
+	for _, v := range m.Merge.Spec.Template.Spec.Volumes {
+		if v.Name == "work" {
+			t.Error("the merge pod has the work volume")
+		}
+	}
+}

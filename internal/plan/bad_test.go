@@ -281,6 +281,10 @@ func TestParseErrorsMore(t *testing.T) {
 			"p.yaml:6:11: load: the closed model needs duration or iterations"},
 		{"typo in step", head + "workloads:\n  w:\n    scenario: [{requst: {url: /}}]\n    load: {users: 1, iterations: 1}\n",
 			`p.yaml:5:17: unknown key "requst" in step (did you mean "request"?)`},
+		{"multipart order names no part", head + "workloads:\n  w:\n    scenario: [{request: {url: /, method: POST, multipart: {fields: {a: '1', b: '2'}, order: [b, c]}}}]\n    load: {users: 1, iterations: 1}\n",
+			`multipart order: "c" names no part (or more parts than it has)`},
+		{"multipart order leaves a part out", head + "workloads:\n  w:\n    scenario: [{request: {url: /, method: POST, multipart: {fields: {a: '1', b: '2'}, order: [b]}}}]\n    load: {users: 1, iterations: 1}\n",
+			`multipart order: field "a" is not in the order`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

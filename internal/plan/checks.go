@@ -47,6 +47,11 @@ func (d *decoder) after(ptr any, n *yaml.Node, k keyset) {
 		if len(v.Fields) == 0 && len(v.Files) == 0 {
 			d.errorf(n, "multipart: no fields and no files")
 		}
+		if len(v.Order) > 0 {
+			if _, err := v.Sequence(); err != nil {
+				d.errorf(at(n, k, "order"), "multipart order: %v", err)
+			}
+		}
 	case *Workload:
 		d.checkWorkload(v, n, k)
 	case *Step:

@@ -4,6 +4,7 @@
 package plan
 
 import (
+	"fmt"
 	"time"
 )
 
@@ -100,6 +101,47 @@ type HTTP struct {
 type Multipart struct {
 	Fields []Header        `yaml:"fields"` // name → template, sent first, in order
 	Files  []MultipartFile `yaml:"files"`
+	// Order, when set, is the parts' names in the order sent (a name
+	// repeated for each of its parts, fields and files of one name in
+	// their own order): a file may come before a field.
+	Order []string `yaml:"order"`
+}
+
+// Sequence is the order the parts are sent in: each entry a field's
+// index, or len(Fields) plus a file's index; nil without Order (fields,
+// then files). Order must name every part once (a name as many times as
+// it has parts).
+func (m *Multipart) Sequence() ([]int, error) {
+	if len(m.Order) == 0 {
+		return nil, nil
+	}
+	next := map[string][]int{}
+	for i, f := range m.Fields {
+		next[f.Name] = append(next[f.Name], i)
+	}
+	for i, f := range m.Files {
+		next[f.Field] = append(next[f.Field], len(m.Fields)+i)
+	}
+	var seq []int
+	for _, name := range m.Order {
+		q := next[name]
+		if len(q) == 0 {
+			return nil, fmt.Errorf("%q names no part (or more parts than it has)", name)
+		}
+		seq = append(seq, q[0])
+		next[name] = q[1:]
+	}
+	for _, f := range m.Fields {
+		if len(next[f.Name]) > 0 {
+			return nil, fmt.Errorf("field %q is not in the order", f.Name)
+		}
+	}
+	for _, f := range m.Files {
+		if len(next[f.Field]) > 0 {
+			return nil, fmt.Errorf("file part %q is not in the order", f.Field)
+		}
+	}
+	return seq, nil
 }
 
 // MultipartFile is one file part.

@@ -1346,7 +1346,9 @@ func (c *conv) randomVariable(path string, e *Element) {
 }
 
 // counterConfig converts a Counter that counts 1, 2, 3… for all users
-// into counter("name"); other counters keep their start value.
+// into counter("name"), one with a numeric start, step and end into seq()
+// of the user's iteration (per user) or of counter("name") (shared); one
+// with a format or values from variables keeps its start value.
 func (c *conv) counterConfig(path string, e *Element) {
 	name := strings.TrimSpace(e.Str("CounterConfig.name"))
 	start, incr := strings.TrimSpace(e.Str("CounterConfig.start")), strings.TrimSpace(e.Str("CounterConfig.incr"))
@@ -1359,6 +1361,22 @@ func (c *conv) counterConfig(path string, e *Element) {
 	if (start == "1" || start == "") && (incr == "1" || incr == "") && end == "" && !perUser && strings.TrimSpace(e.Str("CounterConfig.format")) == "" {
 		c.vars[name] = "counter(\"" + convert.VarName(name) + "\")"
 		c.add(path, e, convert.Partial, "counter(\""+convert.VarName(name)+"\"): 1, 2, 3… for all users, one step per use (JMeter: per iteration)", "")
+		c.behaviour("Counter " + name + ": counts one step per use; JMeter counts one per iteration")
+		return
+	}
+	if isNum(start) && isNum(incr) && (end == "" || isNum(end)) && strings.TrimSpace(e.Str("CounterConfig.format")) == "" {
+		args := start + ", " + incr
+		if end != "" {
+			args += ", " + end
+		}
+		if perUser {
+			// Each user counts its own iterations, as JMeter does.
+			c.vars[name] = "seq(__iteration, " + args + ")"
+			c.add(path, e, convert.Converted, "seq(__iteration, "+args+"): per user, one step per iteration", "")
+			return
+		}
+		c.vars[name] = "seq(counter(\"" + convert.VarName(name) + "\"), " + args + ")"
+		c.add(path, e, convert.Partial, "seq(counter(\""+convert.VarName(name)+"\"), "+args+"): for all users, one step per use (JMeter: per iteration)", "")
 		c.behaviour("Counter " + name + ": counts one step per use; JMeter counts one per iteration")
 		return
 	}
@@ -1470,4 +1488,10 @@ func (c *conv) threadGroups() int {
 	}
 	walk(c.root)
 	return n
+}
+
+// isNum reports whether s is a plain (possibly negative) integer.
+func isNum(s string) bool {
+	_, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	return err == nil
 }

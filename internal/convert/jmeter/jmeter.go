@@ -896,8 +896,9 @@ func (c *conv) element(path string, e *Element, sc scope) []convert.Step {
 		s, _ := c.children(path, e.Children, sc, false)
 		return s
 	case "OnceOnlyController":
-		c.add(path, e, convert.NotConverted, "once-only inside a controller", "once_only")
-		return c.unconvertedController(path, e, "needs plateau feature once_only")
+		// Inside a controller: its children run in the user's first
+		// iteration.
+		return c.approximated(path, e, sc, "${__iteration} == 1", "runs its children in each user's first iteration (JMeter: the first time the user reaches it — the same unless an enclosing loop reaches it again in that iteration)")
 	case "LoopController":
 		return c.loop(path, e, sc)
 	case "ModuleController":
@@ -915,15 +916,15 @@ func (c *conv) element(path string, e *Element, sc scope) []convert.Step {
 	case "RandomController":
 		return c.randomController(path, e, sc)
 	case "RandomOrderController":
-		return c.needsFeature(path, e, "children in random order", "")
+		return c.approximated(path, e, sc, "", "runs its children in the order written (JMeter shuffles them each time)")
 	case "InterleaveControl":
-		return c.needsFeature(path, e, "interleave (one child per pass, in turn)", "")
+		return c.interleave(path, e, sc)
 	case "ThroughputController":
 		return c.throughputController(path, e, sc)
 	case "RunTime":
-		return c.needsFeature(path, e, "runtime controller (time-limited loop)", "")
+		return c.approximated(path, e, sc, "", fmt.Sprintf("runs its children once each time it is reached (JMeter repeats them until %s s have passed)", strings.TrimSpace(e.Str("RunTime.seconds"))))
 	case "CriticalSectionController":
-		return c.needsFeature(path, e, "critical section", "")
+		return c.approximated(path, e, sc, "", "runs its children without the lock "+strings.TrimSpace(e.Str("CriticalSectionController.lockName"))+" (JMeter lets one user at a time in)")
 	case "TestAction":
 		return c.testAction(path, e)
 	case "JSR223Sampler", "BeanShellSampler":
@@ -960,6 +961,51 @@ func (c *conv) needsFeature(path string, e *Element, feature, detail string) []c
 		why += ": " + detail
 	}
 	return c.unconverted(path, e, why, feature)
+}
+
+// approximated converts a controller plateau has no equal for by keeping
+// its children (under cond, when one is given), with the wrapper's meaning
+// approximated and said.
+func (c *conv) approximated(path string, e *Element, sc scope, cond, note string) []convert.Step {
+	c.add(path, e, convert.Partial, note, "")
+	c.behaviour(fmt.Sprintf("%s %q %s", typeName(e), e.Name, note))
+	s, _ := c.children(path, e.Children, sc, false)
+	if cond == "" || len(s) == 0 {
+		return s
+	}
+	return []convert.Step{{If: &convert.Group{Cond: cond, Steps: nonEmpty(s)}}}
+}
+
+// interleave converts an Interleave Controller: it runs one child each
+// time it is reached, in turn, per user; reached once an iteration, child
+// k runs in the iterations k+1, k+1+n, … — a condition on the user's
+// iteration.
+func (c *conv) interleave(path string, e *Element, sc scope) []convert.Step {
+	sc = sc.clone()
+	var kids []*Element
+	c.eachChild(path, e.Children, &sc, func(_ string, k *Element) { kids = append(kids, k) })
+	note := "runs one child per iteration of the user, in turn (JMeter: one each time it is reached, the same when it is reached once an iteration)"
+	c.add(path, e, convert.Partial, note, "")
+	c.behaviour(fmt.Sprintf("%s %q %s", typeName(e), e.Name, note))
+	var out []convert.Step
+	if len(sc.comments) > 0 {
+		out = append(out, convert.CommentStep(sc.comments...))
+		sc.comments = nil
+	}
+	n := len(kids)
+	for i, k := range kids {
+		s := c.element(join(path, k.Name), k, sc)
+		if len(s) == 0 {
+			continue
+		}
+		cond := fmt.Sprintf("seq(__iteration, 0, 1, %d) == %d", n-1, i)
+		if n == 1 {
+			out = append(out, s...)
+			continue
+		}
+		out = append(out, convert.Step{If: &convert.Group{Cond: cond, Steps: nonEmpty(s)}})
+	}
+	return out
 }
 
 func (c *conv) unconvertedController(path string, e *Element, why string) []convert.Step {

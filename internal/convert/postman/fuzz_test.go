@@ -17,6 +17,9 @@ func FuzzConvert(f *testing.F) {
 	f.Add(b)
 	f.Add([]byte(`{"info":{"name":"x"},"item":[{"name":"a","request":{"url":{"host":["{{h}}"],"path":["a",{"value":"b"}]},"auth":{"type":"basic"}}}]}`))
 	f.Add([]byte(`{"info":{"name":"x"},"auth":{"type":"bearer","bearer":{"token":"{{t}}"}},"item":[{"name":"a","request":{"url":"{{h}}/a"},"event":[{"listen":"test","script":{"exec":["var r = JSON.parse(responseBody);","var u = r.user || {};","postman.setEnvironmentVariable('t', u.token);"]}}]}]}`))
+	// Bodies: a urlencoded key from a variable, basic auth with a password
+	// variable, a disabled body, form-data with a file first.
+	f.Add([]byte(`{"info":{"name":"x"},"item":[{"name":"a","request":{"method":"POST","url":"{{h}}/a?q={{v}}","auth":{"type":"basic","basic":[{"key":"username","value":"{{u}}"},{"key":"password","value":"{{pw}}"}]},"body":{"mode":"urlencoded","urlencoded":[{"key":"{{k}}","value":"a {{v}}+"},{"key":"x","value":"{{$guid}}"}]}}},{"name":"b","request":{"method":"POST","url":"{{h}}/b","body":{"disabled":true,"mode":"formdata","formdata":[{"key":"f","type":"file","src":["a.CSV","b.weird"]},{"key":"t","value":"v"}]}}},{"name":"c","request":{"method":"POST","url":"{{h}}/c","body":{"mode":"formdata","formdata":[{"key":"f","type":"file","src":"x.json"},{"key":"f","value":"again"}]}}}]}`))
 	env := &Environment{Values: []EnvValue{{Key: "h", Value: "http://e.test"}, {Key: "pw", Value: "x", Type: "secret"}}}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// The input read as an environment file too: rejected or read.

@@ -93,9 +93,10 @@ func (kv KV) str() string {
 	}
 }
 
-// Body is a request body.
+// Body is a request body; a disabled one is not sent.
 type Body struct {
 	Mode       string `json:"mode"`
+	Disabled   bool   `json:"disabled"`
 	Raw        string `json:"raw"`
 	URLEncoded []KV   `json:"urlencoded"`
 	FormData   []KV   `json:"formdata"`
@@ -256,7 +257,13 @@ type conv struct {
 	// extracted are variables test scripts set from responses (now
 	// extractions), so not read from the environment.
 	extracted map[string]bool
-	base      string // the variable whose value became the target ("baseUrl")
+	// authSaid are the auth types (digest, oauth1, …) the report's first
+	// section has said are not computed.
+	authSaid map[string]bool
+	// queryVars counts requests whose URL query holds a variable, forms
+	// those with a urlencoded body.
+	queryVars, forms int
+	base             string // the variable whose value became the target ("baseUrl")
 }
 
 // Convert builds the plan and its report.
@@ -337,6 +344,17 @@ func Convert(col *Collection, opt Options) (*convert.Plan, *convert.Report) {
 			c.report.Env = append(c.report.Env, convert.EnvVar{Env: env, What: v.from})
 			continue
 		}
+		if v.secret && val == "" {
+			// A secret the file leaves empty (Postman keeps its current
+			// value out of exported files): given at run time, as newman
+			// is given it with --env-var.
+			env := strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+			c.plan.SetVar(name, "${env."+env+":-}")
+			c.plan.AddSecret(name)
+			c.envSeen[env] = true
+			c.report.Env = append(c.report.Env, convert.EnvVar{Env: env, What: v.from + ", a secret the file leaves empty (empty unless set)"})
+			continue
+		}
 		c.plan.SetVar(name, stripVars(val))
 	}
 	c.events(col.Info.Name, col.Event, nil)
@@ -349,6 +367,14 @@ func Convert(col *Collection, opt Options) (*convert.Plan, *convert.Report) {
 	c.defineUndefined()
 	c.report.Notes = append(c.report.Notes, "The load is one user running the collection once, as the Postman runner does; set load for a test.")
 	c.report.AddBehaviour("Postman's runtime adds Accept: */*, Cache-Control: no-cache and a random Postman-Token header to every request; the plan sends none of them (add them to http.headers where a cache or the service looks at them)")
+	if c.forms > 0 {
+		c.report.AddBehaviour(fmt.Sprintf("%d %s a urlencoded body: the plan encodes a space as + where Postman sends %%20 (a form parser reads both as a space)",
+			c.forms, pluralS(c.forms, "request has", "requests have")))
+	}
+	if c.queryVars > 0 {
+		c.report.AddBehaviour(fmt.Sprintf("%d %s a variable in the URL query: the plan sends its value form-encoded (space as +, \\ as %%5C, + & = %% as %%2B %%26 %%3D %%25); Postman encodes only spaces, quotes and < > and sends the rest as it is (measured with newman 6.2.2) — the same value to a server, except that a + & = or %% in the value means something else in Postman's URL (a space, a new parameter, an escape)",
+			c.queryVars, pluralS(c.queryVars, "request has", "requests have")))
+	}
 	// Secret headers, query parameters, form fields and JSON members
 	// written as literals: the one secret rule, over the plan and report.
 	convert.HideSecrets(c.plan, c.report, "")
@@ -514,6 +540,50 @@ func (c *conv) template(s string) (string, []string) {
 	})
 	return s, needs
 }
+
+// formPiece is a urlencoded key or value with Postman variables as a
+// template that sends it form-encoded: literal text encoded now, a
+// variable's value through urlencode() when it is sent.
+func (c *conv) formPiece(s string) (string, []string) {
+	var b strings.Builder
+	var needs []string
+	last := 0
+	for _, m := range pmVar.FindAllStringSubmatchIndex(s, -1) {
+		b.WriteString(convert.EscapeLiteral(url.QueryEscape(s[last:m[0]])))
+		name := s[m[2]:m[3]]
+		if plainName.MatchString(name) {
+			b.WriteString("${urlencode(" + name + ")}")
+		} else {
+			// $guid and the like need no encoding; a name the
+			// expression cannot hold is sent as it is.
+			t, n := c.template(s[m[0]:m[1]])
+			needs = append(needs, n...)
+			b.WriteString(t)
+		}
+		last = m[1]
+	}
+	b.WriteString(convert.EscapeLiteral(url.QueryEscape(s[last:])))
+	return b.String(), needs
+}
+
+// basicPart is a basic-auth user or password as an expression argument:
+// a quoted literal, or one {{variable}} whose name an expression can hold.
+func (c *conv) basicPart(s string) (string, bool) {
+	if !strings.Contains(s, "{{") {
+		if strings.ContainsAny(s, `"\$`) {
+			return "", false
+		}
+		return `"` + s + `"`, true
+	}
+	m := pmVar.FindStringSubmatch(s)
+	if m == nil || m[0] != strings.TrimSpace(s) || !plainName.MatchString(m[1]) {
+		return "", false
+	}
+	return m[1], true
+}
+
+// plainName is a variable name an expression can hold as it is.
+var plainName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // The test-script idioms read here, in the pm and the legacy forms:
 //
@@ -765,6 +835,9 @@ func (c *conv) request(p string, it Item, auth *Auth) []convert.Step {
 	}
 	var needs, notes []string
 	raw := rawURL(rq.URL)
+	if i := strings.IndexByte(raw, '?'); i >= 0 && pmVar.MatchString(raw[i:]) {
+		c.queryVars++
+	}
 	u, n := c.url(raw)
 	needs = append(needs, n...)
 	r.URL = u
@@ -783,7 +856,8 @@ func (c *conv) request(p string, it Item, auth *Auth) []convert.Step {
 		n := c.auth(auth, r)
 		needs = append(needs, n...)
 	}
-	if b := rq.Body; b != nil {
+	// A disabled body is not sent, as Postman does.
+	if b := rq.Body; b != nil && !b.Disabled {
 		switch b.Mode {
 		case "raw":
 			if b.Raw != "" {
@@ -795,10 +869,36 @@ func (c *conv) request(p string, it Item, auth *Auth) []convert.Step {
 				}
 			}
 		case "urlencoded":
+			var on []KV
+			keyVars := false
 			for _, kv := range b.URLEncoded {
-				if kv.Disabled {
-					continue
+				if !kv.Disabled {
+					on = append(on, kv)
+					keyVars = keyVars || pmVar.MatchString(kv.Key)
 				}
+			}
+			if len(on) > 0 {
+				c.forms++
+			}
+			if keyVars {
+				// Postman resolves variables in the keys too; a plan's
+				// form keys are literal, so the body is built as text,
+				// each piece encoded as form does.
+				var pieces []string
+				for _, kv := range on {
+					k, n := c.formPiece(kv.Key)
+					v, n2 := c.formPiece(kv.str())
+					needs = append(append(needs, n...), n2...)
+					pieces = append(pieces, k+"="+v)
+				}
+				body := strings.Join(pieces, "&")
+				r.Body = &body
+				if !hasHeader(r.Headers, "Content-Type") {
+					r.Headers = append(r.Headers, convert.KV{Name: "Content-Type", Value: "application/x-www-form-urlencoded"})
+				}
+				break
+			}
+			for _, kv := range on {
 				v, n := c.template(kv.str())
 				needs = append(needs, n...)
 				r.Form = append(r.Form, convert.KV{Name: kv.Key, Value: v})
@@ -822,6 +922,7 @@ func (c *conv) request(p string, it Item, auth *Auth) []convert.Step {
 		case "formdata":
 			mp := &convert.Multipart{}
 			fileFirst := false
+			var order []string
 			for _, kv := range b.FormData {
 				if kv.Disabled {
 					continue
@@ -833,6 +934,7 @@ func (c *conv) request(p string, it Item, auth *Auth) []convert.Step {
 					v, n := c.template(kv.str())
 					needs = append(needs, n...)
 					mp.Fields = append(mp.Fields, convert.KV{Name: kv.Key, Value: v})
+					order = append(order, kv.Key)
 					continue
 				}
 				srcs := kv.srcs()
@@ -841,11 +943,21 @@ func (c *conv) request(p string, it Item, auth *Auth) []convert.Step {
 					needs = append(needs, "a file for "+kv.Key)
 				}
 				for _, s := range srcs {
-					mp.Files = append(mp.Files, convert.MultipartFile{Field: kv.Key, Path: c.filePath(s), ContentType: kv.ContentType})
+					ct := kv.ContentType
+					if ct == "" {
+						var known bool
+						if ct, known = fileType(s); !known {
+							notes = append(notes, fmt.Sprintf("file part %q: %s sent as %s (Postman looks the extension up in the mime-db list; give the part a contentType to be sure)", kv.Key, filepath.Base(s), ct))
+						}
+					}
+					mp.Files = append(mp.Files, convert.MultipartFile{Field: kv.Key, Path: c.filePath(s), ContentType: ct})
+					order = append(order, kv.Key)
 				}
 			}
 			if fileFirst {
-				notes = append(notes, "form fields are sent before the files (Postman sends the parts in the collection's order)")
+				// A file before a field: the parts in the collection's
+				// order, as Postman sends them.
+				mp.Order = order
 			}
 			if len(mp.Fields)+len(mp.Files) > 0 {
 				r.Multipart = mp
@@ -925,6 +1037,15 @@ func (c *conv) auth(a *Auth, r *convert.Request) []string {
 		r.Headers = append(r.Headers, convert.KV{Name: "Authorization", Value: "Bearer " + v})
 	case "basic":
 		user, pass := get(a.Basic, "username"), get(a.Basic, "password")
+		if arg, ok := c.basicPart(user); ok && strings.Contains(pass, "{{") {
+			if parg, ok := c.basicPart(pass); ok {
+				// The password is a variable (read from the environment
+				// when it is a secret): encoded when the request is sent,
+				// as Postman does.
+				r.Headers = append(r.Headers, convert.KV{Name: "Authorization", Value: "Basic ${base64(concat(" + arg + `, ":", ` + parg + "))}"})
+				break
+			}
+		}
 		env := "BASIC_AUTH"
 		if !c.envSeen[env] {
 			c.envSeen[env] = true
@@ -948,6 +1069,13 @@ func (c *conv) auth(a *Auth, r *convert.Request) []string {
 			c.plan.AddSecret(key)
 		}
 	default:
+		if !c.authSaid[a.Type] {
+			if c.authSaid == nil {
+				c.authSaid = map[string]bool{}
+			}
+			c.authSaid[a.Type] = true
+			c.report.AddBehaviour(fmt.Sprintf("Postman's %s auth is not computed: its requests are sent without it (no Authorization header); add the header the service expects", a.Type))
+		}
 		return []string{"auth type " + a.Type}
 	}
 	return nil
@@ -981,6 +1109,29 @@ func (c *conv) secretValue(v, env, what string) string {
 // defineUndefined defines variables the collection uses but never sets
 // (Postman environments, scripts) as empty vars so the plan loads, and
 // lists them.
+// callRefs replaces each reference that is a call the converter wrote
+// (urlencode(name), base64(concat(user, ":", password))) by the
+// variables it reads.
+func callRefs(refs []string) []string {
+	var out []string
+	for _, ref := range refs {
+		if !strings.Contains(ref, "(") {
+			out = append(out, ref)
+			continue
+		}
+		for _, m := range argIdent.FindAllStringSubmatch(quoted.ReplaceAllString(ref, `""`), -1) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+var (
+	quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+	// argIdent is a name not followed by "(" (a variable, not a call).
+	argIdent = regexp.MustCompile(`(?:^|[(,\s])([A-Za-z_][A-Za-z0-9_]*)\s*(?:[),]|$)`)
+)
+
 func (c *conv) defineUndefined() {
 	defined := map[string]bool{}
 	for _, kv := range c.plan.Vars {
@@ -996,11 +1147,16 @@ func (c *conv) defineUndefined() {
 			for _, f := range r.Form {
 				ts = append(ts, f.Value)
 			}
+			if r.Multipart != nil {
+				for _, f := range r.Multipart.Fields {
+					ts = append(ts, f.Value)
+				}
+			}
 			if r.Body != nil {
 				ts = append(ts, *r.Body)
 			}
 			for _, t := range ts {
-				for _, ref := range convert.Refs(t) {
+				for _, ref := range callRefs(convert.Refs(t)) {
 					if strings.HasPrefix(ref, "env.") || strings.HasPrefix(ref, "__") || defined[ref] || c.extracted[ref] {
 						continue
 					}

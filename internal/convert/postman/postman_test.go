@@ -194,8 +194,8 @@ func TestV20AuthAndFiles(t *testing.T) {
 		"tenant: coll",  // the collection beats the globals
 		"region: eu",    // from the globals
 		"Bearer ${tok}", // v2.0 object-form bearer
-		"Basic ${env.BASIC_AUTH}",
-		`apiKey: "${env.APIKEY}"`, // a secret-typed value
+		`Basic ${base64(concat(\"ann\", \":\", pw))}`, // a password from a variable: encoded when sent, as Postman does
+		`apiKey: "${env.APIKEY}"`,                     // a secret-typed value
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("plan lacks %q:\n%s", want, text)

@@ -2,7 +2,10 @@ package wiretest
 
 import (
 	"fmt"
+	"io"
 	"math"
+	"mime"
+	"mime/multipart"
 	"net/url"
 	"regexp"
 	"sort"
@@ -12,7 +15,7 @@ import (
 
 // Diff is one difference between the two request streams.
 type Diff struct {
-	Kind    string // users, endpoint, header, query, body, order, first, mix, think, ramp, rate
+	Kind    string // users, endpoint, header, query, body, part, order, first, mix, think, ramp, rate
 	Subject string // the endpoint ("GET /path") or header name it is about
 	JMeter  string
 	Plateau string
@@ -147,7 +150,8 @@ func Compare(j, p []Request, o Options) Result {
 	}
 
 	// Headers, query and body per endpoint present on both sides.
-	jv, pv := o.values(j), o.values(p)
+	jv, jn := o.values(j)
+	pv, pn := o.values(p)
 	for _, key := range sortedKeys(jv, pv) {
 		a, b := jv[key], pv[key]
 		ep, field, _ := strings.Cut(key, "\x00")
@@ -162,6 +166,14 @@ func Compare(j, p []Request, o Options) Result {
 			add(kind, ep+" "+name, "does not send it", "sends "+sample(b))
 		case !intersects(a, b):
 			add(kind, ep+" "+name, sample(a), sample(b))
+		case len(a) == 1 && jn[key] >= minSame && len(b) >= 3:
+			// One side repeats a value the other varies (a counter that
+			// never counts): sharing that one value is not agreement. 20
+			// sends of one value where the other side drew 3 or more is
+			// not chance (a pick among 3 repeats 20 times with p < 1e-8).
+			add(kind, ep+" "+name, fmt.Sprintf("always %s (%d times)", sample(a), jn[key]), fmt.Sprintf("%d values: %s", len(b), sample(b)))
+		case len(b) == 1 && pn[key] >= minSame && len(a) >= 3:
+			add(kind, ep+" "+name, fmt.Sprintf("%d values: %s", len(a), sample(a)), fmt.Sprintf("always %s (%d times)", sample(b), pn[key]))
 		}
 	}
 
@@ -261,14 +273,17 @@ func (o *Options) counts(rs []Request) map[string]int {
 }
 
 // values collects, per endpoint, the normalized values of each header,
-// query parameter, form field (or whole body) sent.
-func (o *Options) values(rs []Request) map[string]map[string]bool {
+// query parameter, form field (or whole body) sent, and how many times
+// each field was sent.
+func (o *Options) values(rs []Request) (map[string]map[string]bool, map[string]int) {
 	m := map[string]map[string]bool{}
+	sent := map[string]int{}
 	put := func(ep, field, v string) {
 		k := ep + "\x00" + field
 		if m[k] == nil {
 			m[k] = map[string]bool{}
 		}
+		sent[k]++
 		if len(m[k]) < 500 {
 			m[k][o.norm(v)] = true
 		}
@@ -283,8 +298,15 @@ func (o *Options) values(rs []Request) map[string]map[string]bool {
 			}
 			return strings.ReplaceAll(v, q.User, "{self}")
 		}
+		boundary := multipartBoundary(q.Header.Get("Content-Type"))
 		for h, vs := range q.Header {
-			put(ep, "header:"+h, self(strings.Join(vs, ", ")))
+			v := strings.Join(vs, ", ")
+			if h == "Content-Type" && boundary != "" {
+				// Each tool draws its own boundary: the rest of the
+				// header is compared.
+				v = strings.ReplaceAll(v, boundary, "{boundary}")
+			}
+			put(ep, "header:"+h, self(v))
 		}
 		if q.Query != "" {
 			// Raw: the encoding on the wire is compared too.
@@ -301,12 +323,14 @@ func (o *Options) values(rs []Request) map[string]map[string]bool {
 					ku, _ := url.QueryUnescape(k)
 					put(ep, "body:"+ku, self(v))
 				}
+			} else if boundary != "" {
+				parts(q.Body, boundary, func(field, v string) { put(ep, field, self(v)) })
 			} else {
 				put(ep, "body:", self(q.Body))
 			}
 		}
 	}
-	return m
+	return m, sent
 }
 
 func (o *Options) transitions(u map[string][]Request) map[string]int {
@@ -468,4 +492,77 @@ func (o *Options) expect(n, total, other int) bool {
 		return false
 	}
 	return float64(n)*float64(other)/float64(total) >= 20
+}
+
+// multipartBoundary returns the boundary of a multipart Content-Type, or
+// "".
+func multipartBoundary(ct string) string {
+	if ct == "" {
+		return ""
+	}
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil || !strings.HasPrefix(mt, "multipart/") {
+		return ""
+	}
+	return params["boundary"]
+}
+
+// minSame is how many times one side must send a single value of a field
+// the other side varies for the comparison to call it a difference.
+const minSame = 20
+
+// maxParts bounds the parts of one body the comparison reads.
+const maxParts = 100
+
+// parts reads a multipart body part by part and puts what the two tools
+// must agree on, each under a "part:" field: the order of the parts (by
+// name, a repeated name numbered), and per part its Content-Disposition
+// as sent (name, filename and their quoting), its Content-Type ("none"
+// when it has none), any other header, and its content. A body that does
+// not parse is compared whole (the boundary masked) with the parse error.
+func parts(body, boundary string, put func(field, v string)) {
+	r := multipart.NewReader(strings.NewReader(body), boundary)
+	seen := map[string]int{}
+	var order []string
+	for len(order) < maxParts {
+		// Raw: a quoted-printable part is compared as sent.
+		p, err := r.NextRawPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			put("part:malformed", strings.ReplaceAll(err.Error(), boundary, "{boundary}"))
+			put("body:", strings.ReplaceAll(body, boundary, "{boundary}"))
+			return
+		}
+		name := p.FormName()
+		if name == "" {
+			name = "(no name)"
+		}
+		seen[name]++
+		label := name
+		if seen[name] > 1 {
+			label = fmt.Sprintf("%s#%d", name, seen[name])
+		}
+		order = append(order, label)
+		content, err := io.ReadAll(io.LimitReader(p, 1<<20))
+		if err != nil {
+			put("part:malformed", strings.ReplaceAll(err.Error(), boundary, "{boundary}"))
+			put("body:", strings.ReplaceAll(body, boundary, "{boundary}"))
+			return
+		}
+		put("part:"+label+" Content-Disposition", p.Header.Get("Content-Disposition"))
+		ct := p.Header.Get("Content-Type")
+		if ct == "" {
+			ct = "none"
+		}
+		put("part:"+label+" Content-Type", ct)
+		for k, vs := range p.Header {
+			if k != "Content-Disposition" && k != "Content-Type" {
+				put("part:"+label+" "+k, strings.Join(vs, ", "))
+			}
+		}
+		put("part:"+label+" content", string(content))
+	}
+	put("part:order", strings.Join(order, ", "))
 }

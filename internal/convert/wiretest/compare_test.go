@@ -2,7 +2,10 @@ package wiretest
 
 import (
 	"bytes"
+	"fmt"
+	"mime/multipart"
 	"net/http"
+	"net/textproto"
 	"os"
 	"regexp"
 	"strings"
@@ -158,5 +161,113 @@ func TestPrepareJMXIterations(t *testing.T) {
 	}
 	if !strings.Contains(string(out), `<stringProp name="LoopController.loops">5</stringProp>`) {
 		t.Errorf("the thread group does not run 5 iterations:\n%s", out)
+	}
+}
+
+// formBody writes a multipart body of parts (name, filename or "",
+// content type or "", content) with mime/multipart's writer, under its
+// own random boundary, as each tool draws one.
+func formBody(t *testing.T, parts [][4]string) Request {
+	t.Helper()
+	var b bytes.Buffer
+	w := multipart.NewWriter(&b)
+	for _, p := range parts {
+		h := textproto.MIMEHeader{}
+		cd := `form-data; name="` + p[0] + `"`
+		if p[1] != "" {
+			cd += `; filename="` + p[1] + `"`
+		}
+		h.Set("Content-Disposition", cd)
+		if p[2] != "" {
+			h.Set("Content-Type", p[2])
+		}
+		pw, err := w.CreatePart(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = pw.Write([]byte(p[3]))
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h := http.Header{}
+	h.Set("Content-Type", w.FormDataContentType())
+	return Request{User: "c/1", Method: "POST", Host: "h", Path: "/upload", Header: h, Body: b.String()}
+}
+
+// TestCompareMultipart: two multipart bodies under different boundaries
+// are equal when their parts are; a part's name, filename, content type,
+// content, or the parts' order, differing is found, in the part it is
+// about.
+func TestCompareMultipart(t *testing.T) {
+	base := [][4]string{
+		{"note", "", "", "hello world"},
+		{"doc", "upload-file.csv", "text/csv", "key,val\na,1\n"},
+	}
+	a, b := formBody(t, base), formBody(t, base)
+	if a.Header.Get("Content-Type") == b.Header.Get("Content-Type") {
+		t.Fatal("the two bodies share a boundary; the test shows nothing")
+	}
+	if r := Compare([]Request{a}, []Request{b}, Options{}); len(r.Diffs) != 0 {
+		t.Errorf("equal parts under different boundaries differ: %s", kinds(r))
+	}
+	for _, tc := range []struct {
+		name  string
+		parts [][4]string
+		want  string
+	}{
+		{"order", [][4]string{base[1], base[0]}, "part POST h/upload order"},
+		{"field name", [][4]string{{"Note", "", "", "hello world"}, base[1]}, "part POST h/upload order"},
+		{"filename", [][4]string{base[0], {"doc", "upload.csv", "text/csv", "key,val\na,1\n"}}, "part POST h/upload doc Content-Disposition"},
+		{"content type", [][4]string{base[0], {"doc", "upload-file.csv", "application/octet-stream", "key,val\na,1\n"}}, "part POST h/upload doc Content-Type"},
+		{"text part typed", [][4]string{{"note", "", "text/plain", "hello world"}, base[1]}, "part POST h/upload note Content-Type"},
+		{"file content", [][4]string{base[0], {"doc", "upload-file.csv", "text/csv", "key,val\n"}}, "part POST h/upload doc content"},
+		{"field value", [][4]string{{"note", "", "", "hello+world"}, base[1]}, "part POST h/upload note content"},
+		{"repeated name", [][4]string{base[0], base[1], base[1]}, "part POST h/upload order"},
+	} {
+		r := Compare([]Request{a}, []Request{formBody(t, tc.parts)}, Options{})
+		if !strings.Contains(kinds(r), tc.want) {
+			t.Errorf("%s: want %q among the differences, got %q", tc.name, tc.want, kinds(r))
+		}
+		for _, d := range r.Diffs {
+			if d.Kind == "header" || d.Kind == "body" {
+				t.Errorf("%s: a %s difference %s: the boundary leaked into the comparison", tc.name, d.Kind, d)
+			}
+		}
+	}
+	// A body cut short (no closing delimiter) is compared whole, and said
+	// to be malformed.
+	bad := formBody(t, base)
+	bad.Body = bad.Body[:len(bad.Body)-20]
+	if r := Compare([]Request{a}, []Request{bad}, Options{}); !strings.Contains(kinds(r), "part POST h/upload malformed") {
+		t.Errorf("a malformed body: got %q", kinds(r))
+	}
+}
+
+// TestCompareRepeatedValue: a value one side sends again and again where
+// the other side varies it (a counter that never counts) is a difference,
+// though the two share that value; a value drawn from two is not.
+func TestCompareRepeatedValue(t *testing.T) {
+	mk := func(q func(i int) string) []Request {
+		var out []Request
+		for i := 0; i < 24; i++ {
+			out = append(out, Request{User: "g/1", Method: "GET", Host: "h", Path: "/count", Query: q(i), Header: http.Header{}, At: time.Duration(i) * 100 * time.Millisecond})
+		}
+		return out
+	}
+	counting := mk(func(i int) string { return fmt.Sprintf("n=%d", 10+5*i) })
+	stuck := mk(func(int) string { return "n=10" })
+	if r := Compare(counting, stuck, Options{}); !strings.Contains(kinds(r), "query GET h/count n") {
+		t.Errorf("a counter stuck at its start: got %q", kinds(r))
+	}
+	if r := Compare(stuck, counting, Options{}); !strings.Contains(kinds(r), "query GET h/count n") {
+		t.Errorf("a counter only plateau counts: got %q", kinds(r))
+	}
+	if r := Compare(counting, counting, Options{}); len(r.Diffs) != 0 {
+		t.Errorf("equal counters differ: %q", kinds(r))
+	}
+	coin := mk(func(i int) string { return fmt.Sprintf("n=%d", i%2) })
+	if r := Compare(coin, mk(func(int) string { return "n=0" }), Options{}); strings.Contains(kinds(r), "query") {
+		t.Errorf("a draw between two values that came out the same every time is chance, not a difference: %q", kinds(r))
 	}
 }

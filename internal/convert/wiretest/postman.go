@@ -32,9 +32,22 @@ type PostmanCase struct {
 	// --env-var name=value, plateau the environment variable the converted
 	// plan reads for a variable no file defines (NAME upper-cased).
 	Vars map[string]string
-	// Rewrite edits the environment file before both runs (the same file
-	// for both), e.g. https → http: the recorder does not intercept TLS.
+	// Rewrite edits the collection and the environment file before both
+	// runs (the same files for both), e.g. https → http: the recorder does
+	// not intercept TLS.
 	Rewrite []Replace
+	// WorkingDir is where form-data and file bodies' relative paths are
+	// found (a path in Dir; default: the collection's folder): newman's
+	// --working-dir and the converter's Options.WorkingDir.
+	WorkingDir string
+}
+
+// workDir is the case's working directory (absolute once Dir is).
+func (c PostmanCase) workDir() string {
+	if c.WorkingDir != "" {
+		return filepath.Join(c.Dir, c.WorkingDir)
+	}
+	return filepath.Dir(filepath.Join(c.Dir, c.Collection))
 }
 
 // PostmanOutcome is what a PostmanCase produced.
@@ -85,7 +98,8 @@ var newmanVolatile = map[string]bool{"Postman-Token": true}
 // returns what the recorder saw, each request keyed as the one user.
 func RunNewman(t testing.TB, bin string, c PostmanCase, rec *Recorder) []Request {
 	t.Helper()
-	args := []string{"run", filepath.Join(c.Dir, c.Collection), "--reporters", "cli", "--color", "off", "--disable-unicode", "--timeout", "60000"}
+	args := []string{"run", filepath.Join(c.Dir, c.Collection), "--reporters", "cli", "--color", "off", "--disable-unicode", "--timeout", "60000",
+		"--working-dir", c.workDir()}
 	if c.Environment != "" {
 		args = append(args, "--environment", filepath.Join(c.Dir, c.Environment))
 	}
@@ -134,6 +148,7 @@ func RunPostmanCase(t testing.TB, c PostmanCase) *PostmanOutcome {
 	bin := Newman(t)
 	o := &PostmanOutcome{}
 	c.Dir = CopyDir(t, c.Dir)
+	rewriteFile(t, filepath.Join(c.Dir, c.Collection), c.Rewrite)
 	if c.Environment != "" {
 		rewriteFile(t, filepath.Join(c.Dir, c.Environment), c.Rewrite)
 	}
@@ -151,7 +166,7 @@ func RunPostmanCase(t testing.TB, c PostmanCase) *PostmanOutcome {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := postman.Options{Source: c.Collection, EnvSource: c.Environment, GlobalsSource: c.Globals}
+	opt := postman.Options{Source: c.Collection, EnvSource: c.Environment, GlobalsSource: c.Globals, WorkingDir: c.workDir()}
 	if c.Environment != "" {
 		if opt.Environment, err = postman.ParseEnvironment(bytes.NewReader(read(c.Environment))); err != nil {
 			t.Fatal(err)

@@ -56,12 +56,20 @@ var folio = []Rule{
 // headerless CSV files, X-Okapi-Tenant from a CSV column in a plan-level
 // Header Manager.
 //
-// Both tools run 6 passes of the loop per user (Bounds.Iterations: the
-// endless loop runs 6 times under JMeter, the converted plan 6 iterations),
-// so the comparison is by counts: a JVM starved of CPU on a loaded machine
-// sends fewer requests in a fixed time, never fewer passes.
+// Both tools run 3 passes of the loop per user for 8 users (Bounds.
+// Iterations: the endless loop runs 3 times under JMeter, the converted
+// plan 3 iterations), so the comparison is by counts: a JVM starved of CPU
+// on a loaded machine sends fewer requests in a fixed time, never fewer
+// passes. A pass is the plan's think times (each timer's "1000 +
+// ${thinktime_offset}" is 0 ms to JMeter, which reads no number there;
+// the random ranges, 2–4 s, are literals no property shortens): about
+// 10 s a pass, so the run's length is the passes one user makes, and the
+// 24 passes are spread over 8 users rather than 6 passes over 4 (104 s
+// before, JMeter and plateau one after the other). 24 passes at 43/57
+// leave a branch untaken with probability 0.57^24 = 1.4e-6: both must run
+// on both sides.
 func TestRealFOLIOCheckInCheckOut(t *testing.T) {
-	const users, passes = 4, 6
+	const users, passes = 8, 3
 	o := Run(t, Case{
 		Dir: "testdata/folio-cico", JMX: "circulation_checkInCheckOut_orchid.jmx",
 		Rules: folio,
@@ -77,11 +85,12 @@ func TestRealFOLIOCheckInCheckOut(t *testing.T) {
 		for _, q := range rs {
 			n[q.Method+" "+q.Path]++
 		}
-		// Each user logs in once; each pass is a check-in or a check-out.
+		// Each user logs in once; each pass is a check-in or a check-out,
+		// and both branches run.
 		logins := n["POST /authn/login"] + n["POST /bl-users/login"]
 		in, out := n["POST /circulation/check-in-by-barcode"], n["POST /circulation/check-out-by-barcode"]
-		if logins != users || in+out != users*passes {
-			t.Errorf("%s: %d logins (want %d), %d check-ins + %d check-outs (want %d passes): %v", side, logins, users, in, out, users*passes, n)
+		if logins != users || in+out != users*passes || in == 0 || out == 0 {
+			t.Errorf("%s: %d logins (want %d), %d check-ins + %d check-outs (want %d passes, both branches): %v", side, logins, users, in, out, users*passes, n)
 		}
 	}
 }

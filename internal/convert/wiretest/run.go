@@ -342,6 +342,16 @@ func PrepareJMX(src []byte, b Bounds) ([]byte, error) {
 // returns what the recorder saw.
 func RunJMeter(t testing.TB, jmx string, rec *Recorder, b Bounds, props map[string]string) []Request {
 	t.Helper()
+	reqs, _ := StartJMeter(t, jmx, rec, b, props)()
+	return reqs
+}
+
+// StartJMeter starts what RunJMeter runs and returns at once; the function
+// it returns waits for JMeter's end (it must be called from the test's
+// goroutine) and returns what the recorder saw and how long JMeter ran. A
+// test that ends before it is called stops JMeter.
+func StartJMeter(t testing.TB, jmx string, rec *Recorder, b Bounds, props map[string]string) func() ([]Request, time.Duration) {
+	t.Helper()
 	java, jar := JMeter(t)
 	src, err := os.ReadFile(jmx)
 	if err != nil {
@@ -359,27 +369,49 @@ func RunJMeter(t testing.TB, jmx string, rec *Recorder, b Bounds, props map[stri
 	args := []string{"-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-jar", jar, "-n", "-t", run,
 		"-l", filepath.Join(dir, "jmeter.jtl"), "-j", filepath.Join(dir, "jmeter.log"),
 		"-H", "127.0.0.1", "-P", rec.Port, "-Jsummariser.out=false"}
-	for k, v := range props {
-		args = append(args, "-J"+k+"="+v)
+	for _, k := range sortedKeys(props, props) {
+		args = append(args, "-J"+k+"="+props[k])
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), b.Duration+2*time.Minute)
-	defer cancel()
 	cmd := exec.CommandContext(ctx, java, args...)
 	cmd.Dir = dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "jmeter.log"))
-		t.Fatalf("jmeter: %v\n%s\n%s", err, out.String(), tail(string(log), 4000))
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatalf("jmeter: %v", err)
 	}
-	reqs, dropped := rec.Requests()
-	if dropped > 0 {
-		t.Fatalf("recorder dropped %d JMeter requests (bound %d)", dropped, maxRecorded)
+	done := make(chan struct{})
+	var runErr error
+	var took time.Duration
+	go func() {
+		runErr = cmd.Wait()
+		took = time.Since(start)
+		close(done)
+	}()
+	// A test that fails before waiting stops JMeter before its directory
+	// and recorder go.
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return func() ([]Request, time.Duration) {
+		t.Helper()
+		<-done
+		if runErr != nil {
+			log, _ := os.ReadFile(filepath.Join(dir, "jmeter.log"))
+			t.Fatalf("jmeter: %v\n%s\n%s", runErr, out.String(), tail(string(log), 4000))
+		}
+		reqs, dropped := rec.Requests()
+		if dropped > 0 {
+			t.Fatalf("recorder dropped %d JMeter requests (bound %d)", dropped, maxRecorded)
+		}
+		for _, f := range jtlFailures(filepath.Join(dir, "jmeter.jtl"), 10) {
+			t.Logf("JMeter sample failed: %s", f)
+		}
+		return reqs, took
 	}
-	for _, f := range jtlFailures(filepath.Join(dir, "jmeter.jtl"), 10) {
-		t.Logf("JMeter sample failed: %s", f)
-	}
-	return reqs
 }
 
 // jtlFailures lists up to n distinct failed samples of a CSV JTL (label,

@@ -44,11 +44,14 @@ type Part struct {
 	Field, Path, ContentType, FileName string
 }
 
-// Multipart is a multipart/form-data body: fields first, then files.
+// Multipart is a multipart/form-data body: fields first, then files, or
+// the parts in Order: each entry a field's index, or len(Fields) plus a
+// file's index.
 type Multipart struct {
 	Boundary string
 	Fields   []Field
 	Files    []Part
+	Order    []int
 }
 
 // NewBoundary returns a random boundary.
@@ -65,70 +68,75 @@ func (m *Multipart) ContentType() string {
 
 var quoteEscaper = strings.NewReplacer("\\", "\\\\", `"`, "\\\"", "\r", "%0D", "\n", "%0A")
 
-// heads returns each part's delimiter and header block, and the closing
-// delimiter, as mime/multipart writes them.
-func (m *Multipart) heads() (fields []string, files []string, closing string) {
-	delim := func(first bool) string {
-		if first {
-			return "--" + m.Boundary + "\r\n"
+// heads returns each part's delimiter and header block (a field's with
+// its value) in the order sent, and the closing delimiter, as
+// mime/multipart writes them; file[i] is the file part i sends after its
+// head, or -1.
+func (m *Multipart) heads() (parts []string, file []int, closing string) {
+	order := m.Order
+	if len(order) == 0 {
+		order = make([]int, len(m.Fields)+len(m.Files))
+		for i := range order {
+			order[i] = i
 		}
-		return "\r\n--" + m.Boundary + "\r\n"
 	}
-	n := 0
-	for _, f := range m.Fields {
-		fields = append(fields, delim(n == 0)+
-			fmt.Sprintf("Content-Disposition: form-data; name=\"%s\"\r\n\r\n", quoteEscaper.Replace(f.Name))+f.Value)
-		n++
-	}
-	for _, p := range m.Files {
-		files = append(files, delim(n == 0)+
-			fmt.Sprintf("Content-Disposition: form-data; name=\"%s\"; filename=\"%s\"\r\nContent-Type: %s\r\n\r\n",
-				quoteEscaper.Replace(p.Field), quoteEscaper.Replace(p.FileName), p.ContentType))
-		n++
+	for n, k := range order {
+		d := "\r\n--" + m.Boundary + "\r\n"
+		if n == 0 {
+			d = "--" + m.Boundary + "\r\n"
+		}
+		if k < len(m.Fields) {
+			f := m.Fields[k]
+			parts = append(parts, d+fmt.Sprintf("Content-Disposition: form-data; name=\"%s\"\r\n\r\n", quoteEscaper.Replace(f.Name))+f.Value)
+			file = append(file, -1)
+			continue
+		}
+		p := m.Files[k-len(m.Fields)]
+		parts = append(parts, d+fmt.Sprintf("Content-Disposition: form-data; name=\"%s\"; filename=\"%s\"\r\nContent-Type: %s\r\n\r\n",
+			quoteEscaper.Replace(p.Field), quoteEscaper.Replace(p.FileName), p.ContentType))
+		file = append(file, k-len(m.Fields))
 	}
 	closing = "\r\n--" + m.Boundary + "--\r\n"
-	if n == 0 {
+	if len(order) == 0 {
 		closing = "--" + m.Boundary + "--\r\n"
 	}
-	return fields, files, closing
+	return parts, file, closing
 }
 
 // Size is the body's exact length with the files' current sizes.
 func (m *Multipart) Size() (int64, error) {
-	fields, files, closing := m.heads()
+	parts, file, closing := m.heads()
 	n := int64(len(closing))
-	for _, s := range fields {
+	for i, s := range parts {
 		n += int64(len(s))
-	}
-	for i, s := range files {
-		fi, err := os.Stat(m.Files[i].Path)
-		if err != nil {
-			return 0, err
+		if file[i] >= 0 {
+			fi, err := os.Stat(m.Files[file[i]].Path)
+			if err != nil {
+				return 0, err
+			}
+			n += fi.Size()
 		}
-		n += int64(len(s)) + fi.Size()
 	}
 	return n, nil
 }
 
 // WriteTo writes the body, copying each file from disk.
 func (m *Multipart) WriteTo(w io.Writer) (int64, error) {
-	fields, files, closing := m.heads()
+	parts, file, closing := m.heads()
 	var total int64
 	put := func(s string) error {
 		k, err := io.WriteString(w, s)
 		total += int64(k)
 		return err
 	}
-	for _, s := range fields {
+	for i, s := range parts {
 		if err := put(s); err != nil {
 			return total, err
 		}
-	}
-	for i, s := range files {
-		if err := put(s); err != nil {
-			return total, err
+		if file[i] < 0 {
+			continue
 		}
-		k, err := File{Path: m.Files[i].Path}.WriteTo(w)
+		k, err := File{Path: m.Files[file[i]].Path}.WriteTo(w)
 		total += k
 		if err != nil {
 			return total, err

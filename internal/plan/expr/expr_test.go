@@ -121,6 +121,15 @@ func TestFunctions(t *testing.T) {
 		{`replace("a-b", "-", "+")`, `a\+b`},
 		{`json("$.items[?(@.status=='open')].id")`, `1`},
 		{`header("X-A")`, `h-X-A`},
+		{`concat("a", ":", upper("b"), 1)`, `a:B1`},
+		{`base64(concat("clerk", ":", "pw"))`, `Y2xlcms6cHc=`},
+		{`seq(1, 10, 5)`, `10`},
+		{`seq(4, 10, 5)`, `25`},
+		{`seq(3, 0, 1, 4)`, `2`},
+		{`seq(6, 0, 1, 4)`, `0`},
+		{`seq(7, 0, 1, 4)`, `1`},
+		{`seq(3, 1, 2, 6)`, `5`},
+		{`seq(4, 1, 2, 6)`, `1`},
 	}
 	for _, r := range rows {
 		t.Run(r.src, func(t *testing.T) {
@@ -195,7 +204,7 @@ func TestNoAllocs(t *testing.T) {
 }
 
 func FuzzCompile(f *testing.F) {
-	for _, s := range []string{`${a} == 1 && !(b =~ "x")`, `now("yyyy", "+1d")`, `f(`, `"\`, `json("$.a[?(@.b==1)]")`, `substr("ab",1,2)`} {
+	for _, s := range []string{`${a} == 1 && !(b =~ "x")`, `now("yyyy", "+1d")`, `f(`, `"\`, `json("$.a[?(@.b==1)]")`, `substr("ab",1,2)`, `seq(3, 1, 2, 6) == 5`, `seq(-9e18, 0, 1e-300, 1e300)`, `base64(concat(a, ":", "b"))`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {

@@ -133,6 +133,38 @@ func init() {
 			}
 			return func(Env) Value { return num(float64(c.Add(1))) }, nil
 		}},
+		// seq(n, start, step[, end]) is the n-th value (n from 1) of the
+		// sequence start, start+step, …, back to start after the last one
+		// not past end: JMeter's Counter, with n the user's iteration
+		// (per user) or a counter() (shared).
+		"seq": {3, 4, func(_ *parser, a []cnode) (node, error) {
+			var end node
+			if len(a) == 4 {
+				end = a[3].fn
+			}
+			return func(e Env) Value {
+				n, _ := a[0].fn(e).number()
+				start, _ := a[1].fn(e).number()
+				step, _ := a[2].fn(e).number()
+				i := int64(n) - 1
+				if end != nil && step != 0 {
+					last, _ := end(e).number()
+					if k := int64((last-start)/step) + 1; k > 0 && i >= 0 {
+						i %= k
+					}
+				}
+				return num(start + step*float64(i))
+			}, nil
+		}},
+		"concat": {1, -1, func(_ *parser, a []cnode) (node, error) {
+			return func(e Env) Value {
+				var b strings.Builder
+				for _, x := range a {
+					b.WriteString(x.fn(e).text())
+				}
+				return str(b.String())
+			}, nil
+		}},
 		"jsonEscape": text1(func(s string) string {
 			b := jsonesc.Append(nil, s, false)
 			return string(b)
