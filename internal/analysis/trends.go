@@ -155,16 +155,16 @@ func MemoryTrends(ts []resources.Target) []trend.MemoryTrend {
 		switch t.Kind {
 		case mondata.KindJVM:
 			if mem = get("OU"); mem != nil {
-				what, gc, limit = "old generation", get("FGC"), last(get("OC"))
+				what, gc, limit = trend.WhatOldGeneration, get("FGC"), last(get("OC"))
 			} else if mem = get("heap_used_bytes"); mem != nil {
-				what, limit = "heap", last(get("heap_committed_bytes"))
+				what, limit = trend.WhatHeap, last(get("heap_committed_bytes"))
 			}
 		case mondata.KindProcess:
-			mem, what = get("rss_bytes"), "RSS"
+			mem, what = get("rss_bytes"), trend.WhatRSS
 		case mondata.KindCgroup:
-			mem, what, limit = get("memory_bytes"), "memory", last(get("memory_limit_bytes"))
+			mem, what, limit = get("memory_bytes"), trend.WhatMemory, last(get("memory_limit_bytes"))
 		case mondata.KindHost:
-			mem, what, limit = get("mem_used_bytes"), "memory used", last(get("mem_total_bytes"))
+			mem, what, limit = get("mem_used_bytes"), trend.WhatMemoryUsed, last(get("mem_total_bytes"))
 		}
 		if mem == nil {
 			continue

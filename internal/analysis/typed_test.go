@@ -9,6 +9,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/analysis/knee"
 	"github.com/plateau-perf/plateau/internal/analysis/resources"
+	"github.com/plateau-perf/plateau/internal/analysis/sla"
 	"github.com/plateau-perf/plateau/internal/analysis/trend"
 	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/rundir/rundirtest"
@@ -102,6 +103,44 @@ func TestAnalysesHoldNoText(t *testing.T) {
 	}{}), "probe", map[reflect.Type]bool{}, &probe)
 	if len(probe) != 1 || probe[0] != "probe.R[].Reason" {
 		t.Errorf("the walk found %v, want only the Reason", probe)
+	}
+}
+
+// TestRequirementsAndRulesHoldNoText: what a requirement judges
+// (sla.Subject), the resource rules' measures and the network faults are
+// kinds and numbers; their words are report/words.go's (SubjectText,
+// MeasureText). The only plain strings left are names a user or a
+// monitor gave (a label, a workload, a server, a component) and
+// identifiers of a closed list (a resource, a unit), listed here one by
+// one: a new string field fails until it is judged a name or moved to a
+// kind.
+func TestRequirementsAndRulesHoldNoText(t *testing.T) {
+	names := map[string]bool{
+		"sla.Subject.Label": true, "sla.Subject.Workload": true, "sla.Subject.Server": true,
+		"resources.Rule.Aspect": true, "resources.Rule.Unit": true,
+		"resources.NetFault.Target": true, "resources.NetFault.Component": true,
+	}
+	for _, v := range []any{sla.Subject{}, resources.Rule{}, resources.NetFault{}} {
+		var found []string
+		freeText(reflect.TypeOf(v), reflect.TypeOf(v).String(), map[reflect.Type]bool{}, &found)
+		for _, f := range found {
+			if !names[f] {
+				t.Errorf("free text in a requirement or a rule: %s", f)
+			}
+		}
+	}
+	// The words left analysis: no rule carries a word, no expression
+	// describes itself.
+	if _, ok := reflect.TypeOf(resources.Rule{}).FieldByName("Word"); ok {
+		t.Error("resources.Rule has a Word again: its measure is a kind (Measure)")
+	}
+	if _, ok := reflect.TypeOf(&sla.Expr{}).MethodByName("Describe"); ok {
+		t.Error("sla.Expr describes itself again: its subject is a kind (Subject)")
+	}
+	for _, r := range resources.ServiceRules {
+		if r.Measure < resources.MeasureCores || r.Measure > resources.MeasureConnections {
+			t.Errorf("rule %s/%s has no measure of the closed list: %v", r.Aspect, r.Unit, r.Measure)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/locale"
 	"github.com/plateau-perf/plateau/internal/report"
 )
 
@@ -21,6 +22,7 @@ func newCompareCmd(st *State) *cobra.Command {
 	var (
 		failOn []string
 		outDir string
+		lang   string
 	)
 	cmd := &cobra.Command{
 		Use:   "compare BASE_DIR NEW_DIR [MORE_DIR…]",
@@ -59,7 +61,7 @@ a unit: %, ms, s, pp, rps. Examples: "p95 > +10%", "mean > +20ms",
 				}
 				rules = append(rules, rs...)
 			}
-			res, err := report.CompareRuns(args, report.CompareOptions{Rules: rules, Version: version()})
+			res, err := report.CompareRuns(args, report.CompareOptions{Rules: rules, Version: version(), Lang: lang})
 			if err != nil {
 				return fmt.Errorf("compare: %w", err)
 			}
@@ -87,6 +89,7 @@ a unit: %, ms, s, pp, rps. Examples: "p95 > +10%", "mean > +20ms",
 	}
 	cmd.Flags().StringArrayVar(&failOn, "fail-on", nil, `regression rule, e.g. "p95 > +10%" (repeatable); exit status 1 when one trips`)
 	cmd.Flags().StringVarP(&outDir, "output", "o", "", "directory for compare.html and compare.md (default: the last run directory)")
+	cmd.Flags().StringVar(&lang, "lang", "", "language of compare.html and compare.md: "+strings.Join(locale.Names(), ", ")+" (default: the baseline run's plan lang, else en)")
 	return cmd
 }
 

@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plateau-perf/plateau/internal/core"
 	"github.com/plateau-perf/plateau/internal/demo"
 	"github.com/plateau-perf/plateau/internal/demo/sut"
+	"github.com/plateau-perf/plateau/internal/report/reporttest"
 	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
@@ -124,6 +126,47 @@ func TestDemoEndToEnd(t *testing.T) {
 			t.Errorf("the run's Danish report has the English %q", en)
 		}
 	}
+	// Read as a Danish manager reads it: report.html, the comparison of
+	// the run with itself (Danish by the plan's lang) and the history
+	// report (--lang da) hold no English sentence outside code and the
+	// run's own names (its labels, phases, targets, the servers' error
+	// messages, the " (net of downstream)" label suffix).
+	names, err := reporttest.Names(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names = append(names, core.NetSuffix, filepath.Join(dir, "sut", "logs"), filepath.Join(cwd, "demo"))
+	readDanish := func(what, path string) {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), `<html lang="da">`) {
+			t.Errorf("%s is not Danish", what)
+		}
+		left, err := reporttest.EnglishLeft(b, reporttest.EnglishStopList, names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range left {
+			t.Errorf("English in the Danish %s: %s", what, l)
+		}
+	}
+	readDanish("report", filepath.Join(run, "report.html"))
+	cmpDir := filepath.Join(cwd, "compare")
+	if out, err := plateauCmd("compare", run, run, "-o", cmpDir).CombinedOutput(); err != nil {
+		t.Fatalf("plateau compare: %v\n%s", err, out)
+	}
+	readDanish("comparison", filepath.Join(cmpDir, "compare.html"))
+	db, histDir := filepath.Join(cwd, "history.db"), filepath.Join(cwd, "history")
+	if out, err := plateauCmd("history", "add", "--db", db, "--tag", "release=r1", run).CombinedOutput(); err != nil {
+		t.Fatalf("plateau history add: %v\n%s", err, out)
+	}
+	if out, err := plateauCmd("history", "report", "--db", db, "--lang", "da", "-o", histDir).CombinedOutput(); err != nil {
+		t.Fatalf("plateau history report: %v\n%s", err, out)
+	}
+	readDanish("history", filepath.Join(histDir, "history.html"))
 	// --lang beats the plan: the same run's report in English.
 	en := plateauCmd("report", "--lang", "en", "--format", "md", run)
 	if out, err := en.CombinedOutput(); err != nil {
@@ -217,8 +260,9 @@ func TestDemoInterrupt(t *testing.T) {
 		_ = cmd.Process.Kill()
 		t.Fatalf("demo did not stop within 30 s of Ctrl-C\nstderr:\n%s", stderr.String())
 	}
-	if out := stdout.String(); strings.Contains(out, "PASSED") || !strings.Contains(out, "test status: INTERRUPTED") {
-		t.Errorf("console after Ctrl-C does not say INTERRUPTED (or says PASSED):\n%s", out)
+	// Demo 000's console is Danish, as its report (the plan's lang: da).
+	if out := stdout.String(); strings.Contains(out, "BESTÅET") || !strings.Contains(out, "teststatus: AFBRUDT") {
+		t.Errorf("console after Ctrl-C does not say AFBRUDT (interrupted), or says BESTÅET (passed):\n%s", out)
 	}
 	// The balancer does not report the requests its client gave up on.
 	if n := strings.Count(stdout.String()+stderr.String(), "proxy error"); n > 0 {

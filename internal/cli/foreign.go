@@ -480,7 +480,8 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 		// one to remember.
 		addToHistory(ctx, st, dir, f.history, nil)
 	}
-	printSummary(st.Stdout, sum)
+	loc, _ := locale.Parse(lang) // checked by writeReports
+	printSummary(st.Stdout, sum, loc)
 	if spec.Segments > 1 && (sum.Verdict == analysis.VerdictFailed || sum.Verdict == analysis.VerdictInvalid) {
 		fmt.Fprintln(st.Stdout, "segment run: requirements are judged on the merged run, not on one segment")
 		return nil

@@ -331,7 +331,7 @@ func mergeForeign(ctx context.Context, st *State, tool executor.Tool, dirs []str
 	if res == nil {
 		return fmt.Errorf("merge: report: %w", err)
 	}
-	printSummary(st.Stdout, res.Summary)
+	printSummary(st.Stdout, res.Summary, nil)
 	fmt.Fprintf(st.Stdout, "\nmerged %d %s segment(s) into %s (%d rows of raw results)\n", len(ins), tool.Name(), out, rows)
 	if err != nil {
 		return fmt.Errorf("merge: report: %w", err)

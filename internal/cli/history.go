@@ -18,6 +18,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/history"
 	"github.com/plateau-perf/plateau/internal/history/historydoc"
+	"github.com/plateau-perf/plateau/internal/locale"
 	"github.com/plateau-perf/plateau/internal/plan"
 	"github.com/plateau-perf/plateau/internal/rundir"
 )
@@ -327,7 +328,7 @@ func selectRuns(ctx context.Context, st *State, f *historyFlags) ([]*history.Run
 func newHistoryReportCmd(st *State) *cobra.Command {
 	var f historyFlags
 	var a analysisFlags
-	var out string
+	var out, lang string
 	c := &cobra.Command{
 		Use:   "report -o DIR",
 		Short: "Write the history report: every series over the runs, its change points, the latest run",
@@ -352,7 +353,11 @@ significance, and the latest run against the last stable segment. One plan's run
 			if err != nil {
 				return fmt.Errorf("history report: %w", err)
 			}
-			d := historydoc.Build(an, runs, "plateau "+version(), time.Now())
+			loc, err := locale.Parse(lang)
+			if err != nil {
+				return fmt.Errorf("history report: --lang: %w", err)
+			}
+			d := historydoc.BuildIn(an, runs, "plateau "+version(), time.Now(), loc)
 			files, err := historydoc.Write(out, d, an)
 			if err != nil {
 				return fmt.Errorf("history report: %w", err)
@@ -368,6 +373,7 @@ significance, and the latest run against the last stable segment. One plan's run
 	f.register(c, true)
 	a.register(c)
 	c.Flags().StringVar(&f.label, "label", "", "only this label's series")
+	c.Flags().StringVar(&lang, "lang", "", "language of history.html and history.md: "+strings.Join(locale.Names(), ", ")+" (default en)")
 	c.Flags().StringVarP(&out, "out", "o", "", "directory to write the report into (required)")
 	_ = c.MarkFlagRequired("out")
 	return c

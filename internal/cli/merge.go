@@ -102,7 +102,7 @@ func mergeAndReport(_ context.Context, st *State, o merge.Options, formats []str
 	for _, n := range res.Notes {
 		fmt.Fprintf(st.Stderr, "plateau merge: note: %s\n", n)
 	}
-	printSummary(st.Stdout, res.Summary)
+	printSummary(st.Stdout, res.Summary, nil)
 	fmt.Fprintf(st.Stdout, "\nmerged %d segment(s) into %s (%d interval records, %d raw samples)\n",
 		len(mres.Info.Segments)-countMissing(mres), o.Out, mres.Records, mres.Samples)
 	if err != nil {

@@ -121,7 +121,7 @@ func (c *planCommands) failPrepare(ctx context.Context, info *rundir.Info, w *ru
 		return fmt.Errorf("the run could not start (see %s): %w", c.dir, why)
 	}
 	fmt.Fprintf(c.st.Stdout, "\nrun directory: %s\nreport:        %s\n", c.dir, filepath.Join(c.dir, "report.html"))
-	printVerdict(c.st.Stdout, sum)
+	printVerdict(c.st.Stdout, sum, nil)
 	if sum.Verdict == analysis.VerdictInterrupted {
 		return verdictErr(sum)
 	}

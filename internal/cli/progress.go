@@ -11,6 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/plateau-perf/plateau/internal/engine"
+	"github.com/plateau-perf/plateau/internal/locale"
 )
 
 // progressPrinter shows a run's progress: a live panel redrawn in place on a
@@ -24,6 +25,8 @@ type progressPrinter struct {
 	lastPlain time.Time
 	// monitors, when set, gives the panel's monitor lines.
 	monitors func() []string
+	// loc is the run's language (the plan's lang:); nil is English.
+	loc *locale.Locale
 }
 
 func newProgressPrinter(st *State, quiet bool) *progressPrinter {
@@ -45,8 +48,8 @@ func (p *progressPrinter) update(pr *engine.Progress) {
 			return
 		}
 		p.lastPlain = time.Now()
-		fmt.Fprintf(p.w, "[%s] phase %q, %d users, %.1f req/s (last s %.1f), p50 %.1f ms, p95 %.1f ms, errors %.2f%%, %d samples\n",
-			fmtDur(pr.Elapsed), pr.Phase, pr.Users, pr.Run.RPS, pr.Second.RPS, pr.Run.P50Ms, pr.Run.P95Ms, pr.Run.ErrorPct, pr.Run.Count)
+		fmt.Fprint(p.w, p.loc.T("[%s] phase %q, %d users, %.1f req/s (last s %.1f), p50 %.1f ms, p95 %.1f ms, errors %.2f%%, %d samples\n",
+			fmtDur(pr.Elapsed), pr.Phase, pr.Users, pr.Run.RPS, pr.Second.RPS, pr.Run.P50Ms, pr.Run.P95Ms, pr.Run.ErrorPct, pr.Run.Count))
 		return
 	}
 	var b strings.Builder
@@ -57,17 +60,19 @@ func (p *progressPrinter) update(pr *engine.Progress) {
 	if pr.Remaining > 0 {
 		rem = fmtDur(pr.Remaining)
 	}
-	fmt.Fprintf(&b, "elapsed %s  remaining ~%s  phase %-16q users %d  dropped %d\n", fmtDur(pr.Elapsed), rem, pr.Phase, pr.Users, pr.Dropped)
-	fmt.Fprintf(&b, "%-30s %10s %9s %9s %9s %8s\n", "label", "samples", "req/s", "p50 ms", "p95 ms", "err %")
+	l := p.loc
+	n := func(format string, v ...any) string { return l.Num(fmt.Sprintf(format, v...)) }
+	fmt.Fprint(&b, l.T("elapsed %s  remaining ~%s  phase %-16q users %d  dropped %d\n", fmtDur(pr.Elapsed), rem, pr.Phase, pr.Users, pr.Dropped))
+	fmt.Fprintf(&b, "%-30s %10s %9s %9s %9s %8s\n", l.Word("label"), l.Word("samples"), l.Word("req/s"), "p50 ms", "p95 ms", l.Word("err %"))
 	rows := append([]engine.LabelProgress{}, pr.Labels...)
 	if len(rows) > 12 {
 		rows = rows[:12]
 	}
-	for _, l := range rows {
-		fmt.Fprintf(&b, "%-30s %10d %9.1f %9.1f %9.1f %8.2f\n", trunc(l.Label, 30), l.Count, l.RPS, l.P50Ms, l.P95Ms, l.ErrorPct)
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%-30s %10d %s %s %s %s\n", trunc(r.Label, 30), r.Count, n("%9.1f", r.RPS), n("%9.1f", r.P50Ms), n("%9.1f", r.P95Ms), n("%8.2f", r.ErrorPct))
 	}
-	fmt.Fprintf(&b, "%-30s %10d %9.1f %9.1f %9.1f %8.2f   (last second: %.0f req/s, p95 %.1f ms)\n", "all", pr.Run.Count, pr.Run.RPS,
-		pr.Run.P50Ms, pr.Run.P95Ms, pr.Run.ErrorPct, pr.Second.RPS, pr.Second.P95Ms)
+	fmt.Fprintf(&b, "%-30s %10d %s %s %s %s   %s\n", l.Word("all"), pr.Run.Count, n("%9.1f", pr.Run.RPS),
+		n("%9.1f", pr.Run.P50Ms), n("%9.1f", pr.Run.P95Ms), n("%8.2f", pr.Run.ErrorPct), l.T("(last second: %.0f req/s, p95 %.1f ms)", pr.Second.RPS, pr.Second.P95Ms))
 	p.lines = 3 + len(rows)
 	if p.monitors != nil {
 		for _, l := range p.monitors() {

@@ -14,6 +14,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/monitor/cloudwatch"
 	"github.com/plateau-perf/plateau/internal/monitor/promql"
 	"github.com/plateau-perf/plateau/internal/report"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // newReportCmd is `plateau report RUN_DIR`: it rewrites the report of a run
@@ -65,7 +66,12 @@ the report could not be written.`,
 			if err != nil {
 				return fmt.Errorf("report: %w", err)
 			}
-			printVerdict(st.Stdout, res.Summary)
+			var ctx *rundir.Context
+			if info, err := rundir.ReadInfo(args[0]); err == nil {
+				ctx = info.Context
+			}
+			loc, _ := report.Lang(lang, ctx) // checked by report.Write
+			printVerdict(st.Stdout, res.Summary, loc)
 			return verdictErr(res.Summary)
 		},
 	}

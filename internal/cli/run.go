@@ -294,6 +294,7 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	mon := startMonitors(ctx, st, p, dir)
 	prog := newProgressPrinter(st, f.quiet)
 	prog.monitors = mon.panelLines
+	prog.loc, _ = locale.Parse(p.Lang) // checked when the plan was read
 	var judge func(*metrics.Interval, time.Duration) string
 	if j := newAbortJudge(p); j != nil {
 		judge = j.judge
@@ -398,7 +399,8 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 		addToHistory(ctx, st, dir, f.history, p.History)
 	}
 	// The verdict comes last, so it is what a terminal or CI log shows.
-	printSummary(st.Stdout, sum)
+	loc, _ := locale.Parse(p.Lang) // checked when the plan was read
+	printSummary(st.Stdout, sum, loc)
 	if nseg > 1 && (sum.Verdict == analysis.VerdictFailed || sum.Verdict == analysis.VerdictInvalid) {
 		// One generator's share says nothing about the requirement or the
 		// load: both are judged once, on the merged run (plateau merge).
@@ -476,12 +478,15 @@ func workloadInfo(w *plan.Workload) rundir.WorkloadInfo {
 		for _, s := range l.Steps {
 			if float64(s.Rate) > 0 {
 				parts = append(parts, fmt.Sprintf("%g/s for %v", float64(s.Rate), s.Duration))
+				wi.Steps = append(wi.Steps, rundir.LoadStep{Rate: float64(s.Rate), Duration: s.Duration})
 			} else {
 				parts = append(parts, fmt.Sprintf("%d users for %v", s.Users, s.Duration))
+				wi.Steps = append(wi.Steps, rundir.LoadStep{Users: s.Users, Duration: s.Duration})
 			}
 		}
 		wi.Shape = "steps: " + strings.Join(parts, ", ")
 		if l.StopWhen != nil {
+			wi.StopWhen = l.StopWhen.Text
 			wi.Shape += "; stop when " + l.StopWhen.Text
 			wi.StopGainPct = 100 * l.StopWhen.Threshold
 		}
@@ -559,39 +564,46 @@ func writeReports(dir, lang string) (*analysis.Summary, error) {
 	return report.Generate(dir, report.Options{Lang: lang})
 }
 
-// printSummary prints the end-of-run table and SLA verdicts.
-func printSummary(w io.Writer, s *analysis.Summary) {
+// printSummary prints the end-of-run table and SLA verdicts, in the
+// run's language (loc; nil is English): its words from the catalogue, its
+// numbers with the language's decimal separator.
+func printSummary(w io.Writer, s *analysis.Summary, loc *locale.Locale) {
+	n := func(format string, v ...any) string { return loc.Num(fmt.Sprintf(format, v...)) }
 	if len(s.Phases) > 1 {
-		fmt.Fprintf(w, "\n%-24s %7s %9s %9s %9s %9s %8s\n", "phase", "users", "req/s", "avg ms", "p95 ms", "samples", "errors")
+		fmt.Fprintf(w, "\n%-24s %7s %9s %9s %9s %9s %8s\n", loc.Word("phase"), loc.Word("users"), loc.Word("req/s"), loc.Word("avg ms"), loc.Word("p95 ms"), loc.Word("samples"), loc.Word("errors"))
 		for _, p := range s.Phases {
 			t := p.Labels[len(p.Labels)-1]
 			load := strconv.Itoa(p.Users)
 			if p.Rate > 0 {
-				load = fmt.Sprintf("%g/s", p.Rate)
+				load = n("%g/s", p.Rate)
 			}
-			fmt.Fprintf(w, "%-24s %7s %9.2f %9.1f %9.1f %9d %7.2f%%\n", trunc(p.Name, 24), load, t.ThroughputRPS, t.MeanMs, t.P95Ms, t.Samples, t.ErrorPct)
+			fmt.Fprintf(w, "%-24s %7s %s %s %s %9d %s\n", trunc(p.Name, 24), load, n("%9.2f", t.ThroughputRPS), n("%9.1f", t.MeanMs), n("%9.1f", t.P95Ms), t.Samples, n("%7.2f%%", t.ErrorPct))
 		}
 	}
-	fmt.Fprintf(w, "\n%-32s %9s %8s %8s %8s %8s %8s %8s %7s %9s\n", "label", "samples", "avg", "p50", "p90", "p95", "p99", "max", "err %", "req/s")
+	fmt.Fprintf(w, "\n%-32s %9s %8s %8s %8s %8s %8s %8s %7s %9s\n", loc.Word("label"), loc.Word("samples"), loc.Word("avg"), "p50", "p90", "p95", "p99", loc.Word("max"), loc.Word("err %"), loc.Word("req/s"))
 	for _, l := range s.Labels {
-		fmt.Fprintf(w, "%-32s %9d %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %7.2f %9.2f\n", trunc(l.Label, 32), l.Samples,
-			l.MeanMs, l.P50Ms, l.P90Ms, l.P95Ms, l.P99Ms, l.MaxMs, l.ErrorPct, l.ThroughputRPS)
+		fmt.Fprintf(w, "%-32s %9d %s %s %s %s %s %s %s %s\n", trunc(l.Label, 32), l.Samples,
+			n("%8.1f", l.MeanMs), n("%8.1f", l.P50Ms), n("%8.1f", l.P90Ms), n("%8.1f", l.P95Ms), n("%8.1f", l.P99Ms), n("%8.1f", l.MaxMs), n("%7.2f", l.ErrorPct), n("%9.2f", l.ThroughputRPS))
 	}
 	if len(s.SLA) > 0 {
-		fmt.Fprintln(w, "\nrequirements:")
+		fmt.Fprintln(w, "\n"+loc.Word("requirements:"))
 		for _, r := range s.SLA {
-			verdict := "PASS"
+			verdict := loc.Word("PASS")
 			if !r.Passed {
-				verdict = "FAIL"
+				verdict = loc.Word("FAIL")
 			}
-			line := fmt.Sprintf("  %s  %s  (observed %g%s over %s)", verdict, r.Expr, r.Observed, r.Unit, r.Scope)
+			scope := r.Scope
+			if scope == "run" && !loc.English() {
+				scope = loc.Word("the run")
+			}
+			line := fmt.Sprintf("  %s  %s  %s", verdict, r.Expr, loc.T("(observed %s%s over %s)", n("%g", r.Observed), r.Unit, scope))
 			if r.Error != "" {
 				line = fmt.Sprintf("  %s  %s  (%s)", verdict, r.Expr, r.Error)
 			}
 			fmt.Fprintln(w, line)
 		}
 	}
-	printVerdict(w, s)
+	printVerdict(w, s, loc)
 }
 
 // printMemoryResults prints the results a run held in memory, by label,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/locale"
 	"github.com/plateau-perf/plateau/internal/report"
 )
 
@@ -40,21 +41,42 @@ func statusText(verdict string) string {
 	return strings.ToUpper(verdict)
 }
 
+// statusWord is a test status as the console of a run in loc's language
+// writes it ("PASSED", "BESTÅET").
+func statusWord(verdict string, loc *locale.Locale) string {
+	switch verdict {
+	case analysis.VerdictPassed:
+		return loc.Word("PASSED")
+	case analysis.VerdictFailed:
+		return loc.Word("FAILED")
+	case analysis.VerdictNoRequirements:
+		return loc.Word("NO REQUIREMENTS")
+	case analysis.VerdictInvalid:
+		return loc.Word("INVALID")
+	case analysis.VerdictInterrupted:
+		return loc.Word("INTERRUPTED")
+	case analysis.VerdictNotRun:
+		return loc.Word("COULD NOT RUN")
+	}
+	return statusText(verdict)
+}
+
 // printVerdict prints the console's last lines: the validity of the load
-// first, then the error rate, then the test status and why.
-func printVerdict(w io.Writer, s *analysis.Summary) {
+// first, then the error rate, then the test status and why — in the
+// run's language (loc; nil is English).
+func printVerdict(w io.Writer, s *analysis.Summary, loc *locale.Locale) {
 	fmt.Fprintln(w)
 	if v := s.Validity; v != nil {
 		if v.Verdict == "invalid" {
-			fmt.Fprintln(w, "load: NOT HELD")
+			fmt.Fprintln(w, loc.Word("load: NOT HELD"))
 			for _, r := range v.Reasons {
 				fmt.Fprintf(w, "  %s\n", r)
 			}
-		} else if line := heldLine(v); line != "" {
-			fmt.Fprintf(w, "load: held (%s)\n", line)
+		} else if line := heldLine(v, loc); line != "" {
+			fmt.Fprint(w, loc.T("load: held (%s)\n", line))
 		}
-		for _, f := range report.Warnings(v) {
-			fmt.Fprintf(w, "  warning: %s\n", f.Text)
+		for _, f := range report.WarningsIn(v, loc) {
+			fmt.Fprint(w, loc.T("  warning: %s\n", f.Text))
 		}
 	}
 	var total, errs int64
@@ -64,14 +86,14 @@ func printVerdict(w io.Writer, s *analysis.Summary) {
 		}
 	}
 	if total > 0 {
-		fmt.Fprintf(w, "errors: %.2f%% (%d of %d requests)\n", 100*float64(errs)/float64(total), errs, total)
+		fmt.Fprint(w, loc.T("errors: %.2f%% (%d of %d requests)\n", 100*float64(errs)/float64(total), errs, total))
 	}
-	fmt.Fprintf(w, "test status: %s", statusText(s.Verdict))
+	fmt.Fprint(w, loc.T("test status: %s", statusWord(s.Verdict, loc)))
 	switch s.Verdict {
 	case analysis.VerdictNoRequirements:
-		fmt.Fprint(w, " — the plan states no SLA, so nothing was judged")
+		fmt.Fprint(w, loc.Word(" — the plan states no SLA, so nothing was judged"))
 	case analysis.VerdictPassed:
-		fmt.Fprintf(w, " — %d of %d requirements held", len(s.SLA), len(s.SLA))
+		fmt.Fprint(w, loc.T(" — %d of %d requirements held", len(s.SLA), len(s.SLA)))
 	case analysis.VerdictFailed:
 		broken := 0
 		for _, r := range s.SLA {
@@ -79,19 +101,19 @@ func printVerdict(w io.Writer, s *analysis.Summary) {
 				broken++
 			}
 		}
-		fmt.Fprintf(w, " — %d of %d requirements broken", broken, len(s.SLA))
+		fmt.Fprint(w, loc.T(" — %d of %d requirements broken", broken, len(s.SLA)))
 	case analysis.VerdictInterrupted, analysis.VerdictNotRun:
 		if len(s.VerdictReasons) > 0 {
 			fmt.Fprint(w, " — "+s.VerdictReasons[0])
 		}
 	case analysis.VerdictInvalid:
-		fmt.Fprint(w, " — the planned load was not applied, so the results do not show the plan's load")
+		fmt.Fprint(w, loc.Word(" — the planned load was not applied, so the results do not show the plan's load"))
 	}
 	fmt.Fprintln(w)
 }
 
 // heldLine summarises the open-model phases that held their rate.
-func heldLine(v *analysis.Validity) string {
+func heldLine(v *analysis.Validity, loc *locale.Locale) string {
 	var planned, started int64
 	for _, p := range v.Phases {
 		planned += p.Planned
@@ -100,5 +122,5 @@ func heldLine(v *analysis.Validity) string {
 	if planned == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d of %d planned iterations started, %d dropped", started, planned, v.Dropped)
+	return loc.T("%d of %d planned iterations started, %d dropped", started, planned, v.Dropped)
 }

@@ -185,7 +185,9 @@ func (r *Run) Phases() []core.Phase { return r.phases }
 func (r *Run) Note(format string, args ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.notes = append(r.notes, fmt.Sprintf(format, args...))
+	text, m := rundir.NewMessage(format, args...)
+	r.notes = append(r.notes, text)
+	r.info.AddMessage(text, m)
 }
 
 // Logf adds a line to import.log only (and to Options.Logf).
@@ -204,6 +206,16 @@ func (r *Run) AddSource(desc string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.info.Source = append(r.info.Source, desc)
+}
+
+// AddSourcef records an input file in run.json described by a message
+// (fmt's format and arguments), so a report in another language words it.
+func (r *Run) AddSourcef(format string, args ...any) {
+	text, m := rundir.NewMessage(format, args...)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.info.Source = append(r.info.Source, text)
+	r.info.AddMessage(text, m)
 }
 
 // SetOrigin records in run.json where the run's samples came from and what
@@ -283,7 +295,9 @@ func (r *Run) Close() error {
 			if err := assignPhases(r.dir, phases); err != nil {
 				errs = append(errs, err)
 			}
-			r.notes = append(r.notes, fmt.Sprintf("%d phases derived from thread-count changes (steady for at least %s); samples are assigned to phases by their completion second", len(phases), r.opt.MinPhase))
+			text, m := rundir.NewMessage("%d phases derived from thread-count changes (steady for at least %s); samples are assigned to phases by their completion second", len(phases), r.opt.MinPhase)
+			r.notes = append(r.notes, text)
+			r.info.AddMessage(text, m)
 		}
 	}
 	for _, p := range phases {
@@ -309,8 +323,10 @@ func (r *Run) Close() error {
 	}
 	r.info.Figures = r.figures
 	if f := r.figures; f != nil {
-		r.notes = append(r.notes, fmt.Sprintf("whole-run percentiles as %s defines them (summary.json percentile_method %s): %s; throughput: %s; per-second and per-phase figures use plateau's HDR histograms",
-			f.Tool, f.PercentileMethod, f.PercentileRule, f.ThroughputRule))
+		text, m := rundir.NewMessage("whole-run percentiles as %s defines them (summary.json percentile_method %s): %s; throughput: %s; per-second and per-phase figures use plateau's HDR histograms",
+			f.Tool, f.PercentileMethod, f.PercentileRule, f.ThroughputRule)
+		r.notes = append(r.notes, text)
+		r.info.AddMessage(text, m)
 	}
 	summary := r.probs.Summary()
 	r.info.Notes = append(append([]string(nil), r.notes...), summary...)

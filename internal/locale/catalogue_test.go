@@ -11,11 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // documentDirs are the packages whose documents are written through the
 // catalogue: every literal key they pass to T, W or Word is checked.
-var documentDirs = []string{"../report", "../report/html", "../report/markdown", "../study"}
+var documentDirs = []string{"../report", "../report/html", "../report/markdown", "../study", "../history/historydoc", "../cli"}
 
 // usedKeys returns every string-literal key passed to a T, W or Word call
 // in the non-test Go files of dirs, with where it was seen.
@@ -45,8 +46,19 @@ func usedKeys(t *testing.T, dirs []string) map[string]string {
 				if !ok || len(call.Args) == 0 {
 					return true
 				}
-				sel, ok := call.Fun.(*ast.SelectorExpr)
-				if !ok || (sel.Sel.Name != "T" && sel.Sel.Name != "W" && sel.Sel.Name != "Word") {
+				// A selector T, W or Word words a key; a plain key(…)
+				// marks a literal written now and worded later (a chart's
+				// series name in a table of panels).
+				switch f := call.Fun.(type) {
+				case *ast.SelectorExpr:
+					if f.Sel.Name != "T" && f.Sel.Name != "W" && f.Sel.Name != "Word" {
+						return true
+					}
+				case *ast.Ident:
+					if f.Name != "key" {
+						return true
+					}
+				default:
 					return true
 				}
 				lit, ok := call.Args[0].(*ast.BasicLit)
@@ -100,10 +112,84 @@ func usedKeys(t *testing.T, dirs []string) map[string]string {
 	return keys
 }
 
+// messageDirs hold the importers, whose notes and source descriptions a
+// report quotes: each literal format passed to Note, AddSourcef or
+// rundir.NewMessage is a message key once its verbs are made %s
+// (rundir.NewMessage).
+var messageDirs = []string{"../importer", "../cli"}
+
+// messageVerb is a verb of a message's format.
+var messageVerb = regexp.MustCompile(`%[-+#0 ]*[0-9]*(?:\.[0-9]+)?[a-zA-Z%]`)
+
+// messageKeys returns the message key of every literal format passed to
+// Note, AddSourcef or NewMessage under dirs (walked), with where it was
+// seen.
+func messageKeys(t *testing.T, dirs []string) map[string]string {
+	t.Helper()
+	keys := map[string]string{}
+	fset := token.NewFileSet()
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			file, err := parser.ParseFile(fset, path, src, 0)
+			if err != nil {
+				return err
+			}
+			ast.Inspect(file, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok || len(call.Args) == 0 {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok || (sel.Sel.Name != "Note" && sel.Sel.Name != "AddSourcef" && sel.Sel.Name != "NewMessage") {
+					return true
+				}
+				lit, ok := call.Args[0].(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					return true
+				}
+				f, err := strconv.Unquote(lit.Value)
+				if err != nil {
+					t.Fatalf("%s: %v", fset.Position(lit.Pos()), err)
+				}
+				k := messageVerb.ReplaceAllStringFunc(f, func(v string) string {
+					if v == "%%" {
+						return v
+					}
+					return "%s"
+				})
+				if _, seen := keys[k]; !seen {
+					keys[k] = fset.Position(lit.Pos()).String()
+				}
+				return true
+			})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(keys) < 20 {
+		t.Fatalf("found only %d message keys in %v: the scan is broken", len(keys), dirs)
+	}
+	return keys
+}
+
 // TestDanishCatalogue: every key a document uses has a Danish
 // translation, or is named in untranslatedDA.
 func TestDanishCatalogue(t *testing.T) {
 	keys := usedKeys(t, documentDirs)
+	for k, at := range messageKeys(t, messageDirs) {
+		if _, seen := keys[k]; !seen {
+			keys[k] = at
+		}
+	}
 	var missing []string
 	for k, at := range keys {
 		if _, ok := da[k]; !ok && !untranslatedDA[k] {
@@ -192,4 +278,20 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse(%q) = %q, not a language available", s, l.Name())
 		}
 	})
+}
+
+// TestDayClock: a chart's tick over several days is written as the
+// language writes a date: Danish day first with the month's name.
+func TestDayClock(t *testing.T) {
+	at := time.Date(2026, 3, 4, 9, 30, 0, 0, time.UTC)
+	if got := MustParse("en").DayClock(at); got != "03-04 09:30" {
+		t.Errorf("en = %q", got)
+	}
+	if got := MustParse("da").DayClock(at); got != "4. mar 09:30" {
+		t.Errorf("da = %q", got)
+	}
+	var nilLoc *Locale
+	if got := nilLoc.DayClock(at.AddDate(0, 9, 0)); got != "12-04 09:30" {
+		t.Errorf("nil = %q", got)
+	}
 }

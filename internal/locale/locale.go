@@ -38,6 +38,8 @@ type Locale struct {
 	// dateTime and clock are the layouts of a wall time and of a time of
 	// day.
 	dateTime, clock string
+	// months are the month names a chart's day tick writes.
+	months *[12]string
 }
 
 // language describes one supported language.
@@ -49,11 +51,14 @@ type lang struct {
 	// 000 (Danish) writes its iterations' start and end year first
 	// ("2019-05-13_11-10-14"), so Danish keeps the year-first order.
 	dateTime, clock string
+	// months are the short month names of a chart's day tick (nil: the
+	// English month-day digits).
+	months *[12]string
 }
 
 var langs = []lang{
 	{name: "en", tag: language.English, dateTime: "2006-01-02 15:04:05", clock: "15:04:05"},
-	{name: "da", tag: language.Danish, trans: da, dateTime: "2006-01-02 15:04:05", clock: "15:04:05"},
+	{name: "da", tag: language.Danish, trans: da, dateTime: "2006-01-02 15:04:05", clock: "15:04:05", months: &daMonths},
 }
 
 // cat is the message catalogue: every language's translations.
@@ -95,7 +100,7 @@ func Parse(name string) (*Locale, error) {
 		return nil, fmt.Errorf("unknown language %q (available: %s)", name, strings.Join(Names(), ", "))
 	}
 	l := langs[i]
-	loc := &Locale{name: l.name, tag: l.tag, p: message.NewPrinter(l.tag, message.Catalog(cat)), dateTime: l.dateTime, clock: l.clock}
+	loc := &Locale{name: l.name, tag: l.tag, p: message.NewPrinter(l.tag, message.Catalog(cat)), dateTime: l.dateTime, clock: l.clock, months: l.months}
 	// The separators as CLDR has them for the language: 1234.5 is
 	// "1,234.5" in English, "1.234,5" in Danish.
 	probe := []rune(loc.p.Sprint(number.Decimal(1234.5, number.Scale(1))))
@@ -239,6 +244,19 @@ func (l *Locale) Clock(t time.Time) string {
 		return t.Format("15:04:05")
 	}
 	return t.Format(l.clock)
+}
+
+// daMonths are the Danish months as a chart's tick writes them.
+var daMonths = [12]string{"jan", "feb", "mar", "apr", "maj", "jun", "jul", "aug", "sep", "okt", "nov", "dec"}
+
+// DayClock formats a day and a time of day short, for a chart's tick over
+// several days: "01-02 15:04" in English, "2. jan 15:04" in Danish (day,
+// month name, as a Danish reader writes a date).
+func (l *Locale) DayClock(t time.Time) string {
+	if l.English() || l.months == nil {
+		return t.Format("01-02 15:04")
+	}
+	return fmt.Sprintf("%d. %s %s", t.Day(), l.months[t.Month()-1], t.Format("15:04"))
 }
 
 // And joins words as the language lists them: "a, b and c" ("a, b og c").

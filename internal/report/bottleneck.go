@@ -1,8 +1,6 @@
 package report
 
 import (
-	"strings"
-
 	"github.com/plateau-perf/plateau/internal/analysis/knee"
 	"github.com/plateau-perf/plateau/internal/analysis/resources"
 	"github.com/plateau-perf/plateau/internal/mondata"
@@ -36,15 +34,15 @@ func resourceTargetsOf(ts []*target) []resources.Target {
 // (90 %)".
 func (b numbers) readingText(r resources.Reading) string {
 	share := b.pct(100 * r.Utilisation)
-	what := strings.ToLower(r.Resource)
+	what := b.resourceWord(r.Resource)
 	switch {
 	case r.Component == resources.Generator:
 		return b.T("CPU %s of its cores", b.pct(r.Used))
-	case r.Unit == "%" && r.Resource == "CPU" && r.Capacity == 100:
+	case r.Unit == "%" && r.Resource == resources.CPU && r.Capacity == 100:
 		return b.T("CPU %s busy", b.pct(r.Used))
 	case r.Unit == "%" && r.Capacity == 100:
 		return b.T("%s %s used", what, b.pct(r.Used))
-	case r.Unit == "%" && r.Resource == "CPU": // % of one core, of the machine's cores
+	case r.Unit == "%" && r.Resource == resources.CPU: // % of one core, of the machine's cores
 		return b.T("CPU %s of %s cores (%s)", b.num3(r.Used/100), b.num3(r.Capacity/100), share)
 	case r.Unit == "cores":
 		return b.T("CPU %s of %s cores (%s)", b.num3(r.Used), b.num3(r.Capacity), share)
@@ -66,19 +64,19 @@ func (b numbers) bottleneckClause(bn *resources.Bottleneck, kind knee.LoadKind, 
 	case bn == nil:
 		return b.W("no monitor recorded a component with a known capacity (CPU cores, a memory or connection limit), so the report cannot name the component that ran out")
 	case bn.Saturated:
-		out := b.T("the first monitored component to saturate was %s, with %s on average in %s (%s)", bn.Component, b.readingText(bn.Reading), bn.Phase, b.loadU(bn.Load, kind))
+		out := b.T("the first monitored component to saturate was %s, with %s on average in %s (%s)", b.componentName(bn.Component), b.readingText(bn.Reading), bn.Phase, b.loadU(bn.Load, kind))
 		for i, r := range bn.Also {
 			if i == 2 {
 				out += b.T("; %s more were saturated by %s", b.count(int64(len(bn.Also)-2)), bn.AlsoPhase)
 				break
 			}
-			out += b.T("; %s was saturated too by %s, with %s", r.Component, bn.AlsoPhase, b.readingText(r))
+			out += b.T("; %s was saturated too by %s, with %s", b.componentName(r.Component), bn.AlsoPhase, b.readingText(r))
 		}
 		return out
 	case !atKnee:
 		return b.T("no monitored component saturated: the busiest of %s read was %s, with %s on average in %s",
-			b.plural(int64(bn.Components), b.W("component resource")), bn.Component, b.readingText(bn.Reading), bn.Phase)
+			b.plural(int64(bn.Components), b.W("component resource")), b.componentName(bn.Component), b.readingText(bn.Reading), bn.Phase)
 	}
 	return b.T("no monitored component saturated (the busiest of %s read was %s, with %s on average in %s), so the limit is outside what was monitored",
-		b.plural(int64(bn.Components), b.W("component resource")), bn.Component, b.readingText(bn.Reading), bn.Phase)
+		b.plural(int64(bn.Components), b.W("component resource")), b.componentName(bn.Component), b.readingText(bn.Reading), bn.Phase)
 }

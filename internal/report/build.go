@@ -225,9 +225,13 @@ func (b *builder) requirements() doc.Section {
 	add(b.W("Plan"), nonEmpty(info.Name, "–"))
 	add(b.W("Plan file"), info.PlanFile)
 	add(b.W("Target"), info.Target)
-	add(b.W("Run status"), info.Status)
+	add(b.W("Run status"), b.statusWord(info.Status))
 	if len(info.Source) > 0 {
-		add(b.W("Imported from"), strings.Join(info.Source, ", "))
+		var src []string
+		for _, x := range info.Source {
+			src = append(src, b.worded(info, x))
+		}
+		add(b.W("Imported from"), strings.Join(src, ", "))
 	}
 	add(b.W("Time span"), fmt.Sprintf("%s – %s (%s)", b.clock(b.d.Start), b.clock(b.d.End), dur(b.d.Span())))
 	sec.Blocks = append(sec.Blocks, kv)
@@ -236,8 +240,8 @@ func (b *builder) requirements() doc.Section {
 		t := &doc.Table{Caption: b.W("Workloads"), Columns: []doc.Column{{Name: b.W("Workload")}, {Name: b.W("Model")},
 			{Name: b.W("Users"), Align: doc.Right}, {Name: b.W("Rate (req/s)"), Align: doc.Right}, {Name: b.W("Think time")}, {Name: b.W("Load")}}}
 		for _, w := range info.Workloads {
-			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(w.Name)}, {Text: w.Model},
-				{Text: b.intOrDash(w.Users)}, {Text: b.floatOrDash(w.Rate)}, {Text: nonEmpty(w.Think, "–")}, {Text: b.red.String(w.Shape)}}})
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(w.Name)}, {Text: b.modelWord(w.Model)},
+				{Text: b.intOrDash(w.Users)}, {Text: b.floatOrDash(w.Rate)}, {Text: nonEmpty(w.Think, "–")}, {Text: b.red.String(b.shapeText(w))}}})
 		}
 		sec.Blocks = append(sec.Blocks, t)
 	}
@@ -362,7 +366,11 @@ func (b *builder) perPhaseText(r analysis.SLAResult) string {
 	}
 	s := b.T("held up to %s; broke at %s (%s)", at(r.HeldUpTo), broken.Phase, b.obsU(broken.Observed, r.Unit))
 	if later := nBroken - 1; later > 0 {
-		s += fmt.Sprintf(" and in %d later phase%s", later, map[bool]string{true: "", false: "s"}[later == 1])
+		if later == 1 {
+			s += b.W(" and in 1 later phase")
+		} else {
+			s += b.T(" and in %d later phases", later)
+		}
 	}
 	return s
 }
@@ -378,7 +386,7 @@ func (b *builder) slaFinding(r analysis.SLAResult) {
 		b.finding(doc.FindRequirement, doc.Fail, b.T("Requirement %q had no samples to judge it on", r.Expr))
 		return
 	}
-	desc := b.W(e.Describe()) // the common ones are in the catalogue
+	desc := b.subjectText(e.Subject())
 	what := strings.ToUpper(desc[:1]) + desc[1:]
 	where := b.W("over the run")
 	if r.Scope != "run" {

@@ -344,7 +344,7 @@ func (b *builder) searchChart(cs *capacity.Search) *doc.Figure {
 		return nil
 	}
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Load < ps[j].Load })
-	loadName := "Users"
+	loadName := b.W("Users")
 	if cs.Unit == "req/s" {
 		loadName = b.W("Offered rate (req/s)")
 	}

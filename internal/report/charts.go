@@ -33,6 +33,7 @@ func (b *builder) figure(name string, c *chart.Chart, caption string) *doc.Figur
 	}
 	stem := fmt.Sprintf("%02d-%s", b.figN, slug(name))
 	c.ID = stem
+	c.Loc = b.loc
 	return &doc.Figure{Name: stem, Title: c.Title, Caption: caption, SVG: c.SVG()}
 }
 
@@ -98,11 +99,11 @@ func (b *builder) timeChart(title string) *chart.Chart {
 func unix(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 
 // bucketNote explains downsampling in a caption.
-func bucketNote(r chart.Reduced) string {
+func (b numbers) bucketNote(r chart.Reduced) string {
 	if !r.Reduced {
 		return ""
 	}
-	return fmt.Sprintf(" Each point is the mean over %s; the shaded band spans the lowest to the highest second in it.", dur(time.Duration(r.Bucket)*time.Second))
+	return b.T(" Each point is the mean over %s; the shaded band spans the lowest to the highest second in it.", dur(time.Duration(r.Bucket)*time.Second))
 }
 
 // phaseNote ends the caption of a time chart that draws phase boundaries
@@ -133,7 +134,7 @@ func (b *builder) timeCharts() []*doc.Figure {
 		{Name: b.W("p95 per second"), Color: colP95, X: p95R.X, Y: p95R.Mean, Lo: band(p95R, true), Hi: band(p95R, false)},
 		{Name: b.W("average"), Color: colAvg, X: avgR.X, Y: avgR.Mean, Lo: band(avgR, true), Hi: band(avgR, false), Width: 2},
 	}
-	figs := []*doc.Figure{b.figure("response-time", rt, b.W("Average and 95th percentile response time of all requests per second (transactions excluded).")+bucketNote(avgR))}
+	figs := []*doc.Figure{b.figure("response-time", rt, b.W("Average and 95th percentile response time of all requests per second (transactions excluded).")+b.bucketNote(avgR))}
 
 	// Throughput: a second without records had no completions, so it
 	// counts as zero rather than as a gap (counted per bucket, so the
@@ -152,7 +153,7 @@ func (b *builder) timeCharts() []*doc.Figure {
 	if b.s.Errors.Total > 0 {
 		failed = b.W(" and failed requests per second")
 	}
-	figs = append(figs, b.figure("throughput", tp, sentences(b.W("Completed requests per second (transactions excluded)")+failed, bucketNote(tpR))))
+	figs = append(figs, b.figure("throughput", tp, sentences(b.W("Completed requests per second (transactions excluded)")+failed, b.bucketNote(tpR))))
 	return figs
 }
 
@@ -184,7 +185,7 @@ func (b *builder) usersChart() *doc.Figure {
 	from, to := unix(b.d.Start), math.Max(unix(b.d.End), unix(b.d.Start)+1)
 	w := chart.BucketWidth(to-from, 1, maxBuckets)
 	c := b.timeChart(b.W("Active users"))
-	c.Y = chart.Axis{Label: "Users", Unit: ""}
+	c.Y = chart.Axis{Label: b.W("Users"), Unit: ""}
 	var note string
 	for i, name := range ws {
 		x, y := make([]float64, len(us)), make([]float64, len(us))

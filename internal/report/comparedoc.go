@@ -13,6 +13,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/locale"
 	"github.com/plateau-perf/plateau/internal/report/chart"
 	"github.com/plateau-perf/plateau/internal/report/doc"
 	"github.com/plateau-perf/plateau/internal/report/html"
@@ -35,6 +36,9 @@ type CompareOptions struct {
 	Now   func() time.Time
 	// Version is the tool version shown in the document.
 	Version string
+	// Lang is the document's language ("en", "da"; --lang); "" is the
+	// baseline run's own (its plan's lang), else English.
+	Lang string
 }
 
 // RunComparison is one candidate run compared with the baseline.
@@ -137,47 +141,52 @@ func CompareRuns(dirs []string, opt CompareOptions) (*CompareResult, error) {
 			res.Spread = &sp
 		}
 	}
-	res.Doc = compareDoc(res, sets, runName, red, now(), opt)
+	loc, err := Lang(opt.Lang, base.Info.Context)
+	if err != nil {
+		return nil, err
+	}
+	res.Doc = compareDoc(res, sets, runName, red, now(), opt, loc)
 	return res, nil
 }
 
 // compareDoc lays the comparison out as a document.
-func compareDoc(res *CompareResult, sets []*analysis.Dataset, runName func(int) string, red *Redactor, now time.Time, opt CompareOptions) *doc.Document {
+func compareDoc(res *CompareResult, sets []*analysis.Dataset, runName func(int) string, red *Redactor, now time.Time, opt CompareOptions, loc *locale.Locale) *doc.Document {
+	b := numbers{loc}
 	names := make([]string, len(sets))
 	for i := range sets {
 		names[i] = runName(i)
 	}
-	d := &doc.Document{Title: "Comparison: " + strings.Join(names, " vs "), Generated: now.UTC().Truncate(time.Second),
+	d := &doc.Document{Title: b.T("Comparison: %s", strings.Join(names, b.W(" vs "))), Generated: now.UTC().Truncate(time.Second),
 		Tool:     strings.TrimSpace("plateau " + opt.Version),
-		Subtitle: fmt.Sprintf("baseline %s (%s) · %d other run(s)", res.BaseName, red.String(res.BaseDir), len(res.Runs))}
-	sum := doc.Section{ID: SecSummary, Title: "Summary"}
+		Subtitle: b.T("baseline %s (%s) · %d other run(s)", res.BaseName, red.String(res.BaseDir), len(res.Runs)), Lang: loc}
+	sum := doc.Section{ID: SecSummary, Title: b.W("Summary")}
 	l := &doc.List{}
 	for _, rc := range res.Runs {
 		for _, r := range rc.Rows {
 			if r.Label == core.TotalLabel && r.Phase == "run" {
 				lvl := verdictLevel(r.Verdict)
 				l.Items = append(l.Items, doc.Item{Level: lvl, Lead: rc.Name, Text: sentences(
-					clauses(fmt.Sprintf("%s %s — average %s → %s (%+.1f %%), p95 %s → %s (%+.1f %%), throughput %s → %s",
-						VerdictPhrase(r.Verdict), res.BaseName, numbers{}.msU(r.BaseMeanMs), numbers{}.msU(r.NewMeanMs), r.DeltaPct,
-						numbers{}.msU(r.BaseP95Ms), numbers{}.msU(r.NewP95Ms), r.P95DeltaPct, numbers{}.rps(r.BaseTputRPS), numbers{}.rps(r.NewTputRPS))),
-					phaseMixWarning(rc))})
+					clauses(b.T("%s %s — average %s → %s (%s), p95 %s → %s (%s), throughput %s → %s",
+						b.verdictPhrase(r.Verdict), res.BaseName, b.msU(r.BaseMeanMs), b.msU(r.NewMeanMs), b.loc.Num(fmt.Sprintf("%+.1f %%", r.DeltaPct)),
+						b.msU(r.BaseP95Ms), b.msU(r.NewP95Ms), b.loc.Num(fmt.Sprintf("%+.1f %%", r.P95DeltaPct)), b.rps(r.BaseTputRPS), b.rps(r.NewTputRPS))),
+					b.phaseMixWarning(rc))})
 			}
 		}
 	}
-	d.Status = doc.Verdict{Level: doc.OK, Text: "Comparison: no fail-on rule tripped."}
+	d.Status = doc.Verdict{Level: doc.OK, Text: b.W("Comparison: no fail-on rule tripped.")}
 	if len(opt.Rules) == 0 {
-		d.Status = doc.Verdict{Level: doc.Info, Text: "Comparison (no --fail-on rules given)."}
+		d.Status = doc.Verdict{Level: doc.Info, Text: b.W("Comparison (no --fail-on rules given).")}
 	}
 	var tripped []string
 	for _, rc := range res.Runs {
 		for _, o := range rc.Outcomes {
 			if o.Failed {
-				tripped = append(tripped, fmt.Sprintf("%s, %s, %s: %s", rc.Name, o.Label, o.Phase, RuleOutcomeText(o.Outcome)))
+				tripped = append(tripped, fmt.Sprintf("%s, %s, %s: %s", rc.Name, o.Label, o.Phase, b.ruleOutcomeText(o.Outcome)))
 			}
 		}
 	}
 	if len(tripped) > 0 {
-		d.Status = doc.Verdict{Level: doc.Fail, Text: fmt.Sprintf("Comparison FAILED: %d fail-on check(s) tripped.", len(tripped))}
+		d.Status = doc.Verdict{Level: doc.Fail, Text: b.T("Comparison FAILED: %d fail-on check(s) tripped.", len(tripped))}
 	}
 	sum.Blocks = append(sum.Blocks, &d.Status, l)
 	if len(tripped) > 0 {
@@ -185,34 +194,34 @@ func compareDoc(res *CompareResult, sets []*analysis.Dataset, runName func(int) 
 		for _, t := range tripped {
 			tl.Items = append(tl.Items, doc.Item{Level: doc.Fail, Text: t})
 		}
-		sum.Blocks = append(sum.Blocks, &doc.Heading{Text: "Fail-on rules tripped"}, tl)
+		sum.Blocks = append(sum.Blocks, &doc.Heading{Text: b.W("Fail-on rules tripped")}, tl)
 	}
-	cmp := doc.Section{ID: SecComparison, Title: "Comparison"}
-	cmp.Blocks = append(cmp.Blocks, &doc.Para{Text: "Deltas are the run minus the baseline. A difference is called faster or slower only when it is beyond run-to-run noise (rank test and confidence intervals over the latency histograms, widened by the variation between seconds) and at least " + numbers{}.pct(compare.DefaultMinEffectPct) + " of the baseline; see docs/analysis-methods.md."})
+	cmp := doc.Section{ID: SecComparison, Title: b.W("Comparison")}
+	cmp.Blocks = append(cmp.Blocks, &doc.Para{Text: b.T("Deltas are the run minus the baseline. A difference is called faster or slower only when it is beyond run-to-run noise (rank test and confidence intervals over the latency histograms, widened by the variation between seconds) and at least %s of the baseline; see docs/analysis-methods.md.", b.pct(compare.DefaultMinEffectPct))})
 	for _, rc := range res.Runs {
-		cmp.Blocks = append(cmp.Blocks, &doc.Heading{Text: rc.Name + " vs " + res.BaseName})
-		cmp.Blocks = append(cmp.Blocks, ComparisonTables(rc.Rows, "base", "new")...)
+		cmp.Blocks = append(cmp.Blocks, &doc.Heading{Text: rc.Name + b.W(" vs ") + res.BaseName})
+		cmp.Blocks = append(cmp.Blocks, b.comparisonTables(rc.Rows, b.W("base"), b.W("new"))...)
 	}
-	if f := distributionOverlay(sets, names); f != nil {
+	if f := distributionOverlay(sets, names, loc); f != nil {
 		cmp.Blocks = append(cmp.Blocks, f)
 	}
 	d.Sections = append(d.Sections, sum, cmp)
 	if res.Spread != nil && res.Kind == compare.Series {
-		d.Sections = append(d.Sections, SeriesSection(res.Spread))
+		d.Sections = append(d.Sections, SeriesSectionIn(res.Spread, loc))
 	} else if res.Spread != nil {
 		sp := res.Spread
-		runs := doc.Section{ID: SecRuns, Title: "Runs side by side"}
-		t := &doc.Table{Caption: "All requests, whole run", Columns: []doc.Column{{Name: "Run"}, {Name: "Average (ms)", Align: doc.Right},
-			{Name: "p95 (ms)", Align: doc.Right}, {Name: "Throughput (req/s)", Align: doc.Right}, {Name: "Error %", Align: doc.Right}}}
+		runs := doc.Section{ID: SecRuns, Title: b.W("Runs side by side")}
+		t := &doc.Table{Caption: b.W("All requests, whole run"), Columns: []doc.Column{{Name: b.W("Run")}, {Name: b.W("Average (ms)"), Align: doc.Right},
+			{Name: b.W("p95 (ms)"), Align: doc.Right}, {Name: b.W("Throughput (req/s)"), Align: doc.Right}, {Name: b.W("Error %"), Align: doc.Right}}}
 		for _, r := range sp.Runs {
-			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Name}, {Text: numbers{}.ms(r.Stats.MeanMs)}, {Text: numbers{}.ms(r.Stats.P95Ms)}, {Text: numbers{}.rate(r.Stats.ThroughputRPS)}, {Text: numbers{}.pct(r.Stats.ErrorPct)}}})
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Name}, {Text: b.ms(r.Stats.MeanMs)}, {Text: b.ms(r.Stats.P95Ms)}, {Text: b.rate(r.Stats.ThroughputRPS)}, {Text: b.pct(r.Stats.ErrorPct)}}})
 		}
 		sprd := func(s compare.Spread, f func(float64) string) string {
-			return fmt.Sprintf("%s – %s (CV %s)", f(s.Min), f(s.Max), numbers{}.pct(100*s.CV))
+			return fmt.Sprintf("%s – %s (CV %s)", f(s.Min), f(s.Max), b.pct(100*s.CV))
 		}
-		t.Rows = append(t.Rows, doc.Row{Total: true, Cells: []doc.Cell{{Text: "spread"}, {Text: sprd(sp.MeanMs, ms)}, {Text: sprd(sp.P95Ms, ms)},
-			{Text: sprd(sp.ThroughputRPS, rate)}, {Text: fmt.Sprintf("%s – %s", numbers{}.pct(sp.ErrorPct.Min), numbers{}.pct(sp.ErrorPct.Max))}}})
-		runs.Blocks = append(runs.Blocks, t, &doc.Para{Note: true, Text: "CV is the coefficient of variation (standard deviation / mean). For repeats of one build it is the run-to-run noise a real change has to exceed."})
+		t.Rows = append(t.Rows, doc.Row{Total: true, Cells: []doc.Cell{{Text: b.W("spread")}, {Text: sprd(sp.MeanMs, b.ms)}, {Text: sprd(sp.P95Ms, b.ms)},
+			{Text: sprd(sp.ThroughputRPS, b.rate)}, {Text: fmt.Sprintf("%s – %s", b.pct(sp.ErrorPct.Min), b.pct(sp.ErrorPct.Max))}}})
+		runs.Blocks = append(runs.Blocks, t, &doc.Para{Note: true, Text: b.W("CV is the coefficient of variation (standard deviation / mean). For repeats of one build it is the run-to-run noise a real change has to exceed.")})
 		d.Sections = append(d.Sections, runs)
 	}
 	return d
@@ -220,7 +229,8 @@ func compareDoc(res *CompareResult, sets []*analysis.Dataset, runName func(int) 
 
 // distributionOverlay draws the latency distribution of all requests of
 // each run on one chart.
-func distributionOverlay(sets []*analysis.Dataset, names []string) *doc.Figure {
+func distributionOverlay(sets []*analysis.Dataset, names []string, loc *locale.Locale) *doc.Figure {
+	b := numbers{loc}
 	var minCount int64 = -1
 	for _, d := range sets {
 		if d.Total.Count == 0 {
@@ -232,8 +242,8 @@ func distributionOverlay(sets []*analysis.Dataset, names []string) *doc.Figure {
 	}
 	top := maxPercentile(minCount)
 	ps := percentileGrid(top)
-	c := &chart.Chart{ID: "compare-distribution", Title: "Response time distribution of all requests", XKind: chart.Nines, XMin: 0, XMax: top,
-		XLabel: "Percentile (log scale of the tail)", Y: chart.Axis{Label: "Response time (ms)", Unit: "ms"}, Height: 320}
+	c := &chart.Chart{ID: "compare-distribution", Title: b.W("Response time distribution of all requests"), XKind: chart.Nines, XMin: 0, XMax: top,
+		XLabel: b.W("Percentile (log scale of the tail)"), Y: chart.Axis{Label: b.W("Response time (ms)"), Unit: "ms"}, Height: 320, Loc: loc}
 	for i, d := range sets {
 		y := make([]float64, len(ps))
 		for j, p := range ps {
@@ -245,7 +255,7 @@ func distributionOverlay(sets []*analysis.Dataset, names []string) *doc.Figure {
 		}
 		c.Series = append(c.Series, s)
 	}
-	return &doc.Figure{Name: "compare-distribution", Title: c.Title, Caption: "The baseline is dashed. A curve lower than another is faster at that percentile.", SVG: c.SVG()}
+	return &doc.Figure{Name: "compare-distribution", Title: c.Title, Caption: b.W("The baseline is dashed. A curve lower than another is faster at that percentile."), SVG: c.SVG()}
 }
 
 // WriteCompare writes compare.html, and compare.md with its charts under
@@ -291,18 +301,22 @@ func Facts(d *analysis.Dataset, dir, role string) compare.RunFacts {
 // phaseMixWarning warns when a whole-run delta is between different mixes
 // of phases (an interrupted run, a different step plan): the delta may come
 // from the mix alone, and the matched phases are the fair comparison.
-func phaseMixWarning(rc RunComparison) string {
+func (b numbers) phaseMixWarning(rc RunComparison) string {
 	if rc.SamePhases {
 		return ""
 	}
-	return "warning: the runs have different phases, so this whole-run delta mixes different loads; compare the matched phases below"
+	return b.W("warning: the runs have different phases, so this whole-run delta mixes different loads; compare the matched phases below")
 }
 
 // SeriesSection shows runs at different load levels as a curve:
 // throughput and response time against load, ordered by load (plateau
 // compare and study documents).
-func SeriesSection(sp *compare.Summary) doc.Section {
-	sec := doc.Section{ID: SecRuns, Title: "Load series"}
+func SeriesSection(sp *compare.Summary) doc.Section { return SeriesSectionIn(sp, nil) }
+
+// SeriesSectionIn is SeriesSection in the language loc (nil is English).
+func SeriesSectionIn(sp *compare.Summary, loc *locale.Locale) doc.Section {
+	b := numbers{loc}
+	sec := doc.Section{ID: SecRuns, Title: b.W("Load series")}
 	runs := slices.Clone(sp.Runs)
 	slices.SortStableFunc(runs, func(a, b compare.RunStats) int {
 		if c := cmp.Compare(a.Users, b.Users); c != 0 {
@@ -310,27 +324,27 @@ func SeriesSection(sp *compare.Summary) doc.Section {
 		}
 		return cmp.Compare(a.Rate, b.Rate)
 	})
-	t := &doc.Table{Caption: "All requests, whole run, by load", Columns: []doc.Column{{Name: "Run"}, {Name: "Load"},
-		{Name: "Throughput (req/s)", Align: doc.Right}, {Name: "Average (ms)", Align: doc.Right}, {Name: "p95 (ms)", Align: doc.Right}, {Name: "Error %", Align: doc.Right}}}
+	t := &doc.Table{Caption: b.W("All requests, whole run, by load"), Columns: []doc.Column{{Name: b.W("Run")}, {Name: b.W("Load")},
+		{Name: b.W("Throughput (req/s)"), Align: doc.Right}, {Name: b.W("Average (ms)"), Align: doc.Right}, {Name: b.W("p95 (ms)"), Align: doc.Right}, {Name: b.W("Error %"), Align: doc.Right}}}
 	var x, tput, mean []float64
 	for _, r := range runs {
-		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Name}, {Text: r.Load}, {Text: numbers{}.rate(r.Stats.ThroughputRPS)},
-			{Text: numbers{}.ms(r.Stats.MeanMs)}, {Text: numbers{}.ms(r.Stats.P95Ms)}, {Text: numbers{}.pct(r.Stats.ErrorPct)}}})
+		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Name}, {Text: b.runLoadText(r)}, {Text: b.rate(r.Stats.ThroughputRPS)},
+			{Text: b.ms(r.Stats.MeanMs)}, {Text: b.ms(r.Stats.P95Ms)}, {Text: b.pct(r.Stats.ErrorPct)}}})
 		l := float64(r.Users)
 		if l == 0 {
 			l = r.Rate
 		}
 		x, tput, mean = append(x, l), append(tput, r.Stats.ThroughputRPS), append(mean, r.Stats.MeanMs)
 	}
-	sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: sentence("the runs are at different load levels, so they are a series (a curve against load), not repeats; their spread is the effect of load, not run-to-run noise")})
-	xl := "Users"
+	sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: sentence(b.W("the runs are at different load levels, so they are a series (a curve against load), not repeats; their spread is the effect of load, not run-to-run noise"))})
+	xl := b.W("Users")
 	if runs[0].Users == 0 {
-		xl = "Arrival rate (/s)"
+		xl = b.W("Arrival rate (/s)")
 	}
-	c := &chart.Chart{ID: "compare-series", Title: "Throughput and response time against load", XKind: chart.Linear, XLabel: xl,
-		Y: chart.Axis{Label: "Throughput (req/s)", Unit: "req/s"}, Y2: &chart.Axis{Label: "Average response time (ms)", Unit: "ms"}, Height: 300}
-	c.Series = append(c.Series, chart.Series{Name: "throughput", Color: chart.Palette[0], X: x, Y: tput, Width: 2, Style: chart.LinePoints},
-		chart.Series{Name: "average response time", Color: chart.Palette[1], X: x, Y: mean, Width: 2, Style: chart.LinePoints, Right: true})
+	c := &chart.Chart{ID: "compare-series", Title: b.W("Throughput and response time against load"), XKind: chart.Linear, XLabel: xl,
+		Y: chart.Axis{Label: b.W("Throughput (req/s)"), Unit: "req/s"}, Y2: &chart.Axis{Label: b.W("Average response time (ms)"), Unit: "ms"}, Height: 300, Loc: loc}
+	c.Series = append(c.Series, chart.Series{Name: b.W("throughput"), Color: chart.Palette[0], X: x, Y: tput, Width: 2, Style: chart.LinePoints},
+		chart.Series{Name: b.W("average response time"), Color: chart.Palette[1], X: x, Y: mean, Width: 2, Style: chart.LinePoints, Right: true})
 	sec.Blocks = append(sec.Blocks, &doc.Figure{Name: "compare-series", Title: c.Title, SVG: c.SVG()})
 	return sec
 }
@@ -353,7 +367,7 @@ func verdictLevel(v compare.Verdict) doc.Level {
 // notEnoughClause is the one sentence for a comparison row without enough
 // data, with its numbers and the rule it missed.
 func (b numbers) notEnoughClause(r compare.Row) string {
-	return fmt.Sprintf("not enough data to judge: %s and %s over %s and %s; a verdict needs %d or more on each side, over %s or more",
+	return b.T("not enough data to judge: %s and %s over %s and %s; a verdict needs %s or more on each side, over %s or more",
 		b.plural(r.BaseSamples, "request"), b.plural(r.NewSamples, "request"), b.plural(int64(r.BaseSeconds), "second"), b.plural(int64(r.NewSeconds), "second"),
-		compare.MinSamples, b.plural(compare.MinSeconds, "second"))
+		b.count(compare.MinSamples), b.plural(compare.MinSeconds, "second"))
 }

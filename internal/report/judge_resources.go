@@ -110,9 +110,9 @@ func (b *builder) judgeResources() {
 		for i, m := range mts {
 			switch trend.Verdict(m.Verdict) {
 			case trend.Growing:
-				growing = append(growing, fmt.Sprintf("%s %s +%s/h", m.Target, m.What, b.bytesU(math.Abs(float64(m.SlopeBytesPerHour)))))
+				growing = append(growing, fmt.Sprintf("%s %s +%s/h", m.Target, b.memoryWhat(m.What), b.bytesU(math.Abs(float64(m.SlopeBytesPerHour)))))
 			case trend.Stable:
-				stable = append(stable, fmt.Sprintf("%s %s", m.Target, m.What))
+				stable = append(stable, fmt.Sprintf("%s %s", m.Target, b.memoryWhat(m.What)))
 				if firstStable == nil {
 					firstStable = &mts[i]
 				}

@@ -62,7 +62,7 @@ func (b *builder) labelCharts() []doc.Block {
 	if rest == nil {
 		which = b.W("every request label")
 	}
-	per := "second"
+	per := b.W("second")
 	if bucket.Reduced {
 		per = dur(time.Duration(bucket.Bucket) * time.Second)
 	}

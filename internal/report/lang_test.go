@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/report"
 	"github.com/plateau-perf/plateau/internal/report/reporttest"
 )
@@ -72,6 +73,19 @@ func TestDanishReport(t *testing.T) {
 	if m := regexp.MustCompile(`\b\d{1,3},\d{3}\b [a-z]`).FindString(text); m != "" {
 		t.Errorf("an English thousands separator in the Danish report: %q", m)
 	}
+	// Read as a reader does, the HTML holds no English sentence outside
+	// code and the run's own names.
+	names, err := reporttest.Names(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, err := reporttest.EnglishLeft(html, reporttest.EnglishStopList, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range left {
+		t.Errorf("English in the Danish report: %s", l)
+	}
 	// The truth checks hold on the Danish report, its numbers read the
 	// Danish way.
 	defects, err := reporttest.RunDefects(dir)
@@ -119,5 +133,77 @@ func TestDelocalize(t *testing.T) {
 		if got := string(reporttest.Delocalize([]byte(in), "da")); got != want {
 			t.Errorf("Delocalize(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestDanishCompareReadsDanish: plateau compare's document in Danish —
+// repeats with their spread, a load series, a tripped --fail-on rule —
+// read as a reader does holds no English sentence outside code and the
+// runs' own names, and its numbers have the decimal comma.
+func TestDanishCompareReadsDanish(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	mk := func(name string, users int, seed uint64, slower float64) string {
+		d := filepath.Join(root, name)
+		if err := reporttest.Write(d, reporttest.Options{Name: "shop", Seed: seed, SlowerPct: slower, Monitor: true,
+			Steps: []reporttest.Step{{Users: users, Seconds: 30, RampUpS: 2}}}); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	repeats := []string{mk("a", 10, 1, 0), mk("b", 10, 2, 30), mk("c", 10, 3, 0)}
+	series := []string{mk("s8", 8, 4, 0), mk("s20", 20, 5, 0), mk("s30", 30, 6, 0)}
+	rules, err := compare.ParseRules("p95 > +10%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		dirs []string
+	}{{"repeats", repeats}, {"series", series}} {
+		res, err := report.CompareRuns(c.dirs, report.CompareOptions{Lang: "da", Rules: rules})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := t.TempDir()
+		if _, err := report.WriteCompare(out, res); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(out, report.CompareHTML))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), `<html lang="da">`) || !strings.Contains(string(b), "Sammenligning") {
+			t.Errorf("%s: compare.html is not Danish", c.name)
+		}
+		var names []string
+		for _, d := range c.dirs {
+			n, err := reporttest.Names(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			names = append(names, n...)
+		}
+		for _, r := range append([]report.RunComparison{{Name: res.BaseName}}, res.Runs...) {
+			names = append(names, r.Name)
+		}
+		left, err := reporttest.EnglishLeft(b, reporttest.EnglishStopList, names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range left {
+			t.Errorf("%s: English in the Danish comparison: %s", c.name, l)
+		}
+		if m := regexp.MustCompile(`[+−-]\d+\.\d %`).Find(b); m != nil {
+			t.Errorf("%s: an English decimal point in the Danish comparison: %q", c.name, m)
+		}
+	}
+	// The same comparison without --lang is English, as before.
+	res, err := report.CompareRuns(repeats, report.CompareOptions{Rules: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Doc.Lang.Name() != "en" || res.Doc.Sections[0].Title != "Summary" {
+		t.Errorf("compare without --lang: %s, %q", res.Doc.Lang.Name(), res.Doc.Sections[0].Title)
 	}
 }

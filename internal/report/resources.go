@@ -136,6 +136,9 @@ type line struct {
 	name    string
 	color   string
 	dash    bool
+	// asIs keeps the name as the kernel calls the CPU state (user,
+	// system, iowait, steal) in every language.
+	asIs bool
 }
 
 // panel is one resource chart of a target.
@@ -146,6 +149,10 @@ type panel struct {
 	stacked bool
 	lines   []line
 	note    string
+	// raw marks a panel of one metric named by its identifier (a
+	// Prometheus series): its title and line keep the name as monitored;
+	// every other panel's words are the catalogue's.
+	raw bool
 }
 
 // kbToBytes reports whether a series is in jstat's KB and must be scaled.
@@ -153,49 +160,49 @@ func kbToBytes(s *core.Series) float64 { return analysis.KBToBytes(s) }
 
 // panelsFor lists the charts for a target of the given kind.
 func panelsFor(t *target) []panel {
-	cpuPct := chart.Axis{Label: "CPU (%)", Unit: "%", Min: 0, Max: 100, Fixed: true}
-	mem := chart.Axis{Label: "Memory", Unit: "bytes"}
+	cpuPct := chart.Axis{Label: key("CPU (%)"), Unit: "%", Min: 0, Max: 100, Fixed: true}
+	mem := chart.Axis{Label: key("Memory"), Unit: "bytes"}
 	switch t.kind {
 	case mondata.KindHost:
 		return []panel{
-			{key: "cpu", title: "CPU", axis: cpuPct, stacked: true, note: "stacked; the white space above is idle",
-				lines: []line{{metrics: []string{"cpu_user_pct"}, name: "user", color: "#4e79a7"}, {metrics: []string{"cpu_system_pct"}, name: "system", color: "#e15759"},
-					{metrics: []string{"cpu_iowait_pct"}, name: "iowait", color: "#edc948"}, {metrics: []string{"cpu_steal_pct"}, name: "steal", color: "#b07aa1"}}},
-			{key: "memory", title: "Memory", axis: mem, lines: []line{{metrics: []string{"mem_used_bytes"}, name: "used", color: "#4e79a7"},
-				{metrics: []string{"mem_cached_bytes"}, name: "cached", color: "#76b7b2"}, {metrics: []string{"mem_total_bytes"}, name: "total", color: "#777", dash: true}}},
-			{key: "network", title: "Network", axis: chart.Axis{Label: "Network", Unit: "bytes/s"}, lines: []line{
-				{metrics: []string{"net_rx_bytes_per_s"}, name: "received", color: "#e15759"}, {metrics: []string{"net_tx_bytes_per_s"}, name: "sent", color: "#4e79a7"}}},
-			{key: "disk", title: "Disk", axis: chart.Axis{Label: "Disk", Unit: "bytes/s"}, lines: []line{
-				{metrics: []string{"disk_read_bytes_per_s"}, name: "read", color: "#59a14f"}, {metrics: []string{"disk_write_bytes_per_s"}, name: "written", color: "#f28e2b"}}},
+			{key: "cpu", title: key("CPU"), axis: cpuPct, stacked: true, note: key("stacked; the white space above is idle"),
+				lines: []line{{metrics: []string{"cpu_user_pct"}, name: "user", asIs: true, color: "#4e79a7"}, {metrics: []string{"cpu_system_pct"}, name: "system", asIs: true, color: "#e15759"},
+					{metrics: []string{"cpu_iowait_pct"}, name: "iowait", asIs: true, color: "#edc948"}, {metrics: []string{"cpu_steal_pct"}, name: "steal", asIs: true, color: "#b07aa1"}}},
+			{key: "memory", title: key("Memory"), axis: mem, lines: []line{{metrics: []string{"mem_used_bytes"}, name: key("used"), color: "#4e79a7"},
+				{metrics: []string{"mem_cached_bytes"}, name: key("cached"), color: "#76b7b2"}, {metrics: []string{"mem_total_bytes"}, name: key("total"), color: "#777", dash: true}}},
+			{key: "network", title: key("Network"), axis: chart.Axis{Label: key("Network"), Unit: "bytes/s"}, lines: []line{
+				{metrics: []string{"net_rx_bytes_per_s"}, name: key("received"), color: "#e15759"}, {metrics: []string{"net_tx_bytes_per_s"}, name: key("sent"), color: "#4e79a7"}}},
+			{key: "disk", title: key("Disk"), axis: chart.Axis{Label: key("Disk"), Unit: "bytes/s"}, lines: []line{
+				{metrics: []string{"disk_read_bytes_per_s"}, name: key("read"), color: "#59a14f"}, {metrics: []string{"disk_write_bytes_per_s"}, name: key("written"), color: "#f28e2b"}}},
 		}
 	case mondata.KindProcess, mondata.KindCgroup:
-		cpu := panel{key: "cpu", title: "CPU", axis: chart.Axis{Label: "CPU (% of one core)", Unit: "%"}, stacked: true, note: "stacked",
-			lines: []line{{metrics: []string{"cpu_user_pct"}, name: "user", color: "#4e79a7"}, {metrics: []string{"cpu_system_pct"}, name: "system", color: "#e15759"}}}
+		cpu := panel{key: "cpu", title: key("CPU"), axis: chart.Axis{Label: key("CPU (% of one core)"), Unit: "%"}, stacked: true, note: key("stacked"),
+			lines: []line{{metrics: []string{"cpu_user_pct"}, name: "user", asIs: true, color: "#4e79a7"}, {metrics: []string{"cpu_system_pct"}, name: "system", asIs: true, color: "#e15759"}}}
 		if t.get("cpu_user_pct") == nil {
-			cpu = panel{key: "cpu", title: "CPU", axis: chart.Axis{Label: "CPU (% of one core)", Unit: "%"}, lines: []line{{metrics: []string{"cpu_pct"}, name: "CPU", color: "#4e79a7"}}}
+			cpu = panel{key: "cpu", title: key("CPU"), axis: chart.Axis{Label: key("CPU (% of one core)"), Unit: "%"}, lines: []line{{metrics: []string{"cpu_pct"}, name: key("CPU"), color: "#4e79a7"}}}
 		}
 		return []panel{cpu,
-			{key: "memory", title: "Memory", axis: mem, lines: []line{{metrics: []string{"rss_bytes", "memory_bytes"}, name: "used", color: "#4e79a7"},
-				{metrics: []string{"memory_working_set_bytes"}, name: "working set", color: "#76b7b2"},
-				{metrics: []string{"memory_limit_bytes"}, name: "limit", color: "#777", dash: true}}},
-			{key: "io", title: "I/O", axis: chart.Axis{Label: "I/O", Unit: "bytes/s"}, lines: []line{
-				{metrics: []string{"io_read_bytes_per_s"}, name: "read", color: "#59a14f"}, {metrics: []string{"io_write_bytes_per_s"}, name: "written", color: "#f28e2b"}}},
+			{key: "memory", title: key("Memory"), axis: mem, lines: []line{{metrics: []string{"rss_bytes", "memory_bytes"}, name: key("used"), color: "#4e79a7"},
+				{metrics: []string{"memory_working_set_bytes"}, name: key("working set"), color: "#76b7b2"},
+				{metrics: []string{"memory_limit_bytes"}, name: key("limit"), color: "#777", dash: true}}},
+			{key: "io", title: key("I/O"), axis: chart.Axis{Label: key("I/O"), Unit: "bytes/s"}, lines: []line{
+				{metrics: []string{"io_read_bytes_per_s"}, name: key("read"), color: "#59a14f"}, {metrics: []string{"io_write_bytes_per_s"}, name: key("written"), color: "#f28e2b"}}},
 		}
 	case mondata.KindJVM:
 		return []panel{
-			{key: "heap", title: "JVM heap", axis: mem, lines: []line{{metrics: []string{"EU"}, name: "young used (EU)", color: "#edc948"},
-				{metrics: []string{"OU"}, name: "old used (OU)", color: "#e15759"}, {metrics: []string{"heap_used_bytes"}, name: "heap used", color: "#4e79a7"}}},
-			{key: "gc", title: "Garbage collections (cumulative)", axis: chart.Axis{Label: "Collections since start", Unit: ""}, lines: []line{
-				{metrics: []string{"YGC"}, name: "young (YGC)", color: "#4e79a7"}, {metrics: []string{"FGC"}, name: "full (FGC)", color: "#e15759"},
-				{metrics: []string{"CGC"}, name: "concurrent (CGC)", color: "#59a14f"}}},
+			{key: "heap", title: key("JVM heap"), axis: mem, lines: []line{{metrics: []string{"EU"}, name: key("young used (EU)"), color: "#edc948"},
+				{metrics: []string{"OU"}, name: key("old used (OU)"), color: "#e15759"}, {metrics: []string{"heap_used_bytes"}, name: key("heap used"), color: "#4e79a7"}}},
+			{key: "gc", title: key("Garbage collections (cumulative)"), axis: chart.Axis{Label: key("Collections since start"), Unit: ""}, lines: []line{
+				{metrics: []string{"YGC"}, name: key("young (YGC)"), color: "#4e79a7"}, {metrics: []string{"FGC"}, name: key("full (FGC)"), color: "#e15759"},
+				{metrics: []string{"CGC"}, name: key("concurrent (CGC)"), color: "#59a14f"}}},
 		}
 	case mondata.KindPostgres:
 		return []panel{
-			{key: "connections", title: "Database connections", axis: chart.Axis{Label: "Connections", Unit: ""}, lines: []line{
-				{metrics: []string{"connections_total"}, name: "total", color: "#4e79a7"}, {metrics: []string{"connections_active"}, name: "active", color: "#e15759"},
-				{metrics: []string{"connections_idle_in_tx"}, name: "idle in transaction", color: "#edc948"}, {metrics: []string{"connections_max"}, name: "max", color: "#777", dash: true}}},
-			{key: "transactions", title: "Transactions", axis: chart.Axis{Label: "Per second", Unit: ""}, lines: []line{
-				{metrics: []string{"xact_commit_per_s"}, name: "commits/s", color: "#59a14f"}, {metrics: []string{"xact_rollback_per_s"}, name: "rollbacks/s", color: "#e15759"}}},
+			{key: "connections", title: key("Database connections"), axis: chart.Axis{Label: key("Connections"), Unit: ""}, lines: []line{
+				{metrics: []string{"connections_total"}, name: key("total"), color: "#4e79a7"}, {metrics: []string{"connections_active"}, name: key("active"), color: "#e15759"},
+				{metrics: []string{"connections_idle_in_tx"}, name: key("idle in transaction"), color: "#edc948"}, {metrics: []string{"connections_max"}, name: key("max"), color: "#777", dash: true}}},
+			{key: "transactions", title: key("Transactions"), axis: chart.Axis{Label: key("Per second"), Unit: ""}, lines: []line{
+				{metrics: []string{"xact_commit_per_s"}, name: key("commits/s"), color: "#59a14f"}, {metrics: []string{"xact_rollback_per_s"}, name: key("rollbacks/s"), color: "#e15759"}}},
 		}
 	}
 	// Any other kind (Prometheus, imports): one chart per unlabelled metric,
@@ -207,10 +214,15 @@ func panelsFor(t *target) []panel {
 		}
 		s := t.byMetric[m]
 		ps = append(ps, panel{key: "m:" + m, title: m, axis: chart.Axis{Label: unitLabel(m, s.Unit), Unit: s.Unit},
-			lines: []line{{metrics: []string{m}, name: m, color: "#4e79a7"}}})
+			lines: []line{{metrics: []string{m}, name: m, color: "#4e79a7"}}, raw: true})
 	}
 	return ps
 }
+
+// key marks a literal as a message key of the catalogue, worded where it
+// is rendered (b.W); the catalogue's test reads every key(…) as it reads
+// T and W.
+func key(s string) string { return s }
 
 func unitLabel(name, unit string) string {
 	if unit == "" {
@@ -222,8 +234,13 @@ func unitLabel(name, unit string) string {
 // panelChart draws one panel of one target; nil when none of its metrics
 // was recorded.
 func (b *builder) panelChart(t *target, p panel, grid bool) *doc.Figure {
-	c := b.timeChart(b.red.String(t.name) + " — " + p.title)
+	word := b.W
+	if p.raw {
+		word = func(s string) string { return s }
+	}
+	c := b.timeChart(b.red.String(t.name) + " — " + word(p.title))
 	c.Y = p.axis
+	c.Y.Label = word(p.axis.Label)
 	if grid {
 		c.Width, c.Height = 600, 270
 	}
@@ -239,7 +256,10 @@ func (b *builder) panelChart(t *target, p panel, grid bool) *doc.Figure {
 		if s == nil {
 			continue
 		}
-		name := l.name
+		name := word(l.name)
+		if l.asIs {
+			name = l.name
+		}
 		// Network totals leave loopback out; when they are all zero and
 		// loopback carried traffic (a system under test on this host, as in
 		// the demo), draw loopback rather than an empty chart.
@@ -273,7 +293,7 @@ func (b *builder) panelChart(t *target, p panel, grid bool) *doc.Figure {
 	if p.note != "" {
 		note = " (" + b.W(p.note) + ")"
 	}
-	return b.figure(t.name+"-"+p.key, c, b.T("%s of %s%s.", b.W(p.title), b.red.String(t.name), note)+bucketNote(reduced))
+	return b.figure(t.name+"-"+p.key, c, b.T("%s of %s%s.", word(p.title), b.red.String(t.name), note)+b.bucketNote(reduced))
 }
 
 // kindTitle names a group of targets.
@@ -402,28 +422,38 @@ type keyMetric struct {
 	metrics []string
 	counter bool // cumulative: show the increase over the phase
 	busy    bool // CPU busy = 100 − idle when no busy metric
+	raw     bool // named by the metric's own identifier
+}
+
+// kmName is a key metric's column name: a named quantity in the
+// document's language, a monitored metric by its own name.
+func (b *builder) kmName(km keyMetric) string {
+	if km.raw {
+		return km.name
+	}
+	return b.W(km.name)
 }
 
 func keyMetrics(t *target) []keyMetric {
 	switch t.kind {
 	case mondata.KindHost:
-		return []keyMetric{{name: "CPU busy", metrics: []string{"cpu_busy_pct"}, busy: true}, {name: "Memory used", metrics: []string{"mem_used_bytes"}},
-			{name: "Net in", metrics: []string{"net_rx_bytes_per_s"}}, {name: "Net out", metrics: []string{"net_tx_bytes_per_s"}}}
+		return []keyMetric{{name: key("CPU busy"), metrics: []string{"cpu_busy_pct"}, busy: true}, {name: key("Memory used"), metrics: []string{"mem_used_bytes"}},
+			{name: key("Net in"), metrics: []string{"net_rx_bytes_per_s"}}, {name: key("Net out"), metrics: []string{"net_tx_bytes_per_s"}}}
 	case mondata.KindProcess, mondata.KindCgroup:
-		return []keyMetric{{name: "CPU", metrics: []string{"cpu_pct"}}, {name: "Memory", metrics: []string{"rss_bytes", "memory_bytes"}},
-			{name: "Threads", metrics: []string{"threads", "pids"}}}
+		return []keyMetric{{name: key("CPU"), metrics: []string{"cpu_pct"}}, {name: key("Memory"), metrics: []string{"rss_bytes", "memory_bytes"}},
+			{name: key("Threads"), metrics: []string{"threads", "pids"}}}
 	case mondata.KindJVM:
-		return []keyMetric{{name: "Heap used", metrics: []string{"heap_used_bytes"}}, {name: "Old used", metrics: []string{"OU"}},
-			{name: "Young GCs", metrics: []string{"YGC"}, counter: true}, {name: "Full GCs", metrics: []string{"FGC"}, counter: true},
-			{name: "GC time", metrics: []string{"gc_time_pct"}}}
+		return []keyMetric{{name: key("Heap used"), metrics: []string{"heap_used_bytes"}}, {name: key("Old used"), metrics: []string{"OU"}},
+			{name: key("Young GCs"), metrics: []string{"YGC"}, counter: true}, {name: key("Full GCs"), metrics: []string{"FGC"}, counter: true},
+			{name: key("GC time"), metrics: []string{"gc_time_pct"}}}
 	case mondata.KindPostgres:
-		return []keyMetric{{name: "Connections", metrics: []string{"connections_total"}}, {name: "Active", metrics: []string{"connections_active"}},
-			{name: "Commits/s", metrics: []string{"xact_commit_per_s"}}}
+		return []keyMetric{{name: key("Connections"), metrics: []string{"connections_total"}}, {name: key("Active"), metrics: []string{"connections_active"}},
+			{name: key("Commits/s"), metrics: []string{"xact_commit_per_s"}}}
 	}
 	var out []keyMetric
 	for _, m := range t.metrics {
 		if !strings.Contains(m, "{") && len(out) < 4 {
-			out = append(out, keyMetric{name: m, metrics: []string{m}})
+			out = append(out, keyMetric{name: m, metrics: []string{m}, raw: true})
 		}
 	}
 	return out
@@ -460,14 +490,14 @@ func (b *builder) resourceTable(t *target) *doc.Table {
 	tb := &doc.Table{Caption: b.red.String(t.name) + b.W(" per phase"), Columns: []doc.Column{{Name: b.W("Phase")}}}
 	for _, c := range cols {
 		if c.km.counter {
-			tb.Columns = append(tb.Columns, doc.Column{Name: c.km.name, Align: doc.Right})
+			tb.Columns = append(tb.Columns, doc.Column{Name: b.kmName(c.km), Align: doc.Right})
 			continue
 		}
 		u := ""
 		if c.s.Unit == "%" {
 			u = " (%)"
 		}
-		tb.Columns = append(tb.Columns, doc.Column{Name: c.km.name + b.W(" mean") + u, Align: doc.Right}, doc.Column{Name: b.W("max"), Align: doc.Right})
+		tb.Columns = append(tb.Columns, doc.Column{Name: b.kmName(c.km) + b.W(" mean") + u, Align: doc.Right}, doc.Column{Name: b.W("max"), Align: doc.Right})
 	}
 	row := func(name string, from, to time.Time, total bool) {
 		r := doc.Row{Total: total, Cells: []doc.Cell{{Text: name}}}

@@ -54,7 +54,7 @@ func (b *builder) capacity() doc.Section {
 		return sec
 	}
 	unit := "users"
-	loadName := "Users"
+	loadName := b.W("Users")
 	if kind == knee.Rate {
 		unit, loadName = "req/s", b.W("Offered rate (req/s)")
 	}

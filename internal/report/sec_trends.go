@@ -51,10 +51,10 @@ func (b *builder) trends() doc.Section {
 			}
 			if trend.Verdict(m.Verdict) == trend.Unknown && m.Result.Baseline == nil {
 				// No fit was made: no zeros; the note below says why.
-				t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: m.Target}, {Text: m.What}, {Text: "–"}, {Text: "–"}, {Text: "–"}, v}})
+				t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: m.Target}, {Text: b.memoryWhat(m.What)}, {Text: "–"}, {Text: "–"}, {Text: "–"}, v}})
 				continue
 			}
-			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: m.Target}, {Text: m.What}, {Text: b.signedBytes(float64(m.SlopeBytesPerHour)) + "/h"},
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: m.Target}, {Text: b.memoryWhat(m.What)}, {Text: b.signedBytes(float64(m.SlopeBytesPerHour)) + "/h"},
 				{Text: fmt.Sprintf("%s … %s", b.signedBytes(float64(m.CILow)), b.signedBytes(float64(m.CIHigh)))}, {Text: nonEmpty(m.Method, "–")}, v}})
 		}
 		sec.Blocks = append(sec.Blocks, t)
@@ -77,7 +77,7 @@ func (b *builder) trends() doc.Section {
 // memoryThin gives the numbers a memory trend could not be judged on.
 func (b *builder) memoryThin(m trend.MemoryTrend) (who, numbers string) {
 	r := m.Result
-	who = m.Target + " " + m.What
+	who = m.Target + " " + b.memoryWhat(m.What)
 	span := dur(time.Duration(float64(m.SpanS) * float64(time.Second)))
 	switch {
 	case m.Readings < 2 || r.Baseline == nil:
@@ -220,7 +220,7 @@ func (b numbers) signedBytes(v float64) string {
 // memoryChart draws the after-GC points of each memory trend.
 func (b *builder) memoryChart() *doc.Figure {
 	c := b.timeChart(b.W("Memory after garbage collection"))
-	c.Y = chart.Axis{Label: "Memory", Unit: "bytes"}
+	c.Y = chart.Axis{Label: b.W("Memory"), Unit: "bytes"}
 	for i, m := range b.s.Trends.Memory {
 		if len(m.Result.Baseline) == 0 || i >= 6 {
 			continue
@@ -234,7 +234,7 @@ func (b *builder) memoryChart() *doc.Figure {
 			r := chart.Reduce(x, y, nil, from, to, chart.BucketWidth(to-from, 1, maxBuckets))
 			x, y = r.X, r.Mean
 		}
-		c.Series = append(c.Series, chart.Series{Name: m.Target + " " + m.What, Color: chart.Palette[i%len(chart.Palette)], X: x, Y: y, Style: chart.LinePoints})
+		c.Series = append(c.Series, chart.Series{Name: m.Target + " " + b.memoryWhat(m.What), Color: chart.Palette[i%len(chart.Palette)], X: x, Y: y, Style: chart.LinePoints})
 	}
 	if len(c.Series) == 0 {
 		return nil

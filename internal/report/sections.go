@@ -115,14 +115,14 @@ func (b *builder) appendix() doc.Section {
 	if len(b.d.Info.Source) > 0 {
 		l := &doc.List{}
 		for _, s := range b.d.Info.Source {
-			l.Items = append(l.Items, doc.Item{Text: b.red.String(s)})
+			l.Items = append(l.Items, doc.Item{Text: b.red.String(b.worded(b.d.Info, s))})
 		}
 		sec.Blocks = append(sec.Blocks, &doc.Heading{Text: b.W("Imported files")}, l)
 	}
 	if notes := append(append([]string{}, b.d.Info.Notes...), b.extra.Notes...); len(notes) > 0 {
 		l := &doc.List{}
 		for _, n := range notes {
-			l.Items = append(l.Items, doc.Item{Level: doc.Info, Text: b.red.String(n)})
+			l.Items = append(l.Items, doc.Item{Level: doc.Info, Text: b.red.String(b.worded(b.d.Info, n))})
 		}
 		sec.Blocks = append(sec.Blocks, &doc.Heading{Text: b.W("Notes")}, l)
 	}

@@ -238,7 +238,7 @@ func (b *builder) familyChart(t *target, f *family, ranked []*core.Series, top i
 	} else if drawn > 1 {
 		what += b.T(", one line per series (%d)", drawn)
 	}
-	return b.figure(t.name+"-"+f.name, c, what+"."+bucketNote(reduced))
+	return b.figure(t.name+"-"+f.name, c, what+"."+b.bucketNote(reduced))
 }
 
 // span is a named stretch of time of a metric table.

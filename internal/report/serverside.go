@@ -39,7 +39,7 @@ func (b *builder) serverSide() doc.Section {
 	for _, s := range srv.Info.Source {
 		// An external-call log is named in its access log's entry.
 		if !slices.ContainsFunc(srv.Info.Source, func(o string) bool { return o != s && strings.Contains(o, s) }) {
-			files = append(files, b.red.String(s))
+			files = append(files, b.red.String(b.worded(srv.Info, s)))
 		}
 	}
 	joined := false
@@ -62,7 +62,7 @@ func (b *builder) serverSide() doc.Section {
 	}
 	var notes []string
 	for _, n := range srv.Info.Notes {
-		notes = append(notes, b.red.String(n))
+		notes = append(notes, b.red.String(b.worded(srv.Info, n)))
 	}
 	if len(notes) > 0 {
 		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: b.W("Import notes: ") + strings.Join(notes, "; ")})

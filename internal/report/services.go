@@ -2,7 +2,6 @@ package report
 
 import (
 	"math"
-	"strings"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis/resources"
@@ -40,9 +39,9 @@ func (b *builder) judgeServices() {
 			case rk.Unit == "bytes/s":
 				return b.bytesU(p.Mean) + "/s"
 			case withFrac:
-				return b.T("%s of %s %s (%s)", b.num3(p.Mean), b.num3(p.Use.Capacity), rk.Word, b.pct(100*p.Frac))
+				return b.T("%s of %s %s (%s)", b.num3(p.Mean), b.num3(p.Use.Capacity), b.measureText(rk.Measure), b.pct(100*p.Frac))
 			}
-			return b.num3(p.Mean) + " " + rk.Word
+			return b.num3(p.Mean) + " " + b.measureText(rk.Measure)
 		}
 		rest := ""
 		if len(peaks) > 1 {
@@ -83,7 +82,7 @@ func (b *builder) judgeServices() {
 		}
 		if a.WithLimit || rk.Aspect == resources.CPU {
 			// A bare count without a limit is evidence, not a finding.
-			b.finding(doc.FindResources, lvl, b.W("busiest for ")+strings.ToLower(rk.Aspect)+": "+lead, rest)
+			b.finding(doc.FindResources, lvl, b.W("busiest for ")+b.resourceWord(rk.Aspect)+": "+lead, rest)
 		}
 		ev := clauses(b.W("busiest: ")+lead, rest)
 		aspect := resourceAspect(rk.Aspect)
@@ -108,7 +107,7 @@ func (b numbers) amountPlain(v float64, rk resources.Rule) string {
 	case "bytes/s":
 		return b.bytesU(v) + "/s"
 	}
-	return b.num3(v) + " " + rk.Word
+	return b.num3(v) + " " + b.measureText(rk.Measure)
 }
 
 // judgeRestarts names the containers whose restart counter rose during the
@@ -142,7 +141,7 @@ func (b *builder) judgeNetwork() {
 	}
 	var parts []string
 	for _, f := range fs {
-		parts = append(parts, b.T("%s on %s (about %s, at most %s/s)", f.What, b.red.String(f.Component), b.num3(f.N), b.num3(f.MaxPerS)))
+		parts = append(parts, b.T("%s on %s (about %s, at most %s/s)", b.netFaultText(f.What), b.red.String(f.Component), b.num3(f.N), b.num3(f.MaxPerS)))
 	}
 	text := b.W("network ") + b.joinAnd(parts) + b.W(" during the run")
 	b.finding(doc.FindResources, doc.Warn, text)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/locale"
 	"github.com/plateau-perf/plateau/internal/report/doc"
 )
 
@@ -195,6 +196,9 @@ func (b numbers) msOrDash(v float64) string {
 // are named together in one line (the demo's four phases on a busy
 // machine are one fact, not four).
 func Warnings(v *analysis.Validity) []Warning { return numbers{}.warnings(v) }
+
+// WarningsIn is Warnings in the language loc (nil is English).
+func WarningsIn(v *analysis.Validity, loc *locale.Locale) []Warning { return numbers{loc}.warnings(v) }
 
 // warnings is Warnings in the document's language.
 func (b numbers) warnings(v *analysis.Validity) []Warning {

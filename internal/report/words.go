@@ -12,8 +12,11 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/analysis/knee"
+	"github.com/plateau-perf/plateau/internal/analysis/resources"
+	"github.com/plateau-perf/plateau/internal/analysis/sla"
 	"github.com/plateau-perf/plateau/internal/analysis/trend"
 	"github.com/plateau-perf/plateau/internal/locale"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // The words of the test status's reasons and of the validity findings:
@@ -536,6 +539,16 @@ func VerdictPhrase(v compare.Verdict) string {
 // RuleOutcomeText says what a --fail-on rule saw: "p95 +13% (400 ms →
 // 452 ms) breaks p95 > +10%".
 func RuleOutcomeText(o compare.Outcome) string {
+	verb := "within"
+	if o.Failed {
+		verb = "breaks"
+	}
+	return ruleFigures(o) + " " + verb + " " + o.Rule.String()
+}
+
+// ruleFigures is what a --fail-on rule saw, in notation: "p95 +13% (400
+// ms → 452 ms)".
+func ruleFigures(o compare.Outcome) string {
 	r := o.Rule
 	unit, levels := "ms", "%.4g ms → %.4g ms"
 	switch r.Metric {
@@ -547,11 +560,7 @@ func RuleOutcomeText(o compare.Outcome) string {
 	if r.Relative {
 		unit = "%"
 	}
-	verb := "within"
-	if o.Failed {
-		verb = "breaks"
-	}
-	return fmt.Sprintf("%s %+.3g%s ("+levels+") %s %s", r.Metric, o.Observed, unit, o.Base, o.New, verb, r)
+	return fmt.Sprintf("%s %+.3g%s ("+levels+")", r.Metric, o.Observed, unit, o.Base, o.New)
 }
 
 // comparisonWords fills the comparison rows' notes.
@@ -642,4 +651,267 @@ func kneeMs(v float64) string {
 		return fmt.Sprintf("%.0f", v)
 	}
 	return fmt.Sprintf("%.1f", v)
+}
+
+// statusWord names a run's state (run.json status) in the document's
+// language; a state this version does not know is shown as recorded.
+func (b numbers) statusWord(st string) string {
+	switch st {
+	case rundir.StatusRunning:
+		return b.W("running")
+	case rundir.StatusCompleted:
+		return b.W("completed")
+	case rundir.StatusInterrupted:
+		return b.W("interrupted")
+	case rundir.StatusFailed:
+		return b.W("failed")
+	case rundir.StatusImported:
+		return b.W("imported")
+	}
+	return st
+}
+
+// modelWord names a workload's load model (run.json workloads[].model).
+func (b numbers) modelWord(m string) string {
+	switch m {
+	case "closed":
+		return b.W("closed")
+	case "open":
+		return b.W("open")
+	case "pacing":
+		return b.W("pacing")
+	case "steps":
+		return b.W("steps")
+	case "imported":
+		return b.W("imported")
+	}
+	return m
+}
+
+// SubjectText words what a requirement judges (sla.Subject): "average
+// response time", "99.9th percentile server-side response time net of
+// downstream calls of server "lar-1"", "error rate of "login" in workload
+// "read"", "pass rate of the checks".
+func SubjectText(s sla.Subject, loc *locale.Locale) string { return numbers{loc}.subjectText(s) }
+
+func (b numbers) subjectText(s sla.Subject) string {
+	var q string
+	switch s.Quantity {
+	case sla.QResponseTime:
+		q = b.W("response time")
+	case sla.QServerTime:
+		q = b.W("server-side response time")
+	case sla.QServerTimeNet:
+		q = b.W("server-side response time net of downstream calls")
+	case sla.QErrorRate:
+		q = b.W("error rate")
+	case sla.QChecks:
+		if s.Label != "" {
+			return b.T("pass rate of check %s", strconv.Quote(s.Label))
+		}
+		return b.W("pass rate of the checks")
+	default:
+		q = b.W("throughput")
+	}
+	switch s.Stat {
+	case sla.StatAverage:
+		q = b.T("average %s", q)
+	case sla.StatMinimum:
+		q = b.T("minimum %s", q)
+	case sla.StatMaximum:
+		q = b.T("maximum %s", q)
+	case sla.StatMedian:
+		q = b.T("median %s", q)
+	case sla.StatPercentile:
+		q = b.T("%sth percentile %s", b.loc.Num(strconv.FormatFloat(s.Percentile, 'f', -1, 64)), q)
+	}
+	if s.Quantity == sla.QServerTime || s.Quantity == sla.QServerTimeNet {
+		if s.Server != "" {
+			q += b.T(" of server %s", strconv.Quote(s.Server))
+		}
+		return q
+	}
+	if s.Label != "" {
+		q += b.T(" of %s", strconv.Quote(s.Label))
+	}
+	if s.Workload != "" {
+		q += b.T(" in workload %s", strconv.Quote(s.Workload))
+	}
+	return q
+}
+
+// MeasureText words the counting unit of a resource rule's usage
+// (resources.Measure): "cores", "% busy", "of memory", "% of memory", "of
+// the link's speed", "connections".
+func MeasureText(m resources.Measure, loc *locale.Locale) string { return numbers{loc}.measureText(m) }
+
+func (b numbers) measureText(m resources.Measure) string {
+	switch m {
+	case resources.MeasureCores:
+		return b.W("cores")
+	case resources.MeasureBusyPct:
+		return b.W("% busy")
+	case resources.MeasureMemory:
+		return b.W("of memory")
+	case resources.MeasureMemoryPct:
+		return b.W("% of memory")
+	case resources.MeasureLinkSpeed:
+		return b.W("of the link's speed")
+	case resources.MeasureConnections:
+		return b.W("connections")
+	}
+	return m.String()
+}
+
+// resourceWord names a resource a component uses (resources.CPU, Memory,
+// Network, Connections, OldGeneration) inside a sentence: "cpu",
+// "memory", "connections" in English.
+func (b numbers) resourceWord(r string) string {
+	switch r {
+	case resources.CPU:
+		return b.W("cpu")
+	case resources.Memory:
+		return b.W("memory")
+	case resources.Network:
+		return b.W("network")
+	case resources.Connections:
+		return b.W("connections")
+	case resources.OldGeneration:
+		return b.W("old generation")
+	}
+	return strings.ToLower(r)
+}
+
+// componentName names a component of a capacity reading: the load
+// generator (resources.Generator) in the document's language, any other
+// by its own name.
+func (b numbers) componentName(c string) string {
+	if c == resources.Generator {
+		return b.W("the load generator")
+	}
+	return c
+}
+
+// netFaultText words what a network fault counts.
+func (b numbers) netFaultText(k resources.NetFaultKind) string {
+	switch k {
+	case resources.NetErrors:
+		return b.W("errors")
+	case resources.NetDrops:
+		return b.W("drops")
+	}
+	return k.String()
+}
+
+// worded is a note or a source's description of run.json in the
+// document's language: from its message when the run recorded one
+// (rundir.Info.Messages), else as recorded.
+func (b numbers) worded(in *rundir.Info, text string) string {
+	if b.loc.English() || in == nil {
+		return text
+	}
+	return in.Worded(text, b.loc.T)
+}
+
+// shapeText is a workload's load line: a stepped load worded from its
+// steps ("steps: 14 users for 20s, …; stop when throughput_gain < 5%",
+// in the document's language), any other as run.json records it.
+func (b numbers) shapeText(w rundir.WorkloadInfo) string {
+	if len(w.Steps) == 0 || b.loc.English() {
+		return w.Shape
+	}
+	var parts []string
+	for _, s := range w.Steps {
+		if s.Rate > 0 {
+			parts = append(parts, b.T("%s/s for %s", b.loc.Num(strconv.FormatFloat(s.Rate, 'g', -1, 64)), s.Duration.String()))
+		} else {
+			parts = append(parts, b.T("%s users for %s", b.count(int64(s.Users)), s.Duration.String()))
+		}
+	}
+	out := b.T("steps: %s", strings.Join(parts, ", "))
+	if w.StopWhen != "" {
+		out += b.T("; stop when %s", w.StopWhen)
+	}
+	return out
+}
+
+// runLoadText is a run's load level in a series table: compare.RunFacts'
+// phrase in English ("20 users at 5/s", "20 users", "50/s"), worded from
+// the numbers in another language.
+func (b numbers) runLoadText(r compare.RunStats) string {
+	if b.loc.English() {
+		return r.Load
+	}
+	rate := func() string { return b.loc.Num(strconv.FormatFloat(r.Rate, 'g', -1, 64)) }
+	switch {
+	case r.Users > 0 && r.Rate > 0:
+		return b.T("%s users at %s/s", b.count(int64(r.Users)), rate())
+	case r.Users > 0:
+		return b.T("%s users", b.count(int64(r.Users)))
+	case r.Rate > 0:
+		return rate() + "/s"
+	}
+	return r.Load
+}
+
+// verdictWord is a comparison's verdict in a table cell ("faster",
+// "slower", "no significant change", "not enough data").
+func (b numbers) verdictWord(v compare.Verdict) string {
+	switch v {
+	case compare.Faster:
+		return b.W("faster")
+	case compare.Slower:
+		return b.W("slower")
+	case compare.NoChange:
+		return b.W("no significant change")
+	case compare.NotEnough:
+		return b.W("not enough data")
+	}
+	return string(v)
+}
+
+// verdictPhrase is VerdictPhrase in the document's language.
+func (b numbers) verdictPhrase(v compare.Verdict) string {
+	switch v {
+	case compare.Faster:
+		return b.W("faster than")
+	case compare.Slower:
+		return b.W("slower than")
+	case compare.NoChange:
+		return b.W("no significant change from")
+	case compare.NotEnough:
+		return b.W("not enough data to judge against")
+	}
+	return VerdictPhrase(v)
+}
+
+// ruleOutcomeText is RuleOutcomeText in the document's language: the
+// figures and the rule are notation, the verb a word.
+func (b numbers) ruleOutcomeText(o compare.Outcome) string {
+	if b.loc.English() {
+		return RuleOutcomeText(o)
+	}
+	verb := b.W("within")
+	if o.Failed {
+		verb = b.W("breaks")
+	}
+	return b.loc.Num(ruleFigures(o)) + " " + verb + " " + o.Rule.String()
+}
+
+// memoryWhat names the memory a trend reads (trend.What*) in the
+// document's language.
+func (b numbers) memoryWhat(w string) string {
+	switch w {
+	case trend.WhatOldGeneration:
+		return b.W("old generation")
+	case trend.WhatHeap:
+		return b.W("heap")
+	case trend.WhatRSS:
+		return "RSS"
+	case trend.WhatMemory:
+		return b.W("memory")
+	case trend.WhatMemoryUsed:
+		return b.W("memory used")
+	}
+	return w
 }

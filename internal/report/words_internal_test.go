@@ -1,15 +1,21 @@
 package report
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis/capacity"
 	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/analysis/knee"
+	"github.com/plateau-perf/plateau/internal/analysis/resources"
+	"github.com/plateau-perf/plateau/internal/analysis/sla"
 	"github.com/plateau-perf/plateau/internal/analysis/trend"
 	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/locale"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // reference003 is the ServiceComb sweep: linear to ~1000 req/s at 15
@@ -96,6 +102,36 @@ func TestEveryKindHasWords(t *testing.T) {
 	for m := trend.MethodAfterGC; m <= trend.MethodEnvelope; m++ {
 		check("memory method "+m.String(), MemoryMethodText(trend.MemoryBasis{Method: m, N: 12, WindowS: 30}), m.String())
 	}
+	seen := map[string]string{}
+	distinct := func(kind, words string) {
+		t.Helper()
+		if other, ok := seen[words]; ok {
+			t.Errorf("%s and %s have the same words %q", kind, other, words)
+		}
+		seen[words] = kind
+	}
+	for q := sla.QResponseTime; q <= sla.QChecks; q++ {
+		for st := sla.StatNone; st <= sla.StatPercentile; st++ {
+			timed := q == sla.QResponseTime || q == sla.QServerTime || q == sla.QServerTimeNet
+			if timed == (st == sla.StatNone) {
+				continue
+			}
+			kind := fmt.Sprintf("requirement subject %d/%d", q, st)
+			w := SubjectText(sla.Subject{Quantity: q, Stat: st, Percentile: 99.9}, nil)
+			check(kind, w, "")
+			distinct(kind, w)
+			if da := SubjectText(sla.Subject{Quantity: q, Stat: st, Percentile: 99.9}, locale.MustParse("da")); da == w && q != sla.QThroughput { // "throughput" is Danish too (reference 000)
+				t.Errorf("%s: no Danish words (%q)", kind, da)
+			}
+		}
+	}
+	for m := resources.MeasureCores; m <= resources.MeasureConnections; m++ {
+		check("measure "+m.String(), MeasureText(m, nil), m.String()+"!")
+		distinct("measure "+m.String(), MeasureText(m, nil))
+	}
+	for k := resources.NetErrors; k <= resources.NetDrops; k++ {
+		check("network fault "+k.String(), numbers{}.netFaultText(k), "")
+	}
 	for o := search.Found; o <= search.Budget; o++ {
 		cs := &capacity.Search{Unit: "users", Outcome: o, Load: 40, UpperBound: 44, At: 60, LimitedBy: search.ThroughputFlat}
 		check("search outcome "+o.String(), SearchSentence(cs), o.String())
@@ -126,6 +162,50 @@ func TestWordsOfTypedReasons(t *testing.T) {
 	} {
 		if c.got != c.want {
 			t.Errorf("\n got %q\nwant %q", c.got, c.want)
+		}
+	}
+}
+
+// A requirement's subject reads as it did when sla.Expr described itself
+// (summary.json and the English pins hold these words), and the rules'
+// measures as the rules wrote them.
+func TestSubjectAndMeasureWords(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"avg(response_time) < 200ms":                              "average response time",
+		"p99.9(response_time) < 1s":                               "99.9th percentile response time",
+		"median(response_time) < 1s":                              "median response time",
+		`max(response_time{label="login", workload="read"}) < 1s`: `maximum response time of "login" in workload "read"`,
+		`p95(server_time_net{server="lar-1"}) < 200ms`:            `95th percentile server-side response time net of downstream calls of server "lar-1"`,
+		"avg(server_time) < 200ms":                                "average server-side response time",
+		`error_rate{label="GET /x"} < 1%`:                         `error rate of "GET /x"`,
+		"throughput >= 10/s":                                      "throughput",
+		`checks{name="cart has items"} > 99%`:                     `pass rate of check "cart has items"`,
+		"checks > 99%":                                            "pass rate of the checks",
+	} {
+		e, err := sla.Parse(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := SubjectText(e.Subject(), nil); got != want {
+			t.Errorf("%s:\n got %q\nwant %q", in, got, want)
+		}
+	}
+	da := locale.MustParse("da")
+	for in, want := range map[string]string{
+		"avg(response_time) < 200ms":                   "gennemsnitlig svartid",
+		"p99.9(response_time) < 1s":                    "99,9-percentil svartid",
+		`p95(server_time_net{server="lar-1"}) < 200ms`: `95-percentil svartid på serveren uden videre kald på server "lar-1"`,
+	} {
+		e, _ := sla.Parse(in)
+		if got := SubjectText(e.Subject(), da); got != want {
+			t.Errorf("da %s:\n got %q\nwant %q", in, got, want)
+		}
+	}
+	for m, want := range map[resources.Measure]string{resources.MeasureCores: "cores", resources.MeasureBusyPct: "% busy", resources.MeasureMemory: "of memory",
+		resources.MeasureMemoryPct: "% of memory", resources.MeasureLinkSpeed: "of the link's speed", resources.MeasureConnections: "connections"} {
+		if got := MeasureText(m, nil); got != want {
+			t.Errorf("measure %v = %q, want %q", m, got, want)
 		}
 	}
 }
@@ -177,5 +257,20 @@ func TestFitParamsInPlainNotation(t *testing.T) {
 		if got := kneeRoughly(c.v); got != c.want {
 			t.Errorf("kneeRoughly(%v) = %q, want %q", c.v, got, c.want)
 		}
+	}
+}
+
+// A stepped load's line is worded from its steps in Danish; English keeps
+// run.json's shape byte for byte.
+func TestShapeTextDanish(t *testing.T) {
+	w := rundir.WorkloadInfo{Model: "steps", Shape: "steps: 14 users for 20s, 2.5/s for 1m0s; stop when throughput_gain < 5%",
+		Steps:    []rundir.LoadStep{{Users: 14, Duration: 20 * time.Second}, {Rate: 2.5, Duration: time.Minute}},
+		StopWhen: "throughput_gain < 5%"}
+	if got := (numbers{}).shapeText(w); got != w.Shape {
+		t.Errorf("English %q, want run.json's %q", got, w.Shape)
+	}
+	want := "trin: 14 brugere i 20s, 2,5/s i 1m0s; stop når throughput_gain < 5%"
+	if got := (numbers{locale.MustParse("da")}).shapeText(w); got != want {
+		t.Errorf("Danish %q, want %q", got, want)
 	}
 }

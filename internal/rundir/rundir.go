@@ -86,6 +86,11 @@ type Info struct {
 	// AttachNotes, which also answers for run.json files written before
 	// this field.
 	ServerNotes []string `json:"server_notes,omitempty"`
+	// Messages are the notes' and the sources' sentences as messages of
+	// the catalogue, by their English text (Notes and Source keep the
+	// English): a report in another language words a note from its
+	// message and shows the English of one without.
+	Messages map[string]Message `json:"messages,omitempty"`
 	// Figures holds an imported run's whole-run figures as the tool that
 	// wrote the files defines them (percentiles, throughput denominators);
 	// the summary and report show these for the run as a whole. Nil for
@@ -202,6 +207,19 @@ type WorkloadInfo struct {
 	// throughput_gain < N %), in per cent; 0 without a stop rule. The
 	// capacity knee uses the same threshold.
 	StopGainPct float64 `json:"stop_gain_pct,omitempty"`
+	// Steps are a stepped load's steps as numbers, and StopWhen its stop
+	// rule as the plan writes it: a report words the shape from them in
+	// its own language (Shape keeps the English).
+	Steps    []LoadStep `json:"steps,omitempty"`
+	StopWhen string     `json:"stop_when,omitempty"`
+}
+
+// LoadStep is one step of a stepped load: users, or a rate, for a
+// duration.
+type LoadStep struct {
+	Users    int           `json:"users,omitempty"`
+	Rate     float64       `json:"rate_per_s,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
 }
 
 // Host describes the machine that generated the load.

@@ -118,7 +118,7 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 				Stats: core.LabelStats{MeanMs: r.MeanMs, P95Ms: r.P95Ms, ThroughputRPS: r.ThroughputRPS, ErrorPct: r.ErrorPct}})
 		}
 		if sp, err := compare.Summarize(rs); err == nil {
-			sec := report.SeriesSection(&sp)
+			sec := report.SeriesSectionIn(&sp, wd.loc)
 			sec.ID = fmt.Sprintf("series-%d", i+1)
 			sec.Title = wd.W("Load series: ") + sr.Name
 			// One page may hold several series: each chart gets its own

@@ -11,26 +11,49 @@ import (
 // the load ran, which a client sees as timeouts and retransmissions.
 type NetFault struct {
 	Target, Component string
-	What              string  // "errors" or "drops"
-	N                 float64 // the rate integrated over the span: how many
-	MaxPerS           float64 // the highest rate read
+	What              NetFaultKind
+
+	N       float64 // the rate integrated over the span: how many
+	MaxPerS float64 // the highest rate read
 }
 
-// netFaultKind is "errors" or "drops" for a per-second network error or
+// NetFaultKind is what a network fault counts, worded by the report.
+type NetFaultKind int
+
+// Network faults.
+const (
+	NetNone   NetFaultKind = iota
+	NetErrors              // packets refused or malformed
+	NetDrops               // packets dropped
+)
+
+// String names the kind in logs and tests.
+func (k NetFaultKind) String() string {
+	switch k {
+	case NetErrors:
+		return "errors"
+	case NetDrops:
+		return "drops"
+	}
+	return "none"
+}
+
+// netFaultKind is NetErrors or NetDrops for a per-second network error or
 // drop series (the node recipe's net_errors_per_s / net_drops_per_s, the
-// kubernetes recipe's pod_net_errors_per_s / pod_net_drops_per_s), "".
-func netFaultKind(name, unit string) string {
+// kubernetes recipe's pod_net_errors_per_s / pod_net_drops_per_s), else
+// NetNone.
+func netFaultKind(name, unit string) NetFaultKind {
 	n := strings.ToLower(name)
 	if !strings.Contains(n, "net") || !strings.HasSuffix(unit, "/s") && !strings.HasSuffix(n, "_per_s") {
-		return ""
+		return NetNone
 	}
 	switch {
 	case strings.Contains(n, "err"):
-		return "errors"
+		return NetErrors
 	case strings.Contains(n, "drop"):
-		return "drops"
+		return NetDrops
 	}
-	return ""
+	return NetNone
 }
 
 // NetFaults lists the labelled series of network errors or drops that read
@@ -44,7 +67,7 @@ func NetFaults(ts []Target, from, to time.Time) []NetFault {
 		}
 		for _, s := range t.Series {
 			what := netFaultKind(BaseName(s.Metric), s.Unit)
-			if what == "" {
+			if what == NetNone {
 				continue
 			}
 			var n, peak float64

@@ -27,10 +27,10 @@ func TestNetFaults(t *testing.T) {
 	if len(got) != 2 {
 		t.Fatalf("got %+v, want a:9100 errors and p drops", got)
 	}
-	if g := got[0]; g.Component != "a:9100" || g.What != "errors" || math.Abs(g.N-4) > 1e-9 || g.MaxPerS != 2 {
+	if g := got[0]; g.Component != "a:9100" || g.What != NetErrors || math.Abs(g.N-4) > 1e-9 || g.MaxPerS != 2 {
 		t.Errorf("errors %+v, want 4 (2/s for 2 s), peak 2/s", g)
 	}
-	if g := got[1]; g.Component != "p" || g.What != "drops" || g.N != 0 || g.MaxPerS != 3 {
+	if g := got[1]; g.Component != "p" || g.What != NetDrops || g.N != 0 || g.MaxPerS != 3 {
 		t.Errorf("drops %+v, want a reading of 3/s at the span's end", g)
 	}
 }

@@ -42,7 +42,7 @@ func (u Use) Over(p core.Phase) (Reading, bool) {
 // GeneratorCPU is the load generator's reading in a phase from its own CPU
 // use (validity's generator_cpu_pct, percent of all its cores).
 func GeneratorCPU(pct float64) Reading {
-	return Reading{Component: Generator, Resource: "CPU", Unit: "%", Used: pct, Capacity: 100, Utilisation: pct / 100}
+	return Reading{Component: Generator, Resource: CPU, Unit: "%", Used: pct, Capacity: 100, Utilisation: pct / 100}
 }
 
 // PhaseReadings are the readings of every monitored component in one load

@@ -3,6 +3,7 @@ package resources
 import (
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/plateau-perf/plateau/internal/core"
@@ -38,6 +39,8 @@ const (
 	Memory      = "Memory"
 	Network     = "Network"
 	Connections = "Connections"
+	// OldGeneration is a JVM's old generation against its committed size.
+	OldGeneration = "Old generation"
 )
 
 // Rule pairs usage series with their limit series by metric name, for
@@ -49,37 +52,72 @@ type Rule struct {
 	// Use and Limit pick metric families by name (Limit nil: no limit
 	// series; a percentage's limit is 100).
 	Use, Limit func(name string) bool
-	Word       string // "cores", "of memory", "connections"
+	// Measure is how an amount of the usage is counted; the report words
+	// it (report.MeasureText).
+	Measure Measure
+}
+
+// Measure is the counting unit of a rule's usage, as a kind: the words
+// ("cores", "of memory", "connections") are the report's.
+type Measure int
+
+// Measures of a rule's usage.
+const (
+	MeasureCores       Measure = iota // CPU in cores
+	MeasureBusyPct                    // CPU busy, in per cent
+	MeasureMemory                     // bytes of memory
+	MeasureMemoryPct                  // memory used, in per cent
+	MeasureLinkSpeed                  // bytes/s against the link's speed
+	MeasureConnections                // a count of connections
+)
+
+// String names the measure in logs and tests.
+func (m Measure) String() string {
+	switch m {
+	case MeasureCores:
+		return "cores"
+	case MeasureBusyPct:
+		return "busy_pct"
+	case MeasureMemory:
+		return "memory"
+	case MeasureMemoryPct:
+		return "memory_pct"
+	case MeasureLinkSpeed:
+		return "link_speed"
+	case MeasureConnections:
+		return "connections"
+	}
+	return "measure(" + strconv.Itoa(int(m)) + ")"
 }
 
 // ServiceRules are the usage/limit pairings of labelled series.
 var ServiceRules = []Rule{
-	{Aspect: CPU, Unit: "cores", Word: "cores",
+	{Aspect: CPU, Unit: "cores", Measure: MeasureCores,
 		Use: func(n string) bool {
 			return !strings.Contains(n, "limit") && !strings.Contains(n, "request") && !strings.Contains(n, "capacity")
 		},
 		Limit: func(n string) bool {
 			return strings.Contains(n, "cpu") && (strings.Contains(n, "limit") || strings.Contains(n, "capacity"))
 		}},
-	{Aspect: CPU, Unit: "%", Word: "% busy",
+	{Aspect: CPU, Unit: "%", Measure: MeasureBusyPct,
 		Use: func(n string) bool {
 			return strings.Contains(n, "cpu") && (strings.Contains(n, "busy") || strings.Contains(n, "utili"))
 		}},
-	{Aspect: Memory, Unit: "bytes", Word: "of memory",
+	{Aspect: Memory, Unit: "bytes", Measure: MeasureMemory,
 		Use: func(n string) bool {
 			return strings.Contains(n, "mem") && !strings.Contains(n, "limit") && !strings.Contains(n, "total") && !strings.Contains(n, "max")
 		},
 		Limit: func(n string) bool {
 			return strings.Contains(n, "mem") && (strings.Contains(n, "limit") || strings.Contains(n, "total") || strings.Contains(n, "max"))
 		}},
-	{Aspect: Memory, Unit: "%", Word: "% of memory",
+	{Aspect: Memory, Unit: "%", Measure: MeasureMemoryPct,
 		Use: func(n string) bool { return strings.Contains(n, "mem") && strings.Contains(n, "utili") }},
-	{Aspect: Network, Unit: "bytes/s", Word: "of the link's speed",
+	{Aspect: Network, Unit: "bytes/s", Measure: MeasureLinkSpeed,
 		Use: func(n string) bool {
 			return strings.Contains(n, "net_") && (strings.Contains(n, "rx") || strings.Contains(n, "tx")) && !strings.Contains(n, "speed")
 		},
 		Limit: func(n string) bool { return strings.Contains(n, "net_") && strings.Contains(n, "speed") }},
-	{Aspect: Connections, Unit: "", Word: "connections",
+	{Aspect: Connections, Unit: "", Measure: MeasureConnections,
 		Use:   func(n string) bool { return strings.Contains(n, "connections") && !strings.Contains(n, "max") },
 		Limit: func(n string) bool { return strings.Contains(n, "max_connections") || n == "connections_max" }},
 }
@@ -303,24 +341,24 @@ func Uses(ts []Target, cpus int) []Use {
 		}
 		switch t.Kind {
 		case kindHost:
-			add("CPU", "%", busy(t.Name, t.Kind, get("cpu_busy_pct"), get("cpu_idle_pct")), 100, nil)
+			add(CPU, "%", busy(t.Name, t.Kind, get("cpu_busy_pct"), get("cpu_idle_pct")), 100, nil)
 			if tot := get("mem_total_bytes"); tot != nil {
-				add("Memory", "bytes", get("mem_used_bytes"), 0, tot)
+				add(Memory, "bytes", get("mem_used_bytes"), 0, tot)
 			}
 		case kindProcess, kindCgroup:
 			if cpus > 0 {
-				add("CPU", "%", get("cpu_pct"), 100*float64(cpus), nil)
+				add(CPU, "%", get("cpu_pct"), 100*float64(cpus), nil)
 			}
 			if lim := get("memory_limit_bytes"); lim != nil {
 				mem := get("memory_working_set_bytes")
 				if mem == nil {
 					mem = get("memory_bytes")
 				}
-				add("Memory", "bytes", mem, 0, lim)
+				add(Memory, "bytes", mem, 0, lim)
 			}
 		case kindJVM:
 			if oc := get("OC"); oc != nil {
-				add("Old generation", "KB", get("OU"), 0, oc)
+				add(OldGeneration, "KB", get("OU"), 0, oc)
 			}
 		}
 	}

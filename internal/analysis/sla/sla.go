@@ -103,45 +103,75 @@ func (e *Expr) Holds(observed float64) bool {
 	}
 }
 
-// Describe renders the metric in words for reports ("average response time").
-func (e *Expr) Describe() string {
-	var s string
-	names := map[string]string{"avg": "average", "min": "minimum", "max": "maximum", "p50": "median"}
+// Quantity is what a requirement judges: a kind, worded by the report
+// (report.SubjectText), never by this package.
+type Quantity int
+
+// Quantities a requirement judges.
+const (
+	QResponseTime  Quantity = iota // the client's response time
+	QServerTime                    // the servers' logged response time
+	QServerTimeNet                 // the same net of downstream calls
+	QErrorRate                     // failed requests, in per cent
+	QThroughput                    // completed requests per second
+	QChecks                        // checks passed, in per cent
+)
+
+// Statistic is the statistic of a time a requirement judges.
+type Statistic int
+
+// Statistics of a time; StatNone for a rate or a throughput.
+const (
+	StatNone Statistic = iota
+	StatAverage
+	StatMinimum
+	StatMaximum
+	StatMedian
+	StatPercentile // Subject.Percentile says which
+)
+
+// Subject is what a requirement judges, as kinds and names: the
+// quantity, its statistic, and the label, workload or server it is
+// narrowed to (names as the plan writes them, "" for all).
+type Subject struct {
+	Quantity   Quantity
+	Stat       Statistic
+	Percentile float64 // of StatPercentile, in (0, 100)
+	// Label is a request or transaction label, or for QChecks a check's
+	// name; Workload a workload's; Server an attached access log's.
+	Label, Workload, Server string
+}
+
+// Subject is what the expression judges.
+func (e *Expr) Subject() Subject {
+	s := Subject{Label: e.Label, Workload: e.Workload, Server: e.Server}
 	switch e.Metric {
 	case ResponseTime:
-		n := names[e.Stat]
-		if n == "" {
-			n = strconv.FormatFloat(e.Percentile, 'f', -1, 64) + "th percentile"
-		}
-		s = n + " response time"
-	case ServerTime, ServerTimeNet:
-		n := names[e.Stat]
-		if n == "" {
-			n = strconv.FormatFloat(e.Percentile, 'f', -1, 64) + "th percentile"
-		}
-		s = n + " server-side response time"
-		if e.Metric == ServerTimeNet {
-			s += " net of downstream calls"
-		}
-		if e.Server != "" {
-			s += " of server " + strconv.Quote(e.Server)
-		}
-		return s
+		s.Quantity = QResponseTime
+	case ServerTime:
+		s.Quantity = QServerTime
+	case ServerTimeNet:
+		s.Quantity = QServerTimeNet
 	case ErrorRate:
-		s = "error rate"
+		s.Quantity = QErrorRate
 	case Checks:
-		if e.Label != "" {
-			return "pass rate of check " + strconv.Quote(e.Label)
-		}
-		return "pass rate of the checks"
+		s.Quantity = QChecks
 	default:
-		s = "throughput"
+		s.Quantity = QThroughput
 	}
-	if e.Label != "" {
-		s += " of " + strconv.Quote(e.Label)
-	}
-	if e.Workload != "" {
-		s += " in workload " + strconv.Quote(e.Workload)
+	if s.Quantity == QResponseTime || s.Quantity == QServerTime || s.Quantity == QServerTimeNet {
+		switch e.Stat {
+		case "avg":
+			s.Stat = StatAverage
+		case "min":
+			s.Stat = StatMinimum
+		case "max":
+			s.Stat = StatMaximum
+		case "p50":
+			s.Stat = StatMedian
+		default:
+			s.Stat, s.Percentile = StatPercentile, e.Percentile
+		}
 	}
 	return s
 }

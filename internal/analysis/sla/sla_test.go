@@ -33,8 +33,28 @@ func TestParse(t *testing.T) {
 	if err != nil || e.Workload != "read" || e.Label != "GET /x" {
 		t.Errorf("workload and label selector: %+v, %v", e, err)
 	}
-	if e, _ := Parse("p99.9(response_time) < 1s"); e.Percentile != 99.9 || e.Describe() != "99.9th percentile response time" {
-		t.Errorf("p99.9: %+v %q", e, e.Describe())
+	if e, _ := Parse("p99.9(response_time) < 1s"); e.Percentile != 99.9 || e.Subject() != (Subject{Quantity: QResponseTime, Stat: StatPercentile, Percentile: 99.9}) {
+		t.Errorf("p99.9: %+v %+v", e, e.Subject())
+	}
+	for in, want := range map[string]Subject{
+		"median(response_time) < 1s":               {Quantity: QResponseTime, Stat: StatMedian},
+		"p50(response_time) < 1s":                  {Quantity: QResponseTime, Stat: StatMedian},
+		"mean(response_time) < 1s":                 {Quantity: QResponseTime, Stat: StatAverage},
+		"max(response_time) < 1s":                  {Quantity: QResponseTime, Stat: StatMaximum},
+		"min(response_time) < 1s":                  {Quantity: QResponseTime, Stat: StatMinimum},
+		`error_rate{workload="w", label="l"} < 1%`: {Quantity: QErrorRate, Label: "l", Workload: "w"},
+		"throughput >= 10/s":                       {Quantity: QThroughput},
+		`checks{name="c"} > 99%`:                   {Quantity: QChecks, Label: "c"},
+		`avg(server_time{server="a"}) < 1s`:        {Quantity: QServerTime, Stat: StatAverage, Server: "a"},
+		`p99(server_time_net) < 1s`:                {Quantity: QServerTimeNet, Stat: StatPercentile, Percentile: 99},
+	} {
+		e, err := Parse(in)
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if got := e.Subject(); got != want {
+			t.Errorf("%s: subject %+v, want %+v", in, got, want)
+		}
 	}
 	for _, c := range good {
 		e, err := Parse(c.in)
@@ -141,8 +161,8 @@ func TestServerTime(t *testing.T) {
 	if e.Metric != ServerTimeNet || e.Server != "lar-1" || e.Percentile != 95 || e.Value != 200 || e.Phase != "s1" || !e.IsServer() || e.Unit() != "ms" {
 		t.Fatalf("parsed %+v", e)
 	}
-	if d := e.Describe(); d != `95th percentile server-side response time net of downstream calls of server "lar-1"` {
-		t.Errorf("Describe %q", d)
+	if s := e.Subject(); s != (Subject{Quantity: QServerTimeNet, Stat: StatPercentile, Percentile: 95, Server: "lar-1"}) {
+		t.Errorf("subject %+v", s)
 	}
 	if _, err := Parse(`avg(server_time{label="x"}) < 1s`); err == nil || !strings.Contains(err.Error(), `only server="…" can be selected`) {
 		t.Errorf("a label selector on server_time: %v", err)

@@ -48,6 +48,16 @@ type LatencyTrend struct {
 	Verdict  DriftVerdict `json:"verdict"`
 }
 
+// The memory a trend reads (MemoryTrend.What): names from a closed list,
+// worded by the report (a Danish report says "hukommelse brugt").
+const (
+	WhatOldGeneration = "old generation" // a JVM's old generation (jstat OU)
+	WhatHeap          = "heap"           // a JVM's heap used
+	WhatRSS           = "RSS"            // a process's resident set
+	WhatMemory        = "memory"         // a container's memory
+	WhatMemoryUsed    = "memory used"    // a host's memory used
+)
+
 // MemoryTrend is one target's memory after GC.
 type MemoryTrend struct {
 	Target            string `json:"target"`

@@ -20,7 +20,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/history"
+	"github.com/plateau-perf/plateau/internal/locale"
 	"github.com/plateau-perf/plateau/internal/report/chart"
 	"github.com/plateau-perf/plateau/internal/report/doc"
 	"github.com/plateau-perf/plateau/internal/report/html"
@@ -40,15 +42,23 @@ const (
 const ReleaseTag = "release"
 
 // Build returns the document for an analysis of runs (oldest first, as
-// history.Analyze was given them).
+// history.Analyze was given them), in English.
 func Build(a *history.Analysis, runs []*history.Run, tool string, now time.Time) *doc.Document {
-	d := &doc.Document{Title: "Results history", Generated: now, Tool: tool,
-		Origin: "from the results history (" + strconv.Itoa(len(runs)) + " stored runs)"}
+	return BuildIn(a, runs, tool, now, nil)
+}
+
+// BuildIn is Build in the language loc (nil is English): its fixed words
+// from the catalogue, its numbers and chart ticks as the language writes
+// them.
+func BuildIn(a *history.Analysis, runs []*history.Run, tool string, now time.Time, loc *locale.Locale) *doc.Document {
+	l := loc
+	d := &doc.Document{Title: l.Word("Results history"), Generated: now, Tool: tool,
+		Origin: l.T("from the results history (%s stored runs)", strconv.Itoa(len(runs))), Lang: loc}
 	if len(runs) == 0 {
-		d.Subtitle = "No runs stored"
-		d.Status = doc.Verdict{Level: doc.NoData, Text: "No runs in the history match."}
-		d.Sections = append(d.Sections, doc.Section{ID: "summary", Title: "Summary",
-			Blocks: []doc.Block{&doc.Para{Text: "The history holds no run for this selection: add runs with plateau history add."}}})
+		d.Subtitle = l.Word("No runs stored")
+		d.Status = doc.Verdict{Level: doc.NoData, Text: l.Word("No runs in the history match.")}
+		d.Sections = append(d.Sections, doc.Section{ID: "summary", Title: l.Word("Summary"),
+			Blocks: []doc.Block{&doc.Para{Text: l.Word("The history holds no run for this selection: add runs with plateau history add.")}}})
 		return d
 	}
 	plans := map[string]bool{}
@@ -59,8 +69,8 @@ func Build(a *history.Analysis, runs []*history.Run, tool string, now time.Time)
 			planList = append(planList, r.Plan)
 		}
 	}
-	d.Title = "Results history: " + strings.Join(planList, ", ")
-	d.Subtitle = fmt.Sprintf("%d runs from %s to %s", len(runs), runs[0].Start.Format("2006-01-02 15:04"), runs[len(runs)-1].Start.Format("2006-01-02 15:04 MST"))
+	d.Title = l.T("Results history: %s", strings.Join(planList, ", "))
+	d.Subtitle = l.T("%d runs from %s to %s", len(runs), runs[0].Start.Format("2006-01-02 15:04"), runs[len(runs)-1].Start.Format("2006-01-02 15:04 MST"))
 	worse := a.Worse()
 	nCP := 0
 	for _, s := range a.Series {
@@ -75,36 +85,72 @@ func Build(a *history.Analysis, runs []*history.Run, tool string, now time.Time)
 	}
 	switch {
 	case comparable < 2:
-		d.Status = doc.Verdict{Level: doc.NoData, Text: fmt.Sprintf("%d comparable runs stored (not interrupted, a request succeeded): nothing to compare the latest with yet.", comparable)}
+		d.Status = doc.Verdict{Level: doc.NoData, Text: l.T("%d comparable runs stored (not interrupted, a request succeeded): nothing to compare the latest with yet.", comparable)}
 	case len(worse) > 0:
-		d.Status = doc.Verdict{Level: doc.Fail, Text: fmt.Sprintf("The latest run (%s) is significantly worse than the last stable segment in %d of %d series.", runName(runs, latest), len(worse), len(a.Series))}
+		d.Status = doc.Verdict{Level: doc.Fail, Text: l.T("The latest run (%s) is significantly worse than the last stable segment in %d of %d series.", runName(l, runs, latest), len(worse), len(a.Series))}
 	default:
-		d.Status = doc.Verdict{Level: doc.OK, Text: fmt.Sprintf("The latest run (%s) is not significantly worse than the last stable segment in any of %d series.", runName(runs, latest), len(a.Series))}
+		d.Status = doc.Verdict{Level: doc.OK, Text: l.T("The latest run (%s) is not significantly worse than the last stable segment in any of %d series.", runName(l, runs, latest), len(a.Series))}
 	}
-	summary := []doc.Block{&doc.Para{Text: fmt.Sprintf("%d change points found in %d series over %d runs (E-Divisive means, permutation test at α = %s, minimum effect %s %%). A run is judged worse when it lies outside the last stable segment's spread at α and differs by more than %s %%.",
-		nCP, len(a.Series), len(runs), fmtNum(a.Options.Alpha), fmtNum(math.Max(a.Options.MinChangePct, 0)), fmtNum(a.Options.ThresholdPct))}}
+	summary := []doc.Block{&doc.Para{Text: l.T("%d change points found in %d series over %d runs (E-Divisive means, permutation test at α = %s, minimum effect %s %%). A run is judged worse when it lies outside the last stable segment's spread at α and differs by more than %s %%.",
+		nCP, len(a.Series), len(runs), l.Num(fmtNum(a.Options.Alpha)), l.Num(fmtNum(math.Max(a.Options.MinChangePct, 0))), l.Num(fmtNum(a.Options.ThresholdPct)))}}
 	if rel := releases(runs); len(rel) > 0 {
 		var names []string
 		for _, r := range rel {
-			names = append(names, fmt.Sprintf("%s (runs %d–%d)", r.Label, int(r.From+0.5), int(r.To-0.5)))
+			names = append(names, l.T("%s (runs %d–%d)", r.Label, int(r.From+0.5), int(r.To-0.5)))
 		}
-		summary = append(summary, &doc.Para{Text: "Releases: " + strings.Join(names, ", ") + "."})
+		summary = append(summary, &doc.Para{Text: l.T("Releases: %s.", strings.Join(names, ", "))})
 	}
 	if left := len(runs) - comparable; left > 0 {
-		summary = append(summary, &doc.Para{Text: fmt.Sprintf("%d of the runs are in no series: interrupted, or no request of them succeeded (listed under Runs).", left)})
+		summary = append(summary, &doc.Para{Text: l.T("%d of the runs are in no series: interrupted, or no request of them succeeded (listed under Runs).", left)})
 	}
-	d.Sections = append(d.Sections, doc.Section{ID: "summary", Title: "Summary", Blocks: summary})
-	d.Sections = append(d.Sections, latestSection(a, runs))
-	d.Sections = append(d.Sections, changeSection(a, runs))
-	d.Sections = append(d.Sections, chartSection(a, runs))
-	d.Sections = append(d.Sections, runsSection(runs))
+	d.Sections = append(d.Sections, doc.Section{ID: "summary", Title: l.Word("Summary"), Blocks: summary})
+	d.Sections = append(d.Sections, latestSection(l, a, runs))
+	d.Sections = append(d.Sections, changeSection(l, a, runs))
+	d.Sections = append(d.Sections, chartSection(l, a, runs))
+	d.Sections = append(d.Sections, runsSection(l, runs))
 	return d
+}
+
+// seriesName names a series in the document's language: history's own
+// name in English ("checkout p95 (ms)"), else from its metric, label,
+// phase and target.
+func seriesName(l *locale.Locale, s *history.Series) string {
+	if l.English() {
+		return s.Name
+	}
+	where := s.Label
+	if s.Phase != history.WholeRun && s.Phase != "" {
+		where += " · " + s.Phase
+	}
+	var n string
+	switch s.Metric {
+	case history.MetricP95:
+		n = where + " p95"
+	case history.MetricMean:
+		n = l.T("%s mean", where)
+	case history.MetricErrorPct:
+		n = l.T("%s errors", where)
+	case history.MetricThroughput:
+		n = l.T("%s throughput", where)
+	case history.MetricKneeThroughput:
+		n = l.Word("capacity knee throughput")
+	case history.MetricCPU:
+		n = s.Target + " CPU"
+	case history.MetricCPUPerRequest:
+		n = l.T("%s CPU per request", s.Target)
+	default:
+		return s.Name
+	}
+	if s.Unit != "" {
+		n += " (" + l.Word(s.Unit) + ")"
+	}
+	return n
 }
 
 // runName is a run as the document names it: its number (1 = oldest),
 // and its release and build tags when it has them.
-func runName(runs []*history.Run, i int) string {
-	s := "run " + strconv.Itoa(i+1)
+func runName(l *locale.Locale, runs []*history.Run, i int) string {
+	s := l.T("run %d", i+1)
 	var tags []string
 	for _, k := range []string{ReleaseTag, "build"} {
 		if v := runs[i].Tags[k]; v != "" {
@@ -117,76 +163,77 @@ func runName(runs []*history.Run, i int) string {
 	return s
 }
 
-func latestSection(a *history.Analysis, runs []*history.Run) doc.Section {
-	t := &doc.Table{Caption: "The latest run against the last stable segment before it",
-		Columns: []doc.Column{{Name: "Series"}, {Name: "Latest", Align: doc.Right}, {Name: "Segment median ± spread", Align: doc.Right}, {Name: "Mean ± sd", Align: doc.Right},
-			{Name: "Runs", Align: doc.Right}, {Name: "Change", Align: doc.Right}, {Name: "p-value", Align: doc.Right}, {Name: "Verdict"}},
-		Note: "Stable segment: the runs since the last change point before the latest run, their median ± spread (1.4826 × the median absolute deviation, so one noisy run does not widen it); the change is against the median. p-value: how likely a run this far from the segment's median is, were it one more run of the segment (Student's t prediction interval)."}
+func latestSection(l *locale.Locale, a *history.Analysis, runs []*history.Run) doc.Section {
+	t := &doc.Table{Caption: l.Word("The latest run against the last stable segment before it"),
+		Columns: []doc.Column{{Name: l.Word("Series")}, {Name: l.Word("Latest"), Align: doc.Right}, {Name: l.Word("Segment median ± spread"), Align: doc.Right}, {Name: l.Word("Mean ± sd"), Align: doc.Right},
+			{Name: l.Word("Runs"), Align: doc.Right}, {Name: l.Word("Change"), Align: doc.Right}, {Name: "p-value", Align: doc.Right}, {Name: l.Word("Verdict")}},
+		Note: l.Word("Stable segment: the runs since the last change point before the latest run, their median ± spread (1.4826 × the median absolute deviation, so one noisy run does not widen it); the change is against the median. p-value: how likely a run this far from the segment's median is, were it one more run of the segment (Student's t prediction interval).")}
 	for _, s := range a.Series {
 		j := s.Latest
 		if j == nil {
 			continue
 		}
-		verdict, lvl := "same level", doc.OK
+		verdict, lvl := l.Word("same level"), doc.OK
 		switch {
 		case j.Worse:
-			verdict, lvl = "worse", doc.Fail
+			verdict, lvl = l.Word("worse"), doc.Fail
 		case j.PValue <= a.Options.Alpha && math.Abs(j.ChangePct) > a.Options.ThresholdPct && !j.Worse:
-			verdict, lvl = "better", doc.OK
+			verdict, lvl = l.Word("better"), doc.OK
 		case j.PValue <= a.Options.Alpha:
-			verdict, lvl = "within the threshold", doc.Info
+			verdict, lvl = l.Word("within the threshold"), doc.Info
 		}
 		first, last := s.Points[j.SegmentFrom].Run, s.Points[j.SegmentTo-1].Run
-		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: s.Name}, {Text: fmtVal(j.Value)},
-			{Text: fmtVal(j.SegmentMedian) + " ± " + fmtVal(j.SegmentSpread)}, {Text: fmtVal(j.SegmentMean) + " ± " + fmtVal(j.SegmentSD)},
+		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: seriesName(l, s)}, {Text: l.Num(fmtVal(j.Value))},
+			{Text: l.Num(fmtVal(j.SegmentMedian)) + " ± " + l.Num(fmtVal(j.SegmentSpread))}, {Text: l.Num(fmtVal(j.SegmentMean)) + " ± " + l.Num(fmtVal(j.SegmentSD))},
 			{Text: fmt.Sprintf("%d–%d", first+1, last+1)},
-			{Text: fmtPct(j.ChangePct), Level: lvl}, {Text: fmtP(j.PValue)}, {Text: verdict, Level: lvl}}})
+			{Text: l.Num(fmtPct(j.ChangePct)), Level: lvl}, {Text: l.Num(fmtP(j.PValue))}, {Text: verdict, Level: lvl}}})
 	}
 	blocks := []doc.Block{}
 	if len(t.Rows) == 0 {
-		blocks = append(blocks, &doc.Para{Text: "No series has two runs yet."})
+		blocks = append(blocks, &doc.Para{Text: l.Word("No series has two runs yet.")})
 	} else {
 		blocks = append(blocks, t)
 	}
-	return doc.Section{ID: "latest", Title: "Latest run", Blocks: blocks}
+	return doc.Section{ID: "latest", Title: l.Word("Latest run"), Blocks: blocks}
 }
 
-func changeSection(a *history.Analysis, runs []*history.Run) doc.Section {
-	t := &doc.Table{Caption: "Change points: where a series moved to a new level and stayed",
-		Columns: []doc.Column{{Name: "Series"}, {Name: "From run"}, {Name: "Before", Align: doc.Right}, {Name: "After", Align: doc.Right},
-			{Name: "Change", Align: doc.Right}, {Name: "p-value", Align: doc.Right}, {Name: "Direction"}},
-		Note: "Before and After are the means of the segments on either side, bounded by the neighbouring change points; the count of runs in each is in brackets. p-value: the permutation test's."}
+func changeSection(l *locale.Locale, a *history.Analysis, runs []*history.Run) doc.Section {
+	t := &doc.Table{Caption: l.Word("Change points: where a series moved to a new level and stayed"),
+		Columns: []doc.Column{{Name: l.Word("Series")}, {Name: l.Word("From run")}, {Name: l.Word("Before"), Align: doc.Right}, {Name: l.Word("After"), Align: doc.Right},
+			{Name: l.Word("Change"), Align: doc.Right}, {Name: "p-value", Align: doc.Right}, {Name: l.Word("Direction")}},
+		Note: l.Word("Before and After are the means of the segments on either side, bounded by the neighbouring change points; the count of runs in each is in brackets. p-value: the permutation test's.")}
 	for _, s := range a.Series {
 		for _, cp := range s.ChangePoints {
-			dir, lvl := "better", doc.OK
+			dir, lvl := l.Word("better"), doc.OK
 			if cp.Worse {
-				dir, lvl = "worse", doc.Fail
+				dir, lvl = l.Word("worse"), doc.Fail
 			}
-			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: s.Name}, {Text: runName(runs, cp.Run)},
-				{Text: fmt.Sprintf("%s (%d)", fmtVal(cp.BeforeMean), cp.BeforeRuns)}, {Text: fmt.Sprintf("%s (%d)", fmtVal(cp.AfterMean), cp.AfterRuns)},
-				{Text: fmtPct(cp.ChangePct), Level: lvl}, {Text: fmtP(cp.PValue)}, {Text: dir, Level: lvl}}})
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: seriesName(l, s)}, {Text: runName(l, runs, cp.Run)},
+				{Text: fmt.Sprintf("%s (%d)", l.Num(fmtVal(cp.BeforeMean)), cp.BeforeRuns)}, {Text: fmt.Sprintf("%s (%d)", l.Num(fmtVal(cp.AfterMean)), cp.AfterRuns)},
+				{Text: l.Num(fmtPct(cp.ChangePct)), Level: lvl}, {Text: l.Num(fmtP(cp.PValue))}, {Text: dir, Level: lvl}}})
 		}
 	}
 	if len(t.Rows) == 0 {
-		return doc.Section{ID: "change-points", Title: "Change points", Blocks: []doc.Block{
-			&doc.Verdict{Level: doc.OK, Text: fmt.Sprintf("No series changed level over these %d runs.", len(runs))}}}
+		return doc.Section{ID: "change-points", Title: l.Word("Change points"), Blocks: []doc.Block{
+			&doc.Verdict{Level: doc.OK, Text: l.T("No series changed level over these %d runs.", len(runs))}}}
 	}
-	return doc.Section{ID: "change-points", Title: "Change points", Blocks: []doc.Block{t}}
+	return doc.Section{ID: "change-points", Title: l.Word("Change points"), Blocks: []doc.Block{t}}
 }
 
-func chartSection(a *history.Analysis, runs []*history.Run) doc.Section {
+func chartSection(l *locale.Locale, a *history.Analysis, runs []*history.Run) doc.Section {
 	rel := releases(runs)
 	var blocks []doc.Block
 	for i, s := range a.Series {
-		c := &chart.Chart{ID: "h" + strconv.Itoa(i), Title: s.Name, XKind: chart.Linear, XLabel: "run (oldest first)",
-			XMin: 0.5, XMax: float64(len(runs)) + 0.5, Y: chart.Axis{Label: s.Name, Unit: chartUnit(s.Unit)}, Spans: rel, Height: 240}
-		pts := chart.Series{Name: "value", Style: chart.LinePoints}
+		name := seriesName(l, s)
+		c := &chart.Chart{ID: "h" + strconv.Itoa(i), Title: name, XKind: chart.Linear, XLabel: l.Word("run (oldest first)"),
+			XMin: 0.5, XMax: float64(len(runs)) + 0.5, Y: chart.Axis{Label: name, Unit: chartUnit(s.Unit)}, Spans: rel, Height: 240, Loc: l}
+		pts := chart.Series{Name: l.Word("value"), Style: chart.LinePoints}
 		for _, p := range s.Points {
 			pts.X = append(pts.X, float64(p.Run+1))
 			pts.Y = append(pts.Y, p.Value)
 		}
 		// The segments' means as dashed steps, broken between segments.
-		seg := chart.Series{Name: "segment mean", Dash: true, Color: "#888"}
+		seg := chart.Series{Name: l.Word("segment mean"), Dash: true, Color: "#888"}
 		from := 0
 		var cps []string
 		for k := 0; k <= len(s.ChangePoints); k++ {
@@ -195,7 +242,7 @@ func chartSection(a *history.Analysis, runs []*history.Run) doc.Section {
 				to = s.ChangePoints[k].Point
 				cp := s.ChangePoints[k]
 				c.Markers = append(c.Markers, chart.Marker{X: float64(cp.Run+1) - 0.5})
-				cps = append(cps, fmt.Sprintf("run %d (%s)", cp.Run+1, fmtPct(cp.ChangePct)))
+				cps = append(cps, l.T("run %d (%s)", cp.Run+1, l.Num(fmtPct(cp.ChangePct))))
 			}
 			var sum float64
 			for _, p := range s.Points[from:to] {
@@ -207,19 +254,19 @@ func chartSection(a *history.Analysis, runs []*history.Run) doc.Section {
 			from = to
 		}
 		c.Series = []chart.Series{pts, seg}
-		caption := "No change point."
+		caption := l.Word("No change point.")
 		if len(cps) > 0 {
-			caption = "Vertical lines: change points before " + strings.Join(cps, ", ") + "."
+			caption = l.T("Vertical lines: change points before %s.", strings.Join(cps, ", "))
 		}
 		if len(rel) > 0 {
-			caption += " Shaded bands: releases."
+			caption += l.Word(" Shaded bands: releases.")
 		}
-		blocks = append(blocks, &doc.Figure{Name: fmt.Sprintf("series-%03d", i), Title: s.Name, Caption: caption, SVG: c.SVG()})
+		blocks = append(blocks, &doc.Figure{Name: fmt.Sprintf("series-%03d", i), Title: name, Caption: caption, SVG: c.SVG()})
 	}
 	if len(blocks) == 0 {
-		blocks = append(blocks, &doc.Para{Text: "No series: the runs hold no label figures."})
+		blocks = append(blocks, &doc.Para{Text: l.Word("No series: the runs hold no label figures.")})
 	}
-	return doc.Section{ID: "series", Title: "Series", Blocks: blocks}
+	return doc.Section{ID: "series", Title: l.Word("Series"), Blocks: blocks}
 }
 
 // chartUnit maps a series unit to the chart's tick unit.
@@ -249,18 +296,38 @@ func releases(runs []*history.Run) []chart.Span {
 	return out
 }
 
-func runsSection(runs []*history.Run) doc.Section {
-	t := &doc.Table{Caption: "The runs, oldest first",
-		Columns: []doc.Column{{Name: "Run", Align: doc.Right}, {Name: "Start"}, {Name: "Id"}, {Name: "Plan"}, {Name: "Tags"}, {Name: "Verdict"}}}
+func runsSection(l *locale.Locale, runs []*history.Run) doc.Section {
+	t := &doc.Table{Caption: l.Word("The runs, oldest first"),
+		Columns: []doc.Column{{Name: l.Word("Run"), Align: doc.Right}, {Name: l.Word("Start")}, {Name: "Id"}, {Name: l.Word("Plan")}, {Name: l.Word("Tags")}, {Name: l.Word("Verdict")}}}
 	for i, r := range runs {
 		var tags []string
 		for _, k := range sortedKeys(r.Tags) {
 			tags = append(tags, k+"="+r.Tags[k])
 		}
 		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: strconv.Itoa(i + 1)}, {Text: r.Start.Format("2006-01-02 15:04:05Z")},
-			{Text: r.ID}, {Text: r.Plan}, {Text: strings.Join(tags, " ")}, {Text: r.Verdict}}})
+			{Text: r.ID}, {Text: r.Plan}, {Text: strings.Join(tags, " ")}, {Text: verdictWord(l, r.Verdict)}}})
 	}
-	return doc.Section{ID: "runs", Title: "Runs", Blocks: []doc.Block{t}}
+	return doc.Section{ID: "runs", Title: l.Word("Runs"), Blocks: []doc.Block{t}}
+}
+
+// verdictWord is a stored run's verdict (passed, failed, could not run …)
+// in the document's language; one this version does not know as stored.
+func verdictWord(l *locale.Locale, v string) string {
+	switch v {
+	case analysis.VerdictPassed:
+		return l.Word("passed")
+	case analysis.VerdictFailed:
+		return l.Word("failed")
+	case analysis.VerdictNoRequirements:
+		return l.Word("no requirements")
+	case analysis.VerdictInvalid:
+		return l.Word("invalid")
+	case analysis.VerdictInterrupted:
+		return l.Word("interrupted")
+	case analysis.VerdictNotRun:
+		return l.Word("could not run")
+	}
+	return v
 }
 
 func sortedKeys(m map[string]string) []string {

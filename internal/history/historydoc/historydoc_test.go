@@ -7,14 +7,18 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/history"
 	"github.com/plateau-perf/plateau/internal/history/historydoc"
+	"github.com/plateau-perf/plateau/internal/locale"
 	"github.com/plateau-perf/plateau/internal/monitor/monitortest"
+	"github.com/plateau-perf/plateau/internal/report/html"
 	"github.com/plateau-perf/plateau/internal/report/html/browsertest"
+	"github.com/plateau-perf/plateau/internal/report/reporttest"
 )
 
 // storedRuns makes n runs as the store holds them: label "checkout" (and
@@ -153,5 +157,53 @@ func TestReportInBrowser(t *testing.T) {
 	}
 	if reqs := tr.Requests(); len(reqs) > 0 {
 		t.Errorf("history.html attempted network requests: %q", reqs)
+	}
+}
+
+// TestDanishHistoryReadsDanish: the history report in Danish — a change
+// point, a worse latest run, releases — read as a reader does holds no
+// English sentence outside code and the runs' own names (labels, plan,
+// tags), its numbers have the decimal comma and the run "12" of the
+// change point is "kørsel 12"; without a language it is the English
+// document, byte for byte.
+func TestDanishHistoryReadsDanish(t *testing.T) {
+	t.Parallel()
+	runs := storedRuns(24)
+	a, err := history.Analyze(runs, history.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
+	da := historydoc.BuildIn(a, runs, "plateau test", now, locale.MustParse("da"))
+	b, err := html.Render(da)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<html lang="da">`, "Resultathistorik", "kørsel 12 (release ramsons, build 111)", "Ændringspunkter", "dårligere"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the Danish history lacks %q", want)
+		}
+	}
+	kept := []string{"check-in-out", "checkout", "<script>alert(1)</script>", "mod-circulation", "quesnelia", "ramsons"}
+	left, err := reporttest.EnglishLeft(b, append(reporttest.EnglishStopList, "runs", "change point", "series", "latest"), kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range left {
+		t.Errorf("English in the Danish history: %s", l)
+	}
+	if m := regexp.MustCompile(`[+−-]\d+\.\d %`).Find(b); m != nil {
+		t.Errorf("an English decimal point in the Danish history: %q", m)
+	}
+	en, err := html.Render(historydoc.BuildIn(a, runs, "plateau test", now, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := html.Render(historydoc.Build(a, runs, "plateau test", now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(en, old) || !strings.Contains(string(en), "run 12 (release ramsons, build 111)") {
+		t.Error("the English history changed")
 	}
 }

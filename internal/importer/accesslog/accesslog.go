@@ -124,11 +124,16 @@ func fileStem(p string) string {
 
 // Describe says what the source is.
 func (s *Source) Describe() string {
-	d := "access log " + s.cfg.Path + " (server " + s.cfg.Server + ")"
+	f, a := s.describe()
+	return fmt.Sprintf(f, a...)
+}
+
+// describe is Describe as a message's format and arguments.
+func (s *Source) describe() (string, []any) {
 	if s.cfg.External != "" {
-		d += " joined with external-call log " + s.cfg.External
+		return "access log %s (server %s) joined with external-call log %s", []any{s.cfg.Path, s.cfg.Server, s.cfg.External}
 	}
-	return d
+	return "access log %s (server %s)", []any{s.cfg.Path, s.cfg.Server}
 }
 
 var _ importer.Source = (*Source)(nil)
@@ -297,7 +302,8 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 		}
 		return fmt.Errorf("%s:1: the first line does not match the log format %q: %s: %q", s.cfg.Path, s.fmt.Source, bad, importer.Quote(first))
 	}
-	run.AddSource(s.Describe())
+	df, da := s.describe()
+	run.AddSourcef(df, da...)
 	h := rundir.HoldsOf(rundir.SourceAccessLog)
 	h.Durations = !s.noTimes
 	run.SetOrigin(rundir.SourceAccessLog, h)

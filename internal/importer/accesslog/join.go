@@ -60,7 +60,7 @@ func newJoiner(path string, f *Format, run *importer.Run, window interface{ Nano
 	}
 	sc := bufio.NewScanner(fh)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	run.AddSource("external-call log " + path)
+	run.AddSourcef("external-call log %s", path)
 	return &joiner{path: path, f: fh, sc: sc, p: p, run: run, window: window.Nanoseconds(),
 		calls: map[string][]span{}, used: map[string]bool{}}, nil
 }

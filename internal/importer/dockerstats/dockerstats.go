@@ -157,17 +157,17 @@ func (s *Source) read(ctx context.Context, run *importer.Run, r io.Reader) (*sin
 	var err error
 	switch detect(head) {
 	case formatTable:
-		run.AddSource(s.Describe() + " (CLI table: no times, whole-run figures only)")
+		run.AddSourcef("docker stats %s (CLI table: no times, whole-run figures only)", s.cfg.Path)
 		run.SetOrigin(rundir.SourceSystem, rundir.Holds{})
 		k.method = "import: docker stats (CLI table)"
 		err = s.readLines(ctx, run, br, k, formatTable)
 	case formatCLIJSON:
-		run.AddSource(s.Describe() + " (CLI --format '{{json .}}' lines)")
+		run.AddSourcef("docker stats %s (CLI --format '{{json .}}' lines)", s.cfg.Path)
 		run.SetOrigin(rundir.SourceSystem, rundir.Holds{})
 		k.method = "import: docker stats (CLI JSON lines)"
 		err = s.readLines(ctx, run, br, k, formatCLIJSON)
 	case formatEngine:
-		run.AddSource(s.Describe() + " (Engine API stats stream)")
+		run.AddSourcef("docker stats %s (Engine API stats stream)", s.cfg.Path)
 		run.SetOrigin(rundir.SourceSystem, rundir.Holds{})
 		k.method = "import: docker stats (Engine API)"
 		err = s.readEngine(ctx, run, br, k)

@@ -113,7 +113,7 @@ func (s *Source) sideSummary(run *importer.Run, tot *tally) error {
 	if err != nil {
 		return err
 	}
-	run.AddSource("k6 summary export " + s.cfg.Summary + " (whole-run figures, quoted in the notes)")
+	run.AddSourcef("k6 summary export %s (whole-run figures, quoted in the notes)", s.cfg.Summary)
 	var lines []string
 	names := make([]string, 0, len(sum.Metrics))
 	for m := range sum.Metrics {

@@ -386,7 +386,7 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 	if err != nil {
 		return err
 	}
-	run.AddSource("Locust stats " + s.stats + " (whole-run figures per name)")
+	run.AddSourcef("Locust stats %s (whole-run figures per name)", s.stats)
 	run.SetOrigin(rundir.SourceLocust, rundir.HoldsOf(rundir.SourceLocust))
 	if ff, err := os.Open(s.failures); err == nil {
 		err = readFailures(ff, s.failures, st, probs)
@@ -394,7 +394,7 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 		if err != nil {
 			return err
 		}
-		run.AddSource("Locust failures " + s.failures + " (failure messages per name)")
+		run.AddSourcef("Locust failures %s (failure messages per name)", s.failures)
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("opening Locust failures: %w", err)
 	}
@@ -591,7 +591,7 @@ func (s *Source) readHistory(ctx context.Context, run *importer.Run, r io.Reader
 		head, _ := readHead(s.history)
 		return importer.Refuse(s.history, "a Locust --csv stats history file (Timestamp, User Count, … Total Request Count)", head)
 	}
-	run.AddSource("Locust stats history " + s.history + " (per-second counts and user counts)")
+	run.AddSourcef("Locust stats history %s (per-second counts and user counts)", s.history)
 	probs := run.Problems()
 	var (
 		group          []histRow

@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/plateau-perf/plateau/internal/locale"
 )
 
 // XKind is the kind of horizontal axis.
@@ -105,6 +107,10 @@ type Chart struct {
 	Empty string
 	// Zone is the time zone of clock-time ticks; UTC when nil.
 	Zone *time.Location
+	// Loc is the language of the tick labels: its decimal separator
+	// ("2,5 %" in Danish) and how it writes a day ("2. jan 15:04"); nil is
+	// English.
+	Loc *locale.Locale
 }
 
 // Palette is the default series colours (Tableau 10: distinct in print and
@@ -158,7 +164,7 @@ func (c *Chart) SVG() []byte {
 	// it, pushing the plot down.
 	legend, rows := c.legendLayout(fr)
 	fr.top += 18 * float64(rows)
-	xs := newXScale(c.XKind, xmin, xmax, fr, c.Zone)
+	xs := newXScale(c.XKind, xmin, xmax, fr, c.Zone, c.Loc)
 	yt := axisTicks(ymin, ymax, 5, c.Y.Unit)
 	if !c.Y.Fixed {
 		// Phase labels sit in the plot's top 16 px: keep the data under
@@ -223,11 +229,11 @@ func (c *Chart) SVG() []byte {
 		if t < ymin-1e-9 || t > ymax+1e-9 {
 			continue
 		}
-		fmt.Fprintf(&b, `<text x="%s" y="%s" text-anchor="end">%s</text>`, f1(fr.left-6), f1(ys.pos(t)+4), esc(tickLabel(t, c.Y.Unit, yt)))
+		fmt.Fprintf(&b, `<text x="%s" y="%s" text-anchor="end">%s</text>`, f1(fr.left-6), f1(ys.pos(t)+4), esc(c.Loc.Num(tickLabel(t, c.Y.Unit, yt))))
 	}
 	if c.Y2 != nil {
 		for _, t := range y2t {
-			fmt.Fprintf(&b, `<text x="%s" y="%s" text-anchor="start">%s</text>`, f1(fr.right+6), f1(y2s.pos(t)+4), esc(tickLabel(t, c.Y2.Unit, y2t)))
+			fmt.Fprintf(&b, `<text x="%s" y="%s" text-anchor="start">%s</text>`, f1(fr.right+6), f1(y2s.pos(t)+4), esc(c.Loc.Num(tickLabel(t, c.Y2.Unit, y2t))))
 		}
 	}
 	for _, t := range xt {
@@ -676,13 +682,14 @@ type xScale struct {
 	min, max float64
 	lin      linScale
 	zone     *time.Location
+	loc      *locale.Locale
 }
 
-func newXScale(kind XKind, min, max float64, fr frame, zone *time.Location) xScale {
+func newXScale(kind XKind, min, max float64, fr frame, zone *time.Location, loc *locale.Locale) xScale {
 	if zone == nil {
 		zone = time.UTC
 	}
-	s := xScale{kind: kind, min: min, max: max, zone: zone}
+	s := xScale{kind: kind, min: min, max: max, zone: zone, loc: loc}
 	if kind == Nines {
 		s.lin = linScale{d0: nines(min), d1: nines(max), r0: fr.left, r1: fr.right}
 	} else {
@@ -710,25 +717,25 @@ func (s xScale) ticks() []tick {
 		var out []tick
 		for _, p := range []float64{0, 50, 90, 99, 99.9, 99.99, 99.999} {
 			if p >= s.min-1e-9 && p <= s.max+1e-9 {
-				out = append(out, tick{p, trimNum(strconv.FormatFloat(p, 'f', -1, 64)) + " %"})
+				out = append(out, tick{p, s.loc.Num(trimNum(strconv.FormatFloat(p, 'f', -1, 64))) + " %"})
 			}
 		}
 		return out
 	case Time:
-		return timeTicks(s.min, s.max, 8, s.zone)
+		return timeTicks(s.min, s.max, 8, s.zone, s.loc)
 	}
 	var out []tick
 	vals := niceTicks(s.min, s.max, 8)
 	for _, v := range vals {
 		if v >= s.min-1e-9 && v <= s.max+1e-9 {
-			out = append(out, tick{v, tickLabel(v, "", vals)})
+			out = append(out, tick{v, s.loc.Num(tickLabel(v, "", vals))})
 		}
 	}
 	return out
 }
 
 // timeTicks places clock-time ticks on round intervals.
-func timeTicks(min, max float64, want int, zone *time.Location) []tick {
+func timeTicks(min, max float64, want int, zone *time.Location, loc *locale.Locale) []tick {
 	steps := []float64{1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400}
 	span := max - min
 	step := steps[len(steps)-1]
@@ -742,9 +749,7 @@ func timeTicks(min, max float64, want int, zone *time.Location) []tick {
 	if step < 60 {
 		layout = "15:04:05"
 	}
-	if span > 2*86400 {
-		layout = "01-02 15:04"
-	}
+	days := span > 2*86400
 	var out []tick
 	// Round in the zone of the labels, so ticks fall on whole local
 	// minutes and hours.
@@ -753,6 +758,10 @@ func timeTicks(min, max float64, want int, zone *time.Location) []tick {
 	first := math.Ceil((min+o)/step)*step - o
 	for v := first; v <= max+1e-9; v += step {
 		t := time.Unix(int64(v), 0).In(zone)
+		if days {
+			out = append(out, tick{v, loc.DayClock(t)})
+			continue
+		}
 		out = append(out, tick{v, t.Format(layout)})
 	}
 	return out
