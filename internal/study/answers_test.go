@@ -655,7 +655,7 @@ func TestCountedLimit(t *testing.T) {
 	row := CapacityRow{Workload: "manager", Unit: "users", Points: slices.Clone(cps), Bottleneck: slots(8)}
 	wordsIn(nil).finishCapacity(&row, res, false, limits)
 	if row.Limit == nil || row.Limit.Value != 8 || row.Limiter != "configured limit" ||
-		!strings.Contains(row.Sentence, "limited by manager-slots, counted full (connections 96.3 % of its capacity at 8 users): the configured limit manager calls at once (8)") {
+		!strings.Contains(row.Sentence, "limited by manager-slots, saturated as the server counts it (connections 96.3 % of its capacity on average at 8 users): the configured limit manager calls at once (8)") {
 		t.Errorf("8 slots counted full: limit %+v, limiter %q: %s", row.Limit, row.Limiter, row.Sentence)
 	}
 	row = CapacityRow{Workload: "manager", Unit: "users", Points: slices.Clone(cps), Bottleneck: slots(10)}

@@ -105,7 +105,7 @@ var english = textT{
 	CapLimit:           "no monitored resource saturated; the knee matches the configured limit %s (%s)",
 	CapLimitNear:       "no monitored resource saturated; the configured limit %s (%s) lies within one step of the knee",
 	CapComponent:       "limited by %s (%s %s of its capacity at %s)",
-	CapLimitCounted:    "limited by %s, counted full (%s %s of its capacity at %s): the configured limit %s (%s)",
+	CapLimitCounted:    "limited by %s, saturated as the server counts it (%s %s of its capacity on average at %s): the configured limit %s (%s)",
 	CapKneeStarved:     "uncertain: the generator was starved of CPU at %s %s, so the knee may be where the generator, not the service, fell behind",
 	CapNoKneeStarved:   "uncertain: the generator was starved of CPU at %s %s, so it may not have pushed the service to its knee",
 	CapBusiest:         "no monitored resource saturated (the busiest, %s %s, was at %s of its capacity)",
