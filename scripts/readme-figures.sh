@@ -42,8 +42,9 @@ python3 - "$demo" "$out" README.md <<'PY'
 import json, re, sys
 demo, out, readme = sys.argv[1:4]
 printed = open(out).read()
-# The per-step table and the verdicts, from the "phase" header to the status.
-m = re.search(r"^phase .*?^test status: [^\n]+", printed, re.S | re.M)
+# The per-step table and the verdicts, from the "phase" header to the status
+# (in Danish, "fase" … "teststatus", as demo 000 writes by default).
+m = re.search(r"^(?:phase|fase) .*?^(?:test status|teststatus): [^\n]+", printed, re.S | re.M)
 if not m:
     sys.exit("readme-figures: the demo's output has no per-step table")
 table = m.group(0).rstrip()
