@@ -1213,6 +1213,7 @@ var da = map[string]string{
 	"The history holds no run for this selection: add runs with plateau history add.": "Historikken har ingen kørsel for dette udvalg: tilføj kørsler med plateau history add.",
 	"Results history: %s":   "Resultathistorik: %s",
 	"%d runs from %s to %s": "%d kørsler fra %s til %s",
+	"1 run at %s":           "1 kørsel kl. %s",
 	"%d comparable runs stored (not interrupted, a request succeeded): nothing to compare the latest with yet.":                                                                                                                               "%d sammenlignelige kørsler gemt (ikke afbrudt, et kald lykkedes): intet at sammenligne den seneste med endnu.",
 	"The latest run (%s) is significantly worse than the last stable segment in %d of %d series.":                                                                                                                                             "Den seneste kørsel (%s) er signifikant dårligere end det sidste stabile segment i %d af %d serier.",
 	"The latest run (%s) is not significantly worse than the last stable segment in any of %d series.":                                                                                                                                        "Den seneste kørsel (%s) er ikke signifikant dårligere end det sidste stabile segment i nogen af %d serier.",

@@ -70,7 +70,12 @@ func BuildIn(a *history.Analysis, runs []*history.Run, tool string, now time.Tim
 		}
 	}
 	d.Title = l.T("Results history: %s", strings.Join(planList, ", "))
-	d.Subtitle = l.T("%d runs from %s to %s", len(runs), runs[0].Start.Format("2006-01-02 15:04"), runs[len(runs)-1].Start.Format("2006-01-02 15:04 MST"))
+	from, to := runs[0].Start.Format("2006-01-02 15:04"), runs[len(runs)-1].Start.Format("2006-01-02 15:04 MST")
+	if len(runs) == 1 {
+		d.Subtitle = l.T("1 run at %s", to)
+	} else {
+		d.Subtitle = l.T("%d runs from %s to %s", len(runs), from, to)
+	}
 	worse := a.Worse()
 	nCP := 0
 	for _, s := range a.Series {

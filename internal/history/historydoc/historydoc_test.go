@@ -207,3 +207,24 @@ func TestDanishHistoryReadsDanish(t *testing.T) {
 		t.Error("the English history changed")
 	}
 }
+
+// TestOneRunSubtitle: a store with one run says "1 run at …", in English
+// and in Danish, not "1 runs from … to …".
+func TestOneRunSubtitle(t *testing.T) {
+	t.Parallel()
+	runs := storedRuns(1)
+	a, err := history.Analyze(runs, history.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	da, err := locale.Parse("da")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for want, loc := range map[string]*locale.Locale{"1 run at 2026-03-01 09:00 UTC": nil, "1 kørsel kl. 2026-03-01 09:00 UTC": da} {
+		d := historydoc.BuildIn(a, runs, "plateau test", time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC), loc)
+		if d.Subtitle != want {
+			t.Errorf("subtitle %q, want %q", d.Subtitle, want)
+		}
+	}
+}
