@@ -387,7 +387,7 @@ func (b *builder) slaFinding(r analysis.SLAResult) {
 		return
 	}
 	desc := b.subjectText(e.Subject())
-	what := strings.ToUpper(desc[:1]) + desc[1:]
+	what := upperFirst(desc)
 	where := b.W("over the run")
 	if r.Scope != "run" {
 		where = b.W("in ") + r.Scope

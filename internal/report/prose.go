@@ -64,10 +64,15 @@ func sentences(ss ...string) string {
 	return strings.Join(kept, " ")
 }
 
-// upperFirst capitalises the first letter.
+// upperFirst capitalises the first letter, unless the first word is an
+// identifier written as the system names it (lb_connections, a metric or
+// column name): "Lb_connections" is no one's word.
 func upperFirst(s string) string {
 	r, n := utf8.DecodeRuneInString(s)
 	if n == 0 || !unicode.IsLower(r) {
+		return s
+	}
+	if w, _, _ := strings.Cut(s, " "); strings.ContainsRune(w, '_') {
 		return s
 	}
 	return string(unicode.ToUpper(r)) + s[n:]
