@@ -74,7 +74,7 @@ type Rule struct {
 // String renders the rule canonically; ParseRules(r.String()) gives r back
 // (Col aside).
 func (r Rule) String() string {
-	v := strconv.FormatFloat(r.Change, 'g', -1, 64)
+	v := strconv.FormatFloat(r.Change, 'f', -1, 64) // 'g' wrote 1e+06, which the parser reads as a unit
 	if r.Change >= 0 {
 		v = "+" + v
 	}
