@@ -483,7 +483,7 @@ func (gatling) Started(out string, d Declared) (time.Time, bool) {
 		return startByArrivals(log, d.Arrivals)
 	}
 	if d.FirstKnown {
-		return firstLine(log, 64<<20, func(line string) (time.Time, bool) {
+		return firstLine(log, 64<<20, "", func(line string) (time.Time, bool) {
 			if field(line, '\t', 0) != "USER" {
 				return time.Time{}, false
 			}
@@ -498,7 +498,7 @@ func (gatling) Started(out string, d Declared) (time.Time, bool) {
 			return time.Time{}, false
 		})
 	}
-	return firstLine(log, 1<<20, func(line string) (time.Time, bool) {
+	return firstLine(log, 1<<20, "", func(line string) (time.Time, bool) {
 		if field(line, '\t', 0) != "RUN" {
 			return time.Time{}, false
 		}

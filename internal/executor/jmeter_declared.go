@@ -208,7 +208,7 @@ func jmeterProps(src []byte, props map[string]string) []byte {
 // the test!" earlier, before it has initialised the plan, seconds earlier
 // on a busy machine — in the machine's zone, as JMeter writes it.
 func (jmeter) Started(out string, _ Declared) (time.Time, bool) {
-	return firstLine(filepath.Join(out, "jmeter.log"), 16<<20, func(line string) (time.Time, bool) {
+	return firstLine(filepath.Join(out, "jmeter.log"), 16<<20, "", func(line string) (time.Time, bool) {
 		if !strings.Contains(line, "StandardJMeterEngine: Starting ThreadGroup: ") || len(line) < 23 {
 			return time.Time{}, false
 		}

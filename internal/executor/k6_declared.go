@@ -198,7 +198,7 @@ func (sc k6Scenario) holds() ([]hold, error) {
 // Started is k6's start: its first vus reading, which k6 writes a second
 // after the test began (and every second after), less that second.
 func (k6) Started(out string, _ Declared) (time.Time, bool) {
-	return firstLine(filepath.Join(out, K6Results), 256<<20, func(line string) (time.Time, bool) {
+	return firstLine(filepath.Join(out, K6Results), 256<<20, "vus,", func(line string) (time.Time, bool) {
 		if !strings.HasPrefix(line, "vus,") {
 			return time.Time{}, false
 		}

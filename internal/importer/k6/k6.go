@@ -102,7 +102,9 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 		return fmt.Errorf("opening k6 output: %w", err)
 	}
 	defer f.Close()
-	var src io.Reader = bufio.NewReaderSize(f, 1<<20)
+	// The buffer holds the head the format is told by; past it the chunk
+	// reader reads the file itself (below), not through a second copy.
+	var src io.Reader = bufio.NewReaderSize(f, 64<<10)
 	magic, _ := src.(*bufio.Reader).Peek(2)
 	gz := bytes.Equal(magic, []byte{0x1f, 0x8b})
 	if gz {
@@ -171,7 +173,16 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 	if chunk <= 0 {
 		chunk = chunkSize
 	}
-	err = importer.ParallelUncounted(ctx, br, run.Workers(), chunk, quote,
+	// An uncompressed file is read straight into the chunk reader's
+	// pieces after the bytes the head left buffered: through the buffer,
+	// each piece was copied twice (the kernel's copy, then bufio's: 12 %
+	// of plateau's CPU beside k6 at its peak, docs/performance.md).
+	var in io.Reader = br
+	if !gz {
+		rest, _ := br.Peek(br.Buffered())
+		in = io.MultiReader(bytes.NewReader(rest), f)
+	}
+	err = importer.ParallelUncounted(ctx, in, run.Workers(), chunk, quote,
 		func(c *importer.Chunk) (*batch, error) {
 			d := decoders.Get().(*decoder)
 			defer decoders.Put(d)
