@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
@@ -316,9 +317,13 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 	if declares {
 		decl = dec.Declare(spec)
 	}
+	started := func() (time.Time, bool) { return dec.Started(out, decl) }
+	if decl.StartOnce {
+		started = readOnce(started)
+	}
 	var ld *liveDeclared
 	if len(decl.Phases) > 0 && fr.gens == nil {
-		ld = newLiveDeclared(decl.Phases, func() (time.Time, bool) { return dec.Started(out, decl) })
+		ld = newLiveDeclared(decl.Phases, started)
 	}
 	fl := startForeignLive(live, outs, prog, time.Now(), foreignMinPhase, ld)
 	var (
@@ -369,7 +374,7 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 		}
 		switch {
 		case len(decl.Phases) > 0:
-			t0, ok := dec.Started(out, decl)
+			t0, ok := started()
 			switch {
 			case ok && (t0.Before(res.Start.Add(-time.Second)) || t0.After(res.End)):
 				// A start outside the tool's process's life (a log in
@@ -487,4 +492,25 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 		return nil
 	}
 	return verdictErr(sum)
+}
+
+// readOnce is read until it reports a time, then that time: a tool's
+// start that does not change once found (executor.Declared.StartOnce) is
+// read once for the live phases and the report, not again from the top of
+// a file that has grown by the whole run (beside k6 at its peak, the
+// second reading was a tenth of plateau's CPU).
+func readOnce(read func() (time.Time, bool)) func() (time.Time, bool) {
+	var (
+		mu    sync.Mutex
+		t     time.Time
+		found bool
+	)
+	return func() (time.Time, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !found {
+			t, found = read()
+		}
+		return t, found
+	}
 }

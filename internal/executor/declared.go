@@ -33,6 +33,12 @@ type Declared struct {
 	// from the tool's start: Gatling's is placed by matching them with the
 	// users it started (startByArrivals).
 	Arrivals []time.Duration
+	// StartOnce says the start, once Started finds it, does not change as
+	// the tool's files grow (k6's first vus row, JMeter's first thread
+	// group's start line): the run reads it once for the live phases and
+	// the report. Gatling's, placed by the users it has started so far,
+	// settles as more start.
+	StartOnce bool
 }
 
 // Declarer is a tool whose script's load can be read before it runs
@@ -113,28 +119,41 @@ func rateLabel(v float64, unit time.Duration, what string) string {
 	return fmt.Sprintf("%s %s per %s", n, what, unit)
 }
 
-// firstLine reads path's lines until keep returns a time, reading at most
-// limit bytes; with a prefix, only the lines that start with it are given
-// to keep (k6's start is its first vus row, after a second of request rows
-// at its peak: 130,000 lines made strings for nothing were 9 % of
-// plateau's CPU beside it, docs/performance.md).
+// firstLine reads path's complete lines (a last line without its line
+// break is still being written: a time cut short would misplace every
+// phase) until keep returns a time, reading at most limit bytes; with a
+// prefix, only the lines that start with it are given to keep (k6's start
+// is its first vus row, after a second of request rows at its peak:
+// 130,000 lines made strings for nothing were 9 % of plateau's CPU beside
+// it, docs/performance.md). A line longer than 64 KiB is skipped.
 func firstLine(path string, limit int64, prefix string, keep func(line string) (time.Time, bool)) (time.Time, bool) {
 	f, err := os.Open(path)
 	if err != nil {
 		return time.Time{}, false
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(io.LimitReader(f, limit))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		if prefix != "" && !bytes.HasPrefix(sc.Bytes(), []byte(prefix)) {
+	r := bufio.NewReaderSize(io.LimitReader(f, limit), 64<<10)
+	long := false // inside a line longer than the buffer
+	for {
+		line, err := r.ReadSlice('\n')
+		switch {
+		case err == bufio.ErrBufferFull:
+			long = true
+			continue
+		case err != nil:
+			return time.Time{}, false // EOF: no line break, so not complete
+		case long:
+			long = false
 			continue
 		}
-		if t, ok := keep(sc.Text()); ok {
+		line = bytes.TrimRight(line, "\r\n")
+		if prefix != "" && !bytes.HasPrefix(line, []byte(prefix)) {
+			continue
+		}
+		if t, ok := keep(string(line)); ok {
 			return t, true
 		}
 	}
-	return time.Time{}, false
 }
 
 // field returns the i-th sep-separated field of line.

@@ -226,3 +226,32 @@ func TestK6Started(t *testing.T) {
 		}
 	}
 }
+
+// TestK6StartedWaitsForTheWholeRow: a vus row k6 is still writing (no line
+// break yet) is not read — its time cut short would place every phase in
+// 1970 — and is read once complete; a line longer than the reader's buffer
+// before it is skipped, not taken for rows.
+func TestK6StartedWaitsForTheWholeRow(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, K6Results)
+	head := "metric_name,timestamp,metric_value\nhttp_reqs,1795933287240668," + strings.Repeat("x", 100<<10) + "\nvus,1795933"
+	if err := os.WriteFile(path, []byte(head), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := (k6{}).Started(dir, Declared{}); ok {
+		t.Fatalf("a row without its line break was read: %v", got)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("287240668,8.000000\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	want := time.Unix(1795933287, 240668000).Add(-time.Second)
+	if got, ok := (k6{}).Started(dir, Declared{}); !ok || !got.Equal(want) {
+		t.Errorf("complete row: %v %v, want %v", got, ok, want)
+	}
+}

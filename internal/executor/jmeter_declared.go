@@ -70,7 +70,7 @@ func (jmeter) Declare(spec *Spec) Declared {
 	if len(ps) == 0 {
 		return Declared{Why: "its thread groups declare no hold"}
 	}
-	return Declared{Phases: ps, Why: "read from the plan's thread groups"}
+	return Declared{Phases: ps, Why: "read from the plan's thread groups", StartOnce: true}
 }
 
 // groupHolds turns one thread group's load into holds.

@@ -109,7 +109,7 @@ func k6Declared(out []byte) Declared {
 	if len(ps) == 0 {
 		return Declared{Why: "k6's scenarios declare no hold (only ramps)"}
 	}
-	return Declared{Phases: ps, Why: "read with k6 inspect"}
+	return Declared{Phases: ps, Why: "read with k6 inspect", StartOnce: true}
 }
 
 func k6Dur(s *string, def time.Duration) (time.Duration, error) {
