@@ -168,7 +168,9 @@ func checkSearchReport(t *testing.T, out string, cs *capacity.Search) {
 	if p := latest[cs.Load]; p.Verdict != capacity.Good {
 		t.Errorf("%s at the capacity %g is %s", p.Dir, cs.Load, p.Verdict)
 	}
-	if p, ok := latest[cs.UpperBound]; cs.UpperBound > 0 && (!ok || p.Verdict != capacity.Bad) {
+	// The upper bound is bad, or marginal after its repeats when the
+	// answer says it stayed marginal (cs.Marginal).
+	if p, ok := latest[cs.UpperBound]; cs.UpperBound > 0 && (!ok || !(p.Verdict == capacity.Bad || cs.Marginal && p.Verdict == capacity.Marginal)) {
 		t.Errorf("%s at the upper bound %g is %s", p.Dir, cs.UpperBound, p.Verdict)
 	}
 	shown := false
@@ -700,9 +702,16 @@ sla:
 	if !strings.Contains(stdout, "is below the 1000 req/s required") {
 		t.Errorf("stdout does not say the capacity is below the threshold:\n%s", stdout)
 	}
+	// A marginal probe is repeated twice as long (search.Settings.MaxRepeats,
+	// default 1): on a loaded machine the 100 req/s probe can be marginal,
+	// and its repeat measures 6 s by design.
 	for _, p := range cs.Probes {
-		if p.DurationS != 3 || p.WarmupS != 0.5 {
-			t.Errorf("%s: warm-up %g s, measured %g s; the plan's search asks 0.5 and 3", p.Dir, p.WarmupS, p.DurationS)
+		want := 3.0
+		if p.Repeat {
+			want = 6
+		}
+		if p.DurationS != want || p.WarmupS != 0.5 {
+			t.Errorf("%s (repeat %v): warm-up %g s, measured %g s; the plan's search asks 0.5 and %g", p.Dir, p.Repeat, p.WarmupS, p.DurationS, want)
 		}
 	}
 	checkSearchReport(t, out, cs)
