@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/importer"
+	"github.com/plateau-perf/plateau/internal/locale"
 	"github.com/plateau-perf/plateau/internal/plan"
 	"github.com/plateau-perf/plateau/internal/rundir"
 )
@@ -173,17 +174,21 @@ func attachedServers(p *plan.Plan) map[string]bool {
 // completed within the run. A file that is missing or cannot be read is a
 // note in run.json (info) and on stderr: the run and its client-side
 // report stand without it.
-func attachServerSide(ctx context.Context, st *State, dir string, info *rundir.Info, ins []importInput, side plan.ServerSide) {
+func attachServerSide(ctx context.Context, st *State, dir string, info *rundir.Info, ins []importInput, side plan.ServerSide, loc *locale.Locale) {
 	settle := side.Settle
 	if len(ins) == 0 {
 		return
 	}
+	// A note is in run.json in English with its message, so a report
+	// words it in its language; the console says it in the run's.
 	note := func(format string, args ...any) {
-		text := fmt.Sprintf(format, args...)
-		msg := "server side: " + text
+		text, m := rundir.NewMessage(format, args...)
+		msg, mm := rundir.NewMessage("server side: "+format, args...)
 		info.Notes = append(info.Notes, msg)
+		info.AddMessage(msg, mm)
 		info.ServerNotes = append(info.ServerNotes, text)
-		fmt.Fprintf(st.Stderr, "plateau: %s\n", msg)
+		info.AddMessage(text, m)
+		fmt.Fprintf(st.Stderr, "plateau: %s\n", info.Worded(msg, loc.T))
 	}
 	if settle > 0 {
 		t := time.NewTimer(settle)
@@ -227,5 +232,5 @@ func attachServerSide(ctx context.Context, st *State, dir string, info *rundir.I
 	for _, in := range use {
 		names = append(names, in.typ+" "+in.name)
 	}
-	fmt.Fprintf(st.Stderr, "plateau: server side: %s read into %s\n", strings.Join(names, ", "), out)
+	fmt.Fprint(st.Stderr, loc.T("plateau: server side: %s read into %s\n", strings.Join(names, ", "), out))
 }

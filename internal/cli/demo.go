@@ -7,10 +7,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
 
 	"github.com/plateau-perf/plateau/internal/demo"
 	"github.com/plateau-perf/plateau/internal/demo/sut"
@@ -97,7 +99,14 @@ func runDemo(ctx context.Context, st *State, f demoFlags) error {
 	if err := csv.Close(); err != nil {
 		return err
 	}
-	fmt.Fprintf(st.Stderr, "plateau demo: starting the demo service (%d fronts, %d backs, external services, balancer)…\n", f.instances, f.instances)
+	// The demo speaks its report's language: --lang, else its plan's
+	// (Danish, as reference 000).
+	planSLA, planLang, err := demoPlanHead()
+	if err != nil {
+		return err
+	}
+	loc := planLoc(planLang, f.lang)
+	fmt.Fprint(st.Stderr, loc.T("plateau demo: starting the demo service (%d fronts, %d backs, external services, balancer)…\n", f.instances, f.instances))
 	stack, err := demo.Start(ctx, demo.Options{Exe: st.Exe, Dir: work, Instances: f.instances, Workers: f.workers,
 		Patients: f.patients, Seed: sut.DefaultSeed, Stderr: st.Stderr})
 	if err != nil {
@@ -108,7 +117,7 @@ func runDemo(ctx context.Context, st *State, f demoFlags) error {
 	for _, p := range stack.Procs {
 		names = append(names, fmt.Sprintf("%s (pid %d, %s)", p.Name, p.Cmd.Process.Pid, p.Addr))
 	}
-	fmt.Fprintf(st.Stderr, "plateau demo: running: %s\n", strings.Join(names, ", "))
+	fmt.Fprint(st.Stderr, loc.T("plateau demo: running: %s\n", strings.Join(names, ", ")))
 	step := f.step
 	if f.full {
 		step = 15 * time.Minute
@@ -124,15 +133,16 @@ func runDemo(ctx context.Context, st *State, f demoFlags) error {
 	if err != nil {
 		return err
 	}
-	sets := []string{"target=" + stack.Target, "workloads.read.load.steps=" + demoSteps(step, f.instances),
-		"server_side.sources=" + demoServerSources(logs, f.instances)}
+	steps, first := demoSteps(step, f.instances, loc)
+	sets := []string{"target=" + stack.Target, "workloads.read.load.steps=" + steps,
+		"server_side.sources=" + demoServerSources(logs, f.instances), "sla=" + demoSLA(planSLA, first)}
 	// The balancer's worker pools, scraped from its metrics page: the
 	// capacity analysis judges them against their size, so when the fronts'
 	// workers are what ran out the report names them.
 	pools := []string{"prometheus:name=balancer-pool,url=" + stack.Target + demo.MetricsPath}
 	err = runPlan(ctx, st, filepath.Join(planDir, "plan.yaml"), runFlags{out: filepath.Join(dir, "run"), set: sets, quiet: f.quiet, monitors: pools, lang: f.lang})
 	stack.Stop() // flushes and closes every access log
-	fmt.Fprintf(st.Stdout, "demo service logs (access logs per instance, external-call logs): %s\n", filepath.Join(work, "logs"))
+	fmt.Fprint(st.Stdout, loc.T("demo service logs (access logs per instance, external-call logs): %s\n", filepath.Join(work, "logs")))
 	return err
 }
 
@@ -149,14 +159,45 @@ func demoServerSources(logs string, instances int) string {
 }
 
 // demoSteps renders the stepped load as a flow-style YAML list: reference
-// 000's "nodes × threads" iterations, scaled by instances.
-func demoSteps(step time.Duration, instances int) string {
+// 000's "nodes × threads" iterations, scaled by instances, named in the
+// demo's language as the reference names them ("2 nodes og 7 tråde");
+// first is the first step's name.
+func demoSteps(step time.Duration, instances int, loc *locale.Locale) (steps, first string) {
 	shape := [][2]int{{2, 7}, {2, 10}, {3, 10}, {4, 10}, {5, 10}, {6, 10}}
 	var parts []string
 	for i, s := range shape {
 		users := s[0] * s[1] * instances / 2
-		parts = append(parts, fmt.Sprintf("{name: \"%d: %d nodes x %d threads\", users: %d, duration: %s}",
-			i+1, s[0], s[1], users, step))
+		name := loc.T("%d: %d nodes x %d threads", i+1, s[0], s[1])
+		if i == 0 {
+			first = name
+		}
+		parts = append(parts, fmt.Sprintf("{name: %q, users: %d, duration: %s}", name, users, step))
+	}
+	return "[" + strings.Join(parts, ", ") + "]", first
+}
+
+// demoFirstStep is the first step's name in the demo's plan, which its
+// requirements name (during "…").
+const demoFirstStep = "1: 2 nodes x 7 threads"
+
+// demoPlanHead reads the demo plan's requirements and language.
+func demoPlanHead() (sla []string, lang string, err error) {
+	var head struct {
+		SLA  []string `yaml:"sla"`
+		Lang string   `yaml:"lang"`
+	}
+	if err := yaml.Unmarshal(demo.PlanYAML, &head); err != nil {
+		return nil, "", fmt.Errorf("the demo's plan: %w", err)
+	}
+	return head.SLA, head.Lang, nil
+}
+
+// demoSLA renders the demo plan's requirements as a flow-style YAML list,
+// the step they are judged in named as the demo names it (first).
+func demoSLA(sla []string, first string) string {
+	var parts []string
+	for _, r := range sla {
+		parts = append(parts, fmt.Sprintf("%q", strings.ReplaceAll(r, strconv.Quote(demoFirstStep), strconv.Quote(first))))
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
 }

@@ -90,7 +90,11 @@ func runStudyDemo(ctx context.Context, st *State, id string, f demoFlags, sf stu
 	if err != nil {
 		return fmt.Errorf("demo %s: %w", id, err)
 	}
-	fmt.Fprintf(st.Stdout, "demo %s done in %s\nstudy: %s\n", id, time.Since(start).Round(time.Second), filepath.Join(out, "study.html"))
+	loc, _ := locale.Parse(f.lang) // checked above
+	if env.Study != nil {
+		loc = env.Study.Locale()
+	}
+	fmt.Fprint(st.Stdout, loc.T("demo %s done in %s\nstudy: %s\n", id, time.Since(start).Round(time.Second), filepath.Join(out, "study.html")))
 	if env.Study != nil {
 		// A demo shows the tool: its study's status is printed, not its
 		// exit code (plateau study DIR's exit code follows the status).

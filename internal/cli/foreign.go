@@ -455,7 +455,7 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 		info.PlanFile, info.Target, info.Context, info.SLA, info.Prepare = pinfo.PlanFile, pinfo.Target, pinfo.Context, pinfo.SLA, pinfo.Prepare
 		info.Secrets = pinfo.Secrets
 		if runErr == nil && ierr == nil && len(fr.server) > 0 && spec.Segments <= 1 {
-			attachServerSide(ctx, st, dir, info, fr.server, fr.plan.ServerSide)
+			attachServerSide(ctx, st, dir, info, fr.server, fr.plan.ServerSide, planLoc(fr.plan.Lang, f.lang))
 		}
 		cmds.cleanup(ctx, info)
 	}
@@ -479,16 +479,16 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 		return err
 	}
 	outs.done(sum.Verdict, sum.Passed, filepath.Join(dir, "report.html"))
-	fmt.Fprintf(st.Stdout, "\nrun directory: %s\nreport:        %s\n", dir, filepath.Join(dir, "report.html"))
+	loc, _ := locale.Parse(lang) // checked by writeReports
+	printWhere(st.Stdout, dir, loc)
 	if spec.Segments <= 1 {
 		// A segment is one generator's share: the merged run is the
 		// one to remember.
 		addToHistory(ctx, st, dir, f.history, nil)
 	}
-	loc, _ := locale.Parse(lang) // checked by writeReports
 	printSummary(st.Stdout, sum, loc)
 	if spec.Segments > 1 && (sum.Verdict == analysis.VerdictFailed || sum.Verdict == analysis.VerdictInvalid) {
-		fmt.Fprintln(st.Stdout, "segment run: requirements are judged on the merged run, not on one segment")
+		fmt.Fprintln(st.Stdout, loc.Word("segment run: requirements are judged on the merged run, not on one segment"))
 		return nil
 	}
 	return verdictErr(sum)
@@ -513,4 +513,14 @@ func readOnce(read func() (time.Time, bool)) func() (time.Time, bool) {
 		}
 		return t, found
 	}
+}
+
+// planLoc is the language of a run's console: --lang, else the plan's
+// lang:, else English.
+func planLoc(planLang, flag string) *locale.Locale {
+	if flag != "" {
+		planLang = flag
+	}
+	loc, _ := locale.Parse(planLang) // both checked when read; an unknown one is English
+	return loc
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/plan"
 	"github.com/plateau-perf/plateau/internal/prepare"
+	"github.com/plateau-perf/plateau/internal/report"
 	"github.com/plateau-perf/plateau/internal/rundir"
 	"github.com/plateau-perf/plateau/internal/secret"
 )
@@ -44,7 +45,9 @@ func (c *planCommands) options() prepare.Options {
 	if c.st.Exe != "" {
 		env = append(env, "PLATEAU="+c.st.Exe)
 	}
-	return prepare.Options{RunDir: c.dir, Env: env, Mask: commandMask(c.p, env), Log: c.st.Stderr}
+	loc := planLoc(c.p.Lang, "")
+	return prepare.Options{RunDir: c.dir, Env: env, Mask: commandMask(c.p, env), Log: c.st.Stderr, T: loc.T,
+		Outcome: func(r *rundir.CommandResult) string { return report.CommandOutcome(loc, r) }}
 }
 
 // commandMask hides in command lines and their output the plan's secret
@@ -117,11 +120,12 @@ func (c *planCommands) failPrepare(ctx context.Context, info *rundir.Info, w *ru
 	}
 	sum, err := writeReports(c.dir, "")
 	if err != nil {
-		fmt.Fprintf(c.st.Stderr, "plateau: writing the reports: %v\n", err)
+		fmt.Fprint(c.st.Stderr, planLoc(c.p.Lang, "").T("plateau: writing the reports: %v\n", err))
 		return fmt.Errorf("the run could not start (see %s): %w", c.dir, why)
 	}
-	fmt.Fprintf(c.st.Stdout, "\nrun directory: %s\nreport:        %s\n", c.dir, filepath.Join(c.dir, "report.html"))
-	printVerdict(c.st.Stdout, sum, nil)
+	loc := planLoc(c.p.Lang, "")
+	printWhere(c.st.Stdout, c.dir, loc)
+	printVerdict(c.st.Stdout, sum, loc)
 	if sum.Verdict == analysis.VerdictInterrupted {
 		return verdictErr(sum)
 	}

@@ -251,7 +251,8 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 		_ = rundir.WriteInfo(dir, info)
 		return err
 	}
-	fmt.Fprintf(st.Stderr, "plateau: running %s → %s\n", p.Name, dir)
+	loc, _ := locale.Parse(p.Lang) // checked when the plan was read
+	fmt.Fprint(st.Stderr, loc.T("plateau: running %s → %s\n", p.Name, dir))
 	// The plan's prepare commands run before anything else of the run,
 	// its cleanup commands after everything, whatever way the run ends.
 	cmds := newPlanCommands(st, p, dir, nseg > 1)
@@ -294,7 +295,7 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	mon := startMonitors(ctx, st, p, dir)
 	prog := newProgressPrinter(st, f.quiet)
 	prog.monitors = mon.panelLines
-	prog.loc, _ = locale.Parse(p.Lang) // checked when the plan was read
+	prog.loc = loc
 	var judge func(*metrics.Interval, time.Duration) string
 	if j := newAbortJudge(p); j != nil {
 		judge = j.judge
@@ -328,9 +329,9 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	// servers or remove what they wrote.
 	if runErr == nil && storageErr == nil && len(serverIns) > 0 {
 		if nseg > 1 {
-			fmt.Fprintln(st.Stderr, "plateau: server side: a segment run does not read the servers' files (one generator's share is not the servers' traffic)")
+			fmt.Fprintln(st.Stderr, loc.Word("plateau: server side: a segment run does not read the servers' files (one generator's share is not the servers' traffic)"))
 		} else {
-			attachServerSide(ctx, st, dir, info, serverIns, p.ServerSide)
+			attachServerSide(ctx, st, dir, info, serverIns, p.ServerSide, loc)
 		}
 	}
 	// After the measured span (info.End): cleanup is not part of it.
@@ -392,19 +393,18 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 		f.onSummary(sum)
 	}
 	outs.done(sum.Verdict, sum.Passed, filepath.Join(dir, "report.html"))
-	fmt.Fprintf(st.Stdout, "\nrun directory: %s\nreport:        %s\n", dir, filepath.Join(dir, "report.html"))
+	printWhere(st.Stdout, dir, loc)
 	if nseg <= 1 {
 		// A segment is one generator's share: the merged run is the one
 		// to remember.
 		addToHistory(ctx, st, dir, f.history, p.History)
 	}
 	// The verdict comes last, so it is what a terminal or CI log shows.
-	loc, _ := locale.Parse(p.Lang) // checked when the plan was read
 	printSummary(st.Stdout, sum, loc)
 	if nseg > 1 && (sum.Verdict == analysis.VerdictFailed || sum.Verdict == analysis.VerdictInvalid) {
 		// One generator's share says nothing about the requirement or the
 		// load: both are judged once, on the merged run (plateau merge).
-		fmt.Fprintln(st.Stdout, "segment run: requirements and load are judged on the merged run, not on one segment")
+		fmt.Fprintln(st.Stdout, loc.Word("segment run: requirements and load are judged on the merged run, not on one segment"))
 		return nil
 	}
 	return verdictErr(sum)
@@ -650,4 +650,10 @@ func traceWriter(f *os.File) io.Writer {
 		return nil
 	}
 	return f
+}
+
+// printWhere prints where a run's directory and report are, in the run's
+// language.
+func printWhere(w io.Writer, dir string, loc *locale.Locale) {
+	fmt.Fprint(w, loc.T("\nrun directory: %s\nreport:        %s\n", dir, filepath.Join(dir, "report.html")))
 }

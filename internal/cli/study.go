@@ -89,11 +89,16 @@ with "## Findings" and "## Recommendations"). See docs/study.md.`,
 // printStudy prints a study's status and one line per answer, as the
 // document opens.
 func printStudy(w io.Writer, s *study.Study) {
-	fmt.Fprintf(w, "\nstudy status: %s — %s\n", s.Status.Word(), s.StatusWhy)
+	loc := s.Locale()
+	fmt.Fprint(w, loc.T("\nstudy status: %s — %s\n", s.OutcomeWord(s.Status), s.StatusWhy))
 	for _, a := range s.Answers {
-		fmt.Fprintf(w, "  %-12s %s: %s\n", a.Outcome.Word(), a.Question.Kind, a.Line)
+		kind := string(a.Question.Kind) // English: the study file's own word
+		if !loc.English() {
+			kind = s.KindWord(a.Question.Kind)
+		}
+		fmt.Fprintf(w, "  %-12s %s: %s\n", s.OutcomeWord(a.Outcome), kind, a.Line)
 		if a.ConfidenceWhy != "" {
-			fmt.Fprintf(w, "  %-12s confidence %s: %s\n", "", a.Confidence, a.ConfidenceWhy)
+			fmt.Fprintf(w, "  %-12s %s\n", "", loc.T("confidence %s: %s", a.Confidence, a.ConfidenceWhy))
 		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 
 // documentDirs are the packages whose documents are written through the
 // catalogue: every literal key they pass to T, W or Word is checked.
-var documentDirs = []string{"../report", "../report/html", "../report/markdown", "../study", "../history/historydoc", "../cli"}
+var documentDirs = []string{"../report", "../report/html", "../report/markdown", "../study", "../history/historydoc", "../cli", "../prepare"}
 
 // usedKeys returns every string-literal key passed to a T, W or Word call
 // in the non-test Go files of dirs, with where it was seen.

@@ -275,3 +275,20 @@ func (l *Locale) Lang() string { return l.Name() }
 
 // validKey is used by the tests: a key is valid UTF-8 and not empty.
 func validKey(k string) bool { return k != "" && utf8.ValidString(k) }
+
+// Catalogue returns a copy of the translations of the language named
+// name (nil for English, whose keys are its text, and for a name not
+// available): the tests derive from it the English words a document in
+// that language must not hold.
+func Catalogue(name string) map[string]string {
+	for _, l := range langs {
+		if l.name == name && l.trans != nil {
+			out := make(map[string]string, len(l.trans))
+			for k, v := range l.trans {
+				out[k] = v
+			}
+			return out
+		}
+	}
+	return nil
+}

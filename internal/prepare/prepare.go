@@ -37,6 +37,11 @@ type Options struct {
 	Mask func(string) string
 	// Log receives one line per command start and end (may be nil).
 	Log io.Writer
+	// T words Log's lines in the run's language (a catalogue's T; nil:
+	// English, fmt.Sprintf) and Outcome how a command ended (nil:
+	// CommandResult.Describe, English).
+	T       func(format string, args ...any) string
+	Outcome func(*rundir.CommandResult) string
 	// KillGrace is how long a command has between SIGTERM (timeout or
 	// interrupt) and SIGKILL; default 5 s.
 	KillGrace time.Duration
@@ -67,6 +72,12 @@ func run(ctx context.Context, phase string, cmds []plan.Command, o Options, stop
 	if o.KillGrace <= 0 {
 		o.KillGrace = 5 * time.Second
 	}
+	if o.T == nil {
+		o.T = fmt.Sprintf
+	}
+	if o.Outcome == nil {
+		o.Outcome = (*rundir.CommandResult).Describe
+	}
 	out := make([]rundir.CommandResult, 0, len(cmds))
 	var errs []error
 	for i := range cmds {
@@ -77,11 +88,11 @@ func run(ctx context.Context, phase string, cmds []plan.Command, o Options, stop
 			continue
 		}
 		if o.Log != nil {
-			fmt.Fprintf(o.Log, "plateau: %s %d/%d %q: %s\n", phase, i+1, len(cmds), c.Name, o.Mask(c.String()))
+			fmt.Fprint(o.Log, o.T("plateau: %s %d/%d %q: %s\n", o.T(phase), i+1, len(cmds), c.Name, o.Mask(c.String())))
 		}
 		r := one(ctx, phase, i, c, o)
 		if o.Log != nil {
-			fmt.Fprintf(o.Log, "plateau: %s %q: %s\n", phase, c.Name, r.Describe())
+			fmt.Fprint(o.Log, o.T("plateau: %s %q: %s\n", o.T(phase), c.Name, o.Outcome(&r)))
 		}
 		if r.Status != rundir.CommandOK {
 			errs = append(errs, fmt.Errorf("%s %q %s", phase, c.Name, r.Describe()))

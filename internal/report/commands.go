@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/plateau-perf/plateau/internal/locale"
 	"github.com/plateau-perf/plateau/internal/report/doc"
 	"github.com/plateau-perf/plateau/internal/rundir"
 )
@@ -26,10 +27,10 @@ func (b *builder) commandsLine() doc.Block {
 		for i := range rs {
 			total += rs[i].DurationS
 			if rs[i].Status != rundir.CommandOK {
-				bad = append(bad, fmt.Sprintf("%q %s", b.red.String(rs[i].Name), b.red.String(rs[i].Describe())))
+				bad = append(bad, fmt.Sprintf("%q %s", b.red.String(rs[i].Name), b.red.String(CommandOutcome(b.loc, &rs[i]))))
 			}
 		}
-		s := b.T("%s ran for %.1f s %s", b.plural(int64(len(rs)), what+b.W(" command")), total, when)
+		s := b.T("%s ran for %.1f s %s", b.plural(int64(len(rs)), what), total, when)
 		if len(bad) > 0 {
 			s += b.W(", and ") + b.joinAnd(bad)
 		}
@@ -37,10 +38,66 @@ func (b *builder) commandsLine() doc.Block {
 	}
 	text := sentences(
 		b.W("data preparation, not measured: ")+strings.Join(nonEmptyParts(
-			part(info.Prepare, "prepare", b.W("before the first request")),
-			part(info.Cleanup, "cleanup", b.W("after the last"))), "; "),
+			part(info.Prepare, "prepare command", b.W("before the first request")),
+			part(info.Cleanup, "cleanup command", b.W("after the last"))), "; "),
 		b.W("their output is in the run directory's ")+rundir.CommandDir+b.W("/ folder and the commands are listed in the appendix"))
 	return &doc.Para{Text: text}
+}
+
+// CommandOutcome says in a few words, in loc's language, how a prepare or
+// cleanup command ended: "ok in 1.2 s", "failed with exit status 3 after
+// 0.4 s (output in commands/…; last line: …)" — rundir's Describe, the
+// English of run.json and import logs, worded for a document or console.
+func CommandOutcome(loc *locale.Locale, r *rundir.CommandResult) string {
+	d := loc.Num(fmt.Sprintf("%.1f", r.DurationS))
+	var s string
+	switch r.Status {
+	case rundir.CommandOK:
+		return loc.T("ok in %s s", d)
+	case rundir.CommandSkipped:
+		return loc.Word("skipped (an earlier prepare command failed)")
+	case rundir.CommandTimeout:
+		s = loc.T("timed out after %s s", d)
+	case rundir.CommandInterrupted:
+		s = loc.T("interrupted after %s s", d)
+	default:
+		switch {
+		case r.ExitCode >= 0:
+			s = loc.T("failed with exit status %d after %s s", r.ExitCode, d)
+		case r.Error != "":
+			s = loc.T("failed: %s", r.Error)
+		default:
+			s = loc.T("failed after %s s", d)
+		}
+	}
+	var more []string
+	if r.Log != "" && r.OutputBytes > 0 {
+		more = append(more, loc.T("output in %s", r.Log))
+	}
+	if n := len(r.Tail); n > 0 {
+		more = append(more, loc.T("last line: %q", r.Tail[n-1]))
+	}
+	if len(more) > 0 {
+		s += " (" + strings.Join(more, "; ") + ")"
+	}
+	return s
+}
+
+// commandStatus words a command's status (run.json's enumeration).
+func commandStatus(loc *locale.Locale, status string) string {
+	switch status {
+	case rundir.CommandOK:
+		return loc.Word("ok")
+	case rundir.CommandFailed:
+		return loc.Word("failed")
+	case rundir.CommandTimeout:
+		return loc.Word("timeout")
+	case rundir.CommandInterrupted:
+		return loc.Word("interrupted")
+	case rundir.CommandSkipped:
+		return loc.Word("skipped")
+	}
+	return status
 }
 
 func nonEmptyParts(ss ...string) []string {
@@ -67,7 +124,7 @@ func (b *builder) commandsTable() doc.Block {
 	for _, ph := range []struct {
 		name string
 		rs   []rundir.CommandResult
-	}{{"prepare", info.Prepare}, {"cleanup", info.Cleanup}} {
+	}{{b.W("prepare"), info.Prepare}, {b.W("cleanup"), info.Cleanup}} {
 		for _, r := range ph.rs {
 			lvl, exit, start, d := doc.OK, "–", "–", "–"
 			if r.Status != rundir.CommandOK {
@@ -90,7 +147,7 @@ func (b *builder) commandsTable() doc.Block {
 				cmd = string(r[:200]) + "…"
 			}
 			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: ph.name}, {Text: b.red.String(r.Name)}, {Text: cmd},
-				{Text: start}, {Text: d}, {Text: exit}, {Text: r.Status, Level: lvl}, {Text: out}}})
+				{Text: start}, {Text: d}, {Text: exit}, {Text: commandStatus(b.loc, r.Status), Level: lvl}, {Text: out}}})
 		}
 	}
 	return t

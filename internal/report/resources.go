@@ -296,19 +296,33 @@ func (b *builder) panelChart(t *target, p panel, grid bool) *doc.Figure {
 	return b.figure(t.name+"-"+p.key, c, b.T("%s of %s%s.", word(p.title), b.red.String(t.name), note)+b.bucketNote(reduced))
 }
 
-// kindTitle names a group of targets.
-func kindTitle(kind string, n int) string {
-	names := map[string]string{mondata.KindHost: "Hosts", mondata.KindProcess: "Processes", mondata.KindCgroup: "Containers and services (cgroups)",
-		mondata.KindJVM: "JVMs", mondata.KindPostgres: "Databases (PostgreSQL)", mondata.KindPrometheus: "Prometheus endpoints",
-		mondata.KindPromQL: "PromQL queries", mondata.KindRecipe: "PromQL recipes", mondata.KindMySQL: "Databases (MySQL/MariaDB)",
-		mondata.KindCloudWatch: "CloudWatch metrics"}
-	if s, ok := names[kind]; ok {
-		return s
+// kindTitle names a group of targets in the document's language.
+func (b *builder) kindTitle(kind string) string {
+	switch kind {
+	case mondata.KindHost:
+		return b.W("Hosts")
+	case mondata.KindProcess:
+		return b.W("Processes")
+	case mondata.KindCgroup:
+		return b.W("Containers and services (cgroups)")
+	case mondata.KindJVM:
+		return b.W("JVMs")
+	case mondata.KindPostgres:
+		return b.W("Databases (PostgreSQL)")
+	case mondata.KindPrometheus:
+		return b.W("Prometheus endpoints")
+	case mondata.KindPromQL:
+		return b.W("PromQL queries")
+	case mondata.KindRecipe:
+		return b.W("PromQL recipes")
+	case mondata.KindMySQL:
+		return b.W("Databases (MySQL/MariaDB)")
+	case mondata.KindCloudWatch:
+		return b.W("CloudWatch metrics")
+	case "":
+		return b.W("Other targets")
 	}
-	if kind == "" {
-		return "Other targets"
-	}
-	return "Targets of kind " + kind
+	return b.T("Targets of kind %s", kind)
 }
 
 func (b *builder) resources() doc.Section {
@@ -347,7 +361,7 @@ func (b *builder) resources() doc.Section {
 		phases = b.W(" The run records no phases: the tables give each metric's mean and maximum over the run.")
 	}
 	sec.Blocks = append(sec.Blocks, &doc.Para{Text: b.T("%d monitored %s, %s. Charts of the same kind are laid out side by side, one per target.%s",
-		withData, map[bool]string{true: "target", false: "targets"}[withData == 1], clock, phases)})
+		withData, map[bool]string{true: b.W("target"), false: b.W("targets")}[withData == 1], clock, phases)})
 	// Group targets by kind, keeping first-seen order.
 	var kinds []string
 	byKind := map[string][]*target{}
@@ -366,7 +380,7 @@ func (b *builder) resources() doc.Section {
 		for _, t := range group {
 			names = append(names, b.red.String(t.name))
 		}
-		sec.Blocks = append(sec.Blocks, &doc.Heading{Text: kindTitle(k, len(group)) + ": " + strings.Join(names, ", ")})
+		sec.Blocks = append(sec.Blocks, &doc.Heading{Text: b.kindTitle(k) + ": " + strings.Join(names, ", ")})
 		if labelledKind(k) {
 			sec.Blocks = append(sec.Blocks, b.labelledBlocks(group)...)
 			continue
@@ -398,7 +412,11 @@ func (b *builder) resources() doc.Section {
 			case len(figs) == 1:
 				sec.Blocks = append(sec.Blocks, figs[0])
 			case len(figs) > 1:
-				sec.Blocks = append(sec.Blocks, &doc.Grid{Title: panels[key].title, Figures: figs})
+				title := panels[key].title
+				if !panels[key].raw {
+					title = b.W(title)
+				}
+				sec.Blocks = append(sec.Blocks, &doc.Grid{Title: title, Figures: figs})
 			}
 		}
 		for _, t := range group {

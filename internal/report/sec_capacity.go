@@ -3,7 +3,6 @@ package report
 import (
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis"
@@ -53,10 +52,11 @@ func (b *builder) capacity() doc.Section {
 		sec.Blocks = append(sec.Blocks, &doc.Verdict{Level: doc.Warn, Text: sentence(b.W("capacity analysis failed: ") + cr.Err.Error())})
 		return sec
 	}
-	unit := "users"
+	// per is what λ, the USL's throughput at load one, is per.
+	per := b.W("user")
 	loadName := b.W("Users")
 	if kind == knee.Rate {
-		unit, loadName = "req/s", b.W("Offered rate (req/s)")
+		per, loadName = b.W("req/s offered"), b.W("Offered rate (req/s)")
 	}
 	// Table: load against throughput and response time.
 	t := &doc.Table{Caption: b.W("Throughput and response time against offered load"), Columns: []doc.Column{{Name: b.W("Phase")}, {Name: loadName, Align: doc.Right},
@@ -154,7 +154,7 @@ func (b *builder) capacity() doc.Section {
 			peak = b.T("predicted peak %s at %s", b.rps(u.PeakThroughputRPS), b.loadU(u.PeakLoad, kind))
 		}
 		sec.Blocks = append(sec.Blocks, &doc.Para{Text: b.T("Universal Scalability Law fit: contention σ = %s, coherency κ = %s, λ = %s per %s; %s; fit quality R² = %.3f.",
-			b.loc.Num(coef(u.Sigma)), b.loc.Num(coef(u.Kappa)), b.rate(u.Lambda), strings.TrimSuffix(unit, "s"), peak, u.R2)})
+			b.loc.Num(coef(u.Sigma)), b.loc.Num(coef(u.Kappa)), b.rate(u.Lambda), per, peak, u.R2)})
 	} else {
 		sec.Blocks = append(sec.Blocks, &doc.Para{Note: true, Text: sentence(b.W("No USL fit: ") + uslSkipText(b.numbers, *res.USLSkip))})
 	}

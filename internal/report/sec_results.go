@@ -26,9 +26,9 @@ func (b *builder) statsTable(caption string, rows []core.LabelStats) *doc.Table 
 	t := &doc.Table{Caption: caption, Columns: b.statCols()}
 	var few []string
 	for _, r := range rows {
-		typ := "request"
+		typ := b.W("request")
 		if r.Transaction {
-			typ = "transaction"
+			typ = b.W("transaction")
 		}
 		if r.Derived {
 			typ = b.W("derived (not in TOTAL)")

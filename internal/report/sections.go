@@ -98,6 +98,9 @@ func (b *builder) appendix() doc.Section {
 	for _, k := range []struct{ key, name string }{{"host", "Host"}, {"os", "OS"}, {"kernel", "Kernel"}, {"cpu", "CPU"},
 		{"cpus", b.W("CPU cores")}, {"memory", "Memory"}, {"go", b.W("Go runtime")}, {"tool", "Tool"}, {"segment", b.W("Generator segment")}} {
 		if v, ok := env[k.key]; ok {
+			if k.key == "memory" {
+				v = b.loc.Num(v) // "23.5 GiB": a number, written as the language writes one
+			}
 			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.W(k.name)}, {Text: v}}})
 		}
 	}

@@ -264,7 +264,7 @@ func (b *builder) tableSpans(f *family) []span {
 	var out []span
 	early, late := time.Unix(0, 0), time.Unix(1<<40, 0)
 	if has(early, start) {
-		out = append(out, span{name: "Before", from: early, to: start, meanOnly: true})
+		out = append(out, span{name: b.W("Before"), from: early, to: start, meanOnly: true})
 	}
 	if len(b.d.Phases) > 0 && len(b.d.Phases) <= 4 {
 		for _, p := range b.d.Phases {
@@ -274,7 +274,7 @@ func (b *builder) tableSpans(f *family) []span {
 		out = append(out, span{name: b.W("During the load"), from: start, to: end})
 	}
 	if has(end, late) {
-		out = append(out, span{name: "After", from: end, to: late, meanOnly: true})
+		out = append(out, span{name: b.W("After"), from: end, to: late, meanOnly: true})
 	}
 	return out
 }

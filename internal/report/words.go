@@ -112,7 +112,7 @@ func whyText(b numbers, w analysis.Why, s *analysis.Summary) string {
 		return b.T("the run failed before its end; the results cover only the time it ran")
 	case analysis.WhyPrepareFailed:
 		r := s.Prepare[w.Command]
-		return b.T("prepare command %q %s", r.Name, r.Describe())
+		return b.T("prepare command %q %s", r.Name, CommandOutcome(b.loc, &r))
 	case analysis.WhyNothingSent:
 		return b.T("no request was sent") + at
 	case analysis.WhyNoneSucceeded:

@@ -486,6 +486,17 @@ func (s *Study) words() *words {
 	return s.wd
 }
 
+// Locale is the language the study is worded in (nil: English).
+func (s *Study) Locale() *locale.Locale { return s.words().loc }
+
+// OutcomeWord is an outcome as the study's status writes it, in its
+// language ("PASSED", "BESTÅET").
+func (s *Study) OutcomeWord(o Outcome) string { return s.words().outcome(o) }
+
+// KindWord is a question's kind in the study's language ("soak
+// stability").
+func (s *Study) KindWord(k Kind) string { return s.words().kind(k) }
+
 // conclusions states what the study found: the status and one sentence
 // per answer.
 func conclusions(s *Study) []string {

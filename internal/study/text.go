@@ -248,10 +248,10 @@ func (wd *words) questionText(q Question) string {
 	case Interference:
 		w, o := q.Workload, q.Other
 		if w == "" {
-			w = "the workload that runs throughout"
+			w = wd.W("the workload that runs throughout")
 		}
 		if o == "" {
-			o = "the other workload"
+			o = wd.W("the other workload")
 		}
 		return fmt.Sprintf(wd.text.QInterference, o, w, wd.pctWords(q.MaxSlowerPct), wd.pointsWords(q.MaxErrorPct), o)
 	}
