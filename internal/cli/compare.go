@@ -93,54 +93,58 @@ a unit: %, ms, s, pp, rps. Examples: "p95 > +10%", "mean > +20ms",
 	return cmd
 }
 
-// printComparison writes the side-by-side tables as aligned text.
+// printComparison writes the side-by-side tables as aligned text, in the
+// comparison's language (English as before).
 func printComparison(w io.Writer, res *report.CompareResult) error {
+	loc := res.Doc.Lang
+	cw := report.NewCompareWords(loc)
+	n := func(format string, v ...any) string { return loc.Num(fmt.Sprintf(format, v...)) }
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	for _, rc := range res.Runs {
-		fmt.Fprintf(tw, "%s (%s) vs baseline %s (%s)\n", rc.Name, filepath.Clean(rc.Dir), res.BaseName, filepath.Clean(res.BaseDir))
+		fmt.Fprint(tw, loc.T("%s (%s) vs baseline %s (%s)\n", rc.Name, filepath.Clean(rc.Dir), res.BaseName, filepath.Clean(res.BaseDir)))
 		phase := ""
 		for _, r := range rc.Rows {
 			if r.Phase != phase {
 				phase = r.Phase
-				title := "whole run"
+				title := loc.Word("whole run")
 				if phase != "run" {
-					title = "phase " + phase
+					title = loc.T("phase %s", phase)
 				}
 				fmt.Fprintf(tw, "\n[%s]\n", title)
-				fmt.Fprintln(tw, "label\tbase avg ms\tnew avg ms\tΔ ms\tΔ %\tbase p95\tnew p95\tp95 Δ %\tbase req/s\tnew req/s\tbase err %\tnew err %\tverdict\t")
+				fmt.Fprintln(tw, loc.Word("label\tbase avg ms\tnew avg ms\tΔ ms\tΔ %\tbase p95\tnew p95\tp95 Δ %\tbase req/s\tnew req/s\tbase err %\tnew err %\tverdict\t"))
 			}
 			label := r.Label
 			if label == core.TotalLabel {
-				label = "all requests"
+				label = loc.Word("all requests")
 			}
-			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%+.1f\t%+.1f\t%.1f\t%.1f\t%+.1f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t\n", label, r.BaseMeanMs, r.NewMeanMs, r.DeltaMs, r.DeltaPct,
-				r.BaseP95Ms, r.NewP95Ms, r.P95DeltaPct, r.BaseTputRPS, r.NewTputRPS, r.BaseErrPct, r.NewErrPct, r.Verdict)
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", label, n("%.1f\t%.1f\t%+.1f\t%+.1f\t%.1f\t%.1f\t%+.1f\t%.2f\t%.2f\t%.2f\t%.2f", r.BaseMeanMs, r.NewMeanMs, r.DeltaMs, r.DeltaPct,
+				r.BaseP95Ms, r.NewP95Ms, r.P95DeltaPct, r.BaseTputRPS, r.NewTputRPS, r.BaseErrPct, r.NewErrPct), cw.Verdict(r.Verdict)+"\t")
 		}
 		fmt.Fprintln(tw)
 		for _, o := range rc.Outcomes {
 			if o.Failed {
-				fmt.Fprintf(tw, "FAIL %s [%s]: %s\n", o.Label, o.Phase, report.RuleOutcomeText(o.Outcome))
+				fmt.Fprintf(tw, "%s %s [%s]: %s\n", loc.Word("FAIL"), o.Label, o.Phase, cw.RuleOutcome(o.Outcome))
 			}
 		}
 	}
 	for _, rc := range res.Runs {
 		if !rc.SamePhases {
-			fmt.Fprintf(tw, "warning: %s has different phases from %s, so its whole-run delta mixes different loads; compare the matched phases\n", rc.Name, res.BaseName)
+			fmt.Fprint(tw, loc.T("warning: %s has different phases from %s, so its whole-run delta mixes different loads; compare the matched phases\n", rc.Name, res.BaseName))
 		}
 	}
 	if sp := res.Spread; sp != nil && res.Kind == compare.Series {
-		fmt.Fprintln(tw, "\nload series (all requests, whole run): different load levels, a curve against load, not repeats")
-		fmt.Fprintln(tw, "run\tload\treq/s\tavg ms\tp95 ms\terr %\t")
+		fmt.Fprintln(tw, loc.Word("\nload series (all requests, whole run): different load levels, a curve against load, not repeats"))
+		fmt.Fprintln(tw, loc.Word("run\tload\treq/s\tavg ms\tp95 ms\terr %\t"))
 		for _, r := range sp.Runs {
-			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.1f\t%.1f\t%.2f\t\n", r.Name, r.Load, r.Stats.ThroughputRPS, r.Stats.MeanMs, r.Stats.P95Ms, r.Stats.ErrorPct)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t\n", r.Name, cw.Load(r), n("%.2f\t%.1f\t%.1f\t%.2f", r.Stats.ThroughputRPS, r.Stats.MeanMs, r.Stats.P95Ms, r.Stats.ErrorPct))
 		}
 	} else if sp != nil {
-		fmt.Fprintln(tw, "\nruns side by side (all requests, whole run)")
-		fmt.Fprintln(tw, "run\tavg ms\tp95 ms\treq/s\terr %\t")
+		fmt.Fprintln(tw, loc.Word("\nruns side by side (all requests, whole run)"))
+		fmt.Fprintln(tw, loc.Word("run\tavg ms\tp95 ms\treq/s\terr %\t"))
 		for _, r := range sp.Runs {
-			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.2f\t%.2f\t\n", r.Name, r.Stats.MeanMs, r.Stats.P95Ms, r.Stats.ThroughputRPS, r.Stats.ErrorPct)
+			fmt.Fprintf(tw, "%s\t%s\t\n", r.Name, n("%.1f\t%.1f\t%.2f\t%.2f", r.Stats.MeanMs, r.Stats.P95Ms, r.Stats.ThroughputRPS, r.Stats.ErrorPct))
 		}
-		fmt.Fprintf(tw, "spread (CV)\t%.1f %%\t%.1f %%\t%.1f %%\t\t\n", 100*sp.MeanMs.CV, 100*sp.P95Ms.CV, 100*sp.ThroughputRPS.CV)
+		fmt.Fprintf(tw, "%s\t%s\t\t\n", loc.Word("spread (CV)"), n("%.1f %%\t%.1f %%\t%.1f %%", 100*sp.MeanMs.CV, 100*sp.P95Ms.CV, 100*sp.ThroughputRPS.CV))
 	}
 	return tw.Flush()
 }

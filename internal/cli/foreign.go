@@ -484,7 +484,7 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 	if spec.Segments <= 1 {
 		// A segment is one generator's share: the merged run is the
 		// one to remember.
-		addToHistory(ctx, st, dir, f.history, nil)
+		addToHistory(ctx, st, dir, f.history, nil, loc)
 	}
 	printSummary(st.Stdout, sum, loc)
 	if spec.Segments > 1 && (sum.Verdict == analysis.VerdictFailed || sum.Verdict == analysis.VerdictInvalid) {

@@ -127,11 +127,11 @@ func runGenerators(ctx context.Context, st *State, planPath string, f runFlags) 
 		Plan:    p.RedactedSource(),
 		Prepare: info.Prepare, Cleanup: info.Cleanup,
 		Notes: append(failures, noteOf(monErr)...)}, nil)
-	fmt.Fprintf(st.Stderr, "plateau: %d generators: load %.1f s from launch (start lead %.1f s), merge and reports %.1f s\n",
-		n, loadDone.Sub(began).Seconds(), start.Sub(began).Seconds(), time.Since(loadDone).Seconds())
+	fmt.Fprint(st.Stderr, planLoc(p.Lang, "").T("plateau: %d generators: load %.1f s from launch (start lead %.1f s), merge and reports %.1f s\n",
+		n, loadDone.Sub(began).Seconds(), start.Sub(began).Seconds(), time.Since(loadDone).Seconds()))
 	if _, serr := os.Stat(filepath.Join(dir, rundir.SummaryFile)); serr == nil {
 		// The merged run is remembered, not the segments (they skip it).
-		addToHistory(ctx, st, dir, f.history, p.History)
+		addToHistory(ctx, st, dir, f.history, p.History, planLoc(p.Lang, ""))
 	}
 	return err
 }

@@ -527,7 +527,7 @@ func writeHistoryJUnit(path string, a *history.Analysis, runs []*history.Run) er
 // history: key names (flag first), with the plan's tags. A failure is
 // reported, not fatal: the run and its report stand, and plateau history
 // add can add it later.
-func addToHistory(ctx context.Context, st *State, dir, flagDB string, h *plan.History) {
+func addToHistory(ctx context.Context, st *State, dir, flagDB string, h *plan.History, loc *locale.Locale) {
 	if flagDB == "" && h == nil {
 		return
 	}
@@ -562,14 +562,14 @@ func addToHistory(ctx context.Context, st *State, dir, flagDB string, h *plan.Hi
 	case err != nil:
 		fmt.Fprintf(st.Stderr, "plateau: history: %v (add it later with plateau history add %s)\n", err, dir)
 	case added:
-		fmt.Fprintf(st.Stdout, "history:       run %s added to %s\n", r.ID, s.Where())
+		fmt.Fprint(st.Stdout, loc.T("history:       run %s added to %s\n", r.ID, s.Where()))
 	default:
-		fmt.Fprintf(st.Stdout, "history:       run %s already in %s\n", r.ID, s.Where())
+		fmt.Fprint(st.Stdout, loc.T("history:       run %s already in %s\n", r.ID, s.Where()))
 	}
 	switch {
 	case cpErr != nil:
 		fmt.Fprintf(st.Stderr, "plateau: history: %v (plateau history show recomputes them)\n", cpErr)
 	case added && err == nil:
-		fmt.Fprintf(st.Stdout, "history:       %d change points stored for plan %q\n", done[r.Plan], r.Plan)
+		fmt.Fprint(st.Stdout, loc.T("history:       %d change points stored for plan %q\n", done[r.Plan], r.Plan))
 	}
 }

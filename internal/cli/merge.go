@@ -92,19 +92,21 @@ func mergeAndReport(_ context.Context, st *State, o merge.Options, formats []str
 	if err != nil {
 		return err
 	}
+	// The console speaks the merged run's language, as its report does.
+	loc, _ := report.Lang("", mres.Info.Context) // an unknown lang: English here, the report's error below
 	for _, s := range mres.Incomplete {
-		fmt.Fprintf(st.Stderr, "plateau merge: segment %s: %s (%.1f s of load missing)\n", s.Segment, s.Note, s.MissingS)
+		fmt.Fprint(st.Stderr, loc.T("plateau merge: segment %s: %s (%.1f s of load missing)\n", s.Segment, s.Note, s.MissingS))
 	}
 	res, err := report.Write(o.Out, report.Options{Formats: formats, Version: version()})
 	if res == nil {
 		return fmt.Errorf("merge: report: %w", err)
 	}
 	for _, n := range res.Notes {
-		fmt.Fprintf(st.Stderr, "plateau merge: note: %s\n", n)
+		fmt.Fprint(st.Stderr, loc.T("plateau merge: note: %s\n", n))
 	}
-	printSummary(st.Stdout, res.Summary, nil)
-	fmt.Fprintf(st.Stdout, "\nmerged %d segment(s) into %s (%d interval records, %d raw samples)\n",
-		len(mres.Info.Segments)-countMissing(mres), o.Out, mres.Records, mres.Samples)
+	printSummary(st.Stdout, res.Summary, loc)
+	fmt.Fprint(st.Stdout, loc.T("\nmerged %d segment(s) into %s (%d interval records, %d raw samples)\n",
+		len(mres.Info.Segments)-countMissing(mres), o.Out, mres.Records, mres.Samples))
 	if err != nil {
 		return fmt.Errorf("merge: report: %w", err)
 	}

@@ -397,7 +397,7 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 	if nseg <= 1 {
 		// A segment is one generator's share: the merged run is the one
 		// to remember.
-		addToHistory(ctx, st, dir, f.history, p.History)
+		addToHistory(ctx, st, dir, f.history, p.History, loc)
 	}
 	// The verdict comes last, so it is what a terminal or CI log shows.
 	printSummary(st.Stdout, sum, loc)

@@ -43,26 +43,63 @@ func (b numbers) searchLoad(cs *capacity.Search, v float64) string {
 	return b.plural(int64(math.Round(v)), "user")
 }
 
-// searchLimit words what limited the search.
-func searchLimit(cs *capacity.Search) string {
+// searchLimit words what limited the search, in the document's language.
+func (b numbers) searchLimit(cs *capacity.Search) string {
 	switch cs.LimitedBy {
 	case search.RequirementBroke:
 		if cs.Marginal {
-			return "the requirement " + cs.Requirement + " (it stayed marginal after its repeats)"
+			return b.T("the requirement %s (it stayed marginal after its repeats)", cs.Requirement)
 		}
-		return "the requirement " + cs.Requirement
+		return b.W("the requirement ") + cs.Requirement
 	case search.LoadNotHeld:
-		return "the load: the planned load was not applied above it"
+		return b.W("the load: the planned load was not applied above it")
 	case search.ThroughputFlat:
-		return "the throughput, which stopped growing"
+		return b.W("the throughput, which stopped growing")
 	case search.Shortfall:
-		return "the throughput, which fell behind the arrival rate above it"
+		return b.W("the throughput, which fell behind the arrival rate above it")
 	case search.ErrorGuard:
-		return "the error rate, above the search's guard"
+		return b.W("the error rate, above the search's guard")
 	case search.Generator:
-		return "the load generator"
+		return b.W("the load generator")
 	}
 	return ""
+}
+
+// searchPhase words a probe's part of the search.
+func (b numbers) searchPhase(p search.Phase) string {
+	switch p {
+	case search.Up:
+		return b.W("up")
+	case search.Down:
+		return b.W("down")
+	case search.Bisect:
+		return b.W("bisect")
+	case search.Verify:
+		return b.W("verify")
+	}
+	return p.String()
+}
+
+// LimitName names what limited a probe or a search (search.Limit, whose
+// String is summary.json's English name) in loc's language.
+func LimitName(loc *locale.Locale, l search.Limit) string {
+	switch l {
+	case search.NoLimit:
+		return loc.Word("none")
+	case search.RequirementBroke:
+		return loc.Word("requirement")
+	case search.LoadNotHeld:
+		return loc.Word("load not held")
+	case search.ThroughputFlat:
+		return loc.Word("throughput flat")
+	case search.ErrorGuard:
+		return loc.Word("error guard")
+	case search.Generator:
+		return loc.Word("load generator")
+	case search.Shortfall:
+		return loc.Word("throughput short of the rate")
+	}
+	return l.String()
 }
 
 // SearchAnswer is a capacity search's answer in one sentence, in loc's
@@ -93,7 +130,7 @@ func (b numbers) searchAnswer(cs *capacity.Search) (doc.Level, string) {
 		level = doc.Fail
 		lead = b.W("No capacity: no load probed was good, down to the lowest the search probes")
 		if cs.UpperBound > 0 {
-			lead += b.T(" (%s, limited by %s)", l(cs.UpperBound), searchLimit(cs))
+			lead += b.T(" (%s, limited by %s)", l(cs.UpperBound), b.searchLimit(cs))
 		}
 	case search.AboveMax:
 		level = doc.Warn
@@ -113,7 +150,7 @@ func (b numbers) searchAnswer(cs *capacity.Search) (doc.Level, string) {
 		if cs.Below > 0 {
 			lead += b.T("; the knee lies between %s and %s", l(cs.Below), l(cs.Load))
 		}
-		if lim := searchLimit(cs); lim != "" {
+		if lim := b.searchLimit(cs); lim != "" {
 			lead += b.W(", limited by ") + lim
 		}
 		if cs.Outcome == search.Budget {
@@ -237,7 +274,7 @@ func SearchProbesTable(cs *capacity.Search, red *Redactor, loc *locale.Locale) *
 func (b numbers) searchProbesTable(cs *capacity.Search, red *Redactor) *doc.Table {
 	reqs := searchReqNames(cs)
 	t := &doc.Table{Caption: b.W("The search's probes, in the order they ran (each judged over its measured part, warm-up excluded)"),
-		Columns: []doc.Column{{Name: b.W("Probe")}, {Name: b.W("Step")}, {Name: b.W("Load (") + cs.Unit + ")", Align: doc.Right},
+		Columns: []doc.Column{{Name: b.W("Probe")}, {Name: b.W("Step")}, {Name: b.W("Load (") + b.W(cs.Unit) + ")", Align: doc.Right},
 			{Name: b.W("Throughput (req/s)"), Align: doc.Right}, {Name: b.W("Average (ms)"), Align: doc.Right}, {Name: b.W("p95 (ms)"), Align: doc.Right},
 			{Name: b.W("Errors"), Align: doc.Right}}}
 	for _, r := range reqs {
@@ -246,7 +283,7 @@ func (b numbers) searchProbesTable(cs *capacity.Search, red *Redactor) *doc.Tabl
 	t.Columns = append(t.Columns, doc.Column{Name: b.W("Verdict")})
 	intervals := false
 	for _, p := range cs.Probes {
-		step := p.Phase.String()
+		step := b.searchPhase(p.Phase)
 		if p.Repeat {
 			step += b.W(" (repeat)")
 		}
@@ -299,9 +336,9 @@ func (b numbers) probeVerdict(p capacity.SearchProbe) doc.Cell {
 	case capacity.Good:
 		return doc.Cell{Text: b.W("good"), Level: doc.OK}
 	case capacity.Bad:
-		t := "bad"
+		t := b.W("bad")
 		if p.LimitedBy != search.RequirementBroke && p.LimitedBy != search.NoLimit {
-			t += ": " + p.LimitedBy.String()
+			t += ": " + LimitName(b.loc, p.LimitedBy)
 		}
 		return doc.Cell{Text: t, Level: doc.Fail}
 	case capacity.Marginal:

@@ -1,6 +1,8 @@
 package report_test
 
 import (
+	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -8,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
+	"github.com/plateau-perf/plateau/internal/locale"
 	"github.com/plateau-perf/plateau/internal/report"
 	"github.com/plateau-perf/plateau/internal/report/reporttest"
 )
@@ -206,4 +209,131 @@ func TestDanishCompareReadsDanish(t *testing.T) {
 	if res.Doc.Lang.Name() != "en" || res.Doc.Sections[0].Title != "Summary" {
 		t.Errorf("compare without --lang: %s, %q", res.Doc.Lang.Name(), res.Doc.Sections[0].Title)
 	}
+}
+
+// keptInDanish are the names a Danish report writes as they are besides
+// the run's own (reporttest.Names): its requirements as the plan wrote
+// them, HTTP reason phrases and the CPU states a chart's legend names.
+func keptInDanish(t *testing.T, dir string) []string {
+	t.Helper()
+	names, err := reporttest.Names(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		SLA []struct {
+			Expr string `json:"expr"`
+		} `json:"sla"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range s.SLA {
+		names = append(names, r.Expr)
+	}
+	for code := 100; code < 600; code++ {
+		if txt := http.StatusText(code); txt != "" {
+			names = append(names, txt)
+		}
+	}
+	return names
+}
+
+// cpuStates are the CPU states a chart's legend names as /proc does.
+var cpuStates = map[string]bool{"user": true, "system": true, "iowait": true, "steal": true, "idle": true, "nice": true}
+
+// danishTexts are what a reader of report.md and report.html reads, less
+// the CPU states' legend entries.
+func danishTexts(t *testing.T, dir string) (md, html []string) {
+	t.Helper()
+	mb, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := reporttest.HTMLTexts(hb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range h {
+		if !cpuStates[strings.TrimSpace(x)] {
+			html = append(html, x)
+		}
+	}
+	return reporttest.MarkdownTexts(string(mb)), html
+}
+
+// TestDanishReportHasNoCatalogueEnglish: a Danish report of reference
+// 000's shape — monitored, compared with a baseline — holds none of the
+// English words of the catalogue's keys (every word of a key whose Danish
+// differs, less the words Danish writes too) outside code and names, in
+// report.md and in report.html read as a reader does. And the scan bites:
+// each translation the report uses, put back in English as a missing
+// translation would leave it, is found.
+func TestDanishReportHasNoCatalogueEnglish(t *testing.T) {
+	t.Parallel()
+	dir, base := t.TempDir(), t.TempDir()
+	if err := reporttest.Write(base, reporttest.Options{Monitor: true, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := reporttest.Write(dir, reporttest.Options{Monitor: true, SlowerPct: 20}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := report.Write(dir, report.Options{Lang: "da", Baseline: base, Formats: []string{"json", "html", "md"}}); err != nil {
+		t.Fatal(err)
+	}
+	words := reporttest.CatalogueEnglish("da")
+	kept := keptInDanish(t, dir)
+	md, html := danishTexts(t, dir)
+	for _, l := range reporttest.EnglishWordsLeft(md, words, kept) {
+		t.Errorf("English in the Danish report.md: %s", l)
+	}
+	for _, l := range reporttest.EnglishWordsLeft(html, words, kept) {
+		t.Errorf("English in the Danish report.html: %s", l)
+	}
+	// The bite: every verbless translation whose text stands as words of
+	// its own in report.md, replaced there by its English key, is found.
+	checked := 0
+	for k, v := range locale.Catalogue("da") {
+		if k == v || strings.Contains(k, "%") || strings.TrimSpace(v) == "" {
+			continue
+		}
+		english := false
+		for _, w := range strings.Fields(strings.ToLower(k)) {
+			if words[strings.Trim(w, ".,:;()'’\"")] {
+				english = true
+			}
+		}
+		if !english {
+			continue // a key whose every word Danish writes too ("CPU", "p95 (ms)")
+		}
+		at := regexp.MustCompile(`(^|[^\p{L}\p{N}])` + regexp.QuoteMeta(strings.TrimSpace(v)) + `($|[^\p{L}\p{N}])`)
+		var broken []string
+		hit := false
+		for _, l := range md {
+			if at.MatchString(l) {
+				hit = true
+				l = at.ReplaceAllString(l, "${1}"+strings.ReplaceAll(strings.TrimSpace(k), "$", "$$")+"${2}")
+			}
+			broken = append(broken, l)
+		}
+		if !hit {
+			continue
+		}
+		checked++
+		if len(reporttest.EnglishWordsLeft(broken, words, kept)) == 0 {
+			t.Errorf("the translation %q of %q removed from the report goes unnoticed", v, k)
+		}
+	}
+	if checked < 50 {
+		t.Errorf("only %d of the report's translations were put back in English to check the scan bites", checked)
+	}
+	t.Logf("%d English words; %d translations in the report checked to be missed when removed", len(words), checked)
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/plateau-perf/plateau/internal/mondata"
 	"github.com/plateau-perf/plateau/internal/report/doc"
 )
 
@@ -183,7 +184,7 @@ func (b *builder) monitorsTable() []doc.Block {
 		return nil
 	}
 	t := &doc.Table{Caption: b.W("Monitors and their own cost"), Columns: []doc.Column{{Name: b.W("Target")}, {Name: b.W("Kind")}, {Name: b.W("State")},
-		{Name: b.W("Method")}, {Name: b.W("Interval"), Align: doc.Right}, {Name: b.W("Samples"), Align: doc.Right}, {Name: b.W("Gaps"), Align: doc.Right},
+		{Name: b.W("Method")}, {Name: b.W("Interval"), Align: doc.Right}, {Name: b.monitorSamples(), Align: doc.Right}, {Name: b.W("Gaps"), Align: doc.Right},
 		{Name: b.W("CPU used (s)"), Align: doc.Right}, {Name: b.W("CPU share of one core"), Align: doc.Right}}}
 	secs := b.d.Span().Seconds()
 	var total float64
@@ -201,7 +202,7 @@ func (b *builder) monitorsTable() []doc.Block {
 		if st.IntervalS > 0 {
 			iv = b.loc.Num(trimZeros(fmt.Sprintf("%.3f", st.IntervalS))) + " s"
 		}
-		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(st.Name)}, {Text: st.Kind}, state, {Text: nonEmpty(st.Method, "–")},
+		t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: b.red.String(st.Name)}, {Text: b.monitorKind(st.Kind)}, state, {Text: nonEmpty(st.Method, "–")},
 			{Text: iv}, {Text: b.count(int64(st.Samples))}, {Text: fmt.Sprint(len(st.Gaps))},
 			{Text: b.loc.Num(trimZeros(fmt.Sprintf("%.2f", st.CPUSeconds)))}, {Text: share}}})
 	}
@@ -229,4 +230,26 @@ func (b *builder) monitorsTable() []doc.Block {
 		blocks = append(blocks, l)
 	}
 	return blocks
+}
+
+// monitorSamples heads the monitors' column of readings: "Samples" in
+// English as before; a monitor's readings are no calls, so another
+// language says readings.
+func (b *builder) monitorSamples() string {
+	if b.loc.English() {
+		return "Samples"
+	}
+	return b.W("Readings")
+}
+
+// monitorKind is a monitor's kind as the plan's monitor: key names it,
+// the English words among them in the document's language.
+func (b *builder) monitorKind(kind string) string {
+	switch kind {
+	case mondata.KindProcess:
+		return b.W("process")
+	case mondata.KindRecipe:
+		return b.W("recipe")
+	}
+	return kind
 }

@@ -810,7 +810,17 @@ func (b numbers) worded(in *rundir.Info, text string) string {
 	if b.loc.English() || in == nil {
 		return text
 	}
-	return in.Worded(text, b.loc.T)
+	return in.WordedNum(text, b.loc.T, b.numArg)
+}
+
+// numArg writes a number a message recorded in English the document's
+// way: a whole number grouped as counts are ("3304" → "3.304" in Danish),
+// any other with the language's separators.
+func (b numbers) numArg(s string) string {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return b.count(n)
+	}
+	return b.loc.Num(s)
 }
 
 // shapeText is a workload's load line: a stepped load worded from its
@@ -846,6 +856,8 @@ func (b numbers) runLoadText(r compare.RunStats) string {
 	switch {
 	case r.Users > 0 && r.Rate > 0:
 		return b.T("%s users at %s/s", b.count(int64(r.Users)), rate())
+	case r.Users == 1:
+		return b.T("1 user")
 	case r.Users > 0:
 		return b.T("%s users", b.count(int64(r.Users)))
 	case r.Rate > 0:
@@ -915,3 +927,25 @@ func (b numbers) memoryWhat(w string) string {
 	}
 	return w
 }
+
+// CompareWords words a comparison's verdicts, rule outcomes and load
+// levels in loc's language, for a console beside the document: English
+// is what compare writes (the verdict's own word, compare.RunStats.Load).
+type CompareWords struct{ n numbers }
+
+// NewCompareWords returns the words of loc (nil is English).
+func NewCompareWords(loc *locale.Locale) CompareWords { return CompareWords{numbers{loc}} }
+
+// Verdict is a comparison's verdict in a table cell.
+func (c CompareWords) Verdict(v compare.Verdict) string {
+	if c.n.loc.English() {
+		return string(v)
+	}
+	return c.n.verdictWord(v)
+}
+
+// RuleOutcome is a --fail-on rule's outcome.
+func (c CompareWords) RuleOutcome(o compare.Outcome) string { return c.n.ruleOutcomeText(o) }
+
+// Load is a run's load level in a series.
+func (c CompareWords) Load(r compare.RunStats) string { return c.n.runLoadText(r) }

@@ -89,6 +89,13 @@ func (in *Info) AddMessage(text string, m Message) {
 // Worded returns text in a language: its message worded by tr (a
 // catalogue's T) when run.json holds one, else text as recorded.
 func (in *Info) Worded(text string, tr func(key string, args ...any) string) string {
+	return in.WordedNum(text, tr, nil)
+}
+
+// WordedNum is Worded with the arguments marked as numbers written by num
+// (the language's separators and grouping: 3304 → 3.304 in Danish); nil
+// num leaves them as recorded.
+func (in *Info) WordedNum(text string, tr func(key string, args ...any) string, num func(string) string) string {
 	m, ok := in.Messages[text]
 	if !ok || tr == nil {
 		return text
@@ -96,6 +103,9 @@ func (in *Info) Worded(text string, tr func(key string, args ...any) string) str
 	args := make([]any, len(m.Args))
 	for i, a := range m.Args {
 		args[i] = a.Text
+		if a.Num && num != nil {
+			args[i] = num(a.Text)
+		}
 	}
 	return tr(m.Key, args...)
 }

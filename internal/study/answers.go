@@ -567,7 +567,7 @@ func (wd *words) answerRelease(q Question, ms []*member, base *member) Answer {
 	wd.releaseLine(q, &a, cName, bName)
 	switch {
 	case len(suspect) > 0:
-		a.Confidence, a.ConfidenceWhy = wd.text.ConfLow, fmt.Sprintf(wd.text.RelSuspect, wd.list(firstN(suspect, 3)))
+		a.Confidence, a.ConfidenceWhy = wd.text.ConfLow, fmt.Sprintf(wd.text.RelSuspect, wd.list(wd.firstN(suspect, 3)))
 		if len(suspect) == len(a.Release) && a.Outcome == Passed {
 			a.Outcome = Inconclusive
 		}
@@ -1077,7 +1077,7 @@ func (wd *words) finishCapacity(row *CapacityRow, res knee.Result, rate bool, li
 			}
 		}
 		if len(starvedAt) > 0 {
-			parts = append(parts, fmt.Sprintf(wd.text.CapNoKneeStarved, wd.list(firstN(starvedAt, 4)), row.Unit))
+			parts = append(parts, fmt.Sprintf(wd.text.CapNoKneeStarved, wd.list(wd.firstN(starvedAt, 4)), wd.W(row.Unit)))
 		}
 		row.Sentence = strings.Join(parts, "; ")
 		return
@@ -1158,7 +1158,7 @@ func (wd *words) finishCapacity(row *CapacityRow, res knee.Result, rate bool, li
 	// A limit the server counted full is evidence of its own; any other
 	// reading of a knee the starved generator's times shaped is not sure.
 	if len(starvedAt) > 0 && !row.GeneratorLimited && !counted {
-		parts = append(parts, fmt.Sprintf(wd.text.CapKneeStarved, wd.list(firstN(starvedAt, 4)), row.Unit))
+		parts = append(parts, fmt.Sprintf(wd.text.CapKneeStarved, wd.list(wd.firstN(starvedAt, 4)), wd.W(row.Unit)))
 	}
 	row.Sentence = strings.Join(parts, "; ")
 }
@@ -1238,7 +1238,7 @@ func (wd *words) answerCapacity(q Question, ms []*member, limits []Limit) Answer
 			}
 		}
 		if len(at) > 0 {
-			starved = append(starved, wd.T("%s at %s %s", r.Workload, wd.list(firstN(at, 4)), r.Unit))
+			starved = append(starved, wd.T("%s at %s %s", r.Workload, wd.list(wd.firstN(at, 4)), wd.W(r.Unit)))
 		}
 	}
 	a.Line = joinSentences(lines)
@@ -1261,11 +1261,12 @@ func (wd *words) answerCapacity(q Question, ms []*member, limits []Limit) Answer
 	return a
 }
 
-func firstN(v []string, n int) []string {
+// firstN is v's first n items and "k more", in the study's language.
+func (wd *words) firstN(v []string, n int) []string {
 	if len(v) <= n {
 		return v
 	}
-	return append(slices.Clone(v[:n]), fmt.Sprintf("%d more", len(v)-n))
+	return append(slices.Clone(v[:n]), wd.T("%d more", len(v)-n))
 }
 
 // ---- configurations ----

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/analysis/capacity/search"
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/core"
@@ -102,8 +103,8 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 		if cw == "" {
 			cw = "—"
 		}
-		rt.Rows = append(rt.Rows, doc.Row{Cells: []doc.Cell{{Text: mark(r.Name)}, {Text: r.Role}, {Text: r.Group}, {Text: cw}, {Text: wd.f1(r.DurationS)},
-			{Text: strconv.FormatInt(r.Requests, 10)}, {Text: wd.f2(r.ThroughputRPS)}, {Text: wd.f2(r.ErrorPct)}, {Text: wd.msCell(r.MeanMs)}, {Text: wd.msCell(r.P95Ms)}, {Text: r.Verdict}}})
+		rt.Rows = append(rt.Rows, doc.Row{Cells: []doc.Cell{{Text: mark(r.Name)}, {Text: wd.W(r.Role)}, {Text: r.Group}, {Text: cw}, {Text: wd.f1(r.DurationS)},
+			{Text: strconv.FormatInt(r.Requests, 10)}, {Text: wd.f2(r.ThroughputRPS)}, {Text: wd.f2(r.ErrorPct)}, {Text: wd.msCell(r.MeanMs)}, {Text: wd.msCell(r.P95Ms)}, {Text: wd.runVerdict(r.Verdict)}}})
 	}
 	runs.Blocks = append(runs.Blocks, rt)
 	if len(flagged) > 0 {
@@ -408,7 +409,7 @@ func (wd *words) causesSection(s *Study) *doc.Section {
 		if b := c.Bottleneck; b != nil {
 			state := wd.W("busiest, not saturated")
 			if b.Saturated {
-				state = "saturated"
+				state = wd.W("saturated")
 			}
 			bn = wd.T("%s %s at %s of capacity (%s, %s)", b.Component, b.Resource, wd.pctWords(100*b.Utilisation), b.Phase, state)
 		}
@@ -418,7 +419,7 @@ func (wd *words) causesSection(s *Study) *doc.Section {
 		}
 		et := strings.Join(errs, "; ")
 		if et == "" {
-			et = "none"
+			et = wd.W("none")
 		}
 		role := c.Role
 		if role == "" {
@@ -462,28 +463,28 @@ func (wd *words) capacitySection(s *Study) *doc.Section {
 			within := "—"
 			switch {
 			case r.MaxLoadMeetingSLA != nil:
-				within = wd.num(*r.MaxLoadMeetingSLA) + " " + r.Unit
+				within = wd.num(*r.MaxLoadMeetingSLA) + " " + wd.W(r.Unit)
 			case r.WithinFrom != nil && *r.WithinFrom == *r.WithinTo:
-				within = wd.num(*r.WithinFrom) + " " + r.Unit + wd.W(" only (not the lowest)")
+				within = wd.num(*r.WithinFrom) + " " + wd.W(r.Unit) + wd.W(" only (not the lowest)")
 			case r.WithinFrom != nil:
-				within = wd.num(*r.WithinFrom) + "–" + wd.num(*r.WithinTo) + " " + r.Unit + wd.W(" (not the lowest)")
+				within = wd.num(*r.WithinFrom) + "–" + wd.num(*r.WithinTo) + " " + wd.W(r.Unit) + wd.W(" (not the lowest)")
 			case r.HasSLA:
-				within = "none"
+				within = wd.W("none")
 			}
-			kn := "none"
+			kn := wd.W("none")
 			switch {
 			case r.KneeFrom > 0:
 				// The search brackets the knee, and the answer says so.
-				kn = wd.num(r.KneeFrom) + "–" + wd.num(r.KneeLoad) + " " + r.Unit
+				kn = wd.num(r.KneeFrom) + "–" + wd.num(r.KneeLoad) + " " + wd.W(r.Unit)
 			case r.KneeLoad > 0:
-				kn = wd.num(r.KneeLoad) + " " + r.Unit
+				kn = wd.num(r.KneeLoad) + " " + wd.W(r.Unit)
 			}
 			knRPS := "—" // the figure the answer quotes
 			if r.KneeRPS > 0 {
 				knRPS = wd.rps(r.KneeRPS)
 			}
 			lim := wd.limiterWords(r)
-			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Workload}, {Text: strings.Join(loads, ", ") + " " + r.Unit}, {Text: within}, {Text: kn}, {Text: knRPS}, {Text: wd.rps(r.PeakRPS)}, {Text: lim}}})
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Workload}, {Text: strings.Join(loads, ", ") + " " + wd.W(r.Unit)}, {Text: within}, {Text: kn}, {Text: knRPS}, {Text: wd.rps(r.PeakRPS)}, {Text: lim}}})
 		}
 		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence(wd.text.BannerMark + wd.text.NoteMarkLoad)})
 		sec.Blocks = append(sec.Blocks, wd.capacityCharts(rows)...)
@@ -534,7 +535,7 @@ func (wd *words) limiterWords(r CapacityRow) string {
 		if cs.LimitedBy == search.RequirementBroke {
 			return wd.W("the requirement ") + cs.Requirement
 		}
-		return wd.W(cs.LimitedBy.String())
+		return report.LimitName(wd.loc, cs.LimitedBy)
 	}
 	if r.KneeLoad == 0 {
 		return "—"
@@ -701,4 +702,24 @@ func unitID(u string) string {
 		return "rate"
 	}
 	return u
+}
+
+// runVerdict words a run's test status (summary.json's verdict) for the
+// runs table; a status this build does not know is shown as recorded.
+func (wd *words) runVerdict(v string) string {
+	switch v {
+	case analysis.VerdictPassed:
+		return wd.W("passed")
+	case analysis.VerdictFailed:
+		return wd.W("failed")
+	case analysis.VerdictNoRequirements:
+		return wd.W("no requirements")
+	case analysis.VerdictInvalid:
+		return wd.W("invalid")
+	case analysis.VerdictInterrupted:
+		return wd.W("interrupted")
+	case analysis.VerdictNotRun:
+		return wd.W("could not run")
+	}
+	return v
 }

@@ -8,7 +8,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/plateau-perf/plateau/internal/analysis/sla"
 	"github.com/plateau-perf/plateau/internal/locale"
+	"github.com/plateau-perf/plateau/internal/report"
 )
 
 // The study document's fixed text, in one place: every sentence pattern
@@ -352,7 +354,7 @@ func listEN(items []string) string {
 // none are given.
 func (wd *words) requirementWords(exprs []string) string {
 	if len(exprs) == 0 {
-		return "its requirements"
+		return wd.W("its requirements")
 	}
 	var out []string
 	for _, e := range exprs {
@@ -379,6 +381,15 @@ func (wd *words) plainRequirement(e string) string {
 			limit = n + " " + u
 			break
 		}
+	}
+	if !wd.loc.English() {
+		// Another language words what is judged from the parsed
+		// requirement, as the run report does.
+		x, err := sla.Parse(e)
+		if err != nil {
+			return e
+		}
+		return report.SubjectText(x.Subject(), wd.loc) + " " + wd.W(op) + " " + wd.loc.Num(limit)
 	}
 	what := map[string]string{"avg(response_time)": "an average response time", "error_rate": "errors", "p95(response_time)": "a 95th percentile",
 		"p90(response_time)": "a 90th percentile", "p99(response_time)": "a 99th percentile", "throughput": "a throughput"}[f[0]]

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 
@@ -82,10 +84,8 @@ func EnglishWordsLeft(texts []string, words map[string]bool, kept []string) []st
 		}
 		seen[s] = true
 		probe := " " + s + " "
-		for _, k := range kept {
-			if k != "" {
-				probe = strings.ReplaceAll(probe, k, " ")
-			}
+		for _, k := range longestFirst(kept) {
+			probe = removeName(probe, k)
 		}
 		var found []string
 		for _, w := range wordRE.FindAllString(probe, -1) {
@@ -101,6 +101,41 @@ func EnglishWordsLeft(texts []string, words map[string]bool, kept []string) []st
 			out = append(out, fmt.Sprintf("[%s] in: %s", strings.Join(found, ", "), s))
 		}
 	}
+	return out
+}
+
+// removeName removes every occurrence of name from s that stands as
+// words of its own: a run named "run" leaves "sprunget" whole.
+func removeName(s, name string) string {
+	if name == "" {
+		return s
+	}
+	isWord := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+	first, _ := utf8.DecodeRuneInString(name)
+	last, _ := utf8.DecodeLastRuneInString(name)
+	var b strings.Builder
+	for {
+		i := strings.Index(s, name)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		before, _ := utf8.DecodeLastRuneInString(s[:i])
+		after, _ := utf8.DecodeRuneInString(s[i+len(name):])
+		if (i > 0 && isWord(first) && isWord(before)) || (i+len(name) < len(s) && isWord(last) && isWord(after)) {
+			b.WriteString(s[:i+len(name)])
+		} else {
+			b.WriteString(s[:i] + " ")
+		}
+		s = s[i+len(name):]
+	}
+}
+
+// longestFirst orders names longest first, so that a name holding
+// another ("1: 2 nodes" in a requirement naming it) is removed whole.
+func longestFirst(kept []string) []string {
+	out := append([]string(nil), kept...)
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out
 }
 
@@ -177,7 +212,7 @@ func MarkdownTexts(md string) []string {
 	var out []string
 	in := false
 	unesc := strings.NewReplacer(`\_`, "_", `\~`, "~", `\*`, "*", `\#`, "#", `\|`, "|", `\[`, "[", `\]`, "]", "&lt;", "<", "&gt;", ">", "&amp;", "&")
-	code := regexp.MustCompile("`[^`]*`")
+	code := regexp.MustCompile("`[^`]*`|<[a-zA-Z/][^>]*>")
 	link := regexp.MustCompile(`\]\([^)]*\)`)
 	for _, l := range strings.Split(md, "\n") {
 		if strings.HasPrefix(strings.TrimSpace(l), "```") {

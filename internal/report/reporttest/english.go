@@ -95,8 +95,9 @@ func EnglishLeft(doc []byte, stop []string, kept []string) ([]string, error) {
 }
 
 // namedKeys are the summary.json fields that hold names a user, a plan,
-// a monitor or a server gave: kept as written in any language.
-var namedKeys = map[string]bool{"name": true, "label": true, "message": true, "workload": true, "phase": true, "phases": true,
+// a monitor or a server gave, and error classes (summary.json's
+// enumeration, "timeout", "http_5xx"): kept as written in any language.
+var namedKeys = map[string]bool{"name": true, "label": true, "message": true, "class": true, "workload": true, "phase": true, "phases": true,
 	"target": true, "server": true, "servers": true, "component": true}
 
 // Names returns the names a run directory's summary.json and run.json

@@ -123,7 +123,7 @@ func Write(dir string, o Options) error {
 		Host:  rundir.Host{Hostname: "loadgen-01", OS: "linux", Kernel: "6.1.0", CPUs: 8, CPUModel: "Intel Xeon E5-2690", MemBytes: 16 << 30, GoVersion: "go1.26"},
 		Start: Start, Status: rundir.StatusCompleted, SLA: o.SLA,
 		Workloads: []rundir.WorkloadInfo{{Name: "read", Model: "steps", Users: o.Steps[0].Users, Think: "1s pacing",
-			Shape: stepsShape(o.Steps)}}}
+			Shape: stepsShape(o.Steps), Steps: loadSteps(o.Steps)}}}
 	if o.Secret != "" {
 		info.Secrets = []string{"token"}
 	}
@@ -305,6 +305,16 @@ func Write(dir string, o Options) error {
 		return writeMonitor(dir, info, secondsTotal, o, rng)
 	}
 	return nil
+}
+
+// loadSteps are the steps as numbers, as the engine records them in
+// run.json (a report words them in its language).
+func loadSteps(steps []Step) []rundir.LoadStep {
+	var out []rundir.LoadStep
+	for _, s := range steps {
+		out = append(out, rundir.LoadStep{Users: s.Users, Duration: time.Duration(s.Seconds) * time.Second})
+	}
+	return out
 }
 
 func stepsShape(steps []Step) string {
