@@ -20,6 +20,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/history/historydoc"
 	"github.com/plateau-perf/plateau/internal/locale"
 	"github.com/plateau-perf/plateau/internal/plan"
+	"github.com/plateau-perf/plateau/internal/report"
 	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
@@ -173,20 +174,24 @@ secret (token, password, …) are stored masked.`,
 			}
 			var errs []error
 			var plans []string
+			locs := map[string]*locale.Locale{} // each plan's runs' language
 			for _, dir := range args {
 				added, r, err := addRun(cmd.Context(), s, dir, tagMap)
+				// Each line in the language of the run it is about.
+				loc := runDirLoc(dir)
 				switch {
 				case err != nil:
 					errs = append(errs, err)
 				case added:
 					plans = append(plans, r.Plan)
-					fmt.Fprintf(st.Stdout, "added %s (run %s) to %s\n", dir, r.ID, s.Where())
+					locs[r.Plan] = loc
+					fmt.Fprint(st.Stdout, loc.T("added %s (run %s) to %s\n", dir, r.ID, s.Where()))
 				default:
-					fmt.Fprintf(st.Stdout, "already stored: %s (run %s); tags merged\n", dir, r.ID)
+					fmt.Fprint(st.Stdout, loc.T("already stored: %s (run %s); tags merged\n", dir, r.ID))
 				}
 			}
 			// The stored change points, once per plan for all the runs added.
-			if err := refreshChangePoints(cmd.Context(), st.Stdout, s, plans); err != nil {
+			if err := refreshChangePoints(cmd.Context(), st.Stdout, s, plans, locs); err != nil {
 				errs = append(errs, err)
 			}
 			if err := s.Close(); err != nil {
@@ -215,12 +220,23 @@ func addRun(ctx context.Context, s *history.Store, dir string, tags map[string]s
 
 // refreshChangePoints recomputes the stored change points of the plans
 // whose runs changed, and says so.
-func refreshChangePoints(ctx context.Context, w io.Writer, s *history.Store, plans []string) error {
+func refreshChangePoints(ctx context.Context, w io.Writer, s *history.Store, plans []string, locs map[string]*locale.Locale) error {
 	done, err := s.RefreshChangePoints(ctx, plans...)
 	for _, p := range slices.Sorted(maps.Keys(done)) {
-		fmt.Fprintf(w, "change points of plan %q: %d stored\n", p, done[p])
+		fmt.Fprint(w, locs[p].T("change points of plan %q: %d stored\n", p, done[p]))
 	}
 	return err
+}
+
+// runDirLoc is the language a run directory's plan chose (run.json's
+// context.lang): English when it chose none or the run cannot be read.
+func runDirLoc(dir string) *locale.Locale {
+	info, err := rundir.ReadInfo(dir)
+	if err != nil {
+		return nil
+	}
+	loc, _ := report.Lang("", info.Context)
+	return loc
 }
 
 func newHistoryShowCmd(st *State) *cobra.Command {

@@ -118,7 +118,7 @@ func TestHistoryDemoSlowdown(t *testing.T) {
 		// and access logs (the services run in this process) and so
 		// without its requirements on time (the slowed runs break them;
 		// here the history is what judges).
-		code, out, errOut := runCLI(t, "run", filepath.Join(planDir, "plan.yaml"), "-q", "-o", dir, "--history", db,
+		code, out, errOut := runCLI(t, "run", filepath.Join(planDir, "plan.yaml"), "-q", "-o", dir, "--history", db, "--lang", "en",
 			"--set", "target="+target,
 			"--set", `workloads.read.load.steps=[{name: "1: 2 nodes x 7 threads", users: 3, duration: 1500ms}]`,
 			"--set", "monitor.targets=[]", "--set", "server_side.sources=[]",

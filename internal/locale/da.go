@@ -1394,4 +1394,9 @@ var da = map[string]string{
 	"plateau merge: segment %s: %s (%.1f s of load missing)\n":                                        "plateau merge: segment %s: %s (%.1f s belastning mangler)\n",
 	"plateau merge: note: %s\n":                                                                       "plateau merge: note: %s\n",
 	"\nmerged %d segment(s) into %s (%d interval records, %d raw samples)\n":                          "\n%d segment(er) lagt sammen i %s (%d intervalposter, %d rå målinger)\n",
+	// plateau history add, in the language of the run it adds.
+	"added %s (run %s) to %s\n":                  "%s tilføjet (kørsel %s) til %s\n",
+	"already stored: %s (run %s); tags merged\n": "allerede gemt: %s (kørsel %s); tags flettet\n",
+	"change points of plan %q: %d stored\n":      "ændringspunkter for testplan %q: %d gemt\n",
+	"1 user at %s/s":                             "1 bruger ved %s/s",
 }

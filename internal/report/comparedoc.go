@@ -111,7 +111,13 @@ func CompareRuns(dirs []string, opt CompareOptions) (*CompareResult, error) {
 	for i, d := range sets {
 		facts[i] = Facts(d, dirs[i], "")
 	}
-	named := compare.Names(facts)
+	// The document's language is known before the runs are named: their
+	// load levels and ordinals are words of it.
+	loc, err := Lang(opt.Lang, sets[0].Info.Context)
+	if err != nil {
+		return nil, err
+	}
+	named := compare.NamesWith(facts, RunNaming(loc))
 	runName := func(i int) string { return red.String(named[i]) }
 	res := &CompareResult{BaseDir: dirs[0], BaseName: runName(0), Kind: compare.Classify(facts)}
 	base := sets[0]
@@ -140,10 +146,6 @@ func CompareRuns(dirs []string, opt CompareOptions) (*CompareResult, error) {
 		if sp, err := compare.Summarize(rs); err == nil {
 			res.Spread = &sp
 		}
-	}
-	loc, err := Lang(opt.Lang, base.Info.Context)
-	if err != nil {
-		return nil, err
 	}
 	res.Doc = compareDoc(res, sets, runName, red, now(), opt, loc)
 	return res, nil

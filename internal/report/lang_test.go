@@ -1,8 +1,6 @@
 package report_test
 
 import (
-	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -211,41 +209,6 @@ func TestDanishCompareReadsDanish(t *testing.T) {
 	}
 }
 
-// keptInDanish are the names a Danish report writes as they are besides
-// the run's own (reporttest.Names): its requirements as the plan wrote
-// them, HTTP reason phrases and the CPU states a chart's legend names.
-func keptInDanish(t *testing.T, dir string) []string {
-	t.Helper()
-	names, err := reporttest.Names(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s struct {
-		SLA []struct {
-			Expr string `json:"expr"`
-		} `json:"sla"`
-	}
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range s.SLA {
-		names = append(names, r.Expr)
-	}
-	for code := 100; code < 600; code++ {
-		if txt := http.StatusText(code); txt != "" {
-			names = append(names, txt)
-		}
-	}
-	return names
-}
-
-// cpuStates are the CPU states a chart's legend names as /proc does.
-var cpuStates = map[string]bool{"user": true, "system": true, "iowait": true, "steal": true, "idle": true, "nice": true}
-
 // danishTexts are what a reader of report.md and report.html reads, less
 // the CPU states' legend entries.
 func danishTexts(t *testing.T, dir string) (md, html []string) {
@@ -262,12 +225,7 @@ func danishTexts(t *testing.T, dir string) (md, html []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, x := range h {
-		if !cpuStates[strings.TrimSpace(x)] {
-			html = append(html, x)
-		}
-	}
-	return reporttest.MarkdownTexts(string(mb)), html
+	return reporttest.MarkdownTexts(string(mb)), reporttest.Prose(h)
 }
 
 // TestDanishReportHasNoCatalogueEnglish: a Danish report of reference
@@ -290,7 +248,10 @@ func TestDanishReportHasNoCatalogueEnglish(t *testing.T) {
 		t.Fatal(err)
 	}
 	words := reporttest.CatalogueEnglish("da")
-	kept := keptInDanish(t, dir)
+	kept, err := reporttest.KeptNames(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	md, html := danishTexts(t, dir)
 	for _, l := range reporttest.EnglishWordsLeft(md, words, kept) {
 		t.Errorf("English in the Danish report.md: %s", l)

@@ -854,6 +854,8 @@ func (b numbers) runLoadText(r compare.RunStats) string {
 	}
 	rate := func() string { return b.loc.Num(strconv.FormatFloat(r.Rate, 'g', -1, 64)) }
 	switch {
+	case r.Users == 1 && r.Rate > 0:
+		return b.T("1 user at %s/s", rate())
 	case r.Users > 0 && r.Rate > 0:
 		return b.T("%s users at %s/s", b.count(int64(r.Users)), rate())
 	case r.Users == 1:
@@ -949,3 +951,17 @@ func (c CompareWords) RuleOutcome(o compare.Outcome) string { return c.n.ruleOut
 
 // Load is a run's load level in a series.
 func (c CompareWords) Load(r compare.RunStats) string { return c.n.runLoadText(r) }
+
+// RunNaming words the parts of a derived run name that are words (its
+// load level, the ordinal of a run whose name still collides) in loc's
+// language: compare.NamesWith's words for a document or a study.
+func RunNaming(loc *locale.Locale) compare.Naming {
+	if loc.English() {
+		return compare.Naming{}
+	}
+	n := numbers{loc}
+	return compare.Naming{
+		Load: func(f compare.RunFacts) string { return n.runLoadText(compare.RunStats{Load: f.Load(), Users: f.Users, Rate: f.Rate}) },
+		Nth:  func(i int) string { return n.T("run %d", i) },
+	}
+}

@@ -170,7 +170,7 @@ func Build(f *File, notes *Notes) (*Study, error) {
 		sets[i] = d
 		facts[i] = report.Facts(d, r.Dir, r.Name)
 	}
-	names := compare.Names(facts)
+	names := compare.NamesWith(facts, report.RunNaming(loc))
 	bi := slices.IndexFunc(f.Runs, func(r RunRef) bool { return r.Role == Baseline })
 	if bi < 0 {
 		bi = 0

@@ -38,13 +38,31 @@ func (f RunFacts) Load() string {
 	return ""
 }
 
+// Naming words the parts of a run's name that are words, not names: its
+// load level ("20 users") and the ordinal of a run whose name still
+// collides ("run 2"). Nil functions are English; a report passes its
+// language's (compare words nothing itself beyond that).
+type Naming struct {
+	Load func(RunFacts) string
+	Nth  func(n int) string
+}
+
 // Names names each run for tables and sentences by what distinguishes it:
 // its role when given, else the plan name with the load when the loads
 // differ, else the plan name with the directory when the plan names are
 // the same, so no two runs share a name only because they share a plan.
 // Names that would still collide get the directory, then " (run N)",
 // appended.
-func Names(runs []RunFacts) []string {
+func Names(runs []RunFacts) []string { return NamesWith(runs, Naming{}) }
+
+// NamesWith is Names with the words of w.
+func NamesWith(runs []RunFacts, w Naming) []string {
+	if w.Load == nil {
+		w.Load = RunFacts.Load
+	}
+	if w.Nth == nil {
+		w.Nth = func(n int) string { return fmt.Sprintf("run %d", n) }
+	}
 	out := make([]string, len(runs))
 	plans := map[string]int{}
 	loads := map[string]bool{}
@@ -63,7 +81,7 @@ func Names(runs []RunFacts) []string {
 		case plans[r.Plan] == 1:
 			out[i] = plan
 		case len(loads) > 1 && r.Load() != "":
-			out[i] = plan + ", " + r.Load()
+			out[i] = plan + ", " + w.Load(r)
 		default:
 			out[i] = plan + " (" + dir + ")"
 		}
@@ -85,7 +103,7 @@ func Names(runs []RunFacts) []string {
 	for i, n := range out {
 		if seen[n] > 1 {
 			k[n]++
-			out[i] = fmt.Sprintf("%s (run %d)", n, k[n])
+			out[i] = fmt.Sprintf("%s (%s)", n, w.Nth(k[n]))
 		}
 	}
 	return out

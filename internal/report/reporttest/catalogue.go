@@ -2,7 +2,11 @@ package reporttest
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -26,7 +30,8 @@ var wordRE = regexp.MustCompile(`[\p{L}\p{N}_=./:@-]*\p{L}[\p{L}\p{N}_=./:@'’-
 // in another language writes as they are: Danish performance vocabulary
 // (reference 000 writes "performance", "nodes", "heap"), units,
 // abbreviations and plateau's own names.
-var sharedWords = map[string]bool{}
+var sharedWords = map[string]bool{"prometheus": true, "promql": true, "cloudwatch": true, "postgresql": true, "mysql": true,
+	"mariadb": true, "jmeter": true, "gatling": true, "locust": true, "kubernetes": true}
 
 // CatalogueEnglish returns the English words a document in lang must not
 // hold outside code and names: every word of a catalogue key whose
@@ -235,5 +240,53 @@ func SortedWords(ws map[string]bool) []string {
 		out = append(out, w)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// KeptNames are what a document in any language writes as recorded, for
+// EnglishWordsLeft's kept: the run's own names (Names), its requirements
+// as the plan wrote them (summary.json sla[].expr) and the HTTP reason
+// phrases ("Internal Server Error") a status is quoted with.
+func KeptNames(dir string) ([]string, error) {
+	names, err := Names(dir)
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		return nil, err
+	}
+	var s struct {
+		SLA []struct {
+			Expr string `json:"expr"`
+		} `json:"sla"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("summary.json: %w", err)
+	}
+	for _, r := range s.SLA {
+		names = append(names, r.Expr)
+	}
+	for code := 100; code < 600; code++ {
+		if txt := http.StatusText(code); txt != "" {
+			names = append(names, txt)
+		}
+	}
+	return names, nil
+}
+
+// CPUStates are the CPU states a chart's legend names as /proc does
+// (kept as written in any language): a text that is one of them alone is
+// a legend entry, not prose.
+var CPUStates = map[string]bool{"user": true, "system": true, "iowait": true, "steal": true, "idle": true, "nice": true}
+
+// Prose drops the texts that are a CPU state's legend entry alone.
+func Prose(texts []string) []string {
+	var out []string
+	for _, x := range texts {
+		if !CPUStates[strings.TrimSpace(x)] {
+			out = append(out, x)
+		}
+	}
 	return out
 }
