@@ -961,7 +961,9 @@ func RunNaming(loc *locale.Locale) compare.Naming {
 	}
 	n := numbers{loc}
 	return compare.Naming{
-		Load: func(f compare.RunFacts) string { return n.runLoadText(compare.RunStats{Load: f.Load(), Users: f.Users, Rate: f.Rate}) },
-		Nth:  func(i int) string { return n.T("run %d", i) },
+		Load: func(f compare.RunFacts) string {
+			return n.runLoadText(compare.RunStats{Load: f.Load(), Users: f.Users, Rate: f.Rate})
+		},
+		Nth: func(i int) string { return n.T("run %d", i) },
 	}
 }
