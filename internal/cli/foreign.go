@@ -447,7 +447,9 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 		info.Segment = fmt.Sprintf("%d/%d", spec.Segment, spec.Segments)
 	}
 	if monErr != nil {
-		info.Notes = append(info.Notes, "monitors: "+monErr.Error())
+		text, m := rundir.NewMessage("monitors: %s", monErr.Error())
+		info.Notes = append(info.Notes, text)
+		info.AddMessage(text, m)
 	}
 	if pinfo != nil {
 		// The plan's context, requirements and commands, as plateau's own

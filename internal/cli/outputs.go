@@ -167,13 +167,24 @@ func (lo *liveOutputs) finish(info *rundir.Info) {
 	stats, err := lo.hub.Close()
 	info.Outputs = stats
 	for _, s := range stats {
-		info.Notes = append(info.Notes, output.Note(s))
+		// output.Note's English, with its message for a report in
+		// another language.
+		text, m := rundir.NewMessage("output %s (%s): %d of %d per-second snapshots delivered, %d dropped (queue full), %d failed",
+			s.Name, s.Target, s.Sent, s.Sent+s.Dropped+s.Failed, s.Dropped, s.Failed)
+		if s.LastError != "" {
+			text, m = rundir.NewMessage("output %s (%s): %d of %d per-second snapshots delivered, %d dropped (queue full), %d failed; last error: %s",
+				s.Name, s.Target, s.Sent, s.Sent+s.Dropped+s.Failed, s.Dropped, s.Failed, s.LastError)
+		}
+		info.Notes = append(info.Notes, text)
+		info.AddMessage(text, m)
 	}
 	if err != nil {
 		info.Notes = append(info.Notes, err.Error())
 	}
 	if errors.Is(context.Cause(lo.runCtx), errStoppedLive) {
-		info.Notes = append(info.Notes, "the run was stopped from the live view")
+		text, m := rundir.NewMessage("the run was stopped from the live view")
+		info.Notes = append(info.Notes, text)
+		info.AddMessage(text, m)
 	}
 }
 

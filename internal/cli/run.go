@@ -354,13 +354,16 @@ func runPlan(ctx context.Context, st *State, planPath string, f runFlags) error 
 		info.Status, info.Stopped = rundir.StatusCompleted, res.Stopped
 	}
 	if monErr != nil {
-		info.Notes = append(info.Notes, "monitors: "+monErr.Error())
+		text, m := rundir.NewMessage("monitors: %s", monErr.Error())
+		info.Notes = append(info.Notes, text)
+		info.AddMessage(text, m)
 	}
 	if runErr == nil && res.SetupFailures > 0 {
-		note := fmt.Sprintf("%d virtual user(s) failed their setup and sent no measured request; first failure: %s",
+		note, m := rundir.NewMessage("%d virtual user(s) failed their setup and sent no measured request; first failure: %s",
 			res.SetupFailures, res.SetupError)
 		info.Notes = append(info.Notes, note)
-		fmt.Fprintf(st.Stderr, "plateau: %s\n", note)
+		info.AddMessage(note, m)
+		fmt.Fprintf(st.Stderr, "plateau: %s\n", info.WordedNum(note, loc.T, nil))
 	}
 	infoErr := rundir.WriteInfo(dir, info)
 	if storageErr != nil {

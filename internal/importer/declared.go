@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/rundir"
 )
 
 // DeclaredPhase is a hold a foreign tool's script declares (a k6 stage
@@ -97,17 +98,17 @@ func (r *Run) checkDeclared(tool string, ds []DeclaredPhase, placed []core.Phase
 				}
 			}
 			if len(seen) == 0 {
-				notes = append(notes, fmt.Sprintf("phase %q: declared %d users; %s reported no user count in it", p.Name, d.Users, tool))
+				notes = append(notes, r.message(rundir.NewMessage("phase %q: declared %d users; %s reported no user count in it", p.Name, d.Users, tool)))
 				continue
 			}
 			sort.Ints(seen)
 			med := seen[len(seen)/2]
 			if math.Abs(float64(med-d.Users)) > math.Max(1, farOff*float64(d.Users)) {
-				why := "fewer than declared"
 				if med > d.Users {
-					why = "more than declared"
+					notes = append(notes, r.message(rundir.NewMessage("phase %q: declared %d users, %d ran (the median of %s's per-second count) — more than declared", p.Name, d.Users, med, tool)))
+				} else {
+					notes = append(notes, r.message(rundir.NewMessage("phase %q: declared %d users, %d ran (the median of %s's per-second count) — fewer than declared", p.Name, d.Users, med, tool)))
 				}
-				notes = append(notes, fmt.Sprintf("phase %q: declared %d users, %d ran (the median of %s's per-second count) — %s", p.Name, d.Users, med, tool, why))
 			}
 		case d.Rate > 0:
 			src, what := r.reqSecs, "request samples"
@@ -122,16 +123,34 @@ func (r *Run) checkDeclared(tool string, ds []DeclaredPhase, placed []core.Phase
 			// Counted in whole seconds, a phase's count can be one off at
 			// each end: that is not far.
 			if math.Abs(got-d.Rate) > math.Max(farOff*d.Rate, 2/float64(to-from)) {
-				why := fmt.Sprintf("%s could not keep up", tool)
-				if got > d.Rate {
-					why = "above the declared rate"
+				if what == "request samples" {
+					what = "" // the common case, worded as a whole sentence below
 				}
-				notes = append(notes, fmt.Sprintf("phase %q: declared %s %s, %s %s reached (%s counted in it) — %s",
-					p.Name, fmtRate(d.Rate), d.Unit, fmtRate(got), d.Unit, what, why))
+				switch {
+				case got > d.Rate && what == "":
+					notes = append(notes, r.message(rundir.NewMessage("phase %q: declared %s %s, %s %s reached (request samples counted in it) — above the declared rate",
+						p.Name, fmtRate(d.Rate), d.Unit, fmtRate(got), d.Unit)))
+				case what == "":
+					notes = append(notes, r.message(rundir.NewMessage("phase %q: declared %s %s, %s %s reached (request samples counted in it) — %s could not keep up",
+						p.Name, fmtRate(d.Rate), d.Unit, fmtRate(got), d.Unit, tool)))
+				case got > d.Rate:
+					notes = append(notes, r.message(rundir.NewMessage("phase %q: declared %s %s, %s %s reached (%s counted in it) — above the declared rate",
+						p.Name, fmtRate(d.Rate), d.Unit, fmtRate(got), d.Unit, what)))
+				default:
+					notes = append(notes, r.message(rundir.NewMessage("phase %q: declared %s %s, %s %s reached (%s counted in it) — %s could not keep up",
+						p.Name, fmtRate(d.Rate), d.Unit, fmtRate(got), d.Unit, what, tool)))
+				}
 			}
 		}
 	}
 	return notes
+}
+
+// message records a note's message in run.json (r.mu held) and returns
+// its English text.
+func (r *Run) message(text string, m rundir.Message) string {
+	r.info.AddMessage(text, m)
+	return text
 }
 
 func fmtRate(v float64) string {

@@ -296,7 +296,7 @@ func (r *Run) AddFigures(sf *rundir.SourceFigures) {
 		}
 	}
 	if len(small) > 0 {
-		r.notes = append(r.notes, fmt.Sprintf("%s percentiles from fewer than %d samples say little: %s", sf.Tool, SmallSample, strings.Join(small, ", ")))
+		r.notes = append(r.notes, r.message(rundir.NewMessage("%s percentiles from fewer than %d samples say little: %s", sf.Tool, SmallSample, strings.Join(small, ", "))))
 	}
 	if r.figures == nil {
 		r.figures = sf

@@ -156,17 +156,22 @@ func (p *Problems) NoSamples(file string) error {
 // Summary returns one line per file with malformed lines ("file: N
 // malformed lines skipped") followed by its quoted lines, files in the
 // order their first problem was seen.
-func (p *Problems) Summary() []string {
+func (p *Problems) Summary() []string { return p.SummaryWith(fmt.Sprintf) }
+
+// SummaryWith is Summary with each file's line made by msg from its
+// format (run.Close records it as a message, so a report words it in its
+// language); the quoted lines are as read.
+func (p *Problems) SummaryWith(msg func(format string, args ...any) string) []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []string
 	for _, f := range p.order {
 		n := p.counts[f]
-		word := "lines"
 		if n == 1 {
-			word = "line"
+			out = append(out, msg("%s: 1 malformed line skipped", f))
+		} else {
+			out = append(out, msg("%s: %d malformed lines skipped", f, n))
 		}
-		out = append(out, fmt.Sprintf("%s: %d malformed %s skipped", f, n, word))
 		first := append([]Problem(nil), p.first[f]...)
 		sort.SliceStable(first, func(i, j int) bool { return first[i].Line < first[j].Line })
 		for _, pr := range first {

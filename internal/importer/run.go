@@ -284,8 +284,8 @@ func (r *Run) Close() error {
 			if err := assignPhases(r.dir, phases); err != nil {
 				errs = append(errs, err)
 			}
-			r.notes = append(r.notes, fmt.Sprintf("%d phases as %s's script declares them (its holds; ramps are in no phase), placed from %s's start at %s and rounded inwards to whole seconds; samples are assigned to phases by their completion second",
-				len(phases), d.tool, d.tool, d.start.UTC().Format("15:04:05.000")))
+			r.notes = append(r.notes, r.message(rundir.NewMessage("%d phases as %s's script declares them (its holds; ramps are in no phase), placed from %s's start at %s and rounded inwards to whole seconds; samples are assigned to phases by their completion second",
+				len(phases), d.tool, d.tool, d.start.UTC().Format("15:04:05.000"))))
 			r.notes = append(r.notes, r.checkDeclared(d.tool, d.phases, phases)...)
 		}
 	}
@@ -328,7 +328,7 @@ func (r *Run) Close() error {
 		r.notes = append(r.notes, text)
 		r.info.AddMessage(text, m)
 	}
-	summary := r.probs.Summary()
+	summary := r.probs.SummaryWith(func(format string, args ...any) string { return r.message(rundir.NewMessage(format, args...)) })
 	r.info.Notes = append(append([]string(nil), r.notes...), summary...)
 	errs = append(errs, rundir.WriteInfo(r.dir, &r.info))
 

@@ -1399,4 +1399,23 @@ var da = map[string]string{
 	"already stored: %s (run %s); tags merged\n": "allerede gemt: %s (kørsel %s); tags flettet\n",
 	"change points of plan %q: %d stored\n":      "ændringspunkter for testplan %q: %d gemt\n",
 	"1 user at %s/s":                             "1 bruger ved %s/s",
+	// Importers' notes on a foreign tool's declared phases and figures,
+	// and the malformed-line summary (run.json messages, verbs as %s).
+	"phase %s: declared %s users; %s reported no user count in it":                                                                                                                                            "fase %s: %s brugere angivet; %s rapporterede intet antal brugere i den",
+	"phase %s: declared %s users, %s ran (the median of %s's per-second count) — more than declared":                                                                                                          "fase %s: %s brugere angivet, %s kørte (medianen af %ss antal per sekund) — flere end angivet",
+	"phase %s: declared %s users, %s ran (the median of %s's per-second count) — fewer than declared":                                                                                                         "fase %s: %s brugere angivet, %s kørte (medianen af %ss antal per sekund) — færre end angivet",
+	"phase %s: declared %s %s, %s %s reached (request samples counted in it) — above the declared rate":                                                                                                       "fase %s: %s %s angivet, %s %s nået (kald talt i den) — over den angivne rate",
+	"phase %s: declared %s %s, %s %s reached (request samples counted in it) — %s could not keep up":                                                                                                          "fase %s: %s %s angivet, %s %s nået (kald talt i den) — %s kunne ikke følge med",
+	"phase %s: declared %s %s, %s %s reached (%s counted in it) — above the declared rate":                                                                                                                    "fase %s: %s %s angivet, %s %s nået (%s talt i den) — over den angivne rate",
+	"phase %s: declared %s %s, %s %s reached (%s counted in it) — %s could not keep up":                                                                                                                       "fase %s: %s %s angivet, %s %s nået (%s talt i den) — %s kunne ikke følge med",
+	"%s percentiles from fewer than %s samples say little: %s":                                                                                                                                                "%s-percentiler fra færre end %s målinger siger ikke meget: %s",
+	"%s phases as %s's script declares them (its holds; ramps are in no phase), placed from %s's start at %s and rounded inwards to whole seconds; samples are assigned to phases by their completion second": "%s faser som %ss script angiver dem (dens faste niveauer; optrapninger hører ikke til nogen fase), placeret fra %ss start kl. %s og afrundet indad til hele sekunder; målinger henføres til faser efter det sekund de blev afsluttet",
+	"%s: 1 malformed line skipped":   "%s: 1 fejlformateret linje sprunget over",
+	"%s: %s malformed lines skipped": "%s: %s fejlformaterede linjer sprunget over",
+	// A run's notes in run.json (messages, verbs as %s).
+	"monitors: %s": "monitorer: %s",
+	"output %s (%s): %s of %s per-second snapshots delivered, %s dropped (queue full), %s failed":                 "output %s (%s): %s af %s øjebliksbilleder per sekund leveret, %s droppet (køen fuld), %s fejlede",
+	"output %s (%s): %s of %s per-second snapshots delivered, %s dropped (queue full), %s failed; last error: %s": "output %s (%s): %s af %s øjebliksbilleder per sekund leveret, %s droppet (køen fuld), %s fejlede; seneste fejl: %s",
+	"the run was stopped from the live view":                                                "kørslen blev stoppet fra live-visningen",
+	"%s virtual user(s) failed their setup and sent no measured request; first failure: %s": "%s virtuelle brugere fejlede i deres setup og sendte intet målt kald; første fejl: %s",
 }

@@ -967,3 +967,12 @@ func RunNaming(loc *locale.Locale) compare.Naming {
 		Nth: func(i int) string { return n.T("run %d", i) },
 	}
 }
+
+// ResourceWord names a resource a component uses (resources.CPU, Memory,
+// …) inside a sentence in loc's language: "cpu", "memory" in English.
+func ResourceWord(loc *locale.Locale, r string) string { return numbers{loc}.resourceWord(r) }
+
+// ComponentName names a component of a capacity reading in loc's
+// language: the load generator (resources.Generator) worded, any other by
+// its own name.
+func ComponentName(loc *locale.Locale, c string) string { return numbers{loc}.componentName(c) }

@@ -919,7 +919,7 @@ func (wd *words) searchCapacity(m *member, name string, limits []Limit) Capacity
 				if bn.Capacity == l.Value {
 					lim := l
 					row.Limit, row.Limiter = &lim, "configured limit"
-					sentence += "; " + fmt.Sprintf(wd.text.CapLimitCounted, bn.Component, resourceWords(bn.Resource), wd.pctWords(100*bn.Utilisation),
+					sentence += "; " + fmt.Sprintf(wd.text.CapLimitCounted, wd.component(bn.Component), wd.resourceWords(bn.Resource), wd.pctWords(100*bn.Utilisation),
 						wd.loadWords(bn.Load, cs.Unit == "req/s"), l.Name, wd.num(l.Value))
 					break
 				}
@@ -1123,10 +1123,10 @@ func (wd *words) finishCapacity(row *CapacityRow, res knee.Result, rate bool, li
 		}
 		if lim != nil {
 			row.Limit, row.Limiter, counted = lim, "configured limit", true
-			parts = append(parts, fmt.Sprintf(wd.text.CapLimitCounted, bn.Component, resourceWords(bn.Resource), wd.pctWords(100*bn.Utilisation), wd.loadWords(bn.Load, rate),
+			parts = append(parts, fmt.Sprintf(wd.text.CapLimitCounted, wd.component(bn.Component), wd.resourceWords(bn.Resource), wd.pctWords(100*bn.Utilisation), wd.loadWords(bn.Load, rate),
 				lim.Name, wd.num(lim.Value)))
 		} else {
-			parts = append(parts, fmt.Sprintf(wd.text.CapComponent, bn.Component, resourceWords(bn.Resource), wd.pctWords(100*bn.Utilisation), wd.loadWords(bn.Load, rate)))
+			parts = append(parts, fmt.Sprintf(wd.text.CapComponent, wd.component(bn.Component), wd.resourceWords(bn.Resource), wd.pctWords(100*bn.Utilisation), wd.loadWords(bn.Load, rate)))
 		}
 	default:
 		prev := 0.0
@@ -1149,7 +1149,7 @@ func (wd *words) finishCapacity(row *CapacityRow, res knee.Result, rate bool, li
 		}
 		if row.Limit == nil {
 			if bn != nil {
-				parts = append(parts, fmt.Sprintf(wd.text.CapBusiest, bn.Component, resourceWords(bn.Resource), wd.pctWords(100*bn.Utilisation)))
+				parts = append(parts, fmt.Sprintf(wd.text.CapBusiest, wd.component(bn.Component), wd.resourceWords(bn.Resource), wd.pctWords(100*bn.Utilisation)))
 			} else {
 				parts = append(parts, wd.text.CapNothing)
 			}
@@ -1176,11 +1176,25 @@ func spanMet(ps []CapacityPoint) int {
 
 // resourceWords is a resource in a sentence: "CPU", "memory",
 // "connections".
-func resourceWords(r string) string {
+// resourceWords names a resource inside a sentence: "CPU", "memory" in
+// English as before, the report's word in another language.
+func (wd *words) resourceWords(r string) string {
+	if !wd.loc.English() {
+		return report.ResourceWord(wd.loc, r)
+	}
 	if r == resources.CPU {
 		return r
 	}
 	return strings.ToLower(r)
+}
+
+// component names a capacity reading's component: the load generator
+// worded, any other by its own name.
+func (wd *words) component(c string) string {
+	if wd.loc.English() {
+		return c
+	}
+	return report.ComponentName(wd.loc, c)
 }
 
 // matchesLimit: a configured limit explains a knee at a number of users

@@ -411,7 +411,11 @@ func (wd *words) causesSection(s *Study) *doc.Section {
 			if b.Saturated {
 				state = wd.W("saturated")
 			}
-			bn = wd.T("%s %s at %s of capacity (%s, %s)", b.Component, b.Resource, wd.pctWords(100*b.Utilisation), b.Phase, state)
+			res := b.Resource // English: as recorded ("Memory")
+			if !wd.loc.English() {
+				res = wd.resourceWords(res)
+			}
+			bn = wd.T("%s %s at %s of capacity (%s, %s)", wd.component(b.Component), res, wd.pctWords(100*b.Utilisation), b.Phase, state)
 		}
 		var errs []string
 		for _, e := range c.Errors {
@@ -529,7 +533,10 @@ func (wd *words) limiterWords(r CapacityRow) string {
 	case "configured limit":
 		return wd.T("configured limit %s (%s)", r.Limit.Name, wd.num(r.Limit.Value))
 	case "component":
-		return fmt.Sprintf("%s %s", r.Bottleneck.Component, strings.ToLower(r.Bottleneck.Resource))
+		if wd.loc.English() {
+			return fmt.Sprintf("%s %s", r.Bottleneck.Component, strings.ToLower(r.Bottleneck.Resource))
+		}
+		return wd.component(r.Bottleneck.Component) + " " + wd.resourceWords(r.Bottleneck.Resource)
 	}
 	if cs := r.SearchAnswer; cs != nil && cs.LimitedBy != search.NoLimit {
 		if cs.LimitedBy == search.RequirementBroke {
