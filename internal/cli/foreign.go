@@ -329,7 +329,7 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 	var (
 		res        *executor.Result
 		runErr     error
-		genNotes   []string
+		genNotes   executor.Notes
 		incomplete bool
 	)
 	if fr.gens != nil {
@@ -391,11 +391,11 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 		}
 		if fr.gens == nil {
 			for _, n := range tool.Notes(spec, out, res.ExitCode) {
-				run.Note("%s", n)
+				run.Note(n.Format, n.Args...)
 			}
 		}
 		for _, n := range genNotes {
-			run.Note("%s", n)
+			run.Note(n.Format, n.Args...)
 		}
 		// plateau's own work beside the tool: the monitors, the import of
 		// its results and the live outputs (docs/run-foreign.md).

@@ -145,7 +145,7 @@ func splitForeign(st *State, tool executor.Tool, spec *executor.Spec, target str
 // sent SIGINT and stops its tool cleanly), then writes the union of their
 // raw results into out, the parent run's tool/. It returns the tool's
 // result as the parent sees it, and notes on the generators.
-func runForeignGens(ctx context.Context, st *State, tool executor.Tool, g *foreignGens, out string) (*executor.Result, []string, bool, error) {
+func runForeignGens(ctx context.Context, st *State, tool executor.Tool, g *foreignGens, out string) (*executor.Result, executor.Notes, bool, error) {
 	for _, d := range g.dirs {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, nil, false, fmt.Errorf("creating run directory: %w", err)
@@ -158,7 +158,10 @@ func runForeignGens(ctx context.Context, st *State, tool executor.Tool, g *forei
 	if err != nil {
 		return nil, nil, false, err
 	}
-	notes := waitGenerators(ctx, procs)
+	var notes executor.Notes
+	for _, n := range waitGenerators(ctx, procs) {
+		notes.Note("%s", n) // a generator's exit, as it was reported
+	}
 	res.End = time.Now()
 	res.Interrupted = ctx.Err() != nil
 	var ins []string
@@ -168,7 +171,7 @@ func runForeignGens(ctx context.Context, st *State, tool executor.Tool, g *forei
 		info, err := rundir.ReadInfo(d)
 		if err != nil {
 			incomplete = true
-			notes = append(notes, fmt.Sprintf("generator %d/%d left no run (%v): its share of the load is missing", i, g.n, err))
+			notes.Note("generator %d/%d left no run (%v): its share of the load is missing", i, g.n, err)
 			continue
 		}
 		switch info.Status {
@@ -177,22 +180,21 @@ func runForeignGens(ctx context.Context, st *State, tool executor.Tool, g *forei
 			res.Interrupted = true
 		default:
 			incomplete = true
-			notes = append(notes, fmt.Sprintf("generator %d/%d's run is %s: its share of the load is missing in part", i, g.n, info.Status))
+			notes.Note("generator %d/%d's run is %s: its share of the load is missing in part", i, g.n, info.Status)
 		}
 		for _, n := range info.Notes {
-			notes = append(notes, fmt.Sprintf("generator %d/%d: %s", i, g.n, n))
+			notes.Note("generator %d/%d: %s", i, g.n, n)
 		}
 	}
 	rows, missing, err := executor.Union(tool, ins, out)
 	for _, m := range missing {
 		incomplete = true
-		notes = append(notes, fmt.Sprintf("%s: missing; that generator's results are not in the run", m))
+		notes.Note("%s: missing; that generator's results are not in the run", m)
 	}
 	if err != nil {
 		return res, notes, incomplete, fmt.Errorf("joining the generators' results: %w", err)
 	}
-	notes = append(notes, fmt.Sprintf("%d generators: the union of their raw results (%d records, in time order) is tool/%s, read as one %s result file; the user count in it is the sum of each generator's",
-		g.n, rows, executor.ResultFile(tool), tool.Name()))
+	notes.Note("%d generators: the union of their raw results (%d records, in time order) is tool/%s, read as one %s result file; the user count in it is the sum of each generator's", g.n, rows, executor.ResultFile(tool), tool.Name())
 	return res, notes, incomplete, nil
 }
 
@@ -222,7 +224,7 @@ func mergeForeign(ctx context.Context, st *State, tool executor.Tool, dirs []str
 	}
 	var first *rundir.Info
 	var firstDir string
-	var notes []string
+	var notes executor.Notes
 	incomplete := false
 	interrupted := false
 	var start, end time.Time
@@ -232,7 +234,7 @@ func mergeForeign(ctx context.Context, st *State, tool executor.Tool, dirs []str
 		info, err := rundir.ReadInfo(d)
 		if err != nil {
 			incomplete = true
-			notes = append(notes, fmt.Sprintf("%s: no run (%v): that generator's share of the load is missing", d, err))
+			notes.Note("%s: no run (%v): that generator's share of the load is missing", d, err)
 			continue
 		}
 		i, n, err := merge.ParseSegment(info.Segment)
@@ -258,7 +260,7 @@ func mergeForeign(ctx context.Context, st *State, tool executor.Tool, dirs []str
 			interrupted = true
 		default:
 			incomplete = true
-			notes = append(notes, fmt.Sprintf("segment %s's run is %s: its share of the load is missing in part", info.Segment, info.Status))
+			notes.Note("segment %s's run is %s: its share of the load is missing in part", info.Segment, info.Status)
 		}
 		if start.IsZero() || info.Start.Before(start) {
 			start = info.Start
@@ -267,7 +269,7 @@ func mergeForeign(ctx context.Context, st *State, tool executor.Tool, dirs []str
 			end = *info.End
 		}
 		for _, n := range info.Notes {
-			notes = append(notes, fmt.Sprintf("segment %s: %s", info.Segment, n))
+			notes.Note("segment %s: %s", info.Segment, n)
 		}
 		ins = append(ins, filepath.Join(d, "tool"))
 	}
@@ -277,7 +279,7 @@ func mergeForeign(ctx context.Context, st *State, tool executor.Tool, dirs []str
 	for i := 0; i < segments; i++ {
 		if !seen[i] {
 			incomplete = true
-			notes = append(notes, fmt.Sprintf("segment %d/%d is missing: no results from that generator", i, segments))
+			notes.Note("segment %d/%d is missing: no results from that generator", i, segments)
 		}
 	}
 	run, err := importer.NewRun(importer.Options{Dir: out, Name: first.Name, DerivePhases: true, MinPhase: foreignMinPhase,
@@ -290,7 +292,7 @@ func mergeForeign(ctx context.Context, st *State, tool executor.Tool, dirs []str
 	rows, missing, err := executor.Union(tool, ins, outTool)
 	for _, m := range missing {
 		incomplete = true
-		notes = append(notes, fmt.Sprintf("%s: missing; that generator's results are not in the run", m))
+		notes.Note("%s: missing; that generator's results are not in the run", m)
 	}
 	if err == nil {
 		run.Note("%d segments: the union of their raw results (%d records, in time order) is tool/%s, read as one %s result file; the user count in it is the sum of each generator's",
@@ -316,7 +318,11 @@ func mergeForeign(ctx context.Context, st *State, tool executor.Tool, dirs []str
 	if !end.IsZero() {
 		info.End = &end
 	}
-	info.Notes = append(info.Notes, notes...)
+	for _, n := range notes {
+		text, m := rundir.NewMessage(n.Format, n.Args...)
+		info.Notes = append(info.Notes, text)
+		info.AddMessage(text, m)
+	}
 	info.Status = rundir.StatusCompleted
 	switch {
 	case incomplete:

@@ -93,8 +93,25 @@ type Tool interface {
 	Source(spec *Spec, out string, follow <-chan struct{}) importer.Source
 	// Notes says what the tool's exit code and files mean beyond the
 	// samples (its own thresholds, assertions); called after the run.
-	Notes(spec *Spec, out string, exit int) []string
+	Notes(spec *Spec, out string, exit int) Notes
 }
+
+// Note is a note on a run: an English format and its arguments, which
+// the run records as a message (rundir.NewMessage) so that a report words
+// it in its own language.
+type Note struct {
+	Format string
+	Args   []any
+}
+
+// String is the note in English.
+func (n Note) String() string { return fmt.Sprintf(n.Format, n.Args...) }
+
+// Notes are notes in the order they were made.
+type Notes []Note
+
+// Note adds a note.
+func (ns *Notes) Note(format string, args ...any) { *ns = append(*ns, Note{Format: format, Args: args}) }
 
 // For picks the tool of a script by its name: .jmx → JMeter, .js/.mjs/.ts
 // → k6, .py → Locust, .java (.scala, .kt) → Gatling.

@@ -234,8 +234,8 @@ func (gatling) Source(spec *Spec, out string, follow <-chan struct{}) importer.S
 
 // Notes lists the simulation's own assertions from the report Gatling
 // wrote (js/assertions.json) and what its exit code says.
-func (gatling) Notes(spec *Spec, out string, exit int) []string {
-	var notes []string
+func (gatling) Notes(spec *Spec, out string, exit int) Notes {
+	var notes Notes
 	if log := gatlingLog(out); log != "" {
 		if b, err := os.ReadFile(filepath.Join(filepath.Dir(log), "js", "assertions.json")); err == nil {
 			var a struct {
@@ -254,16 +254,16 @@ func (gatling) Notes(spec *Spec, out string, exit int) []string {
 					msg := strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(x.Message, ": true"), ": false"))
 					list = append(list, msg+": "+state)
 				}
-				notes = append(notes, "Gatling's own assertions (beside plateau's SLA): "+strings.Join(list, "; "))
+				notes.Note("Gatling's own assertions (beside plateau's SLA): %s", strings.Join(list, "; "))
 			}
 		}
 	}
 	switch exit {
 	case 0:
 	case 2:
-		notes = append(notes, "Gatling exited with code 2: one of the simulation's assertions failed")
+		notes.Note("Gatling exited with code 2: one of the simulation's assertions failed")
 	default:
-		notes = append(notes, fmt.Sprintf("Gatling exited with code %d (its output is in tool/gatling.out.log)", exit))
+		notes.Note("Gatling exited with code %d (its output is in tool/gatling.out.log)", exit)
 	}
 	return notes
 }

@@ -244,9 +244,10 @@ func (jmeter) Source(spec *Spec, out string, follow <-chan struct{}) importer.So
 // Notes reports JMeter's exit code.
 // Assertions are in the samples: a sample whose assertion failed is a
 // failed sample of class check, as JMeter's own dashboard counts it.
-func (jmeter) Notes(spec *Spec, out string, exit int) []string {
+func (jmeter) Notes(spec *Spec, out string, exit int) Notes {
+	var ns Notes
 	if exit != 0 {
-		return []string{fmt.Sprintf("JMeter exited with code %d (its log is tool/jmeter.log)", exit)}
+		ns.Note("JMeter exited with code %d (its log is tool/jmeter.log)", exit)
 	}
-	return nil
+	return ns
 }

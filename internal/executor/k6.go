@@ -179,8 +179,8 @@ func (k6) Source(spec *Spec, out string, follow <-chan struct{}) importer.Source
 
 // Notes reports k6's own thresholds from its summary export, and what its
 // exit code says (99: a threshold was crossed).
-func (k6) Notes(spec *Spec, out string, exit int) []string {
-	var notes []string
+func (k6) Notes(spec *Spec, out string, exit int) Notes {
+	var notes Notes
 	if b, err := os.ReadFile(filepath.Join(out, "summary.json")); err == nil {
 		var s struct {
 			Metrics map[string]struct {
@@ -201,16 +201,16 @@ func (k6) Notes(spec *Spec, out string, exit int) []string {
 			}
 			sort.Strings(th)
 			if len(th) > 0 {
-				notes = append(notes, "k6's own thresholds (beside plateau's SLA): "+strings.Join(th, "; "))
+				notes.Note("k6's own thresholds (beside plateau's SLA): %s", strings.Join(th, "; "))
 			}
 		}
 	}
 	switch exit {
 	case 0:
 	case 99:
-		notes = append(notes, "k6 exited with code 99: one of its own thresholds was crossed")
+		notes.Note("k6 exited with code 99: one of its own thresholds was crossed")
 	default:
-		notes = append(notes, fmt.Sprintf("k6 exited with code %d (its output is in tool/k6.out.log)", exit))
+		notes.Note("k6 exited with code %d (its output is in tool/k6.out.log)", exit)
 	}
 	return notes
 }

@@ -122,11 +122,12 @@ func (locust) Source(spec *Spec, out string, follow <-chan struct{}) importer.So
 	return locustimp.New(locustimp.Config{Path: filepath.Join(out, "locust_stats.csv"), Workload: "locust"})
 }
 
-func (locust) Notes(spec *Spec, out string, exit int) []string {
+func (locust) Notes(spec *Spec, out string, exit int) Notes {
+	var ns Notes
 	if exit != 0 {
-		return []string{fmt.Sprintf("Locust exited with code %d (1: a request failed or the locustfile set a failing exit code; its output is in tool/locust.out.log)", exit)}
+		ns.Note("Locust exited with code %d (1: a request failed or the locustfile set a failing exit code; its output is in tool/locust.out.log)", exit)
 	}
-	return nil
+	return ns
 }
 
 // Declare declares no phases: a Locust load is its users and spawn rate

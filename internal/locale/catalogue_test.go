@@ -116,7 +116,7 @@ func usedKeys(t *testing.T, dirs []string) map[string]string {
 // report quotes: each literal format passed to Note, AddSourcef or
 // rundir.NewMessage is a message key once its verbs are made %s
 // (rundir.NewMessage).
-var messageDirs = []string{"../importer", "../cli"}
+var messageDirs = []string{"../importer", "../cli", "../executor"}
 
 // messageVerb is a verb of a message's format.
 var messageVerb = regexp.MustCompile(`%[-+#0 ]*[0-9]*(?:\.[0-9]+)?[a-zA-Z%]`)

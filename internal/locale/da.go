@@ -1418,4 +1418,23 @@ var da = map[string]string{
 	"output %s (%s): %s of %s per-second snapshots delivered, %s dropped (queue full), %s failed; last error: %s": "output %s (%s): %s af %s øjebliksbilleder per sekund leveret, %s droppet (køen fuld), %s fejlede; seneste fejl: %s",
 	"the run was stopped from the live view":                                                "kørslen blev stoppet fra live-visningen",
 	"%s virtual user(s) failed their setup and sent no measured request; first failure: %s": "%s virtuelle brugere fejlede i deres setup og sendte intet målt kald; første fejl: %s",
+	// The external tools' own notes and distributed foreign runs'
+	// (run.json messages, verbs as %s).
+	"generator %s/%s left no run (%s): its share of the load is missing":    "generator %s/%s efterlod ingen kørsel (%s): dens andel af belastningen mangler",
+	"generator %s/%s's run is %s: its share of the load is missing in part": "generator %s/%ss kørsel er %s: dens andel af belastningen mangler delvis",
+	"generator %s/%s: %s": "generator %s/%s: %s",
+	"%s: missing; that generator's results are not in the run": "%s: mangler; den generators resultater er ikke i kørslen",
+	"%s generators: the union of their raw results (%s records, in time order) is tool/%s, read as one %s result file; the user count in it is the sum of each generator's": "%s generatorer: foreningen af deres rå resultater (%s poster, i tidsorden) er tool/%s, læst som én %s-resultatfil; antallet af brugere i den er summen af hver generators",
+	"%s: no run (%s): that generator's share of the load is missing":   "%s: ingen kørsel (%s): den generators andel af belastningen mangler",
+	"segment %s's run is %s: its share of the load is missing in part": "segment %ss kørsel er %s: dens andel af belastningen mangler delvis",
+	"segment %s: %s": "segment %s: %s",
+	"segment %s/%s is missing: no results from that generator":                                                                         "segment %s/%s mangler: ingen resultater fra den generator",
+	"Gatling's own assertions (beside plateau's SLA): %s":                                                                              "Gatlings egne assertions (ved siden af plateaus krav): %s",
+	"Gatling exited with code 2: one of the simulation's assertions failed":                                                            "Gatling afsluttede med kode 2: en af simuleringens assertions fejlede",
+	"Gatling exited with code %s (its output is in tool/gatling.out.log)":                                                              "Gatling afsluttede med kode %s (dens output er i tool/gatling.out.log)",
+	"JMeter exited with code %s (its log is tool/jmeter.log)":                                                                          "JMeter afsluttede med kode %s (dens log er tool/jmeter.log)",
+	"k6's own thresholds (beside plateau's SLA): %s":                                                                                   "k6's egne thresholds (ved siden af plateaus krav): %s",
+	"k6 exited with code 99: one of its own thresholds was crossed":                                                                    "k6 afsluttede med kode 99: en af dens egne thresholds blev overskredet",
+	"k6 exited with code %s (its output is in tool/k6.out.log)":                                                                        "k6 afsluttede med kode %s (dens output er i tool/k6.out.log)",
+	"Locust exited with code %s (1: a request failed or the locustfile set a failing exit code; its output is in tool/locust.out.log)": "Locust afsluttede med kode %s (1: et kald fejlede eller locustfilen satte en fejlende exit-kode; dens output er i tool/locust.out.log)",
 }

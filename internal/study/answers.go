@@ -1649,9 +1649,9 @@ func (wd *words) answerSoak(q Question, ms []*member) Answer {
 			sr.Memory = append(sr.Memory, sm)
 			if v == string(trend.Growing) && first > 0 && 100*(last-first)/first > q.MaxDriftPct {
 				sr.Drifting = true
-				parts = append(parts, fmt.Sprintf(wd.text.SoakMemoryGrew, t.Name, f1(first), f1(last), wd.signed(100*(last-first)/first)))
+				parts = append(parts, fmt.Sprintf(wd.text.SoakMemoryGrew, t.Name, wd.f1(first), wd.f1(last), wd.signed(100*(last-first)/first)))
 			} else {
-				parts = append(parts, fmt.Sprintf(wd.text.SoakMemory, t.Name, f1(first), f1(last)))
+				parts = append(parts, fmt.Sprintf(wd.text.SoakMemory, t.Name, wd.f1(first), wd.f1(last)))
 			}
 		}
 		dur := wd.durWords(span)
@@ -1751,7 +1751,7 @@ func (wd *words) answerInterference(q Question, ms []*member) Answer {
 		s := fmt.Sprintf(wd.text.IntRun, m.name, ir.Workload, wd.fms(d.MeanMs), ir.Other, wd.fms(b.MeanMs), wd.fms(af.MeanMs), wd.pctWords(d.ErrorPct), wd.pctWords(b.ErrorPct))
 		for _, c := range ir.CPU {
 			if c.Has[0] && c.Has[1] && c.Has[2] {
-				s += "; " + fmt.Sprintf(wd.text.IntCPU, c.Target, f1(c.Pct[0]), f1(c.Pct[1]), f1(c.Pct[2]))
+				s += "; " + fmt.Sprintf(wd.text.IntCPU, c.Target, wd.f1(c.Pct[0]), wd.f1(c.Pct[1]), wd.f1(c.Pct[2]))
 			}
 		}
 		if ir.Planned > 0 {

@@ -103,7 +103,7 @@ func (rc runChart) figure(i int, wd *words) *doc.Figure {
 		what, axis, unit = wd.W("Memory"), wd.W("Memory (MB)"), ""
 	}
 	c := &chart.Chart{ID: fmt.Sprintf("study-run-%d-%s", i, unitKey(rc.memory)), Title: wd.T("%s per service, %s", what, rc.run), XKind: chart.Time,
-		Y: chart.Axis{Label: axis, Unit: unit}, Spans: rc.spans}
+		Y: chart.Axis{Label: axis, Unit: unit}, Spans: rc.spans, Loc: wd.loc}
 	for _, l := range rc.lines {
 		c.Series = append(c.Series, chart.Series{Name: l.name, X: l.x, Y: l.y})
 	}

@@ -681,10 +681,10 @@ func junit(s *Study) ([]byte, error) {
 func (wd *words) capacityCharts(rows []CapacityRow) []doc.Block {
 	var out []doc.Block
 	for _, unit := range []string{"users", "req/s"} {
-		tput := &chart.Chart{ID: "study-capacity-tput-" + unitID(unit), Title: wd.W("Throughput against load"), XKind: chart.Linear, XLabel: wd.W("Load (") + unit + ")",
-			Y: chart.Axis{Label: wd.W("Throughput (req/s)"), Unit: "req/s"}}
-		avg := &chart.Chart{ID: "study-capacity-avg-" + unitID(unit), Title: wd.W("Average response time against load"), XKind: chart.Linear, XLabel: wd.W("Load (") + unit + ")",
-			Y: chart.Axis{Label: wd.W("Average response time (ms)"), Unit: "ms"}}
+		tput := &chart.Chart{ID: "study-capacity-tput-" + unitID(unit), Title: wd.W("Throughput against load"), XKind: chart.Linear, XLabel: wd.W("Load (") + wd.W(unit) + ")",
+			Y: chart.Axis{Label: wd.W("Throughput (req/s)"), Unit: "req/s"}, Loc: wd.loc}
+		avg := &chart.Chart{ID: "study-capacity-avg-" + unitID(unit), Title: wd.W("Average response time against load"), XKind: chart.Linear, XLabel: wd.W("Load (") + wd.W(unit) + ")",
+			Y: chart.Axis{Label: wd.W("Average response time (ms)"), Unit: "ms"}, Loc: wd.loc}
 		for _, r := range rows {
 			if r.Unit != unit || len(r.Points) < 2 {
 				continue
