@@ -111,7 +111,9 @@ func (n Note) String() string { return fmt.Sprintf(n.Format, n.Args...) }
 type Notes []Note
 
 // Note adds a note.
-func (ns *Notes) Note(format string, args ...any) { *ns = append(*ns, Note{Format: format, Args: args}) }
+func (ns *Notes) Note(format string, args ...any) {
+	*ns = append(*ns, Note{Format: format, Args: args})
+}
 
 // For picks the tool of a script by its name: .jmx → JMeter, .js/.mjs/.ts
 // → k6, .py → Locust, .java (.scala, .kt) → Gatling.
