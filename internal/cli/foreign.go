@@ -242,12 +242,16 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 			}
 		}
 	}
-	if fr.gens != nil {
-		fmt.Fprintf(st.Stderr, "plateau: running %s in %s on %d generators → %s (each one's run and the tool's output: %s)\n", spec.Script, tool.Name(),
-			fr.gens.n, dir, filepath.Join(dir, SegmentsDir, "i"))
+	planLang := ""
+	if fr.plan != nil {
+		planLang = fr.plan.Lang
+	}
+	if loc := planLoc(planLang, f.lang); fr.gens != nil {
+		fmt.Fprint(st.Stderr, loc.T("plateau: running %s in %s on %d generators → %s (each one's run and the tool's output: %s)\n", spec.Script, tool.Name(),
+			fr.gens.n, dir, filepath.Join(dir, SegmentsDir, "i")))
 	} else {
-		fmt.Fprintf(st.Stderr, "plateau: running %s in %s → %s (its own output: %s)\n", spec.Script, tool.Name(), dir,
-			filepath.Join(dir, "tool", tool.Name()+".out.log"))
+		fmt.Fprint(st.Stderr, loc.T("plateau: running %s in %s → %s (its own output: %s)\n", spec.Script, tool.Name(), dir,
+			filepath.Join(dir, "tool", tool.Name()+".out.log")))
 	}
 	var pinfo *rundir.Info
 	var cmds *planCommands

@@ -1437,4 +1437,6 @@ var da = map[string]string{
 	"k6 exited with code 99: one of its own thresholds was crossed":                                                                    "k6 afsluttede med kode 99: en af dens egne thresholds blev overskredet",
 	"k6 exited with code %s (its output is in tool/k6.out.log)":                                                                        "k6 afsluttede med kode %s (dens output er i tool/k6.out.log)",
 	"Locust exited with code %s (1: a request failed or the locustfile set a failing exit code; its output is in tool/locust.out.log)": "Locust afsluttede med kode %s (1: et kald fejlede eller locustfilen satte en fejlende exit-kode; dens output er i tool/locust.out.log)",
+	"plateau: running %s in %s on %d generators → %s (each one's run and the tool's output: %s)\n":                                     "plateau: kører %s i %s på %d generatorer → %s (hver ens kørsel og værktøjets output: %s)\n",
+	"plateau: running %s in %s → %s (its own output: %s)\n":                                                                            "plateau: kører %s i %s → %s (dets eget output: %s)\n",
 }
