@@ -298,3 +298,29 @@ func TestDanishReportHasNoCatalogueEnglish(t *testing.T) {
 	}
 	t.Logf("%d English words; %d translations in the report checked to be missed when removed", len(words), checked)
 }
+
+// TestRunNamingDanish: runs compare names by their load or an ordinal are
+// named with the document's words; English is compare.Names as before.
+func TestRunNamingDanish(t *testing.T) {
+	t.Parallel()
+	series := []compare.RunFacts{{Plan: "shop", Dir: "a", Users: 1}, {Plan: "shop", Dir: "b", Users: 20}, {Plan: "shop", Dir: "c", Users: 20, Rate: 2.5}}
+	same := []compare.RunFacts{{Plan: "shop", Dir: "run"}, {Plan: "shop", Dir: "run"}}
+	da := locale.MustParse("da")
+	for _, c := range []struct {
+		runs []compare.RunFacts
+		want []string
+	}{
+		{series, []string{"shop, 1 bruger", "shop, 20 brugere", "shop, 20 brugere ved 2,5/s"}},
+		{same, []string{"shop (run) (kørsel 1)", "shop (run) (kørsel 2)"}},
+	} {
+		if got := compare.NamesWith(c.runs, report.RunNaming(da)); strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("Danish names %q, want %q", got, c.want)
+		}
+		if got, want := compare.NamesWith(c.runs, report.RunNaming(locale.MustParse("en"))), compare.Names(c.runs); strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("English names %q, want compare.Names' %q", got, want)
+		}
+	}
+	if got := compare.Names(same); got[1] != "shop (run) (run 2)" {
+		t.Errorf("English ordinal %q", got[1])
+	}
+}

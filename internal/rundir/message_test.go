@@ -54,3 +54,18 @@ func TestMessage(t *testing.T) {
 		t.Errorf("no message: %q", got)
 	}
 }
+
+// TestWordedNum: a message's numbers are written by num; its other
+// arguments as recorded.
+func TestWordedNum(t *testing.T) {
+	in := &Info{}
+	text, m := NewMessage("%s: %d of %d lines", "a.log", 3304, 33240)
+	in.AddMessage(text, m)
+	tr := func(k string, a ...any) string { return fmt.Sprintf(k, a...) }
+	if got := in.WordedNum(text, tr, func(s string) string { return "<" + s + ">" }); got != "a.log: <3304> of <33240> lines" {
+		t.Errorf("WordedNum = %q", got)
+	}
+	if got := in.WordedNum(text, tr, nil); got != text {
+		t.Errorf("WordedNum without num = %q, want %q", got, text)
+	}
+}
