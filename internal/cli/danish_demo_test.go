@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/plateau-perf/plateau/internal/core"
+	"github.com/plateau-perf/plateau/internal/report/html/browsertest"
 	"github.com/plateau-perf/plateau/internal/report/reporttest"
 )
 
@@ -57,6 +58,22 @@ func TestDanishDemoArtefacts(t *testing.T) {
 		}
 	}
 	lines := func(s string) []string { return strings.Split(s, "\n") }
+	// An HTML document is read as the browser shows it: its DOM after its
+	// scripts ran, in headless Chromium with the network trapped.
+	bin := browsertest.Chromium(t)
+	browser := func(path string) []string {
+		t.Helper()
+		tr := browsertest.NewTrap(t)
+		dom, _ := browsertest.Run(t, bin, tr, path, "--dump-dom")
+		if reqs := tr.Requests(); len(reqs) > 0 {
+			t.Errorf("%s asked the network for %q", path, reqs)
+		}
+		texts, err := reporttest.HTMLTexts([]byte(dom))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return reporttest.Prose(texts)
+	}
 	file := func(path string) []string {
 		t.Helper()
 		b, err := os.ReadFile(path)
@@ -83,6 +100,7 @@ func TestDanishDemoArtefacts(t *testing.T) {
 	}
 	read("report.md", file(filepath.Join(run, "report.md")))
 	read("report.html", file(filepath.Join(run, "report.html")))
+	read("report.html in Chromium", browser(filepath.Join(run, "report.html")))
 
 	cmpDir := filepath.Join(cwd, "compare")
 	out, err := plateauCmd("compare", run, run, "-o", cmpDir).CombinedOutput()
@@ -95,6 +113,7 @@ func TestDanishDemoArtefacts(t *testing.T) {
 	}
 	read("compare.md", file(filepath.Join(cmpDir, "compare.md")))
 	read("compare.html", file(filepath.Join(cmpDir, "compare.html")))
+	read("compare.html in Chromium", browser(filepath.Join(cmpDir, "compare.html")))
 
 	db, histDir := filepath.Join(cwd, "history.db"), filepath.Join(cwd, "history")
 	out, err = plateauCmd("history", "add", "--db", db, "--tag", "release=r1", run).CombinedOutput()
@@ -110,6 +129,7 @@ func TestDanishDemoArtefacts(t *testing.T) {
 	}
 	read("history.md", file(filepath.Join(histDir, "history.md")))
 	read("history.html", file(filepath.Join(histDir, "history.html")))
+	read("history.html in Chromium", browser(filepath.Join(histDir, "history.html")))
 }
 
 // TestDanishDemoSteps: demo 000's steps are named in its language, as
