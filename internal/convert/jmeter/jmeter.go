@@ -21,6 +21,10 @@ type Options struct {
 	Source string
 	// ReadFile reads an included .jmx; nil means os.ReadFile.
 	ReadFile func(string) ([]byte, error)
+	// Properties are the JMeter properties (-J) the JMeter Plugins' thread
+	// groups read themselves (threads_schedule,
+	// dynamic_tg.shift_rampup_start), for Loads' schedules.
+	Properties map[string]string
 }
 
 // Convert converts a parsed test plan.
@@ -47,6 +51,14 @@ type GroupLoad struct {
 	// samples a minute (0 without one), for each user when PerUser.
 	PerMin  float64
 	PerUser bool
+	// Holds are a JMeter Plugins thread group's declared holds, read as
+	// the plugin computes its timeline (schedule.go); HoldsErr says why
+	// they are not read. Both are empty for JMeter's own thread groups.
+	Holds    []Hold
+	HoldsErr string
+	// SamplesPerIteration is the samples one iteration writes, where it
+	// is fixed (0 otherwise): an Arrivals group's rate in samples.
+	SamplesPerIteration int
 }
 
 // Loads reads the loads of a parsed plan's thread groups, in plan order,
@@ -507,6 +519,14 @@ func (c *conv) threadGroup(path string, e *Element, sc scope) {
 	gl.Load.Steps = append([]convert.LoadStep(nil), wl.Load.Steps...)
 	if t := c.tput; t != nil {
 		gl.PerMin, gl.PerUser = t.perMin, t.perUser
+	}
+	if strings.Contains(e.TestClass, ".") { // a JMeter Plugins thread group
+		hs, err := c.schedule(e, c.opt.Properties)
+		gl.Holds = hs
+		if err != nil {
+			gl.Holds, gl.HoldsErr = nil, err.Error()
+		}
+		gl.SamplesPerIteration, _ = SamplesPerIteration(e)
 	}
 	c.loads = append(c.loads, gl)
 	if c.tput != nil {
