@@ -268,14 +268,14 @@ func TestJMeterDeclaredPlugins(t *testing.T) {
 		want   string
 	}{
 		{"../cli/testdata/declared/jpgc-threads.jmx", nil,
-			"2 threads (1) 0s–2s; 4 threads (1) 2s–10s; 2 threads (2) 14s–16s; 4 threads (2) 16s–20s; 2 threads (3) 24s–27s; 4 threads (3) 27s–31s; 2 threads (4) 31s–33s"},
+			"2 threads (1) 0s–4s; 4 threads (1) 4s–14s; 2 threads (2) 18s–20s; 4 threads (2) 20s–24s; 2 threads (3) 28s–31s; 4 threads (3) 31s–35s; 2 threads (4) 35s–37s"},
 		{"../cli/testdata/declared/jpgc-threads.jmx", []string{"conc=6"},
-			"3 threads 0s–2s; 6 threads 2s–10s; 2 threads (1) 14s–16s; 4 threads (1) 16s–20s; 2 threads (2) 24s–27s; 4 threads (2) 27s–31s; 2 threads (3) 31s–33s"},
+			"3 threads 0s–4s; 6 threads 4s–14s; 2 threads (1) 18s–20s; 4 threads (1) 20s–24s; 2 threads (2) 28s–31s; 4 threads (2) 31s–35s; 2 threads (3) 35s–37s"},
 		// Two samples an arrival: 3 and 6 arrivals/s are 6 and 12 samples/s.
 		{"../cli/testdata/declared/jpgc-arrivals.jmx", nil,
-			"3 arrivals/s 0s–2s 6/s; 6 arrivals/s 2s–10s 12/s; 240 arrivals/min 12s–18s 4/s; 480 arrivals/min 21s–27s 8/s"},
+			"3 arrivals/s 0s–4s 6/s; 6 arrivals/s 4s–14s 12/s; 240 arrivals/min 18s–24s 4/s; 480 arrivals/min 27s–33s 8/s"},
 		{"../cli/testdata/declared/jpgc-arrivals.jmx", []string{"rate=10"},
-			"5 arrivals/s 0s–2s 10/s; 10 arrivals/s 2s–10s 20/s; 240 arrivals/min 12s–18s 4/s; 480 arrivals/min 21s–27s 8/s"},
+			"5 arrivals/s 0s–4s 10/s; 10 arrivals/s 4s–14s 20/s; 240 arrivals/min 18s–24s 4/s; 480 arrivals/min 27s–33s 8/s"},
 		// Public plans: Taurus' groups run at once, its Stepping group
 		// runs one loop; the plugins' examples' groups overlap.
 		{"../convert/jmeter/testdata/corpus/Blazemeter+taurus/threadgroups.jmx", nil, `thread group "STG.03": its threads run a number of loops`},
