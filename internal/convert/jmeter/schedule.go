@@ -3,6 +3,7 @@ package jmeter
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -78,6 +79,10 @@ func (c *conv) value(e *Element, name, def string) (float64, error) {
 	return c.resolveNumber(name, s)
 }
 
+// maxValue bounds a schedule's numbers (threads, seconds, minutes: 10⁷
+// minutes is 19 years), so that no time overflows.
+const maxValue = 1e7
+
 func (c *conv) resolveNumber(name, s string) (float64, error) {
 	for range 5 {
 		if strings.HasPrefix(s, "${") && strings.HasSuffix(s, "}") {
@@ -92,6 +97,9 @@ func (c *conv) resolveNumber(name, s string) (float64, error) {
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0, fmt.Errorf("%s %q is not a number the plan declares", name, s)
 	}
+	if math.Abs(f) > maxValue {
+		return 0, fmt.Errorf("%s %v is larger than a schedule plateau reads (%g)", name, f, float64(maxValue))
+	}
 	return f, nil
 }
 
@@ -102,7 +110,7 @@ func (c *conv) whole(e *Element, name, def string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if f != math.Trunc(f) || math.Abs(f) > 1e9 {
+	if f != math.Trunc(f) {
 		return 0, fmt.Errorf("%s %v is not a whole number (the plugin reads it as one)", name, f)
 	}
 	return int64(f), nil
@@ -154,8 +162,8 @@ func (c *conv) concurrencySchedule(e *Element, props map[string]string) ([]Hold,
 	shift := 0.0
 	if s := strings.TrimSpace(props["dynamic_tg.shift_rampup_start"]); s != "" {
 		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("property dynamic_tg.shift_rampup_start %q is not a whole number", s)
+		if err != nil || v > maxValue {
+			return nil, fmt.Errorf("property dynamic_tg.shift_rampup_start %q is not a whole number of seconds plateau reads", s)
 		}
 		shift = float64(max(v, 0))
 	}
@@ -311,8 +319,8 @@ func (c *conv) freeFormSchedule(e *Element) ([]Hold, error) {
 			v[j] = x
 		}
 		chunk := v[2] * f
-		if chunk <= 0 || chunk > 1e9 {
-			return nil, fmt.Errorf("schedule row %d lasts %v", i+1, v[2])
+		if chunk <= 0 || float64(offset)+chunk > 60*maxValue {
+			return nil, fmt.Errorf("schedule row %d lasts %v, or the schedule is too long", i+1, v[2])
 		}
 		from := offset
 		offset = int(float64(offset) + chunk)
@@ -342,31 +350,43 @@ type span struct{ start, end int64 }
 // starts or ends, at the number of threads alive in them (a window that
 // a thread's start or end cuts is not a hold: it is dropped).
 func flatHolds(spans []span, windows [][2]int64) []Hold {
+	starts := make([]int64, len(spans))
+	ends := make([]int64, len(spans))
+	for i, s := range spans {
+		starts[i], ends[i] = s.start, max(s.end, s.start)
+	}
+	slices.Sort(starts)
+	slices.Sort(ends)
+	// upTo is how many of sorted xs are ≤ t; inside says one lies in (a, b).
+	upTo := func(xs []int64, t int64) int {
+		return sort.Search(len(xs), func(i int) bool { return xs[i] > t })
+	}
+	inside := func(xs []int64, a, b int64) bool {
+		i := upTo(xs, a)
+		return i < len(xs) && xs[i] < b
+	}
 	var out []Hold
 	for _, w := range windows {
-		if w[1] <= w[0] {
+		if w[1] > maxWindowMs {
+			continue // past any test's end (and past time.Duration's range)
+		}
+		if w[1] <= w[0] || inside(starts, w[0], w[1]) || inside(ends, w[0], w[1]) {
 			continue
 		}
-		n, cut := 0, false
-		for _, s := range spans {
-			if s.start > w[0] && s.start < w[1] || s.end > w[0] && s.end < w[1] {
-				cut = true
-				break
-			}
-			if s.start <= w[0] && s.end >= w[1] {
-				n++
-			}
-		}
-		if !cut && n > 0 {
+		// Alive over the whole window: started by its start, not ended by it.
+		if n := upTo(starts, w[0]) - upTo(ends, w[0]); n > 0 {
 			out = append(out, Hold{From: time.Duration(w[0]) * time.Millisecond, To: time.Duration(w[1]) * time.Millisecond, Threads: n})
 		}
 	}
 	return labelThreads(out)
 }
 
+// maxWindowMs is the latest a hold of thread counts may end: 31 years.
+const maxWindowMs = 1e12
+
 // maxScheduledThreads bounds the threads whose times are computed one by
 // one (a hostile plan must not exhaust memory).
-const maxScheduledThreads = 1_000_000
+const maxScheduledThreads = 100_000
 
 // ultimateSchedule: UltimateThreadGroup.scheduleThread — a row's threads
 // start over its startup time after its initial delay, all run for its
@@ -411,7 +431,7 @@ func (c *conv) ultimateSchedule(e *Element, props map[string]string) ([]Hold, er
 				if err != nil {
 					return nil, err
 				}
-				if v != math.Trunc(v) || v < 0 || v > 1e9 {
+				if v != math.Trunc(v) || v < 0 {
 					return nil, fmt.Errorf("schedule row %d field %d: %v is not a whole number of threads or seconds", i+1, j+1, v)
 				}
 				row[j] = int64(v)
@@ -542,9 +562,13 @@ func (c *conv) steppingSchedule(e *Element) ([]Hold, error) {
 		last = in
 	}
 	descent := ascent + iterTotal*iterDur + (1000*ramp/in)*last + 1000*flight
+	buckets := 1 + (n-burst+in-1)/in
 	spans := make([]span, n)
-	bucketLast := map[int64]int64{}  // a step's last thread start
-	bucketFirst := map[int64]int64{} // a step's first thread start
+	bucketLast := make([]int64, buckets)  // a step's last thread start
+	bucketFirst := make([]int64, buckets) // a step's first thread start
+	for b := range bucketFirst {
+		bucketLast[b], bucketFirst[b] = math.MinInt64, math.MaxInt64
+	}
 	for t := int64(0); t < n; t++ {
 		bucket, cnt, pos := int64(0), burst, t
 		if t >= burst {
@@ -552,26 +576,18 @@ func (c *conv) steppingSchedule(e *Element) ([]Hold, error) {
 		}
 		start := ascent + bucket*iterDur + pos*(1000*ramp/cnt)
 		spans[t] = span{start, descent + 1000*outPeriod*(t/out)}
-		if v, ok := bucketLast[bucket]; !ok || start > v {
-			bucketLast[bucket] = start
-		}
-		if v, ok := bucketFirst[bucket]; !ok || start < v {
-			bucketFirst[bucket] = start
-		}
+		bucketLast[bucket] = max(bucketLast[bucket], start)
+		bucketFirst[bucket] = min(bucketFirst[bucket], start)
 	}
 	// Up: from a step's last start to the next step's first; then to the
 	// first stop. Down: between one batch of stops and the next.
 	var windows [][2]int64
-	for b := int64(0); ; b++ {
-		lastStart, ok := bucketLast[b]
-		if !ok {
-			break
+	for b := range bucketLast {
+		next := descent
+		if b+1 < len(bucketFirst) {
+			next = bucketFirst[b+1]
 		}
-		next, ok := bucketFirst[b+1]
-		if !ok {
-			next = descent
-		}
-		windows = append(windows, [2]int64{lastStart, next})
+		windows = append(windows, [2]int64{bucketLast[b], next})
 	}
 	var ends []int64
 	for _, s := range spans {
