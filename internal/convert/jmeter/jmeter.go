@@ -654,9 +654,9 @@ func (c *conv) concurrencyLoad(e *Element, l *convert.Load) []string {
 	if !(ok1 && ok2 && ok3 && ok4) {
 		notes = append(notes, "a value is not a number or property; defaults stand in")
 	}
-	mult := time.Minute
-	if unit == "S" {
-		mult = time.Second
+	mult := time.Second // the plugin: minutes for "M", seconds otherwise
+	if unit == "M" {
+		mult = time.Minute
 	}
 	ti, err1 := strconv.Atoi(target)
 	ri, err2 := strconv.Atoi(ramp)
@@ -671,7 +671,7 @@ func (c *conv) concurrencyLoad(e *Element, l *convert.Load) []string {
 	if si > 1 && ri > 0 {
 		stepDur := time.Duration(ri) * mult / time.Duration(si)
 		for k := 1; k <= si; k++ {
-			u := (ti*k + si - 1) / si
+			u := int(javaRound(float64(ti) / float64(si) * float64(k))) // as the plugin rounds its steps
 			d := stepDur
 			if k == si {
 				d += time.Duration(hi) * mult

@@ -183,3 +183,26 @@ func TestPluginSchedules(t *testing.T) {
 		}
 	}
 }
+
+// TestConvertConcurrencySteps: a converted Concurrency Thread Group steps
+// as the plugin does — 10 threads in 3 steps are 3, 7 and 10 (Java's
+// rounding, not 4, 7, 10), and a Unit other than M is seconds.
+func TestConvertConcurrencySteps(t *testing.T) {
+	plan := `<?xml version="1.0"?><jmeterTestPlan version="1.2"><hashTree><TestPlan guiclass="TestPlanGui" testclass="TestPlan" testname="p"/><hashTree>
+<com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup guiclass="x" testclass="com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup" testname="g">
+<stringProp name="TargetLevel">10</stringProp><stringProp name="RampUp">9</stringProp><stringProp name="Steps">3</stringProp><stringProp name="Hold">3</stringProp><stringProp name="Unit"></stringProp>
+</com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup><hashTree><HTTPSamplerProxy guiclass="x" testclass="HTTPSamplerProxy" testname="a"/><hashTree/></hashTree>
+</hashTree></hashTree></jmeterTestPlan>`
+	root, err := Parse(strings.NewReader(plan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := Convert(root, Options{})
+	var got []string
+	for _, s := range p.Workloads[0].Load.Steps {
+		got = append(got, s.Users+" for "+s.Duration)
+	}
+	if want := "3 for 3s; 7 for 3s; 10 for 6s"; strings.Join(got, "; ") != want {
+		t.Errorf("steps %s, want %s", strings.Join(got, "; "), want)
+	}
+}
