@@ -52,7 +52,13 @@ merges them and writes the reports, then stays up for kubectl cp.
 
 The start instant is fixed now (--start-in ahead, default 2m): apply the
 manifests at once. A pod that starts later than that skips the iterations
-already due and counts them as dropped. See docs/distributed.md.`,
+already due and counts them as dropped. See docs/distributed.md.
+
+A JMeter plan, k6 script or Gatling simulation runs in its tool on each pod
+(--image: an image holding it). A locustfile runs in Locust's own
+distributed mode: a master pod (plateau run --locust-master, with the
+monitors), a Service for its port 5557 and N worker pods; the master starts
+the load once all N have connected. See docs/run-foreign.md.`,
 		Example: `  plateau k8s plan.yaml -g 4 --image registry.example.com/plateau:0.1.0 | kubectl apply -f -
   kubectl wait --for=condition=Ready pod -l batch.kubernetes.io/job-name=plateau-shop-merge --timeout=30m`,
 		Args: cobra.ExactArgs(1),
@@ -78,7 +84,7 @@ already due and counts them as dropped. See docs/distributed.md.`,
 	fl.BoolVar(&f.noSamples, "no-samples", false, "generators keep no raw sample log")
 	fl.DurationVar(&f.linger, "linger", time.Hour, "how long the merge pod stays up after merging, for kubectl cp")
 	fl.StringArrayVarP(&f.props, "jmeter-property", "J", nil, "a JMeter property for a .jmx plan, name=value, passed to every generator (repeatable)")
-	fl.StringArrayVarP(&f.env, "env", "e", nil, "an environment variable for a k6 or JMeter script, NAME=value, passed to every generator (repeatable)")
+	fl.StringArrayVarP(&f.env, "env", "e", nil, "an environment variable for a k6, JMeter or Locust script, NAME=value, passed to every generator (a locustfile's: to its master and workers; repeatable)")
 	return cmd
 }
 
