@@ -260,6 +260,9 @@ func TestRunJMeterPluginPhases(t *testing.T) {
 					if med != u || p.Users != u {
 						t.Errorf("phase %q: declared %d threads (phase: %d); JMeter's allThreads median over its samples %d", p.Name, u, p.Users, med)
 					}
+					if !strings.Contains(notes, fmt.Sprintf("%q %d → ", p.Name, u)) {
+						t.Errorf("phase %q: the notes do not say what ran beside the declared %d threads:\n%s", p.Name, u, notes)
+					}
 					if strings.Contains(notes, fmt.Sprintf("phase %q:", p.Name)) {
 						t.Errorf("phase %q held its threads, yet the notes say otherwise:\n%s", p.Name, notes)
 					}
@@ -273,6 +276,9 @@ func TestRunJMeterPluginPhases(t *testing.T) {
 					off := math.Abs(reached-r) > math.Max(0.1*r, 2/secs)
 					t.Logf("phase %q: declared %v samples/s; JMeter's JTL: %d samples in %v s, %.3g/s", p.Name, r, len(in), secs, reached)
 					note := fmt.Sprintf("phase %q: declared %s samples/s, %s samples/s reached", p.Name, fmtRateTest(r), fmtRateTest(reached))
+					if each := fmt.Sprintf("%q %s → %s samples/s", p.Name, fmtRateTest(r), fmtRateTest(reached)); !strings.Contains(notes, each) {
+						t.Errorf("phase %q: the notes do not say %s:\n%s", p.Name, each, notes)
+					}
 					if got := strings.Contains(notes, note); got != off {
 						t.Errorf("phase %q: JMeter's JTL has %d samples in %v s (%.3g/s, declared %v/s, off: %v); the notes (want %q: %v):\n%s", p.Name, len(in), secs, reached, r, off, note, got, notes)
 					}
