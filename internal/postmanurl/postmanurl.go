@@ -12,9 +12,12 @@
 // controls, space " < > ` # ? { } and non-ASCII bytes, the query only
 // controls, space " # ' < > and non-ASCII bytes — and never encodes a "%"
 // that starts a valid escape (%2F stays %2F) nor one that does not (a bare
-// % stays %): \ + & = % | ^ [ ] are sent as they are. The host is
-// lower-cased (and punycoded). URL is this, as a function of the
-// substituted text.
+// % stays %): \ + & = % | ^ [ ] are sent as they are. The host goes
+// through Node's url.domainToASCII (lower-cased, punycoded, an IPv4
+// address in any of its forms as dotted decimal) or stays as written when
+// that refuses it. AppendURL is this, as a function of the substituted
+// text; wiretest.TestPostmanEncodingMatchesNode checks it against newman's
+// own modules.
 //
 // A urlencoded body goes through Node's querystring.stringify and
 // postman-request's RFC 3986 pass: every byte but letters, digits and
@@ -23,6 +26,7 @@ package postmanurl
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -148,25 +152,186 @@ func appendProto(dst, p []byte) []byte {
 	return dst
 }
 
-// appendHost is the host lower-cased (JavaScript's toLowerCase) and, when it
-// is not ASCII, through Node's url.domainToASCII (UTS #46, punycode); a
-// host that function refuses is sent lower-cased, as Postman does.
+// appendHost is postman-url-encoder's encodeHost: the host lower-cased
+// (JavaScript's toLowerCase), then through Node's url.domainToASCII — tabs
+// and newlines dropped, %XX decoded, UTS #46 (punycode), refused when a
+// forbidden code point remains —, or as it is when that refuses it.
 func appendHost(dst, h []byte) []byte {
-	ascii := true
+	plain := true
 	for _, c := range h {
-		if c >= 0x80 {
-			ascii = false
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.') {
+			plain = false
 			break
 		}
 	}
-	if ascii {
-		return appendProto(dst, h)
+	if plain {
+		// What domainToASCII makes of it too, unless it ends in a number:
+		// an IPv4 address in one of its forms ("0" is 0.0.0.0).
+		n := len(dst)
+		dst = appendProto(dst, h)
+		if endsInNumber(dst[n:]) {
+			if v4, ok := appendIPv4(dst[len(dst):], dst[n:]); ok {
+				return append(dst[:n], v4...)
+			}
+		}
+		return dst
 	}
 	lower := strings.ToLower(string(h))
-	if a, err := whatwg.ToASCII(lower); err == nil && a != "" {
+	if a, ok := domainToASCII(lower); ok {
 		return append(dst, a...)
 	}
 	return append(dst, lower...)
+}
+
+// endsInNumber is the WHATWG URL standard's ends-in-a-number checker.
+func endsInNumber(h []byte) bool {
+	if len(h) == 0 {
+		return false
+	}
+	if h[len(h)-1] == '.' {
+		h = h[:len(h)-1]
+	}
+	last := h[bytes.LastIndexByte(h, '.')+1:]
+	if len(last) > 0 {
+		digits := true
+		for _, c := range last {
+			digits = digits && '0' <= c && c <= '9'
+		}
+		if digits {
+			return true
+		}
+	}
+	_, ok := ipv4Number(last)
+	return ok
+}
+
+// ipv4Number parses one part of an IPv4 address: decimal, 0x hex or
+// 0-led octal.
+func ipv4Number(p []byte) (uint64, bool) {
+	if len(p) == 0 {
+		return 0, false
+	}
+	radix := uint64(10)
+	switch {
+	case len(p) >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'):
+		p, radix = p[2:], 16
+	case len(p) >= 2 && p[0] == '0':
+		p, radix = p[1:], 8
+	}
+	var n uint64
+	for _, c := range p {
+		var d uint64
+		switch {
+		case '0' <= c && c <= '9':
+			d = uint64(c - '0')
+		case radix == 16 && 'a' <= c && c <= 'f':
+			d = uint64(c-'a') + 10
+		case radix == 16 && 'A' <= c && c <= 'F':
+			d = uint64(c-'A') + 10
+		default:
+			return 0, false
+		}
+		if d >= radix {
+			return 0, false
+		}
+		if n = n*radix + d; n > 1<<40 {
+			return 0, false // far out of range: refused below anyway
+		}
+	}
+	return n, true
+}
+
+// appendIPv4 is the WHATWG IPv4 parser: h as dotted decimal, or false.
+func appendIPv4(dst, h []byte) ([]byte, bool) {
+	if len(h) > 1 && h[len(h)-1] == '.' {
+		h = h[:len(h)-1]
+	}
+	var nums [4]uint64
+	parts := 0
+	for {
+		if parts == 4 {
+			return nil, false // a fifth part
+		}
+		p := h
+		i := bytes.IndexByte(h, '.')
+		if i >= 0 {
+			p = h[:i]
+		}
+		n, ok := ipv4Number(p)
+		if !ok {
+			return nil, false
+		}
+		nums[parts] = n
+		parts++
+		if i < 0 {
+			break
+		}
+		h = h[i+1:]
+	}
+	last := parts - 1
+	for i := 0; i < last; i++ {
+		if nums[i] > 255 {
+			return nil, false
+		}
+	}
+	if nums[last] >= 1<<(8*(5-parts)) {
+		return nil, false
+	}
+	v := nums[last]
+	for i := 0; i < last; i++ {
+		v += nums[i] << (8 * (3 - i))
+	}
+	for i := 3; i >= 0; i-- {
+		dst = strconv.AppendUint(dst, v>>(8*i)&255, 10)
+		if i > 0 {
+			dst = append(dst, '.')
+		}
+	}
+	return dst, true
+}
+
+// domainToASCII is the WHATWG URL standard's host parsing of a domain, as
+// Node's url.domainToASCII does it.
+func domainToASCII(h string) (string, bool) {
+	h = strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return -1
+		}
+		return r
+	}, h)
+	var d []byte
+	for i := 0; i < len(h); i++ {
+		if h[i] == '%' && i+2 < len(h) && isHex(h[i+1]) && isHex(h[i+2]) {
+			d = append(d, unhex(h[i+1])<<4|unhex(h[i+2]))
+			i += 2
+			continue
+		}
+		d = append(d, h[i])
+	}
+	a, err := whatwg.ToASCII(string(d))
+	if err != nil || a == "" {
+		return "", false
+	}
+	if endsInNumber([]byte(a)) {
+		v4, ok := appendIPv4(nil, []byte(a))
+		return string(v4), ok
+	}
+	for i := 0; i < len(a); i++ {
+		if c := a[i]; c <= ' ' || c == 0x7f || strings.IndexByte("#%/:<>?@[\\]^|", c) >= 0 {
+			return "", false
+		}
+	}
+	return a, true
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
 }
 
 // whatwg is the WHATWG URL standard's domain-to-ASCII (non-transitional

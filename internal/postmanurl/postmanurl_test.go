@@ -23,6 +23,10 @@ var urlCases = []struct{ in, want string }{
 	{"http://u:p@h/p", "http://h/p"},
 	{"http://h/p:id/x?y#z?w", "http://h/p:id/x?y"},
 	{"http:///h/p", "http://h/p"},
+	{"http://0/x", "http://0.0.0.0/x"},
+	{"http://0x7f.1:80/", "http://127.0.0.1:80/"},
+	{"http://1.2.3.4.5/", "http://1.2.3.4.5/"},
+	{"http://a%41.test/", "http://aa.test/"},
 }
 
 func TestAppendURL(t *testing.T) {
@@ -48,10 +52,11 @@ func TestFormEscape(t *testing.T) {
 // TestAppendURLAllocs: the engine calls AppendURL for every request of a
 // Postman plan, into a buffer it keeps.
 func TestAppendURLAllocs(t *testing.T) {
-	in := []byte("http://api.test/users/42/orders?q=a b&x=1#f")
-	buf := make([]byte, 0, 256)
-	if n := testing.AllocsPerRun(100, func() { buf = AppendURL(buf[:0], in) }); n != 0 {
-		t.Errorf("AppendURL allocates %v times per call, want 0", n)
+	for _, in := range []string{"http://api.test/users/42/orders?q=a b&x=1#f", "http://127.0.0.1:8080/a|b?c"} {
+		buf, raw := make([]byte, 0, 256), []byte(in)
+		if n := testing.AllocsPerRun(100, func() { buf = AppendURL(buf[:0], raw) }); n != 0 {
+			t.Errorf("AppendURL(%q) allocates %v times per call, want 0", in, n)
+		}
 	}
 }
 
