@@ -35,6 +35,8 @@ type Collection struct {
 	Variables []Variable `json:"variables"`
 	Auth      *Auth      `json:"auth"`
 	Event     []Event    `json:"event"`
+	// ProtocolProfileBehavior is inherited by every item.
+	ProtocolProfileBehavior map[string]any `json:"protocolProfileBehavior"`
 }
 
 // Item is a folder (Item set) or a request.
@@ -44,6 +46,18 @@ type Item struct {
 	Request *Request `json:"request"`
 	Event   []Event  `json:"event"`
 	Auth    *Auth    `json:"auth"`
+	// ProtocolProfileBehavior holds the runtime's switches for the item
+	// and, on a folder, for the items inside it.
+	ProtocolProfileBehavior map[string]any `json:"protocolProfileBehavior"`
+}
+
+// rawURLs reports whether a protocolProfileBehavior turns the runtime's
+// URL encoding off (disableUrlEncoding), or leaves the inherited setting.
+func rawURLs(ppb map[string]any, inherited bool) bool {
+	if v, ok := ppb["disableUrlEncoding"].(bool); ok {
+		return v
+	}
+	return inherited
 }
 
 // Request is one request. URL may be a string or an object.
@@ -263,6 +277,9 @@ type conv struct {
 	// section has said are not computed.
 	authSaid map[string]bool
 	base     string // the variable whose value became the target ("baseUrl")
+	// unencoded counts requests whose URL Postman sends unencoded
+	// (disableUrlEncoding).
+	unencoded int
 }
 
 // Convert builds the plan and its report.
@@ -358,7 +375,11 @@ func Convert(col *Collection, opt Options) (*convert.Plan, *convert.Report) {
 	}
 	c.events(col.Info.Name, col.Event, nil)
 	wl := &convert.Workload{Name: "collection", Load: convert.Load{Users: "1", Iterations: "1"}}
-	wl.Scenario = c.items(col.Info.Name, col.Item, col.Auth, 0)
+	wl.Scenario = c.items(col.Info.Name, col.Item, col.Auth, 0, rawURLs(col.ProtocolProfileBehavior, false))
+	if c.unencoded > 0 {
+		c.report.AddBehaviour(fmt.Sprintf("%d %s protocolProfileBehavior.disableUrlEncoding: Postman sends %s URL as written; the plan encodes it as Postman does by default (spaces, quotes and non-ASCII bytes percent-encoded)",
+			c.unencoded, pluralS(c.unencoded, "request sets", "requests set"), pluralS(c.unencoded, "its", "their")))
+	}
 	if len(wl.Scenario) == 0 {
 		wl.Scenario = []convert.Step{convert.CommentStep("the collection holds no request")}
 	}
@@ -978,7 +999,7 @@ func scriptComment(p string, evs []Event) []string {
 // items converts a list of items; folders become transactions. A folder
 // inside a folder's transaction is flattened into it (plateau transactions
 // do not nest yet).
-func (c *conv) items(parent string, items []Item, auth *Auth, depth int) []convert.Step {
+func (c *conv) items(parent string, items []Item, auth *Auth, depth int, raw bool) []convert.Step {
 	var out []convert.Step
 	for _, it := range items {
 		p := parent + " / " + it.Name
@@ -989,7 +1010,7 @@ func (c *conv) items(parent string, items []Item, auth *Auth, depth int) []conve
 		if it.Request == nil {
 			c.report.Add(convert.Item{Path: p, Name: it.Name, Type: "folder", Status: convert.Converted, Note: "transaction"})
 			c.events(p, it.Event, nil)
-			steps := c.items(p, it.Item, a, depth+1)
+			steps := c.items(p, it.Item, a, depth+1, rawURLs(it.ProtocolProfileBehavior, raw))
 			if cm := scriptComment(p, it.Event); len(cm) > 0 {
 				steps = append([]convert.Step{convert.CommentStep(cm...)}, steps...)
 			}
@@ -998,6 +1019,9 @@ func (c *conv) items(parent string, items []Item, auth *Auth, depth int) []conve
 			}
 			out = append(out, convert.Step{Transaction: &convert.Group{Name: plain(it.Name), Steps: steps}})
 			continue
+		}
+		if rawURLs(it.ProtocolProfileBehavior, raw) {
+			c.unencoded++
 		}
 		out = append(out, c.request(p, it, a)...)
 	}
