@@ -465,13 +465,17 @@ func TestRuntimeController(t *testing.T) {
 	}
 }
 
-// runtimeExpected are the differences a Runtime Controller makes, as the
-// harness sees them: JMeter goes from /rt-b back to /rt-a while the second
-// lasts, and from /rt-a straight to /rt-after when the second ends part
-// way through a pass; the plan does neither — the approximation the report
-// states. (The repeats change the share of each endpoint too, which the
-// mix comparison, per pass, does not count as a difference.)
+// runtimeExpected is the difference a Runtime Controller makes, as the
+// harness sees it: JMeter goes from /rt-b back to /rt-a while the second
+// lasts and ends a pass wherever the second runs out — after /rt-a most
+// often (the 100 ms timer before /rt-a is most of a pass), so the plan's
+// /rt-b → /rt-after may be a move JMeter never made —; the plan goes a, b,
+// after once — the approximation the report states. One explanation for
+// all three moves: which of them shows depends on where JMeter's second
+// ends. (The repeats change the share of each endpoint too, which the mix
+// comparison, per pass, does not count as a difference.) The test asserts
+// the shape of each pass itself.
 var runtimeExpected = []Expect{
-	{Kind: "order", Subject: regexp.MustCompile(`/rt-b → GET units\.test/rt-a$`), Why: "JMeter repeats the Runtime Controller's children for 1 s; the plan sends them once (said in the report)"},
-	{Kind: "order", Subject: regexp.MustCompile(`/rt-a → GET units\.test/rt-after$`), Why: "JMeter looks at the clock before each child: a pass may end after /rt-a (said in the report)"},
+	{Kind: "order", Subject: regexp.MustCompile(`units\.test/rt-(b → GET units\.test/rt-(a|after)|a → GET units\.test/rt-after)$`),
+		Why: "JMeter repeats the Runtime Controller's children for 1 s and ends a pass where the second runs out; the plan sends them once (said in the report)"},
 }
