@@ -345,6 +345,7 @@ func Convert(col *Collection, opt Options) (*convert.Plan, *convert.Report) {
 		c.from[v.key] = v.from
 	}
 	c.chooseTarget(col)
+	var nested []string // variables whose value holds another {{variable}}
 	for _, v := range scoped {
 		if v.key == c.base {
 			continue
@@ -371,7 +372,16 @@ func Convert(col *Collection, opt Options) (*convert.Plan, *convert.Report) {
 			c.report.Env = append(c.report.Env, convert.EnvVar{Env: env, What: v.from + ", a secret the file leaves empty (empty unless set)"})
 			continue
 		}
-		c.plan.SetVar(name, stripVars(val))
+		if stripped := stripVars(val); stripped != val {
+			nested = append(nested, v.key)
+			c.plan.SetVar(name, stripped)
+		} else {
+			c.plan.SetVar(name, val)
+		}
+	}
+	if len(nested) > 0 {
+		c.report.AddBehaviour(fmt.Sprintf("%d %s (%s) %s another {{variable}}: the plan sends %s without it, where Postman puts that variable's value in",
+			len(nested), pluralS(len(nested), "variable", "variables"), strings.Join(nested, ", "), pluralS(len(nested), "holds", "hold"), pluralS(len(nested), "its value", "their values")))
 	}
 	c.events(col.Info.Name, col.Event, nil)
 	wl := &convert.Workload{Name: "collection", Load: convert.Load{Users: "1", Iterations: "1"}}

@@ -231,3 +231,22 @@ func TestDisableURLEncodingSaid(t *testing.T) {
 		t.Errorf("report: %q", b)
 	}
 }
+
+// TestNestedVariableSaid: a variable whose value holds another {{variable}}
+// is sent without it (plan variables are not templates); the report says
+// so, since Postman resolves it.
+func TestNestedVariableSaid(t *testing.T) {
+	col, err := Parse(strings.NewReader(`{"info":{"name":"x"},"variable":[{"key":"host","value":"h.test"},{"key":"path","value":"/v1/{{tenant}}/items"}],
+"item":[{"name":"a","request":{"url":"http://{{host}}{{path}}"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, rep := Convert(col, Options{Source: "x.json"})
+	if b := strings.Join(rep.Behaviour, "\n"); !strings.Contains(b, "1 variable (path) holds another {{variable}}") {
+		t.Errorf("report: %q", b)
+	}
+	b, _ := p.Bytes()
+	if !strings.Contains(string(b), "path: /v1//items") {
+		t.Errorf("plan:\n%s", b)
+	}
+}
