@@ -168,6 +168,9 @@ type figures struct {
 	spec   FigureSpec
 	labels map[figKey]*figLabel
 	total  *figLabel
+	// The last sample's label, kept: a tool's samples come in runs of one.
+	lastKey figKey
+	last    *figLabel
 }
 
 type figKey struct {
@@ -184,10 +187,13 @@ func (f *figures) add(s *Rec, us int64, a *Aggregator) {
 	start, end := s.End-us*1e3, s.End
 	v := float64(us) / 1000
 	k := figKey{s.Label, s.Tx}
-	l := f.labels[k]
-	if l == nil {
-		l = &figLabel{workload: a.workload, name: a.labels.Name(s.Label), tx: s.Tx, minStart: math.MaxInt64, maxEnd: math.MinInt64}
-		f.labels[k] = l
+	l := f.last
+	if l == nil || k != f.lastKey {
+		if l = f.labels[k]; l == nil {
+			l = &figLabel{workload: a.workload, name: a.labels.Name(s.Label), tx: s.Tx, minStart: math.MaxInt64, maxEnd: math.MinInt64}
+			f.labels[k] = l
+		}
+		f.lastKey, f.last = k, l
 	}
 	l.add(v, start, end, f.spec.Window)
 	if !s.Tx {
