@@ -633,6 +633,11 @@ var da = map[string]string{
 	"Repeat spread":                         "Spredning mellem gentagelser",
 	"Mean ± sd (ms)":                        "Gennemsnit ± sd (ms)",
 	"Average response time of all requests": "Gennemsnitlig svartid for alle kald",
+	// A study whose runs hold several workloads: per workload, never of all requests.
+	"%s average (ms)":  "%s gennemsnit (ms)",
+	"%s p95 (ms)":      "%s p95 (ms)",
+	"%s: all requests": "%s: alle kald",
+	"the runs hold several workloads (%s), whose requests are different things: each workload's average and 95th percentile are given, from its own requests, and none of all requests, which would weigh them by how many of each a run happened to send": "kørslerne har flere workloads (%s), hvis kald er forskellige ting: hver workloads gennemsnit og 95-percentil er angivet ud fra dens egne kald, og ingen for alle kald, som ville vægte dem efter hvor mange af hver en kørsel tilfældigvis sendte",
 	"Average response time of each workload's requests": "Gennemsnitlig svartid for hver belastnings kald",
 	"CV %":                           "VK %",
 	"Outliers":                       "Afvigere",

@@ -135,9 +135,35 @@ func labelTable(ms []*member, base *member) []Label {
 			}
 		}
 	}
-	// The total goes last.
-	total := len(out)
-	out = append(out, Label{Label: core.TotalLabel, Cells: make([]LabelCell, len(ms))})
+	// The totals go last: all requests, or, where a run holds several
+	// workloads, each workload's requests (an average of all requests
+	// would mix requests that are different things, weighted by how many
+	// of each the run happened to send).
+	first := len(out)
+	var workloads []string
+	if mixedStudy(ms) {
+		for _, m := range ms {
+			for _, w := range m.d.RequestWorkloads() {
+				if !slices.Contains(workloads, w) {
+					workloads = append(workloads, w)
+				}
+			}
+		}
+		for _, w := range workloads {
+			out = append(out, Label{Label: core.TotalLabel, Workload: w, Cells: make([]LabelCell, len(ms))})
+		}
+	} else {
+		out = append(out, Label{Label: core.TotalLabel, Cells: make([]LabelCell, len(ms))})
+	}
+	totalOf := func(w string) int {
+		if workloads == nil {
+			return first
+		}
+		if j := slices.Index(workloads, w); j >= 0 {
+			return first + j
+		}
+		return -1
+	}
 	for i, m := range ms {
 		d := m.d
 		for li := range out {
@@ -151,19 +177,32 @@ func labelTable(ms []*member, base *member) []Label {
 			st := d.Run[k].Stats(d.LabelName(k), k.Tx, d.Span())
 			out[li].Cells[i] = LabelCell{Run: m.name, Present: d.Run[k].Count > 0, MeanMs: st.MeanMs, P95Ms: st.P95Ms}
 		}
-		st := d.Total.Stats(core.TotalLabel, false, d.Span())
-		out[total].Cells[i] = LabelCell{Run: m.name, Present: d.Total.Count > 0, MeanMs: st.MeanMs, P95Ms: st.P95Ms}
+		if workloads == nil {
+			st := d.Total.Stats(core.TotalLabel, false, d.Span())
+			out[first].Cells[i] = LabelCell{Run: m.name, Present: d.Total.Count > 0, MeanMs: st.MeanMs, P95Ms: st.P95Ms}
+		} else {
+			for _, w := range d.RequestWorkloads() {
+				a, _ := d.WorkloadTotal(w)
+				st := a.Stats(core.TotalLabel, false, d.Span())
+				out[totalOf(w)].Cells[i] = LabelCell{Run: m.name, Present: a.Count > 0, MeanMs: st.MeanMs, P95Ms: st.P95Ms}
+			}
+		}
 		ref := reference(ms, m, base)
 		if ref == nil {
 			continue
 		}
-		for _, row := range analysis.Compare(ref.d, m.d, nil) {
+		rows := analysis.Compare(ref.d, m.d, nil)
+		if workloads != nil {
+			rows = append(rows, analysis.CompareWorkloads(ref.d, m.d)...)
+		}
+		for _, row := range rows {
 			if row.Phase != "run" {
 				continue
 			}
 			li, ok := idx[row.Label]
 			if row.Label == core.TotalLabel {
-				li, ok = total, true
+				li = totalOf(row.Workload)
+				ok = li >= 0 && (workloads == nil) == (row.Workload == "")
 			}
 			if ok {
 				c := &out[li].Cells[i]

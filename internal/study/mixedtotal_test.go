@@ -1,0 +1,104 @@
+package study
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/plateau-perf/plateau/internal/analysis"
+	"github.com/plateau-perf/plateau/internal/analysis/compare"
+	"github.com/plateau-perf/plateau/internal/report/reporttest"
+)
+
+// Two runs of two workloads, alike in every call's time: reads at 7 users
+// and a data import of 900 ms calls, one a second in the first run and
+// eight a second in the second. An average of all requests weighs the
+// import by how many calls each run happened to send, so the second run
+// reads twice as slow with no call slower. The study describes such runs
+// workload by workload: each workload's average from its own requests,
+// no figure of all requests, and each workload's Δ "no change".
+func TestStudyMixedWorkloadsHaveNoAllRequestsAverage(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	for i, per := range []int{1, 8} {
+		write(t, filepath.Join(root, fmt.Sprintf("r%d", i+1)), reporttest.Options{Seed: 5, Concurrent: true, ImportPerSecond: per,
+			Steps: []reporttest.Step{{Users: 7, Seconds: 120, RampUpS: 5}}})
+	}
+	s, err := Build(studyFile(t, root, "runs:\n  - {dir: r1, role: baseline, name: one import call a second}\n  - {dir: r2, role: repeat, name: eight import calls a second}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The planted data tell the two ways apart: the all-requests
+	// comparison calls the second run slower.
+	d1, err := analysis.Load(filepath.Join(root, "r1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2, err := analysis.Load(filepath.Join(root, "r2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d1.Mixed() || !d2.Mixed() {
+		t.Fatalf("the runs hold workloads %v and %v, want two each", d1.RequestWorkloads(), d2.RequestWorkloads())
+	}
+	for _, r := range analysis.Compare(d1, d2, nil) {
+		if r.Label == "TOTAL" && r.Phase == "run" && (r.Verdict != compare.Slower || r.DeltaPct < 50) {
+			t.Fatalf("the planted mix does not move the all-requests average: %+v", r)
+		}
+	}
+	// The runs table: per workload, each from its own requests (the
+	// count-weighted average of its labels' means), none of all requests.
+	for i, d := range []*analysis.Dataset{d1, d2} {
+		r := s.Runs[i]
+		if r.MeanMs != 0 || r.P95Ms != 0 {
+			t.Errorf("%s: an average %v ms / p95 %v ms of all requests of two workloads", r.Name, r.MeanMs, r.P95Ms)
+		}
+		if len(r.Workloads) != 2 || r.Workloads[0].Workload != "read" || r.Workloads[1].Workload != "data-import" {
+			t.Fatalf("%s: workloads %+v, want read and data-import", r.Name, r.Workloads)
+		}
+		for _, w := range r.Workloads {
+			var sum float64
+			var n int64
+			for _, k := range d.Labels() {
+				if k.Workload == w.Workload && !k.Tx && !k.Derived {
+					sum += d.Run[k].MeanMs() * float64(d.Run[k].Count)
+					n += d.Run[k].Count
+				}
+			}
+			if want := sum / float64(n); w.Requests != n || math.Abs(w.MeanMs-want) > 0.01*want+0.01 {
+				t.Errorf("%s, %s: %d requests averaging %v ms, want %d averaging %v ms", r.Name, w.Workload, w.Requests, w.MeanMs, n, want)
+			}
+		}
+	}
+	if imp1, imp2 := s.Runs[0].Workloads[1].Requests, s.Runs[1].Workloads[1].Requests; imp2 < 6*imp1 {
+		t.Errorf("import calls %d and %d, want eight times as many in the second run", imp1, imp2)
+	}
+	// The per-label table: one total per workload, each "no change".
+	var totals []string
+	for _, l := range s.Labels {
+		if l.Label != "TOTAL" {
+			continue
+		}
+		totals = append(totals, l.Workload)
+		if c := l.Cells[1]; c.Against != s.Runs[0].Name || c.Verdict == compare.Slower || c.Verdict == compare.Faster {
+			t.Errorf("%s's total in %s: %+v, want no change against %s", l.Workload, c.Run, c, s.Runs[0].Name)
+		}
+	}
+	if strings.Join(totals, ",") != "read,data-import" {
+		t.Errorf("totals of %q, want one of read and one of data-import", totals)
+	}
+	md, _ := writeStudy(t, s)
+	for _, want := range []string{"| read average (ms) | read p95 (ms) | data-import average (ms) | data-import p95 (ms) |", "**read: all requests**",
+		"**data-import: all requests**", "none of all requests"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("study.md lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"| Error % | Average (ms) |", "**all requests**"} {
+		if strings.Contains(md, bad) {
+			t.Errorf("study.md has %q", bad)
+		}
+	}
+}
