@@ -95,3 +95,41 @@ func TestCapacitySearchKneeWithSaturatedCount(t *testing.T) {
 		t.Errorf("the answer (%s) and the table disagree on the knee:\n%s", row.Sentence, md)
 	}
 }
+
+// A capacity search probes several loads: it is no run at the load it
+// started from (demo 002: "upload, capacity search" in the group "upload,
+// 10 users", compared with the upload at 10 clients, and drawn in the
+// load series as a second point at 10 users under "the runs are at
+// different load levels"). Its group names the search and its probes'
+// range, it is compared with no run, and the series holds the fixed runs.
+func TestCapacitySearchIsNoFixedLoadRun(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	write(t, filepath.Join(root, "search"), reporttest.Options{Seed: 4, Steps: []reporttest.Step{{Users: 10, Seconds: 30}}})
+	write(t, filepath.Join(root, "level-10"), reporttest.Options{Seed: 6, Steps: []reporttest.Step{{Users: 10, Seconds: 30}}})
+	write(t, filepath.Join(root, "level-20"), reporttest.Options{Seed: 7, Steps: []reporttest.Step{{Users: 20, Seconds: 30}}})
+	writeSearch(t, filepath.Join(root, "search"), &capacity.Search{Workload: "read", Unit: "users", Outcome: search.Found, Load: 15, UpperBound: 20,
+		LimitedBy: search.RequirementBroke, Requirement: "avg(response_time) < 200ms", Resolution: "30%",
+		Probes: []capacity.SearchProbe{
+			{N: 1, Dir: "probe-01", Load: 10, ThroughputRPS: 10, MeanMs: 40, Held: true, Verdict: capacity.Good},
+			{N: 2, Dir: "probe-02", Load: 20, ThroughputRPS: 10.5, MeanMs: 420, Held: true, Verdict: capacity.Bad, LimitedBy: search.RequirementBroke},
+			{N: 3, Dir: "probe-03", Load: 15, ThroughputRPS: 10.4, MeanMs: 150, Held: true, Verdict: capacity.Good},
+		}})
+	s, err := Build(studyFile(t, root, "runs:\n  - {dir: level-10, role: baseline, name: level 10, factors: {workload: read}}\n  - {dir: level-20, name: level 20, factors: {workload: read}}\n  - {dir: search, name: the search, factors: {workload: read}}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.Runs[2]
+	if r.Group != "read, capacity search over 10–20 users" || r.ComparedWith != "" {
+		t.Errorf("the search's group %q, compared with %q; want its own group, compared with none", r.Group, r.ComparedWith)
+	}
+	if len(s.Series) != 1 || strings.Join(s.Series[0].Runs, ",") != "level 10,level 20" {
+		t.Errorf("series %+v, want the fixed runs at 10 and 20 users only", s.Series)
+	}
+	for _, l := range s.Labels {
+		if c := l.Cells[2]; c.Against != "" {
+			t.Errorf("%s: the search compared with %s", l.Label, c.Against)
+		}
+	}
+	writeStudy(t, s)
+}

@@ -52,6 +52,15 @@ func (m *member) soak() bool { return m.role == Soak }
 // 1–24 users").
 func (m *member) level() string {
 	wd := m.words()
+	if m.search != nil && len(m.search.Probes) > 0 {
+		// A capacity search probes several loads: it is no run at the
+		// load it started from, and is compared with none.
+		lo, hi := m.search.Probes[0].Load, m.search.Probes[0].Load
+		for _, p := range m.search.Probes {
+			lo, hi = min(lo, p.Load), max(hi, p.Load)
+		}
+		return wd.T("capacity search over %s–%s", wd.num(lo), wd.loadWords(hi, m.search.Unit == "req/s"))
+	}
 	if m.stepped() {
 		lo, hi := m.cap.Steps[0].Point.Load, m.cap.Steps[len(m.cap.Steps)-1].Point.Load
 		return wd.T("steps of %s–%s", wd.num(lo), wd.loadWords(hi, m.cap.Kind == knee.Rate))

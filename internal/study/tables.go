@@ -19,14 +19,18 @@ type Series struct {
 	idx  []int
 }
 
-// seriesOf groups the fixed-load runs (not soaks, not stepped) by workload
-// and variant; a group with two or more load levels is a series.
+// seriesOf groups the fixed-load runs (not soaks, not stepped, not
+// capacity searches, each of one workload) by workload and variant; a group with two or more load levels
+// is a series.
 func seriesOf(ms []*member) []Series {
 	var out []Series
 	byKey := map[string][]*member{}
 	var keys []string
 	for _, m := range ms {
-		if m.soak() || m.stepped() {
+		// A run of several workloads has no one response time to draw
+		// against load (Run.MeanMs is absent): its workloads are the
+		// capacity answer's, one at a time.
+		if m.soak() || m.stepped() || m.search != nil || m.d.Mixed() {
 			continue
 		}
 		if l, _ := m.load(); l <= 0 {
