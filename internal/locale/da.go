@@ -638,6 +638,9 @@ var da = map[string]string{
 	"%s p95 (ms)":                "%s p95 (ms)",
 	"%s: all requests":           "%s: alle kald",
 	"capacity search over %s–%s": "kapacitetssøgning over %s–%s",
+	// The study's release answer: the bound held beyond the noise.
+	"not slower by more than %s beyond run-to-run noise at any matching level":                                     "ikke langsommere med mere end %s ud over støjen mellem kørsler ved noget sammenligneligt niveau",
+	"not slower by more than %s beyond run-to-run noise at the %d of %d matching levels with enough data to judge": "ikke langsommere med mere end %s ud over støjen mellem kørsler ved de %d af %d sammenlignelige niveauer med nok data til at vurdere",
 	"the runs hold several workloads (%s), whose requests are different things: each workload's average and 95th percentile are given, from its own requests, and none of all requests, which would weigh them by how many of each a run happened to send": "kørslerne har flere belastninger (%s), hvis kald er forskellige ting: hver belastnings gennemsnit og 95-percentil er angivet ud fra dens egne kald, og ingen for alle kald, som ville vægte dem efter hvor mange af hver en kørsel tilfældigvis sendte",
 	"Average response time of each workload's requests": "Gennemsnitlig svartid for hver belastnings kald",
 	"CV %":                           "VK %",
@@ -1263,7 +1266,6 @@ var da = map[string]string{
 
 	// The study's release answer: levels too short to judge, and a level
 	// slower through one label.
-	"not slower than %s at the %d of %d matching levels with enough data to judge":                                                                  "ikke langsommere end %s ved de %d af %d sammenlignelige niveauer med nok data til at vurdere",
 	"%d of %d matching levels had too little data to judge (a verdict needs %d or more requests and %d or more seconds with requests on each side)": "%d af %d sammenlignelige niveauer havde for få data til at vurdere (en vurdering kræver %d eller flere kald og %d eller flere sekunder med kald på hver side)",
 	"%s %s ms against %s ms (%s), %s": "%s %s ms mod %s ms (%s), %s",
 	"%s (%s %s against %s ms, %s":     "%s (%s %s mod %s ms, %s",

@@ -416,3 +416,20 @@ func FuzzDelocalize(f *testing.F) {
 		}
 	})
 }
+
+func TestBoundAgainstDelta(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		bad  bool
+	}{
+		// Demo 001: the 8-user level +13.1 % within the noise, then the bound "held".
+		{"no significant change at circulation, 8 users (6.0 against 5.3 ms, +13.1 %, within the noise of these runs); not slower than 5 % at any matching level", true},
+		{"faster at circulation, 20 users (1.3 against 6.2 ms, −79.6 %); not slower than 5 % at any matching level", false},
+		{"no significant change at 8 users (+13.1 %, within the noise of these runs); not slower by more than 5 % beyond run-to-run noise at any matching level", false},
+		{"no significant change at 8 users (+2.1 %); not slower than 5 % at any matching level", false},
+	} {
+		if got := BoundAgainstDelta(c.line); (got != "") != c.bad {
+			t.Errorf("BoundAgainstDelta(%q) = %q, want a defect: %v", c.line, got, c.bad)
+		}
+	}
+}
