@@ -108,14 +108,20 @@ func TestCapacitySearchIsNoFixedLoadRun(t *testing.T) {
 	write(t, filepath.Join(root, "search"), reporttest.Options{Seed: 4, Steps: []reporttest.Step{{Users: 10, Seconds: 30}}})
 	write(t, filepath.Join(root, "level-10"), reporttest.Options{Seed: 6, Steps: []reporttest.Step{{Users: 10, Seconds: 30}}})
 	write(t, filepath.Join(root, "level-20"), reporttest.Options{Seed: 7, Steps: []reporttest.Step{{Users: 20, Seconds: 30}}})
-	writeSearch(t, filepath.Join(root, "search"), &capacity.Search{Workload: "read", Unit: "users", Outcome: search.Found, Load: 15, UpperBound: 20,
-		LimitedBy: search.RequirementBroke, Requirement: "avg(response_time) < 200ms", Resolution: "30%",
-		Probes: []capacity.SearchProbe{
-			{N: 1, Dir: "probe-01", Load: 10, ThroughputRPS: 10, MeanMs: 40, Held: true, Verdict: capacity.Good},
-			{N: 2, Dir: "probe-02", Load: 20, ThroughputRPS: 10.5, MeanMs: 420, Held: true, Verdict: capacity.Bad, LimitedBy: search.RequirementBroke},
-			{N: 3, Dir: "probe-03", Load: 15, ThroughputRPS: 10.4, MeanMs: 150, Held: true, Verdict: capacity.Good},
-		}})
-	s, err := Build(studyFile(t, root, "runs:\n  - {dir: level-10, role: baseline, name: level 10, factors: {workload: read}}\n  - {dir: level-20, name: level 20, factors: {workload: read}}\n  - {dir: search, name: the search, factors: {workload: read}}\n"), nil)
+	write(t, filepath.Join(root, "search-b"), reporttest.Options{Seed: 8, Steps: []reporttest.Step{{Users: 10, Seconds: 30}}})
+	for _, dir := range []string{"search", "search-b"} {
+		writeSearch(t, filepath.Join(root, dir), &capacity.Search{Workload: "read", Unit: "users", Outcome: search.Found, Load: 15, UpperBound: 20,
+			LimitedBy: search.RequirementBroke, Requirement: "avg(response_time) < 200ms", Resolution: "30%",
+			Probes: []capacity.SearchProbe{
+				{N: 1, Dir: "probe-01", Load: 10, ThroughputRPS: 10, MeanMs: 40, Held: true, Verdict: capacity.Good},
+				{N: 2, Dir: "probe-02", Load: 20, ThroughputRPS: 10.5, MeanMs: 420, Held: true, Verdict: capacity.Bad, LimitedBy: search.RequirementBroke},
+				{N: 3, Dir: "probe-03", Load: 15, ThroughputRPS: 10.4, MeanMs: 150, Held: true, Verdict: capacity.Good},
+			}})
+	}
+	// A second configuration's search over the same range (demo 003: "C:
+	// no log, capacity search" compared with A's, −60.7 %, though each
+	// search's whole-run figures are of the probes it happened to choose).
+	s, err := Build(studyFile(t, root, "runs:\n  - {dir: level-10, role: baseline, name: level 10, factors: {workload: read, config: A}}\n  - {dir: level-20, name: level 20, factors: {workload: read, config: A}}\n  - {dir: search, name: the search, factors: {workload: read, config: A}}\n  - {dir: search-b, name: B's search, role: configuration, factors: {workload: read, config: B}}\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,9 +132,14 @@ func TestCapacitySearchIsNoFixedLoadRun(t *testing.T) {
 	if len(s.Series) != 1 || strings.Join(s.Series[0].Runs, ",") != "level 10,level 20" {
 		t.Errorf("series %+v, want the fixed runs at 10 and 20 users only", s.Series)
 	}
+	if r := s.Runs[3]; r.Group != s.Runs[2].Group || r.ComparedWith != "" {
+		t.Errorf("B's search in group %q, compared with %q; want A's search's group, compared with none", r.Group, r.ComparedWith)
+	}
 	for _, l := range s.Labels {
-		if c := l.Cells[2]; c.Against != "" {
-			t.Errorf("%s: the search compared with %s", l.Label, c.Against)
+		for _, c := range l.Cells[2:] {
+			if c.Against != "" {
+				t.Errorf("%s: %s compared with %s", l.Label, c.Run, c.Against)
+			}
 		}
 	}
 	writeStudy(t, s)

@@ -186,7 +186,16 @@ func resolveFactors(ms []*member) {
 // reference is the run m is compared with in the labels table: another run
 // of its group in the baseline's variant; nil when its group has none.
 func reference(ms []*member, m, base *member) *member {
+	// A capacity search's whole-run figures are of the probes it chose:
+	// two searches over one range took different paths, so neither is
+	// compared with the other (their answers are, side by side).
+	if m.search != nil {
+		return nil
+	}
 	for _, r := range ms {
+		if r.search != nil {
+			continue
+		}
 		if r != m && r.group() == m.group() && r.variant() == base.variant() {
 			if m.variant() == base.variant() && r.i > m.i {
 				continue // among runs of one variant, the first is the reference
