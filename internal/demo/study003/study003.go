@@ -104,7 +104,7 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 			{Kind: study.Configurations, Text: "How do the log configurations compare by knee and peak throughput?"},
 		},
 		Limits: []study.Limit{{Name: "manager calls at once", Value: ManagerWorkers}},
-	}, append(runs, searches...), sections(runs))
+	}, append(runs, searches...), func(*study.Study) []doc.Section { return sections(runs) })
 	return out, err
 }
 
