@@ -1,0 +1,74 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plateau-perf/plateau/internal/monitor"
+	"github.com/plateau-perf/plateau/internal/report/reporttest"
+)
+
+// A run of six steps (demo 000) gave its multi-series tables one column of
+// the whole load under the caption "… per phase", while the conclusions
+// named a step's figure ("12 of 12 connections on average in step 3")
+// that no table held. With few series, each phase is a row: the caption
+// is true and the finding's figure is in the table.
+func TestManyPhasesFamilyTableHasPhaseRows(t *testing.T) {
+	dir := t.TempDir()
+	var steps []reporttest.Step
+	for i := range 6 {
+		steps = append(steps, reporttest.Step{Users: 4 + 2*i, Seconds: 30, RampUpS: 1})
+	}
+	if err := reporttest.Write(dir, reporttest.Options{Steps: steps}); err != nil {
+		t.Fatal(err)
+	}
+	mdir := filepath.Join(dir, monitor.SubDir)
+	if err := os.MkdirAll(mdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var buf []byte
+	prefix := monitor.LinePrefix("folio", monitor.KindPromQL)
+	// Pod a at 1 core, then 3.4 of 4 cores in step 5 only; pod b at 0.5 of 2.
+	for s := 0; s < 180; s += 5 {
+		at := reporttest.Start.Add(time.Duration(s) * time.Second)
+		a := 1.0
+		if s >= 120 && s < 150 {
+			a = 3.4
+		}
+		buf = monitor.AppendLine(buf, at, prefix, "pod_cpu_cores{pod=mod-circulation}", "cores", a)
+		buf = monitor.AppendLine(buf, at, prefix, "pod_cpu_cores{pod=mod-users}", "cores", 0.5)
+		buf = monitor.AppendLine(buf, at, prefix, "pod_cpu_limit_cores{pod=mod-circulation}", "cores", 4)
+		buf = monitor.AppendLine(buf, at, prefix, "pod_cpu_limit_cores{pod=mod-users}", "cores", 2)
+	}
+	if err := os.WriteFile(filepath.Join(mdir, "folio.csv"), append([]byte(monitor.CSVHeader), buf...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Generate(dir, Options{Formats: []string{"md"}}); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := strings.ReplaceAll(string(md), `\`, "")
+	if !strings.Contains(report, "used 3.40 of 4 cores (85 %) on average in step 5") {
+		t.Fatalf("the finding does not name step 5:\n%s", report)
+	}
+	i := strings.Index(report, "**folio — pod_cpu_cores per phase**")
+	if i < 0 {
+		t.Fatalf("no per-phase table of pod_cpu_cores:\n%s", report)
+	}
+	table := report[i:]
+	if j := strings.Index(table, "\n\n!"); j > 0 {
+		table = table[:j]
+	}
+	if !strings.Contains(table, "| Phase | pod=mod-circulation mean | max | pod=mod-users mean | max |") {
+		t.Errorf("the table is not one row per phase:\n%s", table)
+	}
+	if !strings.Contains(table, "| step 5 | 3.40 cores | 3.40 cores |") {
+		t.Errorf("step 5's 3.40 cores is not in the table:\n%s", table)
+	}
+}
