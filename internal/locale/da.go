@@ -639,6 +639,7 @@ var da = map[string]string{
 	"%s: all requests":           "%s: alle kald",
 	"capacity search over %s–%s": "kapacitetssøgning over %s–%s",
 	" during the load":           " under belastningen",
+	"group reference":            "gruppens reference",
 	" (%s probed good, but a later probe at the same load did not, so none is counted)": " (%s var god i én prøve, men en senere prøve ved samme belastning var ikke, så ingen af dem tælles)",
 	// The study's release answer: the bound held beyond the noise.
 	"not slower by more than %s beyond run-to-run noise at any matching level":                                     "ikke langsommere med mere end %s ud over støjen mellem kørsler ved noget sammenligneligt niveau",

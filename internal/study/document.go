@@ -114,12 +114,26 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 		cols = append(cols, doc.Column{Name: wd.T("%s average (ms)", w), Align: doc.Right}, doc.Column{Name: wd.T("%s p95 (ms)", w), Align: doc.Right})
 	}
 	rt := &doc.Table{Columns: append(cols, doc.Column{Name: wd.W("Verdict")})}
+	// A run others of its group are compared with is their reference,
+	// whatever the file's default role says (001: the previous release at
+	// 20 users read "candidate" though the current release is the one
+	// compared with it).
+	referenced := map[string]bool{}
+	for _, r := range s.Runs {
+		if r.ComparedWith != "" {
+			referenced[r.ComparedWith] = true
+		}
+	}
 	for _, r := range s.Runs {
 		cw := r.ComparedWith
 		if cw == "" {
 			cw = "—"
 		}
-		c := []doc.Cell{{Text: mark(r.Name)}, {Text: r.Role}, {Text: r.Group}, {Text: cw}, {Text: wd.f1(r.DurationS)},
+		role := r.Role
+		if role == Candidate && referenced[r.Name] {
+			role = wd.W("group reference")
+		}
+		c := []doc.Cell{{Text: mark(r.Name)}, {Text: role}, {Text: r.Group}, {Text: cw}, {Text: wd.f1(r.DurationS)},
 			{Text: strconv.FormatInt(r.Requests, 10)}, {Text: wd.f2(r.ThroughputRPS)}, {Text: wd.f2(r.ErrorPct)}}
 		if len(workloads) == 0 {
 			c = append(c, doc.Cell{Text: wd.msCell(r.MeanMs)}, doc.Cell{Text: wd.msCell(r.P95Ms)})

@@ -102,3 +102,35 @@ func TestStudyMixedWorkloadsHaveNoAllRequestsAverage(t *testing.T) {
 		}
 	}
 }
+
+// A run of the baseline release that a candidate is compared with is its
+// group's reference, not a "candidate" (demo 001: "previous release, 20
+// users | candidate" beside "current release, 20 users", compared with it).
+func TestRunsTableNamesGroupReference(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	for _, r := range []struct {
+		dir   string
+		users int
+	}{{"p8", 8}, {"p20", 20}, {"c8", 8}, {"c20", 20}} {
+		write(t, filepath.Join(root, r.dir), reporttest.Options{Seed: uint64(r.users), Steps: []reporttest.Step{{Users: r.users, Seconds: 30, RampUpS: 1}}})
+	}
+	s, err := Build(studyFile(t, root, `runs:
+  - {dir: p8, role: baseline, name: previous 8, factors: {release: previous}}
+  - {dir: p20, role: candidate, name: previous 20, factors: {release: previous}}
+  - {dir: c8, role: candidate, name: current 8, factors: {release: current}}
+  - {dir: c20, role: candidate, name: current 20, factors: {release: current}}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Runs[3].ComparedWith != "previous 20" {
+		t.Fatalf("current 20 compared with %q", s.Runs[3].ComparedWith)
+	}
+	md, _ := writeStudy(t, s)
+	for _, want := range []string{"| previous 20 | group reference |", "| current 20 | candidate |", "| previous 8 | baseline |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the runs table lacks %q", want)
+		}
+	}
+}
