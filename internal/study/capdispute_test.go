@@ -94,6 +94,11 @@ func TestCapacitySearchKneeWithSaturatedCount(t *testing.T) {
 	if !strings.Contains(row.Sentence, "the knee lies between 7 users and 8 users") || !strings.Contains(md, "| 7–8 users | 326 |") {
 		t.Errorf("the answer (%s) and the table disagree on the knee:\n%s", row.Sentence, md)
 	}
+	// The row says its figures are the search's probes' (its peak is
+	// theirs, not another run's of the same workload).
+	if !strings.Contains(md, "| read | its capacity search's 5 probes | 2, 4, 7, 8, 16 users |") {
+		t.Errorf("the side-by-side row does not say what measured it:\n%s", md)
+	}
 }
 
 // A capacity search probes several loads: it is no run at the load it

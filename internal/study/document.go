@@ -497,7 +497,7 @@ func (wd *words) capacitySection(s *Study) *doc.Section {
 	}
 	sec := doc.Section{ID: report.SecCapacity, Title: wd.W("Capacity side by side")}
 	if len(rows) > 0 {
-		t := &doc.Table{Caption: wd.W("Per workload and variant, from its own runs or steps only"), Columns: []doc.Column{{Name: wd.W("Workload")}, {Name: wd.W("Loads tested")},
+		t := &doc.Table{Caption: wd.W("Per workload and variant, from its own runs or steps only"), Columns: []doc.Column{{Name: wd.W("Workload")}, {Name: wd.W("Measured by")}, {Name: wd.W("Loads tested")},
 			{Name: wd.W("Highest load within the requirements"), Align: doc.Right}, {Name: wd.W("Knee"), Align: doc.Right}, {Name: wd.W("Throughput at the knee (req/s)"), Align: doc.Right}, {Name: wd.W("Peak throughput (req/s)"), Align: doc.Right}, {Name: wd.W("Limited by")}}}
 		for _, r := range rows {
 			var loads []string
@@ -532,7 +532,7 @@ func (wd *words) capacitySection(s *Study) *doc.Section {
 				knRPS = wd.rps(r.KneeRPS)
 			}
 			lim := wd.limiterWords(r)
-			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Workload}, {Text: strings.Join(loads, ", ") + " " + r.Unit}, {Text: within}, {Text: kn}, {Text: knRPS}, {Text: wd.rps(r.PeakRPS)}, {Text: lim}}})
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Workload}, {Text: wd.measuredBy(r)}, {Text: strings.Join(loads, ", ") + " " + r.Unit}, {Text: within}, {Text: kn}, {Text: knRPS}, {Text: wd.rps(r.PeakRPS)}, {Text: lim}}})
 		}
 		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence(wd.text.BannerMark + wd.text.NoteMarkLoad)})
 		sec.Blocks = append(sec.Blocks, wd.capacityCharts(rows)...)
@@ -750,4 +750,23 @@ func unitID(u string) string {
 		return "rate"
 	}
 	return u
+}
+
+// measuredBy says what a capacity row's figures are of — a capacity
+// search's probes, one stepped run's steps, or runs at fixed loads — so a
+// peak here is told apart from another table's peak of the same workload
+// (002: "peak 47.0 req/s" of the upload search's probes beside 131.9
+// calls/s in the upload run at 160 clients).
+func (wd *words) measuredBy(r CapacityRow) string {
+	runs := map[string]bool{}
+	for _, p := range r.Points {
+		runs[p.Run] = true
+	}
+	switch {
+	case r.Search:
+		return wd.T("its capacity search's %d probes", len(r.Points))
+	case len(runs) == 1 && len(r.Points) > 0:
+		return wd.T("the %d steps of %s", len(r.Points), r.Points[0].Run)
+	}
+	return wd.T("%d runs at fixed loads", len(runs))
 }
