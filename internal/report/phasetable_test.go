@@ -72,3 +72,48 @@ func TestManyPhasesFamilyTableHasPhaseRows(t *testing.T) {
 		t.Errorf("step 5's 3.40 cores is not in the table:\n%s", table)
 	}
 }
+
+// When the second busiest service saturated as well, the finding says so
+// rather than that it "stayed at or under 100 % of its limit" (demo 000:
+// both balancer backends at 12 of 12 connections, the conclusions naming
+// one saturated and the other spared).
+func TestSecondBusiestSaturatedToo(t *testing.T) {
+	dir := t.TempDir()
+	if err := reporttest.Write(dir, reporttest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	mdir := filepath.Join(dir, monitor.SubDir)
+	if err := os.MkdirAll(mdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var buf []byte
+	prefix := monitor.LinePrefix("folio", monitor.KindPromQL)
+	for s := 0; s < 180; s += 5 {
+		at := reporttest.Start.Add(time.Duration(s) * time.Second)
+		a, u := 1.0, 0.5
+		if s >= 120 {
+			a, u = 4, 1.96
+		}
+		buf = monitor.AppendLine(buf, at, prefix, "pod_cpu_cores{pod=mod-circulation}", "cores", a)
+		buf = monitor.AppendLine(buf, at, prefix, "pod_cpu_cores{pod=mod-users}", "cores", u)
+		buf = monitor.AppendLine(buf, at, prefix, "pod_cpu_limit_cores{pod=mod-circulation}", "cores", 4)
+		buf = monitor.AppendLine(buf, at, prefix, "pod_cpu_limit_cores{pod=mod-users}", "cores", 2)
+	}
+	if err := os.WriteFile(filepath.Join(mdir, "folio.csv"), append([]byte(monitor.CSVHeader), buf...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Generate(dir, Options{Formats: []string{"md"}}); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := strings.ReplaceAll(string(md), `\`, "")
+	if !strings.Contains(report, "mod-circulation used 4 of 4 cores (100 %) on average in step 3; the other one reached up to 98 % of its limit, saturated as well") {
+		t.Errorf("the finding does not say the other pod saturated too:\n%s", report)
+	}
+	if strings.Contains(report, "stayed at or under 98 %") {
+		t.Errorf("a saturated pod 'stayed at or under' its figure")
+	}
+}
