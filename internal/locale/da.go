@@ -640,6 +640,7 @@ var da = map[string]string{
 	"capacity search over %s–%s": "kapacitetssøgning over %s–%s",
 	" during the load":           " under belastningen",
 	"group reference":            "gruppens reference",
+	"%s, workload %s":            "%s, belastning %s",
 	"%s reached up to %s of %s, saturated as well": "%s nåede op til %s af %s og var også mættet",
 	"Measured by":                     "Målt af",
 	"its capacity search's %d probes": "dens kapacitetssøgnings %d prøver",

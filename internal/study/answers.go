@@ -480,6 +480,18 @@ func (wd *words) answerRelease(q Question, ms []*member, base *member) Answer {
 		}
 		rows := analysis.Compare(b.d, c.d, nil)
 		phased := b.stepped() && c.stepped() && compare.SamePhases(b.facts, c.facts)
+		// Runs of several workloads are compared workload by workload: an
+		// average of all their requests would call a candidate slower
+		// for sending more of the slow workload's requests.
+		mixed := !phased && (b.d.Mixed() || c.d.Mixed())
+		workloadOf := map[string]string{}
+		if mixed {
+			for _, k := range c.d.Labels() {
+				workloadOf[c.d.LabelName(k)] = k.Workload
+			}
+			rows = slices.DeleteFunc(rows, func(r compare.Row) bool { return r.Phase == "run" && r.Label == core.TotalLabel })
+			rows = append(rows, analysis.CompareWorkloads(b.d, c.d)...)
+		}
 		tx := txLabels(b.d)
 		byPhase := map[string]*ReleaseRow{}
 		var order []string
@@ -487,18 +499,29 @@ func (wd *words) answerRelease(q Question, ms []*member, base *member) Answer {
 			if phased == (r.Phase == "run") {
 				continue
 			}
-			rr := byPhase[r.Phase]
+			key, w := r.Phase, ""
+			if mixed {
+				w = r.Workload
+				if r.Label != core.TotalLabel {
+					w = workloadOf[r.Label]
+				}
+				key += " | " + w
+			}
+			rr := byPhase[key]
 			if rr == nil {
 				g := c.groupWords()
 				if phased {
 					g = c.f.Workload + ", " + r.Phase
 				}
+				if mixed {
+					g = wd.T("%s, workload %s", g, w)
+				}
 				rr = &ReleaseRow{Group: g, Base: b.name, Cand: c.name}
 				if phased {
 					rr.Phase = r.Phase
 				}
-				byPhase[r.Phase] = rr
-				order = append(order, r.Phase)
+				byPhase[key] = rr
+				order = append(order, key)
 			}
 			if r.Label == core.TotalLabel {
 				rr.Total = r

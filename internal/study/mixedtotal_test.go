@@ -134,3 +134,40 @@ func TestRunsTableNamesGroupReference(t *testing.T) {
 		}
 	}
 }
+
+// A release comparison of runs of two workloads compares them workload by
+// workload: the candidate sending eight import calls a second where the
+// baseline sent one, every call as fast, is not "slower" (its average of
+// all requests is twice the baseline's).
+func TestReleaseOfMixedRunsPerWorkload(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	for i, per := range []int{1, 8} {
+		write(t, filepath.Join(root, fmt.Sprintf("r%d", i+1)), reporttest.Options{Seed: 5, Concurrent: true, ImportPerSecond: per,
+			Steps: []reporttest.Step{{Users: 7, Seconds: 120, RampUpS: 5}}})
+	}
+	s, err := Build(studyFile(t, root, `questions:
+  - {kind: release, baseline: old, candidate: new}
+runs:
+  - {dir: r1, role: baseline, name: old release, factors: {release: old}}
+  - {dir: r2, role: candidate, name: new release, factors: {release: new}}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := s.Answers[0]
+	var groups []string
+	for _, r := range a.Release {
+		groups = append(groups, r.Group)
+		if r.Total.Label != "TOTAL" || r.Total.Workload == "" || r.Verdict == compare.Slower {
+			t.Errorf("%s: total %+v, verdict %s; want its workload's total, not slower", r.Group, r.Total, r.Verdict)
+		}
+	}
+	if strings.Join(groups, "; ") != "read + data-import, 7 users, workload read; read + data-import, 7 users, workload data-import" {
+		t.Errorf("release groups %q, want one per workload", groups)
+	}
+	if a.Outcome == Failed {
+		t.Errorf("the release failed on the mix of requests: %s", a.Line)
+	}
+	writeStudy(t, s)
+}
