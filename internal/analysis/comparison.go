@@ -59,8 +59,26 @@ func intervalsOf(ticks []Tick, from, to time.Time) []compare.Interval {
 
 // Compare compares a candidate run with a baseline, label by label and
 // phase by phase (matched by name, else load level). Labels are matched by
-// workload and name; TOTAL compares all requests.
+// workload and name; TOTAL compares all requests — or, where either run
+// holds several workloads, each workload's requests: one TOTAL row per
+// workload (Workload set, CompareWorkloads) in place of an average of all
+// requests, which would weigh the workloads by how many of each a run
+// happened to send. A phase belongs to one workload, so its TOTAL is
+// that workload's.
 func Compare(base, cand *Dataset, red func(string) string) []compare.Row {
+	out := compareAll(base, cand, red)
+	if !base.Mixed() && !cand.Mixed() {
+		return out
+	}
+	i := slices.IndexFunc(out, func(r compare.Row) bool { return r.Phase == "run" && r.Label == core.TotalLabel })
+	if i < 0 {
+		return out
+	}
+	return slices.Concat(out[:i], CompareWorkloads(base, cand), out[i+1:])
+}
+
+// compareAll is Compare with one TOTAL of all requests per phase.
+func compareAll(base, cand *Dataset, red func(string) string) []compare.Row {
 	if red == nil {
 		red = func(s string) string { return s }
 	}

@@ -117,3 +117,45 @@ func TestSecondBusiestSaturatedToo(t *testing.T) {
 		t.Errorf("a saturated pod 'stayed at or under' its figure")
 	}
 }
+
+// A run of two workloads compared with its baseline is compared workload
+// by workload: the candidate sends eight slow import calls a second where
+// the baseline sent one, every call as fast, and its average of all
+// requests is twice the baseline's. The report's headline and its
+// summary.json comparison are per workload, neither "slower".
+func TestComparisonOfMixedRunsPerWorkload(t *testing.T) {
+	root := t.TempDir()
+	base, cand := filepath.Join(root, "base"), filepath.Join(root, "cand")
+	for dir, per := range map[string]int{base: 1, cand: 8} {
+		if err := reporttest.Write(dir, reporttest.Options{Seed: 5, Concurrent: true, ImportPerSecond: per, Steps: []reporttest.Step{{Users: 7, Seconds: 120, RampUpS: 5}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum, err := Generate(cand, Options{Baseline: base, Formats: []string{"json", "md"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var totals []string
+	for _, r := range sum.Comparison {
+		if r.Phase != "run" || r.Label != "TOTAL" {
+			continue
+		}
+		totals = append(totals, r.Workload)
+		if r.Verdict == "slower" {
+			t.Errorf("%s's requests compared %s (%+.1f %%)", r.Workload, r.Verdict, r.DeltaPct)
+		}
+	}
+	if strings.Join(totals, ",") != "read,data-import" {
+		t.Errorf("whole-run totals of %q, want one of read and one of data-import", totals)
+	}
+	md, err := os.ReadFile(filepath.Join(cand, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Compared with lar-cave read allergies, workload read: ", "Compared with lar-cave read allergies, workload data-import: ", "| **read: TOTAL** |"} {
+		if !strings.Contains(string(md), want) {
+			_, cmp, _ := strings.Cut(string(md), "## Comparison")
+			t.Errorf("report.md lacks %q:\n%s", want, cmp)
+		}
+	}
+}

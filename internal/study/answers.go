@@ -485,12 +485,10 @@ func (wd *words) answerRelease(q Question, ms []*member, base *member) Answer {
 		// for sending more of the slow workload's requests.
 		mixed := !phased && (b.d.Mixed() || c.d.Mixed())
 		workloadOf := map[string]string{}
-		if mixed {
+		if mixed { // Compare's whole-run totals are then per workload
 			for _, k := range c.d.Labels() {
 				workloadOf[c.d.LabelName(k)] = k.Workload
 			}
-			rows = slices.DeleteFunc(rows, func(r compare.Row) bool { return r.Phase == "run" && r.Label == core.TotalLabel })
-			rows = append(rows, analysis.CompareWorkloads(b.d, c.d)...)
 		}
 		tx := txLabels(b.d)
 		byPhase := map[string]*ReleaseRow{}

@@ -30,8 +30,8 @@ func TestStudyMixedWorkloadsHaveNoAllRequestsAverage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The planted data tell the two ways apart: the all-requests
-	// comparison calls the second run slower.
+	// The planted data tell the two ways apart: the second run's average
+	// of all requests is far above the first's.
 	d1, err := analysis.Load(filepath.Join(root, "r1"))
 	if err != nil {
 		t.Fatal(err)
@@ -43,10 +43,8 @@ func TestStudyMixedWorkloadsHaveNoAllRequestsAverage(t *testing.T) {
 	if !d1.Mixed() || !d2.Mixed() {
 		t.Fatalf("the runs hold workloads %v and %v, want two each", d1.RequestWorkloads(), d2.RequestWorkloads())
 	}
-	for _, r := range analysis.Compare(d1, d2, nil) {
-		if r.Label == "TOTAL" && r.Phase == "run" && (r.Verdict != compare.Slower || r.DeltaPct < 50) {
-			t.Fatalf("the planted mix does not move the all-requests average: %+v", r)
-		}
+	if m1, m2 := d1.Total.MeanMs(), d2.Total.MeanMs(); m2 < 1.5*m1 {
+		t.Fatalf("the planted mix does not move the all-requests average: %v ms against %v ms", m2, m1)
 	}
 	// The runs table: per workload, each from its own requests (the
 	// count-weighted average of its labels' means), none of all requests.

@@ -195,11 +195,7 @@ func labelTable(ms []*member, base *member) []Label {
 		if ref == nil {
 			continue
 		}
-		rows := analysis.Compare(ref.d, m.d, nil)
-		if workloads != nil {
-			rows = append(rows, analysis.CompareWorkloads(ref.d, m.d)...)
-		}
-		for _, row := range rows {
+		for _, row := range analysis.Compare(ref.d, m.d, nil) {
 			if row.Phase != "run" {
 				continue
 			}
