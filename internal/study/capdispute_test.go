@@ -72,6 +72,8 @@ func TestCapacitySearchKneeWithSaturatedCount(t *testing.T) {
 			{N: 3, Dir: "probe-03", Load: 8, ThroughputRPS: 326, Held: true, Verdict: capacity.Good},
 			{N: 4, Dir: "probe-04", Load: 16, ThroughputRPS: 318, Held: true, Verdict: capacity.Bad, LimitedBy: search.ThroughputFlat},
 			{N: 5, Dir: "probe-05", Load: 7, ThroughputRPS: 300, Held: true, Verdict: capacity.Good},
+			// A repeat counts as a probe the search ran, not as a load.
+			{N: 6, Dir: "probe-06", Load: 8, ThroughputRPS: 325, Held: true, Verdict: capacity.Good, Repeat: true},
 		}})
 	s, err := Build(studyFile(t, root, "questions:\n  - kind: capacity\nlimits: {manager calls at once: 8}\nruns:\n  - {dir: search, role: baseline, factors: {workload: read}}\n  - {dir: other, factors: {workload: write}}\n"), nil)
 	if err != nil {
@@ -96,7 +98,7 @@ func TestCapacitySearchKneeWithSaturatedCount(t *testing.T) {
 	}
 	// The row says its figures are the search's probes' (its peak is
 	// theirs, not another run's of the same workload).
-	if !strings.Contains(md, "| read | its capacity search's 5 probes | 2, 4, 7, 8, 16 users |") {
+	if !strings.Contains(md, "| read | its capacity search's 6 probes | 2, 4, 7, 8, 16 users |") {
 		t.Errorf("the side-by-side row does not say what measured it:\n%s", md)
 	}
 }

@@ -763,6 +763,11 @@ func (wd *words) measuredBy(r CapacityRow) string {
 		runs[p.Run] = true
 	}
 	switch {
+	case r.Search && r.SearchAnswer != nil:
+		// Every probe the search ran, repeats included, as its answer
+		// counts them ("6 of 6 probes"); the loads column lists each load
+		// once.
+		return wd.T("its capacity search's %d probes", len(r.SearchAnswer.Probes))
 	case r.Search:
 		return wd.T("its capacity search's %d probes", len(r.Points))
 	case len(runs) == 1 && len(r.Points) > 0:
