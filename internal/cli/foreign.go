@@ -63,6 +63,9 @@ func runForeign(ctx context.Context, st *State, script string, f runFlags) error
 		return fmt.Errorf("%s: %w", script, err)
 	}
 	fr := foreignRun{tool: tool, spec: spec, name: name, monitors: extra}
+	if err := locustMaster(spec, tool, f); err != nil {
+		return fmt.Errorf("%s: %w", script, err)
+	}
 	if f.generators > 0 && tool.Name() == "locust" {
 		if f, err = locustWorkers(spec, f); err != nil {
 			return fmt.Errorf("%s: %w", script, err)
@@ -151,6 +154,9 @@ func runPlanForeign(ctx context.Context, st *State, p *plan.Plan, f runFlags) er
 	}
 	fr := foreignRun{tool: tool, spec: spec, name: p.Name,
 		monitors: append(append([]plan.MonitorTarget(nil), p.Monitor.Targets...), extra...), plan: p, server: serverIns}
+	if err := locustMaster(spec, tool, f); err != nil {
+		return fmt.Errorf("%s: %w", p.File, err)
+	}
 	if f.generators > 0 && tool.Name() == "locust" {
 		if f, err = locustWorkers(spec, f); err != nil {
 			return fmt.Errorf("%s: %w", p.File, err)

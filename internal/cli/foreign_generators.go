@@ -213,6 +213,29 @@ func locustWorkers(spec *executor.Spec, f runFlags) (runFlags, error) {
 	return f, nil
 }
 
+// locustMaster is --locust-master HOST:PORT --locust-workers N: Locust's
+// master alone in this run, its N workers elsewhere (plateau k8s
+// locustfile.py: the worker pods connect to the master pod's Service).
+// The run is one Locust run whose statistics are the master's.
+func locustMaster(spec *executor.Spec, tool executor.Tool, f runFlags) error {
+	if f.locustMaster == "" {
+		if f.locustWorkers != 0 {
+			return errors.New("--locust-workers goes with --locust-master")
+		}
+		return nil
+	}
+	switch {
+	case tool.Name() != "locust":
+		return fmt.Errorf("--locust-master is for a locustfile, not a %s script", tool.Name())
+	case f.generators > 0 || f.segment != "":
+		return errors.New("--locust-master excludes --generators and --segment: its workers run elsewhere")
+	case f.locustWorkers < 1 || f.locustWorkers > 10000:
+		return fmt.Errorf("--locust-master: give --locust-workers N (1 to 10000), the workers that will connect; got %d", f.locustWorkers)
+	}
+	spec.Master, spec.Workers, spec.MasterWait = f.locustMaster, f.locustWorkers, f.locustWait
+	return nil
+}
+
 // mergeForeign is `plateau merge` of a foreign tool's segments (plateau
 // k8s with a script): the union of their raw result files is read by the
 // tool's importer into the merged run, whose reports are then written.

@@ -730,9 +730,9 @@ func TestRunK6BrokenScript(t *testing.T) {
 
 // TestForeignNotDistributed: what cannot be split across generators is
 // refused with a message saying why and the way on, before anything runs
-// — never run on one generator: a Locust segment or Locust on plateau k8s
-// (its master must see all workers: --generators runs them on one
-// machine), a Gatling simulation whose user count is not a system
+// — never run on one generator: a Locust segment (its master must see all
+// workers: --generators, --locust-master and plateau k8s run Locust's own
+// master and workers), a Gatling simulation whose user count is not a system
 // property, a JMeter plan whose threads are not a number, fewer users
 // than generators, and --generators with --segment.
 func TestForeignNotDistributed(t *testing.T) {
@@ -755,7 +755,7 @@ workloads:
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	const locustWhy, locustWay = "Locust's whole-run statistics are its master's", "--master --expect-workers N"
+	const locustWhy, locustWay = "Locust's whole-run statistics are its master's", "--locust-master"
 	const gatlingWhy, gatlingWay = "Gatling's injection profile is the simulation's own code", "gatling -ro"
 	for i, c := range []struct {
 		args     []string
@@ -764,7 +764,6 @@ workloads:
 		{[]string{"run", filepath.Join(tmp, "l.py"), "--segment", "0/2"}, locustWhy, locustWay},
 		{[]string{"run", filepath.Join(tmp, "S.java"), "-g", "3"}, gatlingWhy, gatlingWay},
 		{[]string{"run", planPath, "--segment", "1/2"}, locustWhy, locustWay},
-		{[]string{"k8s", planPath, "-g", "2", "--image", "x"}, locustWhy, locustWay},
 		{[]string{"k8s", filepath.Join(tmp, "S.java"), "-g", "2", "--image", "x"}, gatlingWhy, gatlingWay},
 		{[]string{"run", filepath.Join(tmp, "p.jmx"), "-g", "2"}, `"${__P(threads,4)}" threads`, "--set users=N"},
 		{[]string{"k8s", filepath.Join(tmp, "p.jmx"), "-g", "2", "--image", "x"}, `"${__P(threads,4)}" threads`, "--set users=N"},

@@ -52,7 +52,13 @@ merges them and writes the reports, then stays up for kubectl cp.
 
 The start instant is fixed now (--start-in ahead, default 2m): apply the
 manifests at once. A pod that starts later than that skips the iterations
-already due and counts them as dropped. See docs/distributed.md.`,
+already due and counts them as dropped. See docs/distributed.md.
+
+A JMeter plan, k6 script or Gatling simulation runs in its tool on each pod
+(--image: an image holding it). A locustfile runs in Locust's own
+distributed mode: a master pod (plateau run --locust-master, with the
+monitors), a Service for its port 5557 and N worker pods; the master starts
+the load once all N have connected. See docs/run-foreign.md.`,
 		Example: `  plateau k8s plan.yaml -g 4 --image registry.example.com/plateau:0.1.0 | kubectl apply -f -
   kubectl wait --for=condition=Ready pod -l batch.kubernetes.io/job-name=plateau-shop-merge --timeout=30m`,
 		Args: cobra.ExactArgs(1),
@@ -78,7 +84,7 @@ already due and counts them as dropped. See docs/distributed.md.`,
 	fl.BoolVar(&f.noSamples, "no-samples", false, "generators keep no raw sample log")
 	fl.DurationVar(&f.linger, "linger", time.Hour, "how long the merge pod stays up after merging, for kubectl cp")
 	fl.StringArrayVarP(&f.props, "jmeter-property", "J", nil, "a JMeter property for a .jmx plan, name=value, passed to every generator (repeatable)")
-	fl.StringArrayVarP(&f.env, "env", "e", nil, "an environment variable for a k6 or JMeter script, NAME=value, passed to every generator (repeatable)")
+	fl.StringArrayVarP(&f.env, "env", "e", nil, "an environment variable for a k6, JMeter or Locust script, NAME=value, passed to every generator (a locustfile's: to its master and workers; repeatable)")
 	return cmd
 }
 
@@ -120,7 +126,17 @@ func printK8s(st *State, planPath string, f k8sFlags) error {
 			return fmt.Errorf("k8s: %w", err)
 		}
 		spec := &executor.Spec{Script: filepath.Join(filepath.Dir(planPath), w.Script), Set: engineSet(p, w, tool)}
-		if err := executor.CheckSegments(tool, spec, f.generators); err != nil {
+		if tool.Name() == "locust" {
+			// Locust's own distributed mode: the master pod runs the plan
+			// (its monitors, SLA …), the worker pods the locustfile.
+			if spec.Set["duration"] == "" {
+				return fmt.Errorf("k8s: %s: headless Locust runs until it is stopped: give the workload a load.duration", planPath)
+			}
+			o.Locust, o.LocustFile = true, filepath.ToSlash(filepath.Clean(w.Script))
+			for _, k := range sortedKeys(w.Env) {
+				o.ScriptEnv = append(o.ScriptEnv, k+"="+w.Env[k])
+			}
+		} else if err := executor.CheckSegments(tool, spec, f.generators); err != nil {
 			return fmt.Errorf("k8s: %s: %w", planPath, err)
 		}
 		if f.image == "" {
@@ -160,7 +176,16 @@ func printK8sScript(st *State, script string, f k8sFlags) error {
 		}
 		set[k] = v
 	}
-	if err := executor.CheckSegments(tool, &executor.Spec{Script: script, Set: set}, f.generators); err != nil {
+	locust := tool.Name() == "locust"
+	if locust {
+		// Locust's own distributed mode: a master pod and N worker pods.
+		switch {
+		case len(f.props) > 0:
+			return fmt.Errorf("k8s: %s: -J sets JMeter properties; a locustfile takes -e NAME=value (its environment)", script)
+		case set["duration"] == "":
+			return fmt.Errorf("k8s: %s: headless Locust runs until it is stopped: give --set duration=…", script)
+		}
+	} else if err := executor.CheckSegments(tool, &executor.Spec{Script: script, Set: set}, f.generators); err != nil {
 		return fmt.Errorf("k8s: %s: %w", script, err)
 	}
 	if f.image == "" {
@@ -193,7 +218,11 @@ func printK8sScript(st *State, script string, f k8sFlags) error {
 		}
 	}
 	name := strings.TrimSuffix(filepath.Base(script), filepath.Ext(script))
-	return writeK8s(st, f, k8s.Options{Plan: src, PlanName: filepath.Base(script), Files: files, Set: f.set, Args: args, Writable: true}, name, d, ok)
+	o := k8s.Options{Plan: src, PlanName: filepath.Base(script), Files: files, Set: f.set, Args: args, Writable: true}
+	if locust {
+		o.Locust, o.ScriptEnv = true, f.env
+	}
+	return writeK8s(st, f, o, name, d, ok)
 }
 
 // scriptFiles are a foreign tool's script and the files beside it
@@ -272,8 +301,13 @@ func writeK8s(st *State, f k8sFlags, o k8s.Options, planName string, dur time.Du
 		fmt.Fprintf(st.Stderr, "plateau k8s: the plan reads %s from the environment: give the pods a Secret with --env-from-secret\n",
 			strings.Join(refs, ", "))
 	}
-	fmt.Fprintf(st.Stderr, "plateau k8s: %d generators start at %s; apply now. Results: %s on claim %s\n",
-		f.generators, start.UTC().Format(time.RFC3339), m.RunDir, claimName(m, f.resultsClaim))
+	if o.Locust {
+		fmt.Fprintf(st.Stderr, "plateau k8s: Locust's master starts the load once its %d workers have connected (within %s); apply now. Results: %s/merged on claim %s\n",
+			f.generators, o.Deadline, m.RunDir, claimName(m, f.resultsClaim))
+	} else {
+		fmt.Fprintf(st.Stderr, "plateau k8s: %d generators start at %s; apply now. Results: %s on claim %s\n",
+			f.generators, start.UTC().Format(time.RFC3339), m.RunDir, claimName(m, f.resultsClaim))
+	}
 	_, err = st.Stdout.Write(y)
 	return err
 }

@@ -53,6 +53,12 @@ type runFlags struct {
 	env         []string // -e NAME=value: a foreign script's environment (foreign.go)
 	history     string   // --history DB: add the run to this results store as it ends (history.go)
 	lang        string   // --lang: the report's language, over the plan's lang:
+	// locustMaster (HOST:PORT) runs Locust's master alone, expecting
+	// locustWorkers workers from elsewhere for at most locustWait
+	// (plateau k8s locustfile.py's master pod; foreign_generators.go).
+	locustMaster  string
+	locustWorkers int
+	locustWait    time.Duration
 	// onSummary, when set, receives the run's summary once its reports
 	// are written (plateau capacity judges each probe on it).
 	onSummary func(*analysis.Summary)
@@ -107,6 +113,9 @@ own master and N workers.`,
 	c.Flags().StringArrayVarP(&f.props, "jmeter-property", "J", nil, "a JMeter property for a .jmx plan, name=value, as JMeter's own -J (repeatable)")
 	c.Flags().StringArrayVarP(&f.env, "env", "e", nil, "an environment variable for a k6, JMeter or Locust script, NAME=value, as k6's own -e (repeatable)")
 	c.Flags().IntVarP(&f.generators, "generators", "g", 0, "run the plan on N local generator processes (segments i/N), then merge")
+	c.Flags().StringVar(&f.locustMaster, "locust-master", "", "a locustfile: run Locust's master alone, bound to HOST:PORT (e.g. '*:5557'), for --locust-workers N workers started elsewhere (locust -f FILE --worker --master-host …)")
+	c.Flags().IntVar(&f.locustWorkers, "locust-workers", 0, "with --locust-master: the workers the master waits for before it starts the load")
+	c.Flags().DurationVar(&f.locustWait, "locust-wait", 5*time.Minute, "with --locust-master: how long the master waits for its workers")
 	c.Flags().StringVar(&f.lang, "lang", "", "language of the report: "+strings.Join(locale.Names(), ", ")+" (default: the plan's lang:, else en)")
 	c.Flags().StringVar(&f.history, "history", "", "add the run to this results store as it ends: an SQLite file or a postgres:// URL (as the plan's history: key; see plateau history)")
 	return c

@@ -255,3 +255,76 @@ func TestK6StartedWaitsForTheWholeRow(t *testing.T) {
 		t.Errorf("complete row: %v %v, want %v", got, ok, want)
 	}
 }
+
+// TestJMeterDeclaredPlugins: the JMeter Plugins' thread groups give the
+// holds their plugins schedule (as the converter reads them), named by
+// their level, an Arrivals group's checked as samples a second (its
+// iterations' samples times its rate), -J reaching a __P; a group that
+// cannot be read is named with the reason, and so is another plugin's.
+func TestJMeterDeclaredPlugins(t *testing.T) {
+	for _, c := range []struct {
+		script string
+		props  []string
+		want   string
+	}{
+		{"../cli/testdata/declared/jpgc-threads.jmx", nil,
+			"2 threads (1) 0s–4s; 4 threads (1) 4s–14s; 2 threads (2) 18s–20s; 4 threads (2) 20s–24s; 2 threads (3) 28s–31s; 4 threads (3) 31s–35s; 2 threads (4) 35s–37s"},
+		{"../cli/testdata/declared/jpgc-threads.jmx", []string{"conc=6"},
+			"3 threads 0s–4s; 6 threads 4s–14s; 2 threads (1) 18s–20s; 4 threads (1) 20s–24s; 2 threads (2) 28s–31s; 4 threads (2) 31s–35s; 2 threads (3) 35s–37s"},
+		// Two samples an arrival: 3 and 6 arrivals/s are 6 and 12 samples/s.
+		{"../cli/testdata/declared/jpgc-arrivals.jmx", nil,
+			"3 arrivals/s 0s–4s 6/s; 6 arrivals/s 4s–14s 12/s; 240 arrivals/min 18s–24s 4/s; 480 arrivals/min 27s–33s 8/s"},
+		{"../cli/testdata/declared/jpgc-arrivals.jmx", []string{"rate=10"},
+			"5 arrivals/s 0s–4s 10/s; 10 arrivals/s 4s–14s 20/s; 240 arrivals/min 18s–24s 4/s; 480 arrivals/min 27s–33s 8/s"},
+		// Public plans: Taurus' groups run at once, its Stepping group
+		// runs one loop; the plugins' examples' groups overlap.
+		{"../convert/jmeter/testdata/corpus/Blazemeter+taurus/threadgroups.jmx", nil, `thread group "STG.03": its threads run a number of loops`},
+		{"../convert/jmeter/testdata/corpus/undera+jmeter-plugins/SteppingThreadGroupExample.jmx", nil, "thread groups run at once: 15 threads (15.6s–21s) and 10 threads (15.9s–18s) overlap"},
+		{"../convert/jmeter/testdata/corpus/Blazemeter+taurus/ultimateGroupTest.jmx", nil, "20 threads 5s–25s; 100 threads 25s–45s"},
+		{"../convert/jmeter/testdata/corpus/Blazemeter+taurus/external.jmx", nil, "declare no hold"},
+	} {
+		d := jmeter{}.Declare(&Spec{Script: c.script, Props: c.props})
+		got := describe(d)
+		if len(d.Phases) == 0 {
+			got = d.Why
+		}
+		if !strings.Contains(got, c.want) {
+			t.Errorf("%s -J %v:\n got %s\nwant %s", c.script, c.props, got, c.want)
+		}
+	}
+	dir := t.TempDir()
+	write := func(name, group string) string {
+		p := filepath.Join(dir, name)
+		plan := `<?xml version="1.0"?><jmeterTestPlan version="1.2"><hashTree><TestPlan guiclass="TestPlanGui" testclass="TestPlan" testname="p"/><hashTree>` + group + `</hashTree></hashTree></jmeterTestPlan>`
+		if err := os.WriteFile(p, []byte(plan), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	conc := `<com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup guiclass="x" testclass="com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup" testname="c">
+<stringProp name="TargetLevel">4</stringProp><stringProp name="RampUp">4</stringProp><stringProp name="Steps">2</stringProp><stringProp name="Hold">6</stringProp><stringProp name="Unit">S</stringProp>
+</com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup><hashTree>
+<HTTPSamplerProxy guiclass="x" testclass="HTTPSamplerProxy" testname="a"/><hashTree/>
+<ConstantThroughputTimer guiclass="TestBeanGUI" testclass="ConstantThroughputTimer" testname="t"><intProp name="calcMode">%s</intProp><stringProp name="throughput">120</stringProp></ConstantThroughputTimer><hashTree/>
+</hashTree>`
+	for _, c := range []struct{ name, group, want string }{
+		// A throughput timer over stepped threads: its rate per thread
+		// times each step's threads, or shared by them all.
+		{"per-thread.jmx", strings.Replace(conc, "%s", "0", 1), "240 samples/min 0s–2s 4/s; 480 samples/min 2s–10s 8/s"},
+		{"shared.jmx", strings.Replace(conc, "%s", "2", 1), "120 samples/min 0s–10s 2/s"},
+		{"other.jmx", `<com.example.SpikeThreadGroup guiclass="x" testclass="com.example.SpikeThreadGroup" testname="spike"/><hashTree/>`,
+			`thread group "spike" (com.example.SpikeThreadGroup, line 1) is not one whose schedule plateau reads`},
+		{"arrivals-if.jmx", `<com.blazemeter.jmeter.threads.arrivals.ArrivalsThreadGroup guiclass="x" testclass="com.blazemeter.jmeter.threads.arrivals.ArrivalsThreadGroup" testname="a"><stringProp name="TargetLevel">4</stringProp><stringProp name="Unit">S</stringProp></com.blazemeter.jmeter.threads.arrivals.ArrivalsThreadGroup><hashTree>
+<IfController guiclass="x" testclass="IfController" testname="if"/><hashTree><HTTPSamplerProxy guiclass="x" testclass="HTTPSamplerProxy" testname="a"/><hashTree/></hashTree></hashTree>`,
+			"the samples an arrival writes are not fixed"},
+	} {
+		d := jmeter{}.Declare(&Spec{Script: write(c.name, c.group)})
+		got := describe(d)
+		if len(d.Phases) == 0 {
+			got = d.Why
+		}
+		if !strings.Contains(got, c.want) {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
+	}
+}

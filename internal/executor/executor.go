@@ -60,6 +60,12 @@ type Spec struct {
 	// machine: a master that computes the whole-run statistics and that
 	// many worker processes (plateau run locustfile.py --generators N).
 	Workers int
+	// Master, when set, runs Locust's master alone, bound to this
+	// HOST:PORT, expecting Workers workers that run elsewhere (plateau k8s
+	// locustfile.py: the worker pods connect to the master pod's
+	// Service), waiting at most MasterWait (default 5m) for them.
+	Master     string
+	MasterWait time.Duration
 	// StartAt, when set, is when the tool is started: its command is
 	// built first (Gatling's compilation), then Run waits for the
 	// instant, so that every generator's tool starts together.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fakeBin makes an executable file standing for a tool, so that the
@@ -264,5 +265,38 @@ func TestK6SystemTags(t *testing.T) {
 				t.Errorf("K6_SYSTEM_TAGS=%s given: %v, want %v", K6SystemTags, got, c.want)
 			}
 		})
+	}
+}
+
+// TestLocustMasterCommand: Locust's master alone (plateau k8s's master
+// pod, --locust-master): bound where asked, expecting the workers that
+// run elsewhere, waiting for them as long as asked, with no local worker
+// and no graceful stop (its workers' requests then would go uncounted);
+// an address without a port, or no worker, is refused.
+func TestLocustMasterCommand(t *testing.T) {
+	env := func(k string) string {
+		if k == "LOCUST" {
+			return "/opt/x/locust"
+		}
+		return ""
+	}
+	spec := &Spec{Script: "l.py", Set: map[string]string{"duration": "10s", "users": "4"}, Master: "*:5557", Workers: 3, MasterWait: 90 * time.Second, Getenv: env}
+	cmd, err := locust{}.Command(spec, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Join(cmd.Args, " ")
+	if cmd.Args[0] != "/opt/x/locust" || !strings.Contains(line, "--master --master-bind-host * --master-bind-port 5557 --expect-workers 3 --expect-workers-max-wait 90") ||
+		strings.Contains(line, "--stop-timeout") || strings.Contains(line, "--worker") {
+		t.Errorf("master: %s", line)
+	}
+	for _, bad := range []*Spec{
+		{Script: "l.py", Set: map[string]string{"duration": "10s"}, Master: "5557", Workers: 3, Getenv: env},
+		{Script: "l.py", Set: map[string]string{"duration": "10s"}, Master: "*:x", Workers: 3, Getenv: env},
+		{Script: "l.py", Set: map[string]string{"duration": "10s"}, Master: "*:5557", Workers: 0, Getenv: env},
+	} {
+		if _, err := (locust{}).Command(bad, t.TempDir()); err == nil {
+			t.Errorf("master %q with %d workers accepted", bad.Master, bad.Workers)
+		}
 	}
 }

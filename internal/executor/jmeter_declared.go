@@ -18,14 +18,17 @@ import (
 // -J properties and the --set overrides applied first — with the
 // converter's reading of a .jmx (internal/convert/jmeter.Loads): a
 // standard Thread Group's ramp-up and the rest of its scheduler's
-// duration after it (a hold of its threads), the steps of the
-// Concurrency, Stepping and Ultimate thread groups (jpgc), and a Constant
-// or Precise Throughput Timer's target, which names the hold instead
-// ("600 samples/min"). A group whose load the converter cannot read (a
-// loop count rather than a duration, a value it does not resolve,
-// another plugin's group), a setUp Thread Group (it runs first, for a
-// time nothing declares) and thread groups that run at once leave the
-// phases to the thread counts JMeter reports.
+// duration after it (a hold of its threads); the JMeter Plugins' thread
+// groups as the plugin computes their timeline — the Concurrency,
+// Stepping and Ultimate groups' thread levels, the Arrivals and Free-Form
+// Arrivals groups' arrival rates (checked as the samples their iterations
+// write); and a Constant or Precise Throughput Timer's target, which names
+// the hold instead ("600 samples/min"), over each step of stepped threads
+// too. A group whose load cannot be read (a loop count rather than a
+// duration, a value it does not resolve, another plugin's group), a setUp
+// Thread Group (it runs first, for a time nothing declares) and thread
+// groups that run at once leave the phases to the thread counts JMeter
+// reports, and the notes say why.
 func (jmeter) Declare(spec *Spec) Declared {
 	src, err := os.ReadFile(spec.Script)
 	if err != nil {
@@ -42,11 +45,14 @@ func (jmeter) Declare(spec *Spec) Declared {
 	if err != nil {
 		return Declared{Why: fmt.Sprintf("%s: %v", spec.Script, err)}
 	}
+	if g := unknownGroup(root); g != nil {
+		return Declared{Why: fmt.Sprintf("thread group %q (%s, line %d) is not one whose schedule plateau reads", g.Name, g.TestClass, g.Line)}
+	}
 	if hasEnabled(root, "SetupThreadGroup") {
 		return Declared{Why: "a setUp Thread Group runs before the others, for a time the plan does not declare"}
 	}
 	abs, _ := filepath.Abs(spec.Script)
-	loads, rep := cjmeter.Loads(root, cjmeter.Options{Source: abs})
+	loads, rep := cjmeter.Loads(root, cjmeter.Options{Source: abs, Properties: props})
 	for _, n := range rep.Notes {
 		if strings.Contains(n, "one after another") {
 			return Declared{Why: "the test plan runs its thread groups one after another, each for as long as its threads take"}
@@ -75,6 +81,12 @@ func (jmeter) Declare(spec *Spec) Declared {
 
 // groupHolds turns one thread group's load into holds.
 func groupHolds(g cjmeter.GroupLoad) ([]hold, error) {
+	if g.HoldsErr != "" {
+		return nil, fmt.Errorf("%s", g.HoldsErr)
+	}
+	if strings.Contains(g.Class, ".") { // a JMeter Plugins thread group
+		return pluginHolds(g)
+	}
 	for _, n := range g.Notes {
 		if strings.Contains(n, "stands in") || strings.Contains(n, "not a number") || strings.Contains(n, "values read from properties") {
 			return nil, fmt.Errorf("%s", n)
@@ -103,28 +115,6 @@ func groupHolds(g cjmeter.GroupLoad) ([]hold, error) {
 		return nil, err
 	}
 	threads := func(n int) hold { return hold{users: n, label: fmt.Sprintf("%d threads", n)} }
-	var out []hold
-	if len(l.Steps) > 0 {
-		if g.PerMin > 0 {
-			return nil, fmt.Errorf("a throughput timer over stepped threads: its rate per step is not declared")
-		}
-		for _, st := range l.Steps {
-			n, err := count(st.Users)
-			if err != nil {
-				return nil, err
-			}
-			r, err1 := dur(st.RampUp)
-			d, err2 := dur(st.Duration)
-			if err1 != nil || err2 != nil {
-				return nil, fmt.Errorf("a step's times are not durations")
-			}
-			h := threads(n)
-			h.from, h.to = t+r, t+d
-			out = append(out, h)
-			t += d
-		}
-		return out, nil
-	}
 	if l.Duration == "" {
 		return nil, fmt.Errorf("it runs a number of loops, not for a time")
 	}
@@ -147,6 +137,68 @@ func groupHolds(g cjmeter.GroupLoad) ([]hold, error) {
 	}
 	h.from, h.to = t+r, t+d
 	return []hold{h}, nil
+}
+
+// pluginHolds are a JMeter Plugins thread group's holds (read by the
+// converter as the plugin computes its timeline): a thread count, or an
+// Arrivals group's arrival rate, checked as the samples its iterations
+// write (each iteration's samples must be fixed); under a Constant or
+// Precise Throughput Timer, the timer's target rate over each thread hold
+// (for each thread where the timer paces each thread on its own).
+func pluginHolds(g cjmeter.GroupLoad) ([]hold, error) {
+	arrivals := cjmeter.IsArrivals(g.Class)
+	if arrivals && g.PerMin > 0 {
+		return nil, fmt.Errorf("a throughput timer over an Arrivals thread group: which of the two sets the rate is not declared")
+	}
+	if arrivals && g.SamplesPerIteration == 0 {
+		return nil, fmt.Errorf("the samples an arrival writes are not fixed (a controller other than a Simple Controller, or embedded resources): its rate cannot be checked against JMeter's samples")
+	}
+	out := make([]hold, 0, len(g.Holds))
+	for _, p := range g.Holds {
+		h := hold{from: p.From, to: p.To}
+		switch {
+		case arrivals:
+			k := float64(g.SamplesPerIteration)
+			h.rate, h.unit, h.label = p.PerSec*k, "samples/s", p.Label
+		case g.PerMin > 0:
+			perMin := g.PerMin
+			if g.PerUser {
+				perMin *= float64(p.Threads)
+			}
+			h.rate, h.unit, h.label = perMin/60, "samples/s", rateLabel(perMin, time.Minute, "samples")
+		default:
+			h.users, h.label = p.Threads, p.Label
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// knownGroups are the thread groups whose load Declare reads.
+var knownGroups = map[string]bool{
+	"ThreadGroup": true, "SetupThreadGroup": true, "PostThreadGroup": true,
+	"com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup":   true,
+	"com.blazemeter.jmeter.threads.arrivals.ArrivalsThreadGroup":         true,
+	"com.blazemeter.jmeter.threads.arrivals.FreeFormArrivalsThreadGroup": true,
+	"kg.apc.jmeter.threads.UltimateThreadGroup":                          true,
+	"kg.apc.jmeter.threads.SteppingThreadGroup":                          true,
+}
+
+// unknownGroup is the first enabled thread group of another plugin (its
+// class ends in ThreadGroup), whose load nothing here reads.
+func unknownGroup(e *cjmeter.Element) *cjmeter.Element {
+	if !e.Enabled {
+		return nil
+	}
+	if c := e.TestClass; strings.HasSuffix(c, "ThreadGroup") && !knownGroups[c] {
+		return e
+	}
+	for _, k := range e.Children {
+		if g := unknownGroup(k); g != nil {
+			return g
+		}
+	}
+	return nil
 }
 
 func hasEnabled(e *cjmeter.Element, class string) bool {

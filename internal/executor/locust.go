@@ -5,6 +5,7 @@ import (
 	"net"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/importer"
@@ -25,8 +26,8 @@ func (locust) Name() string { return "locust" }
 func (locust) segmented() error {
 	return fmt.Errorf("Locust's whole-run statistics are its master's, which aggregates its workers' reports: " +
 		"plateau run locustfile.py --generators N runs Locust's own master and N workers on this machine; " +
-		"across machines, run Locust's own distributed mode — locust -f FILE --master --expect-workers N --headless --csv PREFIX --csv-full-history, " +
-		"and locust -f FILE --worker --master-host HOST on each machine — and import the master's files with plateau import locust PREFIX_stats.csv")
+		"plateau k8s locustfile.py -g N a master pod and N worker pods; on machines of your own, " +
+		"plateau run locustfile.py --locust-master '*:5557' --locust-workers N here and locust -f FILE --worker --master-host HOST on each machine")
 }
 
 // workerScript starts Locust's workers in the background, then becomes the
@@ -79,7 +80,7 @@ func (locust) Command(spec *Spec, out string) (*exec.Cmd, error) {
 	args := []string{"-f", script, "--headless", "--csv", filepath.Join(out, "locust"), "--csv-full-history",
 		"--users", fmt.Sprint(users), "--spawn-rate", fmt.Sprint(rate), "--run-time", fmt.Sprintf("%ds", dur),
 		"--only-summary"}
-	if spec.Workers <= 1 {
+	if spec.Workers <= 1 && spec.Master == "" {
 		// A graceful stop, whose requests Locust still counts. Not with
 		// workers: their master writes its statistics and quits while
 		// they stop, so what they sent then would go uncounted.
@@ -93,7 +94,31 @@ func (locust) Command(spec *Spec, out string) (*exec.Cmd, error) {
 		return nil, err
 	}
 	cmd := exec.Command(bin, args...)
-	if n := spec.Workers; n > 1 {
+	if spec.Master != "" {
+		// Locust's master alone; its workers run elsewhere and connect
+		// to it (plateau k8s: the worker pods, through the master's
+		// Service).
+		host, port, err := net.SplitHostPort(spec.Master)
+		if err != nil {
+			return nil, fmt.Errorf("Locust's master address %q: want HOST:PORT (e.g. *:5557): %w", spec.Master, err)
+		}
+		if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+			return nil, fmt.Errorf("Locust's master address %q: the port is not a port", spec.Master)
+		}
+		if host == "" {
+			host = "*"
+		}
+		if spec.Workers < 1 {
+			return nil, fmt.Errorf("Locust's master expects at least one worker")
+		}
+		wait := spec.MasterWait
+		if wait <= 0 {
+			wait = 5 * time.Minute
+		}
+		args = append(args, "--master", "--master-bind-host", host, "--master-bind-port", port,
+			"--expect-workers", fmt.Sprint(spec.Workers), "--expect-workers-max-wait", fmt.Sprint(int(wait.Seconds())))
+		cmd = exec.Command(bin, args...)
+	} else if n := spec.Workers; n > 1 {
 		// Locust's own distributed mode on this machine: its master
 		// computes the statistics from its workers' reports, as across
 		// machines.
@@ -123,10 +148,14 @@ func (locust) Source(spec *Spec, out string, follow <-chan struct{}) importer.So
 }
 
 func (locust) Notes(spec *Spec, out string, exit int) []string {
-	if exit != 0 {
-		return []string{fmt.Sprintf("Locust exited with code %d (1: a request failed or the locustfile set a failing exit code; its output is in tool/locust.out.log)", exit)}
+	var notes []string
+	if spec.Master != "" {
+		notes = append(notes, fmt.Sprintf("Locust's master ran here, bound to %s, with %d workers that ran elsewhere: the statistics are the master's, from its workers' reports", spec.Master, spec.Workers))
 	}
-	return nil
+	if exit != 0 {
+		notes = append(notes, fmt.Sprintf("Locust exited with code %d (1: a request failed or the locustfile set a failing exit code; its output is in tool/locust.out.log)", exit))
+	}
+	return notes
 }
 
 // Declare declares no phases: a Locust load is its users and spawn rate

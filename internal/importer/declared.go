@@ -84,7 +84,7 @@ func (r *Run) checkDeclared(tool string, ds []DeclaredPhase, placed []core.Phase
 	for _, d := range ds {
 		byName[d.Name] = d
 	}
-	var notes []string
+	var notes, each []string
 	for _, p := range placed {
 		d := byName[p.Name]
 		from, to := p.Start.Unix(), p.End.Unix()
@@ -98,10 +98,12 @@ func (r *Run) checkDeclared(tool string, ds []DeclaredPhase, placed []core.Phase
 			}
 			if len(seen) == 0 {
 				notes = append(notes, fmt.Sprintf("phase %q: declared %d users; %s reported no user count in it", p.Name, d.Users, tool))
+				each = append(each, fmt.Sprintf("%q %d users → no count", p.Name, d.Users))
 				continue
 			}
 			sort.Ints(seen)
 			med := seen[len(seen)/2]
+			each = append(each, fmt.Sprintf("%q %d → %d users", p.Name, d.Users, med))
 			if math.Abs(float64(med-d.Users)) > math.Max(1, farOff*float64(d.Users)) {
 				why := "fewer than declared"
 				if med > d.Users {
@@ -119,6 +121,7 @@ func (r *Run) checkDeclared(tool string, ds []DeclaredPhase, placed []core.Phase
 				n += src[s]
 			}
 			got := float64(n) / float64(to-from)
+			each = append(each, fmt.Sprintf("%q %s → %s %s", p.Name, fmtRate(d.Rate), fmtRate(got), d.Unit))
 			// Counted in whole seconds, a phase's count can be one off at
 			// each end: that is not far.
 			if math.Abs(got-d.Rate) > math.Max(farOff*d.Rate, 2/float64(to-from)) {
@@ -130,6 +133,11 @@ func (r *Run) checkDeclared(tool string, ds []DeclaredPhase, placed []core.Phase
 					p.Name, fmtRate(d.Rate), d.Unit, fmtRate(got), d.Unit, what, why))
 			}
 		}
+	}
+	if len(each) > 0 {
+		// Every phase's declared target beside what ran, off or not.
+		notes = append(notes, fmt.Sprintf("declared → reached in each phase (%s's own counts over its whole seconds; users: the median per second): %s",
+			tool, strings.Join(each, "; ")))
 	}
 	return notes
 }

@@ -72,6 +72,10 @@ func TestDeclaredPhases(t *testing.T) {
 	if !strings.Contains(notes, `phase "20 req/s": declared 20 req/s, 6 req/s reached (request samples counted in it) — k6 could not keep up`) {
 		t.Errorf("no note on the phase far from its rate:\n%s", notes)
 	}
+	// Every phase's target beside what ran, the one held too.
+	if !strings.Contains(notes, `declared → reached in each phase (k6's own counts over its whole seconds; users: the median per second): "10 iterations/s" 10 → 10 iterations/s; "20 req/s" 20 → 6 req/s`) {
+		t.Errorf("no declared → reached note:\n%s", notes)
+	}
 	if !strings.Contains(notes, "2 phases as k6's script declares them") || strings.Contains(notes, "derived from thread-count") {
 		t.Errorf("the notes do not say the phases are declared:\n%s", notes)
 	}
@@ -105,7 +109,8 @@ func TestDeclaredPhases(t *testing.T) {
 	}
 	info2, _ := rundir.ReadInfo(dir2)
 	notes = strings.Join(info2.Notes, "\n")
-	if strings.Contains(notes, `phase "3 VUs"`) || !strings.Contains(notes, `phase "8 VUs": declared 8 users, 3 ran`) {
+	if strings.Contains(notes, `phase "3 VUs"`) || !strings.Contains(notes, `phase "8 VUs": declared 8 users, 3 ran`) ||
+		!strings.Contains(notes, `"3 VUs" 3 → 3 users; "8 VUs" 8 → 3 users`) {
 		t.Errorf("user holds' notes:\n%s", notes)
 	}
 }

@@ -16,6 +16,7 @@ package k8s
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"path"
@@ -31,6 +32,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 )
 
@@ -99,7 +101,23 @@ type Options struct {
 	// Linger is how long the merge pod stays up after merging so that
 	// `kubectl cp` can fetch the merged run.
 	Linger time.Duration
+	// Locust runs a locustfile in Locust's own distributed mode instead
+	// of N segments: a master pod (the Merge Job) runs `plateau run
+	// locustfile.py --locust-master *:5557 --locust-workers N`, with the
+	// monitors, and writes the run where the merge would; N worker pods
+	// (the Job) run `locust --worker` against the master's Service.
+	// ScriptEnv (NAME=value) is the locustfile's environment in the
+	// workers, which run its code too (the master gets it as -e in Args).
+	Locust    bool
+	ScriptEnv []string
+	// LocustFile is the locustfile's path beside the plan (a plan whose
+	// workload has engine: locust); "" is PlanName itself.
+	LocustFile string
 }
+
+// LocustPort is the port of Locust's master for its workers (Locust's
+// default), on the master pod and its Service.
+const LocustPort = 5557
 
 // Manifests are the objects to apply, in apply order.
 type Manifests struct {
@@ -107,6 +125,8 @@ type Manifests struct {
 	Claim      *corev1.PersistentVolumeClaim // nil when Options.ResultsClaim is set
 	Job        *batchv1.Job
 	Merge      *batchv1.Job
+	// Service is Locust's master's, for its workers (Options.Locust).
+	Service *corev1.Service
 	// RunDir is the results directory of this run on the volume.
 	RunDir string
 }
@@ -270,6 +290,10 @@ func Build(o Options) (*Manifests, error) {
 	if linger <= 0 {
 		linger = 3600
 	}
+	if o.Locust {
+		locustPods(o, m, env, envFrom, genMounts, genVolumes, args, res, labels, deadline, linger)
+		return m, nil
+	}
 	mergeLabels := map[string]string{"app.kubernetes.io/component": "merge"}
 	for k, v := range labels {
 		mergeLabels[k] = v
@@ -331,6 +355,140 @@ plateau merge --segments "$PLATEAU_SEGMENTS" --wait "$PLATEAU_WAIT" -o "$PLATEAU
 rc=$?
 echo "$rc" > "$PLATEAU_RUN_DIR/merged.exit"
 echo "plateau: merged run in $PLATEAU_RUN_DIR/merged (exit $rc); staying up $PLATEAU_LINGER s for kubectl cp"
+sleep "$PLATEAU_LINGER"
+exit "$rc"
+`
+
+// locustPods makes the Job N Locust worker pods and the Merge Job the
+// master pod, with the master's Service: Locust's own distributed mode,
+// whose master computes the whole-run statistics from its workers'
+// reports (so nothing is merged afterwards).
+func locustPods(o Options, m *Manifests, env []corev1.EnvVar, envFrom []corev1.EnvFromSource, mounts []corev1.VolumeMount,
+	volumes []corev1.Volume, args []string, res corev1.ResourceList, labels map[string]string, deadline, linger int64) {
+	with := func(component string) map[string]string {
+		l := map[string]string{"app.kubernetes.io/component": component}
+		for k, v := range labels {
+			l[k] = v
+		}
+		return l
+	}
+	master := o.Name + "-master"
+	masterLabels, workerLabels := with("locust-master"), with("locust-worker")
+	m.Service = &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: meta(o, master, masterLabels),
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app.kubernetes.io/instance": o.Name, "app.kubernetes.io/component": "locust-master"},
+			Ports:    []corev1.ServicePort{{Name: "locust", Port: LocustPort, TargetPort: intstr.FromInt32(LocustPort), Protocol: corev1.ProtocolTCP}},
+		},
+	}
+	workerEnv := []corev1.EnvVar{
+		{Name: "PLATEAU_LOCUST_MASTER", Value: master},
+		{Name: "PLATEAU_LOCUST_PORT", Value: strconv.Itoa(LocustPort)},
+		{Name: "PLATEAU_LOCUSTFILE", Value: path.Join(WorkMount, cmp.Or(o.LocustFile, o.PlanName))},
+	}
+	for _, kv := range o.ScriptEnv {
+		k, v, _ := strings.Cut(kv, "=")
+		workerEnv = append(workerEnv, corev1.EnvVar{Name: k, Value: v})
+	}
+	for _, e := range env {
+		if e.Name == "PLATEAU_PLAN_DIR" || e.Name == "PLATEAU_WORK_DIR" {
+			workerEnv = append(workerEnv, e)
+		}
+	}
+	// The workers need the locustfile and the files beside it, not the
+	// results volume.
+	var wm []corev1.VolumeMount
+	var wv []corev1.Volume
+	for _, v := range volumes {
+		if v.Name != "results" {
+			wv = append(wv, v)
+		}
+	}
+	for _, mt := range mounts {
+		if mt.Name != "results" {
+			wm = append(wm, mt)
+		}
+	}
+	n := int32(o.Generators)
+	m.Job = &batchv1.Job{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: meta(o, o.Name, workerLabels),
+		Spec: batchv1.JobSpec{
+			Completions:           &n,
+			Parallelism:           &n,
+			BackoffLimit:          ptr(int32(0)),
+			ActiveDeadlineSeconds: &deadline,
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: workerLabels},
+				Spec: corev1.PodSpec{
+					RestartPolicy:   corev1.RestartPolicyNever,
+					SecurityContext: podSecurity(),
+					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
+						MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway,
+						LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"batch.kubernetes.io/job-name": o.Name}},
+					}},
+					Containers: []corev1.Container{{
+						Name: "locust-worker", Image: o.Image, ImagePullPolicy: corev1.PullIfNotPresent,
+						Command: []string{"/bin/sh", "-c", copyScript + locustWorkerScript},
+						Env:     workerEnv, EnvFrom: envFrom, VolumeMounts: wm,
+						Resources: corev1.ResourceRequirements{Requests: res, Limits: res},
+					}},
+					Volumes: wv,
+				},
+			},
+		},
+	}
+	masterArgs := append([]string{"plateau-locust-master"}, args[1:]...)
+	m.Merge = &batchv1.Job{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: meta(o, master, masterLabels),
+		Spec: batchv1.JobSpec{
+			Completions:  ptr(int32(1)),
+			Parallelism:  ptr(int32(1)),
+			BackoffLimit: ptr(int32(0)),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: masterLabels},
+				Spec: corev1.PodSpec{
+					RestartPolicy:   corev1.RestartPolicyNever,
+					SecurityContext: podSecurity(),
+					Containers: []corev1.Container{{
+						Name: "locust-master", Image: o.Image, ImagePullPolicy: corev1.PullIfNotPresent,
+						Command: []string{"/bin/sh", "-c", copyScript + locustMasterScript}, Args: masterArgs,
+						Ports: []corev1.ContainerPort{{Name: "locust", ContainerPort: LocustPort, Protocol: corev1.ProtocolTCP}},
+						Env: append(append([]corev1.EnvVar{}, env...),
+							corev1.EnvVar{Name: "PLATEAU_LOCUST_BIND", Value: "*:" + strconv.Itoa(LocustPort)},
+							corev1.EnvVar{Name: "PLATEAU_WAIT", Value: (time.Duration(deadline) * time.Second).String()},
+							corev1.EnvVar{Name: "PLATEAU_LINGER", Value: strconv.FormatInt(linger, 10)}),
+						EnvFrom:      envFrom,
+						VolumeMounts: mounts,
+						Resources:    corev1.ResourceRequirements{Requests: res, Limits: res},
+						ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{
+							Command: []string{"/bin/sh", "-c", `test -f "$PLATEAU_RUN_DIR/merged.exit"`}}},
+							PeriodSeconds: 5},
+					}},
+					Volumes: volumes,
+				},
+			},
+		},
+	}
+}
+
+// locustWorkerScript runs one Locust worker against the master's Service,
+// with the Locust plateau would run ($LOCUST, PATH, its virtualenv).
+const locustWorkerScript = `bin="${LOCUST:-}"
+[ -n "$bin" ] || bin="$(command -v locust)" || bin=/opt/plateau-locust/bin/locust
+cd "$PLATEAU_WORK_DIR" || exit 2
+exec "$bin" -f "$PLATEAU_LOCUSTFILE" --worker --master-host "$PLATEAU_LOCUST_MASTER" --master-port "$PLATEAU_LOCUST_PORT"
+`
+
+// locustMasterScript runs Locust's master under plateau run — its monitors
+// beside it — writing the run where a merge would (merged), then stays up
+// for collection.
+const locustMasterScript = `plateau run "$@" --locust-master "$PLATEAU_LOCUST_BIND" --locust-workers "$PLATEAU_SEGMENTS" --locust-wait "$PLATEAU_WAIT" -o "$PLATEAU_RUN_DIR/merged" -q
+rc=$?
+echo "$rc" > "$PLATEAU_RUN_DIR/merged.exit"
+echo "plateau: Locust's run in $PLATEAU_RUN_DIR/merged (exit $rc); staying up $PLATEAU_LINGER s for kubectl cp"
 sleep "$PLATEAU_LINGER"
 exit "$rc"
 `
@@ -429,6 +587,9 @@ func (m *Manifests) YAML() ([]byte, error) {
 	}
 	if m.Claim != nil {
 		objs = append(objs, m.Claim)
+	}
+	if m.Service != nil {
+		objs = append(objs, m.Service)
 	}
 	objs = append(objs, m.Job, m.Merge)
 	var buf bytes.Buffer

@@ -296,3 +296,43 @@ func TestManifestsScript(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildLocust: a locustfile's manifests are Locust's own distributed
+// mode — the master's Service on 5557, N worker pods without the results
+// volume, the master pod writing the run where a merge would — and they
+// render as YAML that kubectl reads.
+func TestBuildLocust(t *testing.T) {
+	m, err := Build(Options{Name: "shop", Image: "img", Generators: 3, Plan: []byte("from locust import HttpUser\n"), PlanName: "locustfile.py",
+		Set: []string{"duration=1m"}, Args: []string{"-e", "A=1"}, ScriptEnv: []string{"A=1"}, Writable: true, Locust: true,
+		StartAt: time.Unix(1_800_000_000, 0), Deadline: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Service == nil || m.Service.Spec.Ports[0].Port != LocustPort || m.Service.Name != "shop-master" {
+		t.Fatalf("service %+v", m.Service)
+	}
+	if m.Job.Spec.CompletionMode != nil || *m.Job.Spec.Parallelism != 3 {
+		t.Errorf("workers: %+v", m.Job.Spec)
+	}
+	for _, v := range m.Job.Spec.Template.Spec.Volumes {
+		if v.Name == "results" {
+			t.Error("the workers mount the results volume")
+		}
+	}
+	mc := m.Merge.Spec.Template.Spec.Containers[0]
+	if !strings.Contains(mc.Command[2], "--locust-master") || !strings.Contains(strings.Join(mc.Args, " "), "/work/locustfile.py -e A=1 --set duration=1m") {
+		t.Errorf("master: %q %q", mc.Command, mc.Args)
+	}
+	for k, v := range m.Service.Spec.Selector {
+		if m.Merge.Spec.Template.Labels[k] != v {
+			t.Errorf("the Service's selector %s=%s misses the master pod", k, v)
+		}
+	}
+	y, err := m.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(y), "\nkind: "); n != 5 { // ConfigMap, claim, Service, 2 Jobs
+		t.Errorf("%d objects:\n%s", n, y)
+	}
+}

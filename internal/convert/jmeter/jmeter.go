@@ -21,6 +21,10 @@ type Options struct {
 	Source string
 	// ReadFile reads an included .jmx; nil means os.ReadFile.
 	ReadFile func(string) ([]byte, error)
+	// Properties are the JMeter properties (-J) the JMeter Plugins' thread
+	// groups read themselves (threads_schedule,
+	// dynamic_tg.shift_rampup_start), for Loads' schedules.
+	Properties map[string]string
 }
 
 // Convert converts a parsed test plan.
@@ -47,6 +51,14 @@ type GroupLoad struct {
 	// samples a minute (0 without one), for each user when PerUser.
 	PerMin  float64
 	PerUser bool
+	// Holds are a JMeter Plugins thread group's declared holds, read as
+	// the plugin computes its timeline (schedule.go); HoldsErr says why
+	// they are not read. Both are empty for JMeter's own thread groups.
+	Holds    []Hold
+	HoldsErr string
+	// SamplesPerIteration is the samples one iteration writes, where it
+	// is fixed (0 otherwise): an Arrivals group's rate in samples.
+	SamplesPerIteration int
 }
 
 // Loads reads the loads of a parsed plan's thread groups, in plan order,
@@ -508,6 +520,14 @@ func (c *conv) threadGroup(path string, e *Element, sc scope) {
 	if t := c.tput; t != nil {
 		gl.PerMin, gl.PerUser = t.perMin, t.perUser
 	}
+	if strings.Contains(e.TestClass, ".") { // a JMeter Plugins thread group
+		hs, err := c.schedule(e, c.opt.Properties)
+		gl.Holds = hs
+		if err != nil {
+			gl.Holds, gl.HoldsErr = nil, err.Error()
+		}
+		gl.SamplesPerIteration, _ = SamplesPerIteration(e)
+	}
 	c.loads = append(c.loads, gl)
 	if c.tput != nil {
 		c.applyThroughput(wl)
@@ -634,9 +654,9 @@ func (c *conv) concurrencyLoad(e *Element, l *convert.Load) []string {
 	if !(ok1 && ok2 && ok3 && ok4) {
 		notes = append(notes, "a value is not a number or property; defaults stand in")
 	}
-	mult := time.Minute
-	if unit == "S" {
-		mult = time.Second
+	mult := time.Second // the plugin: minutes for "M", seconds otherwise
+	if unit == "M" {
+		mult = time.Minute
 	}
 	ti, err1 := strconv.Atoi(target)
 	ri, err2 := strconv.Atoi(ramp)
@@ -651,7 +671,7 @@ func (c *conv) concurrencyLoad(e *Element, l *convert.Load) []string {
 	if si > 1 && ri > 0 {
 		stepDur := time.Duration(ri) * mult / time.Duration(si)
 		for k := 1; k <= si; k++ {
-			u := (ti*k + si - 1) / si
+			u := int(javaRound(float64(ti) / float64(si) * float64(k))) // as the plugin rounds its steps
 			d := stepDur
 			if k == si {
 				d += time.Duration(hi) * mult

@@ -9,7 +9,9 @@
 #   JDK     jstat and java (default-jdk-headless).
 #   JMeter  5.6.3 assembled from Maven Central artifacts into $JMETER_HOME
 #           (default /tmp/plateau-jmeter): bin/ from ApacheJMeter_config,
-#           lib/ext/ApacheJMeter_*.jar and their dependencies in lib/.
+#           lib/ext/ApacheJMeter_*.jar and their dependencies in lib/; with
+#           the JMeter Plugins' Custom Thread Groups (kg.apc
+#           jmeter-plugins-casutg 2.10) in lib/ext.
 #   k6      1.8.1 built from the Go module proxy (go install go.k6.io/k6)
 #           into $K6_BIN_DIR (default /usr/local/bin). Cold: about 8 minutes
 #           and 370 MB of modules on 2 shared cores (docs/ci.md).
@@ -29,6 +31,7 @@
 set -euo pipefail
 JMETER_VERSION="${JMETER_VERSION:-5.6.3}"
 JMETER_HOME="${JMETER_HOME:-/tmp/plateau-jmeter}"
+JPGC_CASUTG_VERSION="${JPGC_CASUTG_VERSION:-2.10}"
 K6_VERSION="${K6_VERSION:-1.8.1}"
 K6_BIN_DIR="${K6_BIN_DIR:-/usr/local/bin}"
 LOCUST_VERSION="${LOCUST_VERSION:-2.47.0}"
@@ -51,6 +54,11 @@ step_apt() {
 }
 
 step_jmeter() {
+  step_jmeter_core
+  step_jmeter_plugins
+}
+
+step_jmeter_core() {
   # ApacheJMeter_java holds the JSR223 and BeanShell samplers real plans use
   # (the converter's differential harness runs them).
   if [ -f "$JMETER_HOME/bin/ApacheJMeter.jar" ] && [ -f "$JMETER_HOME/bin/jmeter.properties" ] &&
@@ -89,6 +97,36 @@ POM
   done
   rm -rf "$work"
   test -f "$JMETER_HOME/bin/jmeter.properties"
+}
+
+# The JMeter Plugins' Custom Thread Groups (jpgc-casutg: Concurrency,
+# Arrivals, Free-Form Arrivals, Ultimate and Stepping thread groups) and
+# their common library, from Maven Central, into JMeter's lib/ext and lib:
+# the declared phases of plans that use them are tested against JMeter
+# running them. Their own logging jars are left out (JMeter brings its own).
+step_jmeter_plugins() {
+  if [ -f "$JMETER_HOME/lib/ext/jmeter-plugins-casutg-${JPGC_CASUTG_VERSION}.jar" ]; then
+    return 0
+  fi
+  local work
+  work="$(mktemp -d)"
+  cat >"$work/pom.xml" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>plateau</groupId><artifactId>jmeter-plugins</artifactId><version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>kg.apc</groupId><artifactId>jmeter-plugins-casutg</artifactId><version>${JPGC_CASUTG_VERSION}</version>
+      <exclusions><exclusion><groupId>org.apache.jmeter</groupId><artifactId>*</artifactId></exclusion></exclusions></dependency>
+  </dependencies>
+</project>
+POM
+  (cd "$work" && mvn -B -q dependency:copy-dependencies -DoutputDirectory="$work/deps")
+  mkdir -p "$JMETER_HOME/lib/ext"
+  cp "$work"/deps/jmeter-plugins-cmn-jmeter-*.jar "$JMETER_HOME/lib/"
+  cp "$work"/deps/jmeter-plugins-casutg-*.jar "$work"/deps/jmeter-plugins-charts-*.jar "$JMETER_HOME/lib/ext/"
+  rm -rf "$work"
+  test -f "$JMETER_HOME/lib/ext/jmeter-plugins-casutg-${JPGC_CASUTG_VERSION}.jar"
 }
 
 # k6 is a Go module: build it with the Go that builds plateau.
