@@ -116,6 +116,9 @@ func printComparison(w io.Writer, res *report.CompareResult) error {
 			label := r.Label
 			if label == core.TotalLabel {
 				label = loc.Word("all requests")
+				if r.Workload != "" {
+					label = loc.T("%s: all requests", r.Workload)
+				}
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", label, n("%.1f\t%.1f\t%+.1f\t%+.1f\t%.1f\t%.1f\t%+.1f\t%.2f\t%.2f\t%.2f\t%.2f", r.BaseMeanMs, r.NewMeanMs, r.DeltaMs, r.DeltaPct,
 				r.BaseP95Ms, r.NewP95Ms, r.P95DeltaPct, r.BaseTputRPS, r.NewTputRPS, r.BaseErrPct, r.NewErrPct), cw.Verdict(r.Verdict)+"\t")
