@@ -474,7 +474,7 @@ var da = map[string]string{
 	// ---- results and errors ----------------------------------------------
 	"%s of them during ramp-up": "%s af dem under optrapning",
 	"most frequent: ":           "hyppigst: ",
-	"%d more":                   "%d mere",
+	"%d more":                   "%d flere",
 	"%s in %s over %d phases":   "%s på %s over %d faser",
 	"%s over %s, %s failed":     "%s over %s, %s fejlede",
 	"%s over %s":                "%s over %s",
