@@ -10,7 +10,8 @@ import (
 // The JMeter Plugins' thread groups (jpgc-casutg) that plateau splits
 // across generators, each by the plugin's own semantics: the Concurrency
 // Thread Group's TargetLevel (steps, ramp and hold kept), the Arrivals
-// Thread Group's TargetLevel (a rate), the Free-Form Arrivals rows' rates,
+// Thread Group's TargetLevel (a rate), the Free-Form Arrivals rows' rates
+// (and either's ArrivalsLimit, a count of arrivals, as a thread count),
 // and each Ultimate Thread Group row's thread count. A thread count is
 // split as plateau's own users (the remainder to the first generators), a
 // rate ÷ N exactly.
@@ -24,6 +25,7 @@ const (
 var (
 	pluginBlock = map[string]*regexp.Regexp{}
 	reTarget    = regexp.MustCompile(`(<stringProp name="TargetLevel">)([^<]*)(</stringProp>)`)
+	reArrLimit  = regexp.MustCompile(`(<stringProp name="ArrivalsLimit">)([^<]*)(</stringProp>)`)
 	reFFSched   = regexp.MustCompile(`(?s)<collectionProp name="Schedule">.*?</collectionProp>\s*</collectionProp>`)
 	reUltData   = regexp.MustCompile(`(?s)<collectionProp name="ultimatethreadgroupdata">.*?</collectionProp>\s*</collectionProp>`)
 	reRow       = regexp.MustCompile(`(?s)<collectionProp name="[^"]*">(.*?)</collectionProp>`)
@@ -42,19 +44,25 @@ func init() {
 // literal, or ${__P(name)} / ${__P(name,default)} with the -J value first,
 // as JMeter itself would read it.
 func pluginValue(field, v string, props map[string]string) (float64, error) {
-	s := strings.TrimSpace(v)
-	if m := reProp.FindStringSubmatch(s); m != nil {
-		if p, ok := props[m[1]]; ok {
-			s = strings.TrimSpace(p)
-		} else {
-			s = m[2]
-		}
-	}
+	s := resolveProp(v, props)
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || f < 0 || f > 1e9 {
 		return 0, fmt.Errorf("%s %q is not a number plateau can split across generators (a literal, or ${__P(name,default)} with -J name=value)", field, v)
 	}
 	return f, nil
+}
+
+// resolveProp is v with ${__P(name)} or ${__P(name,default)} resolved, -J
+// first.
+func resolveProp(v string, props map[string]string) string {
+	s := strings.TrimSpace(v)
+	if m := reProp.FindStringSubmatch(s); m != nil {
+		if p, ok := props[m[1]]; ok {
+			return strings.TrimSpace(p)
+		}
+		return m[2]
+	}
+	return s
 }
 
 // splitCount is a plugin's thread count's share for segment seg of n.
@@ -67,7 +75,7 @@ func splitCount(what, field, v string, seg, n int, props map[string]string) (str
 		return "", fmt.Errorf("%s: %s %v is not a whole number of threads", what, field, f)
 	}
 	if int(f) < n {
-		return "", fmt.Errorf("%s: %s %d threads on %d generators leaves a generator without one; use fewer generators", what, field, int(f), n)
+		return "", fmt.Errorf("%s: %s %d on %d generators leaves a generator without one; use fewer generators", what, field, int(f), n)
 	}
 	return strconv.Itoa(share(int(f), seg, n)), nil
 }
@@ -112,6 +120,16 @@ func splitPlugins(s string, seg, n int, props map[string]string) (string, error)
 			return m[1] + v + m[3]
 		})
 	}
+	// An Arrivals group's ArrivalsLimit (the arrivals it stops after, all
+	// its threads together) is split as a thread count; empty is none.
+	limit := func(b, what string) string {
+		return replaceCells(b, reArrLimit, func(_ int, v string) (string, error) {
+			if r := resolveProp(v, props); r == "" || r == "0" {
+				return v, nil // no limit
+			}
+			return splitCount(what, "ArrivalsLimit", v, seg, n, props)
+		})
+	}
 	s = pluginBlock[pluginConcurrency].ReplaceAllStringFunc(s, func(b string) string {
 		if reEnabled.MatchString(reAnyTG.FindString(b)) {
 			return b
@@ -134,9 +152,10 @@ func splitPlugins(s string, seg, n int, props map[string]string) (string, error)
 			fail(fmt.Errorf("%s: no TargetLevel to split", what))
 			return b
 		}
-		return replaceCells(b, reTarget, func(_ int, v string) (string, error) {
+		b = replaceCells(b, reTarget, func(_ int, v string) (string, error) {
 			return splitRate(what, "TargetLevel", v, n, props)
 		})
+		return limit(b, what)
 	})
 	s = pluginBlock[pluginFreeForm].ReplaceAllStringFunc(s, func(b string) string {
 		if reEnabled.MatchString(reAnyTG.FindString(b)) {
@@ -157,7 +176,7 @@ func splitPlugins(s string, seg, n int, props map[string]string) (string, error)
 				return splitRate(what, "a row's rate", v, n, props)
 			})
 		})
-		return b[:sched[0]] + `<collectionProp name="Schedule">` + rows + b[sched[1]:]
+		return limit(b[:sched[0]]+`<collectionProp name="Schedule">`+rows+b[sched[1]:], what)
 	})
 	s = pluginBlock[pluginUltimate].ReplaceAllStringFunc(s, func(b string) string {
 		if reEnabled.MatchString(reAnyTG.FindString(b)) {
@@ -181,7 +200,7 @@ func splitPlugins(s string, seg, n int, props map[string]string) (string, error)
 				if i > 0 {
 					return v, nil
 				}
-				return splitCount(what, "a row's", v, seg, n, props)
+				return splitCount(what, "a row's threads", v, seg, n, props)
 			})
 		})
 		return b[:data[0]] + head + rows + b[data[1]:]

@@ -9,7 +9,8 @@ import (
 // TestJMeterSegmentPlugins: each JMeter Plugins thread group plateau
 // splits gets its share on each of 3 generators — a Concurrency target of
 // 7 as 3+2+2 (from -J conc), an Arrivals rate of 9 (its property's
-// default) as 3 each, each Free-Form row's rates ÷ 3 (durations kept),
+// default) as 3 each, each Free-Form row's rates ÷ 3 (durations kept)
+// and its ArrivalsLimit of 10 as 4+3+3 (an empty one left as it is),
 // each Ultimate row's threads as plateau splits users — and what cannot
 // be split is refused with the reason.
 func TestJMeterSegmentPlugins(t *testing.T) {
@@ -20,8 +21,10 @@ func TestJMeterSegmentPlugins(t *testing.T) {
 </com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup>
 <com.blazemeter.jmeter.threads.arrivals.ArrivalsThreadGroup guiclass="g" testclass="com.blazemeter.jmeter.threads.arrivals.ArrivalsThreadGroup" testname="a" enabled="true">
   <stringProp name="TargetLevel">${__P(rate,9)}</stringProp>
+  <stringProp name="ArrivalsLimit">${__P(limit,)}</stringProp>
 </com.blazemeter.jmeter.threads.arrivals.ArrivalsThreadGroup>
 <com.blazemeter.jmeter.threads.arrivals.FreeFormArrivalsThreadGroup guiclass="g" testclass="com.blazemeter.jmeter.threads.arrivals.FreeFormArrivalsThreadGroup" testname="f" enabled="true">
+  <stringProp name="ArrivalsLimit">10</stringProp>
   <collectionProp name="Schedule">
     <collectionProp name="1">
       <stringProp name="1">0</stringProp>
@@ -56,9 +59,9 @@ func TestJMeterSegmentPlugins(t *testing.T) {
 	cells := regexp.MustCompile(`<stringProp name="[^"]*">([^<]*)<`)
 	props := map[string]string{"conc": "7"}
 	for seg, want := range []string{
-		"3 2 3 0 2 30 0.5 0.5 9 2 0 4 10 1 1 7 5 6 0",
-		"2 2 3 0 2 30 0.5 0.5 9 2 0 4 10 1 1 7 5 6 0",
-		"2 2 3 0 2 30 0.5 0.5 9 1 0 4 10 1 1 7 5 6 0",
+		"3 2 3 ${__P(limit,)} 4 0 2 30 0.5 0.5 9 2 0 4 10 1 1 7 5 6 0",
+		"2 2 3 ${__P(limit,)} 3 0 2 30 0.5 0.5 9 2 0 4 10 1 1 7 5 6 0",
+		"2 2 3 ${__P(limit,)} 3 0 2 30 0.5 0.5 9 1 0 4 10 1 1 7 5 6 0",
 	} {
 		out, err := splitThreads([]byte(src), seg, 3, props)
 		if err != nil {
@@ -82,10 +85,10 @@ func TestJMeterSegmentPlugins(t *testing.T) {
 		n     int
 		want  string
 	}{
-		{map[string]string{"conc": "2"}, 3, `Concurrency Thread Group "c": TargetLevel 2 threads on 3 generators`},
+		{map[string]string{"conc": "2"}, 3, `Concurrency Thread Group "c": TargetLevel 2 on 3 generators`},
 		{map[string]string{"conc": "${x}"}, 3, `TargetLevel "${__P(conc,4)}" is not a number`},
 		{map[string]string{"conc": "7", "rate": "lots"}, 3, `Arrivals Thread Group "a": TargetLevel "${__P(rate,9)}" is not a number`},
-		{map[string]string{"conc": "7"}, 4, `Ultimate Thread Group "u": a row's 3 threads on 4 generators`},
+		{map[string]string{"conc": "7"}, 4, `Ultimate Thread Group "u": a row's threads 3 on 4 generators`},
 		{map[string]string{"conc": "7", "threads_schedule": "spawn(1,0s,1s,1s,1s)"}, 3, "threads_schedule"},
 	} {
 		if _, err := splitThreads([]byte(src), 0, c.n, c.props); err == nil || !strings.Contains(err.Error(), c.want) {
