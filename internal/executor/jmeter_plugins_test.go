@@ -96,3 +96,26 @@ func TestJMeterSegmentPlugins(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSplitPlugins: whatever a plan holds, splitting it across
+// generators returns a plan or an error, never a panic; and a plan with
+// no plugin group is returned as it is.
+func FuzzSplitPlugins(f *testing.F) {
+	for _, s := range []string{
+		`<com.blazemeter.jmeter.threads.arrivals.FreeFormArrivalsThreadGroup testname="f"><collectionProp name="Schedule"><collectionProp name="1"><stringProp name="1">4</stringProp></collectionProp></collectionProp></com.blazemeter.jmeter.threads.arrivals.FreeFormArrivalsThreadGroup>`,
+		`<kg.apc.jmeter.threads.UltimateThreadGroup testname="u"><collectionProp name="ultimatethreadgroupdata"><collectionProp name="1"><stringProp name="1">${__P(n,4)}</stringProp></collectionProp></collectionProp></kg.apc.jmeter.threads.UltimateThreadGroup>`,
+		`<com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup testname="c" enabled="true"><stringProp name="TargetLevel">5</stringProp></com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup>`,
+		`<ThreadGroup testname="t"><stringProp name="ThreadGroup.num_threads">3</stringProp></ThreadGroup>`,
+	} {
+		f.Add(s, uint8(2))
+	}
+	f.Fuzz(func(t *testing.T, s string, n uint8) {
+		gens := int(n%8) + 1
+		for seg := 0; seg < gens; seg++ {
+			out, err := splitPlugins(s, seg, gens, map[string]string{"n": "6"})
+			if err == nil && !strings.Contains(s, "jmeter.threads.") && out != s {
+				t.Fatalf("a plan without a plugin group changed: %q → %q", s, out)
+			}
+		}
+	})
+}
