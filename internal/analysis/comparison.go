@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"slices"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/analysis/compare"
@@ -58,8 +59,26 @@ func intervalsOf(ticks []Tick, from, to time.Time) []compare.Interval {
 
 // Compare compares a candidate run with a baseline, label by label and
 // phase by phase (matched by name, else load level). Labels are matched by
-// workload and name; TOTAL compares all requests.
+// workload and name; TOTAL compares all requests — or, where either run
+// holds several workloads, each workload's requests: one TOTAL row per
+// workload (Workload set, CompareWorkloads) in place of an average of all
+// requests, which would weigh the workloads by how many of each a run
+// happened to send. A phase belongs to one workload, so its TOTAL is
+// that workload's.
 func Compare(base, cand *Dataset, red func(string) string) []compare.Row {
+	out := compareAll(base, cand, red)
+	if !base.Mixed() && !cand.Mixed() {
+		return out
+	}
+	i := slices.IndexFunc(out, func(r compare.Row) bool { return r.Phase == "run" && r.Label == core.TotalLabel })
+	if i < 0 {
+		return out
+	}
+	return slices.Concat(out[:i], CompareWorkloads(base, cand), out[i+1:])
+}
+
+// compareAll is Compare with one TOTAL of all requests per phase.
+func compareAll(base, cand *Dataset, red func(string) string) []compare.Row {
 	if red == nil {
 		red = func(s string) string { return s }
 	}
@@ -100,29 +119,62 @@ func Compare(base, cand *Dataset, red func(string) string) []compare.Row {
 			if it.na.Count == 0 || it.ba.Count == 0 {
 				continue
 			}
-			ns, bs := it.na.Stats(it.label, false, nspan), it.ba.Stats(it.label, false, bspan)
-			r, err := compare.Latency(compare.Run{Hist: it.ba.Hist, Intervals: intervalsOf(it.bt, bfrom, bto)},
-				compare.Run{Hist: it.na.Hist, Intervals: intervalsOf(it.nt, nfrom, nto)}, compare.Options{Seed: 1})
-			row := compare.Row{Label: it.label, Phase: phase, BasePhase: bphase, BaseMeanMs: bs.MeanMs, NewMeanMs: ns.MeanMs,
-				DeltaMs: round3(ns.MeanMs - bs.MeanMs), BaseP95Ms: bs.P95Ms, NewP95Ms: ns.P95Ms,
-				BaseTputRPS: bs.ThroughputRPS, NewTputRPS: ns.ThroughputRPS, BaseErrPct: bs.ErrorPct, NewErrPct: ns.ErrorPct,
-				BaseSamples: it.ba.Count, NewSamples: it.na.Count, Verdict: compare.NoChange, Base: bs, Cand: ns}
-			if bs.MeanMs > 0 {
-				row.DeltaPct = round3(100 * (ns.MeanMs - bs.MeanMs) / bs.MeanMs)
-			}
-			if bs.P95Ms > 0 {
-				row.P95DeltaPct = round3(100 * (ns.P95Ms - bs.P95Ms) / bs.P95Ms)
-			}
-			if err == nil {
-				row.Significant, row.Verdict, row.CliffsDelta, row.Mixed = r.Significant, r.Verdict, round3(r.CliffsDelta), r.Mixed
-				row.BaseSeconds, row.NewSeconds = r.BaseSeconds, r.NewSeconds
-			} else {
-				// Only an empty side fails, and both sides hold requests
-				// here: no verdict rather than a wrong one.
-				row.Verdict = compare.NotEnough
-			}
+			row := compareAggs(it.label, it.ba, it.na, bspan, nspan, intervalsOf(it.bt, bfrom, bto), intervalsOf(it.nt, nfrom, nto))
+			row.Phase, row.BasePhase = phase, bphase
 			out = append(out, row)
 		}
+	}
+	return out
+}
+
+// compareAggs is one comparison row: a label's (or a total's) aggregate in
+// the baseline against the candidate's, with the noise model's per-second
+// intervals of each.
+func compareAggs(label string, ba, na *metrics.Agg, bspan, nspan time.Duration, bi, ni []compare.Interval) compare.Row {
+	ns, bs := na.Stats(label, false, nspan), ba.Stats(label, false, bspan)
+	r, err := compare.Latency(compare.Run{Hist: ba.Hist, Intervals: bi}, compare.Run{Hist: na.Hist, Intervals: ni}, compare.Options{Seed: 1})
+	row := compare.Row{Label: label, BaseMeanMs: bs.MeanMs, NewMeanMs: ns.MeanMs,
+		DeltaMs: round3(ns.MeanMs - bs.MeanMs), BaseP95Ms: bs.P95Ms, NewP95Ms: ns.P95Ms,
+		BaseTputRPS: bs.ThroughputRPS, NewTputRPS: ns.ThroughputRPS, BaseErrPct: bs.ErrorPct, NewErrPct: ns.ErrorPct,
+		BaseSamples: ba.Count, NewSamples: na.Count, Verdict: compare.NoChange, Base: bs, Cand: ns}
+	if bs.MeanMs > 0 {
+		row.DeltaPct = round3(100 * (ns.MeanMs - bs.MeanMs) / bs.MeanMs)
+	}
+	if bs.P95Ms > 0 {
+		row.P95DeltaPct = round3(100 * (ns.P95Ms - bs.P95Ms) / bs.P95Ms)
+	}
+	if err == nil {
+		row.Significant, row.Verdict, row.CliffsDelta, row.Mixed = r.Significant, r.Verdict, round3(r.CliffsDelta), r.Mixed
+		row.BaseSeconds, row.NewSeconds = r.BaseSeconds, r.NewSeconds
+	} else {
+		// Only an empty side fails, and both sides hold requests
+		// here: no verdict rather than a wrong one.
+		row.Verdict = compare.NotEnough
+	}
+	return row
+}
+
+// CompareWorkloads compares a candidate run with a baseline workload by
+// workload over the whole run: one row per workload both runs hold
+// requests of, Label TOTAL and Workload set, each from the workload's
+// merged histogram. Where runs hold several workloads, their requests are
+// different things and one total of all requests averages them in
+// whatever proportion each run happened to send: a run sending more of
+// the slow workload's requests reads slower with no request slower. These
+// rows are the comparison such runs have instead.
+func CompareWorkloads(base, cand *Dataset) []compare.Row {
+	var out []compare.Row
+	bws := base.RequestWorkloads()
+	for _, w := range cand.RequestWorkloads() {
+		if !slices.Contains(bws, w) {
+			continue
+		}
+		na, nt := cand.WorkloadTotal(w)
+		ba, bt := base.WorkloadTotal(w)
+		row := compareAggs(core.TotalLabel, ba, na, base.Span(), cand.Span(),
+			intervalsOf(bt, base.Start, base.End.Add(time.Nanosecond)), intervalsOf(nt, cand.Start, cand.End.Add(time.Nanosecond)))
+		row.Phase, row.Workload = "run", w
+		out = append(out, row)
 	}
 	return out
 }

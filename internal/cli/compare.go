@@ -112,6 +112,9 @@ func printComparison(w io.Writer, res *report.CompareResult) error {
 			label := r.Label
 			if label == core.TotalLabel {
 				label = "all requests"
+				if r.Workload != "" {
+					label = r.Workload + ": all requests"
+				}
 			}
 			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%+.1f\t%+.1f\t%.1f\t%.1f\t%+.1f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t\n", label, r.BaseMeanMs, r.NewMeanMs, r.DeltaMs, r.DeltaPct,
 				r.BaseP95Ms, r.NewP95Ms, r.P95DeltaPct, r.BaseTputRPS, r.NewTputRPS, r.BaseErrPct, r.NewErrPct, r.Verdict)

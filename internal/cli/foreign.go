@@ -302,6 +302,7 @@ func execForeign(ctx context.Context, st *State, fr foreignRun, f runFlags) erro
 	out := filepath.Join(dir, "tool")
 	exited := make(chan struct{})
 	spec.Exited = exited
+	spec.Start = &executor.StartSeen{} // the followed import reads the tool's start as it goes
 	// The import follows the tool's result file while the tool writes
 	// it; a tool whose results are not streamed is read when it ends.
 	var imported, liveRead chan error

@@ -200,7 +200,10 @@ type Request struct {
 	// NoEncode sends values substituted into the URL as they are
 	// (encode: false); the URL text then encodes what it must itself.
 	NoEncode bool
-	OnFail   string
+	// Postman (encode: postman) sends the URL as Postman's runtime
+	// encodes it once its variables are in.
+	Postman bool
+	OnFail  string
 	// Comment is written above the request (partial conversions).
 	Comment []string
 }

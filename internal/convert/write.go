@@ -528,7 +528,10 @@ func (r *Request) node() *yaml.Node {
 	if r.Redirects != nil {
 		add(m, "redirects", num(*r.Redirects))
 	}
-	if r.NoEncode {
+	switch {
+	case r.Postman:
+		add(m, "encode", str("postman"))
+	case r.NoEncode:
 		add(m, "encode", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "false"})
 	}
 	if r.OnFail != "" {

@@ -128,6 +128,11 @@ func TestIterationAllocs(t *testing.T) {
 		t.Errorf("per-request hot path allocates %d times per request, want 0", a)
 	}
 	t.Logf("%s, %d allocs/op", res, res.AllocsPerOp())
+	res = testing.Benchmark(BenchmarkIterationPostman)
+	if a := res.AllocsPerOp(); a > 0 {
+		t.Errorf("a constant encode: postman URL allocates %d times per request, want 0", a)
+	}
+	t.Logf("encode: postman: %s, %d allocs/op", res, res.AllocsPerOp())
 	res = testing.Benchmark(BenchmarkUserThink)
 	if a := res.AllocsPerOp(); a > 0 {
 		t.Errorf("a closed-model user's request and think allocate %d times per iteration, want 0", a)
@@ -209,5 +214,27 @@ workloads:
       - request: {name: get, url: "/a/${__iteration}"}
     load: {users: 1, duration: 1s}
 `)
+	runIterations(b, v, w)
+}
+
+// BenchmarkIterationURLVar is BenchmarkIteration with variables in the
+// path and query, percent-encoded as plateau does by default; …Postman the
+// same URL with encode: postman (the whole URL encoded as Postman's runtime
+// does once the values are in). The two should cost alike: the rendered
+// URL becomes a string once either way.
+func BenchmarkIterationURLVar(b *testing.B) {
+	v, w := benchVU(b, "name: b\ntarget: http://x\nvars: {x: \"a b&c\"}\nworkloads:\n  w:\n    scenario:\n      - request: {name: get, url: \"/u/${x}?q=${x}&r=1\"}\n    load: {users: 1, duration: 1s}\n")
+	runIterations(b, v, w)
+}
+
+func BenchmarkIterationURLVarPostman(b *testing.B) {
+	v, w := benchVU(b, "name: b\ntarget: http://x\nvars: {x: \"a b&c\"}\nworkloads:\n  w:\n    scenario:\n      - request: {name: get, url: \"/u/${x}?q=${x}&r=1\", encode: postman}\n    load: {users: 1, duration: 1s}\n")
+	runIterations(b, v, w)
+}
+
+// BenchmarkIterationPostman: a constant URL under encode: postman is
+// encoded once, when the plan is compiled.
+func BenchmarkIterationPostman(b *testing.B) {
+	v, w := benchVU(b, "name: b\ntarget: http://x\nworkloads:\n  w:\n    scenario:\n      - request: {name: get, url: \"/a|b?q=1 2\", encode: postman}\n    load: {users: 1, duration: 1s}\n")
 	runIterations(b, v, w)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/plan"
 	"github.com/plateau-perf/plateau/internal/plan/expr"
 	"github.com/plateau-perf/plateau/internal/plan/selector"
+	"github.com/plateau-perf/plateau/internal/postmanurl"
 	"github.com/plateau-perf/plateau/internal/secret"
 )
 
@@ -81,6 +82,9 @@ type request struct {
 	// tr is the request's TLS setting (tlsSettings): 0 for http.tls, else
 	// its own tls: merged over it, sent on another transport.
 	tr int
+	// postman (encode: postman): the rendered URL is encoded as Postman's
+	// runtime does and sent verbatim (a constant URL once, here).
+	postman bool
 }
 
 type multipartTmpl struct {
@@ -533,8 +537,21 @@ func (c *compiler) request(r *plan.Request) *request {
 		parts := append([]plan.Part{{Lit: prefix}}, u.Parts...)
 		u = plan.Template{Raw: prefix + u.Raw, Parts: parts}
 	}
-	u = urlTemplate(u, r.Query, r.Encode == nil || *r.Encode)
+	if r.Postman {
+		u = postmanTemplate(u, r.Query)
+	} else {
+		u = urlTemplate(u, r.Query, r.Encode == nil || *r.Encode)
+	}
 	q.url = c.tmpl(&u)
+	if r.Postman {
+		q.postman = true
+		if q.url.isK {
+			q.url.konst = string(postmanurl.AppendURL(nil, []byte(q.url.konst)))
+		}
+		if q.proto != protoH1 {
+			c.errs = append(c.errs, fmt.Sprintf("request %q: encode: postman is sent over HTTP/1.1 only, as Postman's runtime sends it (http_version: 1.1)", q.label))
+		}
+	}
 	q.rawURL = c.p.RedactURL(u.Raw)
 	q.redactURL = c.isSecretTemplate(&u) || q.rawURL != u.Raw
 	for _, h := range c.p.HTTP.Headers {
@@ -741,6 +758,39 @@ func urlTemplate(u plan.Template, query []plan.Header, encode bool) plan.Templat
 		out.Parts = append(out.Parts, plan.Part{Lit: sep})
 		out.Parts = formParts(out.Parts, query, formEscape)
 		out.Raw += " + query"
+	}
+	return out
+}
+
+// postmanTemplate is a URL for encode: postman: values inserted as they
+// are (the whole URL is encoded when it is sent), the query: map appended
+// as key=value text, as a Postman URL's query is written.
+func postmanTemplate(u plan.Template, query []plan.Header) plan.Template {
+	if len(query) == 0 {
+		return u
+	}
+	out := plan.Template{Raw: u.Raw + " + query", Parts: append([]plan.Part(nil), u.Parts...)}
+	if len(out.Parts) == 0 {
+		out.Parts = append(out.Parts, plan.Part{Lit: u.Raw})
+	}
+	sep := "?"
+	for _, p := range out.Parts {
+		if p.IsLit() && strings.Contains(p.Lit, "?") {
+			sep = "&"
+		}
+	}
+	for i, f := range query {
+		if i > 0 {
+			sep = "&"
+		}
+		out.Parts = append(out.Parts, plan.Part{Lit: sep})
+		if f.Key != nil {
+			out.Parts = append(out.Parts, f.Key.Parts...)
+		} else {
+			out.Parts = append(out.Parts, plan.Part{Lit: f.Name})
+		}
+		out.Parts = append(out.Parts, plan.Part{Lit: "="})
+		out.Parts = append(out.Parts, f.Value.Parts...)
 	}
 	return out
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/plateau-perf/plateau/internal/metrics"
 	"github.com/plateau-perf/plateau/internal/plan"
 	"github.com/plateau-perf/plateau/internal/plan/expr"
+	"github.com/plateau-perf/plateau/internal/postmanurl"
 )
 
 // vu is one virtual user: its variables, HTTP client and scratch buffers. A
@@ -50,6 +51,7 @@ type vu struct {
 	res        httpc.Result
 	buf        []byte
 	tmp        []byte // scratch for an expression's value before escaping
+	pmURL      []byte // an encode: postman URL, encoded
 	hdrs       []httpc.Header
 	secVal     []string // scratch for secretValues
 	iter       int
@@ -409,7 +411,13 @@ func (v *vu) request(ctx context.Context, q *request, measured bool, s *core.Sam
 		return v.stopCtx.Err() // the load ended: start no new request
 	}
 	v.req.Method = q.method
-	v.req.URL = v.render(&q.url)
+	v.req.Verbatim = q.postman
+	if q.postman && !q.url.isK {
+		v.pmURL = postmanurl.AppendURL(v.pmURL[:0], v.renderBytes(&q.url))
+		v.req.URL = string(v.pmURL)
+	} else {
+		v.req.URL = v.render(&q.url)
+	}
 	for i := range q.cookies {
 		v.client.SetCookie(v.req.URL, q.cookies[i].name, v.render(&q.cookies[i].val))
 	}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/plateau-perf/plateau/internal/importer"
@@ -39,6 +40,43 @@ type Declared struct {
 	// the report. Gatling's, placed by the users it has started so far,
 	// settles as more start.
 	StartOnce bool
+
+	seen *StartSeen // Spec.Start, for Started
+}
+
+// StartSeen is a tool's start as the import of its followed result file
+// read it (Spec.Start). Safe for concurrent use.
+type StartSeen struct {
+	mu        sync.Mutex
+	t         time.Time
+	ok        bool
+	following bool // an import that reports it is reading the file
+	ended     bool // that import has returned
+}
+
+func (s *StartSeen) set(t time.Time) {
+	s.mu.Lock()
+	if !s.ok {
+		s.t, s.ok = t, true
+	}
+	s.mu.Unlock()
+}
+
+func (s *StartSeen) state(following, ended bool) {
+	s.mu.Lock()
+	s.following, s.ended = s.following || following, s.ended || ended
+	s.mu.Unlock()
+}
+
+// get is the start the import read (ok), or whether it is still reading
+// (wait: the file need not be read for it meanwhile).
+func (s *StartSeen) get() (t time.Time, ok, wait bool) {
+	if s == nil {
+		return time.Time{}, false, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.t, s.ok, s.following && !s.ended
 }
 
 // Declarer is a tool whose script's load can be read before it runs

@@ -50,6 +50,10 @@ type Spec struct {
 	// Exited, when set, is closed by Run once the tool has exited (or
 	// could not start): a followed result file is then complete.
 	Exited chan struct{}
+	// Start, when set, is where the import of the followed result file
+	// leaves the tool's start as it reads it, for Started (k6's first vus
+	// row): the file is then not read from its top for it again.
+	Start *StartSeen
 
 	// Segment of Segments (0-based) is this generator's share when the
 	// load is split across generators (plateau run --generators N,

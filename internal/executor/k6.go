@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -169,12 +170,29 @@ func narrowTags(spec *Spec, script string) bool {
 
 func (k6) Source(spec *Spec, out string, follow <-chan struct{}) importer.Source {
 	cfg := k6imp.Config{Path: filepath.Join(out, K6Results), Workload: "k6", Follow: follow}
+	if seen := spec.Start; seen != nil && follow != nil {
+		cfg.FirstVUs = func(t int64) { seen.set(k6Start(t)) }
+		seen.state(true, false)
+		return startSource{k6imp.New(cfg), seen}
+	}
 	if _, err := os.Stat(filepath.Join(out, "summary.json")); err == nil || follow != nil {
 		// Followed: k6 writes its summary export when it ends; the
 		// import reads it then, if it is there.
 		cfg.Summary = filepath.Join(out, "summary.json")
 	}
 	return k6imp.New(cfg)
+}
+
+// startSource is an import that reports the tool's start to a
+// StartSeen, and when it has returned (Started then reads the file).
+type startSource struct {
+	*k6imp.Source
+	seen *StartSeen
+}
+
+func (s startSource) Import(ctx context.Context, run *importer.Run) error {
+	defer s.seen.state(false, true)
+	return s.Source.Import(ctx, run)
 }
 
 // Notes reports k6's own thresholds from its summary export, and what its

@@ -80,7 +80,9 @@ func (k6) Declare(spec *Spec) Declared {
 		}
 		return Declared{Why: fmt.Sprintf("k6 inspect: %v %s", err, msg)}
 	}
-	return k6Declared(stdout.Bytes())
+	d := k6Declared(stdout.Bytes())
+	d.seen = spec.Start
+	return d
 }
 
 // k6Declared turns k6 inspect's output into holds.
@@ -197,7 +199,16 @@ func (sc k6Scenario) holds() ([]hold, error) {
 
 // Started is k6's start: its first vus reading, which k6 writes a second
 // after the test began (and every second after), less that second.
-func (k6) Started(out string, _ Declared) (time.Time, bool) {
+func (k6) Started(out string, d Declared) (time.Time, bool) {
+	// The import following the CSV reads its first vus row as it comes:
+	// reading the file from its top for it cost a second of k6's rows
+	// at its peak, tens of MB, each time the live phases looked
+	// (docs/performance.md).
+	if t, ok, wait := d.seen.get(); ok {
+		return t, true
+	} else if wait {
+		return time.Time{}, false
+	}
 	return firstLine(filepath.Join(out, K6Results), 256<<20, "vus,", func(line string) (time.Time, bool) {
 		if !strings.HasPrefix(line, "vus,") {
 			return time.Time{}, false
@@ -217,8 +228,12 @@ func (k6) Started(out string, _ Declared) (time.Time, bool) {
 		case len(ts) <= 16:
 			n *= 1e3
 		}
-		return time.Unix(0, n).Add(-time.Second), true
+		return k6Start(n), true
 	})
 }
+
+// k6Start is k6's start by its first vus row's time (Unix ns): k6 writes
+// the row a second after it starts.
+func k6Start(vusRow int64) time.Time { return time.Unix(0, vusRow).Add(-time.Second) }
 
 var _ Declarer = k6{}

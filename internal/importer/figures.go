@@ -168,6 +168,14 @@ type figures struct {
 	spec   FigureSpec
 	labels map[figKey]*figLabel
 	total  *figLabel
+	// The last sample's label, kept: a tool's samples come in runs of one.
+	lastKey figKey
+	last    *figLabel
+	// shared is the only label whose values the total has had, while it
+	// is: the total's values are then that label's, in the same order,
+	// and are not kept twice (a run of one request: beside k6 at its
+	// peak, growing the second copy cost as much as the rest of add).
+	shared *figLabel
 }
 
 type figKey struct {
@@ -184,15 +192,38 @@ func (f *figures) add(s *Rec, us int64, a *Aggregator) {
 	start, end := s.End-us*1e3, s.End
 	v := float64(us) / 1000
 	k := figKey{s.Label, s.Tx}
-	l := f.labels[k]
-	if l == nil {
-		l = &figLabel{workload: a.workload, name: a.labels.Name(s.Label), tx: s.Tx, minStart: math.MaxInt64, maxEnd: math.MinInt64}
-		f.labels[k] = l
+	l := f.last
+	if l == nil || k != f.lastKey {
+		if l = f.labels[k]; l == nil {
+			l = &figLabel{workload: a.workload, name: a.labels.Name(s.Label), tx: s.Tx, minStart: math.MaxInt64, maxEnd: math.MinInt64}
+			f.labels[k] = l
+		}
+		f.lastKey, f.last = k, l
 	}
 	l.add(v, start, end, f.spec.Window)
 	if !s.Tx {
-		f.total.add(v, start, end, f.spec.Window)
+		f.addTotal(l, v, start, end)
 	}
+}
+
+// addTotal adds a value of label l to the total, whose values are l's
+// own while l is the only label that has fed it.
+func (f *figures) addTotal(l *figLabel, v float64, start, end int64) {
+	t := f.total
+	if f.shared == nil && t.count == 0 {
+		f.shared = l
+	}
+	if f.shared == l {
+		t.count++
+		t.minStart, t.maxEnd = min(t.minStart, start), max(t.maxEnd, end)
+		return
+	}
+	if o := f.shared; o != nil {
+		// A second label: the total's values become its own.
+		t.vals, t.next = slices.Clone(o.vals), o.next
+		f.shared = nil
+	}
+	t.add(v, start, end, f.spec.Window)
 }
 
 // result computes the figures.
@@ -209,8 +240,12 @@ func (f *figures) result(workers int) *rundir.SourceFigures {
 		}
 		return ls[i].tx
 	})
+	work := ls // whose values are put in order
 	if f.total.count > 0 {
 		ls = append(ls, f.total)
+		if f.shared == nil {
+			work = ls
+		}
 	}
 	// Ordering each label's values (20,000 for JMeter) is most of the
 	// work: only the ranks the percentiles read are put in place, on up to
@@ -218,12 +253,12 @@ func (f *figures) result(workers int) *rundir.SourceFigures {
 	pcts := []float64{50, 90, 95, 99}
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(workers, len(ls)) {
+	for range min(workers, len(work)) {
 		wg.Go(func() {
 			var ranks []int
 			var counts []int32
-			for i := int(next.Add(1)) - 1; i < len(ls); i = int(next.Add(1)) - 1 {
-				v := ls[i].vals
+			for i := int(next.Add(1)) - 1; i < len(work); i = int(next.Add(1)) - 1 {
+				v := work[i].vals
 				if f.spec.Ranks == nil || len(v) == 0 {
 					sort.Float64s(v)
 					continue
@@ -241,6 +276,9 @@ func (f *figures) result(workers int) *rundir.SourceFigures {
 		})
 	}
 	wg.Wait()
+	if f.shared != nil {
+		f.total.vals = f.shared.vals // ordered as the label's are
+	}
 	for _, l := range ls {
 		pc := func(p float64) *float64 {
 			v := math.Round(f.spec.Percentile(l.vals, p)*1e6) / 1e6

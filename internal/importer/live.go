@@ -23,6 +23,11 @@ type Live struct {
 	// strings was most of add's cost beside k6 (docs/performance.md).
 	last    metrics.Key
 	lastAgg *metrics.Agg
+	// The user count last set and its workload: a sample's is most often
+	// the one before it, and setting it again hashed the workload.
+	usersW  string
+	usersN  int
+	usersOK bool
 }
 
 // NewLive returns an empty collector.
@@ -66,7 +71,7 @@ func (l *Live) add(workload, label string, s *Rec, us int64, msg string) {
 		a.AddError(metrics.ErrKey{Class: s.Class, Status: int(s.Status), Message: msg}, 1)
 	}
 	if s.Threads >= 0 && !s.Tx {
-		l.users[workload] = int(s.Threads)
+		l.setUsersLocked(workload, int(s.Threads))
 	}
 }
 
@@ -97,8 +102,16 @@ func (l *Live) addSecond(workload, label string, k aggKey, g *secAgg) {
 // setUsers records a workload's user count.
 func (l *Live) setUsers(workload string, n int32) {
 	l.mu.Lock()
-	l.users[workload] = int(n)
+	l.setUsersLocked(workload, int(n))
 	l.mu.Unlock()
+}
+
+func (l *Live) setUsersLocked(workload string, n int) {
+	if l.usersOK && l.usersN == n && l.usersW == workload {
+		return
+	}
+	l.users[workload] = n
+	l.usersW, l.usersN, l.usersOK = workload, n, true
 }
 
 // Rotate returns the samples added since the last call and the latest user

@@ -616,6 +616,19 @@ type Aggregator struct {
 	hours              map[int64]int64 // request samples per hour, merged into the run's at Close
 	secs               map[int64]int64 // request samples per second, merged into the run's at Close
 	mask               *masker
+	// The last sample's aggregate and its key, its label's name and its
+	// second's user count (a lower bound of users[uSec] while uOK): a
+	// tool's samples come in runs of one label and second, and the maps'
+	// hashing was most of Add's cost beside k6 (docs/performance.md).
+	// flush, which releases aggregates and user counts, forgets them.
+	lastKey aggKey
+	lastAg  *secAgg
+	nameID  int32
+	name    string
+	nameOK  bool
+	uSec    int64
+	uMax    int32
+	uOK     bool
 }
 
 // SetTimeResolution says the source's completion times are known only to
@@ -692,19 +705,25 @@ func (a *Aggregator) Add(s *Rec) error {
 		}
 	}
 	k := aggKey{sec: sec, label: s.Label, phase: ph, tx: s.Tx, derived: s.Derived}
-	ag := a.open[k]
-	if ag == nil {
-		ag = a.run.histPool.Get().(*secAgg)
-		ag.min = math.MaxInt64
-		a.open[k] = ag
-		a.oldest = min(a.oldest, sec)
+	ag := a.lastAg
+	if ag == nil || k != a.lastKey {
+		if ag = a.open[k]; ag == nil {
+			ag = a.run.histPool.Get().(*secAgg)
+			ag.min = math.MaxInt64
+			a.open[k] = ag
+			a.oldest = min(a.oldest, sec)
+		}
+		a.lastKey, a.lastAg = k, ag
 	}
 	us := ag.addTimes(s)
 	if s.Message != "" {
 		s.Message = a.mask.message(s.Message)
 	}
 	if l := a.run.opt.Live; l != nil {
-		l.add(a.workload, a.labels.Name(s.Label), s, us, s.Message)
+		if !a.nameOK || a.nameID != s.Label {
+			a.nameID, a.name, a.nameOK = s.Label, a.labels.Name(s.Label), true
+		}
+		l.add(a.workload, a.name, s, us, s.Message)
 	}
 	if s.Class != core.ErrNone {
 		if ag.errs == nil {
@@ -717,12 +736,12 @@ func (a *Aggregator) Add(s *Rec) error {
 	start := s.End - us*1e3
 	a.first = min(a.first, start)
 	a.last = max(a.last, s.End)
-	if s.Threads >= 0 && !s.Tx {
-		if s.Threads > a.users[sec] {
-			a.users[sec] = s.Threads
-		} else if _, ok := a.users[sec]; !ok {
-			a.users[sec] = s.Threads
+	if s.Threads >= 0 && !s.Tx && (!a.uOK || a.uSec != sec || s.Threads > a.uMax) {
+		cur, ok := a.users[sec]
+		if !ok || s.Threads > cur {
+			a.users[sec], cur = s.Threads, s.Threads
 		}
+		a.uSec, a.uMax, a.uOK = sec, cur, true
 	}
 	if a.run.opt.KeepSamples && !s.Derived {
 		a.raw = a.appendRawTo(a.raw, s, us)
@@ -774,6 +793,7 @@ func (a *Aggregator) appendRawTo(dst []byte, s *Rec, us int64) []byte {
 // flush writes and releases every open second before upTo (all when upTo is
 // MaxInt64).
 func (a *Aggregator) flush(upTo int64) error {
+	a.lastAg, a.uOK = nil, false
 	keys := make([]aggKey, 0, len(a.open))
 	a.oldest = math.MaxInt64
 	for k := range a.open {

@@ -633,6 +633,24 @@ var da = map[string]string{
 	"Repeat spread":                         "Spredning mellem gentagelser",
 	"Mean ± sd (ms)":                        "Gennemsnit ± sd (ms)",
 	"Average response time of all requests": "Gennemsnitlig svartid for alle kald",
+	// A study whose runs hold several workloads: per workload, never of all requests.
+	"%s average (ms)":            "%s gennemsnit (ms)",
+	"%s p95 (ms)":                "%s p95 (ms)",
+	"%s: all requests":           "%s: alle kald",
+	"capacity search over %s–%s": "kapacitetssøgning over %s–%s",
+	" during the load":           " under belastningen",
+	"group reference":            "gruppens reference",
+	"%s, workload %s":            "%s, belastning %s",
+	"%s reached up to %s of %s, saturated as well": "%s nåede op til %s af %s og var også mættet",
+	"Measured by":                     "Målt af",
+	"its capacity search's %d probes": "dens kapacitetssøgnings %d prøver",
+	"the %d steps of %s":              "de %d trin i %s",
+	"%d runs at fixed loads":          "%d kørsler ved faste belastninger",
+	" (%s probed good, but a later probe at the same load did not, so none is counted)": " (%s var god i én prøve, men en senere prøve ved samme belastning var ikke, så ingen af dem tælles)",
+	// The study's release answer: the bound held beyond the noise.
+	"not slower by more than %s beyond run-to-run noise at any matching level":                                     "ikke langsommere med mere end %s ud over støjen mellem kørsler ved noget sammenligneligt niveau",
+	"not slower by more than %s beyond run-to-run noise at the %d of %d matching levels with enough data to judge": "ikke langsommere med mere end %s ud over støjen mellem kørsler ved de %d af %d sammenlignelige niveauer med nok data til at vurdere",
+	"the runs hold several workloads (%s), whose requests are different things: each workload's average and 95th percentile are given, from its own requests, and none of all requests, which would weigh them by how many of each a run happened to send": "kørslerne har flere belastninger (%s), hvis kald er forskellige ting: hver belastnings gennemsnit og 95-percentil er angivet ud fra dens egne kald, og ingen for alle kald, som ville vægte dem efter hvor mange af hver en kørsel tilfældigvis sendte",
 	"Average response time of each workload's requests": "Gennemsnitlig svartid for hver belastnings kald",
 	"CV %":                           "VK %",
 	"Outliers":                       "Afvigere",
@@ -1257,7 +1275,6 @@ var da = map[string]string{
 
 	// The study's release answer: levels too short to judge, and a level
 	// slower through one label.
-	"not slower than %s at the %d of %d matching levels with enough data to judge":                                                                  "ikke langsommere end %s ved de %d af %d sammenlignelige niveauer med nok data til at vurdere",
 	"%d of %d matching levels had too little data to judge (a verdict needs %d or more requests and %d or more seconds with requests on each side)": "%d af %d sammenlignelige niveauer havde for få data til at vurdere (en vurdering kræver %d eller flere kald og %d eller flere sekunder med kald på hver side)",
 	"%s %s ms against %s ms (%s), %s": "%s %s ms mod %s ms (%s), %s",
 	"%s (%s %s against %s ms, %s":     "%s (%s %s mod %s ms, %s",

@@ -599,6 +599,24 @@ func (d *decoder) special(owner any, key string, n *yaml.Node) bool {
 		case "check":
 			o.Checks = d.checks(n)
 			return true
+		case "encode":
+			// true, false, or postman: values as they are, the whole URL
+			// then encoded as Postman's runtime does.
+			if isNull(d.resolve(n)) {
+				return true
+			}
+			s, ok := d.scalarStr(n, "encode", "true, false or postman")
+			if !ok {
+				return true
+			}
+			switch v := strings.ToLower(strings.TrimSpace(s)); v {
+			case "true", "false", "postman":
+				on := v == "true"
+				o.Encode, o.Postman = &on, v == "postman"
+			default:
+				d.typeErr(n, "encode", "true, false or postman")
+			}
+			return true
 		}
 	case *Receive:
 		if key == "check" {

@@ -418,8 +418,13 @@ type Request struct {
 	// Query is appended to the URL, keys and values URL-encoded.
 	Query []Header `yaml:"query"`
 	// Encode false sends ${…} values in the URL as they are; by default
-	// they are percent-encoded (path segments keep /).
-	Encode  *bool               `yaml:"encode"`
+	// they are percent-encoded (path segments keep /). "encode: postman"
+	// sets Postman instead.
+	Encode *bool `yaml:"encode"`
+	// Postman (encode: postman) inserts ${…} values as they are, then
+	// encodes the whole URL as Postman's runtime does (postmanurl) and
+	// sends its path and query on the request line byte for byte.
+	Postman bool                `yaml:"-"`
 	Extract map[string]*Extract `yaml:"extract"`
 	// Checks are the conditions on the response (check: a mapping, or a
 	// list of them); all must hold.

@@ -102,6 +102,15 @@ func (b numbers) searchAnswer(cs *capacity.Search) (doc.Level, string) {
 		if cs.Load == 0 {
 			level = doc.Fail
 			lead = b.W("No capacity: no load probed was shown good")
+			if ls := unconfirmed(cs); len(ls) > 0 {
+				// The probe table shows "good" at these loads: say why
+				// they do not count.
+				var ws []string
+				for _, v := range ls {
+					ws = append(ws, l(v))
+				}
+				lead += b.T(" (%s probed good, but a later probe at the same load did not, so none is counted)", b.joinAnd(ws))
+			}
 			break
 		}
 		lead = b.W("Capacity: ") + l(cs.Load)
@@ -421,4 +430,30 @@ func (b *builder) searchChart(cs *capacity.Search) *doc.Figure {
 	caption := sentences(b.W("each probe is a point on both curves, coloured by the search's verdict: the solid curve is its throughput (left axis), the dashed one the requirement's statistic (right axis) with the limit as a red dashed line"),
 		strings.TrimSpace(map[bool]string{true: "the vertical line marks the capacity", false: ""}[cs.Load > 0]))
 	return b.figure("capacity-search", c, caption)
+}
+
+// unconfirmed are the loads, in probe order, that a probe found good and
+// the last probe at that load did not: a search without a capacity whose
+// probe table nevertheless shows "good" there.
+func unconfirmed(cs *capacity.Search) []float64 {
+	last := map[float64]capacity.ProbeVerdict{}
+	good := map[float64]bool{}
+	var order []float64
+	for _, p := range cs.Probes {
+		if p.Verdict == capacity.NotJudged {
+			continue
+		}
+		if _, seen := last[p.Load]; !seen {
+			order = append(order, p.Load)
+		}
+		last[p.Load] = p.Verdict
+		good[p.Load] = good[p.Load] || p.Verdict == capacity.Good
+	}
+	var out []float64
+	for _, v := range order {
+		if good[v] && last[v] != capacity.Good {
+			out = append(out, v)
+		}
+	}
+	return out
 }

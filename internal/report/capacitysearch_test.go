@@ -190,3 +190,27 @@ func TestCapacitySearchReportFailBelow(t *testing.T) {
 		}
 	}
 }
+
+// A search without a capacity whose probe table shows "good" (demo 002's
+// upload: 10 and 20 users probed good, then their verifying repeats were
+// marginal) says why those loads do not count, rather than "no load
+// probed was shown good" above a table that shows two.
+func TestCapacitySearchNoneShownSaysWhyGoodProbesDoNotCount(t *testing.T) {
+	m := func(n int, load float64) capacity.SearchProbe {
+		p := probe(n, load, load, 55, capacity.Marginal, search.NoLimit)
+		p.Repeat = true
+		return p
+	}
+	cs := capacity.Search{Workload: "upload", Unit: "req/s", Outcome: search.Found, Load: 0, Resolution: "10%", Shown: "probe-05",
+		Probes: []capacity.SearchProbe{probe(1, 10, 10, 20, capacity.Good, search.NoLimit), probe(2, 20, 20, 30, capacity.Good, search.NoLimit),
+			probe(3, 40, 30, 90, capacity.Bad, search.RequirementBroke), m(4, 20), m(5, 10)}}
+	_, lead := SearchAnswer(&cs, nil)
+	if want := "No capacity: no load probed was shown good (10.0 req/s and 20.0 req/s probed good, but a later probe at the same load did not, so none is counted)"; !strings.HasPrefix(lead, want) {
+		t.Errorf("answer %q, want it to begin %q", lead, want)
+	}
+	// A load good at its last probe is not named.
+	cs.Probes = cs.Probes[:3]
+	if _, lead := SearchAnswer(&cs, nil); strings.Contains(lead, "probed good") {
+		t.Errorf("answer %q names loads whose last probe was good", lead)
+	}
+}

@@ -124,8 +124,12 @@ func CompareRuns(dirs []string, opt CompareOptions) (*CompareResult, error) {
 				break
 			}
 			outs, failed := compare.CheckAll(opt.Rules, r.Base, r.Cand)
+			label := r.Label
+			if r.Workload != "" {
+				label = r.Workload + ": " + label
+			}
 			for _, o := range outs {
-				rc.Outcomes = append(rc.Outcomes, RuleOutcome{Label: r.Label, Phase: r.Phase, Outcome: o})
+				rc.Outcomes = append(rc.Outcomes, RuleOutcome{Label: label, Phase: r.Phase, Outcome: o})
 			}
 			res.Failed = res.Failed || failed
 		}
@@ -165,7 +169,11 @@ func compareDoc(res *CompareResult, sets []*analysis.Dataset, runName func(int) 
 		for _, r := range rc.Rows {
 			if r.Label == core.TotalLabel && r.Phase == "run" {
 				lvl := verdictLevel(r.Verdict)
-				l.Items = append(l.Items, doc.Item{Level: lvl, Lead: rc.Name, Text: sentences(
+				lead := rc.Name
+				if r.Workload != "" { // runs of several workloads: one line each
+					lead = b.T("%s, workload %s", rc.Name, red.String(r.Workload))
+				}
+				l.Items = append(l.Items, doc.Item{Level: lvl, Lead: lead, Text: sentences(
 					clauses(b.T("%s %s — average %s → %s (%s), p95 %s → %s (%s), throughput %s → %s",
 						b.verdictPhrase(r.Verdict), res.BaseName, b.msU(r.BaseMeanMs), b.msU(r.NewMeanMs), b.loc.Num(fmt.Sprintf("%+.1f %%", r.DeltaPct)),
 						b.msU(r.BaseP95Ms), b.msU(r.NewP95Ms), b.loc.Num(fmt.Sprintf("%+.1f %%", r.P95DeltaPct)), b.rps(r.BaseTputRPS), b.rps(r.NewTputRPS))),

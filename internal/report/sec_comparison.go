@@ -32,6 +32,10 @@ func (b *builder) comparison() doc.Section {
 	for _, r := range rows {
 		if r.Label == core.TotalLabel && r.Phase == "run" {
 			lvl := verdictLevel(r.Verdict)
+			baseName := baseName
+			if r.Workload != "" { // runs of several workloads: one headline each
+				baseName = b.T("%s, workload %s", baseName, b.red.String(r.Workload))
+			}
 			text := b.T("Compared with %s: %s — average %s → %s (%+.1f %%), p95 %s → %s (%+.1f %%)", baseName, b.verdictWord(r.Verdict),
 				b.msU(r.BaseMeanMs), b.msU(r.NewMeanMs), r.DeltaPct, b.msU(r.BaseP95Ms), b.msU(r.NewP95Ms), r.P95DeltaPct)
 			if r.Verdict == compare.NotEnough {
@@ -75,7 +79,11 @@ func (b numbers) comparisonTables(rows []compare.Row, baseName, newName string) 
 			{Name: b.W("Throughput (req/s)"), Align: doc.Right}, {Name: b.W("Error %"), Align: doc.Right}, {Name: b.W("Verdict")}}}
 		for _, r := range byPhase[p] {
 			v := doc.Cell{Text: b.verdictWord(r.Verdict), Level: verdictLevel(r.Verdict)}
-			t.Rows = append(t.Rows, doc.Row{Total: r.Label == core.TotalLabel, Cells: []doc.Cell{{Text: r.Label},
+			label := r.Label
+			if r.Workload != "" {
+				label = r.Workload + ": " + label
+			}
+			t.Rows = append(t.Rows, doc.Row{Total: r.Label == core.TotalLabel, Cells: []doc.Cell{{Text: label},
 				{Text: b.ms(r.BaseMeanMs)}, {Text: b.ms(r.NewMeanMs)}, {Text: b.loc.Num(fmt.Sprintf("%+.1f", r.DeltaMs))}, {Text: b.loc.Num(fmt.Sprintf("%+.1f %%", r.DeltaPct))},
 				{Text: b.ms(r.BaseP95Ms)}, {Text: b.ms(r.NewP95Ms)}, {Text: b.loc.Num(fmt.Sprintf("%+.1f %%", r.P95DeltaPct))},
 				{Text: b.rate(r.BaseTputRPS) + " → " + b.rate(r.NewTputRPS)}, {Text: b.pct(r.BaseErrPct) + " → " + b.pct(r.NewErrPct)}, v}})

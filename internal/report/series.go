@@ -252,6 +252,20 @@ type span struct {
 // phase (or the whole load when there are many), after the load. Before
 // and after appear only when some series has data there.
 func (b *builder) tableSpans(f *family) []span {
+	return b.spansOf(f, len(b.d.Phases) > 0 && len(b.d.Phases) <= maxPhaseColumns)
+}
+
+// maxPhaseColumns is how many phases a metric table gives a column each;
+// a run of more phases gets a row per phase when its series are few
+// (maxSeriesColumns), else one column of the whole load.
+const (
+	maxPhaseColumns  = 4
+	maxSeriesColumns = 3
+)
+
+// spansOf is tableSpans with each phase its own span (perPhase) or one
+// span of the whole load.
+func (b *builder) spansOf(f *family, perPhase bool) []span {
 	start, end := b.d.Start, b.d.End.Add(time.Nanosecond)
 	has := func(from, to time.Time) bool {
 		for _, s := range f.series {
@@ -266,7 +280,7 @@ func (b *builder) tableSpans(f *family) []span {
 	if has(early, start) {
 		out = append(out, span{name: "Before", from: early, to: start, meanOnly: true})
 	}
-	if len(b.d.Phases) > 0 && len(b.d.Phases) <= 4 {
+	if perPhase {
 		for _, p := range b.d.Phases {
 			out = append(out, span{name: b.red.String(p.Name), from: p.Start, to: p.End})
 		}
@@ -281,8 +295,16 @@ func (b *builder) tableSpans(f *family) []span {
 
 // familyTable gives every series' mean and maximum per span.
 func (b *builder) familyTable(t *target, f *family, ranked []*core.Series) *doc.Table {
+	if len(b.d.Phases) > maxPhaseColumns && len(ranked) <= maxSeriesColumns {
+		return b.familyTableByPhase(t, f, ranked)
+	}
 	spans := b.tableSpans(f)
-	tb := &doc.Table{Caption: b.red.String(t.name) + " — " + f.name + b.W(" per phase"), Columns: []doc.Column{{Name: b.W("Series")}}}
+	caption := b.W(" per phase")
+	if len(b.d.Phases) == 0 || len(b.d.Phases) > maxPhaseColumns {
+		// One column of the whole load: no phase is in the table.
+		caption = b.W(" during the load")
+	}
+	tb := &doc.Table{Caption: b.red.String(t.name) + " — " + f.name + caption, Columns: []doc.Column{{Name: b.W("Series")}}}
 	for _, sp := range spans {
 		if sp.meanOnly {
 			tb.Columns = append(tb.Columns, doc.Column{Name: sp.name + b.W(" mean"), Align: doc.Right})
@@ -314,6 +336,48 @@ func (b *builder) familyTable(t *target, f *family, ranked []*core.Series) *doc.
 				any = true
 			default:
 				r.Cells = append(r.Cells, doc.Cell{Text: b.valueU(st.Mean*k, unit)}, doc.Cell{Text: b.valueU(st.Max*k, unit)})
+				any = true
+			}
+		}
+		if any {
+			tb.Rows = append(tb.Rows, r)
+		}
+	}
+	if len(tb.Rows) == 0 {
+		return nil
+	}
+	return tb
+}
+
+// familyTableByPhase gives a run of many phases one row per phase (and
+// before and after the load), each series' mean and maximum in columns:
+// a finding that names a phase ("12 of 12 connections on average in
+// step 3") has its figure in the table.
+func (b *builder) familyTableByPhase(t *target, f *family, ranked []*core.Series) *doc.Table {
+	tb := &doc.Table{Caption: b.red.String(t.name) + " — " + f.name + b.W(" per phase"), Columns: []doc.Column{{Name: b.W("Phase")}}}
+	units := make([]string, len(ranked))
+	scale := make([]float64, len(ranked))
+	for i, s := range ranked {
+		scale[i], units[i] = kbToBytes(s), s.Unit
+		if scale[i] != 1 {
+			units[i] = "bytes"
+		}
+		name := b.red.String(seriesLabel(s))
+		tb.Columns = append(tb.Columns, doc.Column{Name: name + b.W(" mean"), Align: doc.Right}, doc.Column{Name: b.W("max"), Align: doc.Right})
+	}
+	for _, sp := range b.spansOf(f, true) {
+		r := doc.Row{Cells: []doc.Cell{{Text: sp.name}}}
+		any := false
+		for i, s := range ranked {
+			st, ok := statsOver(s, sp.from, sp.to)
+			switch {
+			case !ok:
+				r.Cells = append(r.Cells, doc.Cell{Text: "–"}, doc.Cell{Text: "–"})
+			case sp.meanOnly:
+				r.Cells = append(r.Cells, doc.Cell{Text: b.valueU(st.Mean*scale[i], units[i])}, doc.Cell{Text: "–"})
+				any = true
+			default:
+				r.Cells = append(r.Cells, doc.Cell{Text: b.valueU(st.Mean*scale[i], units[i])}, doc.Cell{Text: b.valueU(st.Max*scale[i], units[i])})
 				any = true
 			}
 		}

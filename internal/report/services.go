@@ -51,9 +51,15 @@ func (b *builder) judgeServices() {
 			if len(peaks) == 2 {
 				others, limits = b.W("the other one"), b.W("its limit")
 			}
-			if a.WithLimit {
+			switch {
+			case a.WithLimit && resources.GradeFrac(second.Frac) == resources.ServiceSaturated:
+				// "Stayed at or under 100 %" reads as spared; the second
+				// busiest saturated as well (000: both balancer backends
+				// at 12 of 12 connections).
+				rest = b.T("%s reached up to %s of %s, saturated as well", others, b.pct(100*second.Frac), limits)
+			case a.WithLimit:
 				rest = b.T("%s stayed at or under %s of %s", others, b.pct(100*second.Frac), limits)
-			} else {
+			default:
 				rest = b.T("%s stayed at or under %s on average", others, b.amountPlain(second.Mean, rk))
 			}
 		}

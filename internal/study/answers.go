@@ -480,6 +480,16 @@ func (wd *words) answerRelease(q Question, ms []*member, base *member) Answer {
 		}
 		rows := analysis.Compare(b.d, c.d, nil)
 		phased := b.stepped() && c.stepped() && compare.SamePhases(b.facts, c.facts)
+		// Runs of several workloads are compared workload by workload: an
+		// average of all their requests would call a candidate slower
+		// for sending more of the slow workload's requests.
+		mixed := !phased && (b.d.Mixed() || c.d.Mixed())
+		workloadOf := map[string]string{}
+		if mixed { // Compare's whole-run totals are then per workload
+			for _, k := range c.d.Labels() {
+				workloadOf[c.d.LabelName(k)] = k.Workload
+			}
+		}
 		tx := txLabels(b.d)
 		byPhase := map[string]*ReleaseRow{}
 		var order []string
@@ -487,18 +497,29 @@ func (wd *words) answerRelease(q Question, ms []*member, base *member) Answer {
 			if phased == (r.Phase == "run") {
 				continue
 			}
-			rr := byPhase[r.Phase]
+			key, w := r.Phase, ""
+			if mixed {
+				w = r.Workload
+				if r.Label != core.TotalLabel {
+					w = workloadOf[r.Label]
+				}
+				key += " | " + w
+			}
+			rr := byPhase[key]
 			if rr == nil {
 				g := c.groupWords()
 				if phased {
 					g = c.f.Workload + ", " + r.Phase
 				}
+				if mixed {
+					g = wd.T("%s, workload %s", g, w)
+				}
 				rr = &ReleaseRow{Group: g, Base: b.name, Cand: c.name}
 				if phased {
 					rr.Phase = r.Phase
 				}
-				byPhase[r.Phase] = rr
-				order = append(order, r.Phase)
+				byPhase[key] = rr
+				order = append(order, key)
 			}
 			if r.Label == core.TotalLabel {
 				rr.Total = r
@@ -1813,13 +1834,18 @@ func (ir InterferenceRun) rise() float64 {
 	return ir.Windows[1].MeanMs/ir.Windows[0].MeanMs - 1
 }
 
-// interference measures the run's disturbed workload before, during and
-// after the other one; false when the run has no such pair.
-func (wd *words) interference(q Question, m *member) (InterferenceRun, bool) {
+// InterferenceCuts are the windows before, during and after workload
+// other ran within workload's span (each workload's span from its phases):
+// the windows the interference answer measures, for any table that
+// states the same quantities. Empty names are chosen as the answer
+// chooses them: workload the longest-running, other the first besides
+// it. False when the run has no such pair, or other did not start after
+// workload.
+func InterferenceCuts(d *analysis.Dataset, workload, other string) (cuts [3]Window, w, o string, ok bool) {
 	type span struct{ from, to time.Time }
 	spans := map[string]span{}
 	var names []string
-	for _, p := range m.d.Phases {
+	for _, p := range d.Phases {
 		if p.Workload == "" {
 			continue
 		}
@@ -1837,9 +1863,9 @@ func (wd *words) interference(q Question, m *member) (InterferenceRun, bool) {
 		spans[p.Workload] = s
 	}
 	if len(names) < 2 {
-		return InterferenceRun{}, false
+		return cuts, "", "", false
 	}
-	w, o := q.Workload, q.Other
+	w, o = workload, other
 	if w == "" {
 		for _, n := range names {
 			if w == "" || spans[n].to.Sub(spans[n].from) > spans[w].to.Sub(spans[w].from) {
@@ -1858,19 +1884,29 @@ func (wd *words) interference(q Question, m *member) (InterferenceRun, bool) {
 	ws, wok := spans[w]
 	os, ook := spans[o]
 	if !wok || !ook || !os.from.After(ws.from) {
+		return cuts, "", "", false
+	}
+	cuts = [3]Window{{From: ws.from, To: os.from}, {From: os.from, To: os.to}, {From: os.to, To: ws.to}}
+	return cuts, w, o, true
+}
+
+// interference measures the run's disturbed workload before, during and
+// after the other one; false when the run has no such pair.
+func (wd *words) interference(q Question, m *member) (InterferenceRun, bool) {
+	cuts, w, o, found := InterferenceCuts(m.d, q.Workload, q.Other)
+	if !found {
 		return InterferenceRun{}, false
 	}
 	ir := InterferenceRun{Run: m.name, Workload: w, Other: o}
-	cuts := [3]span{{ws.from, os.from}, {os.from, os.to}, {os.to, ws.to}}
 	for i, c := range cuts {
-		win := Window{From: c.from, To: c.to}
+		win := Window{From: c.From, To: c.To}
 		var sum float64
 		for k, ticks := range m.d.Timeline {
 			if k.Workload != w || k.Tx || k.Derived {
 				continue
 			}
 			for _, t := range ticks {
-				if !t.T.Before(c.from) && t.T.Before(c.to) {
+				if !t.T.Before(c.From) && t.T.Before(c.To) {
 					win.Requests += t.Count
 					win.Errors += t.Errors
 					sum += t.MeanMs * float64(t.Count)
@@ -1898,7 +1934,7 @@ func (wd *words) interference(q Question, m *member) (InterferenceRun, bool) {
 		}
 		cw := CPUWin{Target: t.Name}
 		for i, c := range cuts {
-			if ps := within(s.Points, c.from, c.to); len(ps) > 0 {
+			if ps := within(s.Points, c.From, c.To); len(ps) > 0 {
 				cw.Pct[i], cw.Has[i] = round2(pointMean(ps)), true
 			}
 		}

@@ -72,6 +72,8 @@ func TestCapacitySearchKneeWithSaturatedCount(t *testing.T) {
 			{N: 3, Dir: "probe-03", Load: 8, ThroughputRPS: 326, Held: true, Verdict: capacity.Good},
 			{N: 4, Dir: "probe-04", Load: 16, ThroughputRPS: 318, Held: true, Verdict: capacity.Bad, LimitedBy: search.ThroughputFlat},
 			{N: 5, Dir: "probe-05", Load: 7, ThroughputRPS: 300, Held: true, Verdict: capacity.Good},
+			// A repeat counts as a probe the search ran, not as a load.
+			{N: 6, Dir: "probe-06", Load: 8, ThroughputRPS: 325, Held: true, Verdict: capacity.Good, Repeat: true},
 		}})
 	s, err := Build(studyFile(t, root, "questions:\n  - kind: capacity\nlimits: {manager calls at once: 8}\nruns:\n  - {dir: search, role: baseline, factors: {workload: read}}\n  - {dir: other, factors: {workload: write}}\n"), nil)
 	if err != nil {
@@ -94,4 +96,58 @@ func TestCapacitySearchKneeWithSaturatedCount(t *testing.T) {
 	if !strings.Contains(row.Sentence, "the knee lies between 7 users and 8 users") || !strings.Contains(md, "| 7–8 users | 326 |") {
 		t.Errorf("the answer (%s) and the table disagree on the knee:\n%s", row.Sentence, md)
 	}
+	// The row says its figures are the search's probes' (its peak is
+	// theirs, not another run's of the same workload).
+	if !strings.Contains(md, "| read | its capacity search's 6 probes | 2, 4, 7, 8, 16 users |") {
+		t.Errorf("the side-by-side row does not say what measured it:\n%s", md)
+	}
+}
+
+// A capacity search probes several loads: it is no run at the load it
+// started from (demo 002: "upload, capacity search" in the group "upload,
+// 10 users", compared with the upload at 10 clients, and drawn in the
+// load series as a second point at 10 users under "the runs are at
+// different load levels"). Its group names the search and its probes'
+// range, it is compared with no run, and the series holds the fixed runs.
+func TestCapacitySearchIsNoFixedLoadRun(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	write(t, filepath.Join(root, "search"), reporttest.Options{Seed: 4, Steps: []reporttest.Step{{Users: 10, Seconds: 30}}})
+	write(t, filepath.Join(root, "level-10"), reporttest.Options{Seed: 6, Steps: []reporttest.Step{{Users: 10, Seconds: 30}}})
+	write(t, filepath.Join(root, "level-20"), reporttest.Options{Seed: 7, Steps: []reporttest.Step{{Users: 20, Seconds: 30}}})
+	write(t, filepath.Join(root, "search-b"), reporttest.Options{Seed: 8, Steps: []reporttest.Step{{Users: 10, Seconds: 30}}})
+	for _, dir := range []string{"search", "search-b"} {
+		writeSearch(t, filepath.Join(root, dir), &capacity.Search{Workload: "read", Unit: "users", Outcome: search.Found, Load: 15, UpperBound: 20,
+			LimitedBy: search.RequirementBroke, Requirement: "avg(response_time) < 200ms", Resolution: "30%",
+			Probes: []capacity.SearchProbe{
+				{N: 1, Dir: "probe-01", Load: 10, ThroughputRPS: 10, MeanMs: 40, Held: true, Verdict: capacity.Good},
+				{N: 2, Dir: "probe-02", Load: 20, ThroughputRPS: 10.5, MeanMs: 420, Held: true, Verdict: capacity.Bad, LimitedBy: search.RequirementBroke},
+				{N: 3, Dir: "probe-03", Load: 15, ThroughputRPS: 10.4, MeanMs: 150, Held: true, Verdict: capacity.Good},
+			}})
+	}
+	// A second configuration's search over the same range (demo 003: "C:
+	// no log, capacity search" compared with A's, −60.7 %, though each
+	// search's whole-run figures are of the probes it happened to choose).
+	s, err := Build(studyFile(t, root, "runs:\n  - {dir: level-10, role: baseline, name: level 10, factors: {workload: read, config: A}}\n  - {dir: level-20, name: level 20, factors: {workload: read, config: A}}\n  - {dir: search, name: the search, factors: {workload: read, config: A}}\n  - {dir: search-b, name: B's search, role: configuration, factors: {workload: read, config: B}}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.Runs[2]
+	if r.Group != "read, capacity search over 10–20 users" || r.ComparedWith != "" {
+		t.Errorf("the search's group %q, compared with %q; want its own group, compared with none", r.Group, r.ComparedWith)
+	}
+	if len(s.Series) != 1 || strings.Join(s.Series[0].Runs, ",") != "level 10,level 20" {
+		t.Errorf("series %+v, want the fixed runs at 10 and 20 users only", s.Series)
+	}
+	if r := s.Runs[3]; r.Group != s.Runs[2].Group || r.ComparedWith != "" {
+		t.Errorf("B's search in group %q, compared with %q; want A's search's group, compared with none", r.Group, r.ComparedWith)
+	}
+	for _, l := range s.Labels {
+		for _, c := range l.Cells[2:] {
+			if c.Against != "" {
+				t.Errorf("%s: %s compared with %s", l.Label, c.Run, c.Against)
+			}
+		}
+	}
+	writeStudy(t, s)
 }

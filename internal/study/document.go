@@ -94,16 +94,62 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 		return name
 	}
 	runs := doc.Section{ID: report.SecRuns, Title: wd.W("Runs")}
-	rt := &doc.Table{Columns: []doc.Column{{Name: wd.W("Run")}, {Name: wd.W("Role")}, {Name: wd.W("Group")}, {Name: wd.W("Compared with")}, {Name: wd.W("Duration (s)"), Align: doc.Right},
-		{Name: wd.W("Requests"), Align: doc.Right}, {Name: wd.W("Throughput (req/s)"), Align: doc.Right}, {Name: wd.W("Error %"), Align: doc.Right},
-		{Name: wd.W("Average (ms)"), Align: doc.Right}, {Name: wd.W("p95 (ms)"), Align: doc.Right}, {Name: wd.W("Verdict")}}}
+	// A study whose runs hold several workloads gives each workload's
+	// average and p95, never one of all requests (which would mix
+	// requests that are different things).
+	var workloads []string
+	for _, r := range s.Runs {
+		for _, w := range r.Workloads {
+			if !slices.Contains(workloads, w.Workload) {
+				workloads = append(workloads, w.Workload)
+			}
+		}
+	}
+	cols := []doc.Column{{Name: wd.W("Run")}, {Name: wd.W("Role")}, {Name: wd.W("Group")}, {Name: wd.W("Compared with")}, {Name: wd.W("Duration (s)"), Align: doc.Right},
+		{Name: wd.W("Requests"), Align: doc.Right}, {Name: wd.W("Throughput (req/s)"), Align: doc.Right}, {Name: wd.W("Error %"), Align: doc.Right}}
+	if len(workloads) == 0 {
+		cols = append(cols, doc.Column{Name: wd.W("Average (ms)"), Align: doc.Right}, doc.Column{Name: wd.W("p95 (ms)"), Align: doc.Right})
+	}
+	for _, w := range workloads {
+		cols = append(cols, doc.Column{Name: wd.T("%s average (ms)", w), Align: doc.Right}, doc.Column{Name: wd.T("%s p95 (ms)", w), Align: doc.Right})
+	}
+	rt := &doc.Table{Columns: append(cols, doc.Column{Name: wd.W("Verdict")})}
+	// A run others of its group are compared with is their reference,
+	// whatever the file's default role says (001: the previous release at
+	// 20 users read "candidate" though the current release is the one
+	// compared with it).
+	referenced := map[string]bool{}
+	for _, r := range s.Runs {
+		if r.ComparedWith != "" {
+			referenced[r.ComparedWith] = true
+		}
+	}
 	for _, r := range s.Runs {
 		cw := r.ComparedWith
 		if cw == "" {
 			cw = "—"
 		}
-		rt.Rows = append(rt.Rows, doc.Row{Cells: []doc.Cell{{Text: mark(r.Name)}, {Text: r.Role}, {Text: r.Group}, {Text: cw}, {Text: wd.f1(r.DurationS)},
-			{Text: strconv.FormatInt(r.Requests, 10)}, {Text: wd.f2(r.ThroughputRPS)}, {Text: wd.f2(r.ErrorPct)}, {Text: wd.msCell(r.MeanMs)}, {Text: wd.msCell(r.P95Ms)}, {Text: r.Verdict}}})
+		role := r.Role
+		if role == Candidate && referenced[r.Name] {
+			role = wd.W("group reference")
+		}
+		c := []doc.Cell{{Text: mark(r.Name)}, {Text: role}, {Text: r.Group}, {Text: cw}, {Text: wd.f1(r.DurationS)},
+			{Text: strconv.FormatInt(r.Requests, 10)}, {Text: wd.f2(r.ThroughputRPS)}, {Text: wd.f2(r.ErrorPct)}}
+		if len(workloads) == 0 {
+			c = append(c, doc.Cell{Text: wd.msCell(r.MeanMs)}, doc.Cell{Text: wd.msCell(r.P95Ms)})
+		}
+		for _, w := range workloads {
+			j := slices.IndexFunc(r.Workloads, func(x RunWorkload) bool { return x.Workload == w })
+			if j < 0 {
+				c = append(c, doc.Cell{Text: "—"}, doc.Cell{Text: "—"})
+				continue
+			}
+			c = append(c, doc.Cell{Text: wd.msCell(r.Workloads[j].MeanMs)}, doc.Cell{Text: wd.msCell(r.Workloads[j].P95Ms)})
+		}
+		rt.Rows = append(rt.Rows, doc.Row{Cells: append(c, doc.Cell{Text: r.Verdict})})
+	}
+	if len(workloads) > 0 {
+		runs.Blocks = append(runs.Blocks, &doc.Para{Note: true, Text: report.Sentence(wd.T("the runs hold several workloads (%s), whose requests are different things: each workload's average and 95th percentile are given, from its own requests, and none of all requests, which would weigh them by how many of each a run happened to send", wd.list(workloads)))})
 	}
 	runs.Blocks = append(runs.Blocks, rt)
 	if len(flagged) > 0 {
@@ -138,7 +184,7 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 	}
 	res := doc.Section{ID: report.SecResults, Title: wd.W("Per label, all runs")}
 	res.Blocks = append(res.Blocks, &doc.Para{Note: true, Text: report.Sentences(wd.text.NoteCompared, fmt.Sprintf(wd.text.NoteSignificance, float64(compare.DefaultMinEffectPct)))})
-	cols := []doc.Column{{Name: wd.W("Label")}}
+	cols = []doc.Column{{Name: wd.W("Label")}}
 	for _, r := range s.Runs {
 		cols = append(cols, doc.Column{Name: mark(r.Name) + wd.W(" avg / p95 (ms)"), Align: doc.Right}, doc.Column{Name: r.Name + " Δ"})
 	}
@@ -147,6 +193,9 @@ func Document(s *Study, now time.Time, tool string) *doc.Document {
 		name := l.Label
 		if name == core.TotalLabel {
 			name = wd.W("all requests")
+			if l.Workload != "" {
+				name = wd.T("%s: all requests", l.Workload)
+			}
 		}
 		row := doc.Row{Total: l.Label == core.TotalLabel, Cells: []doc.Cell{{Text: name}}}
 		for _, c := range l.Cells {
@@ -448,7 +497,7 @@ func (wd *words) capacitySection(s *Study) *doc.Section {
 	}
 	sec := doc.Section{ID: report.SecCapacity, Title: wd.W("Capacity side by side")}
 	if len(rows) > 0 {
-		t := &doc.Table{Caption: wd.W("Per workload and variant, from its own runs or steps only"), Columns: []doc.Column{{Name: wd.W("Workload")}, {Name: wd.W("Loads tested")},
+		t := &doc.Table{Caption: wd.W("Per workload and variant, from its own runs or steps only"), Columns: []doc.Column{{Name: wd.W("Workload")}, {Name: wd.W("Measured by")}, {Name: wd.W("Loads tested")},
 			{Name: wd.W("Highest load within the requirements"), Align: doc.Right}, {Name: wd.W("Knee"), Align: doc.Right}, {Name: wd.W("Throughput at the knee (req/s)"), Align: doc.Right}, {Name: wd.W("Peak throughput (req/s)"), Align: doc.Right}, {Name: wd.W("Limited by")}}}
 		for _, r := range rows {
 			var loads []string
@@ -483,7 +532,7 @@ func (wd *words) capacitySection(s *Study) *doc.Section {
 				knRPS = wd.rps(r.KneeRPS)
 			}
 			lim := wd.limiterWords(r)
-			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Workload}, {Text: strings.Join(loads, ", ") + " " + r.Unit}, {Text: within}, {Text: kn}, {Text: knRPS}, {Text: wd.rps(r.PeakRPS)}, {Text: lim}}})
+			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Workload}, {Text: wd.measuredBy(r)}, {Text: strings.Join(loads, ", ") + " " + r.Unit}, {Text: within}, {Text: kn}, {Text: knRPS}, {Text: wd.rps(r.PeakRPS)}, {Text: lim}}})
 		}
 		sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: report.Sentence(wd.text.BannerMark + wd.text.NoteMarkLoad)})
 		sec.Blocks = append(sec.Blocks, wd.capacityCharts(rows)...)
@@ -701,4 +750,28 @@ func unitID(u string) string {
 		return "rate"
 	}
 	return u
+}
+
+// measuredBy says what a capacity row's figures are of — a capacity
+// search's probes, one stepped run's steps, or runs at fixed loads — so a
+// peak here is told apart from another table's peak of the same workload
+// (002: "peak 47.0 req/s" of the upload search's probes beside 131.9
+// calls/s in the upload run at 160 clients).
+func (wd *words) measuredBy(r CapacityRow) string {
+	runs := map[string]bool{}
+	for _, p := range r.Points {
+		runs[p.Run] = true
+	}
+	switch {
+	case r.Search && r.SearchAnswer != nil:
+		// Every probe the search ran, repeats included, as its answer
+		// counts them ("6 of 6 probes"); the loads column lists each load
+		// once.
+		return wd.T("its capacity search's %d probes", len(r.SearchAnswer.Probes))
+	case r.Search:
+		return wd.T("its capacity search's %d probes", len(r.Points))
+	case len(runs) == 1 && len(r.Points) > 0:
+		return wd.T("the %d steps of %s", len(r.Points), r.Points[0].Run)
+	}
+	return wd.T("%d runs at fixed loads", len(runs))
 }

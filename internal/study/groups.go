@@ -52,6 +52,15 @@ func (m *member) soak() bool { return m.role == Soak }
 // 1–24 users").
 func (m *member) level() string {
 	wd := m.words()
+	if m.search != nil && len(m.search.Probes) > 0 {
+		// A capacity search probes several loads: it is no run at the
+		// load it started from, and is compared with none.
+		lo, hi := m.search.Probes[0].Load, m.search.Probes[0].Load
+		for _, p := range m.search.Probes {
+			lo, hi = min(lo, p.Load), max(hi, p.Load)
+		}
+		return wd.T("capacity search over %s–%s", wd.num(lo), wd.loadWords(hi, m.search.Unit == "req/s"))
+	}
 	if m.stepped() {
 		lo, hi := m.cap.Steps[0].Point.Load, m.cap.Steps[len(m.cap.Steps)-1].Point.Load
 		return wd.T("steps of %s–%s", wd.num(lo), wd.loadWords(hi, m.cap.Kind == knee.Rate))
@@ -177,7 +186,16 @@ func resolveFactors(ms []*member) {
 // reference is the run m is compared with in the labels table: another run
 // of its group in the baseline's variant; nil when its group has none.
 func reference(ms []*member, m, base *member) *member {
+	// A capacity search's whole-run figures are of the probes it chose:
+	// two searches over one range took different paths, so neither is
+	// compared with the other (their answers are, side by side).
+	if m.search != nil {
+		return nil
+	}
 	for _, r := range ms {
+		if r.search != nil {
+			continue
+		}
 		if r != m && r.group() == m.group() && r.variant() == base.variant() {
 			if m.variant() == base.variant() && r.i > m.i {
 				continue // among runs of one variant, the first is the reference

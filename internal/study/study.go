@@ -91,17 +91,56 @@ type Run struct {
 	Requests      int64   `json:"requests"`
 	ThroughputRPS float64 `json:"throughput_rps"`
 	ErrorPct      float64 `json:"error_pct"`
+	// MeanMs and P95Ms are of all the run's requests; absent (zero) for
+	// a run of several workloads, whose requests are different things:
+	// Workloads has its figures, one workload at a time.
+	MeanMs  float64 `json:"mean_ms,omitempty"`
+	P95Ms   float64 `json:"p95_ms,omitempty"`
+	Verdict string  `json:"verdict"`
+	// Workloads are the run's figures per workload, each from its
+	// requests' merged histogram; given for every run when a run of the
+	// study holds several workloads.
+	Workloads []RunWorkload `json:"workloads,omitempty"`
+	users     int
+	rate      float64
+}
+
+// RunWorkload is one workload's requests in one run.
+type RunWorkload struct {
+	Workload      string  `json:"workload"`
+	Requests      int64   `json:"requests"`
+	ThroughputRPS float64 `json:"throughput_rps"`
+	ErrorPct      float64 `json:"error_pct"`
 	MeanMs        float64 `json:"mean_ms"`
 	P95Ms         float64 `json:"p95_ms"`
-	Verdict       string  `json:"verdict"`
-	users         int
-	rate          float64
+}
+
+// mixedStudy reports whether a run of the study holds requests of several
+// workloads: its runs are then described workload by workload.
+func mixedStudy(ms []*member) bool {
+	return slices.ContainsFunc(ms, func(m *member) bool { return m.d.Mixed() })
+}
+
+// workloadFigures are a run's figures per workload, each from the
+// workload's merged histogram over the run.
+func workloadFigures(d *analysis.Dataset) []RunWorkload {
+	var out []RunWorkload
+	for _, w := range d.RequestWorkloads() {
+		a, _ := d.WorkloadTotal(w)
+		st := a.Stats(core.TotalLabel, false, d.Span())
+		out = append(out, RunWorkload{Workload: w, Requests: a.Count, ThroughputRPS: st.ThroughputRPS, ErrorPct: st.ErrorPct, MeanMs: st.MeanMs, P95Ms: st.P95Ms})
+	}
+	return out
 }
 
 // Label is one label across all runs.
 type Label struct {
-	Label string      `json:"label"`
-	Cells []LabelCell `json:"runs"` // one per run, in run order
+	Label string `json:"label"`
+	// Workload is set on a total (Label TOTAL) of one workload's
+	// requests: a study whose runs hold several workloads has one such
+	// row per workload and no total of all requests.
+	Workload string      `json:"workload,omitempty"`
+	Cells    []LabelCell `json:"runs"` // one per run, in run order
 }
 
 // LabelCell is one label in one run, against the baseline.
@@ -224,15 +263,24 @@ func Build(f *File, notes *Notes) (*Study, error) {
 	}
 	resolveFactors(ms)
 	base := ms[bi]
+	mixed := mixedStudy(ms)
 	for i, m := range ms {
 		d := m.d
 		st := d.Total.Stats(core.TotalLabel, false, d.Span())
+		if d.Mixed() {
+			// No average or percentile of all requests: they would mix
+			// requests that are different things (Workloads has them).
+			st.MeanMs, st.P95Ms = 0, 0
+		}
 		if c, ok := runCapacity(names[i], m); ok {
 			s.Capacity = append(s.Capacity, c)
 		}
 		r := Run{Name: names[i], Role: f.Runs[i].Role, Dir: f.Runs[i].Dir, Load: facts[i].Load(), Factors: m.f, Group: m.groupWords(),
 			DurationS: math.Round(d.Span().Seconds()*10) / 10, Requests: d.Total.Count, ThroughputRPS: st.ThroughputRPS,
 			ErrorPct: st.ErrorPct, MeanMs: st.MeanMs, P95Ms: st.P95Ms, Verdict: m.sum.Verdict, users: facts[i].Users, rate: facts[i].Rate}
+		if mixed {
+			r.Workloads = workloadFigures(d)
+		}
 		if ref := reference(ms, m, base); ref != nil {
 			r.ComparedWith = ref.name
 		}

@@ -19,14 +19,18 @@ type Series struct {
 	idx  []int
 }
 
-// seriesOf groups the fixed-load runs (not soaks, not stepped) by workload
-// and variant; a group with two or more load levels is a series.
+// seriesOf groups the fixed-load runs (not soaks, not stepped, not
+// capacity searches, each of one workload) by workload and variant; a group with two or more load levels
+// is a series.
 func seriesOf(ms []*member) []Series {
 	var out []Series
 	byKey := map[string][]*member{}
 	var keys []string
 	for _, m := range ms {
-		if m.soak() || m.stepped() {
+		// A run of several workloads has no one response time to draw
+		// against load (Run.MeanMs is absent): its workloads are the
+		// capacity answer's, one at a time.
+		if m.soak() || m.stepped() || m.search != nil || m.d.Mixed() {
 			continue
 		}
 		if l, _ := m.load(); l <= 0 {
@@ -135,9 +139,35 @@ func labelTable(ms []*member, base *member) []Label {
 			}
 		}
 	}
-	// The total goes last.
-	total := len(out)
-	out = append(out, Label{Label: core.TotalLabel, Cells: make([]LabelCell, len(ms))})
+	// The totals go last: all requests, or, where a run holds several
+	// workloads, each workload's requests (an average of all requests
+	// would mix requests that are different things, weighted by how many
+	// of each the run happened to send).
+	first := len(out)
+	var workloads []string
+	if mixedStudy(ms) {
+		for _, m := range ms {
+			for _, w := range m.d.RequestWorkloads() {
+				if !slices.Contains(workloads, w) {
+					workloads = append(workloads, w)
+				}
+			}
+		}
+		for _, w := range workloads {
+			out = append(out, Label{Label: core.TotalLabel, Workload: w, Cells: make([]LabelCell, len(ms))})
+		}
+	} else {
+		out = append(out, Label{Label: core.TotalLabel, Cells: make([]LabelCell, len(ms))})
+	}
+	totalOf := func(w string) int {
+		if workloads == nil {
+			return first
+		}
+		if j := slices.Index(workloads, w); j >= 0 {
+			return first + j
+		}
+		return -1
+	}
 	for i, m := range ms {
 		d := m.d
 		for li := range out {
@@ -151,8 +181,16 @@ func labelTable(ms []*member, base *member) []Label {
 			st := d.Run[k].Stats(d.LabelName(k), k.Tx, d.Span())
 			out[li].Cells[i] = LabelCell{Run: m.name, Present: d.Run[k].Count > 0, MeanMs: st.MeanMs, P95Ms: st.P95Ms}
 		}
-		st := d.Total.Stats(core.TotalLabel, false, d.Span())
-		out[total].Cells[i] = LabelCell{Run: m.name, Present: d.Total.Count > 0, MeanMs: st.MeanMs, P95Ms: st.P95Ms}
+		if workloads == nil {
+			st := d.Total.Stats(core.TotalLabel, false, d.Span())
+			out[first].Cells[i] = LabelCell{Run: m.name, Present: d.Total.Count > 0, MeanMs: st.MeanMs, P95Ms: st.P95Ms}
+		} else {
+			for _, w := range d.RequestWorkloads() {
+				a, _ := d.WorkloadTotal(w)
+				st := a.Stats(core.TotalLabel, false, d.Span())
+				out[totalOf(w)].Cells[i] = LabelCell{Run: m.name, Present: a.Count > 0, MeanMs: st.MeanMs, P95Ms: st.P95Ms}
+			}
+		}
 		ref := reference(ms, m, base)
 		if ref == nil {
 			continue
@@ -163,7 +201,8 @@ func labelTable(ms []*member, base *member) []Label {
 			}
 			li, ok := idx[row.Label]
 			if row.Label == core.TotalLabel {
-				li, ok = total, true
+				li = totalOf(row.Workload)
+				ok = li >= 0 && (workloads == nil) == (row.Workload == "")
 			}
 			if ok {
 				c := &out[li].Cells[i]

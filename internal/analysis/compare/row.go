@@ -5,7 +5,10 @@ import "github.com/plateau-perf/plateau/internal/core"
 // Row is one element of summary.json's comparison: one label in one
 // phase (or the whole run) of a candidate run against its baseline.
 type Row struct {
-	Label       string  `json:"label"`
+	Label string `json:"label"`
+	// Workload is set on a total of one workload's requests (Label
+	// TOTAL), which runs of several workloads are compared by.
+	Workload    string  `json:"workload,omitempty"`
 	Phase       string  `json:"phase"`
 	BasePhase   string  `json:"base_phase,omitempty"`
 	BaseMeanMs  float64 `json:"base_mean_ms"`

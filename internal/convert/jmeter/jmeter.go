@@ -942,7 +942,7 @@ func (c *conv) element(path string, e *Element, sc scope) []convert.Step {
 	case "ThroughputController":
 		return c.throughputController(path, e, sc)
 	case "RunTime":
-		return c.approximated(path, e, sc, "", fmt.Sprintf("runs its children once each time it is reached (JMeter repeats them until %s s have passed)", strings.TrimSpace(e.Str("RunTime.seconds"))))
+		return c.runtime(path, e, sc)
 	case "CriticalSectionController":
 		return c.approximated(path, e, sc, "", "runs its children without the lock "+strings.TrimSpace(e.Str("CriticalSectionController.lockName"))+" (JMeter lets one user at a time in)")
 	case "TestAction":
@@ -1067,6 +1067,25 @@ func unconvertedWhy(e *Element) string {
 		return "a non-HTTP sampler; plateau drives HTTP only"
 	}
 	return "no plateau equivalent"
+}
+
+// runtime converts a Runtime Controller. JMeter runs its children in turn,
+// from the first, again and again until the whole seconds since it was
+// reached reach RunTime.seconds — it looks at the clock before each child,
+// so the last pass may stop part way —; a value that is not a positive
+// whole number (Long.parseLong of the text as written) runs nothing. The
+// plan runs the children once each time (approximated, said), or not at
+// all for such a value.
+func (c *conv) runtime(path string, e *Element, sc scope) []convert.Step {
+	raw := e.Str("RunTime.seconds")
+	if !strings.Contains(raw, "${") {
+		if n, err := strconv.ParseInt(raw, 10, 64); err != nil || n <= 0 {
+			c.add(path, e, convert.Converted, fmt.Sprintf("runtime %q s: JMeter never runs its children (only for a positive whole number of seconds), so neither does the plan", raw), "")
+			c.notConvertedBelowAs(path, e, convert.Converted, "inside a Runtime Controller that never runs")
+			return []convert.Step{convert.CommentStep(fmt.Sprintf("Runtime Controller %q runs for %q s: JMeter never runs its steps", e.Name, raw))}
+		}
+	}
+	return c.approximated(path, e, sc, "", fmt.Sprintf("runs its children once each time it is reached (JMeter repeats them, from the first, until %s s have passed, and may stop part way through the last pass)", strings.TrimSpace(raw)))
 }
 
 // loop converts a Loop Controller with a fixed count.

@@ -20,6 +20,9 @@ func FuzzConvert(f *testing.F) {
 	// Bodies: a urlencoded key from a variable, basic auth with a password
 	// variable, a disabled body, form-data with a file first.
 	f.Add([]byte(`{"info":{"name":"x"},"item":[{"name":"a","request":{"method":"POST","url":"{{h}}/a?q={{v}}","auth":{"type":"basic","basic":[{"key":"username","value":"{{u}}"},{"key":"password","value":"{{pw}}"}]},"body":{"mode":"urlencoded","urlencoded":[{"key":"{{k}}","value":"a {{v}}+"},{"key":"x","value":"{{$guid}}"}]}}},{"name":"b","request":{"method":"POST","url":"{{h}}/b","body":{"disabled":true,"mode":"formdata","formdata":[{"key":"f","type":"file","src":["a.CSV","b.weird"]},{"key":"t","value":"v"}]}}},{"name":"c","request":{"method":"POST","url":"{{h}}/c","body":{"mode":"formdata","formdata":[{"key":"f","type":"file","src":"x.json"},{"key":"f","value":"again"}]}}}]}`))
+	// URL objects: port, path variables (a number, a suffix, an old "id"),
+	// query values null, numeric, disabled, with & # =, a hash.
+	f.Add([]byte(`{"info":{"name":"x"},"item":[{"name":"a","request":{"url":{"protocol":"https","host":"{{h}}.Test","port":8080,"path":"/u/:id/:f.json/:n","query":[{"key":"a","value":null},{"key":"k=","value":"x&y#z"},{"key":"n","value":3},{"key":"d","value":"1","disabled":true}],"hash":"h","variable":[{"key":"id","value":"{{v}}"},{"id":"f","value":"r"},{"key":"n","value":7}]},"auth":{"type":"apikey","apikey":[{"key":"in","value":"query"},{"key":"key","value":"k&#"},{"key":"value","value":"s3cr3t"}]}}}]}`))
 	env := &Environment{Values: []EnvValue{{Key: "h", Value: "http://e.test"}, {Key: "pw", Value: "x", Type: "secret"}}}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// The input read as an environment file too: rejected or read.

@@ -15,9 +15,11 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/plateau-perf/plateau/internal/convert"
+	"github.com/plateau-perf/plateau/internal/postmanurl"
 	"github.com/plateau-perf/plateau/internal/secret"
 )
 
@@ -33,6 +35,8 @@ type Collection struct {
 	Variables []Variable `json:"variables"`
 	Auth      *Auth      `json:"auth"`
 	Event     []Event    `json:"event"`
+	// ProtocolProfileBehavior is inherited by every item.
+	ProtocolProfileBehavior map[string]any `json:"protocolProfileBehavior"`
 }
 
 // Item is a folder (Item set) or a request.
@@ -42,6 +46,18 @@ type Item struct {
 	Request *Request `json:"request"`
 	Event   []Event  `json:"event"`
 	Auth    *Auth    `json:"auth"`
+	// ProtocolProfileBehavior holds the runtime's switches for the item
+	// and, on a folder, for the items inside it.
+	ProtocolProfileBehavior map[string]any `json:"protocolProfileBehavior"`
+}
+
+// rawURLs reports whether a protocolProfileBehavior turns the runtime's
+// URL encoding off (disableUrlEncoding), or leaves the inherited setting.
+func rawURLs(ppb map[string]any, inherited bool) bool {
+	if v, ok := ppb["disableUrlEncoding"].(bool); ok {
+		return v
+	}
+	return inherited
 }
 
 // Request is one request. URL may be a string or an object.
@@ -260,10 +276,10 @@ type conv struct {
 	// authSaid are the auth types (digest, oauth1, …) the report's first
 	// section has said are not computed.
 	authSaid map[string]bool
-	// queryVars counts requests whose URL query holds a variable, forms
-	// those with a urlencoded body.
-	queryVars, forms int
-	base             string // the variable whose value became the target ("baseUrl")
+	base     string // the variable whose value became the target ("baseUrl")
+	// unencoded counts requests whose URL Postman sends unencoded
+	// (disableUrlEncoding).
+	unencoded int
 }
 
 // Convert builds the plan and its report.
@@ -329,6 +345,7 @@ func Convert(col *Collection, opt Options) (*convert.Plan, *convert.Report) {
 		c.from[v.key] = v.from
 	}
 	c.chooseTarget(col)
+	var nested []string // variables whose value holds another {{variable}}
 	for _, v := range scoped {
 		if v.key == c.base {
 			continue
@@ -355,11 +372,24 @@ func Convert(col *Collection, opt Options) (*convert.Plan, *convert.Report) {
 			c.report.Env = append(c.report.Env, convert.EnvVar{Env: env, What: v.from + ", a secret the file leaves empty (empty unless set)"})
 			continue
 		}
-		c.plan.SetVar(name, stripVars(val))
+		if stripped := stripVars(val); stripped != val {
+			nested = append(nested, v.key)
+			c.plan.SetVar(name, stripped)
+		} else {
+			c.plan.SetVar(name, val)
+		}
+	}
+	if len(nested) > 0 {
+		c.report.AddBehaviour(fmt.Sprintf("%d %s (%s) %s another {{variable}}: the plan sends %s without it, where Postman puts that variable's value in",
+			len(nested), pluralS(len(nested), "variable", "variables"), strings.Join(nested, ", "), pluralS(len(nested), "holds", "hold"), pluralS(len(nested), "its value", "their values")))
 	}
 	c.events(col.Info.Name, col.Event, nil)
 	wl := &convert.Workload{Name: "collection", Load: convert.Load{Users: "1", Iterations: "1"}}
-	wl.Scenario = c.items(col.Info.Name, col.Item, col.Auth, 0)
+	wl.Scenario = c.items(col.Info.Name, col.Item, col.Auth, 0, rawURLs(col.ProtocolProfileBehavior, false))
+	if c.unencoded > 0 {
+		c.report.AddBehaviour(fmt.Sprintf("%d %s protocolProfileBehavior.disableUrlEncoding: Postman sends %s URL as written; the plan encodes it as Postman does by default (spaces, quotes and non-ASCII bytes percent-encoded)",
+			c.unencoded, pluralS(c.unencoded, "request sets", "requests set"), pluralS(c.unencoded, "its", "their")))
+	}
 	if len(wl.Scenario) == 0 {
 		wl.Scenario = []convert.Step{convert.CommentStep("the collection holds no request")}
 	}
@@ -367,14 +397,6 @@ func Convert(col *Collection, opt Options) (*convert.Plan, *convert.Report) {
 	c.defineUndefined()
 	c.report.Notes = append(c.report.Notes, "The load is one user running the collection once, as the Postman runner does; set load for a test.")
 	c.report.AddBehaviour("Postman's runtime adds Accept: */*, Cache-Control: no-cache and a random Postman-Token header to every request; the plan sends none of them (add them to http.headers where a cache or the service looks at them)")
-	if c.forms > 0 {
-		c.report.AddBehaviour(fmt.Sprintf("%d %s a urlencoded body: the plan encodes a space as + where Postman sends %%20 (a form parser reads both as a space)",
-			c.forms, pluralS(c.forms, "request has", "requests have")))
-	}
-	if c.queryVars > 0 {
-		c.report.AddBehaviour(fmt.Sprintf("%d %s a variable in the URL query: the plan sends its value form-encoded (space as +, \\ as %%5C, + & = %% as %%2B %%26 %%3D %%25); Postman encodes only spaces, quotes and < > and sends the rest as it is (measured with newman 6.2.2) — the same value to a server, except that a + & = or %% in the value means something else in Postman's URL (a space, a new parameter, an escape)",
-			c.queryVars, pluralS(c.queryVars, "request has", "requests have")))
-	}
 	// Secret headers, query parameters, form fields and JSON members
 	// written as literals: the one secret rule, over the plan and report.
 	convert.HideSecrets(c.plan, c.report, "")
@@ -404,7 +426,7 @@ func (c *conv) chooseTarget(col *Collection) {
 			if it.Request == nil {
 				continue
 			}
-			raw := rawURL(it.Request.URL)
+			raw := urlText(it.Request.URL)
 			key := ""
 			if strings.HasPrefix(raw, "{{") {
 				if end := strings.Index(raw, "}}"); end > 0 {
@@ -457,7 +479,18 @@ func withScheme(s string) string {
 	return "http://" + s
 }
 
-func rawURL(m json.RawMessage) string {
+// urlText is a request's URL as Postman's runtime first writes it
+// (postman-collection's Url#toString), before it puts the variables in and
+// parses the text again (the plan's encode: postman does that part): a
+// string as it is; an object from its parts — its raw text is not read —,
+// the protocol, the host, the port, the path with each ":name" segment
+// replaced by the URL's variable of that name when that is a non-empty
+// string (a suffix after a "." kept), the enabled query parameters (a
+// literal & or # in a key or value as %26 %23, an = in a key as %3D; a
+// {{variable}} holding one of them left for later; a parameter whose
+// value is not a string sent as its key alone), "?" alone when the only
+// enabled parameters are empty, and the hash (never sent).
+func urlText(m json.RawMessage) string {
 	if len(m) == 0 {
 		return ""
 	}
@@ -466,33 +499,138 @@ func rawURL(m json.RawMessage) string {
 		return s
 	}
 	var o struct {
-		Raw   string `json:"raw"`
-		Host  any    `json:"host"`
-		Path  any    `json:"path"`
-		Query []KV   `json:"query"`
+		Raw      string          `json:"raw"`
+		Protocol string          `json:"protocol"`
+		Host     any             `json:"host"`
+		Port     any             `json:"port"`
+		Path     any             `json:"path"`
+		Query    []KV            `json:"query"`
+		Hash     *string         `json:"hash"`
+		Variable []pathVariable  `json:"variable"`
+		Auth     json.RawMessage `json:"auth"`
 	}
-	if json.Unmarshal(m, &o) == nil {
-		if o.Raw != "" {
-			return o.Raw
+	if json.Unmarshal(m, &o) != nil {
+		return ""
+	}
+	var b strings.Builder
+	if o.Protocol != "" {
+		b.WriteString(o.Protocol)
+		if !strings.HasSuffix(o.Protocol, "://") {
+			b.WriteString("://")
 		}
-		host := joinAny(o.Host, ".")
-		p := joinAny(o.Path, "/")
-		u := host
+	}
+	b.WriteString(joinAny(o.Host, "."))
+	switch p := o.Port.(type) {
+	case string:
+		b.WriteString(":" + p)
+	case float64:
+		b.WriteString(":" + strconv.FormatFloat(p, 'f', -1, 64))
+	}
+	var segs []string
+	hasPath := false
+	switch p := o.Path.(type) {
+	case string:
+		if len(p) > 1 && p[0] == '/' {
+			p = p[1:]
+		}
 		if p != "" {
-			u += "/" + strings.TrimPrefix(p, "/")
+			hasPath = true
+			if p == "/" {
+				p = ""
+			}
+			segs = strings.Split(p, "/")
 		}
-		var q []string
-		for _, kv := range o.Query {
-			if !kv.Disabled {
-				q = append(q, kv.Key+"="+kv.str())
+	case []any:
+		hasPath = true
+		for _, x := range p {
+			segs = append(segs, joinAny([]any{x}, ""))
+		}
+	}
+	if hasPath {
+		vals := map[string]string{}
+		for _, v := range o.Variable {
+			k := v.Key
+			if k == "" {
+				k = v.ID
+			}
+			if str, ok := v.Value.(string); ok {
+				vals[k] = str
+			} else {
+				delete(vals, k)
 			}
 		}
-		if len(q) > 0 {
-			u += "?" + strings.Join(q, "&")
+		for i, seg := range segs {
+			if !strings.HasPrefix(seg, ":") {
+				continue
+			}
+			key := seg[1:]
+			if j := strings.IndexByte(key, '.'); j >= 0 {
+				key = key[:j]
+			}
+			if v := vals[key]; key != "" && v != "" {
+				segs[i] = v + seg[1+len(key):]
+			}
 		}
-		return u
+		b.WriteString("/" + strings.Join(segs, "/"))
 	}
-	return ""
+	if len(o.Query) > 0 {
+		var q []string
+		for _, kv := range o.Query {
+			if kv.Disabled {
+				continue
+			}
+			p := normalizeParam(kv.Key, true)
+			if v, ok := kv.Value.(string); ok {
+				p += "=" + normalizeParam(v, false)
+			}
+			q = append(q, p)
+		}
+		if len(q) > 0 {
+			b.WriteString("?" + strings.Join(q, "&"))
+		}
+	}
+	if o.Hash != nil {
+		b.WriteString("#" + *o.Hash)
+	}
+	if b.Len() == 0 {
+		// Only raw: Postman reads no URL from such an object; the raw text
+		// is the best guess at what was meant.
+		return o.Raw
+	}
+	return b.String()
+}
+
+// pathVariable is a URL's path variable (":id"); older exports name it id.
+type pathVariable struct {
+	Key   string `json:"key"`
+	ID    string `json:"id"`
+	Value any    `json:"value"`
+}
+
+// reservedVar is a {{variable}} whose name holds & # or =: postman-
+// collection leaves it as it is when it encodes a query parameter.
+var reservedVar = regexp.MustCompile(`\{\{[^{}]*[&#=][^{}]*\}\}`)
+
+// normalizeParam is postman-collection's QueryParam normalizeParam: & and
+// # (and = in a key) as %26 %23 %3D, outside variables holding them.
+func normalizeParam(s string, key bool) string {
+	enc := func(t string) string {
+		t = strings.ReplaceAll(t, "&", "%26")
+		t = strings.ReplaceAll(t, "#", "%23")
+		if key {
+			t = strings.ReplaceAll(t, "=", "%3D")
+		}
+		return t
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range reservedVar.FindAllStringIndex(s, -1) {
+		b.WriteString(enc(s[last:m[0]]))
+		b.WriteString(s[m[0]:m[1]])
+		last = m[1]
+	}
+	b.WriteString(enc(s[last:]))
+	return b.String()
 }
 
 func joinAny(v any, sep string) string {
@@ -541,29 +679,107 @@ func (c *conv) template(s string) (string, []string) {
 	return s, needs
 }
 
-// formPiece is a urlencoded key or value with Postman variables as a
-// template that sends it form-encoded: literal text encoded now, a
-// variable's value through urlencode() when it is sent.
+// formPiece is a urlencoded key or value as a template that sends it as
+// Postman's runtime does: literal text percent-encoded now (RFC 3986,
+// postmanurl.FormEscape), a variable's value through percentencode() when
+// it is sent.
 func (c *conv) formPiece(s string) (string, []string) {
 	var b strings.Builder
 	var needs []string
 	last := 0
+	lit := func(t string) { b.WriteString(convert.EscapeLiteral(postmanurl.FormEscapeString(t))) }
 	for _, m := range pmVar.FindAllStringSubmatchIndex(s, -1) {
-		b.WriteString(convert.EscapeLiteral(url.QueryEscape(s[last:m[0]])))
+		lit(s[last:m[0]])
 		name := s[m[2]:m[3]]
-		if plainName.MatchString(name) {
-			b.WriteString("${urlencode(" + name + ")}")
-		} else {
-			// $guid and the like need no encoding; a name the
-			// expression cannot hold is sent as it is.
+		if strings.HasPrefix(name, "$") {
+			// $guid and the like: letters, digits and -, nothing to encode.
 			t, n := c.template(s[m[0]:m[1]])
 			needs = append(needs, n...)
 			b.WriteString(t)
+		} else {
+			b.WriteString("${percentencode(" + convert.VarName(name) + ")}")
 		}
 		last = m[1]
 	}
-	b.WriteString(convert.EscapeLiteral(url.QueryEscape(s[last:])))
+	lit(s[last:])
 	return b.String(), needs
+}
+
+// urlencoded is a urlencoded body as Postman's runtime sends it: the
+// enabled fields reduced into an object (postman-runtime's
+// urlEncodedBodyReducer: a repeated key's values go together, at its first
+// place) and written by Node's querystring.stringify — whose object keys
+// that are array indexes ("0", "12") come first, in numeric order, as
+// JavaScript orders an object's keys; a "__proto__" key is not an own key
+// and is lost —, every key and value percent-encoded (RFC 3986). A field
+// whose name is secret and whose value is literal is read from the
+// environment, never written. Keys are grouped as written: two keys that
+// become equal only once their variables are in are sent apart.
+func (c *conv) urlencoded(p string, fields []KV) (string, []string) {
+	type field struct {
+		key    string
+		values []string
+	}
+	var order []*field
+	byKey := map[string]*field{}
+	var needs []string
+	for _, kv := range fields {
+		if kv.Disabled || kv.Key == "__proto__" {
+			continue
+		}
+		v := kv.str()
+		var val string
+		if secretName(kv.Key) && v != "" && !strings.Contains(v, "{{") {
+			name := convert.VarName(kv.Key)
+			env := strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+			c.plan.SetVar(name, "${env."+env+"}")
+			c.plan.AddSecret(name)
+			if !c.envSeen[env] {
+				c.envSeen[env] = true
+				c.report.Env = append(c.report.Env, convert.EnvVar{Env: env, What: "the form field " + kv.Key + " of " + p + " (its value is not written into the plan)"})
+			}
+			if c.report.Secrets == nil {
+				c.report.Secrets = map[string]string{}
+			}
+			c.report.Secrets[env] = v
+			val = "${percentencode(" + name + ")}"
+		} else {
+			var n []string
+			val, n = c.formPiece(v)
+			needs = append(needs, n...)
+		}
+		f := byKey[kv.Key]
+		if f == nil {
+			f = &field{key: kv.Key}
+			byKey[kv.Key] = f
+			order = append(order, f)
+		}
+		f.values = append(f.values, val)
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, aok := arrayIndex(order[i].key)
+		b, bok := arrayIndex(order[j].key)
+		return aok && (!bok || a < b)
+	})
+	var pieces []string
+	for _, f := range order {
+		k, n := c.formPiece(f.key)
+		needs = append(needs, n...)
+		for _, v := range f.values {
+			pieces = append(pieces, k+"="+v)
+		}
+	}
+	return strings.Join(pieces, "&"), needs
+}
+
+// arrayIndex reports whether k is a JavaScript array index (a canonical
+// integer below 2³²−1), which an object lists before its other keys.
+func arrayIndex(k string) (uint64, bool) {
+	if k == "" || len(k) > 10 || k != "0" && k[0] == '0' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(k, 10, 64)
+	return n, err == nil && n < 1<<32-1
 }
 
 // basicPart is a basic-auth user or password as an expression argument:
@@ -793,7 +1009,7 @@ func scriptComment(p string, evs []Event) []string {
 // items converts a list of items; folders become transactions. A folder
 // inside a folder's transaction is flattened into it (plateau transactions
 // do not nest yet).
-func (c *conv) items(parent string, items []Item, auth *Auth, depth int) []convert.Step {
+func (c *conv) items(parent string, items []Item, auth *Auth, depth int, raw bool) []convert.Step {
 	var out []convert.Step
 	for _, it := range items {
 		p := parent + " / " + it.Name
@@ -804,7 +1020,7 @@ func (c *conv) items(parent string, items []Item, auth *Auth, depth int) []conve
 		if it.Request == nil {
 			c.report.Add(convert.Item{Path: p, Name: it.Name, Type: "folder", Status: convert.Converted, Note: "transaction"})
 			c.events(p, it.Event, nil)
-			steps := c.items(p, it.Item, a, depth+1)
+			steps := c.items(p, it.Item, a, depth+1, rawURLs(it.ProtocolProfileBehavior, raw))
 			if cm := scriptComment(p, it.Event); len(cm) > 0 {
 				steps = append([]convert.Step{convert.CommentStep(cm...)}, steps...)
 			}
@@ -813,6 +1029,9 @@ func (c *conv) items(parent string, items []Item, auth *Auth, depth int) []conve
 			}
 			out = append(out, convert.Step{Transaction: &convert.Group{Name: plain(it.Name), Steps: steps}})
 			continue
+		}
+		if rawURLs(it.ProtocolProfileBehavior, raw) {
+			c.unencoded++
 		}
 		out = append(out, c.request(p, it, a)...)
 	}
@@ -834,13 +1053,12 @@ func (c *conv) request(p string, it Item, auth *Auth) []convert.Step {
 		r.Method = "GET"
 	}
 	var needs, notes []string
-	raw := rawURL(rq.URL)
-	if i := strings.IndexByte(raw, '?'); i >= 0 && pmVar.MatchString(raw[i:]) {
-		c.queryVars++
-	}
-	u, n := c.url(raw)
+	// The URL as Postman's runtime writes it; the variables go in as they
+	// are and the whole URL is encoded as the runtime does (encode:
+	// postman), so a value holding & starts a parameter there as in Postman.
+	u, n := c.url(urlText(rq.URL))
 	needs = append(needs, n...)
-	r.URL = u
+	r.URL, r.Postman = u, true
 	for _, h := range rq.Header {
 		if h.Disabled {
 			continue
@@ -869,39 +1087,12 @@ func (c *conv) request(p string, it Item, auth *Auth) []convert.Step {
 				}
 			}
 		case "urlencoded":
-			var on []KV
-			keyVars := false
-			for _, kv := range b.URLEncoded {
-				if !kv.Disabled {
-					on = append(on, kv)
-					keyVars = keyVars || pmVar.MatchString(kv.Key)
-				}
-			}
-			if len(on) > 0 {
-				c.forms++
-			}
-			if keyVars {
-				// Postman resolves variables in the keys too; a plan's
-				// form keys are literal, so the body is built as text,
-				// each piece encoded as form does.
-				var pieces []string
-				for _, kv := range on {
-					k, n := c.formPiece(kv.Key)
-					v, n2 := c.formPiece(kv.str())
-					needs = append(append(needs, n...), n2...)
-					pieces = append(pieces, k+"="+v)
-				}
-				body := strings.Join(pieces, "&")
+			if body, n := c.urlencoded(p, b.URLEncoded); body != "" {
+				needs = append(needs, n...)
 				r.Body = &body
 				if !hasHeader(r.Headers, "Content-Type") {
 					r.Headers = append(r.Headers, convert.KV{Name: "Content-Type", Value: "application/x-www-form-urlencoded"})
 				}
-				break
-			}
-			for _, kv := range on {
-				v, n := c.template(kv.str())
-				needs = append(needs, n...)
-				r.Form = append(r.Form, convert.KV{Name: kv.Key, Value: v})
 			}
 		case "graphql":
 			if b.GraphQL != nil {
@@ -1056,11 +1247,21 @@ func (c *conv) auth(a *Auth, r *convert.Request) []string {
 		key, val, in := get(a.APIKey, "key"), get(a.APIKey, "value"), get(a.APIKey, "in")
 		v := c.secretValue(val, "API_KEY", "the API key "+key)
 		if in == "query" {
+			// The runtime adds the key to the URL's parameters after the
+			// variables are in: its & and # go as %26 %23, the rest as it
+			// is (encode: postman).
 			sep := "?"
 			if strings.Contains(r.URL, "?") {
 				sep = "&"
 			}
-			r.URL += sep + url.QueryEscape(key) + "=" + v
+			ref := strings.TrimSuffix(strings.TrimPrefix(v, "${"), "}")
+			if strings.HasPrefix(ref, "env.") {
+				name := convert.VarName("apikey_" + key)
+				c.plan.SetVar(name, v)
+				c.plan.AddSecret(name)
+				ref = name
+			}
+			r.URL += sep + convert.EscapeLiteral(normalizeParam(key, true)) + `=${replace(replace(` + ref + `, "&", "%26"), "#", "%23")}`
 		} else {
 			if key == "" {
 				key = "X-Api-Key"

@@ -212,3 +212,41 @@ func TestV20AuthAndFiles(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestDisableURLEncodingSaid: a folder's protocolProfileBehavior turns
+// Postman's URL encoding off for the requests inside it unless one turns it
+// on again; the plan encodes every URL as Postman does by default, and the
+// report's first section says so for the requests that asked otherwise.
+func TestDisableURLEncodingSaid(t *testing.T) {
+	col, err := Parse(strings.NewReader(`{"info":{"name":"x"},"item":[
+{"name":"f","protocolProfileBehavior":{"disableUrlEncoding":true},"item":[
+ {"name":"a","request":{"url":"http://h.test/a b"}},
+ {"name":"b","protocolProfileBehavior":{"disableUrlEncoding":false},"request":{"url":"http://h.test/b"}}]},
+{"name":"c","request":{"url":"http://h.test/c"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rep := Convert(col, Options{Source: "x.json"})
+	if b := strings.Join(rep.Behaviour, "\n"); !strings.Contains(b, "1 request sets protocolProfileBehavior.disableUrlEncoding") {
+		t.Errorf("report: %q", b)
+	}
+}
+
+// TestNestedVariableSaid: a variable whose value holds another {{variable}}
+// is sent without it (plan variables are not templates); the report says
+// so, since Postman resolves it.
+func TestNestedVariableSaid(t *testing.T) {
+	col, err := Parse(strings.NewReader(`{"info":{"name":"x"},"variable":[{"key":"host","value":"h.test"},{"key":"path","value":"/v1/{{tenant}}/items"}],
+"item":[{"name":"a","request":{"url":"http://{{host}}{{path}}"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, rep := Convert(col, Options{Source: "x.json"})
+	if b := strings.Join(rep.Behaviour, "\n"); !strings.Contains(b, "1 variable (path) holds another {{variable}}") {
+		t.Errorf("report: %q", b)
+	}
+	b, _ := p.Bytes()
+	if !strings.Contains(string(b), "path: /v1//items") {
+		t.Errorf("plan:\n%s", b)
+	}
+}

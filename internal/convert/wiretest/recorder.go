@@ -48,6 +48,9 @@ type Request struct {
 	Host   string // as requested (absolute-form URI or Host header)
 	Path   string
 	Query  string // raw query
+	// URI is the request target as it came on the request line, byte for
+	// byte (absolute form through the proxy): Path is decoded.
+	URI    string
 	Header http.Header
 	Body   string
 	At     time.Duration // arrival since the recorder started
@@ -133,7 +136,7 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		}
 	}
 	rec := Request{User: req.Header.Get(UserHeader), Method: req.Method, Host: host, Path: req.URL.Path,
-		Query: req.URL.RawQuery, Header: h, Body: string(body)}
+		Query: req.URL.RawQuery, URI: req.RequestURI, Header: h, Body: string(body)}
 	r.mu.Lock()
 	rec.At = time.Since(r.start)
 	r.n++

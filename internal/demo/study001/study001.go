@@ -186,7 +186,7 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 			{Kind: study.Release, Baseline: releases[1].name, Candidate: releases[0].name, MaxSlowerPct: 5},
 			{Kind: study.SoakQ, MaxDriftPct: 10},
 		},
-	}, all, sections(levels, soaks, env.Postgres != ""))
+	}, all, func(*study.Study) []doc.Section { return sections(levels, soaks, env.Postgres != "") })
 	return out, err
 }
 

@@ -210,7 +210,7 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 			{Kind: study.CapacityQ, Workload: "browse", SLA: []string{BrowseTarget, ErrorTarget}, MinLoad: float64(sc.browses[1])},
 		},
 		Limits: []study.Limit{{Name: Service + " calls at once", Value: float64(sc.workers)}},
-	}, append(append(ups, brs...), searches...), sections(sc, gen, ups, brs))
+	}, append(append(ups, brs...), searches...), func(*study.Study) []doc.Section { return sections(sc, gen, ups, brs) })
 	return out, err
 }
 

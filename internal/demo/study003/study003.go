@@ -104,7 +104,7 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 			{Kind: study.Configurations, Text: "How do the log configurations compare by knee and peak throughput?"},
 		},
 		Limits: []study.Limit{{Name: "manager calls at once", Value: ManagerWorkers}},
-	}, append(runs, searches...), sections(runs))
+	}, append(runs, searches...), func(s *study.Study) []doc.Section { return sections(runs, s) })
 	return out, err
 }
 
@@ -176,8 +176,11 @@ func runConfig(ctx context.Context, env *studykit.Env, plan, logs, logCfg, name 
 // sections are reference 003's figures as tables, in its order: the
 // sweep (fig. 2), response time per service (fig. 3), CPU per service
 // (fig. 4), the log configurations side by side, memory per log
-// configuration (fig. 5) and per service (fig. 6).
-func sections(runs []*studykit.Run) []doc.Section {
+// configuration (fig. 5) and per service (fig. 6). The log configurations'
+// table gives each one's peak in its sweep beside its capacity search's
+// (the study's answers quote the search's), so the two peaks a reader
+// meets are told apart.
+func sections(runs []*studykit.Run, s *study.Study) []doc.Section {
 	base := runs[0]
 	perf := doc.Section{ID: "ref-sweep", Title: "Test results"}
 	t := studykit.Table("Performance among various concurrency ("+base.Name+")", "Concurrency", "Throughput (req/s)", "Average response time (ms)", "95th pct (ms)", "Errors")
@@ -269,7 +272,8 @@ func sections(runs []*studykit.Run) []doc.Section {
 		at   int
 	}
 	var peaks []peak
-	t = studykit.Table("Different log settings", "Log setting", "Peak throughput (req/s)", "At concurrency", "Average response time there (ms)", "Highest concurrency run")
+	t = studykit.Table("Different log settings: each one's stepped sweep, and its capacity search", "Log setting", "Peak throughput in the sweep (req/s)", "At concurrency", "Average response time there (ms)", "Highest concurrency run",
+		"Capacity search's peak (req/s)", "At users")
 	for _, r := range runs {
 		best, at, mean := 0.0, 0, 0.0
 		for i, p := range r.Phases() {
@@ -282,7 +286,11 @@ func sections(runs []*studykit.Run) []doc.Section {
 		if len(ph) > 0 {
 			top = ph[len(ph)-1].Users
 		}
-		studykit.AddRow(t, r.Name, studykit.F1(best), strconv.Itoa(at), studykit.F1(mean), strconv.Itoa(top))
+		sp, sat := "—", "—"
+		if row := searchRow(s, r.Name); row != nil && row.PeakRPS > 0 {
+			sp, sat = studykit.F1(row.PeakRPS), strconv.FormatFloat(row.PeakLoad, 'f', -1, 64)
+		}
+		studykit.AddRow(t, r.Name, studykit.F1(best), strconv.Itoa(at), studykit.F1(mean), strconv.Itoa(top), sp, sat)
 		peaks = append(peaks, peak{r.Name, best, at})
 	}
 	logsec.Blocks = append(logsec.Blocks, t)
@@ -296,11 +304,11 @@ func sections(runs []*studykit.Run) []doc.Section {
 				lo = p
 			}
 		}
-		a := fmt.Sprintf("%s reached the highest peak, %s req/s at concurrency %d", hi.name, studykit.F1(hi.rps), hi.at)
+		a := fmt.Sprintf("in the stepped sweeps, %s reached the highest peak, %s req/s at concurrency %d", hi.name, studykit.F1(hi.rps), hi.at)
 		if lo.rps > 0 && hi.name != lo.name {
 			a += fmt.Sprintf(", %s %% above %s (%s req/s)", studykit.F1(100*(hi.rps-lo.rps)/lo.rps), lo.name, studykit.F1(lo.rps))
 		}
-		logsec.Blocks = append(logsec.Blocks, studykit.Assess(a+"."))
+		logsec.Blocks = append(logsec.Blocks, studykit.Assess(a+"."), studykit.Note("The answers quote each capacity search's peak: its probes measure one load each after a warm-up, so it differs from the peak of the sweep's steps."))
 	}
 	t = studykit.Table("Memory usage of different log settings (manager)", "Log setting", "Memory mean (MB)", "Memory max (MB)", "CPU mean %")
 	for _, r := range runs {
@@ -332,4 +340,20 @@ func cell(ok bool, v string) string {
 		return "—"
 	}
 	return v
+}
+
+// searchRow is the study's capacity row of a log configuration's capacity
+// search ("manager, A: synchronous log"); nil without one.
+func searchRow(s *study.Study, config string) *study.CapacityRow {
+	if s == nil {
+		return nil
+	}
+	for _, a := range s.Answers {
+		for i := range a.Capacity {
+			if r := &a.Capacity[i]; r.Search && strings.HasSuffix(r.Workload, ", "+config) {
+				return r
+			}
+		}
+	}
+	return nil
 }

@@ -40,6 +40,12 @@ var Services = []string{"mod-circulation", "mod-data-import"}
 // Database is the postgres monitor's target name.
 const Database = "database"
 
+// Workloads of the plan: the disturbed one and the one that disturbs it.
+const (
+	Circulation = "circulation"
+	DataImport  = "data-import"
+)
+
 // Labels of the plan.
 const (
 	CheckIn  = "check-in"
@@ -114,10 +120,10 @@ func Run(ctx context.Context, env *studykit.Env) (string, error) {
 			sc.users, sc.think, sc.dur, sc.ramp, sc.importAfter, sc.records, sc.pace, sc.impDur, Repeats),
 		Hypothesis: "the services share the CPU fairly: check-in/check-out keeps working while the import runs, and no request fails for lack of CPU",
 		Questions: []study.Question{
-			{Kind: study.Interference, Text: "Does the data import starve check-in/check-out of CPU (CPU=0: no limit per service)?", Workload: "circulation", Other: "data-import"},
+			{Kind: study.Interference, Text: "Does the data import starve check-in/check-out of CPU (CPU=0: no limit per service)?", Workload: Circulation, Other: DataImport},
 			{Kind: study.Repeatability, Text: "Do the four repeats agree?", MaxCVPct: 15},
 		},
-	}, runs, sections(runs, env.Postgres != ""))
+	}, runs, func(s *study.Study) []doc.Section { return sections(runs, env.Postgres != "", s) })
 	return out, err
 }
 
@@ -186,12 +192,12 @@ func cell(ok bool, v string) string {
 	return v
 }
 
-// cpuOr is a service's mean CPU in a window ("—" when not measured).
-func cpuOr(r studykit.Resource) string {
-	if !r.HasCPU {
+// or is a table cell, "—" when empty.
+func or(v string) string {
+	if v == "" {
 		return "—"
 	}
-	return studykit.F1(r.CPUMean)
+	return v
 }
 
 // clock formats a duration as h:mm:ss, as the reference's import durations.
@@ -200,8 +206,26 @@ func clock(d time.Duration) string {
 	return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
 }
 
-// sections are reference 004's tables in its order.
-func sections(runs []*studykit.Run, pg bool) []doc.Section {
+// interferenceOf is the study's interference answer for run name: its
+// windows and each service's CPU in them; nil without one.
+func interferenceOf(s *study.Study, name string) *study.InterferenceRun {
+	if s == nil {
+		return nil
+	}
+	for _, a := range s.Answers {
+		for i := range a.Interference {
+			if a.Interference[i].Run == name {
+				return &a.Interference[i]
+			}
+		}
+	}
+	return nil
+}
+
+// sections are reference 004's tables in its order; each test's CPU
+// before, during and after the import is the study's interference
+// answer's (its windows, its figures), so the table and the answer agree.
+func sections(runs []*studykit.Run, pg bool, s *study.Study) []doc.Section {
 	tr := doc.Section{ID: "ref-test-runs", Title: "Test Runs"}
 	t := studykit.Table("Test runs", "Test #", "Description", "Status")
 	for i, r := range runs {
@@ -250,7 +274,7 @@ func sections(runs []*studykit.Run, pg bool) []doc.Section {
 		if ok {
 			recs = studykit.Pct(st.ErrorPct) + " of chunks failed"
 		}
-		planned, _ := r.Planned("data-import")
+		planned, _ := r.Planned(DataImport)
 		work := cell(wok, clock(w.To.Sub(w.From)))
 		if planned > 0 {
 			work = fmt.Sprintf("%d of %d chunks in %s", st.Samples-st.Errors, planned, work)
@@ -267,31 +291,41 @@ func sections(runs []*studykit.Run, pg bool) []doc.Section {
 	var out = []doc.Section{tr, res}
 	for i, r := range runs {
 		sec := doc.Section{ID: "ref-test-" + strconv.Itoa(i+1), Title: "Test №" + strconv.Itoa(i+1)}
-		w, ok := r.LabelWindow(Import)
-		if !ok {
+		ir := interferenceOf(s, r.Name)
+		if _, calls := r.LabelWindow(Import); ir == nil || !calls {
 			sec.Blocks = append(sec.Blocks, studykit.Note("The data import recorded no calls in this test."))
 			out = append(out, sec)
 			continue
 		}
-		wins := []studykit.Window{{From: r.Data.Start, To: w.From}, w, {From: w.To, To: r.Data.End}}
-		var res [3]map[string]studykit.Resource
-		for j, win := range wins {
-			res[j], _, _ = r.Resources(win)
-		}
-		t := studykit.Table("Service CPU utilization (%, mean): before, during and after the data import", "Service", "Before import", "During import", "After import")
-		for _, s := range append(append([]string{}, Services...), "generator-host") {
-			row := []string{s}
-			for j := range wins {
-				x, ok := res[j][s]
-				row = append(row, cell(ok && x.HasCPU, studykit.F1(x.CPUMean)))
+		// The services' CPU is the answer's; the generator's host (no
+		// service, so not in the answer) is read over the same windows.
+		cpu := map[string][3]string{}
+		for _, c := range ir.CPU {
+			var v [3]string
+			for j := range v {
+				v[j] = cell(c.Has[j], studykit.F1(c.Pct[j]))
 			}
-			studykit.AddRow(t, row...)
+			cpu[c.Target] = v
+		}
+		var gen [3]string
+		for j, w := range ir.Windows {
+			res, _, _ := r.Resources(studykit.Window{From: w.From, To: w.To})
+			x, ok := res["generator-host"]
+			gen[j] = cell(ok && x.HasCPU, studykit.F1(x.CPUMean))
+		}
+		cpu["generator-host"] = gen
+		t := studykit.Table("Service CPU utilization (%, mean): before, during and after the data import", "Service", "Before import", "During import", "After import")
+		for _, svc := range append(append([]string{}, Services...), "generator-host") {
+			v, ok := cpu[svc]
+			if !ok {
+				v = [3]string{"—", "—", "—"}
+			}
+			studykit.AddRow(t, svc, v[0], v[1], v[2])
 		}
 		sec.Blocks = append(sec.Blocks, t)
-		if x, ok := res[1][Services[1]]; ok && x.HasCPU {
-			b, a := res[0][Services[1]], res[2][Services[1]]
+		if imp, circ := cpu[Services[1]], cpu[Services[0]]; imp[1] != "" && imp[1] != "—" {
 			sec.Blocks = append(sec.Blocks, studykit.Assess(fmt.Sprintf("here we can see that %s used %s %% CPU during the import (%s before, %s after) while %s used %s %% before, %s %% during and %s %% after.",
-				Services[1], studykit.F1(x.CPUMean), cpuOr(b), cpuOr(a), Services[0], cpuOr(res[0][Services[0]]), cpuOr(res[1][Services[0]]), cpuOr(res[2][Services[0]]))))
+				Services[1], imp[1], imp[0], imp[2], Services[0], or(circ[0]), or(circ[1]), or(circ[2]))))
 		}
 		if f := r.ResourceChart(fmt.Sprintf("ref-cpu-%d", i+1), "Service CPU utilization (test №"+strconv.Itoa(i+1)+")", false, Services); f != nil {
 			sec.Blocks = append(sec.Blocks, f)

@@ -168,11 +168,11 @@ type Context struct {
 }
 
 // Write builds the study over runs with plateau's study package, puts the
-// reference-shaped sections first (after the context) and plateau's own
+// reference-shaped sections (ref of the built study) first (after the context) and plateau's own
 // sections after them, and writes study.html/md/json/junit and study.yaml
 // (rerunnable with `plateau study`) into dir/study. It returns the
 // study's directory.
-func (e *Env) Write(c Context, runs []*Run, ref []doc.Section) (string, *study.Study, error) {
+func (e *Env) Write(c Context, runs []*Run, ref func(*study.Study) []doc.Section) (string, *study.Study, error) {
 	out := filepath.Join(e.Dir, "study")
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return "", nil, err
@@ -194,7 +194,9 @@ func (e *Env) Write(c Context, runs []*Run, ref []doc.Section) (string, *study.S
 	}
 	e.Study = s
 	d := study.Document(s, time.Now(), e.Tool)
-	d.Sections = compose(d.Sections, ref)
+	// The reference's sections are built from the study, so a figure
+	// they share with its answers is the answers' own.
+	d.Sections = compose(d.Sections, ref(s))
 	if _, err := study.Write(out, s, d, []string{"html", "md", "json", "junit"}); err != nil {
 		return "", nil, err
 	}

@@ -109,6 +109,12 @@ type Request struct {
 	// Redirects, when positive, replaces Config.FollowRedirects for this
 	// request; negative follows none. Zero keeps the Config's.
 	Redirects int
+	// Verbatim sends the URL's path and query on the request line exactly
+	// as written (the caller encoded them, as Postman's runtime does):
+	// only the scheme, host and port are parsed. Without it they go
+	// through net/url, which re-encodes a path holding | ^ or a bare %.
+	// A space, control or non-ASCII byte in them is an error.
+	Verbatim bool
 }
 
 // Stream is a request body produced while it is sent. Size is its exact
@@ -319,7 +325,7 @@ func (c *Client) do(ctx context.Context, req *Request, res *Result, start time.T
 	if done != c.cancel.done {
 		c.watch(ctx, done)
 	}
-	t, err := c.target(req.URL)
+	t, err := c.target(req.URL, req.Verbatim)
 	if err != nil {
 		return phaseNone, err
 	}
@@ -357,7 +363,7 @@ func (c *Client) do(ctx context.Context, req *Request, res *Result, start time.T
 		if err != nil {
 			return phaseRead, &ProtocolError{Msg: "bad Location " + strconv.Quote(loc), Err: err}
 		}
-		nt, err := c.target(next.String())
+		nt, err := c.target(next.String(), false)
 		if err != nil {
 			return phaseNone, fmt.Errorf("redirect: %w", err)
 		}

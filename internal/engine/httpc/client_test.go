@@ -643,24 +643,24 @@ func TestURLCacheAndErrors(t *testing.T) {
 			t.Errorf("%q: err %v class %v", bad, res.Err, res.Class)
 		}
 	}
-	t1, err := c.target("http://example.test/a")
+	t1, err := c.target("http://example.test/a", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if t2, _ := c.target("http://example.test/a"); t1 != t2 {
+	if t2, _ := c.target("http://example.test/a", false); t1 != t2 {
 		t.Error("repeated URL was parsed again")
 	}
 	if c.targets != nil {
 		t.Error("one URL made the URL map (last alone holds it)")
 	}
-	if _, err := c.target("http://example.test/b"); err != nil {
+	if _, err := c.target("http://example.test/b", false); err != nil {
 		t.Fatal(err)
 	}
-	if t2, _ := c.target("http://example.test/a"); t1 != t2 {
+	if t2, _ := c.target("http://example.test/a", false); t1 != t2 {
 		t.Error("the first URL was parsed again after a second one")
 	}
 	for i := range maxTargets + 10 {
-		if _, err := c.target(fmt.Sprintf("http://example.test/%d", i)); err != nil {
+		if _, err := c.target(fmt.Sprintf("http://example.test/%d", i), false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -935,7 +935,7 @@ func TestSharedPool(t *testing.T) {
 	}
 	// A waiter gives up at its deadline.
 	held := New(Config{Pool: NewPool(1)})
-	tgt, _ := held.target(s.URL)
+	tgt, _ := held.target(s.URL, false)
 	ph := held.pool.host(tgt.key)
 	ph.sem <- struct{}{} // the only slot is taken
 	res := get(t, New(Config{Pool: held.pool, Timeout: 50 * time.Millisecond}), s.URL)

@@ -230,3 +230,29 @@ func TestHeadBufferedTakesWholeHeads(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseVerbatim: any URL text is refused or gives a request target
+// that starts with / and holds no byte a request line cannot carry, and a
+// host to dial — never a panic.
+func FuzzParseVerbatim(f *testing.F) {
+	for _, s := range []string{"http://h/a|b^%zz?x=%&y=\\", "http://h", "http://h?q", "https://[::1]:8443/p#f", "http://h/a b", "h/p", "http://:0/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		tg, err := parseVerbatim(raw)
+		if err != nil {
+			return
+		}
+		if tg.requestURI == "" || tg.requestURI[0] != '/' {
+			t.Fatalf("%q: request target %q", raw, tg.requestURI)
+		}
+		for i := 0; i < len(tg.requestURI); i++ {
+			if c := tg.requestURI[i]; c <= ' ' || c >= 0x7f || c == '#' {
+				t.Fatalf("%q: byte %q in the request target %q", raw, c, tg.requestURI)
+			}
+		}
+		if tg.hostname == "" || tg.port == 0 || tg.u == nil {
+			t.Fatalf("%q: no host to dial: %+v", raw, tg)
+		}
+	})
+}

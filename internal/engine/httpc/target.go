@@ -20,6 +20,7 @@ const maxTargets = 256
 // owned by one Client (or shared through a Pool by key only).
 type target struct {
 	raw        string   // the URL string exactly as given (cache key)
+	verbatim   bool     // requestURI is raw's own path and query (Request.Verbatim)
 	u          *url.URL // for cookies and relative redirects
 	https      bool
 	host       string // Host header value: u.Host without an IPv6 zone
@@ -90,21 +91,64 @@ func parseTarget(raw string) (*target, error) {
 	return t, nil
 }
 
+// parseVerbatim parses raw's scheme, host and port and keeps its path and
+// query as they are written for the request line (Request.Verbatim).
+func parseVerbatim(raw string) (*target, error) {
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return nil, fmt.Errorf("url %q: missing scheme (want http:// or https://)", raw)
+	}
+	end := len(raw)
+	if j := strings.IndexAny(raw[i+3:], "/?#"); j >= 0 {
+		end = i + 3 + j
+	}
+	uri := raw[end:]
+	if k := strings.IndexByte(uri, '#'); k >= 0 {
+		uri = uri[:k]
+	}
+	switch {
+	case uri == "":
+		uri = "/"
+	case uri[0] == '?':
+		uri = "/" + uri
+	}
+	for k := 0; k < len(uri); k++ {
+		if c := uri[k]; c <= ' ' || c >= 0x7f {
+			return nil, fmt.Errorf("url %q: byte %q cannot go on the request line as it is", raw, c)
+		}
+	}
+	t, err := parseTarget(raw[:end] + "/")
+	if err != nil {
+		return nil, err
+	}
+	// The full URL for cookies and relative redirects, when net/url reads
+	// it (a bare % in the path it does not: the origin then).
+	if u, err := url.Parse(raw); err == nil {
+		t.u = u
+	}
+	t.raw, t.verbatim, t.requestURI = raw, true, uri
+	return t, nil
+}
+
 // target returns the cached parse of raw, parsing it on first use.
-func (c *Client) target(raw string) (*target, error) {
+func (c *Client) target(raw string, verbatim bool) (*target, error) {
 	// The last URL is compared first: a user repeating one request compares
 	// one string (pointer-equal in the common case) instead of hashing it.
-	if t := c.last; t != nil && t.raw == raw {
+	if t := c.last; t != nil && t.raw == raw && t.verbatim == verbatim {
 		return t, nil
 	}
-	if t, ok := c.targets[raw]; ok {
+	if t, ok := c.targets[raw]; ok && t.verbatim == verbatim {
 		c.last = t
 		return t, nil
 	}
 	if raw == "" {
 		return nil, errors.New("empty url")
 	}
-	t, err := parseTarget(raw)
+	parse := parseTarget
+	if verbatim {
+		parse = parseVerbatim
+	}
+	t, err := parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("parsing url: %w", err)
 	}

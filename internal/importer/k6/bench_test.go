@@ -93,3 +93,40 @@ func BenchmarkDecodeCSV(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecodeCSVPeak decodes k6's CSV as plateau has k6 write it
+// (microsecond times, only the system tags the import reads) at its peak
+// — a real run's first 2,000 requests — in the import's 256 KB pieces:
+// the decoder's share of plateau's CPU beside k6 (docs/performance.md).
+func BenchmarkDecodeCSVPeak(b *testing.B) {
+	data := gunzip(b, "testdata/k6-v1.8.1-peak/out.csv.gz")
+	reqs := bytes.Count(data, []byte("\nhttp_req_duration,"))
+	cols, err := readCSVHeader(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lbl := importer.NewLabels()
+	tp, _ := importer.NewTimeParser("iso8601", importer.Clock{})
+	d := &decoder{labels: lbl.NewCache(), tp: tp, host: cols.primaryHost(data)}
+	var pieces [][]byte
+	for rest := data; len(rest) > 0; {
+		k := bytes.LastIndexByte(rest[:min(len(rest), chunkSize)], '\n') + 1
+		pieces, rest = append(pieces, rest[:k]), rest[k:]
+	}
+	bt := &batch{}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	cpu0 := procCPU()
+	for b.Loop() {
+		line, n := int64(1), 0
+		for _, p := range pieces {
+			bt.reset()
+			line = d.decodeCSVRows(p, line, cols, bt, bytes.IndexByte(p, '"'))
+			n += len(bt.recs)
+		}
+		if n != reqs {
+			b.Fatalf("%d records, %d requests", n, reqs)
+		}
+	}
+	b.ReportMetric(float64((procCPU()-cpu0).Nanoseconds())/float64(b.N*reqs), "cpu-ns/request")
+}

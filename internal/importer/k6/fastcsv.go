@@ -25,7 +25,21 @@ func (d *decoder) decodeCSVFast(data []byte, line int64, c *csvColumns, b *batch
 // decodeCSVRows is decodeCSVFast given where data's first quote is (−1:
 // none), which the chunk's cut may know (importer.Chunk.NoQuote).
 func (d *decoder) decodeCSVRows(data []byte, line int64, c *csvColumns, b *batch, q int) int64 {
+	k6Layout := c.metric == 0 && c.time == 1 && c.value == 2
 	for len(data) > 0 {
+		// The rows of a request the import reads (its duration, whether it
+		// failed, the iteration it ended) are decoded where they start,
+		// without first looking for their line end (below): a duration
+		// row with the last tagged row's tags ends where those tags do.
+		if k6Layout && line != 1 && len(data) > 10 && (data[0] == 'h' && (data[9] == 'd' || data[9] == 'f') || data[0] == 'i') {
+			if n := d.requestRow(data, q, line, c, b); n > 0 {
+				data, line = data[n:], line+1
+				if q >= 0 {
+					q -= n
+				}
+				continue
+			}
+		}
 		raw, next, whole := data, []byte(nil), false
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
 			raw, next, whole = data[:i], data[i+1:], true
@@ -56,6 +70,84 @@ func (d *decoder) decodeCSVRows(data []byte, line int64, c *csvColumns, b *batch
 		}
 	}
 	return line
+}
+
+// requestRow decodes the row data starts with as csvLine would, when it
+// is an http_req_duration, http_req_failed or iterations row of the form
+// k6 writes (epoch digits, a %f value, its line end; a duration row's
+// tags those of the last tagged row, d.tail), and returns its length with
+// its line end. Any other row — and one holding data's first quote, at q
+// — it leaves to the general path: n is 0 and nothing was added.
+func (d *decoder) requestRow(data []byte, q int, line int64, c *csvColumns, b *batch) (n int) {
+	var metric string
+	switch {
+	case data[0] == 'i':
+		metric = "iterations"
+	case data[9] == 'd':
+		metric = "http_req_duration"
+		if !d.tail.ok || c.tagsFrom != 3 {
+			return 0
+		}
+	default:
+		metric = "http_req_failed"
+	}
+	if len(data) <= len(metric) || string(data[:len(metric)]) != metric || data[len(metric)] != ',' {
+		return 0
+	}
+	i := len(metric) + 1
+	ts := i
+	for i < len(data) && data[i]-'0' < 10 {
+		i++
+	}
+	if i == len(data) || data[i] != ',' {
+		return 0
+	}
+	tsEnd := i
+	i++
+	vs := i
+	for i < len(data) && data[i] != ',' && data[i] != '\n' {
+		i++
+	}
+	if i == len(data) || data[i] != ',' {
+		return 0
+	}
+	v, ok := fixedFloat(data[vs:i])
+	if !ok {
+		return 0
+	}
+	var t int64
+	if metric != "http_req_failed" {
+		if t, ok = epochDigits(data[ts:tsEnd]); !ok {
+			return 0
+		}
+	}
+	// The line end: just after the last tagged row's tags, when this
+	// row's are the same (they are for a request's duration and failed
+	// rows), else looked for.
+	i++
+	if tl := d.tail.b; d.tail.ok && len(data) > i+len(tl) && data[i+len(tl)] == '\n' && bytes.Equal(data[i:i+len(tl)], tl) {
+		n = i + len(tl) + 1
+	} else if metric == "http_req_duration" {
+		return 0 // other tags: csvLine reads and keeps them
+	} else if e := bytes.IndexByte(data[i:], '\n'); e >= 0 {
+		n = i + e + 1
+	} else {
+		return 0
+	}
+	if q >= 0 && q < n || data[n-2] == '\r' {
+		return 0 // a quoted field, a CR LF line end: csvLine's and encoding/csv's rules
+	}
+	p := &d.pt
+	*p = point{}
+	p.Metric, p.Type = metric, "Point"
+	if metric == "http_req_duration" {
+		if v < 0 {
+			return 0 // a problem, reported by csvLine
+		}
+		p.Data.Tags = d.tail.tags
+	}
+	d.add(p, v, t, line, data[:n-1], b)
+	return n
 }
 
 // quotedRecord is the length of the record data starts with, up to and

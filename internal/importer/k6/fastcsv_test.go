@@ -95,10 +95,38 @@ func TestFastCSVEdges(t *testing.T) {
 		"checks,1700000002,1.000000,status is 200\nchecks,1700000002,0,status is 200\ngroup_duration,1700000002,40,,,,,::shop\niterations,1700000002,1\n",
 		"http_req_duration,1700000000,1,,,,true,,GET,u,,,,200,,,u,,\r",
 		"http_req_dur",
+		// A request's rows decoded where they start (requestRow): equal
+		// tags, other tags, CR LF and CR CR LF ends, a quote in a value,
+		// a negative duration, odd times, the last row cut short.
+		"http_req_duration,1700000000000000,1.500000,,,,true,,GET,u,,,,200,,,u,,\n" +
+			"http_req_failed,1700000000000000,0.000000,,,,true,,GET,u,,,,200,,,u,,\n" +
+			"iterations,1700000000000001,1.000000,,,,,,,,,,,,,,,,\n" +
+			"http_req_duration,1700000000000002,2.500000,,,,true,,GET,u,,,,200,,,u,,\n" +
+			"http_req_failed,x,1.000000,,,,false,,GET,u,,,,500,,,u,,\n" +
+			"http_req_duration,1700000000000003,-2.500000,,,,true,,GET,u,,,,200,,,u,,\n" +
+			"http_req_duration,17000000000000030000,2.5,,,,true,,GET,u,,,,200,,,u,,\n" +
+			"http_req_failed,1,\"1\",,,,true,,GET,u,,,,200,,,u,,\n" +
+			"iterations,1700000000000004,2147483648.000000,,\n" +
+			"http_req_duration,1700000000000002,2.500000,,,,true,,GET,u,,,,200,,,u,,\r\r\n" +
+			"http_req_duration,1700000000000002,2.500000,,,,true,,GET,u,,,,200,,,u,,\r\n" +
+			"http_req_failed,1700000000000002,0.000000,,,,true,,GET,u,,,,200,,,u,,\r\n" +
+			"http_req_duration,1700000000000002,2.500000,,,,true,,GET,u,,,,200,,,u,,",
+		"iterations,1700000000000004,1.000000,\"a\nvus,1700000000000005,2\n\",,\nvus,1700000000000006,3\n",
 	} {
 		checkFastCSV(t, []byte(csvHeader+body), 1, cols)
 		checkFastCSV(t, []byte(body), 7, cols)
 	}
+	// The URL last: a CR before a CR LF belongs to it (encoding/csv drops
+	// only the CR of the CR LF), so a row whose tags equal the last
+	// row's but for that CR has another URL.
+	short := "metric_name,timestamp,metric_value,method,status,url\n"
+	last, err := readCSVHeader([]byte(short + "x,1,1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFastCSV(t, []byte(short+"http_req_duration,1700000000000002,2.500000,GET,200,u\r\r\n"+
+		"http_req_duration,1700000000000002,2.500000,GET,200,u\r\n"+
+		"http_req_failed,1700000000000002,0.000000,GET,200,u\r\n"), 1, last)
 	// The metric in another column than the first: every row is cut.
 	other, err := readCSVHeader([]byte("timestamp,metric_value,metric_name,name\n1,2,vus\n"))
 	if err != nil {
@@ -123,6 +151,14 @@ func FuzzDecodeCSVFast(f *testing.F) {
 			"http_req_duration,1795920546412707131,6.000000,,,,false,,GET,http://127.0.0.1:8080/cart,,,,500,,,http://127.0.0.1:8080/cart,,\n" +
 			"http_req_duration,1795920546412707132,7.000000,,,,false,,GET,http://127.0.0.1:8080/cart\n" +
 			"http_req_duration,1795920546412707133,8.000000,,,,false,,GET,http://127.0.0.1:8080/cart,,,,500,,,http://127.0.0.1:8080/cart,,\n",
+		// A request's rows as the executor has k6 write them (requestRow).
+		"http_req_duration,1700000000000000,1.500000,,,,true,,GET,u,,,,200,,,u,,\n" +
+			"http_req_blocked,1700000000000000,0.100000,,,,true,,GET,u,,,,200,,,u,,\n" +
+			"http_req_failed,1700000000000000,0.000000,,,,true,,GET,u,,,,200,,,u,,\n" +
+			"data_sent,1700000000000001,71.000000,,,,,,,,,,,,,,,,\n" +
+			"iterations,1700000000000001,1.000000,,,,,,,,,,,,,,,,\n" +
+			"http_req_duration,1700000000000002,2.500000,,,,true,,GET,u,,,,200,,,u,,\r\r\n" +
+			"http_req_failed,1700000000000002,1.000000,,,,true,,GET,u,,,,200,,,u,,\r\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -59,6 +59,10 @@ type Config struct {
 	// requests reach the run as they are written (importer.Follower). A
 	// Summary that does not exist when the stream ends is then left out.
 	Follow <-chan struct{}
+	// FirstVUs, when set, is called once with the time (Unix ns) of the
+	// file's first vus row the import reads (k6 writes it a second after
+	// it starts), from the goroutine that consumes rows in file order.
+	FirstVUs func(t int64)
 }
 
 // Source imports one k6 JSON stream.
@@ -214,6 +218,9 @@ func (s *Source) Import(ctx context.Context, run *importer.Run) error {
 			probs.Merge(&b.probs)
 			tot.add(&b.tally)
 			for _, p := range b.vus {
+				if s.cfg.FirstVUs != nil && vus.seen == 0 {
+					s.cfg.FirstVUs(p.t)
+				}
 				vus.add(p)
 				agg.AddUsers(p.t, p.n) // users per second from k6's own readings, not only where a request completed
 			}

@@ -104,6 +104,7 @@ func TestFunctions(t *testing.T) {
 		{`randomString(8)`, `[A-Za-z0-9]{8}`},
 		{`randomString(4, "xy")`, `[xy]{4}`},
 		{`urlencode(name)`, `Ann\+Lee`},
+		{`percentencode("a b+c!~")`, `a%20b%2Bc%21~`},
 		{`pathencode("a b/c")`, `a%20b%2Fc`},
 		{`urldecode("a%20b")`, `a b`},
 		{`base64("hi")`, `aGk=`},

@@ -21,6 +21,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/plateau-perf/plateau/internal/jsonesc"
+
+	"github.com/plateau-perf/plateau/internal/postmanurl"
 )
 
 // A function of the expression language. build checks the arguments it can
@@ -107,18 +109,21 @@ func init() {
 		"uuid": {0, 0, func(*parser, []cnode) (node, error) {
 			return func(Env) Value { return str(UUID()) }, nil
 		}},
-		"urlencode":    text1(url.QueryEscape),
-		"pathencode":   text1(url.PathEscape),
-		"urldecode":    text1(func(s string) string { v, err := url.QueryUnescape(s); return or(v, s, err) }),
-		"base64":       text1(func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }),
-		"base64url":    text1(func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }),
-		"base64decode": text1(b64decode),
-		"md5":          text1(func(s string) string { h := md5.Sum([]byte(s)); return hex.EncodeToString(h[:]) }),
-		"sha1":         text1(func(s string) string { h := sha1.Sum([]byte(s)); return hex.EncodeToString(h[:]) }),
-		"sha256":       text1(func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }),
-		"sha512":       text1(func(s string) string { h := sha512.Sum512([]byte(s)); return hex.EncodeToString(h[:]) }),
-		"hmac":         {2, 4, buildHMAC},
-		"now":          {0, 2, buildNow},
+		"urlencode":  text1(url.QueryEscape),
+		"pathencode": text1(url.PathEscape),
+		// RFC 3986: all but letters, digits and -._~ (space → %20), as
+		// Postman's runtime encodes a urlencoded body.
+		"percentencode": text1(postmanurl.FormEscapeString),
+		"urldecode":     text1(func(s string) string { v, err := url.QueryUnescape(s); return or(v, s, err) }),
+		"base64":        text1(func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }),
+		"base64url":     text1(func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }),
+		"base64decode":  text1(b64decode),
+		"md5":           text1(func(s string) string { h := md5.Sum([]byte(s)); return hex.EncodeToString(h[:]) }),
+		"sha1":          text1(func(s string) string { h := sha1.Sum([]byte(s)); return hex.EncodeToString(h[:]) }),
+		"sha256":        text1(func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }),
+		"sha512":        text1(func(s string) string { h := sha512.Sum512([]byte(s)); return hex.EncodeToString(h[:]) }),
+		"hmac":          {2, 4, buildHMAC},
+		"now":           {0, 2, buildNow},
 		"counter": {0, 1, func(p *parser, a []cnode) (node, error) {
 			name := ""
 			if len(a) == 1 {

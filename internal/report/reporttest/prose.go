@@ -210,6 +210,9 @@ func ProseDefects(md, summaryJSON []byte) ([]string, error) {
 		if m := DigitsBeyondData(line, whole); m != "" {
 			out = append(out, fmt.Sprintf("digits the data do not have (%q: every time is whole milliseconds) in: %s", m, line))
 		}
+		if m := BoundAgainstDelta(line); m != "" {
+			out = append(out, fmt.Sprintf("a bound said to hold beside a change beyond it (%q) in: %s", m, line))
+		}
 		if m := DirectionAgainstWord(line); m != "" {
 			out = append(out, fmt.Sprintf("a change that reads backwards (%q) in: %s", m, line))
 		}

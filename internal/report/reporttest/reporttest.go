@@ -63,6 +63,10 @@ type Options struct {
 	// running one phase from the second minute to the end of the second
 	// step, alongside the steps (reference 004's two workloads).
 	Concurrent bool
+	// ImportPerSecond is how many calls Concurrent's data import makes a
+	// second (default 1): runs alike in every call's time that differ in
+	// how many slow import calls they hold.
+	ImportPerSecond int
 	// NetOfDownstream adds a derived label per request, as an access-log
 	// import joined with its external calls writes ("… (net of
 	// downstream)"), carrying the same failures as its request.
@@ -241,7 +245,9 @@ func Write(dir string, o Options) error {
 		}
 		imp := metrics.NewAgg()
 		if impPhase >= 0 && !ts.Before(impFrom) && ts.Before(impTo) {
-			add(imp, lognormal(rng, 900, 0.2))
+			for range max(1, o.ImportPerSecond) {
+				add(imp, lognormal(rng, 900, 0.2))
+			}
 		}
 		ph := stepPhase[phase]
 		for _, r := range []struct {

@@ -295,8 +295,8 @@ func notMeasured(before string) bool {
 	words := strings.Fields(b)
 	for i := len(words) - 1; i >= 0 && i >= len(words)-2; i-- {
 		switch strings.Trim(words[i], ",;:(") {
-		case "predicted", "predicts", "limit", "target", "planned", "asked",
-			"forudsagt", "grænse", "mål", "planlagt", "ønskede": // the same in a Danish report
+		case "predicted", "predicts", "limit", "target", "planned", "asked", "approach", // a fit's asymptote: "would approach ~460 req/s"
+			"forudsagt", "grænse", "mål", "planlagt", "ønskede", "nærme": // the same in a Danish report ("ville nærme sig ~460 kald/s")
 			return true
 		}
 	}
@@ -816,4 +816,40 @@ func AgreesWithRow(line string, rows Rows) string {
 
 func isAlnum(b byte) bool {
 	return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+}
+
+// boundRe reads a bound stated as held ("not slower than 5 %"), and
+// deltaRe a signed change in per cent ("+13.1 %").
+var (
+	boundRe = regexp.MustCompile(`\bnot (slower|faster|more|higher) than (\d+(?:\.\d+)?) %`)
+	deltaRe = regexp.MustCompile(`([+−-])(\d[\d,]*(?:\.\d+)?) %`)
+)
+
+// BoundAgainstDelta returns the offending text when a sentence says a
+// bound held outright ("not slower than 5 % at any matching level") while
+// quoting a change beyond it in the same direction ("+13.1 %"): what held
+// is a verdict beyond the noise, and the sentence must say so, or a reader
+// takes the bound for broken by the sentence's own figure. A bound
+// qualified by the noise ("by more than 5 % beyond run-to-run noise") is
+// not matched.
+func BoundAgainstDelta(line string) string {
+	b := boundRe.FindStringSubmatch(line)
+	if b == nil {
+		return ""
+	}
+	bound, err := strconv.ParseFloat(b[2], 64)
+	if err != nil {
+		return ""
+	}
+	up := b[1] != "faster"
+	for _, m := range deltaRe.FindAllStringSubmatch(line, -1) {
+		v, err := strconv.ParseFloat(strings.ReplaceAll(m[2], ",", ""), 64)
+		if err != nil {
+			continue
+		}
+		if (up && m[1] == "+" && v > bound) || (!up && m[1] != "+" && v > bound) {
+			return b[0] + " beside " + m[0]
+		}
+	}
+	return ""
 }

@@ -416,3 +416,39 @@ func FuzzDelocalize(f *testing.F) {
 		}
 	})
 }
+
+func TestBoundAgainstDelta(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		bad  bool
+	}{
+		// Demo 001: the 8-user level +13.1 % within the noise, then the bound "held".
+		{"no significant change at circulation, 8 users (6.0 against 5.3 ms, +13.1 %, within the noise of these runs); not slower than 5 % at any matching level", true},
+		{"faster at circulation, 20 users (1.3 against 6.2 ms, −79.6 %); not slower than 5 % at any matching level", false},
+		{"no significant change at 8 users (+13.1 %, within the noise of these runs); not slower by more than 5 % beyond run-to-run noise at any matching level", false},
+		{"no significant change at 8 users (+2.1 %); not slower than 5 % at any matching level", false},
+	} {
+		if got := BoundAgainstDelta(c.line); (got != "") != c.bad {
+			t.Errorf("BoundAgainstDelta(%q) = %q, want a defect: %v", c.line, got, c.bad)
+		}
+	}
+}
+
+// A fit's asymptote is a prediction, not a measured throughput: demo 003's
+// run report, on a loaded machine, read "No USL fit: no coherency penalty
+// found … throughput would approach ~460 req/s", which the check took
+// for a throughput its tables do not hold.
+func TestAgreesWithTablesSkipsAsymptote(t *testing.T) {
+	tables := Tables{qThroughput: {{v: 300, tol: 0.5}}}
+	for _, line := range []string{
+		"No USL fit: no coherency penalty found: peak beyond tested range (σ = 0.167, κ = 0, R² = 0.912; throughput would approach ~460 req/s).",
+		"ingen koherensomkostning fundet: toppen ligger uden for det testede område (σ = 0,167; throughput ville nærme sig ~460 kald/s)",
+	} {
+		if m := AgreesWithTables(line, tables); m != "" {
+			t.Errorf("%q flagged in: %s", m, line)
+		}
+	}
+	if m := AgreesWithTables("throughput reached 460 req/s", tables); m == "" {
+		t.Error("a measured throughput no table holds is not flagged")
+	}
+}
