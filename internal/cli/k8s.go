@@ -126,6 +126,9 @@ func printK8s(st *State, planPath string, f k8sFlags) error {
 			return fmt.Errorf("k8s: %w", err)
 		}
 		spec := &executor.Spec{Script: filepath.Join(filepath.Dir(planPath), w.Script), Set: engineSet(p, w, tool)}
+		for _, k := range sortedKeys(w.Properties) {
+			spec.Props = append(spec.Props, k+"="+w.Properties[k])
+		}
 		if tool.Name() == "locust" {
 			// Locust's own distributed mode: the master pod runs the plan
 			// (its monitors, SLA …), the worker pods the locustfile.
@@ -185,7 +188,7 @@ func printK8sScript(st *State, script string, f k8sFlags) error {
 		case set["duration"] == "":
 			return fmt.Errorf("k8s: %s: headless Locust runs until it is stopped: give --set duration=…", script)
 		}
-	} else if err := executor.CheckSegments(tool, &executor.Spec{Script: script, Set: set}, f.generators); err != nil {
+	} else if err := executor.CheckSegments(tool, &executor.Spec{Script: script, Set: set, Props: f.props}, f.generators); err != nil {
 		return fmt.Errorf("k8s: %s: %w", script, err)
 	}
 	if f.image == "" {

@@ -167,3 +167,37 @@ func runK8sPods(t *testing.T) string {
 	}
 	return ""
 }
+
+// TestK8sJMeterPluginGroups: plateau k8s takes a plan of the JMeter
+// Plugins' split groups, checked with -J as the pods will run it (a
+// Concurrency target of 6 from -J on 2 pods; of 1, refused naming the
+// group), and still refuses the Stepping Thread Group with the way on.
+func TestK8sJMeterPluginGroups(t *testing.T) {
+	t.Parallel()
+	threads := copyScript(t, "testdata/declared/jpgc-threads.jmx")
+	b, err := os.ReadFile(threads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noStep := filepath.Join(filepath.Dir(threads), "nostep.jmx")
+	if err := os.WriteFile(noStep, []byte(strings.Replace(string(b), `testname="step" enabled="true"`, `testname="step" enabled="false"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img := []string{"-g", "2", "--image", "reg.example/plateau-jmeter:1"}
+	code, stdout, stderr := runCLI(t, append([]string{"k8s", noStep, "-J", "conc=6"}, img...)...)
+	if code != ExitOK || !strings.Contains(stdout, "completions: 2") {
+		t.Errorf("conc=6 on 2 pods: exit %d\n%s", code, stderr)
+	}
+	code, _, stderr = runCLI(t, append([]string{"k8s", noStep, "-J", "conc=1"}, img...)...)
+	if code != ExitError || !strings.Contains(stderr, `Concurrency Thread Group "conc": TargetLevel 1 on 2 generators`) {
+		t.Errorf("conc=1 on 2 pods: exit %d, %q", code, stderr)
+	}
+	code, _, stderr = runCLI(t, append([]string{"k8s", threads, "-J", "conc=6"}, img...)...)
+	if code != ExitError || !strings.Contains(stderr, "SteppingThreadGroup") || !strings.Contains(stderr, "one generator") {
+		t.Errorf("a Stepping group on 2 pods: exit %d, %q", code, stderr)
+	}
+	code, _, stderr = runCLI(t, append([]string{"k8s", copyScript(t, "testdata/declared/jpgc-arrivals.jmx"), "-J", "rate=8"}, img...)...)
+	if code != ExitOK {
+		t.Errorf("arrivals on 2 pods: exit %d, %q", code, stderr)
+	}
+}

@@ -223,7 +223,7 @@ func CheckSegments(tool Tool, spec *Spec, n int) error {
 			return err
 		}
 		if _, users := spec.Set["users"]; !users {
-			if b, err = splitThreads(b, 0, n); err != nil {
+			if b, err = splitThreads(b, 0, n, propMap(spec.Props)); err != nil {
 				return fmt.Errorf("%s: %w", spec.Script, err)
 			}
 		}

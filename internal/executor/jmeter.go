@@ -45,20 +45,25 @@ var (
 
 // splitThreads gives segment seg of n its share of every standard Thread
 // Group's literal thread count (the remainder to the first segments, as
-// plateau's own generators). A count from a property (${__P(threads)}) or
-// a thread group of a plugin cannot be split here: it is refused, with
-// --set users=N as the way on.
-func splitThreads(src []byte, seg, n int) ([]byte, error) {
+// plateau's own generators), and of the JMeter Plugins' thread groups
+// plateau splits (splitPlugins; props are the -J properties). A standard
+// group's count from a property (${__P(threads)}) is refused, with --set
+// users=N as the way on; so is a plugin's group plateau does not split.
+func splitThreads(src []byte, seg, n int, props map[string]string) ([]byte, error) {
 	s := string(src)
 	for _, m := range reAnyTG.FindAllStringSubmatch(s, -1) {
 		switch m[1] {
-		case "ThreadGroup", "SetupThreadGroup", "PostThreadGroup":
+		case "ThreadGroup", "SetupThreadGroup", "PostThreadGroup", pluginConcurrency, pluginArrivals, pluginFreeForm, pluginUltimate:
 			continue
 		}
 		if reEnabled.MatchString(m[0]) {
 			continue
 		}
-		return nil, fmt.Errorf("a %s: plateau splits the threads of standard Thread Groups across generators, not a plugin's; run it on one generator, or in JMeter's own distributed mode (docs/run-foreign.md)", m[1])
+		return nil, fmt.Errorf("a %s: plateau splits across generators the standard Thread Groups and the JMeter Plugins' Concurrency, Arrivals, Free-Form Arrivals and Ultimate Thread Groups, not this one; run it on one generator, or in JMeter's own distributed mode (docs/run-foreign.md)", m[1])
+	}
+	s, err := splitPlugins(s, seg, n, props)
+	if err != nil {
+		return nil, err
 	}
 	var bad error
 	s = reTGBlock.ReplaceAllStringFunc(s, func(tg string) string {
@@ -84,6 +89,18 @@ func splitThreads(src []byte, seg, n int) ([]byte, error) {
 	return []byte(s), nil
 }
 
+// propMap is -J name=value as a map (the last value of a name wins, as on
+// JMeter's command line).
+func propMap(props []string) map[string]string {
+	m := map[string]string{}
+	for _, p := range props {
+		if k, v, ok := strings.Cut(p, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
 // jmeterHome finds JMeter: $JMETER_HOME, or where the install script puts
 // it.
 func jmeterHome(spec *Spec) (java, jar string, err error) {
@@ -106,6 +123,9 @@ func jmeterHome(spec *Spec) (java, jar string, err error) {
 // of the plan's XML.
 func overridePlan(src []byte, set map[string]string) ([]byte, error) {
 	s := string(src)
+	if len(set) == 0 {
+		return src, nil
+	}
 	if !reTGOpen.MatchString(s) {
 		return nil, fmt.Errorf("the plan has no standard Thread Group to apply --set users/ramp_up/duration to; use -J with ${__P(…)} in the plan")
 	}
@@ -188,7 +208,7 @@ func (jmeter) Command(spec *Spec, out string) (*exec.Cmd, error) {
 				}
 				set = maps.Clone(set)
 				set["users"] = strconv.Itoa(share(u, spec.Segment, spec.Segments))
-			} else if b, err = splitThreads(b, spec.Segment, spec.Segments); err != nil {
+			} else if b, err = splitThreads(b, spec.Segment, spec.Segments, propMap(spec.Props)); err != nil {
 				return nil, fmt.Errorf("%s: %w", spec.Script, err)
 			}
 		}

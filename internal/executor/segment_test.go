@@ -46,7 +46,7 @@ func TestJMeterSegmentThreads(t *testing.T) {
 </ThreadGroup>`)
 	threads := regexp.MustCompile(`testname="(\w+)">\s*<\w+ name="ThreadGroup.num_threads">(\d+)<`)
 	for seg, want := range []string{"a=5:3 setup=1:1 b=1:1", "a=5:2 setup=1:1 b=1:0"} {
-		out, err := splitThreads(src, seg, 2)
+		out, err := splitThreads(src, seg, 2, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,9 +61,9 @@ func TestJMeterSegmentThreads(t *testing.T) {
 	}
 	for _, bad := range []string{
 		`<ThreadGroup guiclass="ThreadGroupGui" testclass="ThreadGroup" testname="t"><stringProp name="ThreadGroup.num_threads">${__P(threads,10)}</stringProp></ThreadGroup>`,
-		`<kg.apc.jmeter.threads.UltimateThreadGroup guiclass="x" testclass="kg.apc.jmeter.threads.UltimateThreadGroup" testname="u"></kg.apc.jmeter.threads.UltimateThreadGroup>`,
+		`<kg.apc.jmeter.threads.SteppingThreadGroup guiclass="x" testclass="kg.apc.jmeter.threads.SteppingThreadGroup" testname="u"></kg.apc.jmeter.threads.SteppingThreadGroup>`,
 	} {
-		if _, err := splitThreads([]byte(bad), 0, 2); err == nil {
+		if _, err := splitThreads([]byte(bad), 0, 2, nil); err == nil {
 			t.Errorf("split %s", bad)
 		} else if !strings.Contains(err.Error(), "--set users") && !strings.Contains(err.Error(), "distributed mode") {
 			t.Errorf("refusal without a way on: %v", err)
