@@ -139,8 +139,18 @@ func TestRunJMeterPluginGenerators(t *testing.T) {
 					total = l.Samples
 				}
 			}
-			if total == 0 || total != int64(len(merged)) || served.Load() != total {
-				t.Errorf("TOTAL %d, merged JTL %d rows, the stand-in answered %d", total, len(merged), served.Load())
+			if total == 0 || total != int64(len(merged)) {
+				t.Errorf("TOTAL %d, merged JTL %d rows", total, len(merged))
+			}
+			// The stand-in may have answered a request whose sampler the
+			// plugin's schedule stopped before JMeter wrote it (a thread
+			// stopped at its group's end, on each generator): JMeter's own
+			// JTL does not hold it either. Never fewer answered than
+			// recorded, and at most one in flight per generator's group.
+			if d := served.Load() - total; d < 0 || d > int64(2*len(c.arrivals)+2) {
+				t.Errorf("TOTAL %d, the stand-in answered %d", total, served.Load())
+			} else if d > 0 {
+				t.Logf("the stand-in answered %d requests JMeter did not record (stopped in flight)", d)
 			}
 			checkDashboard(t, ctx, home, filepath.Join(dir, "tool", "results.jtl"), rows, c.labels)
 		})
