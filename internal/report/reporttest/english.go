@@ -1,15 +1,12 @@
 package reporttest
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"golang.org/x/net/html"
 )
 
 // EnglishStopList are common English words and plateau's own English
@@ -28,18 +25,16 @@ var EnglishStopList = []string{" the ", " and ", " of ", " with ", " from ", " w
 // names as kept as written (plan names, labels, paths, quoted server
 // messages), removed before the words are looked for.
 func EnglishLeft(doc []byte, stop []string, kept []string) ([]string, error) {
-	root, err := html.Parse(bytes.NewReader(doc))
+	texts, err := HTMLTexts(doc)
 	if err != nil {
 		return nil, err
 	}
-	blocks := map[string]bool{"p": true, "li": true, "h1": true, "h2": true, "h3": true, "h4": true, "caption": true, "figcaption": true,
-		"td": true, "th": true, "text": true, "title": true, "dt": true, "dd": true, "summary": true, "div": true, "span": false}
 	var out []string
 	seen := map[string]bool{}
-	check := func(s string) {
+	for _, s := range texts {
 		s = strings.Join(strings.Fields(s), " ")
 		if s == "" || seen[s] {
-			return
+			continue
 		}
 		seen[s] = true
 		probe := " " + s + " "
@@ -52,45 +47,10 @@ func EnglishLeft(doc []byte, stop []string, kept []string) ([]string, error) {
 		for _, w := range stop {
 			if strings.Contains(lower, strings.ToLower(w)) {
 				out = append(out, fmt.Sprintf("%q in: %s", strings.TrimSpace(w), s))
-				return
+				break
 			}
 		}
 	}
-	// text gathers a block's own text, leaving out code and the blocks
-	// nested in it (read on their own).
-	var text func(n *html.Node, sb *strings.Builder)
-	text = func(n *html.Node, sb *strings.Builder) {
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			switch {
-			case c.Type == html.TextNode:
-				sb.WriteString(c.Data)
-			case c.Type == html.ElementNode && (c.Data == "code" || c.Data == "pre" || c.Data == "script" || c.Data == "style"):
-				sb.WriteString(" ")
-			case c.Type == html.ElementNode && blocks[c.Data]:
-				sb.WriteString(" ")
-			case c.Type == html.ElementNode:
-				text(c, sb)
-			}
-		}
-	}
-	var walk func(n *html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.ElementNode {
-			switch n.Data {
-			case "code", "pre", "script", "style":
-				return
-			}
-			if blocks[n.Data] {
-				var sb strings.Builder
-				text(n, &sb)
-				check(sb.String())
-			}
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(root)
 	return out, nil
 }
 
