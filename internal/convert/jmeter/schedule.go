@@ -136,22 +136,27 @@ func arrivalsLabel(v float64, unit string) string {
 	return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64) + " arrivals/" + unit
 }
 
+// stepFields reads the fields the Concurrency and Arrivals thread groups
+// share, with the plugins' defaults: the target level, ramp-up, hold and
+// step count.
+func (c *conv) stepFields(e *Element) (target int64, ramp, hold float64, steps int64, err error) {
+	if target, err = c.whole(e, "TargetLevel", "1"); err != nil {
+		return
+	}
+	if ramp, err = c.value(e, "RampUp", "0"); err != nil {
+		return
+	}
+	if hold, err = c.value(e, "Hold", "1"); err != nil {
+		return
+	}
+	steps, err = c.whole(e, "Steps", "0")
+	return
+}
+
 // concurrencySchedule: ConcurrencyThreadStarter.getPlannedConcurrency.
 func (c *conv) concurrencySchedule(e *Element, props map[string]string) ([]Hold, error) {
 	f, _ := unitFactor(e)
-	target, err := c.whole(e, "TargetLevel", "1")
-	if err != nil {
-		return nil, err
-	}
-	rampF, err := c.value(e, "RampUp", "0")
-	if err != nil {
-		return nil, err
-	}
-	holdF, err := c.value(e, "Hold", "1")
-	if err != nil {
-		return nil, err
-	}
-	steps, err := c.whole(e, "Steps", "0")
+	target, rampF, holdF, steps, err := c.stepFields(e)
 	if err != nil {
 		return nil, err
 	}
@@ -208,19 +213,7 @@ func labelThreads(hs []Hold) []Hold {
 // arrivalsSchedule: ArrivalsThreadStarter.getCurrentRate.
 func (c *conv) arrivalsSchedule(e *Element) ([]Hold, error) {
 	f, unit := unitFactor(e)
-	target, err := c.whole(e, "TargetLevel", "1")
-	if err != nil {
-		return nil, err
-	}
-	rampF, err := c.value(e, "RampUp", "0")
-	if err != nil {
-		return nil, err
-	}
-	holdF, err := c.value(e, "Hold", "1")
-	if err != nil {
-		return nil, err
-	}
-	steps, err := c.whole(e, "Steps", "0")
+	target, rampF, holdF, steps, err := c.stepFields(e)
 	if err != nil {
 		return nil, err
 	}
