@@ -268,13 +268,7 @@ func Build(o Options) (*Manifests, error) {
 				Spec: corev1.PodSpec{
 					RestartPolicy:   corev1.RestartPolicyNever,
 					SecurityContext: podSecurity(),
-					// Spread generators over nodes: two on one node share
-					// its CPU and network, which is what N generators are
-					// meant to avoid.
-					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
-						MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway,
-						LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"batch.kubernetes.io/job-name": o.Name}},
-					}},
+					TopologySpreadConstraints: spreadOverNodes(o.Name),
 					Containers: []corev1.Container{{
 						Name: "generator", Image: o.Image, ImagePullPolicy: corev1.PullIfNotPresent,
 						Command: []string{"/bin/sh", "-c", genScript}, Args: args,
@@ -422,12 +416,9 @@ func locustPods(o Options, m *Manifests, env []corev1.EnvVar, envFrom []corev1.E
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: workerLabels},
 				Spec: corev1.PodSpec{
-					RestartPolicy:   corev1.RestartPolicyNever,
-					SecurityContext: podSecurity(),
-					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
-						MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway,
-						LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"batch.kubernetes.io/job-name": o.Name}},
-					}},
+					RestartPolicy:             corev1.RestartPolicyNever,
+					SecurityContext:           podSecurity(),
+					TopologySpreadConstraints: spreadOverNodes(o.Name),
 					Containers: []corev1.Container{{
 						Name: "locust-worker", Image: o.Image, ImagePullPolicy: corev1.PullIfNotPresent,
 						Command: []string{"/bin/sh", "-c", copyScript + locustWorkerScript},
@@ -618,4 +609,14 @@ func dropEmpty(b []byte) []byte {
 		out.Write(l)
 	}
 	return out.Bytes()
+}
+
+// spreadOverNodes spreads a Job's pods over nodes: two generators on one
+// node share its CPU and network, which is what N generators are meant to
+// avoid.
+func spreadOverNodes(job string) []corev1.TopologySpreadConstraint {
+	return []corev1.TopologySpreadConstraint{{
+		MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"batch.kubernetes.io/job-name": job}},
+	}}
 }
