@@ -282,6 +282,9 @@ type conv struct {
 	// Basic credential (user and password as written): BASIC_AUTH, then
 	// BASIC_AUTH_2 … so two credentials never share one.
 	basicEnv map[string]string
+	// baseCred are the user and password written in the base variable's
+	// URL (http://user:password@host), if any.
+	baseCred *[2]string
 	// unencoded counts requests whose URL Postman sends unencoded
 	// (disableUrlEncoding).
 	unencoded int
@@ -459,6 +462,13 @@ func (c *conv) chooseTarget(col *Collection) {
 			val = "http://localhost"
 		}
 		val = withScheme(val)
+		if rest, user, pass, ok := userinfo(val); ok {
+			// Credentials in the variable's URL: sent as the Basic header
+			// of every request that starts with it (as Postman parses the
+			// URL once the variable is in), never written in the target.
+			val = rest
+			c.baseCred = &[2]string{user, pass}
+		}
 		c.base = v
 		env := strings.ToUpper(convert.VarName(v))
 		c.plan.Target = "${env." + env + ":-" + strings.TrimRight(val, "/") + "}"
@@ -1078,6 +1088,11 @@ func (c *conv) request(p string, it Item, auth *Auth) []convert.Step {
 	// are and the whole URL is encoded as the runtime does (encode:
 	// postman), so a value holding & starts a parameter there as in Postman.
 	text, user, pass, cred := userinfo(urlText(rq.URL))
+	credWhere := "the credentials in the URL"
+	if !cred && c.baseCred != nil && c.startsWithBase(text) {
+		user, pass, cred = c.baseCred[0], c.baseCred[1], true
+		credWhere = "the credentials in the URL of " + c.base
+	}
 	u, n := c.url(text)
 	needs = append(needs, n...)
 	r.URL, r.Postman = u, true
@@ -1100,7 +1115,7 @@ func (c *conv) request(p string, it Item, auth *Auth) []convert.Step {
 		// Credentials in the URL: postman-request sends them as Basic
 		// auth, each part percent-decoded, when nothing else set an
 		// Authorization header; the URL on the wire carries none.
-		r.Headers = append(r.Headers, convert.KV{Name: "Authorization", Value: c.basic(pctDecode(user), pctDecode(pass), "the credentials in the URL")})
+		r.Headers = append(r.Headers, convert.KV{Name: "Authorization", Value: c.basic(pctDecode(user), pctDecode(pass), credWhere)})
 	}
 	// A disabled body is not sent, as Postman does.
 	if b := rq.Body; b != nil && !b.Disabled {
@@ -1204,6 +1219,12 @@ func hasHeader(list []convert.KV, name string) bool {
 		}
 	}
 	return false
+}
+
+// startsWithBase reports whether a request URL starts with the base
+// variable (the one whose value became the target).
+func (c *conv) startsWithBase(raw string) bool {
+	return c.base != "" && (strings.HasPrefix(raw, "{{"+c.base+"}}") || strings.HasPrefix(raw, "{{ "+c.base+" }}"))
 }
 
 // url makes a request URL relative to the target where it starts with the
