@@ -74,3 +74,40 @@ func TestPostmanUserinfo(t *testing.T) {
 		}
 	}
 }
+
+// TestPostmanUserinfoBase: credentials in the URL of the variable every
+// request starts with ({{baseUrl}} = http://ops:t0p%2Fs3cret@host/api):
+// newman parses the URL once the variable is in and sends them as Basic
+// auth (%2F decoded), unless the request has its own auth; the converted
+// plan's target carries none and the password is in no artefact.
+func TestPostmanUserinfoBase(t *testing.T) {
+	o := RunPostmanCase(t, PostmanCase{
+		Dir: "testdata/postman/userinfo", Collection: "Base.postman_collection.json",
+		Vars:    map[string]string{"token": "tok-1"},
+		Compare: Options{Expected: runtimeHeaders, ThinkTolerance: noThink},
+	})
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("ops:t0p/s3cret"))
+	want := map[string]string{"/api/status": basic, "/api/items": basic, "/api/me": "Bearer tok-1"}
+	for side, rs := range map[string][]Request{"newman": o.Newman, "plateau": o.Plateau} {
+		if len(rs) != len(want) {
+			t.Fatalf("%s sent %d requests, want the collection's %d", side, len(rs), len(want))
+		}
+		for _, q := range rs {
+			if got, w := q.Header.Get("Authorization"), want[q.Path]; got != w {
+				t.Errorf("%s: %s sent Authorization %q, want %q", side, q.Path, got, w)
+			}
+			if strings.Contains(q.URI, "@") {
+				t.Errorf("%s: the request line carries credentials: %s %s", side, q.Method, q.URI)
+			}
+		}
+	}
+	var rep strings.Builder
+	if _, err := o.Report.WriteTo(&rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"t0p", "s3cret", strings.TrimPrefix(basic, "Basic ")} {
+		if strings.Contains(o.Plan, s) || strings.Contains(rep.String(), s) {
+			t.Errorf("%q is written in the plan or the report:\n%s\n%s", s, o.Plan, rep.String())
+		}
+	}
+}
