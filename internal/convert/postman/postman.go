@@ -1326,6 +1326,9 @@ func (c *conv) auth(a *Auth, r *convert.Request) []string {
 func (c *conv) basic(user, pass, what string) string {
 	if arg, ok := c.basicPart(user); ok && strings.Contains(pass, "{{") {
 		if parg, ok := c.basicPart(pass); ok {
+			// The password variable is a secret whatever its name: a
+			// value the collection holds is read from the environment.
+			c.secretValue(pass, "", "the password for "+what)
 			return "Basic ${base64(concat(" + arg + `, ":", ` + parg + "))}"
 		}
 	}
@@ -1413,6 +1416,12 @@ func (c *conv) secretValue(v, env, what string) string {
 			if !c.envSeen[e] {
 				c.envSeen[e] = true
 				c.report.Env = append(c.report.Env, convert.EnvVar{Env: e, What: what + " (collection variable " + m[1] + ")"})
+				// The source's value, for a caller that runs the plan at
+				// once (never written).
+				if c.report.Secrets == nil {
+					c.report.Secrets = map[string]string{}
+				}
+				c.report.Secrets[e] = val
 			}
 		}
 		return "${" + name + "}"

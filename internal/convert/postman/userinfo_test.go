@@ -85,3 +85,32 @@ func TestURLCredentials(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestBasicPasswordVariable: a basic-auth password from a variable whose
+// name does not look secret ({{pw}}), in a URL's credentials and in an
+// auth block, is still a secret: the collection's value is read from the
+// environment (PW), never written.
+func TestBasicPasswordVariable(t *testing.T) {
+	src := `{"info":{"name":"x","schema":"https://schema.getpostman.com/json/collection/v2.1.0/collection.json"},
+"variable":[{"key":"pw","value":"hunter2hunter2"},{"key":"login","value":"bob"}],
+"item":[{"name":"a","request":{"method":"GET","url":"http://{{login}}:{{pw}}@h.test/a"}},
+{"name":"b","request":{"method":"GET","url":"http://h.test/b","auth":{"type":"basic","basic":[{"key":"username","value":"x"},{"key":"password","value":"{{pw}}"}]}}}]}`
+	col, err := Parse(strings.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, rep := Convert(col, Options{Source: "x.json"})
+	b, err := p.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "hunter2") {
+		t.Errorf("the password is written:\n%s", b)
+	}
+	if !strings.Contains(string(b), `Basic ${base64(concat(login, \":\", pw))}`) || rep.Secrets["PW"] != "hunter2hunter2" {
+		t.Errorf("the URL's credentials are not encoded from the variables, or PW is not named (%v):\n%s", rep.Secrets, b)
+	}
+	if _, err := convert.Verify(p, "plan.yaml", t.TempDir()); err != nil {
+		t.Error(err)
+	}
+}
