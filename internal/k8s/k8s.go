@@ -266,8 +266,8 @@ func Build(o Options) (*Manifests, error) {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
 				Spec: corev1.PodSpec{
-					RestartPolicy:   corev1.RestartPolicyNever,
-					SecurityContext: podSecurity(),
+					RestartPolicy:             corev1.RestartPolicyNever,
+					SecurityContext:           podSecurity(),
 					TopologySpreadConstraints: spreadOverNodes(o.Name),
 					Containers: []corev1.Container{{
 						Name: "generator", Image: o.Image, ImagePullPolicy: corev1.PullIfNotPresent,
