@@ -1,12 +1,14 @@
 package report
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/monitor"
 	"github.com/plateau-perf/plateau/internal/report/reporttest"
 )
@@ -157,5 +159,59 @@ func TestComparisonOfMixedRunsPerWorkload(t *testing.T) {
 			_, cmp, _ := strings.Cut(string(md), "## Comparison")
 			t.Errorf("report.md lacks %q:\n%s", want, cmp)
 		}
+	}
+}
+
+// Three runs of two workloads side by side are lined up workload by
+// workload: the third sends eight slow import calls a second where the
+// others sent one, every call as fast. Its average of all requests is
+// about twice theirs, so a spread of all requests would read a CV of tens
+// of percent — run-to-run "noise" that is only the mix. Each workload's
+// spread stays small.
+func TestRunsSideBySidePerWorkload(t *testing.T) {
+	root := t.TempDir()
+	var dirs []string
+	for i, per := range []int{1, 1, 8} {
+		dir := filepath.Join(root, fmt.Sprintf("r%d", i+1))
+		if err := reporttest.Write(dir, reporttest.Options{Seed: 5, Concurrent: true, ImportPerSecond: per, Steps: []reporttest.Step{{Users: 7, Seconds: 120, RampUpS: 5}}}); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, dir)
+	}
+	res, err := CompareRuns(dirs, CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Kind != compare.Repeats {
+		t.Fatalf("runs at one load classified %v", res.Kind)
+	}
+	var ws []string
+	for _, sp := range res.Spreads {
+		ws = append(ws, sp.Workload)
+		if len(sp.Runs) != 3 {
+			t.Errorf("%q: %d runs side by side, want 3", sp.Workload, len(sp.Runs))
+		}
+		if sp.MeanMs.CV > 0.1 || sp.P95Ms.CV > 0.1 {
+			t.Errorf("%q: average's CV %.1f %%, p95's %.1f %% across runs whose every call is as fast", sp.Workload, 100*sp.MeanMs.CV, 100*sp.P95Ms.CV)
+		}
+	}
+	if strings.Join(ws, ",") != "read,data-import" {
+		t.Errorf("side-by-side of %q, want read and data-import", ws)
+	}
+	if _, err := WriteCompare(root, res); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(root, CompareMarkdown))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, runs, _ := strings.Cut(string(md), "## Runs side by side")
+	for _, want := range []string{"Workload read: its requests, whole run", "Workload data-import: its requests, whole run"} {
+		if !strings.Contains(runs, want) {
+			t.Errorf("compare.md's runs side by side lack %q:\n%s", want, runs)
+		}
+	}
+	if strings.Contains(runs, "All requests, whole run") {
+		t.Errorf("compare.md lines up the mixed runs' all requests:\n%s", runs)
 	}
 }
