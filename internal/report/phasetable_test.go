@@ -215,3 +215,58 @@ func TestRunsSideBySidePerWorkload(t *testing.T) {
 		t.Errorf("compare.md lines up the mixed runs' all requests:\n%s", runs)
 	}
 }
+
+// Runs of two workloads at three load levels are a load series per
+// workload, each with its own table and chart: the import's share grows
+// along the series, so a series of all requests would draw response time
+// rising with load, no call slower.
+func TestLoadSeriesPerWorkload(t *testing.T) {
+	root := t.TempDir()
+	var dirs []string
+	for i, u := range []int{7, 10, 14} {
+		dir := filepath.Join(root, fmt.Sprintf("u%d", u))
+		if err := reporttest.Write(dir, reporttest.Options{Seed: uint64(i + 3), Concurrent: true, ImportPerSecond: []int{1, 4, 8}[i], Steps: []reporttest.Step{{Users: u, Seconds: 120, RampUpS: 5}}}); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, dir)
+	}
+	res, err := CompareRuns(dirs, CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Kind != compare.Series {
+		t.Fatalf("runs at 7, 10 and 14 users classified %v", res.Kind)
+	}
+	var ws []string
+	for _, sp := range res.Spreads {
+		ws = append(ws, sp.Workload)
+		if sp.Workload == "data-import" && sp.MeanMs.Max > 1.2*sp.MeanMs.Min {
+			t.Errorf("data-import's calls, every one as fast, average %.1f to %.1f ms along the series", sp.MeanMs.Min, sp.MeanMs.Max)
+		}
+	}
+	if strings.Join(ws, ",") != "read,data-import" {
+		t.Fatalf("load series of %q, want read and data-import", ws)
+	}
+	files, err := WriteCompare(root, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	charts := 0
+	for _, f := range files {
+		if strings.Contains(f, "compare-series") {
+			charts++
+		}
+	}
+	if charts != 2 {
+		t.Errorf("%d load series charts written, want one per workload: %v", charts, files)
+	}
+	md, err := os.ReadFile(filepath.Join(root, CompareMarkdown))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Workload read: its requests, whole run, by load", "Workload data-import: its requests, whole run, by load"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("compare.md lacks %q", want)
+		}
+	}
+}
