@@ -5,6 +5,7 @@
 package postman
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -277,6 +278,13 @@ type conv struct {
 	// section has said are not computed.
 	authSaid map[string]bool
 	base     string // the variable whose value became the target ("baseUrl")
+	// basicEnv names the environment variable that holds each literal
+	// Basic credential (user and password as written): BASIC_AUTH, then
+	// BASIC_AUTH_2 … so two credentials never share one.
+	basicEnv map[string]string
+	// baseCred are the user and password written in the base variable's
+	// URL (http://user:password@host), if any.
+	baseCred *[2]string
 	// unencoded counts requests whose URL Postman sends unencoded
 	// (disableUrlEncoding).
 	unencoded int
@@ -294,6 +302,7 @@ func Convert(col *Collection, opt Options) (*convert.Plan, *convert.Report) {
 		vars:      map[string]string{},
 		from:      map[string]string{},
 		envSeen:   map[string]bool{},
+		basicEnv:  map[string]string{},
 		extracted: map[string]bool{},
 		workDir:   opt.WorkingDir,
 	}
@@ -453,6 +462,13 @@ func (c *conv) chooseTarget(col *Collection) {
 			val = "http://localhost"
 		}
 		val = withScheme(val)
+		if rest, user, pass, ok := userinfo(val); ok {
+			// Credentials in the variable's URL: sent as the Basic header
+			// of every request that starts with it (as Postman parses the
+			// URL once the variable is in), never written in the target.
+			val = rest
+			c.baseCred = &[2]string{user, pass}
+		}
 		c.base = v
 		env := strings.ToUpper(convert.VarName(v))
 		c.plan.Target = "${env." + env + ":-" + strings.TrimRight(val, "/") + "}"
@@ -518,6 +534,21 @@ func urlText(m json.RawMessage) string {
 		if !strings.HasSuffix(o.Protocol, "://") {
 			b.WriteString("://")
 		}
+	}
+	// The credentials of the URL's auth member ("user:password@"), as
+	// Url#toString writes them: a user and a password that are strings.
+	var au struct {
+		User     *string `json:"user"`
+		Password *string `json:"password"`
+	}
+	if len(o.Auth) > 0 && json.Unmarshal(o.Auth, &au) == nil && (au.User != nil || au.Password != nil) {
+		if au.User != nil {
+			b.WriteString(*au.User)
+		}
+		if au.Password != nil {
+			b.WriteString(":" + *au.Password)
+		}
+		b.WriteString("@")
 	}
 	b.WriteString(joinAny(o.Host, "."))
 	switch p := o.Port.(type) {
@@ -1056,7 +1087,13 @@ func (c *conv) request(p string, it Item, auth *Auth) []convert.Step {
 	// The URL as Postman's runtime writes it; the variables go in as they
 	// are and the whole URL is encoded as the runtime does (encode:
 	// postman), so a value holding & starts a parameter there as in Postman.
-	u, n := c.url(urlText(rq.URL))
+	text, user, pass, cred := userinfo(urlText(rq.URL))
+	credWhere := "the credentials in the URL"
+	if !cred && c.baseCred != nil && c.startsWithBase(text) {
+		user, pass, cred = c.baseCred[0], c.baseCred[1], true
+		credWhere = "the credentials in the URL of " + c.base
+	}
+	u, n := c.url(text)
 	needs = append(needs, n...)
 	r.URL, r.Postman = u, true
 	for _, h := range rq.Header {
@@ -1073,6 +1110,12 @@ func (c *conv) request(p string, it Item, auth *Auth) []convert.Step {
 	if auth != nil {
 		n := c.auth(auth, r)
 		needs = append(needs, n...)
+	}
+	if cred && !hasHeader(r.Headers, "Authorization") {
+		// Credentials in the URL: postman-request sends them as Basic
+		// auth, each part percent-decoded, when nothing else set an
+		// Authorization header; the URL on the wire carries none.
+		r.Headers = append(r.Headers, convert.KV{Name: "Authorization", Value: c.basic(pctDecode(user), pctDecode(pass), credWhere)})
 	}
 	// A disabled body is not sent, as Postman does.
 	if b := rq.Body; b != nil && !b.Disabled {
@@ -1178,6 +1221,12 @@ func hasHeader(list []convert.KV, name string) bool {
 	return false
 }
 
+// startsWithBase reports whether a request URL starts with the base
+// variable (the one whose value became the target).
+func (c *conv) startsWithBase(raw string) bool {
+	return c.base != "" && (strings.HasPrefix(raw, "{{"+c.base+"}}") || strings.HasPrefix(raw, "{{ "+c.base+" }}"))
+}
+
 // url makes a request URL relative to the target where it starts with the
 // target's variable or origin.
 func (c *conv) url(raw string) (string, []string) {
@@ -1228,21 +1277,7 @@ func (c *conv) auth(a *Auth, r *convert.Request) []string {
 		r.Headers = append(r.Headers, convert.KV{Name: "Authorization", Value: "Bearer " + v})
 	case "basic":
 		user, pass := get(a.Basic, "username"), get(a.Basic, "password")
-		if arg, ok := c.basicPart(user); ok && strings.Contains(pass, "{{") {
-			if parg, ok := c.basicPart(pass); ok {
-				// The password is a variable (read from the environment
-				// when it is a secret): encoded when the request is sent,
-				// as Postman does.
-				r.Headers = append(r.Headers, convert.KV{Name: "Authorization", Value: "Basic ${base64(concat(" + arg + `, ":", ` + parg + "))}"})
-				break
-			}
-		}
-		env := "BASIC_AUTH"
-		if !c.envSeen[env] {
-			c.envSeen[env] = true
-			c.report.Env = append(c.report.Env, convert.EnvVar{Env: env, What: fmt.Sprintf("base64 of user:password for Basic auth (user %q%s)", user, map[bool]string{true: ", password from a variable", false: ""}[strings.Contains(pass, "{{")])})
-		}
-		r.Headers = append(r.Headers, convert.KV{Name: "Authorization", Value: "Basic ${env." + env + "}"})
+		r.Headers = append(r.Headers, convert.KV{Name: "Authorization", Value: c.basic(user, pass, "Basic auth")})
 	case "apikey":
 		key, val, in := get(a.APIKey, "key"), get(a.APIKey, "value"), get(a.APIKey, "in")
 		v := c.secretValue(val, "API_KEY", "the API key "+key)
@@ -1282,6 +1317,91 @@ func (c *conv) auth(a *Auth, r *convert.Request) []string {
 	return nil
 }
 
+// basic is the value of an Authorization header for Basic credentials
+// (what says where they were written): encoded when the request is sent
+// when the password is a variable (read from the environment when it is
+// a secret), as Postman does; otherwise read whole from an environment
+// variable the report names (BASIC_AUTH, BASIC_AUTH_2 … one per
+// credential), so a literal password is never written into the plan.
+func (c *conv) basic(user, pass, what string) string {
+	if arg, ok := c.basicPart(user); ok && strings.Contains(pass, "{{") {
+		if parg, ok := c.basicPart(pass); ok {
+			// The password variable is a secret whatever its name: a
+			// value the collection holds is read from the environment.
+			c.secretValue(pass, "", "the password for "+what)
+			return "Basic ${base64(concat(" + arg + `, ":", ` + parg + "))}"
+		}
+	}
+	key := user + "\x00" + pass
+	env, ok := c.basicEnv[key]
+	if !ok {
+		env = "BASIC_AUTH"
+		for n := 2; c.envSeen[env]; n++ {
+			env = "BASIC_AUTH_" + strconv.Itoa(n)
+		}
+		c.basicEnv[key] = env
+		c.envSeen[env] = true
+		varPass := strings.Contains(pass, "{{")
+		c.report.Env = append(c.report.Env, convert.EnvVar{Env: env, What: fmt.Sprintf("base64 of user:password for %s (user %q%s)", what, user, map[bool]string{true: ", password from a variable", false: ""}[varPass])})
+		if !varPass && !strings.Contains(user, "{{") {
+			// The source's value, for a caller that runs the plan at
+			// once (never written).
+			if c.report.Secrets == nil {
+				c.report.Secrets = map[string]string{}
+			}
+			c.report.Secrets[env] = base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))
+		}
+	}
+	return "Basic ${env." + env + "}"
+}
+
+// userinfo splits the credentials off a request URL as Postman's URL
+// parser does: the authority runs from after "://" to the first / (the
+// query and hash cut first, backslashes read as /); the credentials end
+// at its last @, the user at their first ":". cred is false when the URL
+// has no @ there.
+func userinfo(raw string) (rest, user, pass string, cred bool) {
+	start := 0
+	if i := strings.Index(raw, "://"); i >= 0 {
+		start = i + 3
+	}
+	end := len(raw)
+	if i := strings.IndexAny(raw[start:], "/\\?#"); i >= 0 {
+		end = start + i
+	}
+	at := strings.LastIndexByte(raw[start:end], '@')
+	if at < 0 {
+		return raw, "", "", false
+	}
+	info := raw[start : start+at]
+	user, pass, _ = strings.Cut(info, ":")
+	return raw[:start] + raw[start+at+1:], user, pass, true
+}
+
+// pctDecode undoes percent-encoding as Node's querystring.unescape does
+// (postman-request decodes each credential with it): every valid %XX,
+// an invalid one left as it is, + kept.
+func pctDecode(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			v, _ := strconv.ParseUint(s[i+1:i+3], 16, 8)
+			b.WriteByte(byte(v))
+			i += 2
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
 // secretValue returns a template for a secret: a {{variable}} stays a
 // variable (marked secret); a literal is read from the environment.
 func (c *conv) secretValue(v, env, what string) string {
@@ -1296,6 +1416,12 @@ func (c *conv) secretValue(v, env, what string) string {
 			if !c.envSeen[e] {
 				c.envSeen[e] = true
 				c.report.Env = append(c.report.Env, convert.EnvVar{Env: e, What: what + " (collection variable " + m[1] + ")"})
+				// The source's value, for a caller that runs the plan at
+				// once (never written).
+				if c.report.Secrets == nil {
+					c.report.Secrets = map[string]string{}
+				}
+				c.report.Secrets[e] = val
 			}
 		}
 		return "${" + name + "}"
