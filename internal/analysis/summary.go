@@ -36,6 +36,13 @@ type Summary struct {
 	End       time.Time         `json:"end"`
 	DurationS float64           `json:"duration_s"`
 	Labels    []core.LabelStats `json:"labels"`
+	// WorkloadTotals are, for a run of several workloads (Dataset.Mixed),
+	// each workload's requests over the whole run (WorkloadTotal, the
+	// merged histogram of its request labels; label TOTAL), in workload
+	// order: the figures to follow such a run by, as Labels' TOTAL of all
+	// requests moves with the mix of workloads. Omitted for a run of one
+	// workload.
+	WorkloadTotals []WorkloadStats `json:"workload_totals,omitempty"`
 	// PercentileMethod names how the whole-run percentiles in Labels were
 	// computed: "hdr" (plateau's HDR histograms, nearest rank) for live
 	// runs, or the source tool's definition for an imported run
@@ -70,6 +77,12 @@ type Summary struct {
 	// Monitors are the monitored targets with their state; omitted when
 	// the run watched none.
 	Monitors []mondata.TargetStatus `json:"monitors,omitempty"`
+}
+
+// WorkloadStats is one workload's requests over the whole run.
+type WorkloadStats struct {
+	Workload string `json:"workload"`
+	core.LabelStats
 }
 
 // PhaseSummary is one phase with its own label table.
@@ -154,6 +167,7 @@ func Summarize(d *Dataset, slas []string) *Summary {
 		s.Dropped = nil
 	}
 	s.Labels = d.labelRows(d.Run, d.Total, d.Span())
+	s.WorkloadTotals = d.workloadTotals()
 	s.ServerSide = d.ServerTable()
 	s.PercentileMethod = d.applySourceFigures(s.Labels)
 	for i, p := range d.Phases {
@@ -226,6 +240,29 @@ func (d *Dataset) labelRows(m map[LabelKey]*metrics.Agg, total *metrics.Agg, spa
 		clearTimes(&tot) // some requests have no times: no total time figure is true
 	}
 	return append(rows, tot)
+}
+
+// workloadTotals are Summary.WorkloadTotals: nil unless the run is mixed.
+func (d *Dataset) workloadTotals() []WorkloadStats {
+	if !d.Mixed() {
+		return nil
+	}
+	noTimes := map[string]bool{}
+	if d.Info != nil {
+		for _, w := range d.Info.Workloads {
+			noTimes[w.Name] = w.NoTimes
+		}
+	}
+	var out []WorkloadStats
+	for _, w := range d.RequestWorkloads() {
+		a, _ := d.WorkloadTotal(w)
+		st := a.Stats(core.TotalLabel, false, d.Span())
+		if noTimes[w] {
+			clearTimes(&st)
+		}
+		out = append(out, WorkloadStats{Workload: core.EscapeBytes(w), LabelStats: st})
+	}
+	return out
 }
 
 // clearTimes marks a row as having no response times.

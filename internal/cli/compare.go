@@ -135,14 +135,24 @@ func printComparison(w io.Writer, res *report.CompareResult) error {
 			fmt.Fprint(tw, loc.T("warning: %s has different phases from %s, so its whole-run delta mixes different loads; compare the matched phases\n", rc.Name, res.BaseName))
 		}
 	}
-	if sp := res.Spread; sp != nil && res.Kind == compare.Series {
-		fmt.Fprintln(tw, loc.Word("\nload series (all requests, whole run): different load levels, a curve against load, not repeats"))
-		fmt.Fprintln(tw, loc.Word("run\tload\treq/s\tavg ms\tp95 ms\terr %\t"))
-		for _, r := range sp.Runs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t\n", r.Name, cw.Load(r), n("%.2f\t%.1f\t%.1f\t%.2f", r.Stats.ThroughputRPS, r.Stats.MeanMs, r.Stats.P95Ms, r.Stats.ErrorPct))
+	for _, sp := range res.Spreads {
+		if res.Kind == compare.Series {
+			if sp.Workload == "" {
+				fmt.Fprintln(tw, loc.Word("\nload series (all requests, whole run): different load levels, a curve against load, not repeats"))
+			} else {
+				fmt.Fprint(tw, loc.T("\nload series (%s: its requests, whole run): different load levels, a curve against load, not repeats\n", sp.Workload))
+			}
+			fmt.Fprintln(tw, loc.Word("run\tload\treq/s\tavg ms\tp95 ms\terr %\t"))
+			for _, r := range sp.Runs {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t\n", r.Name, cw.Load(r), n("%.2f\t%.1f\t%.1f\t%.2f", r.Stats.ThroughputRPS, r.Stats.MeanMs, r.Stats.P95Ms, r.Stats.ErrorPct))
+			}
+			continue
 		}
-	} else if sp != nil {
-		fmt.Fprintln(tw, loc.Word("\nruns side by side (all requests, whole run)"))
+		if sp.Workload == "" {
+			fmt.Fprintln(tw, loc.Word("\nruns side by side (all requests, whole run)"))
+		} else {
+			fmt.Fprint(tw, loc.T("\nruns side by side (%s: its requests, whole run)\n", sp.Workload))
+		}
 		fmt.Fprintln(tw, loc.Word("run\tavg ms\tp95 ms\treq/s\terr %\t"))
 		for _, r := range sp.Runs {
 			fmt.Fprintf(tw, "%s\t%s\t\n", r.Name, n("%.1f\t%.1f\t%.2f\t%.2f", r.Stats.MeanMs, r.Stats.P95Ms, r.Stats.ThroughputRPS, r.Stats.ErrorPct))

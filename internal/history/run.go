@@ -211,7 +211,15 @@ func FromRun(info *rundir.Info, sum *analysis.Summary, dir string, tags map[stri
 			End: p.End.UTC(), Users: p.Users, Rate: p.Rate})
 	}
 	for _, l := range sum.Labels {
+		if l.Label == core.TotalLabel && len(sum.WorkloadTotals) > 0 {
+			continue // a run of several workloads: its TOTAL is per workload
+		}
 		r.Labels = append(r.Labels, labelRow(WholeRun, l))
+	}
+	for _, w := range sum.WorkloadTotals {
+		row := labelRow(WholeRun, w.LabelStats)
+		row.Label = WorkloadTotalLabel(w.Workload)
+		r.Labels = append(r.Labels, row)
 	}
 	for _, p := range sum.Phases {
 		for _, l := range p.Labels {
@@ -249,6 +257,20 @@ func FromRun(info *rundir.Info, sum *analysis.Summary, dir string, tags map[stri
 	}
 	r.normalize()
 	return r
+}
+
+// WorkloadTotalLabel is the stored label of workload w's requests over
+// the whole run of a run of several workloads ("data-import: TOTAL", as
+// the run's own labels are named "data-import: upload"). Such a run
+// stores no TOTAL of all its requests: that average weighs its workloads
+// by how many of each it happened to send, and a series of it moves with
+// the mix with nothing slower.
+func WorkloadTotalLabel(w string) string { return w + ": " + core.TotalLabel }
+
+// IsTotal reports whether a stored label is a TOTAL: of all requests, or
+// of one workload's (WorkloadTotalLabel).
+func IsTotal(label string) bool {
+	return label == core.TotalLabel || strings.HasSuffix(label, ": "+core.TotalLabel)
 }
 
 // normalize puts r in the form the store gives back: times to the

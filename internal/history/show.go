@@ -14,7 +14,8 @@ import (
 
 // Show writes the console table of `plateau history show`: one line per
 // run, oldest first, with its tags and the whole-run figures of label
-// (TOTAL when empty), and in its last column the stored change points of
+// (TOTAL when empty; a run of several workloads, which stores a TOTAL per
+// workload, has a line per workload, named after its plan), and in its last column the stored change points of
 // that label's whole-run series at the run ("p95 +31.0 %" is the first run
 // of a level 31 % above the one before). A run without that label shows
 // dashes. Below the table, every stored change point at the runs shown
@@ -25,40 +26,59 @@ func Show(w io.Writer, runs []*Run, label string, cps []StoredChangePoint) error
 	if label == "" {
 		label = core.TotalLabel
 	}
-	at := map[string][]string{}
+	at := map[[2]string][]string{}
 	for _, c := range cps {
-		if c.Label == label && c.Phase == WholeRun && c.Target == "" {
-			at[c.RunID] = append(at[c.RunID], shortMetric(c.Metric)+" "+signedPct(c.ChangePct))
+		if (c.Label == label || !asked && IsTotal(c.Label)) && c.Phase == WholeRun && c.Target == "" {
+			k := [2]string{c.RunID, c.Label}
+			at[k] = append(at[k], shortMetric(c.Metric)+" "+signedPct(c.ChangePct))
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "start\trun\tplan\ttags\tverdict\tsamples\terror %%\tmean ms\tp50 ms\tp90 ms\tp95 ms\tp99 ms\treq/s\tchange\t\n")
 	for _, r := range runs {
-		cells := []string{r.Start.Format("2006-01-02 15:04:05Z"), shortID(r.ID), r.Plan, tagText(r.Tags), r.Verdict}
-		var row *LabelRow
+		var rows []*LabelRow
 		for i := range r.Labels {
 			if l := &r.Labels[i]; l.Phase == WholeRun && l.Label == label {
-				row = l
+				rows = []*LabelRow{l}
 				break
 			}
 		}
-		if row == nil {
-			cells = append(cells, "–", "–", "–", "–", "–", "–", "–", "–")
-		} else {
-			cells = append(cells, strconv.FormatInt(row.Samples, 10), num(row.ErrorPct, 2))
-			if row.NoTimes {
-				cells = append(cells, "–", "–", "–", "–", "–")
-			} else {
-				cells = append(cells, num(row.MeanMs, 1), num(row.P50Ms, 1), num(row.P90Ms, 1), num(row.P95Ms, 1), num(row.P99Ms, 1))
+		if rows == nil && !asked {
+			// A run of several workloads stores a TOTAL per workload
+			// (WorkloadTotalLabel): one line each, the workload named.
+			for i := range r.Labels {
+				if l := &r.Labels[i]; l.Phase == WholeRun && IsTotal(l.Label) {
+					rows = append(rows, l)
+				}
 			}
-			cells = append(cells, num(row.ThroughputRPS, 2))
 		}
-		change := "–"
-		if c := at[r.ID]; len(c) > 0 {
-			change = strings.Join(c, ", ")
+		if rows == nil {
+			rows = []*LabelRow{nil}
 		}
-		cells = append(cells, change)
-		fmt.Fprintf(tw, "%s\t\n", strings.Join(cells, "\t"))
+		for _, row := range rows {
+			plan := r.Plan
+			if row != nil && row.Label != label {
+				plan += " [" + strings.TrimSuffix(row.Label, ": "+core.TotalLabel) + "]"
+			}
+			cells := []string{r.Start.Format("2006-01-02 15:04:05Z"), shortID(r.ID), plan, tagText(r.Tags), r.Verdict}
+			change := "–"
+			if row == nil {
+				cells = append(cells, "–", "–", "–", "–", "–", "–", "–", "–")
+			} else {
+				cells = append(cells, strconv.FormatInt(row.Samples, 10), num(row.ErrorPct, 2))
+				if row.NoTimes {
+					cells = append(cells, "–", "–", "–", "–", "–")
+				} else {
+					cells = append(cells, num(row.MeanMs, 1), num(row.P50Ms, 1), num(row.P90Ms, 1), num(row.P95Ms, 1), num(row.P99Ms, 1))
+				}
+				cells = append(cells, num(row.ThroughputRPS, 2))
+				if c := at[[2]string{r.ID, row.Label}]; len(c) > 0 {
+					change = strings.Join(c, ", ")
+				}
+			}
+			cells = append(cells, change)
+			fmt.Fprintf(tw, "%s\t\n", strings.Join(cells, "\t"))
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/plateau-perf/plateau/internal/core"
-
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
 	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver (pure Go)
 )
@@ -520,7 +518,7 @@ func sortLabels(ls []LabelRow, phases []Phase) {
 		if ra, rb := rank[a.Phase], rank[b.Phase]; ra != rb {
 			return ra - rb
 		}
-		if at, bt := a.Label == core.TotalLabel, b.Label == core.TotalLabel; at != bt {
+		if at, bt := IsTotal(a.Label), IsTotal(b.Label); at != bt {
 			if at {
 				return 1
 			}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/plateau-perf/plateau/internal/analysis"
 	"github.com/plateau-perf/plateau/internal/analysis/changepoint"
-	"github.com/plateau-perf/plateau/internal/core"
 )
 
 // Metric names of the series (Series.Metric).
@@ -423,8 +422,8 @@ func Extract(runs []*Run, label string) []*Series {
 		}
 		var totalRPS float64
 		for _, l := range r.Labels {
-			if l.Phase == WholeRun && l.Label == core.TotalLabel {
-				totalRPS = l.ThroughputRPS
+			if l.Phase == WholeRun && IsTotal(l.Label) {
+				totalRPS += l.ThroughputRPS // all requests, or the sum of the workloads'
 			}
 			if label != "" && l.Label != label {
 				continue
@@ -496,9 +495,10 @@ func seriesGroup(s *Series) int {
 	return 0
 }
 
-// compareLabel orders TOTAL first, then labels by name.
+// compareLabel orders TOTALs first (all requests, or each workload's),
+// then labels by name.
 func compareLabel(a, b string) int {
-	if at, bt := a == core.TotalLabel, b == core.TotalLabel; at != bt {
+	if at, bt := IsTotal(a), IsTotal(b); at != bt {
 		if at {
 			return -1
 		}

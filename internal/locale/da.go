@@ -1403,6 +1403,11 @@ var da = map[string]string{
 	"\nruns side by side (all requests, whole run)": "\nkørsler side om side (alle kald, hele kørslen)",
 	"run\tavg ms\tp95 ms\treq/s\terr %\t":           "kørsel\tgns. ms\tp95 ms\tkald/s\tfejl %\t",
 	"spread (CV)":                                   "spredning (CV)",
+	"\nload series (%s: its requests, whole run): different load levels, a curve against load, not repeats\n": "\nbelastningsserie (%s: dens kald, hele kørslen): forskellige belastningsniveauer, en kurve mod belastningen, ikke gentagelser\n",
+	"\nruns side by side (%s: its requests, whole run)\n":                                                     "\nkørsler side om side (%s: dens kald, hele kørslen)\n",
+	"Workload %s: its requests, whole run, by load":                                                           "Belastning %s: dens kald, hele kørslen, efter belastning",
+	"Workload %s: its requests, whole run":                                                                    "Belastning %s: dens kald, hele kørslen",
+	"%s: throughput and response time against load":                                                           "%s: throughput og svartid mod belastning",
 	// A run's history lines, distributed generation and merge.
 	"history:       run %s added to %s\n":                                                             "historik:      kørsel %s tilføjet til %s\n",
 	"history:       run %s already in %s\n":                                                           "historik:      kørsel %s findes allerede i %s\n",

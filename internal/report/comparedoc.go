@@ -69,9 +69,12 @@ type CompareResult struct {
 	Failed bool
 	// Doc is the comparison as a document (compare.html, compare.md).
 	Doc *doc.Document
-	// Spread is the side-by-side summary of all runs (whole run, all
-	// requests); nil for two runs.
-	Spread *compare.Summary
+	// Spreads are the side-by-side summaries of all runs over the whole
+	// run: one of all requests, or, when a run holds several workloads,
+	// one per workload (Summary.Workload, its requests' merged histogram)
+	// — an average of all requests would move with the mix of workloads
+	// with nothing slower. Empty for two runs.
+	Spreads []compare.Summary
 	// Kind is series when the runs' load levels differ (a curve against
 	// load, not repeats), else repeats.
 	Kind compare.Kind
@@ -142,17 +145,60 @@ func CompareRuns(dirs []string, opt CompareOptions) (*CompareResult, error) {
 		res.Runs = append(res.Runs, rc)
 	}
 	if len(sets) > 2 {
-		var rs []compare.RunStats
-		for i, d := range sets {
-			rs = append(rs, compare.RunStats{Name: runName(i), Load: facts[i].Load(), Users: facts[i].Users, Rate: facts[i].Rate,
-				Stats: d.Total.Stats(core.TotalLabel, false, d.Span())})
-		}
-		if sp, err := compare.Summarize(rs); err == nil {
-			res.Spread = &sp
-		}
+		res.Spreads = spreads(sets, facts, runName)
 	}
 	res.Doc = compareDoc(res, sets, runName, red, now(), opt, loc)
 	return res, nil
+}
+
+// spreads lines the runs up side by side over the whole run: all their
+// requests, or where any run holds several workloads, each workload's
+// requests among the runs that sent it (two or more runs).
+func spreads(sets []*analysis.Dataset, facts []compare.RunFacts, runName func(int) string) []compare.Summary {
+	row := func(i int, st core.LabelStats) compare.RunStats {
+		return compare.RunStats{Name: runName(i), Load: facts[i].Load(), Users: facts[i].Users, Rate: facts[i].Rate, Stats: st}
+	}
+	var ws []string
+	for _, d := range sets {
+		if !d.Mixed() {
+			continue
+		}
+		for _, d := range sets {
+			for _, w := range d.RequestWorkloads() {
+				if !slices.Contains(ws, w) {
+					ws = append(ws, w)
+				}
+			}
+		}
+		break
+	}
+	if len(ws) == 0 {
+		var rs []compare.RunStats
+		for i, d := range sets {
+			rs = append(rs, row(i, d.Total.Stats(core.TotalLabel, false, d.Span())))
+		}
+		if sp, err := compare.Summarize(rs); err == nil {
+			return []compare.Summary{sp}
+		}
+		return nil
+	}
+	var out []compare.Summary
+	for _, w := range ws {
+		var rs []compare.RunStats
+		for i, d := range sets {
+			if a, _ := d.WorkloadTotal(w); a.Count > 0 {
+				rs = append(rs, row(i, a.Stats(core.TotalLabel, false, d.Span())))
+			}
+		}
+		if len(rs) < 2 {
+			continue
+		}
+		if sp, err := compare.Summarize(rs); err == nil {
+			sp.Workload = w
+			out = append(out, sp)
+		}
+	}
+	return out
 }
 
 // compareDoc lays the comparison out as a document.
@@ -216,22 +262,28 @@ func compareDoc(res *CompareResult, sets []*analysis.Dataset, runName func(int) 
 		cmp.Blocks = append(cmp.Blocks, f)
 	}
 	d.Sections = append(d.Sections, sum, cmp)
-	if res.Spread != nil && res.Kind == compare.Series {
-		d.Sections = append(d.Sections, SeriesSectionIn(res.Spread, loc))
-	} else if res.Spread != nil {
-		sp := res.Spread
+	if len(res.Spreads) > 0 && res.Kind == compare.Series {
+		sec := doc.Section{ID: SecRuns, Title: b.W("Load series")}
+		for i, sp := range res.Spreads {
+			sec.Blocks = append(sec.Blocks, seriesBlocks(&res.Spreads[i], loc, b.spreadCaption(sp.Workload, true), i)...)
+		}
+		d.Sections = append(d.Sections, sec)
+	} else if len(res.Spreads) > 0 {
 		runs := doc.Section{ID: SecRuns, Title: b.W("Runs side by side")}
-		t := &doc.Table{Caption: b.W("All requests, whole run"), Columns: []doc.Column{{Name: b.W("Run")}, {Name: b.W("Average (ms)"), Align: doc.Right},
-			{Name: b.W("p95 (ms)"), Align: doc.Right}, {Name: b.W("Throughput (req/s)"), Align: doc.Right}, {Name: b.W("Error %"), Align: doc.Right}}}
-		for _, r := range sp.Runs {
-			t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Name}, {Text: b.ms(r.Stats.MeanMs)}, {Text: b.ms(r.Stats.P95Ms)}, {Text: b.rate(r.Stats.ThroughputRPS)}, {Text: b.pct(r.Stats.ErrorPct)}}})
+		for _, sp := range res.Spreads {
+			t := &doc.Table{Caption: b.spreadCaption(sp.Workload, false), Columns: []doc.Column{{Name: b.W("Run")}, {Name: b.W("Average (ms)"), Align: doc.Right},
+				{Name: b.W("p95 (ms)"), Align: doc.Right}, {Name: b.W("Throughput (req/s)"), Align: doc.Right}, {Name: b.W("Error %"), Align: doc.Right}}}
+			for _, r := range sp.Runs {
+				t.Rows = append(t.Rows, doc.Row{Cells: []doc.Cell{{Text: r.Name}, {Text: b.ms(r.Stats.MeanMs)}, {Text: b.ms(r.Stats.P95Ms)}, {Text: b.rate(r.Stats.ThroughputRPS)}, {Text: b.pct(r.Stats.ErrorPct)}}})
+			}
+			sprd := func(s compare.Spread, f func(float64) string) string {
+				return fmt.Sprintf("%s – %s (CV %s)", f(s.Min), f(s.Max), b.pct(100*s.CV))
+			}
+			t.Rows = append(t.Rows, doc.Row{Total: true, Cells: []doc.Cell{{Text: b.W("spread")}, {Text: sprd(sp.MeanMs, b.ms)}, {Text: sprd(sp.P95Ms, b.ms)},
+				{Text: sprd(sp.ThroughputRPS, b.rate)}, {Text: fmt.Sprintf("%s – %s", b.pct(sp.ErrorPct.Min), b.pct(sp.ErrorPct.Max))}}})
+			runs.Blocks = append(runs.Blocks, t)
 		}
-		sprd := func(s compare.Spread, f func(float64) string) string {
-			return fmt.Sprintf("%s – %s (CV %s)", f(s.Min), f(s.Max), b.pct(100*s.CV))
-		}
-		t.Rows = append(t.Rows, doc.Row{Total: true, Cells: []doc.Cell{{Text: b.W("spread")}, {Text: sprd(sp.MeanMs, b.ms)}, {Text: sprd(sp.P95Ms, b.ms)},
-			{Text: sprd(sp.ThroughputRPS, b.rate)}, {Text: fmt.Sprintf("%s – %s", b.pct(sp.ErrorPct.Min), b.pct(sp.ErrorPct.Max))}}})
-		runs.Blocks = append(runs.Blocks, t, &doc.Para{Note: true, Text: b.W("CV is the coefficient of variation (standard deviation / mean). For repeats of one build it is the run-to-run noise a real change has to exceed.")})
+		runs.Blocks = append(runs.Blocks, &doc.Para{Note: true, Text: b.W("CV is the coefficient of variation (standard deviation / mean). For repeats of one build it is the run-to-run noise a real change has to exceed.")})
 		d.Sections = append(d.Sections, runs)
 	}
 	return d
@@ -327,6 +379,28 @@ func SeriesSection(sp *compare.Summary) doc.Section { return SeriesSectionIn(sp,
 func SeriesSectionIn(sp *compare.Summary, loc *locale.Locale) doc.Section {
 	b := numbers{loc}
 	sec := doc.Section{ID: SecRuns, Title: b.W("Load series")}
+	sec.Blocks = seriesBlocks(sp, loc, b.W("All requests, whole run, by load"), 0)
+	return sec
+}
+
+// spreadCaption names what a side-by-side table (series: a load series
+// table) holds: all requests, or one workload's requests.
+func (b numbers) spreadCaption(workload string, series bool) string {
+	switch {
+	case workload == "" && series:
+		return b.W("All requests, whole run, by load")
+	case workload == "":
+		return b.W("All requests, whole run")
+	case series:
+		return b.T("Workload %s: its requests, whole run, by load", workload)
+	}
+	return b.T("Workload %s: its requests, whole run", workload)
+}
+
+// seriesBlocks are one load series' table, note and chart; n numbers the
+// chart when a section holds several (one per workload).
+func seriesBlocks(sp *compare.Summary, loc *locale.Locale, caption string, n int) []doc.Block {
+	b := numbers{loc}
 	runs := slices.Clone(sp.Runs)
 	slices.SortStableFunc(runs, func(a, b compare.RunStats) int {
 		if c := cmp.Compare(a.Users, b.Users); c != 0 {
@@ -334,7 +408,7 @@ func SeriesSectionIn(sp *compare.Summary, loc *locale.Locale) doc.Section {
 		}
 		return cmp.Compare(a.Rate, b.Rate)
 	})
-	t := &doc.Table{Caption: b.W("All requests, whole run, by load"), Columns: []doc.Column{{Name: b.W("Run")}, {Name: b.W("Load")},
+	t := &doc.Table{Caption: caption, Columns: []doc.Column{{Name: b.W("Run")}, {Name: b.W("Load")},
 		{Name: b.W("Throughput (req/s)"), Align: doc.Right}, {Name: b.W("Average (ms)"), Align: doc.Right}, {Name: b.W("p95 (ms)"), Align: doc.Right}, {Name: b.W("Error %"), Align: doc.Right}}}
 	var x, tput, mean []float64
 	for _, r := range runs {
@@ -346,17 +420,23 @@ func SeriesSectionIn(sp *compare.Summary, loc *locale.Locale) doc.Section {
 		}
 		x, tput, mean = append(x, l), append(tput, r.Stats.ThroughputRPS), append(mean, r.Stats.MeanMs)
 	}
-	sec.Blocks = append(sec.Blocks, t, &doc.Para{Note: true, Text: sentence(b.W("the runs are at different load levels, so they are a series (a curve against load), not repeats; their spread is the effect of load, not run-to-run noise"))})
+	blocks := []doc.Block{t, &doc.Para{Note: true, Text: sentence(b.W("the runs are at different load levels, so they are a series (a curve against load), not repeats; their spread is the effect of load, not run-to-run noise"))}}
 	xl := b.W("Users")
 	if runs[0].Users == 0 {
 		xl = b.W("Arrival rate (/s)")
 	}
-	c := &chart.Chart{ID: "compare-series", Title: b.W("Throughput and response time against load"), XKind: chart.Linear, XLabel: xl,
+	id, title := "compare-series", b.W("Throughput and response time against load")
+	if n > 0 {
+		id = fmt.Sprintf("compare-series-%d", n+1)
+	}
+	if sp.Workload != "" {
+		title = b.T("%s: throughput and response time against load", sp.Workload)
+	}
+	c := &chart.Chart{ID: id, Title: title, XKind: chart.Linear, XLabel: xl,
 		Y: chart.Axis{Label: b.W("Throughput (req/s)"), Unit: "req/s"}, Y2: &chart.Axis{Label: b.W("Average response time (ms)"), Unit: "ms"}, Height: 300, Loc: loc}
 	c.Series = append(c.Series, chart.Series{Name: b.W("throughput"), Color: chart.Palette[0], X: x, Y: tput, Width: 2, Style: chart.LinePoints},
 		chart.Series{Name: b.W("average response time"), Color: chart.Palette[1], X: x, Y: mean, Width: 2, Style: chart.LinePoints, Right: true})
-	sec.Blocks = append(sec.Blocks, &doc.Figure{Name: "compare-series", Title: c.Title, SVG: c.SVG()})
-	return sec
+	return append(blocks, &doc.Figure{Name: id, Title: c.Title, SVG: c.SVG()})
 }
 
 // verdictLevel is the one mapping from a comparison verdict to a level,

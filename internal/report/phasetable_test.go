@@ -1,12 +1,14 @@
 package report
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/plateau-perf/plateau/internal/analysis/compare"
 	"github.com/plateau-perf/plateau/internal/monitor"
 	"github.com/plateau-perf/plateau/internal/report/reporttest"
 )
@@ -156,6 +158,115 @@ func TestComparisonOfMixedRunsPerWorkload(t *testing.T) {
 		if !strings.Contains(string(md), want) {
 			_, cmp, _ := strings.Cut(string(md), "## Comparison")
 			t.Errorf("report.md lacks %q:\n%s", want, cmp)
+		}
+	}
+}
+
+// Three runs of two workloads side by side are lined up workload by
+// workload: the third sends eight slow import calls a second where the
+// others sent one, every call as fast. Its average of all requests is
+// about twice theirs, so a spread of all requests would read a CV of tens
+// of percent — run-to-run "noise" that is only the mix. Each workload's
+// spread stays small.
+func TestRunsSideBySidePerWorkload(t *testing.T) {
+	root := t.TempDir()
+	var dirs []string
+	for i, per := range []int{1, 1, 8} {
+		dir := filepath.Join(root, fmt.Sprintf("r%d", i+1))
+		if err := reporttest.Write(dir, reporttest.Options{Seed: 5, Concurrent: true, ImportPerSecond: per, Steps: []reporttest.Step{{Users: 7, Seconds: 120, RampUpS: 5}}}); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, dir)
+	}
+	res, err := CompareRuns(dirs, CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Kind != compare.Repeats {
+		t.Fatalf("runs at one load classified %v", res.Kind)
+	}
+	var ws []string
+	for _, sp := range res.Spreads {
+		ws = append(ws, sp.Workload)
+		if len(sp.Runs) != 3 {
+			t.Errorf("%q: %d runs side by side, want 3", sp.Workload, len(sp.Runs))
+		}
+		if sp.MeanMs.CV > 0.1 || sp.P95Ms.CV > 0.1 {
+			t.Errorf("%q: average's CV %.1f %%, p95's %.1f %% across runs whose every call is as fast", sp.Workload, 100*sp.MeanMs.CV, 100*sp.P95Ms.CV)
+		}
+	}
+	if strings.Join(ws, ",") != "read,data-import" {
+		t.Errorf("side-by-side of %q, want read and data-import", ws)
+	}
+	if _, err := WriteCompare(root, res); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(root, CompareMarkdown))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, runs, _ := strings.Cut(string(md), "## Runs side by side")
+	for _, want := range []string{"Workload read: its requests, whole run", "Workload data-import: its requests, whole run"} {
+		if !strings.Contains(runs, want) {
+			t.Errorf("compare.md's runs side by side lack %q:\n%s", want, runs)
+		}
+	}
+	if strings.Contains(runs, "All requests, whole run") {
+		t.Errorf("compare.md lines up the mixed runs' all requests:\n%s", runs)
+	}
+}
+
+// Runs of two workloads at three load levels are a load series per
+// workload, each with its own table and chart: the import's share grows
+// along the series, so a series of all requests would draw response time
+// rising with load, no call slower.
+func TestLoadSeriesPerWorkload(t *testing.T) {
+	root := t.TempDir()
+	var dirs []string
+	for i, u := range []int{7, 10, 14} {
+		dir := filepath.Join(root, fmt.Sprintf("u%d", u))
+		if err := reporttest.Write(dir, reporttest.Options{Seed: uint64(i + 3), Concurrent: true, ImportPerSecond: []int{1, 4, 8}[i], Steps: []reporttest.Step{{Users: u, Seconds: 120, RampUpS: 5}}}); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, dir)
+	}
+	res, err := CompareRuns(dirs, CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Kind != compare.Series {
+		t.Fatalf("runs at 7, 10 and 14 users classified %v", res.Kind)
+	}
+	var ws []string
+	for _, sp := range res.Spreads {
+		ws = append(ws, sp.Workload)
+		if sp.Workload == "data-import" && sp.MeanMs.Max > 1.2*sp.MeanMs.Min {
+			t.Errorf("data-import's calls, every one as fast, average %.1f to %.1f ms along the series", sp.MeanMs.Min, sp.MeanMs.Max)
+		}
+	}
+	if strings.Join(ws, ",") != "read,data-import" {
+		t.Fatalf("load series of %q, want read and data-import", ws)
+	}
+	files, err := WriteCompare(root, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	charts := 0
+	for _, f := range files {
+		if strings.Contains(f, "compare-series") {
+			charts++
+		}
+	}
+	if charts != 2 {
+		t.Errorf("%d load series charts written, want one per workload: %v", charts, files)
+	}
+	md, err := os.ReadFile(filepath.Join(root, CompareMarkdown))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Workload read: its requests, whole run, by load", "Workload data-import: its requests, whole run, by load"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("compare.md lacks %q", want)
 		}
 	}
 }

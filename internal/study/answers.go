@@ -789,9 +789,14 @@ func (wd *words) capacityRows(q Question, ms []*member, limits []Limit) ([]Capac
 			few = append(few, variantWords(group[0]))
 			continue
 		}
-		r := wd.seriesCapacity(q, group, limits)
-		r.runs = group
-		rows = append(rows, r)
+		// Runs of several workloads are a series per workload: each
+		// workload's requests against the run's load, as an average of
+		// all requests moves with the mix the runs sent.
+		for _, w := range seriesWorkloads(group) {
+			r := wd.seriesCapacity(q, group, limits, w)
+			r.runs = group
+			rows = append(rows, r)
+		}
 	}
 	return rows, few
 }
@@ -820,8 +825,12 @@ func metAtLeast(q Question, r CapacityRow, load float64) *member {
 
 // variantWords names a workload and variant: "upload", "manager, A:
 // synchronous log", "circulation, previous release".
-func variantWords(m *member) string {
-	parts := []string{m.f.Workload}
+func variantWords(m *member) string { return variantWordsOf(m, m.f.Workload) }
+
+// variantWordsOf is variantWords with workload w in place of the run's:
+// one workload's row of a run of several.
+func variantWordsOf(m *member, w string) string {
+	parts := []string{w}
 	if m.f.Release != "" && m.f.Release != "candidate" {
 		parts = append(parts, m.f.Release)
 	}
@@ -966,8 +975,32 @@ func (wd *words) searchCapacity(m *member, name string, limits []Limit) Capacity
 	return row
 }
 
-func (wd *words) seriesCapacity(q Question, group []*member, limits []Limit) CapacityRow {
+// seriesWorkloads are the workloads a series of runs is answered for:
+// [""] (all requests) unless a run of it holds several workloads, else
+// every workload its runs sent requests of, in order.
+func seriesWorkloads(group []*member) []string {
+	if !slices.ContainsFunc(group, func(m *member) bool { return m.d.Mixed() }) {
+		return []string{""}
+	}
+	var ws []string
+	for _, m := range group {
+		for _, w := range m.d.RequestWorkloads() {
+			if !slices.Contains(ws, w) {
+				ws = append(ws, w)
+			}
+		}
+	}
+	return ws
+}
+
+// seriesCapacity is a series of runs at different loads as a capacity
+// row: of all their requests (w ""), or of workload w's requests in each
+// run (runs without any left out), named after w.
+func (wd *words) seriesCapacity(q Question, group []*member, limits []Limit, w string) CapacityRow {
 	row := CapacityRow{Workload: variantWords(group[0]), Unit: "users"}
+	if w != "" {
+		row.Workload = variantWordsOf(group[0], w)
+	}
 	sorted := slices.Clone(group)
 	slices.SortStableFunc(sorted, func(a, b *member) int {
 		la, _ := a.load()
@@ -986,6 +1019,13 @@ func (wd *words) seriesCapacity(q Question, group []*member, limits []Limit) Cap
 			continue
 		}
 		st := m.d.Total.Stats(core.TotalLabel, false, m.d.Span())
+		if w != "" {
+			a, _ := m.d.WorkloadTotal(w)
+			if a.Count == 0 {
+				continue
+			}
+			st = a.Stats(core.TotalLabel, false, m.d.Span())
+		}
 		p := CapacityPoint{Load: l, Run: m.name, ThroughputRPS: st.ThroughputRPS, MeanMs: st.MeanMs, P95Ms: st.P95Ms, ErrorPct: st.ErrorPct,
 			SLAMet: slaMet(q, m, -1), Generator: m.starved(""), Invalid: m.invalid("")}
 		if st.Errors > 0 {
@@ -1315,6 +1355,11 @@ func (wd *words) answerConfigurations(q Question, ms []*member, limits []Limit) 
 	for _, m := range ms {
 		wl[variantWords(m)] = m.f.Workload
 		wl[variantWords(m)+" ("+m.name+")"] = m.f.Workload // one of several runs of a variant
+		if m.d.Mixed() {
+			for _, w := range m.d.RequestWorkloads() {
+				wl[variantWordsOf(m, w)] = w // a series' row per workload (seriesCapacity)
+			}
+		}
 	}
 	for _, r := range rows {
 		w := wl[r.Workload]

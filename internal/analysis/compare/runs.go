@@ -32,6 +32,9 @@ type Spread struct {
 
 // Summary is several runs side by side with the spread of each statistic.
 type Summary struct {
+	// Workload names the workload whose requests the figures are, for
+	// runs of several workloads (one Summary each); "" is all requests.
+	Workload                               string `json:"workload,omitempty"`
 	Runs                                   []RunStats
 	MeanMs, P95Ms, ThroughputRPS, ErrorPct Spread
 }
