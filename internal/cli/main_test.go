@@ -18,6 +18,10 @@ func TestMain(m *testing.M) {
 		os.Exit(Main(ctx, State{Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout,
 			Stderr: os.Stderr, Getenv: os.LookupEnv, Exe: exe}))
 	}
+	// A run the tests start in-process (runCLI) re-executes its binary for
+	// generators, segments and demo services: that binary is this test
+	// binary, which must then act as plateau, never run the tests again.
+	os.Setenv("PLATEAU_TEST_MAIN", "1")
 	os.Exit(m.Run())
 }
 

@@ -51,15 +51,24 @@ var (
 // users=N as the way on; so is a plugin's group plateau does not split.
 func splitThreads(src []byte, seg, n int, props map[string]string) ([]byte, error) {
 	s := string(src)
+	groups := 0
 	for _, m := range reAnyTG.FindAllStringSubmatch(s, -1) {
-		switch m[1] {
-		case "ThreadGroup", "SetupThreadGroup", "PostThreadGroup", pluginConcurrency, pluginArrivals, pluginFreeForm, pluginUltimate:
-			continue
-		}
 		if reEnabled.MatchString(m[0]) {
 			continue
 		}
+		switch m[1] {
+		case "ThreadGroup", pluginConcurrency, pluginArrivals, pluginFreeForm, pluginUltimate:
+			groups++
+			continue
+		case "SetupThreadGroup", "PostThreadGroup":
+			continue
+		}
 		return nil, fmt.Errorf("a %s: plateau splits across generators the standard Thread Groups and the JMeter Plugins' Concurrency, Arrivals, Free-Form Arrivals and Ultimate Thread Groups, not this one; run it on one generator, or in JMeter's own distributed mode (docs/run-foreign.md)", m[1])
+	}
+	if groups == 0 {
+		// Nothing to divide: every generator would run the whole plan,
+		// or none of it.
+		return nil, fmt.Errorf("the plan has no enabled Thread Group to split across %d generators", n)
 	}
 	s, err := splitPlugins(s, seg, n, props)
 	if err != nil {
